@@ -1,0 +1,100 @@
+// Package datapath moves packets in and out of a process with
+// scatter-gather, completion-driven release of zero-copy memory, and
+// serialize-and-send of wire.Objects.
+//
+// An Endpoint is owned by one goroutine. Every method may be called only by
+// that goroutine; a call that overlaps another call on the same endpoint
+// returns ErrConcurrentUse instead of corrupting state.
+//
+// Memory lifetimes: a received Packet.Buf is a reference owned by the caller
+// (Release it when done; decoded messages may alias it until then). Segments
+// passed to SendSegments and entries reported by SendObject's object are
+// borrowed for the call: the endpoint takes its own references and releases
+// them only when the send has completed (immediately after a copying syscall,
+// at the completion notification for MSG_ZEROCOPY or AF_XDP, after the
+// simulated DMA for memnet).
+package datapath
+
+import (
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// Packet is one received datagram payload.
+type Packet struct {
+	// Buf holds the payload (after datapath framing) in registered memory.
+	// It is an owned reference: the receiver must Release it.
+	Buf  mem.Buf
+	From netip.AddrPort
+}
+
+// Endpoint sends and receives packets for one goroutine.
+type Endpoint interface {
+	// LocalAddr is the address peers send to.
+	LocalAddr() netip.AddrPort
+	// MaxPayload is the largest payload one packet carries.
+	MaxPayload() int
+	// MaxSegments is the largest number of scatter-gather segments one
+	// packet may have, the head included.
+	MaxSegments() int
+
+	// Send queues one packet whose payload is a copy of p.
+	Send(dst netip.AddrPort, p []byte) error
+	// SendSegments queues one packet made of head (copied into a TX buffer)
+	// followed by segs, sent zero-copy. segs are borrowed; the endpoint
+	// holds its own references until the send completes.
+	SendSegments(dst netip.AddrPort, head []byte, segs []mem.Buf) error
+	// SendObject is serialize-and-send: one TX buffer holds head, the
+	// object header and its copied fields; each zero-copy entry becomes one
+	// more scatter-gather entry. When an object has more entries than
+	// MaxSegments allows, the smallest are copied instead.
+	SendObject(dst netip.AddrPort, head []byte, obj wire.Object) error
+	// Flush sends everything queued and reaps completed sends.
+	Flush() error
+
+	// Recv fills pkts with up to len(pkts) received packets without
+	// blocking and returns how many it filled (0 when none is ready).
+	Recv(pkts []Packet) (int, error)
+	// Wait blocks until a packet may be ready or timeout elapses; it is for
+	// idle endpoints that should not busy-poll.
+	Wait(timeout time.Duration) error
+
+	// Stats returns the endpoint's counters.
+	Stats() Stats
+	// Close flushes, waits for outstanding completions (bounded), releases
+	// every reference the endpoint holds and frees its resources.
+	Close() error
+}
+
+// Stats counts what an endpoint did.
+type Stats struct {
+	TxPackets, TxBytes uint64
+	RxPackets, RxBytes uint64
+	// Scatter-gather entries sent zero-copy and the bytes they carried.
+	ZeroCopyEntries, ZeroCopyBytes uint64
+	// Entries and bytes copied into TX buffers (heads, small fields, and
+	// entries copied because a packet had too many segments).
+	CopiedEntries, CopiedBytes uint64
+	// Drops counts packets dropped (full queues, malformed framing).
+	Drops uint64
+	// Errors counts failed sends and receives.
+	Errors uint64
+}
+
+// Errors shared by all datapaths.
+var (
+	// ErrConcurrentUse is returned when a second goroutine calls an
+	// endpoint while another call is in progress.
+	ErrConcurrentUse = errors.New("datapath: endpoint used by two goroutines at once")
+	// ErrClosed is returned by every method of a closed endpoint.
+	ErrClosed = errors.New("datapath: endpoint closed")
+	// ErrTooLarge is returned for a packet larger than MaxPayload.
+	ErrTooLarge = errors.New("datapath: packet larger than MaxPayload")
+	// ErrTooManySegments is returned by SendSegments when segs exceed
+	// MaxSegments-1.
+	ErrTooManySegments = errors.New("datapath: too many scatter-gather segments")
+)
