@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run): formatting, vet, staticcheck,
+# every test under the race detector, the checked build (-tags cfcheck), and
+# every fuzz target for a short time on its committed seed corpus.
+#
+# Environment:
+#   FUZZTIME   how long each fuzz target runs (default 10s; 0 skips fuzzing)
+#   SKIP_LINT  set to 1 to skip gofmt/vet/staticcheck (for quick local runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZTIME=${FUZZTIME:-10s}
+export GOFLAGS=${GOFLAGS:--buildvcs=false}
+step() { printf '\n== %s\n' "$*"; }
+
+if [ "${SKIP_LINT:-0}" != 1 ]; then
+  step "gofmt"
+  bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+  if [ -n "$bad" ]; then echo "gofmt would change:"; echo "$bad"; exit 1; fi
+
+  step "go vet"
+  go vet ./...
+
+  step "staticcheck"
+  SC=$(command -v staticcheck || true)
+  if [ -z "$SC" ]; then
+    SC="$(go env GOPATH)/bin/staticcheck"
+    [ -x "$SC" ] || GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@latest
+  fi
+  "$SC" ./...
+fi
+
+step "go test -race (all packages)"
+go test -race -count=1 -timeout 20m ./...
+
+step "go test -tags cfcheck (checked build: poisoning, use-after-release, double release)"
+go test -tags cfcheck -count=1 -timeout 10m ./...
+
+if [ "$FUZZTIME" != 0 ]; then
+  step "fuzz targets, $FUZZTIME each"
+  for pkg in $(go list ./...); do
+    dir=$(go list -f '{{.Dir}}' "$pkg")
+    targets=$(grep -hoE '^func (Fuzz[A-Za-z0-9_]+)\(' "$dir"/*_test.go 2>/dev/null | sed -E 's/^func (Fuzz[A-Za-z0-9_]+)\(/\1/' | sort -u || true)
+    for t in $targets; do
+      echo "-- $pkg $t"
+      go test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" "$pkg"
+    done
+  done
+fi
+
+step "all checks passed"
