@@ -1,0 +1,247 @@
+package mem
+
+import (
+	"strconv"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Buf is a small value handle to ONE reference on an item of registered
+// memory, with a window (offset, length) into the item. The zero Buf means
+// "no buffer". Copying a Buf does not add a reference: use Clone, and
+// Release every reference exactly once.
+type Buf struct {
+	r    *region
+	item int32
+	gen  uint32 // the item's generation when the reference was taken
+	off  uint32 // window start within the item
+	n    uint32 // window length
+}
+
+// Bytes returns the window. The slice aliases registered memory and is
+// valid only while this reference (or another on the same item) is held;
+// its capacity equals its length. The checked build panics with a
+// *UseAfterReleaseError when the reference was released.
+func (b Buf) Bytes() []byte {
+	r := b.r
+	if r == nil {
+		return nil
+	}
+	if checked {
+		b.mustLive("Bytes")
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(r.ptr, uintptr(b.item)<<r.shift+uintptr(b.off))), b.n)
+}
+
+// Len is the window length.
+func (b Buf) Len() int { return int(b.n) }
+
+// IsZero reports whether b is the zero Buf (no buffer).
+func (b Buf) IsZero() bool { return b.r == nil }
+
+// Slice returns a narrower window [off, off+n) of b's window on the SAME
+// reference (no refcount change: release either b or the result, not both).
+// It panics when the range is outside the window, like a slice expression;
+// check untrusted values first.
+func (b Buf) Slice(off, n int) Buf {
+	if uint(off) > uint(b.n) || uint(n) > uint(b.n)-uint(off) {
+		panic("mem: Buf.Slice(" + strconv.Itoa(off) + ", " + strconv.Itoa(n) + ") out of range for length " + strconv.Itoa(int(b.n)))
+	}
+	if checked && b.r != nil {
+		b.mustLive("Slice")
+	}
+	b.off += uint32(off)
+	b.n = uint32(n)
+	return b
+}
+
+// Clone adds a reference to the item and returns a handle to it with the
+// same window. Both handles must be released. Clone of the zero Buf returns
+// the zero Buf. Clone panics with a *UseAfterReleaseError when the item's
+// count is zero (the reference was already released).
+func (b Buf) Clone() Buf {
+	r := b.r
+	if r == nil {
+		return b
+	}
+	if checked {
+		b.mustLive("Clone")
+	}
+	if r.conc {
+		if atomic.AddInt32(&r.refs[b.item], 1) <= 1 {
+			atomic.AddInt32(&r.refs[b.item], -1)
+			panic(b.staleErr("Clone"))
+		}
+		return b
+	}
+	p := &r.refs[b.item]
+	if *p <= 0 {
+		panic(b.staleErr("Clone"))
+	}
+	*p++
+	return b
+}
+
+// Release drops this reference. When the item's count reaches zero the
+// item returns to its pool's free list and any slice of it must no longer
+// be used. Release of the zero Buf is a no-op. Release returns
+// ErrDoubleRelease when the item's count is already zero and a
+// *UseAfterReleaseError (ErrUseAfterRelease) when the item was released and
+// allocated again since this handle was made; neither changes any count.
+func (b Buf) Release() error {
+	r := b.r
+	if r == nil {
+		return nil
+	}
+	if r.conc {
+		return b.releaseAtomic()
+	}
+	p := &r.refs[b.item]
+	if *p <= 0 {
+		return ErrDoubleRelease
+	}
+	if r.gen[b.item] != b.gen {
+		return b.staleErr("Release")
+	}
+	*p--
+	if *p == 0 {
+		r.free(b.item)
+	}
+	return nil
+}
+
+func (b Buf) releaseAtomic() error {
+	r := b.r
+	p := &r.refs[b.item]
+	for {
+		old := atomic.LoadInt32(p)
+		if old <= 0 {
+			return ErrDoubleRelease
+		}
+		if atomic.LoadUint32(&r.gen[b.item]) != b.gen {
+			return b.staleErr("Release")
+		}
+		if atomic.CompareAndSwapInt32(p, old, old-1) {
+			if old == 1 {
+				r.free(b.item)
+			}
+			return nil
+		}
+	}
+}
+
+// Refs returns the item's current reference count (0 for the zero Buf or
+// a released item).
+func (b Buf) Refs() int {
+	r := b.r
+	if r == nil {
+		return 0
+	}
+	if r.conc {
+		return int(atomic.LoadInt32(&r.refs[b.item]))
+	}
+	return int(r.refs[b.item])
+}
+
+// Check reports, without panicking, whether b is still a live reference:
+// nil for live handles and the zero Buf, a *UseAfterReleaseError otherwise.
+// It works in every build.
+func (b Buf) Check() error {
+	if b.r == nil || b.live() {
+		return nil
+	}
+	return b.staleErr("Check")
+}
+
+func (b Buf) live() bool {
+	r := b.r
+	if r.conc {
+		return atomic.LoadInt32(&r.refs[b.item]) > 0 && atomic.LoadUint32(&r.gen[b.item]) == b.gen
+	}
+	return r.refs[b.item] > 0 && r.gen[b.item] == b.gen
+}
+
+func (b Buf) mustLive(op string) {
+	if !b.live() {
+		panic(b.staleErr(op))
+	}
+}
+
+func (b Buf) staleErr(op string) *UseAfterReleaseError {
+	r := b.r
+	e := &UseAfterReleaseError{Op: op, Pool: r.pool.name, ItemSize: 1 << r.shift, Item: int(b.item), Gen: b.gen}
+	if r.conc {
+		e.Want, e.Refs = atomic.LoadUint32(&r.gen[b.item]), int(atomic.LoadInt32(&r.refs[b.item]))
+	} else {
+		e.Want, e.Refs = r.gen[b.item], int(r.refs[b.item])
+	}
+	return e
+}
+
+// Recover returns a NEW reference (+1) to the live item of registered
+// memory that contains all of p, with a window of exactly p. It reports
+// false, taking nothing, when p is empty, is not registered memory (Go
+// heap, stack, other mappings), straddles two items, or lies in a free
+// item. It is O(1): a range check per space and one table lookup. The
+// reference follows the concurrency rules of the item's pool.
+func Recover(p []byte) (Buf, bool) {
+	b, ok := find(p)
+	if !ok {
+		return Buf{}, false
+	}
+	r := b.r
+	if r.conc {
+		rp := &r.refs[b.item]
+		for {
+			old := atomic.LoadInt32(rp)
+			if old <= 0 {
+				return Buf{}, false
+			}
+			if atomic.CompareAndSwapInt32(rp, old, old+1) {
+				break
+			}
+		}
+		b.gen = atomic.LoadUint32(&r.gen[b.item])
+		return b, true
+	}
+	rp := &r.refs[b.item]
+	if *rp <= 0 {
+		return Buf{}, false
+	}
+	*rp++
+	b.gen = r.gen[b.item]
+	return b, true
+}
+
+// IsRegistered reports whether Recover(p) would succeed, taking no reference.
+func IsRegistered(p []byte) bool {
+	b, ok := find(p)
+	if !ok {
+		return false
+	}
+	if b.r.conc {
+		return atomic.LoadInt32(&b.r.refs[b.item]) > 0
+	}
+	return b.r.refs[b.item] > 0
+}
+
+// find locates the item holding p (without checking that it is live).
+func find(p []byte) (Buf, bool) {
+	if len(p) == 0 {
+		return Buf{}, false
+	}
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+	r := lookupRegion(addr)
+	if r == nil {
+		return Buf{}, false
+	}
+	off := addr - uintptr(r.ptr)
+	if off >= r.length {
+		return Buf{}, false
+	}
+	ioff := off & (1<<r.shift - 1)
+	if uintptr(len(p)) > 1<<r.shift-ioff {
+		return Buf{}, false
+	}
+	return Buf{r: r, item: int32(off >> r.shift), off: uint32(ioff), n: uint32(len(p))}, true
+}
