@@ -1,0 +1,26 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/cornflakes-go/cornflakes/internal/gen"
+)
+
+func init() {
+	register(&command{
+		name:    "gen",
+		summary: "generate Cornflakes Go code from .proto files (no protoc needed)",
+		run: func(args []string, stdout, stderr io.Writer) error {
+			inv, err := gen.ParseArgs(args, stderr)
+			if err != nil {
+				if errors.Is(err, gen.ErrUsage) {
+					return errUsage
+				}
+				return err
+			}
+			return gen.Execute(context.Background(), inv, stderr)
+		},
+	})
+}

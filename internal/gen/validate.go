@@ -1,0 +1,141 @@
+package gen
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Field numbers inside descriptor.proto, used to build source paths for
+// constructs that have no descriptor of their own.
+const (
+	fileEditionTag       = 14 // FileDescriptorProto.edition
+	fileDependencyTag    = 3  // FileDescriptorProto.dependency
+	msgExtensionRangeTag = 5  // DescriptorProto.extension_range
+)
+
+// validateFile checks that every construct of f (a file to generate) is one
+// the generator supports. It returns all problems at once, each an
+// [*UnsupportedError] naming file:line:col and the construct; nil if f is
+// fine. Nothing unsupported is ever skipped silently.
+func validateFile(f *protogen.File) error {
+	fd := f.Desc
+	locs := fd.SourceLocations()
+	var errs []error
+	add := func(loc protoreflect.SourceLocation, construct, hint string) {
+		errs = append(errs, unsupported(fd, loc, construct, hint))
+	}
+
+	switch fd.Syntax() {
+	case protoreflect.Proto2, protoreflect.Proto3:
+	default:
+		add(locs.ByPath(protoreflect.SourcePath{fileEditionTag}), "edition syntax (edition = ...)", `use syntax = "proto3" or "proto2"`)
+	}
+	for i := 0; i < fd.Imports().Len(); i++ {
+		imp := fd.Imports().Get(i)
+		if imp.IsWeak {
+			add(locs.ByPath(protoreflect.SourcePath{fileDependencyTag, int32(i)}), fmt.Sprintf("weak import %q", imp.Path()), "")
+		}
+	}
+	for _, s := range f.Services {
+		add(locs.ByDescriptor(s.Desc), fmt.Sprintf("service %s", s.Desc.FullName()), "declare services in a separate .proto file that is not passed to the Cornflakes generator")
+	}
+	for _, x := range f.Extensions {
+		add(locs.ByDescriptor(x.Desc), fmt.Sprintf("extension %s", x.Desc.FullName()), "")
+	}
+	for _, m := range f.Messages {
+		validateMessage(fd, m, add)
+	}
+	sort.SliceStable(errs, func(i, j int) bool {
+		a, b := errs[i].(*UnsupportedError), errs[j].(*UnsupportedError)
+		return a.Line < b.Line || (a.Line == b.Line && a.Col < b.Col)
+	})
+	return errors.Join(errs...)
+}
+
+func validateMessage(fd protoreflect.FileDescriptor, m *protogen.Message, add func(protoreflect.SourceLocation, string, string)) {
+	locs := fd.SourceLocations()
+	md := m.Desc
+	name := md.FullName()
+	if md.IsMapEntry() {
+		return // reported on the map field itself
+	}
+	if md.Options() != nil {
+		if opts := md.Options(); hasMessageSetWireFormat(opts) {
+			add(locs.ByDescriptor(md), fmt.Sprintf("message_set_wire_format on message %s", name), "")
+		}
+	}
+	for i := 0; i < md.ExtensionRanges().Len(); i++ {
+		r := md.ExtensionRanges().Get(i)
+		loc := locs.ByPath(appendPath(locs.ByDescriptor(md).Path, msgExtensionRangeTag, int32(i)))
+		if loc.Path == nil {
+			loc = locs.ByDescriptor(md)
+		}
+		add(loc, fmt.Sprintf("extension range %d to %d in message %s", r[0], r[1]-1, name), "extensions are not supported")
+	}
+	for _, o := range m.Oneofs {
+		if o.Desc.IsSynthetic() {
+			continue // proto3 optional: supported
+		}
+		add(locs.ByDescriptor(o.Desc), fmt.Sprintf("oneof %q in message %s", o.Desc.Name(), name), "use separate optional fields")
+	}
+	for _, x := range m.Extensions {
+		add(locs.ByDescriptor(x.Desc), fmt.Sprintf("extension %s", x.Desc.FullName()), "")
+	}
+	for _, fl := range m.Fields {
+		validateField(fd, fl, add)
+	}
+	for _, nm := range m.Messages {
+		validateMessage(fd, nm, add)
+	}
+}
+
+func validateField(fd protoreflect.FileDescriptor, fl *protogen.Field, add func(protoreflect.SourceLocation, string, string)) {
+	locs := fd.SourceLocations()
+	d := fl.Desc
+	loc := locs.ByDescriptor(d)
+	what := fmt.Sprintf("field %s", d.FullName())
+	switch {
+	case d.IsMap():
+		add(loc, "map "+what, "use a repeated message of key/value pairs")
+		return
+	case d.Kind() == protoreflect.GroupKind:
+		add(loc, "group "+what, "use a nested message")
+		return
+	case d.Cardinality() == protoreflect.Required:
+		add(loc, "required "+what, "use optional and check Has in the application")
+	}
+	if d.HasDefault() {
+		// The field's own position: protoc and protocompile disagree on the
+		// span of the default option.
+		add(loc, fmt.Sprintf("default value [default = %s] on %s", d.Default().String(), what), "defaults are the zero value in Cornflakes")
+	}
+	if d.IsWeak() {
+		add(loc, "weak "+what, "")
+	}
+	switch d.Kind() {
+	case protoreflect.MessageKind:
+		if p := string(fl.Message.GoIdent.GoImportPath); strings.HasPrefix(p, "google.golang.org/protobuf/") {
+			add(loc, fmt.Sprintf("%s of type %s (a protobuf-go well-known type, which has no Cornflakes code)", what, d.Message().FullName()), "define an equivalent message in your own .proto file")
+		}
+	}
+}
+
+// hasMessageSetWireFormat reports the proto2 message_set_wire_format option.
+func hasMessageSetWireFormat(opts protoreflect.ProtoMessage) bool {
+	m := opts.ProtoReflect()
+	f := m.Descriptor().Fields().ByName("message_set_wire_format")
+	return f != nil && m.Has(f) && m.Get(f).Bool()
+}
+
+func appendPath(p protoreflect.SourcePath, elems ...int32) protoreflect.SourcePath {
+	if p == nil {
+		return nil
+	}
+	out := make(protoreflect.SourcePath, 0, len(p)+len(elems))
+	return append(append(out, p...), elems...)
+}
