@@ -1,0 +1,3 @@
+package microbench
+
+func cornflakesLibraries() []Library { return nil }
