@@ -1,0 +1,87 @@
+package workload
+
+import "encoding/binary"
+
+// FNV-1a 64-bit parameters (also the constants of Java YCSB's fnvhash64).
+const (
+	fnvOffset64 uint64 = 0xCBF29CE484222325
+	fnvPrime64  uint64 = 1099511628211
+)
+
+// FNVHash64 is Java YCSB's Utils.fnvhash64: FNV-1a over the 8 bytes of v,
+// least significant byte first, then Math.abs of the result as a signed
+// 64-bit integer. Like Java, the absolute value of math.MinInt64 stays
+// negative; it is returned as int64 so callers see exactly Java's value.
+func FNVHash64(v int64) int64 {
+	h := fnvOffset64
+	u := uint64(v)
+	for range 8 {
+		h ^= u & 0xff
+		u >>= 8 // Java uses >> (arithmetic); the low 8 bytes are the same either way
+		h *= fnvPrime64
+	}
+	s := int64(h)
+	if s < 0 {
+		s = -s // Math.abs: -MinInt64 == MinInt64 in two's complement, as in Java
+	}
+	return s
+}
+
+// fnv1a hashes b (FNV-1a 64), used to seed value contents from a key.
+func fnv1a(b []byte) uint64 {
+	h := fnvOffset64
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime64
+	}
+	return h
+}
+
+func splitmix(x *uint64) uint64 {
+	*x += 0x9E3779B97F4A7C15
+	z := *x
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+func fillSeed(key []byte, index int) uint64 {
+	return fnv1a(key) ^ (uint64(index)+1)*0xD6E8FEB86659FD93
+}
+
+// Fill writes the deterministic content of element index of key into dst:
+// a splitmix64 stream seeded by FNV-1a(key) and index. A value of any length
+// is a prefix of the same stream, so Verify checks a value of any size.
+func Fill(dst []byte, key []byte, index int) {
+	x := fillSeed(key, index)
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		binary.LittleEndian.PutUint64(dst[i:], splitmix(&x))
+	}
+	if i < len(dst) {
+		var tmp [8]byte
+		binary.LittleEndian.PutUint64(tmp[:], splitmix(&x))
+		copy(dst[i:], tmp[:])
+	}
+}
+
+// Verify reports whether v is the content Fill produces for (key, index).
+func Verify(v []byte, key []byte, index int) bool {
+	x := fillSeed(key, index)
+	i := 0
+	for ; i+8 <= len(v); i += 8 {
+		if binary.LittleEndian.Uint64(v[i:]) != splitmix(&x) {
+			return false
+		}
+	}
+	if i < len(v) {
+		var tmp [8]byte
+		binary.LittleEndian.PutUint64(tmp[:], splitmix(&x))
+		for j := i; j < len(v); j++ {
+			if v[j] != tmp[j-i] {
+				return false
+			}
+		}
+	}
+	return true
+}
