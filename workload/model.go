@@ -159,7 +159,7 @@ func (m *Model) checkElems(op Op, key []byte, resp *Response, first, count int, 
 	if !known || !e.present {
 		if resp.Status == StatusNotFound || (known && e.mutable) {
 			if resp.Status == StatusOK {
-				return m.checkLoose(op, key, resp, first)
+				return m.checkLoose(op, key, resp, first, count)
 			}
 			return nil
 		}
@@ -169,7 +169,7 @@ func (m *Model) checkElems(op Op, key []byte, resp *Response, first, count int, 
 		if resp.Status == StatusNotFound {
 			return nil
 		}
-		return m.checkLoose(op, key, resp, first)
+		return m.checkLoose(op, key, resp, first, count)
 	}
 	n := int(e.n)
 	if count < 0 {
@@ -200,7 +200,10 @@ func (m *Model) checkElems(op Op, key []byte, resp *Response, first, count int, 
 	return nil
 }
 
-func (m *Model) checkLoose(op Op, key []byte, resp *Response, first int) error {
+func (m *Model) checkLoose(op Op, key []byte, resp *Response, first, count int) error {
+	if count >= 0 && len(resp.Values) != count {
+		return mismatch(op, key, "%d values, want %d", len(resp.Values), count)
+	}
 	for i, v := range resp.Values {
 		if !Verify(v, key, first+i) {
 			return mismatch(op, key, "element %d content differs", first+i)
