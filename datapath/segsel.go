@@ -1,0 +1,197 @@
+package datapath
+
+import "slices"
+
+// Selector decides which zero-copy entries of a packet stay zero-copy when
+// the packet has more entries than its scatter-gather budget allows, so that
+// the smallest are copied instead (Cornflakes §3.2.1).
+//
+// Layout model. The serialized bytes are fixed: the head, then entry 0,
+// entry 1, ... in wire order. A copied entry's bytes go into the TX buffer,
+// right after the head and after earlier copied entries. The leading run of
+// copied entries therefore extends the head segment, and every later
+// maximal run of copied entries (one that follows a zero-copy entry) is one
+// more segment pointing into the TX buffer. So a plan with zero-copy set Z
+// uses 1 + |Z| + (runs of copied entries that follow a member of Z)
+// segments; CountSegments computes it.
+//
+// Algorithm. The candidates are the MaxSegments-1 largest entries (ties: the
+// earlier entry), found with a bounded heap in O(n log k). Candidates are
+// then added to Z greedily, largest first, whenever the segment count stays
+// within budget, repeating until nothing more fits (O(k² log k), k small).
+// Finally a copied entry whose neighbours are both zero-copy (or that is the
+// last entry and follows one) is made zero-copy too, since that costs no
+// extra segment and saves a copy. Entries outside the candidates are never
+// larger than any candidate.
+//
+// A Selector owns its scratch space, so Select does not allocate. It is not
+// safe for concurrent use (one per endpoint).
+type Selector struct {
+	maxSegments int
+	cand        []int // candidate entry indices (heap, then sorted by index)
+	order       []int // candidates in greedy order (size desc)
+	in          []bool
+	out         []int
+}
+
+// NewSelector returns a Selector for packets of at most maxSegments segments
+// (head included). maxSegments below 1 is treated as 1 (copy everything).
+func NewSelector(maxSegments int) *Selector {
+	maxSegments = max(maxSegments, 1)
+	k := maxSegments - 1
+	return &Selector{
+		maxSegments: maxSegments,
+		cand:        make([]int, 0, k),
+		order:       make([]int, 0, k),
+		in:          make([]bool, k),
+		out:         make([]int, 0, k),
+	}
+}
+
+// MaxSegments is the budget the Selector was created for.
+func (s *Selector) MaxSegments() int { return s.maxSegments }
+
+// Select returns, in ascending order, the indices of the entries (sizes[i]
+// is the length of entry i in wire order) that stay zero-copy; all others
+// are copied. When len(sizes) <= MaxSegments-1 every entry stays zero-copy.
+// The returned slice is owned by s and valid until the next Select.
+func (s *Selector) Select(sizes []int) []int {
+	n := len(sizes)
+	k := s.maxSegments - 1
+	s.out = s.out[:0]
+	if n <= k {
+		for i := range n {
+			s.out = append(s.out, i)
+		}
+		return s.out
+	}
+	if k == 0 {
+		return s.out
+	}
+	// Top-k by (size desc, index asc) with a min-heap whose root is the
+	// weakest candidate.
+	less := func(a, b int) bool { // a is weaker than b
+		if sizes[a] != sizes[b] {
+			return sizes[a] < sizes[b]
+		}
+		return a > b
+	}
+	h := s.cand[:0]
+	for i := range n {
+		if len(h) < k {
+			h = append(h, i)
+			// sift up
+			j := len(h) - 1
+			for j > 0 {
+				p := (j - 1) / 2
+				if !less(h[j], h[p]) {
+					break
+				}
+				h[j], h[p] = h[p], h[j]
+				j = p
+			}
+			continue
+		}
+		if !less(h[0], i) {
+			continue
+		}
+		h[0] = i
+		// sift down
+		j := 0
+		for {
+			l := 2*j + 1
+			if l >= len(h) {
+				break
+			}
+			m := l
+			if r := l + 1; r < len(h) && less(h[r], h[l]) {
+				m = r
+			}
+			if !less(h[m], h[j]) {
+				break
+			}
+			h[j], h[m] = h[m], h[j]
+			j = m
+		}
+	}
+	s.cand = h
+	slices.Sort(s.cand)
+	s.order = append(s.order[:0], s.cand...)
+	slices.SortFunc(s.order, func(a, b int) int {
+		switch {
+		case less(b, a):
+			return -1
+		case less(a, b):
+			return 1
+		}
+		return 0
+	})
+	in := s.in[:k]
+	clear(in)
+	isIn := func(i int) bool {
+		if p, ok := slices.BinarySearch(s.cand, i); ok {
+			return in[p]
+		}
+		return false
+	}
+	segs := 1
+	for changed := true; changed; {
+		changed = false
+		for _, i := range s.order {
+			p, _ := slices.BinarySearch(s.cand, i)
+			if in[p] {
+				continue
+			}
+			leftZC := i > 0 && isIn(i-1)
+			rightCopied := i+1 < n && !isIn(i+1)
+			d := 1
+			if rightCopied && !leftZC {
+				d++
+			} else if leftZC && !rightCopied {
+				d--
+			}
+			if segs+d <= s.maxSegments {
+				in[p] = true
+				segs += d
+				changed = true
+			}
+		}
+	}
+	for p, i := range s.cand {
+		if in[p] {
+			s.out = append(s.out, i)
+		}
+	}
+	// Free fillers: a copied entry between two zero-copy entries (or after
+	// the last one at the end) costs one segment either way.
+	m := len(s.out)
+	for j := range m {
+		i := s.out[j]
+		var next int
+		if j+1 < m {
+			next = s.out[j+1]
+		} else {
+			next = n // the end behaves like a zero-copy neighbour
+		}
+		if next == i+2 && i+1 < n {
+			s.out = append(s.out, i+1)
+		}
+	}
+	if len(s.out) > m {
+		slices.Sort(s.out)
+	}
+	return s.out
+}
+
+// CountSegments returns the number of scatter-gather segments a packet with
+// n entries uses when the entries listed in keep (ascending) are zero-copy
+// and the others are copied (see Selector for the layout).
+func CountSegments(n int, keep []int) int {
+	segs := 1 + len(keep)
+	for j, i := range keep {
+		if i+1 < n && (j+1 == len(keep) || keep[j+1] != i+1) {
+			segs++
+		}
+	}
+	return segs
+}
