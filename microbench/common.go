@@ -34,14 +34,6 @@ func (c *cycle) next() int {
 	return v
 }
 
-// last returns the variant most recently returned by next.
-func (c *cycle) last() int {
-	if c.i == 0 {
-		return c.n - 1
-	}
-	return c.i - 1
-}
-
 // copyValues returns deep copies of vs.
 func copyValues(vs [][]byte) [][]byte {
 	out := make([][]byte, len(vs))

@@ -350,6 +350,9 @@ func TestBaselinesDoNotAllocate(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, op := range zero[lib.Name()] {
+			if raceEnabled && lib.Name() == "capnp" && op != OpDecode {
+				continue // capnp's arenas come from a sync.Pool, which drops items at random under -race
+			}
 			var rerr error
 			allocs := testing.AllocsPerRun(100, func() {
 				if err := op.Run(c); err != nil {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package microbench
+
+const raceEnabled = false
