@@ -1,0 +1,286 @@
+package proto
+
+import "time"
+
+// CCConfig configures congestion control: Timely per client session and a
+// Carousel timing wheel that paces packets of congested sessions. Zero
+// fields take eRPC's values.
+type CCConfig struct {
+	// Enable turns congestion control on (off: packets go out as soon as
+	// credits allow).
+	Enable bool
+	// LinkRate is the line rate in bytes/s, Timely's initial and maximum
+	// rate (default 1.25e9, 10 Gbit/s).
+	LinkRate  float64
+	MinRate   float64 // bytes/s, default 15 MB/s
+	AddRate   float64 // additive increase, bytes/s, default 5 MB/s
+	MinRTT    time.Duration
+	TLow      time.Duration
+	THigh     time.Duration
+	HaiThresh int
+	EwmaAlpha float64
+	Beta      float64
+	// The three common-case optimizations of eRPC §5.2.2, each on by
+	// default; the No* fields switch one off (factor analysis).
+	NoTimelyBypass    bool // update the rate even for small RTTs on uncongested sessions
+	NoWheelBypass     bool // put every packet through the rate limiter
+	NoBatchTimestamps bool // read Clock per packet instead of once per batch
+	// Clock reads the time per packet when NoBatchTimestamps is set.
+	Clock func() int64
+	// WheelSlot is the timing-wheel granularity (default 1µs); WheelSlots
+	// the number of slots (default: horizon of Credits×MTU at MinRate).
+	WheelSlot  time.Duration
+	WheelSlots int
+}
+
+func (c CCConfig) withDefaults() CCConfig {
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.LinkRate, 1.25e9)
+	def(&c.MinRate, 15e6)
+	def(&c.AddRate, 5e6)
+	def(&c.EwmaAlpha, 0.46)
+	def(&c.Beta, 0.26)
+	if c.MinRTT == 0 {
+		c.MinRTT = 2 * time.Microsecond
+	}
+	if c.TLow == 0 {
+		c.TLow = 50 * time.Microsecond
+	}
+	if c.THigh == 0 {
+		c.THigh = 1000 * time.Microsecond
+	}
+	if c.HaiThresh == 0 {
+		c.HaiThresh = 5
+	}
+	if c.WheelSlot == 0 {
+		c.WheelSlot = time.Microsecond
+	}
+	if c.WheelSlots == 0 {
+		horizon := float64(DefaultCredits*1024) / c.MinRate * 1e9
+		c.WheelSlots = 1 + int(horizon/float64(c.WheelSlot))
+	}
+	return c
+}
+
+// timely is one session's rate state (Mittal et al., eRPC's cc/timely.h).
+type timely struct {
+	rate       float64 // bytes/s
+	prevRTT    float64 // ns
+	avgDiff    float64
+	negGrad    int
+	lastUpdate int64
+	nextTx     int64 // desired TX time of the session's last paced packet
+	inWheel    int
+}
+
+func (t *timely) init(cfg *CCConfig, now int64) {
+	*t = timely{rate: cfg.LinkRate, lastUpdate: now}
+}
+
+// Rate returns client session num's current Timely rate in bytes/s (0 if none).
+func (c *Core) Rate(num uint16) float64 {
+	if s := c.session(num); s != nil && s.client {
+		return s.cc.rate
+	}
+	return 0
+}
+
+func (c *Core) txTime() int64 {
+	if c.cfg.CC.NoBatchTimestamps && c.cfg.CC.Clock != nil {
+		return c.cfg.CC.Clock()
+	}
+	return c.now
+}
+
+func (c *Core) rttSample(s *session, sl *slot, p int) {
+	cc := &c.cfg.CC
+	if !cc.Enable {
+		return
+	}
+	ts := sl.txTs[p&7]
+	if int(ts.pkt) != p {
+		return
+	}
+	now := c.txTime()
+	rtt := float64(now - ts.ts)
+	t := &s.cc
+	if !cc.NoTimelyBypass && t.rate >= cc.LinkRate && rtt <= float64(cc.TLow) {
+		return // Timely bypass
+	}
+	if rtt < float64(cc.MinRTT) {
+		return
+	}
+	c.stats.TimelyUpdates++
+	minRTT := float64(cc.MinRTT)
+	diff := rtt - t.prevRTT
+	if diff < 0 {
+		t.negGrad++
+	} else {
+		t.negGrad = 0
+	}
+	t.avgDiff = (1-cc.EwmaAlpha)*t.avgDiff + cc.EwmaAlpha*diff
+	delta := float64(now-t.lastUpdate) / minRTT
+	if delta > 1 {
+		delta = 1
+	}
+	old := t.rate
+	switch {
+	case rtt < float64(cc.TLow):
+		t.rate += cc.AddRate * delta
+	case rtt <= float64(cc.THigh):
+		if g := t.avgDiff / minRTT; g <= 0 {
+			n := 1.0
+			if t.negGrad >= cc.HaiThresh {
+				n = 5
+			}
+			t.rate += n * cc.AddRate * delta
+		} else {
+			t.rate *= 1 - cc.Beta*delta*g
+		}
+	default:
+		t.rate *= 1 - cc.Beta*delta*(1-float64(cc.THigh)/rtt)
+	}
+	if t.rate < 0.5*old {
+		t.rate = 0.5 * old
+	}
+	if t.rate > cc.LinkRate {
+		t.rate = cc.LinkRate
+	}
+	if t.rate < cc.MinRate {
+		t.rate = cc.MinRate
+	}
+	t.prevRTT = rtt
+	t.lastUpdate = now
+}
+
+// pace emits a client packet now or schedules it in the timing wheel.
+func (c *Core) pace(sl *slot, p OutPacket) {
+	cc := &c.cfg.CC
+	s := sl.s
+	if !cc.Enable || (!cc.NoWheelBypass && s.cc.rate >= cc.LinkRate && s.cc.inWheel == 0) {
+		c.emit(p) // rate-limiter bypass
+		return
+	}
+	size := float64(HeaderSize + p.Len)
+	desired := s.cc.nextTx + int64(size/s.cc.rate*1e9)
+	if desired < c.now {
+		desired = c.now
+	}
+	s.cc.nextTx = desired
+	if p.ref != nil {
+		p.ref.refs++ // the wheel's own reference
+	}
+	c.wheel.insert(wheelEnt{sl: sl, reqNum: sl.reqNum, pkt: p}, c.now, desired)
+	sl.inWheel++
+	s.cc.inWheel++
+	c.stats.RateLimited++
+}
+
+type wheelEnt struct {
+	sl     *slot
+	reqNum uint64
+	pkt    OutPacket
+}
+
+// wheel is a Carousel timing wheel: slot i holds the packets due in
+// [base+(i-cur)·width, base+(i-cur+1)·width).
+type wheel struct {
+	width int64
+	slots [][]wheelEnt
+	cur   int
+	base  int64
+	count int
+}
+
+func newWheel(cfg CCConfig) *wheel {
+	w := &wheel{width: int64(cfg.WheelSlot)}
+	if cfg.Enable {
+		w.slots = make([][]wheelEnt, cfg.WheelSlots)
+	}
+	return w
+}
+
+func (w *wheel) insert(e wheelEnt, now, desired int64) {
+	if w.count == 0 {
+		w.base = now
+	}
+	d := (desired - w.base) / w.width
+	if d < 0 {
+		d = 0
+	}
+	if d >= int64(len(w.slots)) {
+		d = int64(len(w.slots)) - 1
+	}
+	i := (w.cur + int(d)) % len(w.slots)
+	w.slots[i] = append(w.slots[i], e)
+	w.count++
+}
+
+func (w *wheel) next() (int64, bool) {
+	if w.count == 0 {
+		return 0, false
+	}
+	return w.base + w.width, true
+}
+
+// reap transmits every packet whose slot has expired.
+func (w *wheel) reap(c *Core) {
+	if w.count == 0 {
+		return
+	}
+	for n := 0; w.base+w.width <= c.now && n < len(w.slots) && w.count > 0; n++ {
+		sl := w.slots[w.cur]
+		for i := range sl {
+			w.release(c, &sl[i], true)
+			sl[i] = wheelEnt{}
+		}
+		w.count -= len(sl)
+		w.slots[w.cur] = sl[:0]
+		w.cur = (w.cur + 1) % len(w.slots)
+		w.base += w.width
+	}
+	if w.base+w.width <= c.now {
+		w.base = c.now - w.width + 1
+	}
+}
+
+// release takes e out of the wheel, transmitting it if its request is still
+// the slot's current one.
+func (w *wheel) release(c *Core, e *wheelEnt, send bool) {
+	sl := e.sl
+	sl.inWheel--
+	sl.s.cc.inWheel--
+	if send && sl.req != nil && sl.reqNum == e.reqNum && c.sessions[sl.s.num] == sl.s {
+		c.emit(e.pkt)
+	}
+	if e.pkt.ref != nil {
+		c.unref(e.pkt.ref)
+	}
+}
+
+// dropSession removes a session's packets from the wheel (Appendix B: a
+// failed session's queued packets must not keep its messages alive).
+func (w *wheel) dropSession(c *Core, s *session) {
+	if w.count == 0 || s.cc.inWheel == 0 {
+		return
+	}
+	for i := range w.slots {
+		kept := w.slots[i][:0]
+		for _, e := range w.slots[i] {
+			if e.sl.s == s {
+				w.release(c, &e, false)
+				w.count--
+				continue
+			}
+			kept = append(kept, e)
+		}
+		for j := len(kept); j < len(w.slots[i]); j++ {
+			w.slots[i][j] = wheelEnt{}
+		}
+		w.slots[i] = kept
+	}
+}

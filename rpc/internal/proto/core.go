@@ -1,0 +1,439 @@
+// Package proto is the eRPC protocol core: a pure state machine with no I/O,
+// in the style of etcd raft. Packets (byte slices) and clock ticks go in;
+// packets to send and events (requests for handlers, completed responses)
+// come out through Ready. The caller (rpc.Endpoint) moves the packets over a
+// datapath and runs the handlers and continuations.
+//
+// Message bodies are abstract: a transmitted message is a Msg (its length and
+// a Release function); an outgoing data packet names the message and the byte
+// range [Off, Off+Len) it carries, and the caller turns that range into
+// scatter-gather segments. The core counts references explicitly: a Msg is
+// released only after its slot is done with it AND no packet referring to it
+// is still in a Ready that has not been Advanced or in the rate limiter.
+//
+// Everything here runs on one goroutine and allocates nothing on the steady
+// state path.
+package proto
+
+import (
+	"errors"
+	"net/netip"
+)
+
+// Msg is a message body the core transmits. The core calls Release exactly
+// once, when neither a slot nor any queued packet refers to it any more.
+type Msg interface {
+	Len() int
+	Release()
+}
+
+// RxBuf is a writable buffer the core reassembles a multi-packet message into.
+type RxBuf interface {
+	Bytes() []byte // exactly the message size
+	Release()
+}
+
+// Allocator provides reassembly buffers for multi-packet messages.
+type Allocator interface {
+	AllocRx(n int) (RxBuf, error)
+}
+
+// Errors returned by the core (wrapped by the rpc package).
+var (
+	ErrNoSession   = errors.New("rpc/proto: no such session")
+	ErrNotClient   = errors.New("rpc/proto: not a client session")
+	ErrTooLarge    = errors.New("rpc/proto: message larger than MaxMsgSize")
+	ErrBacklogFull = errors.New("rpc/proto: session backlog full")
+	ErrStaleHandle = errors.New("rpc/proto: request handle is stale (session reset or already answered)")
+	ErrSessionDown = errors.New("rpc/proto: session failed or disconnected")
+	ErrNoMemory    = errors.New("rpc/proto: no memory for a reassembly buffer")
+	ErrSessionUsed = errors.New("rpc/proto: session number in use")
+)
+
+// OutPacket is one packet to transmit: the header followed by bytes
+// [Off, Off+Len) of Msg (no data when Msg is nil).
+type OutPacket struct {
+	Peer netip.AddrPort
+	Hdr  Header
+	Msg  Msg // nil for control packets (CR, RFR)
+	Off  int
+	Len  int
+	ref  *msgRef
+}
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// Event kinds.
+const (
+	// EvRequest: a complete request arrived at a server session; run the
+	// handler and answer with Core.Respond(Handle, ...).
+	EvRequest EventKind = iota + 1
+	// EvResponse: a client request completed (Err == nil) or failed.
+	EvResponse
+)
+
+// ReqHandle identifies one request at a server slot.
+type ReqHandle struct {
+	Session uint16
+	Slot    uint8
+	Gen     uint32
+	ReqNum  uint64
+}
+
+// Event is one output of the core for the caller to act on.
+//
+// Message bytes: when Buf != nil the reassembled message is in Buf.Bytes()
+// and ownership of Buf passes to the caller. Otherwise Data aliases the
+// payload of the packet passed to Step with id RxID (single-packet
+// messages, zero-copy) and is valid only as long as that packet is.
+type Event struct {
+	Kind    EventKind
+	Session uint16
+	ReqType uint8
+	Handle  ReqHandle // EvRequest
+	Tag     uint64    // EvResponse: the tag given to Enqueue
+	Data    []byte
+	Buf     RxBuf
+	RxID    int
+	Err     error // EvResponse: non-nil when the request failed
+}
+
+// Ready is the batch of outputs accumulated since the last Ready call.
+// Send the packets, handle the events, then call Advance(rd).
+type Ready struct {
+	Packets []OutPacket
+	Events  []Event
+}
+
+// Empty reports whether there is nothing to do.
+func (r *Ready) Empty() bool { return len(r.Packets) == 0 && len(r.Events) == 0 }
+
+// Stats counts protocol activity.
+type Stats struct {
+	TxData, TxCtrl    uint64 // data (REQ/RESP) and control (CR/RFR) packets emitted
+	Retransmits       uint64 // packets re-sent by RTO rollback or fast retransmission
+	RTOs              uint64 // slots rolled back by the loss scan
+	FastRetransmits   uint64 // holes resent early (selective mode)
+	DupResponses      uint64 // saved responses re-sent to a retransmitted request
+	Handlers          uint64 // EvRequest events (handler invocations)
+	Completed, Failed uint64 // EvResponse events without / with error
+	DropBad           uint64 // malformed packets (header, size, session)
+	DropOrder         uint64 // out-of-order or duplicate packets dropped
+	DropWheel         uint64 // responses dropped while a retransmitted copy sits in the rate limiter
+	Released          uint64 // Msg.Release calls
+	RateLimited       uint64 // packets that went through the rate limiter
+	TimelyUpdates     uint64 // Timely rate updates (not bypassed)
+	AllocFailures     uint64 // reassembly buffer allocation failures
+}
+
+type msgRef struct {
+	m    Msg
+	refs int
+}
+
+// Core is the protocol state of one endpoint: all its client and server
+// sessions. It is not safe for concurrent use.
+type Core struct {
+	cfg        Config
+	alloc      Allocator
+	now        int64
+	scan       int64 // next loss-scan time
+	sessions   []*session
+	active     []*slot // client slots with a request in flight (loss scan)
+	cur, spare *Ready
+	refFree    []*msgRef
+	wheel      *wheel
+	stats      Stats
+}
+
+// New returns a core with cfg (defaults filled in) that reassembles
+// multi-packet messages into buffers from alloc.
+func New(cfg Config, alloc Allocator) (*Core, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := &Core{cfg: cfg, alloc: alloc, cur: &Ready{}, spare: &Ready{}}
+	c.wheel = newWheel(cfg.CC)
+	return c, nil
+}
+
+// Config returns the effective configuration.
+func (c *Core) Config() Config { return c.cfg }
+
+// Stats returns the counters.
+func (c *Core) Stats() Stats { return c.stats }
+
+// Now is the time of the last Tick (nanoseconds on the caller's clock).
+func (c *Core) Now() int64 { return c.now }
+
+// HasReady reports whether Ready would return a non-empty batch.
+func (c *Core) HasReady() bool { return !c.cur.Empty() }
+
+// Ready returns the outputs accumulated so far. Outputs generated while
+// handling it (handlers that respond or enqueue) go to the next Ready.
+func (c *Core) Ready() *Ready {
+	r := c.cur
+	if c.spare != nil {
+		c.cur, c.spare = c.spare, nil
+	} else {
+		c.cur = &Ready{}
+	}
+	return r
+}
+
+// Advance tells the core that rd's packets have been handed to the datapath
+// (which holds its own references from then on) and its events handled. The
+// core drops the packets' message references, releasing messages no longer
+// needed.
+func (c *Core) Advance(rd *Ready) {
+	for i := range rd.Packets {
+		if r := rd.Packets[i].ref; r != nil {
+			c.unref(r)
+		}
+		rd.Packets[i] = OutPacket{}
+	}
+	for i := range rd.Events {
+		rd.Events[i] = Event{}
+	}
+	rd.Packets = rd.Packets[:0]
+	rd.Events = rd.Events[:0]
+	if c.spare == nil {
+		c.spare = rd
+	}
+}
+
+func (c *Core) newRef(m Msg) *msgRef {
+	var r *msgRef
+	if n := len(c.refFree); n > 0 {
+		r = c.refFree[n-1]
+		c.refFree = c.refFree[:n-1]
+	} else {
+		r = &msgRef{}
+	}
+	r.m, r.refs = m, 1
+	return r
+}
+
+func (c *Core) unref(r *msgRef) {
+	r.refs--
+	if r.refs == 0 {
+		m := r.m
+		r.m = nil
+		c.refFree = append(c.refFree, r)
+		c.stats.Released++
+		m.Release()
+	} else if r.refs < 0 {
+		panic("rpc/proto: message reference count below zero")
+	}
+}
+
+func (c *Core) emit(p OutPacket) {
+	if p.ref != nil {
+		p.ref.refs++
+		p.Msg = p.ref.m
+	}
+	if p.Msg != nil {
+		c.stats.TxData++
+	} else {
+		c.stats.TxCtrl++
+	}
+	c.cur.Packets = append(c.cur.Packets, p)
+}
+
+func (c *Core) event(e Event) { c.cur.Events = append(c.cur.Events, e) }
+
+// ---- sessions ----
+
+type pendingReq struct {
+	reqType uint8
+	ref     *msgRef
+	tag     uint64
+}
+
+type session struct {
+	num       uint16
+	gen       uint32
+	client    bool
+	remote    uint16
+	peer      netip.AddrPort
+	credits   int
+	slots     []slot
+	freeSlots []uint8 // client: free slot indexes (LIFO)
+	backlog   []pendingReq
+	blHead    int
+	cc        timely
+}
+
+// SessionConfig describes a session the caller (session management) created.
+type SessionConfig struct {
+	Num    uint16         // local session number (≠ InvalidSession)
+	Client bool           // true: we send requests; false: we serve them
+	Remote uint16         // the peer's session number (header dest_session of our packets)
+	Peer   netip.AddrPort // where our packets go
+}
+
+// AddSession installs a connected session.
+func (c *Core) AddSession(sc SessionConfig) error {
+	if sc.Num == InvalidSession {
+		return ErrNoSession
+	}
+	for int(sc.Num) >= len(c.sessions) {
+		c.sessions = append(c.sessions, nil)
+	}
+	if c.sessions[sc.Num] != nil {
+		return ErrSessionUsed
+	}
+	s := &session{num: sc.Num, client: sc.Client, remote: sc.Remote, peer: sc.Peer, credits: c.cfg.Credits}
+	s.gen = nextGen()
+	s.slots = make([]slot, c.cfg.Window)
+	for i := range s.slots {
+		sl := &s.slots[i]
+		sl.s = s
+		sl.idx = uint8(i)
+		sl.reqNum = uint64(i)
+		sl.activeIdx = -1
+	}
+	if sc.Client {
+		s.freeSlots = make([]uint8, 0, c.cfg.Window)
+		for i := c.cfg.Window - 1; i >= 0; i-- {
+			s.freeSlots = append(s.freeSlots, uint8(i))
+		}
+		s.cc.init(&c.cfg.CC, c.now)
+	}
+	c.sessions[sc.Num] = s
+	return nil
+}
+
+var genCounter uint32
+
+func nextGen() uint32 { genCounter++; return genCounter }
+
+func (c *Core) session(num uint16) *session {
+	if int(num) >= len(c.sessions) {
+		return nil
+	}
+	return c.sessions[num]
+}
+
+// HasSession reports whether session num exists.
+func (c *Core) HasSession(num uint16) bool { return c.session(num) != nil }
+
+// Pending is the number of requests of client session num in flight or
+// backlogged (0 for unknown sessions).
+func (c *Core) Pending(num uint16) int {
+	s := c.session(num)
+	if s == nil || !s.client {
+		return 0
+	}
+	return c.cfg.Window - len(s.freeSlots) + len(s.backlog) - s.blHead
+}
+
+// Credits returns a client session's available credits (for tests and stats).
+func (c *Core) Credits(num uint16) int {
+	if s := c.session(num); s != nil {
+		return s.credits
+	}
+	return 0
+}
+
+// RemoveSession tears session num down: every request of a client session
+// (in flight or backlogged) completes with err; a server session drops its
+// saved responses and partial requests, and handles for requests still in a
+// handler become stale. Messages are released as soon as no queued packet
+// refers to them.
+func (c *Core) RemoveSession(num uint16, err error) error {
+	s := c.session(num)
+	if s == nil {
+		return ErrNoSession
+	}
+	if err == nil {
+		err = ErrSessionDown
+	}
+	c.wheel.dropSession(c, s)
+	c.sessions[num] = nil // first, so failing slots do not start backlogged requests
+	for i := range s.slots {
+		sl := &s.slots[i]
+		if s.client {
+			if sl.req != nil {
+				c.failClient(sl, err)
+			}
+		} else {
+			c.resetServerSlot(sl)
+		}
+	}
+	for i := s.blHead; i < len(s.backlog); i++ {
+		p := s.backlog[i]
+		c.unref(p.ref)
+		c.stats.Failed++
+		c.event(Event{Kind: EvResponse, Session: s.num, ReqType: p.reqType, Tag: p.tag, Err: err})
+	}
+	s.backlog = nil
+	return nil
+}
+
+// ---- time ----
+
+// Tick advances the clock to now (nanoseconds, monotonic) and runs the loss
+// scan every RTO/10 and the rate limiter.
+func (c *Core) Tick(now int64) {
+	if now > c.now {
+		c.now = now
+	}
+	c.wheel.reap(c)
+	if c.now >= c.scan {
+		c.scan = c.now + int64(c.cfg.RTO)/10
+		c.lossScan()
+	}
+}
+
+// NextDeadline is the next time Tick has work (loss scan or rate limiter);
+// an idle caller may sleep until then.
+func (c *Core) NextDeadline() int64 {
+	d := c.scan
+	if w, ok := c.wheel.next(); ok && w < d {
+		d = w
+	}
+	return d
+}
+
+// ---- receive ----
+
+// Step processes one received packet (header and payload) from peer. rxID is
+// echoed in events whose Data aliases pkt, so the caller can keep the packet
+// buffer alive. Malformed or unexpected packets are dropped (counted); Step
+// never panics on bad input and never retains pkt after returning except
+// through such events.
+func (c *Core) Step(pkt []byte, rxID int) {
+	var h Header
+	if err := h.Decode(pkt); err != nil {
+		c.stats.DropBad++
+		return
+	}
+	data := pkt[HeaderSize:]
+	s := c.session(h.DestSession)
+	if s == nil || int(h.MsgSize) > c.cfg.MaxMsgSize {
+		c.stats.DropBad++
+		return
+	}
+	sl := &s.slots[h.ReqNum&uint64(c.cfg.Window-1)]
+	switch h.Type {
+	case PktReq, PktRFR:
+		if s.client {
+			c.stats.DropBad++
+			return
+		}
+		if h.Type == PktReq {
+			c.serverReq(s, sl, &h, data, rxID)
+		} else {
+			c.serverRFR(s, sl, &h, data)
+		}
+	case PktCR, PktResp:
+		if !s.client {
+			c.stats.DropBad++
+			return
+		}
+		c.clientRx(s, sl, &h, data, rxID)
+	}
+}

@@ -1,0 +1,675 @@
+package proto
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+func TestHeaderRoundTrip(t *testing.T) {
+	cases := []Header{
+		{},
+		{ReqType: 255, MsgSize: MaxMsgSizeField, DestSession: 0xFFFE, Type: PktResp, PktNum: MaxPktNum, ReqNum: MaxReqNum},
+		{ReqType: 7, MsgSize: 1000, DestSession: 3, Type: PktRFR, PktNum: 12, ReqNum: 8},
+		{ReqType: 1, MsgSize: 0, DestSession: 1, Type: PktCR, PktNum: 1, ReqNum: 1 << 40},
+	}
+	for _, h := range cases {
+		var b [HeaderSize]byte
+		if err := h.Encode(b[:]); err != nil {
+			t.Fatalf("%v: %v", h, err)
+		}
+		var g Header
+		if err := g.Decode(b[:]); err != nil {
+			t.Fatalf("%v: %v", h, err)
+		}
+		if g != h {
+			t.Fatalf("round trip: got %v want %v", g, h)
+		}
+	}
+}
+
+func TestHeaderLayout(t *testing.T) {
+	h := Header{ReqType: 0xAB, MsgSize: 0x123456, DestSession: 0xBEEF, Type: PktCR, PktNum: 5, ReqNum: 9}
+	var b [HeaderSize]byte
+	if err := h.Encode(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	w := uint64(2) | 5<<2 | 9<<16 | 11<<60
+	want := []byte{0xAB, 0x56, 0x34, 0x12, 0xEF, 0xBE, 0, 0,
+		byte(w), byte(w >> 8), byte(w >> 16), byte(w >> 24), byte(w >> 32), byte(w >> 40), byte(w >> 48), byte(w >> 56)}
+	if string(b[:]) != string(want) {
+		t.Fatalf("layout\n got %x\nwant %x", b, want)
+	}
+}
+
+func TestHeaderErrors(t *testing.T) {
+	var good [HeaderSize]byte
+	_ = (&Header{Type: PktReq}).Encode(good[:])
+	badMagic := good
+	badMagic[15] = 0
+	reserved := good
+	reserved[6] = 1
+	tests := []struct {
+		name string
+		b    []byte
+		want error
+	}{
+		{"empty", nil, ErrShortPacket},
+		{"short", good[:15], ErrShortPacket},
+		{"magic", badMagic[:], ErrBadMagic},
+		{"reserved", reserved[:], ErrReserved},
+	}
+	for _, tc := range tests {
+		var h Header
+		if err := h.Decode(tc.b); !errors.Is(err, tc.want) {
+			t.Errorf("%s: got %v want %v", tc.name, err, tc.want)
+		}
+	}
+	for _, h := range []Header{{MsgSize: 1 << 24}, {PktNum: 1 << 14}, {ReqNum: 1 << 44}, {Type: 4}} {
+		var b [HeaderSize]byte
+		if err := h.Encode(b[:]); !errors.Is(err, ErrFieldRange) {
+			t.Errorf("%v: got %v", h, err)
+		}
+	}
+}
+
+func FuzzHeader(f *testing.F) {
+	var b [HeaderSize]byte
+	_ = (&Header{ReqType: 3, MsgSize: 100, DestSession: 2, Type: PktResp, PktNum: 4, ReqNum: 17}).Encode(b[:])
+	f.Add(b[:])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		var h Header
+		if err := h.Decode(p); err != nil {
+			return
+		}
+		var b [HeaderSize]byte
+		if err := h.Encode(b[:]); err != nil {
+			t.Fatalf("decoded header does not re-encode: %v", err)
+		}
+		if string(b[:]) != string(p[:HeaderSize]) {
+			t.Fatalf("re-encode differs: %x vs %x", b, p[:HeaderSize])
+		}
+	})
+}
+
+// FuzzStep feeds arbitrary packets to a server and a client core that have
+// live requests; nothing may panic and accounting must stay balanced.
+func FuzzStep(f *testing.F) {
+	var b [HeaderSize + 8]byte
+	_ = (&Header{ReqType: 1, MsgSize: 8, DestSession: 5, Type: PktReq, PktNum: 0, ReqNum: 8}).Encode(b[:])
+	f.Add(b[:], false)
+	_ = (&Header{ReqType: 1, MsgSize: 0, DestSession: 0, Type: PktCR, PktNum: 0, ReqNum: 8}).Encode(b[:])
+	f.Add(b[:HeaderSize], true)
+	_ = (&Header{ReqType: 1, MsgSize: 300, DestSession: 0, Type: PktResp, PktNum: 2, ReqNum: 8}).Encode(b[:])
+	f.Add(b[:], true)
+	f.Fuzz(func(t *testing.T, p []byte, toClient bool) {
+		w := newWorld(t, Config{DataPerPkt: 100, Credits: 4})
+		w.enqueue(250, 120)
+		w.enqueue(10, 400)
+		if toClient {
+			w.cli.Step(p, 0)
+		} else {
+			w.srv.Step(p, 0)
+		}
+		w.flush()
+		w.checkInvariants()
+		w.exchange(50, nil)
+		w.badData = 0 // forged packets carry arbitrary data
+		w.closeAll()
+	})
+}
+
+func TestSmallRPC(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 1000})
+	tag := w.enqueue(32, 32)
+	if len(w.c2s) != 1 {
+		t.Fatalf("want 1 request packet, got %d", len(w.c2s))
+	}
+	w.deliver("c2s", all(1))
+	if len(w.pending) != 1 {
+		t.Fatalf("handler not invoked")
+	}
+	w.respond()
+	w.deliver("s2c", all(1))
+	if w.done[tag] != 1 || w.handled[tag] != 1 {
+		t.Fatalf("done=%d handled=%d\n%s", w.done[tag], w.handled[tag], w.log.String())
+	}
+	if c := w.cli.Credits(0); c != DefaultCredits {
+		t.Fatalf("credits %d", c)
+	}
+	w.closeAll()
+}
+
+func TestLargeRPCGeometry(t *testing.T) {
+	for _, sel := range []bool{false, true} {
+		w := newWorld(t, Config{DataPerPkt: 100, Selective: sel})
+		tag := w.enqueue(1000, 750) // R=10, S=8
+		w.exchange(100, nil)
+		if w.done[tag] != 1 || w.handled[tag] != 1 {
+			t.Fatalf("sel=%v: done=%d handled=%d", sel, w.done[tag], w.handled[tag])
+		}
+		st := w.srv.Stats()
+		// 9 CRs + 8 response packets; client: 10 request packets + 7 RFRs.
+		if st.TxCtrl != 9 || st.TxData != 8 {
+			t.Fatalf("server sent %d ctrl %d data", st.TxCtrl, st.TxData)
+		}
+		ct := w.cli.Stats()
+		if ct.TxData != 10 || ct.TxCtrl != 7 {
+			t.Fatalf("client sent %d data %d ctrl", ct.TxData, ct.TxCtrl)
+		}
+		w.closeAll()
+	}
+}
+
+func TestZeroSizeMessages(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100})
+	tag := w.enqueue(0, 0)
+	w.exchange(10, nil)
+	if w.done[tag] != 1 {
+		t.Fatal("zero-size RPC did not complete")
+	}
+	w.closeAll()
+}
+
+// Server-side request reordering: past, current (retransmission), future.
+func TestServerReqReorderSmall(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100})
+	tag := w.enqueue(50, 20)
+	req := w.c2s[0]
+	w.deliver("c2s", all(1))
+	// Current request retransmitted while the handler runs: dropped.
+	w.srv.Step(req.b, 0)
+	w.flush()
+	if len(w.s2c) != 0 || w.handled[tag] != 1 {
+		t.Fatalf("retransmission during handler: %d packets, handled %d", len(w.s2c), w.handled[tag])
+	}
+	w.respond()
+	w.drop("s2c", all(1)) // the response is lost
+	// Retransmission after the response: the saved response is resent, the handler is not run again.
+	w.srv.Step(req.b, 0)
+	w.flush()
+	if len(w.s2c) != 1 || w.handled[tag] != 1 || w.srv.Stats().DupResponses != 1 {
+		t.Fatalf("retransmission after response: %d packets, handled %d", len(w.s2c), w.handled[tag])
+	}
+	w.deliver("s2c", all(1))
+	if w.done[tag] != 1 {
+		t.Fatal("not completed")
+	}
+	// Next request on another slot, then the old (past) request again: dropped.
+	tag2 := w.enqueue(50, 20)
+	w.exchange(10, nil)
+	before := w.srv.Stats().DropOrder
+	// A past request: same slot as req but an older request number.
+	var h Header
+	_ = h.Decode(req.b)
+	h.ReqNum -= uint64(DefaultWindow)
+	old := append([]byte(nil), req.b...)
+	_ = h.Encode(old)
+	w.srv.Step(old, 0)
+	w.flush()
+	if w.srv.Stats().DropOrder != before+1 || len(w.s2c) != 0 {
+		t.Fatal("past request not dropped")
+	}
+	if w.handled[tag2] != 1 || w.done[tag2] != 1 {
+		t.Fatal("second request")
+	}
+	w.closeAll()
+}
+
+func TestServerReqReorderLarge(t *testing.T) {
+	for _, sel := range []bool{false, true} {
+		w := newWorld(t, Config{DataPerPkt: 100, Selective: sel, Credits: 8})
+		tag := w.enqueue(500, 10) // 5 packets
+		if len(w.c2s) != 5 {
+			t.Fatalf("sent %d", len(w.c2s))
+		}
+		// Future packet: 2 before 1.
+		w.deliver("c2s", []int{0, 2})
+		crs := len(w.s2c)
+		if !sel && crs != 1 {
+			t.Fatalf("go-back-N: future packet must be dropped, got %d CRs", crs)
+		}
+		if sel && crs != 2 {
+			t.Fatalf("selective: future packet must be accepted, got %d CRs", crs)
+		}
+		// Past packet (0 again): CR re-sent.
+		w.srv.Step(w.s2c[0].b[:0:0], 0) // garbage to the server: dropped
+		pkt0 := []byte(nil)
+		_ = pkt0
+		w.exchange(100, nil)
+		// The client never rolls back without an RTO; under go-back-N packet 2 is lost for good.
+		for i := 0; i < 10 && w.done[tag] == 0; i++ {
+			w.tick(int64(DefaultRTO))
+			w.exchange(100, nil)
+		}
+		if w.done[tag] != 1 || w.handled[tag] != 1 {
+			t.Fatalf("sel=%v done=%d handled=%d\n%s", sel, w.done[tag], w.handled[tag], w.log.String())
+		}
+		w.closeAll()
+	}
+}
+
+// Client-side response reordering: duplicate (past) and future response packets.
+func TestClientRespReorder(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100, Credits: 8})
+	tag := w.enqueue(10, 400) // R=1, S=4
+	w.deliver("c2s", all(1))
+	w.respond()
+	resp0 := w.s2c[0]
+	w.deliver("s2c", all(1))
+	if len(w.c2s) != 3 {
+		t.Fatalf("want 3 RFRs, got %d", len(w.c2s))
+	}
+	// Duplicate of response 0: dropped.
+	before := w.cli.Stats().DropOrder
+	w.cli.Step(resp0.b, 0)
+	w.flush()
+	if w.cli.Stats().DropOrder != before+1 {
+		t.Fatal("duplicate response not dropped")
+	}
+	w.deliver("c2s", all(3))
+	// Deliver response 3 before 1 and 2: future, dropped (go-back-N).
+	w.deliver("s2c", []int{2})
+	if w.cli.Stats().DropOrder != before+2 {
+		t.Fatal("future response not dropped")
+	}
+	w.deliver("s2c", all(2))
+	if w.done[tag] != 0 {
+		t.Fatal("completed without the last packet")
+	}
+	w.tick(int64(DefaultRTO)) // rollback: RFR for packet 3 resent
+	if len(w.c2s) != 1 || w.c2s[0].hdr.Type != PktRFR || w.c2s[0].hdr.PktNum != 3 {
+		t.Fatalf("rollback sent %v", w.c2s)
+	}
+	w.exchange(10, nil)
+	if w.done[tag] != 1 {
+		t.Fatal("not completed")
+	}
+	w.closeAll()
+}
+
+func TestCreditReturnAndKick(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100, Credits: 4})
+	tag := w.enqueue(1000, 10) // R=10
+	if len(w.c2s) != 4 || w.cli.Credits(0) != 0 {
+		t.Fatalf("kick with 4 credits sent %d, credits %d", len(w.c2s), w.cli.Credits(0))
+	}
+	// A second request finds no credits: it takes a slot but sends nothing.
+	tag2 := w.enqueue(10, 10)
+	if len(w.c2s) != 4 {
+		t.Fatal("kick without credits sent packets")
+	}
+	w.deliver("c2s", all(2)) // 2 CRs come back
+	if len(w.s2c) != 2 {
+		t.Fatalf("want 2 CRs, got %d", len(w.s2c))
+	}
+	w.deliver("s2c", all(2))
+	if len(w.c2s) != 4 {
+		t.Fatalf("2 credits returned should allow 2 more packets, in flight %d", len(w.c2s))
+	}
+	w.checkInvariants()
+	w.exchange(100, nil)
+	if w.done[tag] != 1 || w.done[tag2] != 1 {
+		t.Fatal("not completed")
+	}
+	if w.cli.Credits(0) != 4 {
+		t.Fatalf("credits %d after completion", w.cli.Credits(0))
+	}
+	w.closeAll()
+}
+
+func TestRFRCreditsPaced(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100, Credits: 2})
+	tag := w.enqueue(10, 1000) // S=10
+	w.deliver("c2s", all(1))
+	w.respond()
+	w.deliver("s2c", all(1))
+	if len(w.c2s) != 2 {
+		t.Fatalf("RFRs limited by 2 credits, got %d", len(w.c2s))
+	}
+	for _, p := range w.c2s {
+		if p.hdr.Type != PktRFR {
+			t.Fatalf("not an RFR: %v", p.hdr)
+		}
+	}
+	w.exchange(100, nil)
+	if w.done[tag] != 1 {
+		t.Fatal("not completed")
+	}
+	w.closeAll()
+}
+
+func TestRollback(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100, Credits: 8})
+	tag := w.enqueue(800, 10) // R=8
+	w.drop("c2s", []int{3})
+	w.exchange(10, nil) // 3 CRs come back (0..2); 4..7 dropped as future
+	if w.done[tag] != 0 {
+		t.Fatal("completed despite loss")
+	}
+	st := w.cli.sessions[0].slots[0]
+	if st.numRx != 3 || st.numTx != 8 {
+		t.Fatalf("numRx %d numTx %d", st.numRx, st.numTx)
+	}
+	w.tick(int64(DefaultRTO) / 2)
+	if len(w.c2s) != 0 {
+		t.Fatal("retransmitted before the RTO")
+	}
+	w.tick(int64(DefaultRTO))
+	if len(w.c2s) != 5 || w.c2s[0].hdr.PktNum != 3 {
+		t.Fatalf("go-back-N should resend packets 3..7, got %d", len(w.c2s))
+	}
+	if w.cli.Stats().Retransmits != 5 {
+		t.Fatalf("retransmits %d", w.cli.Stats().Retransmits)
+	}
+	w.exchange(10, nil)
+	if w.done[tag] != 1 || w.handled[tag] != 1 {
+		t.Fatal("not completed")
+	}
+	w.closeAll()
+}
+
+func TestSelectiveResendsOnlyMissing(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100, Credits: 8, Selective: true})
+	tag := w.enqueue(800, 10)
+	w.drop("c2s", []int{3})
+	w.exchange(10, nil)
+	// Four packets (4..7) acknowledged after the hole: fast retransmission of 3 only.
+	if w.cli.Stats().FastRetransmits != 1 || w.cli.Stats().Retransmits != 1 {
+		t.Fatalf("fast retransmits %d retransmits %d", w.cli.Stats().FastRetransmits, w.cli.Stats().Retransmits)
+	}
+	if w.done[tag] != 1 || w.handled[tag] != 1 {
+		t.Fatalf("not completed\n%s", w.log.String())
+	}
+	w.closeAll()
+}
+
+func TestBacklog(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100})
+	var tags []uint64
+	for i := 0; i < 20; i++ {
+		tags = append(tags, w.enqueue(150, 150))
+	}
+	if w.cli.Pending(0) != 20 {
+		t.Fatalf("pending %d", w.cli.Pending(0))
+	}
+	w.exchange(200, nil)
+	for _, tg := range tags {
+		if w.done[tg] != 1 || w.handled[tg] != 1 {
+			t.Fatalf("tag %d done %d handled %d", tg, w.done[tg], w.handled[tg])
+		}
+	}
+	w.closeAll()
+}
+
+func TestBacklogLimit(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100, Window: 1, MaxBacklog: 1})
+	w.enqueue(10, 10)
+	w.enqueue(10, 10)
+	m := w.newMsg(1, 10)
+	if err := w.cli.Enqueue(0, 1, m, 99); !errors.Is(err, ErrBacklogFull) {
+		t.Fatalf("got %v", err)
+	}
+	w.released++ // the caller keeps m on error
+	if err := w.cli.Enqueue(0, 1, &testMsg{b: make([]byte, DefaultMaxMsgSize+1)}, 1); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("got %v", err)
+	}
+	if err := w.srv.Enqueue(5, 1, m, 1); !errors.Is(err, ErrNotClient) {
+		t.Fatalf("got %v", err)
+	}
+	if err := w.cli.Enqueue(9, 1, m, 1); !errors.Is(err, ErrNoSession) {
+		t.Fatalf("got %v", err)
+	}
+	w.exchange(50, nil)
+	w.closeAll()
+}
+
+// The server buries a response on the next request, but a response whose
+// packets are still queued (Ready not yet advanced) stays referenced.
+func TestResponseNotReleasedWhileQueued(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100, Window: 1})
+	w.enqueue(10, 10)
+	w.deliver("c2s", all(1))
+	e := w.pending[0]
+	w.pending = nil
+	resp := w.newMsg(e.Tag+1000, 10)
+	if err := w.srv.Respond(e.Handle, resp); err != nil {
+		t.Fatal(err)
+	}
+	rd := w.srv.Ready() // the response packet is "in the TX queue"
+	if len(rd.Packets) != 1 {
+		t.Fatal("no response packet")
+	}
+	pkt := encodePkt(&rd.Packets[0])
+	// Deliver the response, complete, send the next request on the same slot.
+	w.cli.Step(pkt, 0)
+	w.flush()
+	w.enqueue(10, 10)
+	w.deliver("c2s", all(1)) // buries resp
+	if resp.freed {
+		t.Fatal("response released while a packet referring to it is queued")
+	}
+	w.srv.Advance(rd)
+	if !resp.freed {
+		t.Fatal("response not released after the queue drained")
+	}
+	w.respond()
+	w.exchange(10, nil)
+	w.closeAll()
+}
+
+func TestRequestNotReleasedWhileQueued(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100})
+	m := w.newMsg(1, 10)
+	w.nextTag = 1
+	w.reqSizes[1], w.respSize[1] = 10, 10
+	if err := w.cli.Enqueue(0, 1, m, 1); err != nil {
+		t.Fatal(err)
+	}
+	rdc := w.cli.Ready()
+	w.srv.Step(encodePkt(&rdc.Packets[0]), 0)
+	w.flush()
+	w.respond()
+	w.deliver("s2c", all(1)) // completes while the request packet is "queued"
+	if w.done[1] != 1 {
+		t.Fatal("not completed")
+	}
+	if m.freed {
+		t.Fatal("request released while queued")
+	}
+	w.cli.Advance(rdc)
+	if !m.freed {
+		t.Fatal("request not released")
+	}
+	w.closeAll()
+}
+
+func TestRemoveSessionFailsPending(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100})
+	var tags []uint64
+	for i := 0; i < 12; i++ {
+		tags = append(tags, w.enqueue(300, 300))
+	}
+	w.deliver("c2s", all(5))
+	boom := errors.New("peer failed")
+	if err := w.cli.RemoveSession(0, boom); err != nil {
+		t.Fatal(err)
+	}
+	w.flush()
+	for _, tg := range tags {
+		if w.done[tg] != 1 {
+			t.Fatalf("tag %d completed %d times", tg, w.done[tg])
+		}
+	}
+	if w.cli.Stats().Failed != 12 {
+		t.Fatalf("failed %d", w.cli.Stats().Failed)
+	}
+	// Handles into a removed server session are stale.
+	w.exchange(1, nil)
+	e := Event{Handle: ReqHandle{Session: 5, Gen: 12345}}
+	if err := w.srv.Respond(e.Handle, w.newMsg(1, 1)); !errors.Is(err, ErrStaleHandle) {
+		t.Fatalf("got %v", err)
+	}
+	w.released++
+	w.closeAll()
+}
+
+func TestRandomLoss(t *testing.T) {
+	for _, sel := range []bool{false, true} {
+		for seed := uint64(1); seed <= 6; seed++ {
+			rng := rand.New(rand.NewPCG(seed, 99))
+			w := newWorld(t, Config{DataPerPkt: 64, Selective: sel})
+			var tags []uint64
+			for i := 0; i < 10; i++ {
+				req := 64*64 + rng.IntN(32*64) // 64-96 packets
+				resp := rng.IntN(40 * 64)
+				tags = append(tags, w.enqueue(req, resp))
+			}
+			lossy := func() bool { return rng.Float64() < 0.3 }
+			for round := 0; round < 40000; round++ {
+				w.exchange(20, lossy)
+				if len(w.done) == len(tags) {
+					break
+				}
+				w.tick(int64(DefaultRTO) / 10)
+			}
+			for _, tg := range tags {
+				if w.done[tg] != 1 || w.handled[tg] != 1 {
+					t.Fatalf("sel=%v seed=%d: tag %d done %d handled %d\n%s\n%+v\n%+v", sel, seed, tg, w.done[tg], w.handled[tg], w.state(), w.cli.Stats(), w.srv.Stats())
+				}
+			}
+			w.checkInvariants()
+			w.closeAll()
+		}
+	}
+}
+
+func TestDuplicationAndReorder(t *testing.T) {
+	for _, sel := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(7, 7))
+		w := newWorld(t, Config{DataPerPkt: 50, Selective: sel})
+		var tags []uint64
+		for i := 0; i < 16; i++ {
+			tags = append(tags, w.enqueue(rng.IntN(2000), rng.IntN(2000)))
+		}
+		for round := 0; round < 3000 && len(w.done) < len(tags); round++ {
+			for len(w.pending) > 0 {
+				w.respond()
+			}
+			for _, dst := range []*Core{w.srv, w.cli} {
+				q := &w.c2s
+				if dst == w.cli {
+					q = &w.s2c
+				}
+				pkts := *q
+				*q = nil
+				rng.Shuffle(len(pkts), func(i, j int) { pkts[i], pkts[j] = pkts[j], pkts[i] })
+				for i, p := range pkts {
+					dst.Step(p.b, i)
+					if rng.IntN(4) == 0 {
+						dst.Step(p.b, i) // duplicate
+					}
+				}
+				w.flush()
+				w.checkInvariants()
+			}
+			w.tick(int64(DefaultRTO) / 10)
+		}
+		for _, tg := range tags {
+			if w.done[tg] != 1 || w.handled[tg] != 1 {
+				t.Fatalf("sel=%v tag %d done %d handled %d", sel, tg, w.done[tg], w.handled[tg])
+			}
+		}
+		w.closeAll()
+	}
+}
+
+func TestAllocFailure(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100})
+	w.ca.fail = true
+	tag := w.enqueue(10, 500)
+	w.exchange(10, nil)
+	if w.done[tag] != 1 || w.cli.Stats().Failed != 1 {
+		t.Fatal("a response that cannot be reassembled must fail the request")
+	}
+	w.sa.fail = true
+	w.ca.fail = false
+	tag2 := w.enqueue(500, 10)
+	w.exchange(10, nil)
+	if w.handled[tag2] != 0 || w.srv.Stats().AllocFailures == 0 {
+		t.Fatal("server without memory must drop the request")
+	}
+	w.sa.fail = false
+	w.tick(int64(DefaultRTO) * 2)
+	w.exchange(20, nil)
+	if w.done[tag2] != 1 {
+		t.Fatal("request not recovered after memory came back")
+	}
+	w.closeAll()
+}
+
+func TestConfigValidation(t *testing.T) {
+	bad := []Config{
+		{},
+		{DataPerPkt: 100, Window: 3},
+		{DataPerPkt: 100, Credits: -1},
+		{DataPerPkt: 100, RTO: time.Nanosecond},
+		{DataPerPkt: 100, MaxMsgSize: 100 << 20},
+		{DataPerPkt: 100, Selective: true, Credits: 128},
+	}
+	for _, c := range bad {
+		if _, err := New(c, &testAlloc{}); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: got %v", c, err)
+		}
+	}
+	c, err := New(Config{DataPerPkt: 968}, &testAlloc{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Config().MaxMsgSize; got >= 8<<20 || got != MaxMsgSizeFor(968) {
+		t.Fatalf("MaxMsgSize %d", got)
+	}
+}
+
+// The steady-state small-RPC path allocates nothing.
+func TestNoAllocsSteadyState(t *testing.T) {
+	cli, _ := New(Config{DataPerPkt: 1000}, &testAlloc{})
+	srv, _ := New(Config{DataPerPkt: 1000}, &testAlloc{})
+	_ = cli.AddSession(SessionConfig{Num: 0, Client: true, Remote: 0, Peer: srvAddr})
+	_ = srv.AddSession(SessionConfig{Num: 0, Remote: 0, Peer: cliAddr})
+	released := 0
+	req := &testMsg{b: make([]byte, 32), released: &released}
+	resp := &testMsg{b: make([]byte, 32), released: &released}
+	buf := make([]byte, 2048)
+	move := func(from, to *Core) {
+		rd := from.Ready()
+		for i := range rd.Packets {
+			p := &rd.Packets[i]
+			_ = p.Hdr.Encode(buf)
+			to.Step(buf[:HeaderSize+p.Len], 0)
+		}
+		from.Advance(rd)
+	}
+	var h ReqHandle
+	round := func() {
+		req.freed, resp.freed = false, false
+		_ = cli.Enqueue(0, 1, req, 1)
+		move(cli, srv)
+		rd := srv.Ready()
+		for _, e := range rd.Events {
+			h = e.Handle
+		}
+		srv.Advance(rd)
+		_ = srv.Respond(h, resp)
+		move(srv, cli)
+		cli.Advance(cli.Ready())
+	}
+	for i := 0; i < 100; i++ {
+		round()
+	}
+	if n := testing.AllocsPerRun(1000, round); n != 0 {
+		t.Fatalf("%v allocations per RPC", n)
+	}
+}

@@ -1,0 +1,122 @@
+package proto
+
+import (
+	"errors"
+	"fmt"
+)
+
+// HeaderSize is the size of the RPC header that starts every packet payload.
+const HeaderSize = 16
+
+// Magic is the 4-bit value every valid header carries (eRPC's kPktHdrMagic).
+const Magic = 11
+
+// Field limits of the header (eRPC's widths).
+const (
+	MaxMsgSizeField = 1<<24 - 1 // msg_size is 24 bits
+	MaxPktNum       = 1<<14 - 1 // pkt_num is 14 bits
+	MaxReqNum       = 1<<44 - 1 // req_num is 44 bits
+	InvalidSession  = 0xFFFF    // dest_session value that addresses no session
+)
+
+// PktType is the 2-bit packet type.
+type PktType uint8
+
+// Packet types, with eRPC's numeric values.
+const (
+	PktReq  PktType = 0 // a request packet (data)
+	PktRFR  PktType = 1 // request-for-response: asks the server for one more response packet
+	PktCR   PktType = 2 // explicit credit return: acknowledges one non-final request packet
+	PktResp PktType = 3 // a response packet (data)
+)
+
+func (t PktType) String() string {
+	switch t {
+	case PktReq:
+		return "req"
+	case PktRFR:
+		return "rfr"
+	case PktCR:
+		return "cr"
+	case PktResp:
+		return "resp"
+	}
+	return fmt.Sprintf("pkttype(%d)", uint8(t))
+}
+
+// Header is the decoded 16-byte RPC packet header.
+//
+// Wire layout (all multi-byte fields little-endian, written byte by byte):
+//
+//	byte  0      req_type (8 bits)
+//	bytes 1..3   msg_size (24 bits): size of the whole message, headers excluded
+//	bytes 4..5   dest_session (16 bits): the receiver's session number
+//	bytes 6..7   reserved, must be zero
+//	bytes 8..15  one 64-bit word, least significant bits first:
+//	             pkt_type (2) | pkt_num (14) | req_num (44) | magic (4)
+type Header struct {
+	ReqType     uint8
+	MsgSize     uint32 // < 1<<24
+	DestSession uint16
+	Type        PktType
+	PktNum      uint16 // < 1<<14
+	ReqNum      uint64 // < 1<<44
+}
+
+// Header decoding errors.
+var (
+	ErrShortPacket = errors.New("rpc/proto: packet shorter than the header")
+	ErrBadMagic    = errors.New("rpc/proto: bad header magic")
+	ErrReserved    = errors.New("rpc/proto: reserved header bits set")
+	ErrFieldRange  = errors.New("rpc/proto: header field out of range")
+)
+
+// Encode writes h into b[:HeaderSize]. It returns ErrFieldRange if a field
+// does not fit its width and panics only if len(b) < HeaderSize (a caller bug).
+func (h *Header) Encode(b []byte) error {
+	if h.MsgSize > MaxMsgSizeField || h.PktNum > MaxPktNum || h.ReqNum > MaxReqNum || h.Type > 3 {
+		return ErrFieldRange
+	}
+	_ = b[HeaderSize-1]
+	b[0] = h.ReqType
+	b[1] = byte(h.MsgSize)
+	b[2] = byte(h.MsgSize >> 8)
+	b[3] = byte(h.MsgSize >> 16)
+	b[4] = byte(h.DestSession)
+	b[5] = byte(h.DestSession >> 8)
+	b[6] = 0
+	b[7] = 0
+	w := uint64(h.Type) | uint64(h.PktNum)<<2 | h.ReqNum<<16 | uint64(Magic)<<60
+	for i := 0; i < 8; i++ {
+		b[8+i] = byte(w >> (8 * i))
+	}
+	return nil
+}
+
+// Decode parses the header at the start of b. It never panics.
+func (h *Header) Decode(b []byte) error {
+	if len(b) < HeaderSize {
+		return ErrShortPacket
+	}
+	var w uint64
+	for i := 0; i < 8; i++ {
+		w |= uint64(b[8+i]) << (8 * i)
+	}
+	if w>>60 != Magic {
+		return ErrBadMagic
+	}
+	if b[6] != 0 || b[7] != 0 {
+		return ErrReserved
+	}
+	h.ReqType = b[0]
+	h.MsgSize = uint32(b[1]) | uint32(b[2])<<8 | uint32(b[3])<<16
+	h.DestSession = uint16(b[4]) | uint16(b[5])<<8
+	h.Type = PktType(w & 3)
+	h.PktNum = uint16(w>>2) & MaxPktNum
+	h.ReqNum = (w >> 16) & MaxReqNum
+	return nil
+}
+
+func (h Header) String() string {
+	return fmt.Sprintf("%s req=%d pkt=%d size=%d sess=%d type=%d", h.Type, h.ReqNum, h.PktNum, h.MsgSize, h.DestSession, h.ReqType)
+}

@@ -1,0 +1,575 @@
+package proto
+
+import "math/bits"
+
+type srvState uint8
+
+const (
+	srvIdle      srvState = iota // no request, or its response was buried
+	srvReceiving                 // multi-packet request partly received
+	srvInHandler                 // request delivered, waiting for Respond
+	srvResponded                 // response saved in the slot
+)
+
+// slot is one of a session's Window request slots. Request numbers of slot
+// i are ≡ i (mod Window).
+type slot struct {
+	s         *session
+	idx       uint8
+	reqNum    uint64
+	reqType   uint8
+	activeIdx int // index in Core.active, -1 if not there
+
+	// Shared by client and server: request/response geometry and the
+	// receive window (unified packet-number space, eRPC numbering).
+	reqSize  int
+	reqPkts  int // R
+	respSize int
+	respPkts int // S (0 = not known yet, client)
+	numRx    int // next in-order packet number expected
+	sack     uint64
+
+	// Client.
+	req      *msgRef
+	tag      uint64
+	numTx    int // next new packet number to send
+	maxTx    int // high-water of numTx (sends below it are retransmissions)
+	progress int64
+	respBuf  RxBuf
+	fastAt   int
+	inWheel  int
+	txTs     [8]txStamp
+
+	// Server.
+	srv   srvState
+	rxBuf RxBuf
+	resp  *msgRef
+}
+
+type txStamp struct {
+	pkt int32
+	ts  int64
+}
+
+func (c *Core) pktRange(size, i int) (off, n int) {
+	off = i * c.cfg.DataPerPkt
+	n = size - off
+	if n > c.cfg.DataPerPkt {
+		n = c.cfg.DataPerPkt
+	}
+	return off, n
+}
+
+// ---- server ----
+
+func (c *Core) serverReq(s *session, sl *slot, h *Header, data []byte, rxID int) {
+	p := int(h.PktNum)
+	switch {
+	case h.ReqNum < sl.reqNum:
+		c.stats.DropOrder++ // stale request
+		return
+	case h.ReqNum > sl.reqNum:
+		if sl.srv == srvInHandler {
+			c.stats.DropOrder++ // the previous request on this slot is still being handled
+			return
+		}
+		if p != 0 && !(c.cfg.Selective && p < SackWindow) {
+			c.stats.DropOrder++
+			return
+		}
+		size := int(h.MsgSize)
+		R := numPkts(size, c.cfg.DataPerPkt)
+		if R > MaxPktNum+1 || p >= R {
+			c.stats.DropBad++
+			return
+		}
+		if _, n := c.pktRange(size, p); n < 0 || len(data) != n {
+			c.stats.DropBad++
+			return
+		}
+		var buf RxBuf
+		if R > 1 {
+			b, err := c.alloc.AllocRx(size)
+			if err != nil {
+				c.stats.AllocFailures++
+				return // the client will retransmit
+			}
+			buf = b
+		}
+		c.resetServerSlot(sl) // bury the previous response (at-most-once: one per slot)
+		sl.reqNum, sl.reqType, sl.reqSize, sl.reqPkts = h.ReqNum, h.ReqType, size, R
+		sl.numRx, sl.sack = 0, 0
+		if R == 1 {
+			sl.numRx = 1
+			c.deliverRequest(s, sl, data, rxID, nil)
+			return
+		}
+		sl.rxBuf = buf
+		sl.srv = srvReceiving
+		c.serverReqPkt(s, sl, h, p, data)
+	default: // the current request
+		if sl.srv == srvReceiving {
+			if int(h.MsgSize) != sl.reqSize || p >= sl.reqPkts {
+				c.stats.DropBad++
+				return
+			}
+			c.serverReqPkt(s, sl, h, p, data)
+			return
+		}
+		if sl.srv == srvIdle || p >= sl.reqPkts {
+			c.stats.DropOrder++
+			return
+		}
+		// A retransmission of a packet of a request already received.
+		if p == sl.reqPkts-1 {
+			if sl.srv == srvResponded {
+				c.stats.DupResponses++
+				c.sendResp(s, sl, 0)
+			} else {
+				c.stats.DropOrder++ // handler still running: the client will retry
+			}
+			return
+		}
+		c.sendCR(s, sl, p)
+	}
+}
+
+// serverReqPkt handles packet p of a multi-packet request being received.
+func (c *Core) serverReqPkt(s *session, sl *slot, h *Header, p int, data []byte) {
+	off, n := c.pktRange(sl.reqSize, p)
+	if len(data) != n {
+		c.stats.DropBad++
+		return
+	}
+	k := p - sl.numRx
+	switch {
+	case k < 0 || (k > 0 && k < 64 && sl.sack&(1<<k) != 0):
+		// Already have it: the CR was lost; resend it (the last packet's
+		// acknowledgement is the response, which is not ready yet).
+		if p < sl.reqPkts-1 {
+			c.sendCR(s, sl, p)
+		} else {
+			c.stats.DropOrder++
+		}
+		return
+	case k == 0:
+		copy(sl.rxBuf.Bytes()[off:], data)
+		sl.numRx++
+		sl.sack >>= 1
+		for sl.sack&1 != 0 {
+			sl.numRx++
+			sl.sack >>= 1
+		}
+	case c.cfg.Selective && k < SackWindow:
+		copy(sl.rxBuf.Bytes()[off:], data)
+		sl.sack |= 1 << k
+	default:
+		c.stats.DropOrder++
+		return
+	}
+	if p < sl.reqPkts-1 {
+		c.sendCR(s, sl, p)
+	}
+	if sl.numRx == sl.reqPkts {
+		buf := sl.rxBuf
+		sl.rxBuf = nil
+		c.deliverRequest(s, sl, nil, 0, buf)
+	}
+}
+
+func (c *Core) deliverRequest(s *session, sl *slot, data []byte, rxID int, buf RxBuf) {
+	sl.srv = srvInHandler
+	c.stats.Handlers++
+	e := Event{Kind: EvRequest, Session: s.num, ReqType: sl.reqType,
+		Handle: ReqHandle{Session: s.num, Slot: sl.idx, Gen: s.gen, ReqNum: sl.reqNum},
+		RxID:   rxID, Buf: buf}
+	if buf != nil {
+		e.Data = buf.Bytes()
+	} else {
+		e.Data = data
+	}
+	c.event(e)
+}
+
+func (c *Core) serverRFR(s *session, sl *slot, h *Header, data []byte) {
+	if h.ReqNum != sl.reqNum || sl.srv != srvResponded {
+		c.stats.DropOrder++
+		return
+	}
+	idx := int(h.PktNum) - (sl.reqPkts - 1)
+	if idx < 1 || idx >= sl.respPkts {
+		c.stats.DropBad++
+		return
+	}
+	// Stateless: any RFR for an existing response packet is answered
+	// (eRPC drops "future" RFRs; answering them is harmless and lets
+	// selective retransmission ask for any missing packet).
+	c.sendResp(s, sl, idx)
+}
+
+func (c *Core) resetServerSlot(sl *slot) {
+	if sl.resp != nil {
+		c.unref(sl.resp)
+		sl.resp = nil
+	}
+	if sl.rxBuf != nil {
+		sl.rxBuf.Release()
+		sl.rxBuf = nil
+	}
+	sl.srv = srvIdle
+	sl.respPkts, sl.respSize = 0, 0
+}
+
+func (c *Core) sendCR(s *session, sl *slot, p int) {
+	c.emit(OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, DestSession: s.remote,
+		Type: PktCR, PktNum: uint16(p), ReqNum: sl.reqNum}})
+}
+
+func (c *Core) sendResp(s *session, sl *slot, idx int) {
+	off, n := c.pktRange(sl.respSize, idx)
+	c.emit(OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, MsgSize: uint32(sl.respSize),
+		DestSession: s.remote, Type: PktResp, PktNum: uint16(sl.reqPkts - 1 + idx), ReqNum: sl.reqNum},
+		ref: sl.resp, Off: off, Len: n})
+}
+
+// Respond saves m as the response to the request h names and sends its
+// first packet. On success the core owns m (it is released when the next
+// request on the slot buries it, or when the session goes away); on error
+// the caller keeps it.
+func (c *Core) Respond(h ReqHandle, m Msg) error {
+	s := c.session(h.Session)
+	if s == nil || s.gen != h.Gen || s.client || int(h.Slot) >= len(s.slots) {
+		return ErrStaleHandle
+	}
+	sl := &s.slots[h.Slot]
+	if sl.reqNum != h.ReqNum || sl.srv != srvInHandler {
+		return ErrStaleHandle
+	}
+	size := m.Len()
+	if size > c.cfg.MaxMsgSize {
+		return ErrTooLarge
+	}
+	sl.resp = c.newRef(m)
+	sl.respSize = size
+	sl.respPkts = numPkts(size, c.cfg.DataPerPkt)
+	sl.srv = srvResponded
+	c.sendResp(s, sl, 0)
+	return nil
+}
+
+// ---- client ----
+
+// Enqueue starts (or backlogs, when all slots are busy) a request of type
+// reqType carrying m on client session sess; its completion is reported by an
+// EvResponse event with tag. On success the core owns m; on error the caller
+// keeps it.
+func (c *Core) Enqueue(sess uint16, reqType uint8, m Msg, tag uint64) error {
+	s := c.session(sess)
+	if s == nil {
+		return ErrNoSession
+	}
+	if !s.client {
+		return ErrNotClient
+	}
+	if m.Len() > c.cfg.MaxMsgSize {
+		return ErrTooLarge
+	}
+	if n := len(s.freeSlots); n > 0 && s.blHead == len(s.backlog) {
+		i := s.freeSlots[n-1]
+		s.freeSlots = s.freeSlots[:n-1]
+		c.start(s, &s.slots[i], reqType, c.newRef(m), tag)
+		return nil
+	}
+	if len(s.backlog)-s.blHead >= c.cfg.MaxBacklog {
+		return ErrBacklogFull
+	}
+	s.backlog = append(s.backlog, pendingReq{reqType: reqType, ref: c.newRef(m), tag: tag})
+	return nil
+}
+
+func (c *Core) start(s *session, sl *slot, reqType uint8, ref *msgRef, tag uint64) {
+	sl.reqNum += uint64(c.cfg.Window)
+	sl.reqType, sl.req, sl.tag = reqType, ref, tag
+	sl.reqSize = ref.m.Len()
+	sl.reqPkts = numPkts(sl.reqSize, c.cfg.DataPerPkt)
+	sl.respSize, sl.respPkts = 0, 0
+	sl.numTx, sl.numRx, sl.maxTx, sl.sack, sl.fastAt = 0, 0, 0, 0, -1
+	sl.progress = c.now
+	sl.activeIdx = len(c.active)
+	c.active = append(c.active, sl)
+	c.kick(sl)
+}
+
+// kick sends as many new packets of sl (request packets, then RFRs) as the
+// session's credits allow.
+func (c *Core) kick(sl *slot) {
+	s := sl.s
+	for s.credits > 0 {
+		p := sl.numTx
+		if p < sl.reqPkts {
+			c.txReq(sl, p)
+		} else if sl.respPkts > 0 && p < sl.reqPkts+sl.respPkts-1 {
+			c.txRFR(sl, p)
+		} else {
+			return
+		}
+		sl.numTx++
+		if sl.numTx > sl.maxTx {
+			sl.maxTx = sl.numTx
+		}
+		s.credits--
+	}
+}
+
+func (c *Core) kickSession(s *session) {
+	for i := range s.slots {
+		if s.credits == 0 {
+			return
+		}
+		if sl := &s.slots[i]; sl.req != nil {
+			c.kick(sl)
+		}
+	}
+}
+
+func (c *Core) txReq(sl *slot, p int) {
+	s := sl.s
+	off, n := c.pktRange(sl.reqSize, p)
+	c.txClient(sl, OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, MsgSize: uint32(sl.reqSize),
+		DestSession: s.remote, Type: PktReq, PktNum: uint16(p), ReqNum: sl.reqNum},
+		ref: sl.req, Off: off, Len: n})
+}
+
+func (c *Core) txRFR(sl *slot, p int) {
+	s := sl.s
+	c.txClient(sl, OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, DestSession: s.remote,
+		Type: PktRFR, PktNum: uint16(p), ReqNum: sl.reqNum}})
+}
+
+// resend retransmits packet p of sl (a request packet or an RFR).
+func (c *Core) resend(sl *slot, p int) {
+	if p < sl.reqPkts {
+		c.txReq(sl, p)
+	} else {
+		c.txRFR(sl, p)
+	}
+}
+
+func (c *Core) txClient(sl *slot, p OutPacket) {
+	if int(p.Hdr.PktNum) < sl.maxTx {
+		c.stats.Retransmits++
+	}
+	ts := &sl.txTs[p.Hdr.PktNum&7]
+	ts.pkt, ts.ts = int32(p.Hdr.PktNum), c.txTime()
+	c.pace(sl, p)
+}
+
+func (c *Core) clientRx(s *session, sl *slot, h *Header, data []byte, rxID int) {
+	if sl.req == nil || h.ReqNum != sl.reqNum {
+		c.stats.DropOrder++
+		return
+	}
+	p := int(h.PktNum)
+	R := sl.reqPkts
+	if (h.Type == PktCR && p >= R-1) || (h.Type == PktResp && p < R-1) {
+		c.stats.DropBad++
+		return
+	}
+	if p >= sl.numTx {
+		c.stats.DropOrder++ // never sent (or rolled back): a stale or future packet
+		return
+	}
+	var newResp int // S when this is the first response packet seen
+	if h.Type == PktResp {
+		if sl.inWheel > 0 {
+			// eRPC Appendix C: a retransmitted copy of this request is
+			// still in the rate limiter; drop the response (false-positive
+			// retransmission, rare) and let the RTO recover.
+			c.stats.DropWheel++
+			return
+		}
+		idx := p - (R - 1)
+		size := int(h.MsgSize)
+		S := sl.respPkts
+		if S == 0 {
+			S = numPkts(size, c.cfg.DataPerPkt)
+			if R+S-1 > MaxPktNum+1 {
+				c.stats.DropBad++
+				return
+			}
+			newResp = S
+		} else if size != sl.respSize {
+			c.stats.DropBad++
+			return
+		}
+		if idx >= S {
+			c.stats.DropBad++
+			return
+		}
+		if _, n := c.pktRange(size, idx); len(data) != n {
+			c.stats.DropBad++
+			return
+		}
+		if sl.numRx < R-1 {
+			// A response means the server has the whole request: every
+			// request packet is acknowledged, even if its CR was lost.
+			c.implicitAck(sl, R-1)
+		}
+	} else if len(data) != 0 {
+		c.stats.DropBad++
+		return
+	}
+	k := p - sl.numRx
+	if k < 0 || (k > 0 && (!c.cfg.Selective || k >= SackWindow || sl.sack&(1<<k) != 0)) {
+		c.stats.DropOrder++
+		return
+	}
+	if newResp > 0 {
+		if newResp > 1 {
+			b, err := c.alloc.AllocRx(int(h.MsgSize))
+			if err != nil {
+				c.stats.AllocFailures++
+				c.returnCredits(sl)
+				c.failClient(sl, ErrNoMemory)
+				c.kickSession(s)
+				return
+			}
+			sl.respBuf = b
+		}
+		sl.respSize, sl.respPkts = int(h.MsgSize), newResp
+	}
+	if sl.respBuf != nil && h.Type == PktResp {
+		off, _ := c.pktRange(sl.respSize, p-(R-1))
+		copy(sl.respBuf.Bytes()[off:], data)
+	}
+	// Accepted.
+	c.rttSample(s, sl, p)
+	s.credits++
+	sl.progress = c.now
+	if k == 0 {
+		sl.numRx++
+		sl.sack >>= 1
+		for sl.sack&1 != 0 {
+			sl.numRx++
+			sl.sack >>= 1
+		}
+	} else {
+		sl.sack |= 1 << k
+	}
+	if sl.respPkts > 0 && sl.numRx == R+sl.respPkts-1 {
+		c.completeClient(sl, data, rxID)
+		c.kickSession(s)
+		return
+	}
+	if c.cfg.Selective && sl.sack != 0 && sl.fastAt != sl.numRx &&
+		bits.OnesCount64(sl.sack) >= FastRetransmitThresh && sl.inWheel == 0 {
+		sl.fastAt = sl.numRx
+		c.stats.FastRetransmits++
+		c.resend(sl, sl.numRx)
+	}
+	c.kick(sl)
+	c.kickSession(s)
+}
+
+// implicitAck acknowledges every packet of sl below upto (returning the
+// credits of those not yet acknowledged).
+func (c *Core) implicitAck(sl *slot, upto int) {
+	for sl.numRx < upto {
+		if sl.sack&1 == 0 {
+			sl.s.credits++
+		}
+		sl.numRx++
+		sl.sack >>= 1
+	}
+}
+
+// outstanding is the number of sl's packets sent and not yet acknowledged.
+func outstanding(sl *slot) int {
+	return sl.numTx - sl.numRx - bits.OnesCount64(sl.sack)
+}
+
+func (c *Core) returnCredits(sl *slot) {
+	sl.s.credits += outstanding(sl)
+	sl.numTx = sl.numRx
+	sl.sack = 0
+}
+
+func (c *Core) completeClient(sl *slot, data []byte, rxID int) {
+	s := sl.s
+	e := Event{Kind: EvResponse, Session: s.num, ReqType: sl.reqType, Tag: sl.tag}
+	if sl.respBuf != nil {
+		e.Buf = sl.respBuf
+		e.Data = sl.respBuf.Bytes()
+		sl.respBuf = nil
+	} else {
+		e.Data, e.RxID = data, rxID
+	}
+	c.stats.Completed++
+	c.event(e)
+	c.freeClientSlot(sl)
+}
+
+func (c *Core) failClient(sl *slot, err error) {
+	e := Event{Kind: EvResponse, Session: sl.s.num, ReqType: sl.reqType, Tag: sl.tag, Err: err}
+	if sl.respBuf != nil {
+		sl.respBuf.Release()
+		sl.respBuf = nil
+	}
+	c.stats.Failed++
+	c.event(e)
+	c.freeClientSlot(sl)
+}
+
+func (c *Core) freeClientSlot(sl *slot) {
+	s := sl.s
+	c.unref(sl.req)
+	sl.req = nil
+	if i := sl.activeIdx; i >= 0 {
+		last := len(c.active) - 1
+		c.active[i] = c.active[last]
+		c.active[i].activeIdx = i
+		c.active[last] = nil
+		c.active = c.active[:last]
+		sl.activeIdx = -1
+	}
+	if s.blHead < len(s.backlog) && c.sessions[s.num] == s {
+		p := s.backlog[s.blHead]
+		s.backlog[s.blHead] = pendingReq{}
+		s.blHead++
+		if s.blHead == len(s.backlog) {
+			s.backlog, s.blHead = s.backlog[:0], 0
+		}
+		c.start(s, sl, p.reqType, p.ref, p.tag)
+		return
+	}
+	s.freeSlots = append(s.freeSlots, sl.idx)
+}
+
+// lossScan rolls back client slots without progress for an RTO.
+func (c *Core) lossScan() {
+	rto := int64(c.cfg.RTO)
+	for i := 0; i < len(c.active); i++ {
+		sl := c.active[i]
+		if outstanding(sl) == 0 || c.now-sl.progress < rto {
+			continue
+		}
+		if sl.inWheel > 0 {
+			continue // eRPC: never roll back while copies sit in the rate limiter
+		}
+		c.stats.RTOs++
+		sl.progress = c.now
+		s := sl.s
+		if c.cfg.Selective {
+			for p := sl.numRx; p < sl.numTx; p++ {
+				if k := p - sl.numRx; k >= 64 || sl.sack&(1<<k) == 0 {
+					c.resend(sl, p)
+				}
+			}
+			continue
+		}
+		// Go-back-N: forget everything after the last in-order packet.
+		c.returnCredits(sl)
+		c.kick(sl)
+		c.kickSession(s)
+	}
+}
