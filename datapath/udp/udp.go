@@ -24,8 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -70,9 +68,9 @@ var (
 	// ErrAddrFamily is returned when a destination cannot be reached from
 	// the endpoint's socket family (an IPv6 peer from an IPv4 endpoint).
 	ErrAddrFamily = errors.New("udp: destination address family does not match the endpoint")
-	// ErrBadObject is returned when an object's Serialize disagrees with
-	// its Sizes.
-	ErrBadObject = errors.New("udp: object serialized differently from its Sizes")
+	// ErrBadObject (the datapath package's sentinel) is returned when an
+	// object's Serialize disagrees with its Sizes.
+	ErrBadObject = datapath.ErrBadObject
 	// ErrConfig reports an invalid Config.
 	ErrConfig = errors.New("udp: invalid config")
 )
@@ -146,8 +144,7 @@ type txPkt struct {
 
 // Endpoint is one UDP socket. See the package documentation.
 type Endpoint struct {
-	busy    atomic.Int32
-	closed  bool
+	guard   datapath.Guard
 	fd      int
 	v6      bool
 	local   netip.AddrPort
@@ -183,6 +180,7 @@ type Endpoint struct {
 	collect   bool
 	scratch   []mem.Buf
 	sizes     []int
+	sel       *datapath.Selector
 
 	// RX.
 	rxBufs  []mem.Buf
@@ -351,18 +349,9 @@ func (e *Endpoint) openSocket(cfg Config) error {
 	return nil
 }
 
-func (e *Endpoint) enter() error {
-	if !e.busy.CompareAndSwap(0, 1) {
-		return datapath.ErrConcurrentUse
-	}
-	if e.closed {
-		e.busy.Store(0)
-		return datapath.ErrClosed
-	}
-	return nil
-}
+func (e *Endpoint) enter() error { return e.guard.Enter() }
 
-func (e *Endpoint) exit() { e.busy.Store(0) }
+func (e *Endpoint) exit() { e.guard.Exit() }
 
 // LocalAddr is the bound address (with the port the kernel picked).
 func (e *Endpoint) LocalAddr() netip.AddrPort { return e.local }
@@ -384,7 +373,7 @@ func (e *Endpoint) Pool() *mem.Pool { return e.pool }
 // Stats returns the endpoint's counters (zero Stats when another call is
 // in progress on the endpoint).
 func (e *Endpoint) Stats() datapath.Stats {
-	if !e.busy.CompareAndSwap(0, 1) {
+	if e.enter() != nil {
 		return datapath.Stats{}
 	}
 	defer e.exit()
@@ -393,7 +382,7 @@ func (e *Endpoint) Stats() datapath.Stats {
 
 // ZeroCopyStats returns the MSG_ZEROCOPY counters.
 func (e *Endpoint) ZeroCopyStats() ZeroCopyStats {
-	if e.zc == nil || !e.busy.CompareAndSwap(0, 1) {
+	if e.zc == nil || e.enter() != nil {
 		return ZeroCopyStats{}
 	}
 	defer e.exit()
@@ -604,124 +593,88 @@ func (e *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object) 
 	return nil
 }
 
-// sendObjectCopying is SendObject for objects with too many entries: it
-// collects them, then copies the smallest (runs of adjacent copied entries
-// share one TX buffer) until the packet fits in MaxSegments.
+// sendObjectCopying is SendObject for objects with more entries than
+// MaxSegments-1. It collects the entries, lets datapath.Selector keep the
+// largest zero-copy within the budget and copies the others into the same
+// TX buffer as the head: the leading run of copied entries extends the head
+// segment, every later run is one more segment pointing into that buffer.
 func (e *Endpoint) sendObjectCopying(dst netip.AddrPort, head []byte, obj wire.Object, sz wire.Sizes, size int) error {
 	if sz.Entries > MaxObjectEntries {
 		return fmt.Errorf("%w: %d entries (limit %d)", ErrBadObject, sz.Entries, MaxObjectEntries)
 	}
 	hn := len(head) + sz.Head()
-	hbuf, err := e.pool.Alloc(hn)
+	// Room for the head and, at worst, every entry copied.
+	tbuf, err := e.pool.Alloc(size)
 	if err != nil {
 		return fmt.Errorf("udp: TX buffer: %w", err)
 	}
-	hb := hbuf.Bytes()
-	copy(hb, head)
+	tb := tbuf.Bytes()
+	copy(tb, head)
 	e.scratch = e.scratch[:0]
 	e.collect = true
-	err = obj.Serialize(hb[len(head):], (*objSink)(e))
+	err = obj.Serialize(tb[len(head):hn], (*objSink)(e))
 	e.collect = false
 	ents := e.scratch
-	releaseAll := func() {
-		hbuf.Release()
+	defer func() {
 		for i := range ents {
 			ents[i].Release()
 			ents[i] = mem.Buf{}
 		}
 		e.scratch = e.scratch[:0]
-	}
-	if err == nil {
-		total := 0
-		for _, b := range ents {
-			total += b.Len()
-		}
-		if len(ents) != sz.Entries || total != sz.ZeroCopy {
-			err = fmt.Errorf("%w: %d entries of %d bytes, Sizes says %d of %d", ErrBadObject, len(ents), total, sz.Entries, sz.ZeroCopy)
-		}
-	}
-	if err != nil {
-		releaseAll()
-		return err
-	}
-	// Smallest cutoff (copy every entry <= cutoff) whose segment count
-	// fits; the count only shrinks as the cutoff grows, so binary search.
+	}()
 	e.sizes = e.sizes[:0]
+	total := 0
 	for _, b := range ents {
 		e.sizes = append(e.sizes, b.Len())
+		total += b.Len()
 	}
-	slices.Sort(e.sizes)
-	segsAt := func(cut int) int {
-		n, inRun := 1, false
-		for _, b := range ents {
-			if b.Len() <= cut {
-				if !inRun {
-					n++
-					inRun = true
-				}
-			} else {
-				n++
-				inRun = false
-			}
-		}
-		return n
+	if err == nil && (len(ents) != sz.Entries || total != sz.ZeroCopy) {
+		err = fmt.Errorf("%w: %d entries of %d bytes, Sizes says %d of %d", ErrBadObject, len(ents), total, sz.Entries, sz.ZeroCopy)
 	}
-	lo, hi := 0, len(e.sizes)-1
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if segsAt(e.sizes[mid]) <= e.maxSeg {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	cut := e.sizes[lo]
-	nseg := segsAt(cut)
-	p, err := e.reserve(dst, nseg, size)
 	if err != nil {
-		releaseAll()
+		tbuf.Release()
 		return err
 	}
-	e.push(p, hbuf)
+	if e.sel == nil || e.sel.MaxSegments() != e.maxSeg {
+		e.sel = datapath.NewSelector(e.maxSeg)
+	}
+	keep := e.sel.Select(e.sizes)
+	p, err := e.reserve(dst, datapath.CountSegments(len(ents), keep), size)
+	if err != nil {
+		tbuf.Release()
+		return err
+	}
+	// Segment layout: tb[0:off] grows with copied bytes; each zero-copy
+	// entry closes the current TX segment.
+	segStart, off, k := 0, hn, 0
 	p.cpEntries++
 	p.cpBytes += hn
-	for i := 0; i < len(ents); {
-		if ents[i].Len() > cut {
+	for i := range ents {
+		if k < len(keep) && keep[k] == i {
+			k++
+			if off > segStart {
+				e.pushTX(p, tbuf, segStart, off)
+			}
+			segStart = off
 			e.addEntry(p, ents[i])
 			ents[i] = mem.Buf{}
-			i++
 			continue
 		}
-		j, n := i, 0
-		for j < len(ents) && ents[j].Len() <= cut {
-			n += ents[j].Len()
-			j++
-		}
-		rb, err := e.pool.Alloc(n)
-		if err != nil {
-			e.abort(p)
-			for k := i; k < len(ents); k++ {
-				ents[k].Release()
-				ents[k] = mem.Buf{}
-			}
-			e.scratch = e.scratch[:0]
-			return fmt.Errorf("udp: TX buffer: %w", err)
-		}
-		dstb := rb.Bytes()
-		off := 0
-		for k := i; k < j; k++ {
-			off += copy(dstb[off:], ents[k].Bytes())
-			ents[k].Release()
-			ents[k] = mem.Buf{}
-			p.cpEntries++
-		}
-		p.cpBytes += n
-		e.push(p, rb)
-		i = j
+		off += copy(tb[off:], ents[i].Bytes())
+		p.cpEntries++
+		p.cpBytes += ents[i].Len()
 	}
-	e.scratch = e.scratch[:0]
+	if off > segStart {
+		e.pushTX(p, tbuf, segStart, off)
+	}
+	tbuf.Release() // every segment holds its own clone
 	e.commit(p)
 	return nil
+}
+
+// pushTX appends tbuf[from:to] as a segment holding its own reference.
+func (e *Endpoint) pushTX(p *txPkt, tbuf mem.Buf, from, to int) {
+	e.push(p, tbuf.Clone().Slice(from, to-from))
 }
 
 // Flush sends every queued packet and reaps zero-copy completions. Packets
@@ -780,6 +733,22 @@ func (e *Endpoint) flush() error {
 				s += n
 				tries = 0
 			case errno == unix.EINTR:
+			case errno == unix.EMSGSIZE && zc:
+				// More pages than one skb may pin (MAX_SKB_FRAGS): send
+				// this one copying.
+				k, errno := sendmmsg(e.fd, e.msgs[s:s+1], 0)
+				if k == 1 {
+					e.stats.TxPackets += uint64(e.msgPktN[s])
+					e.stats.TxBytes += uint64(e.msgBytes[s])
+					e.zc.stats.Fallbacks++
+				} else {
+					e.stats.Errors++
+					e.stats.Drops += uint64(e.msgPktN[s])
+					if first == nil {
+						first = fmt.Errorf("udp: send to %v: %w", e.tx[e.msgPkt0[s]].dst, errno)
+					}
+				}
+				s++
 			case errno == unix.ENOBUFS && zc:
 				// Out of optmem for zero-copy notices: copy the rest.
 				flags, zc = 0, false
@@ -1000,7 +969,7 @@ func (e *Endpoint) Close() error {
 	if err := e.enter(); err != nil {
 		return err
 	}
-	defer e.exit()
+	defer e.guard.ExitClosed()
 	errs := []error{e.flush()}
 	if e.zc != nil {
 		deadline := time.Now().Add(closeZCWait)
@@ -1024,7 +993,6 @@ func (e *Endpoint) Close() error {
 		e.overH = (e.overH + 1) % len(e.over)
 	}
 	errs = append(errs, unix.Close(e.fd))
-	e.closed = true
 	if e.ownPool {
 		errs = append(errs, e.pool.Close())
 	}

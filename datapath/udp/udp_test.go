@@ -386,8 +386,8 @@ func TestErrors(t *testing.T) {
 			return a.SendObject(dst, nil, &lyingObj{testObj{ents: []mem.Buf{buf, buf}}})
 		}},
 		{"concurrent", datapath.ErrConcurrentUse, func() error {
-			a.busy.Store(1)
-			defer a.busy.Store(0)
+			a.guard.Enter()
+			defer a.guard.Exit()
 			return a.Send(dst, []byte("x"))
 		}},
 	}
