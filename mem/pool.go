@@ -285,9 +285,13 @@ func (r *region) free(i int32) {
 	}
 	r.gen[i]++
 	if checked {
+		p.enter()
 		r.poison(i)
 	}
 	r.push(i)
+	if checked {
+		p.exit()
+	}
 }
 
 func (r *region) push(i int32) {

@@ -100,7 +100,22 @@ var (
 	defErr      error
 	// defaultFast is the default space, checked first by Recover.
 	defaultFast atomic.Pointer[Space]
+	// others lists the live spaces other than the default one (copy on
+	// write under spaceMu), so a Recover miss scans only live spaces.
+	others atomic.Pointer[[]*Space]
 )
+
+// publishSpaces rebuilds the list of non-default spaces. Called with spaceMu held.
+func publishSpaces() {
+	var l []*Space
+	def := defaultFast.Load()
+	for i := range spaceTable {
+		if s := spaceTable[i].Load(); s != nil && s != def {
+			l = append(l, s)
+		}
+	}
+	others.Store(&l)
+}
 
 // DefaultSpace returns the process default space (DefaultSpaceSize of
 // address space, committed on demand, HugepagesAuto, Mlock), creating it on
@@ -109,7 +124,10 @@ func DefaultSpace() (*Space, error) {
 	defaultOnce.Do(func() {
 		defSpace, defErr = NewSpace(SpaceConfig{Size: DefaultSpaceSize, Hugepages: HugepagesAuto, Mlock: true})
 		if defErr == nil {
+			spaceMu.Lock()
 			defaultFast.Store(defSpace)
+			publishSpaces()
+			spaceMu.Unlock()
 		}
 	})
 	return defSpace, defErr
@@ -175,6 +193,7 @@ func NewSpace(cfg SpaceConfig) (*Space, error) {
 		s.committed = true
 	}
 	spaceTable[idx].Store(s)
+	publishSpaces()
 	return s, nil
 }
 
@@ -231,6 +250,7 @@ func (s *Space) Close() error {
 	}
 	s.closed = true
 	spaceTable[s.index].CompareAndSwap(s, nil)
+	publishSpaces()
 	if err := unix.MunmapPtr(s.base, s.size); err != nil {
 		return fmt.Errorf("mem: unmapping space: %w", err)
 	}
@@ -244,13 +264,11 @@ func lookupRegion(addr uintptr) *region {
 			return s.slots[off>>SlotShift].Load()
 		}
 	}
-	for i := range spaceTable {
-		s := spaceTable[i].Load()
-		if s == nil {
-			continue
-		}
-		if off := addr - uintptr(s.base); off < s.size {
-			return s.slots[off>>SlotShift].Load()
+	if l := others.Load(); l != nil {
+		for _, s := range *l {
+			if off := addr - uintptr(s.base); off < s.size {
+				return s.slots[off>>SlotShift].Load()
+			}
 		}
 	}
 	return nil
