@@ -45,7 +45,7 @@ func (b Buf) IsZero() bool { return b.r == nil }
 // check untrusted values first.
 func (b Buf) Slice(off, n int) Buf {
 	if uint(off) > uint(b.n) || uint(n) > uint(b.n)-uint(off) {
-		panic("mem: Buf.Slice(" + strconv.Itoa(off) + ", " + strconv.Itoa(n) + ") out of range for length " + strconv.Itoa(int(b.n)))
+		panicSlice(off, n, int(b.n))
 	}
 	if checked && b.r != nil {
 		b.mustLive("Slice")
@@ -53,6 +53,11 @@ func (b Buf) Slice(off, n int) Buf {
 	b.off += uint32(off)
 	b.n = uint32(n)
 	return b
+}
+
+//go:noinline
+func panicSlice(off, n, length int) {
+	panic("mem: Buf.Slice(" + strconv.Itoa(off) + ", " + strconv.Itoa(n) + ") out of range for length " + strconv.Itoa(length))
 }
 
 // Clone adds a reference to the item and returns a handle to it with the
@@ -68,17 +73,22 @@ func (b Buf) Clone() Buf {
 		b.mustLive("Clone")
 	}
 	if r.conc {
-		if atomic.AddInt32(&r.refs[b.item], 1) <= 1 {
-			atomic.AddInt32(&r.refs[b.item], -1)
-			panic(b.staleErr("Clone"))
-		}
-		return b
+		return b.cloneAtomic()
 	}
 	p := &r.refs[b.item]
 	if *p <= 0 {
-		panic(b.staleErr("Clone"))
+		b.panicStale("Clone")
 	}
 	*p++
+	return b
+}
+
+func (b Buf) cloneAtomic() Buf {
+	r := b.r
+	if atomic.AddInt32(&r.refs[b.item], 1) <= 1 {
+		atomic.AddInt32(&r.refs[b.item], -1)
+		b.panicStale("Clone")
+	}
 	return b
 }
 
@@ -101,7 +111,7 @@ func (b Buf) Release() error {
 		return ErrDoubleRelease
 	}
 	if r.gen[b.item] != b.gen {
-		return b.staleErr("Release")
+		return b.staleRelease()
 	}
 	*p--
 	if *p == 0 {
@@ -163,9 +173,15 @@ func (b Buf) live() bool {
 
 func (b Buf) mustLive(op string) {
 	if !b.live() {
-		panic(b.staleErr(op))
+		b.panicStale(op)
 	}
 }
+
+//go:noinline
+func (b Buf) panicStale(op string) { panic(b.staleErr(op)) }
+
+//go:noinline
+func (b Buf) staleRelease() error { return b.staleErr("Release") }
 
 func (b Buf) staleErr(op string) *UseAfterReleaseError {
 	r := b.r

@@ -422,3 +422,31 @@ func TestHotPathAllocs(t *testing.T) {
 		t.Fatalf("hot path allocates %v times per op", n)
 	}
 }
+
+func TestReserve(t *testing.T) {
+	p := memtest.NewPool(t, mem.PoolConfig{MaxBytes: 8 << 20, MaxClass: 1 << 20})
+	if err := p.Reserve(4096, 1000); err != nil {
+		t.Fatal(err)
+	}
+	st := p.Stats()
+	c := st.Classes[6] // 4096
+	if c.Size != 4096 || c.Free < 1000 || c.Regions != 2 || c.InUse != 0 {
+		t.Fatalf("after Reserve: %+v", c)
+	}
+	if err := p.Reserve(4096, 1000); err != nil || p.Stats().Regions != 2 {
+		t.Fatalf("second Reserve grew again: %v", err)
+	}
+	if err := p.Reserve(1<<20, 100); !errors.Is(err, mem.ErrExhausted) {
+		t.Fatalf("Reserve past MaxBytes = %v", err)
+	}
+	if err := p.Reserve(2<<20, 1); !errors.Is(err, mem.ErrTooLarge) {
+		t.Fatalf("Reserve of a too large size = %v", err)
+	}
+	// Allocs from the reserved class need no growth.
+	before := p.Stats().Regions
+	b := mustAlloc(t, p, 3000)
+	if p.Stats().Regions != before {
+		t.Fatal("Alloc grew a reserved class")
+	}
+	release(t, b)
+}

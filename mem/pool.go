@@ -176,6 +176,37 @@ func (p *Pool) Alloc(n int) (Buf, error) {
 	return p.alloc(ci, n)
 }
 
+// Reserve grows the class that serves Alloc(size) until it has at least n
+// free items, so that later Allocs do not pay for growth (mmap, mlock) on a
+// latency-sensitive path. It returns the errors of Alloc (ErrTooLarge,
+// *ExhaustedError, ErrClosed); items added before an error stay in the pool.
+func (p *Pool) Reserve(size, n int) error {
+	if uint(size) > uint(p.maxSize) {
+		return p.sizeErr(size)
+	}
+	ci := 0
+	if size > 1<<p.minShift {
+		ci = bits.Len(uint(size-1)) - int(p.minShift)
+	}
+	if p.conc {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+	} else if checked {
+		p.enter()
+		defer p.exit()
+	}
+	if p.closed {
+		return ErrClosed
+	}
+	c := &p.classes[ci]
+	for len(c.free) < n {
+		if err := p.grow(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // AllocCopy allocates len(data) bytes and copies data into them.
 func (p *Pool) AllocCopy(data []byte) (Buf, error) {
 	b, err := p.Alloc(len(data))
