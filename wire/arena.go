@@ -1,0 +1,277 @@
+package wire
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+)
+
+// Arena owns everything a batch of messages needs: the bytes of copied
+// fields, the message structs and list backing arrays, and the mem.Buf
+// references that zero-copy fields and decoded messages hold. It is reset
+// in one step per batch (Reset), which releases every reference; after
+// warm-up a steady workload allocates nothing from the Go heap, because
+// chunks and slabs are kept and reused across resets.
+//
+// An Arena is used by one goroutine at a time. Every message made by a New
+// function, every value it returns (slices from getters, lists, nested
+// messages) and every decoded field is valid only until the next Reset.
+type Arena struct {
+	// Threshold is the copy threshold: a bytes or string value shorter than
+	// Threshold is copied into the arena; a value of at least Threshold
+	// bytes that lies in registered memory (mem.Recover) is held zero-copy.
+	// 0 zero-copies every non-empty registered value; CopyAll copies
+	// everything. NewArena sets DefaultThreshold. It may be changed between
+	// batches; each field is decided when it is set (or decoded).
+	Threshold int
+	// Limit bounds the memory (bytes) that decoding may make the arena
+	// grow to; exceeding it fails the decode with ErrArenaLimit.
+	// NewArena sets DefaultArenaLimit; 0 means no limit.
+	Limit int
+
+	// copied bytes: bump allocation over reused chunks
+	chunks [][]byte
+	ci     int
+	off    int
+
+	refs  []mem.Buf // references released at Reset
+	slabs []slabber // by Type id; nil until used
+	dirty []slabber // slabs used since the last Reset
+	grown int       // bytes of chunks and slabs allocated so far
+
+	sizer   Sizer
+	enc     Encoder
+	dec     Decoder
+	busyEnc bool
+}
+
+// NewArena returns an arena with DefaultThreshold and DefaultArenaLimit.
+func NewArena() *Arena {
+	return &Arena{Threshold: DefaultThreshold, Limit: DefaultArenaLimit}
+}
+
+// Reset ends a batch: it releases every reference the arena holds
+// (zero-copy fields, decoded input buffers, Hold), and makes all copied
+// bytes, messages and lists of the batch available for reuse. Messages and
+// every slice obtained from them must not be used after Reset. It returns
+// the first release error (a reference released twice elsewhere), after
+// releasing all the others.
+func (a *Arena) Reset() error {
+	var first error
+	for i, b := range a.refs {
+		if err := b.Release(); err != nil && first == nil {
+			first = err
+		}
+		a.refs[i] = mem.Buf{}
+	}
+	a.refs = a.refs[:0]
+	for i, s := range a.dirty {
+		s.reset()
+		a.dirty[i] = nil
+	}
+	a.dirty = a.dirty[:0]
+	a.ci, a.off = 0, 0
+	return first
+}
+
+// Hold gives the arena one reference that it releases at Reset. The caller
+// must not release b itself.
+func (a *Arena) Hold(b mem.Buf) {
+	if !b.IsZero() {
+		a.refs = append(a.refs, b)
+	}
+}
+
+// Held is the number of references the arena holds (released at Reset).
+func (a *Arena) Held() int { return len(a.refs) }
+
+// Grown is the number of bytes of chunks and slabs the arena has allocated
+// from the Go heap since it was made (it does not shrink at Reset).
+func (a *Arena) Grown() int { return a.grown }
+
+// Copy returns a copy of p in arena memory, valid until Reset.
+func (a *Arena) Copy(p []byte) []byte {
+	dst := a.alloc(len(p))
+	copy(dst, p)
+	return dst
+}
+
+// CopyString returns a copy of s in arena memory, valid until Reset.
+func (a *Arena) CopyString(s string) []byte {
+	dst := a.alloc(len(s))
+	copy(dst, s)
+	return dst
+}
+
+const (
+	minChunk = 16 << 10
+	maxChunk = 1 << 20
+)
+
+// alloc returns n bytes (len == cap == n, contents undefined) of arena memory.
+func (a *Arena) alloc(n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	if a.ci < len(a.chunks) {
+		c := a.chunks[a.ci]
+		if a.off+n <= len(c) {
+			p := c[a.off : a.off+n : a.off+n]
+			a.off += n
+			return p
+		}
+	}
+	return a.allocSlow(n)
+}
+
+func (a *Arena) allocSlow(n int) []byte {
+	// Move on to a later chunk that fits (chunks are kept across resets).
+	for a.ci+1 < len(a.chunks) {
+		a.ci++
+		a.off = 0
+		if n <= len(a.chunks[a.ci]) {
+			a.off = n
+			return a.chunks[a.ci][:n:n]
+		}
+	}
+	size := minChunk
+	if k := len(a.chunks); k > 0 {
+		size = min(2*len(a.chunks[k-1]), maxChunk)
+	}
+	size = max(size, n)
+	c := make([]byte, size)
+	a.grown += size
+	a.chunks = append(a.chunks, c)
+	a.ci = len(a.chunks) - 1
+	a.off = n
+	return c[:n:n]
+}
+
+// Type is the allocation key of a message type (or any type) in arenas:
+// generated code declares one per message, e.g.
+//
+//	var fooType = wire.NewType[Foo]()
+//	func NewFoo(a *wire.Arena) *Foo { x := fooType.New(a); x.cf.Init(a); return x }
+//
+// Values of T come from per-arena slabs that are reused across Reset, so
+// New allocates nothing in steady state.
+type Type[T any] struct{ id int }
+
+var typeCount atomic.Int64
+
+// NewType registers T and returns its key. Call it once per type, at
+// package initialization.
+func NewType[T any]() *Type[T] { return &Type[T]{id: int(typeCount.Add(1) - 1)} }
+
+// New returns a zeroed *T from a's slab for T, valid until a's Reset.
+func (t *Type[T]) New(a *Arena) *T {
+	s := slabOf[T](a, t.id)
+	return &s.alloc(a, 1)[0]
+}
+
+// NewSlice returns a zeroed []T of length n from a's slab (len == cap == n),
+// valid until a's Reset.
+func (t *Type[T]) NewSlice(a *Arena, n int) []T {
+	return slabOf[T](a, t.id).alloc(a, n)
+}
+
+// tryNewSlice is NewSlice that respects a.Limit (for decoding).
+func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
+	s := slabOf[T](a, t.id)
+	if !s.fits(n) && a.Limit > 0 {
+		var z T
+		need := max(n, s.nextChunk()) * int(unsafe.Sizeof(z))
+		if a.grown+need > a.Limit {
+			return nil, false
+		}
+	}
+	return s.alloc(a, n), true
+}
+
+type slabber interface{ reset() }
+
+// slab is a bump allocator of T values over chunks reused across resets.
+// Used elements are zeroed at reset, so a message never starts with stale
+// contents and stale handles are dropped for the garbage collector.
+type slab[T any] struct {
+	chunks [][]T
+	ci, n  int
+	dirty  bool
+}
+
+func slabOf[T any](a *Arena, id int) *slab[T] {
+	if id < len(a.slabs) {
+		if s, ok := a.slabs[id].(*slab[T]); ok {
+			return s
+		}
+	}
+	return newSlab[T](a, id)
+}
+
+func newSlab[T any](a *Arena, id int) *slab[T] {
+	if id >= len(a.slabs) {
+		a.slabs = append(a.slabs, make([]slabber, id+1-len(a.slabs))...)
+	}
+	s := &slab[T]{}
+	a.slabs[id] = s
+	return s
+}
+
+const (
+	minSlab = 16
+	maxSlab = 4096
+)
+
+func (s *slab[T]) fits(n int) bool {
+	return s.ci < len(s.chunks) && s.n+n <= len(s.chunks[s.ci])
+}
+
+func (s *slab[T]) nextChunk() int {
+	if k := len(s.chunks); k > 0 {
+		return min(2*len(s.chunks[k-1]), maxSlab)
+	}
+	return minSlab
+}
+
+func (s *slab[T]) alloc(a *Arena, n int) []T {
+	if !s.dirty {
+		s.dirty = true
+		a.dirty = append(a.dirty, s)
+	}
+	if s.ci < len(s.chunks) {
+		c := s.chunks[s.ci]
+		if s.n+n <= len(c) {
+			p := c[s.n : s.n+n : s.n+n]
+			s.n += n
+			return p
+		}
+	}
+	for s.ci+1 < len(s.chunks) {
+		s.ci++
+		s.n = 0
+		if n <= len(s.chunks[s.ci]) {
+			s.n = n
+			return s.chunks[s.ci][:n:n]
+		}
+	}
+	size := max(s.nextChunk(), n)
+	c := make([]T, size)
+	var z T
+	a.grown += size * int(unsafe.Sizeof(z))
+	s.chunks = append(s.chunks, c)
+	s.ci = len(s.chunks) - 1
+	s.n = n
+	return c[:n:n]
+}
+
+func (s *slab[T]) reset() {
+	for i := 0; i < s.ci && i < len(s.chunks); i++ {
+		clear(s.chunks[i])
+	}
+	if s.ci < len(s.chunks) {
+		clear(s.chunks[s.ci][:s.n])
+	}
+	s.ci, s.n = 0, 0
+	s.dirty = false
+}

@@ -1,0 +1,157 @@
+package wire
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+)
+
+// Bytes is a hybrid bytes field: its value is either copied (into the arena,
+// or aliasing a decoded input) and will be written into the head at
+// Serialize, or zero-copy: a window on a registered item that the arena
+// holds a reference to and that Serialize hands to the sink as its own
+// scatter-gather entry.
+//
+// The copy-or-zero-copy decision is made when the value is set (Cornflakes
+// §3.2): len < threshold → copy; otherwise mem.Recover finds the item →
+// zero-copy; otherwise copy. The zero Bytes is empty.
+type Bytes struct {
+	data []byte
+	buf  mem.Buf // borrowed window; the arena holds the reference
+}
+
+// Set makes p the value, deciding copy or zero-copy with a.Threshold. A
+// zero-copy value aliases p: the bytes must not change until the message is
+// sent and a is Reset (Cornflakes' memory model: never modify a value in
+// place while it may be in flight; allocate, fill and swap instead).
+func (b *Bytes) Set(a *Arena, p []byte) {
+	if len(p) == 0 {
+		*b = Bytes{}
+		return
+	}
+	if len(p) >= a.Threshold {
+		if buf, ok := mem.Recover(p); ok {
+			a.refs = append(a.refs, buf)
+			b.data = p[:len(p):len(p)]
+			b.buf = buf
+			return
+		}
+	}
+	b.data = a.Copy(p)
+	b.buf = mem.Buf{}
+}
+
+// SetString is Set for a string value.
+func (b *Bytes) SetString(a *Arena, s string) { b.Set(a, bytesOf(s)) }
+
+// SetBuf makes buf's window the value. Below a.Threshold the bytes are
+// copied; otherwise the arena takes its own reference (Clone), released at
+// Reset. The caller keeps (and must still release) its own reference.
+func (b *Bytes) SetBuf(a *Arena, buf mem.Buf) {
+	n := buf.Len()
+	if n == 0 {
+		*b = Bytes{}
+		return
+	}
+	if n < a.Threshold {
+		b.data = a.Copy(buf.Bytes())
+		b.buf = mem.Buf{}
+		return
+	}
+	c := buf.Clone()
+	a.refs = append(a.refs, c)
+	b.data = c.Bytes()
+	b.buf = c
+}
+
+// Clear makes the value empty.
+func (b *Bytes) Clear() { *b = Bytes{} }
+
+// Get returns the value. The slice aliases arena memory, registered memory
+// or the decoded input: do not modify it, and do not use it after the
+// arena's Reset (keep a copy, or Clone Buf(), to keep it longer).
+func (b *Bytes) Get() []byte { return b.data }
+
+// Len is the value's length.
+func (b *Bytes) Len() int { return len(b.data) }
+
+// IsZeroCopy reports whether the value will be sent as its own zero-copy
+// scatter-gather entry.
+func (b *Bytes) IsZeroCopy() bool { return !b.buf.IsZero() }
+
+// Buf returns the zero-copy window, or the zero Buf for a copied value. It
+// is BORROWED from the arena: Clone it to keep it past the arena's Reset.
+func (b *Bytes) Buf() mem.Buf { return b.buf }
+
+// Equal reports whether b and o hold the same bytes.
+func (b *Bytes) Equal(o *Bytes) bool { return bytes.Equal(b.data, o.data) }
+
+// String is a hybrid string field: a Bytes whose UTF-8 validity is checked
+// when it is read (Get), once, and remembered. Invalid UTF-8, whether it
+// came from the wire or from a setter, is never returned as a string
+// without an error; Bytes gives the raw bytes without a check.
+type String struct {
+	b     Bytes
+	utf8s uint8 // 0 unchecked, 1 valid, 2 invalid
+}
+
+const (
+	utf8Unchecked = iota
+	utf8Valid
+	utf8Invalid
+)
+
+// Set makes p the value (see Bytes.Set; p is not checked until Get).
+func (s *String) Set(a *Arena, p []byte) { s.b.Set(a, p); s.utf8s = utf8Unchecked }
+
+// SetString makes v the value (see Bytes.Set; a zero-copy value aliases v).
+func (s *String) SetString(a *Arena, v string) { s.b.Set(a, bytesOf(v)); s.utf8s = utf8Unchecked }
+
+// SetBuf makes buf's window the value (see Bytes.SetBuf).
+func (s *String) SetBuf(a *Arena, buf mem.Buf) { s.b.SetBuf(a, buf); s.utf8s = utf8Unchecked }
+
+// Clear makes the value empty.
+func (s *String) Clear() { *s = String{} }
+
+// Get returns the value as a string, or ErrInvalidUTF8 (and "") when it is
+// not valid UTF-8. The string aliases the same memory as Bytes.Get and has
+// the same lifetime: it must not be used after the arena's Reset (copy it
+// with strings.Clone to keep it).
+func (s *String) Get() (string, error) {
+	if !s.Valid() {
+		return "", ErrInvalidUTF8
+	}
+	return stringOf(s.b.data), nil
+}
+
+// Valid reports whether the value is valid UTF-8 (checked once).
+func (s *String) Valid() bool {
+	switch s.utf8s {
+	case utf8Valid:
+		return true
+	case utf8Invalid:
+		return false
+	}
+	if utf8.Valid(s.b.data) {
+		s.utf8s = utf8Valid
+		return true
+	}
+	s.utf8s = utf8Invalid
+	return false
+}
+
+// Bytes returns the raw value without a UTF-8 check (aliasing; see Bytes.Get).
+func (s *String) Bytes() []byte { return s.b.data }
+
+// Len is the value's length in bytes.
+func (s *String) Len() int { return len(s.b.data) }
+
+// IsZeroCopy reports whether the value is sent zero-copy.
+func (s *String) IsZeroCopy() bool { return !s.b.buf.IsZero() }
+
+// Buf returns the zero-copy window (BORROWED; see Bytes.Buf).
+func (s *String) Buf() mem.Buf { return s.b.buf }
+
+// Equal reports whether s and o hold the same bytes.
+func (s *String) Equal(o *String) bool { return bytes.Equal(s.b.data, o.b.data) }

@@ -1,0 +1,621 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+)
+
+// lazy records a list or nested message of a decoded message that has not
+// been materialized yet: its region (already bounds-checked against the
+// parent) and the input it lives in.
+type lazy struct {
+	src     *source
+	off     uint32 // list: entries / values; nested: header start
+	n       uint32 // list: element count; nested: header size
+	end     uint32 // message lists: end of the last element's header
+	depth   int32  // depth of the parent message
+	pending bool
+	err     error // sticky load error
+}
+
+func (z *lazy) set(src *source, off, n, end, depth int) {
+	*z = lazy{src: src, off: uint32(off), n: uint32(n), end: uint32(end), depth: int32(depth), pending: true}
+}
+
+// window returns the zero-copy window for data [off, off+n) of src, or the
+// zero Buf when the field stays copied.
+func (src *source) window(off, n int) mem.Buf {
+	if n == 0 || src.buf.IsZero() || n < src.thr {
+		return mem.Buf{}
+	}
+	return src.buf.Slice(off, n)
+}
+
+// dataRef bounds-checks and returns data [off, off+n) of src.
+func (src *source) dataRef(off, n uint32, at, field int) (Bytes, error) {
+	if uint64(off)+uint64(n) > uint64(len(src.data)) {
+		return Bytes{}, malformed(at, field, "data range out of bounds")
+	}
+	o, k := int(off), int(n)
+	if k == 0 {
+		return Bytes{}, nil
+	}
+	return Bytes{data: src.data[o : o+k : o+k], buf: src.window(o, k)}, nil
+}
+
+func overLimit(a *Arena) bool { return a.Limit > 0 && a.grown > a.Limit }
+
+func limitErr(off, field int) error {
+	return &DecodeError{Off: off, Field: field, Reason: "materializing", Err: ErrArenaLimit}
+}
+
+// grow returns a slice of length len(s)+1 with s's contents, from t's slab.
+func grow[T any](t *Type[T], a *Arena, s []T) []T {
+	if len(s) < cap(s) {
+		return s[:len(s)+1]
+	}
+	n := make2(cap(s))
+	ns := t.NewSlice(a, n)
+	copy(ns, s)
+	return ns[:len(s)+1]
+}
+
+func make2(c int) int { return max(4, 2*c) }
+
+// BytesList is a repeated bytes field. Get it from the generated GetX
+// (which loads a decoded list) or InitX accessor. Elements follow the
+// hybrid rule of Bytes.Set; element slices alias like Bytes.Get and are
+// valid until the arena's Reset. A list is present on the wire when it is
+// not empty.
+type BytesList struct {
+	a     *Arena
+	items []Bytes
+	lz    lazy
+}
+
+// Init makes the list empty with room for n elements (no further arena
+// allocation until it grows beyond n).
+func (l *BytesList) Init(a *Arena, n int) {
+	l.a = a
+	l.items = bytesType.NewSlice(a, max(n, 0))[:0]
+	l.lz = lazy{}
+}
+
+// Load binds the list to a and, for a decoded list, decodes it (once).
+// Generated getters call it; the error is sticky.
+func (l *BytesList) Load(a *Arena) error {
+	if l.a == nil {
+		l.a = a
+	}
+	if !l.lz.pending {
+		return l.lz.err
+	}
+	z := &l.lz
+	z.pending = false
+	items, ok := bytesType.tryNewSlice(l.a, int(z.n))
+	if !ok {
+		z.err = limitErr(int(z.off), 0)
+		return z.err
+	}
+	src := z.src
+	for i := range items {
+		at := int(z.off) + EntrySize*i
+		e := src.data[at : at+EntrySize]
+		b, err := src.dataRef(binary.LittleEndian.Uint32(e[4:]), binary.LittleEndian.Uint32(e), at, 0)
+		if err != nil {
+			z.err = err
+			return err
+		}
+		items[i] = b
+	}
+	l.items = items
+	return nil
+}
+
+// Len is the number of elements.
+func (l *BytesList) Len() int {
+	if l.lz.pending {
+		return int(l.lz.n)
+	}
+	return len(l.items)
+}
+
+// At returns element i (aliasing; see Bytes.Get).
+func (l *BytesList) At(i int) []byte { return l.items[i].data }
+
+// Field returns element i as a *Bytes (to inspect IsZeroCopy, Buf, or to Set it).
+func (l *BytesList) Field(i int) *Bytes { return &l.items[i] }
+
+// Append adds p (hybrid rule of Bytes.Set).
+func (l *BytesList) Append(p []byte) {
+	l.items = grow(bytesType, l.a, l.items)
+	l.items[len(l.items)-1].Set(l.a, p)
+}
+
+// AppendString adds s (hybrid rule of Bytes.Set).
+func (l *BytesList) AppendString(s string) { l.Append(bytesOf(s)) }
+
+// AppendBuf adds buf's window (rule of Bytes.SetBuf; the caller keeps its reference).
+func (l *BytesList) AppendBuf(buf mem.Buf) {
+	l.items = grow(bytesType, l.a, l.items)
+	l.items[len(l.items)-1].SetBuf(l.a, buf)
+}
+
+// Truncate shortens the list to n elements.
+func (l *BytesList) Truncate(n int) { l.items = l.items[:n] }
+
+// Equal reports whether both lists hold the same elements (both must be loaded).
+func (l *BytesList) Equal(o *BytesList) bool {
+	if len(l.items) != len(o.items) {
+		return false
+	}
+	for i := range l.items {
+		if !bytes.Equal(l.items[i].data, o.items[i].data) {
+			return false
+		}
+	}
+	return true
+}
+
+// StringList is a repeated string field; elements are checked for UTF-8
+// when read (At), like String.
+type StringList struct {
+	a     *Arena
+	items []String
+	lz    lazy
+}
+
+// Init makes the list empty with room for n elements.
+func (l *StringList) Init(a *Arena, n int) {
+	l.a = a
+	l.items = stringType.NewSlice(a, max(n, 0))[:0]
+	l.lz = lazy{}
+}
+
+// Load binds the list to a and decodes a decoded list (once; sticky error).
+func (l *StringList) Load(a *Arena) error {
+	if l.a == nil {
+		l.a = a
+	}
+	if !l.lz.pending {
+		return l.lz.err
+	}
+	z := &l.lz
+	z.pending = false
+	items, ok := stringType.tryNewSlice(l.a, int(z.n))
+	if !ok {
+		z.err = limitErr(int(z.off), 0)
+		return z.err
+	}
+	src := z.src
+	for i := range items {
+		at := int(z.off) + EntrySize*i
+		e := src.data[at : at+EntrySize]
+		b, err := src.dataRef(binary.LittleEndian.Uint32(e[4:]), binary.LittleEndian.Uint32(e), at, 0)
+		if err != nil {
+			z.err = err
+			return err
+		}
+		items[i].b = b
+	}
+	l.items = items
+	return nil
+}
+
+// Len is the number of elements.
+func (l *StringList) Len() int {
+	if l.lz.pending {
+		return int(l.lz.n)
+	}
+	return len(l.items)
+}
+
+// At returns element i, or ErrInvalidUTF8 (see String.Get).
+func (l *StringList) At(i int) (string, error) { return l.items[i].Get() }
+
+// AtBytes returns element i's raw bytes without a UTF-8 check.
+func (l *StringList) AtBytes(i int) []byte { return l.items[i].b.data }
+
+// Field returns element i as a *String.
+func (l *StringList) Field(i int) *String { return &l.items[i] }
+
+// Append adds s (hybrid rule of Bytes.Set; a zero-copy value aliases s).
+func (l *StringList) Append(s string) {
+	l.items = grow(stringType, l.a, l.items)
+	l.items[len(l.items)-1].SetString(l.a, s)
+}
+
+// AppendBytes adds p.
+func (l *StringList) AppendBytes(p []byte) {
+	l.items = grow(stringType, l.a, l.items)
+	l.items[len(l.items)-1].Set(l.a, p)
+}
+
+// AppendBuf adds buf's window (the caller keeps its reference).
+func (l *StringList) AppendBuf(buf mem.Buf) {
+	l.items = grow(stringType, l.a, l.items)
+	l.items[len(l.items)-1].SetBuf(l.a, buf)
+}
+
+// Truncate shortens the list to n elements.
+func (l *StringList) Truncate(n int) { l.items = l.items[:n] }
+
+// Equal reports whether both lists hold the same elements (both loaded).
+func (l *StringList) Equal(o *StringList) bool {
+	if len(l.items) != len(o.items) {
+		return false
+	}
+	for i := range l.items {
+		if !bytes.Equal(l.items[i].b.data, o.items[i].b.data) {
+			return false
+		}
+	}
+	return true
+}
+
+// Scalar is the element type of a list of scalars. Enums are int32;
+// sint/sfixed types use their int type, fixed types their uint type.
+type Scalar interface {
+	bool | int32 | int64 | uint32 | uint64 | float32 | float64
+}
+
+var (
+	boolType    = NewType[bool]()
+	int32Type   = NewType[int32]()
+	int64Type   = NewType[int64]()
+	uint32Type  = NewType[uint32]()
+	float32Type = NewType[float32]()
+	float64Type = NewType[float64]()
+)
+
+func scalarType[T Scalar]() *Type[T] {
+	var z T
+	var t any
+	switch any(z).(type) {
+	case bool:
+		t = boolType
+	case int32:
+		t = int32Type
+	case int64:
+		t = int64Type
+	case uint32:
+		t = uint32Type
+	case uint64:
+		t = uint64Type
+	case float32:
+		t = float32Type
+	case float64:
+		t = float64Type
+	}
+	return t.(*Type[T])
+}
+
+// scalarWidth is the wire width of one list element: 1 (bool), 4 (32-bit
+// types) or 8 (64-bit types).
+func scalarWidth[T Scalar]() int {
+	var z T
+	switch any(z).(type) {
+	case bool:
+		return 1
+	case int32, uint32, float32:
+		return 4
+	}
+	return 8
+}
+
+// ScalarList is a repeated scalar field, packed on the wire at its natural
+// width (1, 4 or 8 bytes per element, little-endian, no padding).
+type ScalarList[T Scalar] struct {
+	a     *Arena
+	items []T
+	lz    lazy
+}
+
+// Init makes the list empty with room for n elements.
+func (l *ScalarList[T]) Init(a *Arena, n int) {
+	l.a = a
+	l.items = scalarType[T]().NewSlice(a, max(n, 0))[:0]
+	l.lz = lazy{}
+}
+
+// Load binds the list to a and decodes a decoded list (once; sticky error).
+func (l *ScalarList[T]) Load(a *Arena) error {
+	if l.a == nil {
+		l.a = a
+	}
+	if !l.lz.pending {
+		return l.lz.err
+	}
+	z := &l.lz
+	z.pending = false
+	items, ok := scalarType[T]().tryNewSlice(l.a, int(z.n))
+	if !ok {
+		z.err = limitErr(int(z.off), 0)
+		return z.err
+	}
+	raw := z.src.data[z.off : int(z.off)+len(items)*scalarWidth[T]()]
+	decodeScalars(items, raw)
+	l.items = items
+	return nil
+}
+
+func decodeScalars[T Scalar](items []T, raw []byte) {
+	le := binary.LittleEndian
+	switch s := any(items).(type) {
+	case []bool:
+		for i := range s {
+			s[i] = raw[i] != 0
+		}
+	case []int32:
+		for i := range s {
+			s[i] = int32(le.Uint32(raw[4*i:]))
+		}
+	case []uint32:
+		for i := range s {
+			s[i] = le.Uint32(raw[4*i:])
+		}
+	case []float32:
+		for i := range s {
+			s[i] = math.Float32frombits(le.Uint32(raw[4*i:]))
+		}
+	case []int64:
+		for i := range s {
+			s[i] = int64(le.Uint64(raw[8*i:]))
+		}
+	case []uint64:
+		for i := range s {
+			s[i] = le.Uint64(raw[8*i:])
+		}
+	case []float64:
+		for i := range s {
+			s[i] = math.Float64frombits(le.Uint64(raw[8*i:]))
+		}
+	}
+}
+
+func encodeScalars[T Scalar](raw []byte, items []T) {
+	le := binary.LittleEndian
+	switch s := any(items).(type) {
+	case []bool:
+		for i, v := range s {
+			raw[i] = 0
+			if v {
+				raw[i] = 1
+			}
+		}
+	case []int32:
+		for i, v := range s {
+			le.PutUint32(raw[4*i:], uint32(v))
+		}
+	case []uint32:
+		for i, v := range s {
+			le.PutUint32(raw[4*i:], v)
+		}
+	case []float32:
+		for i, v := range s {
+			le.PutUint32(raw[4*i:], math.Float32bits(v))
+		}
+	case []int64:
+		for i, v := range s {
+			le.PutUint64(raw[8*i:], uint64(v))
+		}
+	case []uint64:
+		for i, v := range s {
+			le.PutUint64(raw[8*i:], v)
+		}
+	case []float64:
+		for i, v := range s {
+			le.PutUint64(raw[8*i:], math.Float64bits(v))
+		}
+	}
+}
+
+// Len is the number of elements.
+func (l *ScalarList[T]) Len() int {
+	if l.lz.pending {
+		return int(l.lz.n)
+	}
+	return len(l.items)
+}
+
+// At returns element i.
+func (l *ScalarList[T]) At(i int) T { return l.items[i] }
+
+// SetAt replaces element i.
+func (l *ScalarList[T]) SetAt(i int, v T) { l.items[i] = v }
+
+// Append adds v.
+func (l *ScalarList[T]) Append(v T) {
+	l.items = grow(scalarType[T](), l.a, l.items)
+	l.items[len(l.items)-1] = v
+}
+
+// Slice returns the elements; the slice aliases arena memory (valid until Reset).
+func (l *ScalarList[T]) Slice() []T { return l.items }
+
+// Truncate shortens the list to n elements.
+func (l *ScalarList[T]) Truncate(n int) { l.items = l.items[:n] }
+
+// Equal reports whether both lists hold the same elements, comparing
+// floats by their bits (NaN equals the same NaN; -0 differs from +0).
+func (l *ScalarList[T]) Equal(o *ScalarList[T]) bool {
+	if len(l.items) != len(o.items) {
+		return false
+	}
+	for i := range l.items {
+		if !scalarEqual(l.items[i], o.items[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func scalarEqual[T Scalar](x, y T) bool {
+	switch xv := any(x).(type) {
+	case float32:
+		return math.Float32bits(xv) == math.Float32bits(any(y).(float32))
+	case float64:
+		return math.Float64bits(xv) == math.Float64bits(any(y).(float64))
+	}
+	return x == y
+}
+
+// EqualFloat32 compares by bits (the rule generated Equal methods use).
+func EqualFloat32(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }
+
+// EqualFloat64 compares by bits (the rule generated Equal methods use).
+func EqualFloat64(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
+
+// MessagePtr is the constraint of message-typed fields: a generated
+// message pointer type.
+type MessagePtr interface {
+	Msg
+	comparable
+}
+
+// MessageList is a repeated message field. Get it from the generated GetX
+// (which loads a decoded list, decoding each element's fields; their own
+// lists and nested messages stay lazy) or InitX accessor.
+type MessageList[P MessagePtr] struct {
+	a     *Arena
+	items []Msg
+	lz    lazy
+}
+
+// Init makes the list empty with room for n elements.
+func (l *MessageList[P]) Init(a *Arena, n int) {
+	l.a = a
+	l.items = msgSlotType.NewSlice(a, max(n, 0))[:0]
+	l.lz = lazy{}
+}
+
+// Load binds the list to a and decodes a decoded list (once; sticky
+// error), making elements with newT (the generated New function).
+func (l *MessageList[P]) Load(a *Arena, newT func(*Arena) P) error {
+	if l.a == nil {
+		l.a = a
+	}
+	if !l.lz.pending {
+		return l.lz.err
+	}
+	z := &l.lz
+	z.pending = false
+	items, ok := msgSlotType.tryNewSlice(l.a, int(z.n))
+	if !ok {
+		z.err = limitErr(int(z.off), 0)
+		return z.err
+	}
+	src := z.src
+	prev := int(z.off) + EntrySize*len(items)
+	for i := range items {
+		at := int(z.off) + EntrySize*i
+		e := src.data[at : at+EntrySize]
+		size, off := int(binary.LittleEndian.Uint32(e)), int(binary.LittleEndian.Uint32(e[4:]))
+		if off < prev || size < 4 || off > int(z.end) || size > int(z.end)-off {
+			z.err = malformed(at, 0, "list element header out of order or out of range")
+			return z.err
+		}
+		prev = off + size
+		if overLimit(l.a) {
+			z.err = limitErr(at, 0)
+			return z.err
+		}
+		m := newT(l.a)
+		if err := decodeAt(m, l.a, src, off, off+size, int(z.depth)+1); err != nil {
+			z.err = err
+			return err
+		}
+		items[i] = m
+	}
+	l.items = items
+	return nil
+}
+
+// Len is the number of elements.
+func (l *MessageList[P]) Len() int {
+	if l.lz.pending {
+		return int(l.lz.n)
+	}
+	return len(l.items)
+}
+
+// At returns element i.
+func (l *MessageList[P]) At(i int) P { return l.items[i].(P) }
+
+// Append adds m (a message of the same arena).
+func (l *MessageList[P]) Append(m P) {
+	l.items = grow(msgSlotType, l.a, l.items)
+	l.items[len(l.items)-1] = m
+}
+
+// Truncate shortens the list to n elements.
+func (l *MessageList[P]) Truncate(n int) {
+	clear(l.items[n:])
+	l.items = l.items[:n]
+}
+
+// Equal reports whether both lists (both loaded) have equal elements by eq.
+func (l *MessageList[P]) Equal(o *MessageList[P], eq func(P, P) bool) bool {
+	if len(l.items) != len(o.items) {
+		return false
+	}
+	for i := range l.items {
+		if !eq(l.items[i].(P), o.items[i].(P)) {
+			return false
+		}
+	}
+	return true
+}
+
+// Loaded2 calls two generated getters (of lists or nested messages) and
+// reports whether both succeeded; generated Equal methods use it.
+func Loaded2[L any](x, y func() (L, error)) (L, L, bool) {
+	l, err1 := x()
+	m, err2 := y()
+	return l, m, err1 == nil && err2 == nil
+}
+
+// Nested is a singular message field: set, or decoded lazily on first Get.
+type Nested[P MessagePtr] struct {
+	p  P
+	lz lazy
+}
+
+// Present reports whether the field is set (decoded or assigned).
+func (n *Nested[P]) Present() bool {
+	var zero P
+	return n.p != zero || n.lz.pending || n.lz.err != nil
+}
+
+// Get returns the message (the zero P when absent), decoding it on first
+// access with newT (the generated New function); the error is sticky.
+func (n *Nested[P]) Get(a *Arena, newT func(*Arena) P) (P, error) {
+	if n.lz.pending {
+		z := &n.lz
+		z.pending = false
+		if overLimit(a) {
+			z.err = limitErr(int(z.off), 0)
+		} else {
+			m := newT(a)
+			if err := decodeAt(m, a, z.src, int(z.off), int(z.off+z.n), int(z.depth)+1); err != nil {
+				z.err = err
+			} else {
+				n.p = m
+			}
+		}
+	}
+	return n.p, n.lz.err
+}
+
+// Set assigns m (the zero P clears the field). m must belong to the same
+// arena as the parent (or outlive it).
+func (n *Nested[P]) Set(m P) {
+	n.p = m
+	n.lz = lazy{}
+}
+
+// Clear unsets the field.
+func (n *Nested[P]) Clear() { *n = Nested[P]{} }

@@ -1,0 +1,239 @@
+package wire
+
+import (
+	"github.com/cornflakes-go/cornflakes/mem"
+)
+
+// Msg is implemented by generated message types (as pointers). Its Wire*
+// methods are the per-message hooks the runtime drives; applications use
+// the generated accessors and the Object methods instead.
+//
+// The hooks visit fields in ascending field-number order and must agree
+// with each other on which fields are present.
+type Msg interface {
+	Object
+	// String returns a one-line text form (for debugging).
+	String() string
+	// WireCore returns the message's runtime state.
+	WireCore() *Core
+	// WireSizes adds the message to s: s.Begin, one call per field, s.End.
+	WireSizes(s *Sizer)
+	// WireEncode writes the message: e.Begin, one call per present field, e.End.
+	WireEncode(e *Encoder)
+	// WireDecode reads the message's fields from d: one call per field.
+	WireDecode(d *Decoder)
+}
+
+// Core is the runtime state every generated message embeds: its arena, the
+// presence bits of fields with explicit presence (proto3 optional, proto2
+// optional), the decoded source, and the layout cached by Sizes.
+type Core struct {
+	a     *Arena
+	src   *source // the input a decoded message aliases; nil when built
+	has   uint64  // explicit-presence bits 0..63
+	hasX  []uint64
+	count uint32 // present fields, computed by Sizes for Serialize
+	words uint32 // bitmap words, computed by Sizes for Serialize
+	depth int32  // nesting depth of a decoded message
+	szOK  bool
+	sz    Sizes // the root's last Sizes()
+	szErr error
+}
+
+// Init binds the message to a (generated New functions call it).
+func (c *Core) Init(a *Arena) { c.a = a }
+
+// Arena returns the message's arena.
+func (c *Core) Arena() *Arena { return c.a }
+
+// Has reports explicit-presence bit i (i is the index of the field among
+// the message's explicit-presence fields, assigned by the generator).
+func (c *Core) Has(i int) bool {
+	if i < 64 {
+		return c.has&(1<<uint(i)) != 0
+	}
+	j := i/64 - 1
+	return j < len(c.hasX) && c.hasX[j]&(1<<uint(i%64)) != 0
+}
+
+// SetHas sets explicit-presence bit i.
+func (c *Core) SetHas(i int) {
+	if i < 64 {
+		c.has |= 1 << uint(i)
+		return
+	}
+	j := i/64 - 1
+	if j >= len(c.hasX) {
+		x := uint64Type.NewSlice(c.a, j+1)
+		copy(x, c.hasX)
+		c.hasX = x
+	}
+	c.hasX[j] |= 1 << uint(i%64)
+}
+
+// ClearHas clears explicit-presence bit i.
+func (c *Core) ClearHas(i int) {
+	if i < 64 {
+		c.has &^= 1 << uint(i)
+		return
+	}
+	if j := i/64 - 1; j < len(c.hasX) {
+		c.hasX[j] &^= 1 << uint(i%64)
+	}
+}
+
+// source is one decoded input: the bytes that decoded fields alias, and the
+// registered window (borrowed; the arena holds the reference) when the
+// input is registered memory.
+type source struct {
+	data []byte
+	buf  mem.Buf
+	thr  int // the arena's Threshold when decoding started
+}
+
+var (
+	sourceType  = NewType[source]()
+	uint64Type  = NewType[uint64]()
+	bytesType   = NewType[Bytes]()
+	stringType  = NewType[String]()
+	msgSlotType = NewType[Msg]()
+)
+
+// SizesOf computes m's Sizes and caches them (with the per-message counts)
+// for the following Serialize. Generated Sizes methods call it.
+func SizesOf(m Msg) Sizes {
+	c := m.WireCore()
+	a := c.a
+	var s *Sizer
+	if a == nil {
+		s = new(Sizer)
+	} else {
+		s = &a.sizer
+	}
+	*s = Sizer{a: a}
+	m.WireSizes(s)
+	c.sz = Sizes{Header: s.header, Copied: s.copied, ZeroCopy: s.zc, Entries: s.entries}
+	c.szErr = s.err
+	if c.szErr == nil && c.sz.Total() > MaxMessageSize {
+		c.szErr = ErrTooLarge
+	}
+	c.szOK = true
+	return c.sz
+}
+
+// SerializeTo writes m's header and copied region into dst (exactly
+// Sizes().Head() bytes) and hands each zero-copy entry to sink, in wire
+// order. It uses the sizes of the last SizesOf(m) (computing them if there
+// were none); a change since then that alters the layout is detected and
+// reported as ErrModified. Generated Serialize methods call it.
+func SerializeTo(m Msg, dst []byte, sink EntrySink) error {
+	return serialize(m, dst, sink, false)
+}
+
+func serialize(m Msg, dst []byte, sink EntrySink, flat bool) error {
+	c := m.WireCore()
+	if !c.szOK {
+		SizesOf(m)
+	}
+	if c.szErr != nil {
+		return c.szErr
+	}
+	sz := c.sz
+	want := sz.Head()
+	if flat {
+		want = sz.Total()
+	}
+	if len(dst) != want {
+		return ErrDstSize
+	}
+	var e *Encoder
+	a := c.a
+	if a == nil || a.busyEnc {
+		e = new(Encoder)
+	} else {
+		e = &a.enc
+		a.busyEnc = true
+		defer func() { a.busyEnc = false }()
+	}
+	*e = Encoder{dst: dst, hdrEnd: sz.Header, cp: sz.Header, cpEnd: sz.Head(), zc: sz.Head(), zcEnd: sz.Total(), sink: sink, flat: flat}
+	m.WireEncode(e)
+	err := e.err
+	if err == nil && (e.hdr != sz.Header || e.cp != sz.Head() || e.zc != sz.Total() || e.entries != sz.Entries) {
+		err = ErrModified
+	}
+	*e = Encoder{}
+	return err
+}
+
+// Decode decodes m from b, zero-copy: m's fields alias b's bytes, and the
+// arena takes its own reference on b (Clone), released at Reset, so the
+// caller may release b at once. Nested messages and lists are decoded when
+// first accessed. Fields of at least the arena's Threshold bytes are
+// zero-copy again when m (or a message built from its fields) is sent.
+func Decode(m Msg, b mem.Buf) error {
+	c := m.WireCore()
+	a := c.a
+	if a == nil {
+		return ErrNoArena
+	}
+	if b.IsZero() {
+		return decodeRoot(m, a, nil, mem.Buf{})
+	}
+	h := b.Clone()
+	a.refs = append(a.refs, h)
+	return decodeRoot(m, a, h.Bytes(), h)
+}
+
+// DecodeBytes decodes m from p, aliasing p. When p lies in registered
+// memory the arena takes a reference (released at Reset) and large fields
+// are zero-copy; otherwise the caller must keep p alive and unchanged
+// until the arena's Reset.
+func DecodeBytes(m Msg, p []byte) error {
+	c := m.WireCore()
+	a := c.a
+	if a == nil {
+		return ErrNoArena
+	}
+	var h mem.Buf
+	if buf, ok := mem.Recover(p); ok {
+		a.refs = append(a.refs, buf)
+		h = buf
+	}
+	return decodeRoot(m, a, p, h)
+}
+
+func decodeRoot(m Msg, a *Arena, p []byte, h mem.Buf) error {
+	if uint64(len(p)) > MaxMessageSize {
+		return malformed(0, 0, "input larger than MaxMessageSize")
+	}
+	src := sourceType.New(a)
+	src.data = p
+	src.buf = h
+	src.thr = a.Threshold
+	return decodeAt(m, a, src, 0, len(p), 0)
+}
+
+// decodeAt decodes the message whose header occupies [start, end) of src.
+func decodeAt(m Msg, a *Arena, src *source, start, end, depth int) error {
+	if depth > MaxDepth {
+		return &DecodeError{Off: start, Reason: "nesting", Err: ErrTooDeep}
+	}
+	c := m.WireCore()
+	c.src = src
+	c.depth = int32(depth)
+	c.has = 0
+	clear(c.hasX)
+	c.szOK = false
+	d := &a.dec
+	if d.src != nil { // re-entered (never by the runtime itself): use a fresh decoder
+		d = new(Decoder)
+	}
+	if err := d.init(a, src, start, end, depth); err != nil {
+		*d = Decoder{}
+		return err
+	}
+	m.WireDecode(d)
+	err := d.err
+	*d = Decoder{}
+	return err
+}

@@ -1,0 +1,24 @@
+package wire
+
+import "unsafe"
+
+// This file holds the package's only uses of unsafe (besides unsafe.Sizeof
+// in arena.go): zero-copy conversions between string and []byte. Neither
+// side is ever written through.
+
+// stringOf returns a string aliasing p (p must not be modified while the
+// string is in use; wire never writes to field data).
+func stringOf(p []byte) string {
+	if len(p) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(p), len(p))
+}
+
+// bytesOf returns a read-only []byte aliasing s.
+func bytesOf(s string) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
