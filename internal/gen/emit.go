@@ -42,20 +42,20 @@ func genEnum(g *protogen.GeneratedFile, e *protogen.Enum) {
 	}
 	g.P(")")
 	g.P()
-	g.P("// String returns the name of x's value, or its number if it has no name.")
-	g.P("func (x ", e.GoIdent, ") String() string {")
-	g.P("switch x {")
+	g.P("// String returns the value's name, or its number when it has none.")
+	g.P("func (v ", e.GoIdent, ") String() string {")
+	g.P("switch v {")
 	seen := map[protoreflect.EnumNumber]bool{}
 	for _, v := range e.Values {
 		if seen[v.Desc.Number()] {
 			continue // alias (allow_alias): the first name wins
 		}
 		seen[v.Desc.Number()] = true
-		g.P("case ", v.GoIdent, ":")
+		g.P("case ", v.Desc.Number(), ":")
 		g.P("return ", fmt.Sprintf("%q", v.Desc.Name()))
 	}
 	g.P("}")
-	g.P("return ", strconvPkg.Ident("Itoa"), "(int(x))")
+	g.P("return ", strconvPkg.Ident("Itoa"), "(int(v))")
 	g.P("}")
 	g.P()
 }

@@ -35,11 +35,8 @@ func validateFile(f *protogen.File) error {
 	default:
 		add(locs.ByPath(protoreflect.SourcePath{fileEditionTag}), "edition syntax (edition = ...)", `use syntax = "proto3" or "proto2"`)
 	}
-	for i := 0; i < fd.Imports().Len(); i++ {
-		imp := fd.Imports().Get(i)
-		if imp.IsWeak {
-			add(locs.ByPath(protoreflect.SourcePath{fileDependencyTag, int32(i)}), fmt.Sprintf("weak import %q", imp.Path()), "")
-		}
+	for _, i := range f.Proto.GetWeakDependency() {
+		add(locs.ByPath(protoreflect.SourcePath{fileDependencyTag, i}), fmt.Sprintf("weak import %q", fd.Imports().Get(int(i)).Path()), "")
 	}
 	for _, s := range f.Services {
 		add(locs.ByDescriptor(s.Desc), fmt.Sprintf("service %s", s.Desc.FullName()), "declare services in a separate .proto file that is not passed to the Cornflakes generator")
@@ -113,9 +110,6 @@ func validateField(fd protoreflect.FileDescriptor, fl *protogen.Field, add func(
 		// The field's own position: protoc and protocompile disagree on the
 		// span of the default option.
 		add(loc, fmt.Sprintf("default value [default = %s] on %s", d.Default().String(), what), "defaults are the zero value in Cornflakes")
-	}
-	if d.IsWeak() {
-		add(loc, "weak "+what, "")
 	}
 	switch d.Kind() {
 	case protoreflect.MessageKind:
