@@ -16,9 +16,9 @@ import "slices"
 // segments; CountSegments computes it.
 //
 // Algorithm. The candidates are the MaxSegments-1 largest entries (ties: the
-// earlier entry), found with a bounded heap in O(n log k). Candidates are
+// later entry, since copied leading entries merge with the head), found with a bounded heap in O(n log k). Candidates are
 // then added to Z greedily, largest first, whenever the segment count stays
-// within budget, repeating until nothing more fits (O(k² log k), k small).
+// within budget, repeating until nothing more fits (O(k) per pass, a few passes).
 // Finally a copied entry whose neighbours are both zero-copy (or that is the
 // last entry and follows one) is made zero-copy too, since that costs no
 // extra segment and saves a copy. Entries outside the candidates are never
@@ -74,7 +74,7 @@ func (s *Selector) Select(sizes []int) []int {
 		if sizes[a] != sizes[b] {
 			return sizes[a] < sizes[b]
 		}
-		return a > b
+		return a < b // on ties the later entry is stronger: a leading copied run merges with the head
 	}
 	h := s.cand[:0]
 	for i := range n {
@@ -116,34 +116,35 @@ func (s *Selector) Select(sizes []int) []int {
 	}
 	s.cand = h
 	slices.Sort(s.cand)
-	s.order = append(s.order[:0], s.cand...)
-	slices.SortFunc(s.order, func(a, b int) int {
+	// order holds positions in cand, strongest first; a candidate's
+	// neighbours are candidates only if they sit next to it in cand.
+	cand := s.cand
+	s.order = s.order[:0]
+	for p := range cand {
+		s.order = append(s.order, p)
+	}
+	slices.SortFunc(s.order, func(p, q int) int {
 		switch {
-		case less(b, a):
+		case less(cand[q], cand[p]):
 			return -1
-		case less(a, b):
+		case less(cand[p], cand[q]):
 			return 1
 		}
 		return 0
 	})
 	in := s.in[:k]
 	clear(in)
-	isIn := func(i int) bool {
-		if p, ok := slices.BinarySearch(s.cand, i); ok {
-			return in[p]
-		}
-		return false
-	}
 	segs := 1
 	for changed := true; changed; {
 		changed = false
-		for _, i := range s.order {
-			p, _ := slices.BinarySearch(s.cand, i)
+		for _, p := range s.order {
 			if in[p] {
 				continue
 			}
-			leftZC := i > 0 && isIn(i-1)
-			rightCopied := i+1 < n && !isIn(i+1)
+			i := cand[p]
+			leftZC := p > 0 && cand[p-1] == i-1 && in[p-1]
+			rightZC := p+1 < len(cand) && cand[p+1] == i+1 && in[p+1]
+			rightCopied := i+1 < n && !rightZC
 			d := 1
 			if rightCopied && !leftZC {
 				d++

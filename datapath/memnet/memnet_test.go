@@ -1,0 +1,724 @@
+package memnet_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/dptest"
+	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/mem/memtest"
+)
+
+var (
+	addrA = netip.MustParseAddrPort("10.0.0.1:1000")
+	addrB = netip.MustParseAddrPort("10.0.0.2:2000")
+	addrC = netip.MustParseAddrPort("10.0.1.3:3000")
+)
+
+// open makes an endpoint with its own memtest pool (checked for leaks at
+// the end of the test) and closes it before the pool is checked.
+func open(t testing.TB, n *memnet.Network, local netip.AddrPort, cfg datapath.Config, o memnet.Options) *memnet.Endpoint {
+	t.Helper()
+	cfg.Local = local
+	if cfg.Pool == nil {
+		cfg.Pool = memtest.NewPool(t, mem.PoolConfig{Name: local.String()})
+	}
+	ep, err := n.Open(cfg, o)
+	if err != nil {
+		t.Fatalf("Open(%v): %v", local, err)
+	}
+	t.Cleanup(func() {
+		if err := ep.Close(); err != nil && !errors.Is(err, datapath.ErrClosed) {
+			t.Errorf("Close(%v): %v", local, err)
+		}
+	})
+	return ep
+}
+
+func virtualNet(seed uint64, f memnet.Faults) *memnet.Network {
+	return memnet.NewNetwork(memnet.NetworkConfig{Seed: seed, Virtual: true, Faults: f})
+}
+
+type arrival struct {
+	seq uint32
+	at  time.Duration
+}
+
+// drain receives everything ready at ep, recording sequence numbers (the
+// first 4 payload bytes) and the network time, and releases the packets.
+func drain(t testing.TB, ep *memnet.Endpoint, out []arrival) []arrival {
+	t.Helper()
+	pk := make([]datapath.Packet, 16)
+	for {
+		k, err := ep.Recv(pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pk[:k] {
+			out = append(out, arrival{binary.LittleEndian.Uint32(p.Buf.Bytes()), ep.Network().Now()})
+			memtest.Release(t, p.Buf)
+		}
+		if k == 0 {
+			return out
+		}
+	}
+}
+
+func sendSeq(t testing.TB, ep *memnet.Endpoint, dst netip.AddrPort, seq uint32, size int) {
+	t.Helper()
+	p := make([]byte, max(size, 4))
+	binary.LittleEndian.PutUint32(p, seq)
+	if err := ep.Send(dst, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scenario sends count packets A->B under faults f on a virtual network with
+// the given seed, one every tick, and returns what arrived when.
+func scenario(t *testing.T, seed uint64, f memnet.Faults, count int, tick time.Duration) ([]arrival, memnet.NetworkStats) {
+	n := virtualNet(seed, f)
+	a := open(t, n, addrA, datapath.Config{}, memnet.Options{})
+	b := open(t, n, addrB, datapath.Config{}, memnet.Options{RxRing: 1024})
+	var got []arrival
+	for i := range count {
+		sendSeq(t, a, addrB, uint32(i), 100)
+		if err := a.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Advance(tick); err != nil {
+			t.Fatal(err)
+		}
+		got = drain(t, b, got)
+	}
+	for step := 0; n.Pending() > 0 && step < 1e6; step++ {
+		if err := n.Advance(tick); err != nil {
+			t.Fatal(err)
+		}
+		got = drain(t, b, got)
+	}
+	if err := a.Flush(); err != nil { // reap the last completions
+		t.Fatal(err)
+	}
+	return got, n.Stats()
+}
+
+func TestFaults(t *testing.T) {
+	const count = 400
+	for _, tc := range []struct {
+		name   string
+		f      memnet.Faults
+		seeded bool // outcome depends on the seed
+		check  func(t *testing.T, got []arrival, st memnet.NetworkStats)
+	}{
+		{"None", memnet.Faults{}, false, func(t *testing.T, got []arrival, st memnet.NetworkStats) {
+			if len(got) != count || !inOrder(got) {
+				t.Errorf("got %d packets (in order: %v), want %d in order", len(got), inOrder(got), count)
+			}
+		}},
+		{"Loss", memnet.Faults{Loss: 0.3}, true, func(t *testing.T, got []arrival, st memnet.NetworkStats) {
+			if int(st.Lost)+len(got) != count || st.Lost < count/5 || st.Lost > count*2/5 {
+				t.Errorf("lost %d, received %d of %d at Loss 0.3", st.Lost, len(got), count)
+			}
+			if !inOrder(got) || hasDup(got) {
+				t.Error("loss alone reordered or duplicated packets")
+			}
+		}},
+		{"Duplicate", memnet.Faults{Duplicate: 0.25}, true, func(t *testing.T, got []arrival, st memnet.NetworkStats) {
+			if len(got) != count+int(st.Duplicated) || st.Duplicated < count/8 || st.Duplicated > count*3/8 {
+				t.Errorf("received %d with %d duplicates of %d at Duplicate 0.25", len(got), st.Duplicated, count)
+			}
+			if !hasDup(got) {
+				t.Error("no duplicate received")
+			}
+		}},
+		{"Reorder", memnet.Faults{Reorder: 0.2, ReorderDelay: 5 * time.Microsecond}, true, func(t *testing.T, got []arrival, st memnet.NetworkStats) {
+			if len(got) != count || inOrder(got) || st.Reordered == 0 {
+				t.Errorf("received %d (in order: %v, reordered %d), want all %d, some out of order", len(got), inOrder(got), st.Reordered, count)
+			}
+		}},
+		{"DelayJitter", memnet.Faults{Delay: 50 * time.Microsecond, Jitter: 20 * time.Microsecond}, true, func(t *testing.T, got []arrival, st memnet.NetworkStats) {
+			if len(got) != count {
+				t.Errorf("received %d of %d", len(got), count)
+			}
+			// Packet i was sent at i ticks (1 µs); it arrives at or after
+			// i+50 µs and is drained at the first tick after that.
+			for _, a := range got {
+				sent := time.Duration(a.seq) * time.Microsecond
+				if d := a.at - sent; d < 50*time.Microsecond || d > 71*time.Microsecond {
+					t.Fatalf("packet %d: one-way time %v outside [50µs, 71µs]", a.seq, d)
+				}
+			}
+			if inOrder(got) {
+				t.Error("20µs jitter on 1µs spacing never reordered")
+			}
+		}},
+		{"Bandwidth", memnet.Faults{BitsPerSecond: 8e6}, false, func(t *testing.T, got []arrival, st memnet.NetworkStats) {
+			// 100 B at 8 Mbit/s = 100 µs per packet, sent every 1 µs: the
+			// link is the bottleneck, packet i leaves at (i+1)*100 µs.
+			if len(got) != count || !inOrder(got) {
+				t.Fatalf("received %d (in order %v)", len(got), inOrder(got))
+			}
+			for _, a := range got {
+				want := time.Duration(a.seq+1) * 100 * time.Microsecond
+				if a.at < want || a.at > want+time.Microsecond {
+					t.Fatalf("packet %d drained at %v, want just after %v", a.seq, a.at, want)
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got1, st1 := scenario(t, 42, tc.f, count, time.Microsecond)
+			got2, st2 := scenario(t, 42, tc.f, count, time.Microsecond)
+			if !slices.Equal(got1, got2) || st1 != st2 {
+				t.Fatal("same seed, different outcome")
+			}
+			tc.check(t, got1, st1)
+			got3, _ := scenario(t, 43, tc.f, count, time.Microsecond)
+			if tc.seeded && slices.Equal(got1, got3) {
+				t.Error("different seeds, identical outcome")
+			}
+		})
+	}
+}
+
+func inOrder(got []arrival) bool {
+	return slices.IsSortedFunc(got, func(a, b arrival) int { return int(a.seq) - int(b.seq) })
+}
+
+func hasDup(got []arrival) bool {
+	seen := map[uint32]bool{}
+	for _, a := range got {
+		if seen[a.seq] {
+			return true
+		}
+		seen[a.seq] = true
+	}
+	return false
+}
+
+func TestDelayVirtualClock(t *testing.T) {
+	n := virtualNet(1, memnet.Faults{Delay: time.Millisecond})
+	a := open(t, n, addrA, datapath.Config{}, memnet.Options{})
+	b := open(t, n, addrB, datapath.Config{}, memnet.Options{})
+	sendSeq(t, a, addrB, 7, 10)
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Advance(999 * time.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(t, b, nil); len(got) != 0 {
+		t.Fatalf("delivered after 999µs of a 1ms delay: %v", got)
+	}
+	if err := n.Advance(time.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(t, b, nil); len(got) != 1 || got[0].seq != 7 || got[0].at != time.Millisecond {
+		t.Fatalf("after 1ms: %v", got)
+	}
+	if err := n.Advance(-1); err == nil {
+		t.Error("Advance(-1) succeeded")
+	}
+	if err := memnet.NewNetwork(memnet.NetworkConfig{}).Advance(1); !errors.Is(err, memnet.ErrNotVirtual) {
+		t.Errorf("Advance on a real-time network: %v", err)
+	}
+}
+
+func TestPartition(t *testing.T) {
+	n := virtualNet(1, memnet.Faults{Delay: 10 * time.Microsecond})
+	a := open(t, n, addrA, datapath.Config{}, memnet.Options{})
+	b := open(t, n, addrB, datapath.Config{}, memnet.Options{})
+	c := open(t, n, addrC, datapath.Config{}, memnet.Options{})
+	step := func() { // flush everyone and let the network run
+		for _, ep := range []*memnet.Endpoint{a, b, c} {
+			if err := ep.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := n.Advance(time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 10.0.0.0/24 (A, B) vs 10.0.1.0/24 (C).
+	id := n.Partition([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/24")}, []netip.Prefix{netip.MustParsePrefix("10.0.1.0/24")})
+	sendSeq(t, a, addrB, 1, 10) // same side: delivered
+	sendSeq(t, a, addrC, 2, 10) // across: dropped
+	sendSeq(t, c, addrA, 3, 10) // across, other direction: dropped
+	step()
+	if got := drain(t, b, nil); len(got) != 1 {
+		t.Fatalf("B got %v", got)
+	}
+	if got := drain(t, c, nil); len(got) != 0 {
+		t.Fatalf("C got %v across the partition", got)
+	}
+	if got := drain(t, a, nil); len(got) != 0 {
+		t.Fatalf("A got %v across the partition", got)
+	}
+	if st := n.Stats(); st.PartitionDrops != 2 {
+		t.Fatalf("PartitionDrops = %d, want 2", st.PartitionDrops)
+	}
+	// A packet in flight when a partition forms is lost too.
+	n.Heal(id)
+	sendSeq(t, a, addrC, 4, 10)
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	id = n.Partition([]netip.Prefix{netip.PrefixFrom(addrA.Addr(), 32)}, []netip.Prefix{netip.PrefixFrom(addrC.Addr(), 32)})
+	step()
+	if got := drain(t, c, nil); len(got) != 0 {
+		t.Fatalf("C got %v sent before the partition formed", got)
+	}
+	n.HealAll()
+	sendSeq(t, a, addrC, 5, 10)
+	sendSeq(t, c, addrA, 6, 10)
+	step()
+	if got := drain(t, c, nil); len(got) != 1 || got[0].seq != 5 {
+		t.Fatalf("after healing C got %v", got)
+	}
+	if got := drain(t, a, nil); len(got) != 1 || got[0].seq != 6 {
+		t.Fatalf("after healing A got %v", got)
+	}
+	_ = id
+}
+
+func TestLinkFaults(t *testing.T) {
+	n := virtualNet(1, memnet.Faults{})
+	a := open(t, n, addrA, datapath.Config{}, memnet.Options{})
+	b := open(t, n, addrB, datapath.Config{}, memnet.Options{})
+	n.SetLinkFaults(addrB.Addr(), addrA.Addr(), memnet.Faults{Loss: 1})
+	sendSeq(t, a, addrB, 1, 10)
+	sendSeq(t, b, addrA, 2, 10)
+	for _, ep := range []*memnet.Endpoint{a, b} {
+		if err := ep.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.Advance(0); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(t, b, nil); len(got) != 1 {
+		t.Fatalf("A->B (no faults) delivered %v", got)
+	}
+	if got := drain(t, a, nil); len(got) != 0 {
+		t.Fatalf("B->A (Loss 1) delivered %v", got)
+	}
+	n.ClearLinkFaults()
+	sendSeq(t, b, addrA, 3, 10)
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(t, a, nil); len(got) != 1 {
+		t.Fatalf("B->A after ClearLinkFaults delivered %v", got)
+	}
+}
+
+func TestQueueLimits(t *testing.T) {
+	t.Run("RxRing", func(t *testing.T) {
+		n := virtualNet(1, memnet.Faults{})
+		a := open(t, n, addrA, datapath.Config{}, memnet.Options{})
+		b := open(t, n, addrB, datapath.Config{}, memnet.Options{RxRing: 4})
+		for i := range 10 {
+			sendSeq(t, a, addrB, uint32(i), 10)
+		}
+		if err := a.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Advance(0); err != nil {
+			t.Fatal(err)
+		}
+		got := drain(t, b, nil)
+		if len(got) != 4 || got[3].seq != 3 {
+			t.Fatalf("with a 4-buffer ring B got %v", got)
+		}
+		if st := b.Stats(); st.Drops != 6 {
+			t.Errorf("B Stats().Drops = %d, want 6", st.Drops)
+		}
+		if st := n.Stats(); st.RxDrops != 6 {
+			t.Errorf("network RxDrops = %d, want 6", st.RxDrops)
+		}
+	})
+	t.Run("TxQueue", func(t *testing.T) {
+		n := virtualNet(1, memnet.Faults{Delay: time.Millisecond})
+		a := open(t, n, addrA, datapath.Config{}, memnet.Options{TxQueue: 3})
+		b := open(t, n, addrB, datapath.Config{}, memnet.Options{})
+		for i := range 5 {
+			sendSeq(t, a, addrB, uint32(i), 10)
+		}
+		if err := a.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if st := a.Stats(); st.Drops != 2 {
+			t.Errorf("A Stats().Drops = %d, want 2", st.Drops)
+		}
+		if err := n.Advance(time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if got := drain(t, b, nil); len(got) != 3 {
+			t.Fatalf("B got %v, want the first 3", got)
+		}
+		if st := n.Stats(); st.QueueDrops != 2 {
+			t.Errorf("QueueDrops = %d", st.QueueDrops)
+		}
+	})
+	t.Run("OversizedForReceiver", func(t *testing.T) {
+		n := virtualNet(1, memnet.Faults{})
+		a := open(t, n, addrA, datapath.Config{}, memnet.Options{})
+		b := open(t, n, addrB, datapath.Config{MaxPayload: 100}, memnet.Options{})
+		sendSeq(t, a, addrB, 1, 101)
+		sendSeq(t, a, addrB, 2, 100)
+		if err := a.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if got := drain(t, b, nil); len(got) != 1 || got[0].seq != 2 {
+			t.Fatalf("B got %v", got)
+		}
+	})
+}
+
+// TestEarlyReleaseCorrupts is the memory-safety test: the application gives
+// up its references right after sending zero-copy data and reuses the memory
+// (allowed, because the datapath holds its own references until the
+// simulated DMA). A correct endpoint delivers the original bytes; the same
+// scenario with an endpoint that releases at Send (a broken datapath) MUST
+// deliver corrupted bytes, which proves the test can see the bug.
+func TestEarlyReleaseCorrupts(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		for _, api := range []string{"SendSegments", "SendObject"} {
+			t.Run(fmt.Sprintf("broken=%v/%s", broken, api), func(t *testing.T) {
+				n := virtualNet(1, memnet.Faults{Delay: 100 * time.Microsecond})
+				app := memtest.NewPool(t, mem.PoolConfig{Name: "app"})
+				a := open(t, n, addrA, datapath.Config{Pool: app}, memnet.Options{})
+				b := open(t, n, addrB, datapath.Config{}, memnet.Options{})
+				if broken {
+					memnet.BreakEarlyRelease(a)
+				}
+				var want [][]byte
+				for i := range 4 {
+					val := memtest.Alloc(t, app, bytes.Repeat([]byte{byte('a' + i)}, 3000))
+					want = append(want, append([]byte("hdr"), val.Bytes()...))
+					var err error
+					if api == "SendSegments" {
+						err = a.SendSegments(addrB, []byte("hdr"), []mem.Buf{val})
+					} else {
+						err = a.SendObject(addrB, nil, &dptest.Object{Header: []byte("hdr"), Entries: []mem.Buf{val}})
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					memtest.Release(t, val) // the application is done with it
+				}
+				if err := a.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				// Reuse: the application allocates new values (from the same
+				// pool, same size class) and writes them before the DMA.
+				var reused []mem.Buf
+				for range 8 {
+					reused = append(reused, memtest.Alloc(t, app, bytes.Repeat([]byte{'X'}, 3000)))
+				}
+				if err := n.Advance(100 * time.Microsecond); err != nil {
+					t.Fatal(err)
+				}
+				pk := make([]datapath.Packet, 8)
+				k, err := b.Recv(pk)
+				if err != nil || k != 4 {
+					t.Fatalf("Recv = %d, %v", k, err)
+				}
+				corrupted := 0
+				for i, p := range pk[:k] {
+					if !bytes.Equal(p.Buf.Bytes(), want[i]) {
+						corrupted++
+					}
+					memtest.Release(t, p.Buf)
+				}
+				for _, r := range reused {
+					memtest.Release(t, r)
+				}
+				if err := a.Flush(); err != nil { // reap completions
+					t.Fatal(err)
+				}
+				if !broken && corrupted != 0 {
+					t.Fatalf("%d of 4 packets corrupted by memory reuse after the application's release", corrupted)
+				}
+				if broken && corrupted == 0 {
+					t.Fatal("a datapath releasing at Send went undetected: no packet was corrupted")
+				}
+				if broken {
+					t.Logf("broken datapath: %d of 4 packets corrupted, as expected", corrupted)
+				}
+			})
+		}
+	}
+}
+
+// TestDuplicateHoldsReferences: with duplication the zero-copy memory must
+// stay referenced until the last copy was gathered.
+func TestDuplicateHoldsReferences(t *testing.T) {
+	n := virtualNet(3, memnet.Faults{Duplicate: 1, Delay: 10 * time.Microsecond, Jitter: 100 * time.Microsecond})
+	app := memtest.NewPool(t, mem.PoolConfig{Name: "app"})
+	a := open(t, n, addrA, datapath.Config{Pool: app}, memnet.Options{})
+	b := open(t, n, addrB, datapath.Config{}, memnet.Options{})
+	val := memtest.Alloc(t, app, []byte("value"))
+	defer memtest.Release(t, val)
+	if err := a.SendSegments(addrB, nil, []mem.Buf{val}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	copies := 0
+	for step := 0; copies < 2 && step < 200; step++ {
+		if err := n.Advance(time.Microsecond); err != nil {
+			t.Fatal(err)
+		}
+		got := drain(t, b, nil)
+		copies += len(got)
+		if err := a.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if copies == 1 && val.Refs() != 2 {
+			t.Fatalf("after the first of two copies the value has %d refs, want 2", val.Refs())
+		}
+	}
+	if copies != 2 || val.Refs() != 1 {
+		t.Fatalf("copies %d, refs %d after both deliveries", copies, val.Refs())
+	}
+}
+
+func TestCloseCancelsInFlight(t *testing.T) {
+	n := virtualNet(1, memnet.Faults{Delay: time.Millisecond})
+	app := memtest.NewPool(t, mem.PoolConfig{Name: "app"})
+	a := open(t, n, addrA, datapath.Config{Pool: app}, memnet.Options{})
+	b := open(t, n, addrB, datapath.Config{}, memnet.Options{})
+	val := memtest.Alloc(t, app, []byte("in flight"))
+	if err := a.SendSegments(addrB, nil, []mem.Buf{val}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if val.Refs() != 2 {
+		t.Fatalf("refs %d while in flight", val.Refs())
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if val.Refs() != 1 {
+		t.Fatalf("refs %d after Close", val.Refs())
+	}
+	memtest.Release(t, val)
+	if err := n.Advance(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(t, b, nil); len(got) != 0 {
+		t.Fatalf("a cancelled packet arrived: %v", got)
+	}
+	if st := n.Stats(); st.Cancelled != 1 {
+		t.Fatalf("Cancelled = %d", st.Cancelled)
+	}
+	// The address is free again.
+	a2 := open(t, n, addrA, datapath.Config{}, memnet.Options{})
+	_ = a2
+}
+
+func TestOpenErrors(t *testing.T) {
+	n := virtualNet(1, memnet.Faults{})
+	open(t, n, addrA, datapath.Config{}, memnet.Options{})
+	if _, err := n.Open(datapath.Config{Local: addrA}, memnet.Options{}); !errors.Is(err, memnet.ErrAddrInUse) {
+		t.Errorf("second Open on %v: %v", addrA, err)
+	}
+	for _, cfg := range []datapath.Config{
+		{MaxPayload: -1}, {MaxPayload: memnet.MaxMaxPayload + 1}, {MaxSegments: -3},
+		{MaxSegments: memnet.MaxMaxSegments + 1}, {Batch: -1},
+	} {
+		if ep, err := n.Open(cfg, memnet.Options{}); err == nil {
+			ep.Close()
+			t.Errorf("Open(%+v) succeeded", cfg)
+		}
+	}
+	if _, err := memnet.Open(datapath.Config{Options: 42}); err == nil {
+		t.Error("Open with Options of the wrong type succeeded")
+	}
+	// Automatic addresses: distinct, valid, port 0 gets an ephemeral port.
+	e1 := open(t, n, netip.AddrPort{}, datapath.Config{}, memnet.Options{})
+	e2 := open(t, n, netip.AddrPortFrom(addrA.Addr(), 0), datapath.Config{}, memnet.Options{})
+	if !e1.LocalAddr().IsValid() || e2.LocalAddr().Addr() != addrA.Addr() || e2.LocalAddr().Port() == 0 || e1.LocalAddr() == e2.LocalAddr() {
+		t.Errorf("automatic addresses %v, %v", e1.LocalAddr(), e2.LocalAddr())
+	}
+}
+
+// TestManyGoroutines runs pairs of endpoints on their own goroutines over one
+// real-time network with faults (for -race): each client sends requests
+// and counts echoes; the network's shared state is exercised concurrently.
+func TestManyGoroutines(t *testing.T) {
+	n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 9, Faults: memnet.Faults{Delay: 20 * time.Microsecond, Jitter: 20 * time.Microsecond, Duplicate: 0.05}})
+	const pairs, rounds = 4, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*pairs)
+	for p := range pairs {
+		srvAddr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, 0, byte(p)}), 80)
+		cliAddr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 2, 0, byte(p)}), 80)
+		stop := make(chan struct{})
+		// The server's endpoint exists before any client sends (a packet to
+		// an address nobody has opened is dropped); its goroutine owns it.
+		pool, err := mem.NewPool(mem.PoolConfig{Name: "srv"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep, err := n.Open(datapath.Config{Local: srvAddr, Pool: pool}, memnet.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(2)
+		go func() { // server: echo zero-copy from the receive buffer
+			defer wg.Done()
+			errs <- func() error {
+				pk := make([]datapath.Packet, 8)
+				for {
+					select {
+					case <-stop:
+						if err := ep.Close(); err != nil {
+							return err
+						}
+						if pool.InUse() != 0 {
+							return fmt.Errorf("server pool InUse %d", pool.InUse())
+						}
+						return pool.Close()
+					default:
+					}
+					if err := ep.Wait(time.Millisecond); err != nil {
+						return err
+					}
+					k, err := ep.Recv(pk)
+					if err != nil {
+						return err
+					}
+					for _, q := range pk[:k] {
+						err := ep.SendSegments(q.From, nil, []mem.Buf{q.Buf})
+						q.Buf.Release()
+						if err != nil {
+							return err
+						}
+					}
+					if err := ep.Flush(); err != nil {
+						return err
+					}
+				}
+			}()
+		}()
+		go func() { // client
+			defer wg.Done()
+			defer close(stop)
+			errs <- func() error {
+				pool, _ := mem.NewPool(mem.PoolConfig{Name: "cli"})
+				ep, err := n.Open(datapath.Config{Local: cliAddr, Pool: pool}, memnet.Options{})
+				if err != nil {
+					return err
+				}
+				pk := make([]datapath.Packet, 8)
+				got := map[uint32]bool{}
+				deadline := time.Now().Add(20 * time.Second)
+				for i := 0; len(got) < rounds; {
+					if time.Now().After(deadline) {
+						return fmt.Errorf("client %d: %d of %d echoes", p, len(got), rounds)
+					}
+					if i < rounds && i-len(got) < 8 {
+						b := binary.LittleEndian.AppendUint32(nil, uint32(i))
+						if err := ep.Send(srvAddr, b); err != nil {
+							return err
+						}
+						i++
+					}
+					if err := ep.Flush(); err != nil {
+						return err
+					}
+					if err := ep.Wait(100 * time.Microsecond); err != nil {
+						return err
+					}
+					k, err := ep.Recv(pk)
+					if err != nil {
+						return err
+					}
+					for _, q := range pk[:k] {
+						got[binary.LittleEndian.Uint32(q.Buf.Bytes())] = true
+						q.Buf.Release()
+					}
+				}
+				if err := ep.Close(); err != nil {
+					return err
+				}
+				return pool.Close()
+			}()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	t.Logf("network: %+v", n.Stats())
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestWaitRealTimeDelay: a blocked receiver wakes up when a delayed packet
+// falls due, without anybody else calling into the network.
+func TestWaitRealTimeDelay(t *testing.T) {
+	n := memnet.NewNetwork(memnet.NetworkConfig{Faults: memnet.Faults{Delay: 2 * time.Millisecond}})
+	a := open(t, n, addrA, datapath.Config{}, memnet.Options{})
+	b := open(t, n, addrB, datapath.Config{}, memnet.Options{})
+	sendSeq(t, a, addrB, 5, 10)
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var got []arrival
+	for i := 0; i < 100 && len(got) == 0; i++ {
+		if err := b.Wait(time.Second); err != nil {
+			t.Fatal(err)
+		}
+		got = drain(t, b, got)
+	}
+	if len(got) != 1 || got[0].seq != 5 {
+		t.Fatalf("got %v", got)
+	}
+}
+
+func TestRoundTripAllocs(t *testing.T) {
+	n := memnet.NewNetwork(memnet.NetworkConfig{})
+	app := memtest.NewPool(t, mem.PoolConfig{Name: "app"})
+	a := open(t, n, addrA, datapath.Config{Pool: app}, memnet.Options{})
+	b := open(t, n, addrB, datapath.Config{}, memnet.Options{})
+	val := memtest.Alloc(t, app, bytes.Repeat([]byte{1}, 2048))
+	defer memtest.Release(t, val)
+	obj := &dptest.Object{Header: make([]byte, 16), Copied: make([]byte, 32), Entries: []mem.Buf{val, val}}
+	pk := make([]datapath.Packet, 4)
+	head := []byte("head")
+	rt := func() {
+		if err := a.SendObject(addrB, head, obj); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		k, err := b.Recv(pk)
+		if err != nil || k != 1 {
+			t.Fatalf("Recv = %d, %v", k, err)
+		}
+		pk[0].Buf.Release()
+	}
+	for range 10 {
+		rt()
+	}
+	if avg := testing.AllocsPerRun(200, rt); avg != 0 {
+		t.Fatalf("SendObject+Flush+Recv allocates %v times", avg)
+	}
+}
