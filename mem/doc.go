@@ -50,6 +50,12 @@
 // ErrUseAfterRelease for a handle whose item was released and reused, and
 // Clone always panics on an item whose count is zero.
 //
+// A reference count cannot tell which reference is being released: one
+// handle released twice while other references are alive steals one of
+// them. That is caught later, when the item is freed early and the real
+// owner's handle turns out stale (ErrDoubleRelease, ErrUseAfterRelease, or a
+// checked-build panic).
+//
 // # Limits
 //
 // All limits are constants of this package: MaxSpaces, DefaultSpaceSize,
