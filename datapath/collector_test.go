@@ -157,7 +157,9 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("Open of an unknown kind: %v, want ErrUnknownKind", err)
 	}
 	for _, bad := range []func(){
-		func() { datapath.Register("dptest-fake", func(datapath.Config) (datapath.Endpoint, error) { return nil, nil }) },
+		func() {
+			datapath.Register("dptest-fake", func(datapath.Config) (datapath.Endpoint, error) { return nil, nil })
+		},
 		func() { datapath.Register("", func(datapath.Config) (datapath.Endpoint, error) { return nil, nil }) },
 		func() { datapath.Register("x", nil) },
 	} {
