@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -117,12 +118,23 @@ func publishSpaces() {
 	others.Store(&l)
 }
 
+// minDefaultSpaceSize is the smallest reservation DefaultSpace falls back to.
+const minDefaultSpaceSize = 1 << 30
+
 // DefaultSpace returns the process default space (DefaultSpaceSize of
 // address space, committed on demand, HugepagesAuto, Mlock), creating it on
-// first use. Pools with a nil PoolConfig.Space use it.
+// first use. Pools with a nil PoolConfig.Space use it. When the process may
+// not reserve that much address space, it reserves a quarter, down to 1 GiB.
 func DefaultSpace() (*Space, error) {
 	defaultOnce.Do(func() {
-		defSpace, defErr = NewSpace(SpaceConfig{Size: DefaultSpaceSize, Hugepages: HugepagesAuto, Mlock: true})
+		// Under an address-space limit (ulimit -v) the full reservation can
+		// fail; fall back to smaller ones before giving up.
+		for size := int64(DefaultSpaceSize); size >= minDefaultSpaceSize; size /= 4 {
+			defSpace, defErr = NewSpace(SpaceConfig{Size: size, Hugepages: HugepagesAuto, Mlock: true})
+			if defErr == nil || errors.Is(defErr, ErrTooManySpaces) {
+				break
+			}
+		}
 		if defErr == nil {
 			spaceMu.Lock()
 			defaultFast.Store(defSpace)
