@@ -1,0 +1,381 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/workload"
+)
+
+func mustParse(t *testing.T, spec string) workload.Workload {
+	t.Helper()
+	w, err := workload.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func TestOpenLoopChecksEveryResponse(t *testing.T) {
+	for _, spec := range []string{"ycsb:records=2000,shape=2x2048", "google:keys=1000", "twitter:keys=2000", "cdn:objects=100"} {
+		t.Run(spec, func(t *testing.T) {
+			w := mustParse(t, spec)
+			srv := preloaded(w, 2*time.Microsecond)
+			r, err := Run(context.Background(), Config{
+				Workload: w, Target: srv, Clients: 2, Rate: 4000, Duration: 300 * time.Millisecond, Check: true, Seed: 1,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Received == 0 || r.Mismatches != 0 || r.Errors != 0 || r.Unexpected != 0 {
+				t.Fatalf("result %+v", r)
+			}
+			if r.Lost != 0 {
+				t.Fatalf("lost %d", r.Lost)
+			}
+			if r.P50 <= 0 || r.P99 < r.P50 || r.P999 < r.P99 || r.Max < r.P999 {
+				t.Fatalf("percentiles p50 %v p99 %v p999 %v max %v", r.P50, r.P99, r.P999, r.Max)
+			}
+			if r.Histogram.TotalCount() != int64(r.Received) {
+				t.Fatalf("histogram holds %d, received %d", r.Histogram.TotalCount(), r.Received)
+			}
+			if r.AchievedRPS <= 0 || r.SentRPS <= 0 || r.Mode != "open" {
+				t.Fatalf("rates %+v", r)
+			}
+			if w.Unit() == workload.UnitObjects && r.AchievedUnitsPS >= r.AchievedRPS {
+				t.Fatalf("cdn objects/s %v not below segments/s %v", r.AchievedUnitsPS, r.AchievedRPS)
+			}
+		})
+	}
+}
+
+func TestMismatchIsCounted(t *testing.T) {
+	w := mustParse(t, "ycsb:records=500")
+	srv := preloaded(w, time.Microsecond)
+	srv.corruptEvery = 7
+	r, err := Run(context.Background(), Config{Workload: w, Target: srv, Rate: 3000, Duration: 200 * time.Millisecond, Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Mismatches == 0 || r.FirstMismatch == "" {
+		t.Fatalf("corrupted responses not counted: %+v", r)
+	}
+	if Passes(r, time.Hour, 0) {
+		t.Fatal("a point with mismatches passes")
+	}
+	// the sweep stops with ErrMismatch
+	_, err = Sweep(context.Background(), SweepConfig{Loads: []float64{2000, 4000}, SLO: time.Hour}, func(ctx context.Context, offered float64) (Result, error) {
+		return Run(ctx, Config{Workload: w, Target: srv, Rate: offered, Duration: 100 * time.Millisecond, Check: true})
+	})
+	if !errors.Is(err, workload.ErrMismatch) {
+		t.Fatalf("sweep err = %v, want ErrMismatch", err)
+	}
+}
+
+func TestErrorsAndLost(t *testing.T) {
+	w := mustParse(t, "ycsb:records=100,update=0.5")
+	srv := preloaded(w, time.Microsecond)
+	srv.failPuts = true
+	r, err := Run(context.Background(), Config{Workload: w, Target: srv, Rate: 2000, Duration: 100 * time.Millisecond, Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Errors == 0 || r.Mismatches != 0 {
+		t.Fatalf("error responses: %+v", r)
+	}
+	srv.failPuts, srv.silent = false, true
+	r, err = Run(context.Background(), Config{Workload: w, Target: srv, Rate: 2000, Duration: 100 * time.Millisecond, Drain: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Lost == 0 || r.Received != 0 || Passes(r, time.Hour, 0) {
+		t.Fatalf("silent server: %+v", r)
+	}
+	if r.P99 < 20*time.Millisecond {
+		t.Fatalf("lost requests not in the percentiles: p99 %v", r.P99)
+	}
+}
+
+func TestClosedLoop(t *testing.T) {
+	w := mustParse(t, "google:keys=200")
+	srv := preloaded(w, 5*time.Microsecond)
+	r, err := Run(context.Background(), Config{Workload: w, Target: srv, Clients: 2, Outstanding: 4, Duration: 200 * time.Millisecond, Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Mode != "closed" || r.Received == 0 || r.Mismatches != 0 || r.OfferedRPS != 0 || r.Lost != 0 {
+		t.Fatalf("closed loop: %+v", r)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	w := mustParse(t, "google:keys=10")
+	srv := newFakeServer(0)
+	for _, c := range []Config{
+		{},
+		{Workload: w, Target: srv, Duration: time.Second},             // no rate
+		{Workload: w, Target: srv, Rate: 100},                         // no duration
+		{Workload: w, Target: srv, Rate: 100, Duration: 1, Warmup: 1}, // warm-up all
+		{Workload: w, Target: srv, Rate: 100, Duration: 1, Clients: -1},
+	} {
+		if _, err := Run(context.Background(), c); !errors.Is(err, ErrConfig) {
+			t.Errorf("Run(%+v) err = %v, want ErrConfig", c, err)
+		}
+	}
+}
+
+func TestSendPollDoNotAllocate(t *testing.T) {
+	w := mustParse(t, "ycsb:records=1000,shape=2x1024")
+	srv := preloaded(w, 0)
+	conn, _ := srv.Dial(0)
+	cfg := Config{Workload: w, Target: srv, Rate: 1, Duration: time.Hour, Check: true}
+	if err := cfg.normalize(); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(&cfg, 0, conn)
+	c.base = time.Now()
+	c.warmEnd, c.end = 0, int64(time.Hour)
+	for range 100 { // warm the slots' scratch and the conn's queue
+		c.send(c.now())
+		_ = c.poll()
+	}
+	allocs := testing.AllocsPerRun(500, func() {
+		c.send(c.now())
+		if err := c.poll(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per request", allocs)
+	}
+	if c.mismatches != 0 || c.received == 0 {
+		t.Fatalf("received %d mismatches %d", c.received, c.mismatches)
+	}
+}
+
+// synthetic points: capacity 100k rps, deterministic, no timing.
+func fakePoints(capacity float64) PointFunc {
+	return func(_ context.Context, offered float64) (Result, error) {
+		r := Result{OfferedRPS: offered, AchievedRPS: offered, Received: 1000, P50: 10 * time.Microsecond, P99: 40 * time.Microsecond, Unit: "requests"}
+		if offered > capacity {
+			r.AchievedRPS = capacity
+			r.P99 = 10 * time.Millisecond
+		}
+		return r, nil
+	}
+}
+
+func TestAdaptiveSweep(t *testing.T) {
+	sr, err := Sweep(context.Background(), SweepConfig{SLO: 100 * time.Microsecond, Start: 5000, Factor: 2, Refine: 3}, fakePoints(100_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 5k..80k pass, 160k fails, then 3 bisection steps
+	if len(sr.Points) != 6+3 {
+		t.Fatalf("%d points", len(sr.Points))
+	}
+	if sr.MaxRPSAtSLO < 80_000 || sr.MaxRPSAtSLO > 100_000 || sr.Best < 0 {
+		t.Fatalf("max at SLO %v", sr.MaxRPSAtSLO)
+	}
+	// first point failing: the sweep steps down
+	sr, err = Sweep(context.Background(), SweepConfig{SLO: 100 * time.Microsecond, Start: 50_000, Refine: -1}, fakePoints(10_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sr.MaxRPSAtSLO != 6250 {
+		t.Fatalf("step down: max %v, points %d", sr.MaxRPSAtSLO, len(sr.Points))
+	}
+	// nothing passes
+	sr, err = Sweep(context.Background(), SweepConfig{SLO: time.Microsecond, Start: 1000}, fakePoints(1e9))
+	if err != nil || sr.Best != -1 || sr.MaxRPSAtSLO != 0 {
+		t.Fatalf("nothing passes: %+v %v", sr, err)
+	}
+}
+
+func TestSweepBudget(t *testing.T) {
+	slow := func(ctx context.Context, offered float64) (Result, error) {
+		time.Sleep(20 * time.Millisecond)
+		return fakePoints(1e12)(ctx, offered)
+	}
+	sr, err := Sweep(context.Background(), SweepConfig{Start: 1000, Budget: 50 * time.Millisecond}, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sr.Truncated || len(sr.Points) >= 8 || len(sr.Points) == 0 {
+		t.Fatalf("truncated %v after %d points", sr.Truncated, len(sr.Points))
+	}
+}
+
+// TestPipelineEndToEnd runs an experiment against two fake servers of
+// different speeds through sweep, JSON, CSV, table and PNG.
+func TestPipelineEndToEnd(t *testing.T) {
+	exp := Experiment{Name: "e2e", Runs: []RunSpec{
+		{Label: "google", Workload: "google:keys=300,values=1-3", Serializer: SerCornflakes, Mode: ModeHybrid, SerializeAndSend: true},
+		{Label: "google", Workload: "google:keys=300,values=1-3", Serializer: SerProtobuf},
+	}}
+	var progress bytes.Buffer
+	series, err := RunExperiment(context.Background(), exp, ExperimentConfig{
+		Datapath: "fake",
+		Load:     Config{Clients: 2, Duration: 120 * time.Millisecond, Check: true, Drain: 50 * time.Millisecond},
+		Sweep:    SweepConfig{SLO: 5 * time.Millisecond, Start: 2000, Factor: 4, MaxRPS: 200_000, Refine: 1, Progress: &progress},
+		Setup: func(ctx context.Context, run RunSpec, w workload.Workload) (Target, func() error, error) {
+			service := 20 * time.Microsecond
+			if run.Serializer != SerCornflakes {
+				service = 40 * time.Microsecond
+			}
+			srv := newFakeServer(0)
+			conn, _ := srv.Dial(0)
+			if _, err := Preload(ctx, w, conn, 32, time.Second); err != nil {
+				return nil, nil, err
+			}
+			conn.Close()
+			srv.service = service
+			return srv, func() error { return nil }, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(series) != 2 {
+		t.Fatalf("%d series", len(series))
+	}
+	for _, s := range series {
+		if len(s.Points) == 0 {
+			t.Fatalf("%s: no points", s.Name())
+		}
+		for _, p := range s.Points {
+			if p.Mismatches != 0 {
+				t.Fatalf("%s: mismatches", s.Name())
+			}
+		}
+	}
+	if !strings.Contains(progress.String(), "rps") {
+		t.Errorf("no progress output: %q", progress.String())
+	}
+	// JSON in the schema
+	var js bytes.Buffer
+	if err := WriteJSON(&js, series); err != nil {
+		t.Fatal(err)
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal(js.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"experiment", "workload", "serializer", "mode", "datapath", "max_rps_at_slo", "slo_p99_us", "points"} {
+		if _, ok := raw[0][k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	pt := raw[0]["points"].([]any)[0].(map[string]any)
+	for _, k := range []string{"offered_rps", "achieved_rps", "p50_us", "p99_us"} {
+		if _, ok := pt[k]; !ok {
+			t.Errorf("JSON point lacks %q", k)
+		}
+	}
+	back, err := ReadJSON(bytes.NewReader(js.Bytes()))
+	if err != nil || len(back) != 2 || back[0].Serializer != SerCornflakes || back[1].Mode != "" {
+		t.Fatalf("ReadJSON: %v %+v", err, back)
+	}
+	// CSV: header + one row per point
+	var cb bytes.Buffer
+	if err := WriteCSV(&cb, series); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&cb).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 + len(series[0].Points) + len(series[1].Points); len(rows) != want {
+		t.Fatalf("%d CSV rows, want %d", len(rows), want)
+	}
+	// table
+	var tb bytes.Buffer
+	if err := WriteTable(&tb, series); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tb.String(), "cornflakes/hybrid") || !strings.Contains(tb.String(), "protobuf") {
+		t.Fatalf("table:\n%s", tb.String())
+	}
+	// PNG plots
+	dir := t.TempDir()
+	if d := os.Getenv("BENCH_PLOT_DIR"); d != "" {
+		dir = d
+	}
+	paths, err := WritePlots(dir, "", series)
+	if err != nil || len(paths) != 1 {
+		t.Fatalf("plots %v %v", paths, err)
+	}
+	f, err := os.Open(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() < 300 || b.Dy() < 200 {
+		t.Fatalf("plot %v", b)
+	}
+	if filepath.Base(paths[0]) != "e2e_google.png" {
+		t.Errorf("plot name %s", paths[0])
+	}
+}
+
+func TestPreloadFailure(t *testing.T) {
+	w := mustParse(t, "ycsb:records=50")
+	srv := newFakeServer(0)
+	srv.failPuts = true
+	conn, _ := srv.Dial(0)
+	if _, err := Preload(context.Background(), w, conn, 8, time.Second); !errors.Is(err, ErrPreload) {
+		t.Fatalf("err = %v, want ErrPreload", err)
+	}
+	srv.failPuts, srv.silent = false, true
+	conn, _ = srv.Dial(0)
+	if _, err := Preload(context.Background(), w, conn, 8, 30*time.Millisecond); !errors.Is(err, ErrPreload) {
+		t.Fatalf("silent: err = %v, want ErrPreload", err)
+	}
+}
+
+func TestExperimentsPresets(t *testing.T) {
+	for _, name := range []string{"default", "table1", "table2", "fig7", "table3", "table4", "table5", "fig12"} {
+		e, err := LookupExperiment(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(e.Runs) == 0 {
+			t.Fatalf("%s: no runs", name)
+		}
+		for _, r := range e.Runs {
+			if _, err := workload.Parse(r.Workload); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+	}
+	if _, err := LookupExperiment("nope"); !errors.Is(err, ErrUnknownExperiment) {
+		t.Fatal(err)
+	}
+	t1, _ := LookupExperiment("table1")
+	if n := len(t1.Filter(SerCornflakes).Runs); n != 4 {
+		t.Fatalf("table1 cornflakes runs %d", n)
+	}
+	t5, _ := LookupExperiment("table5")
+	off := 0
+	for _, r := range t5.Runs {
+		if !r.SerializeAndSend {
+			off++
+		}
+	}
+	if off != 3 {
+		t.Fatalf("table5 has %d runs without serialize-and-send", off)
+	}
+}

@@ -1,0 +1,130 @@
+package bench
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/workload"
+)
+
+// fakeServer is an in-process target: a single FIFO server with a fixed
+// service time per request in front of a workload.MemStore. Requests are
+// executed when their completion time has passed and the client polls, so
+// the generator sees a real queue (latency grows with load, saturation at
+// 1/service) without sockets or goroutines.
+type fakeServer struct {
+	mu      sync.Mutex
+	store   *workload.MemStore
+	service time.Duration
+	freeAt  time.Time
+	// corruptEvery > 0 flips one byte of every n-th read response.
+	corruptEvery int
+	reads        int
+	// silent servers never answer
+	silent bool
+	// failPuts answers puts with StatusError
+	failPuts bool
+	open     int
+}
+
+func newFakeServer(service time.Duration) *fakeServer {
+	return &fakeServer{store: workload.NewMemStore(), service: service}
+}
+
+// Dial opens a connection; when no other is open, the backlog of closed
+// connections (whose requests are gone) is dropped.
+func (s *fakeServer) Dial(int) (Conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open == 0 {
+		s.freeAt = time.Time{}
+	}
+	s.open++
+	return &fakeConn{s: s}, nil
+}
+
+type pending struct {
+	id    uint64
+	req   *workload.Request
+	ready time.Time
+}
+
+type fakeConn struct {
+	s       *fakeServer
+	q       []pending
+	head    int
+	resp    workload.Response
+	scratch []byte
+	closed  bool
+}
+
+func (c *fakeConn) Send(id uint64, req *workload.Request) error {
+	now := time.Now()
+	c.s.mu.Lock()
+	start := c.s.freeAt
+	if now.After(start) {
+		start = now
+	}
+	c.s.freeAt = start.Add(c.s.service)
+	ready := c.s.freeAt
+	c.s.mu.Unlock()
+	if c.head > 0 && c.head == len(c.q) {
+		c.q, c.head = c.q[:0], 0
+	}
+	c.q = append(c.q, pending{id: id, req: req, ready: ready})
+	return nil
+}
+
+func (c *fakeConn) Poll(deliver func(uint64, *workload.Response)) (int, error) {
+	if c.s.silent {
+		return 0, nil
+	}
+	now := time.Now()
+	n := 0
+	for c.head < len(c.q) && !c.q[c.head].ready.After(now) {
+		p := c.q[c.head]
+		c.head++
+		if c.s.failPuts && !p.req.Op.IsRead() {
+			c.resp.Status, c.resp.Values = workload.StatusError, c.resp.Values[:0]
+		} else {
+			c.s.store.Apply(p.req, &c.resp)
+		}
+		if p.req.Op.IsRead() && c.s.corruptEvery > 0 && len(c.resp.Values) > 0 && len(c.resp.Values[0]) > 0 {
+			c.s.mu.Lock()
+			c.s.reads++
+			bad := c.s.reads%c.s.corruptEvery == 0
+			c.s.mu.Unlock()
+			if bad {
+				c.scratch = append(c.scratch[:0], c.resp.Values[0]...)
+				c.scratch[0] ^= 0xff
+				c.resp.Values[0] = c.scratch
+			}
+		}
+		deliver(p.id, &c.resp)
+		n++
+	}
+	return n, nil
+}
+
+func (c *fakeConn) Close() error {
+	if !c.closed {
+		c.closed = true
+		c.s.mu.Lock()
+		c.s.open--
+		c.s.mu.Unlock()
+	}
+	return nil
+}
+
+// preloaded returns a fake server holding w's data.
+func preloaded(w workload.Workload, service time.Duration) *fakeServer {
+	s := newFakeServer(0)
+	conn, _ := s.Dial(0)
+	if _, err := Preload(context.Background(), w, conn, 64, time.Second); err != nil {
+		panic(err)
+	}
+	conn.Close()
+	s.service = service
+	return s
+}

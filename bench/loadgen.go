@@ -1,0 +1,485 @@
+// Package bench is the evaluation harness of Cornflakes for Go: an open-loop
+// Poisson load generator (and a closed-loop one) over an abstract transport,
+// HdrHistogram latency measured from each request's intended send time,
+// response checking against a workload.Model, a sweep that finds the highest
+// load meeting a p99 SLO, the paper's experiment presets, and reports (text
+// table, CSV, JSON, PNG plots).
+//
+// The transport is a Conn per client goroutine; a KV client implements it
+// over the RPC transport's asynchronous enqueue + continuation API.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/cornflakes-go/cornflakes/workload"
+)
+
+// Conn is one client's connection to the server under test. It is used by
+// exactly one goroutine.
+type Conn interface {
+	// Send issues req under id without waiting for the response. req (and
+	// the memory its Keys and Values alias) stays valid and unmodified until
+	// the response for id is delivered, so an implementation may serialize
+	// lazily. An error means the request was not issued (it is counted as an
+	// error and never delivered).
+	Send(id uint64, req *workload.Request) error
+	// Poll delivers the responses that have completed, calling deliver once
+	// per response, and returns how many it delivered. resp and the memory
+	// its Values alias are borrowed for the duration of the call only.
+	// A failed request is delivered with Status StatusError. Poll must not
+	// block for long: the generator calls it while waiting for send times.
+	Poll(deliver func(id uint64, resp *workload.Response)) (int, error)
+	// Close releases the connection; responses not yet delivered are lost.
+	Close() error
+}
+
+// Target opens one Conn per client goroutine.
+type Target interface {
+	Dial(client int) (Conn, error)
+}
+
+// TargetFunc adapts a function to Target.
+type TargetFunc func(client int) (Conn, error)
+
+// Dial calls f.
+func (f TargetFunc) Dial(client int) (Conn, error) { return f(client) }
+
+// Defaults of Config.
+const (
+	DefaultWarmup         = 0.10 // fraction of the run discarded (Cornflakes' WARMUP_PERCENTAGE)
+	DefaultMaxOutstanding = 4096 // per client
+	DefaultDrain          = 500 * time.Millisecond
+	// MaxLatency is the largest latency the histograms record; larger values are clamped.
+	MaxLatency = 60 * time.Second
+	maxSlots   = 1 << 20
+	burstLimit = 32 // sends between two polls when catching up
+)
+
+// Config describes one load-generation run.
+type Config struct {
+	Workload workload.Workload
+	Target   Target
+	Clients  int     // client goroutines, each with its own Conn and Stream (default 1)
+	Rate     float64 // open loop: total offered requests per second
+	// Outstanding selects closed loop when > 0: each client keeps this many
+	// requests in flight, sending the next as soon as one completes.
+	Outstanding    int
+	Duration       time.Duration // whole run, warm-up included
+	Warmup         float64       // fraction of Duration whose requests are not measured (default 0.1; <0 for none)
+	MaxOutstanding int           // open loop: in-flight cap per client (default 4096); at the cap sends wait (and their latency grows)
+	Drain          time.Duration // after Duration, how long to wait for in-flight responses (default 500ms)
+	Check          bool          // check every response against Workload.Model()
+	Seed           uint64        // stream seed; client i uses stream i
+	// Spin busy-waits between sends like upstream's spin timer. When false
+	// (default) the generator yields the processor (runtime.Gosched) while
+	// idle, which costs a little timing precision on a shared machine.
+	Spin bool
+}
+
+// Result is the outcome of one run. Latencies are from each request's
+// intended send time (open loop) or actual send time (closed loop) to its
+// response, over requests intended after the warm-up.
+type Result struct {
+	Mode            string  `json:"mode"` // "open" or "closed"
+	Clients         int     `json:"clients"`
+	OfferedRPS      float64 `json:"offered_rps"`       // configured rate (0 in closed loop)
+	SentRPS         float64 `json:"sent_rps"`          // requests sent in the measured window per second
+	AchievedRPS     float64 `json:"achieved_rps"`      // responses received in the measured window per second
+	AchievedUnitsPS float64 `json:"achieved_units_ps"` // work units (Request.Units) completed per second
+	Unit            string  `json:"unit"`
+
+	P50  time.Duration `json:"p50_ns"`
+	P90  time.Duration `json:"p90_ns"`
+	P99  time.Duration `json:"p99_ns"`
+	P999 time.Duration `json:"p999_ns"`
+	Max  time.Duration `json:"max_ns"`
+	Mean time.Duration `json:"mean_ns"`
+
+	Sent       uint64 `json:"sent"`       // measured requests sent
+	Received   uint64 `json:"received"`   // measured responses received
+	Errors     uint64 `json:"errors"`     // send failures and StatusError responses
+	Mismatches uint64 `json:"mismatches"` // responses that differ from the model
+	Lost       uint64 `json:"lost"`       // measured requests unanswered after the drain (recorded at their drain-time latency)
+	Unexpected uint64 `json:"unexpected"` // responses for unknown or completed ids
+	Stalls     uint64 `json:"stalls"`     // times a send waited for a free in-flight slot
+	// FirstMismatch describes the first mismatch, if any.
+	FirstMismatch string `json:"first_mismatch,omitempty"`
+
+	Window    time.Duration           `json:"window_ns"` // measured window
+	Histogram *hdrhistogram.Histogram `json:"-"`         // merged latency histogram (ns)
+}
+
+// Errors returned by the generator.
+var (
+	// ErrConfig: the Config is invalid.
+	ErrConfig = errors.New("bench: invalid config")
+)
+
+func (c *Config) normalize() error {
+	if c.Workload == nil || c.Target == nil {
+		return fmt.Errorf("%w: Workload and Target are required", ErrConfig)
+	}
+	if c.Clients == 0 {
+		c.Clients = 1
+	}
+	if c.Warmup == 0 {
+		c.Warmup = DefaultWarmup
+	}
+	if c.Warmup < 0 {
+		c.Warmup = 0
+	}
+	if c.MaxOutstanding == 0 {
+		c.MaxOutstanding = DefaultMaxOutstanding
+	}
+	if c.Drain == 0 {
+		c.Drain = DefaultDrain
+	}
+	switch {
+	case c.Clients < 1 || c.Clients > 4096:
+		return fmt.Errorf("%w: %d clients (want 1..4096)", ErrConfig, c.Clients)
+	case c.Duration <= 0:
+		return fmt.Errorf("%w: duration %v", ErrConfig, c.Duration)
+	case c.Warmup >= 1:
+		return fmt.Errorf("%w: warm-up fraction %v (want < 1)", ErrConfig, c.Warmup)
+	case c.Outstanding < 0 || c.Outstanding > maxSlots:
+		return fmt.Errorf("%w: %d outstanding", ErrConfig, c.Outstanding)
+	case c.Outstanding == 0 && !(c.Rate > 0 && c.Rate < 1e9):
+		return fmt.Errorf("%w: open-loop rate %v (want 0 < rate < 1e9)", ErrConfig, c.Rate)
+	case c.MaxOutstanding < 1 || c.MaxOutstanding > maxSlots:
+		return fmt.Errorf("%w: max outstanding %d (want 1..%d)", ErrConfig, c.MaxOutstanding, maxSlots)
+	}
+	return nil
+}
+
+// Run runs one load point: open loop at cfg.Rate, or closed loop when
+// cfg.Outstanding > 0. Every client dials its Conn, and all start together.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if err := cfg.normalize(); err != nil {
+		return Result{}, err
+	}
+	clients := make([]*client, cfg.Clients)
+	for i := range clients {
+		conn, err := cfg.Target.Dial(i)
+		if err != nil {
+			for _, c := range clients[:i] {
+				c.conn.Close()
+			}
+			return Result{}, fmt.Errorf("bench: dial client %d: %w", i, err)
+		}
+		clients[i] = newClient(&cfg, i, conn)
+	}
+	base := time.Now()
+	dur := int64(cfg.Duration)
+	warmEnd := int64(float64(dur) * cfg.Warmup)
+	start := int64(time.Millisecond) // let every goroutine get scheduled before the first send
+	var wg sync.WaitGroup
+	errs := make([]error, len(clients))
+	for i, c := range clients {
+		c.base = base
+		c.warmEnd, c.end = start+warmEnd, start+dur
+		c.drainEnd = c.end + int64(cfg.Drain)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if cfg.Outstanding > 0 {
+				errs[i] = c.runClosed(ctx, start, cfg.Outstanding)
+			} else {
+				errs[i] = c.runOpen(ctx, start, cfg.Rate/float64(cfg.Clients), float64(i)/float64(cfg.Clients))
+			}
+		}()
+	}
+	wg.Wait()
+	var firstErr error
+	for i, c := range clients {
+		if err := c.conn.Close(); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("bench: close client %d: %w", i, err)
+		}
+		if errs[i] != nil && firstErr == nil {
+			firstErr = fmt.Errorf("bench: client %d: %w", i, errs[i])
+		}
+	}
+	res := merge(&cfg, clients, time.Duration(dur-warmEnd))
+	return res, firstErr
+}
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(MaxLatency), 3) }
+
+func merge(cfg *Config, clients []*client, window time.Duration) Result {
+	r := Result{Mode: "open", Clients: cfg.Clients, OfferedRPS: cfg.Rate, Unit: cfg.Workload.Unit(), Window: window}
+	if cfg.Outstanding > 0 {
+		r.Mode, r.OfferedRPS = "closed", 0
+	}
+	h := newHist()
+	var sentWin, recvWin, units uint64
+	for _, c := range clients {
+		h.Merge(c.hist)
+		r.Sent += c.sent
+		r.Received += c.received
+		r.Errors += c.errors
+		r.Mismatches += c.mismatches
+		r.Lost += c.lost
+		r.Unexpected += c.unexpected
+		r.Stalls += c.stalls
+		sentWin += c.sentWin
+		recvWin += c.recvWin
+		units += c.unitsWin
+		if r.FirstMismatch == "" && c.firstMismatch != nil {
+			r.FirstMismatch = c.firstMismatch.Error()
+		}
+	}
+	secs := window.Seconds()
+	r.SentRPS = float64(sentWin) / secs
+	r.AchievedRPS = float64(recvWin) / secs
+	r.AchievedUnitsPS = float64(units) / secs
+	r.Histogram = h
+	if h.TotalCount() > 0 {
+		r.P50 = time.Duration(h.ValueAtQuantile(50))
+		r.P90 = time.Duration(h.ValueAtQuantile(90))
+		r.P99 = time.Duration(h.ValueAtQuantile(99))
+		r.P999 = time.Duration(h.ValueAtQuantile(99.9))
+		r.Max = time.Duration(h.Max())
+		r.Mean = time.Duration(h.Mean())
+	}
+	return r
+}
+
+// slot is one in-flight request; its Request is filled by the stream and
+// stays untouched until its response is delivered.
+type slot struct {
+	req      workload.Request
+	id       uint64
+	intended int64 // ns since base
+	busy     bool
+}
+
+// client is one generator goroutine's state.
+type client struct {
+	cfg    *Config
+	conn   Conn
+	stream workload.Stream
+	model  *workload.Model
+	rng    *rand.Rand
+	hist   *hdrhistogram.Histogram
+
+	slots   []slot
+	free    []int32
+	seq     uint64
+	idShift uint
+	idMask  uint64
+
+	base                   time.Time
+	warmEnd, end, drainEnd int64
+	inflight               int
+	deliverFn              func(uint64, *workload.Response)
+	closedPending          int // closed loop: completions not yet replaced
+	sent, received, errors uint64
+	mismatches, lost       uint64
+	unexpected, stalls     uint64
+	sentWin, recvWin       uint64
+	unitsWin               uint64
+	firstMismatch          error
+	closedLoop             bool
+}
+
+func newClient(cfg *Config, i int, conn Conn) *client {
+	n := cfg.MaxOutstanding
+	if cfg.Outstanding > 0 {
+		n = cfg.Outstanding
+	}
+	c := &client{
+		cfg:    cfg,
+		conn:   conn,
+		stream: cfg.Workload.NewStream(i, cfg.Clients, cfg.Seed),
+		rng:    rand.New(rand.NewPCG(cfg.Seed^0x5DEECE66D, uint64(i)+1)),
+		hist:   newHist(),
+		slots:  make([]slot, n),
+		free:   make([]int32, n),
+	}
+	if cfg.Check {
+		c.model = cfg.Workload.Model()
+	}
+	for j := range c.free {
+		c.free[j] = int32(n - 1 - j)
+	}
+	c.idShift = 21 // slot index < 2^20 fits below the sequence number
+	c.idMask = 1<<c.idShift - 1
+	c.deliverFn = c.deliver
+	c.closedLoop = cfg.Outstanding > 0
+	return c
+}
+
+func (c *client) now() int64 { return int64(time.Since(c.base)) }
+
+// send issues the next request with the given intended time; false when no
+// slot is free.
+func (c *client) send(intended int64) bool {
+	if len(c.free) == 0 {
+		return false
+	}
+	si := c.free[len(c.free)-1]
+	c.free = c.free[:len(c.free)-1]
+	s := &c.slots[si]
+	c.seq++
+	s.id = c.seq<<c.idShift | uint64(si)
+	s.intended = intended
+	s.busy = true
+	c.stream.Next(&s.req)
+	measured := intended >= c.warmEnd && intended < c.end
+	if measured {
+		c.sent++
+		c.sentWin++
+	}
+	if err := c.conn.Send(s.id, &s.req); err != nil {
+		s.busy = false
+		c.free = append(c.free, si)
+		if measured {
+			c.errors++
+		}
+		return true
+	}
+	c.inflight++
+	return true
+}
+
+func (c *client) deliver(id uint64, resp *workload.Response) {
+	si := id & c.idMask
+	if si >= uint64(len(c.slots)) || !c.slots[si].busy || c.slots[si].id != id {
+		c.unexpected++
+		return
+	}
+	s := &c.slots[si]
+	now := c.now()
+	if s.intended >= c.warmEnd && s.intended < c.end {
+		c.received++
+		c.hist.RecordValue(min(now-s.intended, int64(MaxLatency)))
+		if resp.Status == workload.StatusError {
+			c.errors++
+		}
+	}
+	if now >= c.warmEnd && now < c.end {
+		c.recvWin++
+		if resp.Status != workload.StatusError {
+			c.unitsWin += uint64(s.req.Units)
+		}
+	}
+	if c.model != nil && resp.Status != workload.StatusError {
+		if err := c.model.Check(&s.req, resp); err != nil {
+			c.mismatches++
+			if c.firstMismatch == nil {
+				c.firstMismatch = err
+			}
+		}
+	}
+	s.busy = false
+	c.free = append(c.free, int32(si))
+	c.inflight--
+	if c.closedLoop {
+		c.closedPending++
+	}
+}
+
+func (c *client) poll() error {
+	_, err := c.conn.Poll(c.deliverFn)
+	return err
+}
+
+// expGap draws an exponential inter-arrival gap in ns for the given mean.
+func (c *client) expGap(mean float64) int64 {
+	return int64(-math.Log(1-c.rng.Float64()) * mean)
+}
+
+// runOpen sends at Poisson times until end: the schedule is absolute, so a
+// late sender catches up by sending back-to-back (upstream's deficit
+// semantics), and each latency counts from the intended time.
+func (c *client) runOpen(ctx context.Context, start int64, rate, stagger float64) error {
+	mean := 1e9 / rate
+	next := start + int64(float64(c.expGap(mean))*stagger)
+	checkCtx := 0
+	for {
+		now := c.now()
+		if now >= c.end {
+			break
+		}
+		for n := 0; next <= now && next < c.end && n < burstLimit; n++ {
+			if !c.send(next) {
+				c.stalls++
+				break
+			}
+			next += c.expGap(mean)
+		}
+		if err := c.poll(); err != nil {
+			return err
+		}
+		if checkCtx++; checkCtx&1023 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !c.cfg.Spin && next-c.now() > int64(5*time.Microsecond) {
+			runtime.Gosched()
+		}
+	}
+	return c.drain(ctx)
+}
+
+// runClosed keeps n requests in flight, latency from the actual send.
+func (c *client) runClosed(ctx context.Context, start int64, n int) error {
+	for c.now() < start {
+		runtime.Gosched()
+	}
+	c.closedPending = n
+	checkCtx := 0
+	for {
+		now := c.now()
+		if now >= c.end {
+			break
+		}
+		for c.closedPending > 0 {
+			if !c.send(c.now()) {
+				break
+			}
+			c.closedPending--
+		}
+		if err := c.poll(); err != nil {
+			return err
+		}
+		if checkCtx++; checkCtx&1023 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !c.cfg.Spin && c.closedPending == 0 {
+			runtime.Gosched()
+		}
+	}
+	return c.drain(ctx)
+}
+
+// drain polls until every request is answered or the drain time is up;
+// measured requests still in flight then are lost and recorded with their
+// latency so far, so they count in the percentiles.
+func (c *client) drain(ctx context.Context) error {
+	for c.inflight > 0 && c.now() < c.drainEnd && ctx.Err() == nil {
+		if err := c.poll(); err != nil {
+			return err
+		}
+		if !c.cfg.Spin {
+			runtime.Gosched()
+		}
+	}
+	now := c.now()
+	for i := range c.slots {
+		s := &c.slots[i]
+		if s.busy && s.intended >= c.warmEnd && s.intended < c.end {
+			c.lost++
+			c.hist.RecordValue(min(now-s.intended, int64(MaxLatency)))
+		}
+	}
+	return nil
+}

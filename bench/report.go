@@ -1,0 +1,268 @@
+package bench
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Series is one sweep of one configuration, the unit of every report. The
+// JSON form is the issue's schema
+// {"experiment","workload","serializer","mode","datapath","max_rps_at_slo","slo_p99_us","points":[{"offered_rps","achieved_rps","p50_us","p99_us"}]}
+// plus the fields marked as additions.
+type Series struct {
+	Experiment  string  `json:"experiment"`
+	Workload    string  `json:"workload"`
+	Serializer  string  `json:"serializer"`
+	Mode        string  `json:"mode"`
+	Datapath    string  `json:"datapath"`
+	MaxRPSAtSLO float64 `json:"max_rps_at_slo"`
+	SLOP99us    float64 `json:"slo_p99_us"`
+	Points      []Point `json:"points"`
+
+	// Additions.
+	Label            string  `json:"label,omitempty"`                    // row/group label within the experiment, e.g. "1-8 vals"
+	SerializeAndSend *bool   `json:"serialize_and_send,omitempty"`       // cornflakes only
+	Unit             string  `json:"unit,omitempty"`                     // "requests" or "objects"
+	MaxUnitsAtSLO    float64 `json:"max_units_per_sec_at_slo,omitempty"` // objects/s for cdn
+	MaxAchievedRPS   float64 `json:"max_achieved_rps"`                   // highest achieved rate at any point
+	Truncated        bool    `json:"truncated,omitempty"`                // the time budget cut the sweep short
+}
+
+// Point is one load point of a Series.
+type Point struct {
+	OfferedRPS  float64 `json:"offered_rps"`
+	AchievedRPS float64 `json:"achieved_rps"`
+	P50us       float64 `json:"p50_us"`
+	P99us       float64 `json:"p99_us"`
+
+	// Additions.
+	P999us        float64 `json:"p999_us"`
+	AchievedUnits float64 `json:"achieved_units_per_sec,omitempty"`
+	Errors        uint64  `json:"errors,omitempty"`
+	Lost          uint64  `json:"lost,omitempty"`
+	Mismatches    uint64  `json:"mismatches,omitempty"`
+	MeetsSLO      bool    `json:"meets_slo"`
+}
+
+// RunInfo names what a sweep measured.
+type RunInfo struct {
+	Experiment, Label, Workload, Serializer, Mode, Datapath string
+	SerializeAndSend                                        *bool
+}
+
+func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// NewSeries builds a Series from a sweep.
+func NewSeries(info RunInfo, sr SweepResult) Series {
+	s := Series{
+		Experiment: info.Experiment, Workload: info.Workload, Serializer: info.Serializer,
+		Mode: info.Mode, Datapath: info.Datapath, Label: info.Label, SerializeAndSend: info.SerializeAndSend,
+		MaxRPSAtSLO: sr.MaxRPSAtSLO, SLOP99us: us(sr.SLO), MaxUnitsAtSLO: sr.MaxUnitsAtSLO,
+		Truncated: sr.Truncated, Points: []Point{},
+	}
+	for _, r := range sr.Points {
+		if s.Unit == "" {
+			s.Unit = r.Unit
+		}
+		s.MaxAchievedRPS = max(s.MaxAchievedRPS, r.AchievedRPS)
+		s.Points = append(s.Points, Point{
+			OfferedRPS: r.OfferedRPS, AchievedRPS: r.AchievedRPS,
+			P50us: us(r.P50), P99us: us(r.P99), P999us: us(r.P999),
+			AchievedUnits: r.AchievedUnitsPS, Errors: r.Errors, Lost: r.Lost, Mismatches: r.Mismatches,
+			MeetsSLO: Passes(r, sr.SLO, sr.MinAchieved),
+		})
+	}
+	if s.Unit == "requests" {
+		s.MaxUnitsAtSLO = 0 // same as MaxRPSAtSLO; omit
+	}
+	return s
+}
+
+// Name returns "serializer/mode" (and the serialize-and-send switch when off),
+// the line and row name of the series.
+func (s Series) Name() string {
+	n := s.Serializer
+	if s.Mode != "" {
+		n += "/" + s.Mode
+	}
+	if s.SerializeAndSend != nil && !*s.SerializeAndSend {
+		n += " (no serialize-and-send)"
+	}
+	return n
+}
+
+// group returns the key series are grouped by in tables and plots.
+func (s Series) group() string {
+	g := s.Experiment
+	if s.Label != "" {
+		g += " " + s.Label
+	} else {
+		g += " " + s.Workload
+	}
+	return strings.TrimSpace(g)
+}
+
+// WriteJSON writes series as one indented JSON array.
+func WriteJSON(w io.Writer, series []Series) error {
+	if series == nil {
+		series = []Series{}
+	}
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(series)
+}
+
+// ReadJSON parses what WriteJSON wrote.
+func ReadJSON(r io.Reader) ([]Series, error) {
+	var s []Series
+	if err := json.NewDecoder(r).Decode(&s); err != nil {
+		return nil, fmt.Errorf("bench: reading results: %w", err)
+	}
+	return s, nil
+}
+
+// CSVHeader is the header row WriteCSV writes: one row per point.
+var CSVHeader = []string{"experiment", "label", "workload", "serializer", "mode", "serialize_and_send", "datapath",
+	"slo_p99_us", "max_rps_at_slo", "offered_rps", "achieved_rps", "achieved_units_per_sec", "p50_us", "p99_us", "p999_us",
+	"errors", "lost", "mismatches", "meets_slo"}
+
+// WriteCSV writes one row per point of every series.
+func WriteCSV(w io.Writer, series []Series) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, s := range series {
+		sas := ""
+		if s.SerializeAndSend != nil {
+			sas = strconv.FormatBool(*s.SerializeAndSend)
+		}
+		for _, p := range s.Points {
+			rec := []string{s.Experiment, s.Label, s.Workload, s.Serializer, s.Mode, sas, s.Datapath,
+				f(s.SLOP99us), f(s.MaxRPSAtSLO), f(p.OfferedRPS), f(p.AchievedRPS), f(p.AchievedUnits),
+				f(p.P50us), f(p.P99us), f(p.P999us),
+				strconv.FormatUint(p.Errors, 10), strconv.FormatUint(p.Lost, 10), strconv.FormatUint(p.Mismatches, 10),
+				strconv.FormatBool(p.MeetsSLO)}
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteTable writes the comparison table: per group (experiment and label or
+// workload), one row per series with its max load at the SLO, the p50/p99 of
+// that point, and its ratio to the best non-cornflakes series of the group.
+func WriteTable(w io.Writer, series []Series) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	var groups []string
+	by := map[string][]Series{}
+	for _, s := range series {
+		g := s.group()
+		if _, ok := by[g]; !ok {
+			groups = append(groups, g)
+		}
+		by[g] = append(by[g], s)
+	}
+	for gi, g := range groups {
+		ss := by[g]
+		if gi > 0 {
+			fmt.Fprintln(tw)
+		}
+		unit := "rps"
+		if len(ss) > 0 && ss[0].Unit == "objects" {
+			unit = "objects/s"
+		}
+		fmt.Fprintf(tw, "%s\t (SLO p99 %s µs)\t\t\t\t\n", g, strconv.FormatFloat(ss[0].SLOP99us, 'f', -1, 64))
+		fmt.Fprintf(tw, "serializer\t max %s at SLO\t p50 µs\t p99 µs\t vs best baseline\t\n", unit)
+		best := 0.0
+		for _, s := range ss {
+			if s.Serializer != "cornflakes" {
+				best = max(best, s.value())
+			}
+		}
+		for _, s := range ss {
+			p50, p99 := "-", "-"
+			if p := s.bestPoint(); p != nil {
+				p50, p99 = fmt.Sprintf("%.1f", p.P50us), fmt.Sprintf("%.1f", p.P99us)
+			}
+			ratio := "-"
+			if best > 0 && s.Serializer == "cornflakes" {
+				ratio = fmt.Sprintf("%.2fx", s.value()/best)
+			}
+			mark := ""
+			if s.Truncated {
+				mark = " (cut short)"
+			}
+			fmt.Fprintf(tw, "%s\t %s%s\t %s\t %s\t %s\t\n", s.Name(), formatRate(s.value()), mark, p50, p99, ratio)
+		}
+	}
+	return tw.Flush()
+}
+
+// value is what the table compares: objects/s for object workloads, else requests/s.
+func (s Series) value() float64 {
+	if s.Unit == "objects" {
+		return s.MaxUnitsAtSLO
+	}
+	return s.MaxRPSAtSLO
+}
+
+// bestPoint returns the passing point with the highest achieved rate.
+func (s Series) bestPoint() *Point {
+	var best *Point
+	for i := range s.Points {
+		p := &s.Points[i]
+		if p.MeetsSLO && (best == nil || p.AchievedRPS > best.AchievedRPS) {
+			best = p
+		}
+	}
+	return best
+}
+
+// Groups returns the distinct groups of series in order, with their series.
+func Groups(series []Series) (names []string, members [][]Series) {
+	idx := map[string]int{}
+	for _, s := range series {
+		g := s.group()
+		i, ok := idx[g]
+		if !ok {
+			i = len(names)
+			idx[g] = i
+			names = append(names, g)
+			members = append(members, nil)
+		}
+		members[i] = append(members[i], s)
+	}
+	return names, members
+}
+
+// fileSafe turns a group name into a file name stem.
+func fileSafe(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	out := strings.Trim(b.String(), "_")
+	if len(out) > 80 {
+		out = out[:80]
+	}
+	if out == "" {
+		out = "plot"
+	}
+	return out
+}

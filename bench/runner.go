@@ -1,0 +1,166 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/workload"
+)
+
+// ErrPreload is returned when the server rejects a preload request.
+var ErrPreload = errors.New("bench: preload failed")
+
+// Preload loads w's data set through conn, keeping up to window requests in
+// flight, and fails on the first response that is not OK. It gives up after
+// timeout without progress (0: 10s).
+func Preload(ctx context.Context, w workload.Workload, conn Conn, window int, timeout time.Duration) (int, error) {
+	if window < 1 {
+		window = 1
+	}
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	slots := make([]workload.Request, window)
+	busy := make([]bool, window)
+	free := make([]int, 0, window)
+	for i := window - 1; i >= 0; i-- {
+		free = append(free, i)
+	}
+	var firstErr error
+	done, inflight := 0, 0
+	lastProgress := time.Now()
+	deliver := func(id uint64, resp *workload.Response) {
+		if id >= uint64(window) || !busy[id] {
+			return
+		}
+		if resp.Status != workload.StatusOK && firstErr == nil {
+			r := &slots[id]
+			firstErr = fmt.Errorf("%w: %s %q: status %s", ErrPreload, r.Op, r.Keys[0], resp.Status)
+		}
+		busy[id] = false
+		free = append(free, int(id))
+		inflight--
+		done++
+		lastProgress = time.Now()
+	}
+	wait := func(until int) error {
+		for inflight > until {
+			n, err := conn.Poll(deliver)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				if time.Since(lastProgress) > timeout {
+					return fmt.Errorf("%w: no response for %v (%d in flight)", ErrPreload, timeout, inflight)
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				runtime.Gosched()
+			}
+		}
+		return firstErr
+	}
+	err := w.Preload(func(r *workload.Request) error {
+		if err := wait(window - 1); err != nil {
+			return err
+		}
+		i := free[len(free)-1]
+		free = free[:len(free)-1]
+		slots[i].CopyFrom(r)
+		busy[i] = true
+		if err := conn.Send(uint64(i), &slots[i]); err != nil {
+			busy[i] = false
+			free = append(free, i)
+			return fmt.Errorf("%w: send: %v", ErrPreload, err)
+		}
+		inflight++
+		return nil
+	})
+	if err == nil {
+		err = wait(0)
+	}
+	return done, err
+}
+
+// Setup prepares the server for one run of an experiment (starts it with the
+// run's serializer and mode, and preloads w, e.g. with Preload) and returns
+// the Target the load generator dials, plus a function that tears the server
+// down.
+type Setup func(ctx context.Context, run RunSpec, w workload.Workload) (Target, func() error, error)
+
+// ExperimentConfig drives RunExperiment.
+type ExperimentConfig struct {
+	Datapath string                                       // reported in every Series
+	Load     Config                                       // template for every point (Workload, Target and Rate are set per point)
+	Sweep    SweepConfig                                  // per run; Budget is the whole experiment's and is split evenly across runs
+	Setup    Setup                                        // required
+	Log      io.Writer                                    // one line per finished run (e.g. os.Stderr); nil for none
+	Workload func(spec string) (workload.Workload, error) // default workload.Parse
+}
+
+// RunExperiment sweeps every run of e and returns one Series per run (in
+// order). A run whose setup or sweep fails stops the experiment with the
+// series measured so far.
+func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]Series, error) {
+	if cfg.Setup == nil {
+		return nil, fmt.Errorf("%w: ExperimentConfig.Setup is required", ErrConfig)
+	}
+	parse := cfg.Workload
+	if parse == nil {
+		parse = workload.Parse
+	}
+	cache := map[string]workload.Workload{}
+	t0 := time.Now()
+	var out []Series
+	for i, run := range e.Runs {
+		w, ok := cache[run.Workload]
+		if !ok {
+			var err error
+			if w, err = parse(run.Workload); err != nil {
+				return out, err
+			}
+			cache[run.Workload] = w
+		}
+		sc := cfg.Sweep
+		if cfg.Sweep.Budget > 0 {
+			left := cfg.Sweep.Budget - time.Since(t0)
+			sc.Budget = left / time.Duration(len(e.Runs)-i)
+			if sc.Budget <= 0 {
+				break
+			}
+		}
+		info := run.Info(e.Name, cfg.Datapath)
+		if sc.Label == "" {
+			sc.Label = fmt.Sprintf("[%d/%d] %s %s", i+1, len(e.Runs), run.Label, Series{Serializer: run.Serializer, Mode: run.Mode, SerializeAndSend: info.SerializeAndSend}.Name())
+		}
+		target, teardown, err := cfg.Setup(ctx, run, w)
+		if err != nil {
+			return out, fmt.Errorf("bench: setup %s %s: %w", run.Label, run.Serializer, err)
+		}
+		seed := cfg.Load.Seed
+		sr, err := Sweep(ctx, sc, func(ctx context.Context, offered float64) (Result, error) {
+			lc := cfg.Load
+			lc.Workload, lc.Target, lc.Rate = w, target, offered
+			seed++
+			lc.Seed = seed
+			return Run(ctx, lc)
+		})
+		if terr := teardown(); err == nil && terr != nil {
+			err = fmt.Errorf("bench: teardown: %w", terr)
+		}
+		s := NewSeries(info, sr)
+		out = append(out, s)
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, "%s %s: max %s rps at p99 <= %.0f µs (%d points)\n", run.Label, s.Name(), formatRate(s.MaxRPSAtSLO), s.SLOP99us, len(s.Points))
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
