@@ -1,0 +1,326 @@
+package echo
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/microbench"
+)
+
+type slot struct {
+	busy    bool
+	seq     uint32
+	variant int
+	sent    int64 // ns since start: actual (closed loop) or intended (open loop) send time
+}
+
+// client generates load for one run; it is used by the client goroutine
+// only.
+type client struct {
+	side   *side
+	ep     datapath.Endpoint
+	dst    netip.AddrPort
+	reqs   []mem.Buf // per variant: the serialized request payload (app pool)
+	slots  []slot
+	free   []int // free slot indices (open loop)
+	next   int   // next variant
+	hdr    [hdrLen]byte
+	segs   [1]mem.Buf
+	pkts   []datapath.Packet
+	hist   *hdrhistogram.Histogram
+	verify bool
+	start  time.Time
+
+	done, lost, bad uint64
+}
+
+// requestPayloads returns the request payload of every variant of shape in
+// the approach's format; the echo of each is the same bytes.
+func requestPayloads(approach string, shape microbench.Shape, pool *mem.Pool) ([]mem.Buf, error) {
+	var out []mem.Buf
+	fail := func(err error) ([]mem.Buf, error) {
+		for _, b := range out {
+			b.Release()
+		}
+		return nil, err
+	}
+	vals := shape.Values()
+	for v := range shape.Variants {
+		var payload []byte
+		switch kindOf(approach) {
+		case apRaw, apOneCopy, apTwoCopy:
+			for _, x := range vals[v] {
+				payload = append(payload, x...)
+			}
+		case apLib:
+			c, err := newCodec(approach, shape.Kind)
+			if err != nil {
+				return fail(err)
+			}
+			parts, err := c.encode(vals[v])
+			if err != nil {
+				return fail(err)
+			}
+			payload = append(append(payload, parts[0]...), parts[1]...)
+		default:
+			p, err := cfRequest(approach, shape, vals[v])
+			if err != nil {
+				return fail(err)
+			}
+			payload = p
+		}
+		b, err := pool.AllocCopy(payload)
+		if err != nil {
+			return fail(err)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func newClient(s *side, dst netip.AddrPort, approach string, shape microbench.Shape, cfg Config) (*client, error) {
+	reqs, err := requestPayloads(approach, shape, s.app)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range reqs {
+		if hdrLen+r.Len() > s.ep.MaxPayload() {
+			for _, r := range reqs {
+				r.Release()
+			}
+			return nil, fmt.Errorf("%w: request of %d bytes exceeds the datapath's %d", ErrConfig, hdrLen+r.Len(), s.ep.MaxPayload())
+		}
+	}
+	n := cfg.Clients
+	if cfg.Rate > 0 {
+		n = MaxOutstanding
+	}
+	c := &client{
+		side: s, ep: s.ep, dst: dst, reqs: reqs,
+		slots:  make([]slot, n),
+		pkts:   make([]datapath.Packet, datapath.DefaultBatch),
+		hist:   hdrhistogram.New(100, int64(10*time.Second), 3),
+		verify: cfg.Verify,
+	}
+	for i := n - 1; i >= 0; i-- {
+		c.free = append(c.free, i)
+	}
+	return c, nil
+}
+
+func (c *client) close() error {
+	var first error
+	for _, r := range c.reqs {
+		if err := r.Release(); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.reqs = nil
+	return first
+}
+
+func (c *client) now() int64 { return int64(time.Since(c.start)) }
+
+// send (re)issues slot i at time t (ns since start).
+func (c *client) send(i int, t int64) error {
+	s := &c.slots[i]
+	s.busy = true
+	s.seq++
+	s.variant = c.next
+	s.sent = t
+	c.next++
+	if c.next == len(c.reqs) {
+		c.next = 0
+	}
+	binary.LittleEndian.PutUint32(c.hdr[0:], uint32(i))
+	binary.LittleEndian.PutUint32(c.hdr[4:], s.seq)
+	binary.LittleEndian.PutUint32(c.hdr[8:], uint32(s.variant))
+	binary.LittleEndian.PutUint32(c.hdr[12:], magic)
+	c.segs[0] = c.reqs[s.variant]
+	err := c.ep.SendSegments(c.dst, c.hdr[:], c.segs[:])
+	c.segs[0] = mem.Buf{}
+	return err
+}
+
+// response checks one response and returns the slot it completes (-1 for
+// stale or unknown responses).
+func (c *client) response(p datapath.Packet, now int64) int {
+	b := p.Buf.Bytes()
+	if len(b) < hdrLen || binary.LittleEndian.Uint32(b[12:]) != magic {
+		c.bad++
+		return -1
+	}
+	i := int(binary.LittleEndian.Uint32(b))
+	if i >= len(c.slots) {
+		c.bad++
+		return -1
+	}
+	s := &c.slots[i]
+	if !s.busy || s.seq != binary.LittleEndian.Uint32(b[4:]) {
+		return -1 // answer to a request already counted lost
+	}
+	want := c.reqs[s.variant].Bytes()
+	got := b[hdrLen:]
+	if len(got) != len(want) || int(binary.LittleEndian.Uint32(b[8:])) != s.variant || (c.verify && !bytes.Equal(got, want)) {
+		c.bad++
+	}
+	s.busy = false
+	c.done++
+	c.hist.RecordValue(max(now-s.sent, 1))
+	return i
+}
+
+// run drives load for warmup+duration and reports the measured window.
+func (c *client) run(cfg Config) (Result, error) {
+	c.start = time.Now()
+	warm, end := int64(cfg.Warmup), int64(cfg.Warmup+cfg.Duration)
+	open := cfg.Rate > 0
+	rng := rand.New(rand.NewPCG(1, 2))
+	meanGap := 0.0
+	if open {
+		meanGap = 1e9 / cfg.Rate
+	}
+	nextAt := int64(0)
+	measuring := false
+	var doneAt0 uint64
+	var measureStart int64
+	lastScan := int64(0)
+	idle := 0
+	if !open {
+		for i := range c.slots {
+			if err := c.send(i, c.now()); err != nil {
+				return Result{}, err
+			}
+		}
+		c.free = c.free[:0]
+		if err := c.ep.Flush(); err != nil {
+			return Result{}, err
+		}
+	}
+	for {
+		now := c.now()
+		if !measuring && now >= warm {
+			measuring = true
+			c.hist.Reset()
+			doneAt0 = c.done
+			c.lost, c.bad = 0, 0
+			measureStart = now
+		}
+		if now >= end {
+			el := now - measureStart
+			r := Result{
+				Requests: c.done - doneAt0, Lost: c.lost, Bad: c.bad,
+				Elapsed: time.Duration(el),
+				P50us:   float64(c.hist.ValueAtQuantile(50)) / 1e3,
+				P99us:   float64(c.hist.ValueAtQuantile(99)) / 1e3,
+			}
+			if el > 0 {
+				r.ThroughputRPS = float64(r.Requests) / (float64(el) / 1e9)
+			}
+			return r, c.drain()
+		}
+		sent := false
+		if open {
+			for nextAt <= now && len(c.free) > 0 {
+				i := c.free[len(c.free)-1]
+				c.free = c.free[:len(c.free)-1]
+				if err := c.send(i, nextAt); err != nil {
+					return Result{}, err
+				}
+				nextAt += int64(rng.ExpFloat64() * meanGap)
+				sent = true
+			}
+			if nextAt <= now { // window full: the schedule slips, counted as lost
+				c.lost++
+				nextAt += int64(rng.ExpFloat64() * meanGap)
+			}
+		}
+		n, err := c.ep.Recv(c.pkts)
+		if err != nil {
+			return Result{}, err
+		}
+		if n > 0 {
+			now = c.now()
+		}
+		for k := range c.pkts[:n] {
+			p := c.pkts[k]
+			c.pkts[k] = datapath.Packet{}
+			i := c.response(p, now)
+			if err := p.Buf.Release(); err != nil {
+				return Result{}, err
+			}
+			if i < 0 {
+				continue
+			}
+			if open {
+				c.free = append(c.free, i)
+			} else {
+				if err := c.send(i, now); err != nil {
+					return Result{}, err
+				}
+				sent = true
+			}
+		}
+		if now-lastScan > int64(LossTimeout/4) {
+			lastScan = now
+			for i := range c.slots {
+				s := &c.slots[i]
+				if s.busy && now-s.sent > int64(LossTimeout) {
+					c.lost++
+					s.busy = false
+					if open {
+						c.free = append(c.free, i)
+					} else {
+						if err := c.send(i, now); err != nil {
+							return Result{}, err
+						}
+						sent = true
+					}
+				}
+			}
+		}
+		if sent {
+			if err := c.ep.Flush(); err != nil {
+				return Result{}, err
+			}
+		}
+		if n > 0 || sent {
+			idle = 0
+		} else if idle++; idle > SpinPolls {
+			wait := time.Millisecond
+			if open {
+				wait = min(wait, time.Duration(max(nextAt-c.now(), 0)))
+			}
+			if wait > 0 {
+				if err := c.ep.Wait(wait); err != nil {
+					return Result{}, err
+				}
+			}
+		}
+	}
+}
+
+// drain receives (and releases) late responses for a moment so that no
+// request is left in flight when the endpoints close.
+func (c *client) drain() error {
+	deadline := time.Now().Add(20 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		n, err := c.ep.Recv(c.pkts)
+		if err != nil {
+			return err
+		}
+		for k := range c.pkts[:n] {
+			c.pkts[k].Buf.Release()
+			c.pkts[k] = datapath.Packet{}
+		}
+	}
+	return nil
+}

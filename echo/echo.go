@@ -1,0 +1,314 @@
+// Package echo is the echo-server experiment of Cornflakes (SOSP'23) Fig. 2
+// and "Breakfast of Champions" (HotOS'21) Fig. 2: a server receives a
+// message, decodes it, builds a response from the decoded fields and sends
+// it back; clients measure throughput and latency. It compares no
+// serialization (raw), manual one- and two-copy, the serialization
+// libraries (protobuf, flatbuffers, capnp) and Cornflakes in hybrid,
+// copy-only and zero-copy-only modes, over a real datapath (udp, or memnet).
+//
+// The server and the client each run on their own goroutine locked to an
+// OS thread and busy-poll their endpoint. Every request carries a 16-byte
+// application header (slot, sequence number, variant, magic) that the
+// server copies into the response; the client keeps N requests outstanding
+// (closed loop) or sends on a Poisson schedule at a given rate (open loop,
+// latency measured from the intended send time), and checks every
+// response: its size always, byte for byte when Config.Verify is set.
+package echo
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	_ "github.com/cornflakes-go/cornflakes/datapath/memnet" // registers "memnet"
+	_ "github.com/cornflakes-go/cornflakes/datapath/udp"    // registers "udp"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/microbench"
+)
+
+// Errors returned (wrapped) by this package.
+var (
+	ErrUnknownApproach = errors.New("echo: unknown approach")
+	ErrUnavailable     = errors.New("echo: approach not available in this build")
+	ErrBadMessage      = errors.New("echo: malformed message")
+	ErrMismatch        = errors.New("echo: response differs from the request")
+	ErrConfig          = errors.New("echo: invalid config")
+)
+
+// Approaches lists every approach in the order they are run.
+func Approaches() []string {
+	return []string{"raw", "onecopy", "twocopy", "cornflakes-hybrid", "cornflakes-copy", "cornflakes-zerocopy", "protobuf", "flatbuffers", "capnp"}
+}
+
+// DefaultShapes are the shapes run by default (same meaning as in
+// `cornflakes microbench`).
+func DefaultShapes() []string {
+	return []string{"1x1024", "2x2048", "4x1024", "1x4096", "8x512", "tree5"}
+}
+
+// Defaults of Config.
+const (
+	DefaultClients  = 16 // outstanding requests, as in Cornflakes §2.2
+	DefaultDuration = 5 * time.Second
+	DefaultWarmup   = time.Second
+	QuickDuration   = 700 * time.Millisecond
+	QuickWarmup     = 150 * time.Millisecond
+	// MaxOutstanding bounds Clients and the open-loop in-flight window.
+	MaxOutstanding = 4096
+	// LossTimeout is how long a request may go unanswered before it is
+	// counted lost and its slot reused.
+	LossTimeout = 50 * time.Millisecond
+)
+
+// Config configures Run. Zero values take the defaults.
+type Config struct {
+	Datapath   string   // "udp" (default) or "memnet"
+	Approaches []string // default: Approaches()
+	Shapes     []string // default: DefaultShapes()
+	Clients    int      // outstanding requests (closed loop); default DefaultClients
+	Rate       float64  // > 0: open loop at this many requests per second
+	Duration   time.Duration
+	Warmup     time.Duration
+	// Verify compares every response with the request byte for byte (the
+	// echo of these shapes is deterministic); otherwise sizes are checked.
+	Verify bool
+	// Progress, if set, receives one line per run and notes about skipped
+	// approaches.
+	Progress io.Writer
+	// SkipUnavailable skips approaches whose code is missing from this
+	// build (reported on Progress) instead of failing.
+	SkipUnavailable bool
+}
+
+// Result is one (approach, shape) run. The JSON names are those of the
+// `cornflakes echo --json` output.
+type Result struct {
+	Approach      string  `json:"approach"`
+	Datapath      string  `json:"datapath"`
+	Shape         string  `json:"shape"`
+	Clients       int     `json:"clients"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	P50us         float64 `json:"p50_us"`
+	P99us         float64 `json:"p99_us"`
+
+	// Diagnostics (not part of the JSON output).
+	Requests   uint64         `json:"-"` // responses counted in the window
+	Lost       uint64         `json:"-"` // requests that timed out
+	Bad        uint64         `json:"-"` // responses that failed verification
+	ServerErrs uint64         `json:"-"` // requests the server could not handle
+	ServerTx   datapath.Stats `json:"-"`
+	Rate       float64        `json:"-"`
+	Elapsed    time.Duration  `json:"-"`
+}
+
+func (c *Config) fill() error {
+	if c.Datapath == "" {
+		c.Datapath = "udp"
+	}
+	if len(c.Approaches) == 0 {
+		c.Approaches = Approaches()
+	}
+	if len(c.Shapes) == 0 {
+		c.Shapes = DefaultShapes()
+	}
+	if c.Clients == 0 {
+		c.Clients = DefaultClients
+	}
+	if c.Duration == 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.Warmup == 0 {
+		c.Warmup = DefaultWarmup
+	}
+	switch {
+	case c.Clients < 1 || c.Clients > MaxOutstanding:
+		return fmt.Errorf("%w: clients %d not in [1,%d]", ErrConfig, c.Clients, MaxOutstanding)
+	case c.Rate < 0 || c.Rate > 1e8:
+		return fmt.Errorf("%w: rate %v", ErrConfig, c.Rate)
+	case c.Duration < 0 || c.Warmup < 0:
+		return fmt.Errorf("%w: negative duration", ErrConfig)
+	case !slices.Contains([]string{"udp", "memnet"}, c.Datapath):
+		return fmt.Errorf("%w: datapath %q (want udp or memnet)", ErrConfig, c.Datapath)
+	}
+	for _, a := range c.Approaches {
+		if !slices.Contains(Approaches(), a) {
+			return fmt.Errorf("%w %q (known: %s)", ErrUnknownApproach, a, strings.Join(Approaches(), ", "))
+		}
+	}
+	for _, s := range c.Shapes {
+		if _, err := shapeByName(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func shapeByName(name string) (microbench.Shape, error) {
+	s, err := microbench.ShapeByName(name)
+	if err != nil {
+		return s, err
+	}
+	for _, v := range s.Variants {
+		t := 0
+		for _, n := range v {
+			t += n
+		}
+		if t > 60000 {
+			return s, fmt.Errorf("%w: shape %s has %d bytes, more than one datagram", ErrConfig, name, t)
+		}
+	}
+	return s, nil
+}
+
+// Run runs every approach on every shape and returns one Result per run.
+func Run(cfg Config) ([]Result, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, a := range cfg.Approaches {
+		if err := available(a); err != nil {
+			if cfg.SkipUnavailable {
+				if cfg.Progress != nil {
+					fmt.Fprintf(cfg.Progress, "echo: skipping %s: %v\n", a, err)
+				}
+				continue
+			}
+			return out, err
+		}
+		for _, s := range cfg.Shapes {
+			r, err := RunOne(cfg, a, s)
+			if err != nil {
+				return out, fmt.Errorf("echo %s %s: %w", a, s, err)
+			}
+			if cfg.Progress != nil {
+				fmt.Fprintf(cfg.Progress, "echo %-20s %-7s %s: %9.0f req/s  p50 %7.1f us  p99 %7.1f us  (lost %d, bad %d, server errors %d)\n",
+					a, s, cfg.Datapath, r.ThroughputRPS, r.P50us, r.P99us, r.Lost, r.Bad, r.ServerErrs)
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// endpoints opens a server and a client endpoint of the configured kind,
+// each with its own single-goroutine pool.
+type side struct {
+	ep   datapath.Endpoint
+	pool *mem.Pool // endpoint buffers
+	app  *mem.Pool // application buffers (requests, cornflakes arenas)
+}
+
+func (s *side) close() error {
+	var errs []error
+	if s.ep != nil {
+		errs = append(errs, s.ep.Close())
+	}
+	for _, p := range []*mem.Pool{s.pool, s.app} {
+		if p == nil {
+			continue
+		}
+		if n := p.InUse(); n != 0 {
+			errs = append(errs, fmt.Errorf("echo: pool %s has %d items in use at the end", p.Name(), n))
+			continue
+		}
+		errs = append(errs, p.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func openSide(kind, name string, net *memnet.Network) (*side, error) {
+	s := &side{}
+	var err error
+	if s.pool, err = mem.NewPool(mem.PoolConfig{Name: "echo " + name}); err != nil {
+		return nil, err
+	}
+	if s.app, err = mem.NewPool(mem.PoolConfig{Name: "echo app " + name}); err != nil {
+		s.close()
+		return nil, err
+	}
+	cfg := datapath.Config{Pool: s.pool}
+	switch kind {
+	case "udp":
+		cfg.Local = netip.MustParseAddrPort("127.0.0.1:0")
+	case "memnet":
+		cfg.Options = memnet.Options{Network: net}
+	}
+	if s.ep, err = datapath.Open(kind, cfg); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// RunOne runs one approach on one shape (cfg's defaults are filled in).
+func RunOne(cfg Config, approach, shapeName string) (Result, error) {
+	if err := cfg.fill(); err != nil {
+		return Result{}, err
+	}
+	shape, err := shapeByName(shapeName)
+	if err != nil {
+		return Result{}, err
+	}
+	var net *memnet.Network
+	if cfg.Datapath == "memnet" {
+		net = memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
+	}
+	ss, err := openSide(cfg.Datapath, "server", net)
+	if err != nil {
+		return Result{}, err
+	}
+	cs, err := openSide(cfg.Datapath, "client", net)
+	if err != nil {
+		ss.close()
+		return Result{}, err
+	}
+	srv, err := newServer(ss, approach, shape)
+	if err != nil {
+		ss.close()
+		cs.close()
+		return Result{}, err
+	}
+	cli, err := newClient(cs, ss.ep.LocalAddr(), approach, shape, cfg)
+	if err != nil {
+		srv.close()
+		ss.close()
+		cs.close()
+		return Result{}, err
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var srvErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		srvErr = srv.loop(&stop)
+	}()
+	res, cliErr := func() (Result, error) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		return cli.run(cfg)
+	}()
+	stop.Store(true)
+	wg.Wait()
+	res.Approach, res.Datapath, res.Shape, res.Clients = approach, cfg.Datapath, shapeName, cfg.Clients
+	res.Rate = cfg.Rate
+	res.ServerErrs = srv.errs
+	res.ServerTx = ss.ep.Stats()
+	errs := []error{cliErr, srvErr, cli.close(), srv.close(), cs.close(), ss.close()}
+	if res.Bad > 0 {
+		errs = append(errs, fmt.Errorf("%w: %d bad responses", ErrMismatch, res.Bad))
+	}
+	return res, errors.Join(errs...)
+}

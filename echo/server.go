@@ -1,0 +1,181 @@
+package echo
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/microbench"
+)
+
+// hdrLen is the application header every request and response carries:
+// slot u32, sequence u32, variant u32, magic u32 (little-endian).
+const (
+	hdrLen = 16
+	magic  = 0x43464543 // "CEFC"
+)
+
+type approachKind int
+
+const (
+	apRaw approachKind = iota
+	apOneCopy
+	apTwoCopy
+	apLib
+	apCornflakes
+)
+
+func kindOf(approach string) approachKind {
+	switch approach {
+	case "raw":
+		return apRaw
+	case "onecopy":
+		return apOneCopy
+	case "twocopy":
+		return apTwoCopy
+	case "protobuf", "flatbuffers", "capnp":
+		return apLib
+	}
+	return apCornflakes
+}
+
+// available reports whether approach can run in this build.
+func available(approach string) error {
+	if kindOf(approach) == apCornflakes {
+		return cornflakesAvailable()
+	}
+	return nil
+}
+
+// server is the echo server of one run; it is used by the server goroutine
+// only.
+type server struct {
+	side  *side
+	ep    datapath.Endpoint
+	kind  approachKind
+	shape microbench.Shape
+	codec libCodec
+	cf    *cfServer
+	obj   partsObject
+	segs  [1]mem.Buf
+	inter []byte // twocopy's intermediate buffer
+	pkts  []datapath.Packet
+	errs  uint64
+}
+
+func newServer(s *side, approach string, shape microbench.Shape) (*server, error) {
+	srv := &server{side: s, ep: s.ep, kind: kindOf(approach), shape: shape, pkts: make([]datapath.Packet, datapath.DefaultBatch)}
+	switch srv.kind {
+	case apTwoCopy:
+		srv.inter = make([]byte, s.ep.MaxPayload())
+	case apLib:
+		c, err := newCodec(approach, shape.Kind)
+		if err != nil {
+			return nil, err
+		}
+		srv.codec = c
+	case apCornflakes:
+		c, err := newCFServer(approach, shape, s)
+		if err != nil {
+			return nil, err
+		}
+		srv.cf = c
+	}
+	return srv, nil
+}
+
+func (s *server) close() error {
+	if s.cf != nil {
+		return s.cf.close()
+	}
+	return nil
+}
+
+// SpinPolls is how many empty polls the server and the client make before
+// they block in Wait (1 ms at most): busy-polling while there is work,
+// without starving other processes on a shared machine when idle.
+const SpinPolls = 256
+
+// loop receives and answers requests until stop is set. The endpoint is
+// busy-polled (then blocks after SpinPolls empty polls); the stop flag is
+// checked when a poll comes back empty.
+func (s *server) loop(stop *atomic.Bool) error {
+	idle := 0
+	for {
+		n, err := s.ep.Recv(s.pkts)
+		if err != nil {
+			return fmt.Errorf("server recv: %w", err)
+		}
+		if n == 0 {
+			if stop.Load() {
+				return nil
+			}
+			if idle++; idle > SpinPolls {
+				if err := s.ep.Wait(time.Millisecond); err != nil {
+					return fmt.Errorf("server wait: %w", err)
+				}
+			}
+			continue
+		}
+		idle = 0
+		for i := range s.pkts[:n] {
+			p := s.pkts[i]
+			s.pkts[i] = datapath.Packet{}
+			if err := s.handle(p); err != nil {
+				s.errs++
+			}
+			if err := p.Buf.Release(); err != nil {
+				return err
+			}
+		}
+		if err := s.ep.Flush(); err != nil {
+			return fmt.Errorf("server flush: %w", err)
+		}
+		if s.cf != nil {
+			if err := s.cf.reset(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// handle answers one request. p.Buf is released by the caller after
+// handle returns; everything sent from it is cloned or copied by the
+// endpoint.
+func (s *server) handle(p datapath.Packet) error {
+	b := p.Buf.Bytes()
+	if len(b) < hdrLen || binary.LittleEndian.Uint32(b[12:]) != magic {
+		return ErrBadMessage
+	}
+	hdr, payload := b[:hdrLen], b[hdrLen:]
+	switch s.kind {
+	case apRaw:
+		// No serialization: the payload goes back zero-copy from the
+		// receive buffer.
+		s.segs[0] = p.Buf.Slice(hdrLen, len(payload))
+		err := s.ep.SendSegments(p.From, hdr, s.segs[:])
+		s.segs[0] = mem.Buf{}
+		return err
+	case apOneCopy:
+		return s.ep.Send(p.From, b)
+	case apTwoCopy:
+		n := copy(s.inter, b)
+		return s.ep.Send(p.From, s.inter[:n])
+	case apLib:
+		vals, err := s.codec.decode(payload)
+		if err != nil {
+			return err
+		}
+		if s.obj.parts, err = s.codec.encode(vals); err != nil {
+			return err
+		}
+		err = s.ep.SendObject(p.From, hdr, &s.obj)
+		s.obj.parts = [2][]byte{}
+		return err
+	default:
+		return s.cf.handle(s.ep, p, hdr)
+	}
+}
