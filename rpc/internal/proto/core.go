@@ -96,7 +96,8 @@ type Event struct {
 	Data    []byte
 	Buf     RxBuf
 	RxID    int
-	Err     error // EvResponse: non-nil when the request failed
+	Err     error  // EvResponse: non-nil when the request failed locally
+	Status  Status // EvResponse: the server's status (non-OK: the server did not run a handler)
 }
 
 // Ready is the batch of outputs accumulated since the last Ready call.

@@ -13,6 +13,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 		{ReqType: 255, MsgSize: MaxMsgSizeField, DestSession: 0xFFFE, Type: PktResp, PktNum: MaxPktNum, ReqNum: MaxReqNum},
 		{ReqType: 7, MsgSize: 1000, DestSession: 3, Type: PktRFR, PktNum: 12, ReqNum: 8},
 		{ReqType: 1, MsgSize: 0, DestSession: 1, Type: PktCR, PktNum: 1, ReqNum: 1 << 40},
+		{Type: PktResp, Status: StatusNoHandler},
 	}
 	for _, h := range cases {
 		var b [HeaderSize]byte
@@ -36,7 +37,7 @@ func TestHeaderLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := uint64(2) | 5<<2 | 9<<16 | 11<<60
-	want := []byte{0xAB, 0x56, 0x34, 0x12, 0xEF, 0xBE, 0, 0,
+	want := []byte{0xAB, 0x56, 0x34, 0x12, 0xEF, 0xBE, 0, 0, // status 0, reserved 0
 		byte(w), byte(w >> 8), byte(w >> 16), byte(w >> 24), byte(w >> 32), byte(w >> 40), byte(w >> 48), byte(w >> 56)}
 	if string(b[:]) != string(want) {
 		t.Fatalf("layout\n got %x\nwant %x", b, want)
@@ -49,7 +50,7 @@ func TestHeaderErrors(t *testing.T) {
 	badMagic := good
 	badMagic[15] = 0
 	reserved := good
-	reserved[6] = 1
+	reserved[7] = 1
 	tests := []struct {
 		name string
 		b    []byte
@@ -672,4 +673,56 @@ func TestNoAllocsSteadyState(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, round); n != 0 {
 		t.Fatalf("%v allocations per RPC", n)
 	}
+}
+
+func TestRespondStatusAndCancel(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100, Window: 1})
+	tag := w.enqueue(10, 0)
+	w.deliver("c2s", all(1))
+	e := w.pending[0]
+	w.pending = nil
+	if err := w.srv.RespondStatus(e.Handle, StatusNoHandler); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.srv.RespondStatus(e.Handle, StatusNoHandler); !errors.Is(err, ErrStaleHandle) {
+		t.Fatalf("second answer: %v", err)
+	}
+	w.flush()
+	var got Status
+	rd := w.cli.Ready()
+	_ = rd
+	w.cli.Advance(rd)
+	w.cli.Step(w.s2c[0].b, 0)
+	w.s2c = nil
+	rd = w.cli.Ready()
+	for _, ev := range rd.Events {
+		got = ev.Status
+		w.done[ev.Tag]++
+	}
+	w.cli.Advance(rd)
+	if got != StatusNoHandler || w.done[tag] != 1 {
+		t.Fatalf("status %d done %d", got, w.done[tag])
+	}
+	// Cancel one in flight and one backlogged.
+	t1 := w.enqueue(500, 10)
+	t2 := w.enqueue(10, 10)
+	if !w.cli.Cancel(0, t2, ErrSessionDown) || !w.cli.Cancel(0, t1, ErrSessionDown) {
+		t.Fatal("cancel did not find the requests")
+	}
+	w.flush()
+	if w.done[t1] != 1 || w.done[t2] != 1 || w.cli.Credits(0) != DefaultCredits {
+		t.Fatalf("done %d %d credits %d", w.done[t1], w.done[t2], w.cli.Credits(0))
+	}
+	// Late packets of the cancelled request are harmless; a new request works.
+	w.exchange(20, nil)
+	t3 := w.enqueue(10, 10)
+	w.exchange(20, nil)
+	for i := 0; i < 5 && w.done[t3] == 0; i++ {
+		w.tick(int64(DefaultRTO) * 2)
+		w.exchange(20, nil)
+	}
+	if w.done[t3] != 1 {
+		t.Fatalf("request after cancel not completed\n%s", w.log.String())
+	}
+	w.closeAll()
 }

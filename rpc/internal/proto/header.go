@@ -51,7 +51,8 @@ func (t PktType) String() string {
 //	byte  0      req_type (8 bits)
 //	bytes 1..3   msg_size (24 bits): size of the whole message, headers excluded
 //	bytes 4..5   dest_session (16 bits): the receiver's session number
-//	bytes 6..7   reserved, must be zero
+//	byte  6      status (responses: 0 ok, else a Status code; 0 in other packets)
+//	byte  7      reserved, must be zero
 //	bytes 8..15  one 64-bit word, least significant bits first:
 //	             pkt_type (2) | pkt_num (14) | req_num (44) | magic (4)
 type Header struct {
@@ -61,7 +62,18 @@ type Header struct {
 	Type        PktType
 	PktNum      uint16 // < 1<<14
 	ReqNum      uint64 // < 1<<44
+	Status      Status // response status (0 = ok)
 }
+
+// Status is the outcome a server reports in a response header.
+type Status uint8
+
+// Response statuses.
+const (
+	StatusOK        Status = 0
+	StatusNoHandler Status = 1 // no handler is registered for the request type
+	StatusRejected  Status = 2 // the server could not run the handler (worker pool full, handler panicked)
+)
 
 // Header decoding errors.
 var (
@@ -84,7 +96,7 @@ func (h *Header) Encode(b []byte) error {
 	b[3] = byte(h.MsgSize >> 16)
 	b[4] = byte(h.DestSession)
 	b[5] = byte(h.DestSession >> 8)
-	b[6] = 0
+	b[6] = byte(h.Status)
 	b[7] = 0
 	w := uint64(h.Type) | uint64(h.PktNum)<<2 | h.ReqNum<<16 | uint64(Magic)<<60
 	for i := 0; i < 8; i++ {
@@ -105,9 +117,10 @@ func (h *Header) Decode(b []byte) error {
 	if w>>60 != Magic {
 		return ErrBadMagic
 	}
-	if b[6] != 0 || b[7] != 0 {
+	if b[7] != 0 {
 		return ErrReserved
 	}
+	h.Status = Status(b[6])
 	h.ReqType = b[0]
 	h.MsgSize = uint32(b[1]) | uint32(b[2])<<8 | uint32(b[3])<<16
 	h.DestSession = uint16(b[4]) | uint16(b[5])<<8

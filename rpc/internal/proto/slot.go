@@ -41,9 +41,10 @@ type slot struct {
 	txTs     [8]txStamp
 
 	// Server.
-	srv   srvState
-	rxBuf RxBuf
-	resp  *msgRef
+	srv    srvState
+	rxBuf  RxBuf
+	resp   *msgRef
+	status Status
 }
 
 type txStamp struct {
@@ -217,7 +218,7 @@ func (c *Core) resetServerSlot(sl *slot) {
 		sl.rxBuf = nil
 	}
 	sl.srv = srvIdle
-	sl.respPkts, sl.respSize = 0, 0
+	sl.respPkts, sl.respSize, sl.status = 0, 0, StatusOK
 }
 
 func (c *Core) sendCR(s *session, sl *slot, p int) {
@@ -228,8 +229,57 @@ func (c *Core) sendCR(s *session, sl *slot, p int) {
 func (c *Core) sendResp(s *session, sl *slot, idx int) {
 	off, n := c.pktRange(sl.respSize, idx)
 	c.emit(OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, MsgSize: uint32(sl.respSize),
-		DestSession: s.remote, Type: PktResp, PktNum: uint16(sl.reqPkts - 1 + idx), ReqNum: sl.reqNum},
-		ref: sl.resp, Off: off, Len: n})
+		DestSession: s.remote, Type: PktResp, PktNum: uint16(sl.reqPkts - 1 + idx), ReqNum: sl.reqNum,
+		Status: sl.status}, ref: sl.resp, Off: off, Len: n})
+}
+
+// RespondStatus answers the request h names with an empty response carrying
+// a non-OK status (the client's request fails with it). Like a response, it
+// is saved in the slot and re-sent to retransmissions.
+func (c *Core) RespondStatus(h ReqHandle, st Status) error {
+	s := c.session(h.Session)
+	if s == nil || s.gen != h.Gen || s.client || int(h.Slot) >= len(s.slots) {
+		return ErrStaleHandle
+	}
+	sl := &s.slots[h.Slot]
+	if sl.reqNum != h.ReqNum || sl.srv != srvInHandler {
+		return ErrStaleHandle
+	}
+	sl.status = st
+	sl.respSize, sl.respPkts = 0, 1
+	sl.srv = srvResponded
+	c.sendResp(s, sl, 0)
+	return nil
+}
+
+// Cancel fails the request with tag on client session sess (in flight or
+// backlogged) with err, as if it had completed; late packets of it are
+// dropped. It reports whether the request was found.
+func (c *Core) Cancel(sess uint16, tag uint64, err error) bool {
+	s := c.session(sess)
+	if s == nil || !s.client {
+		return false
+	}
+	for i := range s.slots {
+		if sl := &s.slots[i]; sl.req != nil && sl.tag == tag {
+			c.returnCredits(sl)
+			c.failClient(sl, err)
+			c.kickSession(s)
+			return true
+		}
+	}
+	for i := s.blHead; i < len(s.backlog); i++ {
+		if p := s.backlog[i]; p.tag == tag {
+			copy(s.backlog[i:], s.backlog[i+1:])
+			s.backlog[len(s.backlog)-1] = pendingReq{}
+			s.backlog = s.backlog[:len(s.backlog)-1]
+			c.unref(p.ref)
+			c.stats.Failed++
+			c.event(Event{Kind: EvResponse, Session: s.num, ReqType: p.reqType, Tag: p.tag, Err: err})
+			return true
+		}
+	}
+	return false
 }
 
 // Respond saves m as the response to the request h names and sends its
@@ -410,6 +460,10 @@ func (c *Core) clientRx(s *session, sl *slot, h *Header, data []byte, rxID int) 
 			c.stats.DropBad++
 			return
 		}
+		if h.Status != StatusOK && (size != 0 || idx != 0) {
+			c.stats.DropBad++
+			return
+		}
 		if sl.numRx < R-1 {
 			// A response means the server has the whole request: every
 			// request packet is acknowledged, even if its CR was lost.
@@ -457,7 +511,7 @@ func (c *Core) clientRx(s *session, sl *slot, h *Header, data []byte, rxID int) 
 		sl.sack |= 1 << k
 	}
 	if sl.respPkts > 0 && sl.numRx == R+sl.respPkts-1 {
-		c.completeClient(sl, data, rxID)
+		c.completeClient(sl, data, rxID, h.Status)
 		c.kickSession(s)
 		return
 	}
@@ -494,9 +548,9 @@ func (c *Core) returnCredits(sl *slot) {
 	sl.sack = 0
 }
 
-func (c *Core) completeClient(sl *slot, data []byte, rxID int) {
+func (c *Core) completeClient(sl *slot, data []byte, rxID int, st Status) {
 	s := sl.s
-	e := Event{Kind: EvResponse, Session: s.num, ReqType: sl.reqType, Tag: sl.tag}
+	e := Event{Kind: EvResponse, Session: s.num, ReqType: sl.reqType, Tag: sl.tag, Status: st}
 	if sl.respBuf != nil {
 		e.Buf = sl.respBuf
 		e.Data = sl.respBuf.Bytes()

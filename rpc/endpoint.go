@@ -1,0 +1,1168 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/rpc/internal/proto"
+)
+
+// CCConfig configures congestion control (Timely + Carousel rate limiter);
+// see EndpointConfig.CC.
+type CCConfig = proto.CCConfig
+
+// Session is a local session number, valid on the endpoint that created it.
+type Session uint16
+
+// SessionEvent is what happened to a session.
+type SessionEvent uint8
+
+// Session events delivered to EndpointConfig.OnSession.
+const (
+	Connected     SessionEvent = iota + 1 // client: the handshake completed
+	ConnectFailed                         // client: the handshake failed or timed out
+	Disconnected                          // client: Disconnect completed
+	Failed                                // the peer failed or restarted; pending requests failed
+	Accepted                              // server: a client connected
+)
+
+func (e SessionEvent) String() string {
+	switch e {
+	case Connected:
+		return "connected"
+	case ConnectFailed:
+		return "connect-failed"
+	case Disconnected:
+		return "disconnected"
+	case Failed:
+		return "failed"
+	case Accepted:
+		return "accepted"
+	}
+	return fmt.Sprintf("SessionEvent(%d)", uint8(e))
+}
+
+// Protocol defaults re-exported for users.
+const (
+	DefaultCredits     = proto.DefaultCredits
+	DefaultWindow      = proto.DefaultWindow
+	DefaultRTO         = proto.DefaultRTO
+	DefaultMaxMsgSize  = proto.DefaultMaxMsgSize
+	DefaultPreRespSize = 1024
+	HeaderSize         = proto.HeaderSize
+)
+
+// EndpointConfig configures an Endpoint. Zero fields take the defaults.
+type EndpointConfig struct {
+	// ID is the endpoint id peers name in Connect (unique per Nexus).
+	ID uint8
+	// Datapath moves the packets. The Endpoint takes it over and closes it
+	// in Close. Required.
+	Datapath datapath.Endpoint
+	// Pool provides reassembly buffers, copies of BytesMsg bodies, object
+	// heads and preallocated responses. It must be owned by the endpoint's
+	// goroutine (or be Concurrent). Nil: the endpoint makes its own.
+	Pool *mem.Pool
+	// Protocol constants (eRPC's by default).
+	Credits    int
+	Window     int
+	RTO        time.Duration
+	MaxMsgSize int
+	MaxBacklog int
+	// Selective enables selective retransmission instead of go-back-N.
+	Selective bool
+	// CC configures congestion control; CC.Enable turns it on.
+	CC CCConfig
+	// PreRespSize is the size of each server slot's preallocated response
+	// buffer (default 1024, at most one packet's payload).
+	PreRespSize int
+	// Batch is the number of packets received per Recv (default 32).
+	Batch int
+	// OnSession, if set, is called on the endpoint goroutine for session events.
+	OnSession func(s Session, ev SessionEvent, err error)
+}
+
+type sessState uint8
+
+const (
+	sessConnecting sessState = iota + 1
+	sessConnected
+	sessDisconnecting
+)
+
+type sessInfo struct {
+	num         uint16
+	client      bool
+	state       sessState
+	remoteNexus netip.AddrPort
+	remoteEp    uint8
+	remoteSess  uint16
+	token       uint64
+	nextSM      int64
+	deadline    int64
+	monitored   bool
+	inCore      bool
+	pre         []mem.Buf
+	reqs        []*Request // server: the unanswered request of each slot
+	pendingSM   bool
+}
+
+type tokenKey struct {
+	addr  netip.AddrPort
+	token uint64
+}
+
+type mailKind uint8
+
+const (
+	mailSM mailKind = iota + 1
+	mailPeerFailed
+	mailRespond
+	mailFunc
+)
+
+type mail struct {
+	kind mailKind
+	from netip.AddrPort
+	sm   smPkt
+	req  *Request
+	msg  Msg
+	pre  int // mailRespond: >= 0 means "respond with the first pre bytes of the preallocated buffer"
+	fn   func()
+}
+
+type contEntry struct {
+	fn   func(*Response)
+	used bool
+}
+
+// Stats counts what an endpoint did.
+type Stats struct {
+	Proto    proto.Stats
+	Datapath datapath.Stats
+	// Handlers is the number of handler invocations (dispatch + worker).
+	Handlers uint64
+	// Continuations is the number of continuations run.
+	Continuations uint64
+	// SendErrors counts datapath send errors (the packet counts as lost).
+	SendErrors uint64
+	// CopiedPackets counts packets whose segments exceeded MaxSegments and were copied.
+	CopiedPackets uint64
+}
+
+// Endpoint is the per-goroutine part of the RPC system: its sessions, the
+// protocol state and the event loop over one datapath endpoint.
+//
+// Ownership: an Endpoint belongs to the goroutine that runs its event loop.
+// Every method except Post and (for worker handlers) Request.Respond must be
+// called on that goroutine: between RunOnce calls, or from handlers and
+// continuations that the loop runs. A call that overlaps the event loop or
+// another call from a different goroutine returns ErrConcurrentUse (eRPC
+// silently lost such requests, issue #102); handlers and continuations must
+// not re-enter the loop (RunOnce, Run, Call return ErrReentrant).
+type Endpoint struct {
+	nx      *Nexus
+	id      uint8
+	dp      datapath.Endpoint
+	pool    *mem.Pool
+	ownPool bool
+	core    *proto.Core
+	cfg     EndpointConfig
+	maxMsg  int
+	dpp     int
+	start   time.Time
+
+	state      atomic.Int32 // 0 idle, 1 busy, 2 closed
+	inCallback atomic.Int32
+	inLoop     bool
+
+	rx      []datapath.Packet
+	rxBufs  []mem.Buf
+	segs    []mem.Buf
+	hdr     [proto.HeaderSize]byte
+	copyBuf []byte
+	coll    datapath.EntryCollector
+	msgFree []*txMsg
+	rxFree  []*rxBuf
+	reqFree []*Request
+	resp    Response
+
+	sessions  []*sessInfo
+	freeSess  []uint16
+	tokens    map[tokenKey]uint16
+	smPending []uint16
+
+	conts     []contEntry
+	freeConts []uint64
+
+	mailMu    sync.Mutex
+	mailQ     []mail
+	mailSpare []mail
+	hasMail   atomic.Bool
+
+	stats Stats
+}
+
+// NewEndpoint creates endpoint cfg.ID of n over cfg.Datapath.
+func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
+	if cfg.Datapath == nil {
+		return nil, errors.New("rpc: EndpointConfig.Datapath is required")
+	}
+	dpp := cfg.Datapath.MaxPayload() - proto.HeaderSize
+	if dpp < 64 {
+		return nil, fmt.Errorf("rpc: datapath MaxPayload %d too small", cfg.Datapath.MaxPayload())
+	}
+	if cfg.PreRespSize <= 0 {
+		cfg.PreRespSize = DefaultPreRespSize
+	}
+	if cfg.PreRespSize > dpp {
+		cfg.PreRespSize = dpp
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = datapath.DefaultBatch
+	}
+	ep := &Endpoint{nx: n, id: cfg.ID, dp: cfg.Datapath, pool: cfg.Pool, cfg: cfg, dpp: dpp,
+		start: time.Now(), tokens: map[tokenKey]uint16{}}
+	core, err := proto.New(proto.Config{Credits: cfg.Credits, Window: cfg.Window, RTO: cfg.RTO,
+		DataPerPkt: dpp, MaxMsgSize: cfg.MaxMsgSize, MaxBacklog: cfg.MaxBacklog, Selective: cfg.Selective,
+		CC: cfg.CC}, ep)
+	if err != nil {
+		return nil, err
+	}
+	ep.core = core
+	ep.maxMsg = core.Config().MaxMsgSize
+	if ep.pool == nil {
+		p, err := mem.NewPool(mem.PoolConfig{Name: fmt.Sprintf("rpc-ep%d", cfg.ID)})
+		if err != nil {
+			return nil, err
+		}
+		ep.pool, ep.ownPool = p, true
+	}
+	ep.rx = make([]datapath.Packet, cfg.Batch)
+	ep.copyBuf = make([]byte, cfg.Datapath.MaxPayload())
+	if err := n.addEndpoint(cfg.ID, ep); err != nil {
+		if ep.ownPool {
+			_ = ep.pool.Close()
+		}
+		return nil, err
+	}
+	return ep, nil
+}
+
+// ID is the endpoint id.
+func (ep *Endpoint) ID() uint8 { return ep.id }
+
+// Nexus is the endpoint's Nexus.
+func (ep *Endpoint) Nexus() *Nexus { return ep.nx }
+
+// Pool is the endpoint's message pool.
+func (ep *Endpoint) Pool() *mem.Pool { return ep.pool }
+
+// MaxMsgSize is the largest request or response.
+func (ep *Endpoint) MaxMsgSize() int { return ep.maxMsg }
+
+// DataPerPacket is the number of message bytes one packet carries.
+func (ep *Endpoint) DataPerPacket() int { return ep.dpp }
+
+// AllocRx implements the core's allocator (reassembly buffers).
+func (ep *Endpoint) AllocRx(n int) (proto.RxBuf, error) {
+	b, err := ep.pool.Alloc(n)
+	if err != nil {
+		return nil, err
+	}
+	var r *rxBuf
+	if k := len(ep.rxFree); k > 0 {
+		r = ep.rxFree[k-1]
+		ep.rxFree = ep.rxFree[:k-1]
+	} else {
+		r = &rxBuf{ep: ep}
+	}
+	r.buf = b
+	return r, nil
+}
+
+// ---- ownership guard ----
+
+// enter marks the endpoint busy. Calls from handlers and continuations
+// (the loop is running a callback) are nested and allowed.
+func (ep *Endpoint) enter() (nested bool, err error) {
+	if ep.state.CompareAndSwap(0, 1) {
+		return false, nil
+	}
+	switch ep.state.Load() {
+	case 2:
+		return false, ErrClosed
+	case 1:
+		if ep.inCallback.Load() > 0 {
+			return true, nil
+		}
+	}
+	return false, ErrConcurrentUse
+}
+
+func (ep *Endpoint) exit(nested bool) {
+	if !nested {
+		ep.state.CompareAndSwap(1, 0)
+	}
+}
+
+func (ep *Endpoint) callback(fn func()) {
+	ep.inCallback.Add(1)
+	defer ep.inCallback.Add(-1)
+	fn()
+}
+
+// Post runs fn on the endpoint goroutine during a later RunOnce. It is safe
+// from any goroutine: the way for worker handlers and other goroutines to
+// hand work (for example nested RPCs) to the endpoint.
+func (ep *Endpoint) Post(fn func()) error {
+	if ep.state.Load() == 2 {
+		return ErrClosed
+	}
+	ep.post(mail{kind: mailFunc, fn: fn})
+	return nil
+}
+
+func (ep *Endpoint) post(m mail) {
+	ep.mailMu.Lock()
+	ep.mailQ = append(ep.mailQ, m)
+	ep.hasMail.Store(true)
+	ep.mailMu.Unlock()
+}
+
+// ---- event loop ----
+
+func (ep *Endpoint) now() int64 { return int64(time.Since(ep.start)) }
+
+// RunOnce runs one iteration of the event loop: session management and
+// handed-over work, timers (loss detection, rate limiter), one receive batch,
+// handlers and continuations, and a transmit flush.
+func (ep *Endpoint) RunOnce() error {
+	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
+		return ErrReentrant
+	}
+	nested, err := ep.enter()
+	if err != nil {
+		return err
+	}
+	defer ep.exit(nested)
+	_, err = ep.runOnce()
+	return err
+}
+
+// Run runs the event loop until ctx is done, sleeping in the datapath's
+// Wait when idle. It returns ctx.Err() (or a datapath error).
+func (ep *Endpoint) Run(ctx context.Context) error {
+	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
+		return ErrReentrant
+	}
+	nested, err := ep.enter()
+	if err != nil {
+		return err
+	}
+	defer ep.exit(nested)
+	idle := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		progress, err := ep.runOnce()
+		if err != nil {
+			return err
+		}
+		if progress {
+			idle = 0
+			continue
+		}
+		idle++
+		if idle > 16 {
+			wait := time.Duration(ep.core.NextDeadline() - ep.now())
+			if wait > 500*time.Microsecond {
+				wait = 500 * time.Microsecond
+			}
+			if wait > 0 {
+				if err := ep.dp.Wait(wait); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+func (ep *Endpoint) runOnce() (progress bool, err error) {
+	ep.inLoop = true
+	defer func() { ep.inLoop = false }()
+	now := ep.now()
+	if ep.hasMail.Load() {
+		ep.drainMail()
+		progress = true
+	}
+	if len(ep.smPending) > 0 {
+		ep.smTimers(now)
+	}
+	ep.core.Tick(now)
+	if ep.core.HasReady() {
+		progress = true
+		ep.process()
+	}
+	n, err := ep.dp.Recv(ep.rx)
+	if err != nil {
+		return progress, err
+	}
+	if n > 0 {
+		progress = true
+		for i := 0; i < n; i++ {
+			b := ep.rx[i].Buf
+			ep.rx[i] = datapath.Packet{}
+			ep.rxBufs = append(ep.rxBufs, b)
+			ep.core.Step(b.Bytes(), i)
+		}
+		ep.process()
+		for i := range ep.rxBufs {
+			_ = ep.rxBufs[i].Release()
+			ep.rxBufs[i] = mem.Buf{}
+		}
+		ep.rxBufs = ep.rxBufs[:0]
+	}
+	return progress, ep.dp.Flush()
+}
+
+// process sends the core's packets and handles its events until quiet.
+func (ep *Endpoint) process() {
+	for i := 0; i < 1000 && ep.core.HasReady(); i++ {
+		rd := ep.core.Ready()
+		for j := range rd.Packets {
+			ep.sendPkt(&rd.Packets[j])
+		}
+		for j := range rd.Events {
+			ep.handleEvent(&rd.Events[j])
+		}
+		ep.core.Advance(rd)
+	}
+}
+
+func (ep *Endpoint) sendPkt(p *proto.OutPacket) {
+	if err := p.Hdr.Encode(ep.hdr[:]); err != nil {
+		ep.stats.SendErrors++
+		return
+	}
+	var err error
+	if p.Msg == nil {
+		err = ep.dp.Send(p.Peer, ep.hdr[:])
+	} else {
+		m := p.Msg.(*txMsg)
+		segs := m.window(ep.segs[:0], p.Off, p.Len)
+		if len(segs) <= ep.dp.MaxSegments()-1 {
+			err = ep.dp.SendSegments(p.Peer, ep.hdr[:], segs)
+		} else {
+			// More pieces than scatter-gather entries: copy this packet.
+			ep.stats.CopiedPackets++
+			b := ep.copyBuf[:proto.HeaderSize+p.Len]
+			copy(b, ep.hdr[:])
+			o := proto.HeaderSize
+			for _, s := range segs {
+				o += copy(b[o:], s.Bytes())
+			}
+			err = ep.dp.Send(p.Peer, b)
+		}
+		for i := range segs {
+			segs[i] = mem.Buf{}
+		}
+		ep.segs = segs[:0]
+	}
+	if err != nil {
+		ep.stats.SendErrors++ // a lost packet: the protocol recovers
+	}
+}
+
+func (ep *Endpoint) handleEvent(e *proto.Event) {
+	switch e.Kind {
+	case proto.EvRequest:
+		ep.handleRequest(e)
+	case proto.EvResponse:
+		ep.handleResponse(e)
+	}
+}
+
+// ---- server side ----
+
+func (ep *Endpoint) newRequest() *Request {
+	if k := len(ep.reqFree); k > 0 {
+		r := ep.reqFree[k-1]
+		ep.reqFree = ep.reqFree[:k-1]
+		return r
+	}
+	return &Request{ep: ep}
+}
+
+func (ep *Endpoint) freeRequest(r *Request) {
+	if si := ep.session(r.h.Session); si != nil && si.reqs != nil && si.reqs[r.h.Slot] == r {
+		si.reqs[r.h.Slot] = nil
+	}
+	if !r.buf.IsZero() {
+		_ = r.buf.Release()
+	}
+	if r.mode == Worker {
+		// The worker goroutine may still read r (after posting its
+		// answer); worker requests are not recycled.
+		return
+	}
+	*r = Request{ep: ep}
+	ep.reqFree = append(ep.reqFree, r)
+}
+
+// finish ends r after it was answered (or the answer failed).
+func (ep *Endpoint) finish(r *Request) {
+	if r.inHandler {
+		r.done = true // handleRequest frees it when the handler returns
+		return
+	}
+	ep.freeRequest(r)
+}
+
+func (ep *Endpoint) handleRequest(e *proto.Event) {
+	h := ep.nx.handlers[e.ReqType].Load()
+	if h == nil {
+		_ = ep.core.RespondStatus(e.Handle, proto.StatusNoHandler)
+		if e.Buf != nil {
+			e.Buf.Release()
+		}
+		return
+	}
+	r := ep.newRequest()
+	r.h, r.reqType, r.mode = e.Handle, e.ReqType, h.mode
+	r.fn = h.fn
+	if e.Buf != nil {
+		r.buf = e.Buf.(*rxBuf).take()
+		r.data = r.buf.Bytes()
+	} else {
+		r.data = e.Data
+		r.rxID = e.RxID
+		r.borrowed = true
+	}
+	if si := ep.session(e.Handle.Session); si != nil {
+		if si.reqs == nil {
+			si.reqs = make([]*Request, ep.core.Config().Window)
+		}
+		si.reqs[e.Handle.Slot] = r
+	}
+	ep.stats.Handlers++
+	if h.mode == Worker {
+		r.own()
+		r.pre = ep.preResp(r.h) // allocated here: workers must not touch the pool
+		select {
+		case ep.nx.work <- r:
+		default:
+			_ = ep.core.RespondStatus(r.h, proto.StatusRejected)
+			ep.freeRequest(r)
+		}
+		return
+	}
+	r.inHandler = true
+	ep.callback(func() { r.runDispatch() })
+	r.inHandler = false
+	if r.done {
+		ep.freeRequest(r)
+		return
+	}
+	r.own() // answered later: keep the request bytes alive until then
+}
+
+// preResp returns the preallocated response buffer of the slot h names,
+// replacing it if a previous response still uses it.
+func (ep *Endpoint) preResp(h proto.ReqHandle) []byte {
+	si := ep.session(h.Session)
+	if si == nil {
+		return nil
+	}
+	if si.pre == nil {
+		si.pre = make([]mem.Buf, ep.core.Config().Window)
+	}
+	b := &si.pre[h.Slot]
+	if !b.IsZero() && b.Refs() > 1 {
+		_ = b.Release() // still referenced by an unfinished send: let it go
+		*b = mem.Buf{}
+	}
+	if b.IsZero() {
+		nb, err := ep.pool.Alloc(ep.cfg.PreRespSize)
+		if err != nil {
+			return nil
+		}
+		*b = nb
+	}
+	return b.Bytes()
+}
+
+// respond answers r with m on the endpoint goroutine; m is always consumed.
+func (ep *Endpoint) respond(r *Request, m Msg, pre int) error {
+	if r.dead {
+		m.release()
+		return ErrAlreadyResponded
+	}
+	if pre >= 0 {
+		si := ep.session(r.h.Session)
+		if si == nil || si.pre == nil || si.pre[r.h.Slot].IsZero() || pre > si.pre[r.h.Slot].Len() {
+			ep.finish(r)
+			return ErrAlreadyResponded
+		}
+		m = BufMsg(si.pre[r.h.Slot].Clone().Slice(0, pre))
+	}
+	tx, err := ep.newTxMsg(m)
+	if err != nil {
+		m.release()
+		_ = ep.core.RespondStatus(r.h, proto.StatusRejected)
+		ep.finish(r)
+		return err
+	}
+	if err := ep.core.Respond(r.h, tx); err != nil {
+		tx.Release()
+		ep.finish(r)
+		return mapCoreErr(err)
+	}
+	ep.finish(r)
+	if !ep.inLoop {
+		ep.process()
+		_ = ep.dp.Flush()
+	}
+	return nil
+}
+
+// ---- client side ----
+
+// Enqueue sends a request of type reqType on session s; cont runs on the
+// endpoint goroutine when the response arrives or the request fails
+// (Response.Err). req is consumed in every case (released on error).
+// With all of the session's slots busy, the request waits in a backlog.
+func (ep *Endpoint) Enqueue(s Session, reqType uint8, req Msg, cont func(*Response)) error {
+	_, err := ep.enqueue(s, reqType, req, cont)
+	return err
+}
+
+func (ep *Endpoint) enqueue(s Session, reqType uint8, req Msg, cont func(*Response)) (uint64, error) {
+	nested, err := ep.enter()
+	if err != nil {
+		req.release()
+		return 0, err
+	}
+	defer ep.exit(nested)
+	return ep.enqueueLocked(s, reqType, req, cont)
+}
+
+func (ep *Endpoint) enqueueLocked(s Session, reqType uint8, req Msg, cont func(*Response)) (uint64, error) {
+	si := ep.session(uint16(s))
+	if si == nil || !si.client {
+		req.release()
+		return 0, ErrNoSession
+	}
+	if si.state != sessConnected {
+		req.release()
+		return 0, ErrNotConnected
+	}
+	tx, err := ep.newTxMsg(req)
+	if err != nil {
+		req.release()
+		return 0, err
+	}
+	tag := ep.allocCont(cont)
+	if err := ep.core.Enqueue(uint16(s), reqType, tx, tag); err != nil {
+		tx.Release()
+		ep.conts[tag] = contEntry{}
+		ep.freeConts = append(ep.freeConts, tag)
+		return 0, mapCoreErr(err)
+	}
+	if !ep.inLoop {
+		ep.process()
+		_ = ep.dp.Flush()
+	}
+	return tag, nil
+}
+
+func (ep *Endpoint) allocCont(fn func(*Response)) uint64 {
+	var tag uint64
+	if k := len(ep.freeConts); k > 0 {
+		tag = ep.freeConts[k-1]
+		ep.freeConts = ep.freeConts[:k-1]
+	} else {
+		tag = uint64(len(ep.conts))
+		ep.conts = append(ep.conts, contEntry{})
+	}
+	ep.conts[tag] = contEntry{fn: fn, used: true}
+	return tag
+}
+
+func (ep *Endpoint) handleResponse(e *proto.Event) {
+	if e.Tag >= uint64(len(ep.conts)) || !ep.conts[e.Tag].used {
+		if e.Buf != nil {
+			e.Buf.Release()
+		}
+		return
+	}
+	fn := ep.conts[e.Tag].fn
+	ep.conts[e.Tag] = contEntry{}
+	ep.freeConts = append(ep.freeConts, e.Tag)
+	r := &ep.resp
+	*r = Response{ep: ep}
+	switch {
+	case e.Err != nil:
+		r.Err = e.Err
+		if errors.Is(e.Err, proto.ErrNoMemory) {
+			r.Err = fmt.Errorf("rpc: response reassembly: %w", e.Err)
+		}
+	case e.Status == proto.StatusNoHandler:
+		r.Err = ErrNoHandler
+	case e.Status != proto.StatusOK:
+		r.Err = ErrRejected
+	}
+	if e.Buf != nil {
+		r.buf = e.Buf.(*rxBuf).take()
+		r.data = r.buf.Bytes()
+	} else if r.Err == nil {
+		r.data = e.Data
+		r.rxID = e.RxID
+		r.borrowed = true
+	}
+	ep.stats.Continuations++
+	if fn != nil {
+		ep.callback(func() { fn(r) })
+	}
+	if !r.buf.IsZero() {
+		_ = r.buf.Release()
+	}
+	*r = Response{}
+}
+
+// Call sends a request and runs the event loop until its response arrives,
+// ctx is done (the request is cancelled: late packets are dropped and the
+// server may still run it once) or the request fails. The returned buffer
+// holds the response (zero Buf for an empty response); the caller must
+// Release it. req is consumed. Call must not be used from handlers or
+// continuations (ErrReentrant): use Enqueue there.
+func (ep *Endpoint) Call(ctx context.Context, s Session, reqType uint8, req Msg) (mem.Buf, error) {
+	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
+		req.release()
+		return mem.Buf{}, ErrReentrant
+	}
+	if err := ctx.Err(); err != nil {
+		req.release()
+		return mem.Buf{}, err
+	}
+	nested, err := ep.enter()
+	if err != nil {
+		req.release()
+		return mem.Buf{}, err
+	}
+	defer ep.exit(nested)
+	var (
+		done bool
+		out  mem.Buf
+		cerr error
+	)
+	tag, err := ep.enqueueLocked(s, reqType, req, func(r *Response) {
+		done = true
+		if cerr = r.Err; cerr == nil {
+			out = r.Retain()
+		}
+	})
+	if err != nil {
+		return mem.Buf{}, err
+	}
+	dctx := ctx.Done()
+	for !done {
+		select {
+		case <-dctx:
+			ep.core.Cancel(uint16(s), tag, ctx.Err())
+			ep.process()
+			return mem.Buf{}, ctx.Err()
+		default:
+		}
+		if _, err := ep.runOnce(); err != nil {
+			ep.core.Cancel(uint16(s), tag, err)
+			ep.process()
+			return mem.Buf{}, err
+		}
+	}
+	return out, cerr
+}
+
+// ---- sessions ----
+
+func (ep *Endpoint) session(num uint16) *sessInfo {
+	if int(num) < len(ep.sessions) {
+		return ep.sessions[num]
+	}
+	return nil
+}
+
+func (ep *Endpoint) newSession() (*sessInfo, bool) {
+	var num uint16
+	if k := len(ep.freeSess); k > 0 {
+		num = ep.freeSess[k-1]
+		ep.freeSess = ep.freeSess[:k-1]
+	} else {
+		if len(ep.sessions) >= proto.InvalidSession {
+			return nil, false
+		}
+		num = uint16(len(ep.sessions))
+		ep.sessions = append(ep.sessions, nil)
+	}
+	si := &sessInfo{num: num}
+	ep.sessions[num] = si
+	return si, true
+}
+
+func (ep *Endpoint) freeSession(si *sessInfo, err error) {
+	if si.inCore {
+		_ = ep.core.RemoveSession(si.num, err)
+		si.inCore = false
+	}
+	if si.monitored {
+		ep.nx.monitor(si.remoteNexus, -1, 0)
+		si.monitored = false
+	}
+	for i := range si.pre {
+		if !si.pre[i].IsZero() {
+			_ = si.pre[i].Release()
+		}
+	}
+	si.pre = nil
+	for i, r := range si.reqs {
+		// Unanswered dispatch requests die with the session: their bytes
+		// are released now and a later Respond fails. Worker requests keep
+		// theirs until the worker answers (it may still be reading them).
+		if r != nil && r.mode == Dispatch {
+			if !r.buf.IsZero() {
+				_ = r.buf.Release()
+				r.buf = mem.Buf{}
+			}
+			r.data, r.dead = nil, true
+		}
+		si.reqs[i] = nil
+	}
+	if !si.client {
+		delete(ep.tokens, tokenKey{si.remoteNexus, si.token})
+	}
+	ep.sessions[si.num] = nil
+	ep.freeSess = append(ep.freeSess, si.num)
+}
+
+func (ep *Endpoint) sessionEvent(num uint16, ev SessionEvent, err error) {
+	if f := ep.cfg.OnSession; f != nil {
+		ep.callback(func() { f(Session(num), ev, err) })
+	}
+}
+
+// Connect starts a session to endpoint remoteEp of the Nexus whose control
+// socket is at nexus. The session is usable after the Connected event (or
+// IsConnected); ConnectFailed reports failure. Handshake packets are
+// retransmitted every SMTimeout until ConnectTimeout.
+func (ep *Endpoint) Connect(nexus netip.AddrPort, remoteEp uint8) (Session, error) {
+	nested, err := ep.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer ep.exit(nested)
+	if !nexus.IsValid() {
+		return 0, fmt.Errorf("%w: invalid address", ErrConnectFailed)
+	}
+	si, ok := ep.newSession()
+	if !ok {
+		return 0, fmt.Errorf("%w: out of session numbers", ErrConnectFailed)
+	}
+	si.client = true
+	si.state = sessConnecting
+	si.remoteNexus = netip.AddrPortFrom(nexus.Addr().Unmap(), nexus.Port())
+	si.remoteEp = remoteEp
+	si.token = rand.Uint64()
+	now := ep.now()
+	si.deadline = now + int64(ep.nx.cfg.ConnectTimeout)
+	ep.sendConnect(si, now)
+	ep.addSMPending(si)
+	return Session(si.num), nil
+}
+
+func (ep *Endpoint) addSMPending(si *sessInfo) {
+	if !si.pendingSM {
+		si.pendingSM = true
+		ep.smPending = append(ep.smPending, si.num)
+	}
+}
+
+func (ep *Endpoint) sendConnect(si *sessInfo, now int64) {
+	si.nextSM = now + int64(ep.nx.cfg.SMTimeout)
+	ep.nx.sendSM(si.remoteNexus, &smPkt{typ: smConnectReq, token: si.token, clientEp: ep.id, serverEp: si.remoteEp,
+		clientSess: si.num, dataAddr: ep.dp.LocalAddr()})
+}
+
+func (ep *Endpoint) sendDisconnect(si *sessInfo, now int64) {
+	si.nextSM = now + int64(ep.nx.cfg.SMTimeout)
+	ep.nx.sendSM(si.remoteNexus, &smPkt{typ: smDisconnectReq, token: si.token, clientEp: ep.id, serverEp: si.remoteEp,
+		clientSess: si.num, serverSess: si.remoteSess, dataAddr: ep.dp.LocalAddr()})
+}
+
+// IsConnected reports whether s is a connected client session.
+func (ep *Endpoint) IsConnected(s Session) bool {
+	si := ep.session(uint16(s))
+	return si != nil && si.client && si.state == sessConnected
+}
+
+// Pending is the number of requests of session s in flight or backlogged.
+func (ep *Endpoint) Pending(s Session) int { return ep.core.Pending(uint16(s)) }
+
+// Disconnect closes client session s (it must have no pending requests:
+// ErrSessionBusy). The Disconnected event follows when the server confirms
+// or after ConnectTimeout.
+func (ep *Endpoint) Disconnect(s Session) error {
+	nested, err := ep.enter()
+	if err != nil {
+		return err
+	}
+	defer ep.exit(nested)
+	si := ep.session(uint16(s))
+	if si == nil || !si.client {
+		return ErrNoSession
+	}
+	switch si.state {
+	case sessDisconnecting:
+		return nil
+	case sessConnecting:
+		ep.freeSession(si, ErrDisconnected)
+		return nil
+	}
+	if ep.core.Pending(si.num) > 0 {
+		return ErrSessionBusy
+	}
+	si.state = sessDisconnecting
+	now := ep.now()
+	si.deadline = now + int64(ep.nx.cfg.ConnectTimeout)
+	ep.sendDisconnect(si, now)
+	ep.addSMPending(si)
+	return nil
+}
+
+func (ep *Endpoint) smTimers(now int64) {
+	keep := ep.smPending[:0]
+	for _, num := range ep.smPending {
+		si := ep.session(num)
+		if si == nil || !si.pendingSM {
+			continue
+		}
+		switch si.state {
+		case sessConnecting:
+			if now >= si.deadline {
+				si.pendingSM = false
+				ep.freeSession(si, ErrConnectFailed)
+				ep.sessionEvent(num, ConnectFailed, fmt.Errorf("%w: timed out", ErrConnectFailed))
+				continue
+			}
+			if now >= si.nextSM {
+				ep.sendConnect(si, now)
+			}
+		case sessDisconnecting:
+			if now >= si.deadline {
+				si.pendingSM = false
+				ep.freeSession(si, ErrDisconnected)
+				ep.sessionEvent(num, Disconnected, nil)
+				continue
+			}
+			if now >= si.nextSM {
+				ep.sendDisconnect(si, now)
+			}
+		default:
+			si.pendingSM = false
+			continue
+		}
+		keep = append(keep, num)
+	}
+	ep.smPending = keep
+}
+
+func (ep *Endpoint) drainMail() {
+	ep.mailMu.Lock()
+	q := ep.mailQ
+	ep.mailQ = ep.mailSpare[:0]
+	ep.hasMail.Store(false)
+	ep.mailMu.Unlock()
+	for i := range q {
+		m := &q[i]
+		switch m.kind {
+		case mailSM:
+			ep.handleSM(m.from, &m.sm)
+		case mailPeerFailed:
+			ep.peerFailed(m.from)
+		case mailRespond:
+			_ = ep.respond(m.req, m.msg, m.pre)
+		case mailFunc:
+			ep.callback(m.fn)
+		}
+		q[i] = mail{}
+	}
+	ep.mailSpare = q[:0]
+}
+
+func (ep *Endpoint) handleSM(from netip.AddrPort, p *smPkt) {
+	now := ep.now()
+	switch p.typ {
+	case smConnectReq:
+		key := tokenKey{from, p.token}
+		if num, ok := ep.tokens[key]; ok {
+			ep.replyConnect(from, p, num, smOK)
+			return
+		}
+		si, ok := ep.newSession()
+		if !ok {
+			ep.replyConnect(from, p, 0, smErrNoSessions)
+			return
+		}
+		si.state = sessConnected
+		si.remoteNexus, si.remoteEp, si.remoteSess, si.token = from, p.clientEp, p.clientSess, p.token
+		if err := ep.core.AddSession(proto.SessionConfig{Num: si.num, Remote: p.clientSess, Peer: p.dataAddr}); err != nil {
+			ep.freeSession(si, nil)
+			ep.replyConnect(from, p, 0, smErrNoSessions)
+			return
+		}
+		si.inCore = true
+		ep.tokens[key] = si.num
+		ep.nx.monitor(from, 1, p.incarnation)
+		si.monitored = true
+		ep.replyConnect(from, p, si.num, smOK)
+		ep.sessionEvent(si.num, Accepted, nil)
+	case smConnectResp:
+		si := ep.session(p.clientSess)
+		if si == nil || !si.client || si.state != sessConnecting || si.token != p.token {
+			return // stale or duplicate
+		}
+		si.pendingSM = false
+		if p.err != smOK {
+			err := fmt.Errorf("%w: peer error %d", ErrConnectFailed, p.err)
+			if p.err == smErrNoEndpoint {
+				err = fmt.Errorf("%w: %w", ErrConnectFailed, ErrInvalidEndpointID)
+			}
+			ep.freeSession(si, err)
+			ep.sessionEvent(p.clientSess, ConnectFailed, err)
+			return
+		}
+		if err := ep.core.AddSession(proto.SessionConfig{Num: si.num, Client: true, Remote: p.serverSess, Peer: p.dataAddr}); err != nil {
+			ep.freeSession(si, err)
+			ep.sessionEvent(p.clientSess, ConnectFailed, err)
+			return
+		}
+		si.inCore = true
+		si.remoteSess = p.serverSess
+		si.state = sessConnected
+		ep.nx.monitor(si.remoteNexus, 1, p.incarnation)
+		si.monitored = true
+		ep.sessionEvent(si.num, Connected, nil)
+	case smDisconnectReq:
+		key := tokenKey{from, p.token}
+		if num, ok := ep.tokens[key]; ok {
+			if si := ep.session(num); si != nil && !si.client {
+				ep.freeSession(si, ErrDisconnected)
+			}
+		}
+		ep.nx.sendSM(from, &smPkt{typ: smDisconnectResp, token: p.token, clientEp: p.clientEp, serverEp: ep.id,
+			clientSess: p.clientSess, serverSess: p.serverSess, dataAddr: ep.dp.LocalAddr()})
+	case smDisconnectResp:
+		si := ep.session(p.clientSess)
+		if si == nil || !si.client || si.state != sessDisconnecting || si.token != p.token {
+			return
+		}
+		si.pendingSM = false
+		ep.freeSession(si, ErrDisconnected)
+		ep.sessionEvent(p.clientSess, Disconnected, nil)
+	}
+	_ = now
+}
+
+func (ep *Endpoint) replyConnect(to netip.AddrPort, p *smPkt, num uint16, e smErr) {
+	ep.nx.sendSM(to, &smPkt{typ: smConnectResp, err: e, token: p.token, clientEp: p.clientEp, serverEp: ep.id,
+		clientSess: p.clientSess, serverSess: num, dataAddr: ep.dp.LocalAddr()})
+}
+
+// peerFailed fails every session to the Nexus at addr: pending requests
+// complete with ErrPeerFailed (Appendix B: the packets already handed to
+// the datapath hold their own references).
+func (ep *Endpoint) peerFailed(addr netip.AddrPort) {
+	for _, si := range ep.sessions {
+		if si == nil || si.remoteNexus != addr {
+			continue
+		}
+		num := si.num
+		client := si.client
+		connecting := si.state == sessConnecting
+		si.pendingSM = false
+		ep.freeSession(si, ErrPeerFailed)
+		ep.process() // continuations of the failed requests
+		switch {
+		case client && connecting:
+			ep.sessionEvent(num, ConnectFailed, ErrPeerFailed)
+		default:
+			ep.sessionEvent(num, Failed, ErrPeerFailed)
+		}
+	}
+}
+
+// Stats returns the endpoint's counters.
+func (ep *Endpoint) Stats() Stats {
+	s := ep.stats
+	s.Proto = ep.core.Stats()
+	s.Datapath = ep.dp.Stats()
+	return s
+}
+
+// Close fails every pending request (ErrClosed), tells servers of client
+// sessions (best effort), closes the datapath endpoint and releases every
+// buffer. Requests handed to workers that answer later are dropped.
+func (ep *Endpoint) Close() error {
+	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
+		return ErrReentrant
+	}
+	nested, err := ep.enter()
+	if err != nil {
+		return err
+	}
+	_ = nested
+	ep.nx.removeEndpoint(ep.id, ep)
+	for _, si := range ep.sessions {
+		if si == nil {
+			continue
+		}
+		if si.client && si.state == sessConnected {
+			ep.sendDisconnect(si, ep.now())
+		}
+		ep.freeSession(si, ErrClosed)
+		ep.process()
+	}
+	// Answers handed over by workers: release their messages.
+	ep.mailMu.Lock()
+	q := ep.mailQ
+	ep.mailQ = nil
+	ep.mailMu.Unlock()
+	for i := range q {
+		if q[i].kind == mailRespond {
+			q[i].msg.release()
+			ep.freeRequest(q[i].req)
+		}
+	}
+	ep.process()
+	for i := range ep.rxBufs {
+		_ = ep.rxBufs[i].Release()
+	}
+	ep.rxBufs = nil
+	err = ep.dp.Close()
+	ep.coll.Release()
+	ep.state.Store(2)
+	if ep.ownPool {
+		if perr := ep.pool.Close(); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	return err
+}

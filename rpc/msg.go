@@ -1,0 +1,206 @@
+package rpc
+
+import (
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// Msg is a request or response body: a registered-memory buffer, a
+// Cornflakes object (serialize-and-send), or bytes to copy. Build one with
+// BufMsg, ObjectMsg or BytesMsg; it is a small value (no allocation).
+type Msg struct {
+	buf   mem.Buf
+	obj   wire.Object
+	bytes []byte
+	kind  uint8
+}
+
+const (
+	msgBuf uint8 = iota + 1
+	msgObj
+	msgBytes
+)
+
+// BufMsg sends b's window zero-copy. Ownership of the reference passes to
+// the endpoint when Enqueue/Respond succeeds; it is released once the
+// message is no longer needed (the request completed, or the response was
+// buried by the next request on its slot) and every send of it completed.
+func BufMsg(b mem.Buf) Msg { return Msg{buf: b, kind: msgBuf} }
+
+// ObjectMsg serializes o when it is enqueued: its header and copied fields
+// go into one buffer and each zero-copy entry is referenced (Clone) and sent
+// from where it lives, split across packets by offset. The caller may
+// release or reuse o (its arena) after Enqueue/Respond returns.
+func ObjectMsg(o wire.Object) Msg { return Msg{obj: o, kind: msgObj} }
+
+// BytesMsg copies p into registered memory when it is enqueued; p is not
+// retained.
+func BytesMsg(p []byte) Msg { return Msg{bytes: p, kind: msgBytes} }
+
+// Len is the message size in bytes.
+func (m Msg) Len() int {
+	switch m.kind {
+	case msgBuf:
+		return m.buf.Len()
+	case msgObj:
+		return m.obj.Sizes().Total()
+	case msgBytes:
+		return len(m.bytes)
+	}
+	return 0
+}
+
+// release gives up a Msg that was not accepted (only Buf messages own memory).
+func (m Msg) release() {
+	if m.kind == msgBuf && !m.buf.IsZero() {
+		_ = m.buf.Release()
+	}
+}
+
+// txMsg is a message being sent: its bytes in wire order are the
+// concatenation of segs (each an owned reference). It implements
+// proto.Msg; the core releases it when no slot and no queued packet needs it.
+type txMsg struct {
+	ep    *Endpoint
+	segs  []mem.Buf
+	total int
+	// cursor for sequential packet extraction
+	curIdx, curOff int
+}
+
+func (m *txMsg) Len() int { return m.total }
+
+func (m *txMsg) Release() {
+	for i := range m.segs {
+		_ = m.segs[i].Release()
+		m.segs[i] = mem.Buf{}
+	}
+	m.segs = m.segs[:0]
+	m.total, m.curIdx, m.curOff = 0, 0, 0
+	m.ep.msgFree = append(m.ep.msgFree, m)
+}
+
+// window appends to dst the segments covering bytes [off, off+n) of m, as
+// windows on m's references (no reference taken: the datapath clones).
+func (m *txMsg) window(dst []mem.Buf, off, n int) []mem.Buf {
+	if n == 0 {
+		return dst
+	}
+	// Sequential access (the common case) continues from the cursor.
+	i, base := m.curIdx, m.curOff
+	if off < base {
+		i, base = 0, 0
+	}
+	for i < len(m.segs) && base+m.segs[i].Len() <= off {
+		base += m.segs[i].Len()
+		i++
+	}
+	m.curIdx, m.curOff = i, base
+	for n > 0 && i < len(m.segs) {
+		s := m.segs[i]
+		lo := off - base
+		k := s.Len() - lo
+		if k > n {
+			k = n
+		}
+		dst = append(dst, s.Slice(lo, k))
+		off += k
+		n -= k
+		base += s.Len()
+		i++
+	}
+	return dst
+}
+
+// newTxMsg turns m into a txMsg owning its memory. On error m is not consumed.
+func (ep *Endpoint) newTxMsg(m Msg) (*txMsg, error) {
+	var t *txMsg
+	if k := len(ep.msgFree); k > 0 {
+		t = ep.msgFree[k-1]
+		ep.msgFree = ep.msgFree[:k-1]
+	} else {
+		t = &txMsg{ep: ep}
+	}
+	fail := func(err error) (*txMsg, error) {
+		ep.msgFree = append(ep.msgFree, t)
+		return nil, err
+	}
+	switch m.kind {
+	case msgBuf:
+		if m.buf.IsZero() {
+			return fail(ErrBadMessage)
+		}
+		if m.buf.Len() > ep.maxMsg {
+			return fail(ErrTooLarge)
+		}
+		t.segs = append(t.segs, m.buf)
+		t.total = m.buf.Len()
+	case msgBytes:
+		if len(m.bytes) > ep.maxMsg {
+			return fail(ErrTooLarge)
+		}
+		if len(m.bytes) > 0 {
+			b, err := ep.pool.Alloc(len(m.bytes))
+			if err != nil {
+				return fail(err)
+			}
+			copy(b.Bytes(), m.bytes)
+			t.segs = append(t.segs, b)
+		}
+		t.total = len(m.bytes)
+	case msgObj:
+		if m.obj == nil {
+			return fail(ErrBadMessage)
+		}
+		sz := m.obj.Sizes()
+		if sz.Total() > ep.maxMsg {
+			return fail(ErrTooLarge)
+		}
+		var head mem.Buf
+		var dst []byte
+		if sz.Head() > 0 {
+			b, err := ep.pool.Alloc(sz.Head())
+			if err != nil {
+				return fail(err)
+			}
+			head, dst = b, b.Bytes()
+		}
+		if err := ep.coll.Collect(m.obj, sz, dst); err != nil {
+			if !head.IsZero() {
+				_ = head.Release()
+			}
+			return fail(err)
+		}
+		if !head.IsZero() {
+			t.segs = append(t.segs, head)
+		}
+		t.segs = append(t.segs, ep.coll.Bufs...)
+		ep.coll.Reset() // the references now belong to t
+		t.total = sz.Total()
+	default:
+		return fail(ErrBadMessage)
+	}
+	return t, nil
+}
+
+// rxBuf is a reassembly buffer for a multi-packet message (proto.RxBuf).
+type rxBuf struct {
+	ep  *Endpoint
+	buf mem.Buf
+}
+
+func (r *rxBuf) Bytes() []byte { return r.buf.Bytes() }
+
+func (r *rxBuf) Release() {
+	_ = r.buf.Release()
+	r.buf = mem.Buf{}
+	r.ep.rxFree = append(r.ep.rxFree, r)
+}
+
+// take hands the reference to the caller and recycles the wrapper.
+func (r *rxBuf) take() mem.Buf {
+	b := r.buf
+	r.buf = mem.Buf{}
+	r.ep.rxFree = append(r.ep.rxFree, r)
+	return b
+}

@@ -1,0 +1,355 @@
+package rpc
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Mode says where a request handler runs.
+type Mode uint8
+
+const (
+	// Dispatch handlers run in the endpoint's event loop. A single-packet
+	// request is handed over in the receive buffer (zero-copy). They must
+	// be short: while one runs, the endpoint sends and receives nothing.
+	Dispatch Mode = iota
+	// Worker handlers run on the Nexus worker pool; the request (still in
+	// registered memory) and the response are handed between goroutines.
+	Worker
+)
+
+// Handler serves one request. It answers with one of the Request.Respond
+// methods, now or later (from any goroutine for worker handlers; from the
+// endpoint goroutine for dispatch handlers).
+type Handler func(r *Request)
+
+type handlerEntry struct {
+	fn   Handler
+	mode Mode
+}
+
+// NexusConfig configures a Nexus. Zero fields take the defaults.
+type NexusConfig struct {
+	// ControlAddr is the UDP address of the session-management socket
+	// (default 127.0.0.1:0, an ephemeral port).
+	ControlAddr netip.AddrPort
+	// SMTimeout is the retransmission interval of connect and disconnect
+	// requests (default 100ms, eRPC's kSMTimeoutMs).
+	SMTimeout time.Duration
+	// ConnectTimeout bounds a connect or disconnect handshake (default 2s).
+	ConnectTimeout time.Duration
+	// HeartbeatInterval is the period of pings to peers (default FailureTimeout/5).
+	HeartbeatInterval time.Duration
+	// FailureTimeout is how long a peer may stay silent before it is
+	// declared failed (default 500ms, eRPC's kMachineFailureTimeoutMs).
+	FailureTimeout time.Duration
+	// Workers is the number of worker goroutines for Worker handlers (default 2).
+	Workers int
+	// WorkerQueue bounds the requests waiting for a worker (default 4096);
+	// beyond it requests are rejected (ErrRejected at the client).
+	WorkerQueue int
+}
+
+func (c NexusConfig) withDefaults() NexusConfig {
+	if !c.ControlAddr.IsValid() {
+		c.ControlAddr = netip.MustParseAddrPort("127.0.0.1:0")
+	}
+	if c.SMTimeout <= 0 {
+		c.SMTimeout = 100 * time.Millisecond
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = 2 * time.Second
+	}
+	if c.FailureTimeout <= 0 {
+		c.FailureTimeout = 500 * time.Millisecond
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = c.FailureTimeout / 5
+	}
+	if c.Workers <= 0 {
+		c.Workers = 2
+	}
+	if c.WorkerQueue <= 0 {
+		c.WorkerQueue = 4096
+	}
+	return c
+}
+
+type remote struct {
+	refs        int
+	lastHeard   time.Time
+	incarnation uint64
+	failed      bool
+}
+
+// Nexus is the per-process part of the RPC system: the handler registry,
+// the session-management UDP socket (connect/disconnect handshakes,
+// heartbeats, failure detection) and the worker pool. It is safe for
+// concurrent use. Endpoints are created from it, one per goroutine.
+type Nexus struct {
+	cfg         NexusConfig
+	conn        *net.UDPConn
+	addr        netip.AddrPort
+	incarnation uint64
+	handlers    [256]atomic.Pointer[handlerEntry]
+	work        chan *Request
+
+	mu        sync.Mutex
+	endpoints [256]*Endpoint
+	remotes   map[netip.AddrPort]*remote
+	closed    bool
+
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// NewNexus opens the control socket and starts the session-management,
+// heartbeat and worker goroutines.
+func NewNexus(cfg NexusConfig) (*Nexus, error) {
+	cfg = cfg.withDefaults()
+	conn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(cfg.ControlAddr))
+	if err != nil {
+		return nil, fmt.Errorf("rpc: control socket: %w", err)
+	}
+	n := &Nexus{
+		cfg:         cfg,
+		conn:        conn,
+		addr:        conn.LocalAddr().(*net.UDPAddr).AddrPort(),
+		incarnation: rand.Uint64() | 1,
+		work:        make(chan *Request, cfg.WorkerQueue),
+		remotes:     map[netip.AddrPort]*remote{},
+		done:        make(chan struct{}),
+	}
+	n.wg.Add(2 + cfg.Workers)
+	go n.smLoop()
+	go n.heartbeatLoop()
+	for i := 0; i < cfg.Workers; i++ {
+		go n.workerLoop()
+	}
+	return n, nil
+}
+
+// Addr is the control socket's address: peers connect to (Addr, endpoint id).
+func (n *Nexus) Addr() netip.AddrPort { return n.addr }
+
+// Config returns the effective configuration.
+func (n *Nexus) Config() NexusConfig { return n.cfg }
+
+// Register installs the handler for reqType. It may be called at any time;
+// endpoints see the change for the next request they receive.
+func (n *Nexus) Register(reqType uint8, mode Mode, h Handler) error {
+	if h == nil || mode > Worker {
+		return fmt.Errorf("rpc: Register: nil handler or bad mode")
+	}
+	n.handlers[reqType].Store(&handlerEntry{fn: h, mode: mode})
+	return nil
+}
+
+// Close stops the Nexus goroutines and closes the control socket. Close
+// every endpoint first (their sessions use the control socket).
+func (n *Nexus) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return ErrClosed
+	}
+	n.closed = true
+	n.mu.Unlock()
+	close(n.done)
+	err := n.conn.Close()
+	n.wg.Wait()
+	return err
+}
+
+func (n *Nexus) addEndpoint(id uint8, ep *Endpoint) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return ErrClosed
+	}
+	if n.endpoints[id] != nil {
+		return fmt.Errorf("%w: %d is in use", ErrInvalidEndpointID, id)
+	}
+	n.endpoints[id] = ep
+	return nil
+}
+
+func (n *Nexus) removeEndpoint(id uint8, ep *Endpoint) {
+	n.mu.Lock()
+	if n.endpoints[id] == ep {
+		n.endpoints[id] = nil
+	}
+	n.mu.Unlock()
+}
+
+func (n *Nexus) endpoint(id uint8) *Endpoint {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.endpoints[id]
+}
+
+// monitor starts (delta +1) or stops (-1) watching the peer Nexus at addr
+// for failures.
+func (n *Nexus) monitor(addr netip.AddrPort, delta int, incarnation uint64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	r := n.remotes[addr]
+	if r == nil {
+		if delta < 0 {
+			return
+		}
+		r = &remote{}
+		n.remotes[addr] = r
+	}
+	if delta > 0 && (r.refs == 0 || r.failed) {
+		r.lastHeard = time.Now()
+		r.failed = false
+		r.incarnation = incarnation
+	}
+	if delta > 0 && r.incarnation == 0 {
+		r.incarnation = incarnation
+	}
+	r.refs += delta
+	if r.refs <= 0 {
+		delete(n.remotes, addr)
+	}
+}
+
+func (n *Nexus) sendSM(to netip.AddrPort, p *smPkt) {
+	var b [smPktSize]byte
+	p.incarnation = n.incarnation
+	// A lost SM packet is retransmitted by its sender's timer; errors
+	// (closed socket, unreachable peer) are equivalent to a loss.
+	_, _ = n.conn.WriteToUDPAddrPort(p.encode(b[:]), to)
+}
+
+func (n *Nexus) smLoop() {
+	defer n.wg.Done()
+	buf := make([]byte, 2048)
+	for {
+		sz, from, err := n.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			select {
+			case <-n.done:
+				return
+			default:
+				continue
+			}
+		}
+		var p smPkt
+		if p.decode(buf[:sz]) != nil {
+			continue
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		n.heard(from, p.incarnation)
+		switch p.typ {
+		case smPing:
+			n.sendSM(from, &smPkt{typ: smPong})
+		case smPong:
+		case smConnectReq, smDisconnectReq:
+			ep := n.endpoint(p.serverEp)
+			if ep == nil {
+				resp := smPkt{typ: p.typ + 1, err: smErrNoEndpoint, token: p.token, clientEp: p.clientEp,
+					serverEp: p.serverEp, clientSess: p.clientSess}
+				if p.typ == smDisconnectReq {
+					resp.err = smOK // nothing to disconnect
+				}
+				n.sendSM(from, &resp)
+				continue
+			}
+			ep.post(mail{kind: mailSM, from: from, sm: p})
+		case smConnectResp, smDisconnectResp:
+			if ep := n.endpoint(p.clientEp); ep != nil {
+				ep.post(mail{kind: mailSM, from: from, sm: p})
+			}
+		}
+	}
+}
+
+// heard records a packet from the peer Nexus at addr; a changed
+// incarnation means the peer restarted, so its old sessions have failed.
+func (n *Nexus) heard(addr netip.AddrPort, inc uint64) {
+	n.mu.Lock()
+	r := n.remotes[addr]
+	if r == nil {
+		n.mu.Unlock()
+		return
+	}
+	restarted := r.incarnation != 0 && inc != r.incarnation && !r.failed
+	r.lastHeard = time.Now()
+	if restarted {
+		r.failed = true
+	}
+	n.mu.Unlock()
+	if restarted {
+		n.peerFailed(addr)
+	}
+}
+
+func (n *Nexus) peerFailed(addr netip.AddrPort) {
+	n.mu.Lock()
+	eps := n.endpoints
+	n.mu.Unlock()
+	for _, ep := range eps {
+		if ep != nil {
+			ep.post(mail{kind: mailPeerFailed, from: addr})
+		}
+	}
+}
+
+func (n *Nexus) heartbeatLoop() {
+	defer n.wg.Done()
+	t := time.NewTicker(n.cfg.HeartbeatInterval)
+	defer t.Stop()
+	var failed []netip.AddrPort
+	var ping []netip.AddrPort
+	for {
+		select {
+		case <-n.done:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		failed, ping = failed[:0], ping[:0]
+		n.mu.Lock()
+		for addr, r := range n.remotes {
+			if r.failed {
+				continue
+			}
+			if now.Sub(r.lastHeard) > n.cfg.FailureTimeout {
+				r.failed = true
+				failed = append(failed, addr)
+				continue
+			}
+			ping = append(ping, addr)
+		}
+		n.mu.Unlock()
+		for _, a := range ping {
+			n.sendSM(a, &smPkt{typ: smPing})
+		}
+		for _, a := range failed {
+			n.peerFailed(a)
+		}
+	}
+}
+
+func (n *Nexus) workerLoop() {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-n.done:
+			return
+		case r := <-n.work:
+			r.runHandler()
+		}
+	}
+}

@@ -1,0 +1,560 @@
+package rpc_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/dptest"
+	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	_ "github.com/cornflakes-go/cornflakes/datapath/udp"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/mem/memtest"
+	"github.com/cornflakes-go/cornflakes/rpc"
+)
+
+const (
+	tEcho   = 1
+	tWorker = 2
+	tNested = 3
+	tHang   = 4
+	tPre    = 5
+	tObj    = 6
+)
+
+// counter counts handler invocations per request id (the first 8 bytes).
+type counter struct {
+	mu sync.Mutex
+	n  map[uint64]int
+}
+
+func (c *counter) add(data []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[uint64]int{}
+	}
+	if len(data) >= 8 {
+		c.n[binary.LittleEndian.Uint64(data)]++
+	}
+}
+
+func (c *counter) check(t *testing.T) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, n := range c.n {
+		if n > 1 {
+			t.Errorf("request %d handled %d times", id, n)
+		}
+	}
+}
+
+func (c *counter) count(id uint64) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[id]
+}
+
+type node struct {
+	nx     *rpc.Nexus
+	ep     *rpc.Endpoint
+	pool   *mem.Pool
+	cancel context.CancelFunc
+	done   chan error
+}
+
+type opts struct {
+	kind       string // "memnet" (default) or "udp"
+	net        *memnet.Network
+	maxPayload int
+	ep         rpc.EndpointConfig
+	nexus      rpc.NexusConfig
+}
+
+func openDP(t *testing.T, o opts, pool *mem.Pool) datapath.Endpoint {
+	t.Helper()
+	cfg := datapath.Config{Pool: pool, MaxPayload: o.maxPayload}
+	var dp datapath.Endpoint
+	var err error
+	if o.kind == "udp" {
+		cfg.Local = netip.MustParseAddrPort("127.0.0.1:0")
+		dp, err = datapath.Open("udp", cfg)
+	} else {
+		dp, err = o.net.Open(cfg, memnet.Options{RxRing: 1024})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dp
+}
+
+func newNode(t *testing.T, o opts, id uint8, register func(*rpc.Nexus, *counter), c *counter) *node {
+	t.Helper()
+	pool := memtest.NewPool(t, mem.PoolConfig{Name: t.Name()})
+	nx, err := rpc.NewNexus(o.nexus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if register != nil {
+		register(nx, c)
+	}
+	cfg := o.ep
+	cfg.ID = id
+	cfg.Pool = pool
+	cfg.Datapath = openDP(t, o, pool)
+	ep, err := nx.NewEndpoint(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{nx: nx, ep: ep, pool: pool}
+	t.Cleanup(func() { n.stop(t) })
+	return n
+}
+
+// serve runs the node's event loop on its own goroutine.
+func (n *node) serve() {
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.done = make(chan error, 1)
+	go func() { n.done <- n.ep.Run(ctx) }()
+}
+
+func (n *node) stop(t *testing.T) {
+	if n.ep == nil {
+		return
+	}
+	if n.cancel != nil {
+		n.cancel()
+		<-n.done
+		n.cancel = nil
+	}
+	if err := n.ep.Close(); err != nil {
+		t.Errorf("endpoint close: %v", err)
+	}
+	n.ep = nil
+	_ = n.nx.Close()
+}
+
+// connect creates a session from c to server endpoint id and drives c's
+// loop until it is connected.
+func (n *node) connect(t *testing.T, srv *rpc.Nexus, id uint8) rpc.Session {
+	t.Helper()
+	s, err := n.ep.Connect(srv.Addr(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !n.ep.IsConnected(s) {
+		if time.Now().After(deadline) {
+			t.Fatal("connect timed out")
+		}
+		if err := n.ep.RunOnce(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// runUntil drives n's loop until cond or the bound.
+func (n *node) runUntil(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v", d)
+		}
+		if err := n.ep.RunOnce(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func echoHandlers(nx *rpc.Nexus, c *counter) {
+	_ = nx.Register(tEcho, rpc.Dispatch, func(r *rpc.Request) {
+		c.add(r.Data())
+		_ = r.RespondBytes(r.Data())
+	})
+	_ = nx.Register(tWorker, rpc.Worker, func(r *rpc.Request) {
+		c.add(r.Data())
+		_ = r.RespondBytes(r.Data())
+	})
+	_ = nx.Register(tPre, rpc.Dispatch, func(r *rpc.Request) {
+		c.add(r.Data())
+		n := copy(r.PreResp(), r.Data())
+		_ = r.RespondPre(n)
+	})
+}
+
+func payload(id uint64, n int) []byte {
+	if n < 8 {
+		n = 8
+	}
+	b := make([]byte, n)
+	binary.LittleEndian.PutUint64(b, id)
+	for i := 8; i < n; i++ {
+		b[i] = byte(id + uint64(i)*13)
+	}
+	return b
+}
+
+var idSeq struct {
+	sync.Mutex
+	n uint64
+}
+
+func nextID() uint64 {
+	idSeq.Lock()
+	defer idSeq.Unlock()
+	idSeq.n++
+	return idSeq.n
+}
+
+// callMany enqueues reqs requests of the given sizes on sessions and waits for
+// all, checking echoed bytes.
+func callMany(t *testing.T, cli *node, sessions []rpc.Session, reqType uint8, sizes []int, timeout time.Duration) {
+	t.Helper()
+	pending := 0
+	var firstErr error
+	for i, sz := range sizes {
+		want := payload(nextID(), sz)
+		s := sessions[i%len(sessions)]
+		pending++
+		err := cli.ep.Enqueue(s, reqType, rpc.BytesMsg(want), func(r *rpc.Response) {
+			pending--
+			if r.Err != nil {
+				if firstErr == nil {
+					firstErr = r.Err
+				}
+				return
+			}
+			if !bytes.Equal(r.Data(), want) {
+				if firstErr == nil {
+					firstErr = errors.New("echo mismatch")
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cli.runUntil(t, timeout, func() bool { return pending == 0 })
+	if firstErr != nil {
+		t.Fatal(firstErr)
+	}
+}
+
+func newPair(t *testing.T, o opts) (cli, srv *node, c *counter) {
+	c = &counter{}
+	if o.kind != "udp" && o.net == nil {
+		o.net = memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
+	}
+	srv = newNode(t, o, 1, echoHandlers, c)
+	cli = newNode(t, o, 2, nil, nil)
+	srv.serve()
+	t.Cleanup(func() { c.check(t) })
+	return cli, srv, c
+}
+
+func TestSmallAndLargeMessages(t *testing.T) {
+	for _, kind := range []string{"memnet", "udp"} {
+		t.Run(kind, func(t *testing.T) {
+			cli, srv, _ := newPair(t, opts{kind: kind, maxPayload: 8972})
+			s := cli.connect(t, srv.nx, 1)
+			sizes := []int{8, 32, 1000, 8956, 8957, 30000, 1 << 20, rpc.DefaultMaxMsgSize}
+			for _, typ := range []uint8{tEcho, tWorker} {
+				callMany(t, cli, []rpc.Session{s}, typ, sizes, 30*time.Second)
+			}
+			callMany(t, cli, []rpc.Session{s}, tPre, []int{8, 100, 1024}, 10*time.Second)
+			// Synchronous Call.
+			want := payload(nextID(), 5000)
+			b, err := cli.ep.Call(context.Background(), s, tEcho, rpc.BytesMsg(want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b.Bytes(), want) {
+				t.Fatal("Call echo mismatch")
+			}
+			_ = b.Release()
+			// Too large.
+			if err := cli.ep.Enqueue(s, tEcho, rpc.BytesMsg(make([]byte, rpc.DefaultMaxMsgSize+1)), nil); !errors.Is(err, rpc.ErrTooLarge) {
+				t.Fatalf("oversized: %v", err)
+			}
+		})
+	}
+}
+
+func TestManySessions(t *testing.T) {
+	cli, srv, _ := newPair(t, opts{})
+	var ss []rpc.Session
+	for i := 0; i < 64; i++ {
+		ss = append(ss, cli.connect(t, srv.nx, 1))
+	}
+	sizes := make([]int, 64*12)
+	for i := range sizes {
+		sizes[i] = 8 + i%3000
+	}
+	callMany(t, cli, ss, tEcho, sizes, 30*time.Second)
+}
+
+func TestLoss30(t *testing.T) {
+	for _, sel := range []bool{false, true} {
+		name := map[bool]string{false: "gobackn", true: "sack"}[sel]
+		t.Run(name, func(t *testing.T) {
+			n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 42})
+			o := opts{net: n, maxPayload: 1024, ep: rpc.EndpointConfig{RTO: 2 * time.Millisecond, Selective: sel}}
+			cli, srv, c := newPair(t, o)
+			s := cli.connect(t, srv.nx, 1)
+			n.SetFaults(memnet.Faults{Loss: 0.3})
+			rng := rand.New(rand.NewPCG(3, 4))
+			var sizes []int
+			for i := 0; i < 8; i++ {
+				sizes = append(sizes, (64+rng.IntN(33))*1008) // 64-96 packets
+			}
+			callMany(t, cli, []rpc.Session{s}, tEcho, sizes[:4], 120*time.Second)
+			callMany(t, cli, []rpc.Session{s}, tWorker, sizes[4:], 120*time.Second)
+			n.SetFaults(memnet.Faults{})
+			c.check(t)
+			if st := cli.ep.Stats(); st.Proto.Retransmits == 0 {
+				t.Fatal("30% loss without retransmissions")
+			}
+		})
+	}
+}
+
+func TestDuplicationAndReordering(t *testing.T) {
+	n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 9})
+	o := opts{net: n, maxPayload: 1500, ep: rpc.EndpointConfig{RTO: 2 * time.Millisecond}}
+	cli, srv, _ := newPair(t, o)
+	s := cli.connect(t, srv.nx, 1)
+	n.SetFaults(memnet.Faults{Duplicate: 0.2, Reorder: 0.2, ReorderDelay: 200 * time.Microsecond})
+	sizes := make([]int, 200)
+	for i := range sizes {
+		sizes[i] = 8 + (i*977)%20000
+	}
+	callMany(t, cli, []rpc.Session{s}, tEcho, sizes, 60*time.Second)
+	n.SetFaults(memnet.Faults{})
+}
+
+func TestObjectMessages(t *testing.T) {
+	cli, srv, _ := newPair(t, opts{maxPayload: 1500})
+	_ = srv // handlers: echo
+	s := cli.connect(t, srv.nx, 1)
+	// An object whose zero-copy entries straddle packets.
+	var entries []mem.Buf
+	var want []byte
+	head := payload(nextID(), 100)
+	want = append(want, head...)
+	want = append(want, []byte("copied")...)
+	for i, sz := range []int{10, 3000, 1, 7000, 1490} {
+		b := memtest.Alloc(t, cli.pool, bytes.Repeat([]byte{byte('a' + i)}, sz))
+		entries = append(entries, b)
+		want = append(want, b.Bytes()...)
+	}
+	obj := &dptest.Object{Header: head, Copied: []byte("copied"), Entries: entries}
+	got, err := cli.ep.Call(context.Background(), s, tEcho, rpc.ObjectMsg(obj))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatal("object echo mismatch")
+	}
+	_ = got.Release()
+	for _, e := range entries {
+		memtest.Release(t, e) // the endpoint took its own references
+	}
+}
+
+func TestNestedRPC(t *testing.T) {
+	net := memnet.NewNetwork(memnet.NetworkConfig{Seed: 5})
+	o := opts{net: net}
+	c := &counter{}
+	backend := newNode(t, o, 1, echoHandlers, c)
+	backend.serve()
+	var front *node
+	var toBackend rpc.Session
+	front = newNode(t, o, 1, func(nx *rpc.Nexus, _ *counter) {
+		_ = nx.Register(tNested, rpc.Dispatch, func(r *rpc.Request) {
+			// Forward to the backend, answer from the continuation.
+			err := r.Endpoint().Enqueue(toBackend, tEcho, rpc.BytesMsg(r.Data()), func(resp *rpc.Response) {
+				if resp.Err != nil {
+					_ = r.RespondBytes(nil)
+					return
+				}
+				_ = r.RespondBytes(resp.Data())
+			})
+			if err != nil {
+				_ = r.RespondBytes(nil)
+			}
+		})
+	}, nil)
+	toBackend = front.connect(t, backend.nx, 1)
+	front.serve()
+	cli := newNode(t, o, 2, nil, nil)
+	s := cli.connect(t, front.nx, 1)
+	callMany(t, cli, []rpc.Session{s}, tNested, []int{8, 100, 20000, 100000}, 20*time.Second)
+	c.check(t)
+}
+
+func TestDeadlineAndCancel(t *testing.T) {
+	c := &counter{}
+	var held []*rpc.Request
+	o := opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 2})}
+	srv := newNode(t, o, 1, func(nx *rpc.Nexus, c *counter) {
+		_ = nx.Register(tHang, rpc.Dispatch, func(r *rpc.Request) {
+			c.add(r.Data())
+			held = append(held, r) // answered much later
+		})
+	}, c)
+	srv.serve()
+	cli := newNode(t, o, 2, nil, nil)
+	s := cli.connect(t, srv.nx, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if _, err := cli.ep.Call(ctx, s, tHang, rpc.BytesMsg(payload(nextID(), 64))); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("deadline: %v", err)
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel2)
+	if _, err := cli.ep.Call(ctx2, s, tHang, rpc.BytesMsg(payload(nextID(), 20000))); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancel: %v", err)
+	}
+	// The server answers late; the client drops the answers and still works.
+	done := make(chan struct{})
+	if err := srv.ep.Post(func() {
+		for _, r := range held {
+			_ = r.RespondBytes([]byte("late"))
+		}
+		held = nil
+		close(done)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	for i := 0; i < 50; i++ {
+		_ = cli.ep.RunOnce()
+	}
+	if cli.ep.Pending(s) != 0 {
+		t.Fatal("cancelled requests still pending")
+	}
+	c.check(t)
+}
+
+func TestServerFailureAndReconnect(t *testing.T) {
+	net := memnet.NewNetwork(memnet.NetworkConfig{Seed: 3})
+	nc := rpc.NexusConfig{FailureTimeout: 150 * time.Millisecond, HeartbeatInterval: 20 * time.Millisecond}
+	o := opts{net: net, nexus: nc}
+	c := &counter{}
+	var events []rpc.SessionEvent
+	srv := newNode(t, o, 1, func(nx *rpc.Nexus, c *counter) {
+		_ = nx.Register(tHang, rpc.Dispatch, func(r *rpc.Request) { c.add(r.Data()) })
+		echoHandlers(nx, c)
+	}, c)
+	srv.serve()
+	co := o
+	co.ep.OnSession = func(s rpc.Session, ev rpc.SessionEvent, err error) { events = append(events, ev) }
+	cli := newNode(t, co, 2, nil, nil)
+	s := cli.connect(t, srv.nx, 1)
+	callMany(t, cli, []rpc.Session{s}, tEcho, []int{8, 5000}, 10*time.Second)
+	failed := 0
+	for i := 0; i < 12; i++ {
+		err := cli.ep.Enqueue(s, tHang, rpc.BytesMsg(payload(nextID(), 100+i*1000)), func(r *rpc.Response) {
+			if errors.Is(r.Err, rpc.ErrPeerFailed) {
+				failed++
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 100; i++ {
+		_ = cli.ep.RunOnce()
+	}
+	addr := srv.nx.Addr()
+	srv.stop(t) // the server process dies
+	cli.runUntil(t, 5*time.Second, func() bool { return failed == 12 })
+	if len(events) == 0 || events[len(events)-1] != rpc.Failed {
+		t.Fatalf("events %v", events)
+	}
+	if err := cli.ep.Enqueue(s, tEcho, rpc.BytesMsg([]byte("12345678")), nil); !errors.Is(err, rpc.ErrNoSession) {
+		t.Fatalf("enqueue on failed session: %v", err)
+	}
+	// The server restarts on the same control address; the client reconnects.
+	o2 := o
+	o2.nexus.ControlAddr = addr
+	srv2 := newNode(t, o2, 1, echoHandlers, c)
+	srv2.serve()
+	s2 := cli.connect(t, srv2.nx, 1)
+	callMany(t, cli, []rpc.Session{s2}, tEcho, []int{8, 30000}, 10*time.Second)
+	c.check(t)
+}
+
+func TestConnectErrors(t *testing.T) {
+	o := opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 4}), nexus: rpc.NexusConfig{ConnectTimeout: 300 * time.Millisecond, SMTimeout: 20 * time.Millisecond}}
+	var evs []rpc.SessionEvent
+	var errs []error
+	o.ep.OnSession = func(s rpc.Session, ev rpc.SessionEvent, err error) { evs = append(evs, ev); errs = append(errs, err) }
+	cli, srv, _ := newPair(t, o)
+	// Unknown endpoint id at the peer.
+	if _, err := cli.ep.Connect(srv.nx.Addr(), 77); err != nil {
+		t.Fatal(err)
+	}
+	cli.runUntil(t, 5*time.Second, func() bool { return len(evs) >= 1 })
+	if evs[0] != rpc.ConnectFailed || !errors.Is(errs[0], rpc.ErrInvalidEndpointID) {
+		t.Fatalf("got %v %v", evs, errs)
+	}
+	// Nobody listening: timeout.
+	if _, err := cli.ep.Connect(netip.MustParseAddrPort("127.0.0.1:9"), 1); err != nil {
+		t.Fatal(err)
+	}
+	cli.runUntil(t, 5*time.Second, func() bool { return len(evs) >= 2 })
+	if evs[1] != rpc.ConnectFailed || !errors.Is(errs[1], rpc.ErrConnectFailed) {
+		t.Fatalf("got %v %v", evs, errs)
+	}
+	// No handler for the type.
+	s := cli.connect(t, srv.nx, 1)
+	if _, err := cli.ep.Call(context.Background(), s, 200, rpc.BytesMsg([]byte("x"))); !errors.Is(err, rpc.ErrNoHandler) {
+		t.Fatalf("no handler: %v", err)
+	}
+	// Disconnect.
+	if err := cli.ep.Disconnect(s); err != nil {
+		t.Fatal(err)
+	}
+	cli.runUntil(t, 5*time.Second, func() bool { return evs[len(evs)-1] == rpc.Disconnected })
+	if err := cli.ep.Enqueue(s, tEcho, rpc.BytesMsg([]byte("x")), nil); !errors.Is(err, rpc.ErrNoSession) {
+		t.Fatalf("after disconnect: %v", err)
+	}
+}
+
+func TestConcurrentUseIsAnError(t *testing.T) {
+	cli, srv, _ := newPair(t, opts{})
+	s := cli.connect(t, srv.nx, 1) // srv's loop is certainly running now
+	// srv runs its loop on another goroutine: using it from here must fail.
+	if _, err := srv.ep.Connect(cli.nx.Addr(), 2); !errors.Is(err, rpc.ErrConcurrentUse) {
+		t.Fatalf("Connect from a foreign goroutine: %v", err)
+	}
+	if err := srv.ep.RunOnce(); !errors.Is(err, rpc.ErrConcurrentUse) {
+		t.Fatalf("RunOnce from a foreign goroutine: %v", err)
+	}
+	// Re-entering the loop from a continuation is an error too.
+	var reErr error
+	done := false
+	_ = cli.ep.Enqueue(s, tEcho, rpc.BytesMsg(payload(nextID(), 8)), func(r *rpc.Response) {
+		reErr = cli.ep.RunOnce()
+		_, callErr := cli.ep.Call(context.Background(), s, tEcho, rpc.BytesMsg([]byte("12345678")))
+		if callErr == nil {
+			reErr = errors.New("Call from a continuation succeeded")
+		}
+		done = true
+	})
+	cli.runUntil(t, 5*time.Second, func() bool { return done })
+	if !errors.Is(reErr, rpc.ErrReentrant) {
+		t.Fatalf("re-entrant RunOnce: %v", reErr)
+	}
+}
