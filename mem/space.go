@@ -231,6 +231,16 @@ func (s *Space) Offset(p []byte) (uint64, bool) {
 	return uint64(off), true
 }
 
+// Slice returns the n bytes at offset off of the space (for example the
+// frame an AF_XDP descriptor points at), or false when the range is not
+// inside the space. Only committed memory may be touched.
+func (s *Space) Slice(off uint64, n int) ([]byte, bool) {
+	if n < 0 || off > uint64(s.size) || uint64(n) > uint64(s.size)-off {
+		return nil, false
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(s.base, uintptr(off))), n), true
+}
+
 // Bytes returns the whole space as a slice. Only committed parts may be
 // touched (the whole of a space made with Commit); the rest faults.
 func (s *Space) Bytes() []byte { return unsafe.Slice((*byte)(s.base), s.size) }

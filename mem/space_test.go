@@ -58,6 +58,25 @@ func TestCommittedSpace(t *testing.T) {
 	if len(bufs) != 2048 {
 		t.Fatalf("%d frames from an 8 MiB space, want 2048", len(bufs))
 	}
+	// Offset and Slice are inverses; Recover works from a UMEM address.
+	off, _ := s.Offset(bufs[7].Bytes())
+	frame, ok := s.Slice(off, 100)
+	if !ok || &frame[0] != &bufs[7].Bytes()[0] {
+		t.Fatal("Slice(Offset(p)) != p")
+	}
+	if r, ok := mem.Recover(frame); !ok {
+		t.Fatal("Recover of a frame by its UMEM address failed")
+	} else {
+		release(t, r)
+	}
+	for _, bad := range []struct {
+		off uint64
+		n   int
+	}{{8 << 20, 1}, {8<<20 - 1, 2}, {0, -1}, {1 << 63, 1}} {
+		if _, ok := s.Slice(bad.off, bad.n); ok {
+			t.Errorf("Slice(%d, %d) accepted", bad.off, bad.n)
+		}
+	}
 	if _, ok := s.Offset(make([]byte, 10)); ok {
 		t.Fatal("Offset of heap memory")
 	}
