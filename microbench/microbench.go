@@ -205,11 +205,11 @@ type Config struct {
 	Progress  io.Writer     // one line per case; nil: silent
 }
 
-// Budgets per record: DefaultBudget for a full run, QuickBudget for --quick (462 records in
-// about 20 s of measurement on an idle machine).
+// Budgets per record: DefaultBudget for a full run, QuickBudget for --quick (462 records: about
+// 15 s of CPU time, well under a minute of wall time even on a loaded machine).
 const (
 	DefaultBudget = 500 * time.Millisecond
-	QuickBudget   = 40 * time.Millisecond
+	QuickBudget   = 30 * time.Millisecond
 )
 
 // Run measures every selected (library, mode, shape, op) and returns the records in that order.
