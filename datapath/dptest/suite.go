@@ -303,6 +303,15 @@ func testSendSegments(t *testing.T, e *env) {
 	if d := st.ZeroCopyEntries - before.ZeroCopyEntries; d != uint64(nseg) {
 		t.Errorf("Stats().ZeroCopyEntries grew by %d, want %d", d, nseg)
 	}
+	// A head without segments, and segments without a head.
+	mustNil(t, "SendSegments(head only)", a.SendSegments(b.LocalAddr(), []byte("only-head"), nil))
+	seg := e.alloc([]byte("only-segment"))
+	mustNil(t, "SendSegments(no head)", a.SendSegments(b.LocalAddr(), nil, []mem.Buf{seg}))
+	memtest.Release(t, seg)
+	mustNil(t, "Flush", a.Flush())
+	got = e.recvN(b, a, 2)
+	e.check(got[0], a.LocalAddr(), []byte("only-head"))
+	e.check(got[1], a.LocalAddr(), []byte("only-segment"))
 }
 
 func testSendSegmentsTooMany(t *testing.T, e *env) {

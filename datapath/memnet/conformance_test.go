@@ -20,6 +20,7 @@ func TestConformance(t *testing.T) {
 		{"Virtual", true, datapath.Config{}},
 		{"SmallBatchFewSegments", true, datapath.Config{Batch: 2, MaxSegments: 3, MaxPayload: 4000}},
 		{"OwnPools", false, datapath.Config{}},
+		{"BusyPoll", false, datapath.Config{BusyPoll: true}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			dptest.Run(t, func(t *testing.T) dptest.Pair {

@@ -616,7 +616,9 @@ func (ep *Endpoint) recv(pkts []Packet) (int, error) {
 
 // Wait implements datapath.Endpoint: it returns when a packet is ready, when
 // timeout has elapsed (nil error either way), or at once if one is ready.
-// While waiting it performs deliveries that fall due.
+// While waiting it performs deliveries that fall due. The timeout is real
+// time even on a virtual network, where only Advance (from another
+// goroutine) or a zero-delay send makes packets due.
 func (ep *Endpoint) Wait(timeout time.Duration) error {
 	if err := ep.guard.Enter(); err != nil {
 		return err
@@ -679,8 +681,9 @@ func (ep *Endpoint) Stats() datapath.Stats {
 // Close implements datapath.Endpoint: queued packets are flushed and those
 // due are delivered; packets still in flight are cancelled (a NIC reset:
 // they are lost) and every reference the endpoint holds is released. If
-// the endpoint created its pool, the pool is closed, which fails if the
-// application still holds received packets.
+// the endpoint created its pool (Config.Pool nil), the pool is closed, so
+// the application must release every received packet first; otherwise
+// Close reports an error wrapping mem.ErrInUse and leaves the pool open.
 func (ep *Endpoint) Close() error {
 	if err := ep.guard.Enter(); err != nil {
 		return err

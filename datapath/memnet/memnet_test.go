@@ -722,3 +722,58 @@ func TestRoundTripAllocs(t *testing.T) {
 		t.Fatalf("SendObject+Flush+Recv allocates %v times", avg)
 	}
 }
+
+func TestFilter(t *testing.T) {
+	n := virtualNet(1, memnet.Faults{})
+	a := open(t, n, addrA, datapath.Config{}, memnet.Options{})
+	b := open(t, n, addrB, datapath.Config{}, memnet.Options{RxRing: 2})
+	n.SetFilter(func(from, to netip.AddrPort, p []byte) bool {
+		return from != addrA || binary.LittleEndian.Uint32(p)%2 == 0 // drop odd ones
+	})
+	for i := range 6 {
+		sendSeq(t, a, addrB, uint32(i), 8)
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Advance(0); err != nil {
+		t.Fatal(err)
+	}
+	got := drain(t, b, nil)
+	if len(got) != 2 || got[0].seq != 0 || got[1].seq != 2 {
+		// Only 2 RX buffers: 0 and 2 fill them, 4 is an RX drop; the
+		// filtered packets must not have consumed buffers.
+		t.Fatalf("got %v", got)
+	}
+	if st := n.Stats(); st.Filtered != 3 || st.RxDrops != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	n.SetFilter(nil)
+}
+
+func TestCloseWithUnreleasedPacketOwnPool(t *testing.T) {
+	n := virtualNet(1, memnet.Faults{})
+	a, err := n.Open(datapath.Config{Local: addrA}, memnet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := n.Open(datapath.Config{Local: addrB}, memnet.Options{RxRing: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendSeq(t, a, addrB, 1, 8)
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	pk := make([]datapath.Packet, 1)
+	if k, err := b.Recv(pk); k != 1 || err != nil {
+		t.Fatal(k, err)
+	}
+	if err := b.Close(); !errors.Is(err, mem.ErrInUse) {
+		t.Fatalf("Close while the application holds a packet of the endpoint's own pool: %v, want ErrInUse", err)
+	}
+	memtest.Release(t, pk[0].Buf)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

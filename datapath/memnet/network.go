@@ -88,7 +88,15 @@ type NetworkStats struct {
 	NoRoute uint64
 	// Cancelled counts packets still in flight when their sender closed.
 	Cancelled uint64
+	// Filtered counts packets dropped by the Filter.
+	Filtered uint64
 }
+
+// Filter inspects a packet at delivery time, like a switch before the
+// receiver's NIC, and returns false to drop it. It runs on whichever
+// goroutine performs the delivery, with the network locked: it must not
+// call the Network or its endpoints, and must not keep payload.
+type Filter func(from, to netip.AddrPort, payload []byte) bool
 
 // ErrNotVirtual is returned by Advance on a real-time network.
 var ErrNotVirtual = errors.New("memnet: Advance on a real-time network")
@@ -119,6 +127,8 @@ type Network struct {
 	events  eventHeap
 	seq     uint64
 	stats   NetworkStats
+	filter  Filter
+	scratch []byte
 	nextIP  uint32 // for automatic addresses 10.0.x.y
 	ports   map[netip.Addr]uint16
 }
@@ -175,6 +185,14 @@ func (n *Network) Partition(a, b []netip.Prefix) (id int) {
 	n.partID++
 	n.parts = append(n.parts, partition{id: n.partID, a: append([]netip.Prefix(nil), a...), b: append([]netip.Prefix(nil), b...)})
 	return n.partID
+}
+
+// SetFilter installs f (nil removes it), for tests that drop chosen
+// packets, e.g. "the first response packet" or "every credit return".
+func (n *Network) SetFilter(f Filter) {
+	n.mu.Lock()
+	n.filter = f
+	n.mu.Unlock()
 }
 
 // Heal removes the partition with the given id (no-op if unknown).
@@ -313,6 +331,9 @@ func (n *Network) deliverLocked(p *packet) {
 	case len(n.parts) > 0 && n.partitionedLocked(p.src.Addr(), p.dst.Addr()):
 		n.stats.PartitionDrops++
 		return
+	case n.filter != nil && !n.filterLocked(p):
+		n.stats.Filtered++
+		return
 	case len(dst.posted) == 0 || p.size > dst.maxPayload:
 		dst.rxDrops++
 		n.stats.RxDrops++
@@ -327,6 +348,16 @@ func (n *Network) deliverLocked(p *packet) {
 	dst.rxq = append(dst.rxq, rxItem{rb: rb, n: off, from: p.src})
 	n.stats.Delivered++
 	dst.wake()
+}
+
+// filterLocked gathers p into a scratch buffer (the filter acts like a
+// switch, before the receiver's NIC) and asks the filter.
+func (n *Network) filterLocked(p *packet) bool {
+	n.scratch = n.scratch[:0]
+	for _, s := range p.sg {
+		n.scratch = append(n.scratch, s...)
+	}
+	return n.filter(p.src, p.dst, n.scratch)
 }
 
 // completeLocked accounts for one finished delivery (or drop) of p; when
