@@ -163,27 +163,23 @@ func WriteCSV(w io.Writer, series []Series) error {
 // workload), one row per series with its max load at the SLO, the p50/p99 of
 // that point, and its ratio to the best non-cornflakes series of the group.
 func WriteTable(w io.Writer, series []Series) error {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
-	var groups []string
-	by := map[string][]Series{}
-	for _, s := range series {
-		g := s.group()
-		if _, ok := by[g]; !ok {
-			groups = append(groups, g)
-		}
-		by[g] = append(by[g], s)
-	}
-	for gi, g := range groups {
-		ss := by[g]
+	names, members := Groups(series)
+	for gi, g := range names {
+		ss := members[gi]
 		if gi > 0 {
-			fmt.Fprintln(tw)
+			if _, err := fmt.Fprintln(w); err != nil {
+				return err
+			}
 		}
 		unit := "rps"
-		if len(ss) > 0 && ss[0].Unit == "objects" {
+		if ss[0].Unit == "objects" {
 			unit = "objects/s"
 		}
-		fmt.Fprintf(tw, "%s\t (SLO p99 %s µs)\t\t\t\t\n", g, strconv.FormatFloat(ss[0].SLOP99us, 'f', -1, 64))
-		fmt.Fprintf(tw, "serializer\t max %s at SLO\t p50 µs\t p99 µs\t vs best baseline\t\n", unit)
+		if _, err := fmt.Fprintf(w, "%s (SLO p99 %s µs)\n", g, strconv.FormatFloat(ss[0].SLOP99us, 'f', -1, 64)); err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  serializer\tmax %s at SLO\tp50 µs\tp99 µs\tvs best baseline\n", unit)
 		best := 0.0
 		for _, s := range ss {
 			if s.Serializer != "cornflakes" {
@@ -203,10 +199,13 @@ func WriteTable(w io.Writer, series []Series) error {
 			if s.Truncated {
 				mark = " (cut short)"
 			}
-			fmt.Fprintf(tw, "%s\t %s%s\t %s\t %s\t %s\t\n", s.Name(), formatRate(s.value()), mark, p50, p99, ratio)
+			fmt.Fprintf(tw, "  %s\t%s%s\t%s\t%s\t%s\n", s.Name(), formatRate(s.value()), mark, p50, p99, ratio)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
 		}
 	}
-	return tw.Flush()
+	return nil
 }
 
 // value is what the table compares: objects/s for object workloads, else requests/s.
