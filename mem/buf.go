@@ -72,7 +72,7 @@ func (b Buf) Clone() Buf {
 	if checked {
 		b.mustLive("Clone")
 	}
-	if r.conc {
+	if r.atomic {
 		return b.cloneAtomic()
 	}
 	p := &r.refs[b.item]
@@ -103,7 +103,7 @@ func (b Buf) Release() error {
 	if r == nil {
 		return nil
 	}
-	if r.conc {
+	if r.atomic {
 		return b.releaseAtomic()
 	}
 	p := &r.refs[b.item]
@@ -147,7 +147,7 @@ func (b Buf) Refs() int {
 	if r == nil {
 		return 0
 	}
-	if r.conc {
+	if r.atomic {
 		return int(atomic.LoadInt32(&r.refs[b.item]))
 	}
 	return int(r.refs[b.item])
@@ -165,7 +165,7 @@ func (b Buf) Check() error {
 
 func (b Buf) live() bool {
 	r := b.r
-	if r.conc {
+	if r.atomic {
 		return atomic.LoadInt32(&r.refs[b.item]) > 0 && atomic.LoadUint32(&r.gen[b.item]) == b.gen
 	}
 	return r.refs[b.item] > 0 && r.gen[b.item] == b.gen
@@ -186,7 +186,7 @@ func (b Buf) staleRelease() error { return b.staleErr("Release") }
 func (b Buf) staleErr(op string) *UseAfterReleaseError {
 	r := b.r
 	e := &UseAfterReleaseError{Op: op, Pool: r.pool.name, ItemSize: 1 << r.shift, Item: int(b.item), Gen: b.gen}
-	if r.conc {
+	if r.atomic {
 		e.Want, e.Refs = atomic.LoadUint32(&r.gen[b.item]), int(atomic.LoadInt32(&r.refs[b.item]))
 	} else {
 		e.Want, e.Refs = r.gen[b.item], int(r.refs[b.item])
@@ -206,7 +206,7 @@ func Recover(p []byte) (Buf, bool) {
 		return Buf{}, false
 	}
 	r := b.r
-	if r.conc {
+	if r.atomic {
 		rp := &r.refs[b.item]
 		for {
 			old := atomic.LoadInt32(rp)
@@ -235,7 +235,7 @@ func IsRegistered(p []byte) bool {
 	if !ok {
 		return false
 	}
-	if b.r.conc {
+	if b.r.atomic {
 		return atomic.LoadInt32(&b.r.refs[b.item]) > 0
 	}
 	return b.r.refs[b.item] > 0

@@ -131,3 +131,42 @@ func TestConcurrentDoubleRelease(t *testing.T) {
 		}
 	}
 }
+
+// TestHandoffReadOnly: a Buf of a single-goroutine pool may be read (Bytes,
+// Len, Slice) on another goroutine while the owner keeps cloning and
+// releasing references to the same item; the Release of the handed-off
+// reference happens back on the owner. Run with -race, in both builds.
+func TestHandoffReadOnly(t *testing.T) {
+	p := memtest.NewPool(t)
+	b := mustAlloc(t, p, 4096)
+	for i := range b.Bytes() {
+		b.Bytes()[i] = byte(i)
+	}
+	toWorker, back := make(chan mem.Buf), make(chan mem.Buf)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for h := range toWorker {
+			s := h.Slice(100, 200)
+			for i, v := range s.Bytes() {
+				if v != byte(100+i) {
+					t.Errorf("byte %d = %d", 100+i, v)
+					break
+				}
+			}
+			back <- h
+		}
+	}()
+	for range 200 {
+		toWorker <- b.Clone()
+		c := b.Clone() // the owner keeps using the item meanwhile
+		if r, ok := mem.Recover(b.Bytes()[10:20]); ok {
+			release(t, r)
+		}
+		release(t, c)
+		release(t, <-back)
+	}
+	close(toWorker)
+	<-done
+	release(t, b)
+}

@@ -31,7 +31,9 @@
 // one goroutine: Alloc, Clone, Release and Recover of its items use plain
 // loads and stores, no atomics and no locks. Handing a Buf to another
 // goroutine transfers it, but its Release (and any Clone or Recover) must
-// still happen on the owner goroutine. With Concurrent == true, reference
+// still happen on the owner goroutine; other goroutines may read through it
+// (Bytes, Len, Slice) while they hold it. In the checked build every pool
+// uses atomic counts, so those cross-goroutine checks stay race-free. With Concurrent == true, reference
 // counts are atomic and free lists are guarded by a mutex, so Bufs of the
 // pool may be cloned, recovered and released from any goroutine.
 //

@@ -70,7 +70,7 @@ type region struct {
 	ptr    unsafe.Pointer // first byte, SlotSize aligned
 	length uintptr        // nitems << shift == nslots << SlotShift
 	shift  uint8          // log2(item size)
-	conc   bool           // atomic refcounts
+	atomic bool           // refs and gen use atomics (Concurrent pools, and every pool in the checked build)
 	idBase uint32         // class id of item 0
 	refs   []int32        // per item; 0 = free
 	gen    []uint32       // per item; incremented when the item is freed
@@ -242,7 +242,7 @@ func (p *Pool) alloc(ci, n int) (Buf, error) {
 	c.allocs++
 	p.inUse++
 	var gen uint32
-	if r.conc {
+	if r.atomic {
 		atomic.StoreInt32(&r.refs[i], 1)
 		gen = atomic.LoadUint32(&r.gen[i])
 	} else {
@@ -273,7 +273,7 @@ func (p *Pool) grow(c *class) error {
 		ptr:    unsafe.Add(p.space.base, uintptr(first)<<SlotShift),
 		length: uintptr(rb),
 		shift:  c.shift,
-		conc:   p.conc,
+		atomic: p.conc || checked,
 		idBase: uint32(len(c.regions)) << c.perShift,
 		refs:   make([]int32, nitems),
 		gen:    make([]uint32, nitems),
@@ -304,20 +304,22 @@ func (p *Pool) grow(c *class) error {
 // free returns item i to its class's free list. Its count just reached 0.
 func (r *region) free(i int32) {
 	p := r.pool
-	if r.conc {
+	if r.atomic {
 		atomic.AddUint32(&r.gen[i], 1)
-		if checked {
-			r.poison(i)
-		}
+	} else {
+		r.gen[i]++
+	}
+	if checked {
+		r.poison(i)
+	}
+	if p.conc {
 		p.mu.Lock()
 		r.push(i)
 		p.mu.Unlock()
 		return
 	}
-	r.gen[i]++
 	if checked {
 		p.enter()
-		r.poison(i)
 	}
 	r.push(i)
 	if checked {
