@@ -1,6 +1,9 @@
 package datapath
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Selector decides which zero-copy entries of a packet stay zero-copy when
 // the packet has more entries than its scatter-gather budget allows, so that
@@ -28,8 +31,9 @@ import "slices"
 // safe for concurrent use (one per endpoint).
 type Selector struct {
 	maxSegments int
-	cand        []int // candidate entry indices (heap, then sorted by index)
-	order       []int // candidates in greedy order (size desc)
+	keys        []uint64 // candidate keys size<<32|index (heap, then sorted)
+	cand        []int    // candidate entry indices, ascending
+	order       []int    // positions in cand in greedy order (strongest first)
 	in          []bool
 	out         []int
 }
@@ -41,6 +45,7 @@ func NewSelector(maxSegments int) *Selector {
 	k := maxSegments - 1
 	return &Selector{
 		maxSegments: maxSegments,
+		keys:        make([]uint64, 0, k),
 		cand:        make([]int, 0, k),
 		order:       make([]int, 0, k),
 		in:          make([]bool, k),
@@ -68,23 +73,17 @@ func (s *Selector) Select(sizes []int) []int {
 	if k == 0 {
 		return s.out
 	}
-	// Top-k by (size desc, index asc) with a min-heap whose root is the
-	// weakest candidate.
-	less := func(a, b int) bool { // a is weaker than b
-		if sizes[a] != sizes[b] {
-			return sizes[a] < sizes[b]
-		}
-		return a < b // on ties the later entry is stronger: a leading copied run merges with the head
-	}
-	h := s.cand[:0]
+	// Top-k by strength with a min-heap whose root is the weakest
+	// candidate. A key orders by size, then by index: on ties the later
+	// entry is stronger, since a leading copied run merges with the head.
+	h := s.keys[:0]
 	for i := range n {
+		key := uint64(min(max(sizes[i], 0), math.MaxInt32))<<32 | uint64(i)
 		if len(h) < k {
-			h = append(h, i)
-			// sift up
-			j := len(h) - 1
-			for j > 0 {
+			h = append(h, key)
+			for j := len(h) - 1; j > 0; { // sift up
 				p := (j - 1) / 2
-				if !less(h[j], h[p]) {
+				if h[j] >= h[p] {
 					break
 				}
 				h[j], h[p] = h[p], h[j]
@@ -92,46 +91,42 @@ func (s *Selector) Select(sizes []int) []int {
 			}
 			continue
 		}
-		if !less(h[0], i) {
+		if key <= h[0] {
 			continue
 		}
-		h[0] = i
-		// sift down
-		j := 0
-		for {
+		h[0] = key
+		for j := 0; ; { // sift down
 			l := 2*j + 1
 			if l >= len(h) {
 				break
 			}
 			m := l
-			if r := l + 1; r < len(h) && less(h[r], h[l]) {
+			if r := l + 1; r < len(h) && h[r] < h[l] {
 				m = r
 			}
-			if !less(h[m], h[j]) {
+			if h[m] >= h[j] {
 				break
 			}
 			h[j], h[m] = h[m], h[j]
 			j = m
 		}
 	}
-	s.cand = h
-	slices.Sort(s.cand)
-	// order holds positions in cand, strongest first; a candidate's
-	// neighbours are candidates only if they sit next to it in cand.
-	cand := s.cand
+	s.keys = h
+	// cand: candidate indices ascending; a candidate's neighbours are
+	// candidates only if they sit next to it in cand. order: positions in
+	// cand, strongest first.
+	cand := s.cand[:0]
+	for _, key := range h {
+		cand = append(cand, int(uint32(key)))
+	}
+	slices.Sort(cand)
+	s.cand = cand
+	slices.Sort(h)
 	s.order = s.order[:0]
-	for p := range cand {
+	for j := len(h) - 1; j >= 0; j-- {
+		p, _ := slices.BinarySearch(cand, int(uint32(h[j])))
 		s.order = append(s.order, p)
 	}
-	slices.SortFunc(s.order, func(p, q int) int {
-		switch {
-		case less(cand[q], cand[p]):
-			return -1
-		case less(cand[p], cand[q]):
-			return 1
-		}
-		return 0
-	})
 	in := s.in[:k]
 	clear(in)
 	segs := 1
