@@ -99,3 +99,8 @@ const (
 	// PoisonByte fills released items in the checked build (-tags cfcheck).
 	PoisonByte = 0xCF
 )
+
+// Checked reports whether this is the checked build (-tags cfcheck), so
+// tests in other packages can expect poisoning and stale-handle panics only
+// when they are compiled in.
+const Checked = checked
