@@ -475,16 +475,16 @@ func enumDefault(g *protogen.GeneratedFile, f *field) string {
 	if f.kind != protoreflect.EnumKind || f.hasBit < 0 {
 		return ""
 	}
-	ev := f.f.Desc.DefaultEnumValue()
-	if ev == nil || ev.Number() == 0 {
+	num := f.f.Desc.Default().Enum()
+	if num == 0 {
 		return ""
 	}
 	for _, v := range f.f.Enum.Values {
-		if v.Desc == ev {
+		if v.Desc.Number() == num {
 			return g.QualifiedGoIdent(v.GoIdent)
 		}
 	}
-	return fmt.Sprintf("%s(%d)", g.QualifiedGoIdent(f.f.Enum.GoIdent), ev.Number())
+	return fmt.Sprintf("%s(%d)", g.QualifiedGoIdent(f.f.Enum.GoIdent), num)
 }
 
 func genObject(g *protogen.GeneratedFile, m *message) {

@@ -214,7 +214,7 @@ func TestParseArgs(t *testing.T) {
 }
 
 func TestUnknownParameter(t *testing.T) {
-	_, err := Run(context.Background(), Config{ImportPaths: []string{filepath.Join("testdata", "golden")}, Files: []string{"scalars.proto"}, Params: []string{"frobnicate=1"}})
+	_, err := Run(context.Background(), Config{ImportPaths: []string{filepath.Join("testdata", "golden")}, Files: []string{"alltypes.proto"}, Params: []string{"frobnicate=1"}})
 	if err == nil || !strings.Contains(err.Error(), `unknown parameter "frobnicate"`) {
 		t.Fatalf("got %v, want unknown parameter error", err)
 	}

@@ -136,8 +136,13 @@ func (x *Record) ClearBody() {
 	x.cf.ClearHas(2)
 }
 
-// GetColor returns field color = 4.
-func (x *Record) GetColor() Color { return x.xColor }
+// GetColor returns field color = 4 (Color_COLOR_RED when unset).
+func (x *Record) GetColor() Color {
+	if !x.cf.Has(3) {
+		return Color_COLOR_RED
+	}
+	return x.xColor
+}
 
 // HasColor reports whether field color = 4 is set.
 func (x *Record) HasColor() bool { return x.cf.Has(3) }
