@@ -165,9 +165,8 @@ func (p *Pool) Alloc(n int) (Buf, error) {
 	}
 	if p.conc {
 		p.mu.Lock()
-		b, err := p.alloc(ci, n)
-		p.mu.Unlock()
-		return b, err
+		defer p.mu.Unlock() // also when the checked build panics
+		return p.alloc(ci, n)
 	}
 	if checked {
 		p.enter()

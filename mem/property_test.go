@@ -168,6 +168,21 @@ func (m *opsModel) verify() {
 	if got, want := m.p.InUse(), len(m.refs); got != want {
 		m.t.Fatalf("InUse() = %d, model %d", got, want)
 	}
+	st := m.p.Stats()
+	var inUse, items, regions int
+	var bytes int64
+	for _, c := range st.Classes {
+		if c.Items != c.Free+c.InUse || c.Bytes != int64(c.Items)*int64(c.Size) {
+			m.t.Fatalf("class %d: items %d != free %d + in use %d (bytes %d)", c.Size, c.Items, c.Free, c.InUse, c.Bytes)
+		}
+		inUse += c.InUse
+		items += c.Items
+		regions += c.Regions
+		bytes += c.Bytes
+	}
+	if inUse != st.InUse || items != st.Items || regions != st.Regions || bytes != st.Bytes || bytes > st.MaxBytes {
+		m.t.Fatalf("pool totals disagree with classes: %+v", st)
+	}
 }
 
 func (m *opsModel) drain() {
