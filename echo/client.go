@@ -214,7 +214,7 @@ func (c *client) run(cfg Config) (Result, error) {
 			c.lost, c.bad = 0, 0
 			measureStart = now
 		}
-		if now >= end {
+		if now >= end && (c.done-doneAt0 >= uint64(cfg.MinResponses) || now >= end+int64(MaxExtension)) {
 			el := now - measureStart
 			r := Result{
 				Requests: c.done - doneAt0, Lost: c.lost, Bad: c.bad,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/internal/benchschema/cf"
+	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/microbench"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -242,4 +243,37 @@ func echoTree1(dst, src *cf.Tree1) error {
 func buildTree1(t *cf.Tree1, vals [][]byte) {
 	t.InitLeft().SetMessage(vals[0])
 	t.InitRight().SetMessage(vals[1])
+}
+
+// decodeOnly decodes a request of the server's kind and reads every value
+// (for tests and fuzzing).
+func (c *cfServer) decodeOnly(in mem.Buf) error {
+	a := c.arena
+	switch c.kind {
+	case KindSingle:
+		req := cf.NewSingleBuffer(a)
+		if err := req.Decode(in); err != nil {
+			return err
+		}
+		_ = req.GetMessage()
+	case KindList:
+		req := cf.NewListBuffers(a)
+		if err := req.Decode(in); err != nil {
+			return err
+		}
+		l, err := req.GetMessages()
+		if err != nil {
+			return err
+		}
+		for i := range l.Len() {
+			_ = l.At(i)
+		}
+	default:
+		req := cf.NewTree5(a)
+		if err := req.Decode(in); err != nil {
+			return err
+		}
+		return echoTree5(cf.NewTree5(a), req)
+	}
+	return nil
 }

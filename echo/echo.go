@@ -67,6 +67,8 @@ const (
 	// LossTimeout is how long a request may go unanswered before it is
 	// counted lost and its slot reused.
 	LossTimeout = 50 * time.Millisecond
+	// MaxExtension bounds how long Config.MinResponses may extend a run.
+	MaxExtension = 10 * time.Second
 )
 
 // Config configures Run. Zero values take the defaults.
@@ -84,6 +86,10 @@ type Config struct {
 	// Progress, if set, receives one line per run and notes about skipped
 	// approaches.
 	Progress io.Writer
+	// MinResponses extends a run past Duration (by at most MaxExtension)
+	// until this many responses were measured, for tests on loaded
+	// machines.
+	MinResponses int
 	// SkipUnavailable skips approaches whose code is missing from this
 	// build (reported on Progress) instead of failing.
 	SkipUnavailable bool
