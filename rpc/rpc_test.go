@@ -98,6 +98,11 @@ func openDP(t *testing.T, o opts, pool *mem.Pool) datapath.Endpoint {
 func newNode(t *testing.T, o opts, id uint8, register func(*rpc.Nexus, *counter), c *counter) *node {
 	t.Helper()
 	pool := memtest.NewPool(t, mem.PoolConfig{Name: t.Name()})
+	if o.nexus.FailureTimeout == 0 {
+		// Generous: tests run under -race on loaded machines, where a
+		// starved heartbeat must not look like a failed peer.
+		o.nexus.FailureTimeout = 10 * time.Second
+	}
 	nx, err := rpc.NewNexus(o.nexus)
 	if err != nil {
 		t.Fatal(err)

@@ -145,6 +145,7 @@ type Core struct {
 	cur, spare *Ready
 	refFree    []*msgRef
 	wheel      *wheel
+	gen        uint32 // session generations (stale-handle detection)
 	stats      Stats
 }
 
@@ -287,7 +288,8 @@ func (c *Core) AddSession(sc SessionConfig) error {
 		return ErrSessionUsed
 	}
 	s := &session{num: sc.Num, client: sc.Client, remote: sc.Remote, peer: sc.Peer, credits: c.cfg.Credits}
-	s.gen = nextGen()
+	c.gen++
+	s.gen = c.gen
 	s.slots = make([]slot, c.cfg.Window)
 	for i := range s.slots {
 		sl := &s.slots[i]
@@ -306,10 +308,6 @@ func (c *Core) AddSession(sc SessionConfig) error {
 	c.sessions[sc.Num] = s
 	return nil
 }
-
-var genCounter uint32
-
-func nextGen() uint32 { genCounter++; return genCounter }
 
 func (c *Core) session(num uint16) *session {
 	if int(num) >= len(c.sessions) {
