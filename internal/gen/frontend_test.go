@@ -104,6 +104,13 @@ func TestRejections(t *testing.T) {
 		{"required.proto", []string{`required.proto:6:3: required field reject.M.a: not supported`}},
 		{"editions.proto", []string{`editions.proto:1:1: edition syntax`}},
 		{"wkt.proto", []string{`wkt.proto:8:3: field reject.M.at of type google.protobuf.Timestamp`}},
+		{"fieldnum.proto", []string{`fieldnum.proto:7:3: field number 65537 of field reject.M.far (the Cornflakes wire format allows 1..65536)`}},
+		{"collision.proto", []string{`collision.proto:7:3: field reject.M.name_bytes: its accessor GetNameBytes collides with an accessor of field name`}},
+		{"many.proto", []string{
+			`many.proto:6:3: map field reject.M.m: not supported`,
+			`many.proto:7:3: oneof "o" in message reject.M: not supported`,
+			`many.proto:11:1: service reject.S: not supported`,
+		}},
 	}
 	dir := filepath.Join("testdata", "reject")
 	for _, tt := range tests {
@@ -137,7 +144,7 @@ func TestRejections(t *testing.T) {
 func TestRejectionsProtoc(t *testing.T) {
 	protocPath(t)
 	dir := filepath.Join("testdata", "reject")
-	for _, f := range []string{"oneof.proto", "map.proto", "extend.proto", "group.proto", "service.proto", "default.proto", "required.proto", "nested_oneof.proto", "wkt.proto"} {
+	for _, f := range []string{"oneof.proto", "map.proto", "extend.proto", "group.proto", "service.proto", "default.proto", "required.proto", "nested_oneof.proto", "wkt.proto", "fieldnum.proto", "collision.proto", "many.proto"} {
 		t.Run(f, func(t *testing.T) {
 			_, perr := runProtoc(t, []string{dir}, nil, f)
 			_, cerr := Run(context.Background(), Config{ImportPaths: []string{dir}, Files: []string{f}})

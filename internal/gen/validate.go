@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cornflakes-go/cornflakes/wire"
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -105,6 +106,9 @@ func validateField(fd protoreflect.FileDescriptor, fl *protogen.Field, add func(
 		return
 	case d.Cardinality() == protoreflect.Required:
 		add(loc, "required "+what, "use optional and check Has in the application")
+	}
+	if d.Number() > wire.MaxFieldNumber {
+		add(loc, fmt.Sprintf("field number %d of %s (the Cornflakes wire format allows 1..%d)", d.Number(), what, wire.MaxFieldNumber), "renumber the field")
 	}
 	if d.HasDefault() {
 		// The field's own position: protoc and protocompile disagree on the
