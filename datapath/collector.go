@@ -39,6 +39,9 @@ func (c *EntryCollector) ZeroCopyEntry(b mem.Buf) error {
 		return fmt.Errorf("%w: more entries or bytes than declared (%d entries, %d bytes)",
 			ErrBadObject, c.maxEntries, c.maxBytes)
 	}
+	if err := b.Check(); err != nil {
+		return fmt.Errorf("datapath: zero-copy entry %d: %w", len(c.Bufs), err)
+	}
 	c.Bufs = append(c.Bufs, b.Clone())
 	c.Lens = append(c.Lens, n)
 	c.Bytes += n

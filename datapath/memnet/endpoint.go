@@ -329,7 +329,10 @@ func (ep *Endpoint) SendSegments(dst netip.AddrPort, head []byte, segs []mem.Buf
 		return fmt.Errorf("%w: %d segments + head > %d", datapath.ErrTooManySegments, len(segs), ep.maxSegs)
 	}
 	size := len(head)
-	for _, s := range segs {
+	for i, s := range segs {
+		if err := s.Check(); err != nil { // a released Buf: an error, not a panic in Clone
+			return fmt.Errorf("memnet: segment %d: %w", i, err)
+		}
 		size += s.Len()
 	}
 	if size > ep.maxPayload {

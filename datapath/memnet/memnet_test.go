@@ -777,3 +777,23 @@ func TestCloseWithUnreleasedPacketOwnPool(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestSendReleasedBuf(t *testing.T) {
+	n := virtualNet(1, memnet.Faults{})
+	app := memtest.NewPool(t, mem.PoolConfig{Name: "app"})
+	a := open(t, n, addrA, datapath.Config{Pool: app}, memnet.Options{})
+	open(t, n, addrB, datapath.Config{}, memnet.Options{})
+	good := memtest.Alloc(t, app, []byte("good"))
+	defer memtest.Release(t, good)
+	stale := memtest.Alloc(t, app, []byte("stale"))
+	memtest.Release(t, stale)
+	if err := a.SendSegments(addrB, nil, []mem.Buf{good, stale}); !errors.Is(err, mem.ErrUseAfterRelease) {
+		t.Errorf("SendSegments with a released segment: %v, want ErrUseAfterRelease", err)
+	}
+	if err := a.SendObject(addrB, nil, &dptest.Object{Entries: []mem.Buf{good, stale}}); !errors.Is(err, mem.ErrUseAfterRelease) {
+		t.Errorf("SendObject with a released entry: %v, want ErrUseAfterRelease", err)
+	}
+	if good.Refs() != 1 {
+		t.Errorf("good segment has %d refs after the failed sends", good.Refs())
+	}
+}
