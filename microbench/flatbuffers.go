@@ -245,7 +245,8 @@ func checkCount(k Kind, n int) error {
 func (c *fbCase) Output() ([]byte, error) { return append([]byte{}, c.out...), nil }
 
 // Values decodes msg with fresh tables. FlatBuffers accessors do not bounds-check, so a
-// malformed msg panics inside the library; Values turns that into an error.
+// malformed msg panics inside the library (or, within a slice's spare capacity, would read
+// past the message); Values caps the slice and turns the panic into an error.
 func (c *fbCase) Values(msg []byte) (vals [][]byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -255,6 +256,9 @@ func (c *fbCase) Values(msg []byte) (vals [][]byte, err error) {
 	if len(msg) < 4 {
 		return nil, fmt.Errorf("flatbuffers: message of %d bytes is too short", len(msg))
 	}
+	// The accessors slice without comparing to len: cap the slice so that an out-of-range
+	// vector panics (recovered above) instead of reading the memory after the message.
+	msg = msg[:len(msg):len(msg)]
 	d := &fbCase{kind: c.kind}
 	d.decode(msg)
 	return copyValues(d.leaves), nil
