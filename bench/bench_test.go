@@ -356,7 +356,12 @@ func TestExperimentsPresets(t *testing.T) {
 			t.Fatalf("%s: no runs", name)
 		}
 		for _, r := range e.Runs {
-			if _, err := workload.Parse(r.Workload); err != nil {
+			// validate the spec at a small size (the presets' sizes take seconds to build)
+			small := strings.NewReplacer("keys=100000", "keys=100", "records=100000", "records=100", "objects=10000", "objects=10").Replace(r.Workload)
+			if small == r.Workload {
+				t.Fatalf("%s: spec %q has no size to scale down", name, r.Workload)
+			}
+			if _, err := workload.Parse(small); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 		}
@@ -377,5 +382,38 @@ func TestExperimentsPresets(t *testing.T) {
 	}
 	if off != 3 {
 		t.Fatalf("table5 has %d runs without serialize-and-send", off)
+	}
+}
+
+// BenchmarkClientSendPoll measures the generator's own cost per request
+// (stream, send, poll, histogram, model check) against an immediate target.
+func BenchmarkClientSendPoll(b *testing.B) {
+	for _, spec := range []string{"ycsb:records=10000,shape=1x4096", "google:keys=10000", "twitter:keys=10000", "cdn:objects=1000"} {
+		b.Run(spec, func(b *testing.B) {
+			w, err := workload.Parse(spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := preloaded(w, 0)
+			conn, _ := srv.Dial(0)
+			cfg := Config{Workload: w, Target: srv, Rate: 1, Duration: time.Hour, Check: true}
+			if err := cfg.normalize(); err != nil {
+				b.Fatal(err)
+			}
+			c := newClient(&cfg, 0, conn)
+			c.base = time.Now()
+			c.warmEnd, c.end = 0, int64(time.Hour)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				c.send(c.now())
+				if err := c.poll(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if c.mismatches != 0 {
+				b.Fatal("mismatches")
+			}
+		})
 	}
 }

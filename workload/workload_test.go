@@ -389,3 +389,21 @@ func TestFillVerify(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNext measures request generation per workload.
+func BenchmarkNext(b *testing.B) {
+	for _, spec := range []string{"ycsb:records=10000", "ycsb:records=10000,shape=4x1024,layout=multi", "google:keys=10000", "twitter:keys=10000", "cdn:objects=1000"} {
+		b.Run(spec, func(b *testing.B) {
+			w, err := Parse(spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			st := w.NewStream(0, 1, 1)
+			var req Request
+			b.ReportAllocs()
+			for range b.N {
+				st.Next(&req)
+			}
+		})
+	}
+}
