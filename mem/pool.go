@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"bytes"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -342,12 +343,13 @@ func (r *region) poison(i int32) { fill(r.item(i), PoisonByte) }
 // verifyPoison panics with a *UseAfterReleaseError when a free item's poison
 // was overwritten (a write through a stale handle or slice).
 func (r *region) verifyPoison(i int32) {
-	for _, v := range r.item(i) {
-		if v != PoisonByte {
-			panic(&UseAfterReleaseError{Op: "Alloc", Pool: r.pool.name, ItemSize: 1 << r.shift, Item: int(i)})
-		}
+	item := r.item(i)
+	if bytes.Count(item, poison[:]) != len(item) {
+		panic(&UseAfterReleaseError{Op: "Alloc", Pool: r.pool.name, ItemSize: 1 << r.shift, Item: int(i)})
 	}
 }
+
+var poison = [1]byte{PoisonByte}
 
 func fill(b []byte, v byte) {
 	if len(b) == 0 {

@@ -208,12 +208,12 @@ func TestNoLeaksAcrossPools(t *testing.T) {
 	}
 	cycle()
 	before, committed := mappings(t), d.Stats().CommittedBytes
-	for range 50 {
+	for range 30 {
 		cycle()
 	}
 	after := mappings(t)
 	if after > before+10 {
-		t.Fatalf("mappings grew from %d to %d over 50 pool/space cycles", before, after)
+		t.Fatalf("mappings grew from %d to %d over 30 pool/space cycles", before, after)
 	}
 	if c := d.Stats().CommittedBytes; c != committed {
 		t.Fatalf("default space committed bytes %d -> %d", committed, c)
