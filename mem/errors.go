@@ -43,6 +43,7 @@ type ExhaustedError struct {
 	Cause error  // nil when the limit was hit; ErrSpaceFull or an mmap error otherwise
 }
 
+// Error describes the pool, class and limit.
 func (e *ExhaustedError) Error() string {
 	s := fmt.Sprintf("mem: pool %q exhausted growing class %d (limit %d bytes)", e.Pool, e.Class, e.Limit)
 	if e.Cause != nil {
@@ -69,6 +70,7 @@ type UseAfterReleaseError struct {
 	Refs      int    // the item's current reference count
 }
 
+// Error describes the stale handle.
 func (e *UseAfterReleaseError) Error() string {
 	if e.Op == "Alloc" {
 		return fmt.Sprintf("mem: write after release detected in pool %q, class %d, item %d (poison overwritten)", e.Pool, e.ItemSize, e.Item)
@@ -88,6 +90,7 @@ type InUseError struct {
 	Classes []ClassStats // the classes with items in use
 }
 
+// Error lists the classes with items in use.
 func (e *InUseError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mem: pool %q still has %d items in use", e.Pool, e.InUse)

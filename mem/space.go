@@ -29,6 +29,7 @@ const (
 	HugepagesRequired
 )
 
+// String returns the mode's name.
 func (m HugepageMode) String() string {
 	switch m {
 	case HugepagesAuto:
