@@ -34,3 +34,20 @@ func ExampleRun() {
 	// vtprotobuf 2x2048 echo true
 	// flatbuffers 2x2048 echo true
 }
+
+// ShapeByName parses the shape names of `cornflakes microbench --shapes`.
+func ExampleShapeByName() {
+	for _, name := range []string{"2x2048", "tree5", "sweep-65536", "google-1-8"} {
+		s, err := microbench.ShapeByName(name)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(s.Name, s.Kind, len(s.Variants), "variant(s), first:", len(s.Variants[0]), "values", s.TotalBytes(0), "bytes")
+	}
+	// Output:
+	// 2x2048 ListBuffers 1 variant(s), first: 2 values 4096 bytes
+	// tree5 Tree5 1 variant(s), first: 32 values 4096 bytes
+	// sweep-65536 SingleBuffer 1 variant(s), first: 1 values 65536 bytes
+	// google-1-8 ListBuffers 64 variant(s), first: 1 values 39 bytes
+}
