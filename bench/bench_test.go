@@ -310,10 +310,16 @@ func TestPipelineEndToEnd(t *testing.T) {
 	if d := os.Getenv("BENCH_PLOT_DIR"); d != "" {
 		dir = d
 	}
-	paths, err := WritePlots(dir, "", series)
-	if err != nil || len(paths) != 1 {
-		t.Fatalf("plots %v %v", paths, err)
+	paths, err := WriteFiles(dir, "", series)
+	if err != nil || len(paths) != 3 {
+		t.Fatalf("files %v %v", paths, err)
 	}
+	for _, p := range paths[:2] {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	paths = paths[2:]
 	f, err := os.Open(paths[0])
 	if err != nil {
 		t.Fatal(err)
@@ -328,6 +334,15 @@ func TestPipelineEndToEnd(t *testing.T) {
 	}
 	if filepath.Base(paths[0]) != "e2e_google.png" {
 		t.Errorf("plot name %s", paths[0])
+	}
+}
+
+func TestPresetDefaults(t *testing.T) {
+	for _, quick := range []bool{false, true} {
+		load, sweep := PresetDefaults(quick)
+		if !load.Check || load.Duration <= 0 || sweep.Budget <= 0 || sweep.SLO != DefaultSLO {
+			t.Fatalf("quick=%v: %+v %+v", quick, load, sweep)
+		}
 	}
 }
 

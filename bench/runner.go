@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -163,4 +165,45 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 		}
 	}
 	return out, nil
+}
+
+// PresetDefaults returns the load and sweep templates `cornflakes bench`
+// uses: 2 clients, response checking on,
+// 2 s points (0.5 s with quick), and a budget that keeps a whole experiment
+// under about 150 s (90 s with quick) on top of server setup
+// (RunExperiment splits the budget across the runs).
+func PresetDefaults(quick bool) (Config, SweepConfig) {
+	load := Config{Clients: 2, Duration: 2 * time.Second, Check: true, Seed: 1}
+	sweep := SweepConfig{SLO: DefaultSLO, Start: DefaultStartRPS, Factor: DefaultFactor, Refine: 2, Budget: 150 * time.Second}
+	if quick {
+		load.Duration = 500 * time.Millisecond
+		sweep.Refine, sweep.Budget = 1, 90*time.Second
+	}
+	return load, sweep
+}
+
+// WriteFiles writes <prefix>results.json, <prefix>results.csv and one PNG
+// plot per group into dir, and returns the paths written.
+func WriteFiles(dir, prefix string, series []Series) ([]string, error) {
+	var paths []string
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer, []Series) error
+	}{{"results.json", WriteJSON}, {"results.csv", WriteCSV}} {
+		path := filepath.Join(dir, prefix+f.name)
+		out, err := os.Create(path)
+		if err != nil {
+			return paths, err
+		}
+		err = f.write(out, series)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return paths, err
+		}
+		paths = append(paths, path)
+	}
+	plots, err := WritePlots(dir, prefix, series)
+	return append(paths, plots...), err
 }

@@ -83,7 +83,8 @@ type TraceRecord struct {
 
 // TraceReader reads the Twitter cache trace's CSV format (after zstd
 // decompression), one record per line. Empty lines and lines starting with
-// '#' are skipped.
+// '#' are skipped, and so is a CSV header line ("time,..." or
+// "timestamp,...") on line 1.
 type TraceReader struct {
 	r    *bufio.Reader
 	line int
@@ -122,7 +123,7 @@ func (t *TraceReader) Next(rec *TraceRecord) error {
 		}
 		t.line++
 		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 || line[0] == '#' {
+		if len(line) == 0 || line[0] == '#' || (t.line == 1 && (bytes.HasPrefix(line, []byte("time,")) || bytes.HasPrefix(line, []byte("timestamp,")))) {
 			if err == io.EOF {
 				return io.EOF
 			}

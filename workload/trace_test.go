@@ -53,6 +53,17 @@ func TestTraceReaderLines(t *testing.T) {
 	}
 }
 
+func TestTraceReaderSkipsHeader(t *testing.T) {
+	r := NewTraceReader(strings.NewReader("time,key,key_size,value_size,client_id,op,ttl\n1,k,1,2,3,get,0\ntime,k,1,2,3,get,0\n"))
+	var rec TraceRecord
+	if err := r.Next(&rec); err != nil || string(rec.Key) != "k" {
+		t.Fatalf("header not skipped: %v %q", err, rec.Key)
+	}
+	if err := r.Next(&rec); !errors.Is(err, ErrTrace) {
+		t.Fatalf("a header-like line after line 1 must be an error, got %v", err)
+	}
+}
+
 func TestTraceReaderLongLineRecovers(t *testing.T) {
 	in := strings.Repeat("x", 3*MaxTraceLineBytes) + "\n1,k,1,2,3,get,0\n"
 	r := NewTraceReader(strings.NewReader(in))
