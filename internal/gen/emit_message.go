@@ -449,9 +449,7 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 		if f.kind == protoreflect.EnumKind {
 			g.P("// Elements are ", g.QualifiedGoIdent(f.f.Enum.GoIdent), " values stored as int32.")
 		}
-		g.P(recv, "Get", n, "() (*", lt, ", error) {")
-		g.P("return &x.", f.sf, ", ", load)
-		g.P("}")
+		g.P(recv, "Get", n, "() (*", lt, ", error) { return &x.", f.sf, ", ", load, " }")
 		g.P()
 		g.P("// Init", n, " empties ", what, ", reserves room for n elements, and returns it.")
 		g.P(recv, "Init", n, "(n int) *", lt, " {")
@@ -661,9 +659,7 @@ func genEqual(g *protogen.GeneratedFile, m *message) {
 			if f.shape == shapeList && f.kind == protoreflect.MessageKind {
 				eq = "l.Equal(m, (*" + g.QualifiedGoIdent(f.f.Message.GoIdent) + ").Equal)"
 			}
-			g.P("if l, err := x.Get", f.goName, "(); err != nil {")
-			g.P("return false")
-			g.P("} else if m, err := y.Get", f.goName, "(); err != nil || !", eq, " {")
+			g.P("if l, m, ok := ", wirePkg.Ident("Loaded2"), "(x.Get", f.goName, ", y.Get", f.goName, "); !ok || !", eq, " {")
 			g.P("return false")
 			g.P("}")
 			continue

@@ -4,8 +4,8 @@
 package cf
 
 import (
-	mem "github.com/cornflakes-go/cornflakes/mem"
-	wire "github.com/cornflakes-go/cornflakes/wire"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/wire"
 )
 
 // SingleBuffer is the message cornflakes.bench.SingleBuffer.
@@ -190,9 +190,7 @@ func (x *ListBuffers) Equal(y *ListBuffers) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, err := x.GetMessages(); err != nil {
-		return false
-	} else if m, err := y.GetMessages(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetMessages, y.GetMessages); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -315,14 +313,10 @@ func (x *Tree1) Equal(y *Tree1) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, err := x.GetLeft(); err != nil {
-		return false
-	} else if m, err := y.GetLeft(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetRight(); err != nil {
-		return false
-	} else if m, err := y.GetRight(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -452,14 +446,10 @@ func (x *Tree2) Equal(y *Tree2) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, err := x.GetLeft(); err != nil {
-		return false
-	} else if m, err := y.GetLeft(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetRight(); err != nil {
-		return false
-	} else if m, err := y.GetRight(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -589,14 +579,10 @@ func (x *Tree3) Equal(y *Tree3) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, err := x.GetLeft(); err != nil {
-		return false
-	} else if m, err := y.GetLeft(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetRight(); err != nil {
-		return false
-	} else if m, err := y.GetRight(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -726,14 +712,10 @@ func (x *Tree4) Equal(y *Tree4) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, err := x.GetLeft(); err != nil {
-		return false
-	} else if m, err := y.GetLeft(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetRight(); err != nil {
-		return false
-	} else if m, err := y.GetRight(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -863,14 +845,10 @@ func (x *Tree5) Equal(y *Tree5) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, err := x.GetLeft(); err != nil {
-		return false
-	} else if m, err := y.GetLeft(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetRight(); err != nil {
-		return false
-	} else if m, err := y.GetRight(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
 		return false
 	}
 	return true

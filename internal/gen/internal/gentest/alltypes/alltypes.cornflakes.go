@@ -4,11 +4,12 @@
 package alltypes
 
 import (
-	other "github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/other"
-	mem "github.com/cornflakes-go/cornflakes/mem"
-	wire "github.com/cornflakes-go/cornflakes/wire"
-	math "math"
-	strconv "strconv"
+	"math"
+	"strconv"
+
+	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/other"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/wire"
 )
 
 // Kind is a top-level enum; ALIAS shares a number with KIND_B.
@@ -1010,9 +1011,7 @@ func (x *Lists) HasKinds() bool { return x.xKinds.Len() != 0 }
 func (x *Lists) ClearKinds() { x.xKinds.Init(x.cf.Arena(), 0) }
 
 // GetTexts returns the list texts = 9 (decoding it on first access).
-func (x *Lists) GetTexts() (*wire.StringList, error) {
-	return &x.xTexts, x.xTexts.Load(x.cf.Arena())
-}
+func (x *Lists) GetTexts() (*wire.StringList, error) { return &x.xTexts, x.xTexts.Load(x.cf.Arena()) }
 
 // InitTexts empties the list texts = 9, reserves room for n elements, and returns it.
 func (x *Lists) InitTexts(n int) *wire.StringList {
@@ -1027,9 +1026,7 @@ func (x *Lists) HasTexts() bool { return x.xTexts.Len() != 0 }
 func (x *Lists) ClearTexts() { x.xTexts.Init(x.cf.Arena(), 0) }
 
 // GetBlobs returns the list blobs = 10 (decoding it on first access).
-func (x *Lists) GetBlobs() (*wire.BytesList, error) {
-	return &x.xBlobs, x.xBlobs.Load(x.cf.Arena())
-}
+func (x *Lists) GetBlobs() (*wire.BytesList, error) { return &x.xBlobs, x.xBlobs.Load(x.cf.Arena()) }
 
 // InitBlobs empties the list blobs = 10, reserves room for n elements, and returns it.
 func (x *Lists) InitBlobs(n int) *wire.BytesList {
@@ -1133,59 +1130,37 @@ func (x *Lists) Equal(y *Lists) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, err := x.GetI32S(); err != nil {
-		return false
-	} else if m, err := y.GetI32S(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetI32S, y.GetI32S); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetU64S(); err != nil {
-		return false
-	} else if m, err := y.GetU64S(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetU64S, y.GetU64S); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetS64S(); err != nil {
-		return false
-	} else if m, err := y.GetS64S(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetS64S, y.GetS64S); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetF32S(); err != nil {
-		return false
-	} else if m, err := y.GetF32S(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetF32S, y.GetF32S); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetFlags(); err != nil {
-		return false
-	} else if m, err := y.GetFlags(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetFlags, y.GetFlags); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetRatios(); err != nil {
-		return false
-	} else if m, err := y.GetRatios(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetRatios, y.GetRatios); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetScores(); err != nil {
-		return false
-	} else if m, err := y.GetScores(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetScores, y.GetScores); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetKinds(); err != nil {
-		return false
-	} else if m, err := y.GetKinds(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetKinds, y.GetKinds); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetTexts(); err != nil {
-		return false
-	} else if m, err := y.GetTexts(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetTexts, y.GetTexts); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetBlobs(); err != nil {
-		return false
-	} else if m, err := y.GetBlobs(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetBlobs, y.GetBlobs); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetItems(); err != nil {
-		return false
-	} else if m, err := y.GetItems(); err != nil || !l.Equal(m, (*Scalars).Equal) {
+	if l, m, ok := wire.Loaded2(x.GetItems, y.GetItems); !ok || !l.Equal(m, (*Scalars).Equal) {
 		return false
 	}
 	return true
@@ -1475,24 +1450,16 @@ func (x *Outer) Equal(y *Outer) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, err := x.GetInner(); err != nil {
-		return false
-	} else if m, err := y.GetInner(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetInner, y.GetInner); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetInners(); err != nil {
-		return false
-	} else if m, err := y.GetInners(); err != nil || !l.Equal(m, (*Outer_Inner).Equal) {
+	if l, m, ok := wire.Loaded2(x.GetInners, y.GetInners); !ok || !l.Equal(m, (*Outer_Inner).Equal) {
 		return false
 	}
-	if l, err := x.GetBlob(); err != nil {
-		return false
-	} else if m, err := y.GetBlob(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetBlob, y.GetBlob); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetBlobs(); err != nil {
-		return false
-	} else if m, err := y.GetBlobs(); err != nil || !l.Equal(m, (*other.Blob).Equal) {
+	if l, m, ok := wire.Loaded2(x.GetBlobs, y.GetBlobs); !ok || !l.Equal(m, (*other.Blob).Equal) {
 		return false
 	}
 	if x.xLevel != y.xLevel {
@@ -1831,14 +1798,10 @@ func (x *Tree) Equal(y *Tree) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, err := x.GetLeft(); err != nil {
-		return false
-	} else if m, err := y.GetLeft(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetRight(); err != nil {
-		return false
-	} else if m, err := y.GetRight(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
 		return false
 	}
 	if !x.xLeaf.Equal(&y.xLeaf) {

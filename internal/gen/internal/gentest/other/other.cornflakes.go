@@ -4,9 +4,10 @@
 package other
 
 import (
-	mem "github.com/cornflakes-go/cornflakes/mem"
-	wire "github.com/cornflakes-go/cornflakes/wire"
-	strconv "strconv"
+	"strconv"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/wire"
 )
 
 // Level is an enum used from another package.

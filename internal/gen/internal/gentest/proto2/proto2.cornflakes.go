@@ -4,9 +4,10 @@
 package proto2
 
 import (
-	mem "github.com/cornflakes-go/cornflakes/mem"
-	wire "github.com/cornflakes-go/cornflakes/wire"
-	strconv "strconv"
+	"strconv"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/wire"
 )
 
 // Color is a proto2 enum whose first value is not zero.
@@ -195,9 +196,7 @@ func (x *Record) HasValues() bool { return x.xValues.Len() != 0 }
 func (x *Record) ClearValues() { x.xValues.Init(x.cf.Arena(), 0) }
 
 // GetTags returns the list tags = 7 (decoding it on first access).
-func (x *Record) GetTags() (*wire.StringList, error) {
-	return &x.xTags, x.xTags.Load(x.cf.Arena())
-}
+func (x *Record) GetTags() (*wire.StringList, error) { return &x.xTags, x.xTags.Load(x.cf.Arena()) }
 
 // InitTags empties the list tags = 7, reserves room for n elements, and returns it.
 func (x *Record) InitTags(n int) *wire.StringList {
@@ -352,24 +351,16 @@ func (x *Record) Equal(y *Record) bool {
 	if x.cf.Has(4) != y.cf.Has(4) || x.xFlag != y.xFlag {
 		return false
 	}
-	if l, err := x.GetValues(); err != nil {
-		return false
-	} else if m, err := y.GetValues(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetValues, y.GetValues); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetTags(); err != nil {
-		return false
-	} else if m, err := y.GetTags(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetTags, y.GetTags); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetChild(); err != nil {
-		return false
-	} else if m, err := y.GetChild(); err != nil || !l.Equal(m) {
+	if l, m, ok := wire.Loaded2(x.GetChild, y.GetChild); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, err := x.GetNested(); err != nil {
-		return false
-	} else if m, err := y.GetNested(); err != nil || !l.Equal(m, (*Record_Nested).Equal) {
+	if l, m, ok := wire.Loaded2(x.GetNested, y.GetNested); !ok || !l.Equal(m, (*Record_Nested).Equal) {
 		return false
 	}
 	return true
