@@ -1,0 +1,147 @@
+package calibrate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"32768K", 32 << 20, true},
+		{"1024 KB", 1 << 20, true},
+		{"32M", 32 << 20, true},
+		{"512", 512, true},
+		{"", 0, false},
+		{"-4K", 0, false},
+		{"abc", 0, false},
+		{"99999999999999G", 0, false},
+	} {
+		got, ok := parseSize(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("parseSize(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestLLCFrom(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p, s string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range []struct{ typ, level, size string }{{"Data", "1", "32K"}, {"Instruction", "1", "32K"}, {"Unified", "2", "512K"}, {"Unified", "3", "16384K"}} {
+		d := filepath.Join(dir, "cache", "index"+string(rune('0'+i)))
+		write(filepath.Join(d, "type"), c.typ)
+		write(filepath.Join(d, "level"), c.level)
+		write(filepath.Join(d, "size"), c.size)
+	}
+	if n, src := llcFrom(filepath.Join(dir, "cache"), "/nonexistent"); n != 16<<20 || src != "sysfs L3" {
+		t.Fatalf("sysfs: %d %s", n, src)
+	}
+	write(filepath.Join(dir, "cpuinfo"), "model name\t: X\ncache size\t: 1024 KB\n")
+	if n, _ := llcFrom(filepath.Join(dir, "none"), filepath.Join(dir, "cpuinfo")); n != DefaultLLC {
+		t.Fatalf("a 1 MiB cpuinfo cache (per-core L2) must not be taken as the LLC: %d", n)
+	}
+	write(filepath.Join(dir, "cpuinfo2"), "cache size\t: 36608 KB\n")
+	if n, src := llcFrom(filepath.Join(dir, "none"), filepath.Join(dir, "cpuinfo2")); n != 36608<<10 || src != "/proc/cpuinfo" {
+		t.Fatalf("cpuinfo: %d %s", n, src)
+	}
+}
+
+func TestRecommend(t *testing.T) {
+	c := func(size int, gain float64) Cell { return Cell{EntryBytes: size, GainPct: gain} }
+	for _, tc := range []struct {
+		name  string
+		cells []Cell
+		want  int
+	}{
+		{"crossover", []Cell{c(64, -20), c(256, -3), c(512, 4), c(1024, 10), c(4096, 30)}, 512},
+		{"noisy below", []Cell{c(64, 5), c(128, -2), c(512, 4), c(1024, 1)}, 512},
+		{"all win", []Cell{c(64, 1), c(128, 2)}, 64},
+		{"never", []Cell{c(64, -1), c(4096, -0.5)}, -1},
+		{"one of two cells at a size loses", []Cell{c(512, 3), c(512, -1), c(1024, 2)}, 1024},
+		{"empty", nil, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Recommend(tc.cells); got != tc.want {
+				t.Fatalf("Recommend = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []Config{
+		{Datapath: "tcp"},
+		{Entries: []int{0}},
+		{Entries: []int{MaxEntries + 1}},
+		{TotalSizes: []int{MaxTotal + 1}},
+		{WorkingSet: -1},
+		{Phase: time.Nanosecond},
+	} {
+		if _, err := Run(c); !errors.Is(err, ErrConfig) {
+			t.Errorf("Run(%+v) = %v, want ErrConfig", c, err)
+		}
+	}
+}
+
+// TestRunSmall runs a tiny sweep over both datapaths and writes the
+// reports.
+func TestRunSmall(t *testing.T) {
+	for _, dp := range []string{"memnet", "udp"} {
+		t.Run(dp, func(t *testing.T) {
+			res, err := Run(Config{Datapath: dp, Entries: []int{1, 4}, TotalSizes: []int{256, 4096}, WorkingSet: 4 << 20, Rounds: 1, Phase: 30 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Cells) != 4 {
+				t.Fatalf("%d cells", len(res.Cells))
+			}
+			for _, c := range res.Cells {
+				if c.CopyNsPerResp <= 0 || c.SGNsPerResp <= 0 || c.CopyResponses == 0 || c.SGResponses == 0 || c.EntryBytes != c.TotalBytes/c.Entries {
+					t.Fatalf("bad cell %+v", c)
+				}
+			}
+			dir := t.TempDir()
+			png := filepath.Join(dir, "h.png")
+			if err := res.WritePNG(png); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+				t.Fatalf("PNG not written: %v", err)
+			}
+			var tb strings.Builder
+			if err := res.WriteTable(&tb); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(tb.String(), "recommended threshold") {
+				t.Fatalf("table:\n%s", tb.String())
+			}
+			j, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(j, &m); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := m["recommended_threshold"]; !ok {
+				t.Fatalf("JSON without recommended_threshold: %s", j)
+			}
+		})
+	}
+}
