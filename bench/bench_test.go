@@ -6,7 +6,9 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -430,5 +432,64 @@ func BenchmarkClientSendPoll(b *testing.B) {
 				b.Fatal("mismatches")
 			}
 		})
+	}
+}
+
+// busyConn refuses every third Send with ErrBusy.
+type busyConn struct {
+	Conn
+	n, refused int
+}
+
+func (b *busyConn) Send(id uint64, req *workload.Request) error {
+	b.n++
+	if b.n%3 == 0 {
+		b.refused++
+		return fmt.Errorf("no free slot: %w", ErrBusy)
+	}
+	return b.Conn.Send(id, req)
+}
+
+func TestBusyTransportRetries(t *testing.T) {
+	w := mustParse(t, "cdn:objects=50")
+	srv := preloaded(w, time.Microsecond)
+	var conns []*busyConn
+	target := TargetFunc(func(i int) (Conn, error) {
+		c, err := srv.Dial(i)
+		bc := &busyConn{Conn: c}
+		conns = append(conns, bc)
+		return bc, err
+	})
+	r, err := Run(context.Background(), Config{Workload: w, Target: target, Rate: 3000, Duration: 200 * time.Millisecond, Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conns[0].refused == 0 || r.Errors != 0 || r.Mismatches != 0 || r.Lost != 0 || r.Received != r.Sent || r.Received == 0 {
+		t.Fatalf("refused %d, result %+v", conns[0].refused, r)
+	}
+}
+
+func TestPoissonGaps(t *testing.T) {
+	w := mustParse(t, "google:keys=10")
+	cfg := Config{Workload: w, Target: newFakeServer(0), Rate: 1, Duration: time.Second}
+	if err := cfg.normalize(); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(&cfg, 0, nil)
+	const n, mean = 200_000, 10_000.0 // ns
+	sum, sumSq := 0.0, 0.0
+	for range n {
+		g := float64(c.expGap(mean))
+		if g < 0 {
+			t.Fatal("negative gap")
+		}
+		sum += g
+		sumSq += g * g
+	}
+	m := sum / n
+	sd := math.Sqrt(sumSq/n - m*m)
+	// exponential: mean = sd = 1/rate
+	if math.Abs(m-mean)/mean > 0.02 || math.Abs(sd-mean)/mean > 0.03 {
+		t.Fatalf("gap mean %.0f sd %.0f, want %.0f", m, sd, mean)
 	}
 }

@@ -30,8 +30,11 @@ type Conn interface {
 	// Send issues req under id without waiting for the response. req (and
 	// the memory its Keys and Values alias) stays valid and unmodified until
 	// the response for id is delivered, so an implementation may serialize
-	// lazily. An error means the request was not issued (it is counted as an
-	// error and never delivered).
+	// lazily. An error wrapping ErrBusy means "no room now" (e.g. no free
+	// session slot or credit): the generator polls and retries the same
+	// request later, its latency still counted from the intended time. Any
+	// other error means the request was not issued (it is counted as an error
+	// and never delivered).
 	Send(id uint64, req *workload.Request) error
 	// Poll delivers the responses that have completed, calling deliver once
 	// per response, and returns how many it delivered. resp and the memory
@@ -123,6 +126,9 @@ type Result struct {
 var (
 	// ErrConfig: the Config is invalid.
 	ErrConfig = errors.New("bench: invalid config")
+	// ErrBusy is returned (wrapped) by Conn.Send when the transport cannot
+	// take a request right now; the generator retries it after polling.
+	ErrBusy = errors.New("bench: transport busy")
 )
 
 func (c *Config) normalize() error {
@@ -273,6 +279,7 @@ type client struct {
 
 	slots   []slot
 	free    []int32
+	retry   int32 // slot whose request got ErrBusy and is re-sent next (-1: none)
 	seq     uint64
 	idShift uint
 	idMask  uint64
@@ -315,38 +322,51 @@ func newClient(cfg *Config, i int, conn Conn) *client {
 	c.idMask = 1<<c.idShift - 1
 	c.deliverFn = c.deliver
 	c.closedLoop = cfg.Outstanding > 0
+	c.retry = -1
 	return c
 }
 
 func (c *client) now() int64 { return int64(time.Since(c.base)) }
 
 // send issues the next request with the given intended time; false when no
-// slot is free.
+// slot is free or the transport is busy (the caller polls and retries).
 func (c *client) send(intended int64) bool {
-	if len(c.free) == 0 {
-		return false
+	var si int32
+	var s *slot
+	if c.retry >= 0 { // re-send the request the transport refused
+		si, c.retry = c.retry, -1
+		s = &c.slots[si]
+	} else {
+		if len(c.free) == 0 {
+			return false
+		}
+		si = c.free[len(c.free)-1]
+		c.free = c.free[:len(c.free)-1]
+		s = &c.slots[si]
+		c.seq++
+		s.id = c.seq<<c.idShift | uint64(si)
+		s.intended = intended
+		c.stream.Next(&s.req)
 	}
-	si := c.free[len(c.free)-1]
-	c.free = c.free[:len(c.free)-1]
-	s := &c.slots[si]
-	c.seq++
-	s.id = c.seq<<c.idShift | uint64(si)
-	s.intended = intended
-	s.busy = true
-	c.stream.Next(&s.req)
-	measured := intended >= c.warmEnd && intended < c.end
-	if measured {
-		c.sent++
-		c.sentWin++
-	}
+	measured := s.intended >= c.warmEnd && s.intended < c.end
 	if err := c.conn.Send(s.id, &s.req); err != nil {
-		s.busy = false
+		if errors.Is(err, ErrBusy) {
+			c.retry = si
+			return false
+		}
 		c.free = append(c.free, si)
 		if measured {
+			c.sent++
+			c.sentWin++
 			c.errors++
 		}
 		return true
 	}
+	if measured {
+		c.sent++
+		c.sentWin++
+	}
+	s.busy = true
 	c.inflight++
 	return true
 }
