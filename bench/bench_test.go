@@ -442,6 +442,9 @@ type busyConn struct {
 }
 
 func (b *busyConn) Send(id uint64, req *workload.Request) error {
+	if SlotOf(id) >= DefaultMaxOutstanding {
+		return fmt.Errorf("slot %d out of range", SlotOf(id))
+	}
 	b.n++
 	if b.n%3 == 0 {
 		b.refused++

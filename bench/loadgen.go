@@ -26,6 +26,15 @@ import (
 
 // Conn is one client's connection to the server under test. It is used by
 // exactly one goroutine.
+//
+// Request ids are unique among in-flight requests, and SlotOf(id) is a dense
+// index in [0, MaxOutstanding) (or [0, Outstanding) in closed loop) that no
+// other in-flight request shares, so an implementation can keep per-request
+// state, e.g. a preallocated RPC continuation per slot, in a fixed array
+// instead of a map. Over an asynchronous RPC API (Enqueue with a
+// continuation), Send serializes and enqueues; Poll runs the endpoint's event
+// loop once, and the continuations, which run inside it on the same
+// goroutine, call deliver.
 type Conn interface {
 	// Send issues req under id without waiting for the response. req (and
 	// the memory its Keys and Values alias) stays valid and unmodified until
@@ -218,6 +227,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, firstErr
 }
 
+// idShift is where the sequence number starts in a request id; the bits
+// below hold the slot index.
+const idShift = 21
+
+// SlotOf returns the in-flight slot index of a request id (see Conn).
+func SlotOf(id uint64) int { return int(id & (1<<idShift - 1)) }
+
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(MaxLatency), 3) }
 
 func merge(cfg *Config, clients []*client, window time.Duration) Result {
@@ -318,7 +334,7 @@ func newClient(cfg *Config, i int, conn Conn) *client {
 	for j := range c.free {
 		c.free[j] = int32(n - 1 - j)
 	}
-	c.idShift = 21 // slot index < 2^20 fits below the sequence number
+	c.idShift = idShift // slot index < 2^20 fits below the sequence number
 	c.idMask = 1<<c.idShift - 1
 	c.deliverFn = c.deliver
 	c.closedLoop = cfg.Outstanding > 0
