@@ -117,6 +117,9 @@ func TestClosedLoop(t *testing.T) {
 	if r.Mode != "closed" || r.Received == 0 || r.Mismatches != 0 || r.OfferedRPS != 0 || r.Lost != 0 {
 		t.Fatalf("closed loop: %+v", r)
 	}
+	if !strings.Contains(r.String(), "closed loop") {
+		t.Fatalf("String() = %q", r.String())
+	}
 }
 
 func TestConfigErrors(t *testing.T) {
@@ -374,7 +377,7 @@ func TestExperimentsPresets(t *testing.T) {
 		}
 		for _, r := range e.Runs {
 			// validate the spec at a small size (the presets' sizes take seconds to build)
-			small := strings.NewReplacer("keys=100000", "keys=100", "records=100000", "records=100", "objects=10000", "objects=10").Replace(r.Workload)
+			small := strings.NewReplacer("keys=100000", "keys=100", "keys=50000", "keys=100", "records=100000", "records=100", "objects=10000", "objects=10").Replace(r.Workload)
 			if small == r.Workload {
 				t.Fatalf("%s: spec %q has no size to scale down", name, r.Workload)
 			}

@@ -60,8 +60,10 @@ var ErrUnknownExperiment = errors.New("bench: unknown experiment")
 // laptop (the paper uses 1M-4M keys; pass larger specs for that).
 const (
 	WorkloadTwitter = "twitter:keys=100000"
-	WorkloadCDN     = "cdn:objects=10000"
-	WorkloadYCSB    = "ycsb:records=100000"
+	// WorkloadTwitterSmall keeps the default run's preload (~115 MB) quick.
+	WorkloadTwitterSmall = "twitter:keys=50000"
+	WorkloadCDN          = "cdn:objects=10000"
+	WorkloadYCSB         = "ycsb:records=100000"
 )
 
 // GoogleSpec returns the Google workload spec for the paper's "1-N values"
@@ -125,7 +127,7 @@ func Experiments() []Experiment {
 	}
 	return []Experiment{
 		{Name: "default", Title: "Every serializer on the Twitter cache workload (cluster 4, synthetic)",
-			Paper: "Fig. 7: Cornflakes 15.4% above Protobuf at ~53 µs p99", Runs: everySerializer("twitter", WorkloadTwitter)},
+			Paper: "Fig. 7: Cornflakes 15.4% above Protobuf at ~53 µs p99", Runs: everySerializer("twitter", WorkloadTwitterSmall)},
 		{Name: "table1", Title: "Google protobuf field sizes, lists of 1 / 1-4 / 1-8 / 1-16 values",
 			Paper: "Table 1 (krps): Cornflakes 844.7/727.2/584.5/441.2, Protobuf 852.5/741.9/583.8/402.0, Cap'n Proto 678.9/612.9/507.1/412.0, FlatBuffers 778.1/646.4/516.8/388.9",
 			Runs:  t1},

@@ -140,6 +140,19 @@ var (
 	ErrBusy = errors.New("bench: transport busy")
 )
 
+// String summarises the result on one line.
+func (r Result) String() string {
+	s := fmt.Sprintf("%s loop: offered %s achieved %s rps", r.Mode, formatRate(r.OfferedRPS), formatRate(r.AchievedRPS))
+	if r.Unit == workload.UnitObjects {
+		s += fmt.Sprintf(" (%s objects/s)", formatRate(r.AchievedUnitsPS))
+	}
+	s += fmt.Sprintf(", p50 %v p99 %v p99.9 %v", r.P50, r.P99, r.P999)
+	if r.Errors+r.Lost+r.Mismatches > 0 {
+		s += fmt.Sprintf(", %d errors %d lost %d mismatches", r.Errors, r.Lost, r.Mismatches)
+	}
+	return s
+}
+
 func (c *Config) normalize() error {
 	if c.Workload == nil || c.Target == nil {
 		return fmt.Errorf("%w: Workload and Target are required", ErrConfig)
@@ -375,6 +388,9 @@ func (c *client) send(intended int64) bool {
 			c.sent++
 			c.sentWin++
 			c.errors++
+		}
+		if c.closedLoop {
+			c.closedPending++ // the request is not in flight: keep its place in the window
 		}
 		return true
 	}
