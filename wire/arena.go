@@ -40,6 +40,12 @@ type Arena struct {
 	dirty []slabber // slabs used since the last Reset
 	grown int       // bytes of chunks and slabs allocated so far
 
+	lastSrc *source // the most recent registered decoded input (see Bytes.Set)
+
+	szFor *Core // the message whose Sizes were computed last, for Serialize
+	sz    Sizes
+	szErr error
+
 	sizer   Sizer
 	enc     Encoder
 	dec     Decoder
@@ -72,6 +78,8 @@ func (a *Arena) Reset() error {
 	}
 	a.dirty = a.dirty[:0]
 	a.ci, a.off = 0, 0
+	a.lastSrc = nil
+	a.szFor = nil
 	return first
 }
 

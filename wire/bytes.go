@@ -31,6 +31,16 @@ func (b *Bytes) Set(a *Arena, p []byte) {
 		return
 	}
 	if len(p) >= a.Threshold {
+		// A value inside a registered input this arena already holds (a
+		// field of a decoded message) shares that reference: no refcount
+		// operation, same lifetime (until Reset) as a recovered one.
+		if src := a.lastSrc; src != nil && !src.buf.IsZero() {
+			if off, ok := within(p, src.data); ok {
+				b.data = p[:len(p):len(p)]
+				b.buf = src.buf.Slice(off, len(p))
+				return
+			}
+		}
 		if buf, ok := mem.Recover(p); ok {
 			a.refs = append(a.refs, buf)
 			b.data = p[:len(p):len(p)]

@@ -133,13 +133,13 @@ func (d *Decoder) Bytes(num int, b *Bytes) bool {
 		*b = Bytes{}
 		return false
 	}
-	v, err := d.src.dataRef(binary.LittleEndian.Uint32(d.data[at+4:]), binary.LittleEndian.Uint32(d.data[at:]), at, num)
-	if err != nil {
-		d.fail(err)
+	n, off := binary.LittleEndian.Uint32(d.data[at:]), binary.LittleEndian.Uint32(d.data[at+4:])
+	if !d.src.checkRef(off, n) {
+		d.fail(malformed(at, num, "data range out of bounds"))
 		*b = Bytes{}
 		return false
 	}
-	*b = v
+	*b = d.src.ref(off, n)
 	return true
 }
 
@@ -175,7 +175,7 @@ func (d *Decoder) listRegion(num, width int) (at, n, off int, ok bool) {
 // BytesList records a list of bytes for decoding on first access.
 func (d *Decoder) BytesList(num int, l *BytesList) {
 	*l = BytesList{a: d.a}
-	if _, n, off, ok := d.listRegion(num, EntrySize); ok {
+	if _, n, off, ok := d.listRegion(num, EntrySize); ok && n > 0 {
 		l.lz.set(d.src, off, n, 0, d.depth)
 	}
 }
@@ -183,7 +183,7 @@ func (d *Decoder) BytesList(num int, l *BytesList) {
 // StringList records a list of strings for decoding on first access.
 func (d *Decoder) StringList(num int, l *StringList) {
 	*l = StringList{a: d.a}
-	if _, n, off, ok := d.listRegion(num, EntrySize); ok {
+	if _, n, off, ok := d.listRegion(num, EntrySize); ok && n > 0 {
 		l.lz.set(d.src, off, n, 0, d.depth)
 	}
 }
@@ -191,7 +191,7 @@ func (d *Decoder) StringList(num int, l *StringList) {
 // DecodeScalars records a list of scalars for decoding on first access.
 func DecodeScalars[T Scalar](d *Decoder, num int, l *ScalarList[T]) {
 	*l = ScalarList[T]{a: d.a}
-	if _, n, off, ok := d.listRegion(num, scalarWidth[T]()); ok {
+	if _, n, off, ok := d.listRegion(num, scalarWidth[T]()); ok && n > 0 {
 		l.lz.set(d.src, off, n, 0, d.depth)
 	}
 }
@@ -216,8 +216,8 @@ func DecodeMessages[P MessagePtr](d *Decoder, num int, l *MessageList[P]) {
 		}
 		end = eoff + size
 		d.dyn = end
+		l.lz.set(d.src, off, n, end, d.depth)
 	}
-	l.lz.set(d.src, off, n, end, d.depth)
 }
 
 // DecodeMessage records a nested message for decoding on first access.

@@ -9,20 +9,19 @@ import (
 )
 
 // lazy records a list or nested message of a decoded message that has not
-// been materialized yet: its region (already bounds-checked against the
-// parent) and the input it lives in.
+// been decoded yet: its region (already bounds-checked against the parent)
+// and the input it lives in. A failed load leaves it pending, so the next
+// access reports the error again.
 type lazy struct {
-	src     *source
-	off     uint32 // list: entries / values; nested: header start
-	n       uint32 // list: element count; nested: header size
-	end     uint32 // message lists: end of the last element's header
-	depth   int32  // depth of the parent message
-	pending bool
-	err     error // sticky load error
+	src   *source // nil when there is nothing to load
+	off   uint32  // list: entries / values; nested: header start
+	n     uint32  // list: element count; nested: header size
+	end   uint32  // message lists: end of the last element's header
+	depth int32   // depth of the parent message
 }
 
 func (z *lazy) set(src *source, off, n, end, depth int) {
-	*z = lazy{src: src, off: uint32(off), n: uint32(n), end: uint32(end), depth: int32(depth), pending: true}
+	*z = lazy{src: src, off: uint32(off), n: uint32(n), end: uint32(end), depth: int32(depth)}
 }
 
 // window returns the zero-copy window for data [off, off+n) of src, or the
@@ -34,16 +33,18 @@ func (src *source) window(off, n int) mem.Buf {
 	return src.buf.Slice(off, n)
 }
 
-// dataRef bounds-checks and returns data [off, off+n) of src.
-func (src *source) dataRef(off, n uint32, at, field int) (Bytes, error) {
-	if uint64(off)+uint64(n) > uint64(len(src.data)) {
-		return Bytes{}, malformed(at, field, "data range out of bounds")
-	}
+// checkRef bounds-checks data [off, off+n) of src.
+func (src *source) checkRef(off, n uint32) bool {
+	return uint64(off)+uint64(n) <= uint64(len(src.data))
+}
+
+// ref returns the already checked data [off, off+n) of src as a Bytes.
+func (src *source) ref(off, n uint32) Bytes {
 	o, k := int(off), int(n)
 	if k == 0 {
-		return Bytes{}, nil
+		return Bytes{}
 	}
-	return Bytes{data: src.data[o : o+k : o+k], buf: src.window(o, k)}, nil
+	return Bytes{data: src.data[o : o+k : o+k], buf: src.window(o, k)}
 }
 
 func overLimit(a *Arena) bool { return a.Limit > 0 && a.grown > a.Limit }
@@ -70,10 +71,15 @@ func make2(c int) int { return max(4, 2*c) }
 // hybrid rule of Bytes.Set; element slices alias like Bytes.Get and are
 // valid until the arena's Reset. A list is present on the wire when it is
 // not empty.
+//
+// A decoded list is a view of the input: Load checks every element's
+// range once, and At reads the entries in place; it is copied into arena
+// memory only when modified or when Field is used.
 type BytesList struct {
 	a     *Arena
 	items []Bytes
 	lz    lazy
+	view  bool // lz describes checked entries that At reads in place
 }
 
 // Init makes the list empty with room for n elements (no further arena
@@ -82,55 +88,80 @@ func (l *BytesList) Init(a *Arena, n int) {
 	l.a = a
 	l.items = bytesType.NewSlice(a, max(n, 0))[:0]
 	l.lz = lazy{}
+	l.view = false
 }
 
-// Load binds the list to a and, for a decoded list, decodes it (once).
-// Generated getters call it; the error is sticky.
+// Load binds the list to a and, for a decoded list, checks every element's
+// range (once). Generated getters call it.
 func (l *BytesList) Load(a *Arena) error {
 	if l.a == nil {
 		l.a = a
 	}
-	if !l.lz.pending {
-		return l.lz.err
+	if l.lz.src == nil || l.view {
+		return nil
 	}
 	z := &l.lz
-	z.pending = false
-	items, ok := bytesType.tryNewSlice(l.a, int(z.n))
-	if !ok {
-		z.err = limitErr(int(z.off), 0)
-		return z.err
+	d := z.src.data
+	for at := int(z.off); at < int(z.off)+EntrySize*int(z.n); at += EntrySize {
+		e := d[at : at+EntrySize]
+		if !z.src.checkRef(binary.LittleEndian.Uint32(e[4:]), binary.LittleEndian.Uint32(e)) {
+			return malformed(at, 0, "list element out of range")
+		}
 	}
-	src := z.src
+	l.view = true
+	return nil
+}
+
+// materialize copies a checked view into arena-backed Bytes values.
+func (l *BytesList) materialize() {
+	if !l.view {
+		return
+	}
+	z := &l.lz
+	items := bytesType.NewSlice(l.a, int(z.n))
+	d := z.src.data
 	for i := range items {
 		at := int(z.off) + EntrySize*i
-		e := src.data[at : at+EntrySize]
-		b, err := src.dataRef(binary.LittleEndian.Uint32(e[4:]), binary.LittleEndian.Uint32(e), at, 0)
-		if err != nil {
-			z.err = err
-			return err
-		}
-		items[i] = b
+		items[i] = z.src.ref(binary.LittleEndian.Uint32(d[at+4:]), binary.LittleEndian.Uint32(d[at:]))
 	}
 	l.items = items
-	return nil
+	l.lz = lazy{}
+	l.view = false
 }
 
 // Len is the number of elements.
 func (l *BytesList) Len() int {
-	if l.lz.pending {
+	if l.lz.src != nil {
 		return int(l.lz.n)
 	}
 	return len(l.items)
 }
 
-// At returns element i (aliasing; see Bytes.Get).
-func (l *BytesList) At(i int) []byte { return l.items[i].data }
+// At returns element i (aliasing; see Bytes.Get). It panics when i is out
+// of range, like a slice index, or when the list was not loaded.
+func (l *BytesList) At(i int) []byte {
+	if l.view {
+		if uint(i) >= uint(l.lz.n) {
+			panic("wire: BytesList.At index out of range")
+		}
+		d := l.lz.src.data
+		at := int(l.lz.off) + EntrySize*i
+		n := int(binary.LittleEndian.Uint32(d[at:]))
+		off := int(binary.LittleEndian.Uint32(d[at+4:]))
+		return d[off : off+n : off+n]
+	}
+	return l.items[i].data
+}
 
 // Field returns element i as a *Bytes (to inspect IsZeroCopy, Buf, or to Set it).
-func (l *BytesList) Field(i int) *Bytes { return &l.items[i] }
+func (l *BytesList) Field(i int) *Bytes {
+	l.materialize()
+	return &l.items[i]
+}
 
 // Append adds p (hybrid rule of Bytes.Set).
 func (l *BytesList) Append(p []byte) {
+	l.materialize()
 	l.items = grow(bytesType, l.a, l.items)
 	l.items[len(l.items)-1].Set(l.a, p)
 }
@@ -140,20 +171,24 @@ func (l *BytesList) AppendString(s string) { l.Append(bytesOf(s)) }
 
 // AppendBuf adds buf's window (rule of Bytes.SetBuf; the caller keeps its reference).
 func (l *BytesList) AppendBuf(buf mem.Buf) {
+	l.materialize()
 	l.items = grow(bytesType, l.a, l.items)
 	l.items[len(l.items)-1].SetBuf(l.a, buf)
 }
 
 // Truncate shortens the list to n elements.
-func (l *BytesList) Truncate(n int) { l.items = l.items[:n] }
+func (l *BytesList) Truncate(n int) {
+	l.materialize()
+	l.items = l.items[:n]
+}
 
-// Equal reports whether both lists hold the same elements (both must be loaded).
+// Equal reports whether both lists (both loaded) hold the same elements.
 func (l *BytesList) Equal(o *BytesList) bool {
-	if len(l.items) != len(o.items) {
+	if l.Len() != o.Len() {
 		return false
 	}
-	for i := range l.items {
-		if !bytes.Equal(l.items[i].data, o.items[i].data) {
+	for i := range l.Len() {
+		if !bytes.Equal(l.At(i), o.At(i)) {
 			return false
 		}
 	}
@@ -175,39 +210,37 @@ func (l *StringList) Init(a *Arena, n int) {
 	l.lz = lazy{}
 }
 
-// Load binds the list to a and decodes a decoded list (once; sticky error).
+// Load binds the list to a and decodes a decoded list (once).
 func (l *StringList) Load(a *Arena) error {
 	if l.a == nil {
 		l.a = a
 	}
-	if !l.lz.pending {
-		return l.lz.err
-	}
 	z := &l.lz
-	z.pending = false
+	if z.src == nil {
+		return nil
+	}
+	d := z.src.data
+	for at := int(z.off); at < int(z.off)+EntrySize*int(z.n); at += EntrySize {
+		if !z.src.checkRef(binary.LittleEndian.Uint32(d[at+4:]), binary.LittleEndian.Uint32(d[at:])) {
+			return malformed(at, 0, "list element out of range")
+		}
+	}
 	items, ok := stringType.tryNewSlice(l.a, int(z.n))
 	if !ok {
-		z.err = limitErr(int(z.off), 0)
-		return z.err
+		return limitErr(int(z.off), 0)
 	}
-	src := z.src
 	for i := range items {
 		at := int(z.off) + EntrySize*i
-		e := src.data[at : at+EntrySize]
-		b, err := src.dataRef(binary.LittleEndian.Uint32(e[4:]), binary.LittleEndian.Uint32(e), at, 0)
-		if err != nil {
-			z.err = err
-			return err
-		}
-		items[i].b = b
+		items[i].b = z.src.ref(binary.LittleEndian.Uint32(d[at+4:]), binary.LittleEndian.Uint32(d[at:]))
 	}
 	l.items = items
+	*z = lazy{}
 	return nil
 }
 
 // Len is the number of elements.
 func (l *StringList) Len() int {
-	if l.lz.pending {
+	if l.lz.src != nil {
 		return int(l.lz.n)
 	}
 	return len(l.items)
@@ -321,24 +354,23 @@ func (l *ScalarList[T]) Init(a *Arena, n int) {
 	l.lz = lazy{}
 }
 
-// Load binds the list to a and decodes a decoded list (once; sticky error).
+// Load binds the list to a and decodes a decoded list (once).
 func (l *ScalarList[T]) Load(a *Arena) error {
 	if l.a == nil {
 		l.a = a
 	}
-	if !l.lz.pending {
-		return l.lz.err
-	}
 	z := &l.lz
-	z.pending = false
+	if z.src == nil {
+		return nil
+	}
 	items, ok := scalarType[T]().tryNewSlice(l.a, int(z.n))
 	if !ok {
-		z.err = limitErr(int(z.off), 0)
-		return z.err
+		return limitErr(int(z.off), 0)
 	}
 	raw := z.src.data[z.off : int(z.off)+len(items)*scalarWidth[T]()]
 	decodeScalars(items, raw)
 	l.items = items
+	*z = lazy{}
 	return nil
 }
 
@@ -415,7 +447,7 @@ func encodeScalars[T Scalar](raw []byte, items []T) {
 
 // Len is the number of elements.
 func (l *ScalarList[T]) Len() int {
-	if l.lz.pending {
+	if l.lz.src != nil {
 		return int(l.lz.n)
 	}
 	return len(l.items)
@@ -492,21 +524,20 @@ func (l *MessageList[P]) Init(a *Arena, n int) {
 	l.lz = lazy{}
 }
 
-// Load binds the list to a and decodes a decoded list (once; sticky
-// error), making elements with newT (the generated New function).
+// Load binds the list to a and decodes a decoded list (once), making
+// elements with newT (the generated New function). After an error the list
+// stays undecoded and the next Load reports it again.
 func (l *MessageList[P]) Load(a *Arena, newT func(*Arena) P) error {
 	if l.a == nil {
 		l.a = a
 	}
-	if !l.lz.pending {
-		return l.lz.err
-	}
 	z := &l.lz
-	z.pending = false
+	if z.src == nil {
+		return nil
+	}
 	items, ok := msgSlotType.tryNewSlice(l.a, int(z.n))
 	if !ok {
-		z.err = limitErr(int(z.off), 0)
-		return z.err
+		return limitErr(int(z.off), 0)
 	}
 	src := z.src
 	prev := int(z.off) + EntrySize*len(items)
@@ -515,28 +546,26 @@ func (l *MessageList[P]) Load(a *Arena, newT func(*Arena) P) error {
 		e := src.data[at : at+EntrySize]
 		size, off := int(binary.LittleEndian.Uint32(e)), int(binary.LittleEndian.Uint32(e[4:]))
 		if off < prev || size < 4 || off > int(z.end) || size > int(z.end)-off {
-			z.err = malformed(at, 0, "list element header out of order or out of range")
-			return z.err
+			return malformed(at, 0, "list element header out of order or out of range")
 		}
 		prev = off + size
 		if overLimit(l.a) {
-			z.err = limitErr(at, 0)
-			return z.err
+			return limitErr(at, 0)
 		}
 		m := newT(l.a)
 		if err := decodeAt(m, l.a, src, off, off+size, int(z.depth)+1); err != nil {
-			z.err = err
 			return err
 		}
 		items[i] = m
 	}
 	l.items = items
+	*z = lazy{}
 	return nil
 }
 
 // Len is the number of elements.
 func (l *MessageList[P]) Len() int {
-	if l.lz.pending {
+	if l.lz.src != nil {
 		return int(l.lz.n)
 	}
 	return len(l.items)
@@ -587,27 +616,26 @@ type Nested[P MessagePtr] struct {
 // Present reports whether the field is set (decoded or assigned).
 func (n *Nested[P]) Present() bool {
 	var zero P
-	return n.p != zero || n.lz.pending || n.lz.err != nil
+	return n.p != zero || n.lz.src != nil
 }
 
 // Get returns the message (the zero P when absent), decoding it on first
-// access with newT (the generated New function); the error is sticky.
+// access with newT (the generated New function). After an error the field
+// stays undecoded and the next Get reports it again.
 func (n *Nested[P]) Get(a *Arena, newT func(*Arena) P) (P, error) {
-	if n.lz.pending {
-		z := &n.lz
-		z.pending = false
+	z := &n.lz
+	if z.src != nil {
 		if overLimit(a) {
-			z.err = limitErr(int(z.off), 0)
-		} else {
-			m := newT(a)
-			if err := decodeAt(m, a, z.src, int(z.off), int(z.off+z.n), int(z.depth)+1); err != nil {
-				z.err = err
-			} else {
-				n.p = m
-			}
+			return n.p, limitErr(int(z.off), 0)
 		}
+		m := newT(a)
+		if err := decodeAt(m, a, z.src, int(z.off), int(z.off+z.n), int(z.depth)+1); err != nil {
+			return n.p, err
+		}
+		n.p = m
+		*z = lazy{}
 	}
-	return n.p, n.lz.err
+	return n.p, nil
 }
 
 // Set assigns m (the zero P clears the field). m must belong to the same

@@ -35,9 +35,6 @@ type Core struct {
 	count uint32 // present fields, computed by Sizes for Serialize
 	words uint32 // bitmap words, computed by Sizes for Serialize
 	depth int32  // nesting depth of a decoded message
-	szOK  bool
-	sz    Sizes // the root's last Sizes()
-	szErr error
 }
 
 // Init binds the message to a (generated New functions call it).
@@ -99,10 +96,14 @@ var (
 	msgSlotType = NewType[Msg]()
 )
 
-// SizesOf computes m's Sizes and caches them (with the per-message counts)
-// for the following Serialize. Generated Sizes methods call it.
+// SizesOf computes m's Sizes; the arena remembers them (with per-message
+// counts) for a following Serialize of m. Generated Sizes methods call it.
 func SizesOf(m Msg) Sizes {
-	c := m.WireCore()
+	sz, _ := sizesOf(m, m.WireCore())
+	return sz
+}
+
+func sizesOf(m Msg, c *Core) (Sizes, error) {
 	a := c.a
 	var s *Sizer
 	if a == nil {
@@ -112,33 +113,40 @@ func SizesOf(m Msg) Sizes {
 	}
 	*s = Sizer{a: a}
 	m.WireSizes(s)
-	c.sz = Sizes{Header: s.header, Copied: s.copied, ZeroCopy: s.zc, Entries: s.entries}
-	c.szErr = s.err
-	if c.szErr == nil && c.sz.Total() > MaxMessageSize {
-		c.szErr = ErrTooLarge
+	sz := Sizes{Header: s.header, Copied: s.copied, ZeroCopy: s.zc, Entries: s.entries}
+	err := s.err
+	if err == nil && sz.Total() > MaxMessageSize {
+		err = ErrTooLarge
 	}
-	c.szOK = true
-	return c.sz
+	if a != nil {
+		a.szFor, a.sz, a.szErr = c, sz, err
+	}
+	return sz, err
 }
 
 // SerializeTo writes m's header and copied region into dst (exactly
 // Sizes().Head() bytes) and hands each zero-copy entry to sink, in wire
-// order. It uses the sizes of the last SizesOf(m) (computing them if there
-// were none); a change since then that alters the layout is detected and
-// reported as ErrModified. Generated Serialize methods call it.
+// order. It uses the sizes of the last SizesOf(m) when no other message of
+// the arena was sized since (computing them otherwise); a change of m since
+// then that alters the layout is detected and reported as ErrModified
+// (nothing is written out of place). Generated Serialize methods call it.
 func SerializeTo(m Msg, dst []byte, sink EntrySink) error {
 	return serialize(m, dst, sink, false)
 }
 
 func serialize(m Msg, dst []byte, sink EntrySink, flat bool) error {
 	c := m.WireCore()
-	if !c.szOK {
-		SizesOf(m)
+	a := c.a
+	var sz Sizes
+	var err error
+	if a != nil && a.szFor == c {
+		sz, err = a.sz, a.szErr
+	} else {
+		sz, err = sizesOf(m, c)
 	}
-	if c.szErr != nil {
-		return c.szErr
+	if err != nil {
+		return err
 	}
-	sz := c.sz
 	want := sz.Head()
 	if flat {
 		want = sz.Total()
@@ -147,21 +155,22 @@ func serialize(m Msg, dst []byte, sink EntrySink, flat bool) error {
 		return ErrDstSize
 	}
 	var e *Encoder
-	a := c.a
 	if a == nil || a.busyEnc {
 		e = new(Encoder)
 	} else {
 		e = &a.enc
 		a.busyEnc = true
-		defer func() { a.busyEnc = false }()
 	}
 	*e = Encoder{dst: dst, hdrEnd: sz.Header, cp: sz.Header, cpEnd: sz.Head(), zc: sz.Head(), zcEnd: sz.Total(), sink: sink, flat: flat}
 	m.WireEncode(e)
-	err := e.err
+	err = e.err
 	if err == nil && (e.hdr != sz.Header || e.cp != sz.Head() || e.zc != sz.Total() || e.entries != sz.Entries) {
 		err = ErrModified
 	}
-	*e = Encoder{}
+	e.dst, e.sink, e.err = nil, nil, nil
+	if a != nil && e == &a.enc {
+		a.busyEnc = false
+	}
 	return err
 }
 
@@ -210,6 +219,9 @@ func decodeRoot(m Msg, a *Arena, p []byte, h mem.Buf) error {
 	src.data = p
 	src.buf = h
 	src.thr = a.Threshold
+	if !h.IsZero() {
+		a.lastSrc = src
+	}
 	return decodeAt(m, a, src, 0, len(p), 0)
 }
 
@@ -223,7 +235,6 @@ func decodeAt(m Msg, a *Arena, src *source, start, end, depth int) error {
 	c.depth = int32(depth)
 	c.has = 0
 	clear(c.hasX)
-	c.szOK = false
 	d := &a.dec
 	if d.src != nil { // re-entered (never by the runtime itself): use a fresh decoder
 		d = new(Decoder)

@@ -99,6 +99,7 @@ func (s *Sizer) BytesList(num int, l *BytesList) {
 		s.fail(err)
 		return
 	}
+	l.materialize()
 	s.field(num)
 	s.header += EntrySize * len(l.items)
 	for i := range l.items {

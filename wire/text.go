@@ -86,11 +86,11 @@ func (t *Text) Message(name string, m fmt.Stringer) { t.key(name); t.b = append(
 func (t *Text) BytesList(name string, l *BytesList) {
 	t.key(name)
 	t.b = append(t.b, '[')
-	for i := range l.items {
+	for i := range l.Len() {
 		if i > 0 {
 			t.b = append(t.b, ' ')
 		}
-		t.raw(l.items[i].data)
+		t.raw(l.At(i))
 	}
 	t.b = append(t.b, ']')
 }

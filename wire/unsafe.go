@@ -22,3 +22,16 @@ func bytesOf(s string) []byte {
 	}
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
+
+// within reports whether p lies entirely inside outer, and p's offset in it.
+func within(p, outer []byte) (int, bool) {
+	if len(p) == 0 || len(outer) == 0 {
+		return 0, false
+	}
+	pa := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+	oa := uintptr(unsafe.Pointer(unsafe.SliceData(outer)))
+	if pa < oa || pa-oa > uintptr(len(outer)) || uintptr(len(p)) > uintptr(len(outer))-(pa-oa) {
+		return 0, false
+	}
+	return int(pa - oa), true
+}

@@ -1,0 +1,190 @@
+package testmsg
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cornflakes-go/cornflakes/mem/memtest"
+	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// decodeAndUse decodes p (from a registered copy when reg is set), reads
+// every field and re-serializes, returning the first error. It must never
+// panic, and the arena must not grow beyond what the input justifies.
+func decodeAndUse(t testing.TB, v *values, a *wire.Arena, p []byte, reg bool) error {
+	t.Helper()
+	grown := a.Grown()
+	m := NewAllTypes(a)
+	var err error
+	if reg && len(p) > 0 {
+		in := memtest.Alloc(t, v.pool, p)
+		err = m.Decode(in)
+		memtest.Release(t, in)
+	} else {
+		err = m.DecodeBytes(p)
+	}
+	if err == nil {
+		err = walk(m)
+	}
+	if err == nil {
+		_, err = wire.Flatten(m, nil)
+	}
+	if g := a.Grown() - grown; g > 1<<20+256*len(p) {
+		t.Errorf("input of %d bytes grew the arena by %d bytes", len(p), g)
+	}
+	if err != nil && !errors.Is(err, wire.ErrMalformed) && !errors.Is(err, wire.ErrInvalidUTF8) {
+		t.Errorf("error %v is neither ErrMalformed nor ErrInvalidUTF8", err)
+	}
+	if rerr := a.Reset(); rerr != nil {
+		t.Fatalf("Reset: %v", rerr)
+	}
+	return err
+}
+
+func validSample(t testing.TB, v *values, a *wire.Arena) []byte {
+	r := rand.New(rand.NewPCG(7, 7))
+	for {
+		m := randAllTypes(r, a, v)
+		if kids, _ := m.GetKids(); kids.Len() == 0 || !m.HasChild() || !m.HasBlobs() || !m.HasRI64() {
+			continue
+		}
+		flat, err := wire.Flatten(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		return flat
+	}
+}
+
+// TestHostileTruncated decodes every prefix of a valid message.
+func TestHostileTruncated(t *testing.T) {
+	v := newValues(t)
+	a := newArena(t, wire.DefaultThreshold)
+	flat := validSample(t, v, a)
+	if err := decodeAndUse(t, v, a, flat, true); err != nil {
+		t.Fatalf("valid sample: %v", err)
+	}
+	fails := 0
+	for n := range len(flat) {
+		if decodeAndUse(t, v, a, flat[:n], n%2 == 0) != nil {
+			fails++
+		}
+	}
+	if fails == 0 {
+		t.Error("no truncation was detected")
+	}
+}
+
+// TestHostileWords overwrites every u32 of a valid message with hostile
+// values (huge, just out of range, pointing backwards, zero).
+func TestHostileWords(t *testing.T) {
+	v := newValues(t)
+	a := newArena(t, wire.DefaultThreshold)
+	flat := validSample(t, v, a)
+	vals := []uint32{0, 1, 3, 4, 7, 8, math.MaxUint32, math.MaxUint32 - 3, 1 << 31, 1 << 28, uint32(len(flat)), uint32(len(flat) + 1), uint32(len(flat) - 1), wire.MaxBitmapWords + 1}
+	p := make([]byte, len(flat))
+	errs := 0
+	for off := 0; off+4 <= len(flat) && off < 4096; off += 4 {
+		for _, x := range vals {
+			copy(p, flat)
+			binary.LittleEndian.PutUint32(p[off:], x)
+			if decodeAndUse(t, v, a, p, false) != nil {
+				errs++
+			}
+		}
+	}
+	if errs == 0 {
+		t.Error("no corruption was detected")
+	}
+}
+
+// header builds a message header with the given (field, lo, hi) entries.
+func header(fields ...[3]uint32) []byte {
+	hf := make([]wire.HeaderField, len(fields))
+	for i, f := range fields {
+		hf[i] = wire.HeaderField{Num: int(f[0]), Entry: uint64(f[1]) | uint64(f[2])<<32}
+	}
+	p, err := wire.AppendHeader(nil, hf)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func TestHostileCrafted(t *testing.T) {
+	v := newValues(t)
+	a := newArena(t, wire.DefaultThreshold)
+	// deep: Inner.child chains nested far beyond MaxDepth (AllTypes.child = 33, Inner.child = 4).
+	deep := func(levels int) []byte {
+		// The root (field 33 needs a 2-word bitmap: 20 bytes), then levels
+		// Inner headers of 16 bytes, each with one entry pointing right after it.
+		const rh, ih = 4 + 8 + 8, 4 + 4 + 8
+		total := rh + ih*levels
+		p := header([3]uint32{33, uint32(total - rh), rh})
+		for i := range levels {
+			start := rh + ih*i
+			if i == levels-1 {
+				p = append(p, header([3]uint32{1, 5, 0})...) // id = 5
+				break
+			}
+			p = append(p, header([3]uint32{4, uint32(total - start - ih), uint32(start + ih)})...)
+		}
+		return p
+	}
+	cases := []struct {
+		name string
+		p    []byte
+		ok   bool
+	}{
+		{"empty", nil, false},
+		{"empty message", []byte{0, 0, 0, 0}, true},
+		{"trailing zero bitmap words", append([]byte{2, 0, 0, 0}, make([]byte, 8)...), true},
+		{"bitmap too large", []byte{0xff, 0xff, 0, 0}, false},
+		{"bytes out of range", header([3]uint32{15, 10, 1 << 20}), false},
+		{"bytes size overflow", header([3]uint32{15, math.MaxUint32, 16}), false},
+		{"huge list count", header([3]uint32{22, 1 << 27, 16}), false},
+		{"list count over MaxListLen", header([3]uint32{25, math.MaxUint32, 16}), false},
+		{"list overlapping the fixed part", header([3]uint32{24, 1, 4}), false},
+		{"nested pointing at itself", header([3]uint32{33, 16, 0}), false},
+		{"nested smaller than a header", append(header([3]uint32{33, 2, 16}), 0, 0), false},
+		{"message list huge count", header([3]uint32{32, 1 << 26, 16}), false},
+		{"deep nesting within limit", deep(wire.MaxDepth - 1), true},
+		{"deep nesting beyond MaxDepth", deep(wire.MaxDepth + 5), false},
+		{"very deep nesting", deep(10000), false},
+	}
+	for _, c := range cases {
+		err := decodeAndUse(t, v, a, c.p, false)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: err = %v, want ok=%v", c.name, err, c.ok)
+		}
+		if c.name == "very deep nesting" && !errors.Is(err, wire.ErrTooDeep) {
+			t.Errorf("%s: err = %v, want ErrTooDeep", c.name, err)
+		}
+		var de *wire.DecodeError
+		if err != nil && errors.Is(err, wire.ErrMalformed) && !errors.As(err, &de) {
+			t.Errorf("%s: %v is not a *DecodeError", c.name, err)
+		}
+	}
+}
+
+// TestHostileNoAllocation checks that a huge claimed count allocates nothing.
+func TestHostileNoAllocation(t *testing.T) {
+	a := wire.NewArena()
+	p := header([3]uint32{22, 1 << 27, 16})
+	allocs := testing.AllocsPerRun(100, func() {
+		m := NewAllTypes(a)
+		if err := m.DecodeBytes(p); err == nil {
+			t.Fatal("accepted")
+		}
+		_ = a.Reset()
+	})
+	if allocs > 1 { // the *DecodeError
+		t.Errorf("%v allocations per hostile decode", allocs)
+	}
+}
