@@ -24,6 +24,9 @@ const (
 	// DefaultTxQueue is the number of packets an endpoint may have in
 	// flight (flushed, not yet completed) before further ones are dropped.
 	DefaultTxQueue = 1024
+	// CloseLinger bounds how long Close waits for packets in flight on a
+	// real-time network.
+	CloseLinger = 100 * time.Millisecond
 	// MaxMaxPayload bounds Config.MaxPayload.
 	MaxMaxPayload = 1 << 20
 	// MaxMaxSegments bounds Config.MaxSegments.
@@ -682,8 +685,10 @@ func (ep *Endpoint) Stats() datapath.Stats {
 }
 
 // Close implements datapath.Endpoint: queued packets are flushed and those
-// due are delivered; packets still in flight are cancelled (a NIC reset:
-// they are lost) and every reference the endpoint holds is released. If
+// due are delivered; on a real-time network Close waits up to CloseLinger
+// for the rest to arrive. Packets still in flight then (on a virtual
+// network: all that are not due yet) are cancelled, like a NIC reset, and
+// every reference the endpoint holds is released. If
 // the endpoint created its pool (Config.Pool nil), the pool is closed, so
 // the application must release every received packet first; otherwise
 // Close reports an error wrapping mem.ErrInUse and leaves the pool open.
@@ -694,6 +699,9 @@ func (ep *Endpoint) Close() error {
 	defer ep.guard.ExitClosed()
 	errs := []error{ep.flush()}
 	n := ep.net
+	if !n.virtual {
+		ep.linger()
+	}
 	n.mu.Lock()
 	n.pumpLocked()
 	delete(n.eps, ep.addr)
@@ -728,6 +736,25 @@ func (ep *Endpoint) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// linger waits, on a real-time network, up to CloseLinger for the
+// endpoint's packets in flight to be delivered.
+func (ep *Endpoint) linger() {
+	n := ep.net
+	deadline := time.Now().Add(CloseLinger)
+	for {
+		n.mu.Lock()
+		n.pumpLocked()
+		inflight := ep.inflight
+		next := n.nextDueLocked() - n.nowLocked()
+		n.mu.Unlock()
+		left := time.Until(deadline)
+		if inflight == 0 || left <= 0 {
+			return
+		}
+		time.Sleep(min(max(next, time.Microsecond), left))
+	}
 }
 
 func (ep *Endpoint) unbind() {

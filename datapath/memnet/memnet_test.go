@@ -797,3 +797,21 @@ func TestSendReleasedBuf(t *testing.T) {
 		t.Errorf("good segment has %d refs after the failed sends", good.Refs())
 	}
 }
+
+// TestCloseLingersRealTime: on a real-time network Close waits for a
+// delayed packet to be delivered instead of cancelling it.
+func TestCloseLingersRealTime(t *testing.T) {
+	n := memnet.NewNetwork(memnet.NetworkConfig{Faults: memnet.Faults{Delay: 2 * time.Millisecond}})
+	a := open(t, n, addrA, datapath.Config{}, memnet.Options{})
+	b := open(t, n, addrB, datapath.Config{}, memnet.Options{})
+	sendSeq(t, a, addrB, 9, 10)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(t, b, nil); len(got) != 1 || got[0].seq != 9 {
+		t.Fatalf("after the sender's Close B got %v", got)
+	}
+	if st := n.Stats(); st.Cancelled != 0 {
+		t.Fatalf("Cancelled = %d", st.Cancelled)
+	}
+}
