@@ -18,10 +18,11 @@ import (
 // uses 1 + |Z| + (runs of copied entries that follow a member of Z)
 // segments; CountSegments computes it.
 //
-// Algorithm. The candidates are the MaxSegments-1 largest entries (ties: the
-// later entry, since copied leading entries merge with the head), found with a bounded heap in O(n log k). Candidates are
-// then added to Z greedily, largest first, whenever the segment count stays
-// within budget, repeating until nothing more fits (O(k) per pass, a few passes).
+// Algorithm. The candidates are the k = MaxSegments-1 largest entries
+// (ties: the later entry, since copied leading entries merge with the
+// head), found with a bounded heap in O(n log k). Candidates are then added
+// to Z greedily, largest first, whenever the segment count stays within
+// budget, repeating until nothing more fits (O(k) per pass, few passes).
 // Finally a copied entry whose neighbours are both zero-copy (or that is the
 // last entry and follows one) is made zero-copy too, since that costs no
 // extra segment and saves a copy. Entries outside the candidates are never
