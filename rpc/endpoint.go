@@ -86,6 +86,14 @@ type EndpointConfig struct {
 	PreRespSize int
 	// Batch is the number of packets received per Recv (default 32).
 	Batch int
+	// IdleSpin is how long Run keeps busy-polling after its last progress
+	// before it sleeps in the datapath's Wait (default 1ms; negative:
+	// sleep at once). Longer spins trade CPU for latency.
+	IdleSpin time.Duration
+	// CopyRequests turns off zero-copy request processing: single-packet
+	// requests are copied out of the receive buffer before the handler
+	// runs (for factor analysis; eRPC Table 3).
+	CopyRequests bool
 	// OnSession, if set, is called on the endpoint goroutine for session events.
 	OnSession func(s Session, ev SessionEvent, err error)
 }
@@ -231,9 +239,13 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	}
 	ep := &Endpoint{nx: n, id: cfg.ID, dp: cfg.Datapath, pool: cfg.Pool, cfg: cfg, dpp: dpp,
 		start: time.Now(), tokens: map[tokenKey]uint16{}}
+	cc := cfg.CC
+	if cc.NoBatchTimestamps && cc.Clock == nil {
+		cc.Clock = ep.now // per-packet clock reads on the endpoint's time base
+	}
 	core, err := proto.New(proto.Config{Credits: cfg.Credits, Window: cfg.Window, RTO: cfg.RTO,
 		DataPerPkt: dpp, MaxMsgSize: cfg.MaxMsgSize, MaxBacklog: cfg.MaxBacklog, Selective: cfg.Selective,
-		CC: cfg.CC}, ep)
+		CC: cc}, ep)
 	if err != nil {
 		return nil, err
 	}
@@ -369,22 +381,28 @@ func (ep *Endpoint) Run(ctx context.Context) error {
 		return err
 	}
 	defer ep.exit(nested)
-	idle := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
+	spin := ep.cfg.IdleSpin
+	if spin == 0 {
+		spin = time.Millisecond
+	}
+	lastProgress := ep.now()
+	for i := 0; ; i++ {
+		if i&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
 		progress, err := ep.runOnce()
 		if err != nil {
 			return err
 		}
+		now := ep.now()
 		if progress {
-			idle = 0
+			lastProgress = now
 			continue
 		}
-		idle++
-		if idle > 16 {
-			wait := time.Duration(ep.core.NextDeadline() - ep.now())
+		if now-lastProgress > int64(spin) {
+			wait := time.Duration(ep.core.NextDeadline() - now)
 			if wait > 500*time.Microsecond {
 				wait = 500 * time.Microsecond
 			}
@@ -543,6 +561,15 @@ func (ep *Endpoint) handleRequest(e *proto.Event) {
 	if e.Buf != nil {
 		r.buf = e.Buf.(*rxBuf).take()
 		r.data = r.buf.Bytes()
+	} else if ep.cfg.CopyRequests && len(e.Data) > 0 {
+		b, err := ep.pool.Alloc(len(e.Data))
+		if err != nil {
+			_ = ep.core.RespondStatus(e.Handle, proto.StatusRejected)
+			ep.freeRequest(r)
+			return
+		}
+		copy(b.Bytes(), e.Data)
+		r.buf, r.data = b, b.Bytes()
 	} else {
 		r.data = e.Data
 		r.rxID = e.RxID

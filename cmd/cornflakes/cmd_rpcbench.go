@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cornflakes-go/cornflakes/rpc/rpcbench"
+)
+
+func init() {
+	register(&command{
+		name:    "rpcbench",
+		summary: "measure the eRPC-style transport vs the raw datapath and gRPC-Go",
+		run:     runRPCBench,
+	})
+}
+
+func runRPCBench(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("rpcbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dp := fs.String("datapath", "udp", "datapath: udp (loopback) or memnet")
+	quick := fs.Bool("quick", false, "short measurements (whole run under 3 minutes)")
+	asJSON := fs.Bool("json", false, "print an array of {test,variant,datapath,value,unit} records")
+	only := fs.String("tests", "", "comma-separated subset of: "+strings.Join(rpcbench.Tests, ","))
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "rpcbench: unexpected arguments %q\n", fs.Args())
+		return errUsage
+	}
+	o := rpcbench.Options{Datapath: *dp, Quick: *quick, Progress: stderr}
+	if *only != "" {
+		o.Only = strings.Split(*only, ",")
+	}
+	recs, err := rpcbench.Run(context.Background(), o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(recs)
+	}
+	fmt.Fprintf(stdout, "%-12s %-22s %-8s %14s %s\n", "test", "variant", "datapath", "value", "unit")
+	for _, r := range recs {
+		fmt.Fprintf(stdout, "%-12s %-22s %-8s %14.3f %s\n", r.Test, r.Variant, r.Datapath, r.Value, r.Unit)
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package rpcbench
+
+import (
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+)
+
+// rawServer echoes every packet (or a 16-byte ack when ack is set) until stop.
+func rawServer(dp datapath.Endpoint, ack bool, stop <-chan struct{}, done chan<- error) {
+	pkts := make([]datapath.Packet, datapath.DefaultBatch)
+	idle := 0
+	for {
+		select {
+		case <-stop:
+			done <- nil
+			return
+		default:
+		}
+		n, err := dp.Recv(pkts)
+		if err != nil {
+			done <- err
+			return
+		}
+		for i := 0; i < n; i++ {
+			p := pkts[i].Buf.Bytes()
+			if ack && len(p) > 16 {
+				p = p[:16]
+			}
+			_ = dp.Send(pkts[i].From, p)
+			_ = pkts[i].Buf.Release()
+			pkts[i] = datapath.Packet{}
+		}
+		if err := dp.Flush(); err != nil {
+			done <- err
+			return
+		}
+		if n == 0 {
+			idle++
+			if idle > 64 {
+				_ = dp.Wait(200 * time.Microsecond)
+			}
+		} else {
+			idle = 0
+		}
+	}
+}
+
+type rawPair struct {
+	srv, cli datapath.Endpoint
+	stop     chan struct{}
+	done     chan error
+}
+
+func newRawPair(kind string, n *memnet.Network, ack bool) (*rawPair, error) {
+	srv, err := openDP(kind, n)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := openDP(kind, n)
+	if err != nil {
+		_ = srv.Close()
+		return nil, err
+	}
+	p := &rawPair{srv: srv, cli: cli, stop: make(chan struct{}), done: make(chan error, 1)}
+	go rawServer(srv, ack, p.stop, p.done)
+	return p, nil
+}
+
+func (p *rawPair) close() error {
+	close(p.stop)
+	err := <-p.done
+	_ = p.cli.Close()
+	_ = p.srv.Close()
+	return err
+}
+
+// rawRun keeps window packets of size bytes in flight for d (after d/10 of
+// warm-up) and returns replies per second; a window with no reply for 20 ms
+// is refilled (lost packets). lat collects round-trip times when non-nil.
+func rawRun(p *rawPair, size, window int, d time.Duration, lat *[]time.Duration) (float64, error) {
+	if size < 16 {
+		size = 16
+	}
+	buf := make([]byte, size)
+	dst := p.srv.LocalAddr()
+	pkts := make([]datapath.Packet, datapath.DefaultBatch)
+	var seq uint64
+	send := func() error {
+		seq++
+		binary.LittleEndian.PutUint64(buf, seq)
+		binary.LittleEndian.PutUint64(buf[8:], uint64(time.Now().UnixNano()))
+		return p.cli.Send(dst, buf)
+	}
+	for i := 0; i < window; i++ {
+		if err := send(); err != nil {
+			return 0, err
+		}
+	}
+	if err := p.cli.Flush(); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	warmEnd := start.Add(d / 10)
+	end := warmEnd.Add(d)
+	count := 0
+	last := time.Now()
+	measuring := false
+	for {
+		now := time.Now()
+		if !measuring && now.After(warmEnd) {
+			measuring, count, start = true, 0, now
+			if lat != nil {
+				*lat = (*lat)[:0]
+			}
+		}
+		if now.After(end) {
+			break
+		}
+		n, err := p.cli.Recv(pkts)
+		if err != nil {
+			return 0, err
+		}
+		for i := 0; i < n; i++ {
+			b := pkts[i].Buf.Bytes()
+			if lat != nil && len(b) >= 16 {
+				*lat = append(*lat, time.Duration(time.Now().UnixNano()-int64(binary.LittleEndian.Uint64(b[8:]))))
+			}
+			_ = pkts[i].Buf.Release()
+			pkts[i] = datapath.Packet{}
+			count++
+			if err := send(); err != nil {
+				return 0, err
+			}
+		}
+		if n > 0 {
+			last = now
+			if err := p.cli.Flush(); err != nil {
+				return 0, err
+			}
+		} else if now.Sub(last) > 20*time.Millisecond {
+			for i := 0; i < window; i++ {
+				if err := send(); err != nil {
+					return 0, err
+				}
+			}
+			_ = p.cli.Flush()
+			last = now
+		}
+	}
+	el := time.Since(start)
+	if count == 0 {
+		return 0, errors.New("raw datapath: no replies")
+	}
+	return float64(count) / el.Seconds(), nil
+}
+
+func rawRate(kind string, n *memnet.Network, size, window int, d time.Duration, lat *[]time.Duration) (float64, error) {
+	p, err := newRawPair(kind, n, false)
+	if err != nil {
+		return 0, err
+	}
+	r, err := rawRun(p, size, window, d, lat)
+	if cerr := p.close(); err == nil {
+		err = cerr
+	}
+	return r, err
+}
+
+// rawBandwidth streams full packets with 64 in flight (the server acks each
+// with 16 bytes) and returns the payload bandwidth in Gbit/s.
+func rawBandwidth(kind string, n *memnet.Network, d time.Duration) (float64, error) {
+	p, err := newRawPair(kind, n, true)
+	if err != nil {
+		return 0, err
+	}
+	size := p.cli.MaxPayload()
+	r, err := rawRun(p, size, 64, d, nil)
+	if cerr := p.close(); err == nil {
+		err = cerr
+	}
+	return r * float64(size) * 8 / 1e9, err
+}

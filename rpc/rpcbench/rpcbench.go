@@ -1,0 +1,379 @@
+// Package rpcbench measures the RPC transport next to the raw datapath it
+// runs on and next to gRPC-Go: the experiments of eRPC §6 (small-RPC rate,
+// latency, large-message bandwidth, bandwidth under loss, factor analysis,
+// session scalability). The cornflakes rpcbench command is a thin wrapper.
+//
+// Every number is measured, never asserted. Loss experiments always run on
+// memnet (the only datapath with loss injection).
+package rpcbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"sort"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	_ "github.com/cornflakes-go/cornflakes/datapath/udp" // registers "udp"
+	"github.com/cornflakes-go/cornflakes/rpc"
+)
+
+// Record is one measurement, the JSON shape of cornflakes rpcbench --json.
+type Record struct {
+	Test     string  `json:"test"`
+	Variant  string  `json:"variant"`
+	Datapath string  `json:"datapath"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+}
+
+// Tests, in the order Run performs them.
+var Tests = []string{"small_rate", "latency", "large_bw", "loss_bw", "factor", "sessions"}
+
+// Options configures Run.
+type Options struct {
+	// Datapath is "udp" (loopback, default) or "memnet".
+	Datapath string
+	// Quick shortens every measurement (the whole run stays under 3 minutes).
+	Quick bool
+	// Only restricts the run to these tests (names from Tests; latency
+	// covers latency_p50 and latency_p99). Empty: all.
+	Only []string
+	// Progress receives one line per measurement (nil: silent).
+	Progress io.Writer
+}
+
+const (
+	reqEcho  = 1 // dispatch: echo via the preallocated response buffer
+	reqLarge = 2 // dispatch: 32-byte response
+	reqEchoB = 3 // dispatch: echo with a freshly allocated response (no prealloc)
+
+	smallSize   = 32
+	maxPayload  = 8972
+	largeSize   = 8 << 20
+	concurrency = 32
+)
+
+// ErrOptions reports invalid options.
+var ErrOptions = errors.New("rpcbench: invalid options")
+
+// Run performs the selected experiments and returns their records.
+func Run(ctx context.Context, o Options) ([]Record, error) {
+	if o.Datapath == "" {
+		o.Datapath = "udp"
+	}
+	if o.Datapath != "udp" && o.Datapath != "memnet" {
+		return nil, fmt.Errorf("%w: datapath %q (want udp or memnet)", ErrOptions, o.Datapath)
+	}
+	want := map[string]bool{}
+	for _, t := range o.Only {
+		ok := false
+		for _, k := range Tests {
+			ok = ok || k == t
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: unknown test %q", ErrOptions, t)
+		}
+		want[t] = true
+	}
+	b := &bench{o: o, dur: 2 * time.Second, ctx: ctx}
+	if o.Quick {
+		b.dur = 400 * time.Millisecond
+	}
+	for _, t := range Tests {
+		if len(want) > 0 && !want[t] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return b.recs, err
+		}
+		var err error
+		switch t {
+		case "small_rate":
+			err = b.smallRate()
+		case "latency":
+			err = b.latency()
+		case "large_bw":
+			err = b.largeBW()
+		case "loss_bw":
+			err = b.lossBW()
+		case "factor":
+			err = b.factor()
+		case "sessions":
+			err = b.sessions()
+		}
+		if err != nil {
+			return b.recs, fmt.Errorf("rpcbench %s: %w", t, err)
+		}
+	}
+	return b.recs, nil
+}
+
+type bench struct {
+	o    Options
+	dur  time.Duration
+	ctx  context.Context
+	recs []Record
+}
+
+func (b *bench) add(test, variant, dp string, v float64, unit string) {
+	r := Record{Test: test, Variant: variant, Datapath: dp, Value: v, Unit: unit}
+	b.recs = append(b.recs, r)
+	if b.o.Progress != nil {
+		fmt.Fprintf(b.o.Progress, "%-12s %-22s %-7s %14.3f %s\n", test, variant, dp, v, unit)
+	}
+}
+
+// ---- setup ----
+
+type setup struct {
+	kind     string
+	net      *memnet.Network
+	epCfg    rpc.EndpointConfig
+	srvNx    *rpc.Nexus
+	cliNx    *rpc.Nexus
+	srv, cli *rpc.Endpoint
+	cancel   context.CancelFunc
+	srvDone  chan error
+}
+
+func openDP(kind string, n *memnet.Network) (datapath.Endpoint, error) {
+	cfg := datapath.Config{MaxPayload: maxPayload}
+	if kind == "udp" {
+		cfg.Local = netip.MustParseAddrPort("127.0.0.1:0")
+		return datapath.Open("udp", cfg)
+	}
+	return n.Open(cfg, memnet.Options{RxRing: 4096, TxQueue: 8192})
+}
+
+func registerHandlers(nx *rpc.Nexus) {
+	_ = nx.Register(reqEcho, rpc.Dispatch, func(r *rpc.Request) {
+		d := r.Data()
+		if pre := r.PreResp(); len(d) <= len(pre) {
+			_ = r.RespondPre(copy(pre, d))
+			return
+		}
+		_ = r.RespondBytes(d)
+	})
+	_ = nx.Register(reqEchoB, rpc.Dispatch, func(r *rpc.Request) { _ = r.RespondBytes(r.Data()) })
+	_ = nx.Register(reqLarge, rpc.Dispatch, func(r *rpc.Request) {
+		pre := r.PreResp()
+		_ = r.RespondPre(copy(pre, r.Data()[:smallSize]))
+	})
+}
+
+// newSetup starts a server endpoint (on its own goroutine) and a client
+// endpoint (for the calling goroutine) with nSess sessions.
+func newSetup(kind string, n *memnet.Network, cfg rpc.EndpointConfig, nSess int) (*setup, []rpc.Session, error) {
+	s := &setup{kind: kind, net: n, epCfg: cfg}
+	var err error
+	nc := rpc.NexusConfig{FailureTimeout: 30 * time.Second, ConnectTimeout: 20 * time.Second}
+	if s.srvNx, err = rpc.NewNexus(nc); err != nil {
+		return nil, nil, err
+	}
+	if s.cliNx, err = rpc.NewNexus(nc); err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	registerHandlers(s.srvNx)
+	sc := cfg
+	sc.ID = 1
+	if sc.Datapath, err = openDP(kind, n); err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	if s.srv, err = s.srvNx.NewEndpoint(sc); err != nil {
+		_ = sc.Datapath.Close()
+		s.close()
+		return nil, nil, err
+	}
+	cc := cfg
+	cc.ID = 2
+	if cc.Datapath, err = openDP(kind, n); err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	if s.cli, err = s.cliNx.NewEndpoint(cc); err != nil {
+		_ = cc.Datapath.Close()
+		s.close()
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.srvDone = make(chan error, 1)
+	srv := s.srv
+	go func() { s.srvDone <- srv.Run(ctx) }()
+	sess, err := s.connect(nSess)
+	if err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	return s, sess, nil
+}
+
+// connect opens n sessions, at most 256 handshakes at a time.
+func (s *setup) connect(n int) ([]rpc.Session, error) {
+	var out []rpc.Session
+	deadline := time.Now().Add(60 * time.Second)
+	for len(out) < n {
+		batch := n - len(out)
+		if batch > 256 {
+			batch = 256
+		}
+		var cur []rpc.Session
+		for i := 0; i < batch; i++ {
+			ss, err := s.cli.Connect(s.srvNx.Addr(), 1)
+			if err != nil {
+				return nil, err
+			}
+			cur = append(cur, ss)
+		}
+		for _, ss := range cur {
+			for !s.cli.IsConnected(ss) {
+				if time.Now().After(deadline) {
+					return nil, errors.New("connect timed out")
+				}
+				if err := s.cli.RunOnce(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, cur...)
+	}
+	return out, nil
+}
+
+func (s *setup) close() {
+	if s.cancel != nil {
+		s.cancel()
+		<-s.srvDone
+	}
+	if s.cli != nil {
+		_ = s.cli.Close()
+	}
+	if s.srv != nil {
+		_ = s.srv.Close()
+	}
+	if s.cliNx != nil {
+		_ = s.cliNx.Close()
+	}
+	if s.srvNx != nil {
+		_ = s.srvNx.Close()
+	}
+}
+
+// ---- RPC workloads ----
+
+// loop is a closed-loop client: every completion issues the next request.
+type loop struct {
+	ep       *rpc.Endpoint
+	sess     []rpc.Session
+	next     int
+	reqType  uint8
+	req      []byte
+	done     int
+	inflight int
+	stop     bool
+	err      error
+	lat      *[]time.Duration
+}
+
+type loopSlot struct {
+	l     *loop
+	start time.Time
+	fn    func(*rpc.Response)
+}
+
+func (l *loop) issue(sl *loopSlot) {
+	s := l.sess[l.next%len(l.sess)]
+	l.next++
+	sl.start = time.Now()
+	l.inflight++
+	if err := l.ep.Enqueue(s, l.reqType, rpc.BytesMsg(l.req), sl.fn); err != nil {
+		l.inflight--
+		if l.err == nil {
+			l.err = err
+		}
+	}
+}
+
+func (sl *loopSlot) complete(r *rpc.Response) {
+	l := sl.l
+	l.inflight--
+	if r.Err != nil {
+		if l.err == nil {
+			l.err = r.Err
+		}
+		return
+	}
+	l.done++
+	if l.lat != nil {
+		*l.lat = append(*l.lat, time.Since(sl.start))
+	}
+	if !l.stop {
+		l.issue(sl)
+	}
+}
+
+// closedLoop keeps window requests of reqSize bytes in flight over sess
+// (round robin) for d, after a warm-up of d/10, and returns completed
+// requests per second. With lat non-nil it records every latency.
+func closedLoop(ep *rpc.Endpoint, sess []rpc.Session, reqType uint8, reqSize, window int, d time.Duration, lat *[]time.Duration) (float64, error) {
+	l := &loop{ep: ep, sess: sess, reqType: reqType, req: make([]byte, reqSize), lat: lat}
+	slots := make([]*loopSlot, window)
+	for i := range slots {
+		sl := &loopSlot{l: l}
+		sl.fn = sl.complete
+		slots[i] = sl
+	}
+	for _, sl := range slots {
+		l.issue(sl)
+	}
+	// Warm up for d/10 and until one request completed (first-touch of
+	// large buffers can be slow), at most 30 s.
+	warm := time.Now().Add(d / 10)
+	limit := time.Now().Add(30 * time.Second)
+	for (time.Now().Before(warm) || l.done == 0) && time.Now().Before(limit) && l.err == nil {
+		if err := ep.RunOnce(); err != nil {
+			return 0, err
+		}
+	}
+	l.done = 0
+	if lat != nil {
+		*lat = (*lat)[:0]
+	}
+	start := time.Now()
+	end := start.Add(d)
+	for l.err == nil && time.Now().Before(end) {
+		if err := ep.RunOnce(); err != nil {
+			return 0, err
+		}
+	}
+	el := time.Since(start)
+	n := l.done
+	l.stop = true
+	drain := time.Now().Add(30 * time.Second)
+	for l.inflight > 0 && time.Now().Before(drain) {
+		if err := ep.RunOnce(); err != nil {
+			return 0, err
+		}
+	}
+	if l.err != nil {
+		return 0, l.err
+	}
+	return float64(n) / el.Seconds(), nil
+}
+
+func percentile(lat []time.Duration, p float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), lat...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(p * float64(len(s)-1))
+	return s[i]
+}
