@@ -127,14 +127,14 @@ type server struct {
 	entries int
 	arenas  [2]*wire.Arena
 	pkts    []datapath.Packet
-	cpu     [2]int64
-	count   [2]uint64
+	cpu     [][2]int64  // by round, mode
+	count   [][2]uint64 // by round, mode
+	keys    []int       // round<<1|mode of each packet of the current batch
 	errs    uint64
 }
 
 func (s *server) loop(stop *atomic.Bool) error {
 	idle := 0
-	var batch [2]uint64
 	for {
 		n, err := s.ep.Recv(s.pkts)
 		if err != nil {
@@ -153,14 +153,14 @@ func (s *server) loop(stop *atomic.Bool) error {
 		}
 		idle = 0
 		t0 := threadCPU()
-		batch = [2]uint64{}
+		s.keys = s.keys[:0]
 		for i := range s.pkts[:n] {
 			p := s.pkts[i]
 			s.pkts[i] = datapath.Packet{}
-			if m, err := s.handle(p); err != nil {
+			if k, err := s.handle(p); err != nil {
 				s.errs++
 			} else {
-				batch[m]++
+				s.keys = append(s.keys, k)
 			}
 			if err := p.Buf.Release(); err != nil {
 				return err
@@ -174,12 +174,13 @@ func (s *server) loop(stop *atomic.Bool) error {
 				return err
 			}
 		}
-		dt := threadCPU() - t0
-		tot := batch[0] + batch[1]
-		if tot > 0 {
-			for m := range 2 {
-				s.cpu[m] += dt * int64(batch[m]) / int64(tot)
-				s.count[m] += batch[m]
+		// The batch's CPU time is shared evenly by its requests (batches
+		// rarely mix modes: the client switches mode once per phase).
+		if len(s.keys) > 0 {
+			share := (threadCPU() - t0) / int64(len(s.keys))
+			for _, k := range s.keys {
+				s.cpu[k>>1][k&1] += share
+				s.count[k>>1][k&1]++
 			}
 		}
 	}
@@ -187,9 +188,10 @@ func (s *server) loop(stop *atomic.Bool) error {
 
 var errBadRequest = errors.New("calibrate: bad request")
 
+// handle answers one request and returns its round<<1|mode.
 func (s *server) handle(p datapath.Packet) (int, error) {
 	b := p.Buf.Bytes()
-	if len(b) != reqLen || binary.LittleEndian.Uint32(b[12:]) != magic || b[8] > modeSG {
+	if len(b) != reqLen || binary.LittleEndian.Uint32(b[12:]) != magic || b[8] > modeSG || int(b[9]) >= len(s.cpu) {
 		return 0, errBadRequest
 	}
 	mode := int(b[8])
@@ -202,14 +204,15 @@ func (s *server) handle(p datapath.Packet) (int, error) {
 		key = splitmix(key)
 		l.Append(s.ws.vals[key%n])
 	}
-	return mode, s.ep.SendObject(p.From, b[:hdrLen], m)
+	return int(b[9])<<1 | mode, s.ep.SendObject(p.From, b[:hdrLen], m)
 }
 
 type slot struct {
-	busy bool
-	seq  uint32
-	mode byte
-	sent time.Time
+	busy  bool
+	seq   uint32
+	mode  byte
+	round byte
+	sent  time.Time
 }
 
 // client keeps Clients requests outstanding and alternates the mode of
@@ -227,14 +230,14 @@ type client struct {
 	bad   uint64
 }
 
-func (c *client) send(i int, mode byte) error {
+func (c *client) send(i int, mode, round byte) error {
 	s := &c.slots[i]
-	s.busy, s.mode, s.sent = true, mode, time.Now()
+	s.busy, s.mode, s.round, s.sent = true, mode, round, time.Now()
 	s.seq++
 	c.key++
 	binary.LittleEndian.PutUint32(c.req[0:], uint32(i))
 	binary.LittleEndian.PutUint32(c.req[4:], s.seq)
-	c.req[8] = mode
+	c.req[8], c.req[9] = mode, round
 	binary.LittleEndian.PutUint32(c.req[12:], magic)
 	binary.LittleEndian.PutUint64(c.req[16:], splitmix(c.key))
 	return c.ep.Send(c.dst, c.req[:])
@@ -243,16 +246,16 @@ func (c *client) send(i int, mode byte) error {
 // run alternates phases: warmup, then rounds × (copy, sg).
 func (c *client) run(rounds int, phase time.Duration) error {
 	type ph struct {
-		mode    byte
-		d       time.Duration
-		measure bool
+		mode, round byte
+		d           time.Duration
 	}
-	phases := []ph{{modeCopy, phase / 2, false}, {modeSG, phase / 2, false}}
-	for range rounds {
-		phases = append(phases, ph{modeCopy, phase, true}, ph{modeSG, phase, true})
+	// Round 0 is the warmup.
+	phases := []ph{{modeCopy, 0, phase}, {modeSG, 0, phase}}
+	for r := 1; r <= rounds; r++ {
+		phases = append(phases, ph{modeCopy, byte(r), phase}, ph{modeSG, byte(r), phase})
 	}
 	for i := range c.slots {
-		if err := c.send(i, modeCopy); err != nil {
+		if err := c.send(i, modeCopy, 0); err != nil {
 			return err
 		}
 	}
@@ -290,11 +293,11 @@ func (c *client) run(rounds int, phase time.Duration) error {
 					if len(b) < hdrLen+c.want {
 						c.bad++
 					}
-					if c.slots[i].mode == p.mode {
+					if c.slots[i].mode == p.mode && c.slots[i].round == p.round {
 						got++
 					}
 					c.slots[i].busy = false
-					if err := c.send(i, p.mode); err != nil {
+					if err := c.send(i, p.mode, p.round); err != nil {
 						pk.Buf.Release()
 						return err
 					}
@@ -309,7 +312,7 @@ func (c *client) run(rounds int, phase time.Duration) error {
 				for i := range c.slots {
 					if s := &c.slots[i]; s.busy && now.Sub(s.sent) > 50*time.Millisecond {
 						s.busy = false
-						if err := c.send(i, p.mode); err != nil {
+						if err := c.send(i, p.mode, p.round); err != nil {
 							return err
 						}
 						sent = true
@@ -329,7 +332,7 @@ func (c *client) run(rounds int, phase time.Duration) error {
 				}
 			}
 		}
-		if p.measure {
+		if p.round > 0 {
 			c.count[p.mode] += got
 			c.dur[p.mode] += time.Since(start)
 		}
@@ -385,7 +388,8 @@ func measure(cfg *Config, ws *workingSet, entries, total int) (Cell, error) {
 		sep.Close()
 		return cell, err
 	}
-	srv := &server{ep: sep, ws: ws, entries: entries, pkts: make([]datapath.Packet, datapath.DefaultBatch)}
+	srv := &server{ep: sep, ws: ws, entries: entries, pkts: make([]datapath.Packet, datapath.DefaultBatch),
+		cpu: make([][2]int64, cfg.Rounds+1), count: make([][2]uint64, cfg.Rounds+1)}
 	srv.arenas[modeCopy], srv.arenas[modeSG] = wire.NewArena(), wire.NewArena()
 	srv.arenas[modeCopy].Threshold = wire.CopyAll
 	srv.arenas[modeSG].Threshold = 0
@@ -417,17 +421,26 @@ func measure(cfg *Config, ws *workingSet, entries, total int) (Cell, error) {
 	if err := errors.Join(errs...); err != nil {
 		return cell, err
 	}
-	for m := range 2 {
-		if srv.count[m] == 0 || cli.dur[m] == 0 {
-			return cell, fmt.Errorf("calibrate: no responses measured in mode %d (entries %d, total %d)", m, entries, total)
+	// Per round: cost per response in each mode; the cell reports the
+	// medians over rounds (robust to a round disturbed by other load).
+	var cp, sg, gain []float64
+	for r := 1; r <= cfg.Rounds; r++ {
+		c, s := srv.count[r][modeCopy], srv.count[r][modeSG]
+		cell.CopyResponses += c
+		cell.SGResponses += s
+		if c == 0 || s == 0 {
+			continue
 		}
+		cn := float64(srv.cpu[r][modeCopy]) / float64(c)
+		sn := float64(srv.cpu[r][modeSG]) / float64(s)
+		cp, sg, gain = append(cp, cn), append(sg, sn), append(gain, 100*(cn/sn-1))
 	}
-	cell.CopyNsPerResp = float64(srv.cpu[modeCopy]) / float64(srv.count[modeCopy])
-	cell.SGNsPerResp = float64(srv.cpu[modeSG]) / float64(srv.count[modeSG])
+	if len(gain) == 0 || cli.dur[modeCopy] == 0 || cli.dur[modeSG] == 0 {
+		return cell, fmt.Errorf("calibrate: no round measured both modes (entries %d, total %d)", entries, total)
+	}
+	cell.CopyNsPerResp, cell.SGNsPerResp, cell.GainPct = median(cp), median(sg), median(gain)
 	cell.CopyRPS = float64(cli.count[modeCopy]) / cli.dur[modeCopy].Seconds()
 	cell.SGRPS = float64(cli.count[modeSG]) / cli.dur[modeSG].Seconds()
-	cell.CopyResponses, cell.SGResponses = srv.count[modeCopy], srv.count[modeSG]
-	cell.GainPct = 100 * (cell.CopyNsPerResp/cell.SGNsPerResp - 1)
 	return cell, nil
 }
 
@@ -489,4 +502,14 @@ func Run(cfg Config) (_ *Result, err error) {
 	})
 	res.RecommendedThreshold = Recommend(res.Cells)
 	return res, nil
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }

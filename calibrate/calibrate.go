@@ -59,6 +59,8 @@ const (
 	MaxEntries = 60
 	// MaxTotal bounds the response size (one datagram).
 	MaxTotal = 60000
+	// MaxRounds bounds Config.Rounds (the round travels in one byte).
+	MaxRounds = 250
 )
 
 // Config configures Run. Zero values take the defaults.
@@ -69,8 +71,9 @@ type Config struct {
 	Quick      bool
 	// WorkingSet in bytes (default WorkingSetFactor × the LLC size).
 	WorkingSet int
-	// Rounds of (copy phase, scatter-gather phase) per cell and the phase
-	// length; defaults depend on Quick.
+	// Rounds of (copy phase, scatter-gather phase) per cell after one
+	// warmup round, and the phase length; defaults depend on Quick. Cells
+	// report the median over rounds.
 	Rounds int
 	Phase  time.Duration
 	// Clients is the number of outstanding requests (default 16).
@@ -128,15 +131,15 @@ func (c *Config) fill() error {
 		}
 	}
 	if c.Rounds == 0 {
-		c.Rounds = 4
+		c.Rounds = 10
 		if c.Quick {
-			c.Rounds = 2
+			c.Rounds = 7
 		}
 	}
 	if c.Phase == 0 {
-		c.Phase = 150 * time.Millisecond
+		c.Phase = 100 * time.Millisecond
 		if c.Quick {
-			c.Phase = 80 * time.Millisecond
+			c.Phase = 40 * time.Millisecond
 		}
 	}
 	if c.Clients == 0 {
@@ -158,7 +161,7 @@ func (c *Config) fill() error {
 	switch {
 	case c.WorkingSet < 0 || c.WorkingSet > MaxWorkingSet:
 		return fmt.Errorf("%w: working set %d not in [0,%d]", ErrConfig, c.WorkingSet, MaxWorkingSet)
-	case c.Rounds < 1 || c.Rounds > 1000 || c.Phase < time.Millisecond || c.Phase > time.Minute:
+	case c.Rounds < 1 || c.Rounds > MaxRounds || c.Phase < time.Millisecond || c.Phase > time.Minute:
 		return fmt.Errorf("%w: rounds %d, phase %v", ErrConfig, c.Rounds, c.Phase)
 	case c.Clients < 1 || c.Clients > 1024:
 		return fmt.Errorf("%w: clients %d not in [1,1024]", ErrConfig, c.Clients)

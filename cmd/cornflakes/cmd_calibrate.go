@@ -43,8 +43,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	entries := fs.String("entries", "", "comma-separated entry counts (default 1,2,4,8,16,32)")
 	sizes := fs.String("sizes", "", "comma-separated total response sizes in bytes (default 64..16384)")
 	ws := fs.Int("working-set", 0, "working set in bytes (default 4x the last-level cache)")
-	rounds := fs.Int("rounds", 0, "copy/scatter-gather phase pairs per cell (default 4, 2 with --quick)")
-	phase := fs.Duration("phase", 0, "length of one phase (default 150ms, 80ms with --quick)")
+	rounds := fs.Int("rounds", 0, "copy/scatter-gather phase pairs per cell (default 10, 7 with --quick)")
+	phase := fs.Duration("phase", 0, "length of one phase (default 100ms, 40ms with --quick)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
