@@ -447,7 +447,7 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 		}
 		g.P("// Get", n, " returns ", what, " (decoding it on first access).")
 		if f.kind == protoreflect.EnumKind {
-			g.P("// Elements are ", g.QualifiedGoIdent(f.f.Enum.GoIdent), " values stored as int32.")
+			g.P("// Elements are values of the enum ", f.f.Enum.Desc.FullName(), ", stored as int32.")
 		}
 		g.P(recv, "Get", n, "() (*", lt, ", error) { return &x.", f.sf, ", ", load, " }")
 		g.P()

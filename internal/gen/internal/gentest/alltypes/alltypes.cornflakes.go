@@ -993,7 +993,7 @@ func (x *Lists) HasScores() bool { return x.xScores.Len() != 0 }
 func (x *Lists) ClearScores() { x.xScores.Init(x.cf.Arena(), 0) }
 
 // GetKinds returns the list kinds = 8 (decoding it on first access).
-// Elements are Kind values stored as int32.
+// Elements are values of the enum gentest.alltypes.Kind, stored as int32.
 func (x *Lists) GetKinds() (*wire.ScalarList[int32], error) {
 	return &x.xKinds, x.xKinds.Load(x.cf.Arena())
 }
@@ -1263,6 +1263,7 @@ type Outer struct {
 	xLevel          other.Level
 	xSnakeCaseField uint32
 	xState          Outer_Inner_State
+	xLevels         wire.ScalarList[int32]
 }
 
 var outerType = wire.NewType[Outer]()
@@ -1383,6 +1384,24 @@ func (x *Outer) SetState(v Outer_Inner_State) { x.xState = v }
 // ClearState clears field state = 1000.
 func (x *Outer) ClearState() { x.xState = 0 }
 
+// GetLevels returns the list levels = 1001 (decoding it on first access).
+// Elements are values of the enum gentest.other.Level, stored as int32.
+func (x *Outer) GetLevels() (*wire.ScalarList[int32], error) {
+	return &x.xLevels, x.xLevels.Load(x.cf.Arena())
+}
+
+// InitLevels empties the list levels = 1001, reserves room for n elements, and returns it.
+func (x *Outer) InitLevels(n int) *wire.ScalarList[int32] {
+	x.xLevels.Init(x.cf.Arena(), n)
+	return &x.xLevels
+}
+
+// HasLevels reports whether the list levels = 1001 is not empty.
+func (x *Outer) HasLevels() bool { return x.xLevels.Len() != 0 }
+
+// ClearLevels empties the list levels = 1001.
+func (x *Outer) ClearLevels() { x.xLevels.Init(x.cf.Arena(), 0) }
+
 // Sizes implements wire.Object.
 func (x *Outer) Sizes() wire.Sizes { return wire.SizesOf(x) }
 
@@ -1411,6 +1430,7 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 	s.Scalar(5, x.xLevel != 0)
 	s.Scalar(100, x.xSnakeCaseField != 0)
 	s.Scalar(1000, x.xState != 0)
+	wire.SizeScalars(s, 1001, &x.xLevels)
 	s.End(&x.cf, mk)
 }
 
@@ -1430,6 +1450,7 @@ func (x *Outer) WireEncode(e *wire.Encoder) {
 	if x.xState != 0 {
 		e.Int32(1000, int32(x.xState))
 	}
+	wire.EncodeScalars(e, 1001, &x.xLevels)
 	e.End(mk)
 }
 
@@ -1442,6 +1463,7 @@ func (x *Outer) WireDecode(d *wire.Decoder) {
 	x.xLevel = other.Level(d.Int32(5))
 	x.xSnakeCaseField = d.Uint32(100)
 	x.xState = Outer_Inner_State(d.Int32(1000))
+	wire.DecodeScalars(d, 1001, &x.xLevels)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1469,6 +1491,9 @@ func (x *Outer) Equal(y *Outer) bool {
 		return false
 	}
 	if x.xState != y.xState {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetLevels, y.GetLevels); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -1514,6 +1539,13 @@ func (x *Outer) String() string {
 	}
 	if x.xState != 0 {
 		t.Enum("state", int32(x.xState), x.xState.String())
+	}
+	if x.HasLevels() {
+		if l, err := x.GetLevels(); err != nil {
+			t.Err("levels", err)
+		} else {
+			wire.TextScalars(&t, "levels", l)
+		}
 	}
 	return t.End()
 }
