@@ -329,7 +329,7 @@ func TestStreamsDeterministic(t *testing.T) {
 }
 
 func TestStreamNextAllocs(t *testing.T) {
-	for _, spec := range []string{"ycsb:records=1000,shape=2x2048,update=0.5", "ycsb:records=100,shape=4x64,layout=multi", "google:keys=100", "twitter:keys=1000", "cdn:objects=100"} {
+	for _, spec := range []string{"ycsb:records=1000,shape=2x2048,update=0.5", "ycsb:records=100,shape=4x64,layout=multi", "google:keys=100", "twitter:keys=1000", "cdn:objects=100", "twitter-trace:path=testdata/twitter_sample.csv"} {
 		w, err := Parse(spec)
 		if err != nil {
 			t.Fatal(err)
