@@ -186,7 +186,7 @@ func TestShapes(t *testing.T) {
 	if !slices.EqualFunc(a.Variants, b.Variants, slices.Equal) {
 		t.Error("google-1-8 differs between two calls")
 	}
-	for _, bad := range []string{"", "x", "0x10", "2x0", "google-2", "google-1-0", "sweep-", "sweep-0", "tree4", "1x99999999"} {
+	for _, bad := range []string{"", "x", "0x10", "2x0", "google-2", "google-1-0", "sweep-", "sweep-0", "tree4", "1x99999999", "1024x1048576", "x1", "1x", "-1x4", "sweep-x"} {
 		if _, err := ShapeByName(bad); !errors.Is(err, ErrUnknownShape) {
 			t.Errorf("ShapeByName(%q) = %v, want ErrUnknownShape", bad, err)
 		}

@@ -126,8 +126,8 @@ func ShapeByName(name string) (Shape, error) {
 	}
 	n, err1 := strconv.Atoi(ns)
 	m, err2 := strconv.Atoi(ms)
-	if err1 != nil || err2 != nil || n < 1 || n > MaxValues || m < 1 || m > MaxValueSize {
-		return bad(fmt.Sprintf("want NxM with 1 <= N <= %d and 1 <= M <= %d", MaxValues, MaxValueSize))
+	if err1 != nil || err2 != nil || n < 1 || n > MaxValues || m < 1 || m > MaxValueSize || n*m > MaxShapeBytes {
+		return bad(fmt.Sprintf("want NxM with 1 <= N <= %d, 1 <= M <= %d and N*M <= %d", MaxValues, MaxValueSize, MaxShapeBytes))
 	}
 	sizes := make([]int, n)
 	for i := range sizes {
@@ -140,10 +140,12 @@ func ShapeByName(name string) (Shape, error) {
 	return Shape{Name: name, Kind: kind, Variants: [][]int{sizes}}, nil
 }
 
-// MaxValues and MaxValueSize bound user-given NxM and sweep shapes.
+// MaxValues, MaxValueSize and MaxShapeBytes bound user-given NxM and sweep shapes (every
+// library keeps a copy of the values and of a serialized message).
 const (
-	MaxValues    = 1024
-	MaxValueSize = 1 << 20
+	MaxValues     = 1024
+	MaxValueSize  = 1 << 20
+	MaxShapeBytes = 16 << 20
 )
 
 // googleBuckets is the Google protobuf bytes-field size distribution (Karandikar et al.,
