@@ -499,3 +499,24 @@ func TestPoissonGaps(t *testing.T) {
 		t.Fatalf("gap mean %.0f sd %.0f, want %.0f", m, sd, mean)
 	}
 }
+
+func TestTableObjectsAndRatio(t *testing.T) {
+	sas := true
+	mk := func(ser, mode string, rps, objs float64) Series {
+		return Series{Experiment: "table2", Label: "cdn", Serializer: ser, Mode: mode, SerializeAndSend: &sas, Unit: "objects",
+			MaxRPSAtSLO: rps, MaxUnitsAtSLO: objs, SLOP99us: 500,
+			Points: []Point{{OfferedRPS: rps, AchievedRPS: rps, P50us: 10, P99us: 100, MeetsSLO: true}}}
+	}
+	pb := mk(SerProtobuf, "", 40000, 10000)
+	pb.SerializeAndSend = nil
+	var b bytes.Buffer
+	if err := WriteTable(&b, []Series{mk(SerCornflakes, ModeHybrid, 80000, 20000), pb}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"max objects/s at SLO", "20.0k", "10.0k", "2.00x", "table2 cdn"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
