@@ -56,12 +56,6 @@ func (c *counter) check(t *testing.T) {
 	}
 }
 
-func (c *counter) count(id uint64) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[id]
-}
-
 type node struct {
 	nx     *rpc.Nexus
 	ep     *rpc.Endpoint
@@ -561,5 +555,108 @@ func TestConcurrentUseIsAnError(t *testing.T) {
 	cli.runUntil(t, 5*time.Second, func() bool { return done })
 	if !errors.Is(reErr, rpc.ErrReentrant) {
 		t.Fatalf("re-entrant RunOnce: %v", reErr)
+	}
+}
+
+func TestCongestionControl(t *testing.T) {
+	for _, cc := range []rpc.CCConfig{{Enable: true}, {Enable: true, NoWheelBypass: true, NoTimelyBypass: true, NoBatchTimestamps: true}} {
+		n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 11})
+		o := opts{net: n, maxPayload: 4000, ep: rpc.EndpointConfig{CC: cc}}
+		cli, srv, _ := newPair(t, o)
+		s := cli.connect(t, srv.nx, 1)
+		n.SetFaults(memnet.Faults{BitsPerSecond: 2e9, Delay: 20 * time.Microsecond})
+		sizes := []int{8, 100, 5000, 200000, 1 << 20, 8, 3000}
+		callMany(t, cli, []rpc.Session{s, s}, tEcho, sizes, 60*time.Second)
+		n.SetFaults(memnet.Faults{})
+		st := cli.ep.Stats().Proto
+		if cc.NoWheelBypass && st.RateLimited == 0 {
+			t.Fatal("no packet went through the rate limiter")
+		}
+		cli.stop(t)
+		srv.stop(t)
+	}
+}
+
+// A handler answers with a Cornflakes object whose zero-copy entries live
+// in the server's registered memory; they are split across packets by
+// offset and sent without copying.
+func TestObjectResponseZeroCopy(t *testing.T) {
+	n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 12})
+	o := opts{net: n, maxPayload: 1500}
+	var blob mem.Buf
+	var want []byte
+	srv := newNode(t, o, 1, func(nx *rpc.Nexus, _ *counter) {
+		_ = nx.Register(tObj, rpc.Dispatch, func(r *rpc.Request) {
+			obj := &dptest.Object{Header: []byte("hdr:"), Copied: r.Data(), Entries: []mem.Buf{blob, blob.Slice(100, 2000)}}
+			_ = r.Respond(rpc.ObjectMsg(obj))
+		})
+	}, nil)
+	data := make([]byte, 9000)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	blob = memtest.Alloc(t, srv.pool, data)
+	want = append(append(append([]byte("hdr:"), "req!"...), data...), data[100:2100]...)
+	srv.serve()
+	cli := newNode(t, o, 2, nil, nil)
+	s := cli.connect(t, srv.nx, 1)
+	for i := 0; i < 3; i++ {
+		got, err := cli.ep.Call(context.Background(), s, tObj, rpc.BytesMsg([]byte("req!")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatal("object response mismatch")
+		}
+		_ = got.Release()
+	}
+	srv.stop(t) // stats after the loop stopped
+	// blob is still ours: the endpoint's references are gone.
+	if blob.Refs() != 1 {
+		t.Fatalf("blob has %d references after the server closed", blob.Refs())
+	}
+	memtest.Release(t, blob)
+}
+
+// The steady-state small-RPC path (both endpoints, driven from one
+// goroutine over memnet) allocates nothing.
+func TestSmallRPCNoAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 13})
+	o := opts{net: n}
+	srv := newNode(t, o, 1, echoHandlers, &counter{})
+	cli := newNode(t, o, 2, nil, nil)
+	s, err := cli.ep.Connect(srv.nx.Addr(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !cli.ep.IsConnected(s) && time.Now().Before(deadline) {
+		_ = srv.ep.RunOnce()
+		_ = cli.ep.RunOnce()
+	}
+	req := make([]byte, 32)
+	done := false
+	cont := func(r *rpc.Response) { done = r.Err == nil }
+	round := func() {
+		done = false
+		if err := cli.ep.Enqueue(s, tPre, rpc.BytesMsg(req), cont); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; !done && i < 100000; i++ {
+			_ = srv.ep.RunOnce()
+			_ = cli.ep.RunOnce()
+		}
+		if !done {
+			t.Fatal("no response")
+		}
+	}
+	for i := 0; i < 200; i++ {
+		round()
+	}
+	if a := testing.AllocsPerRun(500, round); a > 0.5 {
+		t.Errorf("%.2f allocations per small RPC", a)
 	}
 }

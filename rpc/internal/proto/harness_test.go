@@ -91,7 +91,6 @@ type world struct {
 	reqSizes map[uint64]int
 	respSize map[uint64]int
 	badData  int
-	held     [][]byte // rx buffers given to pending handlers (data aliases)
 }
 
 func newWorld(t testing.TB, cfg Config) *world {
