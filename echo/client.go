@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -38,6 +39,8 @@ type client struct {
 	hist   *hdrhistogram.Histogram
 	verify bool
 	start  time.Time
+	// measuring tells the server when the measured window is open.
+	measuring *atomic.Bool
 
 	done, lost, bad uint64
 }
@@ -209,12 +212,18 @@ func (c *client) run(cfg Config) (Result, error) {
 		now := c.now()
 		if !measuring && now >= warm {
 			measuring = true
+			if c.measuring != nil {
+				c.measuring.Store(true)
+			}
 			c.hist.Reset()
 			doneAt0 = c.done
 			c.lost, c.bad = 0, 0
 			measureStart = now
 		}
 		if now >= end && (c.done-doneAt0 >= uint64(cfg.MinResponses) || now >= end+int64(MaxExtension)) {
+			if c.measuring != nil {
+				c.measuring.Store(false)
+			}
 			el := now - measureStart
 			r := Result{
 				Requests: c.done - doneAt0, Lost: c.lost, Bad: c.bad,

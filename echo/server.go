@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/microbench"
@@ -64,6 +66,13 @@ type server struct {
 	inter []byte // twocopy's intermediate buffer
 	pkts  []datapath.Packet
 	errs  uint64
+
+	// measuring is set by the client during the measured window; the
+	// server then accumulates the CPU time of its request handling
+	// (decode, build, send, Flush, arena reset; not the receive syscall).
+	measuring atomic.Bool
+	cpuNs     int64
+	handled   uint64
 }
 
 func newServer(s *side, approach string, shape microbench.Shape) (*server, error) {
@@ -121,6 +130,11 @@ func (s *server) loop(stop *atomic.Bool) error {
 			continue
 		}
 		idle = 0
+		var t0 int64
+		measuring := s.measuring.Load()
+		if measuring {
+			t0 = threadCPU()
+		}
 		for i := range s.pkts[:n] {
 			p := s.pkts[i]
 			s.pkts[i] = datapath.Packet{}
@@ -139,7 +153,20 @@ func (s *server) loop(stop *atomic.Bool) error {
 				return err
 			}
 		}
+		if measuring {
+			s.cpuNs += threadCPU() - t0
+			s.handled += uint64(n)
+		}
 	}
+}
+
+// threadCPU is the calling thread's CPU time in nanoseconds.
+func threadCPU() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return ts.Nano()
 }
 
 // handle answers one request. p.Buf is released by the caller after

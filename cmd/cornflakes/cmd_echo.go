@@ -43,6 +43,7 @@ func runEcho(args []string, stdout, stderr io.Writer) error {
 	duration := fs.Duration("duration", 0, "measured time per run (default 5s, 700ms with --quick)")
 	warmup := fs.Duration("warmup", 0, "warmup per run (default 1s, 150ms with --quick)")
 	verify := fs.Bool("verify", false, "compare every response byte for byte (default: sizes)")
+	repeat := fs.Int("repeat", 1, "measure each run this many times (interleaved) and report the median")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -53,7 +54,7 @@ func runEcho(args []string, stdout, stderr io.Writer) error {
 	cfg := echo.Config{
 		Datapath: *dp, Approaches: splitList(*approaches), Shapes: splitList(*shapes),
 		Clients: *clients, Rate: *rate, Duration: *duration, Warmup: *warmup,
-		Verify: *verify, Progress: stderr, SkipUnavailable: true,
+		Verify: *verify, Repeat: *repeat, Progress: stderr, SkipUnavailable: true,
 	}
 	if *quick {
 		if cfg.Duration == 0 {
@@ -78,9 +79,9 @@ func runEcho(args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(res)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "approach\tdatapath\tshape\tclients\tthroughput_rps\tp50_us\tp99_us\t")
+	fmt.Fprintln(tw, "approach\tdatapath\tshape\tclients\tthroughput_rps\tp50_us\tp99_us\tserver_cpu_ns_per_req\t")
 	for _, r := range res {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.0f\t%.1f\t%.1f\t\n", r.Approach, r.Datapath, r.Shape, r.Clients, r.ThroughputRPS, r.P50us, r.P99us)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.0f\t\n", r.Approach, r.Datapath, r.Shape, r.Clients, r.ThroughputRPS, r.P50us, r.P99us, r.ServerNsPerReq)
 	}
 	return tw.Flush()
 }
