@@ -36,8 +36,8 @@ type Arena struct {
 	off    int
 
 	refs  []mem.Buf // references released at Reset
-	slabs []slabber // by Type id; nil until used
-	dirty []slabber // slabs used since the last Reset
+	slabs []slabber // *slab[T] by Type id; nil until used
+	epoch uint64    // advanced by Reset; slabs rewind lazily
 	grown int       // bytes of chunks and slabs allocated so far
 
 	lastSrc *source // the most recent registered decoded input (see Bytes.Set)
@@ -72,11 +72,7 @@ func (a *Arena) Reset() error {
 		a.refs[i] = mem.Buf{}
 	}
 	a.refs = a.refs[:0]
-	for i, s := range a.dirty {
-		s.reset()
-		a.dirty[i] = nil
-	}
-	a.dirty = a.dirty[:0]
+	a.epoch++
 	a.ci, a.off = 0, 0
 	a.lastSrc = nil
 	a.szFor = nil
@@ -187,7 +183,7 @@ func (t *Type[T]) NewSlice(a *Arena, n int) []T {
 // tryNewSlice is NewSlice that respects a.Limit (for decoding).
 func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 	s := slabOf[T](a, t.id)
-	if !s.fits(n) && a.Limit > 0 {
+	if a.Limit > 0 && !s.fits(a, n) {
 		var z T
 		need := max(n, s.nextChunk()) * int(unsafe.Sizeof(z))
 		if a.grown+need > a.Limit {
@@ -197,15 +193,15 @@ func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 	return s.alloc(a, n), true
 }
 
-type slabber interface{ reset() }
+type slabber any
 
 // slab is a bump allocator of T values over chunks reused across resets.
-// Used elements are zeroed at reset, so a message never starts with stale
-// contents and stale handles are dropped for the garbage collector.
+// A Reset only advances the arena's epoch; a slab rewinds when it is next
+// used in a new epoch, and zeroes each value when it hands it out.
 type slab[T any] struct {
 	chunks [][]T
 	ci, n  int
-	dirty  bool
+	epoch  uint64
 }
 
 func slabOf[T any](a *Arena, id int) *slab[T] {
@@ -221,7 +217,7 @@ func newSlab[T any](a *Arena, id int) *slab[T] {
 	if id >= len(a.slabs) {
 		a.slabs = append(a.slabs, make([]slabber, id+1-len(a.slabs))...)
 	}
-	s := &slab[T]{}
+	s := &slab[T]{epoch: a.epoch}
 	a.slabs[id] = s
 	return s
 }
@@ -231,7 +227,10 @@ const (
 	maxSlab = 4096
 )
 
-func (s *slab[T]) fits(n int) bool {
+func (s *slab[T]) fits(a *Arena, n int) bool {
+	if s.epoch != a.epoch {
+		return len(s.chunks) > 0 && n <= len(s.chunks[0])
+	}
 	return s.ci < len(s.chunks) && s.n+n <= len(s.chunks[s.ci])
 }
 
@@ -243,15 +242,15 @@ func (s *slab[T]) nextChunk() int {
 }
 
 func (s *slab[T]) alloc(a *Arena, n int) []T {
-	if !s.dirty {
-		s.dirty = true
-		a.dirty = append(a.dirty, s)
+	if s.epoch != a.epoch {
+		s.epoch, s.ci, s.n = a.epoch, 0, 0
 	}
 	if s.ci < len(s.chunks) {
 		c := s.chunks[s.ci]
 		if s.n+n <= len(c) {
 			p := c[s.n : s.n+n : s.n+n]
 			s.n += n
+			clear(p)
 			return p
 		}
 	}
@@ -260,7 +259,9 @@ func (s *slab[T]) alloc(a *Arena, n int) []T {
 		s.n = 0
 		if n <= len(s.chunks[s.ci]) {
 			s.n = n
-			return s.chunks[s.ci][:n:n]
+			p := s.chunks[s.ci][:n:n]
+			clear(p)
+			return p
 		}
 	}
 	size := max(s.nextChunk(), n)
@@ -271,15 +272,4 @@ func (s *slab[T]) alloc(a *Arena, n int) []T {
 	s.ci = len(s.chunks) - 1
 	s.n = n
 	return c[:n:n]
-}
-
-func (s *slab[T]) reset() {
-	for i := 0; i < s.ci && i < len(s.chunks); i++ {
-		clear(s.chunks[i])
-	}
-	if s.ci < len(s.chunks) {
-		clear(s.chunks[s.ci][:s.n])
-	}
-	s.ci, s.n = 0, 0
-	s.dirty = false
 }

@@ -240,11 +240,11 @@ func decodeAt(m Msg, a *Arena, src *source, start, end, depth int) error {
 		d = new(Decoder)
 	}
 	if err := d.init(a, src, start, end, depth); err != nil {
-		*d = Decoder{}
+		d.src = nil
 		return err
 	}
 	m.WireDecode(d)
 	err := d.err
-	*d = Decoder{}
+	d.src = nil // not busy
 	return err
 }
