@@ -33,6 +33,7 @@ import (
 type Selector struct {
 	maxSegments int
 	keys        []uint64 // candidate keys size<<32|index (heap, then sorted)
+	pairs       []uint64 // index<<32|strength rank, sorted by index
 	cand        []int    // candidate entry indices, ascending
 	order       []int    // positions in cand in greedy order (strongest first)
 	in          []bool
@@ -47,8 +48,9 @@ func NewSelector(maxSegments int) *Selector {
 	return &Selector{
 		maxSegments: maxSegments,
 		keys:        make([]uint64, 0, k),
+		pairs:       make([]uint64, 0, k),
 		cand:        make([]int, 0, k),
-		order:       make([]int, 0, k),
+		order:       make([]int, k),
 		in:          make([]bool, k),
 		out:         make([]int, 0, k),
 	}
@@ -115,19 +117,22 @@ func (s *Selector) Select(sizes []int) []int {
 	s.keys = h
 	// cand: candidate indices ascending; a candidate's neighbours are
 	// candidates only if they sit next to it in cand. order: positions in
-	// cand, strongest first.
+	// cand, strongest first. One sort of (index, strength rank) pairs
+	// gives both.
+	sortSmall(h)
+	pairs := s.pairs[:0]
+	for r, key := range h {
+		pairs = append(pairs, uint64(uint32(key))<<32|uint64(r))
+	}
+	sortSmall(pairs)
+	s.pairs = pairs
 	cand := s.cand[:0]
-	for _, key := range h {
-		cand = append(cand, int(uint32(key)))
+	order := s.order[:len(h)]
+	for p, pr := range pairs {
+		cand = append(cand, int(pr>>32))
+		order[len(h)-1-int(uint32(pr))] = p
 	}
-	slices.Sort(cand)
-	s.cand = cand
-	slices.Sort(h)
-	s.order = s.order[:0]
-	for j := len(h) - 1; j >= 0; j-- {
-		p, _ := slices.BinarySearch(cand, int(uint32(h[j])))
-		s.order = append(s.order, p)
-	}
+	s.cand, s.order = cand, order
 	in := s.in[:k]
 	clear(in)
 	segs := 1
@@ -154,30 +159,41 @@ func (s *Selector) Select(sizes []int) []int {
 			}
 		}
 	}
-	for p, i := range s.cand {
-		if in[p] {
-			s.out = append(s.out, i)
+	// Output in index order, with the free fillers: a copied entry between
+	// two zero-copy entries (or after the last one, at the end) costs one
+	// segment either way.
+	prev := -1
+	for p, i := range cand {
+		if !in[p] {
+			continue
 		}
+		if prev >= 0 && i == prev+2 {
+			s.out = append(s.out, prev+1)
+		}
+		s.out = append(s.out, i)
+		prev = i
 	}
-	// Free fillers: a copied entry between two zero-copy entries (or after
-	// the last one at the end) costs one segment either way.
-	m := len(s.out)
-	for j := range m {
-		i := s.out[j]
-		var next int
-		if j+1 < m {
-			next = s.out[j+1]
-		} else {
-			next = n // the end behaves like a zero-copy neighbour
-		}
-		if next == i+2 && i+1 < n {
-			s.out = append(s.out, i+1)
-		}
-	}
-	if len(s.out) > m {
-		slices.Sort(s.out)
+	if prev >= 0 && prev == n-2 {
+		s.out = append(s.out, n-1)
 	}
 	return s.out
+}
+
+// sortSmall sorts ascending: insertion sort for the short slices a packet's
+// budget gives (no comparator calls), slices.Sort beyond.
+func sortSmall[T int | uint64](a []T) {
+	if len(a) > 48 {
+		slices.Sort(a)
+		return
+	}
+	for i := 1; i < len(a); i++ {
+		v := a[i]
+		j := i
+		for ; j > 0 && a[j-1] > v; j-- {
+			a[j] = a[j-1]
+		}
+		a[j] = v
+	}
 }
 
 // CountSegments returns the number of scatter-gather segments a packet with
