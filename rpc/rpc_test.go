@@ -660,3 +660,61 @@ func TestSmallRPCNoAllocs(t *testing.T) {
 		t.Errorf("%.2f allocations per small RPC", a)
 	}
 }
+
+// A server that restarts faster than the failure timeout is detected by its
+// new incarnation: the old session fails at once and a new one works.
+func TestServerRestartDetectedByIncarnation(t *testing.T) {
+	net := memnet.NewNetwork(memnet.NetworkConfig{Seed: 21})
+	o := opts{net: net, nexus: rpc.NexusConfig{FailureTimeout: 30 * time.Second, HeartbeatInterval: 10 * time.Millisecond}}
+	c := &counter{}
+	var events []rpc.SessionEvent
+	srv := newNode(t, o, 1, echoHandlers, c)
+	srv.serve()
+	co := o
+	co.ep.OnSession = func(s rpc.Session, ev rpc.SessionEvent, err error) { events = append(events, ev) }
+	cli := newNode(t, co, 2, nil, nil)
+	s := cli.connect(t, srv.nx, 1)
+	callMany(t, cli, []rpc.Session{s}, tEcho, []int{8}, 10*time.Second)
+	addr := srv.nx.Addr()
+	srv.stop(t)
+	o2 := o
+	o2.nexus.ControlAddr = addr
+	srv2 := newNode(t, o2, 1, echoHandlers, c)
+	srv2.serve()
+	start := time.Now()
+	cli.runUntil(t, 10*time.Second, func() bool { return len(events) > 1 && events[len(events)-1] == rpc.Failed })
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("restart noticed after %v (failure timeout is 30s)", el)
+	}
+	s2 := cli.connect(t, srv2.nx, 1)
+	callMany(t, cli, []rpc.Session{s2}, tEcho, []int{8, 9000}, 10*time.Second)
+}
+
+// Worker handlers hand nested RPCs to their endpoint with Post.
+func TestWorkerNestedViaPost(t *testing.T) {
+	net := memnet.NewNetwork(memnet.NetworkConfig{Seed: 22})
+	o := opts{net: net}
+	c := &counter{}
+	backend := newNode(t, o, 1, echoHandlers, c)
+	backend.serve()
+	var toBackend rpc.Session
+	front := newNode(t, o, 1, func(nx *rpc.Nexus, _ *counter) {
+		_ = nx.Register(tNested, rpc.Worker, func(r *rpc.Request) {
+			data := append([]byte(nil), r.Data()...) // worker-side work on the request
+			err := r.Endpoint().Post(func() {
+				_ = r.Endpoint().Enqueue(toBackend, tEcho, rpc.BytesMsg(data), func(resp *rpc.Response) {
+					_ = r.RespondBytes(resp.Data())
+				})
+			})
+			if err != nil {
+				_ = r.RespondBytes(nil)
+			}
+		})
+	}, nil)
+	toBackend = front.connect(t, backend.nx, 1)
+	front.serve()
+	cli := newNode(t, o, 2, nil, nil)
+	s := cli.connect(t, front.nx, 1)
+	callMany(t, cli, []rpc.Session{s}, tNested, []int{8, 5000, 70000}, 20*time.Second)
+	c.check(t)
+}
