@@ -180,7 +180,7 @@ func (d *CDN) Config() CDNConfig { return d.cfg }
 
 // Name implements Workload.
 func (d *CDN) Name() string {
-	return fmt.Sprintf("cdn:objects=%d,segment=%d,keysize=%d,maxobject=%d,popularity=%t", d.cfg.Objects, d.cfg.SegmentSize, d.cfg.KeySize, d.cfg.MaxObjectBytes, !d.cfg.NoPopularity)
+	return fmt.Sprintf("cdn:objects=%d,segment=%d,keysize=%d,maxobject=%d,popularity=%t,preloadbatch=%d", d.cfg.Objects, d.cfg.SegmentSize, d.cfg.KeySize, d.cfg.MaxObjectBytes, !d.cfg.NoPopularity, d.cfg.PreloadBatchBytes)
 }
 
 // Unit implements Workload: objects.

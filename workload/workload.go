@@ -55,7 +55,7 @@ func Names() []string {
 //	google:        keys [100000], values MIN-MAX inclusive [1-7], keysize [64], maxtotal [8192]
 //	twitter:       keys [100000], get [0.93], zipf [1.1004], keysize [67], valuesize [2439], chunk [8192]
 //	twitter-trace: path (required), requests [1000000], preload [4000000], chunk [8192]
-//	cdn:           objects [10000], segment [8000], keysize [64], maxobject [4096000], popularity true|false [true]
+//	cdn:           objects [10000], segment [8000], keysize [64], maxobject [4096000], popularity true|false [true], preloadbatch [65536]
 func Parse(spec string) (Workload, error) {
 	name, rest, _ := strings.Cut(spec, ":")
 	opts, err := parseOpts(rest)
@@ -139,6 +139,7 @@ func Parse(spec string) (Workload, error) {
 		c.SegmentSize = opts.int("segment", 0)
 		c.KeySize = opts.int("keysize", 0)
 		c.MaxObjectBytes = opts.int("maxobject", 0)
+		c.PreloadBatchBytes = opts.int("preloadbatch", 0)
 		if s, ok := opts.take("popularity"); ok {
 			b, perr := strconv.ParseBool(s)
 			if perr != nil {

@@ -294,6 +294,7 @@ func TestWorkloadsAgainstMemStore(t *testing.T) {
 		"twitter:keys=3000",
 		"cdn:objects=200",
 		"cdn:objects=50,popularity=false",
+		"cdn:objects=50,preloadbatch=8000",
 	}
 	for _, spec := range specs {
 		t.Run(spec, func(t *testing.T) {
