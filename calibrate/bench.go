@@ -415,6 +415,11 @@ func measure(cfg *Config, ws *workingSet, entries, total int) (Cell, error) {
 	for _, a := range srv.arenas {
 		errs = append(errs, a.Reset())
 	}
+	for _, p := range []*mem.Pool{spool, cpool} {
+		if n := p.InUse(); n != 0 {
+			errs = append(errs, fmt.Errorf("calibrate: pool %s: %d items still in use", p.Name(), n))
+		}
+	}
 	if cli.bad > 0 || srv.errs > 0 {
 		errs = append(errs, fmt.Errorf("calibrate: %d bad responses, %d failed requests", cli.bad, srv.errs))
 	}
