@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"io"
 
 	"github.com/cornflakes-go/cornflakes/internal/gen"
@@ -15,6 +16,9 @@ func init() {
 		run: func(args []string, stdout, stderr io.Writer) error {
 			inv, err := gen.ParseArgs(args, stderr)
 			if err != nil {
+				if errors.Is(err, flag.ErrHelp) {
+					return nil // -h: usage printed, not an error
+				}
 				if errors.Is(err, gen.ErrUsage) {
 					return errUsage
 				}

@@ -26,6 +26,7 @@ func TestGenCommand(t *testing.T) {
 		{"missing file", []string{"gen", "-I", golden, "nope.proto"}, 1, "nope.proto: no such file"},
 		{"no files", []string{"gen"}, 2, "no .proto files"},
 		{"bad flag", []string{"gen", "--bogus"}, 2, "flag provided but not defined"},
+		{"help", []string{"gen", "-h"}, 0, "usage: cornflakes gen"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,7 +54,8 @@ func ParseArgs(args []string, output io.Writer) (*Invocation, error) {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		// Wraps both ErrUsage and the flag error (flag.ErrHelp for -h).
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	inv.ImportPaths = ips
 	inv.Params = opts
