@@ -700,9 +700,10 @@ func (e *Endpoint) flush() error {
 		zc := e.tx[i].zc
 		limit := len(e.msgs)
 		if zc {
-			limit = e.zcRoom()
-			if limit == 0 {
-				zc = false // fall back to copying sends for this run
+			if room := e.zcRoom(); room > 0 {
+				limit = room
+			} else {
+				zc = false // no notice arrived in time: copying sends for this run
 			}
 		}
 		m, j := 0, i
