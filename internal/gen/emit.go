@@ -115,7 +115,7 @@ func tidyImports(src []byte) ([]byte, error) {
 // genEnum emits an enum as a named int32 with one constant per value and a
 // String method.
 func genEnum(g *protogen.GeneratedFile, e *protogen.Enum) {
-	leading(g, e.Comments, fmt.Sprintf("%s is the enum %s.", e.GoIdent.GoName, e.Desc.FullName()))
+	docComment(g, e.Comments, fmt.Sprintf("%s is the enum %s.", e.GoIdent.GoName, e.Desc.FullName()))
 	g.P("type ", e.GoIdent, " int32")
 	g.P()
 	g.P("// Values of ", e.GoIdent, ".")
@@ -143,14 +143,14 @@ func genEnum(g *protogen.GeneratedFile, e *protogen.Enum) {
 	g.P()
 }
 
-// leading prints the .proto leading comments of a declaration as its Go doc
-// comment, or def when there are none.
-func leading(g *protogen.GeneratedFile, c protogen.CommentSet, def string) {
-	if c.Leading != "" {
-		g.P(strings.TrimSuffix(c.Leading.String(), "\n"))
-		return
+// docComment prints the doc comment of a generated type: the sentence
+// first, then the .proto leading comments as a second paragraph.
+func docComment(g *protogen.GeneratedFile, c protogen.CommentSet, first string) {
+	g.P("// ", first)
+	if lc := strings.TrimSuffix(c.Leading.String(), "\n"); lc != "" {
+		g.P("//")
+		g.P(lc)
 	}
-	g.P("// ", def)
 }
 
 func trailing(c protogen.Comments) string {

@@ -2,7 +2,6 @@ package gen
 
 import (
 	"fmt"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -257,11 +256,7 @@ func genMessageTree(g *protogen.GeneratedFile, m *protogen.Message) error {
 func genMessage(g *protogen.GeneratedFile, m *message) {
 	name := m.m.GoIdent.GoName
 	// Type and constructor.
-	g.P("// ", name, " is the message ", m.m.Desc.FullName(), ".")
-	if c := strings.TrimSuffix(m.m.Comments.Leading.String(), "\n"); c != "" {
-		g.P("//")
-		g.P(c)
-	}
+	docComment(g, m.m.Comments, fmt.Sprintf("%s is the message %s.", name, m.m.Desc.FullName()))
 	g.P("type ", name, " struct {")
 	g.P("cf ", wirePkg.Ident("Core"))
 	for _, f := range m.fields {

@@ -12,6 +12,8 @@ import (
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
+// Kind is the enum gentest.alltypes.Kind.
+//
 // Kind is a top-level enum; ALIAS shares a number with KIND_B.
 type Kind int32
 
@@ -1677,6 +1679,8 @@ func (x *Outer_Inner) String() string {
 	return t.End()
 }
 
+// Outer_Inner_State is the enum gentest.alltypes.Outer.Inner.State.
+//
 // State is a nested enum.
 type Outer_Inner_State int32
 

@@ -10,6 +10,8 @@ import (
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
+// Level is the enum gentest.other.Level.
+//
 // Level is an enum used from another package.
 type Level int32
 

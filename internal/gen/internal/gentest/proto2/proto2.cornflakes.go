@@ -10,6 +10,8 @@ import (
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
+// Color is the enum gentest.proto2.Color.
+//
 // Color is a proto2 enum whose first value is not zero.
 type Color int32
 
