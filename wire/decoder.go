@@ -205,7 +205,6 @@ func DecodeMessages[P MessagePtr](d *Decoder, num int, l *MessageList[P]) {
 	if !ok {
 		return
 	}
-	end := d.dyn
 	if n > 0 {
 		last := off + EntrySize*(n-1)
 		size := int(binary.LittleEndian.Uint32(d.data[last:]))
@@ -214,9 +213,8 @@ func DecodeMessages[P MessagePtr](d *Decoder, num int, l *MessageList[P]) {
 			d.fail(malformed(at, num, "list elements out of range or overlapping"))
 			return
 		}
-		end = eoff + size
-		d.dyn = end
-		l.lz.set(d.src, off, n, end, d.depth)
+		d.dyn = eoff + size
+		l.lz.set(d.src, off, n, d.dyn, d.depth)
 	}
 }
 

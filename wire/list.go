@@ -33,9 +33,10 @@ func (src *source) window(off, n int) mem.Buf {
 	return src.buf.Slice(off, n)
 }
 
-// checkRef bounds-checks data [off, off+n) of src.
+// checkRef bounds-checks data [off, off+n) of src (the offset of an empty
+// value is ignored).
 func (src *source) checkRef(off, n uint32) bool {
-	return uint64(off)+uint64(n) <= uint64(len(src.data))
+	return n == 0 || uint64(off)+uint64(n) <= uint64(len(src.data))
 }
 
 // ref returns the already checked data [off, off+n) of src as a Bytes.
@@ -147,6 +148,9 @@ func (l *BytesList) At(i int) []byte {
 		d := l.lz.src.data
 		at := int(l.lz.off) + EntrySize*i
 		n := int(binary.LittleEndian.Uint32(d[at:]))
+		if n == 0 {
+			return nil
+		}
 		off := int(binary.LittleEndian.Uint32(d[at+4:]))
 		return d[off : off+n : off+n]
 	}

@@ -147,6 +147,7 @@ func TestHostileCrafted(t *testing.T) {
 		{"trailing zero bitmap words", append([]byte{2, 0, 0, 0}, make([]byte, 8)...), true},
 		{"bitmap too large", []byte{0xff, 0xff, 0, 0}, false},
 		{"bytes out of range", header([3]uint32{15, 10, 1 << 20}), false},
+		{"empty bytes, offset ignored", header([3]uint32{15, 0, math.MaxUint32}), true},
 		{"bytes size overflow", header([3]uint32{15, math.MaxUint32, 16}), false},
 		{"huge list count", header([3]uint32{22, 1 << 27, 16}), false},
 		{"list count over MaxListLen", header([3]uint32{25, math.MaxUint32, 16}), false},
