@@ -499,6 +499,9 @@ func (e *Endpoint) SendSegments(dst netip.AddrPort, head []byte, segs []mem.Buf)
 	}
 	size := len(head)
 	for _, s := range segs {
+		if err := s.Check(); err != nil {
+			return fmt.Errorf("udp: segment: %w", err)
+		}
 		size += s.Len()
 	}
 	p, err := e.reserve(dst, 1+len(segs), size)
@@ -532,6 +535,9 @@ type objSink Endpoint
 
 func (s *objSink) ZeroCopyEntry(b mem.Buf) error {
 	e := (*Endpoint)(s)
+	if err := b.Check(); err != nil {
+		return fmt.Errorf("udp: object entry: %w", err)
+	}
 	if e.collect {
 		if len(e.scratch) >= MaxObjectEntries {
 			return fmt.Errorf("%w: more than %d entries", ErrBadObject, MaxObjectEntries)
