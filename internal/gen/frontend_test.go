@@ -106,6 +106,7 @@ func TestRejections(t *testing.T) {
 		{"wkt.proto", []string{`wkt.proto:8:3: field reject.M.at of type google.protobuf.Timestamp`}},
 		{"fieldnum.proto", []string{`fieldnum.proto:7:3: field number 65537 of field reject.M.far (the Cornflakes wire format allows 1..65536)`}},
 		{"collision.proto", []string{`collision.proto:7:3: field reject.M.name_bytes: its accessor GetNameBytes collides with an accessor of field name`}},
+		{"names.proto", []string{`names.proto:8:1: message reject.NewM: its generated Go identifier NewM collides with that of message reject.M`}},
 		{"many.proto", []string{
 			`many.proto:6:3: map field reject.M.m: not supported`,
 			`many.proto:7:3: oneof "o" in message reject.M: not supported`,
@@ -144,7 +145,7 @@ func TestRejections(t *testing.T) {
 func TestRejectionsProtoc(t *testing.T) {
 	protocPath(t)
 	dir := filepath.Join("testdata", "reject")
-	for _, f := range []string{"oneof.proto", "map.proto", "extend.proto", "group.proto", "service.proto", "default.proto", "required.proto", "nested_oneof.proto", "wkt.proto", "fieldnum.proto", "collision.proto", "many.proto"} {
+	for _, f := range []string{"oneof.proto", "map.proto", "extend.proto", "group.proto", "service.proto", "default.proto", "required.proto", "nested_oneof.proto", "wkt.proto", "fieldnum.proto", "collision.proto", "many.proto", "names.proto"} {
 		t.Run(f, func(t *testing.T) {
 			_, perr := runProtoc(t, []string{dir}, nil, f)
 			_, cerr := Run(context.Background(), Config{ImportPaths: []string{dir}, Files: []string{f}})

@@ -72,6 +72,9 @@ func Generate(p *protogen.Plugin) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	if err := checkPackageNames(p); err != nil {
+		return err
+	}
 	for _, f := range p.Files {
 		if !f.Generate {
 			continue

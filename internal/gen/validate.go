@@ -137,3 +137,61 @@ func appendPath(p protoreflect.SourcePath, elems ...int32) protoreflect.SourcePa
 	out := make(protoreflect.SourcePath, 0, len(p)+len(elems))
 	return append(append(out, p...), elems...)
 }
+
+// checkPackageNames rejects schemas whose generated package-level
+// identifiers collide within one Go package (e.g. message M's constructor
+// NewM and a message named NewM), across all files generated into it.
+func checkPackageNames(p *protogen.Plugin) error {
+	type decl struct{ what string }
+	seen := map[protogen.GoImportPath]map[string]decl{}
+	var errs []error
+	add := func(pkg protogen.GoImportPath, name, what string, fd protoreflect.FileDescriptor, d protoreflect.Descriptor) {
+		m := seen[pkg]
+		if m == nil {
+			m = map[string]decl{}
+			seen[pkg] = m
+		}
+		if prev, dup := m[name]; dup {
+			e := unsupported(fd, fd.SourceLocations().ByDescriptor(d),
+				fmt.Sprintf("%s: its generated Go identifier %s collides with that of %s", what, name, prev.what), "rename one of them")
+			errs = append(errs, e)
+			return
+		}
+		m[name] = decl{what}
+	}
+	walkEnum := func(pkg protogen.GoImportPath, fd protoreflect.FileDescriptor, e *protogen.Enum) {
+		what := "enum " + string(e.Desc.FullName())
+		add(pkg, e.GoIdent.GoName, what, fd, e.Desc)
+		for _, v := range e.Values {
+			add(pkg, v.GoIdent.GoName, "enum value "+string(v.Desc.FullName()), fd, v.Desc)
+		}
+	}
+	var walkMsg func(pkg protogen.GoImportPath, fd protoreflect.FileDescriptor, m *protogen.Message)
+	walkMsg = func(pkg protogen.GoImportPath, fd protoreflect.FileDescriptor, m *protogen.Message) {
+		if m.Desc.IsMapEntry() {
+			return
+		}
+		what := "message " + string(m.Desc.FullName())
+		add(pkg, m.GoIdent.GoName, what, fd, m.Desc)
+		add(pkg, "New"+m.GoIdent.GoName, what, fd, m.Desc)
+		add(pkg, lowerFirst(m.GoIdent.GoName)+"Type", what, fd, m.Desc)
+		for _, e := range m.Enums {
+			walkEnum(pkg, fd, e)
+		}
+		for _, n := range m.Messages {
+			walkMsg(pkg, fd, n)
+		}
+	}
+	for _, f := range p.Files {
+		if !f.Generate {
+			continue
+		}
+		for _, e := range f.Enums {
+			walkEnum(f.GoImportPath, f.Desc, e)
+		}
+		for _, m := range f.Messages {
+			walkMsg(f.GoImportPath, f.Desc, m)
+		}
+	}
+	return errors.Join(errs...)
+}
