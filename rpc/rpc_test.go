@@ -254,7 +254,9 @@ func newPair(t *testing.T, o opts) (cli, srv *node, c *counter) {
 	if o.kind != "udp" && o.net == nil {
 		o.net = memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
 	}
-	srv = newNode(t, o, 1, echoHandlers, c)
+	so := o
+	so.ep.OnSession = nil // session events are for the client (it runs on the test goroutine)
+	srv = newNode(t, so, 1, echoHandlers, c)
 	cli = newNode(t, o, 2, nil, nil)
 	srv.serve()
 	t.Cleanup(func() { c.check(t) })
