@@ -17,7 +17,7 @@ func ExampleArena() {
 	}
 	defer pool.Close()
 	value, _ := pool.AllocCopy(make([]byte, 4096)) // a value in registered memory
-	a := wire.NewArena()                          // Threshold 512
+	a := wire.NewArena()                           // Threshold 512
 	for batch := range 2 {
 		m := testmsg.NewItemV1(a)
 		m.SetId(uint64(batch + 1))
