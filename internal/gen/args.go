@@ -104,6 +104,11 @@ func ReadManifest(path string) ([]ManifestEntry, error) {
 		if inv.Manifest != "" || inv.Check {
 			return nil, fmt.Errorf("%s:%d: --manifest and --check are not allowed in a manifest", path, n)
 		}
+		for _, p := range append(append([]string{inv.Out}, inv.ImportPaths...), inv.Files...) {
+			if filepath.IsAbs(p) {
+				return nil, fmt.Errorf("%s:%d: %s: paths in a manifest are relative to the repository root", path, n, p)
+			}
+		}
 		out = append(out, ManifestEntry{Line: n, Args: line, Config: inv.Config})
 	}
 	return out, sc.Err()

@@ -227,3 +227,21 @@ func TestUnknownParameter(t *testing.T) {
 		t.Fatalf("got %v, want unknown parameter error", err)
 	}
 }
+
+func TestReadManifestErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ line, err string }{
+		{"-I /abs x.proto", "paths in a manifest are relative"},
+		{"--manifest m", "not allowed in a manifest"},
+		{"--bogus x.proto", "usage"},
+	} {
+		p := filepath.Join(dir, "m.txt")
+		if err := os.WriteFile(p, []byte("# comment\n\n"+tt.line+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadManifest(p)
+		if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "m.txt:3:") {
+			t.Errorf("%q: error %v, want m.txt:3: ... %s", tt.line, err, tt.err)
+		}
+	}
+}
