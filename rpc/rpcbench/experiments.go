@@ -22,7 +22,16 @@ func (b *bench) rpcRate(kind string, n *memnet.Network, cfg rpc.EndpointConfig, 
 		return 0, err
 	}
 	defer s.close()
-	return closedLoop(s.cli, sess, reqType, size, window, b.dur, lat)
+	return closedLoop(s.cli, sess, reqType, size, window, b.durFor(size), lat)
+}
+
+// durFor is the measurement time for messages of size bytes: 8 MiB
+// transfers need longer runs for a stable average of whole messages.
+func (b *bench) durFor(size int) time.Duration {
+	if size >= 1<<20 && b.dur < 1500*time.Millisecond {
+		return 1500 * time.Millisecond
+	}
+	return b.dur
 }
 
 func (b *bench) smallRate() error {
@@ -107,7 +116,7 @@ func (b *bench) lossBW() error {
 				return err
 			}
 			n.SetFaults(memnet.Faults{Loss: p})
-			r, err := closedLoop(s.cli, sess, reqLarge, largeSize, 1, b.dur, nil)
+			r, err := closedLoop(s.cli, sess, reqLarge, largeSize, 1, b.durFor(largeSize), nil)
 			n.SetFaults(memnet.Faults{})
 			s.close()
 			if err != nil {
