@@ -2,6 +2,8 @@ package gen
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"unicode"
 	"unicode/utf8"
 
@@ -311,7 +313,7 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 	switch f.shape {
 	case shapeScalar:
 		t := goType(g, f)
-		if def := enumDefault(g, f); def != "" {
+		if def := scalarDefault(g, f); def != "" {
 			g.P("// Get", n, " returns ", what, " (", def, " when unset).")
 			g.P(recv, "Get", n, "() ", t, " {")
 			g.P("if !", present(g, f, "x"), " {")
@@ -348,9 +350,21 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 		g.P()
 
 	case shapeBytes:
+		dv := bytesDefault(g, m, f)
 		g.P("// Get", n, " returns ", what, ". The slice aliases the message's memory (arena,")
 		g.P("// registered memory or decoded input): do not modify it; valid until the arena's Reset.")
-		g.P(recv, "Get", n, "() []byte { return x.", f.sf, ".Get() }")
+		if dv != "" {
+			g.P("//")
+			g.P("// When the field is unset it reads as its default value (", dv, ", shared: do not modify).")
+			g.P(recv, "Get", n, "() []byte {")
+			g.P("if !", present(g, f, "x"), " {")
+			g.P("return ", dv)
+			g.P("}")
+			g.P("return x.", f.sf, ".Get()")
+			g.P("}")
+		} else {
+			g.P(recv, "Get", n, "() []byte { return x.", f.sf, ".Get() }")
+		}
 		g.P()
 		hasDoc("not empty")
 		g.P("// Set", n, " sets ", what, " (copied below the arena's threshold, else zero-copy")
@@ -375,12 +389,33 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 		g.P()
 
 	case shapeString:
+		dv := bytesDefault(g, m, f)
 		g.P("// Get", n, " returns ", what, ", or wire.ErrInvalidUTF8 when it is not valid UTF-8.")
 		g.P("// The string aliases the message's memory: valid until the arena's Reset.")
-		g.P(recv, "Get", n, "() (string, error) { return x.", f.sf, ".Get() }")
-		g.P()
-		g.P("// Get", n, "Bytes returns ", what, " without a UTF-8 check (aliasing; valid until Reset).")
-		g.P(recv, "Get", n, "Bytes() []byte { return x.", f.sf, ".Bytes() }")
+		if dv != "" {
+			g.P("//")
+			g.P("// When the field is unset it reads as its default value.")
+			g.P(recv, "Get", n, "() (string, error) {")
+			g.P("if !", present(g, f, "x"), " {")
+			g.P("return ", strconv.Quote(f.f.Desc.Default().String()), ", nil")
+			g.P("}")
+			g.P("return x.", f.sf, ".Get()")
+			g.P("}")
+			g.P()
+			g.P("// Get", n, "Bytes returns ", what, " without a UTF-8 check (aliasing; valid until Reset).")
+			g.P("// When the field is unset it reads as its default value (", dv, ", shared: do not modify).")
+			g.P(recv, "Get", n, "Bytes() []byte {")
+			g.P("if !", present(g, f, "x"), " {")
+			g.P("return ", dv)
+			g.P("}")
+			g.P("return x.", f.sf, ".Bytes()")
+			g.P("}")
+		} else {
+			g.P(recv, "Get", n, "() (string, error) { return x.", f.sf, ".Get() }")
+			g.P()
+			g.P("// Get", n, "Bytes returns ", what, " without a UTF-8 check (aliasing; valid until Reset).")
+			g.P(recv, "Get", n, "Bytes() []byte { return x.", f.sf, ".Bytes() }")
+		}
 		g.P()
 		hasDoc("not empty")
 		g.P("// Set", n, " sets ", what, " (copied below the arena's threshold, else zero-copy")
@@ -461,23 +496,102 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 	}
 }
 
-// enumDefault returns the value an explicit-presence enum field reads as
-// when unset, if it is not the zero value (a proto2 enum whose first value
-// is not 0); "" otherwise.
-func enumDefault(g *protogen.GeneratedFile, f *field) string {
-	if f.kind != protoreflect.EnumKind || f.hasBit < 0 {
+// scalarDefault returns the Go expression an explicit-presence scalar or
+// enum field reads as when unset, if it is not the zero value: a proto2
+// [default = ...], or the first value of a proto2 enum whose first value
+// is not 0. It returns "" otherwise.
+func scalarDefault(g *protogen.GeneratedFile, f *field) string {
+	if f.hasBit < 0 {
 		return ""
 	}
-	num := f.f.Desc.Default().Enum()
-	if num == 0 {
+	d := f.f.Desc
+	if f.kind == protoreflect.EnumKind {
+		num := d.Default().Enum()
+		if num == 0 {
+			return ""
+		}
+		for _, v := range f.f.Enum.Values {
+			if v.Desc.Number() == num {
+				return g.QualifiedGoIdent(v.GoIdent)
+			}
+		}
+		return fmt.Sprintf("%s(%d)", g.QualifiedGoIdent(f.f.Enum.GoIdent), num)
+	}
+	if !d.HasDefault() {
 		return ""
 	}
-	for _, v := range f.f.Enum.Values {
-		if v.Desc.Number() == num {
-			return g.QualifiedGoIdent(v.GoIdent)
+	v := d.Default()
+	switch f.kind {
+	case protoreflect.BoolKind:
+		if v.Bool() {
+			return "true"
+		}
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		x := v.Float()
+		if math.Float64bits(x) == 0 {
+			return ""
+		}
+		bits, conv := 64, ""
+		if f.kind == protoreflect.FloatKind {
+			bits, conv = 32, "float32"
+		}
+		var lit string
+		switch {
+		case math.IsNaN(x):
+			lit = g.QualifiedGoIdent(mathPkg.Ident("NaN")) + "()"
+		case math.IsInf(x, 1):
+			lit = g.QualifiedGoIdent(mathPkg.Ident("Inf")) + "(1)"
+		case math.IsInf(x, -1):
+			lit = g.QualifiedGoIdent(mathPkg.Ident("Inf")) + "(-1)"
+		case x == 0: // -0
+			lit = g.QualifiedGoIdent(mathPkg.Ident("Copysign")) + "(0, -1)"
+		default:
+			lit = strconv.FormatFloat(x, 'g', -1, bits)
+			if conv == "" {
+				return lit
+			}
+		}
+		if conv != "" {
+			return conv + "(" + lit + ")"
+		}
+		return lit
+	default:
+		switch scalars[f.kind].goType {
+		case "int32", "int64":
+			if n := v.Int(); n != 0 {
+				return strconv.FormatInt(n, 10)
+			}
+		default:
+			if n := v.Uint(); n != 0 {
+				return strconv.FormatUint(n, 10)
+			}
 		}
 	}
-	return fmt.Sprintf("%s(%d)", g.QualifiedGoIdent(f.f.Enum.GoIdent), num)
+	return ""
+}
+
+// bytesDefault returns the name of the package variable holding the
+// non-empty proto2 default of a bytes or string field, emitting it; "" when
+// the field has none.
+func bytesDefault(g *protogen.GeneratedFile, m *message, f *field) string {
+	d := f.f.Desc
+	if f.hasBit < 0 || !d.HasDefault() {
+		return ""
+	}
+	var b []byte
+	if f.kind == protoreflect.StringKind {
+		b = []byte(d.Default().String())
+	} else {
+		b = d.Default().Bytes()
+	}
+	if len(b) == 0 {
+		return ""
+	}
+	name := "xDefault_" + m.m.GoIdent.GoName + "_" + f.goName
+	g.P("// ", name, " is the default value of ", d.FullName(), ".")
+	g.P("var ", name, " = []byte(", strconv.Quote(string(b)), ")")
+	g.P()
+	return name
 }
 
 func genObject(g *protogen.GeneratedFile, m *message) {

@@ -100,7 +100,6 @@ func TestRejections(t *testing.T) {
 		}},
 		{"group.proto", []string{`group.proto:6:3: group field reject.M.g: not supported`}},
 		{"service.proto", []string{`service.proto:9:1: service reject.S: not supported`}},
-		{"default.proto", []string{`default.proto:6:3: default value [default = 7] on field reject.M.a: not supported`}},
 		{"required.proto", []string{`required.proto:6:3: required field reject.M.a: not supported`}},
 		{"editions.proto", []string{`editions.proto:1:1: edition syntax`}},
 		{"wkt.proto", []string{`wkt.proto:8:3: field reject.M.at of type google.protobuf.Timestamp`}},
@@ -145,7 +144,7 @@ func TestRejections(t *testing.T) {
 func TestRejectionsProtoc(t *testing.T) {
 	protocPath(t)
 	dir := filepath.Join("testdata", "reject")
-	for _, f := range []string{"oneof.proto", "map.proto", "extend.proto", "group.proto", "service.proto", "default.proto", "required.proto", "nested_oneof.proto", "wkt.proto", "fieldnum.proto", "collision.proto", "many.proto", "names.proto"} {
+	for _, f := range []string{"oneof.proto", "map.proto", "extend.proto", "group.proto", "service.proto", "required.proto", "nested_oneof.proto", "wkt.proto", "fieldnum.proto", "collision.proto", "many.proto", "names.proto"} {
 		t.Run(f, func(t *testing.T) {
 			_, perr := runProtoc(t, []string{dir}, nil, f)
 			_, cerr := Run(context.Background(), Config{ImportPaths: []string{dir}, Files: []string{f}})

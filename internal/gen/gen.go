@@ -14,7 +14,7 @@
 //
 // Both produce byte-identical files named <name>.cornflakes.go ([Suffix]).
 // Constructs the generator does not support (oneof, map, extensions,
-// groups, services, proto2 required and default values, editions) are
+// groups, services, proto2 required, editions) are
 // rejected with an [*UnsupportedError] naming file:line:col; nothing is
 // skipped silently. See docs/CODEGEN.md for the generated API.
 package gen

@@ -110,11 +110,6 @@ func validateField(fd protoreflect.FileDescriptor, fl *protogen.Field, add func(
 	if d.Number() > wire.MaxFieldNumber {
 		add(loc, fmt.Sprintf("field number %d of %s (the Cornflakes wire format allows 1..%d)", d.Number(), what, wire.MaxFieldNumber), "renumber the field")
 	}
-	if d.HasDefault() {
-		// The field's own position: protoc and protocompile disagree on the
-		// span of the default option.
-		add(loc, fmt.Sprintf("default value [default = %s] on %s", d.Default().String(), what), "defaults are the zero value in Cornflakes")
-	}
 	switch d.Kind() {
 	case protoreflect.MessageKind:
 		if p := string(fl.Message.GoIdent.GoImportPath); strings.HasPrefix(p, "google.golang.org/protobuf/") {

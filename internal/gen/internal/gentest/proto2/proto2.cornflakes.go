@@ -4,6 +4,7 @@
 package proto2
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -514,6 +515,615 @@ func (x *Record_Nested) String() string {
 	t.Begin("Record_Nested")
 	if x.cf.Has(0) {
 		t.Uint("n", uint64(x.xN))
+	}
+	return t.End()
+}
+
+// Defaults is the message gentest.proto2.Defaults.
+//
+// Defaults has a proto2 default value on every kind of singular field.
+type Defaults struct {
+	cf       wire.Core
+	xI32     int32
+	xU64     uint64
+	xS64     int64
+	xFlag    bool
+	xRatio   float32
+	xScore   float64
+	xNan     float64
+	xNegZero float64
+	xColor   Color
+	xText    wire.String
+	xData    wire.Bytes
+	xZero    int32
+	xEmpty   wire.String
+}
+
+var defaultsType = wire.NewType[Defaults]()
+
+// NewDefaults returns an empty Defaults in a; it and everything it holds are valid
+// until a.Reset.
+func NewDefaults(a *wire.Arena) *Defaults {
+	x := defaultsType.New(a)
+	x.cf.Init(a)
+	return x
+}
+
+// GetI32 returns field i32 = 1 (-7 when unset).
+func (x *Defaults) GetI32() int32 {
+	if !x.cf.Has(0) {
+		return -7
+	}
+	return x.xI32
+}
+
+// HasI32 reports whether field i32 = 1 is set.
+func (x *Defaults) HasI32() bool { return x.cf.Has(0) }
+
+// SetI32 sets field i32 = 1.
+func (x *Defaults) SetI32(v int32) {
+	x.xI32 = v
+	x.cf.SetHas(0)
+}
+
+// ClearI32 unsets field i32 = 1.
+func (x *Defaults) ClearI32() {
+	x.xI32 = 0
+	x.cf.ClearHas(0)
+}
+
+// GetU64 returns field u64 = 2 (18446744073709551615 when unset).
+func (x *Defaults) GetU64() uint64 {
+	if !x.cf.Has(1) {
+		return 18446744073709551615
+	}
+	return x.xU64
+}
+
+// HasU64 reports whether field u64 = 2 is set.
+func (x *Defaults) HasU64() bool { return x.cf.Has(1) }
+
+// SetU64 sets field u64 = 2.
+func (x *Defaults) SetU64(v uint64) {
+	x.xU64 = v
+	x.cf.SetHas(1)
+}
+
+// ClearU64 unsets field u64 = 2.
+func (x *Defaults) ClearU64() {
+	x.xU64 = 0
+	x.cf.ClearHas(1)
+}
+
+// GetS64 returns field s64 = 3 (-9223372036854775808 when unset).
+func (x *Defaults) GetS64() int64 {
+	if !x.cf.Has(2) {
+		return -9223372036854775808
+	}
+	return x.xS64
+}
+
+// HasS64 reports whether field s64 = 3 is set.
+func (x *Defaults) HasS64() bool { return x.cf.Has(2) }
+
+// SetS64 sets field s64 = 3.
+func (x *Defaults) SetS64(v int64) {
+	x.xS64 = v
+	x.cf.SetHas(2)
+}
+
+// ClearS64 unsets field s64 = 3.
+func (x *Defaults) ClearS64() {
+	x.xS64 = 0
+	x.cf.ClearHas(2)
+}
+
+// GetFlag returns field flag = 4 (true when unset).
+func (x *Defaults) GetFlag() bool {
+	if !x.cf.Has(3) {
+		return true
+	}
+	return x.xFlag
+}
+
+// HasFlag reports whether field flag = 4 is set.
+func (x *Defaults) HasFlag() bool { return x.cf.Has(3) }
+
+// SetFlag sets field flag = 4.
+func (x *Defaults) SetFlag(v bool) {
+	x.xFlag = v
+	x.cf.SetHas(3)
+}
+
+// ClearFlag unsets field flag = 4.
+func (x *Defaults) ClearFlag() {
+	x.xFlag = false
+	x.cf.ClearHas(3)
+}
+
+// GetRatio returns field ratio = 5 (float32(1.5) when unset).
+func (x *Defaults) GetRatio() float32 {
+	if !x.cf.Has(4) {
+		return float32(1.5)
+	}
+	return x.xRatio
+}
+
+// HasRatio reports whether field ratio = 5 is set.
+func (x *Defaults) HasRatio() bool { return x.cf.Has(4) }
+
+// SetRatio sets field ratio = 5.
+func (x *Defaults) SetRatio(v float32) {
+	x.xRatio = v
+	x.cf.SetHas(4)
+}
+
+// ClearRatio unsets field ratio = 5.
+func (x *Defaults) ClearRatio() {
+	x.xRatio = 0
+	x.cf.ClearHas(4)
+}
+
+// GetScore returns field score = 6 (math.Inf(-1) when unset).
+func (x *Defaults) GetScore() float64 {
+	if !x.cf.Has(5) {
+		return math.Inf(-1)
+	}
+	return x.xScore
+}
+
+// HasScore reports whether field score = 6 is set.
+func (x *Defaults) HasScore() bool { return x.cf.Has(5) }
+
+// SetScore sets field score = 6.
+func (x *Defaults) SetScore(v float64) {
+	x.xScore = v
+	x.cf.SetHas(5)
+}
+
+// ClearScore unsets field score = 6.
+func (x *Defaults) ClearScore() {
+	x.xScore = 0
+	x.cf.ClearHas(5)
+}
+
+// GetNan returns field nan = 7 (math.NaN() when unset).
+func (x *Defaults) GetNan() float64 {
+	if !x.cf.Has(6) {
+		return math.NaN()
+	}
+	return x.xNan
+}
+
+// HasNan reports whether field nan = 7 is set.
+func (x *Defaults) HasNan() bool { return x.cf.Has(6) }
+
+// SetNan sets field nan = 7.
+func (x *Defaults) SetNan(v float64) {
+	x.xNan = v
+	x.cf.SetHas(6)
+}
+
+// ClearNan unsets field nan = 7.
+func (x *Defaults) ClearNan() {
+	x.xNan = 0
+	x.cf.ClearHas(6)
+}
+
+// GetNegZero returns field neg_zero = 8 (math.Copysign(0, -1) when unset).
+func (x *Defaults) GetNegZero() float64 {
+	if !x.cf.Has(7) {
+		return math.Copysign(0, -1)
+	}
+	return x.xNegZero
+}
+
+// HasNegZero reports whether field neg_zero = 8 is set.
+func (x *Defaults) HasNegZero() bool { return x.cf.Has(7) }
+
+// SetNegZero sets field neg_zero = 8.
+func (x *Defaults) SetNegZero(v float64) {
+	x.xNegZero = v
+	x.cf.SetHas(7)
+}
+
+// ClearNegZero unsets field neg_zero = 8.
+func (x *Defaults) ClearNegZero() {
+	x.xNegZero = 0
+	x.cf.ClearHas(7)
+}
+
+// GetColor returns field color = 9 (Color_COLOR_GREEN when unset).
+func (x *Defaults) GetColor() Color {
+	if !x.cf.Has(8) {
+		return Color_COLOR_GREEN
+	}
+	return x.xColor
+}
+
+// HasColor reports whether field color = 9 is set.
+func (x *Defaults) HasColor() bool { return x.cf.Has(8) }
+
+// SetColor sets field color = 9.
+func (x *Defaults) SetColor(v Color) {
+	x.xColor = v
+	x.cf.SetHas(8)
+}
+
+// ClearColor unsets field color = 9.
+func (x *Defaults) ClearColor() {
+	x.xColor = 0
+	x.cf.ClearHas(8)
+}
+
+// xDefault_Defaults_Text is the default value of gentest.proto2.Defaults.text.
+var xDefault_Defaults_Text = []byte("héllo \"q\"\n")
+
+// GetText returns field text = 10, or wire.ErrInvalidUTF8 when it is not valid UTF-8.
+// The string aliases the message's memory: valid until the arena's Reset.
+//
+// When the field is unset it reads as its default value.
+func (x *Defaults) GetText() (string, error) {
+	if !x.cf.Has(9) {
+		return "héllo \"q\"\n", nil
+	}
+	return x.xText.Get()
+}
+
+// GetTextBytes returns field text = 10 without a UTF-8 check (aliasing; valid until Reset).
+// When the field is unset it reads as its default value (xDefault_Defaults_Text, shared: do not modify).
+func (x *Defaults) GetTextBytes() []byte {
+	if !x.cf.Has(9) {
+		return xDefault_Defaults_Text
+	}
+	return x.xText.Bytes()
+}
+
+// HasText reports whether field text = 10 is set.
+func (x *Defaults) HasText() bool { return x.cf.Has(9) }
+
+// SetText sets field text = 10 (copied below the arena's threshold, else zero-copy
+// when v lies in registered memory).
+func (x *Defaults) SetText(v string) {
+	x.xText.SetString(x.cf.Arena(), v)
+	x.cf.SetHas(9)
+}
+
+// SetTextBytes sets field text = 10 from bytes (hybrid rule of SetText).
+func (x *Defaults) SetTextBytes(v []byte) {
+	x.xText.Set(x.cf.Arena(), v)
+	x.cf.SetHas(9)
+}
+
+// SetTextBuf sets field text = 10 from a registered buffer (the arena takes its own
+// reference; the caller keeps b).
+func (x *Defaults) SetTextBuf(b mem.Buf) {
+	x.xText.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(9)
+}
+
+// ClearText clears field text = 10.
+func (x *Defaults) ClearText() {
+	x.xText.Clear()
+	x.cf.ClearHas(9)
+}
+
+// xDefault_Defaults_Data is the default value of gentest.proto2.Defaults.data.
+var xDefault_Defaults_Data = []byte("\x00\x01\xff")
+
+// GetData returns field data = 11. The slice aliases the message's memory (arena,
+// registered memory or decoded input): do not modify it; valid until the arena's Reset.
+//
+// When the field is unset it reads as its default value (xDefault_Defaults_Data, shared: do not modify).
+func (x *Defaults) GetData() []byte {
+	if !x.cf.Has(10) {
+		return xDefault_Defaults_Data
+	}
+	return x.xData.Get()
+}
+
+// HasData reports whether field data = 11 is set.
+func (x *Defaults) HasData() bool { return x.cf.Has(10) }
+
+// SetData sets field data = 11 (copied below the arena's threshold, else zero-copy
+// when v lies in registered memory).
+func (x *Defaults) SetData(v []byte) {
+	x.xData.Set(x.cf.Arena(), v)
+	x.cf.SetHas(10)
+}
+
+// SetDataBuf sets field data = 11 from a registered buffer (the arena takes its own
+// reference; the caller keeps b).
+func (x *Defaults) SetDataBuf(b mem.Buf) {
+	x.xData.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(10)
+}
+
+// ClearData clears field data = 11.
+func (x *Defaults) ClearData() {
+	x.xData.Clear()
+	x.cf.ClearHas(10)
+}
+
+// GetZero returns field zero = 12.
+func (x *Defaults) GetZero() int32 { return x.xZero }
+
+// HasZero reports whether field zero = 12 is set.
+func (x *Defaults) HasZero() bool { return x.cf.Has(11) }
+
+// SetZero sets field zero = 12.
+func (x *Defaults) SetZero(v int32) {
+	x.xZero = v
+	x.cf.SetHas(11)
+}
+
+// ClearZero unsets field zero = 12.
+func (x *Defaults) ClearZero() {
+	x.xZero = 0
+	x.cf.ClearHas(11)
+}
+
+// GetEmpty returns field empty = 13, or wire.ErrInvalidUTF8 when it is not valid UTF-8.
+// The string aliases the message's memory: valid until the arena's Reset.
+func (x *Defaults) GetEmpty() (string, error) { return x.xEmpty.Get() }
+
+// GetEmptyBytes returns field empty = 13 without a UTF-8 check (aliasing; valid until Reset).
+func (x *Defaults) GetEmptyBytes() []byte { return x.xEmpty.Bytes() }
+
+// HasEmpty reports whether field empty = 13 is set.
+func (x *Defaults) HasEmpty() bool { return x.cf.Has(12) }
+
+// SetEmpty sets field empty = 13 (copied below the arena's threshold, else zero-copy
+// when v lies in registered memory).
+func (x *Defaults) SetEmpty(v string) {
+	x.xEmpty.SetString(x.cf.Arena(), v)
+	x.cf.SetHas(12)
+}
+
+// SetEmptyBytes sets field empty = 13 from bytes (hybrid rule of SetEmpty).
+func (x *Defaults) SetEmptyBytes(v []byte) {
+	x.xEmpty.Set(x.cf.Arena(), v)
+	x.cf.SetHas(12)
+}
+
+// SetEmptyBuf sets field empty = 13 from a registered buffer (the arena takes its own
+// reference; the caller keeps b).
+func (x *Defaults) SetEmptyBuf(b mem.Buf) {
+	x.xEmpty.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(12)
+}
+
+// ClearEmpty clears field empty = 13.
+func (x *Defaults) ClearEmpty() {
+	x.xEmpty.Clear()
+	x.cf.ClearHas(12)
+}
+
+// Sizes implements wire.Object.
+func (x *Defaults) Sizes() wire.Sizes { return wire.SizesOf(x) }
+
+// Serialize implements wire.Object.
+func (x *Defaults) Serialize(dst []byte, sink wire.EntrySink) error {
+	return wire.SerializeTo(x, dst, sink)
+}
+
+// Decode decodes x from b zero-copy; the arena holds a reference on b until
+// Reset (the caller still releases its own).
+func (x *Defaults) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+
+// DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
+func (x *Defaults) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+
+// WireCore implements wire.Msg.
+func (x *Defaults) WireCore() *wire.Core { return &x.cf }
+
+// WireSizes implements wire.Msg.
+func (x *Defaults) WireSizes(s *wire.Sizer) {
+	mk := s.Begin()
+	s.Scalar(1, x.cf.Has(0))
+	s.Scalar(2, x.cf.Has(1))
+	s.Scalar(3, x.cf.Has(2))
+	s.Scalar(4, x.cf.Has(3))
+	s.Scalar(5, x.cf.Has(4))
+	s.Scalar(6, x.cf.Has(5))
+	s.Scalar(7, x.cf.Has(6))
+	s.Scalar(8, x.cf.Has(7))
+	s.Scalar(9, x.cf.Has(8))
+	s.String(10, &x.xText, x.cf.Has(9))
+	s.Bytes(11, &x.xData, x.cf.Has(10))
+	s.Scalar(12, x.cf.Has(11))
+	s.String(13, &x.xEmpty, x.cf.Has(12))
+	s.End(&x.cf, mk)
+}
+
+// WireEncode implements wire.Msg.
+func (x *Defaults) WireEncode(e *wire.Encoder) {
+	mk := e.Begin(&x.cf)
+	if x.cf.Has(0) {
+		e.Int32(1, x.xI32)
+	}
+	if x.cf.Has(1) {
+		e.Uint64(2, x.xU64)
+	}
+	if x.cf.Has(2) {
+		e.Int64(3, x.xS64)
+	}
+	if x.cf.Has(3) {
+		e.Bool(4, x.xFlag)
+	}
+	if x.cf.Has(4) {
+		e.Float(5, x.xRatio)
+	}
+	if x.cf.Has(5) {
+		e.Double(6, x.xScore)
+	}
+	if x.cf.Has(6) {
+		e.Double(7, x.xNan)
+	}
+	if x.cf.Has(7) {
+		e.Double(8, x.xNegZero)
+	}
+	if x.cf.Has(8) {
+		e.Int32(9, int32(x.xColor))
+	}
+	if x.cf.Has(9) {
+		e.String(10, &x.xText)
+	}
+	if x.cf.Has(10) {
+		e.Bytes(11, &x.xData)
+	}
+	if x.cf.Has(11) {
+		e.Int32(12, x.xZero)
+	}
+	if x.cf.Has(12) {
+		e.String(13, &x.xEmpty)
+	}
+	e.End(mk)
+}
+
+// WireDecode implements wire.Msg.
+func (x *Defaults) WireDecode(d *wire.Decoder) {
+	x.xI32 = d.Int32(1)
+	if d.Has(1) {
+		x.cf.SetHas(0)
+	}
+	x.xU64 = d.Uint64(2)
+	if d.Has(2) {
+		x.cf.SetHas(1)
+	}
+	x.xS64 = d.Int64(3)
+	if d.Has(3) {
+		x.cf.SetHas(2)
+	}
+	x.xFlag = d.Bool(4)
+	if d.Has(4) {
+		x.cf.SetHas(3)
+	}
+	x.xRatio = d.Float(5)
+	if d.Has(5) {
+		x.cf.SetHas(4)
+	}
+	x.xScore = d.Double(6)
+	if d.Has(6) {
+		x.cf.SetHas(5)
+	}
+	x.xNan = d.Double(7)
+	if d.Has(7) {
+		x.cf.SetHas(6)
+	}
+	x.xNegZero = d.Double(8)
+	if d.Has(8) {
+		x.cf.SetHas(7)
+	}
+	x.xColor = Color(d.Int32(9))
+	if d.Has(9) {
+		x.cf.SetHas(8)
+	}
+	if d.String(10, &x.xText) {
+		x.cf.SetHas(9)
+	}
+	if d.Bytes(11, &x.xData) {
+		x.cf.SetHas(10)
+	}
+	x.xZero = d.Int32(12)
+	if d.Has(12) {
+		x.cf.SetHas(11)
+	}
+	if d.String(13, &x.xEmpty) {
+		x.cf.SetHas(12)
+	}
+}
+
+// Equal reports whether x and y hold the same fields (floats compared by bits;
+// lists and nested messages are decoded as needed; a decode error means unequal).
+func (x *Defaults) Equal(y *Defaults) bool {
+	if x == nil || y == nil {
+		return x == y
+	}
+	if x.cf.Has(0) != y.cf.Has(0) || x.xI32 != y.xI32 {
+		return false
+	}
+	if x.cf.Has(1) != y.cf.Has(1) || x.xU64 != y.xU64 {
+		return false
+	}
+	if x.cf.Has(2) != y.cf.Has(2) || x.xS64 != y.xS64 {
+		return false
+	}
+	if x.cf.Has(3) != y.cf.Has(3) || x.xFlag != y.xFlag {
+		return false
+	}
+	if x.cf.Has(4) != y.cf.Has(4) || !wire.EqualFloat32(x.xRatio, y.xRatio) {
+		return false
+	}
+	if x.cf.Has(5) != y.cf.Has(5) || !wire.EqualFloat64(x.xScore, y.xScore) {
+		return false
+	}
+	if x.cf.Has(6) != y.cf.Has(6) || !wire.EqualFloat64(x.xNan, y.xNan) {
+		return false
+	}
+	if x.cf.Has(7) != y.cf.Has(7) || !wire.EqualFloat64(x.xNegZero, y.xNegZero) {
+		return false
+	}
+	if x.cf.Has(8) != y.cf.Has(8) || x.xColor != y.xColor {
+		return false
+	}
+	if x.cf.Has(9) != y.cf.Has(9) || !x.xText.Equal(&y.xText) {
+		return false
+	}
+	if x.cf.Has(10) != y.cf.Has(10) || !x.xData.Equal(&y.xData) {
+		return false
+	}
+	if x.cf.Has(11) != y.cf.Has(11) || x.xZero != y.xZero {
+		return false
+	}
+	if x.cf.Has(12) != y.cf.Has(12) || !x.xEmpty.Equal(&y.xEmpty) {
+		return false
+	}
+	return true
+}
+
+// String returns a one-line text form of x (for debugging).
+func (x *Defaults) String() string {
+	var t wire.Text
+	t.Begin("Defaults")
+	if x.cf.Has(0) {
+		t.Int("i32", int64(x.xI32))
+	}
+	if x.cf.Has(1) {
+		t.Uint("u64", x.xU64)
+	}
+	if x.cf.Has(2) {
+		t.Int("s64", x.xS64)
+	}
+	if x.cf.Has(3) {
+		t.Bool("flag", x.xFlag)
+	}
+	if x.cf.Has(4) {
+		t.Float("ratio", float64(x.xRatio), 32)
+	}
+	if x.cf.Has(5) {
+		t.Float("score", x.xScore, 64)
+	}
+	if x.cf.Has(6) {
+		t.Float("nan", x.xNan, 64)
+	}
+	if x.cf.Has(7) {
+		t.Float("neg_zero", x.xNegZero, 64)
+	}
+	if x.cf.Has(8) {
+		t.Enum("color", int32(x.xColor), x.xColor.String())
+	}
+	if x.cf.Has(9) {
+		t.String("text", &x.xText)
+	}
+	if x.cf.Has(10) {
+		t.Bytes("data", &x.xData)
+	}
+	if x.cf.Has(11) {
+		t.Int("zero", int64(x.xZero))
+	}
+	if x.cf.Has(12) {
+		t.String("empty", &x.xEmpty)
 	}
 	return t.End()
 }

@@ -1,6 +1,8 @@
 package proto2_test
 
 import (
+	"bytes"
+	"math"
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/proto2"
@@ -91,4 +93,56 @@ func TestProto2Nested(t *testing.T) {
 	if got := y.String(); got != want {
 		t.Errorf("String:\n got %s\nwant %s", got, want)
 	}
+}
+
+// TestProto2Defaults checks [default = ...]: unset fields read as their
+// defaults (and are not on the wire), set fields read as set, cleared
+// fields read as defaults again.
+func TestProto2Defaults(t *testing.T) {
+	a := wire.NewArena()
+	defer a.Reset()
+	x := proto2.NewDefaults(a)
+	check := func(x *proto2.Defaults) {
+		t.Helper()
+		text, err := x.GetText()
+		if x.GetI32() != -7 || x.GetU64() != math.MaxUint64 || x.GetS64() != math.MinInt64 || !x.GetFlag() ||
+			x.GetRatio() != 1.5 || !math.IsInf(x.GetScore(), -1) || !math.IsNaN(x.GetNan()) ||
+			!math.Signbit(x.GetNegZero()) || x.GetNegZero() != 0 || x.GetColor() != proto2.Color_COLOR_GREEN ||
+			err != nil || text != "héllo \"q\"\n" || string(x.GetTextBytes()) != text ||
+			!bytes.Equal(x.GetData(), []byte{0, 1, 0xff}) || x.GetZero() != 0 {
+			t.Errorf("defaults not returned: %v", x)
+		}
+		if x.HasI32() || x.HasText() || x.HasData() || x.HasColor() {
+			t.Error("defaults reported as present")
+		}
+	}
+	check(x)
+	if sz := x.Sizes(); sz.Total() != 4 {
+		t.Errorf("unset fields with defaults are on the wire: %+v", sz)
+	}
+	p, err := wire.Flatten(x, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := proto2.NewDefaults(a)
+	if err := y.DecodeBytes(p); err != nil {
+		t.Fatal(err)
+	}
+	check(y)
+
+	x.SetI32(0)
+	x.SetText("")
+	x.SetData(nil)
+	x.SetColor(proto2.Color_COLOR_RED)
+	if x.GetI32() != 0 || !x.HasI32() || x.GetColor() != proto2.Color_COLOR_RED || len(x.GetData()) != 0 {
+		t.Errorf("set values not returned: %v", x)
+	}
+	if s, _ := x.GetText(); s != "" {
+		t.Errorf("GetText = %q after SetText(\"\")", s)
+	}
+	x.ClearI32()
+	x.ClearText()
+	x.ClearData()
+	x.ClearColor()
+	check(x)
 }
