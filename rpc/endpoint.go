@@ -1035,7 +1035,11 @@ func (ep *Endpoint) drainMail() {
 }
 
 func (ep *Endpoint) handleSM(from netip.AddrPort, p *smPkt) {
-	now := ep.now()
+	if a := p.dataAddr.Addr(); !a.IsValid() || a.IsUnspecified() {
+		// The peer's datapath is bound to a wildcard address: reach it at
+		// the address its control packet came from.
+		p.dataAddr = netip.AddrPortFrom(from.Addr(), p.dataAddr.Port())
+	}
 	switch p.typ {
 	case smConnectReq:
 		key := tokenKey{from, p.token}
@@ -1105,7 +1109,6 @@ func (ep *Endpoint) handleSM(from netip.AddrPort, p *smPkt) {
 		ep.freeSession(si, ErrDisconnected)
 		ep.sessionEvent(p.clientSess, Disconnected, nil)
 	}
-	_ = now
 }
 
 func (ep *Endpoint) replyConnect(to netip.AddrPort, p *smPkt, num uint16, e smErr) {

@@ -66,6 +66,7 @@ type node struct {
 
 type opts struct {
 	kind       string // "memnet" (default) or "udp"
+	local      string // udp bind address (default 127.0.0.1:0)
 	net        *memnet.Network
 	maxPayload int
 	ep         rpc.EndpointConfig
@@ -79,6 +80,9 @@ func openDP(t *testing.T, o opts, pool *mem.Pool) datapath.Endpoint {
 	var err error
 	if o.kind == "udp" {
 		cfg.Local = netip.MustParseAddrPort("127.0.0.1:0")
+		if o.local != "" {
+			cfg.Local = netip.MustParseAddrPort(o.local)
+		}
 		dp, err = datapath.Open("udp", cfg)
 	} else {
 		dp, err = o.net.Open(cfg, memnet.Options{RxRing: 1024})
@@ -719,4 +723,12 @@ func TestWorkerNestedViaPost(t *testing.T) {
 	s := cli.connect(t, front.nx, 1)
 	callMany(t, cli, []rpc.Session{s}, tNested, []int{8, 5000, 70000}, 20*time.Second)
 	c.check(t)
+}
+
+// A server whose datapath is bound to the wildcard address is reached at
+// the address its session-management packets come from.
+func TestUDPWildcardBind(t *testing.T) {
+	cli, srv, _ := newPair(t, opts{kind: "udp", local: "0.0.0.0:0"})
+	s := cli.connect(t, srv.nx, 1)
+	callMany(t, cli, []rpc.Session{s}, tEcho, []int{8, 20000}, 10*time.Second)
 }
