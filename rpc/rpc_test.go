@@ -732,3 +732,41 @@ func TestUDPWildcardBind(t *testing.T) {
 	s := cli.connect(t, srv.nx, 1)
 	callMany(t, cli, []rpc.Session{s}, tEcho, []int{8, 20000}, 10*time.Second)
 }
+
+func TestCloseFailsPendingAndBusyDisconnect(t *testing.T) {
+	c := &counter{}
+	o := opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 31})}
+	srv := newNode(t, o, 1, func(nx *rpc.Nexus, c *counter) {
+		_ = nx.Register(tHang, rpc.Dispatch, func(r *rpc.Request) { c.add(r.Data()) })
+	}, c)
+	srv.serve()
+	cli := newNode(t, o, 2, nil, nil)
+	s := cli.connect(t, srv.nx, 1)
+	var errs []error
+	for i := 0; i < 10; i++ {
+		err := cli.ep.Enqueue(s, tHang, rpc.BytesMsg(payload(nextID(), 3000)), func(r *rpc.Response) { errs = append(errs, r.Err) })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 50; i++ {
+		_ = cli.ep.RunOnce()
+	}
+	if err := cli.ep.Disconnect(s); !errors.Is(err, rpc.ErrSessionBusy) {
+		t.Fatalf("disconnect with pending requests: %v", err)
+	}
+	ep := cli.ep
+	cli.stop(t)
+	if len(errs) != 10 {
+		t.Fatalf("%d continuations ran, want 10", len(errs))
+	}
+	for _, err := range errs {
+		if !errors.Is(err, rpc.ErrClosed) {
+			t.Fatalf("pending request completed with %v", err)
+		}
+	}
+	if err := ep.RunOnce(); !errors.Is(err, rpc.ErrClosed) {
+		t.Fatalf("RunOnce after Close: %v", err)
+	}
+	c.check(t)
+}
