@@ -1,0 +1,1182 @@
+package xdp
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// Limits and defaults.
+const (
+	// ChunkSize is the UMEM chunk size: the capacity of one RX frame and
+	// the largest length of one TX descriptor (larger buffers are split).
+	ChunkSize = 4096
+	// rxHeadroom is what the kernel reserves in front of received data
+	// in every RX frame (XDP_PACKET_HEADROOM).
+	rxHeadroom = 256
+	// DefaultRingSize is the number of entries of each of the four rings.
+	DefaultRingSize = 1024
+	// MaxRingSize bounds Options.RingSize.
+	MaxRingSize = 16384
+	// DefaultUMEMSize is the size of the UMEM (registered memory space)
+	// an endpoint creates when Options.Space is nil.
+	DefaultUMEMSize = 64 << 20
+	// DefaultMaxSegments is the scatter-gather limit per packet, head included.
+	DefaultMaxSegments = 8
+	// MaxDescs is the most TX descriptors one packet may use: the kernel's
+	// copy-mode path puts the first in the skb's linear part and the rest
+	// in at most MAX_SKB_FRAGS (17) page fragments; 16 keeps a margin.
+	MaxDescs = 16
+	// MaxFrame is the largest frame (headers included) sent or received.
+	MaxFrame = 4 * ChunkSize
+	// MaxObjectEntries bounds the zero-copy entries of one object.
+	MaxObjectEntries = 1 << 14
+	// maxRxFrags bounds the RX descriptors of one received packet.
+	maxRxFrags = MaxFrame/(ChunkSize-rxHeadroom) + 2
+	// bindRetry bounds the retries of a bind that fails with EBUSY (the
+	// kernel releases a previous socket's queue asynchronously).
+	bindRetry = 3 * time.Second
+	// closeWait bounds how long Close waits for outstanding completions.
+	closeWait = 2 * time.Second
+	// flushKicks bounds the sendto kicks of one Flush.
+	flushKicks = 4096
+)
+
+// Errors of this package (besides the datapath sentinels and ErrAttach,
+// ErrMalformed, ErrNoNeighbour).
+var (
+	// ErrConfig reports an invalid configuration.
+	ErrConfig = errors.New("xdp: invalid config")
+	// ErrUnavailable reports that AF_XDP cannot be used here (not root,
+	// kernel without AF_XDP, no such interface).
+	ErrUnavailable = errors.New("xdp: AF_XDP unavailable")
+	// ErrAddrFamily is returned for a non-IPv4 destination.
+	ErrAddrFamily = errors.New("xdp: only IPv4 destinations are supported")
+	// ErrRingFull is returned when the TX ring stays full although the
+	// kernel was kicked repeatedly.
+	ErrRingFull = errors.New("xdp: TX ring full")
+)
+
+// Options are the xdp-specific settings (datapath.Config.Options when
+// opening through the registry, as Options or *Options).
+type Options struct {
+	// Interface is the network interface (required unless Config.Local's
+	// address identifies it).
+	Interface string
+	// Queue is the interface RX/TX queue the socket binds (default 0).
+	Queue int
+	// PeerMAC, when set, is the destination MAC address of every packet
+	// (a single peer, or a gateway). Otherwise the kernel's neighbour
+	// table is consulted, and sources of received packets are learned.
+	PeerMAC net.HardwareAddr
+	// Space is the registered memory to use as UMEM. It must be a
+	// committed space (mem.SpaceConfig.Commit) and outlive the endpoint;
+	// several endpoints may share it. Nil: the endpoint creates one of
+	// UMEMSize bytes and closes it in Close.
+	Space *mem.Space
+	// UMEMSize is the size of the space the endpoint creates (DefaultUMEMSize).
+	UMEMSize int64
+	// RingSize is the entries per ring, a power of two (DefaultRingSize).
+	RingSize int
+	// Attach selects native or generic XDP (AttachAuto: native, then generic).
+	Attach AttachMode
+	// CopyOnly skips the XDP_ZEROCOPY bind attempt.
+	CopyOnly bool
+	// UDPChecksum computes UDP checksums on send (default: 0, "no
+	// checksum", which IPv4 allows) and verifies non-zero checksums on
+	// receive.
+	UDPChecksum bool
+}
+
+// Config configures Open.
+type Config struct {
+	// Local is the IPv4 address and UDP port of the endpoint. An
+	// unspecified address takes the interface's first IPv4 address; port 0
+	// picks a free port (reserved with a kernel UDP socket for the
+	// endpoint's lifetime, which also keeps other programs off the port).
+	Local netip.AddrPort
+	// Pool provides TX and RX buffers; it must be carved from the UMEM
+	// space (Options.Space) and have classes from ChunkSize to MaxFrame.
+	// Nil: the endpoint creates one on the UMEM and closes it in Close.
+	Pool        *mem.Pool
+	Batch       int
+	MaxPayload  int
+	MaxSegments int
+	BusyPoll    bool
+	Options
+}
+
+// Info describes how an endpoint is set up.
+type Info struct {
+	Interface string
+	Ifindex   int
+	Queue     int
+	// ZeroCopy reports an XDP_ZEROCOPY bind (false: copy mode, as on veth).
+	ZeroCopy bool
+	// Attach is the XDP attach mode in use (native or generic).
+	Attach AttachMode
+	// BusyPoll reports whether SO_PREFER_BUSY_POLL/SO_BUSY_POLL were set.
+	BusyPoll bool
+	MTU      int
+	MAC      net.HardwareAddr
+	// UMEMBase and UMEMSize describe the registered memory.
+	UMEMBase uintptr
+	UMEMSize int
+	Hugetlb  bool
+}
+
+// txRec is one TX descriptor in flight, with the reference it holds.
+type txRec struct {
+	addr uint64
+	buf  mem.Buf
+	done bool
+}
+
+// txDesc is a descriptor being assembled.
+type txDesc struct {
+	addr uint64
+	n    uint32
+	buf  mem.Buf // owned reference (for the tx head buffer: a clone)
+}
+
+// Endpoint is one AF_XDP socket on one interface queue. See the package
+// documentation.
+type Endpoint struct {
+	guard   datapath.Guard
+	fd      int
+	resFD   int // kernel UDP socket reserving the port
+	local   netip.AddrPort
+	mac     [6]byte
+	peerMAC [6]byte
+	hasPeer bool
+	neigh   *neighTable
+	prog    *program
+	info    Info
+
+	space    *mem.Space
+	ownSpace bool
+	pool     *mem.Pool
+	ownPool  bool
+
+	fill, comp, rx, tx *ring
+	rxHeld             []mem.Buf // per UMEM chunk: references held for frames in the fill/RX rings
+
+	batch, maxSeg, maxPay int
+	csum                  bool
+	busyPoll              bool
+	ipID                  uint16
+
+	// TX state.
+	inflight   []txRec // FIFO ring of descriptors awaiting completion
+	ifHead     int
+	ifLen      int
+	queued     int // packets written to the TX ring since the last Flush
+	descs      []txDesc
+	coll       datapath.EntryCollector
+	sel        *datapath.Selector
+	zc         []bool
+	lens       []int
+	parts      [][]byte
+	segScratch []mem.Buf
+
+	// RX state.
+	rxParts [][]byte
+	pollfd  [1]unix.PollFd
+
+	st datapath.Stats
+	// Forced counts references released at Close without a completion.
+	forced uint64
+}
+
+var _ datapath.Endpoint = (*Endpoint)(nil)
+
+// Available reports nil when AF_XDP endpoints can be opened by this
+// process (root or CAP_NET_ADMIN+CAP_BPF, a kernel with AF_XDP), and
+// otherwise an error wrapping ErrUnavailable that says why.
+func Available() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%w: not running as root (AF_XDP and XDP programs need CAP_NET_ADMIN and CAP_BPF)", ErrUnavailable)
+	}
+	fd, err := unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("%w: socket(AF_XDP): %v (kernel without CONFIG_XDP_SOCKETS?)", ErrUnavailable, err)
+	}
+	unix.Close(fd)
+	return nil
+}
+
+// Open creates an endpoint. It must run in the network namespace of the
+// interface (for example inside netns.Do); the sockets it creates stay in
+// that namespace, and the endpoint may then be used from any goroutine.
+func Open(cfg Config) (_ *Endpoint, err error) {
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	e := &Endpoint{fd: -1, resFD: -1}
+	defer func() {
+		if err != nil {
+			e.teardown()
+		}
+	}()
+	if err := e.configure(&cfg); err != nil {
+		return nil, err
+	}
+	if err := e.openSocket(&cfg); err != nil {
+		return nil, err
+	}
+	if e.prog, err = loadProgram(e.info.Ifindex, e.info.Queue, e.fd, e.local, cfg.Attach); err != nil {
+		return nil, err
+	}
+	e.info.Attach = e.prog.mode
+	e.refill()
+	return e, nil
+}
+
+// configure resolves the interface, addresses, limits and memory.
+func (e *Endpoint) configure(cfg *Config) error {
+	if cfg.Local.IsValid() && !cfg.Local.Addr().Unmap().Is4() {
+		return fmt.Errorf("%w: local address %v is not IPv4", ErrConfig, cfg.Local)
+	}
+	ifi, addr, err := findInterface(cfg.Interface, cfg.Local.Addr().Unmap())
+	if err != nil {
+		return err
+	}
+	if len(ifi.HardwareAddr) != 6 {
+		return fmt.Errorf("%w: interface %s has no Ethernet address", ErrConfig, ifi.Name)
+	}
+	copy(e.mac[:], ifi.HardwareAddr)
+	if cfg.PeerMAC != nil {
+		if len(cfg.PeerMAC) != 6 {
+			return fmt.Errorf("%w: PeerMAC %v is not an Ethernet address", ErrConfig, cfg.PeerMAC)
+		}
+		copy(e.peerMAC[:], cfg.PeerMAC)
+		e.hasPeer = true
+	}
+	if cfg.Queue < 0 || cfg.Queue > 1<<16 {
+		return fmt.Errorf("%w: queue %d", ErrConfig, cfg.Queue)
+	}
+	e.info = Info{Interface: ifi.Name, Ifindex: ifi.Index, Queue: cfg.Queue, MTU: ifi.MTU, MAC: ifi.HardwareAddr}
+
+	// Limits.
+	e.maxPay = min(ifi.MTU, MaxFrame-ethLen) - ipLen - udpLen
+	if cfg.MaxPayload > 0 {
+		e.maxPay = min(e.maxPay, cfg.MaxPayload)
+	}
+	if e.maxPay < 64 {
+		return fmt.Errorf("%w: interface MTU %d leaves a payload of %d bytes", ErrConfig, ifi.MTU, e.maxPay)
+	}
+	extra := (e.maxPay + HeaderLen + ChunkSize - 1) / ChunkSize // descriptors added by splitting
+	e.maxSeg = DefaultMaxSegments
+	if cfg.MaxSegments > 0 {
+		e.maxSeg = cfg.MaxSegments
+	}
+	e.maxSeg = max(min(e.maxSeg, MaxDescs-extra), 1)
+	e.batch = datapath.DefaultBatch
+	if cfg.Batch > 0 {
+		e.batch = cfg.Batch
+	}
+	e.csum = cfg.UDPChecksum
+	rs := cfg.RingSize
+	if rs == 0 {
+		rs = DefaultRingSize
+	}
+	if rs < 64 || rs > MaxRingSize || rs&(rs-1) != 0 {
+		return fmt.Errorf("%w: RingSize %d is not a power of two in [64, %d]", ErrConfig, rs, MaxRingSize)
+	}
+	e.batch = min(e.batch, rs/MaxDescs)
+
+	// Port reservation (and ephemeral port choice) with a kernel socket.
+	local := netip.AddrPortFrom(addr, cfg.Local.Port())
+	if e.resFD, local, err = reservePort(local); err != nil {
+		return err
+	}
+	e.local = local
+
+	// Memory.
+	e.space = cfg.Space
+	if cfg.Pool != nil {
+		if cfg.Space != nil && cfg.Pool.Space() != cfg.Space {
+			return fmt.Errorf("%w: Pool is not carved from Options.Space", ErrConfig)
+		}
+		e.space = cfg.Pool.Space()
+		if cfg.Pool.MaxSize() < MaxFrame {
+			return fmt.Errorf("%w: Pool's largest class %d < MaxFrame %d", ErrConfig, cfg.Pool.MaxSize(), MaxFrame)
+		}
+	}
+	if e.space == nil {
+		size := cfg.UMEMSize
+		if size == 0 {
+			size = DefaultUMEMSize
+		}
+		e.space, err = mem.NewSpace(mem.SpaceConfig{Size: size, Commit: true, Hugepages: mem.HugepagesAuto, Mlock: true})
+		if err != nil {
+			return fmt.Errorf("xdp: creating the UMEM space: %w", err)
+		}
+		e.ownSpace = true
+	}
+	if !e.space.Config().Commit {
+		return fmt.Errorf("%w: the UMEM space must be committed (mem.SpaceConfig.Commit)", ErrConfig)
+	}
+	e.pool = cfg.Pool
+	if e.pool == nil {
+		e.pool, err = mem.NewPool(mem.PoolConfig{Name: "xdp " + ifi.Name, Space: e.space, MaxClass: MaxFrame, MaxBytes: int64(e.space.Len())})
+		if err != nil {
+			return err
+		}
+		e.ownPool = true
+	}
+	ss := e.space.Stats()
+	e.info.UMEMBase, e.info.UMEMSize, e.info.Hugetlb = e.space.Base(), e.space.Len(), ss.HugetlbBytes > 0
+	e.rxHeld = make([]mem.Buf, e.space.Len()/ChunkSize)
+	e.inflight = make([]txRec, 2*rs)
+	e.descs = make([]txDesc, 0, MaxDescs+1)
+	e.sel = datapath.NewSelector(e.maxSeg)
+	e.parts = make([][]byte, 0, MaxDescs)
+	e.rxParts = make([][]byte, 0, maxRxFrags)
+	e.busyPoll = cfg.BusyPoll
+	e.info.Queue = cfg.Queue
+	if !e.hasPeer {
+		if e.neigh, err = openNeighTable(ifi.Index); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// findInterface returns the interface named name, or the one holding addr,
+// and the IPv4 address to use.
+func findInterface(name string, addr netip.Addr) (*net.Interface, netip.Addr, error) {
+	var ifi *net.Interface
+	var err error
+	if name != "" {
+		if ifi, err = net.InterfaceByName(name); err != nil {
+			return nil, addr, fmt.Errorf("%w: interface %q: %v", ErrUnavailable, name, err)
+		}
+	}
+	ifs := []net.Interface{}
+	if ifi != nil {
+		ifs = append(ifs, *ifi)
+	} else {
+		if !addr.IsValid() || addr.IsUnspecified() {
+			return nil, addr, fmt.Errorf("%w: neither Options.Interface nor a local IPv4 address given", ErrConfig)
+		}
+		if ifs, err = net.Interfaces(); err != nil {
+			return nil, addr, fmt.Errorf("%w: listing interfaces: %v", ErrUnavailable, err)
+		}
+	}
+	for i := range ifs {
+		addrs, err := ifs[i].Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok {
+				continue
+			}
+			ip, ok := netip.AddrFromSlice(ipn.IP)
+			if !ok || !ip.Unmap().Is4() {
+				continue
+			}
+			ip = ip.Unmap()
+			if (!addr.IsValid() || addr.IsUnspecified()) && ifi != nil {
+				return &ifs[i], ip, nil
+			}
+			if ip == addr {
+				return &ifs[i], ip, nil
+			}
+		}
+	}
+	if ifi != nil {
+		return nil, addr, fmt.Errorf("%w: interface %s has no IPv4 address %v", ErrConfig, ifi.Name, addr)
+	}
+	return nil, addr, fmt.Errorf("%w: no interface has address %v", ErrConfig, addr)
+}
+
+// reservePort binds a kernel UDP socket to local (port 0: a free port) and
+// returns it with the bound address.
+func reservePort(local netip.AddrPort) (int, netip.AddrPort, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		return -1, local, fmt.Errorf("xdp: reserving the UDP port: %w", err)
+	}
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 4096)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: local.Addr().As4(), Port: int(local.Port())}); err != nil {
+		unix.Close(fd)
+		return -1, local, fmt.Errorf("xdp: reserving UDP port %v: %w", local, err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return -1, local, fmt.Errorf("xdp: getsockname: %w", err)
+	}
+	return fd, netip.AddrPortFrom(local.Addr(), uint16(sa.(*unix.SockaddrInet4).Port)), nil
+}
+
+// openSocket creates the AF_XDP socket, registers the UMEM, maps the rings
+// and binds (zero-copy first unless CopyOnly, then copy mode).
+func (e *Endpoint) openSocket(cfg *Config) error {
+	var err error
+	e.fd, err = unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("%w: socket(AF_XDP): %v", ErrUnavailable, err)
+	}
+	if err := registerUMEM(e.fd, e.space.Base(), e.space.Len(), ChunkSize); err != nil {
+		return fmt.Errorf("xdp: XDP_UMEM_REG of %d bytes: %w", e.space.Len(), err)
+	}
+	rs := cfg.RingSize
+	if rs == 0 {
+		rs = DefaultRingSize
+	}
+	for _, o := range []int{unix.XDP_UMEM_FILL_RING, unix.XDP_UMEM_COMPLETION_RING, unix.XDP_RX_RING, unix.XDP_TX_RING} {
+		if err := unix.SetsockoptInt(e.fd, unix.SOL_XDP, o, rs); err != nil {
+			return fmt.Errorf("xdp: ring setsockopt %d: %w", o, err)
+		}
+	}
+	off, err := mmapOffsets(e.fd)
+	if err != nil {
+		return fmt.Errorf("xdp: XDP_MMAP_OFFSETS: %w", err)
+	}
+	if e.fill, err = mapRing(e.fd, off.Fr, uint32(rs), 8, unix.XDP_UMEM_PGOFF_FILL_RING); err != nil {
+		return err
+	}
+	if e.comp, err = mapRing(e.fd, off.Cr, uint32(rs), 8, unix.XDP_UMEM_PGOFF_COMPLETION_RING); err != nil {
+		return err
+	}
+	if e.rx, err = mapRing(e.fd, off.Rx, uint32(rs), 16, unix.XDP_PGOFF_RX_RING); err != nil {
+		return err
+	}
+	if e.tx, err = mapRing(e.fd, off.Tx, uint32(rs), 16, unix.XDP_PGOFF_TX_RING); err != nil {
+		return err
+	}
+	if cfg.BusyPoll {
+		ok := unix.SetsockoptInt(e.fd, unix.SOL_SOCKET, unix.SO_PREFER_BUSY_POLL, 1) == nil
+		ok = unix.SetsockoptInt(e.fd, unix.SOL_SOCKET, unix.SO_BUSY_POLL, 20) == nil && ok
+		ok = unix.SetsockoptInt(e.fd, unix.SOL_SOCKET, unix.SO_BUSY_POLL_BUDGET, 64) == nil && ok
+		e.info.BusyPoll = ok
+	}
+	var tries []uint16
+	if !cfg.CopyOnly {
+		tries = append(tries, unix.XDP_ZEROCOPY|unix.XDP_USE_SG|unix.XDP_USE_NEED_WAKEUP)
+	}
+	tries = append(tries, unix.XDP_COPY|unix.XDP_USE_SG|unix.XDP_USE_NEED_WAKEUP)
+	var errs []error
+	for _, flags := range tries {
+		err := bindRetrying(e.fd, &unix.SockaddrXDP{Flags: flags, Ifindex: uint32(e.info.Ifindex), QueueID: uint32(cfg.Queue)})
+		if err == nil {
+			e.info.ZeroCopy = flags&unix.XDP_ZEROCOPY != 0
+			if o, err := xdpOptions(e.fd); err == nil {
+				e.info.ZeroCopy = o&1 != 0
+			}
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("bind flags %#x: %w", flags, err))
+		if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EINVAL) {
+			break
+		}
+	}
+	return fmt.Errorf("xdp: binding to %s queue %d: %w", e.info.Interface, cfg.Queue, errors.Join(errs...))
+}
+
+// bindRetrying binds, retrying with backoff (bounded by bindRetry) while the
+// kernel still tears down a previous socket on the queue (EBUSY).
+func bindRetrying(fd int, sa *unix.SockaddrXDP) error {
+	deadline := time.Now().Add(bindRetry)
+	wait := 100 * time.Microsecond
+	for {
+		err := unix.Bind(fd, sa)
+		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// Info describes the endpoint's setup (zero-copy or copy mode, attach mode).
+func (e *Endpoint) Info() Info { return e.info }
+
+// Space is the endpoint's UMEM: values allocated from pools on this space
+// are sent without a copy.
+func (e *Endpoint) Space() *mem.Space { return e.space }
+
+// Pool is the endpoint's buffer pool (on Space). Like the endpoint, it
+// belongs to the endpoint's goroutine unless it is Concurrent.
+func (e *Endpoint) Pool() *mem.Pool { return e.pool }
+
+// LocalAddr implements datapath.Endpoint.
+func (e *Endpoint) LocalAddr() netip.AddrPort { return e.local }
+
+// MaxPayload implements datapath.Endpoint.
+func (e *Endpoint) MaxPayload() int { return e.maxPay }
+
+// MaxSegments implements datapath.Endpoint.
+func (e *Endpoint) MaxSegments() int { return e.maxSeg }
+
+// Stats implements datapath.Endpoint.
+func (e *Endpoint) Stats() datapath.Stats { return e.st }
+
+// KernelStats returns the socket's XDP_STATISTICS (kernel-side drops and
+// invalid descriptors).
+func (e *Endpoint) KernelStats() (unix.XDPStatistics, error) {
+	if err := e.guard.Enter(); err != nil {
+		return unix.XDPStatistics{}, err
+	}
+	defer e.guard.Exit()
+	return xdpStatistics(e.fd)
+}
+
+// refill tops up the fill ring with fresh RX frames from the pool.
+func (e *Endpoint) refill() {
+	free := e.fill.prodFree(e.fill.size)
+	n := uint32(0)
+	for ; n < free; n++ {
+		b, err := e.pool.Alloc(ChunkSize)
+		if err != nil {
+			break // exhausted: the kernel drops when the fill ring runs dry
+		}
+		off, ok := e.space.Offset(b.Bytes())
+		if !ok || off%ChunkSize != 0 || !e.rxHeld[off/ChunkSize].IsZero() {
+			_ = b.Release()
+			e.st.Errors++
+			break
+		}
+		e.rxHeld[off/ChunkSize] = b
+		*e.fill.addr(e.fill.cachedProd) = off
+		e.fill.cachedProd++
+	}
+	if n > 0 {
+		e.fill.publish()
+		if e.fill.needWakeup() {
+			wakeRX(e.fd)
+		}
+	}
+}
+
+// dstMAC resolves the destination's MAC address.
+func (e *Endpoint) dstMAC(dst netip.AddrPort) ([6]byte, error) {
+	if !dst.Addr().Unmap().Is4() {
+		return [6]byte{}, fmt.Errorf("%w: %v", ErrAddrFamily, dst)
+	}
+	if e.hasPeer {
+		return e.peerMAC, nil
+	}
+	return e.neigh.lookup(dst.Addr().Unmap())
+}
+
+// Send implements datapath.Endpoint.
+func (e *Endpoint) Send(dst netip.AddrPort, p []byte) error {
+	if err := e.guard.Enter(); err != nil {
+		return err
+	}
+	defer e.guard.Exit()
+	if len(p) > e.maxPay {
+		return datapath.ErrTooLarge
+	}
+	mac, err := e.dstMAC(dst)
+	if err != nil {
+		e.st.Errors++
+		return err
+	}
+	tb, err := e.pool.Alloc(HeaderLen + len(p))
+	if err != nil {
+		e.st.Errors++
+		return fmt.Errorf("xdp: TX buffer: %w", err)
+	}
+	tx := tb.Bytes()
+	copy(tx[HeaderLen:], p)
+	e.ipID++
+	writeHeader(tx, e.mac, mac, e.local, dstAddr(dst), len(p), e.ipID)
+	e.descs = e.descs[:0]
+	e.addTxRun(tb, 0, HeaderLen+len(p))
+	if e.csum {
+		udpChecksum(tx, append(e.parts[:0], tx[HeaderLen:HeaderLen+len(p)]))
+	}
+	_ = tb.Release() // every descriptor holds its own clone
+	if len(p) > 0 {
+		e.st.CopiedEntries++
+		e.st.CopiedBytes += uint64(len(p))
+	}
+	return e.enqueue(len(p))
+}
+
+func dstAddr(d netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(d.Addr().Unmap(), d.Port())
+}
+
+// addTxRun adds descriptors for tb.Bytes()[from:to] (split at ChunkSize),
+// each holding a clone of tb.
+func (e *Endpoint) addTxRun(tb mem.Buf, from, to int) {
+	base, _ := e.space.Offset(tb.Bytes())
+	for from < to {
+		n := min(to-from, ChunkSize)
+		e.descs = append(e.descs, txDesc{addr: base + uint64(from), n: uint32(n), buf: tb.Clone()})
+		from += n
+	}
+}
+
+// addZC adds descriptors for a zero-copy entry, taking over the reference
+// b (cloned for every extra descriptor when it is split).
+func (e *Endpoint) addZC(b mem.Buf, off uint64) {
+	n := b.Len()
+	first := true
+	for done := 0; done < n; {
+		k := min(n-done, ChunkSize)
+		r := b
+		if !first {
+			r = b.Clone()
+		}
+		first = false
+		e.descs = append(e.descs, txDesc{addr: off + uint64(done), n: uint32(k), buf: r})
+		done += k
+	}
+}
+
+// dropDescs releases the references of the assembled descriptors.
+func (e *Endpoint) dropDescs() {
+	for i := range e.descs {
+		_ = e.descs[i].buf.Release()
+		e.descs[i] = txDesc{}
+	}
+	e.descs = e.descs[:0]
+}
+
+// enqueue writes the assembled descriptors of one packet to the TX ring
+// (making room by flushing when needed) and records them in flight.
+func (e *Endpoint) enqueue(payload int) error {
+	n := uint32(len(e.descs))
+	if n > MaxDescs {
+		e.dropDescs()
+		e.st.Errors++
+		return fmt.Errorf("xdp: packet needs %d descriptors (limit %d)", n, MaxDescs)
+	}
+	for try := 0; e.tx.prodFree(n) < n || len(e.inflight)-e.ifLen < int(n); try++ {
+		if try >= 64 {
+			e.dropDescs()
+			e.st.Drops++
+			return ErrRingFull
+		}
+		if err := e.flush(); err != nil {
+			e.dropDescs()
+			return err
+		}
+		if try > 8 {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	for i, d := range e.descs {
+		slot := e.tx.desc(e.tx.cachedProd)
+		slot.Addr = d.addr
+		slot.Len = d.n
+		slot.Options = 0
+		if i < len(e.descs)-1 {
+			slot.Options = unix.XDP_PKT_CONTD
+		}
+		e.tx.cachedProd++
+		e.inflight[(e.ifHead+e.ifLen)%len(e.inflight)] = txRec{addr: d.addr, buf: d.buf}
+		e.ifLen++
+		e.descs[i] = txDesc{}
+	}
+	e.descs = e.descs[:0]
+	e.st.TxPackets++
+	e.st.TxBytes += uint64(payload)
+	e.queued++
+	if e.queued >= e.batch {
+		return e.flush()
+	}
+	return nil
+}
+
+// SendSegments implements datapath.Endpoint. Segments that lie in the
+// endpoint's UMEM are sent zero-copy (their own descriptors); others are
+// copied into the TX buffer.
+func (e *Endpoint) SendSegments(dst netip.AddrPort, head []byte, segs []mem.Buf) error {
+	if err := e.guard.Enter(); err != nil {
+		return err
+	}
+	defer e.guard.Exit()
+	if len(segs) > e.maxSeg-1 {
+		return datapath.ErrTooManySegments
+	}
+	total := len(head)
+	for i, s := range segs {
+		if err := s.Check(); err != nil {
+			return fmt.Errorf("xdp: segment %d: %w", i, err)
+		}
+		total += s.Len()
+	}
+	if total > e.maxPay {
+		return datapath.ErrTooLarge
+	}
+	mac, err := e.dstMAC(dst)
+	if err != nil {
+		e.st.Errors++
+		return err
+	}
+	tb, err := e.pool.Alloc(HeaderLen + total)
+	if err != nil {
+		e.st.Errors++
+		return fmt.Errorf("xdp: TX buffer: %w", err)
+	}
+	copy(tb.Bytes()[HeaderLen:], head)
+	e.segScratch = e.segScratch[:0]
+	for _, s := range segs {
+		e.segScratch = append(e.segScratch, s.Clone())
+	}
+	if len(head) > 0 {
+		e.st.CopiedEntries++
+		e.st.CopiedBytes += uint64(len(head))
+	}
+	err = e.assemble(tb, HeaderLen+len(head), e.segScratch, mac, dst, total, false)
+	clear(e.segScratch)
+	if err != nil {
+		return err
+	}
+	return e.enqueue(total)
+}
+
+// SendObject implements datapath.Endpoint: head, the object's header and
+// copied fields go into one TX buffer; each zero-copy entry that lies in
+// the UMEM becomes one more descriptor (XDP_PKT_CONTD chain). When there
+// are more than MaxSegments-1 entries, the smallest are copied.
+func (e *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object) error {
+	if err := e.guard.Enter(); err != nil {
+		return err
+	}
+	defer e.guard.Exit()
+	sz := obj.Sizes()
+	if sz.Header < 0 || sz.Copied < 0 || sz.ZeroCopy < 0 || sz.Entries < 0 || sz.Entries > MaxObjectEntries {
+		return fmt.Errorf("%w: sizes %+v", datapath.ErrBadObject, sz)
+	}
+	total := len(head) + sz.Total()
+	if total > e.maxPay || total < 0 {
+		return datapath.ErrTooLarge
+	}
+	mac, err := e.dstMAC(dst)
+	if err != nil {
+		e.st.Errors++
+		return err
+	}
+	tb, err := e.pool.Alloc(HeaderLen + total)
+	if err != nil {
+		e.st.Errors++
+		return fmt.Errorf("xdp: TX buffer: %w", err)
+	}
+	tx := tb.Bytes()
+	copy(tx[HeaderLen:], head)
+	hl := HeaderLen + len(head)
+	if err := e.coll.Collect(obj, sz, tx[hl:hl+sz.Head()]); err != nil {
+		_ = tb.Release()
+		return err
+	}
+	if n := len(head) + sz.Head(); n > 0 {
+		e.st.CopiedEntries++
+		e.st.CopiedBytes += uint64(n)
+	}
+	err = e.assemble(tb, hl+sz.Head(), e.coll.Bufs, mac, dst, total, true)
+	e.coll.Reset()
+	if err != nil {
+		return err
+	}
+	return e.enqueue(total)
+}
+
+// assemble lays out one packet: tb holds the headers and txLen bytes of
+// head/copied data; entries (owned references, consumed) follow in wire
+// order. Entries in the UMEM stay zero-copy within the segment budget
+// (select: pick with the Selector when there are too many); the others are
+// copied into tb. It writes the headers and fills e.descs. tb's reference
+// is consumed.
+func (e *Endpoint) assemble(tb mem.Buf, txLen int, entries []mem.Buf, mac [6]byte, dst netip.AddrPort, total int, sel bool) error {
+	n := len(entries)
+	e.zc = e.zc[:0]
+	e.lens = e.lens[:0]
+	elig := 0
+	for _, b := range entries {
+		_, ok := e.space.Offset(b.Bytes())
+		e.zc = append(e.zc, ok)
+		e.lens = append(e.lens, b.Len())
+		if ok {
+			elig++
+		}
+	}
+	if sel && n > e.maxSeg-1 {
+		keep := e.sel.Select(e.lens)
+		k := 0
+		for i := range n {
+			in := k < len(keep) && keep[k] == i
+			if in {
+				k++
+			}
+			e.zc[i] = e.zc[i] && in
+		}
+	}
+	tx := tb.Bytes()
+	e.descs = e.descs[:0]
+	off, runStart := txLen, 0
+	for i, b := range entries {
+		if !e.zc[i] {
+			off += copy(tx[off:], b.Bytes())
+			e.st.CopiedEntries++
+			e.st.CopiedBytes += uint64(b.Len())
+			_ = b.Release()
+			continue
+		}
+		if off > runStart {
+			e.addTxRun(tb, runStart, off)
+		}
+		runStart = off
+		a, _ := e.space.Offset(b.Bytes())
+		e.addZC(b, a)
+		e.st.ZeroCopyEntries++
+		e.st.ZeroCopyBytes += uint64(b.Len())
+	}
+	if off > runStart || runStart == 0 {
+		e.addTxRun(tb, runStart, off)
+	}
+	e.ipID++
+	writeHeader(tx, e.mac, mac, e.local, dstAddr(dst), total, e.ipID)
+	if e.csum {
+		e.parts = e.parts[:0]
+		for i, d := range e.descs {
+			p, _ := e.space.Slice(d.addr, int(d.n))
+			if i == 0 {
+				p = p[HeaderLen:]
+			}
+			e.parts = append(e.parts, p)
+		}
+		udpChecksum(tx, e.parts)
+		clear(e.parts)
+	}
+	_ = tb.Release()
+	return nil
+}
+
+// Flush implements datapath.Endpoint: it publishes queued descriptors,
+// kicks the kernel until the TX ring is drained (bounded) and reaps
+// completions.
+func (e *Endpoint) Flush() error {
+	if err := e.guard.Enter(); err != nil {
+		return err
+	}
+	defer e.guard.Exit()
+	return e.flush()
+}
+
+func (e *Endpoint) flush() error {
+	e.tx.publish()
+	e.queued = 0
+	for range flushKicks {
+		e.reap()
+		if e.tx.pending() == 0 {
+			break
+		}
+		if err := kick(e.fd); err != nil {
+			switch {
+			case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EBUSY), errors.Is(err, unix.ENOBUFS), errors.Is(err, unix.EINTR):
+				continue
+			default:
+				e.st.Errors++
+				return fmt.Errorf("xdp: TX kick: %w", err)
+			}
+		}
+	}
+	e.reap()
+	return nil
+}
+
+// reap processes the completion ring: every completed descriptor's
+// reference is released.
+func (e *Endpoint) reap() {
+	n := e.comp.consAvail()
+	if n == 0 {
+		return
+	}
+	for range n {
+		addr := *e.comp.addr(e.comp.cachedCons)
+		e.comp.cachedCons++
+		e.complete(addr)
+	}
+	e.comp.release()
+	for e.ifLen > 0 && e.inflight[e.ifHead].done {
+		e.inflight[e.ifHead] = txRec{}
+		e.ifHead = (e.ifHead + 1) % len(e.inflight)
+		e.ifLen--
+	}
+}
+
+// complete releases the oldest in-flight descriptor with address addr.
+// Completions normally arrive in submission order (the head matches);
+// records with the same address hold references to the same item, so
+// which one is released does not matter.
+func (e *Endpoint) complete(addr uint64) {
+	for i := range e.ifLen {
+		r := &e.inflight[(e.ifHead+i)%len(e.inflight)]
+		if !r.done && r.addr == addr {
+			_ = r.buf.Release()
+			r.buf = mem.Buf{}
+			r.done = true
+			return
+		}
+	}
+	e.st.Errors++ // a completion we did not submit: kernel bug or corruption
+}
+
+// Recv implements datapath.Endpoint. A packet that fits in one RX frame is
+// delivered zero-copy: Packet.Buf is a window of that frame. A packet that
+// spans several frames (multi-buffer RX, MTU above a page) is copied into
+// one buffer from the pool and its frames are recycled.
+func (e *Endpoint) Recv(pkts []datapath.Packet) (int, error) {
+	if err := e.guard.Enter(); err != nil {
+		return 0, err
+	}
+	defer e.guard.Exit()
+	n := 0
+	avail := e.rx.consAvail()
+	for n < len(pkts) && avail > 0 {
+		// Find the packet's descriptors.
+		k := uint32(0)
+		for k < avail && k < maxRxFrags && e.rx.desc(e.rx.cachedCons+k).Options&unix.XDP_PKT_CONTD != 0 {
+			k++
+		}
+		if k == avail {
+			break // incomplete packet: wait for the rest
+		}
+		k++
+		ok := e.recvOne(&pkts[n], k)
+		e.rx.cachedCons += k
+		avail -= k
+		if ok {
+			n++
+		}
+	}
+	e.rx.release()
+	e.refill()
+	if n == 0 {
+		e.reap()
+	}
+	return n, nil
+}
+
+// rxFrame detaches the frame of RX descriptor d: its data and the
+// reference held for it.
+func (e *Endpoint) rxFrame(d *unix.XDPDesc) ([]byte, mem.Buf, int, bool) {
+	base := d.Addr & (1<<48 - 1)
+	off := d.Addr >> 48
+	idx := base / ChunkSize
+	if base%ChunkSize != 0 || idx >= uint64(len(e.rxHeld)) || e.rxHeld[idx].IsZero() || off+uint64(d.Len) > ChunkSize {
+		return nil, mem.Buf{}, 0, false
+	}
+	b := e.rxHeld[idx]
+	e.rxHeld[idx] = mem.Buf{}
+	return b.Bytes()[off : off+uint64(d.Len)], b, int(off), true
+}
+
+func (e *Endpoint) recvOne(p *datapath.Packet, k uint32) bool {
+	if k == 1 {
+		data, b, off, ok := e.rxFrame(e.rx.desc(e.rx.cachedCons))
+		if !ok {
+			e.st.Errors++
+			return false
+		}
+		fi, err := parseFrame(data, len(data))
+		if err != nil || fi.Dst != e.local || (e.csum && !verifyUDPChecksum(data, fi, [][]byte{data[fi.PayloadOff : fi.PayloadOff+fi.PayloadLen]})) {
+			_ = b.Release()
+			e.st.Drops++
+			return false
+		}
+		e.learn(fi)
+		*p = datapath.Packet{Buf: b.Slice(off+fi.PayloadOff, fi.PayloadLen), From: fi.Src}
+		e.st.RxPackets++
+		e.st.RxBytes += uint64(fi.PayloadLen)
+		return true
+	}
+	// Multi-buffer: gather the frames, parse, copy the payload out.
+	var frames [maxRxFrags]mem.Buf
+	e.rxParts = e.rxParts[:0]
+	total := 0
+	good := k <= maxRxFrags
+	for i := uint32(0); i < k; i++ {
+		data, b, _, ok := e.rxFrame(e.rx.desc(e.rx.cachedCons + i))
+		if !ok {
+			good = false
+			continue
+		}
+		frames[i] = b
+		e.rxParts = append(e.rxParts, data)
+		total += len(data)
+	}
+	defer func() {
+		for i := range k {
+			_ = frames[i].Release()
+		}
+		clear(e.rxParts)
+	}()
+	if !good || len(e.rxParts) == 0 {
+		e.st.Errors++
+		return false
+	}
+	fi, err := parseFrame(e.rxParts[0], total)
+	if err != nil || fi.Dst != e.local || fi.PayloadOff > len(e.rxParts[0]) {
+		e.st.Drops++
+		return false
+	}
+	out, err := e.pool.Alloc(fi.PayloadLen)
+	if err != nil {
+		e.st.Drops++
+		return false
+	}
+	dst := out.Bytes()
+	skip, w := fi.PayloadOff, 0
+	for _, part := range e.rxParts {
+		if skip >= len(part) {
+			skip -= len(part)
+			continue
+		}
+		w += copy(dst[w:], part[skip:])
+		skip = 0
+		if w == len(dst) {
+			break
+		}
+	}
+	if e.csum && !verifyUDPChecksum(e.rxParts[0], fi, [][]byte{dst}) {
+		_ = out.Release()
+		e.st.Drops++
+		return false
+	}
+	e.learn(fi)
+	*p = datapath.Packet{Buf: out, From: fi.Src}
+	e.st.RxPackets++
+	e.st.RxBytes += uint64(fi.PayloadLen)
+	return true
+}
+
+func (e *Endpoint) learn(fi frameInfo) {
+	if e.neigh != nil {
+		e.neigh.learn(fi.Src.Addr(), fi.SrcMAC)
+	}
+}
+
+// Wait implements datapath.Endpoint: poll(2) for the RX ring, or, with
+// Config.BusyPoll, spin on the ring until timeout.
+func (e *Endpoint) Wait(timeout time.Duration) error {
+	if err := e.guard.Enter(); err != nil {
+		return err
+	}
+	defer e.guard.Exit()
+	if e.rx.consAvail() > 0 || timeout <= 0 {
+		return nil
+	}
+	deadline := time.Now().Add(timeout)
+	if e.busyPoll {
+		for e.rx.consAvail() == 0 && time.Now().Before(deadline) {
+			e.reap()
+		}
+		return nil
+	}
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil
+		}
+		ts := unix.NsecToTimespec(left.Nanoseconds())
+		e.pollfd[0] = unix.PollFd{Fd: int32(e.fd), Events: unix.POLLIN}
+		_, err := unix.Ppoll(e.pollfd[:], &ts, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("xdp: poll: %w", err)
+		}
+		return nil
+	}
+}
+
+// Close implements datapath.Endpoint: it flushes, waits (bounded) for
+// outstanding completions, detaches the XDP program, closes the socket and
+// releases every reference the endpoint holds.
+func (e *Endpoint) Close() error {
+	if err := e.guard.Enter(); err != nil {
+		return err
+	}
+	var errs []error
+	if err := e.flush(); err != nil {
+		errs = append(errs, err)
+	}
+	deadline := time.Now().Add(closeWait)
+	for e.ifLen > 0 && time.Now().Before(deadline) {
+		_ = kick(e.fd)
+		e.reap()
+		if e.ifLen > 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	errs = append(errs, e.teardown())
+	e.guard.ExitClosed()
+	return errors.Join(errs...)
+}
+
+// teardown releases everything (also for a failed Open).
+func (e *Endpoint) teardown() error {
+	var errs []error
+	if e.prog != nil {
+		errs = append(errs, e.prog.close())
+		e.prog = nil
+	}
+	if e.fd >= 0 {
+		errs = append(errs, unix.Close(e.fd))
+		e.fd = -1
+	}
+	for _, r := range []*ring{e.fill, e.comp, e.rx, e.tx} {
+		r.unmap()
+	}
+	// The socket is gone: the kernel no longer writes RX frames or reads
+	// TX descriptors, so the references held for them can go.
+	for e.ifLen > 0 {
+		r := &e.inflight[e.ifHead]
+		if !r.done {
+			_ = r.buf.Release()
+			e.forced++
+		}
+		*r = txRec{}
+		e.ifHead = (e.ifHead + 1) % len(e.inflight)
+		e.ifLen--
+	}
+	for i := range e.descs {
+		_ = e.descs[i].buf.Release()
+	}
+	e.descs = e.descs[:0]
+	for i := range e.rxHeld {
+		if !e.rxHeld[i].IsZero() {
+			_ = e.rxHeld[i].Release()
+			e.rxHeld[i] = mem.Buf{}
+		}
+	}
+	if e.resFD >= 0 {
+		unix.Close(e.resFD)
+		e.resFD = -1
+	}
+	if e.neigh != nil {
+		e.neigh.close()
+	}
+	if e.ownPool && e.pool != nil {
+		if err := e.pool.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("xdp: closing the endpoint's pool (received buffers still held?): %w", err))
+		} else if e.ownSpace {
+			errs = append(errs, e.space.Close())
+		}
+		e.pool = nil
+	} else if e.ownSpace && e.space != nil {
+		errs = append(errs, e.space.Close())
+	}
+	return errors.Join(errs...)
+}
