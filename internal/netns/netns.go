@@ -40,6 +40,10 @@ type Config struct {
 	// Prefix starts the namespace names (default DefaultPrefix). The full
 	// name is Prefix-<pid>-<n>-a / -b.
 	Prefix string
+	// Name, if set, replaces the generated base name: the namespaces are
+	// Name-a and Name-b (for pairs that outlive the process, e.g. a
+	// `netns up` command; remove them with Remove(Name)).
+	Name string
 	// MTU of both veth ends (default 1500).
 	MTU int
 	// Net4 is the IPv4 /24 of the link (default 10.99.0.0/24): side A gets
@@ -118,6 +122,17 @@ func Create(cfg Config) (*Pair, error) {
 		return nil, fmt.Errorf("netns: bad networks %v %v", cfg.Net4, cfg.Net6)
 	}
 	base := fmt.Sprintf("%s-%d-%d", cfg.Prefix, os.Getpid(), seq.Add(1))
+	if cfg.Name != "" {
+		if !validName(cfg.Name) {
+			return nil, fmt.Errorf("netns: bad name %q", cfg.Name)
+		}
+		base = cfg.Name
+		for _, ns := range []string{base + "-a", base + "-b"} {
+			if _, err := os.Stat("/run/netns/" + ns); err == nil {
+				return nil, fmt.Errorf("netns: namespace %s already exists", ns)
+			}
+		}
+	}
 	a4, b4 := cfg.Net4.Masked().Addr().Next(), cfg.Net4.Masked().Addr().Next().Next()
 	a6, b6 := cfg.Net6.Masked().Addr().Next(), cfg.Net6.Masked().Addr().Next().Next()
 	p := &Pair{
@@ -256,6 +271,38 @@ func Cleanup(prefix string) error {
 	var errs []error
 	for _, n := range names {
 		if err := ip("netns", "del", n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validName accepts names usable as namespace names (and in paths).
+func validName(n string) bool {
+	if n == "" || len(n) > 200 || n[0] == '-' || n[0] == '.' {
+		return false
+	}
+	for _, c := range n {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// Remove deletes the pair created with Config.Name = name (its two
+// namespaces, which removes the veth pair). Missing namespaces are not an
+// error.
+func Remove(name string) error {
+	if !validName(name) {
+		return fmt.Errorf("netns: bad name %q", name)
+	}
+	var errs []error
+	for _, ns := range []string{name + "-a", name + "-b"} {
+		if _, err := os.Stat("/run/netns/" + ns); err != nil {
+			continue
+		}
+		if err := ip("netns", "del", ns); err != nil {
 			errs = append(errs, err)
 		}
 	}

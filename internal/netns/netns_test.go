@@ -72,3 +72,33 @@ func TestBadNames(t *testing.T) {
 		t.Fatal("Create accepted a prefix with a space")
 	}
 }
+
+func TestNamedPair(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skip(err)
+	}
+	name := "cfnstest-named"
+	Remove(name)
+	p, err := Create(Config{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Remove(name) })
+	if p.A.NS != name+"-a" || p.B.NS != name+"-b" {
+		t.Fatalf("names %s %s", p.A.NS, p.B.NS)
+	}
+	if _, err := Create(Config{Name: name}); err == nil {
+		t.Fatal("second Create with the same name succeeded")
+	}
+	if err := Remove(name); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{p.A.NS, p.B.NS} {
+		if _, err := os.Stat("/run/netns/" + ns); err == nil {
+			t.Fatalf("%s still present after Remove", ns)
+		}
+	}
+	if err := Remove("../etc"); err == nil {
+		t.Fatal("Remove accepted a path")
+	}
+}
