@@ -1,0 +1,317 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/bench"
+	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/workload"
+)
+
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	// Server is the server's Nexus address (Server.Addr). Required.
+	Server netip.AddrPort
+	// Endpoints is the number of server endpoints (default 1); requests go
+	// to the endpoint owning their first key (ShardOf).
+	Endpoints int
+	// Datapath is "udp" (default) or "memnet"; Memnet the network for memnet.
+	Datapath string
+	Memnet   *memnet.Network
+	// Local is the IP the client binds (default 127.0.0.1).
+	Local netip.Addr
+	// ConnectTimeout bounds Dial's session handshakes (default 5s).
+	ConnectTimeout time.Duration
+	// RPC tunes the client endpoints (Datapath and ID are set by Dial).
+	RPC rpc.EndpointConfig
+	// Nexus tunes the client's Nexus (ControlAddr is set from Local;
+	// FailureTimeout defaults to DefaultFailureTimeout).
+	Nexus rpc.NexusConfig
+}
+
+// Client owns the client-side Nexus and dials connections (one per load
+// generator goroutine), each with its own RPC endpoint.
+type Client struct {
+	cfg ClientConfig
+	nx  *rpc.Nexus
+	mu  sync.Mutex
+	ids [256]bool
+}
+
+// ErrTooManyConns is returned by Dial when all 255 endpoint ids are in use.
+var ErrTooManyConns = errors.New("kv: too many connections on one client")
+
+// NewClient opens the client's Nexus.
+func NewClient(cfg ClientConfig) (*Client, error) {
+	if !cfg.Server.IsValid() {
+		return nil, fmt.Errorf("kv: ClientConfig.Server is required")
+	}
+	if cfg.Endpoints <= 0 {
+		cfg.Endpoints = 1
+	}
+	if !cfg.Local.IsValid() {
+		cfg.Local = netip.MustParseAddr("127.0.0.1")
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 5 * time.Second
+	}
+	nc := cfg.Nexus
+	nc.ControlAddr = netip.AddrPortFrom(cfg.Local, 0)
+	if nc.FailureTimeout <= 0 {
+		nc.FailureTimeout = DefaultFailureTimeout
+	}
+	nx, err := rpc.NewNexus(nc)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{cfg: cfg, nx: nx}, nil
+}
+
+// Close closes the Nexus (close the connections first).
+func (c *Client) Close() error { return c.nx.Close() }
+
+// Target returns a bench.Target dialing one connection with codec per
+// client goroutine.
+func (c *Client) Target(codec Codec) bench.Target {
+	return bench.TargetFunc(func(int) (bench.Conn, error) { return c.Dial(codec) })
+}
+
+// Conn is one client connection: an RPC endpoint with one session per
+// server endpoint, speaking one codec. It implements bench.Conn and is used
+// by one goroutine. Send serializes the request and enqueues it with a
+// preallocated continuation for its slot (bench.SlotOf); Poll runs the
+// endpoint loop once and the continuations decode the responses and
+// deliver them.
+type Conn struct {
+	cl     *Client
+	id     uint8
+	ep     *rpc.Endpoint
+	sess   []rpc.Session
+	codec  Codec
+	enc    codec
+	dec    codec
+	slots  []connSlot
+	conts  []func(*rpc.Response)
+	resp   workload.Response
+	pend   []pending
+	fn     func(uint64, *workload.Response)
+	n      int
+	errs   uint64
+	closed bool
+	// LastError is the most recent transport or decoding error of a
+	// request delivered as StatusError.
+	LastError error
+}
+
+type connSlot struct {
+	id   uint64
+	op   workload.Op
+	busy bool
+}
+
+type pending struct {
+	slot int
+	buf  mem.Buf
+	err  error
+}
+
+// Dial opens a connection speaking codec and connects it to every server
+// endpoint.
+func (c *Client) Dial(codec Codec) (_ *Conn, err error) {
+	enc, err := newCodec(codec)
+	if err != nil {
+		return nil, err
+	}
+	dec, _ := newCodec(codec)
+	c.mu.Lock()
+	id := -1
+	for i := 1; i < 256; i++ {
+		if !c.ids[i] {
+			c.ids[i], id = true, i
+			break
+		}
+	}
+	c.mu.Unlock()
+	if id < 0 {
+		return nil, ErrTooManyConns
+	}
+	cn := &Conn{cl: c, id: uint8(id), codec: codec, enc: enc, dec: dec}
+	defer func() {
+		if err != nil {
+			_ = cn.Close()
+		}
+	}()
+	dp, err := openDatapath(c.cfg.Datapath, c.cfg.Local, c.cfg.Memnet)
+	if err != nil {
+		return nil, err
+	}
+	ec := c.cfg.RPC
+	ec.ID, ec.Datapath = uint8(id), dp
+	var connErr error
+	ec.OnSession = func(s rpc.Session, ev rpc.SessionEvent, err error) {
+		if ev == rpc.ConnectFailed && connErr == nil {
+			connErr = fmt.Errorf("kv: connect: %v", err)
+		}
+	}
+	if cn.ep, err = c.nx.NewEndpoint(ec); err != nil {
+		_ = dp.Close()
+		return nil, err
+	}
+	for i := 0; i < c.cfg.Endpoints; i++ {
+		s, err := cn.ep.Connect(c.cfg.Server, uint8(FirstEndpointID+i))
+		if err != nil {
+			return nil, err
+		}
+		cn.sess = append(cn.sess, s)
+	}
+	deadline := time.Now().Add(c.cfg.ConnectTimeout)
+	for _, s := range cn.sess {
+		for !cn.ep.IsConnected(s) {
+			if connErr != nil {
+				return nil, connErr
+			}
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("kv: connect to %v: timed out after %v", c.cfg.Server, c.cfg.ConnectTimeout)
+			}
+			if err := cn.ep.RunOnce(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return cn, nil
+}
+
+// grow makes room for slot (allocation only while the in-flight window grows).
+func (c *Conn) grow(slot int) {
+	for len(c.slots) <= slot {
+		i := len(c.slots)
+		c.slots = append(c.slots, connSlot{})
+		c.conts = append(c.conts, func(r *rpc.Response) { c.complete(i, r) })
+	}
+}
+
+// Send serializes req and enqueues it (see bench.Conn). A full session
+// backlog is reported as bench.ErrBusy.
+func (c *Conn) Send(id uint64, req *workload.Request) error {
+	if c.closed {
+		return rpc.ErrClosed
+	}
+	slot := bench.SlotOf(id)
+	c.grow(slot)
+	if c.slots[slot].busy {
+		return fmt.Errorf("kv: slot %d already in flight", slot)
+	}
+	msg, err := c.enc.encodeRequest(req, c.ep.Pool())
+	if err != nil {
+		c.enc.done()
+		return err
+	}
+	s := c.sess[0]
+	if len(c.sess) > 1 && len(req.Keys) > 0 {
+		s = c.sess[ShardOf(req.Keys[0], len(c.sess))]
+	}
+	c.slots[slot] = connSlot{id: id, op: req.Op, busy: true}
+	err = c.ep.Enqueue(s, ReqType(c.codec, req.Op), msg, c.conts[slot])
+	c.enc.done()
+	if err != nil {
+		c.slots[slot].busy = false
+		if errors.Is(err, rpc.ErrBacklogFull) {
+			return fmt.Errorf("%w: %v", bench.ErrBusy, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// complete is the continuation of slot's request.
+func (c *Conn) complete(slot int, r *rpc.Response) {
+	if !c.slots[slot].busy {
+		return
+	}
+	if c.fn == nil {
+		// Completed outside Poll (e.g. failed during Enqueue or Close):
+		// keep it for the next Poll.
+		var b mem.Buf
+		if r.Err == nil {
+			b = r.Retain()
+		}
+		c.pend = append(c.pend, pending{slot: slot, buf: b, err: r.Err})
+		return
+	}
+	c.finish(slot, r.Data(), r.Err)
+}
+
+func (c *Conn) finish(slot int, data []byte, err error) {
+	st := &c.slots[slot]
+	st.busy = false
+	resp := &c.resp
+	if err == nil {
+		err = c.dec.decodeResponse(st.op, data, resp)
+	}
+	if err != nil {
+		resp.Status = workload.StatusError
+		resp.Values = resp.Values[:0]
+		c.errs++
+		c.LastError = err
+	}
+	c.fn(st.id, resp)
+	c.n++
+	c.dec.done()
+	clear(resp.Values)
+	resp.Values = resp.Values[:0]
+}
+
+// Poll runs the endpoint loop once and delivers completed responses.
+func (c *Conn) Poll(deliver func(id uint64, resp *workload.Response)) (int, error) {
+	if c.closed {
+		return 0, rpc.ErrClosed
+	}
+	c.fn, c.n = deliver, 0
+	defer func() { c.fn = nil }()
+	for i := range c.pend {
+		p := c.pend[i]
+		c.pend[i] = pending{}
+		c.finish(p.slot, p.buf.Bytes(), p.err)
+		if !p.buf.IsZero() {
+			_ = p.buf.Release()
+		}
+	}
+	c.pend = c.pend[:0]
+	err := c.ep.RunOnce()
+	return c.n, err
+}
+
+// Errors is the number of requests delivered as StatusError because the
+// transport failed or the response did not decode.
+func (c *Conn) Errors() uint64 { return c.errs }
+
+// Close closes the endpoint (its sessions are disconnected; responses not
+// yet delivered are lost) and frees the endpoint id.
+func (c *Conn) Close() error {
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	var err error
+	if c.ep != nil {
+		err = c.ep.Close()
+	}
+	for _, p := range c.pend {
+		if !p.buf.IsZero() {
+			_ = p.buf.Release()
+		}
+	}
+	c.pend = nil
+	c.enc.done()
+	c.dec.done()
+	c.cl.mu.Lock()
+	c.cl.ids[c.id] = false
+	c.cl.mu.Unlock()
+	return err
+}

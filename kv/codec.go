@@ -1,0 +1,246 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/wire"
+	"github.com/cornflakes-go/cornflakes/workload"
+)
+
+// Serializer names (the bench package's names plus vtprotobuf).
+const (
+	SerCornflakes  = "cornflakes"
+	SerProtobuf    = "protobuf"
+	SerVTProtobuf  = "vtprotobuf"
+	SerFlatBuffers = "flatbuffers"
+	SerCapnp       = "capnp"
+)
+
+// Cornflakes modes: the copy threshold of the arena that builds responses.
+const (
+	ModeHybrid   = "hybrid"   // values of at least 512 B zero-copy, smaller ones copied
+	ModeCopy     = "copy"     // everything copied into the packet
+	ModeZeroCopy = "zerocopy" // every value zero-copy
+)
+
+// Serializers lists every serializer the server speaks.
+var Serializers = []string{SerCornflakes, SerProtobuf, SerVTProtobuf, SerFlatBuffers, SerCapnp}
+
+// Errors of this package.
+var (
+	// ErrUnknownSerializer: a serializer or mode name is not known.
+	ErrUnknownSerializer = errors.New("kv: unknown serializer")
+	// ErrBadMessage: a request or response body does not decode.
+	ErrBadMessage = errors.New("kv: malformed message")
+	// ErrServer: the server answered a request with an error status.
+	ErrServer = errors.New("kv: server error")
+)
+
+// Codec identifies a serializer configuration. The RPC request type of a
+// request is Codec<<4 | op, so one server answers every serializer at once
+// and a client picks one per connection.
+type Codec uint8
+
+// The codecs.
+const (
+	codecInvalid Codec = iota
+	CodecCFHybrid
+	CodecCFCopy
+	CodecCFZeroCopy
+	CodecCFHybridFlat // serialize-and-send off: Flatten into one buffer, then send (Table 5)
+	CodecCFCopyFlat
+	CodecCFZeroCopyFlat
+	CodecProtobuf
+	CodecVTProtobuf
+	CodecFlatBuffers
+	CodecCapnp
+	numCodecs
+)
+
+// AllCodecs lists every codec.
+func AllCodecs() []Codec {
+	var cs []Codec
+	for c := CodecCFHybrid; c < numCodecs; c++ {
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// LookupCodec maps a serializer, a Cornflakes mode ("" = hybrid) and
+// serialize-and-send to a codec.
+func LookupCodec(serializer, mode string, serializeAndSend bool) (Codec, error) {
+	switch serializer {
+	case SerCornflakes:
+		var c Codec
+		switch mode {
+		case "", ModeHybrid:
+			c = CodecCFHybrid
+		case ModeCopy:
+			c = CodecCFCopy
+		case ModeZeroCopy:
+			c = CodecCFZeroCopy
+		default:
+			return 0, fmt.Errorf("%w: cornflakes mode %q (hybrid, copy, zerocopy)", ErrUnknownSerializer, mode)
+		}
+		if !serializeAndSend {
+			c += CodecCFHybridFlat - CodecCFHybrid
+		}
+		return c, nil
+	case SerProtobuf:
+		return CodecProtobuf, nil
+	case SerVTProtobuf:
+		return CodecVTProtobuf, nil
+	case SerFlatBuffers:
+		return CodecFlatBuffers, nil
+	case SerCapnp:
+		return CodecCapnp, nil
+	}
+	return 0, fmt.Errorf("%w %q (have %s)", ErrUnknownSerializer, serializer, strings.Join(Serializers, ", "))
+}
+
+// Serializer is the serializer name of c.
+func (c Codec) Serializer() string {
+	switch c {
+	case CodecProtobuf:
+		return SerProtobuf
+	case CodecVTProtobuf:
+		return SerVTProtobuf
+	case CodecFlatBuffers:
+		return SerFlatBuffers
+	case CodecCapnp:
+		return SerCapnp
+	}
+	return SerCornflakes
+}
+
+// String names c, e.g. "cornflakes/hybrid" or "cornflakes/hybrid/flat".
+func (c Codec) String() string {
+	switch c {
+	case CodecCFHybrid:
+		return "cornflakes/hybrid"
+	case CodecCFCopy:
+		return "cornflakes/copy"
+	case CodecCFZeroCopy:
+		return "cornflakes/zerocopy"
+	case CodecCFHybridFlat:
+		return "cornflakes/hybrid/flat"
+	case CodecCFCopyFlat:
+		return "cornflakes/copy/flat"
+	case CodecCFZeroCopyFlat:
+		return "cornflakes/zerocopy/flat"
+	case codecInvalid:
+		return "invalid"
+	}
+	if c < numCodecs {
+		return c.Serializer()
+	}
+	return fmt.Sprintf("codec(%d)", uint8(c))
+}
+
+// ReqType is the RPC request type of op under codec c.
+func ReqType(c Codec, op workload.Op) uint8 { return uint8(c)<<4 | uint8(op) }
+
+// splitType is the inverse of ReqType.
+func splitType(t uint8) (Codec, workload.Op) { return Codec(t >> 4), workload.Op(t & 15) }
+
+// threshold is the arena copy threshold of a Cornflakes codec.
+func (c Codec) threshold() int {
+	switch c {
+	case CodecCFCopy, CodecCFCopyFlat:
+		return wire.CopyAll
+	case CodecCFZeroCopy, CodecCFZeroCopyFlat:
+		return 0
+	}
+	return wire.DefaultThreshold
+}
+
+// codec is one serializer's encoder/decoder state, used by one goroutine
+// (a server endpoint or a client connection).
+type codec interface {
+	// encodeRequest serializes req (client side). The returned message is
+	// consumed by Enqueue; done() is called after it.
+	encodeRequest(req *workload.Request, pool *mem.Pool) (rpc.Msg, error)
+	// decodeResponse decodes a response body into resp, whose Values alias
+	// p (or codec scratch) until done().
+	decodeResponse(op workload.Op, p []byte, resp *workload.Response) error
+	// decodeRequest decodes a request body into q (server side); q's slices
+	// alias p or codec scratch until done().
+	decodeRequest(op workload.Op, p []byte, q *Query) error
+	// encodeResponse serializes the answer (server side). res.Vals are
+	// borrowed; the message is consumed by Respond and done() follows.
+	encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (rpc.Msg, error)
+	// done ends one message: scratch and arenas are reset.
+	done()
+}
+
+func newCodec(c Codec) (codec, error) {
+	switch c {
+	case CodecCFHybrid, CodecCFCopy, CodecCFZeroCopy:
+		return newCFCodec(c.threshold(), true), nil
+	case CodecCFHybridFlat, CodecCFCopyFlat, CodecCFZeroCopyFlat:
+		return newCFCodec(c.threshold(), false), nil
+	case CodecProtobuf:
+		return newPBCodec(false), nil
+	case CodecVTProtobuf:
+		return newPBCodec(true), nil
+	case CodecFlatBuffers:
+		return newFBCodec(), nil
+	case CodecCapnp:
+		return newCapnpCodec(), nil
+	}
+	return nil, fmt.Errorf("%w: codec %d", ErrUnknownSerializer, c)
+}
+
+// singleValue reports whether op answers with exactly one value (the
+// response's val field) rather than a list (vals).
+func singleValue(op workload.Op) bool { return op == workload.OpGet || op == workload.OpGetFromList }
+
+// Wire status codes of Resp.status.
+const (
+	wireOK       = 0
+	wireNotFound = 1
+	wireError    = 2
+)
+
+func statusToWire(s workload.Status) uint32 {
+	switch s {
+	case workload.StatusOK:
+		return wireOK
+	case workload.StatusNotFound:
+		return wireNotFound
+	}
+	return wireError
+}
+
+func statusFromWire(s uint32) (workload.Status, error) {
+	switch s {
+	case wireOK:
+		return workload.StatusOK, nil
+	case wireNotFound:
+		return workload.StatusNotFound, nil
+	case wireError:
+		return workload.StatusError, nil
+	}
+	return workload.StatusError, fmt.Errorf("%w: status %d", ErrBadMessage, s)
+}
+
+// allocMsg returns a registered buffer of exactly n bytes from pool.
+func allocMsg(pool *mem.Pool, n int) (mem.Buf, error) {
+	b, err := pool.Alloc(max(n, 1))
+	if err != nil {
+		return mem.Buf{}, err
+	}
+	return b.Slice(0, n), nil
+}
+
+// checkIndex converts a wire list index.
+func checkIndex(i uint32) (int, error) {
+	if i > MaxListLen {
+		return 0, fmt.Errorf("%w: list index %d", ErrBadMessage, i)
+	}
+	return int(i), nil
+}

@@ -1,0 +1,380 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/bench"
+	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/workload"
+)
+
+// env is a server and a client over one datapath.
+type env struct {
+	srv *Server
+	cl  *Client
+}
+
+func newEnv(t testing.TB, dp string, faults memnet.Faults, endpoints int) *env {
+	t.Helper()
+	var nw *memnet.Network
+	if dp == DatapathMemnet {
+		nw = memnet.NewNetwork(memnet.NetworkConfig{Seed: 7, Faults: faults})
+	}
+	srv, err := NewServer(ServerConfig{Datapath: dp, Memnet: nw, Endpoints: endpoints, PoolBytes: 256 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := NewClient(ClientConfig{Server: srv.Addr(), Endpoints: endpoints, Datapath: dp, Memnet: nw})
+	if err != nil {
+		_ = srv.Close()
+		t.Fatal(err)
+	}
+	e := &env{srv: srv, cl: cl}
+	t.Cleanup(func() {
+		if err := cl.Close(); err != nil {
+			t.Error(err)
+		}
+		// Close fails when store memory is still referenced (pool accounting).
+		if err := srv.Close(); err != nil {
+			t.Errorf("server close: %v", err)
+		}
+	})
+	return e
+}
+
+func (e *env) dial(t testing.TB, c Codec) *Conn {
+	t.Helper()
+	cn, err := e.cl.Dial(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cn.Close() })
+	return cn
+}
+
+// call sends one request and waits for its response (copied out).
+func call(t testing.TB, cn *Conn, req *workload.Request) workload.Response {
+	t.Helper()
+	if err := cn.Send(1, req); err != nil {
+		t.Fatalf("send %v: %v", req.Op, err)
+	}
+	var out workload.Response
+	got := false
+	deadline := time.Now().Add(10 * time.Second)
+	for !got {
+		_, err := cn.Poll(func(id uint64, r *workload.Response) {
+			got = true
+			out.Status = r.Status
+			for _, v := range r.Values {
+				out.Values = append(out.Values, append([]byte(nil), v...))
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v: no response", req.Op)
+		}
+	}
+	return out
+}
+
+func req(op workload.Op, keys []string, vals []string, index int) *workload.Request {
+	r := &workload.Request{Op: op, Index: index, Units: 1}
+	for _, k := range keys {
+		r.Keys = append(r.Keys, []byte(k))
+	}
+	for _, v := range vals {
+		r.Values = append(r.Values, []byte(v))
+	}
+	return r
+}
+
+func val(n int, seed byte) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = seed + byte(i*7)
+	}
+	return string(b)
+}
+
+// script exercises every request type, including not-found cases, with
+// values below and above the hybrid threshold.
+func script() []*workload.Request {
+	big, big2, small := val(4000, 1), val(9000, 2), val(40, 3)
+	return []*workload.Request{
+		req(workload.OpGet, []string{"missing"}, nil, 0),
+		req(workload.OpPut, []string{"a"}, []string{big}, 0),
+		req(workload.OpPut, []string{"b"}, []string{small}, 0),
+		req(workload.OpGet, []string{"a"}, nil, 0),
+		req(workload.OpGet, []string{"b"}, nil, 0),
+		req(workload.OpPut, []string{"a"}, []string{small + "x"}, 0), // replace
+		req(workload.OpGet, []string{"a"}, nil, 0),
+		req(workload.OpPutM, []string{"m1", "m2", "m3"}, []string{small, big, val(600, 4)}, 0),
+		req(workload.OpGetM, []string{"m1", "m2", "m3"}, nil, 0),
+		req(workload.OpGetM, []string{"m1", "nope"}, nil, 0),
+		req(workload.OpPutList, []string{"l"}, []string{small, big, val(513, 5)}, 0),
+		req(workload.OpGetList, []string{"l"}, nil, 0),
+		req(workload.OpAppendToList, []string{"l"}, []string{big2, val(1, 6)}, 0),
+		req(workload.OpGetList, []string{"l"}, nil, 0),
+		req(workload.OpGetFromList, []string{"l"}, nil, 3),
+		req(workload.OpGetFromList, []string{"l"}, nil, 0),
+		req(workload.OpGetFromList, []string{"l"}, nil, 5),
+		req(workload.OpGet, []string{"l"}, nil, 0), // get of a list: error
+		req(workload.OpAppendToList, []string{"new"}, []string{small}, 0),
+		req(workload.OpGetList, []string{"new"}, nil, 0),
+		req(workload.OpPutList, []string{"empty"}, nil, 0),
+		req(workload.OpGetList, []string{"empty"}, nil, 0),
+		req(workload.OpDelete, []string{"a"}, nil, 0),
+		req(workload.OpGet, []string{"a"}, nil, 0),
+		req(workload.OpDelete, []string{"a"}, nil, 0),
+		req(workload.OpPut, []string{"empty-value"}, []string{""}, 0),
+		req(workload.OpGet, []string{"empty-value"}, nil, 0),
+		req(workload.OpDelete, []string{"l"}, nil, 0),
+		req(workload.OpGetFromList, []string{"l"}, nil, 0),
+	}
+}
+
+func sameResponse(got, want workload.Response) error {
+	if got.Status != want.Status {
+		return fmt.Errorf("status %v, want %v", got.Status, want.Status)
+	}
+	if want.Status != workload.StatusOK {
+		return nil
+	}
+	if len(got.Values) != len(want.Values) {
+		return fmt.Errorf("%d values, want %d", len(got.Values), len(want.Values))
+	}
+	for i := range got.Values {
+		if !bytes.Equal(got.Values[i], want.Values[i]) {
+			return fmt.Errorf("value %d: %d bytes differ from the %d expected", i, len(got.Values[i]), len(want.Values[i]))
+		}
+	}
+	return nil
+}
+
+// runScript checks every response of the script against workload.MemStore.
+func runScript(t *testing.T, cn *Conn) {
+	ref := workload.NewMemStore()
+	for i, r := range script() {
+		got := call(t, cn, r)
+		var want workload.Response
+		ref.Apply(r, &want)
+		if err := sameResponse(got, want); err != nil {
+			t.Fatalf("step %d %v %q: %v (client: %v)", i, r.Op, r.Keys[0], err, cn.LastError)
+		}
+	}
+}
+
+var testDatapaths = []struct {
+	name   string
+	dp     string
+	faults memnet.Faults
+}{
+	{"memnet-loss", DatapathMemnet, memnet.Faults{Loss: 0.02, Duplicate: 0.01, Reorder: 0.01}},
+	{"udp", DatapathUDP, memnet.Faults{}},
+}
+
+// TestEveryOpEveryCodec runs every request type with every serializer over
+// memnet with loss, duplication and reordering and over kernel UDP, and
+// compares each response with the reference store.
+func TestEveryOpEveryCodec(t *testing.T) {
+	for _, d := range testDatapaths {
+		t.Run(d.name, func(t *testing.T) {
+			e := newEnv(t, d.dp, d.faults, 1)
+			for _, c := range AllCodecs() {
+				t.Run(strings.ReplaceAll(c.String(), "/", "-"), func(t *testing.T) {
+					cn := e.dial(t, c)
+					runScript(t, cn)
+					if err := e.srv.Clear(); err != nil { // next codec starts empty
+						t.Fatal(err)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestShardedEndpoints: two server endpoints, keys sharded, multi-key
+// requests spanning shards.
+func TestShardedEndpoints(t *testing.T) {
+	e := newEnv(t, DatapathMemnet, memnet.Faults{}, 2)
+	cn := e.dial(t, CodecCFHybrid)
+	runScript(t, cn)
+}
+
+// TestLoadWithModel runs the open-loop generator against the server for
+// each workload and serializer, checking every response with the model.
+func TestLoadWithModel(t *testing.T) {
+	specs := []string{
+		"ycsb:records=300,shape=2x2048,layout=multi,update=0.2",
+		"ycsb:records=300,shape=4x1024,layout=list,update=0.2",
+		"twitter:keys=300",
+		"google:keys=300,values=1-7",
+		"cdn:objects=40,maxobject=100000",
+	}
+	for _, d := range testDatapaths {
+		t.Run(d.name, func(t *testing.T) {
+			e := newEnv(t, d.dp, d.faults, 1)
+			for _, spec := range specs {
+				w, err := workload.Parse(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := e.srv.Clear(); err != nil {
+					t.Fatal(err)
+				}
+				pc := e.dial(t, CodecCFHybrid)
+				// Window 1 under loss: a list's PutList and its
+				// AppendToList continuation must not be reordered by a
+				// retransmission.
+				window := 16
+				if d.faults.Loss > 0 {
+					window = 1
+				}
+				if _, err := bench.Preload(context.Background(), w, pc, window, 10*time.Second); err != nil {
+					t.Fatalf("%s: preload: %v", spec, err)
+				}
+				_ = pc.Close()
+				for _, c := range []Codec{CodecCFHybrid, CodecCFZeroCopyFlat, CodecProtobuf, CodecVTProtobuf, CodecFlatBuffers, CodecCapnp} {
+					res, err := bench.Run(context.Background(), bench.Config{
+						Workload: w, Target: e.cl.Target(c), Clients: 1, Rate: 2000,
+						Duration: 150 * time.Millisecond, Check: true, Seed: 3, Drain: 3 * time.Second,
+					})
+					if err != nil {
+						t.Fatalf("%s %v: %v", spec, c, err)
+					}
+					if res.Mismatches != 0 || res.Errors != 0 || res.Received == 0 {
+						t.Fatalf("%s %v: %d received, %d mismatches (%s), %d errors: %+v", spec, c, res.Received, res.Mismatches, res.FirstMismatch, res.Errors, res)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBadRequests: unknown request types, malformed bodies and oversized
+// values get error answers and leave the store intact.
+func TestBadRequests(t *testing.T) {
+	e := newEnv(t, DatapathMemnet, memnet.Faults{}, 1)
+	good := e.dial(t, CodecCFHybrid)
+	v := val(3000, 9)
+	if got := call(t, good, req(workload.OpPut, []string{"k"}, []string{v}, 0)); got.Status != workload.StatusOK {
+		t.Fatal(got.Status)
+	}
+	check := func() {
+		t.Helper()
+		got := call(t, good, req(workload.OpGet, []string{"k"}, nil, 0))
+		if got.Status != workload.StatusOK || len(got.Values) != 1 || string(got.Values[0]) != v {
+			t.Fatalf("store changed: %v", got.Status)
+		}
+		if n := e.srv.Store().Len(); n != 1 {
+			t.Fatalf("store has %d keys, want 1", n)
+		}
+	}
+
+	// Raw RPC calls with arbitrary types and bodies.
+	raw, err := e.cl.Dial(CodecCFHybrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	rawCall := func(typ uint8, body []byte) (workload.Response, error) {
+		b, err := raw.ep.Call(context.Background(), raw.sess[0], typ, rpc.BytesMsg(body))
+		if err != nil {
+			return workload.Response{}, err
+		}
+		defer b.Release()
+		c, op := splitType(typ)
+		cd, cerr := newCodec(c)
+		if cerr != nil {
+			return workload.Response{}, cerr
+		}
+		var r workload.Response
+		err = cd.decodeResponse(op, b.Bytes(), &r)
+		cd.done()
+		return r, err
+	}
+	for _, typ := range []uint8{0, 0x0F, ReqType(CodecCFHybrid, 0), ReqType(CodecCFHybrid, 10), 0xF1, ReqType(numCodecs, workload.OpGet)} {
+		if _, err := rawCall(typ, []byte("x")); !errors.Is(err, rpc.ErrNoHandler) {
+			t.Errorf("type %#x: %v, want ErrNoHandler", typ, err)
+		}
+	}
+	garbage := [][]byte{nil, {0}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 2}, bytes.Repeat([]byte{0x80}, 64), []byte("\x0a\x05hello\x12\xff\xff\xff\xff\x0f")}
+	for _, c := range AllCodecs() {
+		for op := workload.OpGet; op <= workload.OpDelete; op++ {
+			for i, g := range garbage {
+				r, err := rawCall(ReqType(c, op), g)
+				if err != nil {
+					t.Fatalf("%v %v garbage %d: %v", c, op, i, err)
+				}
+				if r.Status == workload.StatusOK && !op.IsRead() && op != workload.OpDelete {
+					// A write may decode (e.g. empty protobuf) but then
+					// lacks its key: it must not succeed.
+					t.Errorf("%v %v garbage %d: write succeeded", c, op, i)
+				}
+			}
+		}
+		check()
+		// Oversized values and keys, too many keys.
+		cn := e.dial(t, c)
+		for _, r := range []*workload.Request{
+			req(workload.OpPut, []string{"k"}, []string{strings.Repeat("v", MaxValueSize+1)}, 0),
+			req(workload.OpPut, []string{strings.Repeat("k", MaxKeySize+1)}, []string{"v"}, 0),
+			req(workload.OpPutM, []string{"k", "k2"}, []string{"v"}, 0),
+			req(workload.OpPutList, []string{"k", "k2"}, []string{"v"}, 0),
+			req(workload.OpGet, []string{"k", "k2"}, nil, 0),
+			{Op: workload.OpPut},
+		} {
+			if got := call(t, cn, r); got.Status != workload.StatusError {
+				t.Errorf("%v: %v with %d keys: status %v, want error", c, r.Op, len(r.Keys), got.Status)
+			}
+		}
+		check()
+	}
+	if e.srv.Stats().Errors == 0 || e.srv.LastError() == nil {
+		t.Error("server counted no errors")
+	}
+}
+
+// TestValueIntegrityWhileReplaced: a response in flight keeps its bytes
+// while the value is replaced (puts allocate, fill and swap).
+func TestValueIntegrityWhileReplaced(t *testing.T) {
+	e := newEnv(t, DatapathMemnet, memnet.Faults{Delay: 200 * time.Microsecond}, 1)
+	rd := e.dial(t, CodecCFZeroCopy)
+	wr := e.dial(t, CodecCFZeroCopy)
+	a, b := val(5000, 1), val(5000, 2)
+	call(t, wr, req(workload.OpPut, []string{"k"}, []string{a}, 0))
+	for i := 0; i < 50; i++ {
+		if err := rd.Send(uint64(i%8), req(workload.OpGet, []string{"k"}, nil, 0)); err != nil {
+			t.Fatal(err)
+		}
+		next := b
+		if i%2 == 1 {
+			next = a
+		}
+		call(t, wr, req(workload.OpPut, []string{"k"}, []string{next}, 0))
+		got := false
+		for deadline := time.Now().Add(5 * time.Second); !got && time.Now().Before(deadline); {
+			_, err := rd.Poll(func(id uint64, r *workload.Response) {
+				got = true
+				if r.Status != workload.StatusOK || len(r.Values) != 1 || (string(r.Values[0]) != a && string(r.Values[0]) != b) {
+					t.Errorf("torn or wrong value: %v", r.Status)
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !got {
+			t.Fatal("no response")
+		}
+	}
+}

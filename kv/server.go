@@ -1,0 +1,320 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	_ "github.com/cornflakes-go/cornflakes/datapath/udp" // registers "udp"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/workload"
+)
+
+// Datapath kinds the server and client open by name.
+const (
+	DatapathUDP    = "udp"
+	DatapathMemnet = "memnet"
+)
+
+// Defaults of ServerConfig.
+const (
+	DefaultPoolBytes = 4 << 30 // registered memory the store may use
+	// FirstEndpointID is the RPC endpoint id of the server's first
+	// endpoint; endpoint i has id FirstEndpointID+i.
+	FirstEndpointID = 1
+)
+
+// ServerConfig configures a Server. Zero fields take the defaults.
+type ServerConfig struct {
+	// Datapath is "udp" (kernel UDP sockets, the default) or "memnet".
+	Datapath string
+	// Addr is the Nexus (session-management) address clients connect to
+	// (default 127.0.0.1:0). The endpoints' data sockets bind the same IP
+	// on ephemeral ports.
+	Addr netip.AddrPort
+	// Memnet is the in-memory network for Datapath "memnet" (nil: the
+	// process default network).
+	Memnet *memnet.Network
+	// Endpoints is the number of endpoints (one goroutine and, ideally, one
+	// core each; default 1). Keys are sharded across them: clients send a
+	// request to the endpoint owning its first key.
+	Endpoints int
+	// Codecs restricts the serializers served (default: all).
+	Codecs []Codec
+	// PoolBytes bounds the registered memory holding values (default 4 GiB).
+	PoolBytes int64
+	// RPC tunes the endpoints (Datapath, ID and Pool are set by the server).
+	RPC rpc.EndpointConfig
+	// Nexus tunes the Nexus (ControlAddr is set from Addr). FailureTimeout
+	// defaults to DefaultFailureTimeout.
+	Nexus rpc.NexusConfig
+}
+
+// DefaultFailureTimeout is the peer failure timeout of the server's and
+// client's Nexus: longer than eRPC's 500 ms because the benchmark shares a
+// small machine between load generator, server and other work, where a
+// heartbeat can be delayed by scheduling.
+const DefaultFailureTimeout = 5 * time.Second
+
+// ServerStats counts requests served.
+type ServerStats struct {
+	Requests uint64 // requests answered
+	Errors   uint64 // requests answered with StatusError (bad request, limit, allocation failure)
+}
+
+// Server is the key-value store served over the RPC transport: one Nexus,
+// Endpoints endpoints each running its event loop on its own goroutine,
+// dispatch handlers for every (serializer, operation) request type, and one
+// Store whose shards follow the endpoints.
+type Server struct {
+	cfg    ServerConfig
+	nx     *rpc.Nexus
+	store  *Store
+	eps    []*serverEP
+	byID   [256]*serverEP
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed bool
+}
+
+type serverEP struct {
+	ep      *rpc.Endpoint
+	codecs  [numCodecs]codec
+	q       Query
+	res     Result
+	maxResp int
+	reqs    atomic.Uint64
+	errs    atomic.Uint64
+	lastErr atomic.Pointer[error]
+}
+
+func openDatapath(kind string, ip netip.Addr, nw *memnet.Network) (datapath.Endpoint, error) {
+	cfg := datapath.Config{}
+	switch kind {
+	case "", DatapathUDP:
+		kind = DatapathUDP
+		cfg.Local = netip.AddrPortFrom(ip, 0)
+	case DatapathMemnet:
+		cfg.Options = memnet.Options{Network: nw}
+	default:
+		cfg.Local = netip.AddrPortFrom(ip, 0)
+	}
+	return datapath.Open(kind, cfg)
+}
+
+// NewServer starts a server: it opens the Nexus and the endpoints and runs
+// their loops until Close.
+func NewServer(cfg ServerConfig) (_ *Server, err error) {
+	if cfg.Endpoints <= 0 {
+		cfg.Endpoints = 1
+	}
+	if cfg.Endpoints > 64 {
+		return nil, fmt.Errorf("kv: %d endpoints (at most 64)", cfg.Endpoints)
+	}
+	if cfg.PoolBytes <= 0 {
+		cfg.PoolBytes = DefaultPoolBytes
+	}
+	if !cfg.Addr.IsValid() {
+		cfg.Addr = netip.MustParseAddrPort("127.0.0.1:0")
+	}
+	if len(cfg.Codecs) == 0 {
+		cfg.Codecs = AllCodecs()
+	}
+	pool, err := mem.NewPool(mem.PoolConfig{Name: "kv-store", MaxBytes: cfg.PoolBytes, Concurrent: cfg.Endpoints > 1})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, store: NewStore(pool, cfg.Endpoints)}
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+		}
+	}()
+	nc := cfg.Nexus
+	nc.ControlAddr = cfg.Addr
+	if nc.FailureTimeout <= 0 {
+		nc.FailureTimeout = DefaultFailureTimeout
+	}
+	s.nx, err = rpc.NewNexus(nc)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cfg.Codecs {
+		if c == codecInvalid || c >= numCodecs {
+			return nil, fmt.Errorf("%w: codec %d", ErrUnknownSerializer, c)
+		}
+		for op := workload.OpGet; op <= workload.OpDelete; op++ {
+			if err := s.nx.Register(ReqType(c, op), rpc.Dispatch, s.handle); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i := 0; i < cfg.Endpoints; i++ {
+		dp, err := openDatapath(cfg.Datapath, cfg.Addr.Addr(), cfg.Memnet)
+		if err != nil {
+			return nil, err
+		}
+		ec := cfg.RPC
+		ec.ID, ec.Datapath, ec.Pool = uint8(FirstEndpointID+i), dp, nil
+		ep, err := s.nx.NewEndpoint(ec)
+		if err != nil {
+			_ = dp.Close()
+			return nil, err
+		}
+		st := &serverEP{ep: ep, maxResp: ep.MaxMsgSize() - 4096}
+		for _, c := range cfg.Codecs {
+			if st.codecs[c], err = newCodec(c); err != nil {
+				return nil, err
+			}
+		}
+		s.eps = append(s.eps, st)
+		s.byID[ec.ID] = st
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	for _, st := range s.eps {
+		s.wg.Add(1)
+		go func(ep *rpc.Endpoint) {
+			defer s.wg.Done()
+			_ = ep.Run(ctx)
+		}(st.ep)
+	}
+	return s, nil
+}
+
+// Addr is the address clients connect to (the Nexus control socket).
+func (s *Server) Addr() netip.AddrPort { return s.nx.Addr() }
+
+// Endpoints is the number of server endpoints (ids FirstEndpointID...).
+func (s *Server) Endpoints() int { return len(s.eps) }
+
+// Store is the server's store (for inspection; it is shared with the
+// endpoints, which must be stopped before single-goroutine use).
+func (s *Server) Store() *Store { return s.store }
+
+// ErrTimeout is returned by Clear when the endpoint does not run the
+// request in time.
+var ErrTimeout = errors.New("kv: timed out")
+
+// Clear removes every key. It runs on the first endpoint's goroutine (the
+// owner of a single-goroutine store pool) and waits for it.
+func (s *Server) Clear() error {
+	done := make(chan struct{})
+	if err := s.eps[0].ep.Post(func() { s.store.Clear(); close(done) }); err != nil {
+		return err
+	}
+	select {
+	case <-done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return ErrTimeout
+	}
+}
+
+// Stats sums the endpoints' counters.
+func (s *Server) Stats() ServerStats {
+	var st ServerStats
+	for _, e := range s.eps {
+		st.Requests += e.reqs.Load()
+		st.Errors += e.errs.Load()
+	}
+	return st
+}
+
+// LastError is the most recent error a request was answered with (nil if none).
+func (s *Server) LastError() error {
+	for _, e := range s.eps {
+		if p := e.lastErr.Load(); p != nil {
+			return *p
+		}
+	}
+	return nil
+}
+
+// handle serves one request on its endpoint's goroutine: decode with the
+// request type's codec, execute, encode the answer and respond. The store
+// hands out references on the values it returns; they are released once
+// the response has been handed to the RPC layer (which holds its own
+// references until the packets are sent).
+func (s *Server) handle(r *rpc.Request) {
+	st := s.byID[r.Endpoint().ID()]
+	c, op := splitType(r.Type())
+	cd := st.codecs[c]
+	st.reqs.Add(1)
+	st.q.reset(op)
+	err := cd.decodeRequest(op, r.Data(), &st.q)
+	if err == nil {
+		err = s.store.Exec(&st.q, &st.res, st.maxResp)
+	} else {
+		st.res.set(workload.StatusError)
+	}
+	msg, eerr := cd.encodeResponse(op, &st.res, r.Endpoint().Pool())
+	if eerr != nil {
+		cd.done()
+		st.res.set(workload.StatusError)
+		if err == nil {
+			err = eerr
+		}
+		msg, eerr = cd.encodeResponse(op, &st.res, r.Endpoint().Pool())
+	}
+	if err != nil {
+		st.errs.Add(1)
+		st.lastErr.Store(&err)
+	}
+	if eerr != nil {
+		// Not even an error answer could be built (no registered memory):
+		// the client sees the request rejected.
+		_ = r.Respond(rpc.BytesMsg(nil))
+	} else {
+		_ = r.Respond(msg)
+	}
+	cd.done()
+	st.res.Release()
+	clear(st.q.Keys)
+	clear(st.q.Vals)
+}
+
+// Close stops the endpoints, closes the Nexus, frees every stored value
+// and closes the store's pool. It fails if registered memory is still in
+// use afterwards (a leak).
+func (s *Server) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	var errs []error
+	for _, st := range s.eps {
+		if err := st.ep.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		for _, cd := range st.codecs {
+			if cd != nil {
+				cd.done()
+			}
+		}
+		st.res.Release()
+	}
+	if s.nx != nil {
+		if err := s.nx.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.store.Clear()
+	if n := s.store.pool.InUse(); n != 0 {
+		errs = append(errs, fmt.Errorf("kv: %d store buffers still in use at close", n))
+	} else if err := s.store.pool.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
