@@ -210,6 +210,7 @@ type Endpoint struct {
 
 	conts     []contEntry
 	freeConts []uint64
+	atWorkers int // requests handed to workers, not answered yet
 
 	mailMu    sync.Mutex
 	mailQ     []mail
@@ -403,8 +404,14 @@ func (ep *Endpoint) Run(ctx context.Context) error {
 		}
 		if now-lastProgress > int64(spin) {
 			wait := time.Duration(ep.core.NextDeadline() - now)
-			if wait > 500*time.Microsecond {
-				wait = 500 * time.Microsecond
+			maxWait := 500 * time.Microsecond
+			if ep.atWorkers > 0 {
+				// Worker answers arrive through the mailbox, which does
+				// not wake the datapath's Wait: poll it more often.
+				maxWait = 20 * time.Microsecond
+			}
+			if wait > maxWait {
+				wait = maxWait
 			}
 			if wait > 0 {
 				if err := ep.dp.Wait(wait); err != nil {
@@ -587,6 +594,7 @@ func (ep *Endpoint) handleRequest(e *proto.Event) {
 		r.pre = ep.preResp(r.h) // allocated here: workers must not touch the pool
 		select {
 		case ep.nx.work <- r:
+			ep.atWorkers++
 		default:
 			_ = ep.core.RespondStatus(r.h, proto.StatusRejected)
 			ep.freeRequest(r)
@@ -1025,6 +1033,7 @@ func (ep *Endpoint) drainMail() {
 		case mailPeerFailed:
 			ep.peerFailed(m.from)
 		case mailRespond:
+			ep.atWorkers--
 			_ = ep.respond(m.req, m.msg, m.pre)
 		case mailFunc:
 			ep.callback(m.fn)

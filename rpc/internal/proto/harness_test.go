@@ -317,7 +317,10 @@ func (w *world) tick(d int64) {
 
 func (w *world) state() string {
 	var b strings.Builder
-	s := w.cli.sessions[0]
+	s := w.cli.session(0)
+	if s == nil {
+		return "client session removed"
+	}
 	fmt.Fprintf(&b, "client credits=%d backlog=%d\n", s.credits, len(s.backlog)-s.blHead)
 	for i := range s.slots {
 		sl := &s.slots[i]
@@ -325,7 +328,10 @@ func (w *world) state() string {
 			fmt.Fprintf(&b, "  slot %d req=%d R=%d S=%d tx=%d rx=%d sack=%b\n", i, sl.reqNum, sl.reqPkts, sl.respPkts, sl.numTx, sl.numRx, sl.sack)
 		}
 	}
-	ss := w.srv.sessions[5]
+	ss := w.srv.session(5)
+	if ss == nil {
+		return b.String() + "server session removed"
+	}
 	states := []string{"idle", "receiving", "in-handler", "responded"}
 	var lines []string
 	for i := range ss.slots {
@@ -345,7 +351,7 @@ func (w *world) state() string {
 
 // checkInvariants verifies credit conservation on the client.
 func (w *world) checkInvariants() {
-	s := w.cli.sessions[0]
+	s := w.cli.session(0)
 	if s == nil {
 		return
 	}

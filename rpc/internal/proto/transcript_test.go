@@ -30,6 +30,8 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt transcripts wi
 //	dup c2s|s2c i                                       duplicate an in-flight packet (appended)
 //	respond [all]                                       answer the oldest (or every) pending request
 //	tick ms=N | us=N                                    advance the clock
+//	cancel tag=N                                        abandon a client request
+//	remove client|server                                tear a session down
 //	state                                               slots, credits and in-flight counts
 //	stats                                               handler/completion/retransmit counters
 func TestTranscripts(t *testing.T) {
@@ -193,6 +195,23 @@ func runCmd(t *testing.T, wp **world, line string) string {
 	case "tick":
 		d := time.Duration(num("ms", 0))*time.Millisecond + time.Duration(num("us", 0))*time.Microsecond
 		w.tick(int64(d))
+	case "cancel":
+		if !w.cli.Cancel(0, uint64(num("tag", 0)), ErrSessionDown) {
+			return "not found"
+		}
+		w.flush()
+	case "remove":
+		if pos[0] == "client" {
+			_ = w.cli.RemoveSession(0, ErrSessionDown)
+		} else {
+			_ = w.srv.RemoveSession(5, ErrSessionDown)
+		}
+		w.flush()
+		s := strings.TrimRight(w.log.String(), "\n")
+		if s == "" {
+			s = "(nothing)"
+		}
+		return s
 	case "state":
 		w.checkInvariants()
 		return w.state()
