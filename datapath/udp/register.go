@@ -9,12 +9,15 @@ import (
 
 // Options are the udp-specific settings passed in datapath.Config.Options
 // (as Options or *Options) when opening through the registry.
+// The fields mean what the Config fields of the same names mean; the
+// common fields (address, pool, batch, payload and segment limits) come
+// from datapath.Config.
 type Options struct {
-	SocketBuffer           int
-	ReusePort              bool
-	DisableGSO, DisableGRO bool
-	ZeroCopyMin            int
-	ZeroCopyPending        int
+	SocketBuffer           int  // SO_SNDBUF/SO_RCVBUF bytes (Config.SocketBuffer)
+	ReusePort              bool // SO_REUSEPORT (Config.ReusePort)
+	DisableGSO, DisableGRO bool // turn the offloads off (Config.DisableGSO/GRO)
+	ZeroCopyMin            int  // MSG_ZEROCOPY for entries of at least this size (Config.ZeroCopyMin)
+	ZeroCopyPending        int  // outstanding MSG_ZEROCOPY sends (Config.ZeroCopyPending)
 }
 
 // DefaultLocal is the address a registry-opened endpoint binds when
