@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -921,6 +922,16 @@ func (ep *Endpoint) Connect(nexus netip.AddrPort, remoteEp uint8) (Session, erro
 	ep.sendConnect(si, now)
 	ep.addSMPending(si)
 	return Session(si.num), nil
+}
+
+// ConnectHost is Connect with the peer Nexus named "host:port"; the name
+// is resolved (possibly a blocking DNS lookup) before the handshake starts.
+func (ep *Endpoint) ConnectHost(hostport string, remoteEp uint8) (Session, error) {
+	ua, err := net.ResolveUDPAddr("udp", hostport)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrConnectFailed, err)
+	}
+	return ep.Connect(ua.AddrPort(), remoteEp)
 }
 
 func (ep *Endpoint) addSMPending(si *sessInfo) {

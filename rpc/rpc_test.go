@@ -296,16 +296,30 @@ func TestSmallAndLargeMessages(t *testing.T) {
 }
 
 func TestManySessions(t *testing.T) {
-	cli, srv, _ := newPair(t, opts{})
-	var ss []rpc.Session
-	for i := 0; i < 64; i++ {
-		ss = append(ss, cli.connect(t, srv.nx, 1))
+	for _, kind := range []string{"memnet", "udp"} {
+		t.Run(kind, func(t *testing.T) {
+			cli, srv, _ := newPair(t, opts{kind: kind})
+			var ss []rpc.Session
+			for i := 0; i < 64; i++ {
+				ss = append(ss, cli.connect(t, srv.nx, 1))
+			}
+			// By name, too.
+			s, err := cli.ep.ConnectHost(srv.nx.Addr().String(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cli.runUntil(t, 10*time.Second, func() bool { return cli.ep.IsConnected(s) })
+			ss = append(ss, s)
+			if _, err := cli.ep.ConnectHost("no such host:1", 1); !errors.Is(err, rpc.ErrConnectFailed) {
+				t.Fatalf("bad host: %v", err)
+			}
+			sizes := make([]int, 65*12)
+			for i := range sizes {
+				sizes[i] = 8 + i%3000
+			}
+			callMany(t, cli, ss, tEcho, sizes, 30*time.Second)
+		})
 	}
-	sizes := make([]int, 64*12)
-	for i := range sizes {
-		sizes[i] = 8 + i%3000
-	}
-	callMany(t, cli, ss, tEcho, sizes, 30*time.Second)
 }
 
 func TestLoss30(t *testing.T) {
