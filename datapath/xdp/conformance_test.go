@@ -20,7 +20,7 @@ func TestConformance(t *testing.T) {
 		o    xdp.Options
 	}{
 		{"mtu9000", 9000, xdp.Options{}},
-		{"mtu9000-generic-csum", 9000, xdp.Options{Attach: xdp.AttachGeneric, UDPChecksum: true}},
+		{"mtu9000-generic-csum", 9000, xdp.Options{Attach: xdp.AttachGeneric, UDPChecksum: true, VerifyUDPChecksum: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tp := newTopo(t, c.mtu)

@@ -92,9 +92,16 @@ type Options struct {
 	// CopyOnly skips the XDP_ZEROCOPY bind attempt.
 	CopyOnly bool
 	// UDPChecksum computes UDP checksums on send (default: 0, "no
-	// checksum", which IPv4 allows) and verifies non-zero checksums on
-	// receive.
+	// checksum", which IPv4 allows; the IPv4 header checksum is always
+	// computed).
 	UDPChecksum bool
+	// VerifyUDPChecksum drops received datagrams whose non-zero UDP
+	// checksum is wrong. Off by default: datagrams that a kernel in
+	// another namespace sends over veth carry only the partial
+	// (pseudo-header) checksum of CHECKSUM_PARTIAL offload and would be
+	// dropped; use it when every sender computes full checksums (xdp
+	// endpoints with UDPChecksum, or a physical link).
+	VerifyUDPChecksum bool
 }
 
 // Config configures Open.
@@ -171,7 +178,7 @@ type Endpoint struct {
 	rxHeld             []mem.Buf // per UMEM chunk: references held for frames in the fill/RX rings
 
 	batch, maxSeg, maxPay int
-	csum                  bool
+	csum, verify          bool
 	busyPoll              bool
 	ipID                  uint16
 
@@ -284,7 +291,7 @@ func (e *Endpoint) configure(cfg *Config) error {
 	if cfg.Batch > 0 {
 		e.batch = cfg.Batch
 	}
-	e.csum = cfg.UDPChecksum
+	e.csum, e.verify = cfg.UDPChecksum, cfg.VerifyUDPChecksum
 	rs := cfg.RingSize
 	if rs == 0 {
 		rs = DefaultRingSize
@@ -989,7 +996,7 @@ func (e *Endpoint) recvOne(p *datapath.Packet, k uint32) bool {
 			return false
 		}
 		fi, err := parseFrame(data, len(data))
-		if err != nil || fi.Dst != e.local || (e.csum && !verifyUDPChecksum(data, fi, [][]byte{data[fi.PayloadOff : fi.PayloadOff+fi.PayloadLen]})) {
+		if err != nil || fi.Dst != e.local || (e.verify && !verifyUDPChecksum(data, fi, [][]byte{data[fi.PayloadOff : fi.PayloadOff+fi.PayloadLen]})) {
 			_ = b.Release()
 			e.st.Drops++
 			return false
@@ -1048,7 +1055,7 @@ func (e *Endpoint) recvOne(p *datapath.Packet, k uint32) bool {
 			break
 		}
 	}
-	if e.csum && !verifyUDPChecksum(e.rxParts[0], fi, [][]byte{dst}) {
+	if e.verify && !verifyUDPChecksum(e.rxParts[0], fi, [][]byte{dst}) {
 		_ = out.Release()
 		e.st.Drops++
 		return false
