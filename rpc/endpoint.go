@@ -749,7 +749,7 @@ func (ep *Endpoint) handleResponse(e *proto.Event) {
 	*r = Response{ep: ep}
 	switch {
 	case e.Err != nil:
-		r.Err = e.Err
+		r.Err = mapCoreErr(e.Err)
 		if errors.Is(e.Err, proto.ErrNoMemory) {
 			r.Err = fmt.Errorf("rpc: response reassembly: %w", e.Err)
 		}

@@ -412,11 +412,22 @@ func (c *Core) Step(pkt []byte, rxID int) {
 	}
 	data := pkt[HeaderSize:]
 	s := c.session(h.DestSession)
-	if s == nil || int(h.MsgSize) > c.cfg.MaxMsgSize {
+	if s == nil {
 		c.stats.DropBad++
 		return
 	}
 	sl := &s.slots[h.ReqNum&uint64(c.cfg.Window-1)]
+	if int(h.MsgSize) > c.cfg.MaxMsgSize {
+		c.stats.DropBad++
+		if s.client && h.Type == PktResp && sl.req != nil && sl.reqNum == h.ReqNum {
+			// The server's answer exceeds our limit: retrying cannot
+			// help, so the request fails.
+			c.returnCredits(sl)
+			c.failClient(sl, ErrTooLarge)
+			c.kickSession(s)
+		}
+		return
+	}
 	switch h.Type {
 	case PktReq, PktRFR:
 		if s.client {

@@ -726,3 +726,20 @@ func TestRespondStatusAndCancel(t *testing.T) {
 	}
 	w.closeAll()
 }
+
+func TestResponseLargerThanClientLimit(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100})
+	// A client with a smaller limit than the server.
+	small, err := New(Config{DataPerPkt: 100, MaxMsgSize: 500}, &w.ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.cli = small
+	_ = w.cli.AddSession(SessionConfig{Num: 0, Client: true, Remote: 5, Peer: srvAddr})
+	tag := w.enqueue(10, 1000)
+	w.exchange(10, nil)
+	if w.done[tag] != 1 || w.cli.Stats().Failed != 1 {
+		t.Fatalf("oversized response: done %d failed %d", w.done[tag], w.cli.Stats().Failed)
+	}
+	w.closeAll()
+}
