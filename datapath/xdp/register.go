@@ -18,7 +18,15 @@ func init() {
 		default:
 			return nil, fmt.Errorf("%w: Options of type %T, want xdp.Options", ErrConfig, c.Options)
 		}
-		ep, err := Open(cfg)
+		open := Open
+		if wantsAuto(c, cfg.Options) {
+			t, err := AutoTopology()
+			if err != nil {
+				return nil, err
+			}
+			open = t.Open
+		}
+		ep, err := open(cfg)
 		if err != nil {
 			return nil, err // not a typed nil in the interface
 		}

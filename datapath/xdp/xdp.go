@@ -139,6 +139,9 @@ type Info struct {
 	UMEMBase uintptr
 	UMEMSize int
 	Hugetlb  bool
+	// ForeignPool reports that Config.Pool was not on a committed space
+	// (so not usable as UMEM) and the endpoint uses its own pool instead.
+	ForeignPool bool
 }
 
 // txRec is one TX descriptor in flight, with the reference it holds.
@@ -310,6 +313,12 @@ func (e *Endpoint) configure(cfg *Config) error {
 
 	// Memory.
 	e.space = cfg.Space
+	if cfg.Pool != nil && !cfg.Pool.Space().Config().Commit {
+		// A pool on an uncommitted space (the process default) cannot be
+		// registered as UMEM: the endpoint uses its own pool instead.
+		cfg.Pool = nil
+		e.info.ForeignPool = true
+	}
 	if cfg.Pool != nil {
 		if cfg.Space != nil && cfg.Pool.Space() != cfg.Space {
 			return fmt.Errorf("%w: Pool is not carved from Options.Space", ErrConfig)
