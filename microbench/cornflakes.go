@@ -312,15 +312,14 @@ func (c *cfCase) Echo() error {
 	}
 	var out wire.Msg
 	if c.kind == KindList {
-		// Pass decoded zero-copy fields on by reference (no Recover lookup); copy the others.
+		// What an echo server writes: each decoded value is appended as it is. A value of at
+		// least the threshold lies in the decoded (registered) input, so the new message
+		// shares the input's reference (no refcount operation, no Recover lookup) and sends it
+		// zero-copy; a smaller one is copied into the arena.
 		m := cf.NewListBuffers(c.a)
 		l := m.InitMessages(in.Len())
-		for i := 0; i < in.Len(); i++ {
-			if f := in.Field(i); f.IsZeroCopy() {
-				l.AppendBuf(f.Buf())
-			} else {
-				l.Append(f.Get())
-			}
+		for i := range in.Len() {
+			l.Append(in.At(i))
 		}
 		out = m
 	} else {
