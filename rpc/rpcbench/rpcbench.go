@@ -19,6 +19,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	_ "github.com/cornflakes-go/cornflakes/datapath/udp" // registers "udp"
+	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
 
@@ -274,7 +275,7 @@ type loop struct {
 	sess     []rpc.Session
 	next     int
 	reqType  uint8
-	req      []byte
+	req      mem.Buf // registered request body, sent zero-copy (a Clone per request)
 	done     int
 	inflight int
 	stop     bool
@@ -293,7 +294,7 @@ func (l *loop) issue(sl *loopSlot) {
 	l.next++
 	sl.start = time.Now()
 	l.inflight++
-	if err := l.ep.Enqueue(s, l.reqType, rpc.BytesMsg(l.req), sl.fn); err != nil {
+	if err := l.ep.Enqueue(s, l.reqType, rpc.BufMsg(l.req.Clone()), sl.fn); err != nil {
 		l.inflight--
 		if l.err == nil {
 			l.err = err
@@ -323,7 +324,13 @@ func (sl *loopSlot) complete(r *rpc.Response) {
 // (round robin) for d, after a warm-up of d/10, and returns completed
 // requests per second. With lat non-nil it records every latency.
 func closedLoop(ep *rpc.Endpoint, sess []rpc.Session, reqType uint8, reqSize, window int, d time.Duration, lat *[]time.Duration) (float64, error) {
-	l := &loop{ep: ep, sess: sess, reqType: reqType, req: make([]byte, reqSize), lat: lat}
+	req, err := ep.Pool().Alloc(reqSize)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = req.Release() }()
+	clear(req.Bytes())
+	l := &loop{ep: ep, sess: sess, reqType: reqType, req: req, lat: lat}
 	slots := make([]*loopSlot, window)
 	for i := range slots {
 		sl := &loopSlot{l: l}
