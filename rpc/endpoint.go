@@ -536,6 +536,7 @@ func (ep *Endpoint) freeRequest(r *Request) {
 	}
 	if !r.buf.IsZero() {
 		_ = r.buf.Release()
+		r.buf = mem.Buf{}
 	}
 	if r.mode == Worker {
 		// The worker goroutine may still read r (after posting its
