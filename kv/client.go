@@ -217,7 +217,7 @@ func (c *Conn) Send(id uint64, req *workload.Request) error {
 		s = c.sess[ShardOf(req.Keys[0], len(c.sess))]
 	}
 	c.slots[slot] = connSlot{id: id, op: req.Op, busy: true}
-	err = c.ep.Enqueue(s, ReqType(c.codec, req.Op), msg, c.conts[slot])
+	err = c.ep.Enqueue(s, ReqType(c.codec, req.Op), msg.msg(), c.conts[slot])
 	c.enc.done()
 	if err != nil {
 		c.slots[slot].busy = false

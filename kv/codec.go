@@ -163,7 +163,7 @@ func (c Codec) threshold() int {
 type codec interface {
 	// encodeRequest serializes req (client side). The returned message is
 	// consumed by Enqueue; done() is called after it.
-	encodeRequest(req *workload.Request, pool *mem.Pool) (rpc.Msg, error)
+	encodeRequest(req *workload.Request, pool *mem.Pool) (body, error)
 	// decodeResponse decodes a response body into resp, whose Values alias
 	// p (or codec scratch) until done().
 	decodeResponse(op workload.Op, p []byte, resp *workload.Response) error
@@ -172,7 +172,7 @@ type codec interface {
 	decodeRequest(op workload.Op, p []byte, q *Query) error
 	// encodeResponse serializes the answer (server side). res.Vals are
 	// borrowed; the message is consumed by Respond and done() follows.
-	encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (rpc.Msg, error)
+	encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (body, error)
 	// done ends one message: scratch and arenas are reset.
 	done()
 }
@@ -226,6 +226,39 @@ func statusFromWire(s uint32) (workload.Status, error) {
 		return workload.StatusError, nil
 	}
 	return workload.StatusError, fmt.Errorf("%w: status %d", ErrBadMessage, s)
+}
+
+// body is an encoded message as a codec produces it: a Cornflakes object
+// (serialize-and-send), a registered buffer (sent zero-copy) or bytes in
+// the library's own memory (copied into a packet buffer by the RPC layer).
+type body struct {
+	obj   wire.Object
+	buf   mem.Buf
+	bytes []byte
+}
+
+// msg hands the body to the RPC layer (which consumes it).
+func (b body) msg() rpc.Msg {
+	switch {
+	case b.obj != nil:
+		return rpc.ObjectMsg(b.obj)
+	case !b.buf.IsZero():
+		return rpc.BufMsg(b.buf)
+	}
+	return rpc.BytesMsg(b.bytes)
+}
+
+// appendTo appends the body's bytes to dst and releases its buffer (tests,
+// fuzz seeds).
+func (b body) appendTo(dst []byte) ([]byte, error) {
+	switch {
+	case b.obj != nil:
+		return wire.Flatten(b.obj, dst)
+	case !b.buf.IsZero():
+		dst = append(dst, b.buf.Bytes()...)
+		return dst, b.buf.Release()
+	}
+	return append(dst, b.bytes...), nil
 }
 
 // allocMsg returns a registered buffer of exactly n bytes from pool.

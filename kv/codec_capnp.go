@@ -8,7 +8,6 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/kv/internal/kvcapnp"
 	"github.com/cornflakes-go/cornflakes/mem"
-	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
@@ -34,17 +33,17 @@ func (c *capnpCodec) done() {}
 
 // frame copies the built message (frame header + segment) into a
 // registered buffer.
-func (c *capnpCodec) frame(seg *capnp.Segment, pool *mem.Pool) (rpc.Msg, error) {
+func (c *capnpCodec) frame(seg *capnp.Segment, pool *mem.Pool) (body, error) {
 	data := seg.Data()
 	b, err := allocMsg(pool, 8+len(data))
 	if err != nil {
-		return rpc.Msg{}, err
+		return body{}, err
 	}
 	out := b.Bytes()
 	binary.LittleEndian.PutUint32(out[0:], 0) // segment count - 1
 	binary.LittleEndian.PutUint32(out[4:], uint32(len(data)/8))
 	copy(out[8:], data)
-	return rpc.BufMsg(b), nil
+	return body{buf: b}, nil
 }
 
 func setDataList(l capnp.DataList, vals [][]byte) error {
@@ -56,58 +55,58 @@ func setDataList(l capnp.DataList, vals [][]byte) error {
 	return nil
 }
 
-func (c *capnpCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (rpc.Msg, error) {
+func (c *capnpCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (body, error) {
 	seg, err := c.wmsg.Reset(capnp.SingleSegment(nil))
 	if err != nil {
-		return rpc.Msg{}, err
+		return body{}, err
 	}
 	root, err := kvcapnp.NewRootReq(seg)
 	if err != nil {
-		return rpc.Msg{}, err
+		return body{}, err
 	}
 	ks, err := root.NewKeys(int32(len(req.Keys)))
 	if err != nil {
-		return rpc.Msg{}, err
+		return body{}, err
 	}
 	if err := setDataList(ks, req.Keys); err != nil {
-		return rpc.Msg{}, err
+		return body{}, err
 	}
 	if len(req.Values) > 0 {
 		vs, err := root.NewVals(int32(len(req.Values)))
 		if err != nil {
-			return rpc.Msg{}, err
+			return body{}, err
 		}
 		if err := setDataList(vs, req.Values); err != nil {
-			return rpc.Msg{}, err
+			return body{}, err
 		}
 	}
 	root.SetIndex(uint32(req.Index))
 	return c.frame(seg, pool)
 }
 
-func (c *capnpCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (rpc.Msg, error) {
+func (c *capnpCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (body, error) {
 	seg, err := c.wmsg.Reset(capnp.SingleSegment(nil))
 	if err != nil {
-		return rpc.Msg{}, err
+		return body{}, err
 	}
 	root, err := kvcapnp.NewRootResp(seg)
 	if err != nil {
-		return rpc.Msg{}, err
+		return body{}, err
 	}
 	root.SetStatus(statusToWire(res.Status))
 	if res.Status == workload.StatusOK && op.IsRead() {
 		if singleValue(op) && len(res.Vals) == 1 {
 			if err := root.SetVal(res.Vals[0].Bytes()); err != nil {
-				return rpc.Msg{}, err
+				return body{}, err
 			}
 		} else {
 			l, err := root.NewVals(int32(len(res.Vals)))
 			if err != nil {
-				return rpc.Msg{}, err
+				return body{}, err
 			}
 			for i, b := range res.Vals {
 				if err := l.Set(i, b.Bytes()); err != nil {
-					return rpc.Msg{}, err
+					return body{}, err
 				}
 			}
 		}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/kv/kvpb"
 	"github.com/cornflakes-go/cornflakes/mem"
-	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
@@ -30,7 +29,7 @@ func newCFCodec(threshold int, sas bool) *cfCodec {
 
 func (c *cfCodec) done() { _ = c.a.Reset() }
 
-func (c *cfCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (rpc.Msg, error) {
+func (c *cfCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (body, error) {
 	m := kvpb.NewReq(c.a)
 	ks := m.InitKeys(len(req.Keys))
 	for _, k := range req.Keys {
@@ -43,7 +42,7 @@ func (c *cfCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (rpc.Msg,
 		}
 	}
 	m.SetIndex(uint32(req.Index))
-	return rpc.ObjectMsg(m), nil
+	return body{obj: m}, nil
 }
 
 func (c *cfCodec) decodeResponse(op workload.Op, p []byte, resp *workload.Response) error {
@@ -100,7 +99,7 @@ func (c *cfCodec) decodeRequest(op workload.Op, p []byte, q *Query) error {
 	return err
 }
 
-func (c *cfCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (rpc.Msg, error) {
+func (c *cfCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (body, error) {
 	m := kvpb.NewResp(c.a)
 	m.SetStatus(statusToWire(res.Status))
 	if res.Status == workload.StatusOK && op.IsRead() {
@@ -114,15 +113,15 @@ func (c *cfCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (r
 		}
 	}
 	if c.sas {
-		return rpc.ObjectMsg(m), nil
+		return body{obj: m}, nil
 	}
 	b, err := allocMsg(pool, m.Sizes().Total())
 	if err != nil {
-		return rpc.Msg{}, err
+		return body{}, err
 	}
 	if _, err := wire.Flatten(m, b.Bytes()[:0]); err != nil {
 		_ = b.Release()
-		return rpc.Msg{}, err
+		return body{}, err
 	}
-	return rpc.BufMsg(b), nil
+	return body{buf: b}, nil
 }

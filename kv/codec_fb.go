@@ -7,7 +7,6 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/kv/internal/kvfb"
 	"github.com/cornflakes-go/cornflakes/mem"
-	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
@@ -45,7 +44,7 @@ func (c *fbCodec) vector(vals [][]byte, start func(*flatbuffers.Builder, int) fl
 	return c.b.EndVector(len(c.offs))
 }
 
-func (c *fbCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (rpc.Msg, error) {
+func (c *fbCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (body, error) {
 	c.b.Reset()
 	keys := c.vector(req.Keys, kvfb.ReqStartKeysVector)
 	var vals flatbuffers.UOffsetT
@@ -59,10 +58,10 @@ func (c *fbCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (rpc.Msg,
 	}
 	kvfb.ReqAddIndex(c.b, uint32(req.Index))
 	c.b.Finish(kvfb.ReqEnd(c.b))
-	return rpc.BytesMsg(c.b.FinishedBytes()), nil
+	return body{bytes: c.b.FinishedBytes()}, nil
 }
 
-func (c *fbCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (rpc.Msg, error) {
+func (c *fbCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (body, error) {
 	c.b.Reset()
 	var val, vals flatbuffers.UOffsetT
 	read := res.Status == workload.StatusOK && op.IsRead()
@@ -91,7 +90,7 @@ func (c *fbCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (r
 		kvfb.RespAddVals(c.b, vals)
 	}
 	c.b.Finish(kvfb.RespEnd(c.b))
-	return rpc.BytesMsg(c.b.FinishedBytes()), nil
+	return body{bytes: c.b.FinishedBytes()}, nil
 }
 
 // fbSafe runs a FlatBuffers decode, turning the runtime's out-of-range

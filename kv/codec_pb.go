@@ -7,7 +7,6 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/kv/internal/kvpbgo"
 	"github.com/cornflakes-go/cornflakes/mem"
-	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
@@ -45,7 +44,7 @@ func (c *pbCodec) marshal(m interface {
 	proto.Message
 	SizeVT() int
 	MarshalToSizedBufferVT([]byte) (int, error)
-}, pool *mem.Pool) (rpc.Msg, error) {
+}, pool *mem.Pool) (body, error) {
 	var n int
 	if c.vt {
 		n = m.SizeVT()
@@ -54,7 +53,7 @@ func (c *pbCodec) marshal(m interface {
 	}
 	b, err := allocMsg(pool, n)
 	if err != nil {
-		return rpc.Msg{}, err
+		return body{}, err
 	}
 	if c.vt {
 		_, err = m.MarshalToSizedBufferVT(b.Bytes())
@@ -67,12 +66,12 @@ func (c *pbCodec) marshal(m interface {
 	}
 	if err != nil {
 		_ = b.Release()
-		return rpc.Msg{}, err
+		return body{}, err
 	}
-	return rpc.BufMsg(b), nil
+	return body{buf: b}, nil
 }
 
-func (c *pbCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (rpc.Msg, error) {
+func (c *pbCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (body, error) {
 	c.req.Keys = append(c.req.Keys[:0], req.Keys...)
 	c.req.Vals = append(c.req.Vals[:0], req.Values...)
 	c.req.Index = uint32(req.Index)
@@ -135,7 +134,7 @@ func (c *pbCodec) decodeRequest(op workload.Op, p []byte, q *Query) error {
 	return err
 }
 
-func (c *pbCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (rpc.Msg, error) {
+func (c *pbCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (body, error) {
 	c.resp.Status = statusToWire(res.Status)
 	if res.Status == workload.StatusOK && op.IsRead() {
 		if singleValue(op) && len(res.Vals) == 1 {

@@ -232,14 +232,7 @@ func TestLoadWithModel(t *testing.T) {
 					t.Fatal(err)
 				}
 				pc := e.dial(t, CodecCFHybrid)
-				// Window 1 under loss: a list's PutList and its
-				// AppendToList continuation must not be reordered by a
-				// retransmission.
-				window := 16
-				if d.faults.Loss > 0 {
-					window = 1
-				}
-				if _, err := bench.Preload(context.Background(), w, pc, window, 10*time.Second); err != nil {
+				if _, err := Preload(context.Background(), w, pc, 16); err != nil {
 					t.Fatalf("%s: preload: %v", spec, err)
 				}
 				_ = pc.Close()

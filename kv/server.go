@@ -273,7 +273,7 @@ func (s *Server) handle(r *rpc.Request) {
 		// the client sees the request rejected.
 		_ = r.Respond(rpc.BytesMsg(nil))
 	} else {
-		_ = r.Respond(msg)
+		_ = r.Respond(msg.msg())
 	}
 	cd.done()
 	st.res.Release()

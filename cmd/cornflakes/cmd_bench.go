@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/bench"
+	"github.com/cornflakes-go/cornflakes/kv"
+)
+
+func init() {
+	register(&command{
+		name:    "bench",
+		summary: "key-value store benchmark: max load at the p99 SLO per serializer (the paper's §6)",
+		run:     runBench,
+	})
+}
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	exp := fs.String("experiment", "", "preset: "+strings.Join(bench.ExperimentNames(), "|")+" (default: \"default\", every serializer on twitter)")
+	wl := fs.String("workload", "", "compare every serializer on one workload instead of a preset: ycsb|google|twitter|cdn or a full spec (e.g. ycsb:shape=2x2048,layout=multi)")
+	dp := fs.String("datapath", kv.DatapathUDP, "datapath: udp (kernel UDP on loopback) or memnet")
+	quick := fs.Bool("quick", false, "short points and sweeps")
+	asJSON := fs.Bool("json", false, "print the results as a JSON array on stdout")
+	out := fs.String("out", "", "directory for results.json, results.csv and the PNG plots (default ./out/bench-<timestamp>)")
+	sloUS := fs.Float64("slo-us", 0, "p99 latency SLO in µs (default 500)")
+	dur := fs.Duration("duration", 0, "length of each load point (default 2s, 500ms with --quick)")
+	budget := fs.Duration("budget", 0, "wall-time budget of the whole sweep (default 150s, 90s with --quick)")
+	sers := fs.String("serializers", "", "comma-separated subset of: "+strings.Join(kv.Serializers, ","))
+	endpoints := fs.Int("endpoints", 1, "server endpoints (cores); keys are sharded across them")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bench: unexpected arguments %q\n", fs.Args())
+		return errUsage
+	}
+	if *exp != "" && *wl != "" {
+		fmt.Fprintln(stderr, "bench: --experiment and --workload are exclusive")
+		return errUsage
+	}
+	cfg := kv.BenchConfig{
+		Experiment: *exp, Workload: benchWorkloadSpec(*wl), Datapath: *dp, Quick: *quick,
+		SLO: time.Duration(*sloUS * float64(time.Microsecond)), Duration: *dur, Budget: *budget,
+		Endpoints: *endpoints, Progress: stderr, Log: stderr,
+	}
+	if *sers != "" {
+		cfg.Serializers = strings.Split(*sers, ",")
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("out", "bench-"+time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	t0 := time.Now()
+	series, err := kv.RunBench(ctx, cfg)
+	if len(series) > 0 {
+		paths, werr := bench.WriteFiles(dir, "", series)
+		if werr != nil && err == nil {
+			err = werr
+		}
+		if *asJSON {
+			if jerr := bench.WriteJSON(stdout, series); jerr != nil && err == nil {
+				err = jerr
+			}
+		} else if terr := bench.WriteTable(stdout, series); terr != nil && err == nil {
+			err = terr
+		}
+		fmt.Fprintf(stderr, "bench: %d runs in %v; wrote %s\n", len(series), time.Since(t0).Round(time.Second), strings.Join(paths, ", "))
+		passed := false
+		for _, s := range series {
+			passed = passed || s.MaxRPSAtSLO > 0
+		}
+		if !passed {
+			fmt.Fprintf(stderr, "bench: no load point met the p99 SLO for any serializer: the round trip itself exceeds it here "+
+				"(a loaded or oversubscribed machine; see the p50/p99 columns of %s); rerun on an idle machine or with a larger --slo-us\n",
+				filepath.Join(dir, "results.csv"))
+		}
+	}
+	return err
+}
+
+// benchWorkloadSpec maps the short --workload names to the preset specs
+// (sized for a laptop); full specs pass through.
+func benchWorkloadSpec(w string) string {
+	switch w {
+	case "twitter":
+		return bench.WorkloadTwitterSmall
+	case "cdn":
+		return bench.WorkloadCDN
+	case "ycsb":
+		return bench.WorkloadYCSB + ",shape=2x2048,layout=multi"
+	case "google":
+		return bench.GoogleSpec(8)
+	}
+	return w
+}

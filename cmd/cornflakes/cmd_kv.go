@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/kv"
+	"github.com/cornflakes-go/cornflakes/workload"
+)
+
+func init() {
+	register(&command{
+		name:    "kv",
+		summary: "key-value store server: cornflakes kv serve [--datapath udp] [--addr host:port] [--workload spec] [--serializer name]",
+		run:     runKV,
+	})
+}
+
+func runKV(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "serve" {
+		fmt.Fprintln(stderr, "usage: cornflakes kv serve [flags]   (cornflakes kv serve -h for the flags)")
+		return errUsage
+	}
+	fs := flag.NewFlagSet("kv serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dp := fs.String("datapath", kv.DatapathUDP, "datapath: udp (kernel UDP) or memnet (in-process, for testing)")
+	addr := fs.String("addr", "127.0.0.1:0", "session-management (Nexus) address clients connect to; data sockets bind the same IP")
+	wl := fs.String("workload", "", "preload this workload's data set before serving (e.g. twitter, ycsb:shape=2x2048)")
+	ser := fs.String("serializer", "", "serve only this serializer (cornflakes[/hybrid|/copy|/zerocopy], protobuf, vtprotobuf, flatbuffers, capnp); default all")
+	endpoints := fs.Int("endpoints", 1, "endpoints (one goroutine/core each); keys are sharded across them")
+	poolMB := fs.Int64("pool-mb", kv.DefaultPoolBytes>>20, "registered memory for values, MiB")
+	dur := fs.Duration("duration", 0, "stop after this long (default: until interrupted)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "kv serve: unexpected arguments %q\n", fs.Args())
+		return errUsage
+	}
+	ap, err := netip.ParseAddrPort(*addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "kv serve: --addr: %v\n", err)
+		return errUsage
+	}
+	cfg := kv.ServerConfig{Datapath: *dp, Addr: ap, Endpoints: *endpoints, PoolBytes: *poolMB << 20}
+	if *ser != "" {
+		name, mode, _ := strings.Cut(*ser, "/")
+		var codecs []kv.Codec
+		for _, sas := range []bool{true, false} {
+			c, err := kv.LookupCodec(name, mode, sas)
+			if err != nil {
+				return err
+			}
+			codecs = append(codecs, c)
+			if name != kv.SerCornflakes {
+				break
+			}
+		}
+		cfg.Codecs = codecs
+	}
+	srv, err := kv.NewServer(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if *wl != "" {
+		w, err := workload.Parse(benchWorkloadSpec(*wl))
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		n, err := kv.PreloadServer(context.Background(), srv, w)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "kv serve: preloaded %s: %d requests, %d keys in %v\n", w.Name(), n, srv.Store().Len(), time.Since(t0).Round(time.Millisecond))
+	}
+	fmt.Fprintf(stdout, "kv serve: listening on %v (%s, %d endpoint(s), ids %d..%d)\n", srv.Addr(), *dp, srv.Endpoints(), kv.FirstEndpointID, kv.FirstEndpointID+srv.Endpoints()-1)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if *dur > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *dur)
+		defer cancel()
+	}
+	<-ctx.Done()
+	st := srv.Stats()
+	fmt.Fprintf(stderr, "kv serve: %d requests, %d errors\n", st.Requests, st.Errors)
+	return srv.Close()
+}
