@@ -92,6 +92,10 @@ type EndpointConfig struct {
 	// sleep at once). On dedicated cores longer spins buy latency; on
 	// shared cores a spinning endpoint steals CPU from its peers.
 	IdleSpin time.Duration
+	// AcceptAnySource disables the check that a session's packets come
+	// from the address its peer announced (needed behind NAT or when a
+	// peer sends from another address than it binds).
+	AcceptAnySource bool
 	// CopyRequests turns off zero-copy request processing: single-packet
 	// requests are copied out of the receive buffer before the handler
 	// runs (for factor analysis; eRPC Table 3).
@@ -448,9 +452,13 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 		progress = true
 		for i := 0; i < n; i++ {
 			b := ep.rx[i].Buf
-			ep.rx[i] = datapath.Packet{}
 			ep.rxBufs = append(ep.rxBufs, b)
-			ep.core.Step(b.Bytes(), i)
+			if ep.cfg.AcceptAnySource {
+				ep.core.Step(b.Bytes(), i)
+			} else {
+				ep.core.StepFrom(unmap(ep.rx[i].From), b.Bytes(), i)
+			}
+			ep.rx[i] = datapath.Packet{}
 		}
 		ep.process()
 		for i := range ep.rxBufs {
@@ -1057,6 +1065,7 @@ func (ep *Endpoint) drainMail() {
 }
 
 func (ep *Endpoint) handleSM(from netip.AddrPort, p *smPkt) {
+	p.dataAddr = unmap(p.dataAddr)
 	if a := p.dataAddr.Addr(); !a.IsValid() || a.IsUnspecified() {
 		// The peer's datapath is bound to a wildcard address: reach it at
 		// the address its control packet came from.
@@ -1217,4 +1226,11 @@ func (ep *Endpoint) Close() error {
 		}
 	}
 	return err
+}
+
+func unmap(a netip.AddrPort) netip.AddrPort {
+	if a.Addr().Is4In6() {
+		return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+	}
+	return a
 }

@@ -404,7 +404,14 @@ func (c *Core) NextDeadline() int64 {
 // buffer alive. Malformed or unexpected packets are dropped (counted); Step
 // never panics on bad input and never retains pkt after returning except
 // through such events.
-func (c *Core) Step(pkt []byte, rxID int) {
+func (c *Core) Step(pkt []byte, rxID int) { c.step(netip.AddrPort{}, pkt, rxID) }
+
+// StepFrom is Step for a packet that arrived from the address from: a data
+// packet for a session whose peer is another address is dropped (a stray
+// or spoofed packet must not complete or inject requests).
+func (c *Core) StepFrom(from netip.AddrPort, pkt []byte, rxID int) { c.step(from, pkt, rxID) }
+
+func (c *Core) step(from netip.AddrPort, pkt []byte, rxID int) {
 	var h Header
 	if err := h.Decode(pkt); err != nil {
 		c.stats.DropBad++
@@ -412,7 +419,7 @@ func (c *Core) Step(pkt []byte, rxID int) {
 	}
 	data := pkt[HeaderSize:]
 	s := c.session(h.DestSession)
-	if s == nil {
+	if s == nil || (from.IsValid() && from != s.peer) {
 		c.stats.DropBad++
 		return
 	}

@@ -3,6 +3,7 @@ package proto
 import (
 	"errors"
 	"math/rand/v2"
+	"net/netip"
 	"testing"
 	"time"
 )
@@ -740,6 +741,28 @@ func TestResponseLargerThanClientLimit(t *testing.T) {
 	w.exchange(10, nil)
 	if w.done[tag] != 1 || w.cli.Stats().Failed != 1 {
 		t.Fatalf("oversized response: done %d failed %d", w.done[tag], w.cli.Stats().Failed)
+	}
+	w.closeAll()
+}
+
+func TestStepFromChecksPeer(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100})
+	tag := w.enqueue(10, 10)
+	req := w.c2s[0].b
+	w.c2s = nil
+	w.srv.StepFrom(netip.MustParseAddrPort("10.9.9.9:1"), req, 0)
+	w.flush()
+	if len(w.pending) != 0 || w.srv.Stats().DropBad != 1 {
+		t.Fatal("request from a stranger accepted")
+	}
+	w.srv.StepFrom(cliAddr, req, 0)
+	w.flush()
+	if len(w.pending) != 1 {
+		t.Fatal("request from the peer dropped")
+	}
+	w.exchange(10, nil)
+	if w.done[tag] != 1 {
+		t.Fatal("not completed")
 	}
 	w.closeAll()
 }
