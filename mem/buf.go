@@ -43,9 +43,12 @@ func (b Buf) IsZero() bool { return b.r == nil }
 // reference (no refcount change: release either b or the result, not both).
 // It panics when the range is outside the window, like a slice expression;
 // check untrusted values first.
+//
+// Slice is small enough to be inlined (the checked build's liveness check
+// and the panic stay out of line).
 func (b Buf) Slice(off, n int) Buf {
 	if uint(off) > uint(b.n) || uint(n) > uint(b.n)-uint(off) {
-		panicSlice(off, n, int(b.n))
+		panic(sliceError{off, n, int(b.n)})
 	}
 	if checked && b.r != nil {
 		b.mustLive("Slice")
@@ -55,16 +58,31 @@ func (b Buf) Slice(off, n int) Buf {
 	return b
 }
 
-//go:noinline
-func panicSlice(off, n, length int) {
-	panic("mem: Buf.Slice(" + strconv.Itoa(off) + ", " + strconv.Itoa(n) + ") out of range for length " + strconv.Itoa(length))
+// sliceError is the panic value of an out-of-range Buf.Slice (a value, so
+// that Slice stays inlinable; it is built only when panicking).
+type sliceError struct{ off, n, length int }
+
+func (e sliceError) Error() string {
+	return "mem: Buf.Slice(" + strconv.Itoa(e.off) + ", " + strconv.Itoa(e.n) + ") out of range for length " + strconv.Itoa(e.length)
 }
 
 // Clone adds a reference to the item and returns a handle to it with the
 // same window. Both handles must be released. Clone of the zero Buf returns
 // the zero Buf. Clone panics with a *UseAfterReleaseError when the item's
 // count is zero (the reference was already released).
+//
+// The common case (a single-goroutine pool, a live item) is inlined; the
+// checked build, Concurrent pools and the panic take cloneSlow.
 func (b Buf) Clone() Buf {
+	if r := b.r; !checked && r != nil && !r.atomic && r.refs[b.item] > 0 {
+		r.refs[b.item]++
+		return b
+	}
+	return b.cloneSlow()
+}
+
+// cloneSlow is Clone outside its inlined fast path.
+func (b Buf) cloneSlow() Buf {
 	r := b.r
 	if r == nil {
 		return b
@@ -98,7 +116,20 @@ func (b Buf) cloneAtomic() Buf {
 // ErrDoubleRelease when the item's count is already zero and a
 // *UseAfterReleaseError (ErrUseAfterRelease) when the item was released and
 // allocated again since this handle was made; neither changes any count.
+//
+// Dropping one of several references of a single-goroutine pool (the
+// common case) is inlined; the last reference, Concurrent pools and errors
+// take releaseSlow.
 func (b Buf) Release() error {
+	if r := b.r; r != nil && !r.atomic && r.refs[b.item] > 1 && r.gen[b.item] == b.gen {
+		r.refs[b.item]--
+		return nil
+	}
+	return b.releaseSlow()
+}
+
+// releaseSlow is Release outside its inlined fast path.
+func (b Buf) releaseSlow() error {
 	r := b.r
 	if r == nil {
 		return nil

@@ -170,8 +170,22 @@ func NewType[T any]() *Type[T] { return &Type[T]{id: int(typeCount.Add(1) - 1)} 
 
 // New returns a zeroed *T from a's slab for T, valid until a's Reset.
 func (t *Type[T]) New(a *Arena) *T {
-	s := slabOf[T](a, t.id)
-	return &s.alloc(a, 1)[0]
+	if t.id < len(a.slabs) {
+		if s, ok := a.slabs[t.id].(*slab[T]); ok {
+			if s.epoch != a.epoch {
+				s.rewind(a.epoch)
+			}
+			if s.n >= len(s.cur) {
+				return &s.allocSlow(a, 1)[0]
+			}
+			p := &s.cur[s.n]
+			s.n++
+			var z T
+			*p = z
+			return p
+		}
+	}
+	return &slabOf[T](a, t.id).alloc(a, 1)[0]
 }
 
 // NewSlice returns a zeroed []T of length n from a's slab (len == cap == n),
@@ -199,9 +213,11 @@ type slabber any
 // A Reset only advances the arena's epoch; a slab rewinds when it is next
 // used in a new epoch, and zeroes each value when it hands it out.
 type slab[T any] struct {
-	chunks [][]T
-	ci, n  int
+	cur    []T // chunks[ci]
+	n      int // values of cur handed out
 	epoch  uint64
+	chunks [][]T
+	ci     int
 }
 
 func slabOf[T any](a *Arena, id int) *slab[T] {
@@ -231,7 +247,7 @@ func (s *slab[T]) fits(a *Arena, n int) bool {
 	if s.epoch != a.epoch {
 		return len(s.chunks) > 0 && n <= len(s.chunks[0])
 	}
-	return s.ci < len(s.chunks) && s.n+n <= len(s.chunks[s.ci])
+	return s.n+n <= len(s.cur)
 }
 
 func (s *slab[T]) nextChunk() int {
@@ -241,26 +257,57 @@ func (s *slab[T]) nextChunk() int {
 	return minSlab
 }
 
+// zero clears p: small slices element by element (inline stores), larger
+// ones with clear.
+func zero[T any](p []T) {
+	if len(p) <= 4 {
+		var z T
+		for i := range p {
+			p[i] = z
+		}
+		return
+	}
+	clear(p)
+}
+
+// rewind starts a new epoch: the slab hands out its first chunk again.
+func (s *slab[T]) rewind(epoch uint64) {
+	s.epoch, s.ci, s.n = epoch, 0, 0
+	if len(s.chunks) > 0 {
+		s.cur = s.chunks[0]
+	}
+}
+
 func (s *slab[T]) alloc(a *Arena, n int) []T {
 	if s.epoch != a.epoch {
-		s.epoch, s.ci, s.n = a.epoch, 0, 0
+		s.rewind(a.epoch)
 	}
-	if s.ci < len(s.chunks) {
-		c := s.chunks[s.ci]
-		if s.n+n <= len(c) {
-			p := c[s.n : s.n+n : s.n+n]
-			s.n += n
-			clear(p)
+	if n <= len(s.cur)-s.n {
+		p := s.cur[s.n : s.n+n : s.n+n]
+		s.n += n
+		zero(p)
+		return p
+	}
+	return s.allocSlow(a, n)
+}
+
+func (s *slab[T]) allocSlow(a *Arena, n int) []T {
+	if s.epoch != a.epoch {
+		s.rewind(a.epoch)
+		if n <= len(s.cur) {
+			s.n = n
+			p := s.cur[:n:n]
+			zero(p)
 			return p
 		}
 	}
 	for s.ci+1 < len(s.chunks) {
 		s.ci++
-		s.n = 0
-		if n <= len(s.chunks[s.ci]) {
+		s.cur, s.n = s.chunks[s.ci], 0
+		if n <= len(s.cur) {
 			s.n = n
-			p := s.chunks[s.ci][:n:n]
-			clear(p)
+			p := s.cur[:n:n]
+			zero(p)
 			return p
 		}
 	}
@@ -270,6 +317,6 @@ func (s *slab[T]) alloc(a *Arena, n int) []T {
 	a.grown += size * int(unsafe.Sizeof(z))
 	s.chunks = append(s.chunks, c)
 	s.ci = len(s.chunks) - 1
-	s.n = n
+	s.cur, s.n = c, n
 	return c[:n:n]
 }
