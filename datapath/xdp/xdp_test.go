@@ -72,7 +72,8 @@ func TestExchange(t *testing.T) {
 			max := a.MaxPayload()
 
 			// Plain sends of several sizes, A -> B and back.
-			for _, n := range []int{0, 1, 64, 1000, max} {
+			for _, n := range []int{0, 1, 64, 1000, 3797, 3798, 3799, 3800, max} {
+				n = min(n, max)
 				p := pattern(n, byte(n))
 				if err := a.Send(b.LocalAddr(), p); err != nil {
 					t.Fatal(err)
