@@ -32,7 +32,7 @@ type Record struct {
 	Unit     string  `json:"unit"`
 }
 
-// Tests, in the order Run performs them.
+// Tests lists the experiments, in the order Run performs them.
 var Tests = []string{"small_rate", "latency", "large_bw", "loss_bw", "factor", "sessions"}
 
 // Options configures Run.

@@ -101,7 +101,7 @@ func (c *Core) rttSample(s *session, sl *slot, p int) {
 	if !cc.Enable {
 		return
 	}
-	ts := sl.txTs[p&7]
+	ts := sl.txTS[p&7]
 	if int(ts.pkt) != p {
 		return
 	}

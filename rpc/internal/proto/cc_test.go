@@ -12,7 +12,7 @@ func TestTimelyRateReactsToRTT(t *testing.T) {
 	s.cc.init(&c.cfg.CC, 0)
 	sl := &slot{s: s}
 	sample := func(p int, rtt time.Duration) {
-		sl.txTs[p&7] = txStamp{pkt: int32(p), ts: c.now}
+		sl.txTS[p&7] = txStamp{pkt: int32(p), ts: c.now}
 		c.now += int64(rtt)
 		c.rttSample(s, sl, p)
 	}
@@ -47,7 +47,7 @@ func TestTimelyNoBypass(t *testing.T) {
 	s := &session{client: true}
 	s.cc.init(&c.cfg.CC, 0)
 	sl := &slot{s: s}
-	sl.txTs[0] = txStamp{pkt: 0, ts: 0}
+	sl.txTS[0] = txStamp{pkt: 0, ts: 0}
 	c.now = int64(5 * time.Microsecond)
 	c.rttSample(s, sl, 0)
 	if c.stats.TimelyUpdates != 1 {

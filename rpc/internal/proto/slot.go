@@ -38,7 +38,7 @@ type slot struct {
 	respBuf  RxBuf
 	fastAt   int
 	inWheel  int
-	txTs     [8]txStamp
+	txTS     [8]txStamp
 
 	// Server.
 	srv    srvState
@@ -409,7 +409,7 @@ func (c *Core) txClient(sl *slot, p OutPacket) {
 	if int(p.Hdr.PktNum) < sl.maxTx {
 		c.stats.Retransmits++
 	}
-	ts := &sl.txTs[p.Hdr.PktNum&7]
+	ts := &sl.txTS[p.Hdr.PktNum&7]
 	ts.pkt, ts.ts = int32(p.Hdr.PktNum), c.txTime()
 	c.pace(sl, p)
 }
