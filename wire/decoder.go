@@ -38,7 +38,9 @@ type Decoder struct {
 
 // init parses the fixed part of the message at [start, end) of src.
 func (d *Decoder) init(a *Arena, src *source, start, end, depth int) error {
-	*d = Decoder{a: a, src: src, data: src.data, start: start, end: end, depth: depth}
+	d.a, d.src, d.data, d.err = a, src, src.data, nil
+	d.start, d.end, d.depth = start, end, depth
+	d.words, d.fixedEnd, d.dyn, d.pw, d.pre = 0, 0, 0, 0, 0
 	if end-start < 4 {
 		return malformed(start, 0, "truncated message header")
 	}

@@ -44,6 +44,17 @@ type Encoder struct {
 	err    error
 }
 
+// reset prepares e for an object of sizes sz (field by field: cheaper
+// than assigning a whole Encoder literal).
+func (e *Encoder) reset(dst []byte, sz Sizes, sink EntrySink, flat bool) {
+	e.dst, e.sink, e.err = dst, sink, nil
+	e.hdr, e.hdrEnd = 0, sz.Header
+	e.cp, e.cpEnd = sz.Header, sz.Head()
+	e.zc, e.zcEnd = sz.Head(), sz.Total()
+	e.entries, e.flat = 0, flat
+	e.base, e.words, e.ent, e.entEnd, e.depth = 0, 0, 0, 0, 0
+}
+
 // EncoderMark saves the enclosing message's state across a nested message.
 type EncoderMark struct{ base, words, ent, entEnd int }
 
@@ -107,9 +118,9 @@ func (e *Encoder) put64(num int, v uint64) {
 	}
 }
 
+// put32x2 writes the 8-byte entry {a u32, b u32} at `at`.
 func (e *Encoder) put32x2(at int, a, b int) {
-	binary.LittleEndian.PutUint32(e.dst[at:], uint32(a))
-	binary.LittleEndian.PutUint32(e.dst[at+4:], uint32(b))
+	binary.LittleEndian.PutUint64(e.dst[at:], uint64(uint32(a))|uint64(uint32(b))<<32)
 }
 
 // Int32 writes an int32, sint32, sfixed32 or enum field (sign-extended to 64 bits).
@@ -159,28 +170,29 @@ func (e *Encoder) String(num int, s *String) {
 func (e *Encoder) data(at int, b *Bytes) {
 	n := len(b.data)
 	if b.buf.IsZero() {
-		if n > e.cpEnd-e.cp {
+		cp := e.cp
+		if n > e.cpEnd-cp {
 			e.fail(ErrModified)
 			return
 		}
-		copy(e.dst[e.cp:], b.data)
-		e.put32x2(at, n, e.cp)
-		e.cp += n
+		copy(e.dst[cp:cp+n], b.data)
+		e.put32x2(at, n, cp)
+		e.cp = cp + n
 		return
 	}
-	if n > e.zcEnd-e.zc {
+	zc := e.zc
+	if n > e.zcEnd-zc {
 		e.fail(ErrModified)
 		return
 	}
-	e.put32x2(at, n, e.zc)
+	e.put32x2(at, n, zc)
+	e.zc = zc + n
+	e.entries++
 	if e.flat {
-		copy(e.dst[e.zc:], b.data)
+		copy(e.dst[zc:zc+n], b.data)
 	} else if err := e.sink.ZeroCopyEntry(b.buf); err != nil {
 		e.fail(err)
-		return
 	}
-	e.zc += n
-	e.entries++
 }
 
 // region reserves n bytes of header for a list and returns its offset, or -1.

@@ -103,9 +103,10 @@ func (l *BytesList) Load(a *Arena) error {
 	}
 	z := &l.lz
 	d := z.src.data
+	size := uint64(len(d))
 	for at := int(z.off); at < int(z.off)+EntrySize*int(z.n); at += EntrySize {
-		e := d[at : at+EntrySize]
-		if !z.src.checkRef(binary.LittleEndian.Uint32(e[4:]), binary.LittleEndian.Uint32(e)) {
+		e := binary.LittleEndian.Uint64(d[at:])
+		if n := e & 0xffffffff; n != 0 && e>>32+n > size { // see source.checkRef
 			return malformed(at, 0, "list element out of range")
 		}
 	}
@@ -146,12 +147,11 @@ func (l *BytesList) At(i int) []byte {
 			panic("wire: BytesList.At index out of range")
 		}
 		d := l.lz.src.data
-		at := int(l.lz.off) + EntrySize*i
-		n := int(binary.LittleEndian.Uint32(d[at:]))
+		e := binary.LittleEndian.Uint64(d[int(l.lz.off)+EntrySize*i:])
+		n, off := int(uint32(e)), int(e>>32)
 		if n == 0 {
 			return nil
 		}
-		off := int(binary.LittleEndian.Uint32(d[at+4:]))
 		return d[off : off+n : off+n]
 	}
 	return l.items[i].data

@@ -161,7 +161,7 @@ func serialize(m Msg, dst []byte, sink EntrySink, flat bool) error {
 		e = &a.enc
 		a.busyEnc = true
 	}
-	*e = Encoder{dst: dst, hdrEnd: sz.Header, cp: sz.Header, cpEnd: sz.Head(), zc: sz.Head(), zcEnd: sz.Total(), sink: sink, flat: flat}
+	e.reset(dst, sz, sink, flat)
 	m.WireEncode(e)
 	err = e.err
 	if err == nil && (e.hdr != sz.Header || e.cp != sz.Head() || e.zc != sz.Total() || e.entries != sz.Entries) {

@@ -92,14 +92,19 @@ func (s *Sizer) data(b *Bytes) {
 // BytesList counts a list of bytes (present when not empty). A lazily
 // decoded list is loaded first; a load error is reported by Serialize.
 func (s *Sizer) BytesList(num int, l *BytesList) {
-	if l.Len() == 0 {
+	if l.lz.src != nil { // decoded: check it, then copy the view for the Encoder
+		if l.lz.n == 0 {
+			return
+		}
+		if err := l.Load(s.a); err != nil {
+			s.fail(err)
+			return
+		}
+		l.materialize()
+	}
+	if len(l.items) == 0 {
 		return
 	}
-	if err := l.Load(s.a); err != nil {
-		s.fail(err)
-		return
-	}
-	l.materialize()
 	s.field(num)
 	s.header += EntrySize * len(l.items)
 	for i := range l.items {
