@@ -128,6 +128,7 @@ func TestExchange(t *testing.T) {
 			for i := range 4 {
 				obj.Entries = append(obj.Entries, memtest.Alloc(t, app, pattern((max-200)/4, byte(10+i))))
 			}
+			wantObj := append([]byte("hdr"), obj.WireBytes()...)
 			if err := b.SendObject(a.LocalAddr(), []byte("hdr"), obj); err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +138,7 @@ func TestExchange(t *testing.T) {
 			if err := b.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			expect(t, recvOne(t, a, b), append([]byte("hdr"), obj.WireBytes()...), "SendObject")
+			expect(t, recvOne(t, a, b), wantObj, "SendObject")
 			ks, err := b.KernelStats()
 			if err != nil {
 				t.Fatal(err)
