@@ -73,6 +73,7 @@ func runPingPong(b *testing.B, kind string, size int) {
 	if err := xdp.Available(); err != nil {
 		b.Skip(err)
 	}
+	_ = netns.Cleanup("cfxdpb")
 	p, err := netns.Create(netns.Config{Prefix: "cfxdpb"})
 	if err != nil {
 		b.Fatal(err)
@@ -168,6 +169,7 @@ func runThroughput(b *testing.B, kind string, size int) {
 	if err := xdp.Available(); err != nil {
 		b.Skip(err)
 	}
+	_ = netns.Cleanup("cfxdpb")
 	p, err := netns.Create(netns.Config{Prefix: "cfxdpb"})
 	if err != nil {
 		b.Fatal(err)

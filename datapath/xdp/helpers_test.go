@@ -24,6 +24,7 @@ func newTopo(t *testing.T, mtu int) *topo {
 	if err := xdp.Available(); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
+	_ = netns.Cleanup("cfxdpt") // leftovers of killed test runs
 	p := netns.ForTest(t, netns.Config{Prefix: "cfxdpt", MTU: mtu})
 	if err := p.AddNeighbours(); err != nil {
 		t.Fatal(err)
