@@ -22,7 +22,6 @@ type pbCodec struct {
 	vt   bool
 	req  kvpbgo.Req
 	resp kvpbgo.Resp
-	keys [][]byte
 }
 
 func newPBCodec(vt bool) *pbCodec { return &pbCodec{vt: vt} }

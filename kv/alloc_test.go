@@ -1,0 +1,98 @@
+package kv
+
+import (
+	"testing"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/workload"
+)
+
+// TestServerPathAllocs: decoding a request, executing it and encoding the
+// answer allocates nothing once warm for the zero-copy-decoding codecs
+// (protobuf-go's Unmarshal copies every bytes field, so it is left out).
+func TestServerPathAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under -race (sync.Pool is randomized)")
+	}
+	pool, err := mem.NewPool(mem.PoolConfig{Name: "alloc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(pool, 1)
+	for _, c := range []Codec{CodecCFHybrid, CodecCFCopy, CodecCFZeroCopy, CodecCFHybridFlat, CodecVTProtobuf, CodecFlatBuffers, CodecCapnp} {
+		cli, _ := newCodec(c)
+		srv, _ := newCodec(c)
+		var q Query
+		var res Result
+		serve := func(r *workload.Request) {
+			b, err := cli.encodeRequest(r, pool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := b.appendTo(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cli.done()
+			q.reset(r.Op)
+			if err := srv.decodeRequest(r.Op, p, &q); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Exec(&q, &res, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			out, err := srv.encodeResponse(r.Op, &res, pool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var resp workload.Response
+			flat, err := out.appendTo(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.done()
+			res.Release()
+			if err := cli.decodeResponse(r.Op, flat, &resp); err != nil || resp.Status != workload.StatusOK {
+				t.Fatalf("%v %v: %v %v", c, r.Op, err, resp.Status)
+			}
+			cli.done()
+		}
+		serve(req(workload.OpPut, []string{"k"}, []string{val(4096, 1)}, 0))
+		serve(req(workload.OpPutList, []string{"l"}, []string{val(100, 1), val(2048, 2)}, 0))
+		for _, r := range []*workload.Request{req(workload.OpGet, []string{"k"}, nil, 0), req(workload.OpGetList, []string{"l"}, nil, 0)} {
+			// Server side only: decode, execute, encode, hand over.
+			b, _ := cli.encodeRequest(r, pool)
+			p, _ := b.appendTo(nil)
+			cli.done()
+			run := func() {
+				q.reset(r.Op)
+				if err := srv.decodeRequest(r.Op, p, &q); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Exec(&q, &res, 1<<20); err != nil {
+					t.Fatal(err)
+				}
+				out, err := srv.encodeResponse(r.Op, &res, pool)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !out.buf.IsZero() {
+					_ = out.buf.Release()
+				}
+				srv.done()
+				res.Release()
+			}
+			run()
+			if n := testing.AllocsPerRun(100, run); n != 0 {
+				t.Errorf("%v %v: %.1f allocations per request", c, r.Op, n)
+			}
+		}
+	}
+	s.Clear()
+	if n := pool.InUse(); n != 0 {
+		t.Fatalf("%d buffers in use", n)
+	}
+	if err := pool.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
