@@ -139,6 +139,9 @@ type Info struct {
 	UMEMBase uintptr
 	UMEMSize int
 	Hugetlb  bool
+	// TxBudget is the descriptors one copy-mode TX kick processes
+	// (XDP_MAX_TX_SKB_BUDGET when the kernel has it, else 32).
+	TxBudget int
 	// ForeignPool reports that Config.Pool was not on a committed space
 	// (so not usable as UMEM) and the endpoint uses its own pool instead.
 	ForeignPool bool
@@ -473,6 +476,12 @@ func (e *Endpoint) openSocket(cfg *Config) error {
 	}
 	if e.tx, err = mapRing(e.fd, off.Tx, uint32(rs), 16, unix.XDP_PGOFF_TX_RING); err != nil {
 		return err
+	}
+	// Let one copy-mode kick process a whole ring instead of 32
+	// descriptors (kernel >= 6.17; older kernels keep their default).
+	e.info.TxBudget = 32
+	if unix.SetsockoptInt(e.fd, unix.SOL_XDP, unix.XDP_MAX_TX_SKB_BUDGET, rs) == nil {
+		e.info.TxBudget = rs
 	}
 	if cfg.BusyPoll {
 		ok := unix.SetsockoptInt(e.fd, unix.SOL_SOCKET, unix.SO_PREFER_BUSY_POLL, 1) == nil
