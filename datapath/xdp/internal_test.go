@@ -1,0 +1,159 @@
+package xdp
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/internal/netns"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/mem/memtest"
+)
+
+func openIn(t *testing.T, end netns.End, cfg Config) *Endpoint {
+	t.Helper()
+	cfg.Interface = end.If
+	cfg.Local = netip.AddrPortFrom(end.Addr4, 0)
+	var ep *Endpoint
+	if err := netns.Do(end.NS, func() (err error) { ep, err = Open(cfg); return err }); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ep.Close() })
+	return ep
+}
+
+func pair(t *testing.T, neighbours bool) *netns.Pair {
+	t.Helper()
+	if err := Available(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	_ = netns.Cleanup("cfxdpi")
+	p := netns.ForTest(t, netns.Config{Prefix: "cfxdpi"})
+	if neighbours {
+		if err := p.AddNeighbours(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+// TestCompletionDrivesRelease: after the kernel has consumed a packet's
+// descriptors (and even after it posted their completions), the endpoint
+// still holds its references; only reaping the completion ring releases
+// them.
+func TestCompletionDrivesRelease(t *testing.T) {
+	p := pair(t, true)
+	a := openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20}})
+	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
+	app := memtest.NewPool(t, mem.PoolConfig{Name: "app", Space: a.Space()})
+	seg := memtest.Alloc(t, app, make([]byte, 1000))
+	if err := a.SendSegments(b.LocalAddr(), []byte("head"), []mem.Buf{seg}); err != nil {
+		t.Fatal(err)
+	}
+	memtest.Release(t, seg) // only the endpoint's reference is left
+	if seg.Refs() != 1 {
+		t.Fatalf("queued segment has %d refs, want 1 (the endpoint's)", seg.Refs())
+	}
+	// Publish and kick by hand, without reaping.
+	a.tx.publish()
+	deadline := time.Now().Add(5 * time.Second)
+	for a.tx.pending() != 0 || a.comp.consAvail() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("kernel did not consume/complete: pending %d, completions %d", a.tx.pending(), a.comp.consAvail())
+		}
+		_ = kick(a.fd)
+		time.Sleep(time.Millisecond)
+		if seg.Refs() != 1 {
+			t.Fatalf("segment released before its completion was reaped")
+		}
+	}
+	if seg.Refs() != 1 {
+		t.Fatal("segment released before its completion was reaped")
+	}
+	a.reap()
+	if seg.Refs() != 0 {
+		t.Fatalf("after reaping the completions the segment has %d refs, want 0", seg.Refs())
+	}
+	if a.ifLen != 0 {
+		t.Fatalf("%d descriptors still in flight", a.ifLen)
+	}
+	// The packet arrived intact.
+	pk := make([]datapath.Packet, 1)
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		n, err := b.Recv(pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no packet")
+		}
+		_ = b.Wait(time.Millisecond)
+	}
+	if got := pk[0].Buf.Bytes(); len(got) != 1004 || string(got[:4]) != "head" {
+		t.Errorf("got %d bytes", len(got))
+	}
+	memtest.Release(t, pk[0].Buf)
+}
+
+// TestNeighbours: without neighbour entries a send fails with
+// ErrNoNeighbour; a configured PeerMAC works; the receiver learns the
+// sender's MAC and can reply.
+func TestNeighbours(t *testing.T) {
+	p := pair(t, false)
+	macB, err := p.B.MAC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20}})
+	if err := a.Send(netip.AddrPortFrom(p.B.Addr4, 9), []byte("x")); !errors.Is(err, ErrNoNeighbour) {
+		t.Fatalf("send without a neighbour entry: %v, want ErrNoNeighbour", err)
+	}
+	if err := a.Send(netip.MustParseAddrPort("[fd00::1]:9"), []byte("x")); !errors.Is(err, ErrAddrFamily) {
+		t.Fatalf("IPv6 destination: %v, want ErrAddrFamily", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a = openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20, PeerMAC: macB}})
+	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
+	recv := func(ep *Endpoint) datapath.Packet {
+		pk := make([]datapath.Packet, 1)
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			n, err := ep.Recv(pk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 1 {
+				return pk[0]
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no packet")
+			}
+			_ = ep.Wait(time.Millisecond)
+		}
+	}
+	if err := a.Send(b.LocalAddr(), []byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got := recv(b)
+	memtest.Release(t, got.Buf)
+	if err := b.Send(got.From, []byte("pong")); err != nil { // learned from the ping
+		t.Fatalf("reply to a learned source: %v", err)
+	}
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	back := recv(a)
+	if string(back.Buf.Bytes()) != "pong" {
+		t.Errorf("got %q", back.Buf.Bytes())
+	}
+	memtest.Release(t, back.Buf)
+}
