@@ -114,16 +114,27 @@ type Config struct {
 	// Pool provides TX and RX buffers; it must be carved from the UMEM
 	// space (Options.Space) and have classes from ChunkSize to MaxFrame.
 	// Nil: the endpoint creates one on the UMEM and closes it in Close.
-	Pool        *mem.Pool
-	Batch       int
-	MaxPayload  int
+	Pool *mem.Pool
+	// Batch is the number of packets Send queues before it flushes by
+	// itself (datapath.DefaultBatch, at most RingSize/MaxDescs).
+	Batch int
+	// MaxPayload caps the UDP payload (default and maximum: the interface
+	// MTU minus 28, at most MaxFrame minus headers).
+	MaxPayload int
+	// MaxSegments caps the scatter-gather segments per packet, head
+	// included (DefaultMaxSegments; lowered so that chunk splits always fit
+	// in MaxDescs descriptors).
 	MaxSegments int
-	BusyPoll    bool
+	// BusyPoll sets the socket's busy-polling options and makes Wait spin
+	// on the RX ring instead of sleeping in poll(2).
+	BusyPoll bool
+	// Options are the xdp-specific settings.
 	Options
 }
 
 // Info describes how an endpoint is set up.
 type Info struct {
+	// Interface, Ifindex and Queue are where the socket is bound.
 	Interface string
 	Ifindex   int
 	Queue     int
@@ -133,12 +144,14 @@ type Info struct {
 	Attach AttachMode
 	// BusyPoll reports whether SO_PREFER_BUSY_POLL/SO_BUSY_POLL were set.
 	BusyPoll bool
-	MTU      int
-	MAC      net.HardwareAddr
+	// MTU and MAC are the interface's.
+	MTU int
+	MAC net.HardwareAddr
 	// UMEMBase and UMEMSize describe the registered memory.
 	UMEMBase uintptr
 	UMEMSize int
-	Hugetlb  bool
+	// Hugetlb reports explicit 2 MiB hugepages behind the UMEM.
+	Hugetlb bool
 	// TxBudget is the descriptors one copy-mode TX kick processes
 	// (XDP_MAX_TX_SKB_BUDGET when the kernel has it, else 32).
 	TxBudget int
