@@ -157,3 +157,56 @@ func TestNeighbours(t *testing.T) {
 	}
 	memtest.Release(t, back.Buf)
 }
+
+// TestRxZeroCopyBoundary: a datagram that fits one RX frame is delivered as
+// a window of the frame the kernel wrote (zero-copy); one byte more spans
+// two frames and is copied into one buffer.
+func TestRxZeroCopyBoundary(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	_ = netns.Cleanup("cfxdpi")
+	p := netns.ForTest(t, netns.Config{Prefix: "cfxdpi", MTU: 9000})
+	if err := p.AddNeighbours(); err != nil {
+		t.Fatal(err)
+	}
+	a := openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20}})
+	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
+	maxOne := ChunkSize - rxHeadroom - HeaderLen
+	for _, c := range []struct {
+		n        int
+		zeroCopy bool
+	}{{1, true}, {maxOne, true}, {maxOne + 1, false}, {8000, false}} {
+		msg := make([]byte, c.n)
+		for i := range msg {
+			msg[i] = byte(i * 7)
+		}
+		if err := a.Send(b.LocalAddr(), msg); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		pk := make([]datapath.Packet, 1)
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			n, err := b.Recv(pk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d bytes: no packet", c.n)
+			}
+			_ = b.Wait(time.Millisecond)
+		}
+		got := pk[0].Buf.Bytes()
+		off, ok := b.Space().Offset(got)
+		inFrame := ok && off%ChunkSize == rxHeadroom+HeaderLen
+		if string(got) != string(msg) || inFrame != c.zeroCopy {
+			t.Errorf("%d bytes: equal %v, delivered in the RX frame %v (offset %d in chunk), want %v", c.n, string(got) == string(msg), inFrame, off%ChunkSize, c.zeroCopy)
+		}
+		memtest.Release(t, pk[0].Buf)
+	}
+}
