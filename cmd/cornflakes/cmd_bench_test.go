@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchJSON runs a tiny `cornflakes bench --json` over memnet (kernel
+// UDP is the default; memnet keeps the test independent of the network)
+// and checks the documented JSON fields and the files written.
+func TestBenchJSON(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"bench", "--json", "--quick", "--datapath", "memnet", "--workload", "ycsb:records=200,shape=2x2048,layout=multi",
+		"--duration", "100ms", "--budget", "3s", "--serializers", "cornflakes,capnp", "--out", dir}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
+	}
+	var recs []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &recs); err != nil {
+		t.Fatalf("stdout is not one JSON array: %v\n%s", err, out.String())
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2 (cornflakes, capnp)", len(recs))
+	}
+	for _, r := range recs {
+		for _, k := range []string{"experiment", "workload", "serializer", "mode", "datapath", "max_rps_at_slo", "slo_p99_us", "points"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("record lacks %q: %v", k, r)
+			}
+		}
+		if r["datapath"] != "memnet" {
+			t.Errorf("datapath %v", r["datapath"])
+		}
+		pts, _ := r["points"].([]any)
+		if len(pts) == 0 {
+			t.Fatalf("no points: %v", r)
+		}
+		for _, k := range []string{"offered_rps", "achieved_rps", "p50_us", "p99_us"} {
+			if _, ok := pts[0].(map[string]any)[k]; !ok {
+				t.Errorf("point lacks %q", k)
+			}
+		}
+	}
+	for _, f := range []string{"results.json", "results.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if pngs, _ := filepath.Glob(filepath.Join(dir, "*.png")); len(pngs) == 0 {
+		t.Error("no plot written")
+	}
+}
+
+func TestBenchUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "--bogus"},
+		{"bench", "extra"},
+		{"bench", "--experiment", "table1", "--workload", "cdn"},
+		{"kv"},
+		{"kv", "serve", "--addr", "nonsense"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (usage)", args, code)
+		}
+	}
+	for _, args := range [][]string{
+		{"bench", "--experiment", "nope", "--out", t.TempDir()},
+		{"bench", "--serializers", "json", "--out", t.TempDir()},
+		{"kv", "serve", "--serializer", "json"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 1 || !strings.Contains(errb.String(), "unknown") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+}
+
+func TestKVServe(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"kv", "serve", "--duration", "200ms", "--workload", "ycsb:records=50"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "listening on 127.0.0.1:") || !strings.Contains(errb.String(), "50 keys") {
+		t.Errorf("stdout %q stderr %q", out.String(), errb.String())
+	}
+}
