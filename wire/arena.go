@@ -32,6 +32,7 @@ type Arena struct {
 
 	// copied bytes: bump allocation over reused chunks
 	chunks [][]byte
+	cur    []byte // chunks[ci] (nil before the first chunk)
 	ci     int
 	off    int
 
@@ -65,14 +66,17 @@ func NewArena() *Arena {
 // releasing all the others.
 func (a *Arena) Reset() error {
 	var first error
-	for i, b := range a.refs {
+	for _, b := range a.refs {
 		if err := b.Release(); err != nil && first == nil {
 			first = err
 		}
-		a.refs[i] = mem.Buf{}
 	}
+	clear(a.refs)
 	a.refs = a.refs[:0]
 	a.epoch++
+	if a.ci != 0 {
+		a.cur = a.chunks[0]
+	}
 	a.ci, a.off = 0, 0
 	a.lastSrc = nil
 	a.szFor = nil
@@ -115,28 +119,24 @@ const (
 
 // alloc returns n bytes (len == cap == n, contents undefined) of arena memory.
 func (a *Arena) alloc(n int) []byte {
-	if n == 0 {
-		return nil
-	}
-	if a.ci < len(a.chunks) {
-		c := a.chunks[a.ci]
-		if a.off+n <= len(c) {
-			p := c[a.off : a.off+n : a.off+n]
-			a.off += n
-			return p
-		}
+	if off := a.off; n <= len(a.cur)-off && n > 0 {
+		a.off = off + n
+		return a.cur[off : off+n : off+n]
 	}
 	return a.allocSlow(n)
 }
 
 func (a *Arena) allocSlow(n int) []byte {
+	if n == 0 {
+		return nil
+	}
 	// Move on to a later chunk that fits (chunks are kept across resets).
 	for a.ci+1 < len(a.chunks) {
 		a.ci++
-		a.off = 0
-		if n <= len(a.chunks[a.ci]) {
+		a.cur, a.off = a.chunks[a.ci], 0
+		if n <= len(a.cur) {
 			a.off = n
-			return a.chunks[a.ci][:n:n]
+			return a.cur[:n:n]
 		}
 	}
 	size := minChunk
@@ -148,7 +148,7 @@ func (a *Arena) allocSlow(n int) []byte {
 	a.grown += size
 	a.chunks = append(a.chunks, c)
 	a.ci = len(a.chunks) - 1
-	a.off = n
+	a.cur, a.off = c, n
 	return c[:n:n]
 }
 
@@ -272,10 +272,10 @@ func zero[T any](p []T) {
 
 // rewind starts a new epoch: the slab hands out its first chunk again.
 func (s *slab[T]) rewind(epoch uint64) {
-	s.epoch, s.ci, s.n = epoch, 0, 0
-	if len(s.chunks) > 0 {
+	if s.ci != 0 { // otherwise cur is already chunks[0] (or there is none)
 		s.cur = s.chunks[0]
 	}
+	s.epoch, s.ci, s.n = epoch, 0, 0
 }
 
 func (s *slab[T]) alloc(a *Arena, n int) []T {

@@ -74,7 +74,11 @@ func (e *Encoder) Begin(c *Core) EncoderMark {
 	}
 	hdr := e.dst[start : start+fixed]
 	binary.LittleEndian.PutUint32(hdr, uint32(w))
-	clear(hdr[4 : 4+4*w])
+	if w == 1 { // the common case: fields 1..32
+		hdr[4], hdr[5], hdr[6], hdr[7] = 0, 0, 0, 0
+	} else {
+		clear(hdr[4 : 4+4*w])
+	}
 	e.base, e.words = start, w
 	e.ent = start + 4 + 4*w
 	e.entEnd = start + fixed

@@ -159,13 +159,17 @@ func (l *BytesList) At(i int) []byte {
 
 // Field returns element i as a *Bytes (to inspect IsZeroCopy, Buf, or to Set it).
 func (l *BytesList) Field(i int) *Bytes {
-	l.materialize()
+	if l.view {
+		l.materialize()
+	}
 	return &l.items[i]
 }
 
 // Append adds p (hybrid rule of Bytes.Set).
 func (l *BytesList) Append(p []byte) {
-	l.materialize()
+	if l.view {
+		l.materialize()
+	}
 	l.items = grow(bytesType, l.a, l.items)
 	l.items[len(l.items)-1].Set(l.a, p)
 }
@@ -175,14 +179,18 @@ func (l *BytesList) AppendString(s string) { l.Append(bytesOf(s)) }
 
 // AppendBuf adds buf's window (rule of Bytes.SetBuf; the caller keeps its reference).
 func (l *BytesList) AppendBuf(buf mem.Buf) {
-	l.materialize()
+	if l.view {
+		l.materialize()
+	}
 	l.items = grow(bytesType, l.a, l.items)
 	l.items[len(l.items)-1].SetBuf(l.a, buf)
 }
 
 // Truncate shortens the list to n elements.
 func (l *BytesList) Truncate(n int) {
-	l.materialize()
+	if l.view {
+		l.materialize()
+	}
 	l.items = l.items[:n]
 }
 

@@ -107,9 +107,17 @@ func (s *Sizer) BytesList(num int, l *BytesList) {
 	}
 	s.field(num)
 	s.header += EntrySize * len(l.items)
+	copied, zc, entries := s.copied, s.zc, s.entries
 	for i := range l.items {
-		s.data(&l.items[i])
+		b := &l.items[i]
+		if b.buf.IsZero() {
+			copied += len(b.data)
+		} else {
+			zc += len(b.data)
+			entries++
+		}
 	}
+	s.copied, s.zc, s.entries = copied, zc, entries
 }
 
 // StringList counts a list of strings (present when not empty).
