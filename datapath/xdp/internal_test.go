@@ -210,3 +210,47 @@ func TestRxZeroCopyBoundary(t *testing.T) {
 		memtest.Release(t, pk[0].Buf)
 	}
 }
+
+// TestSecondEndpointOnInterface: one socket per interface queue (and one
+// XDP program per interface), so a second endpoint on the same interface
+// fails with ErrBusy after the bounded bind retries, the failed Open leaves
+// nothing behind, and the first keeps working.
+func TestSecondEndpointOnInterface(t *testing.T) {
+	p := pair(t, true)
+	a := openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20}})
+	var second *Endpoint
+	err := netns.Do(p.A.NS, func() (err error) {
+		second, err = Open(Config{Local: netip.AddrPortFrom(p.A.Addr4, 0), Options: Options{Interface: p.A.If, UMEMSize: 16 << 20}})
+		return err
+	})
+	if err == nil {
+		_ = second.Close()
+		t.Fatal("second endpoint on the same interface opened")
+	}
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("second endpoint: %v, want ErrBusy", err)
+	}
+	t.Logf("error: %v", err)
+	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
+	if err := a.Send(b.LocalAddr(), []byte("still works")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	pk := make([]datapath.Packet, 1)
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		n, err := b.Recv(pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no packet")
+		}
+		_ = b.Wait(time.Millisecond)
+	}
+	memtest.Release(t, pk[0].Buf)
+}

@@ -61,6 +61,10 @@ var (
 	ErrUnavailable = errors.New("xdp: AF_XDP unavailable")
 	// ErrAddrFamily is returned for a non-IPv4 destination.
 	ErrAddrFamily = errors.New("xdp: only IPv4 destinations are supported")
+	// ErrBusy is returned by Open when the interface queue stays taken by
+	// another AF_XDP socket (beyond the short EBUSY window after a socket on
+	// it closed): one endpoint per interface queue.
+	ErrBusy = errors.New("xdp: interface queue busy (another AF_XDP socket is bound to it)")
 	// ErrRingFull is returned when the TX ring stays full although the
 	// kernel was kicked repeatedly.
 	ErrRingFull = errors.New("xdp: TX ring full")
@@ -522,7 +526,11 @@ func (e *Endpoint) openSocket(cfg *Config) error {
 			break
 		}
 	}
-	return fmt.Errorf("xdp: binding to %s queue %d: %w", e.info.Interface, cfg.Queue, errors.Join(errs...))
+	err = errors.Join(errs...)
+	if errors.Is(err, unix.EBUSY) {
+		return fmt.Errorf("%w: %s queue %d (retried for %v): %v", ErrBusy, e.info.Interface, cfg.Queue, bindRetry, err)
+	}
+	return fmt.Errorf("xdp: binding to %s queue %d: %w", e.info.Interface, cfg.Queue, err)
 }
 
 // bindRetrying binds, retrying with backoff (bounded by bindRetry) while the
