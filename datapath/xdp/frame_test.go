@@ -101,11 +101,22 @@ func TestUDPChecksum(t *testing.T) {
 // payload window inside the frame; a frame rebuilt from the parsed fields
 // parses to the same fields.
 func FuzzParseFrame(f *testing.F) {
-	f.Add(buildFrame([]byte("hello"), true), uint16(0))
-	f.Add(buildFrame(nil, false), uint16(0))
-	f.Add(buildFrame(bytes.Repeat([]byte{7}, 300), false)[:100], uint16(200))
-	f.Fuzz(func(t *testing.T, frame []byte, extra uint16) {
+	f.Add(buildFrame([]byte("hello"), true), uint16(0), false)
+	f.Add(buildFrame(nil, false), uint16(0), true)
+	f.Add(buildFrame(bytes.Repeat([]byte{7}, 300), false)[:100], uint16(200), true)
+	f.Fuzz(func(t *testing.T, frame []byte, extra uint16, fixSum bool) {
 		total := len(frame) + int(extra)
+		// fixSum repairs the IPv4 header checksum so that mutations reach
+		// the checks behind it.
+		if fixSum && len(frame) >= ethLen+ipLen {
+			ihl := int(frame[ethLen]&0x0f) * 4
+			if ihl >= ipLen && len(frame) >= ethLen+ihl {
+				ip := frame[ethLen : ethLen+ihl]
+				ip[10], ip[11] = 0, 0
+				s := checksum(ip, 0)
+				ip[10], ip[11] = byte(s>>8), byte(s)
+			}
+		}
 		fi, err := parseFrame(frame, total)
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
