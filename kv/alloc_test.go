@@ -2,6 +2,9 @@ package kv
 
 import (
 	"testing"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/workload"
@@ -94,5 +97,45 @@ func TestServerPathAllocs(t *testing.T) {
 	}
 	if err := pool.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRoundTripAllocs: a whole request over memnet (client Send, server
+// handler, client Poll and decode) allocates nothing once warm.
+func TestRoundTripAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under -race")
+	}
+	e := newEnv(t, DatapathMemnet, memnet.Faults{}, 1)
+	for _, c := range []Codec{CodecCFHybrid, CodecVTProtobuf, CodecFlatBuffers} {
+		cn := e.dial(t, c)
+		call(t, cn, req(workload.OpPut, []string{"k"}, []string{val(4096, 1)}, 0))
+		r := req(workload.OpGet, []string{"k"}, nil, 0)
+		got := 0
+		deliver := func(id uint64, resp *workload.Response) {
+			if resp.Status == workload.StatusOK && len(resp.Values) == 1 && len(resp.Values[0]) == 4096 {
+				got++
+			}
+		}
+		one := func() {
+			if err := cn.Send(1, r); err != nil {
+				t.Fatal(err)
+			}
+			want := got + 1
+			for deadline := time.Now().Add(5 * time.Second); got < want && time.Now().Before(deadline); {
+				if _, err := cn.Poll(deliver); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got < want {
+				t.Fatal("no response")
+			}
+		}
+		for i := 0; i < 10; i++ {
+			one()
+		}
+		if n := testing.AllocsPerRun(50, one); n > 0 {
+			t.Errorf("%v: %.2f allocations per round trip", c, n)
+		}
 	}
 }

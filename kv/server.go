@@ -266,7 +266,7 @@ func (s *Server) handle(r *rpc.Request) {
 	}
 	if err != nil {
 		st.errs.Add(1)
-		st.lastErr.Store(&err)
+		st.recordErr(err)
 	}
 	if eerr != nil {
 		// Not even an error answer could be built (no registered memory):
@@ -280,6 +280,10 @@ func (s *Server) handle(r *rpc.Request) {
 	clear(st.q.Keys)
 	clear(st.q.Vals)
 }
+
+// recordErr keeps err as the endpoint's last error (a separate function so
+// that only the error path allocates).
+func (st *serverEP) recordErr(err error) { st.lastErr.Store(&err) }
 
 // Close stops the endpoints, closes the Nexus, frees every stored value
 // and closes the store's pool. It fails if registered memory is still in
