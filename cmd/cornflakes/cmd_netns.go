@@ -7,6 +7,9 @@ import (
 	"io"
 	"net/netip"
 
+	// Links the AF_XDP datapath into the CLI, so every command that opens
+	// datapaths by name (datapath.Open) accepts "xdp".
+	_ "github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/internal/netns"
 )
 
