@@ -191,7 +191,12 @@ func (t *Type[T]) New(a *Arena) *T {
 // NewSlice returns a zeroed []T of length n from a's slab (len == cap == n),
 // valid until a's Reset.
 func (t *Type[T]) NewSlice(a *Arena, n int) []T {
-	return slabOf[T](a, t.id).alloc(a, n)
+	if t.id < len(a.slabs) {
+		if s, ok := a.slabs[t.id].(*slab[T]); ok {
+			return s.alloc(a, n)
+		}
+	}
+	return newSlab[T](a, t.id).alloc(a, n)
 }
 
 // tryNewSlice is NewSlice that respects a.Limit (for decoding).

@@ -104,10 +104,12 @@ func (l *BytesList) Load(a *Arena) error {
 	z := &l.lz
 	d := z.src.data
 	size := uint64(len(d))
-	for at := int(z.off); at < int(z.off)+EntrySize*int(z.n); at += EntrySize {
-		e := binary.LittleEndian.Uint64(d[at:])
+	start := int(z.off)
+	ents := d[start : start+EntrySize*int(z.n)] // checked by the decoder
+	for i := 0; i+EntrySize <= len(ents); i += EntrySize {
+		e := binary.LittleEndian.Uint64(ents[i:])
 		if n := e & 0xffffffff; n != 0 && e>>32+n > size { // see source.checkRef
-			return malformed(at, 0, "list element out of range")
+			return malformed(start+i, 0, "list element out of range")
 		}
 	}
 	l.view = true

@@ -190,7 +190,14 @@ func Decode(m Msg, b mem.Buf) error {
 	}
 	h := b.Clone()
 	a.refs = append(a.refs, h)
-	return decodeRoot(m, a, h.Bytes(), h)
+	p := h.Bytes()
+	if uint64(len(p)) > MaxMessageSize {
+		return malformed(0, 0, "input larger than MaxMessageSize")
+	}
+	src := sourceType.New(a)
+	src.data, src.buf, src.thr = p, h, a.Threshold
+	a.lastSrc = src
+	return decodeAt(m, a, src, 0, len(p), 0)
 }
 
 // DecodeBytes decodes m from p, aliasing p. When p lies in registered
