@@ -129,3 +129,33 @@ func TestCornflakesBadMode(t *testing.T) {
 		t.Fatal("Prepare accepted mode fast")
 	}
 }
+
+// TestCornflakesEchoSharesInput: Echo passes decoded zero-copy values on by sharing the
+// decoded input's reference (the arena holds exactly one reference, on the input, and the
+// zero-copy entries are windows of it), not by cloning each value.
+func TestCornflakesEchoSharesInput(t *testing.T) {
+	for _, mode := range []string{ModeHybrid, ModeZeroCopy} {
+		shape, _ := ShapeByName("2x2048")
+		c, err := Cornflakes().Prepare(shape, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc := c.(*cfCase)
+		if err := c.Echo(); err != nil {
+			t.Fatal(err)
+		}
+		if n := cc.a.Held(); n != 1 {
+			t.Errorf("%s: arena holds %d references after Echo, want 1 (the input)", mode, n)
+		}
+		in := cc.inputs[0].Bytes()
+		for i, e := range cc.sga.Entries {
+			p := e.Bytes()
+			if len(p) == 0 || &p[0] != &in[len(in)-len(p)*(len(cc.sga.Entries)-i)] {
+				t.Errorf("%s: entry %d is not a window of the decoded input", mode, i)
+			}
+		}
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
