@@ -122,15 +122,16 @@ func threadCPU() int64 {
 
 // server answers requests for one cell.
 type server struct {
-	ep      datapath.Endpoint
-	ws      *workingSet
-	entries int
-	arenas  [2]*wire.Arena
-	pkts    []datapath.Packet
-	cpu     [][2]int64  // by round, mode
-	count   [][2]uint64 // by round, mode
-	keys    []int       // round<<1|mode of each packet of the current batch
-	errs    uint64
+	ep       datapath.Endpoint
+	ws       *workingSet
+	entries  int
+	arenas   [2]*wire.Arena
+	pkts     []datapath.Packet
+	cpu      [][2]int64  // by round, mode
+	count    [][2]uint64 // by round, mode
+	keys     []int       // round<<1|mode of each packet of the current batch
+	errs     uint64
+	errFirst error
 }
 
 func (s *server) loop(stop *atomic.Bool) error {
@@ -158,6 +159,9 @@ func (s *server) loop(stop *atomic.Bool) error {
 			p := s.pkts[i]
 			s.pkts[i] = datapath.Packet{}
 			if k, err := s.handle(p); err != nil {
+				if s.errs == 0 {
+					s.errFirst = err
+				}
 				s.errs++
 			} else {
 				s.keys = append(s.keys, k)
@@ -186,7 +190,12 @@ func (s *server) loop(stop *atomic.Bool) error {
 	}
 }
 
-var errBadRequest = errors.New("calibrate: bad request")
+var (
+	errBadRequest = errors.New("calibrate: bad request")
+	// errSkip marks a cell the datapath cannot carry (response larger
+	// than its MaxPayload); it is left out of the grid.
+	errSkip = errors.New("calibrate: cell skipped")
+)
 
 // handle answers one request and returns its round<<1|mode.
 func (s *server) handle(p datapath.Packet) (int, error) {
@@ -388,6 +397,10 @@ func measure(cfg *Config, ws *workingSet, entries, total int) (Cell, error) {
 		sep.Close()
 		return cell, err
 	}
+	// Upper bound of the response: header, list entries, values.
+	if need := hdrLen + 64 + 8*entries + total; need > sep.MaxPayload() {
+		return cell, errors.Join(fmt.Errorf("%w: a %d-byte response exceeds the %s datapath's %d-byte payload", errSkip, need, cfg.Datapath, sep.MaxPayload()), cep.Close(), sep.Close())
+	}
 	srv := &server{ep: sep, ws: ws, entries: entries, pkts: make([]datapath.Packet, datapath.DefaultBatch),
 		cpu: make([][2]int64, cfg.Rounds+1), count: make([][2]uint64, cfg.Rounds+1)}
 	srv.arenas[modeCopy], srv.arenas[modeSG] = wire.NewArena(), wire.NewArena()
@@ -421,7 +434,7 @@ func measure(cfg *Config, ws *workingSet, entries, total int) (Cell, error) {
 		}
 	}
 	if cli.bad > 0 || srv.errs > 0 {
-		errs = append(errs, fmt.Errorf("calibrate: %d bad responses, %d failed requests", cli.bad, srv.errs))
+		errs = append(errs, fmt.Errorf("calibrate: %d bad responses, %d failed requests (first: %v)", cli.bad, srv.errs, srv.errFirst))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return cell, err
@@ -490,6 +503,12 @@ func Run(cfg Config) (_ *Result, err error) {
 		}
 		w.setSize(j.size)
 		c, err := measure(&cfg, w, j.entries, j.total)
+		if errors.Is(err, errSkip) {
+			if cfg.Progress != nil {
+				fmt.Fprintf(cfg.Progress, "calibrate: skipping %d x %d B: %v\n", j.entries, j.size, err)
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

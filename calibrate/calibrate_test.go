@@ -145,3 +145,19 @@ func TestRunSmall(t *testing.T) {
 		})
 	}
 }
+
+// TestSkipTooLarge: memnet carries at most a jumbo frame; cells with larger
+// responses are left out instead of failing the sweep.
+func TestSkipTooLarge(t *testing.T) {
+	res, err := Run(Config{Datapath: "memnet", Entries: []int{2}, TotalSizes: []int{1024, 16384}, WorkingSet: 2 << 20, Rounds: 1, Phase: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 1 || res.Cells[0].TotalBytes != 1024 {
+		t.Fatalf("cells %+v", res.Cells)
+	}
+	var tb strings.Builder
+	if err := res.WriteTable(&tb); err != nil || !strings.Contains(tb.String(), "-") {
+		t.Fatalf("table %q, %v", tb.String(), err)
+	}
+}
