@@ -202,6 +202,7 @@ type Endpoint struct {
 
 	batch, maxSeg, maxPay int
 	csum, verify          bool
+	pageSplit             bool // zero-copy bind without hugetlb: descriptors must not cross 4 KiB pages
 	busyPoll              bool
 	ipID                  uint16
 
@@ -225,6 +226,9 @@ type Endpoint struct {
 	st datapath.Stats
 	// Forced counts references released at Close without a completion.
 	forced uint64
+	// linearized counts packets copied into one buffer because they needed
+	// more than MaxDescs descriptors.
+	linearized uint64
 }
 
 var _ datapath.Endpoint = (*Endpoint)(nil)
@@ -267,6 +271,10 @@ func Open(cfg Config) (_ *Endpoint, err error) {
 		return nil, err
 	}
 	e.info.Attach = e.prog.mode
+	// In zero-copy mode the NIC DMAs from the UMEM pages directly, and the
+	// kernel rejects (without completing them) descriptors that cross a
+	// boundary between pages that are not DMA-contiguous; hugetlb pages are.
+	e.pageSplit = e.info.ZeroCopy && !e.info.Hugetlb
 	e.refill()
 	return e, nil
 }
@@ -664,10 +672,20 @@ func dstAddr(d netip.AddrPort) netip.AddrPort {
 func (e *Endpoint) addTxRun(tb mem.Buf, from, to int) {
 	base, _ := e.space.Offset(tb.Bytes())
 	for from < to {
-		n := min(to-from, ChunkSize)
+		n := e.piece(base+uint64(from), to-from)
 		e.descs = append(e.descs, txDesc{addr: base + uint64(from), n: uint32(n), buf: tb.Clone()})
 		from += n
 	}
+}
+
+// piece is the length of the next descriptor for n bytes at UMEM address
+// addr: at most ChunkSize, and not crossing a 4 KiB page when pageSplit.
+func (e *Endpoint) piece(addr uint64, n int) int {
+	n = min(n, ChunkSize)
+	if e.pageSplit {
+		n = min(n, ChunkSize-int(addr%ChunkSize))
+	}
+	return n
 }
 
 // addZC adds descriptors for a zero-copy entry, taking over the reference
@@ -676,7 +694,7 @@ func (e *Endpoint) addZC(b mem.Buf, off uint64) {
 	n := b.Len()
 	first := true
 	for done := 0; done < n; {
-		k := min(n-done, ChunkSize)
+		k := e.piece(off+uint64(done), n-done)
 		r := b
 		if !first {
 			r = b.Clone()
@@ -699,12 +717,14 @@ func (e *Endpoint) dropDescs() {
 // enqueue writes the assembled descriptors of one packet to the TX ring
 // (making room by flushing when needed) and records them in flight.
 func (e *Endpoint) enqueue(payload int) error {
-	n := uint32(len(e.descs))
-	if n > MaxDescs {
-		e.dropDescs()
-		e.st.Errors++
-		return fmt.Errorf("xdp: packet needs %d descriptors (limit %d)", n, MaxDescs)
+	if len(e.descs) > MaxDescs {
+		// Only possible when descriptors are split at pages (zero-copy
+		// bind without hugetlb): send the packet from one TX buffer.
+		if err := e.linearize(); err != nil {
+			return err
+		}
 	}
+	n := uint32(len(e.descs))
 	for try := 0; e.tx.prodFree(n) < n || len(e.inflight)-e.ifLen < int(n); try++ {
 		if try >= 64 {
 			e.dropDescs()
@@ -740,6 +760,30 @@ func (e *Endpoint) enqueue(payload int) error {
 		return e.flush()
 	}
 	return nil
+}
+
+// linearize replaces the assembled descriptors by a copy of the packet in
+// one TX buffer (headers included, so checksums stay valid).
+func (e *Endpoint) linearize() error {
+	total := 0
+	for _, d := range e.descs {
+		total += int(d.n)
+	}
+	tb, err := e.pool.Alloc(total)
+	if err != nil {
+		e.dropDescs()
+		e.st.Errors++
+		return fmt.Errorf("xdp: TX buffer: %w", err)
+	}
+	dst, w := tb.Bytes(), 0
+	for _, d := range e.descs {
+		p, _ := e.space.Slice(d.addr, int(d.n))
+		w += copy(dst[w:], p)
+	}
+	e.dropDescs()
+	e.addTxRun(tb, 0, total)
+	e.linearized++
+	return tb.Release()
 }
 
 // SendSegments implements datapath.Endpoint. Segments that lie in the
