@@ -19,6 +19,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	_ "github.com/cornflakes-go/cornflakes/datapath/udp" // registers "udp"
+	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
@@ -67,8 +68,17 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	if o.Datapath == "" {
 		o.Datapath = "udp"
 	}
-	if o.Datapath != "udp" && o.Datapath != "memnet" {
-		return nil, fmt.Errorf("%w: datapath %q (want udp or memnet)", ErrOptions, o.Datapath)
+	switch o.Datapath {
+	case "udp", "memnet":
+	case "xdp":
+		// Both endpoints run on the process-wide AF_XDP topology (a pair
+		// of network namespaces); tear it down when the run ends.
+		if err := xdp.Available(); err != nil {
+			return nil, fmt.Errorf("%w: datapath xdp: %v", ErrOptions, err)
+		}
+		defer func() { _ = xdp.CloseAutoTopology() }()
+	default:
+		return nil, fmt.Errorf("%w: datapath %q (want udp, memnet or xdp)", ErrOptions, o.Datapath)
 	}
 	want := map[string]bool{}
 	for _, t := range o.Only {
@@ -144,9 +154,13 @@ type setup struct {
 
 func openDP(kind string, n *memnet.Network) (datapath.Endpoint, error) {
 	cfg := datapath.Config{MaxPayload: maxPayload}
-	if kind == "udp" {
+	switch kind {
+	case "udp":
 		cfg.Local = netip.MustParseAddrPort("127.0.0.1:0")
 		return datapath.Open("udp", cfg)
+	case "xdp":
+		// No interface named: the endpoint joins the AF_XDP auto topology.
+		return datapath.Open("xdp", cfg)
 	}
 	return n.Open(cfg, memnet.Options{RxRing: 4096, TxQueue: 8192})
 }
