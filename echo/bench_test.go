@@ -25,11 +25,11 @@ func benchHandle(b *testing.B, approach, shapeName string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ss, err := openSide("udp", "bench server", nil)
+	ss, err := openSide("udp", "bench server", nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cs, err := openSide("udp", "bench client", nil)
+	cs, err := openSide("udp", "bench client", nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,7 +4,8 @@
 // it back; clients measure throughput and latency. It compares no
 // serialization (raw), manual one- and two-copy, the serialization
 // libraries (protobuf, flatbuffers, capnp) and Cornflakes in hybrid,
-// copy-only and zero-copy-only modes, over a real datapath (udp, or memnet).
+// copy-only and zero-copy-only modes, over a real datapath (udp, memnet, or
+// xdp: AF_XDP sockets in network namespaces joined by a bridge, see RunOne).
 //
 // The server and the client each run on their own goroutine locked to an
 // OS thread and busy-poll their endpoint. Every request carries a 16-byte
@@ -32,6 +33,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	_ "github.com/cornflakes-go/cornflakes/datapath/memnet" // registers "memnet"
 	_ "github.com/cornflakes-go/cornflakes/datapath/udp"    // registers "udp"
+	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/microbench"
 )
@@ -74,7 +76,7 @@ const (
 
 // Config configures Run. Zero values take the defaults.
 type Config struct {
-	Datapath   string   // "udp" (default) or "memnet"
+	Datapath   string   // "udp" (default), "memnet" or "xdp" (root; see RunOne)
 	Approaches []string // default: Approaches()
 	Shapes     []string // default: DefaultShapes()
 	Clients    int      // outstanding requests (closed loop); default DefaultClients
@@ -159,8 +161,8 @@ func (c *Config) fill() error {
 		return fmt.Errorf("%w: repeat %d not in [1,100]", ErrConfig, c.Repeat)
 	case c.Duration < 0 || c.Warmup < 0:
 		return fmt.Errorf("%w: negative duration", ErrConfig)
-	case !slices.Contains([]string{"udp", "memnet"}, c.Datapath):
-		return fmt.Errorf("%w: datapath %q (want udp or memnet)", ErrConfig, c.Datapath)
+	case !slices.Contains([]string{"udp", "memnet", "xdp"}, c.Datapath):
+		return fmt.Errorf("%w: datapath %q (want udp, memnet or xdp)", ErrConfig, c.Datapath)
 	}
 	for _, a := range c.Approaches {
 		if !slices.Contains(Approaches(), a) {
@@ -196,6 +198,9 @@ func shapeByName(name string) (microbench.Shape, error) {
 // (approach, shape), approaches in the outer order.
 func Run(cfg Config) ([]Result, error) {
 	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	if err := checkDatapath(cfg.Datapath); err != nil {
 		return nil, err
 	}
 	var aps []string
@@ -238,11 +243,27 @@ func Run(cfg Config) ([]Result, error) {
 	return out, nil
 }
 
-// endpoints opens a server and a client endpoint of the configured kind,
-// each with its own single-goroutine pool.
+// checkDatapath fails early, with the datapath's own explanation, when
+// the datapath cannot run here (xdp without root or AF_XDP support).
+func checkDatapath(kind string) error {
+	if kind != "xdp" {
+		return nil
+	}
+	if err := xdp.Available(); err != nil {
+		return fmt.Errorf("echo: datapath xdp: %w", err)
+	}
+	return nil
+}
+
+// XDPTopologySpace is the UMEM of the topology one xdp run creates: the
+// two endpoints' RX/TX buffers and both sides' application pools (a few
+// MiB each at most) with room to spare.
+const XDPTopologySpace = 128 << 20
+
+// side is a server or a client endpoint with its pools.
 type side struct {
 	ep   datapath.Endpoint
-	pool *mem.Pool // endpoint buffers
+	pool *mem.Pool // endpoint buffers (nil on xdp: the endpoint's own pool on its UMEM)
 	app  *mem.Pool // application buffers (requests, cornflakes arenas)
 }
 
@@ -264,9 +285,28 @@ func (s *side) close() error {
 	return errors.Join(errs...)
 }
 
-func openSide(kind, name string, net *memnet.Network) (*side, error) {
+// openSide opens one endpoint of the given kind: udp on loopback, memnet
+// on net, xdp in a new namespace of topo. On xdp the endpoint uses its own
+// pool on the topology's UMEM, and the application pool is carved from the
+// same UMEM so that request and response values go out zero-copy.
+func openSide(kind, name string, net *memnet.Network, topo *xdp.Topology) (*side, error) {
 	s := &side{}
 	var err error
+	if kind == "xdp" {
+		if topo == nil {
+			return nil, fmt.Errorf("%w: xdp side without a topology", ErrConfig)
+		}
+		ep, err := topo.Open(xdp.Config{})
+		if err != nil {
+			return nil, err
+		}
+		s.ep = ep
+		if s.app, err = mem.NewPool(mem.PoolConfig{Name: "echo app " + name, Space: xdp.SpaceOf(ep)}); err != nil {
+			s.close()
+			return nil, err
+		}
+		return s, nil
+	}
 	if s.pool, err = mem.NewPool(mem.PoolConfig{Name: "echo " + name}); err != nil {
 		return nil, err
 	}
@@ -289,7 +329,15 @@ func openSide(kind, name string, net *memnet.Network) (*side, error) {
 }
 
 // RunOne runs one approach on one shape (cfg's defaults are filled in).
-func RunOne(cfg Config, approach, shapeName string) (Result, error) {
+//
+// On xdp, RunOne creates its own xdp.Topology (prefix xdp.AutoPrefix: a
+// hub namespace with a bridge, one namespace per endpoint, one shared
+// UMEM of XDPTopologySpace bytes) and removes it before returning, also on
+// errors. A topology per run, rather than the process-wide
+// xdp.AutoTopology for the whole sweep, keeps the namespaces of a sweep
+// from accumulating: a topology's namespaces live until it closes, and
+// each new one sets up neighbour entries with all the others.
+func RunOne(cfg Config, approach, shapeName string) (_ Result, err error) {
 	if err := cfg.fill(); err != nil {
 		return Result{}, err
 	}
@@ -298,14 +346,30 @@ func RunOne(cfg Config, approach, shapeName string) (Result, error) {
 		return Result{}, err
 	}
 	var net *memnet.Network
-	if cfg.Datapath == "memnet" {
+	var topo *xdp.Topology
+	switch cfg.Datapath {
+	case "memnet":
 		net = memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
+	case "xdp":
+		if err := checkDatapath(cfg.Datapath); err != nil {
+			return Result{}, err
+		}
+		if topo, err = xdp.NewTopology(xdp.TopologyConfig{SpaceSize: XDPTopologySpace}); err != nil {
+			return Result{}, fmt.Errorf("echo: datapath xdp: %w", err)
+		}
+		// Runs after the sides are closed (every path below closes them
+		// before returning).
+		defer func() {
+			if cerr := topo.Close(); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("echo: closing the xdp topology: %w", cerr))
+			}
+		}()
 	}
-	ss, err := openSide(cfg.Datapath, "server", net)
+	ss, err := openSide(cfg.Datapath, "server", net, topo)
 	if err != nil {
 		return Result{}, err
 	}
-	cs, err := openSide(cfg.Datapath, "client", net)
+	cs, err := openSide(cfg.Datapath, "client", net, topo)
 	if err != nil {
 		ss.close()
 		return Result{}, err
