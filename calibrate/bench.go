@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,12 +17,16 @@ import (
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	_ "github.com/cornflakes-go/cornflakes/datapath/udp" // registers "udp"
+	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/internal/benchschema/cf"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
-// Request layout: slot u32, seq u32, mode u8 + 3 unused, magic u32, key u64.
+// Request layout: slot u32, seq u32, mode u8, round u8, cell tag u8, 1
+// unused, magic u32, key u64. The response starts with the same 16 bytes.
+// The cell tag tells apart packets of an earlier cell when one pair of
+// endpoints serves the whole sweep (xdp).
 const (
 	hdrLen = 16
 	reqLen = hdrLen + 8
@@ -36,6 +41,12 @@ const (
 // workingSet is the values of one size class: each its own pool item
 // (from a pool made for the class, so classes do not accumulate memory).
 type workingSet struct {
+	// space is where the pools are carved from (nil: the process
+	// default); on xdp the UMEM, so that values go out zero-copy.
+	space *mem.Space
+	// reap, if set, lets the datapath finish sends that still reference
+	// values (completions) before the pool closes.
+	reap  func() error
 	pool  *mem.Pool
 	class int
 	bufs  []mem.Buf
@@ -61,6 +72,17 @@ func (w *workingSet) release() error {
 		w.bufs[i] = mem.Buf{}
 	}
 	w.bufs, w.vals, w.items = w.bufs[:0], w.vals[:0], w.items[:0]
+	if w.pool != nil && w.reap != nil {
+		// Zero-copy sends hold references until their completion is
+		// reaped (bounded wait).
+		for deadline := time.Now().Add(2 * time.Second); w.pool.InUse() > 0 && time.Now().Before(deadline); {
+			if err := w.reap(); err != nil {
+				errs = append(errs, err)
+				break
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
 	if w.pool != nil {
 		errs = append(errs, w.pool.Close())
 		w.pool = nil
@@ -83,7 +105,7 @@ func (w *workingSet) fill(class, ws int) error {
 	if err := w.release(); err != nil {
 		return err
 	}
-	pool, err := mem.NewPool(mem.PoolConfig{Name: "calibrate values", MinClass: class, MaxClass: class, MaxBytes: int64(ws) + 64<<20})
+	pool, err := mem.NewPool(mem.PoolConfig{Name: "calibrate values", MinClass: class, MaxClass: class, MaxBytes: int64(ws) + 64<<20, Space: w.space})
 	if err != nil {
 		return err
 	}
@@ -125,6 +147,7 @@ type server struct {
 	ep       datapath.Endpoint
 	ws       *workingSet
 	entries  int
+	tag      byte
 	arenas   [2]*wire.Arena
 	pkts     []datapath.Packet
 	cpu      [][2]int64  // by round, mode
@@ -132,6 +155,7 @@ type server struct {
 	keys     []int       // round<<1|mode of each packet of the current batch
 	errs     uint64
 	errFirst error
+	stale    uint64 // requests of an earlier cell, ignored
 }
 
 func (s *server) loop(stop *atomic.Bool) error {
@@ -158,7 +182,9 @@ func (s *server) loop(stop *atomic.Bool) error {
 		for i := range s.pkts[:n] {
 			p := s.pkts[i]
 			s.pkts[i] = datapath.Packet{}
-			if k, err := s.handle(p); err != nil {
+			if k, err := s.handle(p); errors.Is(err, errStale) {
+				s.stale++
+			} else if err != nil {
 				if s.errs == 0 {
 					s.errFirst = err
 				}
@@ -192,6 +218,8 @@ func (s *server) loop(stop *atomic.Bool) error {
 
 var (
 	errBadRequest = errors.New("calibrate: bad request")
+	// errStale marks a request of an earlier cell (shared endpoints).
+	errStale = errors.New("calibrate: request of an earlier cell")
 	// errSkip marks a cell the datapath cannot carry (response larger
 	// than its MaxPayload); it is left out of the grid.
 	errSkip = errors.New("calibrate: cell skipped")
@@ -202,6 +230,9 @@ func (s *server) handle(p datapath.Packet) (int, error) {
 	b := p.Buf.Bytes()
 	if len(b) != reqLen || binary.LittleEndian.Uint32(b[12:]) != magic || b[8] > modeSG || int(b[9]) >= len(s.cpu) {
 		return 0, errBadRequest
+	}
+	if b[10] != s.tag {
+		return 0, errStale
 	}
 	mode := int(b[8])
 	a := s.arenas[mode]
@@ -217,6 +248,7 @@ func (s *server) handle(p datapath.Packet) (int, error) {
 }
 
 type slot struct {
+	key   uint64 // the request's key (for verification)
 	busy  bool
 	seq   uint32
 	mode  byte
@@ -233,10 +265,18 @@ type client struct {
 	req   [reqLen]byte
 	key   uint64
 	pkts  []datapath.Packet
+	tag   byte
 	want  int // expected response payload length (after the header)
-	count [2]uint64
-	dur   [2]time.Duration
-	bad   uint64
+	// verify, when set, decodes every response and compares its values
+	// with those the server must have chosen for the request's key
+	// (entries and ws as the server's).
+	verify  bool
+	entries int
+	ws      *workingSet
+	arena   *wire.Arena
+	count   [2]uint64
+	dur     [2]time.Duration
+	bad     uint64
 }
 
 func (c *client) send(i int, mode, round byte) error {
@@ -246,10 +286,33 @@ func (c *client) send(i int, mode, round byte) error {
 	c.key++
 	binary.LittleEndian.PutUint32(c.req[0:], uint32(i))
 	binary.LittleEndian.PutUint32(c.req[4:], s.seq)
-	c.req[8], c.req[9] = mode, round
+	c.req[8], c.req[9], c.req[10] = mode, round, c.tag
 	binary.LittleEndian.PutUint32(c.req[12:], magic)
-	binary.LittleEndian.PutUint64(c.req[16:], splitmix(c.key))
+	s.key = splitmix(c.key)
+	binary.LittleEndian.PutUint64(c.req[16:], s.key)
 	return c.ep.Send(c.dst, c.req[:])
+}
+
+// check decodes a response and compares it byte for byte with the values
+// the server picks for key.
+func (c *client) check(p []byte, key uint64) bool {
+	defer c.arena.Reset()
+	m := cf.NewListBuffers(c.arena)
+	if err := m.DecodeBytes(p); err != nil {
+		return false
+	}
+	l, err := m.GetMessages()
+	if err != nil || l.Len() != c.entries {
+		return false
+	}
+	n := uint64(len(c.ws.vals))
+	for i := range c.entries {
+		key = splitmix(key)
+		if !bytes.Equal(l.At(i), c.ws.vals[key%n]) {
+			return false
+		}
+	}
+	return true
 }
 
 // run alternates phases: warmup, then rounds × (copy, sg).
@@ -292,7 +355,9 @@ func (c *client) run(rounds int, phase time.Duration) error {
 				b := pk.Buf.Bytes()
 				i := -1
 				if len(b) >= hdrLen && binary.LittleEndian.Uint32(b[12:]) == magic {
-					if j := int(binary.LittleEndian.Uint32(b)); j < len(c.slots) && c.slots[j].busy && c.slots[j].seq == binary.LittleEndian.Uint32(b[4:]) {
+					if b[10] != c.tag {
+						// A late response of an earlier cell: ignored.
+					} else if j := int(binary.LittleEndian.Uint32(b)); j < len(c.slots) && c.slots[j].busy && c.slots[j].seq == binary.LittleEndian.Uint32(b[4:]) {
 						i = j
 					}
 				} else {
@@ -300,6 +365,8 @@ func (c *client) run(rounds int, phase time.Duration) error {
 				}
 				if i >= 0 {
 					if len(b) < hdrLen+c.want {
+						c.bad++
+					} else if c.verify && !c.check(b[hdrLen:], c.slots[i].key) {
 						c.bad++
 					}
 					if c.slots[i].mode == p.mode && c.slots[i].round == p.round {
@@ -361,52 +428,119 @@ func (c *client) run(rounds int, phase time.Duration) error {
 	return nil
 }
 
+// XDPReserve is the UMEM an xdp sweep adds to the working set for the
+// two endpoints' RX and TX buffers (fill and RX rings of 4 KiB frames,
+// TX buffers in flight) and pool rounding.
+const XDPReserve = 64 << 20
+
+// pair is the server and client endpoints of a cell (udp, memnet), or of
+// a whole sweep (xdp: every endpoint is a namespace of the topology, so
+// one pair serves all cells).
+type pair struct {
+	sep, cep     datapath.Endpoint
+	spool, cpool *mem.Pool // nil on xdp: the endpoints' own pools on the UMEM
+}
+
 func openEP(kind string, pool *mem.Pool, net *memnet.Network) (datapath.Endpoint, error) {
 	cfg := datapath.Config{Pool: pool}
-	if kind == "udp" {
+	switch kind {
+	case "udp":
 		cfg.Local = netip.MustParseAddrPort("127.0.0.1:0")
-	} else {
+	case "memnet":
 		cfg.Options = memnet.Options{Network: net}
+	default:
+		return nil, fmt.Errorf("%w: datapath %q", ErrConfig, kind)
 	}
 	return datapath.Open(kind, cfg)
 }
 
-// measure runs one cell.
-func measure(cfg *Config, ws *workingSet, entries, total int) (Cell, error) {
-	cell := Cell{Entries: entries, TotalBytes: total, EntryBytes: max(total/entries, 1)}
+// openPair opens a server and a client endpoint: on topo when it is set
+// (xdp), else of the given kind, each with its own pool.
+func openPair(kind string, topo *xdp.Topology) (_ *pair, err error) {
+	p := &pair{}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, p.close())
+		}
+	}()
+	if topo != nil {
+		if p.sep, err = topo.Open(xdp.Config{}); err != nil {
+			return p, err
+		}
+		p.cep, err = topo.Open(xdp.Config{})
+		return p, err
+	}
 	var net *memnet.Network
-	if cfg.Datapath == "memnet" {
+	if kind == "memnet" {
 		net = memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
 	}
-	spool, err := mem.NewPool(mem.PoolConfig{Name: "calibrate server"})
-	if err != nil {
-		return cell, err
+	if p.spool, err = mem.NewPool(mem.PoolConfig{Name: "calibrate server"}); err != nil {
+		return p, err
 	}
-	defer spool.Close()
-	cpool, err := mem.NewPool(mem.PoolConfig{Name: "calibrate client"})
-	if err != nil {
-		return cell, err
+	if p.cpool, err = mem.NewPool(mem.PoolConfig{Name: "calibrate client"}); err != nil {
+		return p, err
 	}
-	defer cpool.Close()
-	sep, err := openEP(cfg.Datapath, spool, net)
-	if err != nil {
-		return cell, err
+	if p.sep, err = openEP(kind, p.spool, net); err != nil {
+		return p, err
 	}
-	cep, err := openEP(cfg.Datapath, cpool, net)
-	if err != nil {
-		sep.Close()
-		return cell, err
+	p.cep, err = openEP(kind, p.cpool, net)
+	return p, err
+}
+
+// close closes the endpoints, then checks and closes the pools.
+func (p *pair) close() error {
+	var errs []error
+	for _, ep := range []datapath.Endpoint{p.cep, p.sep} {
+		if ep != nil {
+			errs = append(errs, ep.Close())
+		}
 	}
+	p.cep, p.sep = nil, nil
+	for _, pl := range []*mem.Pool{p.spool, p.cpool} {
+		if pl == nil {
+			continue
+		}
+		if n := pl.InUse(); n != 0 {
+			errs = append(errs, fmt.Errorf("calibrate: pool %s: %d items still in use", pl.Name(), n))
+			continue
+		}
+		errs = append(errs, pl.Close())
+	}
+	p.spool, p.cpool = nil, nil
+	return errors.Join(errs...)
+}
+
+// measure runs one cell on shared (an open pair reused across cells,
+// whose packets carry tag), or on a pair opened for the cell when shared
+// is nil.
+func measure(cfg *Config, ws *workingSet, entries, total int, shared *pair, tag byte) (Cell, error) {
+	cell := Cell{Entries: entries, TotalBytes: total, EntryBytes: max(total/entries, 1)}
+	p := shared
+	if p == nil {
+		var err error
+		if p, err = openPair(cfg.Datapath, nil); err != nil {
+			return cell, err
+		}
+	}
+	// closePair ends the cell: the pair is closed unless it is shared.
+	closePair := func() error {
+		if shared != nil {
+			return nil
+		}
+		return p.close()
+	}
+	sep, cep := p.sep, p.cep
 	// Upper bound of the response: header, list entries, values.
 	if need := hdrLen + 64 + 8*entries + total; need > sep.MaxPayload() {
-		return cell, errors.Join(fmt.Errorf("%w: a %d-byte response exceeds the %s datapath's %d-byte payload", errSkip, need, cfg.Datapath, sep.MaxPayload()), cep.Close(), sep.Close())
+		return cell, errors.Join(fmt.Errorf("%w: a %d-byte response exceeds the %s datapath's %d-byte payload", errSkip, need, cfg.Datapath, sep.MaxPayload()), closePair())
 	}
-	srv := &server{ep: sep, ws: ws, entries: entries, pkts: make([]datapath.Packet, datapath.DefaultBatch),
+	zc0 := sep.Stats().ZeroCopyEntries
+	srv := &server{ep: sep, ws: ws, entries: entries, tag: tag, pkts: make([]datapath.Packet, datapath.DefaultBatch),
 		cpu: make([][2]int64, cfg.Rounds+1), count: make([][2]uint64, cfg.Rounds+1)}
 	srv.arenas[modeCopy], srv.arenas[modeSG] = wire.NewArena(), wire.NewArena()
 	srv.arenas[modeCopy].Threshold = wire.CopyAll
 	srv.arenas[modeSG].Threshold = 0
-	cli := &client{ep: cep, dst: sep.LocalAddr(), slots: make([]slot, cfg.Clients), pkts: make([]datapath.Packet, datapath.DefaultBatch), want: cell.EntryBytes * entries}
+	cli := &client{ep: cep, tag: tag, verify: cfg.Verify, entries: entries, ws: ws, arena: wire.NewArena(), dst: sep.LocalAddr(), slots: make([]slot, cfg.Clients), pkts: make([]datapath.Packet, datapath.DefaultBatch), want: cell.EntryBytes * entries}
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	var srvErr error
@@ -424,15 +558,12 @@ func measure(cfg *Config, ws *workingSet, entries, total int) (Cell, error) {
 	}()
 	stop.Store(true)
 	wg.Wait()
-	errs := []error{cliErr, srvErr, cep.Close(), sep.Close()}
-	for _, a := range srv.arenas {
+	cell.ZeroCopyEntries = sep.Stats().ZeroCopyEntries - zc0
+	errs := []error{cliErr, srvErr}
+	for _, a := range append(srv.arenas[:], cli.arena) {
 		errs = append(errs, a.Reset())
 	}
-	for _, p := range []*mem.Pool{spool, cpool} {
-		if n := p.InUse(); n != 0 {
-			errs = append(errs, fmt.Errorf("calibrate: pool %s: %d items still in use", p.Name(), n))
-		}
-	}
+	errs = append(errs, closePair())
 	if cli.bad > 0 || srv.errs > 0 {
 		errs = append(errs, fmt.Errorf("calibrate: %d bad responses, %d failed requests (first: %v)", cli.bad, srv.errs, srv.errFirst))
 	}
@@ -475,11 +606,49 @@ func Run(cfg Config) (_ *Result, err error) {
 	res := &Result{Datapath: cfg.Datapath, LLCBytes: llc, LLCSource: src, WorkingSetBytes: ws,
 		Entries: cfg.Entries, TotalSizes: cfg.TotalSizes, Date: time.Now().UTC().Format(time.RFC3339)}
 	w := &workingSet{}
+	var shared *pair
+	if cfg.Datapath == "xdp" {
+		// One topology and one pair of endpoints for the sweep; the
+		// working set is carved from their UMEM (values outside it would
+		// be copied into TX buffers, and scatter-gather would measure a
+		// copy). The UMEM is sized to hold it: nothing is scaled down.
+		if err := xdp.Available(); err != nil {
+			return nil, fmt.Errorf("calibrate: datapath xdp: %w", err)
+		}
+		umem := int64(ws) + XDPReserve
+		topo, terr := xdp.NewTopology(xdp.TopologyConfig{SpaceSize: umem})
+		if terr != nil {
+			return nil, fmt.Errorf("calibrate: datapath xdp: %w", terr)
+		}
+		// Deferred first, so it runs last: after the pair is closed and
+		// the working set released.
+		defer func() {
+			if e := topo.Close(); e != nil && err == nil {
+				err = fmt.Errorf("calibrate: closing the xdp topology: %w", e)
+			}
+		}()
+		if shared, err = openPair(cfg.Datapath, topo); err != nil {
+			return nil, fmt.Errorf("calibrate: datapath xdp: %w", err)
+		}
+		w.space = xdp.SpaceOf(shared.sep)
+		w.reap = shared.sep.Flush
+		res.WorkingSetNote = fmt.Sprintf("working set in the AF_XDP UMEM (%d MiB: working set + %d MiB for the endpoints' buffers), shared by the server and client namespaces, so scatter-gather entries are sent zero-copy", umem>>20, XDPReserve>>20)
+	}
 	defer func() {
 		if e := w.release(); e != nil && err == nil {
 			err = e
 		}
 	}()
+	if shared != nil {
+		// Runs before the working set is released: closing the endpoints
+		// waits for (or forces) the completions of zero-copy sends.
+		defer func() {
+			if e := shared.close(); e != nil && err == nil {
+				err = e
+			}
+		}()
+	}
+	var tag byte
 	type job struct{ entries, total, size int }
 	var jobs []job
 	for _, e := range cfg.Entries {
@@ -502,7 +671,8 @@ func Run(cfg Config) (_ *Result, err error) {
 			}
 		}
 		w.setSize(j.size)
-		c, err := measure(&cfg, w, j.entries, j.total)
+		tag++
+		c, err := measure(&cfg, w, j.entries, j.total, shared, tag)
 		if errors.Is(err, errSkip) {
 			if cfg.Progress != nil {
 				fmt.Fprintf(cfg.Progress, "calibrate: skipping %d x %d B: %v\n", j.entries, j.size, err)

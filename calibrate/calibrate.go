@@ -65,9 +65,11 @@ const (
 
 // Config configures Run. Zero values take the defaults.
 type Config struct {
-	Datapath   string // "udp" (default) or "memnet"
-	Entries    []int  // default DefaultEntries
-	TotalSizes []int  // default DefaultTotalSizes (QuickTotalSizes with Quick)
+	// Datapath is "udp" (default), "memnet" or "xdp" (AF_XDP in network
+	// namespaces of an xdp.Topology; needs root).
+	Datapath   string
+	Entries    []int // default DefaultEntries
+	TotalSizes []int // default DefaultTotalSizes (QuickTotalSizes with Quick)
 	Quick      bool
 	// WorkingSet in bytes (default WorkingSetFactor × the LLC size).
 	WorkingSet int
@@ -78,6 +80,10 @@ type Config struct {
 	Phase  time.Duration
 	// Clients is the number of outstanding requests (default 16).
 	Clients int
+	// Verify decodes every response on the client and compares its values
+	// byte for byte with the ones the server must send (costs client CPU,
+	// not the server's measured time); without it sizes are checked.
+	Verify bool
 	// Progress, if set, receives one line per cell.
 	Progress io.Writer
 }
@@ -99,6 +105,12 @@ type Cell struct {
 	// Responses measured per mode.
 	CopyResponses uint64 `json:"copy_responses"`
 	SGResponses   uint64 `json:"sg_responses"`
+	// ZeroCopyEntries is the scatter-gather entries the server's endpoint
+	// sent without a copy during the cell (0 in copy mode; in
+	// scatter-gather mode up to MaxSegments-1 per response, the rest are
+	// copied): 0 in a whole cell means the values were not in memory the
+	// datapath can send from.
+	ZeroCopyEntries uint64 `json:"zero_copy_entries"`
 }
 
 // Result is the whole sweep.
@@ -107,9 +119,12 @@ type Result struct {
 	LLCBytes        int    `json:"llc_bytes"`
 	LLCSource       string `json:"llc_source"`
 	WorkingSetBytes int    `json:"working_set_bytes"`
-	Entries         []int  `json:"entries"`
-	TotalSizes      []int  `json:"total_sizes"`
-	Cells           []Cell `json:"cells"`
+	// WorkingSetNote says where the working set lives when that matters
+	// (xdp: inside the UMEM, whose size is reported).
+	WorkingSetNote string `json:"working_set_note,omitempty"`
+	Entries        []int  `json:"entries"`
+	TotalSizes     []int  `json:"total_sizes"`
+	Cells          []Cell `json:"cells"`
 	// RecommendedThreshold is the smallest per-entry size from which
 	// scatter-gather wins in every measured cell; -1 when it never does
 	// consistently (copy everything).
@@ -145,8 +160,8 @@ func (c *Config) fill() error {
 	if c.Clients == 0 {
 		c.Clients = 16
 	}
-	if c.Datapath != "udp" && c.Datapath != "memnet" {
-		return fmt.Errorf("%w: datapath %q (want udp or memnet)", ErrConfig, c.Datapath)
+	if c.Datapath != "udp" && c.Datapath != "memnet" && c.Datapath != "xdp" {
+		return fmt.Errorf("%w: datapath %q (want udp, memnet or xdp)", ErrConfig, c.Datapath)
 	}
 	for _, e := range c.Entries {
 		if e < 1 || e > MaxEntries {

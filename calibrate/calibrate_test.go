@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath/xdp"
+	"github.com/cornflakes-go/cornflakes/internal/netns"
 )
 
 func TestParseSize(t *testing.T) {
@@ -104,7 +108,7 @@ func TestConfigErrors(t *testing.T) {
 func TestRunSmall(t *testing.T) {
 	for _, dp := range []string{"memnet", "udp"} {
 		t.Run(dp, func(t *testing.T) {
-			res, err := Run(Config{Datapath: dp, Entries: []int{1, 4}, TotalSizes: []int{256, 4096}, WorkingSet: 4 << 20, Rounds: 1, Phase: 30 * time.Millisecond})
+			res, err := Run(Config{Datapath: dp, Entries: []int{1, 4}, TotalSizes: []int{256, 4096}, WorkingSet: 4 << 20, Rounds: 1, Phase: 30 * time.Millisecond, Verify: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,5 +163,48 @@ func TestSkipTooLarge(t *testing.T) {
 	var tb strings.Builder
 	if err := res.WriteTable(&tb); err != nil || !strings.Contains(tb.String(), "-") {
 		t.Fatalf("table %q, %v", tb.String(), err)
+	}
+}
+
+// TestRunXDP runs a tiny sweep over AF_XDP (one pair of endpoints in two
+// namespaces for the whole sweep, the working set in their UMEM): every
+// response checked, scatter-gather entries sent zero-copy, a cell too
+// large for one packet skipped, no namespace left behind. It needs root.
+func TestRunXDP(t *testing.T) {
+	if err := xdp.Available(); err != nil {
+		t.Skipf("xdp datapath unavailable: %v", err)
+	}
+	res, err := Run(Config{Datapath: "xdp", Entries: []int{1, 4}, TotalSizes: []int{256, 4096, 16384}, WorkingSet: 4 << 20, Rounds: 1, Phase: 30 * time.Millisecond, Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 4 {
+		t.Fatalf("%d cells, want 4 (16384-byte responses do not fit one xdp packet): %+v", len(res.Cells), res.Cells)
+	}
+	for _, c := range res.Cells {
+		if c.CopyNsPerResp <= 0 || c.SGNsPerResp <= 0 || c.CopyResponses == 0 || c.SGResponses == 0 || c.TotalBytes > 4096 {
+			t.Fatalf("bad cell %+v", c)
+		}
+		if c.ZeroCopyEntries == 0 {
+			t.Fatalf("no zero-copy entries: the working set is not in the UMEM: %+v", c)
+		}
+	}
+	if !strings.Contains(res.WorkingSetNote, "UMEM") {
+		t.Fatalf("working_set_note %q", res.WorkingSetNote)
+	}
+	if left, err := netns.List(fmt.Sprintf("%s-%d", xdp.AutoPrefix, os.Getpid())); err != nil || len(left) != 0 {
+		t.Fatalf("namespaces left behind: %v (%v)", left, err)
+	}
+}
+
+// TestRunXDPUnavailable: without root, xdp fails up front with the
+// datapath's explanation.
+func TestRunXDPUnavailable(t *testing.T) {
+	if xdp.Available() == nil {
+		t.Skip("xdp is available here (running as root)")
+	}
+	_, err := Run(Config{Datapath: "xdp", Entries: []int{1}, TotalSizes: []int{64}, Rounds: 1, Phase: time.Millisecond})
+	if !errors.Is(err, xdp.ErrUnavailable) || !strings.Contains(err.Error(), "root") {
+		t.Fatalf("Run on xdp without root: %v", err)
 	}
 }

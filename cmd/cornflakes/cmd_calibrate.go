@@ -36,7 +36,7 @@ func parseInts(s string) ([]int, error) {
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dp := fs.String("datapath", "udp", "datapath: udp or memnet")
+	dp := fs.String("datapath", "udp", "datapath: udp, memnet or xdp (AF_XDP in network namespaces; needs root)")
 	quick := fs.Bool("quick", false, "fewer sizes and shorter phases (under 2 minutes)")
 	asJSON := fs.Bool("json", false, "print the result (grid and recommended_threshold) as JSON")
 	out := fs.String("out", "", "directory for calibrate-<datapath>.png, .txt and .json (default: none)")
@@ -45,6 +45,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	ws := fs.Int("working-set", 0, "working set in bytes (default 4x the last-level cache)")
 	rounds := fs.Int("rounds", 0, "copy/scatter-gather phase pairs per cell (default 10, 7 with --quick)")
 	phase := fs.Duration("phase", 0, "length of one phase (default 100ms, 40ms with --quick)")
+	verify := fs.Bool("verify", false, "decode every response and compare its values byte for byte (default: sizes)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -52,7 +53,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "calibrate: unexpected arguments %q\n", fs.Args())
 		return errUsage
 	}
-	cfg := calibrate.Config{Datapath: *dp, Quick: *quick, WorkingSet: *ws, Rounds: *rounds, Phase: *phase, Progress: stderr}
+	cfg := calibrate.Config{Datapath: *dp, Quick: *quick, WorkingSet: *ws, Rounds: *rounds, Phase: *phase, Verify: *verify, Progress: stderr}
 	var err error
 	if cfg.Entries, err = parseInts(*entries); err != nil {
 		fmt.Fprintf(stderr, "calibrate: --entries: %v\n", err)
