@@ -24,23 +24,33 @@ type Bytes struct {
 // Set makes p the value, deciding copy or zero-copy with a.Threshold. A
 // zero-copy value aliases p: the bytes must not change until the message is
 // sent and a is Reset (Cornflakes' memory model: never modify a value in
-// place while it may be in flight; allocate, fill and swap instead).
+// place while it may be in flight; allocate, fill and swap instead). A
+// value that lies in the registered input the arena decoded last (a field
+// of a decoded message, the echo-server case) is not copied into the arena
+// whatever its size: it aliases that input, which the arena keeps alive and
+// unchanged until Reset, and is zero-copy at or above the threshold.
 func (b *Bytes) Set(a *Arena, p []byte) {
 	if len(p) == 0 {
 		*b = Bytes{}
 		return
 	}
-	if len(p) >= a.Threshold {
-		// A value inside a registered input this arena already holds (a
-		// field of a decoded message) shares that reference: no refcount
-		// operation, same lifetime (until Reset) as a recovered one.
-		if src := a.lastSrc; src != nil && !src.buf.IsZero() {
-			if off, ok := within(p, src.data); ok {
-				b.data = p[:len(p):len(p)]
+	// A value inside a registered input this arena already holds (a field
+	// of a decoded message) shares that reference: no refcount operation,
+	// same lifetime (until Reset) as a recovered one. Below the threshold
+	// it is not copied into the arena either: it aliases the input (which
+	// the arena keeps alive) and is copied into the head at Serialize.
+	if src := a.lastSrc; src != nil {
+		if off, ok := within(p, src.data); ok {
+			b.data = p[:len(p):len(p)]
+			if len(p) >= a.Threshold {
 				b.buf = src.buf.Slice(off, len(p))
-				return
+			} else {
+				b.buf = mem.Buf{}
 			}
+			return
 		}
+	}
+	if len(p) >= a.Threshold {
 		if buf, ok := mem.Recover(p); ok {
 			a.refs = append(a.refs, buf)
 			b.data = p[:len(p):len(p)]

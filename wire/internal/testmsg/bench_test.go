@@ -151,3 +151,71 @@ func BenchmarkDecodeAllTypes(b *testing.B) {
 		_ = a.Reset()
 	}
 }
+
+// TestSetFromDecodedInput: values set from a decoded registered input share
+// it: a large one is a zero-copy window of the input's reference, a small
+// one aliases the input (no arena copy) and is copied into the head at
+// Serialize; no reference is taken besides the decode's own.
+func TestSetFromDecodedInput(t *testing.T) {
+	pool := memtest.NewPool(t)
+	a := newArena(t, wire.DefaultThreshold)
+	req := NewBufs(a)
+	l := req.InitMessages(2)
+	l.Append(bytes.Repeat([]byte{'s'}, 100))
+	l.Append(bytes.Repeat([]byte{'L'}, 2048))
+	flat, err := wire.Flatten(req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	in := memtest.Alloc(t, pool, flat)
+	defer memtest.Release(t, in)
+
+	got := NewBufs(a)
+	if err := got.Decode(in); err != nil {
+		t.Fatal(err)
+	}
+	vals, err := got.GetMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown := a.Grown()
+	resp := NewBufs(a)
+	out := resp.InitMessages(vals.Len())
+	for i := range vals.Len() {
+		out.Append(vals.At(i))
+	}
+	if a.Held() != 1 {
+		t.Errorf("arena holds %d references, want 1 (the input)", a.Held())
+	}
+	p := in.Bytes()
+	for i := range out.Len() {
+		if v := out.At(i); &v[0] != &vals.At(i)[0] {
+			t.Errorf("value %d was copied, want it to alias the decoded input", i)
+		}
+		if f := out.Field(i); f.IsZeroCopy() != (f.Len() >= wire.DefaultThreshold) {
+			t.Errorf("value %d (%d bytes): zero-copy %v", i, f.Len(), f.IsZeroCopy())
+		}
+	}
+	if sz := resp.Sizes(); sz.Entries != 1 || sz.Copied != 100 || sz.ZeroCopy != 2048 {
+		t.Errorf("Sizes = %+v, want 100 copied and one 2048-byte entry", sz)
+	}
+	if a.Grown() != grown {
+		t.Errorf("arena grew by %d bytes while building from decoded values", a.Grown()-grown)
+	}
+	echoed, err := wire.Flatten(resp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(echoed, p) {
+		t.Error("echoed message differs from the input")
+	}
+	if err := a.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if in.Refs() != 1 {
+		t.Errorf("input refs = %d after Reset, want 1", in.Refs())
+	}
+}
