@@ -16,13 +16,20 @@ func (b *bench) network() *memnet.Network {
 }
 
 // rpcRate measures the closed-loop rate of reqType requests.
+// The client endpoint lives on a locked OS thread (the server's is locked
+// by newSetup); both busy-poll.
 func (b *bench) rpcRate(kind string, n *memnet.Network, cfg rpc.EndpointConfig, nSess int, reqType uint8, size, window int, lat *[]time.Duration) (float64, error) {
-	s, sess, err := newSetup(kind, n, cfg, nSess)
-	if err != nil {
-		return 0, err
-	}
-	defer s.close()
-	return closedLoop(s.cli, sess, reqType, size, window, b.durFor(size), lat)
+	var r float64
+	err := onLockedThread(func() error {
+		s, sess, err := newSetup(kind, n, cfg, nSess)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		r, err = closedLoop(s.cli, sess, reqType, size, window, b.durFor(size), lat)
+		return err
+	})
+	return r, err
 }
 
 // durFor is the measurement time for messages of size bytes: 8 MiB
@@ -34,49 +41,79 @@ func (b *bench) durFor(size int) time.Duration {
 	return b.dur
 }
 
+// progress writes a diagnostic line (individual repetitions) to Progress.
+func (b *bench) progress(format string, args ...any) {
+	if b.o.Progress != nil {
+		fmt.Fprintf(b.o.Progress, format, args...)
+	}
+}
+
+// smallRate: rpc, raw and grpc measured b.reps times, interleaved (rpc,
+// raw, grpc, rpc, raw, grpc, ...) so that load from other processes hits
+// all of them alike; the medians are recorded.
 func (b *bench) smallRate() error {
 	dp := b.o.Datapath
-	r, err := b.rpcRate(dp, b.network(), rpc.EndpointConfig{}, concurrency/rpc.DefaultWindow, reqEcho, smallSize, concurrency, nil)
-	if err != nil {
-		return err
+	var rs, raws, gs []float64
+	for i := 0; i < b.reps; i++ {
+		r, err := b.rpcRate(dp, b.network(), rpc.EndpointConfig{}, concurrency/rpc.DefaultWindow, reqEcho, smallSize, concurrency, nil)
+		if err != nil {
+			return err
+		}
+		raw, err := rawRate(dp, b.network(), smallSize, concurrency, b.dur, nil)
+		if err != nil {
+			return err
+		}
+		g, err := grpcRate(smallSize, 16, b.dur, nil)
+		if err != nil {
+			return err
+		}
+		l, _ := loadAvg()
+		b.progress("  small_rate rep %d: rpc %.0f raw %.0f grpc %.0f rps (load %.2f)\n", i, r, raw, g, l)
+		rs, raws, gs = append(rs, r), append(raws, raw), append(gs, g)
 	}
-	b.add("small_rate", "rpc", dp, r, "rps")
-	raw, err := rawRate(dp, b.network(), smallSize, concurrency, b.dur, nil)
-	if err != nil {
-		return err
-	}
-	b.add("small_rate", "raw", dp, raw, "rps")
-	g, err := grpcRate(smallSize, 16, b.dur, nil)
-	if err != nil {
-		return err
-	}
-	b.add("small_rate", "grpc", "tcp", g, "rps")
+	b.add("small_rate", "rpc", dp, median(rs), "rps")
+	b.add("small_rate", "raw", dp, median(raws), "rps")
+	b.add("small_rate", "grpc", "tcp", median(gs), "rps")
 	return nil
 }
 
+// latency: one request in flight, interleaved repetitions as smallRate;
+// the medians of each repetition's p50 and p99 are recorded.
 func (b *bench) latency() error {
 	dp := b.o.Datapath
+	var p50 = map[string][]float64{}
+	var p99 = map[string][]float64{}
 	var lat []time.Duration
-	if _, err := b.rpcRate(dp, b.network(), rpc.EndpointConfig{}, 1, reqEcho, smallSize, 1, &lat); err != nil {
-		return err
+	note := func(v string) {
+		p50[v] = append(p50[v], float64(percentile(lat, 0.50))/1e3)
+		p99[v] = append(p99[v], float64(percentile(lat, 0.99))/1e3)
+		lat = lat[:0]
 	}
-	b.addLatency("rpc", dp, lat)
-	lat = lat[:0]
-	if _, err := rawRate(dp, b.network(), smallSize, 1, b.dur, &lat); err != nil {
-		return err
+	for i := 0; i < b.reps; i++ {
+		if _, err := b.rpcRate(dp, b.network(), rpc.EndpointConfig{}, 1, reqEcho, smallSize, 1, &lat); err != nil {
+			return err
+		}
+		note("rpc")
+		if _, err := rawRate(dp, b.network(), smallSize, 1, b.dur, &lat); err != nil {
+			return err
+		}
+		note("raw")
+		if _, err := grpcRate(smallSize, 1, b.dur, &lat); err != nil {
+			return err
+		}
+		note("grpc")
+		l, _ := loadAvg()
+		b.progress("  latency rep %d: p50 rpc %.1f raw %.1f grpc %.1f us (load %.2f)\n", i, p50["rpc"][i], p50["raw"][i], p50["grpc"][i], l)
 	}
-	b.addLatency("raw", dp, lat)
-	lat = lat[:0]
-	if _, err := grpcRate(smallSize, 1, b.dur, &lat); err != nil {
-		return err
+	for _, v := range []string{"rpc", "raw", "grpc"} {
+		d := dp
+		if v == "grpc" {
+			d = "tcp"
+		}
+		b.add("latency_p50", v, d, median(p50[v]), "us")
+		b.add("latency_p99", v, d, median(p99[v]), "us")
 	}
-	b.addLatency("grpc", "tcp", lat)
 	return nil
-}
-
-func (b *bench) addLatency(variant, dp string, lat []time.Duration) {
-	b.add("latency_p50", variant, dp, float64(percentile(lat, 0.50))/1e3, "us")
-	b.add("latency_p99", variant, dp, float64(percentile(lat, 0.99))/1e3, "us")
 }
 
 func gbps(rps float64, size int) float64 { return rps * float64(size) * 8 / 1e9 }
@@ -111,14 +148,18 @@ func (b *bench) lossBW() error {
 			sel  bool
 		}{{"gobackn", false}, {"sack", true}} {
 			n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 7})
-			s, sess, err := newSetup("memnet", n, rpc.EndpointConfig{Selective: v.sel}, 1)
-			if err != nil {
+			var r float64
+			err := onLockedThread(func() error {
+				s, sess, err := newSetup("memnet", n, rpc.EndpointConfig{Selective: v.sel}, 1)
+				if err != nil {
+					return err
+				}
+				n.SetFaults(memnet.Faults{Loss: p})
+				r, err = closedLoop(s.cli, sess, reqLarge, largeSize, 1, b.durFor(largeSize), nil)
+				n.SetFaults(memnet.Faults{})
+				s.close()
 				return err
-			}
-			n.SetFaults(memnet.Faults{Loss: p})
-			r, err := closedLoop(s.cli, sess, reqLarge, largeSize, 1, b.durFor(largeSize), nil)
-			n.SetFaults(memnet.Faults{})
-			s.close()
+			})
 			if err != nil {
 				return err
 			}

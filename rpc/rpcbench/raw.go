@@ -3,22 +3,31 @@ package rpcbench
 import (
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 )
 
-// rawServer echoes every packet (or a 16-byte ack when ack is set) until stop.
+// rawServer echoes every packet (or a 16-byte ack when ack is set) until
+// stop. Like the RPC server endpoint's Run loop in the benchmarks, it
+// busy-polls (receive batch, answer, flush) on a locked OS thread and never
+// sleeps.
 func rawServer(dp datapath.Endpoint, ack bool, stop <-chan struct{}, done chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	restore := pinThread(cpuServer)
+	defer restore()
 	pkts := make([]datapath.Packet, datapath.DefaultBatch)
-	idle := 0
-	for {
-		select {
-		case <-stop:
-			done <- nil
-			return
-		default:
+	for i := 0; ; i++ {
+		if i&63 == 0 {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
 		}
 		n, err := dp.Recv(pkts)
 		if err != nil {
@@ -37,14 +46,6 @@ func rawServer(dp datapath.Endpoint, ack bool, stop <-chan struct{}, done chan<-
 		if err := dp.Flush(); err != nil {
 			done <- err
 			return
-		}
-		if n == 0 {
-			idle++
-			if idle > 64 {
-				_ = dp.Wait(200 * time.Microsecond)
-			}
-		} else {
-			idle = 0
 		}
 	}
 }
@@ -158,29 +159,40 @@ func rawRun(p *rawPair, size, window int, d time.Duration, lat *[]time.Duration)
 	return float64(count) / el.Seconds(), nil
 }
 
+// rawRate is the raw datapath's closed-loop echo rate with window packets
+// in flight; the client loop runs on a locked OS thread.
 func rawRate(kind string, n *memnet.Network, size, window int, d time.Duration, lat *[]time.Duration) (float64, error) {
-	p, err := newRawPair(kind, n, false)
-	if err != nil {
-		return 0, err
-	}
-	r, err := rawRun(p, size, window, d, lat)
-	if cerr := p.close(); err == nil {
-		err = cerr
-	}
+	var r float64
+	err := onLockedThread(func() error {
+		p, err := newRawPair(kind, n, false)
+		if err != nil {
+			return err
+		}
+		r, err = rawRun(p, size, window, d, lat)
+		if cerr := p.close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
 	return r, err
 }
 
 // rawBandwidth streams full packets with 64 in flight (the server acks each
 // with 16 bytes) and returns the payload bandwidth in Gbit/s.
 func rawBandwidth(kind string, n *memnet.Network, d time.Duration) (float64, error) {
-	p, err := newRawPair(kind, n, true)
-	if err != nil {
-		return 0, err
-	}
-	size := p.cli.MaxPayload()
-	r, err := rawRun(p, size, 64, d, nil)
-	if cerr := p.close(); err == nil {
-		err = cerr
-	}
+	var r float64
+	var size int
+	err := onLockedThread(func() error {
+		p, err := newRawPair(kind, n, true)
+		if err != nil {
+			return err
+		}
+		size = p.cli.MaxPayload()
+		r, err = rawRun(p, size, 64, d, nil)
+		if cerr := p.close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
 	return r * float64(size) * 8 / 1e9, err
 }

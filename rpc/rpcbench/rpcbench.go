@@ -12,8 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
+	"os"
+	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
@@ -22,6 +27,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
+	"golang.org/x/sys/unix"
 )
 
 // Record is one measurement, the JSON shape of cornflakes rpcbench --json.
@@ -91,10 +97,13 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		}
 		want[t] = true
 	}
-	b := &bench{o: o, dur: 2 * time.Second, ctx: ctx}
+	b := &bench{o: o, dur: 2 * time.Second, reps: 5, ctx: ctx}
 	if o.Quick {
 		b.dur = 400 * time.Millisecond
+		b.reps = 3
 	}
+	b.addLoad("loadavg_start")
+	defer b.addLoad("loadavg_end")
 	for _, t := range Tests {
 		if len(want) > 0 && !want[t] {
 			continue
@@ -127,9 +136,79 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 type bench struct {
 	o    Options
 	dur  time.Duration
+	reps int // interleaved repetitions of small_rate and latency (median reported)
 	ctx  context.Context
 	recs []Record
 }
+
+// addLoad records the 1-minute load average (/proc/loadavg) as test
+// "machine": on a shared machine every other number must be read next to it.
+func (b *bench) addLoad(variant string) {
+	if l, ok := loadAvg(); ok {
+		b.add("machine", variant, "-", l, "load")
+	}
+}
+
+// loadAvg returns the 1-minute load average, false where /proc/loadavg is
+// missing.
+func loadAvg() (float64, bool) {
+	d, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(d))
+	if len(f) == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	return v, err == nil
+}
+
+// onLockedThread runs fn on a fresh goroutine locked to its own OS thread
+// and waits for it: every measuring loop (client and server, RPC and raw)
+// busy-polls on a locked thread, as eRPC's do, so the comparison between
+// them is apples to apples and no loop waits for the Go scheduler to hand
+// it back a thread.
+func onLockedThread(fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		restore := pinThread(cpuClient)
+		defer restore()
+		done <- fn()
+	}()
+	return <-done
+}
+
+// CPUs the measuring loops are pinned to (modulo the CPU count): the client
+// and the server loop always run on different CPUs. Unpinned, the kernel
+// sometimes stacks both spinning threads on one CPU of a loaded machine,
+// and every round trip then waits for a scheduler time slice (~8 ms here).
+const (
+	cpuClient = 0
+	cpuServer = 1
+)
+
+// pinThread binds the calling (locked) OS thread to one CPU, best effort,
+// and returns a function restoring its previous affinity (the thread goes
+// back to Go's pool when unlocked).
+func pinThread(cpu int) (restore func()) {
+	var old unix.CPUSet
+	if runtime.NumCPU() < 2 || unix.SchedGetaffinity(0, &old) != nil {
+		return func() {}
+	}
+	var set unix.CPUSet
+	set.Set(cpu % runtime.NumCPU())
+	if unix.SchedSetaffinity(0, &set) != nil {
+		return func() {}
+	}
+	return func() { _ = unix.SchedSetaffinity(0, &old) }
+}
+
+// busyPoll is the IdleSpin of every benchmark endpoint: never sleep in
+// the datapath's Wait (the raw loops do not either).
+const busyPoll = time.Duration(math.MaxInt64)
 
 func (b *bench) add(test, variant, dp string, v float64, unit string) {
 	r := Record{Test: test, Variant: variant, Datapath: dp, Value: v, Unit: unit}
@@ -195,6 +274,7 @@ func newSetup(kind string, n *memnet.Network, cfg rpc.EndpointConfig, nSess int)
 		return nil, nil, err
 	}
 	registerHandlers(s.srvNx)
+	cfg.IdleSpin = busyPoll
 	sc := cfg
 	sc.ID = 1
 	if sc.Datapath, err = openDP(kind, n); err != nil {
@@ -221,7 +301,13 @@ func newSetup(kind string, n *memnet.Network, cfg rpc.EndpointConfig, nSess int)
 	s.cancel = cancel
 	s.srvDone = make(chan error, 1)
 	srv := s.srv
-	go func() { s.srvDone <- srv.Run(ctx) }()
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		restore := pinThread(cpuServer)
+		defer restore()
+		s.srvDone <- srv.Run(ctx)
+	}()
 	sess, err := s.connect(nSess)
 	if err != nil {
 		s.close()
@@ -387,6 +473,20 @@ func closedLoop(ep *rpc.Endpoint, sess []rpc.Session, reqType uint8, reqSize, wi
 		return 0, l.err
 	}
 	return float64(n) / el.Seconds(), nil
+}
+
+// median returns the median of v (the mean of the middle two for an even
+// count); 0 for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func percentile(lat []time.Duration, p float64) time.Duration {
