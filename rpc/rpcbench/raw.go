@@ -14,11 +14,12 @@ import (
 // stop. Like the RPC server endpoint's Run loop in the benchmarks, it
 // busy-polls (receive batch, answer, flush) on a locked OS thread and never
 // sleeps.
-func rawServer(dp datapath.Endpoint, ack bool, stop <-chan struct{}, done chan<- error) {
+func rawServer(dp datapath.Endpoint, ack bool, started chan<- struct{}, stop <-chan struct{}, done chan<- error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	restore := pinThread(cpuServer)
 	defer restore()
+	close(started)
 	pkts := make([]datapath.Packet, datapath.DefaultBatch)
 	for i := 0; ; i++ {
 		if i&63 == 0 {
@@ -67,7 +68,9 @@ func newRawPair(kind string, n *memnet.Network, ack bool) (*rawPair, error) {
 		return nil, err
 	}
 	p := &rawPair{srv: srv, cli: cli, stop: make(chan struct{}), done: make(chan error, 1)}
-	go rawServer(srv, ack, p.stop, p.done)
+	started := make(chan struct{})
+	go rawServer(srv, ack, started, p.stop, p.done)
+	<-started // the client's spinning loop must not race the server's start
 	return p, nil
 }
 
