@@ -1,22 +1,32 @@
 package echo
 
 import (
-	"encoding/binary"
 	"fmt"
 
-	capnp "capnproto.org/go/capnp/v3"
-	flatbuffers "github.com/google/flatbuffers/go"
-	"google.golang.org/protobuf/proto"
-
-	"github.com/cornflakes-go/cornflakes/internal/baselines/pb"
+	"github.com/cornflakes-go/cornflakes/internal/baselines/codec"
+	"github.com/cornflakes-go/cornflakes/microbench"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
-// libCodec is one serialization library for a shape's message kind. encode
-// returns the serialized message as up to two parts (capnp: frame header and
-// segment), valid until the next encode; decode returns the values, which
-// may alias in, valid until the next decode. Neither is safe for concurrent
-// use; the server and the client each have their own.
+// Kind aliases the shapes' message kinds (microbench.Kind, defined in
+// internal/baselines/codec).
+type Kind = microbench.Kind
+
+// The message kinds and the number of leaves of a Tree5, as in microbench.
+const (
+	KindSingle = microbench.KindSingle
+	KindList   = microbench.KindList
+	KindTree   = microbench.KindTree
+	TreeLeaves = microbench.TreeLeaves
+)
+
+// libCodec is one serialization library for a shape's message kind: the
+// codecs of internal/baselines/codec, which microbench times the same way.
+// encode returns the serialized message as up to two parts (capnp: frame
+// header and segment), valid until the next encode; decode returns the
+// values, which may alias in, valid until the next decode; its errors wrap
+// ErrBadMessage. Neither is safe for concurrent use; the server and the
+// client each have their own.
 type libCodec interface {
 	encode(vals [][]byte) ([2][]byte, error)
 	decode(in []byte) ([][]byte, error)
@@ -25,123 +35,58 @@ type libCodec interface {
 func newCodec(lib string, kind Kind) (libCodec, error) {
 	switch lib {
 	case "protobuf":
-		c := &pbCodec{kind: kind, tree: newPBTree()}
-		c.treeLeaves = pbTreeNodes(c.tree, nil)
-		c.dTree = newPBTree()
-		return c, nil
+		c, err := codec.NewProtobuf(kind, false)
+		return pbCodec{c}, err
 	case "flatbuffers":
-		return &fbCodec{kind: kind, b: flatbuffers.NewBuilder(1 << 14)}, nil
+		c, err := codec.NewFlatBuffers(kind, 1<<14)
+		return fbCodec{c}, err
 	case "capnp":
-		return &capnpCodec{kind: kind, wmsg: &capnp.Message{}, rmsg: &capnp.Message{}, ro: capnp.NewReadOnlySingleSegment(nil)}, nil
+		c, err := codec.NewCapnp(kind)
+		return capnpCodec{c}, err
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownApproach, lib)
 }
 
-// checkCount rejects a decoded message with the wrong number of values for
-// its kind (a tree must have all its leaves, a single buffer one).
-func checkCount(k Kind, n int) error {
-	switch {
-	case k == KindSingle && n != 1:
-		return fmt.Errorf("%w: %d values in a SingleBuffer", ErrBadMessage, n)
-	case k == KindTree && n != TreeLeaves:
-		return fmt.Errorf("%w: %d leaves in a Tree5", ErrBadMessage, n)
+// badMessage wraps a codec's decode error in ErrBadMessage.
+func badMessage(vals [][]byte, err error) ([][]byte, error) {
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadMessage, err)
 	}
-	return nil
+	return vals, nil
 }
 
-// pbCodec: protobuf-go. Unmarshal copies every bytes field (protobuf-go has
-// no aliasing decode); MarshalAppend writes into a reused buffer.
-type pbCodec struct {
-	kind       Kind
-	single     pb.SingleBuffer
-	list       pb.ListBuffers
-	tree       *pb.Tree5
-	treeLeaves []*pb.SingleBuffer
-	dSingle    pb.SingleBuffer
-	dList      pb.ListBuffers
-	dTree      *pb.Tree5
-	leaves     [][]byte
-	buf        []byte
+// pbCodec: protobuf-go. Decode copies every bytes field (protobuf-go has
+// no aliasing decode); encode writes into a reused buffer.
+type pbCodec struct{ c *codec.Protobuf }
+
+func (c pbCodec) encode(vals [][]byte) ([2][]byte, error) {
+	b, err := c.c.Encode(vals)
+	return [2][]byte{b}, err
 }
 
-func (c *pbCodec) encode(vals [][]byte) ([2][]byte, error) {
-	var m proto.Message
-	switch c.kind {
-	case KindSingle:
-		c.single.Message = vals[0]
-		m = &c.single
-	case KindList:
-		c.list.Messages = append(c.list.Messages[:0], vals...)
-		m = &c.list
-	default:
-		for i, leaf := range c.treeLeaves {
-			leaf.Message = vals[i]
-		}
-		m = c.tree
-	}
-	var err error
-	c.buf, err = proto.MarshalOptions{}.MarshalAppend(c.buf[:0], m)
-	return [2][]byte{c.buf}, err
+func (c pbCodec) decode(in []byte) ([][]byte, error) { return badMessage(c.c.Decode(in)) }
+
+// fbCodec: FlatBuffers. The Builder is reset per message; decode checks
+// the input (the library's accessors do not) and its values alias it.
+type fbCodec struct{ c *codec.FlatBuffers }
+
+func (c fbCodec) encode(vals [][]byte) ([2][]byte, error) {
+	b, err := c.c.Encode(vals)
+	return [2][]byte{b}, err
 }
 
-func (c *pbCodec) decode(in []byte) ([][]byte, error) {
-	c.leaves = c.leaves[:0]
-	switch c.kind {
-	case KindSingle:
-		if err := (proto.UnmarshalOptions{}).Unmarshal(in, &c.dSingle); err != nil {
-			return nil, err
-		}
-		c.leaves = append(c.leaves, c.dSingle.Message)
-	case KindList:
-		if err := (proto.UnmarshalOptions{}).Unmarshal(in, &c.dList); err != nil {
-			return nil, err
-		}
-		c.leaves = append(c.leaves, c.dList.Messages...)
-	default:
-		if err := (proto.UnmarshalOptions{}).Unmarshal(in, c.dTree); err != nil {
-			return nil, err
-		}
-		c.leaves = pbTreeValues(c.dTree, c.leaves)
-	}
-	return c.leaves, checkCount(c.kind, len(c.leaves))
+func (c fbCodec) decode(in []byte) ([][]byte, error) { return badMessage(c.c.Decode(in)) }
+
+// capnpCodec: Cap'n Proto. One reused single-segment message; the output
+// is the stream frame header plus the segment.
+type capnpCodec struct{ c *codec.Capnp }
+
+func (c capnpCodec) encode(vals [][]byte) ([2][]byte, error) {
+	hdr, seg, err := c.c.Encode(vals)
+	return [2][]byte{hdr, seg}, err
 }
 
-// FlatBuffers: the Builder is reset per message; accessors alias the input.
-func (c *fbCodec) encode(vals [][]byte) ([2][]byte, error) {
-	c.build(vals)
-	return [2][]byte{c.out}, nil
-}
-
-// decode checks the root offset and turns the library's panics on
-// malformed input (it does not bounds-check) into an error.
-func (c *fbCodec) decode(in []byte) (vals [][]byte, err error) {
-	if len(in) < 8 || int(binary.LittleEndian.Uint32(in)) > len(in)-4 {
-		return nil, fmt.Errorf("%w: flatbuffers message of %d bytes", ErrBadMessage, len(in))
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			vals, err = nil, fmt.Errorf("%w: flatbuffers: %v", ErrBadMessage, p)
-		}
-	}()
-	c.decodeTables(in)
-	return c.leaves, checkCount(c.kind, len(c.leaves))
-}
-
-// capnp: one reused single-segment message; output is the stream frame
-// header plus the segment.
-func (c *capnpCodec) encode(vals [][]byte) ([2][]byte, error) {
-	if err := c.build(vals); err != nil {
-		return [2][]byte{}, err
-	}
-	return [2][]byte{c.hdr[:], c.seg}, nil
-}
-
-func (c *capnpCodec) decode(in []byte) ([][]byte, error) {
-	if err := c.decodeMsg(in); err != nil {
-		return nil, fmt.Errorf("%w: capnp: %v", ErrBadMessage, err)
-	}
-	return c.leaves, checkCount(c.kind, len(c.leaves))
-}
+func (c capnpCodec) decode(in []byte) ([][]byte, error) { return badMessage(c.c.Decode(in)) }
 
 // partsObject is a wire.Object whose bytes are all copied into the head:
 // how a library's contiguous output is handed to the datapath (one copy

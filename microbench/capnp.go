@@ -1,13 +1,9 @@
 package microbench
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 
-	capnp "capnproto.org/go/capnp/v3"
-
-	"github.com/cornflakes-go/cornflakes/internal/baselines/capnpb"
+	"github.com/cornflakes-go/cornflakes/internal/baselines/codec"
 )
 
 // Capnp returns the Cap'n Proto baseline (capnproto.org/go/capnp/v3 v3.1.0-alpha.1, code
@@ -39,17 +35,14 @@ func (capnpLibrary) Prepare(shape Shape, mode string) (Case, error) {
 	if err := checkShape(shape); err != nil {
 		return nil, err
 	}
-	c := &capnpCase{
-		kind:   shape.Kind,
-		vals:   shape.Values(),
-		cyc:    cycle{n: len(shape.Variants)},
-		wmsg:   &capnp.Message{},
-		rmsg:   &capnp.Message{},
-		ro:     capnp.NewReadOnlySingleSegment(nil),
-		leaves: make([][]byte, 0, TreeLeaves),
+	cod, err := codec.NewCapnp(shape.Kind)
+	if err != nil {
+		return nil, err
 	}
+	c := &capnpCase{codec: cod, vals: shape.Values(), cyc: cycle{n: len(shape.Variants)}}
 	for _, vals := range c.vals {
-		if err := c.build(vals); err != nil {
+		if c.hdr, c.seg, err = cod.Encode(vals); err != nil {
+			cod.Close()
 			return nil, err
 		}
 		out, _ := c.Output()
@@ -58,330 +51,55 @@ func (capnpLibrary) Prepare(shape Shape, mode string) (Case, error) {
 	return c, nil
 }
 
+// capnpCase drives a codec.Capnp; its output is the frame header and the segment, kept apart.
 type capnpCase struct {
-	kind   Kind
-	vals   [][][]byte
-	inputs [][]byte // framed messages
-	cyc    cycle
-
-	wmsg *capnp.Message
-	hdr  [8]byte
-	seg  []byte // latest output segment (aliases wmsg's arena until its next Reset)
-
-	rmsg *capnp.Message
-	ro   *capnp.ReadOnlySingleSegment
-
-	leaves [][]byte
-	r      reader
+	codec    *codec.Capnp
+	vals     [][][]byte
+	inputs   [][]byte // framed messages
+	cyc      cycle
+	hdr, seg []byte // latest output (aliases the codec until its next Encode)
+	r        reader
 }
 
-// errCapnpFrame is returned for input that is not a complete stream frame.
-var errCapnpFrame = errors.New("capnp: malformed stream frame")
-
-// build writes a message holding vals into the reused segment and frames it.
-func (c *capnpCase) build(vals [][]byte) error {
-	seg, err := c.wmsg.Reset(capnp.SingleSegment(nil))
-	if err != nil {
-		return err
-	}
-	if err := c.buildInto(seg, vals); err != nil {
-		return err
-	}
-	c.seg = seg.Data()
-	binary.LittleEndian.PutUint32(c.hdr[0:], 0) // segment count - 1
-	binary.LittleEndian.PutUint32(c.hdr[4:], uint32(len(c.seg)/8))
-	return nil
-}
-
-func (c *capnpCase) buildInto(seg *capnp.Segment, vals [][]byte) error {
-	switch c.kind {
-	case KindSingle:
-		root, err := capnpb.NewRootSingleBuffer(seg)
-		if err != nil {
-			return err
-		}
-		return root.SetMessage_(vals[0])
-	case KindList:
-		root, err := capnpb.NewRootListBuffers(seg)
-		if err != nil {
-			return err
-		}
-		l, err := root.NewMessages(int32(len(vals)))
-		if err != nil {
-			return err
-		}
-		for i, v := range vals {
-			if err := l.Set(i, v); err != nil {
-				return err
-			}
-		}
-		return nil
-	default:
-		root, err := capnpb.NewRootTree5(seg)
-		if err != nil {
-			return err
-		}
-		return capnpBuildTree5(root, vals)
-	}
-}
-
-func capnpBuildTree5(t capnpb.Tree5, vals [][]byte) error {
-	for i := 0; i < 2; i++ {
-		var t4 capnpb.Tree4
-		var err error
-		if i == 0 {
-			t4, err = t.NewLeft()
-		} else {
-			t4, err = t.NewRight()
-		}
-		if err != nil {
-			return err
-		}
-		if err := capnpBuildTree4(t4, vals[i*16:]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func capnpBuildTree4(t capnpb.Tree4, vals [][]byte) error {
-	for i := 0; i < 2; i++ {
-		var t3 capnpb.Tree3
-		var err error
-		if i == 0 {
-			t3, err = t.NewLeft()
-		} else {
-			t3, err = t.NewRight()
-		}
-		if err != nil {
-			return err
-		}
-		if err := capnpBuildTree3(t3, vals[i*8:]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func capnpBuildTree3(t capnpb.Tree3, vals [][]byte) error {
-	for i := 0; i < 2; i++ {
-		var t2 capnpb.Tree2
-		var err error
-		if i == 0 {
-			t2, err = t.NewLeft()
-		} else {
-			t2, err = t.NewRight()
-		}
-		if err != nil {
-			return err
-		}
-		if err := capnpBuildTree2(t2, vals[i*4:]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func capnpBuildTree2(t capnpb.Tree2, vals [][]byte) error {
-	for i := 0; i < 2; i++ {
-		var t1 capnpb.Tree1
-		var err error
-		if i == 0 {
-			t1, err = t.NewLeft()
-		} else {
-			t1, err = t.NewRight()
-		}
-		if err != nil {
-			return err
-		}
-		l, err := t1.NewLeft()
-		if err != nil {
-			return err
-		}
-		if err := l.SetMessage_(vals[i*2]); err != nil {
-			return err
-		}
-		r, err := t1.NewRight()
-		if err != nil {
-			return err
-		}
-		if err := r.SetMessage_(vals[i*2+1]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// open points the reused read Message at the framed message in (aliasing it).
-func (c *capnpCase) open(in []byte) (*capnp.Message, error) {
-	if len(in) < 8 {
-		return nil, errCapnpFrame
-	}
-	if binary.LittleEndian.Uint32(in) != 0 {
-		return capnp.Unmarshal(in) // several segments: the library's general path
-	}
-	words := uint64(binary.LittleEndian.Uint32(in[4:]))
-	if words*8 > uint64(len(in)-8) {
-		return nil, errCapnpFrame
-	}
-	if _, err := c.rmsg.Reset(nil); err != nil {
-		return nil, err
-	}
-	c.ro.ReplaceData(in[8 : 8+words*8])
-	if _, err := c.rmsg.Reset(c.ro); err != nil {
-		return nil, err
-	}
-	return c.rmsg, nil
-}
-
-// decode reads the message in into c.leaves (aliasing in).
-func (c *capnpCase) decode(in []byte) error {
-	c.leaves = c.leaves[:0]
-	msg, err := c.open(in)
-	if err != nil {
-		return err
-	}
-	switch c.kind {
-	case KindSingle:
-		root, err := capnpb.ReadRootSingleBuffer(msg)
-		if err != nil {
-			return err
-		}
-		v, err := root.Message_()
-		if err != nil {
-			return err
-		}
-		c.leaves = append(c.leaves, v)
-	case KindList:
-		root, err := capnpb.ReadRootListBuffers(msg)
-		if err != nil {
-			return err
-		}
-		l, err := root.Messages()
-		if err != nil {
-			return err
-		}
-		for i := 0; i < l.Len(); i++ {
-			v, err := l.At(i)
-			if err != nil {
-				return err
-			}
-			c.leaves = append(c.leaves, v)
-		}
-	default:
-		root, err := capnpb.ReadRootTree5(msg)
-		if err != nil {
-			return err
-		}
-		c.leaves, err = capnpReadTree5(root, c.leaves)
-		return err
-	}
-	return nil
-}
-
-func capnpReadTree5(t capnpb.Tree5, dst [][]byte) ([][]byte, error) {
-	for i := 0; i < 2; i++ {
-		var t4 capnpb.Tree4
-		var err error
-		if i == 0 {
-			t4, err = t.Left()
-		} else {
-			t4, err = t.Right()
-		}
-		if err != nil {
-			return dst, err
-		}
-		for j := 0; j < 2; j++ {
-			var t3 capnpb.Tree3
-			if j == 0 {
-				t3, err = t4.Left()
-			} else {
-				t3, err = t4.Right()
-			}
-			if err != nil {
-				return dst, err
-			}
-			for k := 0; k < 2; k++ {
-				var t2 capnpb.Tree2
-				if k == 0 {
-					t2, err = t3.Left()
-				} else {
-					t2, err = t3.Right()
-				}
-				if err != nil {
-					return dst, err
-				}
-				for m := 0; m < 2; m++ {
-					var t1 capnpb.Tree1
-					if m == 0 {
-						t1, err = t2.Left()
-					} else {
-						t1, err = t2.Right()
-					}
-					if err != nil {
-						return dst, err
-					}
-					l, err := t1.Left()
-					if err != nil {
-						return dst, err
-					}
-					lv, err := l.Message_()
-					if err != nil {
-						return dst, err
-					}
-					r, err := t1.Right()
-					if err != nil {
-						return dst, err
-					}
-					rv, err := r.Message_()
-					if err != nil {
-						return dst, err
-					}
-					dst = append(dst, lv, rv)
-				}
-			}
-		}
-	}
-	return dst, nil
-}
-
-func (c *capnpCase) Serialize() error {
-	return c.build(c.vals[c.cyc.next()])
+func (c *capnpCase) Serialize() (err error) {
+	c.hdr, c.seg, err = c.codec.Encode(c.vals[c.cyc.next()])
+	return err
 }
 
 func (c *capnpCase) Decode() error {
-	if err := c.decode(c.inputs[c.cyc.next()]); err != nil {
+	vals, err := c.codec.Decode(c.inputs[c.cyc.next()])
+	if err != nil {
 		return err
 	}
-	c.r.touchAll(c.leaves)
+	c.r.touchAll(vals)
 	return nil
 }
 
 func (c *capnpCase) Echo() error {
-	if err := c.decode(c.inputs[c.cyc.next()]); err != nil {
-		return err
+	vals, err := c.codec.Decode(c.inputs[c.cyc.next()])
+	if err != nil {
+		return mismatch(err)
 	}
-	if err := checkCount(c.kind, len(c.leaves)); err != nil {
-		return err
-	}
-	return c.build(c.leaves)
+	c.hdr, c.seg, err = c.codec.Encode(vals)
+	return err
 }
 
 func (c *capnpCase) Output() ([]byte, error) {
 	out := make([]byte, 0, len(c.hdr)+len(c.seg))
-	return append(append(out, c.hdr[:]...), c.seg...), nil
+	return append(append(out, c.hdr...), c.seg...), nil
 }
 
 func (c *capnpCase) Values(msg []byte) ([][]byte, error) {
-	d := &capnpCase{kind: c.kind, rmsg: &capnp.Message{}, ro: capnp.NewReadOnlySingleSegment(nil)}
-	if err := d.decode(msg); err != nil {
+	d, err := codec.NewCapnp(c.codec.Kind())
+	if err != nil {
 		return nil, err
 	}
-	return copyValues(d.leaves), nil
+	defer d.Close()
+	vals, err := d.Decode(msg)
+	if err != nil {
+		return nil, err
+	}
+	return copyValues(vals), nil
 }
 
-func (c *capnpCase) Close() error {
-	c.wmsg.Release()
-	c.rmsg.Release()
-	return nil
-}
+func (c *capnpCase) Close() error { return c.codec.Close() }

@@ -1,7 +1,10 @@
 package microbench
 
 import (
+	"errors"
 	"fmt"
+
+	"github.com/cornflakes-go/cornflakes/internal/baselines/codec"
 )
 
 // reader accumulates what a decode reads from each value (its length and its first and last
@@ -62,6 +65,24 @@ func checkShape(s Shape) error {
 		default:
 			return fmt.Errorf("shape %s: unknown kind %v", s.Name, s.Kind)
 		}
+	}
+	return nil
+}
+
+// mismatch wraps an echo's decode error in ErrMismatch when the decoded message has the wrong
+// number of values to be echoed (codec.ErrCount); other errors are returned as they are.
+func mismatch(err error) error {
+	if errors.Is(err, codec.ErrCount) {
+		return fmt.Errorf("%w: %w", ErrMismatch, err)
+	}
+	return err
+}
+
+// checkCount returns an error wrapping ErrMismatch (and codec.ErrCount) when a decoded
+// SingleBuffer or Tree5 has the wrong number of values to be echoed.
+func checkCount(k Kind, n int) error {
+	if err := codec.CheckCount(k, n); err != nil {
+		return mismatch(err)
 	}
 	return nil
 }

@@ -3,9 +3,7 @@ package microbench
 import (
 	"fmt"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
-	"github.com/cornflakes-go/cornflakes/internal/baselines/fb"
+	"github.com/cornflakes-go/cornflakes/internal/baselines/codec"
 )
 
 // FlatBuffers returns the FlatBuffers Go baseline (github.com/google/flatbuffers/go, code
@@ -28,240 +26,72 @@ func (fbLibrary) Prepare(shape Shape, mode string) (Case, error) {
 	if err := checkShape(shape); err != nil {
 		return nil, err
 	}
-	c := &fbCase{
-		kind:   shape.Kind,
-		vals:   shape.Values(),
-		cyc:    cycle{n: len(shape.Variants)},
-		b:      flatbuffers.NewBuilder(1024),
-		leaves: make([][]byte, 0, TreeLeaves),
+	cod, err := codec.NewFlatBuffers(shape.Kind, 1024)
+	if err != nil {
+		return nil, err
 	}
-	for v := range c.vals {
-		c.build(c.vals[v])
-		c.inputs = append(c.inputs, append([]byte{}, c.out...))
-	}
+	c := &fbCase{vals: shape.Values(), cyc: cycle{n: len(shape.Variants)}}
 	maxLen := 0
-	for _, in := range c.inputs {
-		maxLen = max(maxLen, len(in))
+	for _, vals := range c.vals {
+		b, err := cod.Encode(vals)
+		if err != nil {
+			return nil, err
+		}
+		c.inputs = append(c.inputs, append([]byte{}, b...))
+		maxLen = max(maxLen, len(b))
 	}
-	c.b = flatbuffers.NewBuilder(maxLen + 1024) // never grows while measured
+	// A builder large enough for every message never grows while measured.
+	if c.codec, err = codec.NewFlatBuffers(shape.Kind, maxLen+1024); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
+// fbCase drives a codec.FlatBuffers. Decode and Echo read the prepared inputs, which this
+// process produced, with DecodeTrusted (no bounds checks, as FlatBuffers is used).
 type fbCase struct {
-	kind   Kind
+	codec  *codec.FlatBuffers
 	vals   [][][]byte
 	inputs [][]byte
 	cyc    cycle
-
-	b    *flatbuffers.Builder
-	offs []flatbuffers.UOffsetT // scratch for child offsets
-	out  []byte                 // latest output (aliases b)
-
-	// reused read-side tables
-	single fb.SingleBuffer
-	list   fb.ListBuffers
-	leaf   fb.SingleBuffer
-	t5     fb.Tree5
-	t4     fb.Tree4
-	t3     fb.Tree3
-	t2     fb.Tree2
-	t1     fb.Tree1
-
-	leaves [][]byte
+	out    []byte // latest output (aliases the codec's builder)
 	r      reader
 }
 
-// fbLeaf writes a SingleBuffer holding v and returns its offset.
-func fbLeaf(b *flatbuffers.Builder, v []byte) flatbuffers.UOffsetT {
-	off := b.CreateByteVector(v)
-	fb.SingleBufferStart(b)
-	fb.SingleBufferAddMessage(b, off)
-	return fb.SingleBufferEnd(b)
-}
-
-// build serializes a message of c.kind holding vals into the reused builder; c.out is the result.
-func (c *fbCase) build(vals [][]byte) {
-	b := c.b
-	b.Reset()
-	var root flatbuffers.UOffsetT
-	switch c.kind {
-	case KindSingle:
-		root = fbLeaf(b, vals[0])
-	case KindList:
-		c.offs = c.offs[:0]
-		for _, v := range vals {
-			c.offs = append(c.offs, fbLeaf(b, v))
-		}
-		fb.ListBuffersStartMessagesVector(b, len(c.offs))
-		for i := len(c.offs) - 1; i >= 0; i-- {
-			b.PrependUOffsetT(c.offs[i])
-		}
-		vec := b.EndVector(len(c.offs))
-		fb.ListBuffersStart(b)
-		fb.ListBuffersAddMessages(b, vec)
-		root = fb.ListBuffersEnd(b)
-	default:
-		offs := c.offs[:0]
-		for _, v := range vals {
-			offs = append(offs, fbLeaf(b, v))
-		}
-		for i := 0; i < 16; i++ {
-			fb.Tree1Start(b)
-			fb.Tree1AddLeft(b, offs[2*i])
-			fb.Tree1AddRight(b, offs[2*i+1])
-			offs[i] = fb.Tree1End(b)
-		}
-		for i := 0; i < 8; i++ {
-			fb.Tree2Start(b)
-			fb.Tree2AddLeft(b, offs[2*i])
-			fb.Tree2AddRight(b, offs[2*i+1])
-			offs[i] = fb.Tree2End(b)
-		}
-		for i := 0; i < 4; i++ {
-			fb.Tree3Start(b)
-			fb.Tree3AddLeft(b, offs[2*i])
-			fb.Tree3AddRight(b, offs[2*i+1])
-			offs[i] = fb.Tree3End(b)
-		}
-		for i := 0; i < 2; i++ {
-			fb.Tree4Start(b)
-			fb.Tree4AddLeft(b, offs[2*i])
-			fb.Tree4AddRight(b, offs[2*i+1])
-			offs[i] = fb.Tree4End(b)
-		}
-		fb.Tree5Start(b)
-		fb.Tree5AddLeft(b, offs[0])
-		fb.Tree5AddRight(b, offs[1])
-		root = fb.Tree5End(b)
-		c.offs = offs
-	}
-	b.Finish(root)
-	c.out = b.FinishedBytes()
-}
-
-// decode reads in into c.leaves (aliasing in) through the reused tables.
-func (c *fbCase) decode(in []byte) {
-	c.leaves = c.leaves[:0]
-	root := flatbuffers.GetUOffsetT(in)
-	switch c.kind {
-	case KindSingle:
-		c.single.Init(in, root)
-		c.leaves = append(c.leaves, c.single.MessageBytes())
-	case KindList:
-		c.list.Init(in, root)
-		n := c.list.MessagesLength()
-		for j := 0; j < n; j++ {
-			if c.list.Messages(&c.leaf, j) {
-				c.leaves = append(c.leaves, c.leaf.MessageBytes())
-			}
-		}
-	default:
-		c.t5.Init(in, root)
-		for a := 0; a < 2; a++ {
-			var t4 *fb.Tree4
-			if a == 0 {
-				t4 = c.t5.Left(&c.t4)
-			} else {
-				t4 = c.t5.Right(&c.t4)
-			}
-			if t4 == nil {
-				continue
-			}
-			for b := 0; b < 2; b++ {
-				var t3 *fb.Tree3
-				if b == 0 {
-					t3 = t4.Left(&c.t3)
-				} else {
-					t3 = t4.Right(&c.t3)
-				}
-				if t3 == nil {
-					continue
-				}
-				for d := 0; d < 2; d++ {
-					var t2 *fb.Tree2
-					if d == 0 {
-						t2 = t3.Left(&c.t2)
-					} else {
-						t2 = t3.Right(&c.t2)
-					}
-					if t2 == nil {
-						continue
-					}
-					for e := 0; e < 2; e++ {
-						var t1 *fb.Tree1
-						if e == 0 {
-							t1 = t2.Left(&c.t1)
-						} else {
-							t1 = t2.Right(&c.t1)
-						}
-						if t1 == nil {
-							continue
-						}
-						if l := t1.Left(&c.leaf); l != nil {
-							c.leaves = append(c.leaves, l.MessageBytes())
-						}
-						if r := t1.Right(&c.leaf); r != nil {
-							c.leaves = append(c.leaves, r.MessageBytes())
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-func (c *fbCase) Serialize() error {
-	c.build(c.vals[c.cyc.next()])
-	return nil
+func (c *fbCase) Serialize() (err error) {
+	c.out, err = c.codec.Encode(c.vals[c.cyc.next()])
+	return err
 }
 
 func (c *fbCase) Decode() error {
-	c.decode(c.inputs[c.cyc.next()])
-	c.r.touchAll(c.leaves)
+	c.r.touchAll(c.codec.DecodeTrusted(c.inputs[c.cyc.next()]))
 	return nil
 }
 
 func (c *fbCase) Echo() error {
-	c.decode(c.inputs[c.cyc.next()])
-	if err := checkCount(c.kind, len(c.leaves)); err != nil {
+	vals := c.codec.DecodeTrusted(c.inputs[c.cyc.next()])
+	if err := checkCount(c.codec.Kind(), len(vals)); err != nil {
 		return err
 	}
-	c.build(c.leaves)
-	return nil
-}
-
-// checkCount returns ErrMismatch when a decoded SingleBuffer or Tree5 has the wrong number of
-// values to be echoed.
-func checkCount(k Kind, n int) error {
-	switch {
-	case k == KindSingle && n != 1:
-		return fmt.Errorf("%w: %d values in a SingleBuffer", ErrMismatch, n)
-	case k == KindTree && n != TreeLeaves:
-		return fmt.Errorf("%w: %d leaves in a Tree5", ErrMismatch, n)
-	}
-	return nil
+	var err error
+	c.out, err = c.codec.Encode(vals)
+	return err
 }
 
 func (c *fbCase) Output() ([]byte, error) { return append([]byte{}, c.out...), nil }
 
-// Values decodes msg with fresh tables. FlatBuffers accessors do not bounds-check, so a
-// malformed msg panics inside the library (or, within a slice's spare capacity, would read
-// past the message); Values caps the slice and turns the panic into an error.
-func (c *fbCase) Values(msg []byte) (vals [][]byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			vals, err = nil, fmt.Errorf("flatbuffers: malformed message: %v", p)
-		}
-	}()
-	if len(msg) < 4 {
-		return nil, fmt.Errorf("flatbuffers: message of %d bytes is too short", len(msg))
+// Values decodes msg with a fresh codec's checked Decode (FlatBuffers accessors do not
+// bounds-check; Decode caps the input and turns the library's panics into errors).
+func (c *fbCase) Values(msg []byte) ([][]byte, error) {
+	d, err := codec.NewFlatBuffers(c.codec.Kind(), 0)
+	if err != nil {
+		return nil, err
 	}
-	// The accessors slice without comparing to len: cap the slice so that an out-of-range
-	// vector panics (recovered above) instead of reading the memory after the message.
-	msg = msg[:len(msg):len(msg)]
-	d := &fbCase{kind: c.kind}
-	d.decode(msg)
-	return copyValues(d.leaves), nil
+	vals, err := d.Decode(msg)
+	if err != nil {
+		return nil, err
+	}
+	return copyValues(vals), nil
 }
 
 func (c *fbCase) Close() error { return nil }

@@ -5,39 +5,29 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+
+	"github.com/cornflakes-go/cornflakes/internal/baselines/codec"
 	"strings"
 )
 
-// Kind is the message type of a shape in internal/benchschema/bench.proto.
-type Kind int
+// Kind is the message type of a shape in internal/benchschema/bench.proto (defined with the
+// baselines' codecs, package internal/baselines/codec).
+type Kind = codec.Kind
 
 const (
 	// KindSingle is SingleBuffer: one bytes field.
-	KindSingle Kind = iota
+	KindSingle = codec.KindSingle
 	// KindList is ListBuffers: a repeated bytes field.
-	KindList
+	KindList = codec.KindList
 	// KindTree is Tree5: a binary tree of depth 5 whose 32 leaves are SingleBuffer.
-	KindTree
+	KindTree = codec.KindTree
 )
 
-// String returns the schema message name of k.
-func (k Kind) String() string {
-	switch k {
-	case KindSingle:
-		return "SingleBuffer"
-	case KindList:
-		return "ListBuffers"
-	case KindTree:
-		return "Tree5"
-	}
-	return "Kind(" + strconv.Itoa(int(k)) + ")"
-}
-
 // TreeDepth is the depth of the tree5 shape; it has 1<<TreeDepth leaves.
-const TreeDepth = 5
+const TreeDepth = codec.TreeDepth
 
 // TreeLeaves is the number of leaves of the tree5 shape.
-const TreeLeaves = 1 << TreeDepth
+const TreeLeaves = codec.TreeLeaves
 
 // TreeLeafSize is the size of every leaf value of the tree5 shape (32 × 128 B = 4 KiB in total,
 // the same payload as 1x4096 and 4x1024, all of it below the hybrid threshold).
