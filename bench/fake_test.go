@@ -128,3 +128,28 @@ func preloaded(w workload.Workload, service time.Duration) *fakeServer {
 	s.service = service
 	return s
 }
+
+// reorderConn executes its in-flight requests newest first when polled:
+// the worst reordering a lossy network with retransmissions can produce.
+type reorderConn struct {
+	store *workload.MemStore
+	q     []pending
+	resp  workload.Response
+}
+
+func (c *reorderConn) Send(id uint64, req *workload.Request) error {
+	c.q = append(c.q, pending{id: id, req: req})
+	return nil
+}
+
+func (c *reorderConn) Poll(deliver func(uint64, *workload.Response)) (int, error) {
+	n := len(c.q)
+	for i := n - 1; i >= 0; i-- {
+		c.store.Apply(c.q[i].req, &c.resp)
+		deliver(c.q[i].id, &c.resp)
+	}
+	c.q = c.q[:0]
+	return n, nil
+}
+
+func (c *reorderConn) Close() error { return nil }

@@ -55,6 +55,22 @@ type Conn interface {
 	Close() error
 }
 
+// Waiter is implemented by a Conn that can block until a response may have
+// arrived (e.g. in the datapath's poll). When the next send is more than
+// MinWait away and requests are in flight, the generator (unless
+// Config.Spin) calls Wait instead of yielding in a loop, so on a small
+// machine an idle client leaves the core to the server. Wait may return
+// early; it must return at once when nothing is in flight.
+type Waiter interface {
+	Wait(timeout time.Duration) error
+}
+
+// MinWait is the shortest gap before the next send for which the generator
+// blocks (in Waiter.Wait or time.Sleep) instead of yielding: kernel poll and
+// Go timer timeouts have millisecond granularity, so shorter waits would
+// oversleep the send time.
+const MinWait = 2 * time.Millisecond
+
 // Target opens one Conn per client goroutine.
 type Target interface {
 	Dial(client int) (Conn, error)
@@ -475,11 +491,33 @@ func (c *client) runOpen(ctx context.Context, start int64, rate, stagger float64
 		if checkCtx++; checkCtx&1023 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !c.cfg.Spin && next-c.now() > int64(5*time.Microsecond) {
-			runtime.Gosched()
+		if !c.cfg.Spin {
+			if err := c.idle(next - c.now()); err != nil {
+				return err
+			}
 		}
 	}
 	return c.drain(ctx)
+}
+
+// idle spends a gap of gap ns before the next send: it blocks for whole
+// milliseconds (in the Conn's Wait when requests are in flight, else in
+// time.Sleep) while at least MinWait is left, and otherwise yields.
+func (c *client) idle(gap int64) error {
+	switch {
+	case gap <= int64(5*time.Microsecond):
+		return nil
+	case gap < int64(MinWait):
+		runtime.Gosched()
+		return nil
+	}
+	d := time.Duration(gap) - MinWait/2
+	d -= d % time.Millisecond
+	if w, ok := c.conn.(Waiter); ok && c.inflight > 0 {
+		return w.Wait(d)
+	}
+	time.Sleep(d)
+	return nil
 }
 
 // runClosed keeps n requests in flight, latency from the actual send.

@@ -32,6 +32,17 @@ type Series struct {
 	MaxUnitsAtSLO    float64 `json:"max_units_per_sec_at_slo,omitempty"` // objects/s for cdn
 	MaxAchievedRPS   float64 `json:"max_achieved_rps"`                   // highest achieved rate at any point
 	Truncated        bool    `json:"truncated,omitempty"`                // the time budget cut the sweep short
+	// MaxRPSSaturated is the throughput of one closed-loop point at
+	// saturation (SaturationOutstanding requests in flight per client),
+	// whatever its latency: the ranking when no load meets the SLO.
+	MaxRPSSaturated float64 `json:"max_rps_saturated"`
+	// SaturatedP99us is the p99 of that closed-loop point.
+	SaturatedP99us float64 `json:"saturated_p99_us,omitempty"`
+	// LoadAvg is the machine's 1-minute load average (/proc/loadavg) when
+	// the run started, and CPUs the processors the OS reports: a load well
+	// above CPUs means other work shared the cores and inflated latencies.
+	LoadAvg float64 `json:"loadavg"`
+	CPUs    int     `json:"cpus"`
 }
 
 // Point is one load point of a Series.
@@ -179,11 +190,12 @@ func WriteTable(w io.Writer, series []Series) error {
 			return err
 		}
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  serializer\tmax %s at SLO\tp50 µs\tp99 µs\tvs best baseline\n", unit)
-		best := 0.0
+		fmt.Fprintf(tw, "  serializer\tmax %s at SLO\tp50 µs\tp99 µs\tvs best baseline\tmax rps saturated (closed loop)\tvs best baseline\n", unit)
+		best, bestSat := 0.0, 0.0
 		for _, s := range ss {
 			if s.Serializer != "cornflakes" {
 				best = max(best, s.value())
+				bestSat = max(bestSat, s.MaxRPSSaturated)
 			}
 		}
 		for _, s := range ss {
@@ -199,13 +211,30 @@ func WriteTable(w io.Writer, series []Series) error {
 			if s.Truncated {
 				mark = " (cut short)"
 			}
-			fmt.Fprintf(tw, "  %s\t%s%s\t%s\t%s\t%s\n", s.Name(), formatRate(s.value()), mark, p50, p99, ratio)
+			sat, satRatio := "-", "-"
+			if s.MaxRPSSaturated > 0 {
+				sat = formatRate(s.MaxRPSSaturated)
+				if bestSat > 0 && s.Serializer == "cornflakes" {
+					satRatio = fmt.Sprintf("%.2fx", s.MaxRPSSaturated/bestSat)
+				}
+			}
+			fmt.Fprintf(tw, "  %s\t%s%s\t%s\t%s\t%s\t%s\t%s\n", s.Name(), formatRate(s.value()), mark, p50, p99, ratio, sat, satRatio)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// MeetsNone reports whether no series met the SLO at any load point.
+func MeetsNone(series []Series) bool {
+	for _, s := range series {
+		if s.MaxRPSAtSLO > 0 {
+			return false
+		}
+	}
+	return len(series) > 0
 }
 
 // value is what the table compares: objects/s for object workloads, else requests/s.

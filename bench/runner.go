@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/workload"
@@ -17,7 +19,10 @@ import (
 var ErrPreload = errors.New("bench: preload failed")
 
 // Preload loads w's data set through conn, keeping up to window requests in
-// flight, and fails on the first response that is not OK. It gives up after
+// flight, and fails on the first response that is not OK. Before each
+// AppendToList it waits for every request in flight, so a list's
+// continuation can never overtake (and be replaced by) its PutList when a
+// packet is lost and retransmitted or responses are reordered. It gives up after
 // timeout without progress (0: 10s).
 func Preload(ctx context.Context, w workload.Workload, conn Conn, window int, timeout time.Duration) (int, error) {
 	if window < 1 {
@@ -68,7 +73,11 @@ func Preload(ctx context.Context, w workload.Workload, conn Conn, window int, ti
 		return firstErr
 	}
 	err := w.Preload(func(r *workload.Request) error {
-		if err := wait(window - 1); err != nil {
+		until := window - 1
+		if r.Op == workload.OpAppendToList {
+			until = 0
+		}
+		if err := wait(until); err != nil {
 			return err
 		}
 		i := free[len(free)-1]
@@ -97,12 +106,15 @@ type Setup func(ctx context.Context, run RunSpec, w workload.Workload) (Target, 
 
 // ExperimentConfig drives RunExperiment.
 type ExperimentConfig struct {
-	Datapath string                                       // reported in every Series
-	Load     Config                                       // template for every point (Workload, Target and Rate are set per point)
-	Sweep    SweepConfig                                  // per run; Budget is the whole experiment's and is split evenly across runs
-	Setup    Setup                                        // required
-	Log      io.Writer                                    // one line per finished run (e.g. os.Stderr); nil for none
-	Workload func(spec string) (workload.Workload, error) // default workload.Parse
+	Datapath string      // reported in every Series
+	Load     Config      // template for every point (Workload, Target and Rate are set per point)
+	Sweep    SweepConfig // per run; Budget is the whole experiment's and is split evenly across runs
+	Setup    Setup       // required
+	Log      io.Writer   // one line per finished run (e.g. os.Stderr); nil for none
+	// Saturation is the length of the closed-loop point measured after
+	// each sweep (Series.MaxRPSSaturated); 0 for Load.Duration, <0 to skip.
+	Saturation time.Duration
+	Workload   func(spec string) (workload.Workload, error) // default workload.Parse
 }
 
 // RunExperiment sweeps every run of e and returns one Series per run (in
@@ -118,6 +130,10 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 	}
 	cache := map[string]workload.Workload{}
 	t0 := time.Now()
+	load, _ := LoadAvg()
+	if cfg.Log != nil && load > float64(runtime.NumCPU()) {
+		fmt.Fprintf(cfg.Log, "bench: warning: load average %.2f on %d CPUs: other work shares the cores, latencies will be inflated and max loads at the SLO low\n", load, runtime.NumCPU())
+	}
 	var out []Series
 	for i, run := range e.Runs {
 		w, ok := cache[run.Workload]
@@ -152,19 +168,55 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 			lc.Seed = seed
 			return Run(ctx, lc)
 		})
+		var sat Result
+		if err == nil && cfg.Saturation >= 0 && ctx.Err() == nil {
+			lc := cfg.Load
+			lc.Workload, lc.Target, lc.Rate = w, target, 0
+			lc.Outstanding = SaturationOutstanding
+			if cfg.Saturation > 0 {
+				lc.Duration = cfg.Saturation
+			}
+			seed++
+			lc.Seed = seed
+			sat, err = Run(ctx, lc)
+			if err == nil && sat.Mismatches > 0 {
+				err = fmt.Errorf("bench: %d responses differ from the model at saturation (first: %s): %w", sat.Mismatches, sat.FirstMismatch, ErrMismatch)
+			}
+		}
 		if terr := teardown(); err == nil && terr != nil {
 			err = fmt.Errorf("bench: teardown: %w", terr)
 		}
 		s := NewSeries(info, sr)
+		s.MaxRPSSaturated, s.SaturatedP99us = sat.AchievedRPS, us(sat.P99)
+		s.LoadAvg, s.CPUs = load, runtime.NumCPU()
 		out = append(out, s)
 		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, "%s %s: max %s rps at p99 <= %.0f µs (%d points)\n", run.Label, s.Name(), formatRate(s.MaxRPSAtSLO), s.SLOP99us, len(s.Points))
+			fmt.Fprintf(cfg.Log, "%s %s: max %s rps at p99 <= %.0f µs (%d points); %s rps saturated (closed loop, p99 %.0f µs)\n",
+				run.Label, s.Name(), formatRate(s.MaxRPSAtSLO), s.SLOP99us, len(s.Points), formatRate(s.MaxRPSSaturated), s.SaturatedP99us)
 		}
 		if err != nil {
 			return out, err
 		}
 	}
 	return out, nil
+}
+
+// SaturationOutstanding is the closed-loop window per client of the
+// saturation point RunExperiment measures after each sweep.
+const SaturationOutstanding = 32
+
+// LoadAvg returns the 1-minute load average from /proc/loadavg (an error
+// where it does not exist).
+func LoadAvg() (float64, error) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, fmt.Errorf("bench: empty /proc/loadavg")
+	}
+	return strconv.ParseFloat(f[0], 64)
 }
 
 // PresetDefaults returns the load and sweep templates `cornflakes bench`

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/bench"
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
@@ -92,6 +93,7 @@ type Conn struct {
 	cl     *Client
 	id     uint8
 	ep     *rpc.Endpoint
+	dp     datapath.Endpoint
 	sess   []rpc.Session
 	codec  Codec
 	enc    codec
@@ -154,6 +156,7 @@ func (c *Client) Dial(codec Codec) (_ *Conn, err error) {
 	}
 	ec := c.cfg.RPC
 	ec.ID, ec.Datapath = uint8(id), dp
+	cn.dp = dp
 	var connErr error
 	ec.OnSession = func(s rpc.Session, ev rpc.SessionEvent, err error) {
 		if ev == rpc.ConnectFailed && connErr == nil {
@@ -295,6 +298,21 @@ func (c *Conn) Poll(deliver func(id uint64, resp *workload.Response)) (int, erro
 	}
 	err := c.ep.RunOnce()
 	return c.n, err
+}
+
+// Wait blocks until a packet may have arrived for the connection or
+// timeout has passed (bench.Waiter): the load generator calls it instead of
+// spinning when its next send is far away and requests are in flight, so an
+// idle client leaves the core to the server. It returns at once when
+// nothing is in flight or responses are waiting to be delivered.
+func (c *Conn) Wait(timeout time.Duration) error {
+	if c.closed {
+		return rpc.ErrClosed
+	}
+	if c.busy == 0 || len(c.pend) > 0 || timeout <= 0 {
+		return nil
+	}
+	return c.dp.Wait(timeout)
 }
 
 // Errors is the number of requests delivered as StatusError because the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,11 @@ type ServerConfig struct {
 	PoolBytes int64
 	// RPC tunes the endpoints (Datapath, ID and Pool are set by the server).
 	RPC rpc.EndpointConfig
+	// LockThread runs each endpoint's loop on its own locked OS thread
+	// (runtime.LockOSThread), for endpoints that busy-poll (large
+	// RPC.IdleSpin) so the Go scheduler never parks them behind other
+	// goroutines.
+	LockThread bool
 	// Nexus tunes the Nexus (ControlAddr is set from Addr). FailureTimeout
 	// defaults to DefaultFailureTimeout.
 	Nexus rpc.NexusConfig
@@ -183,6 +189,10 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 		s.wg.Add(1)
 		go func(ep *rpc.Endpoint) {
 			defer s.wg.Done()
+			if cfg.LockThread {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+			}
 			_ = ep.Run(ctx)
 		}(st.ep)
 	}

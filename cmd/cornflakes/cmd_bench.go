@@ -28,7 +28,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	exp := fs.String("experiment", "", "preset: "+strings.Join(bench.ExperimentNames(), "|")+" (default: \"default\", every serializer on twitter)")
 	wl := fs.String("workload", "", "compare every serializer on one workload instead of a preset: ycsb|google|twitter|cdn or a full spec (e.g. ycsb:shape=2x2048,layout=multi)")
-	dp := fs.String("datapath", kv.DatapathUDP, "datapath: udp (kernel UDP on loopback) or memnet")
+	dp := fs.String("datapath", kv.DatapathUDP, "datapath: udp (kernel UDP on loopback), memnet, or xdp (AF_XDP between two network namespaces; root)")
 	quick := fs.Bool("quick", false, "short points and sweeps")
 	asJSON := fs.Bool("json", false, "print the results as a JSON array on stdout")
 	out := fs.String("out", "", "directory for results.json, results.csv and the PNG plots (default ./out/bench-<timestamp>)")
@@ -80,14 +80,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			err = terr
 		}
 		fmt.Fprintf(stderr, "bench: %d runs in %v; wrote %s\n", len(series), time.Since(t0).Round(time.Second), strings.Join(paths, ", "))
-		passed := false
-		for _, s := range series {
-			passed = passed || s.MaxRPSAtSLO > 0
-		}
-		if !passed {
-			fmt.Fprintf(stderr, "bench: no load point met the p99 SLO for any serializer: the round trip itself exceeds it here "+
-				"(a loaded or oversubscribed machine; see the p50/p99 columns of %s); rerun on an idle machine or with a larger --slo-us\n",
-				filepath.Join(dir, "results.csv"))
+		if bench.MeetsNone(series) {
+			fmt.Fprintf(stderr, "bench: NO serializer met the p99 SLO of %v µs at any offered load, not even the lowest: the round trip itself exceeds it here "+
+				"(a loaded or oversubscribed machine: load average %.2f on %d CPUs; see the p50/p99 columns of %s). "+
+				"The ranking is in the \"max rps saturated\" column (closed loop, latency unbounded); rerun on an idle machine or with a larger --slo-us\n",
+				series[0].SLOP99us, series[0].LoadAvg, series[0].CPUs, filepath.Join(dir, "results.csv"))
 		}
 	}
 	return err
