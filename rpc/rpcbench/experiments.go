@@ -2,6 +2,7 @@ package rpcbench
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
@@ -202,7 +203,23 @@ func (b *bench) factor() error {
 func (b *bench) sessions() error {
 	dp := b.o.Datapath
 	for _, n := range []int{1, 100, 1000, 20000} {
-		r, err := b.rpcRate(dp, b.network(), rpc.EndpointConfig{}, n, reqEcho, smallSize, concurrency, nil)
+		var r float64
+		err := onLockedThread(func() error {
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			t0 := time.Now()
+			s, sess, err := newSetup(dp, b.network(), rpc.EndpointConfig{}, n)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			b.progress("  sessions %d: connected in %v, heap +%.1f MiB (both endpoints)\n",
+				len(sess), time.Since(t0).Round(time.Millisecond), float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20))
+			r, err = closedLoop(s.cli, sess, reqEcho, smallSize, concurrency, b.dur, nil)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("%d sessions: %w", n, err)
 		}

@@ -449,11 +449,14 @@ func closedLoop(ep *rpc.Endpoint, sess []rpc.Session, reqType uint8, reqSize, wi
 	for _, sl := range slots {
 		l.issue(sl)
 	}
-	// Warm up for d/10 and until one request completed (first-touch of
-	// large buffers can be slow), at most 30 s.
+	// Warm up for d/10, until one request completed (first-touch of
+	// large buffers can be slow) and until every session carried one
+	// (the server allocates a slot's response buffer on first use: with
+	// 20000 sessions a short warm-up would measure those allocations);
+	// at most 30 s.
 	warm := time.Now().Add(d / 10)
 	limit := time.Now().Add(30 * time.Second)
-	for (time.Now().Before(warm) || l.done == 0) && time.Now().Before(limit) && l.err == nil {
+	for (time.Now().Before(warm) || l.done == 0 || l.done < len(sess)) && time.Now().Before(limit) && l.err == nil {
 		if err := ep.RunOnce(); err != nil {
 			return 0, err
 		}
