@@ -10,6 +10,7 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/bench"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
@@ -45,6 +46,15 @@ type BenchConfig struct {
 	// may be nil).
 	Progress, Log io.Writer
 }
+
+// AF_XDP settings of RunBench: its topology's namespace prefix (`cornflakes
+// netns down --prefix cfxbench` removes leftovers of a killed run) and UMEM
+// size (committed, locked memory holding the store and every endpoint's
+// frames).
+const (
+	BenchXDPPrefix = "cfxbench"
+	BenchXDPSpace  = 1 << 30
+)
 
 // DefaultServerSpin makes benchmark server endpoints sleep in the socket as
 // soon as they are idle (negative IdleSpin). Measured on the 2-core test
@@ -125,8 +135,27 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	sweep.Progress = cfg.Progress
 
 	var nw *memnet.Network
-	if cfg.Datapath == DatapathMemnet {
+	var topo *xdp.Topology
+	switch cfg.Datapath {
+	case DatapathMemnet:
 		nw = memnet.NewNetwork(memnet.NetworkConfig{})
+	case DatapathXDP:
+		if err := xdp.Available(); err != nil {
+			return nil, fmt.Errorf("kv: bench: datapath xdp: %w", err)
+		}
+		// One topology (namespaces joined by a bridge, one UMEM) for the
+		// whole run, removed on every return path.
+		if topo, err = xdp.NewTopology(xdp.TopologyConfig{Prefix: BenchXDPPrefix, SpaceSize: BenchXDPSpace}); err != nil {
+			return nil, fmt.Errorf("kv: bench: datapath xdp: %w", err)
+		}
+		defer func() {
+			if cerr := topo.Close(); cerr != nil && cfg.Log != nil {
+				fmt.Fprintf(cfg.Log, "bench: closing the AF_XDP topology: %v\n", cerr)
+			}
+		}()
+	case DatapathUDP:
+	default:
+		return nil, fmt.Errorf("kv: bench: unknown datapath %q (want udp, memnet or xdp)", cfg.Datapath)
 	}
 	var (
 		srv     *Server
@@ -153,7 +182,10 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			if err := stop(); err != nil {
 				return nil, nil, err
 			}
-			sc := ServerConfig{Datapath: cfg.Datapath, Memnet: nw, Endpoints: cfg.Endpoints}
+			sc := ServerConfig{Datapath: cfg.Datapath, Memnet: nw, XDP: topo, Endpoints: cfg.Endpoints}
+			if topo != nil {
+				sc.PoolBytes = int64(topo.Space().Len()) * 3 / 4
+			}
 			sc.RPC.IdleSpin = cfg.ServerSpin
 			if sc.RPC.IdleSpin == 0 {
 				sc.RPC.IdleSpin = DefaultServerSpin
@@ -161,7 +193,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			if srv, err = NewServer(sc); err != nil {
 				return nil, nil, err
 			}
-			if cl, err = NewClient(ClientConfig{Server: srv.Addr(), Endpoints: srv.Endpoints(), Datapath: cfg.Datapath, Memnet: nw}); err != nil {
+			if cl, err = NewClient(ClientConfig{Server: srv.Addr(), Endpoints: srv.Endpoints(), Datapath: cfg.Datapath, Memnet: nw, XDP: topo}); err != nil {
 				return nil, nil, err
 			}
 			t0 := time.Now()
@@ -283,7 +315,7 @@ func PreloadServer(ctx context.Context, srv *Server, w workload.Workload) (int, 
 	if addr.Addr().IsUnspecified() {
 		addr = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), addr.Port())
 	}
-	cl, err := NewClient(ClientConfig{Server: addr, Endpoints: srv.Endpoints(), Datapath: srv.cfg.Datapath, Memnet: srv.cfg.Memnet, Local: addr.Addr()})
+	cl, err := NewClient(ClientConfig{Server: addr, Endpoints: srv.Endpoints(), Datapath: srv.cfg.Datapath, Memnet: srv.cfg.Memnet, XDP: srv.cfg.XDP, Local: addr.Addr()})
 	if err != nil {
 		return 0, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/bench"
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
@@ -25,6 +26,10 @@ type ClientConfig struct {
 	// Datapath is "udp" (default) or "memnet"; Memnet the network for memnet.
 	Datapath string
 	Memnet   *memnet.Network
+	// XDP is the AF_XDP topology of Datapath "xdp" (nil: the process-wide
+	// automatic one); it must be the server's when the server runs in the
+	// same process.
+	XDP *xdp.Topology
 	// Local is the IP the client binds (default 127.0.0.1).
 	Local netip.Addr
 	// ConnectTimeout bounds Dial's session handshakes (default 5s).
@@ -150,7 +155,7 @@ func (c *Client) Dial(codec Codec) (_ *Conn, err error) {
 			_ = cn.Close()
 		}
 	}()
-	dp, err := openDatapath(c.cfg.Datapath, c.cfg.Local, c.cfg.Memnet)
+	dp, err := openDatapath(c.cfg.Datapath, c.cfg.Local, c.cfg.Memnet, c.cfg.XDP)
 	if err != nil {
 		return nil, err
 	}

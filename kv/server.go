@@ -13,6 +13,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	_ "github.com/cornflakes-go/cornflakes/datapath/udp" // registers "udp"
+	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
@@ -22,6 +23,11 @@ import (
 const (
 	DatapathUDP    = "udp"
 	DatapathMemnet = "memnet"
+	// DatapathXDP is AF_XDP (datapath/xdp): endpoints in network
+	// namespaces of an xdp.Topology (ServerConfig.XDP, or the process-wide
+	// automatic one), store values in the topology's UMEM so responses
+	// carry them zero-copy. Needs root; see xdp.Available.
+	DatapathXDP = "xdp"
 )
 
 // Defaults of ServerConfig.
@@ -53,6 +59,10 @@ type ServerConfig struct {
 	PoolBytes int64
 	// RPC tunes the endpoints (Datapath, ID and Pool are set by the server).
 	RPC rpc.EndpointConfig
+	// XDP is the AF_XDP topology the endpoints of Datapath "xdp" are
+	// opened on (nil: xdp.AutoTopology, the process-wide one; the caller
+	// closes it, e.g. with xdp.CloseAutoTopology, after the server).
+	XDP *xdp.Topology
 	// LockThread runs each endpoint's loop on its own locked OS thread
 	// (runtime.LockOSThread), for endpoints that busy-poll (large
 	// RPC.IdleSpin) so the Go scheduler never parks them behind other
@@ -101,8 +111,19 @@ type serverEP struct {
 	lastErr atomic.Pointer[error]
 }
 
-func openDatapath(kind string, ip netip.Addr, nw *memnet.Network) (datapath.Endpoint, error) {
+// ErrXDPPoolTooLarge reports a PoolBytes that does not fit in the AF_XDP
+// topology's UMEM.
+var ErrXDPPoolTooLarge = errors.New("kv: store pool larger than the AF_XDP UMEM")
+
+func openDatapath(kind string, ip netip.Addr, nw *memnet.Network, topo *xdp.Topology) (datapath.Endpoint, error) {
 	cfg := datapath.Config{}
+	if kind == DatapathXDP && topo != nil {
+		ep, err := topo.Open(xdp.Config{})
+		if err != nil {
+			return nil, err
+		}
+		return ep, nil
+	}
 	switch kind {
 	case "", DatapathUDP:
 		kind = DatapathUDP
@@ -133,7 +154,30 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 	if len(cfg.Codecs) == 0 {
 		cfg.Codecs = AllCodecs()
 	}
-	pool, err := mem.NewPool(mem.PoolConfig{Name: "kv-store", MaxBytes: cfg.PoolBytes, Concurrent: cfg.Endpoints > 1})
+	var space *mem.Space
+	if cfg.Datapath == DatapathXDP {
+		if err := xdp.Available(); err != nil {
+			return nil, fmt.Errorf("kv: datapath xdp: %w", err)
+		}
+		topo := cfg.XDP
+		if topo == nil {
+			if topo, err = xdp.AutoTopology(); err != nil {
+				return nil, fmt.Errorf("kv: datapath xdp: %w", err)
+			}
+		}
+		cfg.XDP = topo
+		space = topo.Space()
+		// The endpoints' frames and pools share the UMEM: leave them a
+		// quarter of it (at least 64 MiB).
+		limit := int64(space.Len()) - max(int64(space.Len())/4, 64<<20)
+		if cfg.PoolBytes > limit {
+			if cfg.PoolBytes != DefaultPoolBytes {
+				return nil, fmt.Errorf("%w: %d MiB requested, at most %d MiB fit in the topology's %d MiB", ErrXDPPoolTooLarge, cfg.PoolBytes>>20, limit>>20, space.Len()>>20)
+			}
+			cfg.PoolBytes = limit
+		}
+	}
+	pool, err := mem.NewPool(mem.PoolConfig{Name: "kv-store", MaxBytes: cfg.PoolBytes, Concurrent: cfg.Endpoints > 1, Space: space})
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +207,7 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 		}
 	}
 	for i := 0; i < cfg.Endpoints; i++ {
-		dp, err := openDatapath(cfg.Datapath, cfg.Addr.Addr(), cfg.Memnet)
+		dp, err := openDatapath(cfg.Datapath, cfg.Addr.Addr(), cfg.Memnet, cfg.XDP)
 		if err != nil {
 			return nil, err
 		}
