@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/internal/baselines/codec"
 	"github.com/cornflakes-go/cornflakes/internal/benchschema/cf"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/microbench"
@@ -35,8 +36,9 @@ func cfThreshold(approach string) (int, error) {
 }
 
 type cfServer struct {
-	kind  Kind
-	arena *wire.Arena
+	kind   Kind
+	arena  *wire.Arena
+	leaves [][]byte // scratch: a tree's decoded leaves
 }
 
 func newCFServer(approach string, shape microbench.Shape, _ *side) (*cfServer, error) {
@@ -46,7 +48,7 @@ func newCFServer(approach string, shape microbench.Shape, _ *side) (*cfServer, e
 	}
 	a := wire.NewArena()
 	a.Threshold = t
-	return &cfServer{kind: shape.Kind, arena: a}, nil
+	return &cfServer{kind: shape.Kind, arena: a, leaves: make([][]byte, 0, TreeLeaves)}, nil
 }
 
 // reset ends a batch (after Flush: the datapath holds its own references
@@ -87,8 +89,11 @@ func (c *cfServer) handle(ep datapath.Endpoint, p datapath.Packet, hdr []byte) e
 		if err := req.Decode(in); err != nil {
 			return err
 		}
+		if err := c.readTree(req); err != nil {
+			return err
+		}
 		resp := cf.NewTree5(a)
-		if err := echoTree5(resp, req); err != nil {
+		if err := codec.CFBuildTree(resp, c.leaves); err != nil {
 			return err
 		}
 		return ep.SendObject(p.From, hdr, resp)
@@ -115,134 +120,27 @@ func cfRequest(approach string, shape microbench.Shape, vals [][]byte) ([]byte, 
 		}
 		obj = m
 	default:
-		if len(vals) != TreeLeaves {
-			return nil, fmt.Errorf("%w: tree5 needs %d values", ErrBadMessage, TreeLeaves)
-		}
 		m := cf.NewTree5(a)
-		buildTree5(m, vals)
+		if err := codec.CFBuildTree(m, vals); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadMessage, err)
+		}
 		obj = m
 	}
 	return wire.Flatten(obj, nil)
 }
 
-var errMissing = fmt.Errorf("%w: tree node missing", ErrBadMessage)
-
-func echoTree5(dst, src *cf.Tree5) error {
-	l, err := src.GetLeft()
+// readTree collects the leaves of a decoded request tree into c.leaves; a
+// tree with missing nodes is an ErrBadMessage.
+func (c *cfServer) readTree(req *cf.Tree5) error {
+	var err error
+	c.leaves, err = codec.CFTreeValues(req, c.leaves[:0])
 	if err != nil {
 		return err
 	}
-	r, err := src.GetRight()
-	if err != nil {
-		return err
+	if err := codec.CheckCount(KindTree, len(c.leaves)); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadMessage, err)
 	}
-	if l == nil || r == nil {
-		return errMissing
-	}
-	if err := echoTree4(dst.InitLeft(), l); err != nil {
-		return err
-	}
-	return echoTree4(dst.InitRight(), r)
-}
-
-func buildTree5(t *cf.Tree5, vals [][]byte) {
-	h := len(vals) / 2
-	buildTree4(t.InitLeft(), vals[:h])
-	buildTree4(t.InitRight(), vals[h:])
-}
-
-func echoTree4(dst, src *cf.Tree4) error {
-	l, err := src.GetLeft()
-	if err != nil {
-		return err
-	}
-	r, err := src.GetRight()
-	if err != nil {
-		return err
-	}
-	if l == nil || r == nil {
-		return errMissing
-	}
-	if err := echoTree3(dst.InitLeft(), l); err != nil {
-		return err
-	}
-	return echoTree3(dst.InitRight(), r)
-}
-
-func buildTree4(t *cf.Tree4, vals [][]byte) {
-	h := len(vals) / 2
-	buildTree3(t.InitLeft(), vals[:h])
-	buildTree3(t.InitRight(), vals[h:])
-}
-
-func echoTree3(dst, src *cf.Tree3) error {
-	l, err := src.GetLeft()
-	if err != nil {
-		return err
-	}
-	r, err := src.GetRight()
-	if err != nil {
-		return err
-	}
-	if l == nil || r == nil {
-		return errMissing
-	}
-	if err := echoTree2(dst.InitLeft(), l); err != nil {
-		return err
-	}
-	return echoTree2(dst.InitRight(), r)
-}
-
-func buildTree3(t *cf.Tree3, vals [][]byte) {
-	h := len(vals) / 2
-	buildTree2(t.InitLeft(), vals[:h])
-	buildTree2(t.InitRight(), vals[h:])
-}
-
-func echoTree2(dst, src *cf.Tree2) error {
-	l, err := src.GetLeft()
-	if err != nil {
-		return err
-	}
-	r, err := src.GetRight()
-	if err != nil {
-		return err
-	}
-	if l == nil || r == nil {
-		return errMissing
-	}
-	if err := echoTree1(dst.InitLeft(), l); err != nil {
-		return err
-	}
-	return echoTree1(dst.InitRight(), r)
-}
-
-func buildTree2(t *cf.Tree2, vals [][]byte) {
-	h := len(vals) / 2
-	buildTree1(t.InitLeft(), vals[:h])
-	buildTree1(t.InitRight(), vals[h:])
-}
-
-func echoTree1(dst, src *cf.Tree1) error {
-	l, err := src.GetLeft()
-	if err != nil {
-		return err
-	}
-	r, err := src.GetRight()
-	if err != nil {
-		return err
-	}
-	if l == nil || r == nil {
-		return errMissing
-	}
-	dst.InitLeft().SetMessage(l.GetMessage())
-	dst.InitRight().SetMessage(r.GetMessage())
 	return nil
-}
-
-func buildTree1(t *cf.Tree1, vals [][]byte) {
-	t.InitLeft().SetMessage(vals[0])
-	t.InitRight().SetMessage(vals[1])
 }
 
 // decodeOnly decodes a request of the server's kind and reads every value
@@ -273,7 +171,7 @@ func (c *cfServer) decodeOnly(in mem.Buf) error {
 		if err := req.Decode(in); err != nil {
 			return err
 		}
-		return echoTree5(cf.NewTree5(a), req)
+		return c.readTree(req)
 	}
 	return nil
 }

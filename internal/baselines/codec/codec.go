@@ -6,7 +6,8 @@
 //
 // It is the one implementation behind `cornflakes microbench` (which times Encode and Decode on
 // prepared inputs) and `cornflakes echo` (which decodes received packets and encodes the
-// response into a TX-bound buffer). Each codec is a concrete type, not an interface, so the
+// response into a TX-bound buffer), together with the Tree5 walks of the Cornflakes generated
+// types (CFBuildTree, CFTreeValues) that both use. Each codec is a concrete type, not an interface, so the
 // benchmarks call it directly; a codec is used by one goroutine.
 //
 // Lifetimes: the values Decode returns and the bytes Encode returns alias, respectively, the
