@@ -34,6 +34,48 @@ func openKind(tb testing.TB, kind string, end netns.End, pool *mem.Pool, o xdp.O
 	return ep
 }
 
+// benchPair opens two endpoints of kind ("xdp", "xdp-generic" or "udp") in
+// the two namespaces of a new veth pair with static neighbours, each with its
+// own concurrent pool of poolBytes on one committed space; it skips when
+// AF_XDP is unavailable. Everything is closed in b.Cleanup (endpoints first).
+func benchPair(b *testing.B, kind string, o xdp.Options, poolBytes int64, nameA, nameB string) (a, z datapath.Endpoint) {
+	b.Helper()
+	if err := xdp.Available(); err != nil {
+		b.Skip(err)
+	}
+	_ = netns.Cleanup("cfxdpb")
+	p, err := netns.Create(netns.Config{Prefix: "cfxdpb"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Close() })
+	if err := p.AddNeighbours(); err != nil {
+		b.Fatal(err)
+	}
+	sp, err := mem.NewSpace(mem.SpaceConfig{Size: 64 << 20, Commit: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = sp.Close() })
+	if kind == "xdp-generic" {
+		o.Attach, kind = xdp.AttachGeneric, "xdp"
+	}
+	newPool := func(name string) *mem.Pool {
+		pl, err := mem.NewPool(mem.PoolConfig{Name: name, Space: sp, MaxClass: 65536, MaxBytes: poolBytes, Concurrent: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = pl.Close() })
+		return pl
+	}
+	pa, pz := newPool(nameA), newPool(nameB)
+	a = openKind(b, kind, p.A, pa, o)
+	b.Cleanup(func() { _ = a.Close() })
+	z = openKind(b, kind, p.B, pz, o)
+	b.Cleanup(func() { _ = z.Close() })
+	return a, z
+}
+
 // echoServer bounces every packet back zero-copy until stop is set.
 func echoServer(ep datapath.Endpoint, stop *atomic.Bool, wg *sync.WaitGroup) {
 	defer wg.Done()
@@ -70,46 +112,12 @@ func BenchmarkPingPong(b *testing.B) {
 }
 
 func runPingPong(b *testing.B, kind string, size int) {
-	if err := xdp.Available(); err != nil {
-		b.Skip(err)
-	}
-	_ = netns.Cleanup("cfxdpb")
-	p, err := netns.Create(netns.Config{Prefix: "cfxdpb"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close()
-	if err := p.AddNeighbours(); err != nil {
-		b.Fatal(err)
-	}
-	sp, err := mem.NewSpace(mem.SpaceConfig{Size: 64 << 20, Commit: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sp.Close()
-	o := xdp.Options{}
-	k := kind
-	if kind == "xdp-generic" {
-		o.Attach, k = xdp.AttachGeneric, "xdp"
-	}
-	newPool := func(name string) *mem.Pool {
-		pl, err := mem.NewPool(mem.PoolConfig{Name: name, Space: sp, MaxClass: 65536, MaxBytes: 24 << 20, Concurrent: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return pl
-	}
-	pc, ps := newPool("client"), newPool("server")
-	defer pc.Close()
-	defer ps.Close()
-	cli := openKind(b, k, p.A, pc, o)
-	srv := openKind(b, k, p.B, ps, o)
-	defer cli.Close()
+	cli, srv := benchPair(b, kind, xdp.Options{}, 24<<20, "client", "server")
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go echoServer(srv, &stop, &wg)
-	defer func() { stop.Store(true); wg.Wait(); srv.Close() }()
+	defer func() { stop.Store(true); wg.Wait() }()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	msg := make([]byte, size)
@@ -171,42 +179,7 @@ func BenchmarkThroughput(b *testing.B) {
 }
 
 func runThroughput(b *testing.B, kind string, size int) {
-	if err := xdp.Available(); err != nil {
-		b.Skip(err)
-	}
-	_ = netns.Cleanup("cfxdpb")
-	p, err := netns.Create(netns.Config{Prefix: "cfxdpb"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close()
-	if err := p.AddNeighbours(); err != nil {
-		b.Fatal(err)
-	}
-	sp, err := mem.NewSpace(mem.SpaceConfig{Size: 64 << 20, Commit: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sp.Close()
-	o := xdp.Options{RingSize: benchRing}
-	k := kind
-	if kind == "xdp-generic" {
-		o.Attach, k = xdp.AttachGeneric, "xdp"
-	}
-	newPool := func(name string) *mem.Pool {
-		pl, err := mem.NewPool(mem.PoolConfig{Name: name, Space: sp, MaxClass: 65536, MaxBytes: 48 << 20, Concurrent: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return pl
-	}
-	pc, ps := newPool("tx"), newPool("rx")
-	defer pc.Close()
-	defer ps.Close()
-	tx := openKind(b, k, p.A, pc, o)
-	rx := openKind(b, k, p.B, ps, o)
-	defer tx.Close()
-	defer rx.Close()
+	tx, rx := benchPair(b, kind, xdp.Options{RingSize: benchRing}, 48<<20, "tx", "rx")
 	var got atomic.Int64
 	var stop atomic.Bool
 	var wg sync.WaitGroup

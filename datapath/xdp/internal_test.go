@@ -12,6 +12,27 @@ import (
 	"github.com/cornflakes-go/cornflakes/mem/memtest"
 )
 
+// waitPacket waits (bounded: 5 s) for one packet at ep.
+func waitPacket(t *testing.T, ep *Endpoint) datapath.Packet {
+	t.Helper()
+	pk := make([]datapath.Packet, 1)
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		n, err := ep.Recv(pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			return pk[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no packet within 5 s")
+		}
+		_ = ep.Wait(time.Millisecond)
+	}
+}
+
+// openIn opens an endpoint on end's interface and address (in its
+// namespace), closed in t.Cleanup.
 func openIn(t *testing.T, end netns.End, cfg Config) *Endpoint {
 	t.Helper()
 	cfg.Interface = end.If
@@ -24,13 +45,16 @@ func openIn(t *testing.T, end netns.End, cfg Config) *Endpoint {
 	return ep
 }
 
-func pair(t *testing.T, neighbours bool) *netns.Pair {
+// pair creates two namespaces joined by a veth pair of the given MTU (0:
+// the default), with static neighbour entries both ways when neighbours is
+// set; it skips when AF_XDP is unavailable and is removed in t.Cleanup.
+func pair(t *testing.T, mtu int, neighbours bool) *netns.Pair {
 	t.Helper()
 	if err := Available(); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
 	_ = netns.Cleanup("cfxdpi")
-	p := netns.ForTest(t, netns.Config{Prefix: "cfxdpi"})
+	p := netns.ForTest(t, netns.Config{Prefix: "cfxdpi", MTU: mtu})
 	if neighbours {
 		if err := p.AddNeighbours(); err != nil {
 			t.Fatal(err)
@@ -44,7 +68,7 @@ func pair(t *testing.T, neighbours bool) *netns.Pair {
 // still holds its references; only reaping the completion ring releases
 // them.
 func TestCompletionDrivesRelease(t *testing.T) {
-	p := pair(t, true)
+	p := pair(t, 0, true)
 	a := openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20}})
 	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
 	app := memtest.NewPool(t, mem.PoolConfig{Name: "app", Space: a.Space()})
@@ -80,31 +104,18 @@ func TestCompletionDrivesRelease(t *testing.T) {
 		t.Fatalf("%d descriptors still in flight", a.ifLen)
 	}
 	// The packet arrived intact.
-	pk := make([]datapath.Packet, 1)
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		n, err := b.Recv(pk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no packet")
-		}
-		_ = b.Wait(time.Millisecond)
-	}
-	if got := pk[0].Buf.Bytes(); len(got) != 1004 || string(got[:4]) != "head" {
+	pk := waitPacket(t, b)
+	if got := pk.Buf.Bytes(); len(got) != 1004 || string(got[:4]) != "head" {
 		t.Errorf("got %d bytes", len(got))
 	}
-	memtest.Release(t, pk[0].Buf)
+	memtest.Release(t, pk.Buf)
 }
 
 // TestNeighbours: without neighbour entries a send fails with
 // ErrNoNeighbour; a configured PeerMAC works; the receiver learns the
 // sender's MAC and can reply.
 func TestNeighbours(t *testing.T) {
-	p := pair(t, false)
+	p := pair(t, 0, false)
 	macB, err := p.B.MAC()
 	if err != nil {
 		t.Fatal(err)
@@ -121,29 +132,13 @@ func TestNeighbours(t *testing.T) {
 	}
 	a = openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20, PeerMAC: macB}})
 	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
-	recv := func(ep *Endpoint) datapath.Packet {
-		pk := make([]datapath.Packet, 1)
-		for deadline := time.Now().Add(5 * time.Second); ; {
-			n, err := ep.Recv(pk)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == 1 {
-				return pk[0]
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no packet")
-			}
-			_ = ep.Wait(time.Millisecond)
-		}
-	}
 	if err := a.Send(b.LocalAddr(), []byte("ping")); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	got := recv(b)
+	got := waitPacket(t, b)
 	memtest.Release(t, got.Buf)
 	if err := b.Send(got.From, []byte("pong")); err != nil { // learned from the ping
 		t.Fatalf("reply to a learned source: %v", err)
@@ -151,7 +146,7 @@ func TestNeighbours(t *testing.T) {
 	if err := b.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	back := recv(a)
+	back := waitPacket(t, a)
 	if string(back.Buf.Bytes()) != "pong" {
 		t.Errorf("got %q", back.Buf.Bytes())
 	}
@@ -162,14 +157,7 @@ func TestNeighbours(t *testing.T) {
 // a window of the frame the kernel wrote (zero-copy); one byte more spans
 // two frames and is copied into one buffer.
 func TestRxZeroCopyBoundary(t *testing.T) {
-	if err := Available(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	_ = netns.Cleanup("cfxdpi")
-	p := netns.ForTest(t, netns.Config{Prefix: "cfxdpi", MTU: 9000})
-	if err := p.AddNeighbours(); err != nil {
-		t.Fatal(err)
-	}
+	p := pair(t, 9000, true)
 	a := openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20}})
 	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
 	maxOne := ChunkSize - rxHeadroom - HeaderLen
@@ -187,27 +175,14 @@ func TestRxZeroCopyBoundary(t *testing.T) {
 		if err := a.Flush(); err != nil {
 			t.Fatal(err)
 		}
-		pk := make([]datapath.Packet, 1)
-		for deadline := time.Now().Add(5 * time.Second); ; {
-			n, err := b.Recv(pk)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d bytes: no packet", c.n)
-			}
-			_ = b.Wait(time.Millisecond)
-		}
-		got := pk[0].Buf.Bytes()
+		pk := waitPacket(t, b)
+		got := pk.Buf.Bytes()
 		off, ok := b.Space().Offset(got)
 		inFrame := ok && off%ChunkSize == rxHeadroom+HeaderLen
 		if string(got) != string(msg) || inFrame != c.zeroCopy {
 			t.Errorf("%d bytes: equal %v, delivered in the RX frame %v (offset %d in chunk), want %v", c.n, string(got) == string(msg), inFrame, off%ChunkSize, c.zeroCopy)
 		}
-		memtest.Release(t, pk[0].Buf)
+		memtest.Release(t, pk.Buf)
 	}
 }
 
@@ -216,7 +191,7 @@ func TestRxZeroCopyBoundary(t *testing.T) {
 // fails with ErrBusy after the bounded bind retries, the failed Open leaves
 // nothing behind, and the first keeps working.
 func TestSecondEndpointOnInterface(t *testing.T) {
-	p := pair(t, true)
+	p := pair(t, 0, true)
 	a := openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20}})
 	var second *Endpoint
 	err := netns.Do(p.A.NS, func() (err error) {
@@ -238,21 +213,8 @@ func TestSecondEndpointOnInterface(t *testing.T) {
 	if err := a.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	pk := make([]datapath.Packet, 1)
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		n, err := b.Recv(pk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no packet")
-		}
-		_ = b.Wait(time.Millisecond)
-	}
-	memtest.Release(t, pk[0].Buf)
+	pk := waitPacket(t, b)
+	memtest.Release(t, pk.Buf)
 }
 
 // TestLinearize: with descriptors split at 4 KiB pages (what a zero-copy
@@ -260,14 +222,7 @@ func TestSecondEndpointOnInterface(t *testing.T) {
 // needs more than MaxDescs descriptors and is sent from one copied buffer,
 // intact.
 func TestLinearize(t *testing.T) {
-	if err := Available(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	_ = netns.Cleanup("cfxdpi")
-	p := netns.ForTest(t, netns.Config{Prefix: "cfxdpi", MTU: 9000})
-	if err := p.AddNeighbours(); err != nil {
-		t.Fatal(err)
-	}
+	p := pair(t, 9000, true)
 	a := openIn(t, p.A, Config{MaxSegments: 16, Options: Options{UMEMSize: 16 << 20}})
 	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
 	a.pageSplit = true
@@ -296,22 +251,9 @@ func TestLinearize(t *testing.T) {
 	if a.linearized != 1 {
 		t.Errorf("linearized %d packets, want 1", a.linearized)
 	}
-	pk := make([]datapath.Packet, 1)
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		n, err := b.Recv(pk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no packet")
-		}
-		_ = b.Wait(time.Millisecond)
+	pk := waitPacket(t, b)
+	if string(pk.Buf.Bytes()) != string(want) {
+		t.Errorf("payload mismatch: %d bytes, want %d", pk.Buf.Len(), len(want))
 	}
-	if string(pk[0].Buf.Bytes()) != string(want) {
-		t.Errorf("payload mismatch: %d bytes, want %d", pk[0].Buf.Len(), len(want))
-	}
-	memtest.Release(t, pk[0].Buf)
+	memtest.Release(t, pk.Buf)
 }
