@@ -66,13 +66,14 @@ func NewArena() *Arena {
 // releasing all the others.
 func (a *Arena) Reset() error {
 	var first error
-	for _, b := range a.refs {
-		if err := b.Release(); err != nil && first == nil {
+	refs := a.refs
+	for i := range refs {
+		if err := refs[i].Release(); err != nil && first == nil {
 			first = err
 		}
+		refs[i] = mem.Buf{} // inline stores: cheaper than clear's bulk barrier for a few refs
 	}
-	clear(a.refs)
-	a.refs = a.refs[:0]
+	a.refs = refs[:0]
 	a.epoch++
 	if a.ci != 0 {
 		a.cur = a.chunks[0]
@@ -176,7 +177,7 @@ func (t *Type[T]) New(a *Arena) *T {
 				s.rewind(a.epoch)
 			}
 			if s.n >= len(s.cur) {
-				return &s.allocSlow(a, 1)[0]
+				return &s.allocSlow(a, 1, true)[0]
 			}
 			p := &s.cur[s.n]
 			s.n++
@@ -185,7 +186,7 @@ func (t *Type[T]) New(a *Arena) *T {
 			return p
 		}
 	}
-	return &slabOf[T](a, t.id).alloc(a, 1)[0]
+	return &slabOf[T](a, t.id).alloc(a, 1, true)[0]
 }
 
 // NewSlice returns a zeroed []T of length n from a's slab (len == cap == n),
@@ -193,10 +194,22 @@ func (t *Type[T]) New(a *Arena) *T {
 func (t *Type[T]) NewSlice(a *Arena, n int) []T {
 	if t.id < len(a.slabs) {
 		if s, ok := a.slabs[t.id].(*slab[T]); ok {
-			return s.alloc(a, n)
+			return s.alloc(a, n, true)
 		}
 	}
-	return newSlab[T](a, t.id).alloc(a, n)
+	return newSlab[T](a, t.id).alloc(a, n, true)
+}
+
+// newSliceRaw is NewSlice without zeroing: for list backing arrays whose
+// elements are always fully assigned before they are read (Init returns
+// them with length 0; Append assigns every field of the new element).
+func (t *Type[T]) newSliceRaw(a *Arena, n int) []T {
+	if t.id < len(a.slabs) {
+		if s, ok := a.slabs[t.id].(*slab[T]); ok {
+			return s.alloc(a, n, false)
+		}
+	}
+	return newSlab[T](a, t.id).alloc(a, n, false)
 }
 
 // tryNewSlice is NewSlice that respects a.Limit (for decoding).
@@ -209,7 +222,7 @@ func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 			return nil, false
 		}
 	}
-	return s.alloc(a, n), true
+	return s.alloc(a, n, true), true
 }
 
 type slabber any
@@ -283,26 +296,31 @@ func (s *slab[T]) rewind(epoch uint64) {
 	s.epoch, s.ci, s.n = epoch, 0, 0
 }
 
-func (s *slab[T]) alloc(a *Arena, n int) []T {
+// alloc returns n values, zeroed when z is set.
+func (s *slab[T]) alloc(a *Arena, n int, z bool) []T {
 	if s.epoch != a.epoch {
 		s.rewind(a.epoch)
 	}
 	if n <= len(s.cur)-s.n {
 		p := s.cur[s.n : s.n+n : s.n+n]
 		s.n += n
-		zero(p)
+		if z {
+			zero(p)
+		}
 		return p
 	}
-	return s.allocSlow(a, n)
+	return s.allocSlow(a, n, z)
 }
 
-func (s *slab[T]) allocSlow(a *Arena, n int) []T {
+func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 	if s.epoch != a.epoch {
 		s.rewind(a.epoch)
 		if n <= len(s.cur) {
 			s.n = n
 			p := s.cur[:n:n]
-			zero(p)
+			if z {
+				zero(p)
+			}
 			return p
 		}
 	}
@@ -312,14 +330,16 @@ func (s *slab[T]) allocSlow(a *Arena, n int) []T {
 		if n <= len(s.cur) {
 			s.n = n
 			p := s.cur[:n:n]
-			zero(p)
+			if z {
+				zero(p)
+			}
 			return p
 		}
 	}
 	size := max(s.nextChunk(), n)
 	c := make([]T, size)
-	var z T
-	a.grown += size * int(unsafe.Sizeof(z))
+	var zt T
+	a.grown += size * int(unsafe.Sizeof(zt))
 	s.chunks = append(s.chunks, c)
 	s.ci = len(s.chunks) - 1
 	s.cur, s.n = c, n

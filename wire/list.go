@@ -60,7 +60,7 @@ func grow[T any](t *Type[T], a *Arena, s []T) []T {
 		return s[:len(s)+1]
 	}
 	n := make2(cap(s))
-	ns := t.NewSlice(a, n)
+	ns := t.newSliceRaw(a, n)
 	copy(ns, s)
 	return ns[:len(s)+1]
 }
@@ -87,7 +87,7 @@ type BytesList struct {
 // allocation until it grows beyond n).
 func (l *BytesList) Init(a *Arena, n int) {
 	l.a = a
-	l.items = bytesType.NewSlice(a, max(n, 0))[:0]
+	l.items = bytesType.newSliceRaw(a, max(n, 0))[:0]
 	l.lz = lazy{}
 	l.view = false
 }
@@ -220,7 +220,7 @@ type StringList struct {
 // Init makes the list empty with room for n elements.
 func (l *StringList) Init(a *Arena, n int) {
 	l.a = a
-	l.items = stringType.NewSlice(a, max(n, 0))[:0]
+	l.items = stringType.newSliceRaw(a, max(n, 0))[:0]
 	l.lz = lazy{}
 }
 
@@ -364,7 +364,7 @@ type ScalarList[T Scalar] struct {
 // Init makes the list empty with room for n elements.
 func (l *ScalarList[T]) Init(a *Arena, n int) {
 	l.a = a
-	l.items = scalarType[T]().NewSlice(a, max(n, 0))[:0]
+	l.items = scalarType[T]().newSliceRaw(a, max(n, 0))[:0]
 	l.lz = lazy{}
 }
 
@@ -534,7 +534,7 @@ type MessageList[P MessagePtr] struct {
 // Init makes the list empty with room for n elements.
 func (l *MessageList[P]) Init(a *Arena, n int) {
 	l.a = a
-	l.items = msgSlotType.NewSlice(a, max(n, 0))[:0]
+	l.items = msgSlotType.newSliceRaw(a, max(n, 0))[:0]
 	l.lz = lazy{}
 }
 
