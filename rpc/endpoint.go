@@ -500,16 +500,28 @@ func (ep *Endpoint) sendPkt(p *proto.OutPacket) {
 		err = ep.dp.Send(p.Peer, ep.hdr[:])
 	} else {
 		m := p.Msg.(*txMsg)
+		if p.Len <= SmallCopyMax {
+			// A small packet costs less to copy than to clone, track and
+			// release as scatter-gather entries (Cornflakes copies small
+			// fields likewise).
+			b := ep.copyBuf[:proto.HeaderSize+p.Len]
+			copy(b, ep.hdr[:])
+			if m.copyRange(b[proto.HeaderSize:], p.Off) == p.Len {
+				err = ep.dp.Send(p.Peer, b)
+			} else {
+				err = ErrBadMessage // cannot happen: the core names ranges inside m
+			}
+			if err != nil {
+				ep.stats.SendErrors++
+			}
+			return
+		}
 		segs := m.window(ep.segs[:0], p.Off, p.Len)
-		if p.Len > SmallCopyMax && len(segs) <= ep.dp.MaxSegments()-1 {
+		if len(segs) <= ep.dp.MaxSegments()-1 {
 			err = ep.dp.SendSegments(p.Peer, ep.hdr[:], segs)
 		} else {
-			// A small packet (cheaper to copy than to clone, track and
-			// release a scatter-gather entry, as Cornflakes copies small
-			// fields) or more pieces than scatter-gather entries: copy.
-			if p.Len > SmallCopyMax {
-				ep.stats.CopiedPackets++
-			}
+			// More pieces than scatter-gather entries: copy this packet.
+			ep.stats.CopiedPackets++
 			b := ep.copyBuf[:proto.HeaderSize+p.Len]
 			copy(b, ep.hdr[:])
 			o := proto.HeaderSize

@@ -112,6 +112,22 @@ func (m *txMsg) window(dst []mem.Buf, off, n int) []mem.Buf {
 	return dst
 }
 
+// copyRange copies bytes [off, off+len(dst)) of m into dst and returns the
+// count copied (short only if m is shorter), for packets sent by copy.
+func (m *txMsg) copyRange(dst []byte, off int) int {
+	n := 0
+	base := 0
+	for i := 0; i < len(m.segs) && n < len(dst); i++ {
+		l := m.segs[i].Len()
+		if base+l > off {
+			n += copy(dst[n:], m.segs[i].Bytes()[off-base:])
+			off = base + l
+		}
+		base += l
+	}
+	return n
+}
+
 // newTxMsg turns m into a txMsg owning its memory. On error m is not consumed.
 func (ep *Endpoint) newTxMsg(m Msg) (*txMsg, error) {
 	var t *txMsg
