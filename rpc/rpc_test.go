@@ -388,6 +388,28 @@ func TestObjectMessages(t *testing.T) {
 	for _, e := range entries {
 		memtest.Release(t, e) // the endpoint took its own references
 	}
+	// A small object (below SmallCopyMax) of several pieces: its packet
+	// is copied from the pieces, in order.
+	entries, want = nil, nil
+	want = append(want, "hd"...)
+	want = append(want, "cp"...)
+	for i, sz := range []int{10, 1, 30, 0, 5} {
+		b := memtest.Alloc(t, cli.pool, bytes.Repeat([]byte{byte('k' + i)}, sz))
+		entries = append(entries, b)
+		want = append(want, b.Bytes()...)
+	}
+	obj = &dptest.Object{Header: []byte("hd"), Copied: []byte("cp"), Entries: entries}
+	got, err = cli.ep.Call(context.Background(), s, tEcho, rpc.ObjectMsg(obj))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("small object echo: got %q want %q", got.Bytes(), want)
+	}
+	_ = got.Release()
+	for _, e := range entries {
+		memtest.Release(t, e)
+	}
 }
 
 func TestNestedRPC(t *testing.T) {
