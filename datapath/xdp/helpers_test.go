@@ -2,6 +2,8 @@ package xdp_test
 
 import (
 	"net/netip"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
@@ -59,4 +61,32 @@ func (tp *topo) open(t *testing.T, end netns.End, pool *mem.Pool, o xdp.Options)
 		t.Fatal(err)
 	}
 	return ep
+}
+
+// needNamespaces skips the test unless AF_XDP and network namespaces are
+// available (root, a kernel with XDP sockets).
+func needNamespaces(t *testing.T) {
+	t.Helper()
+	if err := xdp.Available(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	if err := netns.Available(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+}
+
+// useAutoTopology is needNamespaces for a test that opens endpoints through
+// the process-wide AutoTopology: in t.Cleanup it closes the topology and
+// checks that none of its namespaces are left.
+func useAutoTopology(t *testing.T) {
+	t.Helper()
+	needNamespaces(t)
+	t.Cleanup(func() {
+		if err := xdp.CloseAutoTopology(); err != nil {
+			t.Error(err)
+		}
+		if left, _ := netns.List(xdp.AutoPrefix + "-" + strconv.Itoa(os.Getpid())); len(left) != 0 {
+			t.Errorf("namespaces left after CloseAutoTopology: %v", left)
+		}
+	})
 }

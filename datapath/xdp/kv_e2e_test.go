@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cornflakes-go/cornflakes/datapath/xdp"
-	"github.com/cornflakes-go/cornflakes/internal/netns"
 	"github.com/cornflakes-go/cornflakes/kv"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
@@ -14,17 +12,7 @@ import (
 // TestKV runs the key-value server and client unchanged with Datapath
 // "xdp": both open their endpoints through the process-wide AutoTopology.
 func TestKV(t *testing.T) {
-	if err := xdp.Available(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	if err := netns.Available(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := xdp.CloseAutoTopology(); err != nil {
-			t.Error(err)
-		}
-	})
+	useAutoTopology(t)
 	srv, err := kv.NewServer(kv.ServerConfig{Datapath: "xdp", PoolBytes: 64 << 20})
 	if err != nil {
 		t.Fatal(err)

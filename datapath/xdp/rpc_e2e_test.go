@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
-	"github.com/cornflakes-go/cornflakes/internal/netns"
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
 
@@ -15,12 +14,7 @@ import (
 // in a Topology: small calls and calls whose request and response span
 // several packets, payloads checked byte for byte.
 func TestRPC(t *testing.T) {
-	if err := xdp.Available(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	if err := netns.Available(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
+	needNamespaces(t)
 	topo, err := xdp.NewTopology(xdp.TopologyConfig{Prefix: "cfxdpr", SpaceSize: 64 << 20})
 	if err != nil {
 		t.Fatal(err)

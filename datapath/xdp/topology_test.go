@@ -1,12 +1,10 @@
 package xdp_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
-	"github.com/cornflakes-go/cornflakes/internal/netns"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/mem/memtest"
 )
@@ -16,20 +14,7 @@ import (
 // the default space), exchanges packets between all of them, and checks
 // that CloseAutoTopology removes every namespace.
 func TestAutoTopology(t *testing.T) {
-	if err := xdp.Available(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	if err := netns.Available(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := xdp.CloseAutoTopology(); err != nil {
-			t.Error(err)
-		}
-		if left, _ := netns.List(xdp.AutoPrefix + "-" + itoa(os.Getpid())); len(left) != 0 {
-			t.Errorf("namespaces left after CloseAutoTopology: %v", left)
-		}
-	})
+	useAutoTopology(t)
 	foreign := memtest.NewPool(t) // default space: not usable as UMEM
 	var eps []datapath.Endpoint
 	for i := range 3 {
@@ -79,12 +64,4 @@ func TestAutoTopology(t *testing.T) {
 		}
 	}
 	memtest.Close(t, app)
-}
-
-func itoa(n int) string {
-	b := []byte{}
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
