@@ -40,11 +40,18 @@ import (
 
 // Errors returned (wrapped) by this package.
 var (
+	// ErrUnknownApproach: an approach name not in Approaches.
 	ErrUnknownApproach = errors.New("echo: unknown approach")
-	ErrUnavailable     = errors.New("echo: approach not available in this build")
-	ErrBadMessage      = errors.New("echo: malformed message")
-	ErrMismatch        = errors.New("echo: response differs from the request")
-	ErrConfig          = errors.New("echo: invalid config")
+	// ErrUnavailable: an approach this build cannot run.
+	ErrUnavailable = errors.New("echo: approach not available in this build")
+	// ErrBadMessage: a request or response that does not decode as the
+	// shape's message (the server counts these and answers nothing).
+	ErrBadMessage = errors.New("echo: malformed message")
+	// ErrMismatch: with Config.Verify, a response whose values differ from
+	// the request's.
+	ErrMismatch = errors.New("echo: response differs from the request")
+	// ErrConfig: an invalid Config (datapath, clients, durations, ...).
+	ErrConfig = errors.New("echo: invalid config")
 )
 
 // Approaches lists every approach in the order they are run.
@@ -60,11 +67,16 @@ func DefaultShapes() []string {
 
 // Defaults of Config.
 const (
-	DefaultClients  = 16 // outstanding requests, as in Cornflakes §2.2
+	// DefaultClients is the number of outstanding requests, as in
+	// Cornflakes §2.2.
+	DefaultClients = 16
+	// DefaultDuration and DefaultWarmup are the measured and the
+	// discarded time of one run.
 	DefaultDuration = 5 * time.Second
 	DefaultWarmup   = time.Second
-	QuickDuration   = 700 * time.Millisecond
-	QuickWarmup     = 150 * time.Millisecond
+	// QuickDuration and QuickWarmup are the same for --quick.
+	QuickDuration = 700 * time.Millisecond
+	QuickWarmup   = 150 * time.Millisecond
 	// MaxOutstanding bounds Clients and the open-loop in-flight window.
 	MaxOutstanding = 4096
 	// LossTimeout is how long a request may go unanswered before it is

@@ -29,9 +29,12 @@ type Op string
 
 // The operations, in the order they are measured.
 const (
+	// OpSerialize builds a message from the shape's values and serializes it.
 	OpSerialize Op = "serialize"
-	OpDecode    Op = "decode"
-	OpEcho      Op = "echo"
+	// OpDecode decodes a prepared message and reads every value.
+	OpDecode Op = "decode"
+	// OpEcho decodes, builds a new message from the decoded values and serializes it.
+	OpEcho Op = "echo"
 )
 
 // Ops returns every operation.
@@ -49,10 +52,15 @@ func ParseOp(s string) (Op, error) {
 
 // Errors returned (wrapped) by this package.
 var (
-	ErrUnknownOp      = errors.New("microbench: unknown op")
+	// ErrUnknownOp: an op name that is not one of Ops.
+	ErrUnknownOp = errors.New("microbench: unknown op")
+	// ErrUnknownLibrary: a --libraries filter that names no library or mode.
 	ErrUnknownLibrary = errors.New("microbench: unknown library")
-	ErrUnknownMode    = errors.New("microbench: unknown mode")
-	ErrMismatch       = errors.New("microbench: decoded values differ")
+	// ErrUnknownMode: a mode that the library does not have.
+	ErrUnknownMode = errors.New("microbench: unknown mode")
+	// ErrMismatch: decoded values that differ from the shape's (or a message with the
+	// wrong number of values to echo).
+	ErrMismatch = errors.New("microbench: decoded values differ")
 )
 
 // Library is one serialization library under test.
@@ -209,8 +217,10 @@ type Config struct {
 // 12 s of CPU time including preparation, about a minute of wall time on a 2-core machine
 // shared with a load of 15).
 const (
+	// DefaultBudget is the measuring time of one record.
 	DefaultBudget = 500 * time.Millisecond
-	QuickBudget   = 20 * time.Millisecond
+	// QuickBudget is the measuring time of one record with --quick.
+	QuickBudget = 20 * time.Millisecond
 )
 
 // Run measures every selected (library, mode, shape, op) and returns the records in that order.

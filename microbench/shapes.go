@@ -133,8 +133,11 @@ func ShapeByName(name string) (Shape, error) {
 // MaxValues, MaxValueSize and MaxShapeBytes bound user-given NxM and sweep shapes (every
 // library keeps a copy of the values and of a serialized message).
 const (
-	MaxValues     = 1024
-	MaxValueSize  = 1 << 20
+	// MaxValues is the largest number of values of one message.
+	MaxValues = 1024
+	// MaxValueSize is the largest value.
+	MaxValueSize = 1 << 20
+	// MaxShapeBytes is the largest total of one message's values.
 	MaxShapeBytes = 16 << 20
 )
 
