@@ -22,7 +22,7 @@ func init() {
 func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("rpcbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dp := fs.String("datapath", "udp", "datapath: udp (loopback) or memnet")
+	dp := fs.String("datapath", "udp", "datapath: udp (loopback), memnet or xdp")
 	quick := fs.Bool("quick", false, "short measurements (whole run under 3 minutes)")
 	asJSON := fs.Bool("json", false, "print an array of {test,variant,datapath,value,unit} records")
 	only := fs.String("tests", "", "comma-separated subset of: "+strings.Join(rpcbench.Tests, ","))
