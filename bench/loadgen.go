@@ -110,7 +110,10 @@ type Config struct {
 	Seed           uint64        // stream seed; client i uses stream i
 	// Spin busy-waits between sends like upstream's spin timer. When false
 	// (default) the generator yields the processor (runtime.Gosched) while
-	// idle, which costs a little timing precision on a shared machine.
+	// the next send is less than MinWait away and otherwise blocks (in the
+	// Conn's Wait if it is a Waiter and requests are in flight, else in
+	// time.Sleep) until about MinWait/2 before it, which leaves the core to
+	// the server on a small machine and costs a little timing precision.
 	Spin bool
 }
 
