@@ -7,7 +7,7 @@
 //   - capnpb: capnpc-go (Cap'n Proto, capnproto.org/go/capnp/v3 v3.1.0-alpha.1) from bench.capnp.
 //
 // The code is committed; scripts/gen-baselines.sh regenerates it and TestGeneratedUpToDate fails
-// when it is stale (and is skipped when the tools are missing). The adapters that drive these
-// libraries through their fastest documented APIs live in package microbench; see
-// docs/BASELINES.md.
+// when it is stale (and is skipped when the tools are missing). The codecs that drive these
+// libraries through their fastest documented APIs, shared by `cornflakes microbench` and
+// `cornflakes echo`, live in package internal/baselines/codec; see docs/BASELINES.md.
 package baselines
