@@ -172,7 +172,11 @@ func (l *BytesList) Append(p []byte) {
 	if l.view {
 		l.materialize()
 	}
-	l.items = grow(bytesType, l.a, l.items)
+	if n := len(l.items); n < cap(l.items) {
+		l.items = l.items[:n+1]
+	} else {
+		l.items = grow(bytesType, l.a, l.items)
+	}
 	l.items[len(l.items)-1].Set(l.a, p)
 }
 

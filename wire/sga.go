@@ -55,11 +55,9 @@ func (sga *SGA) reset(head int) {
 		sga.Head = make([]byte, head)
 	}
 	sga.Head = sga.Head[:head]
-	ents := sga.Entries
-	for i := range ents {
-		ents[i] = mem.Buf{} // inline stores: cheaper than clear's bulk barrier for a few entries
-	}
-	sga.Entries = ents[:0]
+	// The previous entries are not cleared: they are borrowed handles the
+	// SGA never releases, and the next appends overwrite them.
+	sga.Entries = sga.Entries[:0]
 }
 
 // Flatten appends the whole serialized object, zero-copy fields included,
