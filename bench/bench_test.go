@@ -257,6 +257,9 @@ func TestPipelineEndToEnd(t *testing.T) {
 		if len(s.Points) == 0 {
 			t.Fatalf("%s: no points", s.Name())
 		}
+		if s.MaxRPSSaturated <= 0 || s.CPUs <= 0 {
+			t.Fatalf("%s: saturated %v rps, %d cpus", s.Name(), s.MaxRPSSaturated, s.CPUs)
+		}
 		for _, p := range s.Points {
 			if p.Mismatches != 0 {
 				t.Fatalf("%s: mismatches", s.Name())
@@ -541,5 +544,31 @@ func TestPreloadReordered(t *testing.T) {
 				t.Fatalf("received %d, %d mismatches (first: %s)", r.Received, r.Mismatches, r.FirstMismatch)
 			}
 		})
+	}
+}
+
+// TestTableSaturated: when no series meets the SLO, MeetsNone says so and
+// the table still ranks the serializers by their saturated throughput.
+func TestTableSaturated(t *testing.T) {
+	mk := func(ser string, sat float64) Series {
+		return Series{Experiment: "default", Label: "twitter", Serializer: ser, SLOP99us: 500, MaxRPSSaturated: sat,
+			Points: []Point{{OfferedRPS: 1000, AchievedRPS: 1000, P50us: 300, P99us: 9000}}}
+	}
+	series := []Series{mk(SerCornflakes, 30000), mk(SerProtobuf, 20000), mk(SerCapnp, 0)}
+	if !MeetsNone(series) {
+		t.Fatal("MeetsNone = false with no passing series")
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, series); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"max rps saturated", "30.0k", "20.0k", "1.50x"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	series[1].MaxRPSAtSLO = 1000
+	if MeetsNone(series) || MeetsNone(nil) {
+		t.Fatal("MeetsNone = true with a passing series / no series")
 	}
 }

@@ -190,7 +190,15 @@ func WriteTable(w io.Writer, series []Series) error {
 			return err
 		}
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  serializer\tmax %s at SLO\tp50 µs\tp99 µs\tvs best baseline\tmax rps saturated (closed loop)\tvs best baseline\n", unit)
+		showSat := false
+		for _, s := range ss {
+			showSat = showSat || s.MaxRPSSaturated > 0
+		}
+		satHead := ""
+		if showSat {
+			satHead = "\tmax rps saturated (closed loop)\tvs best baseline"
+		}
+		fmt.Fprintf(tw, "  serializer\tmax %s at SLO\tp50 µs\tp99 µs\tvs best baseline%s\n", unit, satHead)
 		best, bestSat := 0.0, 0.0
 		for _, s := range ss {
 			if s.Serializer != "cornflakes" {
@@ -211,14 +219,18 @@ func WriteTable(w io.Writer, series []Series) error {
 			if s.Truncated {
 				mark = " (cut short)"
 			}
-			sat, satRatio := "-", "-"
-			if s.MaxRPSSaturated > 0 {
-				sat = formatRate(s.MaxRPSSaturated)
-				if bestSat > 0 && s.Serializer == "cornflakes" {
-					satRatio = fmt.Sprintf("%.2fx", s.MaxRPSSaturated/bestSat)
+			satCols := ""
+			if showSat {
+				sat, satRatio := "-", "-"
+				if s.MaxRPSSaturated > 0 {
+					sat = formatRate(s.MaxRPSSaturated)
+					if bestSat > 0 && s.Serializer == "cornflakes" {
+						satRatio = fmt.Sprintf("%.2fx", s.MaxRPSSaturated/bestSat)
+					}
 				}
+				satCols = "\t" + sat + "\t" + satRatio
 			}
-			fmt.Fprintf(tw, "  %s\t%s%s\t%s\t%s\t%s\t%s\t%s\n", s.Name(), formatRate(s.value()), mark, p50, p99, ratio, sat, satRatio)
+			fmt.Fprintf(tw, "  %s\t%s%s\t%s\t%s\t%s%s\n", s.Name(), formatRate(s.value()), mark, p50, p99, ratio, satCols)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
