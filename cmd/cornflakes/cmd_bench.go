@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/bench"
+	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/kv"
 )
 
@@ -47,6 +48,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *exp != "" && *wl != "" {
 		fmt.Fprintln(stderr, "bench: --experiment and --workload are exclusive")
 		return errUsage
+	}
+	if *dp == kv.DatapathXDP {
+		if err := xdp.Available(); err != nil {
+			return fmt.Errorf("bench: --datapath xdp: %w", err)
+		}
 	}
 	cfg := kv.BenchConfig{
 		Experiment: *exp, Workload: benchWorkloadSpec(*wl), Datapath: *dp, Quick: *quick,
