@@ -229,9 +229,10 @@ func TestPipelineEndToEnd(t *testing.T) {
 	}}
 	var progress bytes.Buffer
 	series, err := RunExperiment(context.Background(), exp, ExperimentConfig{
-		Datapath: "fake",
-		Load:     Config{Clients: 2, Duration: 120 * time.Millisecond, Check: true, Drain: 50 * time.Millisecond},
-		Sweep:    SweepConfig{SLO: 5 * time.Millisecond, Start: 2000, Factor: 4, MaxRPS: 200_000, Refine: 1, Progress: &progress},
+		Datapath:         "fake",
+		SaturationRounds: 3,
+		Load:             Config{Clients: 2, Duration: 120 * time.Millisecond, Check: true, Drain: 50 * time.Millisecond},
+		Sweep:            SweepConfig{SLO: 5 * time.Millisecond, Start: 2000, Factor: 4, MaxRPS: 200_000, Refine: 1, Progress: &progress},
 		Setup: func(ctx context.Context, run RunSpec, w workload.Workload) (Target, func() error, error) {
 			service := 20 * time.Microsecond
 			if run.Serializer != SerCornflakes {
@@ -570,5 +571,21 @@ func TestTableSaturated(t *testing.T) {
 	series[1].MaxRPSAtSLO = 1000
 	if MeetsNone(series) || MeetsNone(nil) {
 		t.Fatal("MeetsNone = true with a passing series / no series")
+	}
+}
+
+func TestMedianSaturation(t *testing.T) {
+	for _, c := range []struct {
+		rps  []float64
+		want float64
+	}{{nil, 0}, {[]float64{5}, 5}, {[]float64{9, 1, 5}, 5}, {[]float64{4, 1}, 4}} {
+		var rs []Result
+		for _, r := range c.rps {
+			rs = append(rs, Result{AchievedRPS: r, P99: time.Duration(r) * time.Microsecond})
+		}
+		got, p99 := medianSaturation(rs)
+		if got != c.want || (got > 0 && p99 != got) {
+			t.Errorf("%v: median %v p99 %v, want %v", c.rps, got, p99, c.want)
+		}
 	}
 }

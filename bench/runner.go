@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -114,7 +116,12 @@ type ExperimentConfig struct {
 	// Saturation is the length of the closed-loop point measured after
 	// each sweep (Series.MaxRPSSaturated); 0 for Load.Duration, <0 to skip.
 	Saturation time.Duration
-	Workload   func(spec string) (workload.Workload, error) // default workload.Parse
+	// SaturationRounds > 1 measures the saturation point that many times,
+	// interleaved across the consecutive runs sharing a workload (one
+	// round = one point per run, after the group's sweeps), and reports
+	// the median: on a shared machine one point measures who got the CPU.
+	SaturationRounds int
+	Workload         func(spec string) (workload.Workload, error) // default workload.Parse
 }
 
 // RunExperiment sweeps every run of e and returns one Series per run (in
@@ -135,6 +142,8 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 		fmt.Fprintf(cfg.Log, "bench: warning: load average %.2f on %d CPUs: other work shares the cores, latencies will be inflated and max loads at the SLO low\n", load, runtime.NumCPU())
 	}
 	var out []Series
+	var sats [][]Result // saturation points of each series
+	groupStart := 0     // first run of the current workload group
 	for i, run := range e.Runs {
 		w, ok := cache[run.Workload]
 		if !ok {
@@ -169,19 +178,8 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 			return Run(ctx, lc)
 		})
 		var sat Result
-		if err == nil && cfg.Saturation >= 0 && ctx.Err() == nil {
-			lc := cfg.Load
-			lc.Workload, lc.Target, lc.Rate = w, target, 0
-			lc.Outstanding = SaturationOutstanding
-			if cfg.Saturation > 0 {
-				lc.Duration = cfg.Saturation
-			}
-			seed++
-			lc.Seed = seed
-			sat, err = Run(ctx, lc)
-			if err == nil && sat.Mismatches > 0 {
-				err = fmt.Errorf("bench: %d responses differ from the model at saturation (first: %s): %w", sat.Mismatches, sat.FirstMismatch, ErrMismatch)
-			}
+		if err == nil {
+			sat, err = saturate(ctx, cfg, w, target, seed+1)
 		}
 		if terr := teardown(); err == nil && terr != nil {
 			err = fmt.Errorf("bench: teardown: %w", terr)
@@ -190,6 +188,16 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 		s.MaxRPSSaturated, s.SaturatedP99us = sat.AchievedRPS, us(sat.P99)
 		s.LoadAvg, s.CPUs = load, runtime.NumCPU()
 		out = append(out, s)
+		sats = append(sats, []Result{sat})
+		if err == nil && cfg.SaturationRounds > 1 && cfg.Saturation >= 0 && (i+1 == len(e.Runs) || e.Runs[i+1].Workload != run.Workload) {
+			err = moreRounds(ctx, cfg, e.Runs[groupStart:i+1], w, sats[groupStart:])
+			for j := groupStart; j <= i; j++ {
+				out[j].MaxRPSSaturated, out[j].SaturatedP99us = medianSaturation(sats[j])
+			}
+		}
+		if i+1 < len(e.Runs) && e.Runs[i+1].Workload != run.Workload {
+			groupStart = i + 1
+		}
 		if cfg.Log != nil {
 			fmt.Fprintf(cfg.Log, "%s %s: max %s rps at p99 <= %.0f µs (%d points); %s rps saturated (closed loop, p99 %.0f µs)\n",
 				run.Label, s.Name(), formatRate(s.MaxRPSAtSLO), s.SLOP99us, len(s.Points), formatRate(s.MaxRPSSaturated), s.SaturatedP99us)
@@ -199,6 +207,60 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 		}
 	}
 	return out, nil
+}
+
+// saturate measures one closed-loop saturation point (zero Result when
+// cfg.Saturation < 0).
+func saturate(ctx context.Context, cfg ExperimentConfig, w workload.Workload, target Target, seed uint64) (Result, error) {
+	if cfg.Saturation < 0 || ctx.Err() != nil {
+		return Result{}, ctx.Err()
+	}
+	lc := cfg.Load
+	lc.Workload, lc.Target, lc.Rate = w, target, 0
+	lc.Outstanding = SaturationOutstanding
+	if cfg.Saturation > 0 {
+		lc.Duration = cfg.Saturation
+	}
+	lc.Seed = seed
+	r, err := Run(ctx, lc)
+	if err == nil && r.Mismatches > 0 {
+		err = fmt.Errorf("bench: %d responses differ from the model at saturation (first: %s): %w", r.Mismatches, r.FirstMismatch, ErrMismatch)
+	}
+	return r, err
+}
+
+// moreRounds measures rounds 2..SaturationRounds of the saturation points
+// of runs (one workload group), interleaved, appending to sats.
+func moreRounds(ctx context.Context, cfg ExperimentConfig, runs []RunSpec, w workload.Workload, sats [][]Result) error {
+	for round := 1; round < cfg.SaturationRounds; round++ {
+		for j, run := range runs {
+			target, teardown, err := cfg.Setup(ctx, run, w)
+			if err != nil {
+				return fmt.Errorf("bench: setup %s %s: %w", run.Label, run.Serializer, err)
+			}
+			r, err := saturate(ctx, cfg, w, target, cfg.Load.Seed+uint64(1000*round+j))
+			if terr := teardown(); err == nil && terr != nil {
+				err = fmt.Errorf("bench: teardown: %w", terr)
+			}
+			if err != nil {
+				return err
+			}
+			sats[j] = append(sats[j], r)
+		}
+	}
+	return nil
+}
+
+// medianSaturation returns the median throughput of the saturation points
+// and the p99 of that point.
+func medianSaturation(rs []Result) (float64, float64) {
+	if len(rs) == 0 {
+		return 0, 0
+	}
+	sorted := slices.Clone(rs)
+	slices.SortFunc(sorted, func(a, b Result) int { return cmp.Compare(a.AchievedRPS, b.AchievedRPS) })
+	m := sorted[len(sorted)/2]
+	return m.AchievedRPS, us(m.P99)
 }
 
 // SaturationOutstanding is the closed-loop window per client of the

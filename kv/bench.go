@@ -56,6 +56,12 @@ const (
 	BenchXDPSpace  = 1 << 30
 )
 
+// BenchSaturationRounds is the number of interleaved closed-loop
+// saturation points per serializer whose median is max_rps_saturated: on
+// the shared 2-core test machine single points of the same configuration
+// minutes apart differed by 2-3.5x.
+const BenchSaturationRounds = 3
+
 // DefaultServerSpin makes benchmark server endpoints sleep in the socket as
 // soon as they are idle (negative IdleSpin). Measured on the 2-core test
 // machine shared with the load generator: mean sequential round trip
@@ -209,6 +215,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	}
 	series, err := bench.RunExperiment(ctx, e, bench.ExperimentConfig{
 		Datapath: cfg.Datapath, Load: load, Sweep: sweep, Setup: setup, Log: cfg.Log,
+		SaturationRounds: BenchSaturationRounds,
 	})
 	if serr := stop(); err == nil {
 		err = serr
