@@ -67,6 +67,16 @@ func grow[T any](t *Type[T], a *Arena, s []T) []T {
 
 func make2(c int) int { return max(4, 2*c) }
 
+// truncate returns s[:n], panicking when n > len(s): list backing arrays
+// are not zeroed beyond their length (newSliceRaw), so a Truncate must
+// never lengthen a list over stale elements.
+func truncate[T any](s []T, n int) []T {
+	if uint(n) > uint(len(s)) {
+		panic("wire: Truncate beyond the list's length")
+	}
+	return s[:n]
+}
+
 // BytesList is a repeated bytes field. Get it from the generated GetX
 // (which loads a decoded list) or InitX accessor. Elements follow the
 // hybrid rule of Bytes.Set; element slices alias like Bytes.Get and are
@@ -192,12 +202,13 @@ func (l *BytesList) AppendBuf(buf mem.Buf) {
 	l.items[len(l.items)-1].SetBuf(l.a, buf)
 }
 
-// Truncate shortens the list to n elements.
+// Truncate shortens the list to n elements. It panics when n > Len(), like
+// a slice expression (the reserved capacity is never exposed).
 func (l *BytesList) Truncate(n int) {
 	if l.view {
 		l.materialize()
 	}
-	l.items = l.items[:n]
+	l.items = truncate(l.items, n)
 }
 
 // Equal reports whether both lists (both loaded) hold the same elements.
@@ -291,8 +302,8 @@ func (l *StringList) AppendBuf(buf mem.Buf) {
 	l.items[len(l.items)-1].SetBuf(l.a, buf)
 }
 
-// Truncate shortens the list to n elements.
-func (l *StringList) Truncate(n int) { l.items = l.items[:n] }
+// Truncate shortens the list to n elements (panics when n > Len()).
+func (l *StringList) Truncate(n int) { l.items = truncate(l.items, n) }
 
 // Equal reports whether both lists hold the same elements (both loaded).
 func (l *StringList) Equal(o *StringList) bool {
@@ -486,8 +497,8 @@ func (l *ScalarList[T]) Append(v T) {
 // Slice returns the elements; the slice aliases arena memory (valid until Reset).
 func (l *ScalarList[T]) Slice() []T { return l.items }
 
-// Truncate shortens the list to n elements.
-func (l *ScalarList[T]) Truncate(n int) { l.items = l.items[:n] }
+// Truncate shortens the list to n elements (panics when n > Len()).
+func (l *ScalarList[T]) Truncate(n int) { l.items = truncate(l.items, n) }
 
 // Equal reports whether both lists hold the same elements, comparing
 // floats by their bits (NaN equals the same NaN; -0 differs from +0).
