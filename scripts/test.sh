@@ -36,6 +36,29 @@ go test -race -count=1 -timeout 20m ./...
 step "go test -tags cfcheck (checked build: poisoning, use-after-release, double release)"
 go test -tags cfcheck -count=1 -timeout 10m ./...
 
+# fuzz_one runs one fuzz target. Go 1.26's fuzz coordinator can report a
+# spurious "context deadline exceeded" failure when -fuzztime expires while a
+# worker is mid-execution on a loaded machine (golang/go#75804, fixed in Go
+# 1.27). A real finding always writes a reproducer ("Failing input written
+# to testdata/fuzz/..."), so only that, or any other failure, fails the run;
+# the bare deadline report is retried once and then tolerated with a warning.
+fuzz_one() {
+  local pkg=$1 t=$2 log try
+  log=$(mktemp)
+  for try in 1 2; do
+    if go test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" "$pkg" >"$log" 2>&1; then
+      cat "$log"; rm -f "$log"; return 0
+    fi
+    cat "$log"
+    if grep -q 'Failing input written' "$log" || ! grep -q 'context deadline exceeded' "$log"; then
+      rm -f "$log"; return 1
+    fi
+    echo "(fuzz coordinator deadline race, golang/go#75804: no failing input; attempt $try)"
+  done
+  rm -f "$log"
+  echo "WARNING: $pkg $t: only the fuzz deadline race was reported; no failing input was found"
+}
+
 if [ "$FUZZTIME" != 0 ]; then
   step "fuzz targets, $FUZZTIME each"
   for pkg in $(go list ./...); do
@@ -43,7 +66,7 @@ if [ "$FUZZTIME" != 0 ]; then
     targets=$(grep -hoE '^func (Fuzz[A-Za-z0-9_]+)\(' "$dir"/*_test.go 2>/dev/null | sed -E 's/^func (Fuzz[A-Za-z0-9_]+)\(/\1/' | sort -u || true)
     for t in $targets; do
       echo "-- $pkg $t"
-      go test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" "$pkg"
+      fuzz_one "$pkg" "$t"
     done
   done
 fi
