@@ -740,6 +740,15 @@ func (ep *Endpoint) enqueueLocked(s Session, reqType uint8, req Msg, cont func(*
 		return 0, err
 	}
 	tag := ep.allocCont(cont)
+	if !ep.inLoop {
+		// The core's clock only advances in Tick, and an idle client may
+		// not have run the loop for milliseconds: without this, the new
+		// request's send time (its loss-detection reference) would be
+		// stale and the next loss scan would retransmit it spuriously
+		// (an RTO rollback with go-back-N costs the client an extra
+		// round trip and the server a duplicate response).
+		ep.core.Tick(ep.now())
+	}
 	if err := ep.core.Enqueue(uint16(s), reqType, tx, tag); err != nil {
 		tx.Release()
 		ep.conts[tag] = contEntry{}
