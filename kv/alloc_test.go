@@ -106,6 +106,9 @@ func TestRoundTripAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under -race")
 	}
+	if mem.Checked {
+		t.Skip("the checked build (-tags cfcheck) allocates for its invariant checks")
+	}
 	e := newEnv(t, DatapathMemnet, memnet.Faults{}, 1)
 	for _, c := range []Codec{CodecCFHybrid, CodecVTProtobuf, CodecFlatBuffers} {
 		cn := e.dial(t, c)
