@@ -33,6 +33,12 @@ func poll(fds []unix.PollFd, ms int) (int, unix.Errno) {
 	return int(r), e
 }
 
+// ppoll waits with a nanosecond timeout (nil: none) and no signal mask.
+func ppoll(fds []unix.PollFd, ts *unix.Timespec) (int, unix.Errno) {
+	r, _, e := unix.Syscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), uintptr(unsafe.Pointer(ts)), 0, 0, 0)
+	return int(r), e
+}
+
 // iovec returns an iovec covering b (which lives in registered memory, not
 // the Go heap, or is kept alive by the caller until the send returns).
 func iovec(b []byte) unix.Iovec {

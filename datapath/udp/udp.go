@@ -173,6 +173,7 @@ type Endpoint struct {
 	msgSeg   []int
 	ctrl     []byte
 	pollfd   [1]unix.PollFd
+	pollTS   unix.Timespec // Wait's timeout (a field so ppoll does not allocate)
 
 	// SendObject state.
 	sink      *txPkt
@@ -933,7 +934,7 @@ func (e *Endpoint) emit(pkts []datapath.Packet, n int, b mem.Buf, from netip.Add
 	return n
 }
 
-// Wait blocks in poll(2) until the socket is readable (or has zero-copy
+// Wait blocks in ppoll(2) until the socket is readable (or has zero-copy
 // notices) or timeout passes. Signals (EINTR) are retried with the time
 // left. A negative timeout waits indefinitely.
 func (e *Endpoint) Wait(timeout time.Duration) error {
@@ -946,16 +947,20 @@ func (e *Endpoint) Wait(timeout time.Duration) error {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		ms := -1
+		var ts *unix.Timespec // nil: no timeout
 		if timeout >= 0 {
+			// ppoll has nanosecond resolution; poll(2) would round the
+			// timeout up to whole milliseconds and oversleep a caller
+			// that wakes up just before a deadline.
 			left := time.Until(deadline)
 			if left < 0 {
 				left = 0
 			}
-			ms = int((left + time.Millisecond - 1) / time.Millisecond)
+			e.pollTS = unix.NsecToTimespec(int64(left))
+			ts = &e.pollTS
 		}
 		e.pollfd[0].Events, e.pollfd[0].Revents = unix.POLLIN, 0
-		_, errno := poll(e.pollfd[:], ms)
+		_, errno := ppoll(e.pollfd[:], ts)
 		switch errno {
 		case 0:
 			return nil

@@ -451,7 +451,7 @@ func TestReusePort(t *testing.T) {
 	}
 }
 
-// TestNoAllocs checks that the steady-state send and receive paths
+// TestNoAllocs checks that the steady-state send, receive and Wait paths
 // allocate nothing.
 func TestNoAllocs(t *testing.T) {
 	a := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
@@ -475,6 +475,9 @@ func TestNoAllocs(t *testing.T) {
 		if err := a.Flush(); err != nil {
 			panic(err)
 		}
+		if err := b.Wait(5 * time.Second); err != nil { // returns once readable
+			panic(err)
+		}
 		got := 0
 		for tries := 0; got < 3 && tries < 100000; tries++ {
 			n, err := b.Recv(pkts)
@@ -488,6 +491,9 @@ func TestNoAllocs(t *testing.T) {
 		}
 		if got != 3 {
 			panic(fmt.Sprintf("received %d of 3", got))
+		}
+		if err := b.Wait(time.Microsecond); err != nil { // times out
+			panic(err)
 		}
 	}
 	run()
