@@ -57,19 +57,25 @@ type Conn interface {
 
 // Waiter is implemented by a Conn that can block until a response may have
 // arrived (e.g. in the datapath's poll). When the next send is more than
-// MinWait away and requests are in flight, the generator (unless
-// Config.Spin) calls Wait instead of yielding in a loop, so on a small
-// machine an idle client leaves the core to the server. Wait may return
-// early; it must return at once when nothing is in flight.
+// 2*WaitMargin away and requests are in flight, the generator (unless
+// Config.Spin) calls Wait with a timeout ending WaitMargin before the send
+// instead of yielding in a loop, so on a small machine an idle client
+// leaves the core to the server. Wait should time out with sub-millisecond
+// precision (the UDP and XDP datapaths use ppoll); it may return early; it
+// must return at once when nothing is in flight.
 type Waiter interface {
 	Wait(timeout time.Duration) error
 }
 
 // MinWait is the shortest gap before the next send for which the generator
-// blocks (in Waiter.Wait or time.Sleep) instead of yielding: kernel poll and
-// Go timer timeouts have millisecond granularity, so shorter waits would
-// oversleep the send time.
+// sleeps in time.Sleep instead of yielding when nothing is in flight: Go
+// timer timeouts have millisecond granularity on an idle runtime, so
+// shorter sleeps would oversleep the send time.
 const MinWait = 2 * time.Millisecond
+
+// WaitMargin is how long before a send time a blocking Waiter.Wait is
+// asked to return, to absorb the thread wake-up latency.
+const WaitMargin = 50 * time.Microsecond
 
 // Target opens one Conn per client goroutine.
 type Target interface {
@@ -109,11 +115,12 @@ type Config struct {
 	Check          bool          // check every response against Workload.Model()
 	Seed           uint64        // stream seed; client i uses stream i
 	// Spin busy-waits between sends like upstream's spin timer. When false
-	// (default) the generator yields the processor (runtime.Gosched) while
-	// the next send is less than MinWait away and otherwise blocks (in the
-	// Conn's Wait if it is a Waiter and requests are in flight, else in
-	// time.Sleep) until about MinWait/2 before it, which leaves the core to
-	// the server on a small machine and costs a little timing precision.
+	// (default) the generator blocks in the Conn's Wait (if it is a Waiter
+	// and requests are in flight) until WaitMargin before the next send;
+	// otherwise it yields the processor (runtime.Gosched) while the next
+	// send is less than MinWait away and sleeps (time.Sleep) until about
+	// MinWait/2 before it. This leaves the core to the server on a small
+	// machine and costs a little timing precision.
 	Spin bool
 }
 
@@ -503,22 +510,27 @@ func (c *client) runOpen(ctx context.Context, start int64, rate, stagger float64
 	return c.drain(ctx)
 }
 
-// idle spends a gap of gap ns before the next send: it blocks for whole
-// milliseconds (in the Conn's Wait when requests are in flight, else in
-// time.Sleep) while at least MinWait is left, and otherwise yields.
+// idle spends a gap of gap ns before the next send: with requests in
+// flight it blocks in the Conn's Wait (if it is a Waiter) until WaitMargin
+// before the send; otherwise it sleeps for whole milliseconds in time.Sleep
+// while at least MinWait is left, and yields when less is left.
 func (c *client) idle(gap int64) error {
-	switch {
-	case gap <= int64(5*time.Microsecond):
+	if gap <= int64(5*time.Microsecond) {
 		return nil
+	}
+	if w, ok := c.conn.(Waiter); ok && c.inflight > 0 && gap > 2*int64(WaitMargin) {
+		// Block rather than yield in a loop: on a small machine a
+		// client that keeps its core busy delays the server's wake-ups
+		// by whole scheduler slices (milliseconds of tail latency).
+		return w.Wait(time.Duration(gap) - WaitMargin)
+	}
+	switch {
 	case gap < int64(MinWait):
 		runtime.Gosched()
 		return nil
 	}
 	d := time.Duration(gap) - MinWait/2
 	d -= d % time.Millisecond
-	if w, ok := c.conn.(Waiter); ok && c.inflight > 0 {
-		return w.Wait(d)
-	}
 	time.Sleep(d)
 	return nil
 }
