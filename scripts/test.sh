@@ -31,7 +31,9 @@ if [ "${SKIP_LINT:-0}" != 1 ]; then
 fi
 
 step "go test -race (all packages)"
-go test -race -count=1 -timeout 20m ./...
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+go test -race -count=1 -timeout 20m ./... 2>&1 | tee "$results"
 
 step "go test -tags cfcheck (checked build: poisoning, use-after-release, double release)"
 go test -tags cfcheck -count=1 -timeout 10m ./...
@@ -72,3 +74,7 @@ if [ "$FUZZTIME" != 0 ]; then
 fi
 
 step "all checks passed"
+# One closing line with the package counts of the race run.
+passed=$(grep -cE '^ok[[:space:]]' "$results" || true)
+failed=$(grep -cE '^(FAIL|---[[:space:]]FAIL)' "$results" || true)
+echo "packages: $passed passed, $failed failed"
