@@ -24,8 +24,9 @@ var ErrPreload = errors.New("bench: preload failed")
 // flight, and fails on the first response that is not OK. Before each
 // AppendToList it waits for every request in flight, so a list's
 // continuation can never overtake (and be replaced by) its PutList when a
-// packet is lost and retransmitted or responses are reordered. It gives up after
-// timeout without progress (0: 10s).
+// packet is lost and retransmitted or responses are reordered. A send the
+// transport refuses with ErrBusy is retried after reaping responses. It gives
+// up after timeout without progress (0: 10s).
 func Preload(ctx context.Context, w workload.Workload, conn Conn, window int, timeout time.Duration) (int, error) {
 	if window < 1 {
 		window = 1
@@ -86,10 +87,20 @@ func Preload(ctx context.Context, w workload.Workload, conn Conn, window int, ti
 		free = free[:len(free)-1]
 		slots[i].CopyFrom(r)
 		busy[i] = true
-		if err := conn.Send(uint64(i), &slots[i]); err != nil {
-			busy[i] = false
-			free = append(free, i)
-			return fmt.Errorf("%w: send: %v", ErrPreload, err)
+		for {
+			err := conn.Send(uint64(i), &slots[i])
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, ErrBusy) {
+				busy[i] = false
+				free = append(free, i)
+				return fmt.Errorf("%w: send: %v", ErrPreload, err)
+			}
+			// The transport has no free slot: reap responses and retry.
+			if _, err := conn.Poll(deliver); err != nil {
+				return err
+			}
 		}
 		inflight++
 		return nil

@@ -224,81 +224,11 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 }
 
 // Preload loads w's data set into the server through cn, keeping up to
-// window requests in flight. Unlike bench.Preload it waits for every
-// request in flight before an AppendToList, so a list's continuation can
-// never overtake (and be replaced by) its PutList when a packet is lost
-// and retransmitted. It fails on the first response that is not OK.
+// window requests in flight; see bench.Preload (which waits for every
+// request in flight before an AppendToList and retries sends refused with
+// bench.ErrBusy). It fails on the first response that is not OK.
 func Preload(ctx context.Context, w workload.Workload, cn bench.Conn, window int) (int, error) {
-	if window < 1 {
-		window = 1
-	}
-	slots := make([]workload.Request, window)
-	free := make([]int, 0, window)
-	for i := window - 1; i >= 0; i-- {
-		free = append(free, i)
-	}
-	var firstErr error
-	done, inflight := 0, 0
-	deliver := func(id uint64, resp *workload.Response) {
-		if resp.Status != workload.StatusOK && firstErr == nil {
-			r := &slots[id]
-			firstErr = fmt.Errorf("%w: %s %q: status %s", bench.ErrPreload, r.Op, r.Keys[0], resp.Status)
-		}
-		free = append(free, int(id))
-		inflight--
-		done++
-	}
-	last := time.Now()
-	wait := func(until int) error {
-		for inflight > until {
-			n, err := cn.Poll(deliver)
-			if err != nil {
-				return err
-			}
-			if n > 0 {
-				last = time.Now()
-				continue
-			}
-			if time.Since(last) > 10*time.Second {
-				return fmt.Errorf("%w: no response for 10s (%d in flight)", bench.ErrPreload, inflight)
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		return firstErr
-	}
-	err := w.Preload(func(r *workload.Request) error {
-		until := window - 1
-		if r.Op == workload.OpAppendToList {
-			until = 0
-		}
-		if err := wait(until); err != nil {
-			return err
-		}
-		i := free[len(free)-1]
-		free = free[:len(free)-1]
-		slots[i].CopyFrom(r)
-		for {
-			err := cn.Send(uint64(i), &slots[i])
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, bench.ErrBusy) {
-				free = append(free, i)
-				return fmt.Errorf("%w: send: %v", bench.ErrPreload, err)
-			}
-			if _, err := cn.Poll(deliver); err != nil {
-				return err
-			}
-		}
-		inflight++
-		return nil
-	})
-	if err == nil {
-		err = wait(0)
-	}
-	return done, err
+	return bench.Preload(ctx, w, cn, window, 0)
 }
 
 // preload loads w through one Cornflakes connection.
