@@ -131,6 +131,7 @@ func TestConfigErrors(t *testing.T) {
 		{Workload: w, Target: srv, Rate: 100},                         // no duration
 		{Workload: w, Target: srv, Rate: 100, Duration: 1, Warmup: 1}, // warm-up all
 		{Workload: w, Target: srv, Rate: 100, Duration: 1, Clients: -1},
+		{Workload: w, Target: srv, Rate: 100, Duration: 1, MinSamples: -1},
 	} {
 		if _, err := Run(context.Background(), c); !errors.Is(err, ErrConfig) {
 			t.Errorf("Run(%+v) err = %v, want ErrConfig", c, err)
@@ -199,10 +200,45 @@ func TestAdaptiveSweep(t *testing.T) {
 	if sr.MaxRPSAtSLO != 6250 {
 		t.Fatalf("step down: max %v, points %d", sr.MaxRPSAtSLO, len(sr.Points))
 	}
-	// nothing passes
+	// nothing passes: the step-down stops at MinRPS (Start/16 by default)
 	sr, err = Sweep(context.Background(), SweepConfig{SLO: time.Microsecond, Start: 1000}, fakePoints(1e9))
 	if err != nil || sr.Best != -1 || sr.MaxRPSAtSLO != 0 {
 		t.Fatalf("nothing passes: %+v %v", sr, err)
+	}
+	if lowest := sr.Points[len(sr.Points)-1].OfferedRPS; lowest < 1000/DefaultMinRPSDivisor || lowest > 2*1000/DefaultMinRPSDivisor {
+		t.Fatalf("step-down ended at %v req/s", lowest)
+	}
+}
+
+// TestMinSamplesLengthensLowRatePoints: an open-loop point at a low rate
+// runs long enough to measure MinSamples requests, up to MaxDuration.
+func TestMinSamplesLengthensLowRatePoints(t *testing.T) {
+	w := mustParse(t, "ycsb:records=1000,shape=1x64")
+	for _, tc := range []struct {
+		name                   string
+		minSamples             int
+		maxDuration            time.Duration
+		wantWindowMin, wantMax time.Duration
+	}{
+		{"none", 0, 0, 80 * time.Millisecond, 100 * time.Millisecond},
+		{"lengthened", 400, 0, 390 * time.Millisecond, 420 * time.Millisecond},
+		{"capped", 100000, 300 * time.Millisecond, 260 * time.Millisecond, 280 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Run(context.Background(), Config{
+				Workload: w, Target: preloaded(w, time.Microsecond), Rate: 1000, Duration: 100 * time.Millisecond,
+				MinSamples: tc.minSamples, MaxDuration: tc.maxDuration, Check: true, Seed: 1,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Window < tc.wantWindowMin || r.Window > tc.wantMax {
+				t.Fatalf("measured window %v, want %v..%v", r.Window, tc.wantWindowMin, tc.wantMax)
+			}
+			if r.Mismatches != 0 || r.Errors != 0 {
+				t.Fatalf("result %+v", r)
+			}
+		})
 	}
 }
 

@@ -93,6 +93,7 @@ const (
 	DefaultWarmup         = 0.10 // fraction of the run discarded (Cornflakes' WARMUP_PERCENTAGE)
 	DefaultMaxOutstanding = 4096 // per client
 	DefaultDrain          = 500 * time.Millisecond
+	DefaultMaxDuration    = 8 * time.Second // cap for Config.MinSamples' lengthening of a point
 	// MaxLatency is the largest latency the histograms record; larger values are clamped.
 	MaxLatency = 60 * time.Second
 	maxSlots   = 1 << 20
@@ -107,8 +108,13 @@ type Config struct {
 	Rate     float64 // open loop: total offered requests per second
 	// Outstanding selects closed loop when > 0: each client keeps this many
 	// requests in flight, sending the next as soon as one completes.
-	Outstanding    int
-	Duration       time.Duration // whole run, warm-up included
+	Outstanding int
+	Duration    time.Duration // whole run, warm-up included
+	// MinSamples (open loop) lengthens Duration so the measured window
+	// expects at least this many requests at Rate, up to MaxDuration: a
+	// low-rate point's p99 needs samples (0: Duration as given).
+	MinSamples     int
+	MaxDuration    time.Duration // cap for MinSamples' lengthening (default DefaultMaxDuration)
 	Warmup         float64       // fraction of Duration whose requests are not measured (default 0.1; <0 for none)
 	MaxOutstanding int           // open loop: in-flight cap per client (default 4096); at the cap sends wait (and their latency grows)
 	Drain          time.Duration // after Duration, how long to wait for in-flight responses (default 500ms)
@@ -198,6 +204,9 @@ func (c *Config) normalize() error {
 	if c.Drain == 0 {
 		c.Drain = DefaultDrain
 	}
+	if c.MaxDuration == 0 {
+		c.MaxDuration = DefaultMaxDuration
+	}
 	switch {
 	case c.Clients < 1 || c.Clients > 4096:
 		return fmt.Errorf("%w: %d clients (want 1..4096)", ErrConfig, c.Clients)
@@ -211,6 +220,14 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("%w: open-loop rate %v (want 0 < rate < 1e9)", ErrConfig, c.Rate)
 	case c.MaxOutstanding < 1 || c.MaxOutstanding > maxSlots:
 		return fmt.Errorf("%w: max outstanding %d (want 1..%d)", ErrConfig, c.MaxOutstanding, maxSlots)
+	case c.MinSamples < 0 || c.MaxDuration < 0:
+		return fmt.Errorf("%w: min samples %d, max duration %v", ErrConfig, c.MinSamples, c.MaxDuration)
+	}
+	if c.Outstanding == 0 && c.MinSamples > 0 {
+		need := time.Duration(float64(c.MinSamples) / c.Rate / (1 - c.Warmup) * float64(time.Second))
+		if need > c.Duration {
+			c.Duration = max(min(need, c.MaxDuration), c.Duration)
+		}
 	}
 	return nil
 }

@@ -295,12 +295,13 @@ func LoadAvg() (float64, error) {
 // PresetDefaults returns the load and sweep templates `cornflakes bench`
 // uses: GOMAXPROCS/2 client goroutines (1 to 4; the other half of the
 // processors is left to the server's endpoints), response checking on,
-// 2 s points (0.5 s with quick), and a budget that keeps a whole experiment
+// 2 s points (0.5 s with quick) lengthened to DefaultMinSamples measured
+// requests at low rates, and a budget that keeps a whole experiment
 // under about 150 s (90 s with quick) on top of server setup
 // (RunExperiment splits the budget across the runs).
 func PresetDefaults(quick bool) (Config, SweepConfig) {
 	clients := min(max(runtime.GOMAXPROCS(0)/2, 1), 4)
-	load := Config{Clients: clients, Duration: 2 * time.Second, Check: true, Seed: 1}
+	load := Config{Clients: clients, Duration: 2 * time.Second, MinSamples: DefaultMinSamples, Check: true, Seed: 1}
 	sweep := SweepConfig{SLO: DefaultSLO, Start: DefaultStartRPS, Factor: DefaultFactor, Refine: 2, Budget: 150 * time.Second}
 	if quick {
 		load.Duration = 500 * time.Millisecond

@@ -21,6 +21,14 @@ const (
 	DefaultFactor      = 2.0
 	DefaultMaxRPS      = 20e6
 	DefaultRefine      = 3
+	// DefaultMinSamples is how many measured responses an open-loop point
+	// needs before its p99 means something: with 1000 samples the p99 is
+	// the 10th-worst request rather than the 2nd. RunExperiment lengthens
+	// low-rate points to reach it (up to ExperimentConfig.MaxPointDuration).
+	DefaultMinSamples = 1000
+	// DefaultMinRPSDivisor bounds the adaptive sweep's step-down: it stops
+	// at Start/DefaultMinRPSDivisor (312 req/s with the default start).
+	DefaultMinRPSDivisor = 16
 )
 
 // SweepConfig describes a load sweep.
@@ -36,6 +44,9 @@ type SweepConfig struct {
 	Factor float64 // default 2
 	MaxRPS float64 // default 20e6
 	Refine int     // default 3; <0 for none
+	// MinRPS is the lowest load the adaptive sweep steps down to when Start
+	// already fails (default Start/16).
+	MinRPS float64
 	// Budget bounds the sweep's wall time (0: unbounded). A point is not
 	// started when the time left is shorter than the last point took.
 	Budget time.Duration
@@ -84,13 +95,16 @@ func (c *SweepConfig) normalize() error {
 	if c.Refine == 0 {
 		c.Refine = DefaultRefine
 	}
+	if c.MinRPS == 0 {
+		c.MinRPS = c.Start / DefaultMinRPSDivisor
+	}
 	switch {
 	case c.SLO < 0:
 		return fmt.Errorf("%w: SLO %v", ErrConfig, c.SLO)
 	case c.MinAchieved < 0 || c.MinAchieved > 1:
 		return fmt.Errorf("%w: min achieved ratio %v", ErrConfig, c.MinAchieved)
-	case !(c.Start > 0) || !(c.Factor > 1) || c.MaxRPS < c.Start:
-		return fmt.Errorf("%w: adaptive sweep start %v factor %v max %v", ErrConfig, c.Start, c.Factor, c.MaxRPS)
+	case !(c.Start > 0) || !(c.Factor > 1) || c.MaxRPS < c.Start || !(c.MinRPS > 0) || c.MinRPS > c.Start:
+		return fmt.Errorf("%w: adaptive sweep start %v factor %v max %v min %v", ErrConfig, c.Start, c.Factor, c.MaxRPS, c.MinRPS)
 	}
 	for _, l := range c.Loads {
 		if !(l > 0) || math.IsInf(l, 0) {
@@ -216,7 +230,7 @@ func adaptive(cfg SweepConfig, step func(float64) (bool, error)) error {
 		return nil // passed up to MaxRPS
 	}
 	if pass == 0 { // the first load already failed: step down
-		for l := fail / cfg.Factor; l >= cfg.Start/64; l /= cfg.Factor {
+		for l := fail / cfg.Factor; l >= cfg.MinRPS; l /= cfg.Factor {
 			ok, err := step(l)
 			if err != nil {
 				return err
