@@ -313,6 +313,12 @@ func (ep *Endpoint) AllocRx(n int) (proto.RxBuf, error) {
 // enter marks the endpoint busy. Calls from handlers and continuations
 // (the loop is running a callback) are nested and allowed.
 func (ep *Endpoint) enter() (nested bool, err error) {
+	// Calls from a handler or continuation (the common case on the hot
+	// path: a continuation enqueues the next request) take two loads and
+	// no compare-and-swap.
+	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
+		return true, nil
+	}
 	if ep.state.CompareAndSwap(0, 1) {
 		return false, nil
 	}
@@ -477,10 +483,20 @@ func (ep *Endpoint) process() {
 		for j := range rd.Packets {
 			ep.sendPkt(&rd.Packets[j])
 		}
-		for j := range rd.Events {
-			ep.handleEvent(&rd.Events[j])
+		if len(rd.Events) > 0 {
+			ep.handleEvents(rd.Events)
 		}
 		ep.core.Advance(rd)
+	}
+}
+
+// handleEvents runs the handlers and continuations of evs as one callback
+// section (one pair of atomic updates per batch instead of per event).
+func (ep *Endpoint) handleEvents(evs []proto.Event) {
+	ep.inCallback.Add(1)
+	defer ep.inCallback.Add(-1)
+	for j := range evs {
+		ep.handleEvent(&evs[j])
 	}
 }
 
@@ -635,7 +651,7 @@ func (ep *Endpoint) handleRequest(e *proto.Event) {
 		return
 	}
 	r.inHandler = true
-	ep.callback(func() { r.runDispatch() })
+	r.fn(r) // inside handleEvents' callback section
 	r.inHandler = false
 	if r.done {
 		ep.freeRequest(r)
@@ -808,7 +824,7 @@ func (ep *Endpoint) handleResponse(e *proto.Event) {
 	}
 	ep.stats.Continuations++
 	if fn != nil {
-		ep.callback(func() { fn(r) })
+		fn(r) // inside handleEvents' callback section
 	}
 	if !r.buf.IsZero() {
 		_ = r.buf.Release()

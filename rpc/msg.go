@@ -115,6 +115,15 @@ func (m *txMsg) window(dst []mem.Buf, off, n int) []mem.Buf {
 // copyRange copies bytes [off, off+len(dst)) of m into dst and returns the
 // count copied (short only if m is shorter), for packets sent by copy.
 func (m *txMsg) copyRange(dst []byte, off int) int {
+	if len(m.segs) == 1 {
+		// One buffer (BufMsg, BytesMsg, preallocated responses): the
+		// common case of small packets.
+		b := m.segs[0].Bytes()
+		if off >= len(b) {
+			return 0
+		}
+		return copy(dst, b[off:])
+	}
 	n := 0
 	base := 0
 	for i := 0; i < len(m.segs) && n < len(dst); i++ {

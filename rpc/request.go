@@ -95,8 +95,6 @@ func (r *Request) own() {
 	r.data = r.buf.Bytes()
 }
 
-func (r *Request) runDispatch() { r.fn(r) }
-
 // runHandler runs a worker-mode handler (on a worker goroutine).
 func (r *Request) runHandler() {
 	defer func() {

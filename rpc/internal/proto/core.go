@@ -261,6 +261,7 @@ type session struct {
 	remote    uint16
 	peer      netip.AddrPort
 	credits   int
+	stalled   bool // a kick ran out of credits: slots may wait for a credit return
 	slots     []slot
 	freeSlots []uint8 // client: free slot indexes (LIFO)
 	backlog   []pendingReq

@@ -406,6 +406,34 @@ func TestBacklog(t *testing.T) {
 	w.closeAll()
 }
 
+// A backlog that never drains (one slot, always three waiting) keeps
+// its array bounded: it used to grow by one entry per request.
+func TestSteadyBacklogBounded(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100, Window: 1})
+	for i := 0; i < 4; i++ {
+		w.enqueue(10, 10)
+	}
+	// 200 rounds: the harness tells requests of one size apart by a
+	// pattern that repeats every 256 tags.
+	for i := 0; i < 200; i++ {
+		w.deliver("c2s", all(len(w.c2s)))
+		w.respond()
+		w.deliver("s2c", all(len(w.s2c)))
+		w.enqueue(10, 10)
+		if got := w.cli.Pending(0); got != 4 {
+			t.Fatalf("round %d: %d pending, want 4", i, got)
+		}
+	}
+	if c := cap(w.cli.session(0).backlog); c > 16 {
+		t.Fatalf("backlog array grew to %d entries for 3 waiting requests", c)
+	}
+	w.exchange(100, nil)
+	if len(w.done) != 204 {
+		t.Fatalf("%d requests completed, want 204", len(w.done))
+	}
+	w.closeAll()
+}
+
 func TestBacklogLimit(t *testing.T) {
 	w := newWorld(t, Config{DataPerPkt: 100, Window: 1, MaxBacklog: 1})
 	w.enqueue(10, 10)

@@ -333,6 +333,14 @@ func (c *Core) Enqueue(sess uint16, reqType uint8, m Msg, tag uint64) error {
 	if len(s.backlog)-s.blHead >= c.cfg.MaxBacklog {
 		return ErrBacklogFull
 	}
+	if s.blHead > 0 && len(s.backlog) == cap(s.backlog) {
+		// A steady backlog never drains to empty: move the live entries
+		// to the front instead of growing the array (which grew without
+		// bound, copying ever more on every growth).
+		n := copy(s.backlog, s.backlog[s.blHead:])
+		clear(s.backlog[n:])
+		s.backlog, s.blHead = s.backlog[:n], 0
+	}
 	s.backlog = append(s.backlog, pendingReq{reqType: reqType, ref: c.newRef(m), tag: tag})
 	return nil
 }
@@ -351,10 +359,15 @@ func (c *Core) start(s *session, sl *slot, reqType uint8, ref *msgRef, tag uint6
 }
 
 // kick sends as many new packets of sl (request packets, then RFRs) as the
-// session's credits allow.
+// session's credits allow. Running out of credits marks the session
+// stalled, so that the next credit return kicks its other slots.
 func (c *Core) kick(sl *slot) {
 	s := sl.s
-	for s.credits > 0 {
+	for {
+		if s.credits <= 0 {
+			s.stalled = true
+			return
+		}
 		p := sl.numTx
 		if p < sl.reqPkts {
 			c.txReq(sl, p)
@@ -371,7 +384,16 @@ func (c *Core) kick(sl *slot) {
 	}
 }
 
+// kickSession kicks every busy slot of s, if one may be waiting for
+// credits (s.stalled). Without a stall every slot sent all it could when
+// it was last kicked, and a credit return concerns only its own slot,
+// which the caller kicks: the common case (single-packet requests, never
+// out of credits) does not walk the session's slots at all.
 func (c *Core) kickSession(s *session) {
+	if !s.stalled || s.credits <= 0 {
+		return
+	}
+	s.stalled = false
 	for i := range s.slots {
 		if s.credits == 0 {
 			return
