@@ -248,8 +248,8 @@ func TestLinearize(t *testing.T) {
 	if err := a.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if a.linearized != 1 {
-		t.Errorf("linearized %d packets, want 1", a.linearized)
+	if a.Counters().Linearized != 1 {
+		t.Errorf("linearized %d packets, want 1", a.Counters().Linearized)
 	}
 	pk := waitPacket(t, b)
 	if string(pk.Buf.Bytes()) != string(want) {

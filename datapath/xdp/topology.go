@@ -114,7 +114,12 @@ func mergeOptions(o, def Options) Options {
 	if o.Attach == AttachAuto {
 		o.Attach = def.Attach
 	}
-	o.CopyOnly = o.CopyOnly || def.CopyOnly
+	if o.Bind == BindAuto {
+		o.Bind = def.Bind
+	}
+	if o.SendBuffer == 0 {
+		o.SendBuffer = def.SendBuffer
+	}
 	o.UDPChecksum = o.UDPChecksum || def.UDPChecksum
 	return o
 }
@@ -174,6 +179,16 @@ func SpaceOf(ep datapath.Endpoint) *mem.Space {
 		return e.Space()
 	}
 	return nil
+}
+
+// ModeOf returns the bind mode of an xdp endpoint (BindZeroCopy or
+// BindCopy) and true, or false for other datapaths, so that commands can
+// log which mode they measured.
+func ModeOf(ep datapath.Endpoint) (BindMode, bool) {
+	if e, ok := ep.(*Endpoint); ok {
+		return e.Mode(), true
+	}
+	return 0, false
 }
 
 // wantsAuto reports whether a registry open names no interface.

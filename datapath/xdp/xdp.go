@@ -49,6 +49,14 @@ const (
 	closeWait = 2 * time.Second
 	// flushKicks bounds the sendto kicks of one Flush.
 	flushKicks = 4096
+	// refillBatch is the fewest free fill-ring slots refill tops up at
+	// once (one atomic publication per batch instead of per frame).
+	refillBatch = 32
+	// sndBuf is the socket send buffer asked for (SO_SNDBUFFORCE, else
+	// SO_SNDBUF): in copy mode every skb in flight, with a page per extra
+	// descriptor, is charged to it, and an exhausted buffer stops a kick
+	// with EAGAIN. 4 MiB covers a 1024-entry ring of 4 KiB descriptors.
+	sndBuf = 4 << 20
 )
 
 // Errors of this package (besides the datapath sentinels and ErrAttach,
@@ -68,7 +76,40 @@ var (
 	// ErrRingFull is returned when the TX ring stays full although the
 	// kernel was kicked repeatedly.
 	ErrRingFull = errors.New("xdp: TX ring full")
+	// ErrNoZeroCopy is returned by Open with Options.Bind = BindZeroCopy
+	// when the driver has no AF_XDP zero-copy support (veth, most virtual
+	// NICs): the bind with XDP_ZEROCOPY failed with EOPNOTSUPP.
+	ErrNoZeroCopy = errors.New("xdp: zero-copy bind (XDP_ZEROCOPY) not supported by the driver")
 )
+
+// BindMode selects the AF_XDP bind: zero-copy (the NIC DMAs straight from
+// and into the UMEM) or copy mode (the kernel copies every packet between
+// the UMEM and an skb).
+type BindMode uint8
+
+const (
+	// BindAuto tries XDP_ZEROCOPY and falls back to copy mode when the
+	// driver does not support it (the default).
+	BindAuto BindMode = iota
+	// BindCopy binds in copy mode (XDP_COPY) without trying zero-copy.
+	BindCopy
+	// BindZeroCopy requires zero-copy: Open fails with ErrNoZeroCopy
+	// instead of falling back to copy mode.
+	BindZeroCopy
+)
+
+// String returns "auto", "copy" or "zerocopy".
+func (m BindMode) String() string {
+	switch m {
+	case BindAuto:
+		return "auto"
+	case BindCopy:
+		return "copy"
+	case BindZeroCopy:
+		return "zerocopy"
+	}
+	return fmt.Sprintf("BindMode(%d)", uint8(m))
+}
 
 // Options are the xdp-specific settings (datapath.Config.Options when
 // opening through the registry, as Options or *Options).
@@ -93,12 +134,19 @@ type Options struct {
 	RingSize int
 	// Attach selects native or generic XDP (AttachAuto: native, then generic).
 	Attach AttachMode
-	// CopyOnly skips the XDP_ZEROCOPY bind attempt.
-	CopyOnly bool
+	// Bind selects zero-copy or copy mode (BindAuto: zero-copy when the
+	// driver supports it, else copy). Endpoint.Mode reports the result.
+	Bind BindMode
 	// UDPChecksum computes UDP checksums on send (default: 0, "no
 	// checksum", which IPv4 allows; the IPv4 header checksum is always
 	// computed).
 	UDPChecksum bool
+	// SendBuffer is the socket send buffer in bytes (SO_SNDBUFFORCE, else
+	// SO_SNDBUF, which caps it at net.core.wmem_max). In copy mode every skb
+	// the kernel builds from TX descriptors is charged to it until the
+	// receiver consumed it, and a full buffer stops a kick with EAGAIN.
+	// 0: 4 MiB; negative: the kernel default (net.core.wmem_default).
+	SendBuffer int
 	// VerifyUDPChecksum drops received datagrams whose non-zero UDP
 	// checksum is wrong. Off by default: datagrams that a kernel in
 	// another namespace sends over veth carry only the partial
@@ -159,6 +207,9 @@ type Info struct {
 	// TxBudget is the descriptors one copy-mode TX kick processes
 	// (XDP_MAX_TX_SKB_BUDGET when the kernel has it, else 32).
 	TxBudget int
+	// SendBuffer is the socket's SO_SNDBUF as the kernel reports it
+	// (twice the value set, for its bookkeeping overhead).
+	SendBuffer int
 	// ForeignPool reports that Config.Pool was not on a committed space
 	// (so not usable as UMEM) and the endpoint uses its own pool instead.
 	ForeignPool bool
@@ -224,11 +275,41 @@ type Endpoint struct {
 	pollfd  [1]unix.PollFd
 
 	st datapath.Stats
-	// Forced counts references released at Close without a completion.
-	forced uint64
-	// linearized counts packets copied into one buffer because they needed
-	// more than MaxDescs descriptors.
-	linearized uint64
+	ct Counters
+	// txOwned is set while the TX buffer being assembled still holds the
+	// reference Alloc returned: the first descriptor on it takes that
+	// reference instead of a clone.
+	txOwned bool
+}
+
+// Counters are the endpoint's ring and syscall counters (see
+// Endpoint.Counters): they show what a send or receive costs beyond the
+// per-packet datapath.Stats.
+type Counters struct {
+	// TxDescs is the TX descriptors submitted; TxDescs/Stats().TxPackets is
+	// the descriptors per packet (each costs an skb fragment in copy mode).
+	TxDescs uint64
+	// Kicks is the sendto wakeups issued (only when the kernel set
+	// XDP_RING_NEED_WAKEUP on the TX ring; in copy mode it always does).
+	Kicks uint64
+	// KickRetries is the kicks that returned EAGAIN, EBUSY or ENOBUFS (the
+	// kernel stopped before draining the ring: TX budget, socket send
+	// buffer, or the device queue).
+	KickRetries uint64
+	// Completions is the completion-ring entries reaped.
+	Completions uint64
+	// FillPosts is the RX frames posted to the fill ring, in FillBatches
+	// publications (refill waits until refillBatch slots are free).
+	FillPosts, FillBatches uint64
+	// RxWakeups is the recvfrom wakeups issued for the fill ring (only when
+	// the kernel asks for one).
+	RxWakeups uint64
+	// Linearized counts packets copied into one TX buffer because they
+	// needed more than MaxDescs descriptors.
+	Linearized uint64
+	// Forced counts references released at Close without a completion
+	// (the socket was closed with descriptors still in flight).
+	Forced uint64
 }
 
 var _ datapath.Endpoint = (*Endpoint)(nil)
@@ -298,6 +379,9 @@ func (e *Endpoint) configure(cfg *Config) error {
 		}
 		copy(e.peerMAC[:], cfg.PeerMAC)
 		e.hasPeer = true
+	}
+	if cfg.Bind > BindZeroCopy {
+		return fmt.Errorf("%w: Options.Bind %v", ErrConfig, cfg.Bind)
 	}
 	if cfg.Queue < 0 || cfg.Queue > 1<<16 {
 		return fmt.Errorf("%w: queue %d", ErrConfig, cfg.Queue)
@@ -467,7 +551,7 @@ func reservePort(local netip.AddrPort) (int, netip.AddrPort, error) {
 }
 
 // openSocket creates the AF_XDP socket, registers the UMEM, maps the rings
-// and binds (zero-copy first unless CopyOnly, then copy mode).
+// and binds as Options.Bind asks (BindAuto: zero-copy first, then copy).
 func (e *Endpoint) openSocket(cfg *Config) error {
 	var err error
 	e.fd, err = unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
@@ -508,6 +592,18 @@ func (e *Endpoint) openSocket(cfg *Config) error {
 	if unix.SetsockoptInt(e.fd, unix.SOL_XDP, unix.XDP_MAX_TX_SKB_BUDGET, rs) == nil {
 		e.info.TxBudget = rs
 	}
+	if cfg.SendBuffer >= 0 {
+		sb := sndBuf
+		if cfg.SendBuffer > 0 {
+			sb = cfg.SendBuffer
+		}
+		if unix.SetsockoptInt(e.fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, sb) != nil {
+			_ = unix.SetsockoptInt(e.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, sb)
+		}
+	}
+	if v, err := unix.GetsockoptInt(e.fd, unix.SOL_SOCKET, unix.SO_SNDBUF); err == nil {
+		e.info.SendBuffer = v
+	}
 	if cfg.BusyPoll {
 		ok := unix.SetsockoptInt(e.fd, unix.SOL_SOCKET, unix.SO_PREFER_BUSY_POLL, 1) == nil
 		ok = unix.SetsockoptInt(e.fd, unix.SOL_SOCKET, unix.SO_BUSY_POLL, 20) == nil && ok
@@ -515,10 +611,12 @@ func (e *Endpoint) openSocket(cfg *Config) error {
 		e.info.BusyPoll = ok
 	}
 	var tries []uint16
-	if !cfg.CopyOnly {
+	if cfg.Bind != BindCopy {
 		tries = append(tries, unix.XDP_ZEROCOPY|unix.XDP_USE_SG|unix.XDP_USE_NEED_WAKEUP)
 	}
-	tries = append(tries, unix.XDP_COPY|unix.XDP_USE_SG|unix.XDP_USE_NEED_WAKEUP)
+	if cfg.Bind != BindZeroCopy {
+		tries = append(tries, unix.XDP_COPY|unix.XDP_USE_SG|unix.XDP_USE_NEED_WAKEUP)
+	}
 	var errs []error
 	for _, flags := range tries {
 		err := bindRetrying(e.fd, &unix.SockaddrXDP{Flags: flags, Ifindex: uint32(e.info.Ifindex), QueueID: uint32(cfg.Queue)})
@@ -535,6 +633,9 @@ func (e *Endpoint) openSocket(cfg *Config) error {
 		}
 	}
 	err = errors.Join(errs...)
+	if cfg.Bind == BindZeroCopy && errors.Is(err, unix.EOPNOTSUPP) {
+		return fmt.Errorf("%w: %s queue %d: %v", ErrNoZeroCopy, e.info.Interface, cfg.Queue, err)
+	}
 	if errors.Is(err, unix.EBUSY) {
 		return fmt.Errorf("%w: %s queue %d (retried for %v): %v", ErrBusy, e.info.Interface, cfg.Queue, bindRetry, err)
 	}
@@ -558,6 +659,20 @@ func bindRetrying(fd int, sa *unix.SockaddrXDP) error {
 
 // Info describes the endpoint's setup (zero-copy or copy mode, attach mode).
 func (e *Endpoint) Info() Info { return e.info }
+
+// Mode reports the bind the endpoint got: BindZeroCopy (the driver DMAs
+// from and into the UMEM) or BindCopy (the kernel copies every packet, as
+// on veth). Safe to call from any goroutine.
+func (e *Endpoint) Mode() BindMode {
+	if e.info.ZeroCopy {
+		return BindZeroCopy
+	}
+	return BindCopy
+}
+
+// Counters returns the endpoint's ring and syscall counters. Like Stats,
+// call it from the goroutine that uses the endpoint.
+func (e *Endpoint) Counters() Counters { return e.ct }
 
 // Space is the endpoint's UMEM: values allocated from pools on this space
 // are sent without a copy.
@@ -592,6 +707,9 @@ func (e *Endpoint) KernelStats() (unix.XDPStatistics, error) {
 // refill tops up the fill ring with fresh RX frames from the pool.
 func (e *Endpoint) refill() {
 	free := e.fill.prodFree(e.fill.size)
+	if free < refillBatch {
+		return
+	}
 	n := uint32(0)
 	for ; n < free; n++ {
 		b, err := e.pool.Alloc(ChunkSize)
@@ -610,7 +728,10 @@ func (e *Endpoint) refill() {
 	}
 	if n > 0 {
 		e.fill.publish()
+		e.ct.FillPosts += uint64(n)
+		e.ct.FillBatches++
 		if e.fill.needWakeup() {
+			e.ct.RxWakeups++
 			wakeRX(e.fd)
 		}
 	}
@@ -651,11 +772,11 @@ func (e *Endpoint) Send(dst netip.AddrPort, p []byte) error {
 	e.ipID++
 	writeHeader(tx, e.mac, mac, e.local, dstAddr(dst), len(p), e.ipID)
 	e.descs = e.descs[:0]
-	e.addTxRun(tb, 0, HeaderLen+len(p))
+	e.txOwned = true
+	e.addTxRun(tb, 0, HeaderLen+len(p)) // takes tb's reference
 	if e.csum {
 		udpChecksum(tx, append(e.parts[:0], tx[HeaderLen:HeaderLen+len(p)]))
 	}
-	_ = tb.Release() // every descriptor holds its own clone
 	if len(p) > 0 {
 		e.st.CopiedEntries++
 		e.st.CopiedBytes += uint64(len(p))
@@ -668,12 +789,19 @@ func dstAddr(d netip.AddrPort) netip.AddrPort {
 }
 
 // addTxRun adds descriptors for tb.Bytes()[from:to] (split at ChunkSize),
-// each holding a clone of tb.
+// each holding a reference on tb: the first one made while e.txOwned is set
+// takes over the caller's reference (clearing txOwned), the others clones.
 func (e *Endpoint) addTxRun(tb mem.Buf, from, to int) {
 	base, _ := e.space.Offset(tb.Bytes())
 	for from < to {
 		n := e.piece(base+uint64(from), to-from)
-		e.descs = append(e.descs, txDesc{addr: base + uint64(from), n: uint32(n), buf: tb.Clone()})
+		r := tb
+		if e.txOwned {
+			e.txOwned = false
+		} else {
+			r = tb.Clone()
+		}
+		e.descs = append(e.descs, txDesc{addr: base + uint64(from), n: uint32(n), buf: r})
 		from += n
 	}
 }
@@ -753,6 +881,7 @@ func (e *Endpoint) enqueue(payload int) error {
 		e.descs[i] = txDesc{}
 	}
 	e.descs = e.descs[:0]
+	e.ct.TxDescs += uint64(n)
 	e.st.TxPackets++
 	e.st.TxBytes += uint64(payload)
 	e.queued++
@@ -781,9 +910,10 @@ func (e *Endpoint) linearize() error {
 		w += copy(dst[w:], p)
 	}
 	e.dropDescs()
-	e.addTxRun(tb, 0, total)
-	e.linearized++
-	return tb.Release()
+	e.txOwned = true
+	e.addTxRun(tb, 0, total) // takes tb's reference
+	e.ct.Linearized++
+	return nil
 }
 
 // SendSegments implements datapath.Endpoint. Segments that lie in the
@@ -912,6 +1042,7 @@ func (e *Endpoint) assemble(tb mem.Buf, txLen int, entries []mem.Buf, mac [6]byt
 	}
 	tx := tb.Bytes()
 	e.descs = e.descs[:0]
+	e.txOwned = true // the first run on tb takes tb's reference
 	off, runStart := txLen, 0
 	for i, b := range entries {
 		if !e.zc[i] {
@@ -947,7 +1078,10 @@ func (e *Endpoint) assemble(tb mem.Buf, txLen int, entries []mem.Buf, mac [6]byt
 		udpChecksum(tx, e.parts)
 		clear(e.parts)
 	}
-	_ = tb.Release()
+	if e.txOwned { // not reached: the headers always make a run on tb
+		e.txOwned = false
+		_ = tb.Release()
+	}
 	return nil
 }
 
@@ -970,9 +1104,16 @@ func (e *Endpoint) flush() error {
 		if e.tx.pending() == 0 {
 			break
 		}
+		if !e.tx.needWakeup() {
+			// A zero-copy driver is polling the ring by itself (it clears
+			// the flag while it does): no syscall needed.
+			break
+		}
+		e.ct.Kicks++
 		if err := kick(e.fd); err != nil {
 			switch {
 			case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EBUSY), errors.Is(err, unix.ENOBUFS), errors.Is(err, unix.EINTR):
+				e.ct.KickRetries++
 				continue
 			default:
 				e.st.Errors++
@@ -997,6 +1138,7 @@ func (e *Endpoint) reap() {
 		e.complete(addr)
 	}
 	e.comp.release()
+	e.ct.Completions += uint64(n)
 	for e.ifLen > 0 && e.inflight[e.ifHead].done {
 		e.inflight[e.ifHead] = txRec{}
 		e.ifHead = (e.ifHead + 1) % len(e.inflight)
@@ -1235,7 +1377,7 @@ func (e *Endpoint) teardown() error {
 		r := &e.inflight[e.ifHead]
 		if !r.done {
 			_ = r.buf.Release()
-			e.forced++
+			e.ct.Forced++
 		}
 		*r = txRec{}
 		e.ifHead = (e.ifHead + 1) % len(e.inflight)
