@@ -101,6 +101,9 @@ func (c *Core) rttSample(s *session, sl *slot, p int) {
 	if !cc.Enable {
 		return
 	}
+	if sl.txTS == nil {
+		return
+	}
 	ts := sl.txTS[p&7]
 	if int(ts.pkt) != p {
 		return

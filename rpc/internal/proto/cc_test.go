@@ -10,7 +10,7 @@ func TestTimelyRateReactsToRTT(t *testing.T) {
 	c := &Core{cfg: Config{CC: cfg}}
 	s := &session{client: true}
 	s.cc.init(&c.cfg.CC, 0)
-	sl := &slot{s: s}
+	sl := &slot{s: s, txTS: new([8]txStamp)}
 	sample := func(p int, rtt time.Duration) {
 		sl.txTS[p&7] = txStamp{pkt: int32(p), ts: c.now}
 		c.now += int64(rtt)
@@ -46,7 +46,7 @@ func TestTimelyNoBypass(t *testing.T) {
 	c := &Core{cfg: Config{CC: cfg}}
 	s := &session{client: true}
 	s.cc.init(&c.cfg.CC, 0)
-	sl := &slot{s: s}
+	sl := &slot{s: s, txTS: new([8]txStamp)}
 	sl.txTS[0] = txStamp{pkt: 0, ts: 0}
 	c.now = int64(5 * time.Microsecond)
 	c.rttSample(s, sl, 0)

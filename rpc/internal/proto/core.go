@@ -305,6 +305,13 @@ func (c *Core) AddSession(sc SessionConfig) error {
 			s.freeSlots = append(s.freeSlots, uint8(i))
 		}
 		s.cc.init(&c.cfg.CC, c.now)
+		if c.cfg.CC.Enable {
+			// RTT stamps only where Timely uses them (128 B per slot).
+			ts := make([][8]txStamp, len(s.slots))
+			for i := range s.slots {
+				s.slots[i].txTS = &ts[i]
+			}
+		}
 	}
 	c.sessions[sc.Num] = s
 	return nil

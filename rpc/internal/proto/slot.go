@@ -15,10 +15,12 @@ const (
 // i are ≡ i (mod Window).
 type slot struct {
 	s         *session
-	idx       uint8
 	reqNum    uint64
-	reqType   uint8
 	activeIdx int // index in Core.active, -1 if not there
+	idx       uint8
+	reqType   uint8
+	srv       srvState // server
+	status    Status   // server
 
 	// Shared by client and server: request/response geometry and the
 	// receive window (unified packet-number space, eRPC numbering).
@@ -38,13 +40,11 @@ type slot struct {
 	respBuf  RxBuf
 	fastAt   int
 	inWheel  int
-	txTS     [8]txStamp
+	txTS     *[8]txStamp // send times for Timely's RTT samples; nil without congestion control
 
 	// Server.
-	srv    srvState
-	rxBuf  RxBuf
-	resp   *msgRef
-	status Status
+	rxBuf RxBuf
+	resp  *msgRef
 }
 
 type txStamp struct {
@@ -431,8 +431,10 @@ func (c *Core) txClient(sl *slot, p OutPacket) {
 	if int(p.Hdr.PktNum) < sl.maxTx {
 		c.stats.Retransmits++
 	}
-	ts := &sl.txTS[p.Hdr.PktNum&7]
-	ts.pkt, ts.ts = int32(p.Hdr.PktNum), c.txTime()
+	if sl.txTS != nil {
+		ts := &sl.txTS[p.Hdr.PktNum&7]
+		ts.pkt, ts.ts = int32(p.Hdr.PktNum), c.txTime()
+	}
 	c.pace(sl, p)
 }
 
