@@ -389,6 +389,11 @@ func TestPresetDefaults(t *testing.T) {
 			t.Fatalf("quick=%v: %+v %+v", quick, load, sweep)
 		}
 	}
+	load, sweep := MainJobDefaults()
+	full, fullSweep := PresetDefaults(false)
+	if load.Duration >= full.Duration || sweep.Budget >= fullSweep.Budget || !load.Check || load.MinSamples != DefaultMinSamples {
+		t.Fatalf("main job %+v %+v", load, sweep)
+	}
 }
 
 func TestPreloadFailure(t *testing.T) {

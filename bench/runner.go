@@ -310,6 +310,23 @@ func PresetDefaults(quick bool) (Config, SweepConfig) {
 	return load, sweep
 }
 
+// MainJob* size the README's main job (`cornflakes bench` with no
+// arguments): together with a cold build of the binary it must finish in
+// about three minutes on a two-core machine, so its points are 1 s and its
+// sweeps share 55 s (plus one saturation round of 1 s per serializer and
+// round, and the preload).
+const (
+	MainJobPointDuration = time.Second
+	MainJobBudget        = 55 * time.Second
+)
+
+// MainJobDefaults returns PresetDefaults(false) sized for the main job.
+func MainJobDefaults() (Config, SweepConfig) {
+	load, sweep := PresetDefaults(false)
+	load.Duration, sweep.Budget = MainJobPointDuration, MainJobBudget
+	return load, sweep
+}
+
 // WriteFiles writes <prefix>results.json, <prefix>results.csv and one PNG
 // plot per group into dir, and returns the paths written.
 func WriteFiles(dir, prefix string, series []Series) ([]string, error) {

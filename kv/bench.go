@@ -129,6 +129,9 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		cfg.Datapath = DatapathUDP
 	}
 	load, sweep := bench.PresetDefaults(cfg.Quick)
+	if e.Name == "default" && !cfg.Quick {
+		load, sweep = bench.MainJobDefaults() // the README's main job: build + run in ~3 min
+	}
 	if cfg.SLO > 0 {
 		sweep.SLO = cfg.SLO
 	}

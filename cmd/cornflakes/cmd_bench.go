@@ -34,8 +34,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the results as a JSON array on stdout")
 	out := fs.String("out", "", "directory for results.json, results.csv and the PNG plots (default ./out/bench-<timestamp>)")
 	sloUS := fs.Float64("slo-us", 0, "p99 latency SLO in µs (default 500)")
-	dur := fs.Duration("duration", 0, "length of each load point (default 2s, 500ms with --quick)")
-	budget := fs.Duration("budget", 0, "wall-time budget of the whole sweep (default 150s, 90s with --quick)")
+	dur := fs.Duration("duration", 0, "length of each load point (default 2s, 1s with no --experiment/--workload, 500ms with --quick)")
+	budget := fs.Duration("budget", 0, "wall-time budget of the whole sweep (default 150s, 55s with no --experiment/--workload, 90s with --quick)")
 	sers := fs.String("serializers", "", "comma-separated subset of: "+strings.Join(kv.Serializers, ","))
 	endpoints := fs.Int("endpoints", 1, "server endpoints (cores); keys are sharded across them")
 	if err := fs.Parse(args); err != nil {
