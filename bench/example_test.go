@@ -70,3 +70,22 @@ func ExampleSweep() {
 	//   serializer         max rps at SLO  p50 µs  p99 µs  vs best baseline
 	//   cornflakes/hybrid  40.0k           20.0    80.0    -
 }
+
+// Print a comparison as Markdown (as recorded in docs/PERFORMANCE.md).
+func ExampleWriteMarkdown() {
+	series := []bench.Series{
+		{Experiment: "demo", Workload: "twitter", Serializer: "cornflakes", Mode: "hybrid", SLOP99us: 500, MaxRPSAtSLO: 12000,
+			Points: []bench.Point{{OfferedRPS: 12000, AchievedRPS: 12000, P50us: 80, P99us: 310, MeetsSLO: true}}},
+		{Experiment: "demo", Workload: "twitter", Serializer: "protobuf", SLOP99us: 500, MaxRPSAtSLO: 10000,
+			Points: []bench.Point{{OfferedRPS: 10000, AchievedRPS: 10000, P50us: 85, P99us: 330, MeetsSLO: true}}},
+	}
+	_ = bench.WriteMarkdown(os.Stdout, series)
+	// Output:
+	// #### demo twitter (SLO p99 500 µs)
+	//
+	// | serializer | max rps at SLO | p50 µs | p99 µs | vs best baseline |
+	// |---|---|---|---|---|
+	// | cornflakes/hybrid | 12.0k | 80.0 | 310.0 | 1.20x |
+	// | protobuf | 10.0k | 85.0 | 330.0 | - |
+	//
+}

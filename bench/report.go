@@ -172,71 +172,106 @@ func WriteCSV(w io.Writer, series []Series) error {
 
 // WriteTable writes the comparison table: per group (experiment and label or
 // workload), one row per series with its max load at the SLO, the p50/p99 of
-// that point, and its ratio to the best non-cornflakes series of the group.
+// that point, and its ratio to the best non-cornflakes series of the group
+// (and the saturated closed-loop rate with its ratio, when measured).
 func WriteTable(w io.Writer, series []Series) error {
 	names, members := Groups(series)
 	for gi, g := range names {
-		ss := members[gi]
 		if gi > 0 {
 			if _, err := fmt.Fprintln(w); err != nil {
 				return err
 			}
 		}
-		unit := "rps"
-		if ss[0].Unit == "objects" {
-			unit = "objects/s"
-		}
+		ss := members[gi]
 		if _, err := fmt.Fprintf(w, "%s (SLO p99 %s µs)\n", g, strconv.FormatFloat(ss[0].SLOP99us, 'f', -1, 64)); err != nil {
 			return err
 		}
+		head, rows := tableRows(ss)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		showSat := false
-		for _, s := range ss {
-			showSat = showSat || s.MaxRPSSaturated > 0
-		}
-		satHead := ""
-		if showSat {
-			satHead = "\tmax rps saturated (closed loop)\tvs best baseline"
-		}
-		fmt.Fprintf(tw, "  serializer\tmax %s at SLO\tp50 µs\tp99 µs\tvs best baseline%s\n", unit, satHead)
-		best, bestSat := 0.0, 0.0
-		for _, s := range ss {
-			if s.Serializer != "cornflakes" {
-				best = max(best, s.value())
-				bestSat = max(bestSat, s.MaxRPSSaturated)
-			}
-		}
-		for _, s := range ss {
-			p50, p99 := "-", "-"
-			if p := s.bestPoint(); p != nil {
-				p50, p99 = fmt.Sprintf("%.1f", p.P50us), fmt.Sprintf("%.1f", p.P99us)
-			}
-			ratio := "-"
-			if best > 0 && s.Serializer == "cornflakes" {
-				ratio = fmt.Sprintf("%.2fx", s.value()/best)
-			}
-			mark := ""
-			if s.Truncated {
-				mark = " (cut short)"
-			}
-			satCols := ""
-			if showSat {
-				sat, satRatio := "-", "-"
-				if s.MaxRPSSaturated > 0 {
-					sat = formatRate(s.MaxRPSSaturated)
-					if bestSat > 0 && s.Serializer == "cornflakes" {
-						satRatio = fmt.Sprintf("%.2fx", s.MaxRPSSaturated/bestSat)
-					}
-				}
-				satCols = "\t" + sat + "\t" + satRatio
-			}
-			fmt.Fprintf(tw, "  %s\t%s%s\t%s\t%s\t%s%s\n", s.Name(), formatRate(s.value()), mark, p50, p99, ratio, satCols)
+		fmt.Fprintf(tw, "  %s\n", strings.Join(head, "\t"))
+		for _, r := range rows {
+			fmt.Fprintf(tw, "  %s\n", strings.Join(r, "\t"))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// WriteMarkdown prints the tables of WriteTable as Markdown (for
+// docs/PERFORMANCE.md and reports), one "#### group" heading per group.
+func WriteMarkdown(w io.Writer, series []Series) error {
+	names, members := Groups(series)
+	for gi, g := range names {
+		ss := members[gi]
+		head, rows := tableRows(ss)
+		fmt.Fprintf(w, "#### %s (SLO p99 %s µs)\n\n| %s |\n|", g, strconv.FormatFloat(ss[0].SLOP99us, 'f', -1, 64), strings.Join(head, " | "))
+		for range head {
+			fmt.Fprint(w, "---|")
+		}
+		fmt.Fprintln(w)
+		for _, r := range rows {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+		}
+		if _, err := fmt.Fprintln(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tableRows returns the comparison table of one group: per series the max
+// load at the SLO with that point's p50/p99, and (when measured) the
+// saturated closed-loop rate, each with Cornflakes' ratio to the best
+// baseline.
+func tableRows(ss []Series) (head []string, rows [][]string) {
+	unit := "rps"
+	if ss[0].Unit == "objects" {
+		unit = "objects/s"
+	}
+	showSat := false
+	for _, s := range ss {
+		showSat = showSat || s.MaxRPSSaturated > 0
+	}
+	head = []string{"serializer", "max " + unit + " at SLO", "p50 µs", "p99 µs", "vs best baseline"}
+	if showSat {
+		head = append(head, "max rps saturated (closed loop)", "vs best baseline")
+	}
+	best, bestSat := 0.0, 0.0
+	for _, s := range ss {
+		if s.Serializer != "cornflakes" {
+			best = max(best, s.value())
+			bestSat = max(bestSat, s.MaxRPSSaturated)
+		}
+	}
+	for _, s := range ss {
+		p50, p99 := "-", "-"
+		if p := s.bestPoint(); p != nil {
+			p50, p99 = fmt.Sprintf("%.1f", p.P50us), fmt.Sprintf("%.1f", p.P99us)
+		}
+		ratio := "-"
+		if best > 0 && s.Serializer == "cornflakes" {
+			ratio = fmt.Sprintf("%.2fx", s.value()/best)
+		}
+		mark := ""
+		if s.Truncated {
+			mark = " (cut short)"
+		}
+		row := []string{s.Name(), formatRate(s.value()) + mark, p50, p99, ratio}
+		if showSat {
+			sat, satRatio := "-", "-"
+			if s.MaxRPSSaturated > 0 {
+				sat = formatRate(s.MaxRPSSaturated)
+				if bestSat > 0 && s.Serializer == "cornflakes" {
+					satRatio = fmt.Sprintf("%.2fx", s.MaxRPSSaturated/bestSat)
+				}
+			}
+			row = append(row, sat, satRatio)
+		}
+		rows = append(rows, row)
+	}
+	return head, rows
 }
 
 // MeetsNone reports whether no series met the SLO at any load point.

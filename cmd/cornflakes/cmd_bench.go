@@ -32,6 +32,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	dp := fs.String("datapath", kv.DatapathUDP, "datapath: udp (kernel UDP on loopback), memnet, or xdp (AF_XDP between two network namespaces; root)")
 	quick := fs.Bool("quick", false, "short points and sweeps")
 	asJSON := fs.Bool("json", false, "print the results as a JSON array on stdout")
+	asMarkdown := fs.Bool("markdown", false, "print the comparison tables as Markdown on stdout")
 	out := fs.String("out", "", "directory for results.json, results.csv and the PNG plots (default ./out/bench-<timestamp>)")
 	sloUS := fs.Float64("slo-us", 0, "p99 latency SLO in µs (default 500)")
 	dur := fs.Duration("duration", 0, "length of each load point (default 2s, 1s with no --experiment/--workload, 500ms with --quick)")
@@ -81,6 +82,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if *asJSON {
 			if jerr := bench.WriteJSON(stdout, series); jerr != nil && err == nil {
 				err = jerr
+			}
+		} else if *asMarkdown {
+			if merr := bench.WriteMarkdown(stdout, series); merr != nil && err == nil {
+				err = merr
 			}
 		} else if terr := bench.WriteTable(stdout, series); terr != nil && err == nil {
 			err = terr

@@ -91,3 +91,17 @@ func TestKVServe(t *testing.T) {
 		t.Errorf("stdout %q stderr %q", out.String(), errb.String())
 	}
 }
+
+// TestBenchMarkdown checks that --markdown prints one Markdown table per group.
+func TestBenchMarkdown(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"bench", "--markdown", "--quick", "--datapath", "memnet", "--workload", "ycsb:records=200,shape=2x2048,layout=multi",
+		"--duration", "100ms", "--budget", "2s", "--serializers", "cornflakes,protobuf", "--out", t.TempDir()}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
+	}
+	s := out.String()
+	if !strings.HasPrefix(s, "#### ") || !strings.Contains(s, "| serializer | max rps at SLO |") || !strings.Contains(s, "| cornflakes/hybrid | ") || !strings.Contains(s, "| protobuf | ") {
+		t.Fatalf("markdown:\n%s", s)
+	}
+}
