@@ -29,6 +29,7 @@ type Decoder struct {
 	start    int // the message's header extent [start, end)
 	end      int
 	words    int
+	ents     int // offset of the first field entry
 	fixedEnd int
 	dyn      int // regions of lists and nested messages must start here or later
 	pw, pre  int // popcount of bitmap words [0, pw)
@@ -38,28 +39,40 @@ type Decoder struct {
 
 // init parses the fixed part of the message at [start, end) of src.
 func (d *Decoder) init(a *Arena, src *source, start, end, depth int) error {
-	d.a, d.src, d.data, d.err = a, src, src.data, nil
+	data := src.data
+	d.a, d.src, d.data, d.err = a, src, data, nil
 	d.start, d.end, d.depth = start, end, depth
-	d.words, d.fixedEnd, d.dyn, d.pw, d.pre = 0, 0, 0, 0, 0
+	d.pw, d.pre = 0, 0
 	if end-start < 4 {
+		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
 		return malformed(start, 0, "truncated message header")
 	}
-	w := binary.LittleEndian.Uint32(d.data[start:])
-	if w > MaxBitmapWords {
-		return malformed(start, 0, "bitmap word count exceeds MaxBitmapWords")
-	}
-	d.words = int(w)
-	if 4+4*d.words > end-start {
-		return malformed(start, 0, "truncated bitmap")
-	}
+	hdr := data[start:end] // the caller checked [start, end) against data
+	w := binary.LittleEndian.Uint32(hdr)
 	n := 0
-	for i := range d.words {
-		n += bits.OnesCount32(binary.LittleEndian.Uint32(d.data[start+4+4*i:]))
+	switch {
+	case w == 1 && len(hdr) >= 8: // the common case: fields 1..32
+		n = bits.OnesCount32(binary.LittleEndian.Uint32(hdr[4:8]))
+	case w == 0:
+	case w > MaxBitmapWords:
+		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
+		return malformed(start, 0, "bitmap word count exceeds MaxBitmapWords")
+	case 4+4*int(w) > len(hdr):
+		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
+		return malformed(start, 0, "truncated bitmap")
+	default:
+		for i := range int(w) {
+			n += bits.OnesCount32(binary.LittleEndian.Uint32(hdr[4+4*i:]))
+		}
 	}
-	if EntrySize*n > end-start-4-4*d.words {
+	ents := 4 + 4*int(w)
+	if EntrySize*n > len(hdr)-ents {
+		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
 		return malformed(start, 0, "truncated field entries")
 	}
-	d.fixedEnd = start + 4 + 4*d.words + EntrySize*n
+	d.words = int(w)
+	d.ents = start + ents
+	d.fixedEnd = d.ents + EntrySize*n
 	d.dyn = d.fixedEnd
 	return nil
 }

@@ -33,6 +33,7 @@ type Encoder struct {
 	zcEnd   int
 	entries int
 	sink    EntrySink
+	sga     *SGA // sink when it is an *SGA (entries appended without an interface call)
 	flat    bool // copy zero-copy data into dst (Flatten)
 
 	// current message
@@ -48,6 +49,7 @@ type Encoder struct {
 // than assigning a whole Encoder literal).
 func (e *Encoder) reset(dst []byte, sz Sizes, sink EntrySink, flat bool) {
 	e.dst, e.sink, e.err = dst, sink, nil
+	e.sga, _ = sink.(*SGA)
 	e.hdr, e.hdrEnd = 0, sz.Header
 	e.cp, e.cpEnd = sz.Header, sz.Head()
 	e.zc, e.zcEnd = sz.Head(), sz.Total()
@@ -192,7 +194,9 @@ func (e *Encoder) data(at int, b *Bytes) {
 	e.put32x2(at, n, zc)
 	e.zc = zc + n
 	e.entries++
-	if e.flat {
+	if e.sga != nil {
+		e.sga.Entries = append(e.sga.Entries, b.buf)
+	} else if e.flat {
 		copy(e.dst[zc:zc+n], b.data)
 	} else if err := e.sink.ZeroCopyEntry(b.buf); err != nil {
 		e.fail(err)

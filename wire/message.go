@@ -167,7 +167,7 @@ func serialize(m Msg, dst []byte, sink EntrySink, flat bool) error {
 	if err == nil && (e.hdr != sz.Header || e.cp != sz.Head() || e.zc != sz.Total() || e.entries != sz.Entries) {
 		err = ErrModified
 	}
-	e.dst, e.sink, e.err = nil, nil, nil
+	e.dst, e.sink, e.sga, e.err = nil, nil, nil, nil
 	if a != nil && e == &a.enc {
 		a.busyEnc = false
 	}

@@ -597,20 +597,45 @@ func bytesDefault(g *protogen.GeneratedFile, m *message, f *field) string {
 func genObject(g *protogen.GeneratedFile, m *message) {
 	name := m.m.GoIdent.GoName
 	recv := "func (x *" + name + ") "
+	// The entry points call the message's own hooks statically (no
+	// interface dispatch per message); see wire/fast.go.
 	g.P("// Sizes implements wire.Object.")
-	g.P(recv, "Sizes() ", wirePkg.Ident("Sizes"), " { return ", wirePkg.Ident("SizesOf"), "(x) }")
+	g.P(recv, "Sizes() ", wirePkg.Ident("Sizes"), " {")
+	g.P("s := x.cf.StartSizes()")
+	g.P("x.WireSizes(s)")
+	g.P("return x.cf.FinishSizes(s)")
+	g.P("}")
 	g.P()
 	g.P("// Serialize implements wire.Object.")
 	g.P(recv, "Serialize(dst []byte, sink ", wirePkg.Ident("EntrySink"), ") error {")
-	g.P("return ", wirePkg.Ident("SerializeTo"), "(x, dst, sink)")
+	g.P("e, err := ", wirePkg.Ident("StartSerialize"), "(x, &x.cf, dst, sink)")
+	g.P("if e == nil {")
+	g.P("return err")
+	g.P("}")
+	g.P("x.WireEncode(e)")
+	g.P("return e.FinishSerialize(&x.cf)")
 	g.P("}")
 	g.P()
 	g.P("// Decode decodes x from b zero-copy; the arena holds a reference on b until")
 	g.P("// Reset (the caller still releases its own).")
-	g.P(recv, "Decode(b ", memPkg.Ident("Buf"), ") error { return ", wirePkg.Ident("Decode"), "(x, b) }")
+	g.P(recv, "Decode(b ", memPkg.Ident("Buf"), ") error {")
+	g.P("d, err := x.cf.StartDecode(b)")
+	g.P("if d == nil {")
+	g.P("return err")
+	g.P("}")
+	g.P("x.WireDecode(d)")
+	g.P("return d.FinishDecode()")
+	g.P("}")
 	g.P()
 	g.P("// DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).")
-	g.P(recv, "DecodeBytes(p []byte) error { return ", wirePkg.Ident("DecodeBytes"), "(x, p) }")
+	g.P(recv, "DecodeBytes(p []byte) error {")
+	g.P("d, err := x.cf.StartDecodeBytes(p)")
+	g.P("if d == nil {")
+	g.P("return err")
+	g.P("}")
+	g.P("x.WireDecode(d)")
+	g.P("return d.FinishDecode()")
+	g.P("}")
 	g.P()
 	g.P("// WireCore implements wire.Msg.")
 	g.P(recv, "WireCore() *", wirePkg.Ident("Core"), " { return &x.cf }")
@@ -618,6 +643,10 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 }
 
 func genHooks(g *protogen.GeneratedFile, m *message) {
+	if m.fast() {
+		genFastHooks(g, m)
+		return
+	}
 	recv := "func (x *" + m.m.GoIdent.GoName + ") "
 	w := func(s string) string { return g.QualifiedGoIdent(wirePkg.Ident(s)) }
 

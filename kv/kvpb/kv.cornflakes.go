@@ -77,48 +77,92 @@ func (x *Req) SetIndex(v uint32) { x.xIndex = v }
 func (x *Req) ClearIndex() { x.xIndex = 0 }
 
 // Sizes implements wire.Object.
-func (x *Req) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Req) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Req) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Req) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Req) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Req) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Req) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Req) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Req) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.BytesList(1, &x.xKeys)
-	s.BytesList(2, &x.xVals)
-	s.Scalar(3, x.xIndex != 0)
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if s.SizedBytesList(&x.xKeys) {
+		b0 |= 0x1
+	}
+	if s.SizedBytesList(&x.xVals) {
+		b0 |= 0x2
+	}
+	if x.xIndex != 0 {
+		b0 |= 0x4
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Req) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
-	e.BytesList(1, &x.xKeys)
-	e.BytesList(2, &x.xVals)
+	var b0 uint32
+	if x.xKeys.Len() != 0 {
+		b0 |= 0x1
+	}
+	if x.xVals.Len() != 0 {
+		b0 |= 0x2
+	}
 	if x.xIndex != 0 {
-		e.Uint32(3, x.xIndex)
+		b0 |= 0x4
+	}
+	mk := e.Begin1(b0)
+	if x.xKeys.Len() != 0 {
+		e.PutBytesList(&x.xKeys)
+	}
+	if x.xVals.Len() != 0 {
+		e.PutBytesList(&x.xVals)
+	}
+	if x.xIndex != 0 {
+		e.PutU64(uint64(x.xIndex))
 	}
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Req) WireDecode(d *wire.Decoder) {
-	d.BytesList(1, &x.xKeys)
-	d.BytesList(2, &x.xVals)
-	x.xIndex = d.Uint32(3)
+	b0 := d.Word(0)
+	d.BytesListAt(d.Ent(b0, 0x1, 0), 1, &x.xKeys)
+	d.BytesListAt(d.Ent(b0, 0x2, 0), 2, &x.xVals)
+	x.xIndex = uint32(d.U64At(d.Ent(b0, 0x4, 0)))
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -236,50 +280,93 @@ func (x *Resp) HasVals() bool { return x.xVals.Len() != 0 }
 func (x *Resp) ClearVals() { x.xVals.Init(x.cf.Arena(), 0) }
 
 // Sizes implements wire.Object.
-func (x *Resp) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Resp) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Resp) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Resp) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Resp) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Resp) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Resp) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Resp) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Resp) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.Scalar(1, x.xStatus != 0)
-	s.Bytes(2, &x.xVal, x.xVal.Len() != 0)
-	s.BytesList(3, &x.xVals)
-	s.End(&x.cf, mk)
-}
-
-// WireEncode implements wire.Msg.
-func (x *Resp) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
 	if x.xStatus != 0 {
-		e.Uint32(1, x.xStatus)
+		b0 |= 0x1
 	}
 	if x.xVal.Len() != 0 {
-		e.Bytes(2, &x.xVal)
+		b0 |= 0x2
+		s.AddBytes(&x.xVal)
 	}
-	e.BytesList(3, &x.xVals)
+	if s.SizedBytesList(&x.xVals) {
+		b0 |= 0x4
+	}
+	s.Fixed1(&x.cf, b0)
+}
+
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
+func (x *Resp) WireEncode(e *wire.Encoder) {
+	var b0 uint32
+	if x.xStatus != 0 {
+		b0 |= 0x1
+	}
+	if x.xVal.Len() != 0 {
+		b0 |= 0x2
+	}
+	if x.xVals.Len() != 0 {
+		b0 |= 0x4
+	}
+	mk := e.Begin1(b0)
+	if x.xStatus != 0 {
+		e.PutU64(uint64(x.xStatus))
+	}
+	if x.xVal.Len() != 0 {
+		e.PutBytes(&x.xVal)
+	}
+	if x.xVals.Len() != 0 {
+		e.PutBytesList(&x.xVals)
+	}
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Resp) WireDecode(d *wire.Decoder) {
-	x.xStatus = d.Uint32(1)
-	d.Bytes(2, &x.xVal)
-	d.BytesList(3, &x.xVals)
+	b0 := d.Word(0)
+	x.xStatus = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
+	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xVal)
+	d.BytesListAt(d.Ent(b0, 0x4, 0), 3, &x.xVals)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -52,42 +52,73 @@ func (x *SingleBuffer) ClearMessage() {
 }
 
 // Sizes implements wire.Object.
-func (x *SingleBuffer) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *SingleBuffer) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *SingleBuffer) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *SingleBuffer) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *SingleBuffer) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *SingleBuffer) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *SingleBuffer) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *SingleBuffer) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *SingleBuffer) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.Bytes(1, &x.xMessage, x.xMessage.Len() != 0)
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		s.AddBytes(&x.xMessage)
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *SingleBuffer) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
 	if x.xMessage.Len() != 0 {
-		e.Bytes(1, &x.xMessage)
+		b0 |= 0x1
+	}
+	mk := e.Begin1(b0)
+	if x.xMessage.Len() != 0 {
+		e.PutBytes(&x.xMessage)
 	}
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *SingleBuffer) WireDecode(d *wire.Decoder) {
-	d.Bytes(1, &x.xMessage)
+	b0 := d.Word(0)
+	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xMessage)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -148,40 +179,72 @@ func (x *ListBuffers) HasMessages() bool { return x.xMessages.Len() != 0 }
 func (x *ListBuffers) ClearMessages() { x.xMessages.Init(x.cf.Arena(), 0) }
 
 // Sizes implements wire.Object.
-func (x *ListBuffers) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *ListBuffers) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *ListBuffers) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *ListBuffers) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *ListBuffers) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *ListBuffers) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *ListBuffers) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *ListBuffers) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *ListBuffers) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.BytesList(1, &x.xMessages)
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if s.SizedBytesList(&x.xMessages) {
+		b0 |= 0x1
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *ListBuffers) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
-	e.BytesList(1, &x.xMessages)
+	var b0 uint32
+	if x.xMessages.Len() != 0 {
+		b0 |= 0x1
+	}
+	mk := e.Begin1(b0)
+	if x.xMessages.Len() != 0 {
+		e.PutBytesList(&x.xMessages)
+	}
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *ListBuffers) WireDecode(d *wire.Decoder) {
-	d.BytesList(1, &x.xMessages)
+	b0 := d.Word(0)
+	d.BytesListAt(d.Ent(b0, 0x1, 0), 1, &x.xMessages)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -268,40 +331,90 @@ func (x *Tree1) InitRight() *SingleBuffer {
 func (x *Tree1) ClearRight() { x.xRight.Clear() }
 
 // Sizes implements wire.Object.
-func (x *Tree1) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Tree1) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Tree1) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Tree1) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Tree1) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Tree1) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Tree1) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Tree1) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree1) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	wire.SizeMessage(s, 1, &x.xLeft, NewSingleBuffer)
-	wire.SizeMessage(s, 2, &x.xRight, NewSingleBuffer)
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if x.xLeft.Present() {
+		if s.Enter() {
+			if v, err := x.xLeft.Get(s.Arena(), NewSingleBuffer); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x1
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if x.xRight.Present() {
+		if s.Enter() {
+			if v, err := x.xRight.Get(s.Arena(), NewSingleBuffer); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x2
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree1) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
+	if x.xLeft.Present() {
+		b0 |= 0x1
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+	}
+	mk := e.Begin1(b0)
 	wire.EncodeMessage(e, 1, &x.xLeft)
 	wire.EncodeMessage(e, 2, &x.xRight)
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree1) WireDecode(d *wire.Decoder) {
 	wire.DecodeMessage(d, 1, &x.xLeft)
 	wire.DecodeMessage(d, 2, &x.xRight)
@@ -401,40 +514,90 @@ func (x *Tree2) InitRight() *Tree1 {
 func (x *Tree2) ClearRight() { x.xRight.Clear() }
 
 // Sizes implements wire.Object.
-func (x *Tree2) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Tree2) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Tree2) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Tree2) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Tree2) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Tree2) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Tree2) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Tree2) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree2) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	wire.SizeMessage(s, 1, &x.xLeft, NewTree1)
-	wire.SizeMessage(s, 2, &x.xRight, NewTree1)
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if x.xLeft.Present() {
+		if s.Enter() {
+			if v, err := x.xLeft.Get(s.Arena(), NewTree1); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x1
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if x.xRight.Present() {
+		if s.Enter() {
+			if v, err := x.xRight.Get(s.Arena(), NewTree1); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x2
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree2) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
+	if x.xLeft.Present() {
+		b0 |= 0x1
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+	}
+	mk := e.Begin1(b0)
 	wire.EncodeMessage(e, 1, &x.xLeft)
 	wire.EncodeMessage(e, 2, &x.xRight)
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree2) WireDecode(d *wire.Decoder) {
 	wire.DecodeMessage(d, 1, &x.xLeft)
 	wire.DecodeMessage(d, 2, &x.xRight)
@@ -534,40 +697,90 @@ func (x *Tree3) InitRight() *Tree2 {
 func (x *Tree3) ClearRight() { x.xRight.Clear() }
 
 // Sizes implements wire.Object.
-func (x *Tree3) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Tree3) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Tree3) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Tree3) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Tree3) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Tree3) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Tree3) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Tree3) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree3) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	wire.SizeMessage(s, 1, &x.xLeft, NewTree2)
-	wire.SizeMessage(s, 2, &x.xRight, NewTree2)
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if x.xLeft.Present() {
+		if s.Enter() {
+			if v, err := x.xLeft.Get(s.Arena(), NewTree2); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x1
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if x.xRight.Present() {
+		if s.Enter() {
+			if v, err := x.xRight.Get(s.Arena(), NewTree2); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x2
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree3) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
+	if x.xLeft.Present() {
+		b0 |= 0x1
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+	}
+	mk := e.Begin1(b0)
 	wire.EncodeMessage(e, 1, &x.xLeft)
 	wire.EncodeMessage(e, 2, &x.xRight)
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree3) WireDecode(d *wire.Decoder) {
 	wire.DecodeMessage(d, 1, &x.xLeft)
 	wire.DecodeMessage(d, 2, &x.xRight)
@@ -667,40 +880,90 @@ func (x *Tree4) InitRight() *Tree3 {
 func (x *Tree4) ClearRight() { x.xRight.Clear() }
 
 // Sizes implements wire.Object.
-func (x *Tree4) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Tree4) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Tree4) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Tree4) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Tree4) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Tree4) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Tree4) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Tree4) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree4) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	wire.SizeMessage(s, 1, &x.xLeft, NewTree3)
-	wire.SizeMessage(s, 2, &x.xRight, NewTree3)
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if x.xLeft.Present() {
+		if s.Enter() {
+			if v, err := x.xLeft.Get(s.Arena(), NewTree3); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x1
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if x.xRight.Present() {
+		if s.Enter() {
+			if v, err := x.xRight.Get(s.Arena(), NewTree3); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x2
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree4) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
+	if x.xLeft.Present() {
+		b0 |= 0x1
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+	}
+	mk := e.Begin1(b0)
 	wire.EncodeMessage(e, 1, &x.xLeft)
 	wire.EncodeMessage(e, 2, &x.xRight)
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree4) WireDecode(d *wire.Decoder) {
 	wire.DecodeMessage(d, 1, &x.xLeft)
 	wire.DecodeMessage(d, 2, &x.xRight)
@@ -800,40 +1063,90 @@ func (x *Tree5) InitRight() *Tree4 {
 func (x *Tree5) ClearRight() { x.xRight.Clear() }
 
 // Sizes implements wire.Object.
-func (x *Tree5) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Tree5) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Tree5) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Tree5) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Tree5) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Tree5) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Tree5) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Tree5) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree5) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	wire.SizeMessage(s, 1, &x.xLeft, NewTree4)
-	wire.SizeMessage(s, 2, &x.xRight, NewTree4)
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if x.xLeft.Present() {
+		if s.Enter() {
+			if v, err := x.xLeft.Get(s.Arena(), NewTree4); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x1
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if x.xRight.Present() {
+		if s.Enter() {
+			if v, err := x.xRight.Get(s.Arena(), NewTree4); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x2
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree5) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
+	if x.xLeft.Present() {
+		b0 |= 0x1
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+	}
+	mk := e.Begin1(b0)
 	wire.EncodeMessage(e, 1, &x.xLeft)
 	wire.EncodeMessage(e, 2, &x.xRight)
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree5) WireDecode(d *wire.Decoder) {
 	wire.DecodeMessage(d, 1, &x.xLeft)
 	wire.DecodeMessage(d, 2, &x.xRight)

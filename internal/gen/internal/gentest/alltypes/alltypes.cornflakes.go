@@ -5,6 +5,7 @@ package alltypes
 
 import (
 	"math"
+	"math/bits"
 	"strconv"
 
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/other"
@@ -299,117 +300,224 @@ func (x *Scalars) ClearData() {
 }
 
 // Sizes implements wire.Object.
-func (x *Scalars) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Scalars) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Scalars) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Scalars) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Scalars) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Scalars) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Scalars) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Scalars) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Scalars) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.Scalar(1, x.xI32 != 0)
-	s.Scalar(2, x.xI64 != 0)
-	s.Scalar(3, x.xU32 != 0)
-	s.Scalar(4, x.xU64 != 0)
-	s.Scalar(5, x.xS32 != 0)
-	s.Scalar(6, x.xS64 != 0)
-	s.Scalar(7, x.xF32 != 0)
-	s.Scalar(8, x.xF64 != 0)
-	s.Scalar(9, x.xSf32 != 0)
-	s.Scalar(10, x.xSf64 != 0)
-	s.Scalar(11, x.xFlag)
-	s.Scalar(12, math.Float32bits(x.xRatio) != 0)
-	s.Scalar(13, math.Float64bits(x.xScore) != 0)
-	s.Scalar(14, x.xKind != 0)
-	s.String(15, &x.xText, x.xText.Len() != 0)
-	s.Bytes(16, &x.xData, x.xData.Len() != 0)
-	s.End(&x.cf, mk)
-}
-
-// WireEncode implements wire.Msg.
-func (x *Scalars) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
 	if x.xI32 != 0 {
-		e.Int32(1, x.xI32)
+		b0 |= 0x1
 	}
 	if x.xI64 != 0 {
-		e.Int64(2, x.xI64)
+		b0 |= 0x2
 	}
 	if x.xU32 != 0 {
-		e.Uint32(3, x.xU32)
+		b0 |= 0x4
 	}
 	if x.xU64 != 0 {
-		e.Uint64(4, x.xU64)
+		b0 |= 0x8
 	}
 	if x.xS32 != 0 {
-		e.Int32(5, x.xS32)
+		b0 |= 0x10
 	}
 	if x.xS64 != 0 {
-		e.Int64(6, x.xS64)
+		b0 |= 0x20
 	}
 	if x.xF32 != 0 {
-		e.Uint32(7, x.xF32)
+		b0 |= 0x40
 	}
 	if x.xF64 != 0 {
-		e.Uint64(8, x.xF64)
+		b0 |= 0x80
 	}
 	if x.xSf32 != 0 {
-		e.Int32(9, x.xSf32)
+		b0 |= 0x100
 	}
 	if x.xSf64 != 0 {
-		e.Int64(10, x.xSf64)
+		b0 |= 0x200
 	}
 	if x.xFlag {
-		e.Bool(11, x.xFlag)
+		b0 |= 0x400
 	}
 	if math.Float32bits(x.xRatio) != 0 {
-		e.Float(12, x.xRatio)
+		b0 |= 0x800
 	}
 	if math.Float64bits(x.xScore) != 0 {
-		e.Double(13, x.xScore)
+		b0 |= 0x1000
 	}
 	if x.xKind != 0 {
-		e.Int32(14, int32(x.xKind))
+		b0 |= 0x2000
 	}
 	if x.xText.Len() != 0 {
-		e.String(15, &x.xText)
+		b0 |= 0x4000
+		s.AddString(&x.xText)
 	}
 	if x.xData.Len() != 0 {
-		e.Bytes(16, &x.xData)
+		b0 |= 0x8000
+		s.AddBytes(&x.xData)
+	}
+	s.Fixed1(&x.cf, b0)
+}
+
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
+func (x *Scalars) WireEncode(e *wire.Encoder) {
+	var b0 uint32
+	if x.xI32 != 0 {
+		b0 |= 0x1
+	}
+	if x.xI64 != 0 {
+		b0 |= 0x2
+	}
+	if x.xU32 != 0 {
+		b0 |= 0x4
+	}
+	if x.xU64 != 0 {
+		b0 |= 0x8
+	}
+	if x.xS32 != 0 {
+		b0 |= 0x10
+	}
+	if x.xS64 != 0 {
+		b0 |= 0x20
+	}
+	if x.xF32 != 0 {
+		b0 |= 0x40
+	}
+	if x.xF64 != 0 {
+		b0 |= 0x80
+	}
+	if x.xSf32 != 0 {
+		b0 |= 0x100
+	}
+	if x.xSf64 != 0 {
+		b0 |= 0x200
+	}
+	if x.xFlag {
+		b0 |= 0x400
+	}
+	if math.Float32bits(x.xRatio) != 0 {
+		b0 |= 0x800
+	}
+	if math.Float64bits(x.xScore) != 0 {
+		b0 |= 0x1000
+	}
+	if x.xKind != 0 {
+		b0 |= 0x2000
+	}
+	if x.xText.Len() != 0 {
+		b0 |= 0x4000
+	}
+	if x.xData.Len() != 0 {
+		b0 |= 0x8000
+	}
+	mk := e.Begin1(b0)
+	if x.xI32 != 0 {
+		e.PutU64(uint64(int64(x.xI32)))
+	}
+	if x.xI64 != 0 {
+		e.PutU64(uint64(x.xI64))
+	}
+	if x.xU32 != 0 {
+		e.PutU64(uint64(x.xU32))
+	}
+	if x.xU64 != 0 {
+		e.PutU64(x.xU64)
+	}
+	if x.xS32 != 0 {
+		e.PutU64(uint64(int64(x.xS32)))
+	}
+	if x.xS64 != 0 {
+		e.PutU64(uint64(x.xS64))
+	}
+	if x.xF32 != 0 {
+		e.PutU64(uint64(x.xF32))
+	}
+	if x.xF64 != 0 {
+		e.PutU64(x.xF64)
+	}
+	if x.xSf32 != 0 {
+		e.PutU64(uint64(int64(x.xSf32)))
+	}
+	if x.xSf64 != 0 {
+		e.PutU64(uint64(x.xSf64))
+	}
+	if x.xFlag {
+		e.PutU64(wire.BoolBits(x.xFlag))
+	}
+	if math.Float32bits(x.xRatio) != 0 {
+		e.PutU64(uint64(math.Float32bits(x.xRatio)))
+	}
+	if math.Float64bits(x.xScore) != 0 {
+		e.PutU64(math.Float64bits(x.xScore))
+	}
+	if x.xKind != 0 {
+		e.PutU64(uint64(int64(x.xKind)))
+	}
+	if x.xText.Len() != 0 {
+		e.PutString(&x.xText)
+	}
+	if x.xData.Len() != 0 {
+		e.PutBytes(&x.xData)
 	}
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Scalars) WireDecode(d *wire.Decoder) {
-	x.xI32 = d.Int32(1)
-	x.xI64 = d.Int64(2)
-	x.xU32 = d.Uint32(3)
-	x.xU64 = d.Uint64(4)
-	x.xS32 = d.Int32(5)
-	x.xS64 = d.Int64(6)
-	x.xF32 = d.Uint32(7)
-	x.xF64 = d.Uint64(8)
-	x.xSf32 = d.Int32(9)
-	x.xSf64 = d.Int64(10)
-	x.xFlag = d.Bool(11)
-	x.xRatio = d.Float(12)
-	x.xScore = d.Double(13)
-	x.xKind = Kind(d.Int32(14))
-	d.String(15, &x.xText)
-	d.Bytes(16, &x.xData)
+	b0 := d.Word(0)
+	x.xI32 = int32(d.U64At(d.Ent(b0, 0x1, 0)))
+	x.xI64 = int64(d.U64At(d.Ent(b0, 0x2, 0)))
+	x.xU32 = uint32(d.U64At(d.Ent(b0, 0x4, 0)))
+	x.xU64 = d.U64At(d.Ent(b0, 0x8, 0))
+	x.xS32 = int32(d.U64At(d.Ent(b0, 0x10, 0)))
+	x.xS64 = int64(d.U64At(d.Ent(b0, 0x20, 0)))
+	x.xF32 = uint32(d.U64At(d.Ent(b0, 0x40, 0)))
+	x.xF64 = d.U64At(d.Ent(b0, 0x80, 0))
+	x.xSf32 = int32(d.U64At(d.Ent(b0, 0x100, 0)))
+	x.xSf64 = int64(d.U64At(d.Ent(b0, 0x200, 0)))
+	x.xFlag = d.U64At(d.Ent(b0, 0x400, 0)) != 0
+	x.xRatio = math.Float32frombits(uint32(d.U64At(d.Ent(b0, 0x800, 0))))
+	x.xScore = math.Float64frombits(d.U64At(d.Ent(b0, 0x1000, 0)))
+	x.xKind = Kind(int32(d.U64At(d.Ent(b0, 0x2000, 0))))
+	d.StringAt(d.Ent(b0, 0x4000, 0), 15, &x.xText)
+	d.BytesAt(d.Ent(b0, 0x8000, 0), 16, &x.xData)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -702,89 +810,161 @@ func (x *Optionals) ClearData() {
 }
 
 // Sizes implements wire.Object.
-func (x *Optionals) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Optionals) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Optionals) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Optionals) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Optionals) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Optionals) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Optionals) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Optionals) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Optionals) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.Scalar(1, x.cf.Has(0))
-	s.Scalar(2, x.cf.Has(1))
-	s.Scalar(3, x.cf.Has(2))
-	s.Scalar(4, x.cf.Has(3))
-	s.Scalar(5, x.cf.Has(4))
-	s.String(6, &x.xText, x.cf.Has(5))
-	s.Bytes(7, &x.xData, x.cf.Has(6))
-	s.End(&x.cf, mk)
-}
-
-// WireEncode implements wire.Msg.
-func (x *Optionals) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
 	if x.cf.Has(0) {
-		e.Int32(1, x.xI32)
+		b0 |= 0x1
 	}
 	if x.cf.Has(1) {
-		e.Uint64(2, x.xU64)
+		b0 |= 0x2
 	}
 	if x.cf.Has(2) {
-		e.Bool(3, x.xFlag)
+		b0 |= 0x4
 	}
 	if x.cf.Has(3) {
-		e.Double(4, x.xScore)
+		b0 |= 0x8
 	}
 	if x.cf.Has(4) {
-		e.Int32(5, int32(x.xKind))
+		b0 |= 0x10
 	}
 	if x.cf.Has(5) {
-		e.String(6, &x.xText)
+		b0 |= 0x20
+		s.AddString(&x.xText)
 	}
 	if x.cf.Has(6) {
-		e.Bytes(7, &x.xData)
+		b0 |= 0x40
+		s.AddBytes(&x.xData)
+	}
+	s.Fixed1(&x.cf, b0)
+}
+
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
+func (x *Optionals) WireEncode(e *wire.Encoder) {
+	var b0 uint32
+	if x.cf.Has(0) {
+		b0 |= 0x1
+	}
+	if x.cf.Has(1) {
+		b0 |= 0x2
+	}
+	if x.cf.Has(2) {
+		b0 |= 0x4
+	}
+	if x.cf.Has(3) {
+		b0 |= 0x8
+	}
+	if x.cf.Has(4) {
+		b0 |= 0x10
+	}
+	if x.cf.Has(5) {
+		b0 |= 0x20
+	}
+	if x.cf.Has(6) {
+		b0 |= 0x40
+	}
+	mk := e.Begin1(b0)
+	if x.cf.Has(0) {
+		e.PutU64(uint64(int64(x.xI32)))
+	}
+	if x.cf.Has(1) {
+		e.PutU64(x.xU64)
+	}
+	if x.cf.Has(2) {
+		e.PutU64(wire.BoolBits(x.xFlag))
+	}
+	if x.cf.Has(3) {
+		e.PutU64(math.Float64bits(x.xScore))
+	}
+	if x.cf.Has(4) {
+		e.PutU64(uint64(int64(x.xKind)))
+	}
+	if x.cf.Has(5) {
+		e.PutString(&x.xText)
+	}
+	if x.cf.Has(6) {
+		e.PutBytes(&x.xData)
 	}
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Optionals) WireDecode(d *wire.Decoder) {
-	x.xI32 = d.Int32(1)
-	if d.Has(1) {
+	b0 := d.Word(0)
+	if at := d.Ent(b0, 0x1, 0); at >= 0 {
+		x.xI32 = int32(d.U64At(at))
 		x.cf.SetHas(0)
+	} else {
+		x.xI32 = 0
 	}
-	x.xU64 = d.Uint64(2)
-	if d.Has(2) {
+	if at := d.Ent(b0, 0x2, 0); at >= 0 {
+		x.xU64 = d.U64At(at)
 		x.cf.SetHas(1)
+	} else {
+		x.xU64 = 0
 	}
-	x.xFlag = d.Bool(3)
-	if d.Has(3) {
+	if at := d.Ent(b0, 0x4, 0); at >= 0 {
+		x.xFlag = d.U64At(at) != 0
 		x.cf.SetHas(2)
+	} else {
+		x.xFlag = false
 	}
-	x.xScore = d.Double(4)
-	if d.Has(4) {
+	if at := d.Ent(b0, 0x8, 0); at >= 0 {
+		x.xScore = math.Float64frombits(d.U64At(at))
 		x.cf.SetHas(3)
+	} else {
+		x.xScore = 0
 	}
-	x.xKind = Kind(d.Int32(5))
-	if d.Has(5) {
+	if at := d.Ent(b0, 0x10, 0); at >= 0 {
+		x.xKind = Kind(int32(d.U64At(at)))
 		x.cf.SetHas(4)
+	} else {
+		x.xKind = 0
 	}
-	if d.String(6, &x.xText) {
+	if d.StringAt(d.Ent(b0, 0x20, 0), 6, &x.xText) {
 		x.cf.SetHas(5)
 	}
-	if d.Bytes(7, &x.xData) {
+	if d.BytesAt(d.Ent(b0, 0x40, 0), 7, &x.xData) {
 		x.cf.SetHas(6)
 	}
 }
@@ -1060,43 +1240,131 @@ func (x *Lists) HasItems() bool { return x.xItems.Len() != 0 }
 func (x *Lists) ClearItems() { x.xItems.Init(x.cf.Arena(), 0) }
 
 // Sizes implements wire.Object.
-func (x *Lists) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Lists) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Lists) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Lists) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Lists) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Lists) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Lists) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Lists) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Lists) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	wire.SizeScalars(s, 1, &x.xI32S)
-	wire.SizeScalars(s, 2, &x.xU64S)
-	wire.SizeScalars(s, 3, &x.xS64S)
-	wire.SizeScalars(s, 4, &x.xF32S)
-	wire.SizeScalars(s, 5, &x.xFlags)
-	wire.SizeScalars(s, 6, &x.xRatios)
-	wire.SizeScalars(s, 7, &x.xScores)
-	wire.SizeScalars(s, 8, &x.xKinds)
-	s.StringList(9, &x.xTexts)
-	s.BytesList(10, &x.xBlobs)
-	wire.SizeMessages(s, 11, &x.xItems, NewScalars)
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if wire.SizedScalars(s, &x.xI32S) {
+		b0 |= 0x1
+	}
+	if wire.SizedScalars(s, &x.xU64S) {
+		b0 |= 0x2
+	}
+	if wire.SizedScalars(s, &x.xS64S) {
+		b0 |= 0x4
+	}
+	if wire.SizedScalars(s, &x.xF32S) {
+		b0 |= 0x8
+	}
+	if wire.SizedScalars(s, &x.xFlags) {
+		b0 |= 0x10
+	}
+	if wire.SizedScalars(s, &x.xRatios) {
+		b0 |= 0x20
+	}
+	if wire.SizedScalars(s, &x.xScores) {
+		b0 |= 0x40
+	}
+	if wire.SizedScalars(s, &x.xKinds) {
+		b0 |= 0x80
+	}
+	if s.SizedStringList(&x.xTexts) {
+		b0 |= 0x100
+	}
+	if s.SizedBytesList(&x.xBlobs) {
+		b0 |= 0x200
+	}
+	if l := &x.xItems; l.Len() != 0 {
+		if err := l.Load(s.Arena(), NewScalars); err != nil {
+			s.Fail(err)
+		} else if s.Enter() {
+			b0 |= 0x400
+			s.AddEntries(l.Len())
+			for i := range l.Len() {
+				l.At(i).WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Lists) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
+	if x.xI32S.Len() != 0 {
+		b0 |= 0x1
+	}
+	if x.xU64S.Len() != 0 {
+		b0 |= 0x2
+	}
+	if x.xS64S.Len() != 0 {
+		b0 |= 0x4
+	}
+	if x.xF32S.Len() != 0 {
+		b0 |= 0x8
+	}
+	if x.xFlags.Len() != 0 {
+		b0 |= 0x10
+	}
+	if x.xRatios.Len() != 0 {
+		b0 |= 0x20
+	}
+	if x.xScores.Len() != 0 {
+		b0 |= 0x40
+	}
+	if x.xKinds.Len() != 0 {
+		b0 |= 0x80
+	}
+	if x.xTexts.Len() != 0 {
+		b0 |= 0x100
+	}
+	if x.xBlobs.Len() != 0 {
+		b0 |= 0x200
+	}
+	if x.xItems.Len() != 0 {
+		b0 |= 0x400
+	}
+	mk := e.Begin1(b0)
 	wire.EncodeScalars(e, 1, &x.xI32S)
 	wire.EncodeScalars(e, 2, &x.xU64S)
 	wire.EncodeScalars(e, 3, &x.xS64S)
@@ -1106,13 +1374,16 @@ func (x *Lists) WireEncode(e *wire.Encoder) {
 	wire.EncodeScalars(e, 7, &x.xScores)
 	wire.EncodeScalars(e, 8, &x.xKinds)
 	e.StringList(9, &x.xTexts)
-	e.BytesList(10, &x.xBlobs)
+	if x.xBlobs.Len() != 0 {
+		e.PutBytesList(&x.xBlobs)
+	}
 	wire.EncodeMessages(e, 11, &x.xItems)
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Lists) WireDecode(d *wire.Decoder) {
+	b0 := d.Word(0)
 	wire.DecodeScalars(d, 1, &x.xI32S)
 	wire.DecodeScalars(d, 2, &x.xU64S)
 	wire.DecodeScalars(d, 3, &x.xS64S)
@@ -1122,7 +1393,7 @@ func (x *Lists) WireDecode(d *wire.Decoder) {
 	wire.DecodeScalars(d, 7, &x.xScores)
 	wire.DecodeScalars(d, 8, &x.xKinds)
 	d.StringList(9, &x.xTexts)
-	d.BytesList(10, &x.xBlobs)
+	d.BytesListAt(d.Ent(b0, 0x200, 0), 10, &x.xBlobs)
 	wire.DecodeMessages(d, 11, &x.xItems)
 }
 
@@ -1405,66 +1676,200 @@ func (x *Outer) HasLevels() bool { return x.xLevels.Len() != 0 }
 func (x *Outer) ClearLevels() { x.xLevels.Init(x.cf.Arena(), 0) }
 
 // Sizes implements wire.Object.
-func (x *Outer) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Outer) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Outer) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Outer) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Outer) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Outer) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Outer) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Outer) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Outer) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	wire.SizeMessage(s, 1, &x.xInner, NewOuter_Inner)
-	wire.SizeMessages(s, 2, &x.xInners, NewOuter_Inner)
-	wire.SizeMessage(s, 3, &x.xBlob, other.NewBlob)
-	wire.SizeMessages(s, 4, &x.xBlobs, other.NewBlob)
-	s.Scalar(5, x.xLevel != 0)
-	s.Scalar(100, x.xSnakeCaseField != 0)
-	s.Scalar(1000, x.xState != 0)
-	wire.SizeScalars(s, 1001, &x.xLevels)
-	s.End(&x.cf, mk)
+	var bm [32]uint32
+	if x.xInner.Present() {
+		if s.Enter() {
+			if v, err := x.xInner.Get(s.Arena(), NewOuter_Inner); err != nil {
+				s.Fail(err)
+			} else {
+				bm[0] |= 0x1
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if l := &x.xInners; l.Len() != 0 {
+		if err := l.Load(s.Arena(), NewOuter_Inner); err != nil {
+			s.Fail(err)
+		} else if s.Enter() {
+			bm[0] |= 0x2
+			s.AddEntries(l.Len())
+			for i := range l.Len() {
+				l.At(i).WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if x.xBlob.Present() {
+		if s.Enter() {
+			if v, err := x.xBlob.Get(s.Arena(), other.NewBlob); err != nil {
+				s.Fail(err)
+			} else {
+				bm[0] |= 0x4
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if l := &x.xBlobs; l.Len() != 0 {
+		if err := l.Load(s.Arena(), other.NewBlob); err != nil {
+			s.Fail(err)
+		} else if s.Enter() {
+			bm[0] |= 0x8
+			s.AddEntries(l.Len())
+			for i := range l.Len() {
+				l.At(i).WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if x.xLevel != 0 {
+		bm[0] |= 0x10
+	}
+	if x.xSnakeCaseField != 0 {
+		bm[3] |= 0x8
+	}
+	if x.xState != 0 {
+		bm[31] |= 0x80
+	}
+	if wire.SizedScalars(s, &x.xLevels) {
+		bm[31] |= 0x100
+	}
+	s.FixedBitmap(&x.cf, bm[:])
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Outer) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var bm [32]uint32
+	if x.xInner.Present() {
+		bm[0] |= 0x1
+	}
+	if x.xInners.Len() != 0 {
+		bm[0] |= 0x2
+	}
+	if x.xBlob.Present() {
+		bm[0] |= 0x4
+	}
+	if x.xBlobs.Len() != 0 {
+		bm[0] |= 0x8
+	}
+	if x.xLevel != 0 {
+		bm[0] |= 0x10
+	}
+	if x.xSnakeCaseField != 0 {
+		bm[3] |= 0x8
+	}
+	if x.xState != 0 {
+		bm[31] |= 0x80
+	}
+	if x.xLevels.Len() != 0 {
+		bm[31] |= 0x100
+	}
+	mk := e.BeginBitmap(bm[:])
 	wire.EncodeMessage(e, 1, &x.xInner)
 	wire.EncodeMessages(e, 2, &x.xInners)
 	wire.EncodeMessage(e, 3, &x.xBlob)
 	wire.EncodeMessages(e, 4, &x.xBlobs)
 	if x.xLevel != 0 {
-		e.Int32(5, int32(x.xLevel))
+		e.PutU64(uint64(int64(x.xLevel)))
 	}
 	if x.xSnakeCaseField != 0 {
-		e.Uint32(100, x.xSnakeCaseField)
+		e.PutU64(uint64(x.xSnakeCaseField))
 	}
 	if x.xState != 0 {
-		e.Int32(1000, int32(x.xState))
+		e.PutU64(uint64(int64(x.xState)))
 	}
 	wire.EncodeScalars(e, 1001, &x.xLevels)
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Outer) WireDecode(d *wire.Decoder) {
+	b0 := d.Word(0)
+	b3 := d.Word(3)
+	b31 := d.Word(31)
+	q := bits.OnesCount32(b0)
+	q += bits.OnesCount32(d.Word(1))
+	q += bits.OnesCount32(d.Word(2))
+	p3 := q
+	q += bits.OnesCount32(b3)
+	q += bits.OnesCount32(d.Word(4))
+	q += bits.OnesCount32(d.Word(5))
+	q += bits.OnesCount32(d.Word(6))
+	q += bits.OnesCount32(d.Word(7))
+	q += bits.OnesCount32(d.Word(8))
+	q += bits.OnesCount32(d.Word(9))
+	q += bits.OnesCount32(d.Word(10))
+	q += bits.OnesCount32(d.Word(11))
+	q += bits.OnesCount32(d.Word(12))
+	q += bits.OnesCount32(d.Word(13))
+	q += bits.OnesCount32(d.Word(14))
+	q += bits.OnesCount32(d.Word(15))
+	q += bits.OnesCount32(d.Word(16))
+	q += bits.OnesCount32(d.Word(17))
+	q += bits.OnesCount32(d.Word(18))
+	q += bits.OnesCount32(d.Word(19))
+	q += bits.OnesCount32(d.Word(20))
+	q += bits.OnesCount32(d.Word(21))
+	q += bits.OnesCount32(d.Word(22))
+	q += bits.OnesCount32(d.Word(23))
+	q += bits.OnesCount32(d.Word(24))
+	q += bits.OnesCount32(d.Word(25))
+	q += bits.OnesCount32(d.Word(26))
+	q += bits.OnesCount32(d.Word(27))
+	q += bits.OnesCount32(d.Word(28))
+	q += bits.OnesCount32(d.Word(29))
+	q += bits.OnesCount32(d.Word(30))
+	p31 := q
 	wire.DecodeMessage(d, 1, &x.xInner)
 	wire.DecodeMessages(d, 2, &x.xInners)
 	wire.DecodeMessage(d, 3, &x.xBlob)
 	wire.DecodeMessages(d, 4, &x.xBlobs)
-	x.xLevel = other.Level(d.Int32(5))
-	x.xSnakeCaseField = d.Uint32(100)
-	x.xState = Outer_Inner_State(d.Int32(1000))
+	x.xLevel = other.Level(int32(d.U64At(d.Ent(b0, 0x10, 0))))
+	x.xSnakeCaseField = uint32(d.U64At(d.Ent(b3, 0x8, p3)))
+	x.xState = Outer_Inner_State(int32(d.U64At(d.Ent(b31, 0x80, p31))))
 	wire.DecodeScalars(d, 1001, &x.xLevels)
 }
 
@@ -1608,47 +2013,83 @@ func (x *Outer_Inner) ClearPayload() {
 }
 
 // Sizes implements wire.Object.
-func (x *Outer_Inner) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Outer_Inner) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Outer_Inner) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Outer_Inner) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Outer_Inner) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Outer_Inner) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Outer_Inner) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Outer_Inner) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Outer_Inner) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.Scalar(1, x.xState != 0)
-	s.Bytes(2, &x.xPayload, x.xPayload.Len() != 0)
-	s.End(&x.cf, mk)
-}
-
-// WireEncode implements wire.Msg.
-func (x *Outer_Inner) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
 	if x.xState != 0 {
-		e.Int32(1, int32(x.xState))
+		b0 |= 0x1
 	}
 	if x.xPayload.Len() != 0 {
-		e.Bytes(2, &x.xPayload)
+		b0 |= 0x2
+		s.AddBytes(&x.xPayload)
+	}
+	s.Fixed1(&x.cf, b0)
+}
+
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
+func (x *Outer_Inner) WireEncode(e *wire.Encoder) {
+	var b0 uint32
+	if x.xState != 0 {
+		b0 |= 0x1
+	}
+	if x.xPayload.Len() != 0 {
+		b0 |= 0x2
+	}
+	mk := e.Begin1(b0)
+	if x.xState != 0 {
+		e.PutU64(uint64(int64(x.xState)))
+	}
+	if x.xPayload.Len() != 0 {
+		e.PutBytes(&x.xPayload)
 	}
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Outer_Inner) WireDecode(d *wire.Decoder) {
-	x.xState = Outer_Inner_State(d.Int32(1))
-	d.Bytes(2, &x.xPayload)
+	b0 := d.Word(0)
+	x.xState = Outer_Inner_State(int32(d.U64At(d.Ent(b0, 0x1, 0))))
+	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xPayload)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1784,48 +2225,105 @@ func (x *Tree) ClearLeaf() {
 }
 
 // Sizes implements wire.Object.
-func (x *Tree) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Tree) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Tree) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Tree) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Tree) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Tree) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Tree) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Tree) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	wire.SizeMessage(s, 1, &x.xLeft, NewTree)
-	wire.SizeMessage(s, 2, &x.xRight, NewTree)
-	s.Bytes(3, &x.xLeaf, x.xLeaf.Len() != 0)
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if x.xLeft.Present() {
+		if s.Enter() {
+			if v, err := x.xLeft.Get(s.Arena(), NewTree); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x1
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if x.xRight.Present() {
+		if s.Enter() {
+			if v, err := x.xRight.Get(s.Arena(), NewTree); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x2
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if x.xLeaf.Len() != 0 {
+		b0 |= 0x4
+		s.AddBytes(&x.xLeaf)
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
+	if x.xLeft.Present() {
+		b0 |= 0x1
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+	}
+	if x.xLeaf.Len() != 0 {
+		b0 |= 0x4
+	}
+	mk := e.Begin1(b0)
 	wire.EncodeMessage(e, 1, &x.xLeft)
 	wire.EncodeMessage(e, 2, &x.xRight)
 	if x.xLeaf.Len() != 0 {
-		e.Bytes(3, &x.xLeaf)
+		e.PutBytes(&x.xLeaf)
 	}
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree) WireDecode(d *wire.Decoder) {
+	b0 := d.Word(0)
 	wire.DecodeMessage(d, 1, &x.xLeft)
 	wire.DecodeMessage(d, 2, &x.xRight)
-	d.Bytes(3, &x.xLeaf)
+	d.BytesAt(d.Ent(b0, 0x4, 0), 3, &x.xLeaf)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1888,36 +2386,60 @@ func NewEmpty(a *wire.Arena) *Empty {
 }
 
 // Sizes implements wire.Object.
-func (x *Empty) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Empty) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Empty) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Empty) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Empty) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Empty) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Empty) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Empty) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Empty) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.End(&x.cf, mk)
+	var b0 uint32
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Empty) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
+	mk := e.Begin1(b0)
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Empty) WireDecode(d *wire.Decoder) {
 }
 

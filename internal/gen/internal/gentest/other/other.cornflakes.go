@@ -124,52 +124,94 @@ func (x *Blob) SetLevel(v Level) { x.xLevel = v }
 func (x *Blob) ClearLevel() { x.xLevel = 0 }
 
 // Sizes implements wire.Object.
-func (x *Blob) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Blob) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Blob) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Blob) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Blob) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Blob) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Blob) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Blob) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Blob) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.Bytes(1, &x.xData, x.xData.Len() != 0)
-	s.String(2, &x.xName, x.xName.Len() != 0)
-	s.Scalar(3, x.xLevel != 0)
-	s.End(&x.cf, mk)
-}
-
-// WireEncode implements wire.Msg.
-func (x *Blob) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
 	if x.xData.Len() != 0 {
-		e.Bytes(1, &x.xData)
+		b0 |= 0x1
+		s.AddBytes(&x.xData)
 	}
 	if x.xName.Len() != 0 {
-		e.String(2, &x.xName)
+		b0 |= 0x2
+		s.AddString(&x.xName)
 	}
 	if x.xLevel != 0 {
-		e.Int32(3, int32(x.xLevel))
+		b0 |= 0x4
+	}
+	s.Fixed1(&x.cf, b0)
+}
+
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
+func (x *Blob) WireEncode(e *wire.Encoder) {
+	var b0 uint32
+	if x.xData.Len() != 0 {
+		b0 |= 0x1
+	}
+	if x.xName.Len() != 0 {
+		b0 |= 0x2
+	}
+	if x.xLevel != 0 {
+		b0 |= 0x4
+	}
+	mk := e.Begin1(b0)
+	if x.xData.Len() != 0 {
+		e.PutBytes(&x.xData)
+	}
+	if x.xName.Len() != 0 {
+		e.PutString(&x.xName)
+	}
+	if x.xLevel != 0 {
+		e.PutU64(uint64(int64(x.xLevel)))
 	}
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Blob) WireDecode(d *wire.Decoder) {
-	d.Bytes(1, &x.xData)
-	d.String(2, &x.xName)
-	x.xLevel = Level(d.Int32(3))
+	b0 := d.Word(0)
+	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xData)
+	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName)
+	x.xLevel = Level(int32(d.U64At(d.Ent(b0, 0x4, 0))))
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

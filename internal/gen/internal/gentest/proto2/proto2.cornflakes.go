@@ -250,55 +250,143 @@ func (x *Record) HasNested() bool { return x.xNested.Len() != 0 }
 func (x *Record) ClearNested() { x.xNested.Init(x.cf.Arena(), 0) }
 
 // Sizes implements wire.Object.
-func (x *Record) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Record) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Record) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Record) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Record) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Record) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Record) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Record) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Record) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.Scalar(1, x.cf.Has(0))
-	s.String(2, &x.xName, x.cf.Has(1))
-	s.Bytes(3, &x.xBody, x.cf.Has(2))
-	s.Scalar(4, x.cf.Has(3))
-	s.Scalar(5, x.cf.Has(4))
-	wire.SizeScalars(s, 6, &x.xValues)
-	s.StringList(7, &x.xTags)
-	wire.SizeMessage(s, 8, &x.xChild, NewRecord)
-	wire.SizeMessages(s, 9, &x.xNested, NewRecord_Nested)
-	s.End(&x.cf, mk)
-}
-
-// WireEncode implements wire.Msg.
-func (x *Record) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
 	if x.cf.Has(0) {
-		e.Int32(1, x.xId)
+		b0 |= 0x1
 	}
 	if x.cf.Has(1) {
-		e.String(2, &x.xName)
+		b0 |= 0x2
+		s.AddString(&x.xName)
 	}
 	if x.cf.Has(2) {
-		e.Bytes(3, &x.xBody)
+		b0 |= 0x4
+		s.AddBytes(&x.xBody)
 	}
 	if x.cf.Has(3) {
-		e.Int32(4, int32(x.xColor))
+		b0 |= 0x8
 	}
 	if x.cf.Has(4) {
-		e.Bool(5, x.xFlag)
+		b0 |= 0x10
+	}
+	if wire.SizedScalars(s, &x.xValues) {
+		b0 |= 0x20
+	}
+	if s.SizedStringList(&x.xTags) {
+		b0 |= 0x40
+	}
+	if x.xChild.Present() {
+		if s.Enter() {
+			if v, err := x.xChild.Get(s.Arena(), NewRecord); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x80
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if l := &x.xNested; l.Len() != 0 {
+		if err := l.Load(s.Arena(), NewRecord_Nested); err != nil {
+			s.Fail(err)
+		} else if s.Enter() {
+			b0 |= 0x100
+			s.AddEntries(l.Len())
+			for i := range l.Len() {
+				l.At(i).WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	s.Fixed1(&x.cf, b0)
+}
+
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
+func (x *Record) WireEncode(e *wire.Encoder) {
+	var b0 uint32
+	if x.cf.Has(0) {
+		b0 |= 0x1
+	}
+	if x.cf.Has(1) {
+		b0 |= 0x2
+	}
+	if x.cf.Has(2) {
+		b0 |= 0x4
+	}
+	if x.cf.Has(3) {
+		b0 |= 0x8
+	}
+	if x.cf.Has(4) {
+		b0 |= 0x10
+	}
+	if x.xValues.Len() != 0 {
+		b0 |= 0x20
+	}
+	if x.xTags.Len() != 0 {
+		b0 |= 0x40
+	}
+	if x.xChild.Present() {
+		b0 |= 0x80
+	}
+	if x.xNested.Len() != 0 {
+		b0 |= 0x100
+	}
+	mk := e.Begin1(b0)
+	if x.cf.Has(0) {
+		e.PutU64(uint64(int64(x.xId)))
+	}
+	if x.cf.Has(1) {
+		e.PutString(&x.xName)
+	}
+	if x.cf.Has(2) {
+		e.PutBytes(&x.xBody)
+	}
+	if x.cf.Has(3) {
+		e.PutU64(uint64(int64(x.xColor)))
+	}
+	if x.cf.Has(4) {
+		e.PutU64(wire.BoolBits(x.xFlag))
 	}
 	wire.EncodeScalars(e, 6, &x.xValues)
 	e.StringList(7, &x.xTags)
@@ -307,25 +395,32 @@ func (x *Record) WireEncode(e *wire.Encoder) {
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Record) WireDecode(d *wire.Decoder) {
-	x.xId = d.Int32(1)
-	if d.Has(1) {
+	b0 := d.Word(0)
+	if at := d.Ent(b0, 0x1, 0); at >= 0 {
+		x.xId = int32(d.U64At(at))
 		x.cf.SetHas(0)
+	} else {
+		x.xId = 0
 	}
-	if d.String(2, &x.xName) {
+	if d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName) {
 		x.cf.SetHas(1)
 	}
-	if d.Bytes(3, &x.xBody) {
+	if d.BytesAt(d.Ent(b0, 0x4, 0), 3, &x.xBody) {
 		x.cf.SetHas(2)
 	}
-	x.xColor = Color(d.Int32(4))
-	if d.Has(4) {
+	if at := d.Ent(b0, 0x8, 0); at >= 0 {
+		x.xColor = Color(int32(d.U64At(at)))
 		x.cf.SetHas(3)
+	} else {
+		x.xColor = 0
 	}
-	x.xFlag = d.Bool(5)
-	if d.Has(5) {
+	if at := d.Ent(b0, 0x10, 0); at >= 0 {
+		x.xFlag = d.U64At(at) != 0
 		x.cf.SetHas(4)
+	} else {
+		x.xFlag = false
 	}
 	wire.DecodeScalars(d, 6, &x.xValues)
 	d.StringList(7, &x.xTags)
@@ -456,44 +551,76 @@ func (x *Record_Nested) ClearN() {
 }
 
 // Sizes implements wire.Object.
-func (x *Record_Nested) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Record_Nested) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Record_Nested) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Record_Nested) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Record_Nested) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Record_Nested) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Record_Nested) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Record_Nested) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Record_Nested) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.Scalar(1, x.cf.Has(0))
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if x.cf.Has(0) {
+		b0 |= 0x1
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Record_Nested) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
 	if x.cf.Has(0) {
-		e.Uint32(1, x.xN)
+		b0 |= 0x1
+	}
+	mk := e.Begin1(b0)
+	if x.cf.Has(0) {
+		e.PutU64(uint64(x.xN))
 	}
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Record_Nested) WireDecode(d *wire.Decoder) {
-	x.xN = d.Uint32(1)
-	if d.Has(1) {
+	b0 := d.Word(0)
+	if at := d.Ent(b0, 0x1, 0); at >= 0 {
+		x.xN = uint32(d.U64At(at))
 		x.cf.SetHas(0)
+	} else {
+		x.xN = 0
 	}
 }
 
@@ -900,136 +1027,249 @@ func (x *Defaults) ClearEmpty() {
 }
 
 // Sizes implements wire.Object.
-func (x *Defaults) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *Defaults) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *Defaults) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *Defaults) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *Defaults) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *Defaults) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *Defaults) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *Defaults) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Defaults) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.Scalar(1, x.cf.Has(0))
-	s.Scalar(2, x.cf.Has(1))
-	s.Scalar(3, x.cf.Has(2))
-	s.Scalar(4, x.cf.Has(3))
-	s.Scalar(5, x.cf.Has(4))
-	s.Scalar(6, x.cf.Has(5))
-	s.Scalar(7, x.cf.Has(6))
-	s.Scalar(8, x.cf.Has(7))
-	s.Scalar(9, x.cf.Has(8))
-	s.String(10, &x.xText, x.cf.Has(9))
-	s.Bytes(11, &x.xData, x.cf.Has(10))
-	s.Scalar(12, x.cf.Has(11))
-	s.String(13, &x.xEmpty, x.cf.Has(12))
-	s.End(&x.cf, mk)
-}
-
-// WireEncode implements wire.Msg.
-func (x *Defaults) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
 	if x.cf.Has(0) {
-		e.Int32(1, x.xI32)
+		b0 |= 0x1
 	}
 	if x.cf.Has(1) {
-		e.Uint64(2, x.xU64)
+		b0 |= 0x2
 	}
 	if x.cf.Has(2) {
-		e.Int64(3, x.xS64)
+		b0 |= 0x4
 	}
 	if x.cf.Has(3) {
-		e.Bool(4, x.xFlag)
+		b0 |= 0x8
 	}
 	if x.cf.Has(4) {
-		e.Float(5, x.xRatio)
+		b0 |= 0x10
 	}
 	if x.cf.Has(5) {
-		e.Double(6, x.xScore)
+		b0 |= 0x20
 	}
 	if x.cf.Has(6) {
-		e.Double(7, x.xNan)
+		b0 |= 0x40
 	}
 	if x.cf.Has(7) {
-		e.Double(8, x.xNegZero)
+		b0 |= 0x80
 	}
 	if x.cf.Has(8) {
-		e.Int32(9, int32(x.xColor))
+		b0 |= 0x100
 	}
 	if x.cf.Has(9) {
-		e.String(10, &x.xText)
+		b0 |= 0x200
+		s.AddString(&x.xText)
 	}
 	if x.cf.Has(10) {
-		e.Bytes(11, &x.xData)
+		b0 |= 0x400
+		s.AddBytes(&x.xData)
 	}
 	if x.cf.Has(11) {
-		e.Int32(12, x.xZero)
+		b0 |= 0x800
 	}
 	if x.cf.Has(12) {
-		e.String(13, &x.xEmpty)
+		b0 |= 0x1000
+		s.AddString(&x.xEmpty)
+	}
+	s.Fixed1(&x.cf, b0)
+}
+
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
+func (x *Defaults) WireEncode(e *wire.Encoder) {
+	var b0 uint32
+	if x.cf.Has(0) {
+		b0 |= 0x1
+	}
+	if x.cf.Has(1) {
+		b0 |= 0x2
+	}
+	if x.cf.Has(2) {
+		b0 |= 0x4
+	}
+	if x.cf.Has(3) {
+		b0 |= 0x8
+	}
+	if x.cf.Has(4) {
+		b0 |= 0x10
+	}
+	if x.cf.Has(5) {
+		b0 |= 0x20
+	}
+	if x.cf.Has(6) {
+		b0 |= 0x40
+	}
+	if x.cf.Has(7) {
+		b0 |= 0x80
+	}
+	if x.cf.Has(8) {
+		b0 |= 0x100
+	}
+	if x.cf.Has(9) {
+		b0 |= 0x200
+	}
+	if x.cf.Has(10) {
+		b0 |= 0x400
+	}
+	if x.cf.Has(11) {
+		b0 |= 0x800
+	}
+	if x.cf.Has(12) {
+		b0 |= 0x1000
+	}
+	mk := e.Begin1(b0)
+	if x.cf.Has(0) {
+		e.PutU64(uint64(int64(x.xI32)))
+	}
+	if x.cf.Has(1) {
+		e.PutU64(x.xU64)
+	}
+	if x.cf.Has(2) {
+		e.PutU64(uint64(x.xS64))
+	}
+	if x.cf.Has(3) {
+		e.PutU64(wire.BoolBits(x.xFlag))
+	}
+	if x.cf.Has(4) {
+		e.PutU64(uint64(math.Float32bits(x.xRatio)))
+	}
+	if x.cf.Has(5) {
+		e.PutU64(math.Float64bits(x.xScore))
+	}
+	if x.cf.Has(6) {
+		e.PutU64(math.Float64bits(x.xNan))
+	}
+	if x.cf.Has(7) {
+		e.PutU64(math.Float64bits(x.xNegZero))
+	}
+	if x.cf.Has(8) {
+		e.PutU64(uint64(int64(x.xColor)))
+	}
+	if x.cf.Has(9) {
+		e.PutString(&x.xText)
+	}
+	if x.cf.Has(10) {
+		e.PutBytes(&x.xData)
+	}
+	if x.cf.Has(11) {
+		e.PutU64(uint64(int64(x.xZero)))
+	}
+	if x.cf.Has(12) {
+		e.PutString(&x.xEmpty)
 	}
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Defaults) WireDecode(d *wire.Decoder) {
-	x.xI32 = d.Int32(1)
-	if d.Has(1) {
+	b0 := d.Word(0)
+	if at := d.Ent(b0, 0x1, 0); at >= 0 {
+		x.xI32 = int32(d.U64At(at))
 		x.cf.SetHas(0)
+	} else {
+		x.xI32 = 0
 	}
-	x.xU64 = d.Uint64(2)
-	if d.Has(2) {
+	if at := d.Ent(b0, 0x2, 0); at >= 0 {
+		x.xU64 = d.U64At(at)
 		x.cf.SetHas(1)
+	} else {
+		x.xU64 = 0
 	}
-	x.xS64 = d.Int64(3)
-	if d.Has(3) {
+	if at := d.Ent(b0, 0x4, 0); at >= 0 {
+		x.xS64 = int64(d.U64At(at))
 		x.cf.SetHas(2)
+	} else {
+		x.xS64 = 0
 	}
-	x.xFlag = d.Bool(4)
-	if d.Has(4) {
+	if at := d.Ent(b0, 0x8, 0); at >= 0 {
+		x.xFlag = d.U64At(at) != 0
 		x.cf.SetHas(3)
+	} else {
+		x.xFlag = false
 	}
-	x.xRatio = d.Float(5)
-	if d.Has(5) {
+	if at := d.Ent(b0, 0x10, 0); at >= 0 {
+		x.xRatio = math.Float32frombits(uint32(d.U64At(at)))
 		x.cf.SetHas(4)
+	} else {
+		x.xRatio = 0
 	}
-	x.xScore = d.Double(6)
-	if d.Has(6) {
+	if at := d.Ent(b0, 0x20, 0); at >= 0 {
+		x.xScore = math.Float64frombits(d.U64At(at))
 		x.cf.SetHas(5)
+	} else {
+		x.xScore = 0
 	}
-	x.xNan = d.Double(7)
-	if d.Has(7) {
+	if at := d.Ent(b0, 0x40, 0); at >= 0 {
+		x.xNan = math.Float64frombits(d.U64At(at))
 		x.cf.SetHas(6)
+	} else {
+		x.xNan = 0
 	}
-	x.xNegZero = d.Double(8)
-	if d.Has(8) {
+	if at := d.Ent(b0, 0x80, 0); at >= 0 {
+		x.xNegZero = math.Float64frombits(d.U64At(at))
 		x.cf.SetHas(7)
+	} else {
+		x.xNegZero = 0
 	}
-	x.xColor = Color(d.Int32(9))
-	if d.Has(9) {
+	if at := d.Ent(b0, 0x100, 0); at >= 0 {
+		x.xColor = Color(int32(d.U64At(at)))
 		x.cf.SetHas(8)
+	} else {
+		x.xColor = 0
 	}
-	if d.String(10, &x.xText) {
+	if d.StringAt(d.Ent(b0, 0x200, 0), 10, &x.xText) {
 		x.cf.SetHas(9)
 	}
-	if d.Bytes(11, &x.xData) {
+	if d.BytesAt(d.Ent(b0, 0x400, 0), 11, &x.xData) {
 		x.cf.SetHas(10)
 	}
-	x.xZero = d.Int32(12)
-	if d.Has(12) {
+	if at := d.Ent(b0, 0x800, 0); at >= 0 {
+		x.xZero = int32(d.U64At(at))
 		x.cf.SetHas(11)
+	} else {
+		x.xZero = 0
 	}
-	if d.String(13, &x.xEmpty) {
+	if d.StringAt(d.Ent(b0, 0x1000, 0), 13, &x.xEmpty) {
 		x.cf.SetHas(12)
 	}
 }

@@ -68,45 +68,81 @@ func (x *A) ClearData() {
 }
 
 // Sizes implements wire.Object.
-func (x *A) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *A) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *A) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *A) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *A) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *A) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *A) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *A) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *A) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	s.StringList(1, &x.xNames)
-	s.Bytes(2, &x.xData, x.cf.Has(0))
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if s.SizedStringList(&x.xNames) {
+		b0 |= 0x1
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x2
+		s.AddBytes(&x.xData)
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *A) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
+	if x.xNames.Len() != 0 {
+		b0 |= 0x1
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x2
+	}
+	mk := e.Begin1(b0)
 	e.StringList(1, &x.xNames)
 	if x.cf.Has(0) {
-		e.Bytes(2, &x.xData)
+		e.PutBytes(&x.xData)
 	}
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *A) WireDecode(d *wire.Decoder) {
+	b0 := d.Word(0)
 	d.StringList(1, &x.xNames)
-	if d.Bytes(2, &x.xData) {
+	if d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xData) {
 		x.cf.SetHas(0)
 	}
 }

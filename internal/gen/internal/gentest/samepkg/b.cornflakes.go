@@ -60,40 +60,91 @@ func (x *B) HasAs() bool { return x.xAs.Len() != 0 }
 func (x *B) ClearAs() { x.xAs.Init(x.cf.Arena(), 0) }
 
 // Sizes implements wire.Object.
-func (x *B) Sizes() wire.Sizes { return wire.SizesOf(x) }
+func (x *B) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
 
 // Serialize implements wire.Object.
 func (x *B) Serialize(dst []byte, sink wire.EntrySink) error {
-	return wire.SerializeTo(x, dst, sink)
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
 }
 
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
-func (x *B) Decode(b mem.Buf) error { return wire.Decode(x, b) }
+func (x *B) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
-func (x *B) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
+func (x *B) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
 
 // WireCore implements wire.Msg.
 func (x *B) WireCore() *wire.Core { return &x.cf }
 
-// WireSizes implements wire.Msg.
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *B) WireSizes(s *wire.Sizer) {
-	mk := s.Begin()
-	wire.SizeMessage(s, 1, &x.xA, NewA)
-	wire.SizeMessages(s, 2, &x.xAs, NewA)
-	s.End(&x.cf, mk)
+	var b0 uint32
+	if x.xA.Present() {
+		if s.Enter() {
+			if v, err := x.xA.Get(s.Arena(), NewA); err != nil {
+				s.Fail(err)
+			} else {
+				b0 |= 0x1
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if l := &x.xAs; l.Len() != 0 {
+		if err := l.Load(s.Arena(), NewA); err != nil {
+			s.Fail(err)
+		} else if s.Enter() {
+			b0 |= 0x2
+			s.AddEntries(l.Len())
+			for i := range l.Len() {
+				l.At(i).WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	s.Fixed1(&x.cf, b0)
 }
 
-// WireEncode implements wire.Msg.
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *B) WireEncode(e *wire.Encoder) {
-	mk := e.Begin(&x.cf)
+	var b0 uint32
+	if x.xA.Present() {
+		b0 |= 0x1
+	}
+	if x.xAs.Len() != 0 {
+		b0 |= 0x2
+	}
+	mk := e.Begin1(b0)
 	wire.EncodeMessage(e, 1, &x.xA)
 	wire.EncodeMessages(e, 2, &x.xAs)
 	e.End(mk)
 }
 
-// WireDecode implements wire.Msg.
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *B) WireDecode(d *wire.Decoder) {
 	wire.DecodeMessage(d, 1, &x.xA)
 	wire.DecodeMessages(d, 2, &x.xAs)

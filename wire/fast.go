@@ -1,0 +1,534 @@
+package wire
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+)
+
+// The generated fast path (docs/CODEGEN.md).
+//
+// Generated code knows every field's number, and therefore its bitmap word
+// and bit, at generation time. Its Wire* hooks compute a message's presence
+// bitmap once and then visit the present fields with the primitives below,
+// which take no field number and do no per-field bitmap arithmetic: the
+// Sizer adds the fixed part in one step (Fixed1, FixedBitmap), the Encoder
+// writes the bitmap in one step (Begin1, BeginBitmap) and then fills the
+// entries in order (Put*), and the Decoder locates an entry from the bitmap
+// word the generated code already loaded (Word, Ent). The generated Sizes,
+// Serialize and Decode methods enter the runtime through StartSizes,
+// StartSerialize and StartDecode and call the message's own hooks
+// statically, without the interface dispatch of SizesOf, SerializeTo and
+// Decode. The wire format is the same byte for byte: these primitives share
+// the Sizer, Encoder and Decoder state with the per-field calls, which
+// hand-written and wide (more than FastMaxWords bitmap words) messages keep
+// using, and both may be mixed within one object.
+
+// FastMaxWords is the widest presence bitmap (in 32-bit words, i.e. field
+// numbers up to 32*FastMaxWords) for which the generator emits the fast
+// path; wider messages use the per-field calls (their bitmap would be a
+// large array on the stack of every hook).
+const FastMaxWords = 32
+
+// ---- Sizer
+
+// StartSizes returns the sizer for computing c's message's Sizes (the
+// arena's, reset). A generated Sizes method calls it, then its own
+// WireSizes, then FinishSizes.
+func (c *Core) StartSizes() *Sizer {
+	a := c.a
+	var s *Sizer
+	if a == nil {
+		s = new(Sizer)
+	} else {
+		s = &a.sizer
+	}
+	*s = Sizer{a: a}
+	return s
+}
+
+// FinishSizes returns the sizes s computed for c's message and remembers
+// them (and their error) in the arena for a following Serialize, like
+// SizesOf.
+func (c *Core) FinishSizes(s *Sizer) Sizes {
+	sz := Sizes{Header: s.header, Copied: s.copied, ZeroCopy: s.zc, Entries: s.entries}
+	err := s.err
+	if err == nil && uint64(sz.Header)+uint64(sz.Copied)+uint64(sz.ZeroCopy) > MaxMessageSize {
+		err = ErrTooLarge
+	}
+	if a := c.a; a != nil {
+		a.szFor, a.sz, a.szErr = c, sz, err
+	}
+	return sz
+}
+
+// Fixed1 adds the fixed part of a message whose fields all have numbers
+// 1..32, with present fields b0 (bit i = field i+1), and caches the counts
+// Serialize needs in c. It replaces Begin/End for generated code.
+func (s *Sizer) Fixed1(c *Core, b0 uint32) {
+	n := bits.OnesCount32(b0)
+	w := 0
+	if b0 != 0 {
+		w = 1
+	}
+	c.words, c.count = uint32(w), uint32(n)
+	s.header += 4 + 4*w + EntrySize*n
+}
+
+// FixedBitmap is Fixed1 for a wider message: bm holds its present fields,
+// word by word (the generator sizes it to the schema's widest field).
+func (s *Sizer) FixedBitmap(c *Core, bm []uint32) {
+	n, w := 0, 0
+	for i, x := range bm {
+		if x != 0 {
+			n += bits.OnesCount32(x)
+			w = i + 1
+		}
+	}
+	c.words, c.count = uint32(w), uint32(n)
+	s.header += 4 + 4*w + EntrySize*n
+}
+
+// AddBytes adds a present bytes value (copied or zero-copy).
+func (s *Sizer) AddBytes(b *Bytes) {
+	if b.buf.IsZero() {
+		s.copied += len(b.data)
+	} else {
+		s.zc += len(b.data)
+		s.entries++
+	}
+}
+
+// AddString adds a present string value.
+func (s *Sizer) AddString(v *String) { s.AddBytes(&v.b) }
+
+// SizedBytesList adds a list of bytes and reports whether it is present
+// (not empty); a decoded list is loaded first (an error is kept for
+// Serialize, and the list counts as absent).
+func (s *Sizer) SizedBytesList(l *BytesList) bool {
+	if l.lz.src != nil {
+		if l.lz.n == 0 {
+			return false
+		}
+		if err := l.Load(s.a); err != nil {
+			s.fail(err)
+			return false
+		}
+		l.materialize()
+	}
+	items := l.items
+	if len(items) == 0 {
+		return false
+	}
+	s.header += EntrySize * len(items)
+	for i := range items {
+		b := &items[i]
+		if b.buf.IsZero() {
+			s.copied += len(b.data)
+		} else {
+			s.zc += len(b.data)
+			s.entries++
+		}
+	}
+	return true
+}
+
+// SizedStringList adds a list of strings and reports whether it is present.
+func (s *Sizer) SizedStringList(l *StringList) bool {
+	if l.Len() == 0 {
+		return false
+	}
+	if err := l.Load(s.a); err != nil {
+		s.fail(err)
+		return false
+	}
+	s.header += EntrySize * len(l.items)
+	for i := range l.items {
+		s.AddBytes(&l.items[i].b)
+	}
+	return true
+}
+
+// SizedScalars adds a list of scalars and reports whether it is present.
+func SizedScalars[T Scalar](s *Sizer, l *ScalarList[T]) bool {
+	if l.Len() == 0 {
+		return false
+	}
+	if err := l.Load(s.a); err != nil {
+		s.fail(err)
+		return false
+	}
+	s.header += len(l.items) * scalarWidth[T]()
+	return true
+}
+
+// Enter starts a nested message (a field or list element) and reports
+// whether it is within MaxDepth; Leave ends it. Generated code brackets
+// each nested message's WireSizes with them.
+func (s *Sizer) Enter() bool {
+	s.depth++
+	if s.depth > MaxDepth {
+		s.fail(ErrTooDeep)
+		return false
+	}
+	return true
+}
+
+// Leave ends a nested message started by Enter.
+func (s *Sizer) Leave() { s.depth-- }
+
+// Arena returns the arena of the object being sized (nil for a message
+// made without one). Generated code decodes lazy nested messages with it.
+func (s *Sizer) Arena() *Arena { return s.a }
+
+// Fail records err (the first one is kept and reported by Serialize).
+func (s *Sizer) Fail(err error) { s.fail(err) }
+
+// ---- Encoder
+
+// StartSerialize prepares the encoder for serializing m into dst (exactly
+// Sizes().Head() bytes) with zero-copy entries to sink, using the sizes of
+// the last Sizes of m (computing them when another message was sized
+// since). A generated Serialize method calls it, then its own WireEncode,
+// then FinishSerialize. When it returns a nil *Encoder the serialization is
+// already finished (an error, or a message without an arena, serialized by
+// the per-field path) and err is its result.
+func StartSerialize(m Msg, c *Core, dst []byte, sink EntrySink) (_ *Encoder, err error) {
+	a := c.a
+	if a == nil || a.busyEnc {
+		return nil, serialize(m, dst, sink, false)
+	}
+	if a.szFor != c {
+		m.Sizes()
+	}
+	sz, err := a.sz, a.szErr
+	if err != nil {
+		return nil, err
+	}
+	if len(dst) != sz.Header+sz.Copied {
+		return nil, ErrDstSize
+	}
+	e := &a.enc
+	a.busyEnc = true
+	e.reset(dst, sz, sink, false)
+	return e, nil
+}
+
+// FinishSerialize ends a serialization started by StartSerialize: it
+// checks that the message wrote exactly the layout its Sizes promised
+// (ErrModified otherwise) and returns the first error.
+func (e *Encoder) FinishSerialize(c *Core) error {
+	err := e.err
+	if err == nil && (e.hdr != e.hdrEnd || e.cp != e.cpEnd || e.zc != e.zcEnd || e.entries != c.a.sz.Entries) {
+		err = ErrModified
+	}
+	e.dst, e.sink, e.sga, e.err = nil, nil, nil, nil
+	c.a.busyEnc = false
+	return err
+}
+
+// Begin1 starts a message whose fields all have numbers 1..32, present
+// fields b0 (bit i = field i+1): it writes the bitmap and reserves the
+// entries, which the Put* calls (and the per-field calls) then fill in
+// field order. It replaces Begin for generated code; End finishes.
+func (e *Encoder) Begin1(b0 uint32) EncoderMark {
+	mk := EncoderMark{e.base, e.words, e.ent, e.entEnd}
+	e.depth++
+	start := e.hdr
+	w, n := 0, bits.OnesCount32(b0)
+	fixed := 4 + EntrySize*n
+	if b0 != 0 {
+		w = 1
+		fixed += 4
+	}
+	if e.err != nil || fixed > e.hdrEnd-start {
+		e.fail(ErrModified)
+		e.words, e.ent, e.entEnd = 0, 0, 0
+		return mk
+	}
+	hdr := e.dst[start : start+fixed]
+	if w == 0 {
+		binary.LittleEndian.PutUint32(hdr, 0)
+	} else {
+		binary.LittleEndian.PutUint64(hdr, 1|uint64(b0)<<32)
+	}
+	e.base, e.words = start, w
+	e.ent = start + 4 + 4*w
+	e.entEnd = start + fixed
+	e.hdr = start + fixed
+	return mk
+}
+
+// BeginBitmap is Begin1 for a wider message: bm holds its present fields,
+// word by word.
+func (e *Encoder) BeginBitmap(bm []uint32) EncoderMark {
+	mk := EncoderMark{e.base, e.words, e.ent, e.entEnd}
+	e.depth++
+	n, w := 0, 0
+	for i, x := range bm {
+		if x != 0 {
+			n += bits.OnesCount32(x)
+			w = i + 1
+		}
+	}
+	start := e.hdr
+	fixed := 4 + 4*w + EntrySize*n
+	if e.err != nil || fixed > e.hdrEnd-start {
+		e.fail(ErrModified)
+		e.words, e.ent, e.entEnd = 0, 0, 0
+		return mk
+	}
+	hdr := e.dst[start : start+fixed]
+	binary.LittleEndian.PutUint32(hdr, uint32(w))
+	for i := range w {
+		binary.LittleEndian.PutUint32(hdr[4+4*i:], bm[i])
+	}
+	e.base, e.words = start, w
+	e.ent = start + 4 + 4*w
+	e.entEnd = start + fixed
+	e.hdr = start + fixed
+	return mk
+}
+
+// slot returns the offset of the next entry and advances, or -1 (the
+// layout no longer matches the sizes: ErrModified).
+func (e *Encoder) slot() int {
+	at := e.ent
+	if e.err != nil || EntrySize > e.entEnd-at {
+		e.fail(ErrModified)
+		return -1
+	}
+	e.ent = at + EntrySize
+	return at
+}
+
+// PutU64 writes the next entry as an inline scalar (the value's 64-bit
+// form: integers sign- or zero-extended, floats as IEEE-754 bits, bool 0/1).
+func (e *Encoder) PutU64(v uint64) {
+	if at := e.slot(); at >= 0 {
+		binary.LittleEndian.PutUint64(e.dst[at:at+EntrySize], v)
+	}
+}
+
+// PutBytes writes the next entry as a bytes value.
+func (e *Encoder) PutBytes(b *Bytes) {
+	if at := e.slot(); at >= 0 {
+		e.data(at, b)
+	}
+}
+
+// PutString writes the next entry as a string value.
+func (e *Encoder) PutString(s *String) {
+	if at := e.slot(); at >= 0 {
+		e.data(at, &s.b)
+	}
+}
+
+// PutBytesList writes the next entry as a (present, loaded) list of bytes:
+// the element entries, each element's bytes into the copied region or as a
+// zero-copy entry, in one loop over the list with the cursors in registers.
+func (e *Encoder) PutBytesList(l *BytesList) {
+	items := l.items
+	n := len(items)
+	at := e.slot()
+	r := e.region(EntrySize * n)
+	if at < 0 || r < 0 {
+		return
+	}
+	e.put32x2(at, n, r)
+	dst := e.dst
+	ents := dst[r : r+EntrySize*n]
+	cp, cpEnd, zc, zcEnd, entries := e.cp, e.cpEnd, e.zc, e.zcEnd, e.entries
+	for i := range items {
+		b := &items[i]
+		k := len(b.data)
+		ent := ents[EntrySize*i : EntrySize*i+EntrySize]
+		if b.buf.IsZero() {
+			if k > cpEnd-cp {
+				e.fail(ErrModified)
+				break
+			}
+			copy(dst[cp:cp+k], b.data)
+			binary.LittleEndian.PutUint64(ent, uint64(uint32(k))|uint64(uint32(cp))<<32)
+			cp += k
+			continue
+		}
+		if k > zcEnd-zc {
+			e.fail(ErrModified)
+			break
+		}
+		binary.LittleEndian.PutUint64(ent, uint64(uint32(k))|uint64(uint32(zc))<<32)
+		if e.sga != nil {
+			e.sga.Entries = append(e.sga.Entries, b.buf)
+		} else if e.flat {
+			copy(dst[zc:zc+k], b.data)
+		} else if err := e.sink.ZeroCopyEntry(b.buf); err != nil {
+			e.fail(err)
+			break
+		}
+		zc += k
+		entries++
+	}
+	e.cp, e.zc, e.entries = cp, zc, entries
+}
+
+// ---- Decoder
+
+// StartDecode prepares decoding c's message from b, zero-copy, like
+// Decode: the arena takes its own reference on b (released at Reset). A
+// generated Decode method calls it, then its own WireDecode, then
+// FinishDecode. A nil *Decoder means decoding already failed with err.
+func (c *Core) StartDecode(b mem.Buf) (*Decoder, error) {
+	a := c.a
+	if a == nil {
+		return nil, ErrNoArena
+	}
+	var p []byte
+	var h mem.Buf
+	if !b.IsZero() {
+		h = b.Clone()
+		a.refs = append(a.refs, h)
+		p = h.Bytes()
+	}
+	return c.startDecode(a, p, h)
+}
+
+// StartDecodeBytes is StartDecode for DecodeBytes: p is aliased (a
+// reference is taken when it lies in registered memory).
+func (c *Core) StartDecodeBytes(p []byte) (*Decoder, error) {
+	a := c.a
+	if a == nil {
+		return nil, ErrNoArena
+	}
+	var h mem.Buf
+	if buf, ok := mem.Recover(p); ok {
+		a.refs = append(a.refs, buf)
+		h = buf
+	}
+	return c.startDecode(a, p, h)
+}
+
+func (c *Core) startDecode(a *Arena, p []byte, h mem.Buf) (*Decoder, error) {
+	if uint64(len(p)) > MaxMessageSize {
+		return nil, malformed(0, 0, "input larger than MaxMessageSize")
+	}
+	src := sourceType.New(a)
+	src.data, src.buf, src.thr = p, h, a.Threshold
+	if !h.IsZero() {
+		a.lastSrc = src
+	}
+	c.src = src
+	c.depth = 0
+	c.has = 0
+	clear(c.hasX)
+	d := &a.dec
+	if d.src != nil { // re-entered: use a fresh decoder
+		d = new(Decoder)
+	}
+	if err := d.init(a, src, 0, len(p), 0); err != nil {
+		d.src = nil
+		return nil, err
+	}
+	return d, nil
+}
+
+// FinishDecode ends a decode started by StartDecode and returns its first
+// error.
+func (d *Decoder) FinishDecode() error {
+	err := d.err
+	d.src = nil
+	return err
+}
+
+// Word returns bitmap word i of the message (0 beyond its bitmap: those
+// fields are absent).
+func (d *Decoder) Word(i int) uint32 {
+	if i >= d.words {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(d.data[d.start+4+4*i:])
+}
+
+// Ent returns the offset of the entry of the field with bit `bit` in the
+// bitmap word `word` (whose preceding words hold `pre` present fields), or
+// -1 when the field is absent or decoding already failed.
+func (d *Decoder) Ent(word, bit uint32, pre int) int {
+	if word&bit == 0 || d.err != nil {
+		return -1
+	}
+	return d.ents + EntrySize*(pre+bits.OnesCount32(word&(bit-1)))
+}
+
+// U64At reads the inline scalar entry at `at` (from Ent; 0 when at < 0).
+func (d *Decoder) U64At(at int) uint64 {
+	if at < 0 {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(d.data[at : at+EntrySize])
+}
+
+// BytesAt reads the bytes entry at `at` (from Ent) of field num into b,
+// aliasing the input, and reports whether it is present.
+func (d *Decoder) BytesAt(at, num int, b *Bytes) bool {
+	if at < 0 {
+		*b = Bytes{}
+		return false
+	}
+	e := binary.LittleEndian.Uint64(d.data[at : at+EntrySize])
+	n, off := uint32(e), uint32(e>>32)
+	if !d.src.checkRef(off, n) {
+		d.fail(malformed(at, num, "data range out of bounds"))
+		*b = Bytes{}
+		return false
+	}
+	*b = d.src.ref(off, n)
+	return true
+}
+
+// StringAt reads the string entry at `at` of field num into s (UTF-8 is
+// checked when it is read) and reports whether it is present.
+func (d *Decoder) StringAt(at, num int, s *String) bool {
+	s.utf8s = utf8Unchecked
+	return d.BytesAt(at, num, &s.b)
+}
+
+// BytesListAt records the list of bytes whose entry is at `at` (from Ent)
+// for decoding on first access.
+func (d *Decoder) BytesListAt(at, num int, l *BytesList) {
+	*l = BytesList{a: d.a}
+	if at < 0 {
+		return
+	}
+	if n, off, ok := d.region(at, num, EntrySize); ok && n > 0 {
+		l.lz.set(d.src, off, n, 0, d.depth)
+	}
+}
+
+// region is listRegion for an entry already located.
+func (d *Decoder) region(at, num, width int) (n, off int, ok bool) {
+	e := binary.LittleEndian.Uint64(d.data[at : at+EntrySize])
+	n, off = int(uint32(e)), int(e>>32)
+	if n > MaxListLen {
+		d.fail(malformed(at, num, "list count exceeds MaxListLen"))
+		return 0, 0, false
+	}
+	if off < d.dyn || off > d.end || n*width > d.end-off {
+		d.fail(malformed(at, num, "list region out of range or overlapping"))
+		return 0, 0, false
+	}
+	d.dyn = off + n*width
+	return n, off, true
+}
+
+// AddEntries adds n list entries (a list of messages' element entries) to
+// the header.
+func (s *Sizer) AddEntries(n int) { s.header += EntrySize * n }
+
+// BoolBits is a bool's 64-bit entry value (1 or 0).
+func BoolBits(v bool) uint64 {
+	if v {
+		return 1
+	}
+	return 0
+}
