@@ -324,6 +324,7 @@ func (c *Core) Enqueue(sess uint16, reqType uint8, m Msg, tag uint64) error {
 	if m.Len() > c.cfg.MaxMsgSize {
 		return ErrTooLarge
 	}
+	c.ensureSlots(s)
 	if n := len(s.freeSlots); n > 0 && s.blHead == len(s.backlog) {
 		i := s.freeSlots[n-1]
 		s.freeSlots = s.freeSlots[:n-1]
