@@ -197,6 +197,7 @@ type Endpoint struct {
 	state      atomic.Int32 // 0 idle, 1 busy, 2 closed
 	inCallback atomic.Int32
 	inLoop     bool
+	loopNow    int64 // the clock read of the current (or last) runOnce
 
 	rx      []datapath.Packet
 	rxBufs  []mem.Buf
@@ -409,7 +410,7 @@ func (ep *Endpoint) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		now := ep.now()
+		now := ep.loopNow // one clock read per iteration
 		if progress {
 			lastProgress = now
 			continue
@@ -438,6 +439,7 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 	ep.inLoop = true
 	defer func() { ep.inLoop = false }()
 	now := ep.now()
+	ep.loopNow = now
 	if ep.hasMail.Load() {
 		ep.drainMail()
 		progress = true
