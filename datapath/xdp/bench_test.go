@@ -169,23 +169,24 @@ func runPingPong(b *testing.B, kind string, size int) {
 // ring absorbs the gaps).
 const benchRing = 4096
 
-// threadCPU returns the CPU time (user + system) of the calling OS thread;
+// threadCPU returns the user and system CPU time of the calling OS thread;
 // callers lock their goroutine to the thread. Throughput on this shared
 // machine depends on how much CPU the sender gets; the CPU time per packet
 // does not.
-func threadCPU(b *testing.B) time.Duration {
+func threadCPU(b *testing.B) (user, sys time.Duration) {
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
 		b.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // BenchmarkThroughput measures one-way packets per second (sender batches
-// of 32, receiver busy-polling) over the veth pair, xdp vs udp. tx-cpu-ns/pkt
-// is the sending thread's CPU time per packet: with veth, the kernel runs
-// the receiving side (XDP program, copy into the receiver's UMEM) in the
-// sender's softirq, so it is the whole kernel cost of a packet.
+// of 32, receiver busy-polling) over the veth pair, xdp vs udp.
+// tx-usr-ns/pkt and tx-sys-ns/pkt are the sending thread's CPU time per
+// packet in user space and in the kernel: with veth, the kernel runs the
+// receiving side (XDP program, copy into the receiver's UMEM) in the
+// sender's softirq, so tx-sys is the whole kernel cost of a packet.
 func BenchmarkThroughput(b *testing.B) {
 	for _, kind := range []string{"xdp", "xdp-generic", "udp"} {
 		for _, size := range []int{64, 1400} {
@@ -208,12 +209,12 @@ func BenchmarkLargeShape(b *testing.B) {
 	for _, kind := range []string{"xdp", "xdp-generic"} {
 		b.Run(kind+"/copy", func(b *testing.B) {
 			msg := make([]byte, head+value)
-			runThroughput(b, kind, 9000, nil, func(tx, rx datapath.Endpoint) error { return tx.Send(rx.LocalAddr(), msg) })
+			runThroughputRx(b, kind, 9000, true, nil, func(tx, rx datapath.Endpoint) error { return tx.Send(rx.LocalAddr(), msg) })
 		})
 		b.Run(kind+"/sg", func(b *testing.B) {
 			h := make([]byte, head)
 			var segs []mem.Buf
-			runThroughput(b, kind, 9000, func(tx datapath.Endpoint) func() {
+			runThroughputRx(b, kind, 9000, true, func(tx datapath.Endpoint) func() {
 				v, err := tx.(*xdp.Endpoint).Pool().AllocCopy(make([]byte, value))
 				if err != nil {
 					b.Fatal(err)
@@ -227,9 +228,16 @@ func BenchmarkLargeShape(b *testing.B) {
 
 // runThroughput sends with send in a loop for b.N packets (flushing at the
 // end) while a busy-polling goroutine receives, and reports rates, loss,
-// the sender's CPU time per packet and, for xdp, ring counters. setup, if
+// the sender's CPU time per packet (user and kernel) and, for xdp, ring counters. setup, if
 // set, runs before the loop and returns a cleanup run after it.
 func runThroughput(b *testing.B, kind string, mtu int, setup func(tx datapath.Endpoint) func(), send func(tx, rx datapath.Endpoint) error) {
+	runThroughputRx(b, kind, mtu, false, setup, send)
+}
+
+// runThroughputRx is runThroughput; with waitIdle the receiver sleeps in
+// Wait when its ring is empty instead of spinning, and its CPU time per
+// received packet is reported too (rx-usr-ns/pkt, rx-sys-ns/pkt).
+func runThroughputRx(b *testing.B, kind string, mtu int, waitIdle bool, setup func(tx datapath.Endpoint) func(), send func(tx, rx datapath.Endpoint) error) {
 	tx, rx := benchPair(b, kind, mtu, xdp.Options{RingSize: benchRing}, 48<<20, "tx", "rx")
 	if setup != nil {
 		defer setup(tx)()
@@ -237,10 +245,13 @@ func runThroughput(b *testing.B, kind string, mtu int, setup func(tx datapath.En
 	var got atomic.Int64
 	var stop atomic.Bool
 	var wg sync.WaitGroup
+	var rxUsr, rxSys time.Duration
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		u0, s0 := threadCPU(b)
 		pk := make([]datapath.Packet, 64)
 		for !stop.Load() {
 			n, err := rx.Recv(pk)
@@ -251,12 +262,18 @@ func runThroughput(b *testing.B, kind string, mtu int, setup func(tx datapath.En
 				_ = q.Buf.Release()
 			}
 			got.Add(int64(n))
+			if n == 0 && waitIdle {
+				_ = rx.Wait(time.Millisecond)
+			}
 		}
+		u1, s1 := threadCPU(b)
+		rxUsr, rxSys = u1-u0, s1-s0
 	}()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	b.ResetTimer()
-	start, cpu0 := time.Now(), threadCPU(b)
+	start := time.Now()
+	usr0, sys0 := threadCPU(b)
 	for b.Loop() {
 		if err := send(tx, rx); err != nil {
 			b.Fatal(err)
@@ -265,7 +282,9 @@ func runThroughput(b *testing.B, kind string, mtu int, setup func(tx datapath.En
 	if err := tx.Flush(); err != nil {
 		b.Fatal(err)
 	}
-	sent, cpu := time.Since(start), threadCPU(b)-cpu0
+	sent := time.Since(start)
+	usr, sys := threadCPU(b)
+	usr, sys = usr-usr0, sys-sys0
 	time.Sleep(50 * time.Millisecond)
 	stop.Store(true)
 	wg.Wait()
@@ -273,12 +292,18 @@ func runThroughput(b *testing.B, kind string, mtu int, setup func(tx datapath.En
 	b.ReportMetric(float64(b.N)/sent.Seconds()/1e6, "Mpps-sent")
 	b.ReportMetric(float64(got.Load())/sent.Seconds()/1e6, "Mpps-recv")
 	b.ReportMetric(100*(1-float64(got.Load())/float64(b.N)), "%lost")
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "tx-cpu-ns/pkt")
+	b.ReportMetric(float64(usr.Nanoseconds())/float64(b.N), "tx-usr-ns/pkt")
+	b.ReportMetric(float64(sys.Nanoseconds())/float64(b.N), "tx-sys-ns/pkt")
+	if n := got.Load(); waitIdle && n > 0 {
+		b.ReportMetric(float64(rxUsr.Nanoseconds())/float64(n), "rx-usr-ns/pkt")
+		b.ReportMetric(float64(rxSys.Nanoseconds())/float64(n), "rx-sys-ns/pkt")
+	}
 	if x, ok := tx.(*xdp.Endpoint); ok {
 		c := x.Counters()
 		b.ReportMetric(float64(c.TxDescs)/float64(b.N), "descs/pkt")
 		b.ReportMetric(float64(c.Kicks)/float64(b.N), "kicks/pkt")
 		b.ReportMetric(float64(c.KickRetries)/float64(b.N), "kick-again/pkt")
+		b.ReportMetric(float64(c.CompletionSkips)/float64(max(c.Completions, 1)), "skips/completion")
 	}
 	if x, ok := rx.(*xdp.Endpoint); ok {
 		if ks, err := x.KernelStats(); err == nil {

@@ -27,6 +27,11 @@ type neighTable struct {
 	seq     uint32
 	cache   map[netip.Addr][6]byte
 	buf     []byte
+	// last is the most recently looked-up or learned entry: a server
+	// replying to one client and a client talking to one server hit it
+	// on every packet without a map lookup.
+	last    netip.Addr
+	lastMAC [6]byte
 }
 
 func openNeighTable(ifindex int) (*neighTable, error) {
@@ -53,6 +58,9 @@ func (t *neighTable) close() {
 // learn records a mapping seen in a received packet (it never replaces an
 // existing entry, so a spoofed source cannot redirect configured traffic).
 func (t *neighTable) learn(a netip.Addr, mac [6]byte) {
+	if a == t.last {
+		return
+	}
 	if _, ok := t.cache[a]; !ok && len(t.cache) < maxNeighbours {
 		t.cache[a] = mac
 	}
@@ -63,13 +71,18 @@ const maxNeighbours = 4096
 
 // lookup returns the MAC address of a.
 func (t *neighTable) lookup(a netip.Addr) ([6]byte, error) {
+	if a == t.last && a.IsValid() {
+		return t.lastMAC, nil
+	}
 	if mac, ok := t.cache[a]; ok {
+		t.last, t.lastMAC = a, mac
 		return mac, nil
 	}
 	if err := t.refresh(); err != nil {
 		return [6]byte{}, err
 	}
 	if mac, ok := t.cache[a]; ok {
+		t.last, t.lastMAC = a, mac
 		return mac, nil
 	}
 	return [6]byte{}, fmt.Errorf("%w %v", ErrNoNeighbour, a)
@@ -79,6 +92,7 @@ func (t *neighTable) lookup(a netip.Addr) ([6]byte, error) {
 // into the cache.
 func (t *neighTable) refresh() error {
 	t.seq++
+	t.last = netip.Addr{} // the dump may change any entry
 	req := make([]byte, unix.SizeofNlMsghdr+unix.SizeofNdMsg)
 	binary.NativeEndian.PutUint32(req[0:4], uint32(len(req)))
 	binary.NativeEndian.PutUint16(req[4:6], unix.RTM_GETNEIGH)
