@@ -615,18 +615,38 @@ func TestTableSaturated(t *testing.T) {
 	}
 }
 
+// TestServerCPUPerRequest: a Target that is a ServerMeter gets its server's
+// CPU time per request reported with each point (and plain Targets none).
+func TestServerCPUPerRequest(t *testing.T) {
+	w := mustParse(t, "ycsb:records=500,shape=1x64")
+	srv := newFakeServer(7 * time.Microsecond)
+	for _, c := range []struct {
+		target Target
+		want   time.Duration
+	}{{meteredFake{srv}, 7 * time.Microsecond}, {srv, 0}} {
+		r, err := Run(context.Background(), Config{Workload: w, Target: c.target, Rate: 2000, Duration: 100 * time.Millisecond, Check: true, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ServerCPU != c.want || r.Received == 0 {
+			t.Fatalf("%T: server CPU %v per request, want %v (%+v)", c.target, r.ServerCPU, c.want, r)
+		}
+	}
+}
+
 func TestMedianSaturation(t *testing.T) {
 	for _, c := range []struct {
-		rps  []float64
-		want float64
-	}{{nil, 0}, {[]float64{5}, 5}, {[]float64{9, 1, 5}, 5}, {[]float64{4, 1}, 4}} {
+		rps           []float64
+		want, wantCPU float64
+	}{{nil, 0, 0}, {[]float64{5}, 5, 95}, {[]float64{9, 1, 5}, 5, 95}, {[]float64{4, 1}, 4, 99}} {
 		var rs []Result
 		for _, r := range c.rps {
-			rs = append(rs, Result{AchievedRPS: r, P99: time.Duration(r) * time.Microsecond})
+			// the server CPU falls as the rate rises: its median is taken on its own
+			rs = append(rs, Result{AchievedRPS: r, P99: time.Duration(r) * time.Microsecond, ServerCPU: time.Duration(100-r) * time.Microsecond})
 		}
-		got, p99 := medianSaturation(rs)
-		if got != c.want || (got > 0 && p99 != got) {
-			t.Errorf("%v: median %v p99 %v, want %v", c.rps, got, p99, c.want)
+		got, p99, cpu := medianSaturation(rs)
+		if got != c.want || (got > 0 && p99 != got) || cpu != c.wantCPU {
+			t.Errorf("%v: median %v p99 %v cpu %v, want %v", c.rps, got, p99, cpu, c.want)
 		}
 	}
 }

@@ -26,6 +26,17 @@ type fakeServer struct {
 	// failPuts answers puts with StatusError
 	failPuts bool
 	open     int
+	served   uint64 // requests accepted (the metered fake's request count)
+}
+
+// meteredFake is a fakeServer that reports, as a ServerMeter, exactly its
+// service time per request served.
+type meteredFake struct{ *fakeServer }
+
+func (m meteredFake) ServerUsage() (time.Duration, uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return time.Duration(m.served) * m.service, m.served, nil
 }
 
 func newFakeServer(service time.Duration) *fakeServer {
@@ -67,6 +78,7 @@ func (c *fakeConn) Send(id uint64, req *workload.Request) error {
 		start = now
 	}
 	c.s.freeAt = start.Add(c.s.service)
+	c.s.served++
 	ready := c.s.freeAt
 	c.s.mu.Unlock()
 	if c.head > 0 && c.head == len(c.q) {

@@ -82,6 +82,17 @@ type Target interface {
 	Dial(client int) (Conn, error)
 }
 
+// ServerMeter is implemented by a Target whose server can report its own
+// cost: the CPU time its request-serving threads have used and the requests
+// they have served, both cumulative. Run samples it before and after a
+// point and reports the server's CPU time per request (Result.ServerCPU):
+// the quantity a one-server-core throughput measures, and one that stays
+// comparable on a shared machine where latencies and rates do not (time
+// the server waits for a core is not CPU time).
+type ServerMeter interface {
+	ServerUsage() (cpu time.Duration, requests uint64, err error)
+}
+
 // TargetFunc adapts a function to Target.
 type TargetFunc func(client int) (Conn, error)
 
@@ -158,6 +169,11 @@ type Result struct {
 	Stalls     uint64 `json:"stalls"`     // times a send waited for a free in-flight slot
 	// FirstMismatch describes the first mismatch, if any.
 	FirstMismatch string `json:"first_mismatch,omitempty"`
+
+	// ServerCPU is the server's CPU time per request served during the
+	// point (warm-up and drain included), when the Target is a
+	// ServerMeter; 0 otherwise.
+	ServerCPU time.Duration `json:"server_cpu_ns_per_req,omitempty"`
 
 	Window    time.Duration           `json:"window_ns"` // measured window
 	Histogram *hdrhistogram.Histogram `json:"-"`         // merged latency histogram (ns)
@@ -249,6 +265,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		clients[i] = newClient(&cfg, i, conn)
 	}
+	meter, _ := cfg.Target.(ServerMeter)
+	var cpu0 time.Duration
+	var reqs0 uint64
+	if meter != nil {
+		var err error
+		if cpu0, reqs0, err = meter.ServerUsage(); err != nil {
+			meter = nil // not measurable here (e.g. the server is not on locked threads)
+		}
+	}
 	base := time.Now()
 	dur := int64(cfg.Duration)
 	warmEnd := int64(float64(dur) * cfg.Warmup)
@@ -280,6 +305,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	res := merge(&cfg, clients, time.Duration(dur-warmEnd))
+	if meter != nil {
+		if cpu1, reqs1, err := meter.ServerUsage(); err == nil && reqs1 > reqs0 {
+			res.ServerCPU = (cpu1 - cpu0) / time.Duration(reqs1-reqs0)
+		}
+	}
 	return res, firstErr
 }
 

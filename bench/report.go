@@ -38,6 +38,10 @@ type Series struct {
 	MaxRPSSaturated float64 `json:"max_rps_saturated"`
 	// SaturatedP99us is the p99 of that closed-loop point.
 	SaturatedP99us float64 `json:"saturated_p99_us,omitempty"`
+	// SaturatedServerCPUus is the server's CPU time per request at
+	// saturation (µs, median over the rounds; see ServerMeter): the cost
+	// one server core pays per request, robust to a shared machine.
+	SaturatedServerCPUus float64 `json:"saturated_server_cpu_us,omitempty"`
 	// LoadAvg is the machine's 1-minute load average (/proc/loadavg) when
 	// the run started, and CPUs the processors the OS reports: a load well
 	// above CPUs means other work shared the cores and inflated latencies.
@@ -59,6 +63,9 @@ type Point struct {
 	Lost          uint64  `json:"lost,omitempty"`
 	Mismatches    uint64  `json:"mismatches,omitempty"`
 	MeetsSLO      bool    `json:"meets_slo"`
+	// ServerCPUus is the server's CPU time per request at this point (µs;
+	// omitted when the target cannot measure it, see ServerMeter).
+	ServerCPUus float64 `json:"server_cpu_us,omitempty"`
 }
 
 // RunInfo names what a sweep measured.
@@ -86,7 +93,7 @@ func NewSeries(info RunInfo, sr SweepResult) Series {
 			OfferedRPS: r.OfferedRPS, AchievedRPS: r.AchievedRPS,
 			P50us: us(r.P50), P99us: us(r.P99), P999us: us(r.P999),
 			AchievedUnits: r.AchievedUnitsPS, Errors: r.Errors, Lost: r.Lost, Mismatches: r.Mismatches,
-			MeetsSLO: Passes(r, sr.SLO, sr.MinAchieved),
+			MeetsSLO: Passes(r, sr.SLO, sr.MinAchieved), ServerCPUus: us(r.ServerCPU),
 		})
 	}
 	if s.Unit == "requests" {
@@ -141,7 +148,7 @@ func ReadJSON(r io.Reader) ([]Series, error) {
 // CSVHeader is the header row WriteCSV writes: one row per point.
 var CSVHeader = []string{"experiment", "label", "workload", "serializer", "mode", "serialize_and_send", "datapath",
 	"slo_p99_us", "max_rps_at_slo", "offered_rps", "achieved_rps", "achieved_units_per_sec", "p50_us", "p99_us", "p999_us",
-	"errors", "lost", "mismatches", "meets_slo"}
+	"errors", "lost", "mismatches", "meets_slo", "server_cpu_us"}
 
 // WriteCSV writes one row per point of every series.
 func WriteCSV(w io.Writer, series []Series) error {
@@ -160,7 +167,7 @@ func WriteCSV(w io.Writer, series []Series) error {
 				f(s.SLOP99us), f(s.MaxRPSAtSLO), f(p.OfferedRPS), f(p.AchievedRPS), f(p.AchievedUnits),
 				f(p.P50us), f(p.P99us), f(p.P999us),
 				strconv.FormatUint(p.Errors, 10), strconv.FormatUint(p.Lost, 10), strconv.FormatUint(p.Mismatches, 10),
-				strconv.FormatBool(p.MeetsSLO)}
+				strconv.FormatBool(p.MeetsSLO), f(p.ServerCPUus)}
 			if err := cw.Write(rec); err != nil {
 				return err
 			}
@@ -234,15 +241,25 @@ func tableRows(ss []Series) (head []string, rows [][]string) {
 	for _, s := range ss {
 		showSat = showSat || s.MaxRPSSaturated > 0
 	}
+	showCPU := false
+	for _, s := range ss {
+		showCPU = showCPU || s.SaturatedServerCPUus > 0
+	}
 	head = []string{"serializer", "max " + unit + " at SLO", "p50 µs", "p99 µs", "vs best baseline"}
 	if showSat {
 		head = append(head, "max rps saturated (closed loop)", "vs best baseline")
 	}
-	best, bestSat := 0.0, 0.0
+	if showCPU {
+		head = append(head, "server CPU µs/req (saturated)", "best baseline / this")
+	}
+	best, bestSat, bestCPU := 0.0, 0.0, 0.0
 	for _, s := range ss {
 		if s.Serializer != "cornflakes" {
 			best = max(best, s.value())
 			bestSat = max(bestSat, s.MaxRPSSaturated)
+			if s.SaturatedServerCPUus > 0 && (bestCPU == 0 || s.SaturatedServerCPUus < bestCPU) {
+				bestCPU = s.SaturatedServerCPUus
+			}
 		}
 	}
 	for _, s := range ss {
@@ -268,6 +285,16 @@ func tableRows(ss []Series) (head []string, rows [][]string) {
 				}
 			}
 			row = append(row, sat, satRatio)
+		}
+		if showCPU {
+			cpu, cpuRatio := "-", "-"
+			if s.SaturatedServerCPUus > 0 {
+				cpu = fmt.Sprintf("%.2f", s.SaturatedServerCPUus)
+				if bestCPU > 0 && s.Serializer == "cornflakes" {
+					cpuRatio = fmt.Sprintf("%.2fx", bestCPU/s.SaturatedServerCPUus)
+				}
+			}
+			row = append(row, cpu, cpuRatio)
 		}
 		rows = append(rows, row)
 	}

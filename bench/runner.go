@@ -196,14 +196,14 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 			err = fmt.Errorf("bench: teardown: %w", terr)
 		}
 		s := NewSeries(info, sr)
-		s.MaxRPSSaturated, s.SaturatedP99us = sat.AchievedRPS, us(sat.P99)
+		s.MaxRPSSaturated, s.SaturatedP99us, s.SaturatedServerCPUus = sat.AchievedRPS, us(sat.P99), us(sat.ServerCPU)
 		s.LoadAvg, s.CPUs = load, runtime.NumCPU()
 		out = append(out, s)
 		sats = append(sats, []Result{sat})
 		if err == nil && cfg.SaturationRounds > 1 && cfg.Saturation >= 0 && (i+1 == len(e.Runs) || e.Runs[i+1].Workload != run.Workload) {
 			err = moreRounds(ctx, cfg, e.Runs[groupStart:i+1], w, sats[groupStart:])
 			for j := groupStart; j <= i; j++ {
-				out[j].MaxRPSSaturated, out[j].SaturatedP99us = medianSaturation(sats[j])
+				out[j].MaxRPSSaturated, out[j].SaturatedP99us, out[j].SaturatedServerCPUus = medianSaturation(sats[j])
 			}
 		}
 		if i+1 < len(e.Runs) && e.Runs[i+1].Workload != run.Workload {
@@ -263,15 +263,26 @@ func moreRounds(ctx context.Context, cfg ExperimentConfig, runs []RunSpec, w wor
 }
 
 // medianSaturation returns the median throughput of the saturation points
-// and the p99 of that point.
-func medianSaturation(rs []Result) (float64, float64) {
+// with the p99 of that point, and the median server CPU per request (µs,
+// over the points that measured it).
+func medianSaturation(rs []Result) (rps, p99us, cpuUs float64) {
 	if len(rs) == 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
 	sorted := slices.Clone(rs)
 	slices.SortFunc(sorted, func(a, b Result) int { return cmp.Compare(a.AchievedRPS, b.AchievedRPS) })
 	m := sorted[len(sorted)/2]
-	return m.AchievedRPS, us(m.P99)
+	var cpus []time.Duration
+	for _, r := range rs {
+		if r.ServerCPU > 0 {
+			cpus = append(cpus, r.ServerCPU)
+		}
+	}
+	if len(cpus) > 0 {
+		slices.Sort(cpus)
+		cpuUs = us(cpus[len(cpus)/2])
+	}
+	return m.AchievedRPS, us(m.P99), cpuUs
 }
 
 // SaturationOutstanding is the closed-loop window per client of the

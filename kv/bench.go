@@ -195,6 +195,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			if topo != nil {
 				sc.PoolBytes = int64(topo.Space().Len()) * 3 / 4
 			}
+			sc.LockThread = true // endpoints on their own threads: Server.Usage measures their CPU time
 			sc.RPC.IdleSpin = cfg.ServerSpin
 			if sc.RPC.IdleSpin == 0 {
 				sc.RPC.IdleSpin = DefaultServerSpin
@@ -214,7 +215,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			}
 			current = run.Workload
 		}
-		return cl.Target(codec), func() error { return nil }, nil
+		return meteredTarget{cl.Target(codec), srv}, func() error { return nil }, nil
 	}
 	series, err := bench.RunExperiment(ctx, e, bench.ExperimentConfig{
 		Datapath: cfg.Datapath, Load: load, Sweep: sweep, Setup: setup, Log: cfg.Log,
@@ -225,6 +226,15 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	}
 	return series, err
 }
+
+// meteredTarget is a client Target whose server reports its CPU time per
+// request (bench.ServerMeter via Server.Usage).
+type meteredTarget struct {
+	bench.Target
+	srv *Server
+}
+
+func (t meteredTarget) ServerUsage() (time.Duration, uint64, error) { return t.srv.Usage() }
 
 // Preload loads w's data set into the server through cn, keeping up to
 // window requests in flight; see bench.Preload (which waits for every

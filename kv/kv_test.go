@@ -376,3 +376,56 @@ func TestValueIntegrityWhileReplaced(t *testing.T) {
 		}
 	}
 }
+
+// TestServerUsage: with locked endpoint threads the server reports the CPU
+// time its endpoints used and the requests they served (bench.ServerMeter);
+// without, a typed error.
+func TestServerUsage(t *testing.T) {
+	e := newEnv(t, DatapathMemnet, memnet.Faults{}, 1)
+	if _, _, err := e.srv.Usage(); !errors.Is(err, ErrUsageUnavailable) {
+		t.Fatalf("unlocked server: Usage err = %v, want ErrUsageUnavailable", err)
+	}
+
+	srv, err := NewServer(ServerConfig{Datapath: DatapathUDP, Endpoints: 2, PoolBytes: 64 << 20, LockThread: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("server close: %v", err)
+		}
+	}()
+	cl, err := NewClient(ClientConfig{Server: srv.Addr(), Endpoints: 2, Datapath: DatapathUDP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	cn, err := cl.Dial(CodecCFHybrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cn.Close()
+	var cpu0 time.Duration
+	var n0 uint64
+	for deadline := time.Now().Add(5 * time.Second); ; { // the endpoint goroutines record their threads when they start
+		if cpu0, n0, err = srv.Usage(); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	runScript(t, cn)
+	cpu1, n1, err := srv.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n1-n0 != uint64(len(script())) || cpu1 <= cpu0 {
+		t.Fatalf("usage: %d requests (want %d), CPU %v -> %v", n1-n0, len(script()), cpu0, cpu1)
+	}
+	var meter bench.ServerMeter = meteredTarget{cl.Target(CodecCFHybrid), srv}
+	if _, n, err := meter.ServerUsage(); err != nil || n != n1 {
+		t.Fatalf("meteredTarget: %d requests, %v", n, err)
+	}
+}

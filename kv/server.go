@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +20,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
+	"golang.org/x/sys/unix"
 )
 
 // Datapath kinds the server and client open by name.
@@ -66,7 +70,8 @@ type ServerConfig struct {
 	// LockThread runs each endpoint's loop on its own locked OS thread
 	// (runtime.LockOSThread), for endpoints that busy-poll (large
 	// RPC.IdleSpin) so the Go scheduler never parks them behind other
-	// goroutines.
+	// goroutines. It also makes the endpoints' CPU time measurable
+	// (Server.Usage).
 	LockThread bool
 	// Nexus tunes the Nexus (ControlAddr is set from Addr). FailureTimeout
 	// defaults to DefaultFailureTimeout.
@@ -108,6 +113,7 @@ type serverEP struct {
 	maxResp int
 	reqs    atomic.Uint64
 	errs    atomic.Uint64
+	tid     atomic.Int32 // OS thread of the endpoint loop (LockThread), for Usage
 	lastErr atomic.Pointer[error]
 }
 
@@ -231,14 +237,15 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 	s.cancel = cancel
 	for _, st := range s.eps {
 		s.wg.Add(1)
-		go func(ep *rpc.Endpoint) {
+		go func(st *serverEP) {
 			defer s.wg.Done()
 			if cfg.LockThread {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
+				st.tid.Store(int32(unix.Gettid()))
 			}
-			_ = ep.Run(ctx)
-		}(st.ep)
+			_ = st.ep.Run(ctx)
+		}(st)
 	}
 	return s, nil
 }
@@ -280,6 +287,47 @@ func (s *Server) Stats() ServerStats {
 		st.Errors += e.errs.Load()
 	}
 	return st
+}
+
+// ErrUsageUnavailable is returned by Usage when the endpoints' CPU time
+// cannot be read: they do not run on locked threads (ServerConfig.LockThread)
+// or the system has no per-thread scheduler statistics.
+var ErrUsageUnavailable = errors.New("kv: server CPU usage unavailable")
+
+// Usage returns the CPU time (user and system) the endpoint threads have
+// used and the requests they have served since the server started, both
+// cumulative: the server's cost per request, independent of how long it
+// waited for a core (bench.ServerMeter). It needs ServerConfig.LockThread
+// and Linux's /proc/self/task/<tid>/schedstat (nanosecond run time).
+func (s *Server) Usage() (cpu time.Duration, requests uint64, err error) {
+	for _, e := range s.eps {
+		tid := e.tid.Load()
+		if tid == 0 {
+			return 0, 0, fmt.Errorf("%w: endpoint threads are not locked", ErrUsageUnavailable)
+		}
+		ns, err := threadRunTime(int(tid))
+		if err != nil {
+			return 0, 0, fmt.Errorf("%w: %v", ErrUsageUnavailable, err)
+		}
+		cpu += ns
+		requests += e.reqs.Load()
+	}
+	return cpu, requests, nil
+}
+
+// threadRunTime reads the time thread tid of this process has run on a CPU
+// (the first field of /proc/self/task/<tid>/schedstat, in nanoseconds).
+func threadRunTime(tid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/schedstat")
+	if err != nil {
+		return 0, err
+	}
+	f, _, _ := strings.Cut(string(b), " ")
+	ns, err := strconv.ParseInt(f, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("schedstat %q: %w", b, err)
+	}
+	return time.Duration(ns), nil
 }
 
 // LastError is the most recent error a request was answered with (nil if none).
