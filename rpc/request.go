@@ -21,6 +21,7 @@ type Request struct {
 	inHandler bool
 	done      bool
 	dead      bool // the session went away before the answer
+	tracked   bool // recorded in its session's reqs (answered after its handler returned)
 }
 
 // Type is the request type.
