@@ -25,8 +25,9 @@ var ErrPreload = errors.New("bench: preload failed")
 // AppendToList it waits for every request in flight, so a list's
 // continuation can never overtake (and be replaced by) its PutList when a
 // packet is lost and retransmitted or responses are reordered. A send the
-// transport refuses with ErrBusy is retried after reaping responses. It gives
-// up after timeout without progress (0: 10s).
+// transport refuses with ErrBusy is retried after reaping responses. While
+// the window is full it blocks in the Conn's Wait when it is a Waiter. It
+// gives up after timeout without progress (0: 10s).
 func Preload(ctx context.Context, w workload.Workload, conn Conn, window int, timeout time.Duration) (int, error) {
 	if window < 1 {
 		window = 1
@@ -70,7 +71,16 @@ func Preload(ctx context.Context, w workload.Workload, conn Conn, window int, ti
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				runtime.Gosched()
+				if wt, ok := conn.(Waiter); ok {
+					// Block in the transport until a response may have
+					// arrived: a polling client would take the core the
+					// server needs on a small machine.
+					if err := wt.Wait(time.Millisecond); err != nil {
+						return err
+					}
+				} else {
+					runtime.Gosched()
+				}
 			}
 		}
 		return firstErr
