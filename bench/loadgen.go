@@ -514,9 +514,11 @@ func (c *client) deliver(id uint64, resp *workload.Response) {
 }
 
 func (c *client) poll() error {
-	_, err := c.conn.Poll(c.deliverFn)
+	_, err := c.pollN()
 	return err
 }
+
+func (c *client) pollN() (int, error) { return c.conn.Poll(c.deliverFn) }
 
 // expGap draws an exponential inter-arrival gap in ns for the given mean.
 func (c *client) expGap(mean float64) int64 {
@@ -600,14 +602,24 @@ func (c *client) runClosed(ctx context.Context, start int64, n int) error {
 			}
 			c.closedPending--
 		}
-		if err := c.poll(); err != nil {
+		got, err := c.pollN()
+		if err != nil {
 			return err
 		}
 		if checkCtx++; checkCtx&1023 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !c.cfg.Spin && c.closedPending == 0 {
-			runtime.Gosched()
+		if !c.cfg.Spin && c.closedPending == 0 && got == 0 {
+			// Every request is in flight and none has come back: block in
+			// the transport (a spinning client takes the server's core on
+			// a small machine), else yield.
+			if w, ok := c.conn.(Waiter); ok {
+				if err := w.Wait(min(time.Duration(c.end-now), time.Millisecond)); err != nil {
+					return err
+				}
+			} else {
+				runtime.Gosched()
+			}
 		}
 	}
 	return c.drain(ctx)
