@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -244,7 +245,9 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 				defer runtime.UnlockOSThread()
 				st.tid.Store(int32(unix.Gettid()))
 			}
-			_ = st.ep.Run(ctx)
+			// The label lets a CPU profile of a whole benchmark separate the
+			// server's work (go tool pprof -tagfocus kv=server).
+			pprof.Do(ctx, pprof.Labels("kv", "server"), func(ctx context.Context) { _ = st.ep.Run(ctx) })
 		}(st)
 	}
 	return s, nil
