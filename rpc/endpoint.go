@@ -509,31 +509,32 @@ func (ep *Endpoint) handleEvents(evs []proto.Event) {
 const SmallCopyMax = 256
 
 func (ep *Endpoint) sendPkt(p *proto.OutPacket) {
-	if err := p.Hdr.Encode(ep.hdr[:]); err != nil {
-		ep.stats.SendErrors++
-		return
-	}
 	var err error
-	if p.Msg == nil {
-		err = ep.dp.Send(p.Peer, ep.hdr[:])
-	} else {
-		m := p.Msg.(*txMsg)
-		if p.Len <= SmallCopyMax {
-			// A small packet costs less to copy than to clone, track and
-			// release as scatter-gather entries (Cornflakes copies small
-			// fields likewise).
-			b := ep.copyBuf[:proto.HeaderSize+p.Len]
-			copy(b, ep.hdr[:])
-			if m.copyRange(b[proto.HeaderSize:], p.Off) == p.Len {
+	if p.Msg != nil && p.Len <= SmallCopyMax {
+		// A small packet costs less to copy than to clone, track and
+		// release as scatter-gather entries (Cornflakes copies small
+		// fields likewise): header and data go straight into one buffer.
+		b := ep.copyBuf[:proto.HeaderSize+p.Len]
+		if err = p.Hdr.Encode(b); err == nil {
+			if p.Msg.(*txMsg).copyRange(b[proto.HeaderSize:], p.Off) == p.Len {
 				err = ep.dp.Send(p.Peer, b)
 			} else {
 				err = ErrBadMessage // cannot happen: the core names ranges inside m
 			}
-			if err != nil {
-				ep.stats.SendErrors++
-			}
-			return
 		}
+		if err != nil {
+			ep.stats.SendErrors++ // a lost packet: the protocol recovers
+		}
+		return
+	}
+	if err := p.Hdr.Encode(ep.hdr[:]); err != nil {
+		ep.stats.SendErrors++
+		return
+	}
+	if p.Msg == nil {
+		err = ep.dp.Send(p.Peer, ep.hdr[:])
+	} else {
+		m := p.Msg.(*txMsg)
 		segs := m.window(ep.segs[:0], p.Off, p.Len)
 		if len(segs) <= ep.dp.MaxSegments()-1 {
 			err = ep.dp.SendSegments(p.Peer, ep.hdr[:], segs)

@@ -161,7 +161,7 @@ func (c *Core) rttSample(s *session, sl *slot, p int) {
 }
 
 // pace emits a client packet now or schedules it in the timing wheel.
-func (c *Core) pace(sl *slot, p OutPacket) {
+func (c *Core) pace(sl *slot, p *OutPacket) {
 	cc := &c.cfg.CC
 	s := sl.s
 	if !cc.Enable || (!cc.NoWheelBypass && s.cc.rate >= cc.LinkRate && s.cc.inWheel == 0) {
@@ -177,7 +177,7 @@ func (c *Core) pace(sl *slot, p OutPacket) {
 	if p.ref != nil {
 		p.ref.refs++ // the wheel's own reference
 	}
-	c.wheel.insert(wheelEnt{sl: sl, reqNum: sl.reqNum, pkt: p}, c.now, desired)
+	c.wheel.insert(wheelEnt{sl: sl, reqNum: sl.reqNum, pkt: *p}, c.now, desired)
 	sl.inWheel++
 	s.cc.inWheel++
 	c.stats.RateLimited++
@@ -258,7 +258,7 @@ func (w *wheel) release(c *Core, e *wheelEnt, send bool) {
 	sl.inWheel--
 	sl.s.cc.inWheel--
 	if send && sl.req != nil && sl.reqNum == e.reqNum && c.sessions[sl.s.num] == sl.s {
-		c.emit(e.pkt)
+		c.emit(&e.pkt)
 	}
 	if e.pkt.ref != nil {
 		c.unref(e.pkt.ref)

@@ -231,7 +231,7 @@ func (c *Core) unref(r *msgRef) {
 	}
 }
 
-func (c *Core) emit(p OutPacket) {
+func (c *Core) emit(p *OutPacket) {
 	if p.ref != nil {
 		p.ref.refs++
 		p.Msg = p.ref.m
@@ -241,7 +241,7 @@ func (c *Core) emit(p OutPacket) {
 	} else {
 		c.stats.TxCtrl++
 	}
-	c.cur.Packets = append(c.cur.Packets, p)
+	c.cur.Packets = append(c.cur.Packets, *p)
 }
 
 func (c *Core) event(e Event) { c.cur.Events = append(c.cur.Events, e) }

@@ -222,13 +222,13 @@ func (c *Core) resetServerSlot(sl *slot) {
 }
 
 func (c *Core) sendCR(s *session, sl *slot, p int) {
-	c.emit(OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, DestSession: s.remote,
+	c.emit(&OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, DestSession: s.remote,
 		Type: PktCR, PktNum: uint16(p), ReqNum: sl.reqNum}})
 }
 
 func (c *Core) sendResp(s *session, sl *slot, idx int) {
 	off, n := c.pktRange(sl.respSize, idx)
-	c.emit(OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, MsgSize: uint32(sl.respSize),
+	c.emit(&OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, MsgSize: uint32(sl.respSize),
 		DestSession: s.remote, Type: PktResp, PktNum: uint16(sl.reqPkts - 1 + idx), ReqNum: sl.reqNum,
 		Status: sl.status}, ref: sl.resp, Off: off, Len: n})
 }
@@ -408,14 +408,14 @@ func (c *Core) kickSession(s *session) {
 func (c *Core) txReq(sl *slot, p int) {
 	s := sl.s
 	off, n := c.pktRange(sl.reqSize, p)
-	c.txClient(sl, OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, MsgSize: uint32(sl.reqSize),
+	c.txClient(sl, &OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, MsgSize: uint32(sl.reqSize),
 		DestSession: s.remote, Type: PktReq, PktNum: uint16(p), ReqNum: sl.reqNum},
 		ref: sl.req, Off: off, Len: n})
 }
 
 func (c *Core) txRFR(sl *slot, p int) {
 	s := sl.s
-	c.txClient(sl, OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, DestSession: s.remote,
+	c.txClient(sl, &OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, DestSession: s.remote,
 		Type: PktRFR, PktNum: uint16(p), ReqNum: sl.reqNum}})
 }
 
@@ -428,7 +428,7 @@ func (c *Core) resend(sl *slot, p int) {
 	}
 }
 
-func (c *Core) txClient(sl *slot, p OutPacket) {
+func (c *Core) txClient(sl *slot, p *OutPacket) {
 	if int(p.Hdr.PktNum) < sl.maxTx {
 		c.stats.Retransmits++
 	}
