@@ -339,7 +339,10 @@ func (e *Encoder) PutBytesList(l *BytesList) {
 	e.put32x2(at, n, r)
 	dst := e.dst
 	ents := dst[r : r+EntrySize*n]
-	cp, cpEnd, zc, zcEnd, entries := e.cp, e.cpEnd, e.zc, e.zcEnd, e.entries
+	// The zero-copy cursor is not checked per element: nothing is written
+	// at it, and FinishSerialize/End compare it with the sizes.
+	cp, cpEnd, zc, entries := e.cp, e.cpEnd, e.zc, e.entries
+	sga := e.sga
 	for i := range items {
 		b := &items[i]
 		k := len(b.data)
@@ -354,21 +357,21 @@ func (e *Encoder) PutBytesList(l *BytesList) {
 			cp += k
 			continue
 		}
-		if k > zcEnd-zc {
-			e.fail(ErrModified)
-			break
-		}
 		binary.LittleEndian.PutUint64(ent, uint64(uint32(k))|uint64(uint32(zc))<<32)
-		if e.sga != nil {
-			e.sga.Entries = append(e.sga.Entries, b.buf)
+		zc += k
+		entries++
+		if sga != nil {
+			sga.Entries = append(sga.Entries, b.buf)
 		} else if e.flat {
-			copy(dst[zc:zc+k], b.data)
+			if k > e.zcEnd-(zc-k) {
+				e.fail(ErrModified)
+				break
+			}
+			copy(dst[zc-k:zc], b.data)
 		} else if err := e.sink.ZeroCopyEntry(b.buf); err != nil {
 			e.fail(err)
 			break
 		}
-		zc += k
-		entries++
 	}
 	e.cp, e.zc, e.entries = cp, zc, entries
 }
@@ -418,10 +421,10 @@ func (c *Core) startDecode(a *Arena, p []byte, h mem.Buf) (*Decoder, error) {
 	if !h.IsZero() {
 		a.lastSrc = src
 	}
-	c.src = src
-	c.depth = 0
-	c.has = 0
-	clear(c.hasX)
+	c.src, c.depth, c.has = src, 0, 0
+	if c.hasX != nil {
+		clear(c.hasX)
+	}
 	d := &a.dec
 	if d.src != nil { // re-entered: use a fresh decoder
 		d = new(Decoder)

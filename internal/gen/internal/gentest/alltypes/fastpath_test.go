@@ -1,0 +1,149 @@
+package alltypes_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/alltypes"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/mem/memtest"
+	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+type sinkFunc func(mem.Buf) error
+
+func (f sinkFunc) ZeroCopyEntry(b mem.Buf) error { return f(b) }
+
+// TestFastPathErrors checks the error behaviour of the generated fast path
+// (Sizes/Serialize/Decode through wire.StartSizes, StartSerialize and
+// StartDecode): the same typed errors as the per-field runtime.
+func TestFastPathErrors(t *testing.T) {
+	pool := memtest.NewPool(t)
+	a := wire.NewArena()
+	defer reset(t, a)
+
+	m := alltypes.NewScalars(a)
+	m.SetI32(5)
+	sz := m.Sizes()
+	if err := m.Serialize(make([]byte, sz.Head()+1), nil); !errors.Is(err, wire.ErrDstSize) {
+		t.Errorf("wrong dst size: %v", err)
+	}
+	// Modified after Sizes: a new field changes the layout.
+	m.SetI64(9)
+	if err := m.Serialize(make([]byte, sz.Head()), nil); !errors.Is(err, wire.ErrModified) {
+		t.Errorf("modified (new field): %v", err)
+	}
+	sz = m.Sizes()
+	if err := m.Serialize(make([]byte, sz.Head()), nil); err != nil {
+		t.Errorf("after Sizes again: %v", err)
+	}
+	// Modified after Sizes without changing the head size: a copied value
+	// replaced by a zero-copy one of the same length.
+	v := memtest.Alloc(t, pool, make([]byte, 600))
+	defer memtest.Release(t, v)
+	m.SetData(make([]byte, 600))
+	sz = m.Sizes()
+	m.SetData(v.Bytes())
+	if err := m.Serialize(make([]byte, sz.Head()), &wire.SGA{}); !errors.Is(err, wire.ErrModified) {
+		t.Errorf("modified (copied → zero-copy): %v", err)
+	}
+	// Sizes of another message in between: Serialize recomputes them.
+	sz = m.Sizes()
+	other := alltypes.NewScalars(a)
+	other.SetText("x")
+	_ = other.Sizes()
+	if err := m.Serialize(make([]byte, sz.Head()), &wire.SGA{}); err != nil {
+		t.Errorf("after another message's Sizes: %v", err)
+	}
+	// A sink error aborts Serialize, and the next Serialize works.
+	boom := errors.New("boom")
+	if err := m.Serialize(make([]byte, sz.Head()), sinkFunc(func(mem.Buf) error { return boom })); !errors.Is(err, boom) {
+		t.Errorf("sink error: %v", err)
+	}
+	if err := m.Serialize(make([]byte, sz.Head()), &wire.SGA{}); err != nil {
+		t.Errorf("after a sink error: %v", err)
+	}
+
+	// A cycle of nested messages is an error, not a stack overflow.
+	x := alltypes.NewTree(a)
+	y := alltypes.NewTree(a)
+	x.SetLeft(y)
+	y.SetRight(x)
+	if _, err := wire.Flatten(x, nil); !errors.Is(err, wire.ErrTooDeep) {
+		t.Errorf("cycle (Flatten): %v", err)
+	}
+	if err := wire.SerializeSGA(x, &wire.SGA{}); !errors.Is(err, wire.ErrTooDeep) {
+		t.Errorf("cycle (SerializeSGA): %v", err)
+	}
+	// MaxDepth nested messages are fine, one more is not.
+	root := alltypes.NewTree(a)
+	n := root
+	for range wire.MaxDepth {
+		n = n.InitLeft()
+	}
+	n.SetLeaf([]byte("deep"))
+	if _, err := wire.Flatten(root, nil); err != nil {
+		t.Errorf("MaxDepth nesting: %v", err)
+	}
+	n.InitLeft()
+	if _, err := wire.Flatten(root, nil); !errors.Is(err, wire.ErrTooDeep) {
+		t.Errorf("MaxDepth+1 nesting: %v", err)
+	}
+
+	// Messages without an arena.
+	var zero alltypes.Scalars
+	if err := zero.DecodeBytes([]byte{0, 0, 0, 0}); !errors.Is(err, wire.ErrNoArena) {
+		t.Errorf("DecodeBytes without arena: %v", err)
+	}
+	if err := zero.Decode(mem.Buf{}); !errors.Is(err, wire.ErrNoArena) {
+		t.Errorf("Decode without arena: %v", err)
+	}
+	zero.SetI32(3)
+	out, err := wire.Flatten(&zero, nil)
+	if err != nil {
+		t.Fatalf("Flatten without arena: %v", err)
+	}
+	zs := zero.Sizes()
+	head := make([]byte, zs.Head())
+	if err := zero.Serialize(head, &wire.SGA{}); err != nil || string(head) != string(out) {
+		t.Errorf("Serialize without arena: %v", err)
+	}
+	// Truncated and malformed input: typed errors.
+	s := alltypes.NewScalars(a)
+	for _, in := range [][]byte{nil, {1}, {1, 0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0}, {0xff, 0xff, 0, 0}} {
+		if err := s.DecodeBytes(in); !errors.Is(err, wire.ErrMalformed) {
+			t.Errorf("DecodeBytes(%v) = %v, want ErrMalformed", in, err)
+		}
+	}
+	if err := s.Decode(mem.Buf{}); !errors.Is(err, wire.ErrMalformed) {
+		t.Errorf("Decode(zero Buf) = %v, want ErrMalformed", err)
+	}
+}
+
+// TestDecodeReusedMessage decodes into a message that already holds
+// values: every field absent from the input reads as its zero value.
+func TestDecodeReusedMessage(t *testing.T) {
+	a := wire.NewArena()
+	defer reset(t, a)
+	full := alltypes.NewScalars(a)
+	full.SetI32(1)
+	full.SetText("text")
+	full.SetData([]byte("data"))
+	full.SetFlag(true)
+	empty := flatten(t, alltypes.NewScalars(a))
+	if err := full.DecodeBytes(empty); err != nil {
+		t.Fatal(err)
+	}
+	if !full.Equal(alltypes.NewScalars(a)) {
+		t.Errorf("decoded empty message into a used one: %v", full)
+	}
+	o := alltypes.NewOptionals(a)
+	o.SetI32(0)
+	o.SetData(nil)
+	if err := o.DecodeBytes(flatten(t, alltypes.NewOptionals(a))); err != nil {
+		t.Fatal(err)
+	}
+	if o.HasI32() || o.HasData() {
+		t.Errorf("presence survived a decode: %v", o)
+	}
+}
