@@ -58,7 +58,10 @@ func benchPair(b *testing.B, kind string, mtu int, o xdp.Options, poolBytes int6
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = sp.Close() })
-	if kind == "xdp-generic" {
+	switch kind {
+	case "xdp": // native attach (AttachAuto picks generic on veth)
+		o.Attach = xdp.AttachNative
+	case "xdp-generic":
 		o.Attach, kind = xdp.AttachGeneric, "xdp"
 	}
 	newPool := func(name string) *mem.Pool {

@@ -71,6 +71,9 @@ func TestBindMode(t *testing.T) {
 			if m := ep.Mode(); m != c.want || ep.Info().ZeroCopy != (c.want == xdp.BindZeroCopy) {
 				t.Errorf("Mode() = %v, Info().ZeroCopy = %v; want %v", m, ep.Info().ZeroCopy, c.want)
 			}
+			if a := ep.Info().Attach; a != xdp.AttachGeneric {
+				t.Errorf("Info().Attach = %v on veth with AttachAuto, want generic", a)
+			}
 			if m, ok := xdp.ModeOf(ep); !ok || m != c.want {
 				t.Errorf("ModeOf = %v, %v; want %v, true", m, ok, c.want)
 			}

@@ -16,7 +16,11 @@ import (
 type AttachMode int
 
 const (
-	// AttachAuto tries native (driver) mode and falls back to generic.
+	// AttachAuto tries native (driver) mode and falls back to generic; on
+	// veth it uses generic mode, which is faster there (see
+	// docs/XDP.md: generic XDP runs inline in the receive path, native
+	// veth XDP defers every packet to the peer's NAPI poll and copies it
+	// into page-pool pages first).
 	AttachAuto AttachMode = iota
 	// AttachNative requires native (driver, XDP_FLAGS_DRV_MODE) mode.
 	AttachNative

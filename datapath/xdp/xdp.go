@@ -352,7 +352,13 @@ func Open(cfg Config) (_ *Endpoint, err error) {
 	if err := e.openSocket(&cfg); err != nil {
 		return nil, err
 	}
-	if e.prog, err = loadProgram(e.info.Ifindex, e.info.Queue, e.fd, e.local, cfg.Attach); err != nil {
+	attach := cfg.Attach
+	if attach == AttachAuto {
+		if di, err := unix.IoctlGetEthtoolDrvinfo(e.resFD, e.info.Interface); err == nil && unix.ByteSliceToString(di.Driver[:]) == "veth" {
+			attach = AttachGeneric
+		}
+	}
+	if e.prog, err = loadProgram(e.info.Ifindex, e.info.Queue, e.fd, e.local, attach); err != nil {
 		return nil, err
 	}
 	e.info.Attach = e.prog.mode
