@@ -189,7 +189,7 @@ func (c *cfCase) decode(in mem.Buf) (*wire.BytesList, error) {
 		if err != nil {
 			return nil, err
 		}
-		for i := 0; i < l.Len(); i++ {
+		for i := range l.Len() {
 			c.leaves = append(c.leaves, l.At(i))
 		}
 		return l, nil

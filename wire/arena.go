@@ -41,7 +41,8 @@ type Arena struct {
 	epoch uint64    // advanced by Reset; slabs rewind lazily
 	grown int       // bytes of chunks and slabs allocated so far
 
-	lastSrc *source // the most recent registered decoded input (see Bytes.Set)
+	lastSrc *source      // the most recent registered decoded input (see Bytes.Set)
+	srcs    slab[source] // decoded inputs (one per Decode): a slab of its own, no Type lookup
 
 	szFor *Core // the message whose Sizes were computed last, for Serialize
 	sz    Sizes
@@ -82,6 +83,25 @@ func (a *Arena) Reset() error {
 	a.lastSrc = nil
 	a.szFor = nil
 	return first
+}
+
+// newSource returns a zeroed source from the arena's own slab, valid until
+// Reset (the inlined fast path of slab.alloc for one value).
+func (a *Arena) newSource() *source {
+	s := &a.srcs
+	if s.epoch != a.epoch { // the first decode after a Reset
+		s.epoch, s.n = a.epoch, 0
+		if s.ci != 0 {
+			s.ci, s.cur = 0, s.chunks[0]
+		}
+	}
+	if s.n < len(s.cur) {
+		p := &s.cur[s.n]
+		s.n++
+		*p = source{}
+		return p
+	}
+	return &s.alloc(a, 1, true)[0]
 }
 
 // Hold gives the arena one reference that it releases at Reset. The caller

@@ -416,7 +416,7 @@ func (c *Core) startDecode(a *Arena, p []byte, h mem.Buf) (*Decoder, error) {
 	if uint64(len(p)) > MaxMessageSize {
 		return nil, malformed(0, 0, "input larger than MaxMessageSize")
 	}
-	src := sourceType.New(a)
+	src := a.newSource()
 	src.data, src.buf, src.thr = p, h, a.Threshold
 	if !h.IsZero() {
 		a.lastSrc = src

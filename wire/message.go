@@ -89,7 +89,6 @@ type source struct {
 }
 
 var (
-	sourceType  = NewType[source]()
 	uint64Type  = NewType[uint64]()
 	bytesType   = NewType[Bytes]()
 	stringType  = NewType[String]()
@@ -194,7 +193,7 @@ func Decode(m Msg, b mem.Buf) error {
 	if uint64(len(p)) > MaxMessageSize {
 		return malformed(0, 0, "input larger than MaxMessageSize")
 	}
-	src := sourceType.New(a)
+	src := a.newSource()
 	src.data, src.buf, src.thr = p, h, a.Threshold
 	a.lastSrc = src
 	return decodeAt(m, a, src, 0, len(p), 0)
@@ -222,7 +221,7 @@ func decodeRoot(m Msg, a *Arena, p []byte, h mem.Buf) error {
 	if uint64(len(p)) > MaxMessageSize {
 		return malformed(0, 0, "input larger than MaxMessageSize")
 	}
-	src := sourceType.New(a)
+	src := a.newSource()
 	src.data = p
 	src.buf = h
 	src.thr = a.Threshold
