@@ -62,7 +62,8 @@ func (m Msg) release() {
 // proto.Msg; the core releases it when no slot and no queued packet needs it.
 type txMsg struct {
 	ep    *Endpoint
-	segs  []mem.Buf
+	segs  []mem.Buf // starts on one1: a one-buffer message touches no second object
+	one1  [1]mem.Buf
 	total int
 	// cursor for sequential packet extraction
 	curIdx, curOff int
@@ -145,6 +146,7 @@ func (ep *Endpoint) newTxMsg(m Msg) (*txMsg, error) {
 		ep.msgFree = ep.msgFree[:k-1]
 	} else {
 		t = &txMsg{ep: ep}
+		t.segs = t.one1[:0]
 	}
 	fail := func(err error) (*txMsg, error) {
 		ep.msgFree = append(ep.msgFree, t)

@@ -263,7 +263,8 @@ type session struct {
 	credits   int
 	stalled   bool // a kick ran out of credits: slots may wait for a credit return
 	slots     []slot
-	freeSlots []uint8 // client: free slot indexes (LIFO)
+	freeSlots []uint8 // client: free slot indexes (LIFO); on free8 up to 8 slots
+	free8     [8]uint8
 	backlog   []pendingReq
 	blHead    int
 	cc        timely
@@ -314,7 +315,10 @@ func (c *Core) ensureSlots(s *session) {
 		sl.activeIdx = -1
 	}
 	if s.client {
-		s.freeSlots = make([]uint8, 0, c.cfg.Window)
+		s.freeSlots = s.free8[:0] // one cache line fewer per request with many sessions
+		if c.cfg.Window > len(s.free8) {
+			s.freeSlots = make([]uint8, 0, c.cfg.Window)
+		}
 		for i := c.cfg.Window - 1; i >= 0; i-- {
 			s.freeSlots = append(s.freeSlots, uint8(i))
 		}
