@@ -2458,3 +2458,216 @@ func (x *Empty) String() string {
 	t.Begin("Empty")
 	return t.End()
 }
+
+// Wide is the message gentest.alltypes.Wide.
+//
+// Wide has a field number above 1024 (more than wire.FastMaxWords bitmap
+// words): the generator keeps the per-field hooks for it.
+type Wide struct {
+	cf       wire.Core
+	xId      int32
+	xNames   wire.StringList
+	xPayload wire.Bytes
+	xTree    wire.Nested[*Tree]
+}
+
+var wideType = wire.NewType[Wide]()
+
+// NewWide returns an empty Wide in a; it and everything it holds are valid
+// until a.Reset.
+func NewWide(a *wire.Arena) *Wide {
+	x := wideType.New(a)
+	x.cf.Init(a)
+	return x
+}
+
+// GetId returns field id = 1.
+func (x *Wide) GetId() int32 { return x.xId }
+
+// HasId reports whether field id = 1 is not zero.
+func (x *Wide) HasId() bool { return x.xId != 0 }
+
+// SetId sets field id = 1.
+func (x *Wide) SetId(v int32) { x.xId = v }
+
+// ClearId clears field id = 1.
+func (x *Wide) ClearId() { x.xId = 0 }
+
+// GetNames returns the list names = 40 (decoding it on first access).
+func (x *Wide) GetNames() (*wire.StringList, error) { return &x.xNames, x.xNames.Load(x.cf.Arena()) }
+
+// InitNames empties the list names = 40, reserves room for n elements, and returns it.
+func (x *Wide) InitNames(n int) *wire.StringList {
+	x.xNames.Init(x.cf.Arena(), n)
+	return &x.xNames
+}
+
+// HasNames reports whether the list names = 40 is not empty.
+func (x *Wide) HasNames() bool { return x.xNames.Len() != 0 }
+
+// ClearNames empties the list names = 40.
+func (x *Wide) ClearNames() { x.xNames.Init(x.cf.Arena(), 0) }
+
+// GetPayload returns field payload = 2000. The slice aliases the message's memory (arena,
+// registered memory or decoded input): do not modify it; valid until the arena's Reset.
+func (x *Wide) GetPayload() []byte { return x.xPayload.Get() }
+
+// HasPayload reports whether field payload = 2000 is not empty.
+func (x *Wide) HasPayload() bool { return x.xPayload.Len() != 0 }
+
+// SetPayload sets field payload = 2000 (copied below the arena's threshold, else zero-copy
+// when v lies in registered memory).
+func (x *Wide) SetPayload(v []byte) {
+	x.xPayload.Set(x.cf.Arena(), v)
+}
+
+// SetPayloadBuf sets field payload = 2000 from a registered buffer (the arena takes its own
+// reference; the caller keeps b).
+func (x *Wide) SetPayloadBuf(b mem.Buf) {
+	x.xPayload.SetBuf(x.cf.Arena(), b)
+}
+
+// ClearPayload clears field payload = 2000.
+func (x *Wide) ClearPayload() {
+	x.xPayload.Clear()
+}
+
+// GetTree returns field tree = 2001 (nil when absent), decoding it on first access.
+func (x *Wide) GetTree() (*Tree, error) { return x.xTree.Get(x.cf.Arena(), NewTree) }
+
+// HasTree reports whether field tree = 2001 is set.
+func (x *Wide) HasTree() bool { return x.xTree.Present() }
+
+// SetTree sets field tree = 2001 to v (a message of the same arena; nil clears it).
+func (x *Wide) SetTree(v *Tree) { x.xTree.Set(v) }
+
+// InitTree sets field tree = 2001 to a new empty message and returns it.
+func (x *Wide) InitTree() *Tree {
+	v := NewTree(x.cf.Arena())
+	x.xTree.Set(v)
+	return v
+}
+
+// ClearTree unsets field tree = 2001.
+func (x *Wide) ClearTree() { x.xTree.Clear() }
+
+// Sizes implements wire.Object.
+func (x *Wide) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	x.WireSizes(s)
+	return x.cf.FinishSizes(s)
+}
+
+// Serialize implements wire.Object.
+func (x *Wide) Serialize(dst []byte, sink wire.EntrySink) error {
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
+}
+
+// Decode decodes x from b zero-copy; the arena holds a reference on b until
+// Reset (the caller still releases its own).
+func (x *Wide) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
+
+// DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
+func (x *Wide) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
+
+// WireCore implements wire.Msg.
+func (x *Wide) WireCore() *wire.Core { return &x.cf }
+
+// WireSizes implements wire.Msg.
+func (x *Wide) WireSizes(s *wire.Sizer) {
+	mk := s.Begin()
+	s.Scalar(1, x.xId != 0)
+	s.StringList(40, &x.xNames)
+	s.Bytes(2000, &x.xPayload, x.xPayload.Len() != 0)
+	wire.SizeMessage(s, 2001, &x.xTree, NewTree)
+	s.End(&x.cf, mk)
+}
+
+// WireEncode implements wire.Msg.
+func (x *Wide) WireEncode(e *wire.Encoder) {
+	mk := e.Begin(&x.cf)
+	if x.xId != 0 {
+		e.Int32(1, x.xId)
+	}
+	e.StringList(40, &x.xNames)
+	if x.xPayload.Len() != 0 {
+		e.Bytes(2000, &x.xPayload)
+	}
+	wire.EncodeMessage(e, 2001, &x.xTree)
+	e.End(mk)
+}
+
+// WireDecode implements wire.Msg.
+func (x *Wide) WireDecode(d *wire.Decoder) {
+	x.xId = d.Int32(1)
+	d.StringList(40, &x.xNames)
+	d.Bytes(2000, &x.xPayload)
+	wire.DecodeMessage(d, 2001, &x.xTree)
+}
+
+// Equal reports whether x and y hold the same fields (floats compared by bits;
+// lists and nested messages are decoded as needed; a decode error means unequal).
+func (x *Wide) Equal(y *Wide) bool {
+	if x == nil || y == nil {
+		return x == y
+	}
+	if x.xId != y.xId {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetNames, y.GetNames); !ok || !l.Equal(m) {
+		return false
+	}
+	if !x.xPayload.Equal(&y.xPayload) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetTree, y.GetTree); !ok || !l.Equal(m) {
+		return false
+	}
+	return true
+}
+
+// String returns a one-line text form of x (for debugging).
+func (x *Wide) String() string {
+	var t wire.Text
+	t.Begin("Wide")
+	if x.xId != 0 {
+		t.Int("id", int64(x.xId))
+	}
+	if x.HasNames() {
+		if l, err := x.GetNames(); err != nil {
+			t.Err("names", err)
+		} else {
+			t.StringList("names", l)
+		}
+	}
+	if x.xPayload.Len() != 0 {
+		t.Bytes("payload", &x.xPayload)
+	}
+	if x.HasTree() {
+		if v, err := x.GetTree(); err != nil {
+			t.Err("tree", err)
+		} else {
+			t.Message("tree", v)
+		}
+	}
+	return t.End()
+}
