@@ -100,7 +100,7 @@ func TestErrorsAndLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Lost == 0 || r.Received != 0 || Passes(r, time.Hour, 0) {
-		t.Fatalf("silent server: %+v", r)
+		t.Fatalf("silent server: %+v (lost %d sent %d received %d stalls %d window %v)", r, r.Lost, r.Sent, r.Received, r.Stalls, r.Window)
 	}
 	if r.P99 < 20*time.Millisecond {
 		t.Fatalf("lost requests not in the percentiles: p99 %v", r.P99)

@@ -316,6 +316,12 @@ func (c *client) check(p []byte, key uint64) bool {
 }
 
 // run alternates phases: warmup, then rounds × (copy, sg).
+// Phase bounds of client.run.
+const (
+	minPhaseResponses = 16
+	phaseCap          = 2 * time.Second
+)
+
 func (c *client) run(rounds int, phase time.Duration) error {
 	type ph struct {
 		mode, round byte
@@ -337,11 +343,15 @@ func (c *client) run(rounds int, phase time.Duration) error {
 	for _, p := range phases {
 		start := time.Now()
 		end := start.Add(p.d)
+		// A phase runs for its duration and until it has minPhaseResponses
+		// of its own (a thread descheduled on a busy machine can miss a
+		// whole short phase), but never past phaseCap.
+		hardEnd := start.Add(max(p.d, phaseCap))
 		var got uint64
 		idle := 0
 		for {
 			now := time.Now()
-			if now.After(end) {
+			if now.After(end) && (got >= minPhaseResponses || now.After(hardEnd)) {
 				break
 			}
 			n, err := c.ep.Recv(c.pkts)
