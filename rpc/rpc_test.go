@@ -812,7 +812,9 @@ func TestCloseFailsPendingAndBusyDisconnect(t *testing.T) {
 // it is not retransmitted spuriously (which cost the KV benchmark an extra
 // round trip on a fraction of its requests at low load).
 func TestEnqueueAfterIdleNoSpuriousRTO(t *testing.T) {
-	const rto = 50 * time.Millisecond
+	// 200 ms: with 50 ms a loaded machine (load 10 on 2 CPUs, -race)
+	// delayed real round trips past the RTO.
+	const rto = 200 * time.Millisecond
 	cli, srv, _ := newPair(t, opts{ep: rpc.EndpointConfig{RTO: rto}})
 	s := cli.connect(t, srv.nx, 1)
 	for i := 0; i < 3; i++ {
