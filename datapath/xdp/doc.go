@@ -43,11 +43,17 @@
 //
 // # Modes
 //
-// Open binds with XDP_ZEROCOPY first and falls back to copy mode (veth has
-// no zero-copy support: Info().ZeroCopy reports the mode), attaches the
-// program in native mode and falls back to generic (Options.Attach), and
-// retries a bind that fails with EBUSY while the kernel tears down a
-// previous socket on the queue. Peer MAC addresses come from
+// Open binds with XDP_ZEROCOPY first and falls back to copy mode
+// (Options.Bind: BindAuto; BindZeroCopy fails with ErrNoZeroCopy instead,
+// BindCopy skips the attempt; veth has no zero-copy support, and
+// Endpoint.Mode or ModeOf reports the mode obtained), attaches the program in
+// native mode and falls back to generic (Options.Attach; on veth AttachAuto
+// uses generic, which is faster there), and retries a bind that fails with
+// EBUSY while the kernel tears down a previous socket on the queue. Sends
+// only write descriptors; Flush (or every Config.Batch packets) publishes
+// them and kicks the kernel once per burst, only when it asks for a wakeup
+// (XDP_USE_NEED_WAKEUP). Counters reports descriptors, kicks and
+// completions. Peer MAC addresses come from
 // Options.PeerMAC, the kernel's neighbour table (netlink RTM_GETNEIGH), or
 // sources of received datagrams; there is no ARP.
 //

@@ -1,6 +1,7 @@
 package xdp_test
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 
@@ -42,4 +43,36 @@ func Example() {
 	_ = value.Release() // the endpoint holds its own reference until completion
 	_ = ep.Flush()
 	fmt.Println("sent zero-copy:", ep.Stats().ZeroCopyEntries == 1)
+}
+
+// ExampleEndpoint_Mode requires zero-copy where the NIC supports it and
+// otherwise falls back to copy mode explicitly, logging which mode the
+// measurements will run in.
+func ExampleEndpoint_Mode() {
+	if err := xdp.Available(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	pair, err := netns.Create(netns.Config{Prefix: "cfxdpex"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer pair.Close()
+	var ep *xdp.Endpoint
+	err = netns.Do(pair.A.NS, func() error {
+		cfg := xdp.Config{Local: netip.AddrPortFrom(pair.A.Addr4, 0), Options: xdp.Options{Interface: pair.A.If, UMEMSize: 16 << 20, Bind: xdp.BindZeroCopy}}
+		ep, err = xdp.Open(cfg)
+		if errors.Is(err, xdp.ErrNoZeroCopy) { // veth: no XSK zero-copy
+			cfg.Bind = xdp.BindCopy
+			ep, err = xdp.Open(cfg)
+		}
+		return err
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer ep.Close()
+	fmt.Println("xdp bind mode:", ep.Mode()) // "copy" on veth
 }
