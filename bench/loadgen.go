@@ -534,7 +534,11 @@ func (c *client) runOpen(ctx context.Context, start int64, rate, stagger float64
 	checkCtx := 0
 	for {
 		now := c.now()
-		if now >= c.end {
+		// Every request intended before the end is sent, even when the
+		// client itself ran late (descheduled, overslept): dropping them
+		// would hide exactly the latency a late sender causes. Only a
+		// transport stalled past the drain gives up on them.
+		if (now >= c.end && next >= c.end) || now >= c.drainEnd {
 			break
 		}
 		for n := 0; next <= now && next < c.end && n < burstLimit; n++ {
