@@ -89,3 +89,21 @@ func ExampleWriteMarkdown() {
 	// | protobuf | 10.0k | 85.0 | 330.0 | - |
 	//
 }
+
+// A group of Cornflakes modes only (table4, table5, fig12) is compared
+// with its first series.
+func ExampleWriteMarkdown_modes() {
+	series := []bench.Series{
+		{Experiment: "table4", Label: "1-4 vals", Workload: "google", Serializer: "cornflakes", Mode: "hybrid", SLOP99us: 500, MaxRPSAtSLO: 10000},
+		{Experiment: "table4", Label: "1-4 vals", Workload: "google", Serializer: "cornflakes", Mode: "copy", SLOP99us: 500, MaxRPSAtSLO: 9000},
+	}
+	_ = bench.WriteMarkdown(os.Stdout, series)
+	// Output:
+	// #### table4 1-4 vals (SLO p99 500 µs)
+	//
+	// | serializer | max rps at SLO | p50 µs | p99 µs | vs cornflakes/hybrid |
+	// |---|---|---|---|---|
+	// | cornflakes/hybrid | 10.0k | - | - | - |
+	// | cornflakes/copy | 9.0k | - | - | 0.90x |
+	//
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -245,16 +246,26 @@ func tableRows(ss []Series) (head []string, rows [][]string) {
 	for _, s := range ss {
 		showCPU = showCPU || s.SaturatedServerCPUus > 0
 	}
-	head = []string{"serializer", "max " + unit + " at SLO", "p50 µs", "p99 µs", "vs best baseline"}
+	// The reference is the best baseline; in a group of Cornflakes modes
+	// only (table4, table5, fig12) it is the group's first series.
+	isRef := func(s Series) bool { return s.Serializer != "cornflakes" }
+	vs, cpuVs := "vs best baseline", "best baseline / this"
+	if !slices.ContainsFunc(ss, isRef) && len(ss) > 1 {
+		first := ss[0].Name()
+		isRef = func(s Series) bool { return s.Name() == first }
+		vs, cpuVs = "vs "+first, first+" / this"
+	}
+	compared := func(s Series) bool { return !isRef(s) }
+	head = []string{"serializer", "max " + unit + " at SLO", "p50 µs", "p99 µs", vs}
 	if showSat {
-		head = append(head, "max rps saturated (closed loop)", "vs best baseline")
+		head = append(head, "max rps saturated (closed loop)", vs)
 	}
 	if showCPU {
-		head = append(head, "server CPU µs/req (saturated)", "best baseline / this")
+		head = append(head, "server CPU µs/req (saturated)", cpuVs)
 	}
 	best, bestSat, bestCPU := 0.0, 0.0, 0.0
 	for _, s := range ss {
-		if s.Serializer != "cornflakes" {
+		if isRef(s) {
 			best = max(best, s.value())
 			bestSat = max(bestSat, s.MaxRPSSaturated)
 			if s.SaturatedServerCPUus > 0 && (bestCPU == 0 || s.SaturatedServerCPUus < bestCPU) {
@@ -268,7 +279,7 @@ func tableRows(ss []Series) (head []string, rows [][]string) {
 			p50, p99 = fmt.Sprintf("%.1f", p.P50us), fmt.Sprintf("%.1f", p.P99us)
 		}
 		ratio := "-"
-		if best > 0 && s.Serializer == "cornflakes" {
+		if best > 0 && compared(s) {
 			ratio = fmt.Sprintf("%.2fx", s.value()/best)
 		}
 		mark := ""
@@ -280,7 +291,7 @@ func tableRows(ss []Series) (head []string, rows [][]string) {
 			sat, satRatio := "-", "-"
 			if s.MaxRPSSaturated > 0 {
 				sat = formatRate(s.MaxRPSSaturated)
-				if bestSat > 0 && s.Serializer == "cornflakes" {
+				if bestSat > 0 && compared(s) {
 					satRatio = fmt.Sprintf("%.2fx", s.MaxRPSSaturated/bestSat)
 				}
 			}
@@ -290,7 +301,7 @@ func tableRows(ss []Series) (head []string, rows [][]string) {
 			cpu, cpuRatio := "-", "-"
 			if s.SaturatedServerCPUus > 0 {
 				cpu = fmt.Sprintf("%.2f", s.SaturatedServerCPUus)
-				if bestCPU > 0 && s.Serializer == "cornflakes" {
+				if bestCPU > 0 && compared(s) {
 					cpuRatio = fmt.Sprintf("%.2fx", bestCPU/s.SaturatedServerCPUus)
 				}
 			}
