@@ -1,0 +1,12 @@
+package rpc
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests when any goroutine they started is
+// still running after they finish (Nexus control loops, endpoint loops,
+// worker pools and heartbeats must all be stopped by Close).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
