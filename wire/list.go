@@ -187,7 +187,21 @@ func (l *BytesList) Append(p []byte) {
 	} else {
 		l.items = grow(bytesType, l.a, l.items)
 	}
-	l.items[len(l.items)-1].Set(l.a, p)
+	b, a := &l.items[len(l.items)-1], l.a
+	// Bytes.Set's first case inline: a value of the input the arena decoded
+	// last (the echo-server case) aliases it, zero-copy at or above the
+	// threshold.
+	if src := a.lastSrc; src != nil {
+		if off, ok := within(p, src.data); ok {
+			if len(p) >= a.Threshold {
+				*b = Bytes{data: p[:len(p):len(p)], buf: src.buf.Slice(off, len(p))}
+			} else {
+				*b = Bytes{data: p[:len(p):len(p)]}
+			}
+			return
+		}
+	}
+	b.Set(a, p)
 }
 
 // AppendString adds s (hybrid rule of Bytes.Set).
