@@ -131,6 +131,10 @@ type Result struct {
 	// (not the receive syscall): robust to other load on the machine,
 	// unlike wall-clock throughput.
 	ServerNsPerReq float64 `json:"server_cpu_ns_per_req"`
+	// XDPMode is the AF_XDP bind mode the server's socket got ("copy" or
+	// "zerocopy"; empty on other datapaths): zero-copy fields are only
+	// read by the NIC in "zerocopy".
+	XDPMode string `json:"xdp_mode,omitempty"`
 
 	// Diagnostics (not part of the JSON output).
 	Requests   uint64         `json:"-"` // responses counted in the window
@@ -419,6 +423,9 @@ func RunOne(cfg Config, approach, shapeName string) (_ Result, err error) {
 		res.ServerNsPerReq = float64(srv.cpuNs) / float64(srv.handled)
 	}
 	res.ServerTx = ss.ep.Stats()
+	if m, ok := xdp.ModeOf(ss.ep); ok {
+		res.XDPMode = m.String()
+	}
 	errs := []error{cliErr, srvErr, cli.close(), srv.close(), cs.close(), ss.close()}
 	if res.Bad > 0 {
 		errs = append(errs, fmt.Errorf("%w: %d bad responses", ErrMismatch, res.Bad))

@@ -222,8 +222,8 @@ func TestEchoXDP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Requests == 0 || r.Bad != 0 || r.ServerErrs != 0 || r.Datapath != "xdp" {
-				t.Fatalf("requests %d, bad %d, server errors %d, datapath %q", r.Requests, r.Bad, r.ServerErrs, r.Datapath)
+			if r.Requests == 0 || r.Bad != 0 || r.ServerErrs != 0 || r.Datapath != "xdp" || (r.XDPMode != "copy" && r.XDPMode != "zerocopy") {
+				t.Fatalf("requests %d, bad %d, server errors %d, datapath %q, xdp mode %q", r.Requests, r.Bad, r.ServerErrs, r.Datapath, r.XDPMode)
 			}
 			st := r.ServerTx
 			switch tc.approach {
