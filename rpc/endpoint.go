@@ -709,20 +709,30 @@ func (ep *Endpoint) respond(r *Request, m Msg, pre int) error {
 		m.release()
 		return ErrAlreadyResponded
 	}
+	var tx *txMsg
 	if pre >= 0 {
 		si := ep.session(r.h.Session)
-		if si == nil || si.pre == nil || si.pre[r.h.Slot].IsZero() || pre > si.pre[r.h.Slot].Len() {
+		if si == nil || int(r.h.Slot) >= len(si.pre) {
 			ep.finish(r)
 			return ErrAlreadyResponded
 		}
-		m = BufMsg(si.pre[r.h.Slot].Clone().Slice(0, pre))
-	}
-	tx, err := ep.newTxMsg(m)
-	if err != nil {
-		m.release()
-		_ = ep.core.RespondStatus(r.h, proto.StatusRejected)
-		ep.finish(r)
-		return err
+		b := &si.pre[r.h.Slot]
+		if b.IsZero() || pre > b.Len() {
+			ep.finish(r)
+			return ErrAlreadyResponded
+		}
+		// Move the slot's buffer into the message (txMsg.home): the
+		// core's copy of the response keeps it until it is buried.
+		tx = ep.newTxMsgPre(si, int(r.h.Slot), *b, pre)
+		*b = mem.Buf{}
+	} else {
+		var err error
+		if tx, err = ep.newTxMsg(m); err != nil {
+			m.release()
+			_ = ep.core.RespondStatus(r.h, proto.StatusRejected)
+			ep.finish(r)
+			return err
+		}
 	}
 	if err := ep.core.Respond(r.h, tx); err != nil {
 		tx.Release()

@@ -67,11 +67,35 @@ type txMsg struct {
 	total int
 	// cursor for sequential packet extraction
 	curIdx, curOff int
+	// A preallocated-response message (RespondPre) holds its slot's
+	// buffer by ownership, not by a second reference: respond moves
+	// home.pre[homeSlot] (the full buffer, homeBuf) into the message,
+	// segs[0] is a window of that same reference, and Release moves it
+	// back (or releases it when the session is gone or the slot got a new
+	// buffer meanwhile). No refcount change per response; preResp still
+	// replaces a buffer a datapath send holds (Refs() > 1).
+	home     *sessInfo
+	homeSlot int
+	homeBuf  mem.Buf
 }
 
 func (m *txMsg) Len() int { return m.total }
 
 func (m *txMsg) Release() {
+	if m.home != nil {
+		// segs[0] is a window of homeBuf's reference: give that back.
+		if si := m.home; si.pre != nil && si.pre[m.homeSlot].IsZero() {
+			si.pre[m.homeSlot] = m.homeBuf
+		} else {
+			_ = m.homeBuf.Release()
+		}
+		m.home, m.homeBuf = nil, mem.Buf{}
+		m.segs[0] = mem.Buf{}
+		m.segs = m.segs[:0]
+		m.total, m.curIdx, m.curOff = 0, 0, 0
+		m.ep.msgFree = append(m.ep.msgFree, m)
+		return
+	}
 	for i := range m.segs {
 		_ = m.segs[i].Release()
 		m.segs[i] = mem.Buf{}
@@ -138,16 +162,39 @@ func (m *txMsg) copyRange(dst []byte, off int) int {
 	return n
 }
 
+// getTxMsg takes an empty txMsg from the free list.
+func (ep *Endpoint) getTxMsg() *txMsg {
+	if k := len(ep.msgFree); k > 0 {
+		t := ep.msgFree[k-1]
+		ep.msgFree = ep.msgFree[:k-1]
+		return t
+	}
+	t := &txMsg{ep: ep}
+	t.segs = t.one1[:0]
+	return t
+}
+
+// newTxMsgPre makes the message of a RespondPre: the first n bytes of
+// buf, the preallocated response buffer of si's slot, which the caller
+// moves out of si.pre (Release moves it back).
+func (ep *Endpoint) newTxMsgPre(si *sessInfo, slot int, buf mem.Buf, n int) *txMsg {
+	t := ep.getTxMsg()
+	t.home, t.homeSlot, t.homeBuf = si, slot, buf
+	t.segs = append(t.segs, buf.Slice(0, n))
+	t.total = n
+	return t
+}
+
 // newTxMsg turns m into a txMsg owning its memory. On error m is not consumed.
 func (ep *Endpoint) newTxMsg(m Msg) (*txMsg, error) {
-	var t *txMsg
-	if k := len(ep.msgFree); k > 0 {
-		t = ep.msgFree[k-1]
-		ep.msgFree = ep.msgFree[:k-1]
-	} else {
-		t = &txMsg{ep: ep}
-		t.segs = t.one1[:0]
+	if m.kind == msgBuf && !m.buf.IsZero() && m.buf.Len() <= ep.maxMsg {
+		// The common case first, without the fail closure below.
+		t := ep.getTxMsg()
+		t.segs = append(t.segs, m.buf)
+		t.total = m.buf.Len()
+		return t, nil
 	}
+	t := ep.getTxMsg()
 	fail := func(err error) (*txMsg, error) {
 		ep.msgFree = append(ep.msgFree, t)
 		return nil, err

@@ -826,3 +826,29 @@ func TestEnqueueAfterIdleNoSpuriousRTO(t *testing.T) {
 		t.Errorf("%d RTOs, %d retransmissions without loss", st.RTOs, st.Retransmits)
 	}
 }
+
+// Preallocated responses (RespondPre) move the slot's buffer into the
+// response and back when it is buried. Under duplication, reordering and
+// loss (saved responses re-sent, zero-copy sends of responses above
+// SmallCopyMax still holding the buffer when the slot's next request
+// arrives) every echo must match, and after the session is disconnected
+// (its buried responses released with it) the pools hold nothing.
+func TestPreRespReuseUnderFaults(t *testing.T) {
+	n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 17})
+	o := opts{net: n, maxPayload: 1500, ep: rpc.EndpointConfig{RTO: 2 * time.Millisecond}}
+	cli, srv, _ := newPair(t, o)
+	s := cli.connect(t, srv.nx, 1)
+	n.SetFaults(memnet.Faults{Loss: 0.05, Duplicate: 0.2, Reorder: 0.2, ReorderDelay: 200 * time.Microsecond})
+	sizes := make([]int, 400)
+	for i := range sizes {
+		sizes[i] = 8 + (i*331)%(rpc.DefaultPreRespSize-8) // both sides of SmallCopyMax
+	}
+	callMany(t, cli, []rpc.Session{s}, tPre, sizes, 60*time.Second)
+	n.SetFaults(memnet.Faults{})
+	if err := cli.ep.Disconnect(s); err != nil {
+		t.Fatal(err)
+	}
+	cli.runUntil(t, 10*time.Second, func() bool { return !cli.ep.IsConnected(s) })
+	// The sessions' buffers are released by Disconnect on both sides and
+	// the rest by Close; memtest's pool check runs at cleanup.
+}
