@@ -285,8 +285,11 @@ func testSendSegments(t *testing.T, e *env) {
 	head := pattern(42, 1)
 	want := append([]byte(nil), head...)
 	segs := make([]mem.Buf, nseg)
+	// Segments of unit, 2*unit, ... bytes: 300, 600, 900 unless the
+	// datapath's packets are smaller (e.g. AF_XDP at MTU 1500).
+	unit := min(300, (a.MaxPayload()-len(head))/(nseg*(nseg+1)/2))
 	for i := range segs {
-		segs[i] = e.alloc(pattern(300*(i+1), byte(10+i)))
+		segs[i] = e.alloc(pattern(unit*(i+1), byte(10+i)))
 		want = append(want, segs[i].Bytes()...)
 	}
 	before := a.Stats()
@@ -345,10 +348,12 @@ func testSendObject(t *testing.T, e *env) {
 	a, b := e.p.A, e.p.B
 	n := min(3, a.MaxSegments()-1)
 	obj := &Object{Header: pattern(24, 3), Copied: pattern(50, 4)}
-	for i := range n {
-		obj.Entries = append(obj.Entries, e.alloc(pattern(512+i*100, byte(20+i))))
-	}
 	head := []byte("pkt-header")
+	// Entries of 512, 612, 712 bytes, or what fits in one packet.
+	perEntry := (a.MaxPayload() - len(head) - len(obj.Header) - len(obj.Copied)) / max(n, 1)
+	for i := range n {
+		obj.Entries = append(obj.Entries, e.alloc(pattern(min(512+i*100, perEntry), byte(20+i))))
+	}
 	want := append(append([]byte(nil), head...), obj.WireBytes()...)
 	before := a.Stats()
 	mustNil(t, "SendObject", a.SendObject(b.LocalAddr(), head, obj))
@@ -506,7 +511,7 @@ func (e *env) waitRefs(a datapath.Endpoint, buf mem.Buf, want int) {
 
 func testCompletionRelease(t *testing.T, e *env) {
 	a, b := e.p.A, e.p.B
-	seg := e.alloc(pattern(2048, 9))
+	seg := e.alloc(pattern(min(2048, a.MaxPayload()-10), 9))
 	defer memtest.Release(t, seg)
 	obj := &Object{Header: pattern(10, 1), Entries: []mem.Buf{seg}}
 	mustNil(t, "SendSegments", a.SendSegments(b.LocalAddr(), []byte("x"), []mem.Buf{seg}))
@@ -526,8 +531,8 @@ func testCompletionRelease(t *testing.T, e *env) {
 // datapath holds its own). Whatever arrives must be the original bytes.
 func testNoEarlyRelease(t *testing.T, e *env) {
 	a, b := e.p.A, e.p.B
-	const size = 1500
 	n := min(4, a.MaxSegments()-1)
+	size := min(1500, (a.MaxPayload()-1)/n) // a one-byte head and n segments in one packet
 	var want [][]byte
 	for round := range 8 {
 		segs := make([]mem.Buf, n)
