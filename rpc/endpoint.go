@@ -199,16 +199,17 @@ type Endpoint struct {
 	inLoop     bool
 	loopNow    int64 // the clock read of the current (or last) runOnce
 
-	rx      []datapath.Packet
-	rxBufs  []mem.Buf
-	segs    []mem.Buf
-	hdr     [proto.HeaderSize]byte
-	copyBuf []byte
-	coll    datapath.EntryCollector
-	msgFree []*txMsg
-	rxFree  []*rxBuf
-	reqFree []*Request
-	resp    Response
+	rx       []datapath.Packet
+	rxBufs   []mem.Buf
+	segs     []mem.Buf
+	hdr      [proto.HeaderSize]byte
+	copyBuf  []byte
+	appender packetAppender // the datapath's in-place send, if it has one
+	coll     datapath.EntryCollector
+	msgFree  []*txMsg
+	rxFree   []*rxBuf
+	reqFree  []*Request
+	resp     Response
 
 	sessions  []*sessInfo
 	freeSess  []uint16
@@ -268,6 +269,7 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	}
 	ep.rx = make([]datapath.Packet, cfg.Batch)
 	ep.copyBuf = make([]byte, cfg.Datapath.MaxPayload())
+	ep.appender, _ = cfg.Datapath.(packetAppender)
 	if err := n.addEndpoint(cfg.ID, ep); err != nil {
 		if ep.ownPool {
 			_ = ep.pool.Close()
@@ -508,18 +510,40 @@ func (ep *Endpoint) handleEvents(evs []proto.Event) {
 // completion and a release (Cornflakes' hybrid rule; BenchmarkSmallRPC).
 const SmallCopyMax = 256
 
+// packetAppender is the optional in-place send of a datapath (udp's
+// AppendPacket): it queues a packet of n bytes and returns its payload to
+// fill before the next call on the datapath.
+type packetAppender interface {
+	AppendPacket(dst netip.AddrPort, n int) ([]byte, error)
+}
+
 func (ep *Endpoint) sendPkt(p *proto.OutPacket) {
 	var err error
 	if p.Msg != nil && p.Len <= SmallCopyMax {
 		// A small packet costs less to copy than to clone, track and
 		// release as scatter-gather entries (Cornflakes copies small
 		// fields likewise): header and data go straight into one buffer.
-		b := ep.copyBuf[:proto.HeaderSize+p.Len]
-		if err = p.Hdr.Encode(b); err == nil {
-			if p.Msg.(*txMsg).copyRange(b[proto.HeaderSize:], p.Off) == p.Len {
-				err = ep.dp.Send(p.Peer, b)
-			} else {
-				err = ErrBadMessage // cannot happen: the core names ranges inside m
+		if ep.appender != nil {
+			// Straight into the datapath's TX buffer (no staging copy).
+			var b []byte
+			if b, err = ep.appender.AppendPacket(p.Peer, proto.HeaderSize+p.Len); err == nil {
+				if err = p.Hdr.Encode(b); err == nil && p.Msg.(*txMsg).copyRange(b[proto.HeaderSize:], p.Off) != p.Len {
+					err = ErrBadMessage // cannot happen: the core names ranges inside m
+				}
+				if err != nil {
+					// The packet is already queued: zeroed, its magic is
+					// wrong and the peer drops it.
+					clear(b)
+				}
+			}
+		} else {
+			b := ep.copyBuf[:proto.HeaderSize+p.Len]
+			if err = p.Hdr.Encode(b); err == nil {
+				if p.Msg.(*txMsg).copyRange(b[proto.HeaderSize:], p.Off) == p.Len {
+					err = ep.dp.Send(p.Peer, b)
+				} else {
+					err = ErrBadMessage // cannot happen: the core names ranges inside m
+				}
 			}
 		}
 		if err != nil {

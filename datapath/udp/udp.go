@@ -487,6 +487,34 @@ func (e *Endpoint) Send(dst netip.AddrPort, b []byte) error {
 	return nil
 }
 
+// AppendPacket queues a packet of n payload bytes to dst and returns the
+// payload for the caller to fill: Send without the caller's staging copy
+// (the RPC encodes header and small data straight into it). The slice
+// aliases a TX buffer the queue owns; it is valid only until the next
+// call on e (the next Send, SendSegments, AppendPacket, Flush, Recv or
+// Close may transmit or release it), so fill it at once. Its contents are
+// not zeroed.
+func (e *Endpoint) AppendPacket(dst netip.AddrPort, n int) ([]byte, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.exit()
+	if n <= 0 {
+		return nil, fmt.Errorf("udp: AppendPacket of %d bytes", n)
+	}
+	p, err := e.reserve(dst, 1, n)
+	if err != nil {
+		return nil, err
+	}
+	b, err := e.copyHead(p, nil, n)
+	if err != nil {
+		e.abort(p)
+		return nil, err
+	}
+	e.commit(p)
+	return b, nil
+}
+
 // SendSegments queues head (copied) followed by segs (zero-copy; borrowed:
 // the endpoint clones them and releases the clones when the send is
 // complete).
