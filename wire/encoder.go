@@ -32,6 +32,7 @@ type Encoder struct {
 	zc      int // wire offset of the next zero-copy byte
 	zcEnd   int
 	entries int
+	wantEnt int // the entry count of the sizes being serialized
 	sink    EntrySink
 	sga     *SGA // sink when it is an *SGA (entries appended without an interface call)
 	flat    bool // copy zero-copy data into dst (Flatten)
@@ -53,7 +54,7 @@ func (e *Encoder) reset(dst []byte, sz Sizes, sink EntrySink, flat bool) {
 	e.hdr, e.hdrEnd = 0, sz.Header
 	e.cp, e.cpEnd = sz.Header, sz.Head()
 	e.zc, e.zcEnd = sz.Head(), sz.Total()
-	e.entries, e.flat = 0, flat
+	e.entries, e.wantEnt, e.flat = 0, sz.Entries, flat
 	e.base, e.words, e.ent, e.entEnd, e.depth = 0, 0, 0, 0, 0
 }
 

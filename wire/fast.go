@@ -194,7 +194,7 @@ func (s *Sizer) Fail(err error) { s.fail(err) }
 // then FinishSerialize. When it returns a nil *Encoder the serialization is
 // already finished (an error, or a message without an arena, serialized by
 // the per-field path) and err is its result.
-func StartSerialize(m Msg, c *Core, dst []byte, sink EntrySink) (_ *Encoder, err error) {
+func StartSerialize(m Msg, c *Core, dst []byte, sink EntrySink) (*Encoder, error) {
 	a := c.a
 	if a == nil || a.busyEnc {
 		return nil, serialize(m, dst, sink, false)
@@ -220,7 +220,7 @@ func StartSerialize(m Msg, c *Core, dst []byte, sink EntrySink) (_ *Encoder, err
 // (ErrModified otherwise) and returns the first error.
 func (e *Encoder) FinishSerialize(c *Core) error {
 	err := e.err
-	if err == nil && (e.hdr != e.hdrEnd || e.cp != e.cpEnd || e.zc != e.zcEnd || e.entries != c.a.sz.Entries) {
+	if err == nil && (e.hdr != e.hdrEnd || e.cp != e.cpEnd || e.zc != e.zcEnd || e.entries != e.wantEnt) {
 		err = ErrModified
 	}
 	e.dst, e.sink, e.sga, e.err = nil, nil, nil, nil
