@@ -162,9 +162,8 @@ func (c *Core) rttSample(s *session, sl *slot, p int) {
 
 // pace emits a client packet now or schedules it in the timing wheel.
 func (c *Core) pace(sl *slot, p *OutPacket) {
-	cc := &c.cfg.CC
 	s := sl.s
-	if !cc.Enable || (!cc.NoWheelBypass && s.cc.rate >= cc.LinkRate && s.cc.inWheel == 0) {
+	if c.bypass(s) {
 		c.emit(p) // rate-limiter bypass
 		return
 	}
@@ -181,6 +180,14 @@ func (c *Core) pace(sl *slot, p *OutPacket) {
 	sl.inWheel++
 	s.cc.inWheel++
 	c.stats.RateLimited++
+}
+
+// bypass reports whether s's packets skip the rate limiter (congestion
+// control off, or eRPC's bypass: an uncongested session with nothing in
+// the wheel).
+func (c *Core) bypass(s *session) bool {
+	cc := &c.cfg.CC
+	return !cc.Enable || (!cc.NoWheelBypass && s.cc.rate >= cc.LinkRate && s.cc.inWheel == 0)
 }
 
 type wheelEnt struct {

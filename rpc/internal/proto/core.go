@@ -232,6 +232,24 @@ func (c *Core) unref(r *msgRef) {
 }
 
 func (c *Core) emit(p *OutPacket) {
+	q := c.newPacket()
+	*q = *p
+	c.emitted(q)
+}
+
+// newPacket appends a zero packet to the output batch and returns it for
+// the caller to fill in place, then pass to emitted. The hot paths build
+// packets and events in place: a struct built on the stack from small
+// fields and then copied costs a store-forwarding stall per copy (the
+// wide loads of the copy straddle the narrow stores).
+func (c *Core) newPacket() *OutPacket {
+	c.cur.Packets = append(c.cur.Packets, OutPacket{})
+	return &c.cur.Packets[len(c.cur.Packets)-1]
+}
+
+// emitted completes a packet made by newPacket: it takes its message
+// reference and counts it.
+func (c *Core) emitted(p *OutPacket) {
 	if p.ref != nil {
 		p.ref.refs++
 		p.Msg = p.ref.m
@@ -241,10 +259,16 @@ func (c *Core) emit(p *OutPacket) {
 	} else {
 		c.stats.TxCtrl++
 	}
-	c.cur.Packets = append(c.cur.Packets, *p)
 }
 
-func (c *Core) event(e Event) { c.cur.Events = append(c.cur.Events, e) }
+func (c *Core) event(e Event) { *c.newEvent() = e }
+
+// newEvent appends a zero event to the output batch and returns it for
+// the caller to fill in place (see newPacket).
+func (c *Core) newEvent() *Event {
+	c.cur.Events = append(c.cur.Events, Event{})
+	return &c.cur.Events[len(c.cur.Events)-1]
+}
 
 // ---- sessions ----
 

@@ -181,15 +181,15 @@ func (c *Core) serverReqPkt(s *session, sl *slot, h *Header, p int, data []byte)
 func (c *Core) deliverRequest(s *session, sl *slot, data []byte, rxID int, buf RxBuf) {
 	sl.srv = srvInHandler
 	c.stats.Handlers++
-	e := Event{Kind: EvRequest, Session: s.num, ReqType: sl.reqType,
-		Handle: ReqHandle{Session: s.num, Slot: sl.idx, Gen: s.gen, ReqNum: sl.reqNum},
-		RxID:   rxID, Buf: buf}
+	e := c.newEvent()
+	e.Kind, e.Session, e.ReqType = EvRequest, s.num, sl.reqType
+	e.Handle = ReqHandle{Session: s.num, Slot: sl.idx, Gen: s.gen, ReqNum: sl.reqNum}
+	e.RxID, e.Buf = rxID, buf
 	if buf != nil {
 		e.Data = buf.Bytes()
 	} else {
 		e.Data = data
 	}
-	c.event(e)
 }
 
 func (c *Core) serverRFR(s *session, sl *slot, h *Header, data []byte) {
@@ -228,9 +228,13 @@ func (c *Core) sendCR(s *session, sl *slot, p int) {
 
 func (c *Core) sendResp(s *session, sl *slot, idx int) {
 	off, n := c.pktRange(sl.respSize, idx)
-	c.emit(&OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, MsgSize: uint32(sl.respSize),
-		DestSession: s.remote, Type: PktResp, PktNum: uint16(sl.reqPkts - 1 + idx), ReqNum: sl.reqNum,
-		Status: sl.status}, ref: sl.resp, Off: off, Len: n})
+	p := c.newPacket() // in place (see newPacket)
+	p.Peer = s.peer
+	h := &p.Hdr
+	h.ReqType, h.MsgSize, h.DestSession, h.Type = sl.reqType, uint32(sl.respSize), s.remote, PktResp
+	h.PktNum, h.ReqNum, h.Status = uint16(sl.reqPkts-1+idx), sl.reqNum, sl.status
+	p.ref, p.Off, p.Len = sl.resp, off, n
+	c.emitted(p)
 }
 
 // RespondStatus answers the request h names with an empty response carrying
@@ -408,6 +412,19 @@ func (c *Core) kickSession(s *session) {
 func (c *Core) txReq(sl *slot, p int) {
 	s := sl.s
 	off, n := c.pktRange(sl.reqSize, p)
+	if c.bypass(s) {
+		// The common case, built in place (see newPacket): txClient
+		// without the rate limiter.
+		q := c.newPacket()
+		q.Peer = s.peer
+		h := &q.Hdr
+		h.ReqType, h.MsgSize, h.DestSession, h.Type = sl.reqType, uint32(sl.reqSize), s.remote, PktReq
+		h.PktNum, h.ReqNum = uint16(p), sl.reqNum
+		q.ref, q.Off, q.Len = sl.req, off, n
+		c.txNote(sl, p)
+		c.emitted(q)
+		return
+	}
 	c.txClient(sl, &OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, MsgSize: uint32(sl.reqSize),
 		DestSession: s.remote, Type: PktReq, PktNum: uint16(p), ReqNum: sl.reqNum},
 		ref: sl.req, Off: off, Len: n})
@@ -429,14 +446,20 @@ func (c *Core) resend(sl *slot, p int) {
 }
 
 func (c *Core) txClient(sl *slot, p *OutPacket) {
-	if int(p.Hdr.PktNum) < sl.maxTx {
+	c.txNote(sl, int(p.Hdr.PktNum))
+	c.pace(sl, p)
+}
+
+// txNote counts a retransmission and stamps the send time of client
+// packet pkt of sl.
+func (c *Core) txNote(sl *slot, pkt int) {
+	if pkt < sl.maxTx {
 		c.stats.Retransmits++
 	}
 	if sl.txTS != nil {
-		ts := &sl.txTS[p.Hdr.PktNum&7]
-		ts.pkt, ts.ts = int32(p.Hdr.PktNum), c.txTime()
+		ts := &sl.txTS[pkt&7]
+		ts.pkt, ts.ts = int32(pkt), c.txTime()
 	}
-	c.pace(sl, p)
 }
 
 func (c *Core) clientRx(s *session, sl *slot, h *Header, data []byte, rxID int) {
@@ -575,7 +598,8 @@ func (c *Core) returnCredits(sl *slot) {
 
 func (c *Core) completeClient(sl *slot, data []byte, rxID int, st Status) {
 	s := sl.s
-	e := Event{Kind: EvResponse, Session: s.num, ReqType: sl.reqType, Tag: sl.tag, Status: st}
+	e := c.newEvent()
+	e.Kind, e.Session, e.ReqType, e.Tag, e.Status = EvResponse, s.num, sl.reqType, sl.tag, st
 	if sl.respBuf != nil {
 		e.Buf = sl.respBuf
 		e.Data = sl.respBuf.Bytes()
@@ -584,7 +608,6 @@ func (c *Core) completeClient(sl *slot, data []byte, rxID int, st Status) {
 		e.Data, e.RxID = data, rxID
 	}
 	c.stats.Completed++
-	c.event(e)
 	c.freeClientSlot(sl)
 }
 
