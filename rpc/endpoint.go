@@ -200,7 +200,6 @@ type Endpoint struct {
 	loopNow    int64 // the clock read of the current (or last) runOnce
 
 	rx       []datapath.Packet
-	rxBufs   []mem.Buf
 	segs     []mem.Buf
 	hdr      [proto.HeaderSize]byte
 	copyBuf  []byte
@@ -460,22 +459,21 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 	}
 	if n > 0 {
 		progress = true
-		for i := 0; i < n; i++ {
-			b := ep.rx[i].Buf
-			ep.rxBufs = append(ep.rxBufs, b)
+		// The batch's buffers stay in ep.rx until its handlers and
+		// continuations ran (borrowed data, Retain by rxID).
+		rx := ep.rx[:n]
+		for i := range rx {
 			if ep.cfg.AcceptAnySource {
-				ep.core.Step(b.Bytes(), i)
+				ep.core.Step(rx[i].Buf.Bytes(), i)
 			} else {
-				ep.core.StepFrom(unmap(ep.rx[i].From), b.Bytes(), i)
+				ep.core.StepFrom(unmap(rx[i].From), rx[i].Buf.Bytes(), i)
 			}
-			ep.rx[i] = datapath.Packet{}
 		}
 		ep.process()
-		for i := range ep.rxBufs {
-			_ = ep.rxBufs[i].Release()
-			ep.rxBufs[i] = mem.Buf{}
+		for i := range rx {
+			_ = rx[i].Buf.Release()
+			rx[i] = datapath.Packet{}
 		}
-		ep.rxBufs = ep.rxBufs[:0]
 	}
 	return progress, ep.dp.Flush()
 }
@@ -1312,10 +1310,12 @@ func (ep *Endpoint) Close() error {
 		}
 	}
 	ep.process()
-	for i := range ep.rxBufs {
-		_ = ep.rxBufs[i].Release()
+	for i := range ep.rx {
+		if !ep.rx[i].Buf.IsZero() {
+			_ = ep.rx[i].Buf.Release()
+			ep.rx[i] = datapath.Packet{}
+		}
 	}
-	ep.rxBufs = nil
 	err = ep.dp.Close()
 	ep.coll.Release()
 	ep.state.Store(2)

@@ -180,7 +180,10 @@ func (ep *Endpoint) getTxMsg() *txMsg {
 func (ep *Endpoint) newTxMsgPre(si *sessInfo, slot int, buf mem.Buf, n int) *txMsg {
 	t := ep.getTxMsg()
 	t.home, t.homeSlot, t.homeBuf = si, slot, buf
-	t.segs = append(t.segs, buf.Slice(0, n))
+	// The whole buffer as the segment: every reader stays inside total
+	// (the core names ranges within Len), and no narrowed copy of the
+	// reference is made.
+	t.segs = append(t.segs, buf)
 	t.total = n
 	return t
 }

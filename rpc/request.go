@@ -91,7 +91,7 @@ func (r *Request) own() {
 		r.data = nil
 		return
 	}
-	b := r.ep.rxBufs[r.rxID]
+	b := r.ep.rx[r.rxID].Buf
 	r.buf = b.Clone().Slice(proto.HeaderSize, len(r.data))
 	r.data = r.buf.Bytes()
 }
@@ -134,7 +134,7 @@ func (r *Response) Retain() mem.Buf {
 		return mem.Buf{}
 	}
 	if r.borrowed {
-		return r.ep.rxBufs[r.rxID].Clone().Slice(proto.HeaderSize, len(r.data))
+		return r.ep.rx[r.rxID].Buf.Clone().Slice(proto.HeaderSize, len(r.data))
 	}
 	return r.buf.Clone()
 }
