@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -90,18 +91,13 @@ func (h *Header) Encode(b []byte) error {
 		return ErrFieldRange
 	}
 	_ = b[HeaderSize-1]
-	b[0] = h.ReqType
-	b[1] = byte(h.MsgSize)
-	b[2] = byte(h.MsgSize >> 8)
-	b[3] = byte(h.MsgSize >> 16)
-	b[4] = byte(h.DestSession)
-	b[5] = byte(h.DestSession >> 8)
-	b[6] = byte(h.Status)
-	b[7] = 0
-	w := uint64(h.Type) | uint64(h.PktNum)<<2 | h.ReqNum<<16 | uint64(Magic)<<60
-	for i := 0; i < 8; i++ {
-		b[8+i] = byte(w >> (8 * i))
-	}
+	// Bytes 0-7: req type, msg size (24 bits), dest session (16 bits),
+	// status, reserved; bytes 8-15: type, pkt num, req num, magic. Both
+	// words are little-endian (one store each).
+	lo := uint64(h.ReqType) | uint64(h.MsgSize)<<8 | uint64(h.DestSession)<<32 | uint64(h.Status)<<48
+	hi := uint64(h.Type) | uint64(h.PktNum)<<2 | h.ReqNum<<16 | uint64(Magic)<<60
+	binary.LittleEndian.PutUint64(b[0:8], lo)
+	binary.LittleEndian.PutUint64(b[8:16], hi)
 	return nil
 }
 
@@ -110,20 +106,18 @@ func (h *Header) Decode(b []byte) error {
 	if len(b) < HeaderSize {
 		return ErrShortPacket
 	}
-	var w uint64
-	for i := 0; i < 8; i++ {
-		w |= uint64(b[8+i]) << (8 * i)
-	}
+	lo := binary.LittleEndian.Uint64(b[0:8])
+	w := binary.LittleEndian.Uint64(b[8:16])
 	if w>>60 != Magic {
 		return ErrBadMagic
 	}
-	if b[7] != 0 {
+	if lo>>56 != 0 {
 		return ErrReserved
 	}
-	h.Status = Status(b[6])
-	h.ReqType = b[0]
-	h.MsgSize = uint32(b[1]) | uint32(b[2])<<8 | uint32(b[3])<<16
-	h.DestSession = uint16(b[4]) | uint16(b[5])<<8
+	h.Status = Status(lo >> 48)
+	h.ReqType = uint8(lo)
+	h.MsgSize = uint32(lo>>8) & (1<<24 - 1)
+	h.DestSession = uint16(lo >> 32)
 	h.Type = PktType(w & 3)
 	h.PktNum = uint16(w>>2) & MaxPktNum
 	h.ReqNum = (w >> 16) & MaxReqNum
