@@ -77,11 +77,17 @@ type txMsg struct {
 	home     *sessInfo
 	homeSlot int
 	homeBuf  mem.Buf
+	// flat is the bytes of a one-buffer message (a window of segs[0],
+	// valid while the message holds it), nil otherwise: copyRange's
+	// common case without copying the segment's reference to compute
+	// its window per packet.
+	flat []byte
 }
 
 func (m *txMsg) Len() int { return m.total }
 
 func (m *txMsg) Release() {
+	m.flat = nil
 	if m.home != nil {
 		// segs[0] is a window of homeBuf's reference: give that back.
 		if si := m.home; si.pre != nil && si.pre[m.homeSlot].IsZero() {
@@ -140,6 +146,12 @@ func (m *txMsg) window(dst []mem.Buf, off, n int) []mem.Buf {
 // copyRange copies bytes [off, off+len(dst)) of m into dst and returns the
 // count copied (short only if m is shorter), for packets sent by copy.
 func (m *txMsg) copyRange(dst []byte, off int) int {
+	if m.flat != nil {
+		if off >= len(m.flat) {
+			return 0
+		}
+		return copy(dst, m.flat[off:])
+	}
 	if len(m.segs) == 1 {
 		// One buffer (BufMsg, BytesMsg, preallocated responses): the
 		// common case of small packets.
@@ -184,6 +196,7 @@ func (ep *Endpoint) newTxMsgPre(si *sessInfo, slot int, buf mem.Buf, n int) *txM
 	// (the core names ranges within Len), and no narrowed copy of the
 	// reference is made.
 	t.segs = append(t.segs, buf)
+	t.flat = buf.Bytes()[:n]
 	t.total = n
 	return t
 }
@@ -194,6 +207,7 @@ func (ep *Endpoint) newTxMsg(m Msg) (*txMsg, error) {
 		// The common case first, without the fail closure below.
 		t := ep.getTxMsg()
 		t.segs = append(t.segs, m.buf)
+		t.flat = m.buf.Bytes()
 		t.total = m.buf.Len()
 		return t, nil
 	}
