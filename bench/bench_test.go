@@ -87,7 +87,7 @@ func TestErrorsAndLost(t *testing.T) {
 	w := mustParse(t, "ycsb:records=100,update=0.5")
 	srv := preloaded(w, time.Microsecond)
 	srv.failPuts = true
-	r, err := Run(context.Background(), Config{Workload: w, Target: srv, Rate: 2000, Duration: 100 * time.Millisecond, Check: true})
+	r, err := Run(context.Background(), Config{Workload: w, Target: srv, Rate: 2000, Duration: 300 * time.Millisecond, Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -578,7 +578,7 @@ func TestPreloadReordered(t *testing.T) {
 			if _, err := Preload(context.Background(), w, &reorderConn{store: srv.store}, 16, time.Second); err != nil {
 				t.Fatal(err)
 			}
-			r, err := Run(context.Background(), Config{Workload: w, Target: srv, Outstanding: 4, Duration: 100 * time.Millisecond, Check: true})
+			r, err := Run(context.Background(), Config{Workload: w, Target: srv, Outstanding: 4, Duration: 300 * time.Millisecond, Check: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -624,7 +624,7 @@ func TestServerCPUPerRequest(t *testing.T) {
 		target Target
 		want   time.Duration
 	}{{meteredFake{srv}, 7 * time.Microsecond}, {srv, 0}} {
-		r, err := Run(context.Background(), Config{Workload: w, Target: c.target, Rate: 2000, Duration: 100 * time.Millisecond, Check: true, Seed: 1})
+		r, err := Run(context.Background(), Config{Workload: w, Target: c.target, Rate: 2000, Duration: 300 * time.Millisecond, Check: true, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
