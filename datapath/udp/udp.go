@@ -498,7 +498,12 @@ func (e *Endpoint) AppendPacket(dst netip.AddrPort, n int) ([]byte, error) {
 	if err := e.enter(); err != nil {
 		return nil, err
 	}
-	defer e.exit()
+	b, err := e.appendPacket(dst, n)
+	e.exit() // not deferred (the RPC's per-packet path): appendPacket does not panic
+	return b, err
+}
+
+func (e *Endpoint) appendPacket(dst netip.AddrPort, n int) ([]byte, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("udp: AppendPacket of %d bytes", n)
 	}
