@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -264,11 +265,13 @@ func TestPipelineEndToEnd(t *testing.T) {
 		{Label: "google", Workload: "google:keys=300,values=1-3", Serializer: SerProtobuf},
 	}}
 	var progress bytes.Buffer
+	var maxClient atomic.Int32
 	series, err := RunExperiment(context.Background(), exp, ExperimentConfig{
-		Datapath:         "fake",
-		SaturationRounds: 3,
-		Load:             Config{Clients: 2, Duration: 120 * time.Millisecond, Check: true, Drain: 50 * time.Millisecond},
-		Sweep:            SweepConfig{SLO: 5 * time.Millisecond, Start: 2000, Factor: 4, MaxRPS: 200_000, Refine: 1, Progress: &progress},
+		Datapath:          "fake",
+		SaturationRounds:  3,
+		SaturationClients: 3,
+		Load:              Config{Clients: 2, Duration: 120 * time.Millisecond, Check: true, Drain: 50 * time.Millisecond},
+		Sweep:             SweepConfig{SLO: 5 * time.Millisecond, Start: 2000, Factor: 4, MaxRPS: 200_000, Refine: 1, Progress: &progress},
 		Setup: func(ctx context.Context, run RunSpec, w workload.Workload) (Target, func() error, error) {
 			service := 20 * time.Microsecond
 			if run.Serializer != SerCornflakes {
@@ -281,7 +284,8 @@ func TestPipelineEndToEnd(t *testing.T) {
 			}
 			conn.Close()
 			srv.service = service
-			return srv, func() error { return nil }, nil
+			target := meteredFake{srv}
+			return dialRecorder{target, target, &maxClient}, func() error { return nil }, nil
 		},
 	})
 	if err != nil {
@@ -296,6 +300,9 @@ func TestPipelineEndToEnd(t *testing.T) {
 		}
 		if s.MaxRPSSaturated <= 0 || s.CPUs <= 0 {
 			t.Fatalf("%s: saturated %v rps, %d cpus", s.Name(), s.MaxRPSSaturated, s.CPUs)
+		}
+		if want := map[string]float64{SerCornflakes: 20, SerProtobuf: 40}[s.Serializer]; s.SaturatedServerCPUus != want {
+			t.Fatalf("%s: server CPU %v µs per request at saturation, want %v", s.Name(), s.SaturatedServerCPUus, want)
 		}
 		for _, p := range s.Points {
 			if p.Mismatches != 0 {
@@ -341,6 +348,9 @@ func TestPipelineEndToEnd(t *testing.T) {
 	}
 	if want := 1 + len(series[0].Points) + len(series[1].Points); len(rows) != want {
 		t.Fatalf("%d CSV rows, want %d", len(rows), want)
+	}
+	if got := maxClient.Load(); got != 2 {
+		t.Fatalf("highest client index dialed %d, want 2 (SaturationClients 3)", got)
 	}
 	// table
 	var tb bytes.Buffer
@@ -649,6 +659,23 @@ func TestMedianSaturation(t *testing.T) {
 			t.Errorf("%v: median %v p99 %v cpu %v, want %v", c.rps, got, p99, cpu, c.want)
 		}
 	}
+}
+
+// dialRecorder records the highest client index dialed.
+type dialRecorder struct {
+	Target
+	ServerMeter
+	max *atomic.Int32
+}
+
+func (d dialRecorder) Dial(i int) (Conn, error) {
+	for {
+		m := d.max.Load()
+		if int32(i) <= m || d.max.CompareAndSwap(m, int32(i)) {
+			break
+		}
+	}
+	return d.Target.Dial(i)
 }
 
 // sleepyTarget's connections stall the client in their first Poll, past

@@ -142,7 +142,12 @@ type ExperimentConfig struct {
 	// round = one point per run, after the group's sweeps), and reports
 	// the median: on a shared machine one point measures who got the CPU.
 	SaturationRounds int
-	Workload         func(spec string) (workload.Workload, error) // default workload.Parse
+	// SaturationClients is the number of client connections of the
+	// saturation point (default Load.Clients): each RPC session carries a
+	// bounded number of requests, so more connections keep the server's
+	// receive batches full instead of measuring one client's round trip.
+	SaturationClients int
+	Workload          func(spec string) (workload.Workload, error) // default workload.Parse
 }
 
 // RunExperiment sweeps every run of e and returns one Series per run (in
@@ -239,6 +244,9 @@ func saturate(ctx context.Context, cfg ExperimentConfig, w workload.Workload, ta
 	lc := cfg.Load
 	lc.Workload, lc.Target, lc.Rate = w, target, 0
 	lc.Outstanding = SaturationOutstanding
+	if cfg.SaturationClients > 0 {
+		lc.Clients = cfg.SaturationClients
+	}
 	if cfg.Saturation > 0 {
 		lc.Duration = cfg.Saturation
 	}

@@ -62,6 +62,14 @@ const (
 // minutes apart differed by 2-3.5x.
 const BenchSaturationRounds = 3
 
+// BenchSaturationClients is the number of client connections (each its own
+// RPC endpoint and sessions, on one goroutine each) of the saturation
+// points: one session holds 8 requests, and with one client the "saturated"
+// rate measured that client's round trip (server thread ~40% busy on the
+// 2-core test machine); with 4 the server's batches fill (twitter: 51-71k
+// -> 67-90k req/s, server CPU 7.4-9.4 -> 5.6-6.2 µs per request).
+const BenchSaturationClients = 4
+
 // DefaultServerSpin makes benchmark server endpoints sleep in the socket as
 // soon as they are idle (negative IdleSpin). Measured on the 2-core test
 // machine shared with the load generator: mean sequential round trip
@@ -219,7 +227,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	}
 	series, err := bench.RunExperiment(ctx, e, bench.ExperimentConfig{
 		Datapath: cfg.Datapath, Load: load, Sweep: sweep, Setup: setup, Log: cfg.Log,
-		SaturationRounds: BenchSaturationRounds,
+		SaturationRounds: BenchSaturationRounds, SaturationClients: BenchSaturationClients,
 	})
 	if serr := stop(); err == nil {
 		err = serr
