@@ -70,6 +70,28 @@ type Endpoint interface {
 	Close() error
 }
 
+// HybridThresholder is implemented by an Endpoint that knows from which
+// field size a value is cheaper to send as its own scatter-gather entry
+// than to copy next to the header: the threshold of Cornflakes' hybrid
+// mode on this datapath, measured with `cornflakes calibrate` (the paper
+// calibrates it per NIC; 512 bytes on its Mellanox NICs). Applications
+// use it for wire.Arena.Threshold; HybridThreshold returns the value for
+// the datapath's current mode.
+type HybridThresholder interface {
+	HybridThreshold() int
+}
+
+// HybridThreshold returns ep's hybrid threshold, or wire.DefaultThreshold
+// when ep does not report one.
+func HybridThreshold(ep Endpoint) int {
+	if h, ok := ep.(HybridThresholder); ok {
+		if t := h.HybridThreshold(); t >= 0 {
+			return t
+		}
+	}
+	return wire.DefaultThreshold
+}
+
 // Stats counts what an endpoint did.
 type Stats struct {
 	TxPackets, TxBytes uint64

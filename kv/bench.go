@@ -40,6 +40,9 @@ type BenchConfig struct {
 	NoVT bool
 	// Endpoints is the number of server endpoints (default 1: one server core).
 	Endpoints int
+	// Threshold overrides the hybrid Cornflakes codecs' copy threshold
+	// (0: the datapath's calibrated one, datapath.HybridThreshold).
+	Threshold int
 	// ServerSpin is how long a server endpoint keeps busy-polling after its
 	// last request before it sleeps (default DefaultServerSpin).
 	ServerSpin time.Duration
@@ -204,7 +207,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			if err := stop(); err != nil {
 				return nil, nil, err
 			}
-			sc := ServerConfig{Datapath: cfg.Datapath, Memnet: nw, XDP: topo, Endpoints: cfg.Endpoints}
+			sc := ServerConfig{Datapath: cfg.Datapath, Memnet: nw, XDP: topo, Endpoints: cfg.Endpoints, Threshold: cfg.Threshold}
 			if topo != nil {
 				sc.PoolBytes = int64(topo.Space().Len()) * 3 / 4
 			}
@@ -216,7 +219,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			if srv, err = NewServer(sc); err != nil {
 				return nil, nil, err
 			}
-			if cl, err = NewClient(ClientConfig{Server: srv.Addr(), Endpoints: srv.Endpoints(), Datapath: cfg.Datapath, Memnet: nw, XDP: topo}); err != nil {
+			if cl, err = NewClient(ClientConfig{Server: srv.Addr(), Endpoints: srv.Endpoints(), Datapath: cfg.Datapath, Memnet: nw, XDP: topo, Threshold: cfg.Threshold}); err != nil {
 				return nil, nil, err
 			}
 			t0 := time.Now()

@@ -32,6 +32,9 @@ type ClientConfig struct {
 	XDP *xdp.Topology
 	// Local is the IP the client binds (default 127.0.0.1).
 	Local netip.Addr
+	// Threshold overrides the hybrid Cornflakes codecs' copy threshold for
+	// request values (0: the datapath's, datapath.HybridThreshold).
+	Threshold int
 	// ConnectTimeout bounds Dial's session handshakes (default 5s).
 	ConnectTimeout time.Duration
 	// RPC tunes the client endpoints (Datapath and ID are set by Dial).
@@ -132,11 +135,9 @@ type pending struct {
 // Dial opens a connection speaking codec and connects it to every server
 // endpoint.
 func (c *Client) Dial(codec Codec) (_ *Conn, err error) {
-	enc, err := newCodec(codec)
-	if err != nil {
+	if _, err := newCodec(codec); err != nil {
 		return nil, err
 	}
-	dec, _ := newCodec(codec)
 	c.mu.Lock()
 	id := -1
 	for i := 1; i < 256; i++ {
@@ -149,7 +150,7 @@ func (c *Client) Dial(codec Codec) (_ *Conn, err error) {
 	if id < 0 {
 		return nil, ErrTooManyConns
 	}
-	cn := &Conn{cl: c, id: uint8(id), codec: codec, enc: enc, dec: dec}
+	cn := &Conn{cl: c, id: uint8(id), codec: codec}
 	defer func() {
 		if err != nil {
 			_ = cn.Close()
@@ -162,6 +163,11 @@ func (c *Client) Dial(codec Codec) (_ *Conn, err error) {
 	ec := c.cfg.RPC
 	ec.ID, ec.Datapath = uint8(id), dp
 	cn.dp = dp
+	if cn.enc, err = newCodecOn(codec, dp, c.cfg.Threshold); err != nil {
+		_ = dp.Close()
+		return nil, err
+	}
+	cn.dec, _ = newCodecOn(codec, dp, c.cfg.Threshold)
 	var connErr error
 	ec.OnSession = func(s rpc.Session, ev rpc.SessionEvent, err error) {
 		if ev == rpc.ConnectFailed && connErr == nil {
@@ -341,8 +347,12 @@ func (c *Conn) Close() error {
 		}
 	}
 	c.pend = nil
-	c.enc.done()
-	c.dec.done()
+	if c.enc != nil {
+		c.enc.done()
+	}
+	if c.dec != nil {
+		c.dec.done()
+	}
 	c.cl.mu.Lock()
 	c.cl.ids[c.id] = false
 	c.cl.mu.Unlock()

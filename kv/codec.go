@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -156,6 +157,26 @@ func (c Codec) threshold() int {
 		return 0
 	}
 	return wire.DefaultThreshold
+}
+
+// hybrid reports whether c is a hybrid Cornflakes codec, whose copy
+// threshold follows the datapath.
+func (c Codec) hybrid() bool { return c == CodecCFHybrid || c == CodecCFHybridFlat }
+
+// newCodecOn returns c's codec for an endpoint on dp: a hybrid Cornflakes
+// codec copies fields below threshold, or below dp's calibrated hybrid
+// threshold when threshold is 0 (the paper calibrates it per datapath: 512
+// bytes where a NIC gathers, all sizes up to 16 KB on kernel UDP).
+func newCodecOn(c Codec, dp datapath.Endpoint, threshold int) (codec, error) {
+	cd, err := newCodec(c)
+	if err != nil || !c.hybrid() {
+		return cd, err
+	}
+	if threshold <= 0 {
+		threshold = datapath.HybridThreshold(dp)
+	}
+	cd.(*cfCodec).a.Threshold = threshold
+	return cd, nil
 }
 
 // codec is one serializer's encoder/decoder state, used by one goroutine

@@ -10,8 +10,11 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/bench"
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	"github.com/cornflakes-go/cornflakes/datapath/udp"
 	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/wire"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
@@ -427,5 +430,55 @@ func TestServerUsage(t *testing.T) {
 	var meter bench.ServerMeter = meteredTarget{cl.Target(CodecCFHybrid), srv}
 	if _, n, err := meter.ServerUsage(); err != nil || n != n1 {
 		t.Fatalf("meteredTarget: %d requests, %v", n, err)
+	}
+}
+
+// thresholdEP is a datapath that reports a hybrid threshold (the rest of
+// datapath.Endpoint is not used by newCodecOn).
+type thresholdEP struct {
+	datapath.Endpoint
+	t int
+}
+
+func (e thresholdEP) HybridThreshold() int { return e.t }
+
+// TestHybridThresholdFollowsDatapath: the hybrid Cornflakes codecs copy
+// below the datapath's calibrated threshold unless configured otherwise;
+// copy, zerocopy and the baselines are unaffected.
+func TestHybridThresholdFollowsDatapath(t *testing.T) {
+	for _, c := range []struct {
+		codec     Codec
+		dp        datapath.Endpoint
+		override  int
+		threshold int // -1: not a Cornflakes codec
+	}{
+		{CodecCFHybrid, thresholdEP{t: 16384}, 0, 16384},
+		{CodecCFHybridFlat, thresholdEP{t: 2048}, 0, 2048},
+		{CodecCFHybrid, thresholdEP{t: 16384}, 700, 700},
+		{CodecCFHybrid, thresholdEP{}, 0, 0},           // a datapath may ask for everything zero-copy
+		{CodecCFHybrid, nil, 0, wire.DefaultThreshold}, // no HybridThresholder
+		{CodecCFCopy, thresholdEP{t: 16384}, 0, wire.CopyAll},
+		{CodecCFZeroCopy, thresholdEP{t: 16384}, 700, 0},
+		{CodecProtobuf, thresholdEP{t: 16384}, 0, -1},
+	} {
+		cd, err := newCodecOn(c.codec, c.dp, c.override)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := -1
+		if cf, ok := cd.(*cfCodec); ok {
+			got = cf.a.Threshold
+		}
+		if got != c.threshold {
+			t.Errorf("%v on %T (override %d): threshold %d, want %d", c.codec, c.dp, c.override, got, c.threshold)
+		}
+	}
+	// The real datapaths report their calibrated values.
+	for dp, want := range map[string]int{DatapathUDP: udp.HybridThresholdUDP, DatapathMemnet: memnet.HybridThresholdMemnet} {
+		e := newEnv(t, dp, memnet.Faults{}, 1)
+		cd := e.srv.eps[0].codecs[CodecCFHybrid].(*cfCodec)
+		if cd.a.Threshold != want {
+			t.Errorf("%s server: hybrid threshold %d, want %d", dp, cd.a.Threshold, want)
+		}
 	}
 }

@@ -60,6 +60,10 @@ type ServerConfig struct {
 	Endpoints int
 	// Codecs restricts the serializers served (default: all).
 	Codecs []Codec
+	// Threshold overrides the hybrid Cornflakes codecs' copy threshold
+	// (0: the datapath's calibrated one, datapath.HybridThreshold; the
+	// copy and zerocopy codecs are fixed).
+	Threshold int
 	// PoolBytes bounds the registered memory holding values (default 4 GiB).
 	PoolBytes int64
 	// RPC tunes the endpoints (Datapath, ID and Pool are set by the server).
@@ -227,7 +231,7 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 		}
 		st := &serverEP{ep: ep, maxResp: ep.MaxMsgSize() - 4096}
 		for _, c := range cfg.Codecs {
-			if st.codecs[c], err = newCodec(c); err != nil {
+			if st.codecs[c], err = newCodecOn(c, dp, cfg.Threshold); err != nil {
 				return nil, err
 			}
 		}

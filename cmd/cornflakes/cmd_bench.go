@@ -40,6 +40,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	budget := fs.Duration("budget", 0, "wall-time budget of the whole sweep (default 150s, 55s with no --experiment/--workload, 90s with --quick)")
 	sers := fs.String("serializers", "", "comma-separated subset of: "+strings.Join(kv.Serializers, ","))
 	endpoints := fs.Int("endpoints", 1, "server endpoints (cores); keys are sharded across them")
+	threshold := fs.Int("threshold", 0, "copy threshold of cornflakes/hybrid in bytes (default: the datapath's calibrated one: udp 16384, memnet 512, xdp copy mode 2048)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (server and load generator) to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -60,7 +61,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	cfg := kv.BenchConfig{
 		Experiment: *exp, Workload: benchWorkloadSpec(*wl), Datapath: *dp, Quick: *quick,
 		SLO: time.Duration(*sloUS * float64(time.Microsecond)), Duration: *dur, Budget: *budget,
-		Endpoints: *endpoints, Progress: stderr, Log: stderr,
+		Endpoints: *endpoints, Threshold: *threshold, Progress: stderr, Log: stderr,
 	}
 	if *sers != "" {
 		cfg.Serializers = strings.Split(*sers, ",")

@@ -15,6 +15,10 @@ import (
 
 // Defaults for memnet endpoints.
 const (
+	// HybridThresholdMemnet is the hybrid threshold on memnet, whose NIC
+	// gathers off the sender's CPU: calibrated at 512 bytes, the paper's
+	// value for its Mellanox NICs.
+	HybridThresholdMemnet = 512
 	// DefaultMaxPayload is a jumbo-frame UDP payload (9000 - 20 - 8).
 	DefaultMaxPayload = 8972
 	// DefaultMaxSegments matches a Linux skb's fragment limit (16 + head).
@@ -250,6 +254,11 @@ func (ep *Endpoint) LocalAddr() netip.AddrPort { return ep.addr }
 
 // MaxPayload implements datapath.Endpoint.
 func (ep *Endpoint) MaxPayload() int { return ep.maxPayload }
+
+// HybridThreshold is the field size from which Cornflakes' hybrid mode sends
+// a value as its own scatter-gather entry: HybridThresholdMemnet
+// (datapath.HybridThresholder).
+func (ep *Endpoint) HybridThreshold() int { return HybridThresholdMemnet }
 
 // MaxSegments implements datapath.Endpoint.
 func (ep *Endpoint) MaxSegments() int { return ep.maxSegs }

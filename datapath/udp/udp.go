@@ -35,6 +35,12 @@ import (
 
 // Limits and defaults.
 const (
+	// HybridThresholdUDP is the hybrid threshold on kernel UDP: the kernel
+	// copies every iovec, so a value's own iovec saves one warm user-space
+	// copy and costs reference counting and iovec setup; `cornflakes
+	// calibrate --datapath udp` (docs/PERFORMANCE.md §3) found copying
+	// cheaper at every size it measured, up to 16 KB per field.
+	HybridThresholdUDP = 16384
 	// DefaultBatch is the number of packets per sendmmsg/recvmmsg.
 	DefaultBatch = 32
 	// MaxBatch bounds Config.Batch.
@@ -359,6 +365,11 @@ func (e *Endpoint) LocalAddr() netip.AddrPort { return e.local }
 
 // MaxPayload is the largest payload of one packet.
 func (e *Endpoint) MaxPayload() int { return e.maxPay }
+
+// HybridThreshold is the field size from which Cornflakes' hybrid mode sends
+// a value as its own iovec rather than copying it next to the header:
+// HybridThresholdUDP (datapath.HybridThresholder).
+func (e *Endpoint) HybridThreshold() int { return HybridThresholdUDP }
 
 // MaxSegments is the scatter-gather limit per packet, head included.
 func (e *Endpoint) MaxSegments() int { return e.maxSeg }
