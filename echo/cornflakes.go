@@ -22,11 +22,17 @@ import (
 
 func cornflakesAvailable() error { return nil }
 
-// cfThreshold is the arena threshold of each cornflakes approach.
-func cfThreshold(approach string) (int, error) {
+// cfThreshold is the arena threshold of each cornflakes approach on ep:
+// hybrid copies below the datapath's calibrated threshold
+// (datapath.HybridThreshold: 512 B on memnet as in the paper, 16 KB on
+// kernel UDP, 2 KB on AF_XDP copy mode).
+func cfThreshold(approach string, ep datapath.Endpoint) (int, error) {
 	switch approach {
 	case "cornflakes-hybrid":
-		return wire.DefaultThreshold, nil
+		if ep == nil {
+			return wire.DefaultThreshold, nil
+		}
+		return datapath.HybridThreshold(ep), nil
 	case "cornflakes-copy":
 		return wire.CopyAll, nil
 	case "cornflakes-zerocopy":
@@ -41,8 +47,12 @@ type cfServer struct {
 	leaves [][]byte // scratch: a tree's decoded leaves
 }
 
-func newCFServer(approach string, shape microbench.Shape, _ *side) (*cfServer, error) {
-	t, err := cfThreshold(approach)
+func newCFServer(approach string, shape microbench.Shape, sd *side) (*cfServer, error) {
+	var ep datapath.Endpoint
+	if sd != nil {
+		ep = sd.ep
+	}
+	t, err := cfThreshold(approach, ep)
 	if err != nil {
 		return nil, err
 	}
