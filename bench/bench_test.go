@@ -721,3 +721,32 @@ func TestLateClientStillSends(t *testing.T) {
 		t.Fatalf("p50 %v: latency not counted from the intended send times", r.P50)
 	}
 }
+
+// TestExperimentBudgetKeepsEveryRun: when the experiment's budget runs out,
+// the remaining runs still measure one point each (cut short) instead of
+// disappearing from the comparison.
+func TestExperimentBudgetKeepsEveryRun(t *testing.T) {
+	var runs []RunSpec
+	for _, s := range []string{SerCornflakes, SerProtobuf, SerFlatBuffers, SerCapnp} {
+		runs = append(runs, RunSpec{Label: "ycsb", Workload: "ycsb:records=100,shape=1x64", Serializer: s})
+	}
+	series, err := RunExperiment(context.Background(), Experiment{Name: "budget", Runs: runs}, ExperimentConfig{
+		Load:       Config{Duration: 50 * time.Millisecond, Check: true},
+		Sweep:      SweepConfig{Start: 1000, Budget: 60 * time.Millisecond},
+		Saturation: -1,
+		Setup: func(ctx context.Context, run RunSpec, w workload.Workload) (Target, func() error, error) {
+			return preloaded(w, time.Microsecond), func() error { return nil }, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(series) != len(runs) {
+		t.Fatalf("%d series for %d runs", len(series), len(runs))
+	}
+	for _, s := range series[1:] {
+		if len(s.Points) != 1 || !s.Truncated {
+			t.Errorf("%s: %d points, truncated %v (want 1 point, cut short)", s.Serializer, len(s.Points), s.Truncated)
+		}
+	}
+}

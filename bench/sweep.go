@@ -48,7 +48,8 @@ type SweepConfig struct {
 	// already fails (default Start/16).
 	MinRPS float64
 	// Budget bounds the sweep's wall time (0: unbounded). A point is not
-	// started when the time left is shorter than the last point took.
+	// started when the time left is shorter than the last point took; the
+	// first point always runs.
 	Budget time.Duration
 	// Progress, when non-nil, shows a progress bar (e.g. os.Stderr).
 	Progress io.Writer
@@ -153,7 +154,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, run PointFunc) (SweepResult, er
 		)
 	}
 	step := func(offered float64) (bool, error) {
-		if cfg.Budget > 0 && time.Since(t0)+last > cfg.Budget {
+		if cfg.Budget > 0 && len(res.Points) > 0 && time.Since(t0)+last > cfg.Budget {
 			res.Truncated = true
 			return false, errStop
 		}
