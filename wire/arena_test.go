@@ -177,3 +177,45 @@ func TestHeaderCodec(t *testing.T) {
 		}
 	}
 }
+
+// TestSetBufBelowThreshold: a registered value below the threshold is a
+// copied field (no zero-copy entry, its bytes in the serialized head),
+// held by reference from RefCopyMin bytes until Reset so that it is copied
+// once, at serialization; shorter values are copied into the arena at once.
+func TestSetBufBelowThreshold(t *testing.T) {
+	pool := memtest.NewPool(t)
+	for _, n := range []int{wire.RefCopyMin - 1, wire.RefCopyMin, 4000} {
+		a := wire.NewArena()
+		a.Threshold = wire.CopyAll
+		v := memtest.Alloc(t, pool, bytes.Repeat([]byte{byte(n)}, n))
+		m := testmsg.NewAllTypes(a)
+		m.SetDataBuf(v)
+		wantRefs := 2
+		if n < wire.RefCopyMin {
+			wantRefs = 1
+		}
+		if v.Refs() != wantRefs {
+			t.Errorf("%d bytes: refs %d after SetDataBuf, want %d", n, v.Refs(), wantRefs)
+		}
+		sz := m.Sizes()
+		if sz.Entries != 0 || sz.ZeroCopy != 0 {
+			t.Errorf("%d bytes below the threshold: sizes %+v, want no zero-copy entry", n, sz)
+		}
+		flat, err := wire.Flatten(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := testmsg.NewAllTypes(wire.NewArena())
+		if err := d.DecodeBytes(flat); err != nil || !bytes.Equal(d.GetData(), v.Bytes()) {
+			t.Fatalf("%d bytes: round trip %v", n, err)
+		}
+		if err := a.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		if v.Refs() != 1 {
+			t.Errorf("%d bytes: refs %d after Reset, want 1", n, v.Refs())
+		}
+		memtest.Release(t, v)
+	}
+	memtest.AssertInUse(t, pool, 0)
+}

@@ -66,8 +66,13 @@ func (b *Bytes) Set(a *Arena, p []byte) {
 func (b *Bytes) SetString(a *Arena, s string) { b.Set(a, bytesOf(s)) }
 
 // SetBuf makes buf's window the value. Below a.Threshold the bytes are
-// copied; otherwise the arena takes its own reference (Clone), released at
-// Reset. The caller keeps (and must still release) its own reference.
+// copied into the packet when the message is serialized; otherwise the
+// value is sent as its own zero-copy entry. Either way the arena takes its
+// own reference (Clone), released at Reset, except for values shorter than
+// RefCopyMin, which are copied into the arena at once (a reference costs
+// more than copying them twice). The caller keeps (and must still release)
+// its own reference; like a zero-copy value, the window must not be
+// modified until Reset.
 func (b *Bytes) SetBuf(a *Arena, buf mem.Buf) {
 	n := buf.Len()
 	if n == 0 {
@@ -75,7 +80,15 @@ func (b *Bytes) SetBuf(a *Arena, buf mem.Buf) {
 		return
 	}
 	if n < a.Threshold {
-		b.data = a.Copy(buf.Bytes())
+		if n < RefCopyMin {
+			b.data = a.Copy(buf.Bytes())
+		} else {
+			// Copied once, at serialization, straight from registered
+			// memory into the packet: no copy into the arena first.
+			c := buf.Clone()
+			a.refs = append(a.refs, c)
+			b.data = c.Bytes()
+		}
 		b.buf = mem.Buf{}
 		return
 	}

@@ -33,6 +33,12 @@ const (
 // they lie in registered memory (Cornflakes §5: 512 B on the papers' NICs).
 const DefaultThreshold = 512
 
+// RefCopyMin is the size from which Bytes.SetBuf keeps a reference to a
+// registered value below the threshold and copies it at serialization,
+// instead of copying it into the arena first: below it one more copy is
+// cheaper than a reference count taken and dropped.
+const RefCopyMin = 256
+
 // CopyAll is the threshold that copies every value (the "copy" mode).
 // Threshold 0 is the "zero-copy" mode: every non-empty registered value is
 // sent zero-copy.
