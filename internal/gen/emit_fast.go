@@ -223,17 +223,12 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 		case shapeMessage:
 			g.P(w("EncodeMessage"), "(e, ", f.num, ", &x.", f.sf, ")")
 		case shapeList:
-			switch f.kind {
-			case protoreflect.BytesKind:
+			if f.kind == protoreflect.BytesKind {
 				g.P("if x.", f.sf, ".Len() != 0 {")
 				g.P("e.PutBytesList(&x.", f.sf, ")")
 				g.P("}")
-			case protoreflect.StringKind:
-				g.P("e.StringList(", f.num, ", &x.", f.sf, ")")
-			case protoreflect.MessageKind:
-				g.P(w("EncodeMessages"), "(e, ", f.num, ", &x.", f.sf, ")")
-			default:
-				g.P(w("EncodeScalars"), "(e, ", f.num, ", &x.", f.sf, ")")
+			} else {
+				emitListEncode(g, f)
 			}
 		}
 	}

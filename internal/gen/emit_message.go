@@ -704,15 +704,10 @@ func genHooks(g *protogen.GeneratedFile, m *message) {
 		case shapeMessage:
 			g.P(w("EncodeMessage"), "(e, ", f.num, ", &x.", f.sf, ")")
 		case shapeList:
-			switch f.kind {
-			case protoreflect.BytesKind:
+			if f.kind == protoreflect.BytesKind {
 				g.P("e.BytesList(", f.num, ", &x.", f.sf, ")")
-			case protoreflect.StringKind:
-				g.P("e.StringList(", f.num, ", &x.", f.sf, ")")
-			case protoreflect.MessageKind:
-				g.P(w("EncodeMessages"), "(e, ", f.num, ", &x.", f.sf, ")")
-			default:
-				g.P(w("EncodeScalars"), "(e, ", f.num, ", &x.", f.sf, ")")
+			} else {
+				emitListEncode(g, f)
 			}
 		}
 	}
@@ -882,4 +877,19 @@ func genString(g *protogen.GeneratedFile, m *message) {
 	g.P("return t.End()")
 	g.P("}")
 	g.P()
+}
+
+// emitListEncode writes WireEncode's call for a list field of strings,
+// messages or scalars (the per-field and the fast path share it; bytes
+// lists differ between them).
+func emitListEncode(g *protogen.GeneratedFile, f *field) {
+	w := func(s string) string { return g.QualifiedGoIdent(wirePkg.Ident(s)) }
+	switch f.kind {
+	case protoreflect.StringKind:
+		g.P("e.StringList(", f.num, ", &x.", f.sf, ")")
+	case protoreflect.MessageKind:
+		g.P(w("EncodeMessages"), "(e, ", f.num, ", &x.", f.sf, ")")
+	default:
+		g.P(w("EncodeScalars"), "(e, ", f.num, ", &x.", f.sf, ")")
+	}
 }
