@@ -135,7 +135,7 @@ type pending struct {
 // Dial opens a connection speaking codec and connects it to every server
 // endpoint.
 func (c *Client) Dial(codec Codec) (_ *Conn, err error) {
-	if _, err := newCodec(codec); err != nil {
+	if err := codec.valid(); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()

@@ -159,6 +159,14 @@ func (c Codec) threshold() int {
 	return wire.DefaultThreshold
 }
 
+// valid returns an error wrapping ErrUnknownSerializer when c is not a codec.
+func (c Codec) valid() error {
+	if c == codecInvalid || c >= numCodecs {
+		return fmt.Errorf("%w: codec %d", ErrUnknownSerializer, c)
+	}
+	return nil
+}
+
 // hybrid reports whether c is a hybrid Cornflakes codec, whose copy
 // threshold follows the datapath.
 func (c Codec) hybrid() bool { return c == CodecCFHybrid || c == CodecCFHybridFlat }

@@ -208,8 +208,8 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 		return nil, err
 	}
 	for _, c := range cfg.Codecs {
-		if c == codecInvalid || c >= numCodecs {
-			return nil, fmt.Errorf("%w: codec %d", ErrUnknownSerializer, c)
+		if err := c.valid(); err != nil {
+			return nil, err
 		}
 		for op := workload.OpGet; op <= workload.OpDelete; op++ {
 			if err := s.nx.Register(ReqType(c, op), rpc.Dispatch, s.handle); err != nil {
