@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -170,6 +171,10 @@ type Stats struct {
 	SendErrors uint64
 	// CopiedPackets counts packets whose segments exceeded MaxSegments and were copied.
 	CopiedPackets uint64
+	// Wakeups counts Run's sleeps in the datapath's Wait that a hand-over
+	// (Post, a worker's answer, session management, ctx's cancellation)
+	// interrupted through the datapath's Wake.
+	Wakeups uint64
 }
 
 // Endpoint is the per-goroutine part of the RPC system: its sessions, the
@@ -223,6 +228,8 @@ type Endpoint struct {
 	mailQ     []mail
 	mailSpare []mail
 	hasMail   atomic.Bool
+	waker     waker       // the datapath's Wake, if it has one
+	sleeping  atomic.Bool // Run is (about to be) in the datapath's Wait
 
 	stats Stats
 }
@@ -269,6 +276,7 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	ep.rx = make([]datapath.Packet, cfg.Batch)
 	ep.copyBuf = make([]byte, cfg.Datapath.MaxPayload())
 	ep.appender, _ = cfg.Datapath.(packetAppender)
+	ep.waker, _ = cfg.Datapath.(waker)
 	if err := n.addEndpoint(cfg.ID, ep); err != nil {
 		if ep.ownPool {
 			_ = ep.pool.Close()
@@ -363,6 +371,36 @@ func (ep *Endpoint) post(m mail) {
 	ep.mailQ = append(ep.mailQ, m)
 	ep.hasMail.Store(true)
 	ep.mailMu.Unlock()
+	ep.wakeUp()
+}
+
+// waker is the optional datapath method that makes a Wait in progress (or
+// the next one) return, callable from any goroutine (udp: an eventfd in
+// its poll set; memnet: its notification channel). With it an idle Run
+// sleeps until its next timer instead of polling the mailbox.
+type waker interface {
+	Wake() error
+}
+
+// maxIdleWait bounds one sleep of Run on a datapath with Wake: a safety
+// net only (every hand-over wakes the loop, and timers bound the sleep).
+const maxIdleWait = 100 * time.Millisecond
+
+// Without Wake, Run polls the mailbox: it sleeps at most pollIdleWait, and
+// pollWorkerWait while worker handlers may answer.
+const (
+	pollIdleWait   = 500 * time.Microsecond
+	pollWorkerWait = 20 * time.Microsecond
+)
+
+// wakeUp interrupts Run's sleep after a hand-over. No wake-up is lost:
+// the poster stores hasMail (or the context's cancellation) before it
+// loads sleeping, and Run stores sleeping before it loads hasMail (and
+// ctx.Err) and sleeps, so one of the two sees the other.
+func (ep *Endpoint) wakeUp() {
+	if ep.waker != nil && ep.sleeping.CompareAndSwap(true, false) {
+		_ = ep.waker.Wake() // ErrClosed: nobody is left to wake
+	}
 }
 
 // ---- event loop ----
@@ -387,6 +425,12 @@ func (ep *Endpoint) RunOnce() error {
 
 // Run runs the event loop until ctx is done, sleeping in the datapath's
 // Wait when idle. It returns ctx.Err() (or a datapath error).
+//
+// On a datapath with Wake (udp, memnet) an idle Run sleeps until its next
+// timer (loss scan with requests in flight, rate limiter, session
+// handshakes; at most 100 ms): packets, Post, worker answers, session
+// management and ctx's cancellation wake it. Otherwise it sleeps at most
+// 500 µs (20 µs while worker handlers run) and polls its mailbox.
 func (ep *Endpoint) Run(ctx context.Context) error {
 	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
 		return ErrReentrant
@@ -399,6 +443,10 @@ func (ep *Endpoint) Run(ctx context.Context) error {
 	spin := ep.cfg.IdleSpin
 	if spin == 0 {
 		spin = 100 * time.Microsecond
+	}
+	if ep.waker != nil {
+		stop := context.AfterFunc(ctx, ep.wakeUp)
+		defer stop()
 	}
 	lastProgress := ep.now()
 	for i := 0; ; i++ {
@@ -416,24 +464,59 @@ func (ep *Endpoint) Run(ctx context.Context) error {
 			lastProgress = now
 			continue
 		}
-		if now-lastProgress > int64(spin) {
-			wait := time.Duration(ep.core.NextDeadline() - now)
-			maxWait := 500 * time.Microsecond
-			if ep.atWorkers > 0 {
-				// Worker answers arrive through the mailbox, which does
-				// not wake the datapath's Wait: poll it more often.
-				maxWait = 20 * time.Microsecond
+		if now-lastProgress <= int64(spin) {
+			continue
+		}
+		wait := time.Duration(ep.core.NextDeadline() - now)
+		if len(ep.smPending) > 0 {
+			wait = min(wait, time.Duration(ep.smDeadline()-now))
+		}
+		switch {
+		case ep.waker != nil:
+			wait = min(wait, maxIdleWait)
+		case ep.atWorkers > 0:
+			// Worker answers arrive through the mailbox, which does not
+			// wake this datapath's Wait: poll it often.
+			wait = min(wait, pollWorkerWait)
+		default:
+			wait = min(wait, pollIdleWait)
+		}
+		if wait <= 0 {
+			continue
+		}
+		if ep.waker == nil {
+			if err := ep.dp.Wait(wait); err != nil {
+				return err
 			}
-			if wait > maxWait {
-				wait = maxWait
-			}
-			if wait > 0 {
-				if err := ep.dp.Wait(wait); err != nil {
-					return err
-				}
-			}
+			continue
+		}
+		ep.sleeping.Store(true)
+		if ep.hasMail.Load() || ctx.Err() != nil {
+			ep.sleeping.Store(false)
+			i = -1 // check ctx at once
+			continue
+		}
+		err = ep.dp.Wait(wait)
+		if !ep.sleeping.Swap(false) {
+			ep.stats.Wakeups++ // a poster cleared it and called Wake
+		}
+		if err != nil {
+			return err
+		}
+		i = -1 // a wake-up may be ctx's cancellation: check it at once
+	}
+}
+
+// smDeadline is the earliest retransmission or deadline of a pending
+// session handshake.
+func (ep *Endpoint) smDeadline() int64 {
+	d := int64(math.MaxInt64)
+	for _, num := range ep.smPending {
+		if si := ep.session(num); si != nil && si.pendingSM {
+			d = min(d, si.nextSM, si.deadline)
 		}
 	}
+	return d
 }
 
 func (ep *Endpoint) runOnce() (progress bool, err error) {

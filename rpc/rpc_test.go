@@ -71,6 +71,7 @@ type opts struct {
 	maxPayload int
 	ep         rpc.EndpointConfig
 	nexus      rpc.NexusConfig
+	wrap       func(datapath.Endpoint) datapath.Endpoint // optional datapath wrapper (server and client)
 }
 
 func openDP(t *testing.T, o opts, pool *mem.Pool) datapath.Endpoint {
@@ -112,6 +113,9 @@ func newNode(t *testing.T, o opts, id uint8, register func(*rpc.Nexus, *counter)
 	cfg.ID = id
 	cfg.Pool = pool
 	cfg.Datapath = openDP(t, o, pool)
+	if o.wrap != nil {
+		cfg.Datapath = o.wrap(cfg.Datapath)
+	}
 	ep, err := nx.NewEndpoint(cfg)
 	if err != nil {
 		t.Fatal(err)

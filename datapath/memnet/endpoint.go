@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
@@ -228,6 +229,7 @@ type Endpoint struct {
 	rng     *rand.Rand
 	timer   *time.Timer
 	notify  chan struct{}
+	woken   atomic.Bool // Wake was called: the current or next Wait returns
 	txq     []*packet // queued, not yet flushed
 	free    []*packet
 	all     []*packet
@@ -265,6 +267,18 @@ func (ep *Endpoint) MaxSegments() int { return ep.maxSegs }
 
 // Network is the network the endpoint belongs to.
 func (ep *Endpoint) Network() *Network { return ep.net }
+
+// Wake makes a Wait in progress (or the next one) return. It is safe from
+// any goroutine, including while the owner goroutine uses the endpoint (it
+// does not take the ownership guard). After Close it returns ErrClosed.
+func (ep *Endpoint) Wake() error {
+	if ep.guard.Closed() {
+		return datapath.ErrClosed
+	}
+	ep.woken.Store(true)
+	ep.wake()
+	return nil
+}
 
 func (ep *Endpoint) wake() {
 	select {
@@ -630,7 +644,8 @@ func (ep *Endpoint) recv(pkts []Packet) (int, error) {
 }
 
 // Wait implements datapath.Endpoint: it returns when a packet is ready, when
-// timeout has elapsed (nil error either way), or at once if one is ready.
+// timeout has elapsed, when Wake is called (nil error in each case), or at
+// once if a packet is ready or a Wake came since the last Wait.
 // While waiting it performs deliveries that fall due. The timeout is real
 // time even on a virtual network, where only Advance (from another
 // goroutine) or a zero-delay send makes packets due.
@@ -659,7 +674,7 @@ func (ep *Endpoint) Wait(timeout time.Duration) error {
 			return err
 		}
 		left := time.Until(deadline)
-		if ready || left <= 0 {
+		if woken := ep.woken.Swap(false); ready || woken || left <= 0 {
 			return nil
 		}
 		if ep.busyPoll {

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -178,8 +179,16 @@ type Endpoint struct {
 	msgBytes []int
 	msgSeg   []int
 	ctrl     []byte
-	pollfd   [1]unix.PollFd
-	pollTS   unix.Timespec // Wait's timeout (a field so ppoll does not allocate)
+	pollfd   [2]unix.PollFd // the socket and the wake-up eventfd (Wait polls both)
+	pollTS   unix.Timespec  // Wait's timeout (a field so ppoll does not allocate)
+
+	// Wake: an eventfd in Wait's poll set that another goroutine writes to
+	// cut a Wait short. wakeMu orders Wake against Close (a closed
+	// descriptor number may be reused at once by another open).
+	wakeMu  sync.Mutex
+	wakeFD  int
+	wakeBuf [8]byte // Wait drains the counter into it
+	wakeOne [8]byte // little-endian 1, what Wake adds (a field: no allocation under -race)
 
 	// SendObject state.
 	sink      *txPkt
@@ -218,7 +227,7 @@ func Open(cfg Config) (*Endpoint, error) {
 	if !cfg.Addr.IsValid() {
 		return nil, fmt.Errorf("%w: Addr %v", ErrConfig, cfg.Addr)
 	}
-	e := &Endpoint{fd: -1, batch: cfg.Batch, maxSeg: cfg.MaxSegments, maxPay: cfg.MaxPayload, zcMin: cfg.ZeroCopyMin}
+	e := &Endpoint{fd: -1, wakeFD: -1, batch: cfg.Batch, maxSeg: cfg.MaxSegments, maxPay: cfg.MaxPayload, zcMin: cfg.ZeroCopyMin}
 	if e.batch == 0 {
 		e.batch = DefaultBatch
 	}
@@ -247,7 +256,15 @@ func Open(cfg Config) (*Endpoint, error) {
 	} else {
 		e.pool = cfg.Pool
 	}
-	if err := e.openSocket(cfg); err != nil {
+	err := e.openSocket(cfg)
+	if err == nil {
+		e.wakeFD, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+		if err != nil {
+			e.wakeFD = -1
+			err = fmt.Errorf("udp: eventfd: %w", err)
+		}
+	}
+	if err != nil {
 		if e.fd >= 0 {
 			unix.Close(e.fd)
 		}
@@ -274,6 +291,7 @@ func Open(cfg Config) (*Endpoint, error) {
 	e.rxMsgs = make([]unix.Mmsghdr, b)
 	e.over = make([]datapath.Packet, b*maxGSOSegments)
 	e.pollfd[0] = unix.PollFd{Fd: int32(e.fd)}
+	e.pollfd[1] = unix.PollFd{Fd: int32(e.wakeFD)}
 	if e.zcMin > 0 {
 		n := cfg.ZeroCopyPending
 		if n == 0 {
@@ -816,7 +834,7 @@ func (e *Endpoint) flush() error {
 					break send
 				}
 				e.pollfd[0].Events, e.pollfd[0].Revents = unix.POLLOUT, 0
-				poll(e.pollfd[:], sendWaitMS)
+				poll(e.pollfd[:1], sendWaitMS)
 			case e.msgPktN[s] > 1 && (errno == unix.EINVAL || errno == unix.EMSGSIZE || errno == unix.EIO):
 				// The kernel refused this GSO segment size (larger than
 				// the path MTU) or GSO on this route: stop using it and
@@ -979,8 +997,9 @@ func (e *Endpoint) emit(pkts []datapath.Packet, n int, b mem.Buf, from netip.Add
 }
 
 // Wait blocks in ppoll(2) until the socket is readable (or has zero-copy
-// notices) or timeout passes. Signals (EINTR) are retried with the time
-// left. A negative timeout waits indefinitely.
+// notices), Wake is called, or timeout passes. Signals (EINTR) are retried
+// with the time left. A negative timeout waits indefinitely. A Wake that
+// arrives while no Wait runs makes the next Wait return at once.
 func (e *Endpoint) Wait(timeout time.Duration) error {
 	if err := e.enter(); err != nil {
 		return err
@@ -1004,9 +1023,15 @@ func (e *Endpoint) Wait(timeout time.Duration) error {
 			ts = &e.pollTS
 		}
 		e.pollfd[0].Events, e.pollfd[0].Revents = unix.POLLIN, 0
+		e.pollfd[1].Events, e.pollfd[1].Revents = unix.POLLIN, 0
 		_, errno := ppoll(e.pollfd[:], ts)
 		switch errno {
 		case 0:
+			if e.pollfd[1].Revents != 0 {
+				// Reset the counter (EAGAIN: a concurrent reader cannot
+				// exist, but an empty counter is harmless).
+				_, _ = unix.Read(e.wakeFD, e.wakeBuf[:])
+			}
 			return nil
 		case unix.EINTR:
 			if timeout >= 0 && time.Now().After(deadline) {
@@ -1016,6 +1041,25 @@ func (e *Endpoint) Wait(timeout time.Duration) error {
 			return fmt.Errorf("udp: poll: %w", errno)
 		}
 	}
+}
+
+// Wake makes a Wait in progress (or the next one) return. It is safe from
+// any goroutine, including while the owner goroutine uses the endpoint
+// (it does not take the ownership guard), and cheap enough to call for
+// every hand-over to a sleeping endpoint (one eventfd write). After Close
+// it returns ErrClosed.
+func (e *Endpoint) Wake() error {
+	e.wakeMu.Lock()
+	defer e.wakeMu.Unlock()
+	if e.wakeFD < 0 {
+		return datapath.ErrClosed
+	}
+	e.wakeOne[0] = 1
+	_, err := unix.Write(e.wakeFD, e.wakeOne[:])
+	if err != nil && err != unix.EAGAIN { // EAGAIN: the counter is saturated, Wait returns anyway
+		return fmt.Errorf("udp: wake: %w", err)
+	}
+	return nil
 }
 
 // Close flushes, waits up to 2 s for outstanding zero-copy notices,
@@ -1031,7 +1075,7 @@ func (e *Endpoint) Close() error {
 		deadline := time.Now().Add(closeZCWait)
 		for e.zc.n > 0 && time.Now().Before(deadline) {
 			e.pollfd[0].Events, e.pollfd[0].Revents = 0, 0
-			poll(e.pollfd[:], 10)
+			poll(e.pollfd[:1], 10)
 			if err := e.reap(); err != nil {
 				errs = append(errs, err)
 				break
@@ -1049,6 +1093,10 @@ func (e *Endpoint) Close() error {
 		e.overH = (e.overH + 1) % len(e.over)
 	}
 	errs = append(errs, unix.Close(e.fd))
+	e.wakeMu.Lock()
+	errs = append(errs, unix.Close(e.wakeFD))
+	e.wakeFD = -1
+	e.wakeMu.Unlock()
 	if e.ownPool {
 		errs = append(errs, e.pool.Close())
 	}

@@ -451,8 +451,8 @@ func TestReusePort(t *testing.T) {
 	}
 }
 
-// TestNoAllocs checks that the steady-state send, receive and Wait paths
-// allocate nothing.
+// TestNoAllocs checks that the steady-state send, receive, Wait and Wake
+// paths allocate nothing.
 func TestNoAllocs(t *testing.T) {
 	a := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
 	b := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
@@ -493,6 +493,12 @@ func TestNoAllocs(t *testing.T) {
 			panic(fmt.Sprintf("received %d of 3", got))
 		}
 		if err := b.Wait(time.Microsecond); err != nil { // times out
+			panic(err)
+		}
+		if err := b.Wake(); err != nil {
+			panic(err)
+		}
+		if err := b.Wait(5 * time.Second); err != nil { // returns at once, drains the wake
 			panic(err)
 		}
 	}

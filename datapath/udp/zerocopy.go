@@ -104,7 +104,7 @@ func (z *zcTracker) forceAll() error {
 func (e *Endpoint) zcRoom() int {
 	for tries := 0; e.zc.free() == 0 && tries < 10; tries++ {
 		e.pollfd[0].Events, e.pollfd[0].Revents = 0, 0
-		poll(e.pollfd[:], 10)
+		poll(e.pollfd[:1], 10)
 		e.reap()
 	}
 	return min(e.zc.free(), len(e.msgs))

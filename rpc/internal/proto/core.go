@@ -17,6 +17,7 @@ package proto
 
 import (
 	"errors"
+	"math"
 	"net/netip"
 )
 
@@ -438,9 +439,14 @@ func (c *Core) Tick(now int64) {
 }
 
 // NextDeadline is the next time Tick has work (loss scan or rate limiter);
-// an idle caller may sleep until then.
+// an idle caller may sleep until then. With no request in flight and an
+// empty rate limiter it is math.MaxInt64: the loss scan has nothing to do
+// (a request enqueued later is scanned from its send time on).
 func (c *Core) NextDeadline() int64 {
-	d := c.scan
+	d := int64(math.MaxInt64)
+	if len(c.active) > 0 {
+		d = c.scan
+	}
 	if w, ok := c.wheel.next(); ok && w < d {
 		d = w
 	}

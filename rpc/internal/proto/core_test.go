@@ -2,6 +2,7 @@ package proto
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
@@ -791,6 +792,34 @@ func TestStepFromChecksPeer(t *testing.T) {
 	w.exchange(10, nil)
 	if w.done[tag] != 1 {
 		t.Fatal("not completed")
+	}
+	w.closeAll()
+}
+
+// An idle core has no deadline (its caller may sleep until something
+// arrives); a request in flight brings the loss scan back, and completing
+// it makes the core idle again.
+func TestNextDeadlineIdle(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 1000})
+	for _, c := range []*Core{w.cli, w.srv} {
+		if d := c.NextDeadline(); d != math.MaxInt64 {
+			t.Fatalf("idle core: NextDeadline %d", d)
+		}
+	}
+	tag := w.enqueue(32, 32)
+	if d := w.cli.NextDeadline(); d == math.MaxInt64 {
+		t.Fatal("request in flight: no loss-scan deadline")
+	}
+	w.deliver("c2s", all(1))
+	w.respond()
+	w.deliver("s2c", all(1))
+	if w.done[tag] != 1 {
+		t.Fatalf("request not completed\n%s", w.log.String())
+	}
+	for _, c := range []*Core{w.cli, w.srv} {
+		if d := c.NextDeadline(); d != math.MaxInt64 {
+			t.Fatalf("idle again: NextDeadline %d", d)
+		}
 	}
 	w.closeAll()
 }

@@ -1,0 +1,6 @@
+package rpc
+
+// Sleeping reports whether ep's Run is in (or about to enter) the
+// datapath's Wait with a Wake pending for hand-overs (for tests that need
+// a hand-over to reach a sleeping endpoint).
+func Sleeping(ep *Endpoint) bool { return ep.sleeping.Load() }
