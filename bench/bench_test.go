@@ -123,6 +123,26 @@ func TestClosedLoop(t *testing.T) {
 	}
 }
 
+// TestSpin: a spinning generator (Config.Spin) checks every response in
+// open and closed loop, with several clients sharing the processor.
+func TestSpin(t *testing.T) {
+	w := mustParse(t, "google:keys=200")
+	srv := preloaded(w, 2*time.Microsecond)
+	for _, cfg := range []Config{
+		{Rate: 4000, Clients: 2},
+		{Outstanding: 4, Clients: 3},
+	} {
+		cfg.Workload, cfg.Target, cfg.Duration, cfg.Check, cfg.Spin = w, srv, 200*time.Millisecond, true, true
+		r, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Received == 0 || r.Mismatches != 0 || r.Errors != 0 || r.Lost != 0 || r.Unexpected != 0 {
+			t.Fatalf("%s loop, spinning: %+v", r.Mode, r)
+		}
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	w := mustParse(t, "google:keys=10")
 	srv := newFakeServer(0)

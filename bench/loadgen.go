@@ -131,13 +131,17 @@ type Config struct {
 	Drain          time.Duration // after Duration, how long to wait for in-flight responses (default 500ms)
 	Check          bool          // check every response against Workload.Model()
 	Seed           uint64        // stream seed; client i uses stream i
-	// Spin busy-waits between sends like upstream's spin timer. When false
-	// (default) the generator blocks in the Conn's Wait (if it is a Waiter
-	// and requests are in flight) until WaitMargin before the next send;
-	// otherwise it yields the processor (runtime.Gosched) while the next
-	// send is less than MinWait away and sleeps (time.Sleep) until about
-	// MinWait/2 before it. This leaves the core to the server on a small
-	// machine and costs a little timing precision.
+	// Spin busy-waits between sends like upstream's spin timer: the client
+	// never sleeps, so it sends on time and sees a response at its next
+	// poll instead of after a wake-up; between polls it yields to other
+	// goroutines (runtime.Gosched), never to the operating system. It
+	// needs a core of its own (with a busy-polling server: two). When
+	// false (default) the generator blocks in the Conn's Wait (if it is a
+	// Waiter and requests are in flight) until WaitMargin before the next
+	// send; otherwise it yields the processor (runtime.Gosched) while the
+	// next send is less than MinWait away and sleeps (time.Sleep) until
+	// about MinWait/2 before it. This leaves the core to the server on a
+	// small machine and costs the wake-up latency.
 	Spin bool
 }
 
@@ -554,10 +558,10 @@ func (c *client) runOpen(ctx context.Context, start int64, rate, stagger float64
 		if checkCtx++; checkCtx&1023 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !c.cfg.Spin {
-			if err := c.idle(next - c.now()); err != nil {
-				return err
-			}
+		if c.cfg.Spin {
+			runtime.Gosched() // other goroutines (several clients share a core)
+		} else if err := c.idle(next - c.now()); err != nil {
+			return err
 		}
 	}
 	return c.drain(ctx)
@@ -624,6 +628,8 @@ func (c *client) runClosed(ctx context.Context, start int64, n int) error {
 			} else {
 				runtime.Gosched()
 			}
+		} else if c.cfg.Spin && got == 0 {
+			runtime.Gosched()
 		}
 	}
 	return c.drain(ctx)

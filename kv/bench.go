@@ -44,8 +44,14 @@ type BenchConfig struct {
 	// (0: the datapath's calibrated one, datapath.HybridThreshold).
 	Threshold int
 	// ServerSpin is how long a server endpoint keeps busy-polling after its
-	// last request before it sleeps (default DefaultServerSpin).
+	// last request before it sleeps (default DefaultServerSpin; ignored
+	// with BusyPoll).
 	ServerSpin time.Duration
+	// BusyPoll makes the server endpoints (ServerConfig.BusyPoll) and the
+	// load generator (bench.Config.Spin) poll without ever sleeping, as the
+	// paper's servers and clients do: one core for the server endpoint,
+	// one for the clients. Server CPU per request is then its busy time.
+	BusyPoll bool
 	// Progress receives the progress bars and Log one line per run (both
 	// may be nil).
 	Progress, Log io.Writer
@@ -158,6 +164,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		sweep.Budget = cfg.Budget
 	}
 	sweep.Progress = cfg.Progress
+	load.Spin = cfg.BusyPoll
 
 	var nw *memnet.Network
 	var topo *xdp.Topology
@@ -212,6 +219,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 				sc.PoolBytes = int64(topo.Space().Len()) * 3 / 4
 			}
 			sc.LockThread = true // endpoints on their own threads: Server.Usage measures their CPU time
+			sc.BusyPoll = cfg.BusyPoll
 			sc.RPC.IdleSpin = cfg.ServerSpin
 			if sc.RPC.IdleSpin == 0 {
 				sc.RPC.IdleSpin = DefaultServerSpin
@@ -233,7 +241,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			// garbage now and warm the server up (caches, the kernel's
 			// socket buffers, the scheduler's view of the threads).
 			runtime.GC()
-			r, err := bench.Run(ctx, bench.Config{Workload: w, Target: cl.Target(codec), Outstanding: bench.SaturationOutstanding,
+			r, err := bench.Run(ctx, bench.Config{Workload: w, Target: cl.Target(codec), Outstanding: bench.SaturationOutstanding, Spin: load.Spin,
 				Duration: BenchWarmup, Check: true, Seed: ^uint64(0)})
 			if err == nil && r.Mismatches > 0 {
 				err = fmt.Errorf("%d responses differ from the model (first: %s): %w", r.Mismatches, r.FirstMismatch, bench.ErrMismatch)

@@ -433,6 +433,43 @@ func TestServerUsage(t *testing.T) {
 	}
 }
 
+// TestBusyPollServer: a busy-polling server over real UDP answers every
+// request of the script correctly and reports its busy time per request
+// through Usage (no locked threads needed), and stops on Close.
+func TestBusyPollServer(t *testing.T) {
+	srv, err := NewServer(ServerConfig{Datapath: DatapathUDP, PoolBytes: 64 << 20, BusyPoll: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("server close: %v", err)
+		}
+	}()
+	cl, err := NewClient(ClientConfig{Server: srv.Addr(), Endpoints: 1, Datapath: DatapathUDP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	cn, err := cl.Dial(CodecCFHybrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cn.Close()
+	busy0, n0, err := srv.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runScript(t, cn)
+	busy1, n1, err := srv.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n1-n0 != uint64(len(script())) || busy1 <= busy0 {
+		t.Fatalf("usage: %d requests (want %d), busy %v -> %v", n1-n0, len(script()), busy0, busy1)
+	}
+}
+
 // thresholdEP is a datapath that reports a hybrid threshold (the rest of
 // datapath.Endpoint is not used by newCodecOn).
 type thresholdEP struct {

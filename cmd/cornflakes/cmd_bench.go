@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -41,6 +42,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	sers := fs.String("serializers", "", "comma-separated subset of: "+strings.Join(kv.Serializers, ","))
 	endpoints := fs.Int("endpoints", 1, "server endpoints (cores); keys are sharded across them")
 	threshold := fs.Int("threshold", 0, "copy threshold of cornflakes/hybrid in bytes (default: the datapath's calibrated one: udp 16384, memnet 512, xdp copy mode 2048)")
+	busyPoll := fs.Bool("busy-poll", true, "server endpoints and load generator poll without sleeping, as the paper's DPDK servers do (needs endpoints+1 cores; false: sleep when idle, leaving the cores to other work)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (server and load generator) to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -61,7 +63,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	cfg := kv.BenchConfig{
 		Experiment: *exp, Workload: benchWorkloadSpec(*wl), Datapath: *dp, Quick: *quick,
 		SLO: time.Duration(*sloUS * float64(time.Microsecond)), Duration: *dur, Budget: *budget,
-		Endpoints: *endpoints, Threshold: *threshold, Progress: stderr, Log: stderr,
+		Endpoints: *endpoints, Threshold: *threshold, BusyPoll: *busyPoll, Progress: stderr, Log: stderr,
+	}
+	if *busyPoll && runtime.NumCPU() < max(*endpoints, 1)+1 {
+		fmt.Fprintf(stderr, "bench: note: --busy-poll with %d server endpoint(s) on %d CPUs: the load generator shares a core with a polling endpoint\n", max(*endpoints, 1), runtime.NumCPU())
 	}
 	if *sers != "" {
 		cfg.Serializers = strings.Split(*sers, ",")
