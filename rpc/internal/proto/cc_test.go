@@ -106,7 +106,7 @@ func TestWheelHoldsReference(t *testing.T) {
 	// The RTO fires: a retransmitted copy goes into the wheel, scheduled
 	// after the first one's pacing slot.
 	w.tick(int64(2 * time.Millisecond))
-	sl := &w.cli.sessions[0].slots[0]
+	sl := &w.cli.sessions[0].slot0
 	if sl.inWheel == 0 {
 		t.Skip("retransmission left the wheel immediately; pacing too fast for this check")
 	}

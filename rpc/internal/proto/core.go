@@ -287,12 +287,41 @@ type session struct {
 	peer      netip.AddrPort
 	credits   int
 	stalled   bool // a kick ran out of credits: slots may wait for a credit return
-	slots     []slot
+	inited    bool // slot0 (and the client's free-slot list) set up: the session carried traffic
 	freeSlots []uint8 // client: free slot indexes (LIFO); on free8 up to 8 slots
 	free8     [8]uint8
 	backlog   []pendingReq
 	blHead    int
 	cc        timely
+	// slot0 is the first slot, inline: a session with one request at a
+	// time (the common case with many sessions; the client reuses its
+	// lowest free slot) touches no other object, and its state sits in
+	// the same page and next cache lines as the session's. The other
+	// Window-1 slots (more) are allocated when one is first used.
+	slot0 slot
+	more  []slot
+}
+
+// slotIf returns slot i, or nil if it was never set up.
+func (s *session) slotIf(i int) *slot {
+	if i == 0 {
+		if !s.inited {
+			return nil
+		}
+		return &s.slot0
+	}
+	if i-1 < len(s.more) {
+		return &s.more[i-1]
+	}
+	return nil
+}
+
+// numSlots is the number of slots set up (slotIf is non-nil below it).
+func (s *session) numSlots() int {
+	if !s.inited {
+		return 0
+	}
+	return 1 + len(s.more)
 }
 
 // SessionConfig describes a session the caller (session management) created.
@@ -324,21 +353,17 @@ func (c *Core) AddSession(sc SessionConfig) error {
 	return nil
 }
 
-// ensureSlots allocates s's Window slots on the session's first packet or
-// request: a connected session that carries no traffic costs ~200 bytes
-// of core state, not ~1.7 KiB (20000 sessions per endpoint are expected).
+// ensureSlots sets s up on the session's first packet or request: slot0
+// and the client's free-slot list. A connected session that carries no
+// traffic costs only the session struct, and one that never has two
+// requests in flight never allocates its other slots (20000 sessions per
+// endpoint are expected).
 func (c *Core) ensureSlots(s *session) {
-	if s.slots != nil {
+	if s.inited {
 		return
 	}
-	s.slots = make([]slot, c.cfg.Window)
-	for i := range s.slots {
-		sl := &s.slots[i]
-		sl.s = s
-		sl.idx = uint8(i)
-		sl.reqNum = uint64(i)
-		sl.activeIdx = -1
-	}
+	s.inited = true
+	c.initSlot(s, &s.slot0, 0)
 	if s.client {
 		s.freeSlots = s.free8[:0] // one cache line fewer per request with many sessions
 		if c.cfg.Window > len(s.free8) {
@@ -348,13 +373,38 @@ func (c *Core) ensureSlots(s *session) {
 			s.freeSlots = append(s.freeSlots, uint8(i))
 		}
 		if c.cfg.CC.Enable {
-			// RTT stamps only where Timely uses them (128 B per slot).
-			ts := make([][8]txStamp, len(s.slots))
-			for i := range s.slots {
-				s.slots[i].txTS = &ts[i]
+			s.slot0.txTS = new([8]txStamp) // RTT stamps only where Timely uses them
+		}
+	}
+}
+
+func (c *Core) initSlot(s *session, sl *slot, i int) {
+	sl.s = s
+	sl.idx = uint8(i)
+	sl.reqNum = uint64(i)
+	sl.activeIdx = -1
+}
+
+// slotAt returns slot i (< Window) of s (set up by ensureSlots), allocating
+// slots 1..Window-1 when one of them is first needed.
+func (c *Core) slotAt(s *session, i int) *slot {
+	if i == 0 {
+		return &s.slot0
+	}
+	if s.more == nil {
+		s.more = make([]slot, c.cfg.Window-1)
+		var ts [][8]txStamp
+		if s.client && c.cfg.CC.Enable {
+			ts = make([][8]txStamp, len(s.more))
+		}
+		for j := range s.more {
+			c.initSlot(s, &s.more[j], j+1)
+			if ts != nil {
+				s.more[j].txTS = &ts[j]
 			}
 		}
 	}
+	return &s.more[i-1]
 }
 
 func (c *Core) session(num uint16) *session {
@@ -374,7 +424,7 @@ func (c *Core) Pending(num uint16) int {
 	if s == nil || !s.client {
 		return 0
 	}
-	if s.slots == nil {
+	if !s.inited {
 		return 0 // never used (the backlog is empty too)
 	}
 	return c.cfg.Window - len(s.freeSlots) + len(s.backlog) - s.blHead
@@ -403,8 +453,8 @@ func (c *Core) RemoveSession(num uint16, err error) error {
 	}
 	c.wheel.dropSession(c, s)
 	c.sessions[num] = nil // first, so failing slots do not start backlogged requests
-	for i := range s.slots {
-		sl := &s.slots[i]
+	for i := 0; i < s.numSlots(); i++ {
+		sl := s.slotIf(i)
 		if s.client {
 			if sl.req != nil {
 				c.failClient(sl, err)
@@ -480,7 +530,7 @@ func (c *Core) step(from netip.AddrPort, pkt []byte, rxID int) {
 		return
 	}
 	c.ensureSlots(s)
-	sl := &s.slots[h.ReqNum&uint64(c.cfg.Window-1)]
+	sl := c.slotAt(s, int(h.ReqNum&uint64(c.cfg.Window-1)))
 	if int(h.MsgSize) > c.cfg.MaxMsgSize {
 		c.stats.DropBad++
 		if s.client && h.Type == PktResp && sl.req != nil && sl.reqNum == h.ReqNum {

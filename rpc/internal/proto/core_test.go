@@ -352,7 +352,7 @@ func TestRollback(t *testing.T) {
 	if w.done[tag] != 0 {
 		t.Fatal("completed despite loss")
 	}
-	st := w.cli.sessions[0].slots[0]
+	st := w.cli.sessions[0].slot0
 	if st.numRx != 3 || st.numTx != 8 {
 		t.Fatalf("numRx %d numTx %d", st.numRx, st.numTx)
 	}
@@ -820,6 +820,50 @@ func TestNextDeadlineIdle(t *testing.T) {
 		if d := c.NextDeadline(); d != math.MaxInt64 {
 			t.Fatalf("idle again: NextDeadline %d", d)
 		}
+	}
+	w.closeAll()
+}
+
+// A session with one request at a time lives in its inline slot0 on both
+// sides and never allocates its other slots; a second request in flight
+// allocates them (once), and handles naming slots that were never set up
+// are stale.
+func TestSlot0Inline(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 1000})
+	cs, ss := w.cli.session(0), w.srv.session(5)
+	if cs.numSlots() != 0 || ss.numSlots() != 0 {
+		t.Fatal("slots set up before the first request")
+	}
+	for i := 0; i < 3; i++ {
+		tag := w.enqueue(32, 32)
+		w.deliver("c2s", all(len(w.c2s)))
+		w.respond()
+		w.deliver("s2c", all(len(w.s2c)))
+		if w.done[tag] != 1 {
+			t.Fatalf("request %d not completed\n%s", i, w.log.String())
+		}
+	}
+	if cs.more != nil || ss.more != nil {
+		t.Fatalf("one request at a time allocated more slots (client %v, server %v)", cs.more != nil, ss.more != nil)
+	}
+	if cs.numSlots() != 1 || ss.numSlots() != 1 {
+		t.Fatalf("numSlots client %d server %d, want 1", cs.numSlots(), ss.numSlots())
+	}
+	m := w.newMsg(99, 8)
+	if err := w.srv.Respond(ReqHandle{Session: 5, Slot: 3, Gen: ss.gen, ReqNum: 3}, m); err != ErrStaleHandle {
+		t.Fatalf("Respond on a slot never set up: %v", err)
+	}
+	m.Release() // not consumed on error
+	if err := w.srv.RespondStatus(ReqHandle{Session: 5, Slot: 3, Gen: ss.gen, ReqNum: 3}, StatusRejected); err != ErrStaleHandle {
+		t.Fatalf("RespondStatus on a slot never set up: %v", err)
+	}
+	t1, t2 := w.enqueue(32, 32), w.enqueue(32, 32)
+	w.exchange(100, nil)
+	if w.done[t1] != 1 || w.done[t2] != 1 {
+		t.Fatalf("two concurrent requests: done %d %d\n%s", w.done[t1], w.done[t2], w.log.String())
+	}
+	if len(cs.more) != DefaultWindow-1 || len(ss.more) != DefaultWindow-1 {
+		t.Fatalf("two in flight: more slots client %d server %d", len(cs.more), len(ss.more))
 	}
 	w.closeAll()
 }

@@ -322,8 +322,8 @@ func (w *world) state() string {
 		return "client session removed"
 	}
 	fmt.Fprintf(&b, "client credits=%d backlog=%d\n", s.credits, len(s.backlog)-s.blHead)
-	for i := range s.slots {
-		sl := &s.slots[i]
+	for i := 0; i < s.numSlots(); i++ {
+		sl := s.slotIf(i)
 		if sl.req != nil {
 			fmt.Fprintf(&b, "  slot %d req=%d R=%d S=%d tx=%d rx=%d sack=%b\n", i, sl.reqNum, sl.reqPkts, sl.respPkts, sl.numTx, sl.numRx, sl.sack)
 		}
@@ -334,8 +334,8 @@ func (w *world) state() string {
 	}
 	states := []string{"idle", "receiving", "in-handler", "responded"}
 	var lines []string
-	for i := range ss.slots {
-		sl := &ss.slots[i]
+	for i := 0; i < ss.numSlots(); i++ {
+		sl := ss.slotIf(i)
 		if sl.srv != srvIdle {
 			lines = append(lines, fmt.Sprintf("  slot %d req=%d %s rx=%d/%d", i, sl.reqNum, states[sl.srv], sl.numRx, sl.reqPkts))
 		}
@@ -356,8 +356,8 @@ func (w *world) checkInvariants() {
 		return
 	}
 	total := s.credits
-	for i := range s.slots {
-		if sl := &s.slots[i]; sl.req != nil {
+	for i := 0; i < s.numSlots(); i++ {
+		if sl := s.slotIf(i); sl.req != nil {
 			total += outstanding(sl)
 		}
 	}

@@ -242,10 +242,13 @@ func (c *Core) sendResp(s *session, sl *slot, idx int) {
 // is saved in the slot and re-sent to retransmissions.
 func (c *Core) RespondStatus(h ReqHandle, st Status) error {
 	s := c.session(h.Session)
-	if s == nil || s.gen != h.Gen || s.client || int(h.Slot) >= len(s.slots) {
+	if s == nil || s.gen != h.Gen || s.client {
 		return ErrStaleHandle
 	}
-	sl := &s.slots[h.Slot]
+	sl := s.slotIf(int(h.Slot))
+	if sl == nil {
+		return ErrStaleHandle
+	}
 	if sl.reqNum != h.ReqNum || sl.srv != srvInHandler {
 		return ErrStaleHandle
 	}
@@ -264,8 +267,8 @@ func (c *Core) Cancel(sess uint16, tag uint64, err error) bool {
 	if s == nil || !s.client {
 		return false
 	}
-	for i := range s.slots {
-		if sl := &s.slots[i]; sl.req != nil && sl.tag == tag {
+	for i := 0; i < s.numSlots(); i++ {
+		if sl := s.slotIf(i); sl.req != nil && sl.tag == tag {
 			c.returnCredits(sl)
 			c.failClient(sl, err)
 			c.kickSession(s)
@@ -292,10 +295,13 @@ func (c *Core) Cancel(sess uint16, tag uint64, err error) bool {
 // the caller keeps it.
 func (c *Core) Respond(h ReqHandle, m Msg) error {
 	s := c.session(h.Session)
-	if s == nil || s.gen != h.Gen || s.client || int(h.Slot) >= len(s.slots) {
+	if s == nil || s.gen != h.Gen || s.client {
 		return ErrStaleHandle
 	}
-	sl := &s.slots[h.Slot]
+	sl := s.slotIf(int(h.Slot))
+	if sl == nil {
+		return ErrStaleHandle
+	}
 	if sl.reqNum != h.ReqNum || sl.srv != srvInHandler {
 		return ErrStaleHandle
 	}
@@ -332,7 +338,7 @@ func (c *Core) Enqueue(sess uint16, reqType uint8, m Msg, tag uint64) error {
 	if n := len(s.freeSlots); n > 0 && s.blHead == len(s.backlog) {
 		i := s.freeSlots[n-1]
 		s.freeSlots = s.freeSlots[:n-1]
-		c.start(s, &s.slots[i], reqType, c.newRef(m), tag)
+		c.start(s, c.slotAt(s, int(i)), reqType, c.newRef(m), tag)
 		return nil
 	}
 	if len(s.backlog)-s.blHead >= c.cfg.MaxBacklog {
@@ -399,11 +405,11 @@ func (c *Core) kickSession(s *session) {
 		return
 	}
 	s.stalled = false
-	for i := range s.slots {
+	for i := 0; i < s.numSlots(); i++ {
 		if s.credits == 0 {
 			return
 		}
-		if sl := &s.slots[i]; sl.req != nil {
+		if sl := s.slotIf(i); sl.req != nil {
 			c.kick(sl)
 		}
 	}
