@@ -230,7 +230,7 @@ type Endpoint struct {
 	timer   *time.Timer
 	notify  chan struct{}
 	woken   atomic.Bool // Wake was called: the current or next Wait returns
-	txq     []*packet // queued, not yet flushed
+	txq     []*packet   // queued, not yet flushed
 	free    []*packet
 	all     []*packet
 	reaping []*packet

@@ -217,9 +217,21 @@ type Endpoint struct {
 	errBuf  [64]byte
 
 	stats datapath.Stats
+	sys   SyscallStats
 }
 
 var _ datapath.Endpoint = (*Endpoint)(nil)
+
+// SyscallStats counts the endpoint's batched system calls, to compare the
+// batching of two loops (packets per call): Stats' TxPackets / SendCalls
+// is the packets per sendmmsg.
+type SyscallStats struct {
+	SendCalls uint64 // sendmmsg calls
+	SendMsgs  uint64 // messages they sent (a GSO message carries several packets)
+	RecvCalls uint64 // recvmmsg calls
+	RecvEmpty uint64 // recvmmsg calls that found nothing (EAGAIN)
+	RecvMsgs  uint64 // messages received (a GRO message carries several packets)
+}
 
 // Open creates, configures and binds a socket and preallocates every array
 // the hot paths use.
@@ -408,6 +420,16 @@ func (e *Endpoint) Stats() datapath.Stats {
 	}
 	defer e.exit()
 	return e.stats
+}
+
+// SyscallStats returns the system-call counters (zero when another call is
+// in progress on the endpoint).
+func (e *Endpoint) SyscallStats() SyscallStats {
+	if e.enter() != nil {
+		return SyscallStats{}
+	}
+	defer e.exit()
+	return e.sys
 }
 
 // ZeroCopyStats returns the MSG_ZEROCOPY counters.
@@ -791,8 +813,10 @@ func (e *Endpoint) flush() error {
 	send:
 		for s := 0; s < m; {
 			n, errno := sendmmsg(e.fd, e.msgs[s:m], flags)
+			e.sys.SendCalls++
 			switch {
 			case errno == 0:
+				e.sys.SendMsgs += uint64(n)
 				for k := s; k < s+n; k++ {
 					e.stats.TxPackets += uint64(e.msgPktN[k])
 					e.stats.TxBytes += uint64(e.msgBytes[k])
@@ -940,13 +964,16 @@ func (e *Endpoint) Recv(pkts []datapath.Packet) (int, error) {
 		e.rxMsgs[i].Len = 0
 	}
 	r, errno := recvmmsg(e.fd, e.rxMsgs[:k], 0)
+	e.sys.RecvCalls++
 	if errno != 0 {
 		if errno == unix.EAGAIN || errno == unix.EINTR {
+			e.sys.RecvEmpty++
 			return n, first
 		}
 		e.stats.Errors++
 		return n, fmt.Errorf("udp: recvmmsg: %w", errno)
 	}
+	e.sys.RecvMsgs += uint64(r)
 	for i := 0; i < r; i++ {
 		m := &e.rxMsgs[i]
 		ln := int(m.Len)

@@ -28,6 +28,8 @@ func (b *bench) rpcRate(kind string, n *memnet.Network, cfg rpc.EndpointConfig, 
 		}
 		defer s.close()
 		r, err = closedLoop(s.cli, sess, reqType, size, window, b.durFor(size), lat)
+		s.stopServer()
+		b.sys.collect(s.cliDP, s.srvDP)
 		return err
 	})
 	return r, err
@@ -60,9 +62,14 @@ func (b *bench) smallRate() error {
 		if err != nil {
 			return err
 		}
-		raw, err := rawRate(dp, b.network(), smallSize, concurrency, b.dur, nil)
+		rsys := b.sys
+		var wsys batching
+		raw, err := rawRate(dp, b.network(), smallSize, concurrency, b.dur, nil, &wsys)
 		if err != nil {
 			return err
+		}
+		if rsys.ok {
+			b.progress("  small_rate rep %d syscalls rpc: %v\n  small_rate rep %d syscalls raw: %v\n", i, rsys, i, wsys)
 		}
 		g, err := grpcRate(smallSize, 16, b.dur, nil)
 		if err != nil {
@@ -95,7 +102,7 @@ func (b *bench) latency() error {
 			return err
 		}
 		note("rpc")
-		if _, err := rawRate(dp, b.network(), smallSize, 1, b.dur, &lat); err != nil {
+		if _, err := rawRate(dp, b.network(), smallSize, 1, b.dur, &lat, nil); err != nil {
 			return err
 		}
 		note("raw")

@@ -55,6 +55,7 @@ type rawPair struct {
 	srv, cli datapath.Endpoint
 	stop     chan struct{}
 	done     chan error
+	sys      *batching // if set, close collects the system-call counters
 }
 
 func newRawPair(kind string, n *memnet.Network, ack bool) (*rawPair, error) {
@@ -77,6 +78,9 @@ func newRawPair(kind string, n *memnet.Network, ack bool) (*rawPair, error) {
 func (p *rawPair) close() error {
 	close(p.stop)
 	err := <-p.done
+	if p.sys != nil {
+		p.sys.collect(p.cli, p.srv)
+	}
 	_ = p.cli.Close()
 	_ = p.srv.Close()
 	return err
@@ -165,8 +169,9 @@ func rawRun(p *rawPair, size, window int, d time.Duration, lat *[]time.Duration)
 }
 
 // rawRate is the raw datapath's closed-loop echo rate with window packets
-// in flight; the client loop runs on a locked OS thread.
-func rawRate(kind string, n *memnet.Network, size, window int, d time.Duration, lat *[]time.Duration) (float64, error) {
+// in flight; the client loop runs on a locked OS thread. With sys set, it
+// receives the pair's system-call batching (udp).
+func rawRate(kind string, n *memnet.Network, size, window int, d time.Duration, lat *[]time.Duration, sys *batching) (float64, error) {
 	var r float64
 	err := onLockedThread(func() error {
 		p, err := newRawPair(kind, n, false)
@@ -174,6 +179,7 @@ func rawRate(kind string, n *memnet.Network, size, window int, d time.Duration, 
 			return err
 		}
 		r, err = rawRun(p, size, window, d, lat)
+		p.sys = sys
 		if cerr := p.close(); err == nil {
 			err = cerr
 		}

@@ -23,7 +23,7 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
-	_ "github.com/cornflakes-go/cornflakes/datapath/udp" // registers "udp"
+	"github.com/cornflakes-go/cornflakes/datapath/udp" // also registers "udp"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
@@ -145,6 +145,49 @@ type bench struct {
 	reps int // interleaved repetitions of small_rate and latency (median reported)
 	ctx  context.Context
 	recs []Record
+	sys  batching // the last rpcRate's system calls (udp)
+}
+
+// batching is the system-call batching of a client/server pair over one
+// measurement (udp only: zero otherwise), to compare the RPC loop with
+// the raw loop: packets per sendmmsg and recvmmsg, and the share of
+// receive calls that found nothing.
+type batching struct {
+	ok       bool
+	cli, srv udp.SyscallStats
+	cliS     datapath.Stats
+	srvS     datapath.Stats
+}
+
+// collect reads cli's and srv's counters; both must be idle (the server's
+// loop stopped).
+func (x *batching) collect(cli, srv datapath.Endpoint) {
+	type sysStater interface{ SyscallStats() udp.SyscallStats }
+	c, ok1 := cli.(sysStater)
+	s, ok2 := srv.(sysStater)
+	if !ok1 || !ok2 {
+		*x = batching{}
+		return
+	}
+	*x = batching{ok: true, cli: c.SyscallStats(), srv: s.SyscallStats(), cliS: cli.Stats(), srvS: srv.Stats()}
+}
+
+func (x batching) String() string {
+	if !x.ok {
+		return "n/a"
+	}
+	per := func(p, n uint64) float64 {
+		if n == 0 {
+			return 0
+		}
+		return float64(p) / float64(n)
+	}
+	side := func(name string, y udp.SyscallStats, st datapath.Stats) string {
+		return fmt.Sprintf("%s tx %.1f pkt/sendmmsg (%d calls), rx %.2f pkt/recvmmsg (%d calls, %.0f%% empty)",
+			name, per(st.TxPackets, y.SendCalls), y.SendCalls, per(st.RxPackets, y.RecvCalls), y.RecvCalls,
+			100*per(y.RecvEmpty, y.RecvCalls))
+	}
+	return side("client", x.cli, x.cliS) + "; " + side("server", x.srv, x.srvS)
 }
 
 // addLoad records the 1-minute load average (/proc/loadavg) as test
@@ -236,6 +279,8 @@ type setup struct {
 	srvNx    *rpc.Nexus
 	cliNx    *rpc.Nexus
 	srv, cli *rpc.Endpoint
+	srvDP    datapath.Endpoint
+	cliDP    datapath.Endpoint
 	cancel   context.CancelFunc
 	srvDone  chan error
 }
@@ -290,6 +335,7 @@ func newSetup(kind string, n *memnet.Network, cfg rpc.EndpointConfig, nSess int)
 		s.close()
 		return nil, nil, err
 	}
+	s.srvDP = sc.Datapath
 	if s.srv, err = s.srvNx.NewEndpoint(sc); err != nil {
 		_ = sc.Datapath.Close()
 		s.close()
@@ -301,6 +347,7 @@ func newSetup(kind string, n *memnet.Network, cfg rpc.EndpointConfig, nSess int)
 		s.close()
 		return nil, nil, err
 	}
+	s.cliDP = cc.Datapath
 	if s.cli, err = s.cliNx.NewEndpoint(cc); err != nil {
 		_ = cc.Datapath.Close()
 		s.close()
@@ -357,11 +404,17 @@ func (s *setup) connect(n int) ([]rpc.Session, error) {
 	return out, nil
 }
 
-func (s *setup) close() {
+// stopServer stops the server endpoint's loop.
+func (s *setup) stopServer() {
 	if s.cancel != nil {
 		s.cancel()
 		<-s.srvDone
+		s.cancel = nil
 	}
+}
+
+func (s *setup) close() {
+	s.stopServer()
 	if s.cli != nil {
 		_ = s.cli.Close()
 	}

@@ -286,8 +286,8 @@ type session struct {
 	remote    uint16
 	peer      netip.AddrPort
 	credits   int
-	stalled   bool // a kick ran out of credits: slots may wait for a credit return
-	inited    bool // slot0 (and the client's free-slot list) set up: the session carried traffic
+	stalled   bool    // a kick ran out of credits: slots may wait for a credit return
+	inited    bool    // slot0 (and the client's free-slot list) set up: the session carried traffic
 	freeSlots []uint8 // client: free slot indexes (LIFO); on free8 up to 8 slots
 	free8     [8]uint8
 	backlog   []pendingReq
