@@ -107,3 +107,12 @@ func ExampleWriteMarkdown_modes() {
 	// | cornflakes/copy | 9.0k | - | - | 0.90x |
 	//
 }
+
+// MeasureStalls tells how low a p99 can go on this machine before any
+// benchmark runs: every CPU spins for the window and the gaps in which the
+// operating system (or hypervisor) ran something else are summed up.
+func ExampleMeasureStalls() {
+	r := bench.MeasureStalls(context.Background(), 0, 100*time.Millisecond)
+	fmt.Println(r.Threads > 0, r.LostFraction() < 1)
+	// Output: true true
+}

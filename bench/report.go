@@ -48,6 +48,12 @@ type Series struct {
 	// above CPUs means other work shared the cores and inflated latencies.
 	LoadAvg float64 `json:"loadavg"`
 	CPUs    int     `json:"cpus"`
+	// The machine check before the experiment (ExperimentConfig.StallProbe,
+	// MeasureStalls): the share of time spinning threads lost to stalls,
+	// the longest stall, and the p99 latency stalls alone cause.
+	StallLostFraction float64 `json:"stall_lost_fraction,omitempty"`
+	StallMaxus        float64 `json:"stall_max_us,omitempty"`
+	StallP99Floorus   float64 `json:"stall_p99_floor_us,omitempty"`
 }
 
 // Point is one load point of a Series.

@@ -148,6 +148,10 @@ type ExperimentConfig struct {
 	// receive batches full instead of measuring one client's round trip.
 	SaturationClients int
 	Workload          func(spec string) (workload.Workload, error) // default workload.Parse
+	// StallProbe, when > 0, runs MeasureStalls for this long before the
+	// first run, logs its report and records it in every Series: on a
+	// shared or virtual machine it tells how low a p99 can go at all.
+	StallProbe time.Duration
 }
 
 // RunExperiment sweeps every run of e and returns one Series per run (in
@@ -166,6 +170,13 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 	load, _ := LoadAvg()
 	if cfg.Log != nil && load > float64(runtime.NumCPU()) {
 		fmt.Fprintf(cfg.Log, "bench: warning: load average %.2f on %d CPUs: other work shares the cores, latencies will be inflated and max loads at the SLO low\n", load, runtime.NumCPU())
+	}
+	var stalls StallReport
+	if cfg.StallProbe > 0 {
+		stalls = MeasureStalls(ctx, 0, cfg.StallProbe)
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, "bench: machine check: %v\n", stalls)
+		}
 	}
 	var out []Series
 	var sats [][]Result // saturation points of each series
@@ -216,6 +227,11 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 		s := NewSeries(info, sr)
 		s.MaxRPSSaturated, s.SaturatedP99us, s.SaturatedServerCPUus = sat.AchievedRPS, us(sat.P99), us(sat.ServerCPU)
 		s.LoadAvg, s.CPUs = load, runtime.NumCPU()
+		if stalls.Threads > 0 {
+			s.StallLostFraction = stalls.LostFraction()
+			s.StallMaxus = float64(stalls.Max) / 1e3
+			s.StallP99Floorus = float64(stalls.P99Floor) / 1e3
+		}
 		out = append(out, s)
 		sats = append(sats, []Result{sat})
 		if err == nil && cfg.SaturationRounds > 1 && cfg.Saturation >= 0 && (i+1 == len(e.Runs) || e.Runs[i+1].Workload != run.Workload) {

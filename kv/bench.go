@@ -72,6 +72,10 @@ const (
 // minutes apart differed by 2-3.5x.
 const BenchSaturationRounds = 3
 
+// BenchStallProbe is how long RunBench measures the machine's scheduling
+// stalls (bench.MeasureStalls) before the first run.
+const BenchStallProbe = time.Second
+
 // BenchWarmup is the closed-loop warm-up RunBench runs after each preload,
 // before the first measured run on that data set.
 const BenchWarmup = 500 * time.Millisecond
@@ -255,7 +259,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	}
 	series, err := bench.RunExperiment(ctx, e, bench.ExperimentConfig{
 		Datapath: cfg.Datapath, Load: load, Sweep: sweep, Setup: setup, Log: cfg.Log,
-		SaturationRounds: BenchSaturationRounds, SaturationClients: BenchSaturationClients,
+		SaturationRounds: BenchSaturationRounds, SaturationClients: BenchSaturationClients, StallProbe: BenchStallProbe,
 	})
 	if serr := stop(); err == nil {
 		err = serr

@@ -112,9 +112,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "bench: %d runs in %v; wrote %s\n", len(series), time.Since(t0).Round(time.Second), strings.Join(paths, ", "))
 		if bench.MeetsNone(series) {
 			fmt.Fprintf(stderr, "bench: NO serializer met the p99 SLO of %v µs at any offered load, not even the lowest: the round trip itself exceeds it here "+
-				"(a loaded or oversubscribed machine: load average %.2f on %d CPUs; see the p50/p99 columns of %s). "+
+				"(a loaded or oversubscribed machine: load average %.2f on %d CPUs; scheduling stalls alone put the p99 at >= %.0f µs; see the p50/p99 columns of %s). "+
 				"The ranking is in the \"max rps saturated\" column (closed loop, latency unbounded); rerun on an idle machine or with a larger --slo-us\n",
-				series[0].SLOP99us, series[0].LoadAvg, series[0].CPUs, filepath.Join(dir, "results.csv"))
+				series[0].SLOP99us, series[0].LoadAvg, series[0].CPUs, series[0].StallP99Floorus, filepath.Join(dir, "results.csv"))
 		}
 	}
 	return err
