@@ -143,8 +143,10 @@ func benchSmallRPC(b *testing.B, kind string, nSess, inflight int) {
 			done, issued, next := 0, 0, 0
 			var cont func(*rpc.Response)
 			issue := func() {
-				s := p.sess[next%len(p.sess)]
-				next++
+				s := p.sess[next]
+				if next++; next == len(p.sess) { // round robin without a division per request
+					next = 0
+				}
 				if err := p.cli.Enqueue(s, tPre, rpc.BufMsg(req.Clone()), cont); err != nil {
 					b.Fatal(err)
 				}

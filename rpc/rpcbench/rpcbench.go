@@ -452,8 +452,10 @@ type loopSlot struct {
 }
 
 func (l *loop) issue(sl *loopSlot) {
-	s := l.sess[l.next%len(l.sess)]
-	l.next++
+	s := l.sess[l.next]
+	if l.next++; l.next == len(l.sess) { // round robin without a division per request
+		l.next = 0
+	}
 	if l.lat != nil {
 		sl.start = time.Now() // a clock read per request only when measuring latency
 	}
