@@ -82,13 +82,15 @@ func TestBenchUsage(t *testing.T) {
 }
 
 func TestKVServe(t *testing.T) {
-	var out, errb bytes.Buffer
-	code := run([]string{"kv", "serve", "--duration", "200ms", "--workload", "ycsb:records=50"}, &out, &errb)
-	if code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
-	}
-	if !strings.Contains(out.String(), "listening on 127.0.0.1:") || !strings.Contains(errb.String(), "50 keys") {
-		t.Errorf("stdout %q stderr %q", out.String(), errb.String())
+	for _, extra := range [][]string{nil, {"--busy-poll"}} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"kv", "serve", "--duration", "200ms", "--workload", "ycsb:records=50"}, extra...), &out, &errb)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr:\n%s", extra, code, errb.String())
+		}
+		if !strings.Contains(out.String(), "listening on 127.0.0.1:") || !strings.Contains(errb.String(), "50 keys") {
+			t.Errorf("%v: stdout %q stderr %q", extra, out.String(), errb.String())
+		}
 	}
 }
 

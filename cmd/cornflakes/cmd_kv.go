@@ -38,6 +38,7 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 	endpoints := fs.Int("endpoints", 1, "endpoints (one goroutine/core each); keys are sharded across them")
 	poolMB := fs.Int64("pool-mb", kv.DefaultPoolBytes>>20, "registered memory for values, MiB")
 	dur := fs.Duration("duration", 0, "stop after this long (default: until interrupted)")
+	busyPoll := fs.Bool("busy-poll", false, "endpoints poll without ever sleeping (one core each, lowest latency); default: sleep when idle")
 	if err := fs.Parse(args[1:]); err != nil {
 		return errUsage
 	}
@@ -50,7 +51,7 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "kv serve: --addr: %v\n", err)
 		return errUsage
 	}
-	cfg := kv.ServerConfig{Datapath: *dp, Addr: ap, Endpoints: *endpoints, PoolBytes: *poolMB << 20}
+	cfg := kv.ServerConfig{Datapath: *dp, Addr: ap, Endpoints: *endpoints, PoolBytes: *poolMB << 20, BusyPoll: *busyPoll}
 	if *ser != "" {
 		name, mode, _ := strings.Cut(*ser, "/")
 		var codecs []kv.Codec
