@@ -1,9 +1,14 @@
 package kv
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/cornflakes-go/cornflakes/bench"
+	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
@@ -103,5 +108,93 @@ func BenchmarkServerPath(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkEndToEnd measures whole requests through the RPC transport over
+// loopback UDP: a busy-polling server endpoint on its own goroutine, one
+// client connection on the benchmark goroutine keeping 32 requests in
+// flight. server-ns/op is the server's busy time per request
+// (Server.Usage). memnet is left out: its deliveries run in endpoint calls
+// that a polling server and client starve on a two-core machine.
+//
+//	go test -run XXX -bench EndToEnd ./kv
+func BenchmarkEndToEnd(b *testing.B) {
+	for _, dp := range []string{DatapathUDP} {
+		for _, spec := range []string{"google:keys=2000", "cdn:objects=200"} {
+			w, err := workload.Parse(spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, c := range []Codec{CodecCFHybrid, CodecVTProtobuf, CodecFlatBuffers} {
+				b.Run(fmt.Sprintf("%s/%s/%v", dp, strings.Split(spec, ":")[0], c), func(b *testing.B) {
+					benchEndToEnd(b, dp, w, c)
+				})
+			}
+		}
+	}
+}
+
+func benchEndToEnd(b *testing.B, dp string, w workload.Workload, c Codec) {
+	var nw *memnet.Network
+	if dp == DatapathMemnet {
+		nw = memnet.NewNetwork(memnet.NetworkConfig{})
+	}
+	srv, err := NewServer(ServerConfig{Datapath: dp, Memnet: nw, PoolBytes: 256 << 20, BusyPoll: true, Codecs: []Codec{CodecCFHybrid, c}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	cl, err := NewClient(ClientConfig{Server: srv.Addr(), Endpoints: 1, Datapath: dp, Memnet: nw})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	if err := preload(context.Background(), cl, w); err != nil {
+		b.Fatal(err)
+	}
+	cn, err := cl.Dial(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cn.Close()
+	const window = 32
+	reqs := make([]workload.Request, window)
+	s := w.NewStream(0, 1, 1)
+	done, sent := 0, 0
+	deliver := func(id uint64, resp *workload.Response) {
+		if resp.Status == workload.StatusError {
+			b.Fatalf("request %d failed", id)
+		}
+		done++
+	}
+	run := func(n int) {
+		done, sent = 0, 0
+		for done < n {
+			for sent < n && sent-done < window {
+				r := &reqs[sent%window]
+				s.Next(r)
+				if err := cn.Send(uint64(sent%window), r); err != nil {
+					if errors.Is(err, bench.ErrBusy) {
+						break
+					}
+					b.Fatal(err)
+				}
+				sent++
+			}
+			if _, err := cn.Poll(deliver); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	run(10000) // warm-up
+	busy0, n0, _ := srv.Usage()
+	b.ReportAllocs()
+	b.ResetTimer()
+	run(b.N)
+	b.StopTimer()
+	busy1, n1, _ := srv.Usage()
+	if n1 > n0 {
+		b.ReportMetric(float64(busy1-busy0)/float64(n1-n0), "server-ns/op")
 	}
 }
