@@ -42,7 +42,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	sers := fs.String("serializers", "", "comma-separated subset of: "+strings.Join(kv.Serializers, ","))
 	endpoints := fs.Int("endpoints", 1, "server endpoints (cores); keys are sharded across them")
 	threshold := fs.Int("threshold", 0, "copy threshold of cornflakes/hybrid in bytes (default: the datapath's calibrated one: udp 16384, memnet 512, xdp copy mode 2048)")
-	busyPoll := fs.Bool("busy-poll", true, "server endpoints and load generator poll without sleeping, as the paper's DPDK servers do (needs endpoints+1 cores; false: sleep when idle, leaving the cores to other work)")
+	busyPoll := fs.Bool("busy-poll", true, "server endpoints and load generator poll without sleeping, as the paper's DPDK servers do (needs endpoints+1 cores; false: sleep when idle, leaving the cores to other work; default false on memnet, whose deliveries a polling server and client starve)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (server and load generator) to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -59,6 +59,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if err := xdp.Available(); err != nil {
 			return fmt.Errorf("bench: --datapath xdp: %w", err)
 		}
+	}
+	if *dp == kv.DatapathMemnet && !flagSet(fs, "busy-poll") {
+		*busyPoll = false
 	}
 	cfg := kv.BenchConfig{
 		Experiment: *exp, Workload: benchWorkloadSpec(*wl), Datapath: *dp, Quick: *quick,
@@ -134,4 +137,11 @@ func benchWorkloadSpec(w string) string {
 		return bench.GoogleSpec(8)
 	}
 	return w
+}
+
+// flagSet reports whether the flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
