@@ -27,15 +27,17 @@ func TestLayoutLatency(t *testing.T) {
 		spin   time.Duration
 		lock   bool
 		client bool
+		poll   bool // ServerConfig.BusyPoll
 	}{
-		{"server-sleeps client-waits", -1, false, false},
-		{"server-spins-50us client-waits", 50 * time.Microsecond, false, false},
-		{"server-busypolls-locked client-waits", time.Hour, true, false},
-		{"server-sleeps client-spins", -1, false, true},
-		{"server-spins-50us client-spins", 50 * time.Microsecond, false, true},
+		{"server-sleeps client-waits", -1, false, false, false},
+		{"server-spins-50us client-waits", 50 * time.Microsecond, false, false, false},
+		{"server-busypolls-locked client-waits", time.Hour, true, false, false},
+		{"server-sleeps client-spins", -1, false, true, false},
+		{"server-spins-50us client-spins", 50 * time.Microsecond, false, true, false},
+		{"server-busypolls client-spins", 0, false, true, true}, // RunBench's BusyPoll
 	}
 	for _, l := range layouts {
-		sc := ServerConfig{Datapath: DatapathUDP, LockThread: l.lock}
+		sc := ServerConfig{Datapath: DatapathUDP, LockThread: l.lock, BusyPoll: l.poll}
 		sc.RPC.IdleSpin = l.spin
 		srv, err := NewServer(sc)
 		if err != nil {
@@ -48,7 +50,7 @@ func TestLayoutLatency(t *testing.T) {
 		if err := preload(context.Background(), cl, w); err != nil {
 			t.Fatal(err)
 		}
-		for _, rate := range []float64{1000, 5000} {
+		for _, rate := range []float64{1000, 5000, 20000} {
 			r, err := bench.Run(context.Background(), bench.Config{Workload: w, Target: cl.Target(CodecCFHybrid), Rate: rate, Duration: 2 * time.Second, Check: true, Spin: l.client})
 			if err != nil {
 				t.Fatal(err)
