@@ -54,6 +54,8 @@ type Series struct {
 	StallLostFraction float64 `json:"stall_lost_fraction,omitempty"`
 	StallMaxus        float64 `json:"stall_max_us,omitempty"`
 	StallP99Floorus   float64 `json:"stall_p99_floor_us,omitempty"`
+	// BusyPoll: the server and the load generator polled without sleeping.
+	BusyPoll bool `json:"busy_poll"`
 }
 
 // Point is one load point of a Series.

@@ -152,6 +152,12 @@ type ExperimentConfig struct {
 	// first run, logs its report and records it in every Series: on a
 	// shared or virtual machine it tells how low a p99 can go at all.
 	StallProbe time.Duration
+	// Stalls, when set, is a machine check the caller already ran (it is
+	// recorded instead of probing again).
+	Stalls *StallReport
+	// BusyPoll is recorded in every Series (Series.BusyPoll): the server
+	// and the load generator polled without sleeping.
+	BusyPoll bool
 }
 
 // RunExperiment sweeps every run of e and returns one Series per run (in
@@ -172,7 +178,9 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 		fmt.Fprintf(cfg.Log, "bench: warning: load average %.2f on %d CPUs: other work shares the cores, latencies will be inflated and max loads at the SLO low\n", load, runtime.NumCPU())
 	}
 	var stalls StallReport
-	if cfg.StallProbe > 0 {
+	if cfg.Stalls != nil {
+		stalls = *cfg.Stalls
+	} else if cfg.StallProbe > 0 {
 		stalls = MeasureStalls(ctx, 0, cfg.StallProbe)
 		if cfg.Log != nil {
 			fmt.Fprintf(cfg.Log, "bench: machine check: %v\n", stalls)
@@ -226,7 +234,7 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 		}
 		s := NewSeries(info, sr)
 		s.MaxRPSSaturated, s.SaturatedP99us, s.SaturatedServerCPUus = sat.AchievedRPS, us(sat.P99), us(sat.ServerCPU)
-		s.LoadAvg, s.CPUs = load, runtime.NumCPU()
+		s.LoadAvg, s.CPUs, s.BusyPoll = load, runtime.NumCPU(), cfg.BusyPoll
 		if stalls.Threads > 0 {
 			s.StallLostFraction = stalls.LostFraction()
 			s.StallMaxus = float64(stalls.Max) / 1e3

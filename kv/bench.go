@@ -47,11 +47,13 @@ type BenchConfig struct {
 	// last request before it sleeps (default DefaultServerSpin; ignored
 	// with BusyPoll).
 	ServerSpin time.Duration
-	// BusyPoll makes the server endpoints (ServerConfig.BusyPoll) and the
-	// load generator (bench.Config.Spin) poll without ever sleeping, as the
-	// paper's servers and clients do: one core for the server endpoint,
-	// one for the clients. Server CPU per request is then its busy time.
-	BusyPoll bool
+	// BusyPoll decides whether the server endpoints (ServerConfig.BusyPoll)
+	// and the load generator (bench.Config.Spin) poll without ever
+	// sleeping, as the paper's servers and clients do: one core for each
+	// server endpoint, one for the clients. Server CPU per request is then
+	// its busy time. The default, BusyPollAuto, polls when the machine has
+	// the cores and the machine check finds them free.
+	BusyPoll BusyPollMode
 	// Progress receives the progress bars and Log one line per run (both
 	// may be nil).
 	Progress, Log io.Writer
@@ -75,6 +77,54 @@ const BenchSaturationRounds = 3
 // BenchStallProbe is how long RunBench measures the machine's scheduling
 // stalls (bench.MeasureStalls) before the first run.
 const BenchStallProbe = time.Second
+
+// BusyPollMode is BenchConfig.BusyPoll.
+type BusyPollMode int
+
+const (
+	// BusyPollAuto polls when there is a core for every server endpoint
+	// plus one for the load generator, the datapath is not memnet (whose
+	// deliveries run in endpoint calls that pollers starve), and the
+	// machine check lost less than BusyPollMaxLost of the spinning
+	// threads' time: a poller that shares its core with other work waits
+	// whole scheduler slices (milliseconds), a sleeper only a wake-up.
+	BusyPollAuto BusyPollMode = iota
+	BusyPollOn
+	BusyPollOff
+)
+
+// BusyPollMaxLost is BusyPollAuto's limit on the share of time the machine
+// check's spinning threads lose to other work.
+const BusyPollMaxLost = 0.2
+
+// String returns "auto", "on" or "off".
+func (m BusyPollMode) String() string {
+	switch m {
+	case BusyPollOn:
+		return "on"
+	case BusyPollOff:
+		return "off"
+	}
+	return "auto"
+}
+
+// decide resolves the mode for a run with the given endpoints on datapath
+// dp, after the machine check r; the string says why.
+func (m BusyPollMode) decide(endpoints int, dp string, r bench.StallReport) (bool, string) {
+	switch {
+	case m == BusyPollOn:
+		return true, "requested"
+	case m == BusyPollOff:
+		return false, "requested"
+	case dp == DatapathMemnet:
+		return false, "memnet"
+	case runtime.NumCPU() < max(endpoints, 1)+1:
+		return false, fmt.Sprintf("%d CPUs for %d server endpoint(s) and the load generator", runtime.NumCPU(), max(endpoints, 1))
+	case r.LostFraction() >= BusyPollMaxLost:
+		return false, fmt.Sprintf("the machine check lost %.0f%% >= %.0f%% of the spinning threads' time to other work", 100*r.LostFraction(), 100*BusyPollMaxLost)
+	}
+	return true, fmt.Sprintf("%d CPUs, machine check lost %.1f%% < %.0f%%", runtime.NumCPU(), 100*r.LostFraction(), 100*BusyPollMaxLost)
+}
 
 // BenchWarmup is the closed-loop warm-up RunBench runs after each preload,
 // before the first measured run on that data set.
@@ -168,7 +218,17 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		sweep.Budget = cfg.Budget
 	}
 	sweep.Progress = cfg.Progress
-	load.Spin = cfg.BusyPoll
+	stalls := bench.MeasureStalls(ctx, 0, BenchStallProbe)
+	busyPoll, why := cfg.BusyPoll.decide(cfg.Endpoints, cfg.Datapath, stalls)
+	if cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, "bench: machine check: %v\n", stalls)
+		onOff := "off"
+		if busyPoll {
+			onOff = "on"
+		}
+		fmt.Fprintf(cfg.Log, "bench: busy polling %s (mode %v: %s)\n", onOff, cfg.BusyPoll, why)
+	}
+	load.Spin = busyPoll
 
 	var nw *memnet.Network
 	var topo *xdp.Topology
@@ -223,7 +283,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 				sc.PoolBytes = int64(topo.Space().Len()) * 3 / 4
 			}
 			sc.LockThread = true // endpoints on their own threads: Server.Usage measures their CPU time
-			sc.BusyPoll = cfg.BusyPoll
+			sc.BusyPoll = busyPoll
 			sc.RPC.IdleSpin = cfg.ServerSpin
 			if sc.RPC.IdleSpin == 0 {
 				sc.RPC.IdleSpin = DefaultServerSpin
@@ -259,7 +319,8 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	}
 	series, err := bench.RunExperiment(ctx, e, bench.ExperimentConfig{
 		Datapath: cfg.Datapath, Load: load, Sweep: sweep, Setup: setup, Log: cfg.Log,
-		SaturationRounds: BenchSaturationRounds, SaturationClients: BenchSaturationClients, StallProbe: BenchStallProbe,
+		SaturationRounds: BenchSaturationRounds, SaturationClients: BenchSaturationClients,
+		Stalls: &stalls, BusyPoll: busyPoll,
 	})
 	if serr := stop(); err == nil {
 		err = serr

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"runtime"
 	"testing"
 	"time"
 
@@ -516,6 +517,33 @@ func TestHybridThresholdFollowsDatapath(t *testing.T) {
 		cd := e.srv.eps[0].codecs[CodecCFHybrid].(*cfCodec)
 		if cd.a.Threshold != want {
 			t.Errorf("%s server: hybrid threshold %d, want %d", dp, cd.a.Threshold, want)
+		}
+	}
+}
+
+// TestBusyPollDecide: BusyPollAuto polls only with a core per endpoint
+// plus one, off memnet, on a machine whose check lost little time; On and
+// Off are obeyed.
+func TestBusyPollDecide(t *testing.T) {
+	quiet := bench.StallReport{Threads: 2, Window: time.Second, Lost: 20 * time.Millisecond}
+	busy := bench.StallReport{Threads: 2, Window: time.Second, Lost: time.Second}
+	enough := runtime.NumCPU() >= 2
+	for _, tc := range []struct {
+		mode      BusyPollMode
+		endpoints int
+		dp        string
+		r         bench.StallReport
+		want      bool
+	}{
+		{BusyPollOn, 1, DatapathMemnet, busy, true},
+		{BusyPollOff, 1, DatapathUDP, quiet, false},
+		{BusyPollAuto, 1, DatapathUDP, quiet, enough},
+		{BusyPollAuto, 1, DatapathUDP, busy, false},
+		{BusyPollAuto, 1, DatapathMemnet, quiet, false},
+		{BusyPollAuto, runtime.NumCPU(), DatapathUDP, quiet, false},
+	} {
+		if got, why := tc.mode.decide(tc.endpoints, tc.dp, tc.r); got != tc.want || why == "" {
+			t.Errorf("%v, %d endpoints, %s, lost %.0f%%: %v (%s), want %v", tc.mode, tc.endpoints, tc.dp, 100*tc.r.LostFraction(), got, why, tc.want)
 		}
 	}
 }

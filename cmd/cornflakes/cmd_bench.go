@@ -8,8 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,7 +42,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	sers := fs.String("serializers", "", "comma-separated subset of: "+strings.Join(kv.Serializers, ","))
 	endpoints := fs.Int("endpoints", 1, "server endpoints (cores); keys are sharded across them")
 	threshold := fs.Int("threshold", 0, "copy threshold of cornflakes/hybrid in bytes (default: the datapath's calibrated one: udp 16384, memnet 512, xdp copy mode 2048)")
-	busyPoll := fs.Bool("busy-poll", true, "server endpoints and load generator poll without sleeping, as the paper's DPDK servers do (needs endpoints+1 cores; false: sleep when idle, leaving the cores to other work; default false on memnet, whose deliveries a polling server and client starve)")
+	var busyPoll busyPollFlag
+	fs.Var(&busyPoll, "busy-poll", "auto|true|false: server endpoints and load generator poll without sleeping, as the paper's servers do (auto, the default: when there are endpoints+1 CPUs, the datapath is not memnet and the machine check finds the CPUs free)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (server and load generator) to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -60,17 +61,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("bench: --datapath xdp: %w", err)
 		}
 	}
-	if *dp == kv.DatapathMemnet && !flagSet(fs, "busy-poll") {
-		*busyPoll = false
-	}
+
 	cfg := kv.BenchConfig{
 		Experiment: *exp, Workload: benchWorkloadSpec(*wl), Datapath: *dp, Quick: *quick,
 		SLO: time.Duration(*sloUS * float64(time.Microsecond)), Duration: *dur, Budget: *budget,
-		Endpoints: *endpoints, Threshold: *threshold, BusyPoll: *busyPoll, Progress: stderr, Log: stderr,
+		Endpoints: *endpoints, Threshold: *threshold, BusyPoll: busyPoll.mode, Progress: stderr, Log: stderr,
 	}
-	if *busyPoll && runtime.NumCPU() < max(*endpoints, 1)+1 {
-		fmt.Fprintf(stderr, "bench: note: --busy-poll with %d server endpoint(s) on %d CPUs: the load generator shares a core with a polling endpoint\n", max(*endpoints, 1), runtime.NumCPU())
-	}
+
 	if *sers != "" {
 		cfg.Serializers = strings.Split(*sers, ",")
 	}
@@ -139,9 +136,35 @@ func benchWorkloadSpec(w string) string {
 	return w
 }
 
-// flagSet reports whether the flag was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
+// busyPollFlag is --busy-poll: auto (default), or a boolean (a bare
+// --busy-poll means true).
+type busyPollFlag struct{ mode kv.BusyPollMode }
+
+func (f *busyPollFlag) String() string {
+	switch f.mode {
+	case kv.BusyPollOn:
+		return "true"
+	case kv.BusyPollOff:
+		return "false"
+	}
+	return "auto"
 }
+
+func (f *busyPollFlag) Set(s string) error {
+	switch s {
+	case "auto":
+		f.mode = kv.BusyPollAuto
+		return nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want auto, true or false")
+	}
+	f.mode = kv.BusyPollOff
+	if b {
+		f.mode = kv.BusyPollOn
+	}
+	return nil
+}
+
+func (f *busyPollFlag) IsBoolFlag() bool { return true }

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cornflakes-go/cornflakes/kv"
 )
 
 // TestBenchJSON runs a tiny `cornflakes bench --json` over memnet (kernel
@@ -59,6 +62,7 @@ func TestBenchJSON(t *testing.T) {
 func TestBenchUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"bench", "--bogus"},
+		{"bench", "--busy-poll=sometimes"},
 		{"bench", "extra"},
 		{"bench", "--experiment", "table1", "--workload", "cdn"},
 		{"kv"},
@@ -105,5 +109,25 @@ func TestBenchMarkdown(t *testing.T) {
 	s := out.String()
 	if !strings.HasPrefix(s, "#### ") || !strings.Contains(s, "| serializer | max rps at SLO |") || !strings.Contains(s, "| cornflakes/hybrid | ") || !strings.Contains(s, "| protobuf | ") {
 		t.Fatalf("markdown:\n%s", s)
+	}
+}
+
+// TestBusyPollFlag: --busy-poll takes auto, a boolean, or nothing (true).
+func TestBusyPollFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want kv.BusyPollMode
+	}{
+		{nil, kv.BusyPollAuto},
+		{[]string{"--busy-poll"}, kv.BusyPollOn},
+		{[]string{"--busy-poll=false"}, kv.BusyPollOff},
+		{[]string{"--busy-poll=auto"}, kv.BusyPollAuto},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		var f busyPollFlag
+		fs.Var(&f, "busy-poll", "")
+		if err := fs.Parse(tc.args); err != nil || f.mode != tc.want {
+			t.Errorf("%v: mode %v, err %v; want %v", tc.args, f.mode, err, tc.want)
+		}
 	}
 }
