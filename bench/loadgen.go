@@ -133,7 +133,7 @@ type Config struct {
 	Seed           uint64        // stream seed; client i uses stream i
 	// Spin busy-waits between sends like upstream's spin timer: the client
 	// never sleeps, so it sends on time and sees a response at its next
-	// poll instead of after a wake-up; between polls it yields to other
+	// poll instead of after a wake-up; every SpinYield it yields to other
 	// goroutines (runtime.Gosched), never to the operating system. It
 	// needs a core of its own (with a busy-polling server: two). When
 	// false (default) the generator blocks in the Conn's Wait (if it is a
@@ -394,7 +394,8 @@ type client struct {
 	warmEnd, end, drainEnd int64
 	inflight               int
 	deliverFn              func(uint64, *workload.Response)
-	closedPending          int // closed loop: completions not yet replaced
+	closedPending          int   // closed loop: completions not yet replaced
+	lastYield              int64 // Spin: when the client last yielded (c.now())
 	sent, received, errors uint64
 	mismatches, lost       uint64
 	unexpected, stalls     uint64
@@ -559,7 +560,7 @@ func (c *client) runOpen(ctx context.Context, start int64, rate, stagger float64
 			return ctx.Err()
 		}
 		if c.cfg.Spin {
-			runtime.Gosched() // other goroutines (several clients share a core)
+			c.yield(now)
 		} else if err := c.idle(next - c.now()); err != nil {
 			return err
 		}
@@ -590,6 +591,22 @@ func (c *client) idle(gap int64) error {
 	d -= d % time.Millisecond
 	time.Sleep(d)
 	return nil
+}
+
+// SpinYield is how often a spinning client (Config.Spin) yields the
+// processor to other goroutines (other clients sharing it, the garbage
+// collector's workers): runtime.Gosched takes the scheduler's global lock
+// and may wake another thread, which costs more than a poll when done on
+// every iteration.
+const SpinYield = 20 * time.Microsecond
+
+// yield calls runtime.Gosched when SpinYield has passed since the last
+// time (now is c.now()).
+func (c *client) yield(now int64) {
+	if now-c.lastYield >= int64(SpinYield) {
+		runtime.Gosched()
+		c.lastYield = c.now()
+	}
 }
 
 // runClosed keeps n requests in flight, latency from the actual send.
@@ -629,7 +646,7 @@ func (c *client) runClosed(ctx context.Context, start int64, n int) error {
 				runtime.Gosched()
 			}
 		} else if c.cfg.Spin && got == 0 {
-			runtime.Gosched()
+			c.yield(now)
 		}
 	}
 	return c.drain(ctx)
@@ -645,6 +662,8 @@ func (c *client) drain(ctx context.Context) error {
 		}
 		if !c.cfg.Spin {
 			runtime.Gosched()
+		} else {
+			c.yield(c.now())
 		}
 	}
 	now := c.now()

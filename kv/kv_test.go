@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
