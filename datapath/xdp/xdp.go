@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -277,7 +279,16 @@ type Endpoint struct {
 
 	// RX state.
 	rxParts [][]byte
-	pollfd  [1]unix.PollFd
+	pollfd  [2]unix.PollFd // the XSK socket and the wake-up eventfd (Wait polls both)
+
+	// Wake: an eventfd in Wait's poll set that another goroutine writes to
+	// cut a Wait short, and a flag for a busy-polling Wait. wakeMu orders
+	// Wake against Close (a closed descriptor number may be reused at once).
+	wakeMu  sync.Mutex
+	wakeFD  int
+	woken   atomic.Bool
+	wakeBuf [8]byte // Wait drains the counter into it
+	wakeOne [8]byte // little-endian 1, what Wake adds
 
 	st datapath.Stats
 	ct Counters
@@ -345,12 +356,16 @@ func Open(cfg Config) (_ *Endpoint, err error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
-	e := &Endpoint{fd: -1, resFD: -1}
+	e := &Endpoint{fd: -1, resFD: -1, wakeFD: -1}
 	defer func() {
 		if err != nil {
 			e.teardown()
 		}
 	}()
+	if e.wakeFD, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		e.wakeFD = -1
+		return nil, fmt.Errorf("xdp: eventfd: %w", err)
+	}
 	if err := e.configure(&cfg); err != nil {
 		return nil, err
 	}
@@ -1347,9 +1362,10 @@ func (e *Endpoint) Wait(timeout time.Duration) error {
 	}
 	deadline := time.Now().Add(timeout)
 	if e.busyPoll {
-		for e.rx.consAvail() == 0 && time.Now().Before(deadline) {
+		for e.rx.consAvail() == 0 && time.Now().Before(deadline) && !e.woken.Load() {
 			e.reap()
 		}
+		e.woken.Store(false)
 		return nil
 	}
 	for {
@@ -1359,6 +1375,7 @@ func (e *Endpoint) Wait(timeout time.Duration) error {
 		}
 		ts := unix.NsecToTimespec(left.Nanoseconds())
 		e.pollfd[0] = unix.PollFd{Fd: int32(e.fd), Events: unix.POLLIN}
+		e.pollfd[1] = unix.PollFd{Fd: int32(e.wakeFD), Events: unix.POLLIN}
 		_, err := unix.Ppoll(e.pollfd[:], &ts, nil)
 		if errors.Is(err, unix.EINTR) {
 			continue
@@ -1366,8 +1383,30 @@ func (e *Endpoint) Wait(timeout time.Duration) error {
 		if err != nil {
 			return fmt.Errorf("xdp: poll: %w", err)
 		}
+		if e.pollfd[1].Revents != 0 {
+			_, _ = unix.Read(e.wakeFD, e.wakeBuf[:]) // reset the counter
+		}
+		e.woken.Store(false)
 		return nil
 	}
+}
+
+// Wake makes a Wait in progress (or the next one) return. It is safe from
+// any goroutine, including while the owner goroutine uses the endpoint (it
+// does not take the ownership guard): one eventfd write. After Close it
+// returns datapath.ErrClosed.
+func (e *Endpoint) Wake() error {
+	e.wakeMu.Lock()
+	defer e.wakeMu.Unlock()
+	if e.wakeFD < 0 {
+		return datapath.ErrClosed
+	}
+	e.woken.Store(true)
+	e.wakeOne[0] = 1
+	if _, err := unix.Write(e.wakeFD, e.wakeOne[:]); err != nil && err != unix.EAGAIN { // EAGAIN: saturated, Wait returns anyway
+		return fmt.Errorf("xdp: wake: %w", err)
+	}
+	return nil
 }
 
 // Close implements datapath.Endpoint: it flushes, waits (bounded) for
@@ -1405,6 +1444,12 @@ func (e *Endpoint) teardown() error {
 		errs = append(errs, unix.Close(e.fd))
 		e.fd = -1
 	}
+	e.wakeMu.Lock()
+	if e.wakeFD >= 0 {
+		errs = append(errs, unix.Close(e.wakeFD))
+		e.wakeFD = -1
+	}
+	e.wakeMu.Unlock()
 	for _, r := range []*ring{e.fill, e.comp, e.rx, e.tx} {
 		r.unmap()
 	}
