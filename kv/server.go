@@ -276,8 +276,8 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 // busy time per request is the cost of serving one, as thread CPU time is
 // for a server that sleeps when idle.
 //
-// After an empty poll it yields to other goroutines (at most every 20 µs). The goroutine is not
-// locked to a thread: the Go scheduler preempts a
+// After an empty poll it yields to other goroutines (at most every 20 µs).
+// The goroutine is not locked to a thread: the Go scheduler preempts a
 // goroutine that runs for 10 ms, and a locked one then waits for a thread
 // hand-off (a futex wake-up, tens of µs on the VM) where an unlocked one
 // continues on the same thread.
