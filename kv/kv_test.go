@@ -390,27 +390,10 @@ func TestServerUsage(t *testing.T) {
 		t.Fatalf("unlocked server: Usage err = %v, want ErrUsageUnavailable", err)
 	}
 
-	srv, err := NewServer(ServerConfig{Datapath: DatapathUDP, Endpoints: 2, PoolBytes: 64 << 20, LockThread: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("server close: %v", err)
-		}
-	}()
-	cl, err := NewClient(ClientConfig{Server: srv.Addr(), Endpoints: 2, Datapath: DatapathUDP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	cn, err := cl.Dial(CodecCFHybrid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cn.Close()
+	srv, cl, cn := udpServer(t, ServerConfig{Endpoints: 2, LockThread: true})
 	var cpu0 time.Duration
 	var n0 uint64
+	var err error
 	for deadline := time.Now().Add(5 * time.Second); ; { // the endpoint goroutines record their threads when they start
 		if cpu0, n0, err = srv.Usage(); err == nil || time.Now().After(deadline) {
 			break
@@ -434,29 +417,40 @@ func TestServerUsage(t *testing.T) {
 	}
 }
 
-// TestBusyPollServer: a busy-polling server over real UDP answers every
-// request of the script correctly and reports its busy time per request
-// through Usage (no locked threads needed), and stops on Close.
-func TestBusyPollServer(t *testing.T) {
-	srv, err := NewServer(ServerConfig{Datapath: DatapathUDP, PoolBytes: 64 << 20, BusyPoll: true})
+// udpServer starts a server with cfg over real UDP (64 MiB of values), a
+// client and one Cornflakes-hybrid connection to every endpoint; all three
+// are closed in t.Cleanup, the server last (its Close fails while store
+// memory is still referenced).
+func udpServer(t *testing.T, cfg ServerConfig) (*Server, *Client, *Conn) {
+	t.Helper()
+	cfg.Datapath, cfg.PoolBytes = DatapathUDP, 64<<20
+	srv, err := NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		if err := srv.Close(); err != nil {
 			t.Errorf("server close: %v", err)
 		}
-	}()
-	cl, err := NewClient(ClientConfig{Server: srv.Addr(), Endpoints: 1, Datapath: DatapathUDP})
+	})
+	cl, err := NewClient(ClientConfig{Server: srv.Addr(), Endpoints: srv.Endpoints(), Datapath: DatapathUDP})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
+	t.Cleanup(func() { _ = cl.Close() })
 	cn, err := cl.Dial(CodecCFHybrid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cn.Close()
+	t.Cleanup(func() { _ = cn.Close() })
+	return srv, cl, cn
+}
+
+// TestBusyPollServer: a busy-polling server over real UDP answers every
+// request of the script correctly and reports its busy time per request
+// through Usage (no locked threads needed), and stops on Close.
+func TestBusyPollServer(t *testing.T) {
+	srv, _, cn := udpServer(t, ServerConfig{BusyPoll: true})
 	busy0, n0, err := srv.Usage()
 	if err != nil {
 		t.Fatal(err)
