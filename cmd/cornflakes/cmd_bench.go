@@ -38,7 +38,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "directory for results.json, results.csv and the PNG plots (default ./out/bench-<timestamp>)")
 	sloUS := fs.Float64("slo-us", 0, "p99 latency SLO in µs (default 500)")
 	dur := fs.Duration("duration", 0, "length of each load point (default 2s, 1s with no --experiment/--workload, 500ms with --quick)")
-	budget := fs.Duration("budget", 0, "wall-time budget of the whole sweep (default 150s, 55s with no --experiment/--workload, 90s with --quick)")
+	budget := fs.Duration("budget", 0, "wall-time budget of the whole sweep (default 150s, 40s with no --experiment/--workload, 90s with --quick)")
 	sers := fs.String("serializers", "", "comma-separated subset of: "+strings.Join(kv.Serializers, ","))
 	endpoints := fs.Int("endpoints", 1, "server endpoints (cores); keys are sharded across them")
 	threshold := fs.Int("threshold", 0, "copy threshold of cornflakes/hybrid in bytes (default: the datapath's calibrated one: udp 16384, memnet 512, xdp copy mode 2048)")
