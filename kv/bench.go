@@ -305,11 +305,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			// garbage now and warm the server up (caches, the kernel's
 			// socket buffers, the scheduler's view of the threads).
 			runtime.GC()
-			// The warm-up has the saturation points' shape (their client
-			// count and window): the first of them otherwise ran at about
-			// half the rate of the later ones, paying for registered memory
-			// that the client pools commit on first use.
-			r, err := bench.Run(ctx, bench.Config{Workload: w, Target: cl.Target(codec), Clients: BenchSaturationClients, Outstanding: bench.SaturationOutstanding, Spin: load.Spin,
+			r, err := bench.Run(ctx, bench.Config{Workload: w, Target: cl.Target(codec), Outstanding: bench.SaturationOutstanding, Spin: load.Spin,
 				Duration: BenchWarmup, Check: true, Seed: ^uint64(0)})
 			if err == nil && r.Mismatches > 0 {
 				err = fmt.Errorf("%d responses differ from the model (first: %s): %w", r.Mismatches, r.FirstMismatch, bench.ErrMismatch)
