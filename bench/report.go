@@ -48,7 +48,7 @@ type Series struct {
 	// above CPUs means other work shared the cores and inflated latencies.
 	LoadAvg float64 `json:"loadavg"`
 	CPUs    int     `json:"cpus"`
-	// The machine check before the experiment (ExperimentConfig.StallProbe,
+	// The machine check before the experiment (ExperimentConfig.Stalls,
 	// MeasureStalls): the share of time spinning threads lost to stalls,
 	// the longest stall, and the p99 latency stalls alone cause.
 	StallLostFraction float64 `json:"stall_lost_fraction,omitempty"`

@@ -148,12 +148,9 @@ type ExperimentConfig struct {
 	// receive batches full instead of measuring one client's round trip.
 	SaturationClients int
 	Workload          func(spec string) (workload.Workload, error) // default workload.Parse
-	// StallProbe, when > 0, runs MeasureStalls for this long before the
-	// first run, logs its report and records it in every Series: on a
-	// shared or virtual machine it tells how low a p99 can go at all.
-	StallProbe time.Duration
-	// Stalls, when set, is a machine check the caller already ran (it is
-	// recorded instead of probing again).
+	// Stalls, when set, is the machine check (MeasureStalls) the caller ran
+	// before the experiment; it is recorded in every Series: on a shared or
+	// virtual machine it tells how low a p99 can go at all.
 	Stalls *StallReport
 	// BusyPoll is recorded in every Series (Series.BusyPoll): the server
 	// and the load generator polled without sleeping.
@@ -180,11 +177,6 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 	var stalls StallReport
 	if cfg.Stalls != nil {
 		stalls = *cfg.Stalls
-	} else if cfg.StallProbe > 0 {
-		stalls = MeasureStalls(ctx, 0, cfg.StallProbe)
-		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, "bench: machine check: %v\n", stalls)
-		}
 	}
 	var out []Series
 	var sats [][]Result // saturation points of each series
