@@ -290,14 +290,7 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 			case shapeMessage:
 				g.P(w("DecodeMessage"), "(d, ", f.num, ", &x.", f.sf, ")")
 			case shapeList:
-				switch f.kind {
-				case protoreflect.StringKind:
-					g.P("d.StringList(", f.num, ", &x.", f.sf, ")")
-				case protoreflect.MessageKind:
-					g.P(w("DecodeMessages"), "(d, ", f.num, ", &x.", f.sf, ")")
-				default:
-					g.P(w("DecodeScalars"), "(d, ", f.num, ", &x.", f.sf, ")")
-				}
+				emitListDecode(g, f)
 			}
 			continue
 		}

@@ -745,16 +745,7 @@ func genHooks(g *protogen.GeneratedFile, m *message) {
 		case shapeMessage:
 			g.P(w("DecodeMessage"), "(d, ", f.num, ", &x.", f.sf, ")")
 		case shapeList:
-			switch f.kind {
-			case protoreflect.BytesKind:
-				g.P("d.BytesList(", f.num, ", &x.", f.sf, ")")
-			case protoreflect.StringKind:
-				g.P("d.StringList(", f.num, ", &x.", f.sf, ")")
-			case protoreflect.MessageKind:
-				g.P(w("DecodeMessages"), "(d, ", f.num, ", &x.", f.sf, ")")
-			default:
-				g.P(w("DecodeScalars"), "(d, ", f.num, ", &x.", f.sf, ")")
-			}
+			emitListDecode(g, f)
 		}
 	}
 	g.P("}")
@@ -877,6 +868,22 @@ func genString(g *protogen.GeneratedFile, m *message) {
 	g.P("return t.End()")
 	g.P("}")
 	g.P()
+}
+
+// emitListDecode writes WireDecode's call for a list field (the per-field
+// and the fast path share it; the fast path decodes bytes lists itself).
+func emitListDecode(g *protogen.GeneratedFile, f *field) {
+	w := func(s string) string { return g.QualifiedGoIdent(wirePkg.Ident(s)) }
+	switch f.kind {
+	case protoreflect.BytesKind:
+		g.P("d.BytesList(", f.num, ", &x.", f.sf, ")")
+	case protoreflect.StringKind:
+		g.P("d.StringList(", f.num, ", &x.", f.sf, ")")
+	case protoreflect.MessageKind:
+		g.P(w("DecodeMessages"), "(d, ", f.num, ", &x.", f.sf, ")")
+	default:
+		g.P(w("DecodeScalars"), "(d, ", f.num, ", &x.", f.sf, ")")
+	}
 }
 
 // emitListEncode writes WireEncode's call for a list field of strings,
