@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/bench"
-	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
@@ -120,38 +119,29 @@ func BenchmarkServerPath(b *testing.B) {
 //
 //	go test -run XXX -bench EndToEnd ./kv
 func BenchmarkEndToEnd(b *testing.B) {
-	for _, dp := range []string{DatapathUDP} {
-		for _, spec := range []string{"google:keys=2000", "cdn:objects=200"} {
-			w, err := workload.Parse(spec)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for _, c := range []Codec{CodecCFHybrid, CodecVTProtobuf, CodecFlatBuffers} {
-				b.Run(fmt.Sprintf("%s/%s/%v", dp, strings.Split(spec, ":")[0], c), func(b *testing.B) {
-					benchEndToEnd(b, dp, w, c, 0)
-				})
-			}
-			// Hybrid with a threshold below the 8000-byte CDN segments:
-			// values go out as their own iovec instead of being copied
-			// into the packet buffer.
-			b.Run(fmt.Sprintf("%s/%s/%v@4096", dp, strings.Split(spec, ":")[0], CodecCFHybrid), func(b *testing.B) {
-				benchEndToEnd(b, dp, w, CodecCFHybrid, 4096)
-			})
+	for _, spec := range []string{"google:keys=2000", "cdn:objects=200"} {
+		w, err := workload.Parse(spec)
+		if err != nil {
+			b.Fatal(err)
 		}
+		name := "udp/" + strings.Split(spec, ":")[0]
+		for _, c := range []Codec{CodecCFHybrid, CodecVTProtobuf, CodecFlatBuffers} {
+			b.Run(fmt.Sprintf("%s/%v", name, c), func(b *testing.B) { benchEndToEnd(b, w, c, 0) })
+		}
+		// Hybrid with a threshold below the 8000-byte CDN segments:
+		// values go out as their own iovec instead of being copied into
+		// the packet buffer.
+		b.Run(fmt.Sprintf("%s/%v@4096", name, CodecCFHybrid), func(b *testing.B) { benchEndToEnd(b, w, CodecCFHybrid, 4096) })
 	}
 }
 
-func benchEndToEnd(b *testing.B, dp string, w workload.Workload, c Codec, threshold int) {
-	var nw *memnet.Network
-	if dp == DatapathMemnet {
-		nw = memnet.NewNetwork(memnet.NetworkConfig{})
-	}
-	srv, err := NewServer(ServerConfig{Datapath: dp, Memnet: nw, PoolBytes: 256 << 20, BusyPoll: true, Codecs: []Codec{CodecCFHybrid, c}, Threshold: threshold})
+func benchEndToEnd(b *testing.B, w workload.Workload, c Codec, threshold int) {
+	srv, err := NewServer(ServerConfig{Datapath: DatapathUDP, PoolBytes: 256 << 20, BusyPoll: true, Codecs: []Codec{CodecCFHybrid, c}, Threshold: threshold})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	cl, err := NewClient(ClientConfig{Server: srv.Addr(), Endpoints: 1, Datapath: dp, Memnet: nw})
+	cl, err := NewClient(ClientConfig{Server: srv.Addr(), Endpoints: 1, Datapath: DatapathUDP})
 	if err != nil {
 		b.Fatal(err)
 	}
