@@ -130,9 +130,7 @@ func p99Floor(gaps []time.Duration, window time.Duration) time.Duration {
 	if over(0) <= budget {
 		return 0
 	}
-	sorted := slices.Clone(gaps)
-	slices.Sort(sorted)
-	lo, hi := time.Duration(0), sorted[len(sorted)-1] // over(hi) == 0
+	lo, hi := time.Duration(0), slices.Max(gaps) // over(hi) == 0
 	for hi-lo > time.Microsecond {
 		mid := lo + (hi-lo)/2
 		if over(mid) <= budget {
