@@ -24,12 +24,12 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/internal/wakefd"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -183,12 +183,8 @@ type Endpoint struct {
 	pollTS   unix.Timespec  // Wait's timeout (a field so ppoll does not allocate)
 
 	// Wake: an eventfd in Wait's poll set that another goroutine writes to
-	// cut a Wait short. wakeMu orders Wake against Close (a closed
-	// descriptor number may be reused at once by another open).
-	wakeMu  sync.Mutex
-	wakeFD  int
-	wakeBuf [8]byte // Wait drains the counter into it
-	wakeOne [8]byte // little-endian 1, what Wake adds (a field: no allocation under -race)
+	// cut a Wait short.
+	wake wakefd.FD
 
 	// SendObject state.
 	sink      *txPkt
@@ -239,7 +235,7 @@ func Open(cfg Config) (*Endpoint, error) {
 	if !cfg.Addr.IsValid() {
 		return nil, fmt.Errorf("%w: Addr %v", ErrConfig, cfg.Addr)
 	}
-	e := &Endpoint{fd: -1, wakeFD: -1, batch: cfg.Batch, maxSeg: cfg.MaxSegments, maxPay: cfg.MaxPayload, zcMin: cfg.ZeroCopyMin}
+	e := &Endpoint{fd: -1, batch: cfg.Batch, maxSeg: cfg.MaxSegments, maxPay: cfg.MaxPayload, zcMin: cfg.ZeroCopyMin}
 	if e.batch == 0 {
 		e.batch = DefaultBatch
 	}
@@ -270,10 +266,8 @@ func Open(cfg Config) (*Endpoint, error) {
 	}
 	err := e.openSocket(cfg)
 	if err == nil {
-		e.wakeFD, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-		if err != nil {
-			e.wakeFD = -1
-			err = fmt.Errorf("udp: eventfd: %w", err)
+		if err = e.wake.Open(); err != nil {
+			err = fmt.Errorf("udp: %w", err)
 		}
 	}
 	if err != nil {
@@ -303,7 +297,7 @@ func Open(cfg Config) (*Endpoint, error) {
 	e.rxMsgs = make([]unix.Mmsghdr, b)
 	e.over = make([]datapath.Packet, b*maxGSOSegments)
 	e.pollfd[0] = unix.PollFd{Fd: int32(e.fd)}
-	e.pollfd[1] = unix.PollFd{Fd: int32(e.wakeFD)}
+	e.pollfd[1] = unix.PollFd{Fd: int32(e.wake.Fd())}
 	if e.zcMin > 0 {
 		n := cfg.ZeroCopyPending
 		if n == 0 {
@@ -1057,7 +1051,7 @@ func (e *Endpoint) Wait(timeout time.Duration) error {
 			if e.pollfd[1].Revents != 0 {
 				// Reset the counter (EAGAIN: a concurrent reader cannot
 				// exist, but an empty counter is harmless).
-				_, _ = unix.Read(e.wakeFD, e.wakeBuf[:])
+				e.wake.Drain()
 			}
 			return nil
 		case unix.EINTR:
@@ -1076,17 +1070,11 @@ func (e *Endpoint) Wait(timeout time.Duration) error {
 // every hand-over to a sleeping endpoint (one eventfd write). After Close
 // it returns ErrClosed.
 func (e *Endpoint) Wake() error {
-	e.wakeMu.Lock()
-	defer e.wakeMu.Unlock()
-	if e.wakeFD < 0 {
-		return datapath.ErrClosed
-	}
-	e.wakeOne[0] = 1
-	_, err := unix.Write(e.wakeFD, e.wakeOne[:])
-	if err != nil && err != unix.EAGAIN { // EAGAIN: the counter is saturated, Wait returns anyway
+	err := e.wake.Wake()
+	if err != nil && !errors.Is(err, datapath.ErrClosed) {
 		return fmt.Errorf("udp: wake: %w", err)
 	}
-	return nil
+	return err
 }
 
 // Close flushes, waits up to 2 s for outstanding zero-copy notices,
@@ -1120,10 +1108,7 @@ func (e *Endpoint) Close() error {
 		e.overH = (e.overH + 1) % len(e.over)
 	}
 	errs = append(errs, unix.Close(e.fd))
-	e.wakeMu.Lock()
-	errs = append(errs, unix.Close(e.wakeFD))
-	e.wakeFD = -1
-	e.wakeMu.Unlock()
+	errs = append(errs, e.wake.Close())
 	if e.ownPool {
 		errs = append(errs, e.pool.Close())
 	}

@@ -75,7 +75,7 @@ func TestWakeClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd := e.wakeFD
+	fd := e.wake.Fd()
 	link := fmt.Sprintf("/proc/self/fd/%d", fd)
 	if target, err := os.Readlink(link); err != nil || target != "anon_inode:[eventfd]" {
 		t.Fatalf("wake descriptor %d: %q, %v", fd, target, err)
@@ -106,8 +106,8 @@ func TestWakeClose(t *testing.T) {
 	if err := e.Wake(); !errors.Is(err, datapath.ErrClosed) {
 		t.Fatalf("Wake after Close: %v", err)
 	}
-	if e.wakeFD != -1 {
-		t.Fatalf("wake descriptor %d still set after Close", e.wakeFD)
+	if e.wake.Fd() != -1 {
+		t.Fatalf("wake descriptor %d still set after Close", e.wake.Fd())
 	}
 	// The number may have been reused by another open since (tests in this
 	// package do not run in parallel, so only a runtime descriptor could).

@@ -6,13 +6,13 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/internal/wakefd"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -282,13 +282,9 @@ type Endpoint struct {
 	pollfd  [2]unix.PollFd // the XSK socket and the wake-up eventfd (Wait polls both)
 
 	// Wake: an eventfd in Wait's poll set that another goroutine writes to
-	// cut a Wait short, and a flag for a busy-polling Wait. wakeMu orders
-	// Wake against Close (a closed descriptor number may be reused at once).
-	wakeMu  sync.Mutex
-	wakeFD  int
-	woken   atomic.Bool
-	wakeBuf [8]byte // Wait drains the counter into it
-	wakeOne [8]byte // little-endian 1, what Wake adds
+	// cut a Wait short, and a flag for a busy-polling Wait.
+	wake  wakefd.FD
+	woken atomic.Bool
 
 	st datapath.Stats
 	ct Counters
@@ -356,15 +352,14 @@ func Open(cfg Config) (_ *Endpoint, err error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
-	e := &Endpoint{fd: -1, resFD: -1, wakeFD: -1}
+	e := &Endpoint{fd: -1, resFD: -1}
 	defer func() {
 		if err != nil {
 			e.teardown()
 		}
 	}()
-	if e.wakeFD, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
-		e.wakeFD = -1
-		return nil, fmt.Errorf("xdp: eventfd: %w", err)
+	if err := e.wake.Open(); err != nil {
+		return nil, fmt.Errorf("xdp: %w", err)
 	}
 	if err := e.configure(&cfg); err != nil {
 		return nil, err
@@ -1375,7 +1370,7 @@ func (e *Endpoint) Wait(timeout time.Duration) error {
 		}
 		ts := unix.NsecToTimespec(left.Nanoseconds())
 		e.pollfd[0] = unix.PollFd{Fd: int32(e.fd), Events: unix.POLLIN}
-		e.pollfd[1] = unix.PollFd{Fd: int32(e.wakeFD), Events: unix.POLLIN}
+		e.pollfd[1] = unix.PollFd{Fd: int32(e.wake.Fd()), Events: unix.POLLIN}
 		_, err := unix.Ppoll(e.pollfd[:], &ts, nil)
 		if errors.Is(err, unix.EINTR) {
 			continue
@@ -1384,7 +1379,7 @@ func (e *Endpoint) Wait(timeout time.Duration) error {
 			return fmt.Errorf("xdp: poll: %w", err)
 		}
 		if e.pollfd[1].Revents != 0 {
-			_, _ = unix.Read(e.wakeFD, e.wakeBuf[:]) // reset the counter
+			e.wake.Drain()
 		}
 		e.woken.Store(false)
 		return nil
@@ -1396,17 +1391,12 @@ func (e *Endpoint) Wait(timeout time.Duration) error {
 // does not take the ownership guard): one eventfd write. After Close it
 // returns datapath.ErrClosed.
 func (e *Endpoint) Wake() error {
-	e.wakeMu.Lock()
-	defer e.wakeMu.Unlock()
-	if e.wakeFD < 0 {
-		return datapath.ErrClosed
-	}
 	e.woken.Store(true)
-	e.wakeOne[0] = 1
-	if _, err := unix.Write(e.wakeFD, e.wakeOne[:]); err != nil && err != unix.EAGAIN { // EAGAIN: saturated, Wait returns anyway
+	err := e.wake.Wake()
+	if err != nil && !errors.Is(err, datapath.ErrClosed) {
 		return fmt.Errorf("xdp: wake: %w", err)
 	}
-	return nil
+	return err
 }
 
 // Close implements datapath.Endpoint: it flushes, waits (bounded) for
@@ -1444,12 +1434,7 @@ func (e *Endpoint) teardown() error {
 		errs = append(errs, unix.Close(e.fd))
 		e.fd = -1
 	}
-	e.wakeMu.Lock()
-	if e.wakeFD >= 0 {
-		errs = append(errs, unix.Close(e.wakeFD))
-		e.wakeFD = -1
-	}
-	e.wakeMu.Unlock()
+	errs = append(errs, e.wake.Close())
 	for _, r := range []*ring{e.fill, e.comp, e.rx, e.tx} {
 		r.unmap()
 	}
