@@ -57,7 +57,10 @@ type Endpoint interface {
 	Flush() error
 
 	// Recv fills pkts with up to len(pkts) received packets without
-	// blocking and returns how many it filled (0 when none is ready).
+	// blocking and returns how many it filled (0 when none is ready). It
+	// may return packets together with an error (a failed completion
+	// reap, no free RX buffer for the rest of the batch): the n packets
+	// are valid and owned by the caller either way.
 	Recv(pkts []Packet) (int, error)
 	// Wait blocks until a packet may be ready or timeout elapses; it is for
 	// idle endpoints that should not busy-poll.

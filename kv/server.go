@@ -128,6 +128,7 @@ type serverEP struct {
 	tid     atomic.Int32 // OS thread of the endpoint loop (LockThread), for Usage
 	busy    atomic.Int64 // ns spent in loop iterations that served requests (BusyPoll), for Usage
 	lastErr atomic.Pointer[error]
+	loopErr error // why the endpoint loop ended before Close (read after wg.Wait)
 }
 
 // ErrXDPPoolTooLarge reports a PoolBytes that does not fit in the AF_XDP
@@ -252,18 +253,29 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 		s.wg.Add(1)
 		go func(st *serverEP) {
 			defer s.wg.Done()
-			if cfg.BusyPoll {
-				pprof.Do(ctx, pprof.Labels("kv", "server"), func(ctx context.Context) { _ = st.poll(ctx) })
-				return
-			}
-			if cfg.LockThread {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				st.tid.Store(int32(unix.Gettid()))
-			}
 			// The label lets a CPU profile of a whole benchmark separate the
 			// server's work (go tool pprof -tagfocus kv=server).
-			pprof.Do(ctx, pprof.Labels("kv", "server"), func(ctx context.Context) { _ = st.ep.Run(ctx) })
+			pprof.Do(ctx, pprof.Labels("kv", "server"), func(ctx context.Context) {
+				var err error
+				if cfg.BusyPoll {
+					err = st.poll(ctx)
+				} else {
+					if cfg.LockThread {
+						runtime.LockOSThread()
+						defer runtime.UnlockOSThread()
+						st.tid.Store(int32(unix.Gettid()))
+					}
+					err = st.ep.Run(ctx)
+				}
+				if err != nil && ctx.Err() == nil {
+					// The loop ended on its own (its datapath closed): the
+					// endpoint serves nothing more. Keep the reason for
+					// LastError and Close.
+					err = fmt.Errorf("kv: endpoint %d stopped: %w", st.ep.ID(), err)
+					st.loopErr = err
+					st.recordErr(err)
+				}
+			})
 		}(st)
 	}
 	return s, nil
@@ -457,7 +469,8 @@ func (st *serverEP) recordErr(err error) { st.lastErr.Store(&err) }
 
 // Close stops the endpoints, closes the Nexus, frees every stored value
 // and closes the store's pool. It fails if registered memory is still in
-// use afterwards (a leak).
+// use afterwards (a leak), and reports an endpoint whose loop had stopped
+// on its own before Close (its datapath closed underneath it).
 func (s *Server) Close() error {
 	if s.closed {
 		return nil
@@ -469,6 +482,9 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	var errs []error
 	for _, st := range s.eps {
+		if st.loopErr != nil {
+			errs = append(errs, st.loopErr)
+		}
 		if err := st.ep.Close(); err != nil {
 			errs = append(errs, err)
 		}

@@ -167,8 +167,16 @@ type Stats struct {
 	Handlers uint64
 	// Continuations is the number of continuations run.
 	Continuations uint64
-	// SendErrors counts datapath send errors (the packet counts as lost).
+	// SendErrors counts datapath send and flush errors (the packets
+	// count as lost; the protocol retransmits them).
 	SendErrors uint64
+	// RecvErrors counts datapath receive errors (a full pool, a failed
+	// system call): the loop goes on and receives in its next iteration.
+	RecvErrors uint64
+	// LastDatapathErr is the most recent send, flush or receive error
+	// (nil if none): transient errors do not end the event loop, they are
+	// counted above and kept here for diagnosis.
+	LastDatapathErr error
 	// CopiedPackets counts packets whose segments exceeded MaxSegments and were copied.
 	CopiedPackets uint64
 	// Wakeups counts Run's sleeps in the datapath's Wait that a hand-over
@@ -409,7 +417,8 @@ func (ep *Endpoint) now() int64 { return int64(time.Since(ep.start)) }
 
 // RunOnce runs one iteration of the event loop: session management and
 // handed-over work, timers (loss detection, rate limiter), one receive batch,
-// handlers and continuations, and a transmit flush.
+// handlers and continuations, and a transmit flush. Like Run, it returns
+// datapath errors only once the datapath is closed (Stats counts the others).
 func (ep *Endpoint) RunOnce() error {
 	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
 		return ErrReentrant
@@ -424,7 +433,9 @@ func (ep *Endpoint) RunOnce() error {
 }
 
 // Run runs the event loop until ctx is done, sleeping in the datapath's
-// Wait when idle. It returns ctx.Err() (or a datapath error).
+// Wait when idle. It returns ctx.Err(), or the datapath's error once it is
+// closed; transient datapath errors are counted in Stats and the loop goes
+// on.
 //
 // On a datapath with Wake (udp, memnet) an idle Run sleeps until its next
 // timer (loss scan with requests in flight, rate limiter, session
@@ -536,10 +547,9 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 		progress = true
 		ep.process()
 	}
-	n, err := ep.dp.Recv(ep.rx)
-	if err != nil {
-		return progress, err
-	}
+	// Recv may return packets and an error together: the packets are
+	// served (and released) first.
+	n, rerr := ep.dp.Recv(ep.rx)
 	if n > 0 {
 		progress = true
 		// The batch's buffers stay in ep.rx until its handlers and
@@ -558,7 +568,37 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 			rx[i] = datapath.Packet{}
 		}
 	}
-	return progress, ep.dp.Flush()
+	if rerr != nil {
+		ep.stats.RecvErrors++
+		if err := ep.datapathErr(rerr); err != nil {
+			return progress, err
+		}
+	}
+	return progress, ep.flush()
+}
+
+// flush sends what the datapath queued; see datapathErr for its error.
+func (ep *Endpoint) flush() error {
+	if err := ep.dp.Flush(); err != nil {
+		ep.stats.SendErrors++
+		return ep.datapathErr(err)
+	}
+	return nil
+}
+
+// datapathErr keeps a datapath error for Stats and returns it if it ends
+// the event loop: only a closed datapath does. Everything else is
+// transient for the protocol: a send that failed (a full socket buffer, an
+// unreachable peer) is a lost packet that it retransmits, a receive that
+// failed (no free buffer in the pool) is retried by the next iteration.
+// Ending the loop instead would take every session of the endpoint down
+// for one peer's or one moment's trouble.
+func (ep *Endpoint) datapathErr(err error) error {
+	ep.stats.LastDatapathErr = err
+	if errors.Is(err, datapath.ErrClosed) {
+		return err
+	}
+	return nil
 }
 
 // process sends the core's packets and handles its events until quiet.
@@ -847,7 +887,7 @@ func (ep *Endpoint) respond(r *Request, m Msg, pre int) error {
 	ep.finish(r)
 	if !ep.inLoop {
 		ep.process()
-		_ = ep.dp.Flush()
+		_ = ep.flush()
 	}
 	return nil
 }
@@ -906,7 +946,7 @@ func (ep *Endpoint) enqueueLocked(s Session, reqType uint8, req Msg, cont func(*
 	}
 	if !ep.inLoop {
 		ep.process()
-		_ = ep.dp.Flush()
+		_ = ep.flush()
 	}
 	return tag, nil
 }
