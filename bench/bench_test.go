@@ -193,9 +193,9 @@ func TestSendPollDoNotAllocate(t *testing.T) {
 func fakePoints(capacity float64) PointFunc {
 	return func(_ context.Context, offered float64) (Result, error) {
 		r := Result{OfferedRPS: offered, AchievedRPS: offered, Received: 1000, P50: 10 * time.Microsecond, P99: 40 * time.Microsecond, Unit: "requests"}
-		if offered > capacity {
+		if offered > capacity { // overloaded: the queue raises the median too
 			r.AchievedRPS = capacity
-			r.P99 = 10 * time.Millisecond
+			r.P50, r.P99 = 5*time.Millisecond, 10*time.Millisecond
 		}
 		return r, nil
 	}
@@ -228,6 +228,75 @@ func TestAdaptiveSweep(t *testing.T) {
 	}
 	if lowest := sr.Points[len(sr.Points)-1].OfferedRPS; lowest < 1000/DefaultMinRPSDivisor || lowest > 2*1000/DefaultMinRPSDivisor {
 		t.Fatalf("step-down ended at %v req/s", lowest)
+	}
+}
+
+// A point that misses the SLO in its tail alone (a stall of the machine)
+// is re-run up to Retries times and passes if one attempt does; a point
+// whose median rose too (overload) or that lost throughput is not re-run.
+func TestSweepRetriesTailOnlyFailures(t *testing.T) {
+	const slo = 500 * time.Microsecond
+	stalled := func(r Result) Result { r.P99 = 3 * time.Millisecond; return r }
+	for _, tc := range []struct {
+		name       string
+		retries    int
+		point      func(r Result, attempt int) Result // attempt counts from 0 at each load
+		wantMax    float64
+		wantReruns int
+		wantPoints int
+	}{
+		{"stall once at 20k", 0, func(r Result, a int) Result {
+			if r.OfferedRPS == 20000 && a == 0 {
+				return stalled(r)
+			}
+			return r
+		}, 40000, 1, 5 + 1},
+		{"stalls at 20k in every attempt", 0, func(r Result, a int) Result {
+			if r.OfferedRPS == 20000 {
+				return stalled(r)
+			}
+			return r
+		}, 10000, 2, 3 + 2},
+		{"retries off", -1, func(r Result, a int) Result {
+			if r.OfferedRPS == 20000 && a == 0 {
+				return stalled(r)
+			}
+			return r
+		}, 10000, 0, 3},
+		{"overload raises the median: no re-run", 0, func(r Result, a int) Result {
+			if r.OfferedRPS >= 20000 {
+				r = stalled(r)
+				r.P50 = 400 * time.Microsecond
+			}
+			return r
+		}, 10000, 0, 3},
+		{"lost throughput: no re-run", 0, func(r Result, a int) Result {
+			if r.OfferedRPS >= 20000 {
+				r = stalled(r)
+				r.AchievedRPS = r.OfferedRPS / 2
+			}
+			return r
+		}, 10000, 0, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			attempts := map[float64]int{}
+			run := func(_ context.Context, offered float64) (Result, error) {
+				r := Result{OfferedRPS: offered, AchievedRPS: offered, Received: 1000, P50: 20 * time.Microsecond, P99: 100 * time.Microsecond}
+				if offered > 40000 { // capacity
+					r.AchievedRPS, r.P50, r.P99 = 40000, 5*time.Millisecond, 20*time.Millisecond
+				}
+				r = tc.point(r, attempts[offered])
+				attempts[offered]++
+				return r, nil
+			}
+			sr, err := Sweep(context.Background(), SweepConfig{SLO: slo, Start: 5000, Refine: -1, Retries: tc.retries}, run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sr.MaxRPSAtSLO != tc.wantMax || sr.Reruns != tc.wantReruns || len(sr.Points) != tc.wantPoints {
+				t.Fatalf("max %v, %d reruns, %d points; want %v, %d, %d", sr.MaxRPSAtSLO, sr.Reruns, len(sr.Points), tc.wantMax, tc.wantReruns, tc.wantPoints)
+			}
+		})
 	}
 }
 

@@ -33,6 +33,7 @@ type Series struct {
 	MaxUnitsAtSLO    float64 `json:"max_units_per_sec_at_slo,omitempty"` // objects/s for cdn
 	MaxAchievedRPS   float64 `json:"max_achieved_rps"`                   // highest achieved rate at any point
 	Truncated        bool    `json:"truncated,omitempty"`                // the time budget cut the sweep short
+	Reruns           int     `json:"reruns,omitempty"`                   // points re-run after a tail-only failure (SweepConfig.Retries)
 	// MaxRPSSaturated is the throughput of one closed-loop point at
 	// saturation (SaturationOutstanding requests in flight per client),
 	// whatever its latency: the ranking when no load meets the SLO.
@@ -91,7 +92,7 @@ func NewSeries(info RunInfo, sr SweepResult) Series {
 		Experiment: info.Experiment, Workload: info.Workload, Serializer: info.Serializer,
 		Mode: info.Mode, Datapath: info.Datapath, Label: info.Label, SerializeAndSend: info.SerializeAndSend,
 		MaxRPSAtSLO: sr.MaxRPSAtSLO, SLOP99us: us(sr.SLO), MaxUnitsAtSLO: sr.MaxUnitsAtSLO,
-		Truncated: sr.Truncated, Points: []Point{},
+		Truncated: sr.Truncated, Reruns: sr.Reruns, Points: []Point{},
 	}
 	for _, r := range sr.Points {
 		if s.Unit == "" {

@@ -244,8 +244,12 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 			groupStart = i + 1
 		}
 		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, "%s %s: max %s rps at p99 <= %.0f µs (%d points); %s rps saturated (closed loop, p99 %.0f µs)\n",
-				run.Label, s.Name(), formatRate(s.MaxRPSAtSLO), s.SLOP99us, len(s.Points), formatRate(s.MaxRPSSaturated), s.SaturatedP99us)
+			reruns := ""
+			if s.Reruns > 0 {
+				reruns = fmt.Sprintf(", %d of them re-runs after a tail-only failure", s.Reruns)
+			}
+			fmt.Fprintf(cfg.Log, "%s %s: max %s rps at p99 <= %.0f µs (%d points%s); %s rps saturated (closed loop, p99 %.0f µs)\n",
+				run.Label, s.Name(), formatRate(s.MaxRPSAtSLO), s.SLOP99us, len(s.Points), reruns, formatRate(s.MaxRPSSaturated), s.SaturatedP99us)
 		}
 		if err != nil {
 			return out, err

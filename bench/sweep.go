@@ -29,6 +29,12 @@ const (
 	// DefaultMinRPSDivisor bounds the adaptive sweep's step-down: it stops
 	// at Start/DefaultMinRPSDivisor (312 req/s with the default start).
 	DefaultMinRPSDivisor = 16
+	// DefaultRetries is how often a point that failed only in its tail is
+	// re-run (SweepConfig.Retries).
+	DefaultRetries = 2
+	// TailOnlyMedianDivisor defines a tail-only failure: the p99 missed the
+	// SLO while the median stayed at or below SLO/TailOnlyMedianDivisor.
+	TailOnlyMedianDivisor = 4
 )
 
 // SweepConfig describes a load sweep.
@@ -47,6 +53,14 @@ type SweepConfig struct {
 	// MinRPS is the lowest load the adaptive sweep steps down to when Start
 	// already fails (default Start/16).
 	MinRPS float64
+	// Retries is how many times a point that failed only in its tail
+	// (TailOnly) is re-run before it counts as failed; the point passes if
+	// one attempt does (default DefaultRetries, <0 for none). A stall of
+	// the OS or the hypervisor (MeasureStalls: up to tens of milliseconds
+	// on a VM) delays the requests around it and can put one run's p99
+	// over the SLO at any load, while an overloaded server raises the
+	// median too. Every attempt is kept in SweepResult.Points.
+	Retries int
 	// Budget bounds the sweep's wall time (0: unbounded). A point is not
 	// started when the time left is shorter than the last point took; the
 	// first point always runs.
@@ -68,6 +82,7 @@ type SweepResult struct {
 	MaxUnitsAtSLO float64
 	Best          int  // index of that point in Points, -1 if none
 	Truncated     bool // the budget stopped the sweep early
+	Reruns        int  // attempts re-run after a tail-only failure (SweepConfig.Retries)
 	SLO           time.Duration
 	MinAchieved   float64
 }
@@ -99,6 +114,9 @@ func (c *SweepConfig) normalize() error {
 	if c.MinRPS == 0 {
 		c.MinRPS = c.Start / DefaultMinRPSDivisor
 	}
+	if c.Retries == 0 {
+		c.Retries = DefaultRetries
+	}
 	switch {
 	case c.SLO < 0:
 		return fmt.Errorf("%w: SLO %v", ErrConfig, c.SLO)
@@ -127,6 +145,21 @@ func Passes(r Result, slo time.Duration, minAchieved float64) bool {
 	return r.OfferedRPS == 0 || r.AchievedRPS >= minAchieved*r.OfferedRPS
 }
 
+// TailOnly reports whether r failed the SLO in its tail alone: it met
+// every other criterion of Passes, its p99 exceeded slo and its median did
+// not exceed slo/TailOnlyMedianDivisor. That is the mark of a stall of the
+// machine rather than of an overloaded server, whose queue raises the
+// median too.
+func TailOnly(r Result, slo time.Duration, minAchieved float64) bool {
+	if Passes(r, slo, minAchieved) || r.Errors > 0 || r.Lost > 0 || r.Mismatches > 0 || r.Received == 0 {
+		return false
+	}
+	if r.OfferedRPS > 0 && r.AchievedRPS < minAchieved*r.OfferedRPS {
+		return false
+	}
+	return r.P50 <= slo/TailOnlyMedianDivisor
+}
+
 // Sweep runs points until it has found the highest load that meets the SLO.
 func Sweep(ctx context.Context, cfg SweepConfig, run PointFunc) (SweepResult, error) {
 	if err := cfg.normalize(); err != nil {
@@ -153,13 +186,22 @@ func Sweep(ctx context.Context, cfg SweepConfig, run PointFunc) (SweepResult, er
 			progressbar.OptionOnCompletion(func() { fmt.Fprintln(cfg.Progress) }),
 		)
 	}
+	var attempt func(offered float64) (bool, Result, error)
 	step := func(offered float64) (bool, error) {
+		ok, r, err := attempt(offered)
+		for try := 0; err == nil && !ok && try < cfg.Retries && TailOnly(r, cfg.SLO, cfg.MinAchieved); try++ {
+			res.Reruns++
+			ok, r, err = attempt(offered)
+		}
+		return ok, err
+	}
+	attempt = func(offered float64) (bool, Result, error) {
 		if cfg.Budget > 0 && len(res.Points) > 0 && time.Since(t0)+last > cfg.Budget {
 			res.Truncated = true
-			return false, errStop
+			return false, Result{}, errStop
 		}
 		if err := ctx.Err(); err != nil {
-			return false, err
+			return false, Result{}, err
 		}
 		if bar != nil {
 			bar.Describe(fmt.Sprintf("%s %s rps", cfg.Label, formatRate(offered)))
@@ -168,7 +210,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, run PointFunc) (SweepResult, er
 		r, err := run(ctx, offered)
 		last = time.Since(ts)
 		if err != nil {
-			return false, err
+			return false, r, err
 		}
 		res.Points = append(res.Points, r)
 		if bar != nil {
@@ -178,7 +220,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, run PointFunc) (SweepResult, er
 			_ = bar.Add(1)
 		}
 		if r.Mismatches > 0 {
-			return false, fmt.Errorf("bench: %d responses differ from the model at %s rps (first: %s): %w", r.Mismatches, formatRate(offered), r.FirstMismatch, ErrMismatch)
+			return false, r, fmt.Errorf("bench: %d responses differ from the model at %s rps (first: %s): %w", r.Mismatches, formatRate(offered), r.FirstMismatch, ErrMismatch)
 		}
 		ok := Passes(r, cfg.SLO, cfg.MinAchieved)
 		if ok && (res.Best < 0 || r.AchievedRPS > res.MaxRPSAtSLO) {
@@ -186,7 +228,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, run PointFunc) (SweepResult, er
 			res.MaxRPSAtSLO = r.AchievedRPS
 			res.MaxUnitsAtSLO = r.AchievedUnitsPS
 		}
-		return ok, nil
+		return ok, r, nil
 	}
 	var err error
 	if len(cfg.Loads) > 0 {
