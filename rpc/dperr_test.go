@@ -1,6 +1,7 @@
 package rpc_test
 
 import (
+	"bytes"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -116,4 +117,62 @@ func TestDatapathErrorsAreTransient(t *testing.T) {
 			sf.closed.Store(false)
 		})
 	}
+}
+
+// A client whose loop stalls past the RTO while the response already sits
+// in its receive queue (a descheduled thread, a VM stall) takes the
+// response instead of declaring the request lost: the loop receives before
+// it scans for losses, as eRPC's does. Scanning first retransmitted the
+// request, made the server send its saved response again, and dropped one
+// of the two copies as out of order.
+func TestStallPastRTOReceivesBeforeLossScan(t *testing.T) {
+	for _, kind := range []string{"memnet", "udp"} {
+		t.Run(kind, func(t *testing.T) {
+			const rto = 5 * time.Millisecond
+			cli, srv, c := newPair(t, opts{kind: kind, ep: rpc.EndpointConfig{RTO: rto}})
+			s := cli.connect(t, srv.nx, 1)
+			// Warm both endpoints up first: a fresh endpoint's first send
+			// touches its buffers for the first time, which can take
+			// longer than the RTO on a VM (page faults).
+			callMany(t, cli, []rpc.Session{s}, tEcho, []int{64, 64}, 10*time.Second)
+			for i := range 3 {
+				before := cli.ep.Stats().Proto
+				done := false
+				id := nextID()
+				want := payload(id, 64)
+				if err := cli.ep.Enqueue(s, tEcho, rpc.BytesMsg(want), func(r *rpc.Response) {
+					if r.Err != nil || !bytes.Equal(r.Data(), want) {
+						t.Errorf("response %d: %v", i, r.Err)
+					}
+					done = true
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if err := cli.ep.RunOnce(); err != nil {
+					t.Fatal(err)
+				}
+				// The "stall": the server runs the handler and sends the
+				// response, which waits in the client's receive queue
+				// for ten RTOs.
+				for deadline := time.Now().Add(10 * time.Second); !c.seen(id); time.Sleep(100 * time.Microsecond) {
+					if time.Now().After(deadline) {
+						t.Fatal("the server never ran the handler")
+					}
+				}
+				time.Sleep(10 * rto)
+				cli.runUntil(t, 10*time.Second, func() bool { return done })
+				after := cli.ep.Stats().Proto
+				if n := after.Retransmits - before.Retransmits; n != 0 {
+					t.Errorf("request %d: %d retransmissions (%d RTOs) after a stall with the response already received", i, n, after.RTOs-before.RTOs)
+				}
+			}
+		})
+	}
+}
+
+// seen reports whether a request with this id reached a handler.
+func (c *counter) seen(id uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[id] > 0
 }

@@ -542,7 +542,10 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 	if len(ep.smPending) > 0 {
 		ep.smTimers(now)
 	}
-	ep.core.Tick(now)
+	// Receive before the timers run (Core.Observe): after a stall longer
+	// than the RTO the responses already queued complete their requests
+	// instead of being preceded by a spurious rollback and retransmission.
+	ep.core.Observe(now)
 	if ep.core.HasReady() {
 		progress = true
 		ep.process()
@@ -567,6 +570,11 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 			_ = rx[i].Buf.Release()
 			rx[i] = datapath.Packet{}
 		}
+	}
+	ep.core.Tick(now)
+	if ep.core.HasReady() {
+		progress = true
+		ep.process()
 	}
 	if rerr != nil {
 		ep.stats.RecvErrors++
@@ -930,13 +938,15 @@ func (ep *Endpoint) enqueueLocked(s Session, reqType uint8, req Msg, cont func(*
 	}
 	tag := ep.allocCont(cont)
 	if !ep.inLoop {
-		// The core's clock only advances in Tick, and an idle client may
-		// not have run the loop for milliseconds: without this, the new
+		// The core's clock advances only in the loop, and an idle client
+		// may not have run it for milliseconds: without this, the new
 		// request's send time (its loss-detection reference) would be
 		// stale and the next loss scan would retransmit it spuriously
 		// (an RTO rollback with go-back-N costs the client an extra
-		// round trip and the server a duplicate response).
-		ep.core.Tick(ep.now())
+		// round trip and the server a duplicate response). Observe, not
+		// Tick: the loss scan waits until the loop has received what
+		// arrived meanwhile.
+		ep.core.Observe(ep.now())
 	}
 	if err := ep.core.Enqueue(uint16(s), reqType, tx, tag); err != nil {
 		tx.Release()

@@ -475,6 +475,18 @@ func (c *Core) RemoveSession(num uint16, err error) error {
 
 // ---- time ----
 
+// Observe advances the clock to now (nanoseconds, monotonic) without
+// running any timer: packets stepped afterwards are stamped with it. An
+// event loop observes the time, steps what it received and then Ticks, so
+// that after a stall longer than the RTO it takes the responses waiting in
+// its receive queue before the loss scan would declare them lost (eRPC's
+// event loop likewise receives before its loss scan).
+func (c *Core) Observe(now int64) {
+	if now > c.now {
+		c.now = now
+	}
+}
+
 // Tick advances the clock to now (nanoseconds, monotonic) and runs the loss
 // scan every RTO/10 and the rate limiter.
 func (c *Core) Tick(now int64) {
