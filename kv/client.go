@@ -47,10 +47,26 @@ type ClientConfig struct {
 // Client owns the client-side Nexus and dials connections (one per load
 // generator goroutine), each with its own RPC endpoint.
 type Client struct {
-	cfg ClientConfig
-	nx  *rpc.Nexus
-	mu  sync.Mutex
-	ids [256]bool
+	cfg   ClientConfig
+	nx    *rpc.Nexus
+	mu    sync.Mutex
+	ids   [256]bool
+	pools map[int]*connPools // by load-generator client index (Target)
+}
+
+// connPools is the registered memory of the connections a Target dials
+// for one load-generator client, one connection at a time: the datapath's
+// buffers and the RPC endpoint's. It outlives the connections so that
+// only the first pays for growing it. A pool commits (and mlocks) a
+// 2 MiB region the first time each size class is used, which took 8-14 ms
+// per region on the benchmark VM: with a fresh pool per connection, every
+// load point spent its first half second stalling its own event loop, a
+// few times per point, and those stalls alone put half of a 2000 req/s
+// point's requests over 500 µs into its p99 (docs/PERFORMANCE.md §5,
+// session 4).
+type connPools struct {
+	dp, rpc *mem.Pool
+	busy    bool
 }
 
 // ErrTooManyConns is returned by Dial when all 255 endpoint ids are in use.
@@ -82,13 +98,27 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	return &Client{cfg: cfg, nx: nx}, nil
 }
 
-// Close closes the Nexus (close the connections first).
-func (c *Client) Close() error { return c.nx.Close() }
+// Close closes the Nexus and the pools the Target's connections kept
+// (close the connections first).
+func (c *Client) Close() error {
+	errs := []error{c.nx.Close()}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, cp := range c.pools {
+		if cp.busy {
+			errs = append(errs, fmt.Errorf("kv: client %d's connection is still open", i))
+			continue
+		}
+		errs = append(errs, cp.dp.Close(), cp.rpc.Close())
+		delete(c.pools, i)
+	}
+	return errors.Join(errs...)
+}
 
 // Target returns a bench.Target dialing one connection with codec per
 // client goroutine.
 func (c *Client) Target(codec Codec) bench.Target {
-	return bench.TargetFunc(func(int) (bench.Conn, error) { return c.Dial(codec) })
+	return bench.TargetFunc(func(i int) (bench.Conn, error) { return c.dial(codec, i) })
 }
 
 // Conn is one client connection: an RPC endpoint with one session per
@@ -99,6 +129,7 @@ func (c *Client) Target(codec Codec) bench.Target {
 // deliver them.
 type Conn struct {
 	cl     *Client
+	pools  *connPools // kept by the client across connections (nil: the endpoints' own)
 	id     uint8
 	ep     *rpc.Endpoint
 	dp     datapath.Endpoint
@@ -134,7 +165,42 @@ type pending struct {
 
 // Dial opens a connection speaking codec and connects it to every server
 // endpoint.
-func (c *Client) Dial(codec Codec) (_ *Conn, err error) {
+func (c *Client) Dial(codec Codec) (_ *Conn, err error) { return c.dial(codec, -1) }
+
+// poolsOf returns the kept pools of load-generator client i, creating them
+// on first use, or nil ones (each endpoint makes its own) when i < 0 or
+// the previous connection of client i is still open.
+func (c *Client) poolsOf(i int) (*connPools, error) {
+	if i < 0 || c.cfg.Datapath == DatapathXDP {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cp := c.pools[i]; cp != nil {
+		if cp.busy {
+			return nil, nil
+		}
+		cp.busy = true
+		return cp, nil
+	}
+	dp, err := mem.NewPool(mem.PoolConfig{Name: fmt.Sprintf("kv client %d datapath", i)})
+	if err != nil {
+		return nil, err
+	}
+	rp, err := mem.NewPool(mem.PoolConfig{Name: fmt.Sprintf("kv client %d rpc", i)})
+	if err != nil {
+		_ = dp.Close()
+		return nil, err
+	}
+	if c.pools == nil {
+		c.pools = map[int]*connPools{}
+	}
+	cp := &connPools{dp: dp, rpc: rp, busy: true}
+	c.pools[i] = cp
+	return cp, nil
+}
+
+func (c *Client) dial(codec Codec, client int) (_ *Conn, err error) {
 	if err := codec.valid(); err != nil {
 		return nil, err
 	}
@@ -156,11 +222,18 @@ func (c *Client) Dial(codec Codec) (_ *Conn, err error) {
 			_ = cn.Close()
 		}
 	}()
-	dp, err := openDatapath(c.cfg.Datapath, c.cfg.Local, c.cfg.Memnet, c.cfg.XDP)
+	if cn.pools, err = c.poolsOf(client); err != nil {
+		return nil, err
+	}
+	var dpPool *mem.Pool
+	ec := c.cfg.RPC
+	if cn.pools != nil {
+		dpPool, ec.Pool = cn.pools.dp, cn.pools.rpc
+	}
+	dp, err := openDatapathPool(c.cfg.Datapath, c.cfg.Local, c.cfg.Memnet, c.cfg.XDP, dpPool)
 	if err != nil {
 		return nil, err
 	}
-	ec := c.cfg.RPC
 	ec.ID, ec.Datapath = uint8(id), dp
 	cn.dp = dp
 	if cn.enc, err = newCodecOn(codec, dp, c.cfg.Threshold); err != nil {
@@ -355,6 +428,21 @@ func (c *Conn) Close() error {
 	}
 	c.cl.mu.Lock()
 	c.cl.ids[c.id] = false
+	if cp := c.pools; cp != nil {
+		// Everything was released with the endpoint: the pools go back
+		// to the client for its next connection. A pool still in use
+		// would hand stale buffers on: report it and drop the pools.
+		if n, m := cp.dp.InUse(), cp.rpc.InUse(); n != 0 || m != 0 {
+			err = errors.Join(err, fmt.Errorf("kv: %d datapath and %d rpc buffers still in use after close", n, m), cp.dp.Close(), cp.rpc.Close())
+			for i, q := range c.cl.pools {
+				if q == cp {
+					delete(c.cl.pools, i)
+				}
+			}
+		}
+		cp.busy = false
+		c.pools = nil
+	}
 	c.cl.mu.Unlock()
 	return err
 }

@@ -541,3 +541,61 @@ func TestBusyPollDecide(t *testing.T) {
 		}
 	}
 }
+
+// The connections a Target dials for one load-generator client reuse that
+// client's pools, one connection at a time, so that only the first pays
+// for committing their regions; every buffer is back in the pools after
+// each Close, a second connection of the same client while the first is
+// open gets pools of its own, and Client.Close closes the kept pools.
+func TestTargetConnectionsKeepPools(t *testing.T) {
+	srv, cl, _ := udpServer(t, ServerConfig{})
+	target := cl.Target(CodecCFHybrid)
+	dial := func(i int) *Conn {
+		t.Helper()
+		c, err := target.Dial(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.(*Conn)
+	}
+	a := dial(0)
+	runScript(t, a)
+	pools := a.pools
+	if pools == nil {
+		t.Fatal("a Target connection has no kept pools")
+	}
+	regions := pools.dp.Stats().Regions + pools.rpc.Stats().Regions
+	concurrent := dial(0) // client 0's first connection is still open
+	if concurrent.pools != nil {
+		t.Error("a second open connection of client 0 shares its pools")
+	}
+	if err := concurrent.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := pools.dp.InUse(), pools.rpc.InUse(); n != 0 || m != 0 {
+		t.Fatalf("%d datapath and %d rpc buffers in use after Close", n, m)
+	}
+	b := dial(0)
+	if b.pools != pools {
+		t.Fatal("client 0's next connection did not get its pools back")
+	}
+	if err := srv.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	runScript(t, b)
+	if got := pools.dp.Stats().Regions + pools.rpc.Stats().Regions; got != regions {
+		t.Errorf("the same script grew the kept pools again: %d regions, then %d", regions, got)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !pools.dp.Stats().Closed || !pools.rpc.Stats().Closed {
+		t.Error("Client.Close left the kept pools open")
+	}
+}

@@ -136,7 +136,16 @@ type serverEP struct {
 var ErrXDPPoolTooLarge = errors.New("kv: store pool larger than the AF_XDP UMEM")
 
 func openDatapath(kind string, ip netip.Addr, nw *memnet.Network, topo *xdp.Topology) (datapath.Endpoint, error) {
-	cfg := datapath.Config{}
+	return openDatapathPool(kind, ip, nw, topo, nil)
+}
+
+// openDatapathPool is openDatapath with the endpoint's buffers in pool
+// (nil: the endpoint creates its own; xdp always uses its UMEM).
+func openDatapathPool(kind string, ip netip.Addr, nw *memnet.Network, topo *xdp.Topology, pool *mem.Pool) (datapath.Endpoint, error) {
+	cfg := datapath.Config{Pool: pool}
+	if kind == DatapathXDP {
+		cfg.Pool = nil
+	}
 	if kind == DatapathXDP && topo != nil {
 		ep, err := topo.Open(xdp.Config{})
 		if err != nil {
