@@ -507,3 +507,30 @@ func TestNoAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per send/recv round", n)
 	}
 }
+
+// Open grows the pool for the receive ring (Batch items of the RX size), so
+// that the first Recv does not commit memory inside the caller's loop; the
+// first Recv then takes its buffers without growing the pool.
+func TestOpenReservesReceiveRing(t *testing.T) {
+	e := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0"), Batch: 8})
+	class := func() mem.ClassStats {
+		for _, c := range e.Pool().Stats().Classes {
+			if c.Size >= rxBufSize {
+				return c
+			}
+		}
+		t.Fatal("no class holds an RX buffer")
+		return mem.ClassStats{}
+	}
+	before := class()
+	if before.Free < 8 || before.InUse != 0 {
+		t.Fatalf("after Open the RX class has %d free and %d in use items, want >= 8 free", before.Free, before.InUse)
+	}
+	pkts := make([]datapath.Packet, 8)
+	if n, err := e.Recv(pkts); n != 0 || err != nil {
+		t.Fatalf("Recv on an idle socket: %d, %v", n, err)
+	}
+	if after := class(); after.Regions != before.Regions || after.InUse != 8 {
+		t.Fatalf("first Recv: %d regions (was %d), %d RX buffers in use (want 8)", after.Regions, before.Regions, after.InUse)
+	}
+}
