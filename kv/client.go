@@ -168,10 +168,11 @@ type pending struct {
 func (c *Client) Dial(codec Codec) (_ *Conn, err error) { return c.dial(codec, -1) }
 
 // poolsOf returns the kept pools of load-generator client i, creating them
-// on first use, or nil ones (each endpoint makes its own) when i < 0 or
-// the previous connection of client i is still open.
+// on first use, or nil ones (each endpoint makes its own) when i < 0, the
+// previous connection of client i is still open, the datapath is AF_XDP
+// (its UMEM) or the configuration names the RPC endpoints' pool.
 func (c *Client) poolsOf(i int) (*connPools, error) {
-	if i < 0 || c.cfg.Datapath == DatapathXDP {
+	if i < 0 || c.cfg.Datapath == DatapathXDP || c.cfg.RPC.Pool != nil {
 		return nil, nil
 	}
 	c.mu.Lock()
