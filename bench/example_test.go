@@ -116,3 +116,14 @@ func ExampleMeasureStalls() {
 	fmt.Println(r.Threads > 0, r.LostFraction() < 1)
 	// Output: true true
 }
+
+// Tell a stall of the machine from an overloaded server: both miss a
+// 500 µs p99, but only overload raises the median. Sweep re-runs a
+// tail-only failure (SweepConfig.Retries) before it counts.
+func ExampleTailOnly() {
+	const slo = 500 * time.Microsecond
+	stalled := bench.Result{OfferedRPS: 10000, AchievedRPS: 10000, Received: 20000, P50: 18 * time.Microsecond, P99: 3 * time.Millisecond}
+	overloaded := bench.Result{OfferedRPS: 200000, AchievedRPS: 195000, Received: 390000, P50: 900 * time.Microsecond, P99: 4 * time.Millisecond}
+	fmt.Println(bench.TailOnly(stalled, slo, bench.DefaultMinAchieved), bench.TailOnly(overloaded, slo, bench.DefaultMinAchieved))
+	// Output: true false
+}
