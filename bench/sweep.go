@@ -151,13 +151,9 @@ func Passes(r Result, slo time.Duration, minAchieved float64) bool {
 // machine rather than of an overloaded server, whose queue raises the
 // median too.
 func TailOnly(r Result, slo time.Duration, minAchieved float64) bool {
-	if Passes(r, slo, minAchieved) || r.Errors > 0 || r.Lost > 0 || r.Mismatches > 0 || r.Received == 0 {
-		return false
-	}
-	if r.OfferedRPS > 0 && r.AchievedRPS < minAchieved*r.OfferedRPS {
-		return false
-	}
-	return r.P50 <= slo/TailOnlyMedianDivisor
+	withoutTail := r
+	withoutTail.P99 = 0
+	return !Passes(r, slo, minAchieved) && Passes(withoutTail, slo, minAchieved) && r.P50 <= slo/TailOnlyMedianDivisor
 }
 
 // Sweep runs points until it has found the highest load that meets the SLO.
@@ -186,16 +182,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, run PointFunc) (SweepResult, er
 			progressbar.OptionOnCompletion(func() { fmt.Fprintln(cfg.Progress) }),
 		)
 	}
-	var attempt func(offered float64) (bool, Result, error)
-	step := func(offered float64) (bool, error) {
-		ok, r, err := attempt(offered)
-		for try := 0; err == nil && !ok && try < cfg.Retries && TailOnly(r, cfg.SLO, cfg.MinAchieved); try++ {
-			res.Reruns++
-			ok, r, err = attempt(offered)
-		}
-		return ok, err
-	}
-	attempt = func(offered float64) (bool, Result, error) {
+	attempt := func(offered float64) (bool, Result, error) {
 		if cfg.Budget > 0 && len(res.Points) > 0 && time.Since(t0)+last > cfg.Budget {
 			res.Truncated = true
 			return false, Result{}, errStop
@@ -229,6 +216,14 @@ func Sweep(ctx context.Context, cfg SweepConfig, run PointFunc) (SweepResult, er
 			res.MaxUnitsAtSLO = r.AchievedUnitsPS
 		}
 		return ok, r, nil
+	}
+	step := func(offered float64) (bool, error) {
+		ok, r, err := attempt(offered)
+		for try := 0; err == nil && !ok && try < cfg.Retries && TailOnly(r, cfg.SLO, cfg.MinAchieved); try++ {
+			res.Reruns++
+			ok, r, err = attempt(offered)
+		}
+		return ok, err
 	}
 	var err error
 	if len(cfg.Loads) > 0 {

@@ -65,6 +65,7 @@ type Client struct {
 // point's requests over 500 µs into its p99 (docs/PERFORMANCE.md §5,
 // session 4).
 type connPools struct {
+	client  int // the load-generator client index (Client.pools key)
 	dp, rpc *mem.Pool
 	busy    bool
 }
@@ -196,7 +197,7 @@ func (c *Client) poolsOf(i int) (*connPools, error) {
 	if c.pools == nil {
 		c.pools = map[int]*connPools{}
 	}
-	cp := &connPools{dp: dp, rpc: rp, busy: true}
+	cp := &connPools{client: i, dp: dp, rpc: rp, busy: true}
 	c.pools[i] = cp
 	return cp, nil
 }
@@ -231,7 +232,7 @@ func (c *Client) dial(codec Codec, client int) (_ *Conn, err error) {
 	if cn.pools != nil {
 		dpPool, ec.Pool = cn.pools.dp, cn.pools.rpc
 	}
-	dp, err := openDatapathPool(c.cfg.Datapath, c.cfg.Local, c.cfg.Memnet, c.cfg.XDP, dpPool)
+	dp, err := openDatapath(c.cfg.Datapath, c.cfg.Local, c.cfg.Memnet, c.cfg.XDP, dpPool)
 	if err != nil {
 		return nil, err
 	}
@@ -435,11 +436,7 @@ func (c *Conn) Close() error {
 		// would hand stale buffers on: report it and drop the pools.
 		if n, m := cp.dp.InUse(), cp.rpc.InUse(); n != 0 || m != 0 {
 			err = errors.Join(err, fmt.Errorf("kv: %d datapath and %d rpc buffers still in use after close", n, m), cp.dp.Close(), cp.rpc.Close())
-			for i, q := range c.cl.pools {
-				if q == cp {
-					delete(c.cl.pools, i)
-				}
-			}
+			delete(c.cl.pools, cp.client)
 		}
 		cp.busy = false
 		c.pools = nil

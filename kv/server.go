@@ -135,13 +135,9 @@ type serverEP struct {
 // topology's UMEM.
 var ErrXDPPoolTooLarge = errors.New("kv: store pool larger than the AF_XDP UMEM")
 
-func openDatapath(kind string, ip netip.Addr, nw *memnet.Network, topo *xdp.Topology) (datapath.Endpoint, error) {
-	return openDatapathPool(kind, ip, nw, topo, nil)
-}
-
-// openDatapathPool is openDatapath with the endpoint's buffers in pool
-// (nil: the endpoint creates its own; xdp always uses its UMEM).
-func openDatapathPool(kind string, ip netip.Addr, nw *memnet.Network, topo *xdp.Topology, pool *mem.Pool) (datapath.Endpoint, error) {
+// openDatapath opens an endpoint of kind whose buffers come from pool (nil:
+// the endpoint creates its own; xdp always uses its UMEM).
+func openDatapath(kind string, ip netip.Addr, nw *memnet.Network, topo *xdp.Topology, pool *mem.Pool) (datapath.Endpoint, error) {
 	cfg := datapath.Config{Pool: pool}
 	if kind == DatapathXDP {
 		cfg.Pool = nil
@@ -236,7 +232,7 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 		}
 	}
 	for i := 0; i < cfg.Endpoints; i++ {
-		dp, err := openDatapath(cfg.Datapath, cfg.Addr.Addr(), cfg.Memnet, cfg.XDP)
+		dp, err := openDatapath(cfg.Datapath, cfg.Addr.Addr(), cfg.Memnet, cfg.XDP, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -490,9 +490,7 @@ func (c *Core) Observe(now int64) {
 // Tick advances the clock to now (nanoseconds, monotonic) and runs the loss
 // scan every RTO/10 and the rate limiter.
 func (c *Core) Tick(now int64) {
-	if now > c.now {
-		c.now = now
-	}
+	c.Observe(now)
 	c.wheel.reap(c)
 	if c.now >= c.scan {
 		c.scan = c.now + int64(c.cfg.RTO)/10
