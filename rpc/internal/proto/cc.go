@@ -265,6 +265,11 @@ func (w *wheel) release(c *Core, e *wheelEnt, send bool) {
 	sl.inWheel--
 	sl.s.cc.inWheel--
 	if send && sl.req != nil && sl.reqNum == e.reqNum && c.sessions[sl.s.num] == sl.s {
+		// The RTT starts when the packet leaves the wheel, as in eRPC
+		// (process_wheel_st): time spent paced is not network delay, and
+		// counting it made Timely cut the rate of a session it had
+		// itself slowed down.
+		c.stampTx(sl, int(e.pkt.Hdr.PktNum))
 		c.emit(&e.pkt)
 	}
 	if e.pkt.ref != nil {

@@ -141,3 +141,30 @@ func TestRemoveSessionDrainsWheel(t *testing.T) {
 	}
 	w.closeAll()
 }
+
+// A paced packet's RTT starts when it leaves the wheel (eRPC stamps it in
+// process_wheel_st): the time it waited there is the rate limiter's, not
+// the network's, and counting it made Timely cut the rate of sessions it
+// had itself slowed down.
+func TestWheelDelayIsNotRTT(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 1000, CC: CCConfig{Enable: true, NoWheelBypass: true, LinkRate: 1e6}})
+	w.enqueue(100, 10) // one packet, paced
+	if len(w.c2s) != 0 {
+		t.Fatal("the packet bypassed the wheel")
+	}
+	for i := 0; i < 100 && len(w.c2s) == 0; i++ {
+		w.tick(int64(100 * time.Microsecond))
+	}
+	if len(w.c2s) != 1 {
+		t.Fatalf("%d packets left the wheel", len(w.c2s))
+	}
+	sl := &w.cli.sessions[0].slot0
+	if got := sl.txTS[0].ts; got != w.cli.now {
+		t.Fatalf("send time stamped at %d, the packet left the wheel at %d", got, w.cli.now)
+	}
+	w.exchange(20, nil)
+	if len(w.done) != 1 {
+		t.Fatal("not completed")
+	}
+	w.closeAll()
+}

@@ -462,6 +462,11 @@ func (c *Core) txNote(sl *slot, pkt int) {
 	if pkt < sl.maxTx {
 		c.stats.Retransmits++
 	}
+	c.stampTx(sl, pkt)
+}
+
+// stampTx records the send time of client packet pkt of sl for Timely.
+func (c *Core) stampTx(sl *slot, pkt int) {
 	if sl.txTS != nil {
 		ts := &sl.txTS[pkt&7]
 		ts.pkt, ts.ts = int32(pkt), c.txTime()
