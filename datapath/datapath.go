@@ -95,6 +95,26 @@ func HybridThreshold(ep Endpoint) int {
 	return wire.DefaultThreshold
 }
 
+// TimelyThresholder is implemented by an Endpoint whose own batching
+// delays a loaded round trip by more than the NIC queues that eRPC's
+// Timely thresholds (T_low 50 µs) were set for: with kernel sockets a
+// window of requests crosses each side in one system call per batch, so a
+// full window's RTT is tens of µs before any network queue forms, and
+// Timely would mistake that for congestion. TimelyTLow is the RTT below
+// which congestion control sees no congestion on this datapath.
+type TimelyThresholder interface {
+	TimelyTLow() time.Duration
+}
+
+// TimelyTLow returns ep's Timely T_low, or 0 when ep does not report one
+// (eRPC's value then applies).
+func TimelyTLow(ep Endpoint) time.Duration {
+	if t, ok := ep.(TimelyThresholder); ok {
+		return t.TimelyTLow()
+	}
+	return 0
+}
+
 // Stats counts what an endpoint did.
 type Stats struct {
 	TxPackets, TxBytes uint64

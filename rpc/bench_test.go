@@ -23,6 +23,11 @@ type benchPair struct {
 }
 
 func newBenchPair(b *testing.B, kind string, nSess int) *benchPair {
+	return newBenchPairCC(b, kind, nSess, rpc.CCConfig{})
+}
+
+// newBenchPairCC is newBenchPair with congestion control cc on the client.
+func newBenchPairCC(b *testing.B, kind string, nSess int, cc rpc.CCConfig) *benchPair {
 	b.Helper()
 	p := &benchPair{}
 	n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 3})
@@ -59,7 +64,7 @@ func newBenchPair(b *testing.B, kind string, nSess int) *benchPair {
 		b.Fatal(err)
 	}
 	dp, pool = open("cli")
-	if p.cli, err = p.cliNx.NewEndpoint(rpc.EndpointConfig{ID: 2, Datapath: dp, Pool: pool}); err != nil {
+	if p.cli, err = p.cliNx.NewEndpoint(rpc.EndpointConfig{ID: 2, Datapath: dp, Pool: pool, CC: cc}); err != nil {
 		b.Fatal(err)
 	}
 	// Connect in batches of 256 handshakes (rpcbench does the same).
@@ -132,10 +137,25 @@ func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 }
 
+// BenchmarkSmallRPCCC is BenchmarkSmallRPC with congestion control on the
+// client (Timely and the rate limiter with eRPC's bypasses). It reports
+// the share of packets that went through the rate limiter and of RTT
+// samples that updated Timely: next to BenchmarkSmallRPC, the cost of
+// congestion control when the network is not congested.
+func BenchmarkSmallRPCCC(b *testing.B) {
+	for _, kind := range []string{"memnet", "udp"} {
+		b.Run(kind, func(b *testing.B) { benchSmallRPCWith(b, kind, 4, 32, rpc.CCConfig{Enable: true}) })
+	}
+}
+
 func benchSmallRPC(b *testing.B, kind string, nSess, inflight int) {
+	benchSmallRPCWith(b, kind, nSess, inflight, rpc.CCConfig{})
+}
+
+func benchSmallRPCWith(b *testing.B, kind string, nSess, inflight int, cc rpc.CCConfig) {
 	{
 		{
-			p := newBenchPair(b, kind, nSess)
+			p := newBenchPairCC(b, kind, nSess, cc)
 			req, err := p.cli.Pool().Alloc(32)
 			if err != nil {
 				b.Fatal(err)
@@ -182,11 +202,17 @@ func benchSmallRPC(b *testing.B, kind string, nSess, inflight int) {
 			for i := 0; i < inflight && issued < b.N; i++ {
 				issue()
 			}
+			st0 := p.cli.Stats().Proto
 			for done < b.N {
 				_ = p.srv.RunOnce()
 				_ = p.cli.RunOnce()
 			}
 			reportCPU(b, cpu0)
+			if cc.Enable {
+				st := p.cli.Stats().Proto
+				b.ReportMetric(float64(st.RateLimited-st0.RateLimited)/float64(b.N), "paced/op")
+				b.ReportMetric(float64(st.TimelyUpdates-st0.TimelyUpdates)/float64(b.N), "timely/op")
+			}
 		}
 	}
 }

@@ -263,6 +263,16 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	ep := &Endpoint{nx: n, id: cfg.ID, dp: cfg.Datapath, pool: cfg.Pool, cfg: cfg, dpp: dpp,
 		start: time.Now(), tokens: map[tokenKey]uint16{}}
 	cc := cfg.CC
+	if cc.TLow == 0 {
+		// The datapath's own batching delay is not congestion; THigh
+		// keeps eRPC's ratio to TLow (1 ms / 50 µs).
+		if t := datapath.TimelyTLow(cfg.Datapath); t > 0 {
+			cc.TLow = t
+			if cc.THigh == 0 {
+				cc.THigh = 20 * t
+			}
+		}
+	}
 	if cc.NoBatchTimestamps && cc.Clock == nil {
 		cc.Clock = ep.now // per-packet clock reads on the endpoint's time base
 	}
