@@ -22,12 +22,9 @@ type benchPair struct {
 	sess         []rpc.Session
 }
 
-func newBenchPair(b *testing.B, kind string, nSess int) *benchPair {
-	return newBenchPairCC(b, kind, nSess, rpc.CCConfig{})
-}
-
-// newBenchPairCC is newBenchPair with congestion control cc on the client.
-func newBenchPairCC(b *testing.B, kind string, nSess int, cc rpc.CCConfig) *benchPair {
+// newBenchPair connects nSess sessions from a client endpoint (congestion
+// control cc) to a server endpoint over datapath kind.
+func newBenchPair(b *testing.B, kind string, nSess int, cc rpc.CCConfig) *benchPair {
 	b.Helper()
 	p := &benchPair{}
 	n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 3})
@@ -155,7 +152,7 @@ func benchSmallRPC(b *testing.B, kind string, nSess, inflight int) {
 func benchSmallRPCWith(b *testing.B, kind string, nSess, inflight int, cc rpc.CCConfig) {
 	{
 		{
-			p := newBenchPairCC(b, kind, nSess, cc)
+			p := newBenchPair(b, kind, nSess, cc)
 			req, err := p.cli.Pool().Alloc(32)
 			if err != nil {
 				b.Fatal(err)

@@ -194,13 +194,23 @@ type wheelEnt struct {
 	sl     *slot
 	reqNum uint64
 	pkt    OutPacket
+	next   int32 // next entry of the same wheel slot (-1: last)
 }
 
+// wheelList is one wheel slot: a FIFO of entries (indices into wheel.ents).
+type wheelList struct{ head, tail int32 }
+
 // wheel is a Carousel timing wheel: slot i holds the packets due in
-// [base+(i-cur)·width, base+(i-cur+1)·width).
+// [base+(i-cur)·width, base+(i-cur+1)·width). Its entries live in one
+// store with a free list, linked per slot (eRPC chains fixed buckets from
+// a mempool likewise), so pacing allocates nothing once the store has
+// grown to the most packets ever paced at once (at most the sessions'
+// credits).
 type wheel struct {
 	width int64
-	slots [][]wheelEnt
+	slots []wheelList
+	ents  []wheelEnt
+	free  []int32
 	cur   int
 	base  int64
 	count int
@@ -209,7 +219,10 @@ type wheel struct {
 func newWheel(cfg CCConfig) *wheel {
 	w := &wheel{width: int64(cfg.WheelSlot)}
 	if cfg.Enable {
-		w.slots = make([][]wheelEnt, cfg.WheelSlots)
+		w.slots = make([]wheelList, cfg.WheelSlots)
+		for i := range w.slots {
+			w.slots[i] = wheelList{-1, -1}
+		}
 	}
 	return w
 }
@@ -225,8 +238,23 @@ func (w *wheel) insert(e wheelEnt, now, desired int64) {
 	if d >= int64(len(w.slots)) {
 		d = int64(len(w.slots)) - 1
 	}
-	i := (w.cur + int(d)) % len(w.slots)
-	w.slots[i] = append(w.slots[i], e)
+	var k int32
+	if n := len(w.free); n > 0 {
+		k = w.free[n-1]
+		w.free = w.free[:n-1]
+	} else {
+		k = int32(len(w.ents))
+		w.ents = append(w.ents, wheelEnt{})
+	}
+	e.next = -1
+	w.ents[k] = e
+	l := &w.slots[(w.cur+int(d))%len(w.slots)]
+	if l.tail < 0 {
+		l.head = k
+	} else {
+		w.ents[l.tail].next = k
+	}
+	l.tail = k
 	w.count++
 }
 
@@ -237,19 +265,28 @@ func (w *wheel) next() (int64, bool) {
 	return w.base + w.width, true
 }
 
+// take removes entry k from the store, returning it.
+func (w *wheel) take(k int32) wheelEnt {
+	e := w.ents[k]
+	w.ents[k] = wheelEnt{}
+	w.free = append(w.free, k)
+	w.count--
+	return e
+}
+
 // reap transmits every packet whose slot has expired.
 func (w *wheel) reap(c *Core) {
 	if w.count == 0 {
 		return
 	}
 	for n := 0; w.base+w.width <= c.now && n < len(w.slots) && w.count > 0; n++ {
-		sl := w.slots[w.cur]
-		for i := range sl {
-			w.release(c, &sl[i], true)
-			sl[i] = wheelEnt{}
+		l := &w.slots[w.cur]
+		for k := l.head; k >= 0; {
+			e := w.take(k)
+			k = e.next
+			w.release(c, &e, true)
 		}
-		w.count -= len(sl)
-		w.slots[w.cur] = sl[:0]
+		*l = wheelList{-1, -1}
 		w.cur = (w.cur + 1) % len(w.slots)
 		w.base += w.width
 	}
@@ -284,18 +321,25 @@ func (w *wheel) dropSession(c *Core, s *session) {
 		return
 	}
 	for i := range w.slots {
-		kept := w.slots[i][:0]
-		for _, e := range w.slots[i] {
-			if e.sl.s == s {
-				w.release(c, &e, false)
-				w.count--
+		l := &w.slots[i]
+		prev := int32(-1)
+		for k := l.head; k >= 0; {
+			next := w.ents[k].next
+			if w.ents[k].sl.s != s {
+				prev, k = k, next
 				continue
 			}
-			kept = append(kept, e)
+			if prev < 0 {
+				l.head = next
+			} else {
+				w.ents[prev].next = next
+			}
+			if l.tail == k {
+				l.tail = prev
+			}
+			e := w.take(k)
+			w.release(c, &e, false)
+			k = next
 		}
-		for j := len(kept); j < len(w.slots[i]); j++ {
-			w.slots[i][j] = wheelEnt{}
-		}
-		w.slots[i] = kept
 	}
 }

@@ -664,9 +664,22 @@ func TestConfigValidation(t *testing.T) {
 	}
 }
 
-// The steady-state small-RPC path allocates nothing.
+// The steady-state small-RPC path allocates nothing, also when every
+// packet goes through the rate limiter.
 func TestNoAllocsSteadyState(t *testing.T) {
-	cli, _ := New(Config{DataPerPkt: 1000}, &testAlloc{})
+	for _, tc := range []struct {
+		name string
+		cc   CCConfig
+	}{
+		{"plain", CCConfig{}},
+		{"paced", CCConfig{Enable: true, NoWheelBypass: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testNoAllocsSteadyState(t, tc.cc) })
+	}
+}
+
+func testNoAllocsSteadyState(t *testing.T, cc CCConfig) {
+	cli, _ := New(Config{DataPerPkt: 1000, CC: cc}, &testAlloc{})
 	srv, _ := New(Config{DataPerPkt: 1000}, &testAlloc{})
 	_ = cli.AddSession(SessionConfig{Num: 0, Client: true, Remote: 0, Peer: srvAddr})
 	_ = srv.AddSession(SessionConfig{Num: 0, Remote: 0, Peer: cliAddr})
@@ -684,9 +697,12 @@ func TestNoAllocsSteadyState(t *testing.T) {
 		from.Advance(rd)
 	}
 	var h ReqHandle
+	var now int64
 	round := func() {
 		req.freed, resp.freed = false, false
 		_ = cli.Enqueue(0, 1, req, 1)
+		now += int64(10 * time.Microsecond) // a paced packet leaves the wheel
+		cli.Tick(now)
 		move(cli, srv)
 		rd := srv.Ready()
 		for _, e := range rd.Events {
@@ -702,6 +718,9 @@ func TestNoAllocsSteadyState(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(1000, round); n != 0 {
 		t.Fatalf("%v allocations per RPC", n)
+	}
+	if cc.Enable && cli.Stats().RateLimited == 0 {
+		t.Fatal("no packet went through the rate limiter")
 	}
 }
 
