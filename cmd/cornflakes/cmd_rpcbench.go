@@ -25,6 +25,7 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	dp := fs.String("datapath", "udp", "datapath: udp (loopback), memnet or xdp")
 	quick := fs.Bool("quick", false, "short measurements (whole run under 3 minutes)")
 	asJSON := fs.Bool("json", false, "print an array of {test,variant,datapath,value,unit} records")
+	cc := fs.Bool("cc", false, "congestion control (Timely + rate limiter) on in every test, not only in factor")
 	only := fs.String("tests", "", "comma-separated subset of: "+strings.Join(rpcbench.Tests, ","))
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -33,7 +34,7 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "rpcbench: unexpected arguments %q\n", fs.Args())
 		return errUsage
 	}
-	o := rpcbench.Options{Datapath: *dp, Quick: *quick, Progress: stderr}
+	o := rpcbench.Options{Datapath: *dp, Quick: *quick, CC: *cc, Progress: stderr}
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
 	}

@@ -35,6 +35,15 @@ func (b *bench) rpcRate(kind string, n *memnet.Network, cfg rpc.EndpointConfig, 
 	return r, err
 }
 
+// ep is the endpoint configuration of a measurement: cfg, with congestion
+// control on when Options.CC asks for it.
+func (b *bench) ep(cfg rpc.EndpointConfig) rpc.EndpointConfig {
+	if b.o.CC {
+		cfg.CC.Enable = true
+	}
+	return cfg
+}
+
 // durFor is the measurement time for messages of size bytes: 8 MiB
 // transfers need longer runs for a stable average of whole messages.
 func (b *bench) durFor(size int) time.Duration {
@@ -58,7 +67,7 @@ func (b *bench) smallRate() error {
 	dp := b.o.Datapath
 	var rs, raws, gs []float64
 	for i := 0; i < b.reps; i++ {
-		r, err := b.rpcRate(dp, b.network(), rpc.EndpointConfig{}, concurrency/rpc.DefaultWindow, reqEcho, smallSize, concurrency, nil)
+		r, err := b.rpcRate(dp, b.network(), b.ep(rpc.EndpointConfig{}), concurrency/rpc.DefaultWindow, reqEcho, smallSize, concurrency, nil)
 		if err != nil {
 			return err
 		}
@@ -98,7 +107,7 @@ func (b *bench) latency() error {
 		lat = lat[:0]
 	}
 	for i := 0; i < b.reps; i++ {
-		if _, err := b.rpcRate(dp, b.network(), rpc.EndpointConfig{}, 1, reqEcho, smallSize, 1, &lat); err != nil {
+		if _, err := b.rpcRate(dp, b.network(), b.ep(rpc.EndpointConfig{}), 1, reqEcho, smallSize, 1, &lat); err != nil {
 			return err
 		}
 		note("rpc")
@@ -136,7 +145,7 @@ func (b *bench) largeBW() error {
 			name string
 			sel  bool
 		}{{"rpc", false}, {"sack", true}} {
-			r, err := b.rpcRate(dp, b.network(), rpc.EndpointConfig{Selective: v.sel}, 1, reqLarge, largeSize, 1, nil)
+			r, err := b.rpcRate(dp, b.network(), b.ep(rpc.EndpointConfig{Selective: v.sel}), 1, reqLarge, largeSize, 1, nil)
 			if err != nil {
 				return err
 			}
@@ -168,7 +177,7 @@ func (b *bench) lossBW() error {
 			n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 7})
 			var r float64
 			err := onLockedThread(func() error {
-				s, sess, err := newSetup("memnet", n, rpc.EndpointConfig{Selective: v.sel}, 1)
+				s, sess, err := newSetup("memnet", n, b.ep(rpc.EndpointConfig{Selective: v.sel}), 1)
 				if err != nil {
 					return err
 				}
@@ -234,7 +243,7 @@ func (b *bench) sessions() error {
 		runtime.ReadMemStats(&before)
 		t0 := time.Now()
 		most := counts[len(counts)-1]
-		s, sess, err := newSetup(dp, b.network(), rpc.EndpointConfig{}, most)
+		s, sess, err := newSetup(dp, b.network(), b.ep(rpc.EndpointConfig{}), most)
 		if err != nil {
 			return err
 		}

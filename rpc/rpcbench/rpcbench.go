@@ -51,6 +51,10 @@ type Options struct {
 	// Only restricts the run to these tests (names from Tests; latency
 	// covers latency_p50 and latency_p99). Empty: all.
 	Only []string
+	// CC turns congestion control (Timely and the rate limiter) on in
+	// small_rate, latency, large_bw, loss_bw and sessions; factor always
+	// measures with it. Off: the endpoints' default (rpc.CCConfig).
+	CC bool
 	// Progress receives one line per measurement (nil: silent).
 	Progress io.Writer
 }
