@@ -105,7 +105,7 @@ func (c *Core) rttSample(s *session, sl *slot, p int) {
 		return
 	}
 	ts := sl.txTS[p&7]
-	if int(ts.pkt) != p {
+	if int(ts.pkt) != p || ts.ts < c.rttFrom {
 		return
 	}
 	now := c.txTime()

@@ -168,3 +168,30 @@ func TestWheelDelayIsNotRTT(t *testing.T) {
 	}
 	w.closeAll()
 }
+
+// An RTT that spans a stall of the caller's own loop (no Observe for T_low
+// or longer) measures the stall, not the network: Timely skips it. Packets
+// sent after the stall are sampled again.
+func TestTimelySkipsSamplesAcrossLocalStall(t *testing.T) {
+	cfg := CCConfig{Enable: true}.withDefaults()
+	c := &Core{cfg: Config{CC: cfg}}
+	s := &session{client: true}
+	s.cc.init(&c.cfg.CC, 0)
+	sl := &slot{s: s, txTS: new([8]txStamp)}
+	c.Observe(int64(time.Millisecond))
+	sl.txTS[0] = txStamp{pkt: 0, ts: c.now}
+	c.Observe(c.now + int64(3*time.Millisecond)) // the loop was away 3 ms
+	c.rttSample(s, sl, 0)
+	if c.stats.TimelyUpdates != 0 || s.cc.rate != cfg.LinkRate {
+		t.Fatalf("sample across the stall used: updates %d rate %v", c.stats.TimelyUpdates, s.cc.rate)
+	}
+	// A packet sent after the stall that takes 3 ms is congestion.
+	sl.txTS[1] = txStamp{pkt: 1, ts: c.now}
+	for i := 0; i < 75; i++ {
+		c.Observe(c.now + int64(40*time.Microsecond)) // the loop keeps running
+	}
+	c.rttSample(s, sl, 1)
+	if c.stats.TimelyUpdates != 1 || s.cc.rate >= cfg.LinkRate {
+		t.Fatalf("sample after the stall skipped: updates %d rate %v", c.stats.TimelyUpdates, s.cc.rate)
+	}
+}

@@ -140,6 +140,7 @@ type Core struct {
 	cfg        Config
 	alloc      Allocator
 	now        int64
+	rttFrom    int64 // Timely ignores RTT samples of packets sent before this time (a stall of the caller)
 	scan       int64 // next loss-scan time
 	sessions   []*session
 	active     []*slot // client slots with a request in flight (loss scan)
@@ -481,8 +482,16 @@ func (c *Core) RemoveSession(num uint16, err error) error {
 // that after a stall longer than the RTO it takes the responses waiting in
 // its receive queue before the loss scan would declare them lost (eRPC's
 // event loop likewise receives before its loss scan).
+//
+// A gap of at least Timely's T_low since the previous call means the
+// caller stopped looking (descheduled, or idle): the RTT of a packet sent
+// before it includes time its answer waited unreceived, which is not
+// network delay, so Timely does not sample it.
 func (c *Core) Observe(now int64) {
 	if now > c.now {
+		if c.cfg.CC.Enable && now-c.now >= int64(c.cfg.CC.TLow) {
+			c.rttFrom = now
+		}
 		c.now = now
 	}
 }
