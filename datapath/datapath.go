@@ -95,24 +95,36 @@ func HybridThreshold(ep Endpoint) int {
 	return wire.DefaultThreshold
 }
 
-// TimelyThresholder is implemented by an Endpoint whose own batching
-// delays a loaded round trip by more than the NIC queues that eRPC's
-// Timely thresholds (T_low 50 µs) were set for: with kernel sockets a
-// window of requests crosses each side in one system call per batch, so a
-// full window's RTT is tens of µs before any network queue forms, and
-// Timely would mistake that for congestion. TimelyTLow is the RTT below
-// which congestion control sees no congestion on this datapath.
-type TimelyThresholder interface {
-	TimelyTLow() time.Duration
+// TimelyParams are the delay scales of Timely congestion control on a
+// datapath. eRPC's constants (minimum RTT 2 µs, T_low 50 µs) describe an
+// RDMA-class fabric. With kernel sockets an idle round trip already takes
+// about 10 µs, and a window of requests crosses each side in one system
+// call per batch, so a full window's RTT is tens of µs before any network
+// queue forms: with eRPC's values Timely mistakes that for congestion, and
+// normalizing RTT gradients by 2 µs turns every small one into a halving
+// of the rate.
+type TimelyParams struct {
+	// MinRTT is the round trip of one small packet on an idle path
+	// (Timely normalizes RTT gradients by it).
+	MinRTT time.Duration
+	// TLow is the RTT below which Timely sees no congestion: above the
+	// datapath's own batching delay with a full window in flight.
+	TLow time.Duration
 }
 
-// TimelyTLow returns ep's Timely T_low, or 0 when ep does not report one
-// (eRPC's value then applies).
-func TimelyTLow(ep Endpoint) time.Duration {
-	if t, ok := ep.(TimelyThresholder); ok {
-		return t.TimelyTLow()
+// TimelyTuner is implemented by an Endpoint whose delay scales differ from
+// eRPC's (see TimelyParams).
+type TimelyTuner interface {
+	TimelyParams() TimelyParams
+}
+
+// TimelyParamsOf returns ep's Timely parameters, or zero ones when ep does
+// not report any (eRPC's values then apply).
+func TimelyParamsOf(ep Endpoint) TimelyParams {
+	if t, ok := ep.(TimelyTuner); ok {
+		return t.TimelyParams()
 	}
-	return 0
+	return TimelyParams{}
 }
 
 // Stats counts what an endpoint did.

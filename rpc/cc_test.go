@@ -11,19 +11,18 @@ import (
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
 
-// Timely's thresholds follow the datapath: udp's batching delay is not
-// congestion (datapath.TimelyThresholder), memnet keeps eRPC's values, and
-// values the user sets are kept.
+// Timely's thresholds follow the datapath: datapath's delay scales
+// (datapath.TimelyTuner) replace eRPC's, and values the user sets are kept.
 func TestTimelyThresholdsFollowDatapath(t *testing.T) {
 	cases := []struct {
-		name      string
-		o         opts
-		cc        rpc.CCConfig
-		low, high time.Duration
+		name           string
+		o              opts
+		cc             rpc.CCConfig
+		min, low, high time.Duration
 	}{
-		{"udp", opts{kind: "udp"}, rpc.CCConfig{Enable: true}, udp.TimelyTLowUDP, 20 * udp.TimelyTLowUDP},
-		{"udp/user", opts{kind: "udp"}, rpc.CCConfig{Enable: true, TLow: 70 * time.Microsecond}, 70 * time.Microsecond, time.Millisecond},
-		{"memnet", opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})}, rpc.CCConfig{Enable: true}, 50 * time.Microsecond, time.Millisecond},
+		{"udp", opts{kind: "udp"}, rpc.CCConfig{Enable: true}, udp.TimelyUDP.MinRTT, udp.TimelyUDP.TLow, 20 * udp.TimelyUDP.TLow},
+		{"udp/user", opts{kind: "udp"}, rpc.CCConfig{Enable: true, MinRTT: 3 * time.Microsecond, TLow: 70 * time.Microsecond}, 3 * time.Microsecond, 70 * time.Microsecond, time.Millisecond},
+		{"memnet", opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})}, rpc.CCConfig{Enable: true}, 2 * time.Microsecond, 50 * time.Microsecond, time.Millisecond},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,8 +38,8 @@ func TestTimelyThresholdsFollowDatapath(t *testing.T) {
 			}
 			defer ep.Close()
 			cc := rpc.CCConfigOf(ep)
-			if cc.TLow != tc.low || cc.THigh != tc.high {
-				t.Fatalf("TLow %v THigh %v, want %v %v", cc.TLow, cc.THigh, tc.low, tc.high)
+			if cc.MinRTT != tc.min || cc.TLow != tc.low || cc.THigh != tc.high {
+				t.Fatalf("MinRTT %v TLow %v THigh %v, want %v %v %v", cc.MinRTT, cc.TLow, cc.THigh, tc.min, tc.low, tc.high)
 			}
 		})
 	}

@@ -263,14 +263,16 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	ep := &Endpoint{nx: n, id: cfg.ID, dp: cfg.Datapath, pool: cfg.Pool, cfg: cfg, dpp: dpp,
 		start: time.Now(), tokens: map[tokenKey]uint16{}}
 	cc := cfg.CC
-	if cc.TLow == 0 {
-		// The datapath's own batching delay is not congestion; THigh
-		// keeps eRPC's ratio to TLow (1 ms / 50 µs).
-		if t := datapath.TimelyTLow(cfg.Datapath); t > 0 {
-			cc.TLow = t
-			if cc.THigh == 0 {
-				cc.THigh = 20 * t
-			}
+	// The datapath's delay scales (its own batching delay is not
+	// congestion); THigh keeps eRPC's ratio to TLow (1 ms / 50 µs).
+	tp := datapath.TimelyParamsOf(cfg.Datapath)
+	if cc.MinRTT == 0 {
+		cc.MinRTT = tp.MinRTT
+	}
+	if cc.TLow == 0 && tp.TLow > 0 {
+		cc.TLow = tp.TLow
+		if cc.THigh == 0 {
+			cc.THigh = 20 * tp.TLow
 		}
 	}
 	if cc.NoBatchTimestamps && cc.Clock == nil {

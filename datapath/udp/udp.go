@@ -401,17 +401,18 @@ func (e *Endpoint) MaxPayload() int { return e.maxPay }
 // HybridThresholdUDP (datapath.HybridThresholder).
 func (e *Endpoint) HybridThreshold() int { return HybridThresholdUDP }
 
-// TimelyTLowUDP is the udp datapath's Timely T_low (datapath.TimelyThresholder).
-// On loopback a window of 32 small requests (4 sessions of 8) round-trips
-// in 42-46 µs with one sendmmsg and one recvmmsg per batch on each side
-// (BenchmarkSmallRPCCC), and VM scheduling adds tails of 100 µs and more:
-// with eRPC's 50 µs, Timely read that batching as congestion, held the
-// rate at 35-140 MB/s and paced every packet, which split the batches and
-// cost 65 % more CPU per RPC. 250 µs is five times the loaded window's RTT.
-const TimelyTLowUDP = 250 * time.Microsecond
+// TimelyUDP are the udp datapath's Timely parameters
+// (datapath.TimelyTuner). MinRTT is loopback's idle ping-pong (p50 10-14 µs
+// in rpcbench's latency test). On loopback a window of 32 small requests
+// (4 sessions of 8) round-trips in 42-46 µs with one sendmmsg and one
+// recvmmsg per batch on each side (BenchmarkSmallRPCCC), and VM scheduling
+// adds tails of 100 µs and more: with eRPC's 50 µs T_low, Timely held the
+// sessions at 35-140 MB/s and paced every packet, which split the batches
+// and cost 65 % more CPU per RPC. TLow is five times the loaded window's RTT.
+var TimelyUDP = datapath.TimelyParams{MinRTT: 10 * time.Microsecond, TLow: 250 * time.Microsecond}
 
-// TimelyTLow returns TimelyTLowUDP.
-func (e *Endpoint) TimelyTLow() time.Duration { return TimelyTLowUDP }
+// TimelyParams returns TimelyUDP.
+func (e *Endpoint) TimelyParams() datapath.TimelyParams { return TimelyUDP }
 
 // MaxSegments is the scatter-gather limit per packet, head included.
 func (e *Endpoint) MaxSegments() int { return e.maxSeg }

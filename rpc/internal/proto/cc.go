@@ -104,8 +104,8 @@ func (c *Core) rttSample(s *session, sl *slot, p int) {
 	if sl.txTS == nil {
 		return
 	}
-	ts := sl.txTS[p&7]
-	if int(ts.pkt) != p || ts.ts < c.rttFrom {
+	ts := sl.txTS.at(p)
+	if ts == nil || int(ts.pkt) != p || ts.ts < c.rttFrom {
 		return
 	}
 	now := c.txTime()

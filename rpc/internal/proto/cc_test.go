@@ -10,9 +10,9 @@ func TestTimelyRateReactsToRTT(t *testing.T) {
 	c := &Core{cfg: Config{CC: cfg}}
 	s := &session{client: true}
 	s.cc.init(&c.cfg.CC, 0)
-	sl := &slot{s: s, txTS: new([8]txStamp)}
+	sl := &slot{s: s, txTS: new(txRing)}
 	sample := func(p int, rtt time.Duration) {
-		sl.txTS[p&7] = txStamp{pkt: int32(p), ts: c.now}
+		c.stampTx(sl, p)
 		c.now += int64(rtt)
 		c.rttSample(s, sl, p)
 	}
@@ -46,8 +46,8 @@ func TestTimelyNoBypass(t *testing.T) {
 	c := &Core{cfg: Config{CC: cfg}}
 	s := &session{client: true}
 	s.cc.init(&c.cfg.CC, 0)
-	sl := &slot{s: s, txTS: new([8]txStamp)}
-	sl.txTS[0] = txStamp{pkt: 0, ts: 0}
+	sl := &slot{s: s, txTS: new(txRing)}
+	sl.txTS.small[0] = txStamp{pkt: 0, ts: 0}
 	c.now = int64(5 * time.Microsecond)
 	c.rttSample(s, sl, 0)
 	if c.stats.TimelyUpdates != 1 {
@@ -159,7 +159,7 @@ func TestWheelDelayIsNotRTT(t *testing.T) {
 		t.Fatalf("%d packets left the wheel", len(w.c2s))
 	}
 	sl := &w.cli.sessions[0].slot0
-	if got := sl.txTS[0].ts; got != w.cli.now {
+	if got := sl.txTS.small[0].ts; got != w.cli.now {
 		t.Fatalf("send time stamped at %d, the packet left the wheel at %d", got, w.cli.now)
 	}
 	w.exchange(20, nil)
@@ -177,16 +177,16 @@ func TestTimelySkipsSamplesAcrossLocalStall(t *testing.T) {
 	c := &Core{cfg: Config{CC: cfg}}
 	s := &session{client: true}
 	s.cc.init(&c.cfg.CC, 0)
-	sl := &slot{s: s, txTS: new([8]txStamp)}
+	sl := &slot{s: s, txTS: new(txRing)}
 	c.Observe(int64(time.Millisecond))
-	sl.txTS[0] = txStamp{pkt: 0, ts: c.now}
+	sl.txTS.small[0] = txStamp{pkt: 0, ts: c.now}
 	c.Observe(c.now + int64(3*time.Millisecond)) // the loop was away 3 ms
 	c.rttSample(s, sl, 0)
 	if c.stats.TimelyUpdates != 0 || s.cc.rate != cfg.LinkRate {
 		t.Fatalf("sample across the stall used: updates %d rate %v", c.stats.TimelyUpdates, s.cc.rate)
 	}
 	// A packet sent after the stall that takes 3 ms is congestion.
-	sl.txTS[1] = txStamp{pkt: 1, ts: c.now}
+	sl.txTS.small[1] = txStamp{pkt: 1, ts: c.now}
 	for i := 0; i < 75; i++ {
 		c.Observe(c.now + int64(40*time.Microsecond)) // the loop keeps running
 	}
@@ -194,4 +194,26 @@ func TestTimelySkipsSamplesAcrossLocalStall(t *testing.T) {
 	if c.stats.TimelyUpdates != 1 || s.cc.rate >= cfg.LinkRate {
 		t.Fatalf("sample after the stall skipped: updates %d rate %v", c.stats.TimelyUpdates, s.cc.rate)
 	}
+}
+
+// A request larger than eight packets keeps a stamp for every packet of
+// the credit window in flight (eRPC: kSessionCredits per slot), so Timely
+// still gets RTT samples for large messages; with an 8-entry ring it lost
+// nearly all of them and a rate it had cut never recovered.
+func TestTimelySamplesLargeRequests(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 1000, CC: CCConfig{Enable: true, NoTimelyBypass: true}})
+	tag := w.enqueue(64*1000, 10) // 64 packets, 32 credits in flight
+	for i := 0; i < 1000 && w.done[tag] == 0; i++ {
+		w.tick(int64(10 * time.Microsecond))
+		w.exchange(1, nil)
+	}
+	if w.done[tag] != 1 {
+		t.Fatal("not completed")
+	}
+	// One sample per credit return or response packet; the last packet's
+	// is its response.
+	if got := w.cli.Stats().TimelyUpdates; got < 60 {
+		t.Fatalf("%d Timely updates for a 64-packet request", got)
+	}
+	w.closeAll()
 }

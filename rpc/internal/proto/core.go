@@ -374,7 +374,7 @@ func (c *Core) ensureSlots(s *session) {
 			s.freeSlots = append(s.freeSlots, uint8(i))
 		}
 		if c.cfg.CC.Enable {
-			s.slot0.txTS = new([8]txStamp) // RTT stamps only where Timely uses them
+			s.slot0.txTS = new(txRing) // RTT stamps only where Timely uses them
 		}
 	}
 }
@@ -394,9 +394,9 @@ func (c *Core) slotAt(s *session, i int) *slot {
 	}
 	if s.more == nil {
 		s.more = make([]slot, c.cfg.Window-1)
-		var ts [][8]txStamp
+		var ts []txRing
 		if s.client && c.cfg.CC.Enable {
-			ts = make([][8]txStamp, len(s.more))
+			ts = make([]txRing, len(s.more))
 		}
 		for j := range s.more {
 			c.initSlot(s, &s.more[j], j+1)

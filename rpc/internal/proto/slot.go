@@ -40,7 +40,7 @@ type slot struct {
 	respBuf  RxBuf
 	fastAt   int
 	inWheel  int
-	txTS     *[8]txStamp // send times for Timely's RTT samples; nil without congestion control
+	txTS     *txRing // send times for Timely's RTT samples; nil without congestion control
 
 	// Server.
 	rxBuf RxBuf
@@ -50,6 +50,27 @@ type slot struct {
 type txStamp struct {
 	pkt int32
 	ts  int64
+}
+
+// txRing holds a client slot's send times for Timely, by packet number.
+// Eight cover requests of up to eight packets; a larger request can have
+// a session's whole credit window in flight, and its slot then gets a
+// ring of Credits entries (eRPC keeps kSessionCredits per slot), so that
+// the stamp of a packet is still there when its acknowledgement arrives.
+type txRing struct {
+	small [8]txStamp
+	big   []txStamp
+}
+
+// at returns the entry of packet pkt (nil when there is none to read).
+func (r *txRing) at(pkt int) *txStamp {
+	if r.big != nil {
+		return &r.big[pkt%len(r.big)]
+	}
+	if pkt < len(r.small) {
+		return &r.small[pkt]
+	}
+	return nil
 }
 
 func (c *Core) pktRange(size, i int) (off, n int) {
@@ -467,10 +488,15 @@ func (c *Core) txNote(sl *slot, pkt int) {
 
 // stampTx records the send time of client packet pkt of sl for Timely.
 func (c *Core) stampTx(sl *slot, pkt int) {
-	if sl.txTS != nil {
-		ts := &sl.txTS[pkt&7]
-		ts.pkt, ts.ts = int32(pkt), c.txTime()
+	r := sl.txTS
+	if r == nil {
+		return
 	}
+	if r.big == nil && (sl.reqPkts > len(r.small) || pkt >= len(r.small)) {
+		r.big = make([]txStamp, max(c.cfg.Credits, len(r.small))) // once per slot
+	}
+	ts := r.at(pkt)
+	ts.pkt, ts.ts = int32(pkt), c.txTime()
 }
 
 func (c *Core) clientRx(s *session, sl *slot, h *Header, data []byte, rxID int) {
