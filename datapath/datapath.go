@@ -110,6 +110,9 @@ type TimelyParams struct {
 	// TLow is the RTT below which Timely sees no congestion: above the
 	// datapath's own batching delay with a full window in flight.
 	TLow time.Duration
+	// LinkRate is the line rate in bytes/s, Timely's initial and maximum
+	// rate (eRPC asks its NIC); 0 when unknown.
+	LinkRate float64
 }
 
 // TimelyTuner is implemented by an Endpoint whose delay scales differ from

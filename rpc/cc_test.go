@@ -38,6 +38,9 @@ func TestTimelyThresholdsFollowDatapath(t *testing.T) {
 			}
 			defer ep.Close()
 			cc := rpc.CCConfigOf(ep)
+			if want := map[bool]float64{true: udp.LoopbackLinkRate, false: 1.25e9}[tc.o.kind == "udp"]; cc.LinkRate != want {
+				t.Fatalf("LinkRate %v, want %v", cc.LinkRate, want)
+			}
 			if cc.MinRTT != tc.min || cc.TLow != tc.low || cc.THigh != tc.high {
 				t.Fatalf("MinRTT %v TLow %v THigh %v, want %v %v %v", cc.MinRTT, cc.TLow, cc.THigh, tc.min, tc.low, tc.high)
 			}

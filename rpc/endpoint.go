@@ -269,6 +269,9 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	if cc.MinRTT == 0 {
 		cc.MinRTT = tp.MinRTT
 	}
+	if cc.LinkRate == 0 {
+		cc.LinkRate = tp.LinkRate
+	}
 	if cc.TLow == 0 && tp.TLow > 0 {
 		cc.TLow = tp.TLow
 		if cc.THigh == 0 {

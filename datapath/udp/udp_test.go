@@ -534,3 +534,24 @@ func TestOpenReservesReceiveRing(t *testing.T) {
 		t.Fatalf("first Recv: %d regions (was %d), %d RX buffers in use (want 8)", after.Regions, before.Regions, after.InUse)
 	}
 }
+
+// The link rate Timely starts from follows the bound interface: loopback
+// has none and reports LoopbackLinkRate, a wildcard address reports 0
+// (the RPC then uses eRPC's default).
+func TestTimelyLinkRate(t *testing.T) {
+	if got := linkRate(netip.MustParseAddr("127.0.0.1")); got != LoopbackLinkRate {
+		t.Fatalf("loopback: %v", got)
+	}
+	if got := linkRate(netip.MustParseAddr("::1")); got != LoopbackLinkRate {
+		t.Fatalf("::1: %v", got)
+	}
+	if got := linkRate(netip.MustParseAddr("0.0.0.0")); got != 0 {
+		t.Fatalf("wildcard: %v", got)
+	}
+	if got := linkRate(netip.MustParseAddr("192.0.2.1")); got != 0 { // TEST-NET-1, on no interface
+		t.Fatalf("unassigned address: %v", got)
+	}
+	if got := ifaceSpeed("no-such-interface"); got != 0 {
+		t.Fatalf("missing interface: %v", got)
+	}
+}

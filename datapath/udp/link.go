@@ -1,0 +1,51 @@
+package udp
+
+import (
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// linkRate returns the line rate in bytes/s of the interface that holds
+// addr, or 0 when unknown.
+func linkRate(addr netip.Addr) float64 {
+	if addr.IsLoopback() {
+		return LoopbackLinkRate
+	}
+	if addr.IsUnspecified() {
+		return 0
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return 0
+	}
+	for _, ifc := range ifs {
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if pfx, ok := a.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(pfx.IP); ok && ip.Unmap() == addr.Unmap() {
+					return ifaceSpeed(ifc.Name)
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// ifaceSpeed reads the speed of interface name in bytes/s (0 if unknown).
+func ifaceSpeed(name string) float64 {
+	b, err := os.ReadFile("/sys/class/net/" + name + "/speed")
+	if err != nil {
+		return 0
+	}
+	mbit, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || mbit <= 0 {
+		return 0
+	}
+	return float64(mbit) * 1e6 / 8
+}
