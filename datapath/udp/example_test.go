@@ -54,3 +54,18 @@ func ExampleOpen() {
 	}
 	// Output: hello world
 }
+
+// TimelyParams tells the RPC layer the delay scales of kernel UDP, which
+// replace eRPC's RDMA-class constants when congestion control is on. On
+// loopback there is no line rate, and LoopbackLinkRate stands in for it.
+func ExampleEndpoint_TimelyParams() {
+	ep, err := udp.Open(udp.Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer ep.Close()
+	p := datapath.TimelyParamsOf(ep)
+	fmt.Println(p.MinRTT, p.TLow, p.LinkRate*8/1e9, "Gbit/s")
+	// Output: 10µs 250µs 100 Gbit/s
+}
