@@ -605,18 +605,31 @@ func TestConcurrentUseIsAnError(t *testing.T) {
 }
 
 func TestCongestionControl(t *testing.T) {
-	for _, cc := range []rpc.CCConfig{{Enable: true}, {Enable: true, NoWheelBypass: true, NoTimelyBypass: true, NoBatchTimestamps: true}} {
+	for _, tc := range []struct {
+		cc   rpc.CCConfig
+		loss float64
+	}{
+		{rpc.CCConfig{Enable: true}, 0},
+		{rpc.CCConfig{Enable: true, NoWheelBypass: true, NoTimelyBypass: true, NoBatchTimestamps: true}, 0},
+		// Retransmissions of paced packets, and stamps of large requests
+		// (more packets than the 8-entry ring) under rollback.
+		{rpc.CCConfig{Enable: true, NoWheelBypass: true}, 0.01},
+	} {
+		cc := tc.cc
 		n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 11})
-		o := opts{net: n, maxPayload: 4000, ep: rpc.EndpointConfig{CC: cc}}
+		o := opts{net: n, maxPayload: 4000, ep: rpc.EndpointConfig{CC: cc, RTO: 2 * time.Millisecond}}
 		cli, srv, _ := newPair(t, o)
 		s := cli.connect(t, srv.nx, 1)
-		n.SetFaults(memnet.Faults{BitsPerSecond: 2e9, Delay: 20 * time.Microsecond})
+		n.SetFaults(memnet.Faults{BitsPerSecond: 2e9, Delay: 20 * time.Microsecond, Loss: tc.loss})
 		sizes := []int{8, 100, 5000, 200000, 1 << 20, 8, 3000}
 		callMany(t, cli, []rpc.Session{s, s}, tEcho, sizes, 60*time.Second)
 		n.SetFaults(memnet.Faults{})
 		st := cli.ep.Stats().Proto
 		if cc.NoWheelBypass && st.RateLimited == 0 {
 			t.Fatal("no packet went through the rate limiter")
+		}
+		if tc.loss > 0 && st.Retransmits == 0 {
+			t.Fatal("no retransmission under loss")
 		}
 		cli.stop(t)
 		srv.stop(t)
