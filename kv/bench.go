@@ -54,6 +54,16 @@ type BenchConfig struct {
 	// its busy time. The default, BusyPollAuto, polls when the machine has
 	// the cores and the machine check finds them free.
 	BusyPoll BusyPollMode
+	// Server, when set, is the Nexus address of a running server
+	// (`cornflakes kv serve`, possibly on another machine, as in the
+	// paper's setup) that the load generator drives instead of starting
+	// its own. It must serve every serializer of the runs with Endpoints
+	// endpoints; RunBench preloads each workload into it through the
+	// client. The server's CPU time is not measured then. udp only.
+	Server netip.AddrPort
+	// Local is the IP the load generator binds (default 127.0.0.1; with a
+	// remote Server, an address of this machine the server can reach).
+	Local netip.Addr
 	// Progress receives the progress bars and Log one line per run (both
 	// may be nil).
 	Progress, Log io.Writer
@@ -204,6 +214,10 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	if cfg.Datapath == "" {
 		cfg.Datapath = DatapathUDP
 	}
+	remote := cfg.Server.IsValid()
+	if remote && cfg.Datapath != DatapathUDP {
+		return nil, fmt.Errorf("kv: bench: a remote server (BenchConfig.Server) needs datapath udp, not %q", cfg.Datapath)
+	}
 	load, sweep := bench.PresetDefaults(cfg.Quick)
 	if e.Name == "default" && !cfg.Quick {
 		load, sweep = bench.MainJobDefaults() // the README's main job: build + run in ~3 min
@@ -253,6 +267,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	default:
 		return nil, fmt.Errorf("kv: bench: unknown datapath %q (want udp, memnet or xdp)", cfg.Datapath)
 	}
+
 	var (
 		srv     *Server
 		cl      *Client
@@ -274,6 +289,20 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		if remote && (cl == nil || current != run.Workload) {
+			if cl == nil {
+				if cl, err = NewClient(ClientConfig{Server: cfg.Server, Endpoints: max(cfg.Endpoints, 1), Local: cfg.Local, Threshold: cfg.Threshold}); err != nil {
+					return nil, nil, err
+				}
+			}
+			if err := warmUp(ctx, cfg, cl, codec, w, load.Spin, nil); err != nil {
+				return nil, nil, err
+			}
+			current = run.Workload
+		}
+		if remote {
+			return cl.Target(codec), func() error { return nil }, nil
+		}
 		if srv == nil || current != run.Workload {
 			if err := stop(); err != nil {
 				return nil, nil, err
@@ -294,24 +323,8 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			if cl, err = NewClient(ClientConfig{Server: srv.Addr(), Endpoints: srv.Endpoints(), Datapath: cfg.Datapath, Memnet: nw, XDP: topo, Threshold: cfg.Threshold}); err != nil {
 				return nil, nil, err
 			}
-			t0 := time.Now()
-			if err := preload(ctx, cl, w); err != nil {
+			if err := warmUp(ctx, cfg, cl, codec, w, load.Spin, srv.Store().Len); err != nil {
 				return nil, nil, err
-			}
-			if cfg.Log != nil {
-				fmt.Fprintf(cfg.Log, "preloaded %s: %d keys in %v\n", w.Name(), srv.Store().Len(), time.Since(t0).Round(time.Millisecond))
-			}
-			// The first run must not pay for the preload: collect its
-			// garbage now and warm the server up (caches, the kernel's
-			// socket buffers, the scheduler's view of the threads).
-			runtime.GC()
-			r, err := bench.Run(ctx, bench.Config{Workload: w, Target: cl.Target(codec), Outstanding: bench.SaturationOutstanding, Spin: load.Spin,
-				Duration: BenchWarmup, Check: true, Seed: ^uint64(0)})
-			if err == nil && r.Mismatches > 0 {
-				err = fmt.Errorf("%d responses differ from the model (first: %s): %w", r.Mismatches, r.FirstMismatch, bench.ErrMismatch)
-			}
-			if err != nil {
-				return nil, nil, fmt.Errorf("kv: bench warm-up: %w", err)
 			}
 			current = run.Workload
 		}
@@ -326,6 +339,35 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		err = serr
 	}
 	return series, err
+}
+
+// warmUp preloads w into the server through cl, then runs a short checked
+// closed loop so that the first measured run does not pay for the preload
+// (its garbage, cold caches, the kernel's socket buffers, the scheduler's
+// view of the threads). keys, if not nil, counts the server's keys for the
+// log.
+func warmUp(ctx context.Context, cfg BenchConfig, cl *Client, codec Codec, w workload.Workload, spin bool, keys func() int) error {
+	t0 := time.Now()
+	if err := preload(ctx, cl, w); err != nil {
+		return err
+	}
+	if cfg.Log != nil {
+		n := ""
+		if keys != nil {
+			n = fmt.Sprintf(": %d keys", keys())
+		}
+		fmt.Fprintf(cfg.Log, "preloaded %s%s in %v\n", w.Name(), n, time.Since(t0).Round(time.Millisecond))
+	}
+	runtime.GC()
+	r, err := bench.Run(ctx, bench.Config{Workload: w, Target: cl.Target(codec), Outstanding: bench.SaturationOutstanding, Spin: spin,
+		Duration: BenchWarmup, Check: true, Seed: ^uint64(0)})
+	if err == nil && r.Mismatches > 0 {
+		err = fmt.Errorf("%d responses differ from the model (first: %s): %w", r.Mismatches, r.FirstMismatch, bench.ErrMismatch)
+	}
+	if err != nil {
+		return fmt.Errorf("kv: bench warm-up: %w", err)
+	}
+	return nil
 }
 
 // meteredTarget is a client Target whose server reports its CPU time per

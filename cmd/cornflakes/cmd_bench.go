@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -44,6 +45,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	threshold := fs.Int("threshold", 0, "copy threshold of cornflakes/hybrid in bytes (default: the datapath's calibrated one: udp 16384, memnet 512, xdp copy mode 2048)")
 	var busyPoll busyPollFlag
 	fs.Var(&busyPoll, "busy-poll", "auto|true|false: server endpoints and load generator poll without sleeping, as the paper's servers do (auto, the default: when there are endpoints+1 CPUs, the datapath is not memnet and the machine check finds the CPUs free)")
+	server := fs.String("server", "", "host:port of a running `cornflakes kv serve` to drive instead of an in-process server (the paper's two-machine setup; udp; give --endpoints as the server's)")
+	local := fs.String("local", "", "IP the load generator binds (default 127.0.0.1; with --server on another machine, an address of this one it can reach)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (server and load generator) to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -68,6 +71,22 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		Endpoints: *endpoints, Threshold: *threshold, BusyPoll: busyPoll.mode, Progress: stderr, Log: stderr,
 	}
 
+	if *server != "" {
+		ap, err := netip.ParseAddrPort(*server)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: --server %q: want ip:port (%v)\n", *server, err)
+			return errUsage
+		}
+		cfg.Server = ap
+	}
+	if *local != "" {
+		ip, err := netip.ParseAddr(*local)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: --local %q: want an IP (%v)\n", *local, err)
+			return errUsage
+		}
+		cfg.Local = ip
+	}
 	if *sers != "" {
 		cfg.Serializers = strings.Split(*sers, ",")
 	}

@@ -131,3 +131,33 @@ func TestBusyPollFlag(t *testing.T) {
 		}
 	}
 }
+
+// `cornflakes bench --server` drives a server started on its own, as
+// `cornflakes kv serve` runs one (here in-process, on loopback).
+func TestBenchRemoteServer(t *testing.T) {
+	srv, err := kv.NewServer(kv.ServerConfig{PoolBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	code := run([]string{"bench", "--json", "--quick", "--server", srv.Addr().String(), "--local", "127.0.0.1",
+		"--workload", "ycsb:records=200,shape=2x2048,layout=multi", "--duration", "100ms", "--budget", "2s",
+		"--serializers", "vtprotobuf", "--busy-poll=false", "--out", t.TempDir()}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
+	}
+	var recs []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &recs); err != nil || len(recs) != 1 {
+		t.Fatalf("%d records (%v):\n%s", len(recs), err, out.String())
+	}
+	if srv.Store().Len() == 0 {
+		t.Fatal("nothing preloaded into the server")
+	}
+	for _, bad := range [][]string{{"--server", "localhost"}, {"--local", "nowhere"}} {
+		var e bytes.Buffer
+		if code := run(append([]string{"bench"}, bad...), &bytes.Buffer{}, &e); code != 2 || !strings.Contains(e.String(), bad[0]) {
+			t.Errorf("%v: exit %d, stderr %q", bad, code, e.String())
+		}
+	}
+}
