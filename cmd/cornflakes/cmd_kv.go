@@ -19,14 +19,24 @@ import (
 func init() {
 	register(&command{
 		name:    "kv",
-		summary: "key-value store server: cornflakes kv serve [--datapath udp] [--addr host:port] [--workload spec] [--serializer name]",
+		summary: "key-value store: kv serve [--addr host:port] [--workload spec]; kv get|put|del|getlist|append --server host:port ...",
 		run:     runKV,
 	})
 }
 
+const kvUsage = `usage: cornflakes kv serve [flags]                       a server (cornflakes kv serve -h for the flags)
+       cornflakes kv get --server host:port key [key...]   one value per key (GetM for several)
+       cornflakes kv put --server host:port key value
+       cornflakes kv del --server host:port key
+       cornflakes kv getlist --server host:port key        every value of a list
+       cornflakes kv append --server host:port key value   append to a list`
+
 func runKV(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && kvClientOps[args[0]] != 0 {
+		return runKVClient(args[0], args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "serve" {
-		fmt.Fprintln(stderr, "usage: cornflakes kv serve [flags]   (cornflakes kv serve -h for the flags)")
+		fmt.Fprintln(stderr, kvUsage)
 		return errUsage
 	}
 	fs := flag.NewFlagSet("kv serve", flag.ContinueOnError)

@@ -72,6 +72,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err == errUsage {
 			return 2
 		}
+		if err == errNotFound { // already reported, as redis-cli prints (nil)
+			return 1
+		}
 		fmt.Fprintf(stderr, "cornflakes %s: %s\n", c.name, strings.TrimSpace(err.Error()))
 		return 1
 	}
