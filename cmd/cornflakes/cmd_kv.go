@@ -49,6 +49,7 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 	poolMB := fs.Int64("pool-mb", kv.DefaultPoolBytes>>20, "registered memory for values, MiB")
 	dur := fs.Duration("duration", 0, "stop after this long (default: until interrupted)")
 	busyPoll := fs.Bool("busy-poll", false, "endpoints poll without ever sleeping (one core each, lowest latency); default: sleep when idle")
+	statsEvery := fs.Duration("stats", 0, "print requests/s, errors and keys to stderr at this interval (0: only at exit)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return errUsage
 	}
@@ -109,8 +110,36 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 		ctx, cancel = context.WithTimeout(ctx, *dur)
 		defer cancel()
 	}
+	reported := make(chan struct{})
+	if *statsEvery > 0 {
+		go func() { reportServer(ctx, srv, *statsEvery, stderr); close(reported) }()
+	} else {
+		close(reported)
+	}
 	<-ctx.Done()
+	<-reported
 	st := srv.Stats()
 	fmt.Fprintf(stderr, "kv serve: %d requests, %d errors\n", st.Requests, st.Errors)
 	return srv.Close()
+}
+
+// reportServer prints one line of server counters every interval until
+// ctx is done: the rate of requests and errors since the last line and the
+// store's size.
+func reportServer(ctx context.Context, srv *kv.Server, every time.Duration, w io.Writer) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	last, lastAt := srv.Stats(), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			st := srv.Stats()
+			sec := now.Sub(lastAt).Seconds()
+			fmt.Fprintf(w, "kv serve: %.0f req/s, %.0f errors/s, %d keys\n",
+				float64(st.Requests-last.Requests)/sec, float64(st.Errors-last.Errors)/sec, srv.Store().Len())
+			last, lastAt = st, now
+		}
+	}
 }

@@ -53,3 +53,19 @@ func TestKVClientCommands(t *testing.T) {
 		t.Errorf("bad --server: exit %d", code)
 	}
 }
+
+// kv serve runs for --duration, prints a line of counters every --stats
+// interval and its totals at exit.
+func TestKVServeStats(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"kv", "serve", "--duration", "350ms", "--stats", "100ms", "--pool-mb", "64", "--workload", "ycsb:records=50"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "listening on 127.0.0.1:") {
+		t.Errorf("stdout %q", out.String())
+	}
+	if n := strings.Count(errb.String(), "req/s"); n < 2 || !strings.Contains(errb.String(), "50 keys") || !strings.Contains(errb.String(), "requests, 0 errors") {
+		t.Errorf("%d stats lines; stderr:\n%s", n, errb.String())
+	}
+}
