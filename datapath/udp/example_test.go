@@ -67,5 +67,5 @@ func ExampleEndpoint_TimelyParams() {
 	defer ep.Close()
 	p := datapath.TimelyParamsOf(ep)
 	fmt.Println(p.MinRTT, p.TLow, p.LinkRate*8/1e9, "Gbit/s")
-	// Output: 10µs 250µs 100 Gbit/s
+	// Output: 10µs 500µs 100 Gbit/s
 }

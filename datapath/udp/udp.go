@@ -403,13 +403,16 @@ func (e *Endpoint) HybridThreshold() int { return HybridThresholdUDP }
 
 // TimelyUDP are the udp datapath's Timely delay scales
 // (datapath.TimelyTuner). MinRTT is loopback's idle ping-pong (p50 10-14 µs
-// in rpcbench's latency test). On loopback a window of 32 small requests
-// (4 sessions of 8) round-trips in 42-46 µs with one sendmmsg and one
-// recvmmsg per batch on each side (BenchmarkSmallRPCCC), and VM scheduling
-// adds tails of 100 µs and more: with eRPC's 50 µs T_low, Timely held the
-// sessions at 35-140 MB/s and paced every packet, which split the batches
-// and cost 65 % more CPU per RPC. TLow is five times the loaded window's RTT.
-var TimelyUDP = datapath.TimelyParams{MinRTT: 10 * time.Microsecond, TLow: 250 * time.Microsecond}
+// in rpcbench's latency test). With eRPC's 50 µs T_low, Timely took the
+// udp datapath's own batching for congestion: a window of 32 small
+// requests (4 sessions of 8) round-trips in 42-46 µs on loopback with one
+// sendmmsg and one recvmmsg per batch on each side (BenchmarkSmallRPCCC),
+// and Timely held the sessions at 35-140 MB/s and paced every packet,
+// which cost 65 % more CPU per RPC. During 8 MB transfers a window of 32
+// full-size packets takes 250-300 µs: TLow is above that (at 250 µs,
+// rpcbench --cc large_bw gave 19.1-19.9 Gbit/s, at 500 µs 22.0-22.4, the
+// same as without congestion control).
+var TimelyUDP = datapath.TimelyParams{MinRTT: 10 * time.Microsecond, TLow: 500 * time.Microsecond}
 
 // LoopbackLinkRate is the link rate the udp datapath reports on loopback,
 // which has no line rate: above what it carries on these machines
