@@ -22,7 +22,7 @@ func TestTimelyThresholdsFollowDatapath(t *testing.T) {
 	}{
 		{"udp", opts{kind: "udp"}, rpc.CCConfig{Enable: true}, udp.TimelyUDP.MinRTT, udp.TimelyUDP.TLow, 20 * udp.TimelyUDP.TLow},
 		{"udp/user", opts{kind: "udp"}, rpc.CCConfig{Enable: true, MinRTT: 3 * time.Microsecond, TLow: 70 * time.Microsecond}, 3 * time.Microsecond, 70 * time.Microsecond, time.Millisecond},
-		{"memnet", opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})}, rpc.CCConfig{Enable: true}, 2 * time.Microsecond, 50 * time.Microsecond, time.Millisecond},
+		{"memnet", opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})}, rpc.CCConfig{Enable: true}, memnet.Timely.MinRTT, memnet.Timely.TLow, 20 * memnet.Timely.TLow},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -38,7 +38,7 @@ func TestTimelyThresholdsFollowDatapath(t *testing.T) {
 			}
 			defer ep.Close()
 			cc := rpc.CCConfigOf(ep)
-			if want := map[bool]float64{true: udp.LoopbackLinkRate, false: 1.25e9}[tc.o.kind == "udp"]; cc.LinkRate != want {
+			if want := map[bool]float64{true: udp.LoopbackLinkRate, false: memnet.Timely.LinkRate}[tc.o.kind == "udp"]; cc.LinkRate != want {
 				t.Fatalf("LinkRate %v, want %v", cc.LinkRate, want)
 			}
 			if cc.MinRTT != tc.min || cc.TLow != tc.low || cc.THigh != tc.high {
