@@ -12,6 +12,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/bench"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
+	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
@@ -64,6 +65,10 @@ type BenchConfig struct {
 	// Local is the IP the load generator binds (default 127.0.0.1; with a
 	// remote Server, an address of this machine the server can reach).
 	Local netip.Addr
+	// CC turns on congestion control (Timely and the rate limiter) in the
+	// load generator's RPC sessions; off, as in the paper's key-value
+	// experiments, by default.
+	CC bool
 	// Progress receives the progress bars and Log one line per run (both
 	// may be nil).
 	Progress, Log io.Writer
@@ -291,7 +296,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		}
 		if remote && (cl == nil || current != run.Workload) {
 			if cl == nil {
-				if cl, err = NewClient(ClientConfig{Server: cfg.Server, Endpoints: max(cfg.Endpoints, 1), Local: cfg.Local, Threshold: cfg.Threshold}); err != nil {
+				if cl, err = NewClient(ClientConfig{Server: cfg.Server, Endpoints: max(cfg.Endpoints, 1), Local: cfg.Local, Threshold: cfg.Threshold, RPC: cfg.rpc()}); err != nil {
 					return nil, nil, err
 				}
 			}
@@ -320,7 +325,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			if srv, err = NewServer(sc); err != nil {
 				return nil, nil, err
 			}
-			if cl, err = NewClient(ClientConfig{Server: srv.Addr(), Endpoints: srv.Endpoints(), Datapath: cfg.Datapath, Memnet: nw, XDP: topo, Threshold: cfg.Threshold}); err != nil {
+			if cl, err = NewClient(ClientConfig{Server: srv.Addr(), Endpoints: srv.Endpoints(), Datapath: cfg.Datapath, Memnet: nw, XDP: topo, Local: cfg.Local, Threshold: cfg.Threshold, RPC: cfg.rpc()}); err != nil {
 				return nil, nil, err
 			}
 			if err := warmUp(ctx, cfg, cl, codec, w, load.Spin, srv.Store().Len); err != nil {
@@ -339,6 +344,11 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		err = serr
 	}
 	return series, err
+}
+
+// rpc is the load generator's RPC endpoint configuration.
+func (cfg BenchConfig) rpc() rpc.EndpointConfig {
+	return rpc.EndpointConfig{CC: rpc.CCConfig{Enable: cfg.CC}}
 }
 
 // warmUp preloads w into the server through cl, then runs a short checked

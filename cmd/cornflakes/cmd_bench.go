@@ -47,6 +47,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&busyPoll, "busy-poll", "auto|true|false: server endpoints and load generator poll without sleeping, as the paper's servers do (auto, the default: when there are endpoints+1 CPUs, the datapath is not memnet and the machine check finds the CPUs free)")
 	server := fs.String("server", "", "host:port of a running `cornflakes kv serve` to drive instead of an in-process server (the paper's two-machine setup; udp; give --endpoints as the server's)")
 	local := fs.String("local", "", "IP the load generator binds (default 127.0.0.1; with --server on another machine, an address of this one it can reach)")
+	cc := fs.Bool("cc", false, "congestion control (Timely + rate limiter) in the load generator's RPC sessions (off, as in the paper)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (server and load generator) to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -68,7 +69,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	cfg := kv.BenchConfig{
 		Experiment: *exp, Workload: benchWorkloadSpec(*wl), Datapath: *dp, Quick: *quick,
 		SLO: time.Duration(*sloUS * float64(time.Microsecond)), Duration: *dur, Budget: *budget,
-		Endpoints: *endpoints, Threshold: *threshold, BusyPoll: busyPoll.mode, Progress: stderr, Log: stderr,
+		Endpoints: *endpoints, Threshold: *threshold, BusyPoll: busyPoll.mode, CC: *cc, Progress: stderr, Log: stderr,
 	}
 
 	if *server != "" {
