@@ -115,6 +115,28 @@ type TimelyParams struct {
 	LinkRate float64
 }
 
+// BatchedTimely are the delay scales of the datapaths whose event loops
+// move a window of packets in one batch per iteration: kernel UDP (one
+// sendmmsg and one recvmmsg) and memnet (deliveries inside the endpoints'
+// calls). MinRTT is loopback's idle ping-pong (p50 10-14 µs in rpcbench's
+// latency test). With eRPC's 50 µs T_low, Timely took that batching for
+// congestion: a window of 32 small requests (4 sessions of 8) round-trips
+// in 42-46 µs on loopback (BenchmarkSmallRPCCC), and Timely held the
+// sessions at 35-140 MB/s and paced every packet, which cost 65 % more CPU
+// per RPC; memnet's 8 MB transfers were held near 0.85 Gbit/s whatever the
+// loss. During 8 MB transfers a window of 32 full-size packets takes
+// 250-300 µs: TLow is above that (at 250 µs, rpcbench --cc large_bw gave
+// 19.1-19.9 Gbit/s, at 500 µs 22.0-22.4, as without congestion control).
+// The line rate is the datapath's to fill in.
+var BatchedTimely = TimelyParams{MinRTT: 10 * time.Microsecond, TLow: 500 * time.Microsecond}
+
+// UnlimitedLinkRate is the line rate reported by a path that has none
+// (loopback, an in-process network): above what such paths carry here
+// (8 MB transfers at 7-24 Gbit/s), so that Timely never caps a session
+// below it. 100 Gbit/s, in bytes/s; with eRPC's 10 Gbit/s memnet's
+// transfers under congestion control fell to 2.4-5 Gbit/s.
+const UnlimitedLinkRate = 100e9 / 8
+
 // TimelyTuner is implemented by an Endpoint whose delay scales differ from
 // eRPC's (see TimelyParams).
 type TimelyTuner interface {

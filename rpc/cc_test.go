@@ -4,15 +4,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
-	"github.com/cornflakes-go/cornflakes/datapath/udp"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/mem/memtest"
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
 
-// Timely's thresholds follow the datapath: datapath's delay scales
-// (datapath.TimelyTuner) replace eRPC's, and values the user sets are kept.
+// Timely's thresholds follow the datapath's delay scales
+// (datapath.TimelyTuner) instead of eRPC's, and values the user sets are
+// kept.
 func TestTimelyThresholdsFollowDatapath(t *testing.T) {
 	cases := []struct {
 		name           string
@@ -20,9 +21,9 @@ func TestTimelyThresholdsFollowDatapath(t *testing.T) {
 		cc             rpc.CCConfig
 		min, low, high time.Duration
 	}{
-		{"udp", opts{kind: "udp"}, rpc.CCConfig{Enable: true}, udp.TimelyUDP.MinRTT, udp.TimelyUDP.TLow, 20 * udp.TimelyUDP.TLow},
+		{"udp", opts{kind: "udp"}, rpc.CCConfig{Enable: true}, datapath.BatchedTimely.MinRTT, datapath.BatchedTimely.TLow, 20 * datapath.BatchedTimely.TLow},
 		{"udp/user", opts{kind: "udp"}, rpc.CCConfig{Enable: true, MinRTT: 3 * time.Microsecond, TLow: 70 * time.Microsecond}, 3 * time.Microsecond, 70 * time.Microsecond, time.Millisecond},
-		{"memnet", opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})}, rpc.CCConfig{Enable: true}, memnet.Timely.MinRTT, memnet.Timely.TLow, 20 * memnet.Timely.TLow},
+		{"memnet", opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})}, rpc.CCConfig{Enable: true}, datapath.BatchedTimely.MinRTT, datapath.BatchedTimely.TLow, 20 * datapath.BatchedTimely.TLow},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -38,8 +39,8 @@ func TestTimelyThresholdsFollowDatapath(t *testing.T) {
 			}
 			defer ep.Close()
 			cc := rpc.CCConfigOf(ep)
-			if want := map[bool]float64{true: udp.LoopbackLinkRate, false: memnet.Timely.LinkRate}[tc.o.kind == "udp"]; cc.LinkRate != want {
-				t.Fatalf("LinkRate %v, want %v", cc.LinkRate, want)
+			if cc.LinkRate != datapath.UnlimitedLinkRate { // loopback and in-process
+				t.Fatalf("LinkRate %v, want %v", cc.LinkRate, datapath.UnlimitedLinkRate)
 			}
 			if cc.MinRTT != tc.min || cc.TLow != tc.low || cc.THigh != tc.high {
 				t.Fatalf("MinRTT %v TLow %v THigh %v, want %v %v %v", cc.MinRTT, cc.TLow, cc.THigh, tc.min, tc.low, tc.high)

@@ -262,19 +262,15 @@ func (ep *Endpoint) MaxPayload() int { return ep.maxPayload }
 // (datapath.HybridThresholder).
 func (ep *Endpoint) HybridThreshold() int { return HybridThresholdMemnet }
 
-// Timely are memnet's Timely delay scales (datapath.TimelyTuner), those of
-// kernel UDP on loopback (udp.TimelyUDP, udp.LoopbackLinkRate): deliveries
-// run inside the endpoints' calls, so as with udp a window crosses each
-// side in one batch per loop iteration, a window of 32 full-size packets
-// takes hundreds of µs of copying, and an in-process network has no line
-// rate (raw transfers reach 7-15 Gbit/s). With eRPC's constants Timely read
-// the batching as congestion and held 8 MB transfers near 0.85 Gbit/s
-// whatever the loss (rpcbench --cc --datapath memnet); with these, 4-8
-// Gbit/s, and 2.4-5 with eRPC's 10 Gbit/s line rate.
-var Timely = datapath.TimelyParams{MinRTT: 10 * time.Microsecond, TLow: 500 * time.Microsecond, LinkRate: 100e9 / 8}
-
-// TimelyParams returns Timely.
-func (ep *Endpoint) TimelyParams() datapath.TimelyParams { return Timely }
+// TimelyParams returns datapath.BatchedTimely (deliveries run inside the
+// endpoints' calls, so a window crosses each side in one batch per loop
+// iteration, as with udp) and datapath.UnlimitedLinkRate: an in-process
+// network has no line rate (datapath.TimelyTuner).
+func (ep *Endpoint) TimelyParams() datapath.TimelyParams {
+	p := datapath.BatchedTimely
+	p.LinkRate = datapath.UnlimitedLinkRate
+	return p
+}
 
 // MaxSegments implements datapath.Endpoint.
 func (ep *Endpoint) MaxSegments() int { return ep.maxSegs }

@@ -57,7 +57,8 @@ func ExampleOpen() {
 
 // TimelyParams tells the RPC layer the delay scales of kernel UDP, which
 // replace eRPC's RDMA-class constants when congestion control is on. On
-// loopback there is no line rate, and LoopbackLinkRate stands in for it.
+// loopback there is no line rate, and datapath.UnlimitedLinkRate stands in
+// for it.
 func ExampleEndpoint_TimelyParams() {
 	ep, err := udp.Open(udp.Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
 	if err != nil {

@@ -6,13 +6,15 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
 )
 
 // linkRate returns the line rate in bytes/s of the interface that holds
 // addr, or 0 when unknown.
 func linkRate(addr netip.Addr) float64 {
 	if addr.IsLoopback() {
-		return LoopbackLinkRate
+		return datapath.UnlimitedLinkRate
 	}
 	if addr.IsUnspecified() {
 		return 0

@@ -401,31 +401,13 @@ func (e *Endpoint) MaxPayload() int { return e.maxPay }
 // HybridThresholdUDP (datapath.HybridThresholder).
 func (e *Endpoint) HybridThreshold() int { return HybridThresholdUDP }
 
-// TimelyUDP are the udp datapath's Timely delay scales
-// (datapath.TimelyTuner). MinRTT is loopback's idle ping-pong (p50 10-14 µs
-// in rpcbench's latency test). With eRPC's 50 µs T_low, Timely took the
-// udp datapath's own batching for congestion: a window of 32 small
-// requests (4 sessions of 8) round-trips in 42-46 µs on loopback with one
-// sendmmsg and one recvmmsg per batch on each side (BenchmarkSmallRPCCC),
-// and Timely held the sessions at 35-140 MB/s and paced every packet,
-// which cost 65 % more CPU per RPC. During 8 MB transfers a window of 32
-// full-size packets takes 250-300 µs: TLow is above that (at 250 µs,
-// rpcbench --cc large_bw gave 19.1-19.9 Gbit/s, at 500 µs 22.0-22.4, the
-// same as without congestion control).
-var TimelyUDP = datapath.TimelyParams{MinRTT: 10 * time.Microsecond, TLow: 500 * time.Microsecond}
-
-// LoopbackLinkRate is the link rate the udp datapath reports on loopback,
-// which has no line rate: above what it carries on these machines
-// (8 MB transfers at 17-24 Gbit/s), so that Timely never caps a session
-// below it (100 Gbit/s, in bytes/s).
-const LoopbackLinkRate = 100e9 / 8
-
-// TimelyParams returns TimelyUDP with the link rate of the interface the
-// endpoint is bound to: LoopbackLinkRate on loopback, the speed the kernel
-// reports in /sys/class/net/<if>/speed otherwise (0, eRPC's default,
-// when the address is a wildcard or the device reports none, as veth).
+// TimelyParams returns datapath.BatchedTimely with the line rate of the
+// interface the endpoint is bound to (datapath.TimelyTuner):
+// datapath.UnlimitedLinkRate on loopback, the speed the kernel reports in
+// /sys/class/net/<if>/speed otherwise, 0 (eRPC's default) when the address
+// is a wildcard or the device reports none, as veth.
 func (e *Endpoint) TimelyParams() datapath.TimelyParams {
-	p := TimelyUDP
+	p := datapath.BatchedTimely
 	p.LinkRate = linkRate(e.local.Addr())
 	return p
 }

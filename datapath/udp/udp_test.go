@@ -536,13 +536,13 @@ func TestOpenReservesReceiveRing(t *testing.T) {
 }
 
 // The link rate Timely starts from follows the bound interface: loopback
-// has none and reports LoopbackLinkRate, a wildcard address reports 0
+// has none and reports datapath.UnlimitedLinkRate, a wildcard address reports 0
 // (the RPC then uses eRPC's default).
 func TestTimelyLinkRate(t *testing.T) {
-	if got := linkRate(netip.MustParseAddr("127.0.0.1")); got != LoopbackLinkRate {
+	if got := linkRate(netip.MustParseAddr("127.0.0.1")); got != datapath.UnlimitedLinkRate {
 		t.Fatalf("loopback: %v", got)
 	}
-	if got := linkRate(netip.MustParseAddr("::1")); got != LoopbackLinkRate {
+	if got := linkRate(netip.MustParseAddr("::1")); got != datapath.UnlimitedLinkRate {
 		t.Fatalf("::1: %v", got)
 	}
 	if got := linkRate(netip.MustParseAddr("0.0.0.0")); got != 0 {
