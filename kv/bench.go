@@ -294,44 +294,43 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if remote && (cl == nil || current != run.Workload) {
+		if cl == nil || current != run.Workload {
+			// The load generator's client; its server is cfg.Server, or
+			// one started here (again for each workload).
+			ccfg := ClientConfig{Server: cfg.Server, Endpoints: max(cfg.Endpoints, 1), Datapath: cfg.Datapath, Memnet: nw, XDP: topo,
+				Local: cfg.Local, Threshold: cfg.Threshold, RPC: cfg.rpc()}
+			var keys func() int // the server's key count, for the log
+			if !remote {
+				if err := stop(); err != nil {
+					return nil, nil, err
+				}
+				sc := ServerConfig{Datapath: cfg.Datapath, Memnet: nw, XDP: topo, Endpoints: cfg.Endpoints, Threshold: cfg.Threshold}
+				if topo != nil {
+					sc.PoolBytes = int64(topo.Space().Len()) * 3 / 4
+				}
+				sc.LockThread = true // endpoints on their own threads: Server.Usage measures their CPU time
+				sc.BusyPoll = busyPoll
+				sc.RPC.IdleSpin = cfg.ServerSpin
+				if sc.RPC.IdleSpin == 0 {
+					sc.RPC.IdleSpin = DefaultServerSpin
+				}
+				if srv, err = NewServer(sc); err != nil {
+					return nil, nil, err
+				}
+				ccfg.Server, ccfg.Endpoints, keys = srv.Addr(), srv.Endpoints(), srv.Store().Len
+			}
 			if cl == nil {
-				if cl, err = NewClient(ClientConfig{Server: cfg.Server, Endpoints: max(cfg.Endpoints, 1), Local: cfg.Local, Threshold: cfg.Threshold, RPC: cfg.rpc()}); err != nil {
+				if cl, err = NewClient(ccfg); err != nil {
 					return nil, nil, err
 				}
 			}
-			if err := warmUp(ctx, cfg, cl, codec, w, load.Spin, nil); err != nil {
+			if err := warmUp(ctx, cfg, cl, codec, w, load.Spin, keys); err != nil {
 				return nil, nil, err
 			}
 			current = run.Workload
 		}
-		if remote {
+		if srv == nil { // a remote server: its CPU time is not ours to read
 			return cl.Target(codec), func() error { return nil }, nil
-		}
-		if srv == nil || current != run.Workload {
-			if err := stop(); err != nil {
-				return nil, nil, err
-			}
-			sc := ServerConfig{Datapath: cfg.Datapath, Memnet: nw, XDP: topo, Endpoints: cfg.Endpoints, Threshold: cfg.Threshold}
-			if topo != nil {
-				sc.PoolBytes = int64(topo.Space().Len()) * 3 / 4
-			}
-			sc.LockThread = true // endpoints on their own threads: Server.Usage measures their CPU time
-			sc.BusyPoll = busyPoll
-			sc.RPC.IdleSpin = cfg.ServerSpin
-			if sc.RPC.IdleSpin == 0 {
-				sc.RPC.IdleSpin = DefaultServerSpin
-			}
-			if srv, err = NewServer(sc); err != nil {
-				return nil, nil, err
-			}
-			if cl, err = NewClient(ClientConfig{Server: srv.Addr(), Endpoints: srv.Endpoints(), Datapath: cfg.Datapath, Memnet: nw, XDP: topo, Local: cfg.Local, Threshold: cfg.Threshold, RPC: cfg.rpc()}); err != nil {
-				return nil, nil, err
-			}
-			if err := warmUp(ctx, cfg, cl, codec, w, load.Spin, srv.Store().Len); err != nil {
-				return nil, nil, err
-			}
-			current = run.Workload
 		}
 		return meteredTarget{cl.Target(codec), srv}, func() error { return nil }, nil
 	}
