@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -72,21 +71,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		Endpoints: *endpoints, Threshold: *threshold, BusyPoll: busyPoll.mode, CC: *cc, Progress: stderr, Log: stderr,
 	}
 
-	if *server != "" {
-		ap, err := netip.ParseAddrPort(*server)
-		if err != nil {
-			fmt.Fprintf(stderr, "bench: --server %q: want ip:port (%v)\n", *server, err)
-			return errUsage
-		}
-		cfg.Server = ap
-	}
-	if *local != "" {
-		ip, err := netip.ParseAddr(*local)
-		if err != nil {
-			fmt.Fprintf(stderr, "bench: --local %q: want an IP (%v)\n", *local, err)
-			return errUsage
-		}
-		cfg.Local = ip
+	var err error
+	if cfg.Server, cfg.Local, err = parseServerFlags("bench", *server, *local, stderr); err != nil {
+		return err
 	}
 	if *sers != "" {
 		cfg.Serializers = strings.Split(*sers, ",")

@@ -44,14 +44,12 @@ func runKVClient(name string, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "kv %s: %v\n%s\n", name, err, kvUsage)
 		return errUsage
 	}
-	addr, err := netip.ParseAddrPort(*server)
+	addr, ip, err := parseServerFlags("kv "+name, *server, *local, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "kv %s: --server %q: want ip:port\n", name, *server)
-		return errUsage
+		return err
 	}
-	ip, err := netip.ParseAddr(*local)
-	if err != nil {
-		fmt.Fprintf(stderr, "kv %s: --local %q: want an IP\n", name, *local)
+	if !addr.IsValid() {
+		fmt.Fprintf(stderr, "kv %s: --server is required\n", name)
 		return errUsage
 	}
 	serName, mode, _ := strings.Cut(*ser, "/")
@@ -127,4 +125,26 @@ func kvClientArgs(op workload.Op, args []string) (keys, vals [][]byte, err error
 		keys = append(keys, []byte(a))
 	}
 	return keys, nil, nil
+}
+
+// parseServerFlags parses the --server (ip:port) and --local (IP) flags of
+// a command that talks to a running server; an empty flag gives the zero
+// value. A malformed one is reported on stderr as errUsage.
+func parseServerFlags(cmd, server, local string, stderr io.Writer) (netip.AddrPort, netip.Addr, error) {
+	var ap netip.AddrPort
+	var ip netip.Addr
+	var err error
+	if server != "" {
+		if ap, err = netip.ParseAddrPort(server); err != nil {
+			fmt.Fprintf(stderr, "%s: --server %q: want ip:port (%v)\n", cmd, server, err)
+			return ap, ip, errUsage
+		}
+	}
+	if local != "" {
+		if ip, err = netip.ParseAddr(local); err != nil {
+			fmt.Fprintf(stderr, "%s: --local %q: want an IP (%v)\n", cmd, local, err)
+			return ap, ip, errUsage
+		}
+	}
+	return ap, ip, nil
 }
