@@ -813,6 +813,7 @@ func (ep *Endpoint) handleRequest(e *proto.Event) {
 		select {
 		case ep.nx.work <- r:
 			ep.atWorkers++
+			_ = ep.core.Ack(r.h) // the response waits for a worker: acknowledge the request now (Core.Ack)
 		default:
 			_ = ep.core.RespondStatus(r.h, proto.StatusRejected)
 			ep.freeRequest(r)
@@ -828,6 +829,7 @@ func (ep *Endpoint) handleRequest(e *proto.Event) {
 	}
 	r.own() // answered later: keep the request bytes alive until then
 	ep.track(r)
+	_ = ep.core.Ack(r.h) // and acknowledge it now (Core.Ack)
 }
 
 // track records an unanswered request in its session (which fails it if

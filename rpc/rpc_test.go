@@ -271,10 +271,18 @@ func newPair(t *testing.T, o opts) (cli, srv *node, c *counter) {
 	return cli, srv, c
 }
 
-func TestSmallAndLargeMessages(t *testing.T) {
+func TestSmallAndLargeMessages(t *testing.T) { testSmallAndLarge(t, rpc.CCConfig{}) }
+
+// TestSmallAndLargeMessagesCC is TestSmallAndLargeMessages with congestion
+// control on. A session's first RTT samples (the peer's first use of its
+// pools) cut the rate, so the large messages run paced: RFRs wait in the
+// wheel while the answers to earlier ones arrive.
+func TestSmallAndLargeMessagesCC(t *testing.T) { testSmallAndLarge(t, rpc.CCConfig{Enable: true}) }
+
+func testSmallAndLarge(t *testing.T, cc rpc.CCConfig) {
 	for _, kind := range []string{"memnet", "udp"} {
 		t.Run(kind, func(t *testing.T) {
-			cli, srv, _ := newPair(t, opts{kind: kind, maxPayload: 8972})
+			cli, srv, _ := newPair(t, opts{kind: kind, maxPayload: 8972, ep: rpc.EndpointConfig{CC: cc}})
 			s := cli.connect(t, srv.nx, 1)
 			sizes := []int{8, 32, 1000, 8956, 8957, 30000, 1 << 20, rpc.DefaultMaxMsgSize}
 			for _, typ := range []uint8{tEcho, tWorker} {
@@ -633,6 +641,28 @@ func TestCongestionControl(t *testing.T) {
 		}
 		cli.stop(t)
 		srv.stop(t)
+	}
+}
+
+// Requests answered later than their dispatch (worker handlers) are
+// acknowledged by the server, so that the client's RTT samples leave the
+// handler's time out; requests answered in their dispatch handler are not
+// (the response is the acknowledgement).
+func TestWorkerRequestsAreAcked(t *testing.T) {
+	for _, kind := range []string{"memnet", "udp"} {
+		t.Run(kind, func(t *testing.T) {
+			cli, srv, _ := newPair(t, opts{kind: kind})
+			s := cli.connect(t, srv.nx, 1)
+			callMany(t, cli, []rpc.Session{s}, tEcho, []int{8, 8, 8, 8}, 10*time.Second)
+			if got := cli.ep.Stats().Proto.Acks; got != 0 {
+				t.Fatalf("%d acks for dispatch requests", got)
+			}
+			callMany(t, cli, []rpc.Session{s}, tWorker, []int{8, 100, 1000, 8, 8}, 10*time.Second)
+			// Over udp an ack can be lost like any packet; over memnet none is.
+			if got := cli.ep.Stats().Proto.Acks; got > 5 || (kind == "memnet" && got != 5) {
+				t.Fatalf("%d acks for 5 worker requests", got)
+			}
+		})
 	}
 }
 

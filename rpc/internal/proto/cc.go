@@ -108,6 +108,7 @@ func (c *Core) rttSample(s *session, sl *slot, p int) {
 	if ts == nil || int(ts.pkt) != p || ts.ts < c.rttFrom {
 		return
 	}
+	ts.pkt = -1 // one sample per send: a request's ack and its response do not both count
 	now := c.txTime()
 	rtt := float64(now - ts.ts)
 	t := &s.cc
@@ -177,9 +178,35 @@ func (c *Core) pace(sl *slot, p *OutPacket) {
 		p.ref.refs++ // the wheel's own reference
 	}
 	c.wheel.insert(wheelEnt{sl: sl, reqNum: sl.reqNum, pkt: *p}, c.now, desired)
+	c.markWheel(sl, int(p.Hdr.PktNum), true)
 	sl.inWheel++
 	s.cc.inWheel++
 	c.stats.RateLimited++
+}
+
+// markWheel records that client packet pkt of sl entered (or left) the
+// rate limiter. A slot has at most Credits packets in flight, so packet
+// numbers modulo Credits tell them apart (eRPC's in_wheel_ array).
+func (c *Core) markWheel(sl *slot, pkt int, in bool) {
+	if sl.wheelPkt == nil {
+		sl.wheelPkt = make([]uint64, (c.cfg.Credits+63)/64) // once per slot
+	}
+	i := pkt % c.cfg.Credits
+	if in {
+		sl.wheelPkt[i/64] |= 1 << (i % 64)
+	} else {
+		sl.wheelPkt[i/64] &^= 1 << (i % 64)
+	}
+}
+
+// pktInWheel reports whether a copy of client packet pkt of sl waits in
+// the rate limiter.
+func (c *Core) pktInWheel(sl *slot, pkt int) bool {
+	if sl.wheelPkt == nil {
+		return false
+	}
+	i := pkt % c.cfg.Credits
+	return sl.wheelPkt[i/64]&(1<<(i%64)) != 0
 }
 
 // bypass reports whether s's packets skip the rate limiter (congestion
@@ -299,6 +326,7 @@ func (w *wheel) reap(c *Core) {
 // the slot's current one.
 func (w *wheel) release(c *Core, e *wheelEnt, send bool) {
 	sl := e.sl
+	c.markWheel(sl, int(e.pkt.Hdr.PktNum), false)
 	sl.inWheel--
 	sl.s.cc.inWheel--
 	if send && sl.req != nil && sl.reqNum == e.reqNum && c.sessions[sl.s.num] == sl.s {

@@ -128,6 +128,48 @@ func TestWheelHoldsReference(t *testing.T) {
 	w.closeAll()
 }
 
+// Only a copy of the packet an answer is for blocks the answer (eRPC's
+// in_wheel_ per packet): a paced large response has RFRs for later
+// packets waiting in the wheel while the answers to the first ones
+// arrive, and those answers are accepted. Blocking on any packet of the
+// slot in the wheel dropped them, and on kernel UDP a paced 8 MB echo
+// then crawled at one packet per RTO.
+func TestWheelBlocksOnlyItsOwnPacket(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 1000, CC: CCConfig{Enable: true, NoWheelBypass: true, LinkRate: 1e5}})
+	tag := w.enqueue(100, 6000) // one request packet, six response packets
+	for i := 0; i < 100 && len(w.c2s) == 0; i++ {
+		w.tick(int64(100 * time.Microsecond))
+	}
+	w.deliver("c2s", all(len(w.c2s)))
+	w.respond()
+	w.deliver("s2c", all(len(w.s2c))) // the first response packet: five RFRs go to the wheel
+	sl := &w.cli.sessions[0].slot0
+	if sl.inWheel != 5 {
+		t.Fatalf("%d RFRs in the wheel, want 5", sl.inWheel)
+	}
+	// 16-byte RFRs at 100 kB/s leave 160 µs apart: release the first.
+	for i := 0; i < 100 && len(w.c2s) == 0; i++ {
+		w.tick(int64(20 * time.Microsecond))
+	}
+	if len(w.c2s) != 1 || sl.inWheel != 4 {
+		t.Fatalf("%d RFRs sent, %d in the wheel", len(w.c2s), sl.inWheel)
+	}
+	w.deliver("c2s", all(1))
+	rx := sl.numRx
+	w.deliver("s2c", all(len(w.s2c)))
+	if w.cli.stats.DropWheel != 0 || sl.numRx != rx+1 {
+		t.Fatalf("answer to a sent RFR dropped while other RFRs wait (DropWheel %d, numRx %d -> %d)", w.cli.stats.DropWheel, rx, sl.numRx)
+	}
+	for i := 0; i < 200 && w.done[tag] == 0; i++ {
+		w.tick(int64(100 * time.Microsecond))
+		w.exchange(10, nil)
+	}
+	if w.done[tag] != 1 || w.cli.stats.RTOs != 0 {
+		t.Fatalf("done %d, RTOs %d", w.done[tag], w.cli.stats.RTOs)
+	}
+	w.closeAll()
+}
+
 func TestRemoveSessionDrainsWheel(t *testing.T) {
 	w := newWorld(t, Config{DataPerPkt: 1000, CC: CCConfig{Enable: true, NoWheelBypass: true, LinkRate: 1e5}})
 	w.enqueue(8000, 10)
@@ -214,6 +256,114 @@ func TestTimelySamplesLargeRequests(t *testing.T) {
 	// is its response.
 	if got := w.cli.Stats().TimelyUpdates; got < 60 {
 		t.Fatalf("%d Timely updates for a 64-packet request", got)
+	}
+	w.closeAll()
+}
+
+// A request whose handler runs long (a worker handler) is acknowledged
+// by the server (Core.Ack): the client's RTT sample then measures the
+// network, not the handler, and the session keeps its rate. Without the
+// acknowledgement the response's sample reads 3 ms of handler time as
+// congestion and cuts the rate.
+func TestAckKeepsHandlerTimeOutOfRTT(t *testing.T) {
+	for _, ack := range []bool{true, false} {
+		t.Run(map[bool]string{true: "ack", false: "noack"}[ack], func(t *testing.T) {
+			w := newWorld(t, Config{DataPerPkt: 1000, CC: CCConfig{Enable: true}})
+			w.enqueue(100, 10)
+			w.deliver("c2s", all(len(w.c2s)))
+			if len(w.pending) != 1 {
+				t.Fatal("request not delivered")
+			}
+			w.tick(int64(20 * time.Microsecond))
+			if ack {
+				if err := w.srv.Ack(w.pending[0].Handle); err != nil {
+					t.Fatal(err)
+				}
+				w.flush()
+				if len(w.s2c) != 1 || w.s2c[0].hdr.Type != PktCR || w.s2c[0].hdr.PktNum != 0 {
+					t.Fatalf("ack not sent: %v", w.s2c)
+				}
+				credits := w.cli.Credits(0)
+				w.deliver("s2c", all(1))
+				if w.cli.stats.Acks != 1 || w.srv.stats.Acks != 1 {
+					t.Fatalf("acks: client %d server %d", w.cli.stats.Acks, w.srv.stats.Acks)
+				}
+				if w.cli.Credits(0) != credits || len(w.done) != 0 {
+					t.Fatal("an ack returned a credit or completed the request")
+				}
+			}
+			// The handler runs 3 ms (both loops keep running meanwhile).
+			for i := 0; i < 75; i++ {
+				w.tick(int64(40 * time.Microsecond))
+			}
+			w.exchange(10, nil)
+			if len(w.done) != 1 || w.cli.stats.RTOs != 0 {
+				t.Fatalf("done %d, RTOs %d", len(w.done), w.cli.stats.RTOs)
+			}
+			rate, link := w.cli.sessions[0].cc.rate, w.cli.cfg.CC.LinkRate
+			if ack && rate != link {
+				t.Fatalf("rate cut to %v of %v with the ack", rate, link)
+			}
+			if !ack && rate >= link {
+				t.Fatalf("rate %v not cut without the ack: the test no longer measures handler time", rate)
+			}
+			w.closeAll()
+		})
+	}
+}
+
+// Acks that cannot belong to the current request are dropped: one for a
+// request whose response already arrived in part, one with data, and one
+// for a request packet that was never sent.
+func TestStaleAcksDropped(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 1000})
+	w.enqueue(100, 3000) // a 3-packet response
+	w.deliver("c2s", all(len(w.c2s)))
+	h := w.pending[0].Handle
+	w.respond()
+	w.deliver("s2c", all(1)) // the first response packet
+	ack := make([]byte, HeaderSize)
+	hdr := Header{ReqType: 1, DestSession: 0, Type: PktCR, PktNum: 0, ReqNum: h.ReqNum}
+	if err := hdr.Encode(ack); err != nil {
+		t.Fatal(err)
+	}
+	order := w.cli.stats.DropOrder
+	w.cli.Step(ack, 0)
+	if w.cli.stats.DropOrder != order+1 || w.cli.stats.Acks != 0 {
+		t.Fatalf("ack after the response started: DropOrder %d->%d, acks %d", order, w.cli.stats.DropOrder, w.cli.stats.Acks)
+	}
+	bad := w.cli.stats.DropBad
+	w.cli.Step(append(ack, 1), 0)
+	if w.cli.stats.DropBad != bad+1 {
+		t.Fatal("an ack with data was not dropped as bad")
+	}
+	if err := w.srv.Ack(h); err != ErrStaleHandle {
+		t.Fatalf("Ack of an answered request: %v", err)
+	}
+	w.exchange(20, nil)
+	if len(w.done) != 1 {
+		t.Fatal("not completed")
+	}
+	// A new request rolled back (the loss scan's go-back-N) before its
+	// ack arrived: the ack names a packet not in flight and is stale.
+	w.enqueue(100, 10)
+	w.drop("c2s", all(len(w.c2s)))
+	sl := &w.cli.sessions[0].slot0
+	w.cli.returnCredits(sl)
+	hdr.ReqNum = sl.reqNum
+	if err := hdr.Encode(ack); err != nil {
+		t.Fatal(err)
+	}
+	order = w.cli.stats.DropOrder
+	w.cli.Step(ack[:HeaderSize], 0)
+	if w.cli.stats.DropOrder != order+1 || w.cli.stats.Acks != 0 {
+		t.Fatal("ack of an unsent packet accepted")
+	}
+	w.cli.kick(sl) // the rest of the loss scan's rollback: resend
+	w.flush()
+	w.exchange(20, nil)
+	if len(w.done) != 2 {
+		t.Fatal("second request not completed")
 	}
 	w.closeAll()
 }

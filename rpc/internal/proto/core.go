@@ -118,6 +118,7 @@ type Stats struct {
 	RTOs              uint64 // slots rolled back by the loss scan
 	FastRetransmits   uint64 // holes resent early (selective mode)
 	DupResponses      uint64 // saved responses re-sent to a retransmitted request
+	Acks              uint64 // request acknowledgements sent (server, Ack) or accepted (client)
 	Handlers          uint64 // EvRequest events (handler invocations)
 	Completed, Failed uint64 // EvResponse events without / with error
 	DropBad           uint64 // malformed packets (header, size, session)

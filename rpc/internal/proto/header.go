@@ -27,7 +27,7 @@ type PktType uint8
 const (
 	PktReq  PktType = 0 // a request packet (data)
 	PktRFR  PktType = 1 // request-for-response: asks the server for one more response packet
-	PktCR   PktType = 2 // explicit credit return: acknowledges one non-final request packet
+	PktCR   PktType = 2 // explicit credit return: acknowledges one non-final request packet (or, sent by Core.Ack, a whole request whose response comes later)
 	PktResp PktType = 3 // a response packet (data)
 )
 

@@ -39,8 +39,9 @@ type slot struct {
 	progress int64
 	respBuf  RxBuf
 	fastAt   int
-	inWheel  int
-	txTS     *txRing // send times for Timely's RTT samples; nil without congestion control
+	inWheel  int      // packets of this slot in the rate limiter
+	wheelPkt []uint64 // which of them, by packet number mod Credits (allocated at the first paced packet)
+	txTS     *txRing  // send times for Timely's RTT samples; nil without congestion control
 
 	// Server.
 	rxBuf RxBuf
@@ -310,6 +311,27 @@ func (c *Core) Cancel(sess uint16, tag uint64, err error) bool {
 	return false
 }
 
+// Ack acknowledges the request h names, received in full, whose response
+// will not follow at once (a worker handler, or a dispatch handler that
+// answers later): an explicit credit-return packet for the request's last
+// packet. The client takes its RTT sample from it instead of from the
+// response, so that Timely does not read the handler's running time as
+// network delay. It carries no credit: the response still returns the
+// last packet's. Clients that predate it drop it as a bad packet.
+func (c *Core) Ack(h ReqHandle) error {
+	s := c.session(h.Session)
+	if s == nil || s.gen != h.Gen || s.client {
+		return ErrStaleHandle
+	}
+	sl := s.slotIf(int(h.Slot))
+	if sl == nil || sl.reqNum != h.ReqNum || sl.srv != srvInHandler {
+		return ErrStaleHandle
+	}
+	c.stats.Acks++
+	c.sendCR(s, sl, sl.reqPkts-1)
+	return nil
+}
+
 // Respond saves m as the response to the request h names and sends its
 // first packet. On success the core owns m (it is released when the next
 // request on the slot buries it, or when the session goes away); on error
@@ -506,7 +528,7 @@ func (c *Core) clientRx(s *session, sl *slot, h *Header, data []byte, rxID int) 
 	}
 	p := int(h.PktNum)
 	R := sl.reqPkts
-	if (h.Type == PktCR && p >= R-1) || (h.Type == PktResp && p < R-1) {
+	if (h.Type == PktCR && p > R-1) || (h.Type == PktResp && p < R-1) {
 		c.stats.DropBad++
 		return
 	}
@@ -514,15 +536,23 @@ func (c *Core) clientRx(s *session, sl *slot, h *Header, data []byte, rxID int) 
 		c.stats.DropOrder++ // never sent (or rolled back): a stale or future packet
 		return
 	}
+	if sl.inWheel > 0 && c.pktInWheel(sl, p) {
+		// eRPC Appendix C (in_order_client): the client packet this one
+		// answers has a copy still in the rate limiter (a retransmission
+		// after a false-positive loss, rare); drop the answer and let the
+		// copy's own answer or the RTO recover. Only that packet's copy
+		// counts: other packets of the slot waiting in the wheel (the
+		// RFRs of a paced large response) must not block the answers to
+		// those already sent.
+		c.stats.DropWheel++
+		return
+	}
+	if h.Type == PktCR && p == R-1 {
+		c.clientAck(s, sl, p, data)
+		return
+	}
 	var newResp int // S when this is the first response packet seen
 	if h.Type == PktResp {
-		if sl.inWheel > 0 {
-			// eRPC Appendix C: a retransmitted copy of this request is
-			// still in the rate limiter; drop the response (false-positive
-			// retransmission, rare) and let the RTO recover.
-			c.stats.DropWheel++
-			return
-		}
 		idx := p - (R - 1)
 		size := int(h.MsgSize)
 		S := sl.respPkts
@@ -608,6 +638,24 @@ func (c *Core) clientRx(s *session, sl *slot, h *Header, data []byte, rxID int) 
 	}
 	c.kick(sl)
 	c.kickSession(s)
+}
+
+// clientAck handles the server's acknowledgement of a whole request whose
+// response comes later (Core.Ack): an RTT sample for the last request
+// packet, and progress for the loss scan. Credits and the receive window
+// are left to the response.
+func (c *Core) clientAck(s *session, sl *slot, p int, data []byte) {
+	if len(data) != 0 {
+		c.stats.DropBad++
+		return
+	}
+	if sl.respPkts > 0 {
+		c.stats.DropOrder++ // the response is already arriving: a stale ack
+		return
+	}
+	c.stats.Acks++
+	c.rttSample(s, sl, p)
+	sl.progress = c.now
 }
 
 // implicitAck acknowledges every packet of sl below upto (returning the
