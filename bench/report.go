@@ -55,6 +55,10 @@ type Series struct {
 	StallLostFraction float64 `json:"stall_lost_fraction,omitempty"`
 	StallMaxus        float64 `json:"stall_max_us,omitempty"`
 	StallP99Floorus   float64 `json:"stall_p99_floor_us,omitempty"`
+	// SyscallNs is the machine check's cost of one trivial system call
+	// (ExperimentConfig.Syscall, MeasureSyscall): the unit kernel-datapath
+	// results scale with.
+	SyscallNs float64 `json:"syscall_ns,omitempty"`
 	// BusyPoll: the server and the load generator polled without sleeping.
 	BusyPoll bool `json:"busy_poll"`
 }

@@ -152,6 +152,9 @@ type ExperimentConfig struct {
 	// before the experiment; it is recorded in every Series: on a shared or
 	// virtual machine it tells how low a p99 can go at all.
 	Stalls *StallReport
+	// Syscall, when set, is the machine check's system-call cost
+	// (MeasureSyscall), recorded in every Series.
+	Syscall *SyscallCost
 	// BusyPoll is recorded in every Series (Series.BusyPoll): the server
 	// and the load generator polled without sleeping.
 	BusyPoll bool
@@ -231,6 +234,9 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 			s.StallLostFraction = stalls.LostFraction()
 			s.StallMaxus = float64(stalls.Max) / 1e3
 			s.StallP99Floorus = float64(stalls.P99Floor) / 1e3
+		}
+		if cfg.Syscall != nil {
+			s.SyscallNs = float64(cfg.Syscall.Median)
 		}
 		out = append(out, s)
 		sats = append(sats, []Result{sat})

@@ -53,3 +53,27 @@ func TestMeasureStalls(t *testing.T) {
 		t.Fatal("cancelled probe did not stop")
 	}
 }
+
+func TestSyscallWhy(t *testing.T) {
+	for _, tc := range []struct{ meltdown, cpuinfo, want string }{
+		{"Not affected\n", "flags\t: fpu pcid\n", ""},
+		{"Mitigation: PTI\n", "processor\t: 0\nflags\t\t: fpu vme pse\n", "kernel page-table isolation without PCID: every system call flushes the TLB"},
+		{"Mitigation: PTI\n", "flags\t\t: fpu pcid invpcid\n", "kernel page-table isolation, with PCID"},
+		{"Mitigation: PTI\n", "", "kernel page-table isolation"},
+		{"", "", ""},
+	} {
+		if got := syscallWhy(tc.meltdown, tc.cpuinfo); got != tc.want {
+			t.Errorf("syscallWhy(%q, %q) = %q, want %q", tc.meltdown, tc.cpuinfo, got, tc.want)
+		}
+	}
+}
+
+func TestMeasureSyscall(t *testing.T) {
+	c := MeasureSyscall(3)
+	if c.Median <= 0 || c.Median > time.Second {
+		t.Fatalf("median %v", c.Median)
+	}
+	if c.String() == "" {
+		t.Fatal("empty String")
+	}
+}

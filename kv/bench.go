@@ -238,9 +238,10 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	}
 	sweep.Progress = cfg.Progress
 	stalls := bench.MeasureStalls(ctx, 0, BenchStallProbe)
+	syscall := bench.MeasureSyscall(0)
 	busyPoll, why := cfg.BusyPoll.decide(cfg.Endpoints, cfg.Datapath, stalls)
 	if cfg.Log != nil {
-		fmt.Fprintf(cfg.Log, "bench: machine check: %v\n", stalls)
+		fmt.Fprintf(cfg.Log, "bench: machine check: %v; %v\n", stalls, syscall)
 		onOff := "off"
 		if busyPoll {
 			onOff = "on"
@@ -337,7 +338,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	series, err := bench.RunExperiment(ctx, e, bench.ExperimentConfig{
 		Datapath: cfg.Datapath, Load: load, Sweep: sweep, Setup: setup, Log: cfg.Log,
 		SaturationRounds: BenchSaturationRounds, SaturationClients: BenchSaturationClients,
-		Stalls: &stalls, BusyPoll: busyPoll,
+		Stalls: &stalls, Syscall: &syscall, BusyPoll: busyPoll,
 	})
 	if serr := stop(); err == nil {
 		err = serr

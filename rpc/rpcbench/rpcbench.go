@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	cfbench "github.com/cornflakes-go/cornflakes/bench"
 	"io"
 	"math"
 	"net/netip"
@@ -114,6 +115,11 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	}
 	b.addLoad("loadavg_start")
 	defer b.addLoad("loadavg_end")
+	// Kernel UDP pays a system call per batch on each side: its cost on
+	// this machine is the unit the udp results scale with.
+	sc := cfbench.MeasureSyscall(0)
+	b.add("machine", "syscall_ns", "-", float64(sc.Median), "ns")
+	b.progress("machine check: %v\n", sc)
 	for _, t := range Tests {
 		if len(want) > 0 && !want[t] {
 			continue
