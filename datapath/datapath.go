@@ -113,6 +113,11 @@ type TimelyParams struct {
 	// LinkRate is the line rate in bytes/s, Timely's initial and maximum
 	// rate (eRPC asks its NIC); 0 when unknown.
 	LinkRate float64
+	// Uncongested reports a datapath on which no network queue can form
+	// (an in-process network): congestion control's automatic mode leaves
+	// it off. (udp cannot tell at open time; the RPC layer checks each
+	// session's peer for loopback instead.)
+	Uncongested bool
 }
 
 // BatchedTimely are the delay scales of the datapaths whose event loops

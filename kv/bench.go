@@ -348,7 +348,10 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 
 // rpc is the load generator's RPC endpoint configuration.
 func (cfg BenchConfig) rpc() rpc.EndpointConfig {
-	return rpc.EndpointConfig{CC: rpc.CCConfig{Enable: cfg.CC}}
+	// Explicit either way: the paper's runs have no congestion control,
+	// and the automatic mode would turn it on for a --server across a
+	// network.
+	return rpc.EndpointConfig{CC: rpc.CCConfig{Enable: cfg.CC, Disable: !cfg.CC}}
 }
 
 // warmUp preloads w into the server through cl, then runs a short checked

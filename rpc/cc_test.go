@@ -1,11 +1,13 @@
 package rpc_test
 
 import (
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	"github.com/cornflakes-go/cornflakes/internal/netns"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/mem/memtest"
 	"github.com/cornflakes-go/cornflakes/rpc"
@@ -47,4 +49,93 @@ func TestTimelyThresholdsFollowDatapath(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Congestion control's automatic mode (CCConfig with neither Enable nor
+// Disable) leaves sessions to loopback peers and memnet sessions without
+// it; Enable and Disable force it; both at once is an error.
+func TestCCAutomaticMode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    opts
+		cc   rpc.CCConfig
+		want bool
+	}{
+		{"udp/loopback/auto", opts{kind: "udp"}, rpc.CCConfig{}, false},
+		{"udp/loopback/enable", opts{kind: "udp"}, rpc.CCConfig{Enable: true}, true},
+		{"udp/loopback/disable", opts{kind: "udp"}, rpc.CCConfig{Disable: true}, false},
+		{"memnet/auto", opts{}, rpc.CCConfig{}, false},
+		{"memnet/enable", opts{}, rpc.CCConfig{Enable: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.ep.CC = tc.cc
+			cli, srv, _ := newPair(t, tc.o)
+			s := cli.connect(t, srv.nx, 1)
+			if got := rpc.SessionCC(cli.ep, s); got != tc.want {
+				t.Fatalf("session under congestion control: %v, want %v", got, tc.want)
+			}
+			callMany(t, cli, []rpc.Session{s}, tEcho, []int{8, 20000}, 10*time.Second)
+		})
+	}
+	pool := memtest.NewPool(t, mem.PoolConfig{Name: t.Name()})
+	nx, err := rpc.NewNexus(rpc.NexusConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nx.Close()
+	dp := openDP(t, opts{kind: "udp"}, pool)
+	if _, err := nx.NewEndpoint(rpc.EndpointConfig{ID: 1, Pool: pool, Datapath: dp, CC: rpc.CCConfig{Enable: true, Disable: true}}); err == nil {
+		t.Fatal("Enable and Disable both set accepted")
+	}
+	_ = dp.Close()
+}
+
+// Across a real link (two network namespaces joined by a veth pair),
+// the automatic mode puts the client's session under congestion control,
+// and small and large requests complete with it.
+func TestCCAutomaticAcrossNetwork(t *testing.T) {
+	p := netns.ForTest(t, netns.Config{})
+	open := func(ns string, addr netip.Addr, register func(*rpc.Nexus, *counter), c *counter, id uint8) *node {
+		t.Helper()
+		var nx *rpc.Nexus
+		var dp datapath.Endpoint
+		pool := memtest.NewPool(t, mem.PoolConfig{Name: t.Name() + ns})
+		err := netns.Do(ns, func() error {
+			var err error
+			if nx, err = rpc.NewNexus(rpc.NexusConfig{ControlAddr: netip.AddrPortFrom(addr, 0), FailureTimeout: 10 * time.Second}); err != nil {
+				return err
+			}
+			dp, err = datapath.Open("udp", datapath.Config{Pool: pool, Local: netip.AddrPortFrom(addr, 0)})
+			return err
+		})
+		if err != nil {
+			if nx != nil {
+				_ = nx.Close()
+			}
+			t.Fatal(err)
+		}
+		if register != nil {
+			register(nx, c)
+		}
+		ep, err := nx.NewEndpoint(rpc.EndpointConfig{ID: id, Pool: pool, Datapath: dp})
+		if err != nil {
+			_ = dp.Close()
+			_ = nx.Close()
+			t.Fatal(err)
+		}
+		n := &node{nx: nx, ep: ep, pool: pool}
+		t.Cleanup(func() { n.stop(t) })
+		return n
+	}
+	c := &counter{}
+	srv := open(p.A.NS, p.A.Addr4, echoHandlers, c, 1)
+	srv.serve()
+	cli := open(p.B.NS, p.B.Addr4, nil, nil, 2)
+	t.Cleanup(func() { c.check(t) })
+	s := cli.connect(t, srv.nx, 1)
+	if !rpc.SessionCC(cli.ep, s) {
+		t.Fatal("session across a veth link not under congestion control")
+	}
+	callMany(t, cli, []rpc.Session{s}, tEcho, []int{8, 1000, 5000, 1 << 20}, 30*time.Second)
+	callMany(t, cli, []rpc.Session{s}, tWorker, []int{8, 1 << 20}, 30*time.Second)
 }

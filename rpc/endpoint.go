@@ -81,7 +81,11 @@ type EndpointConfig struct {
 	MaxBacklog int
 	// Selective enables selective retransmission instead of go-back-N.
 	Selective bool
-	// CC configures congestion control; CC.Enable turns it on.
+	// CC configures congestion control (Timely and a rate limiter, per
+	// client session). Enable turns it on for every session and Disable
+	// off; neither (the default) is automatic: on for sessions whose peer
+	// is across a network, off for loopback peers and on datapaths that
+	// cannot congest (memnet).
 	CC CCConfig
 	// PreRespSize is the size of each server slot's preallocated response
 	// buffer (default 1024, at most one packet's payload).
@@ -239,6 +243,10 @@ type Endpoint struct {
 	waker     waker       // the datapath's Wake, if it has one
 	sleeping  atomic.Bool // Run is (about to be) in the datapath's Wait
 
+	// Congestion control's automatic mode (EndpointConfig.CC with neither
+	// Enable nor Disable) and whether the datapath can congest at all.
+	ccAuto, ccUncongested bool
+
 	stats Stats
 }
 
@@ -263,9 +271,20 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	ep := &Endpoint{nx: n, id: cfg.ID, dp: cfg.Datapath, pool: cfg.Pool, cfg: cfg, dpp: dpp,
 		start: time.Now(), tokens: map[tokenKey]uint16{}}
 	cc := cfg.CC
+	if cc.Enable && cc.Disable {
+		return nil, errors.New("rpc: CCConfig.Enable and CCConfig.Disable both set")
+	}
 	// The datapath's delay scales (its own batching delay is not
 	// congestion); THigh keeps eRPC's ratio to TLow (1 ms / 50 µs).
 	tp := datapath.TimelyParamsOf(cfg.Datapath)
+	// Automatic mode: congestion control for sessions across a network.
+	// The core has it; sessions to loopback peers, and every session of a
+	// datapath that cannot congest, are exempt (sessionNoCC).
+	ep.ccAuto = !cc.Enable && !cc.Disable
+	ep.ccUncongested = tp.Uncongested
+	if ep.ccAuto {
+		cc.Enable = true
+	}
 	if cc.MinRTT == 0 {
 		cc.MinRTT = tp.MinRTT
 	}
@@ -917,6 +936,15 @@ func (ep *Endpoint) respond(r *Request, m Msg, pre int) error {
 	return nil
 }
 
+// sessionNoCC reports whether a client session to peer is exempt from
+// congestion control: in automatic mode, when no network lies between
+// (a loopback peer, or a datapath that cannot congest), where Timely would
+// measure only the hosts' scheduling (a descheduled peer reads as a
+// congested link, see docs/RPC.md).
+func (ep *Endpoint) sessionNoCC(peer netip.AddrPort) bool {
+	return ep.ccAuto && (ep.ccUncongested || peer.Addr().Unmap().IsLoopback())
+}
+
 // ---- client side ----
 
 // Enqueue sends a request of type reqType on session s; cont runs on the
@@ -1358,7 +1386,7 @@ func (ep *Endpoint) handleSM(from netip.AddrPort, p *smPkt) {
 			ep.sessionEvent(p.clientSess, ConnectFailed, err)
 			return
 		}
-		if err := ep.core.AddSession(proto.SessionConfig{Num: si.num, Client: true, Remote: p.serverSess, Peer: p.dataAddr}); err != nil {
+		if err := ep.core.AddSession(proto.SessionConfig{Num: si.num, Client: true, Remote: p.serverSess, Peer: p.dataAddr, NoCC: ep.sessionNoCC(p.dataAddr)}); err != nil {
 			ep.freeSession(si, err)
 			ep.sessionEvent(p.clientSess, ConnectFailed, err)
 			return

@@ -269,6 +269,7 @@ func (ep *Endpoint) HybridThreshold() int { return HybridThresholdMemnet }
 func (ep *Endpoint) TimelyParams() datapath.TimelyParams {
 	p := datapath.BatchedTimely
 	p.LinkRate = datapath.UnlimitedLinkRate
+	p.Uncongested = true // its simulated links congest only when a test asks (Faults): tests enable CC explicitly
 	return p
 }
 

@@ -36,10 +36,14 @@ func (b *bench) rpcRate(kind string, n *memnet.Network, cfg rpc.EndpointConfig, 
 }
 
 // ep is the endpoint configuration of a measurement: cfg, with congestion
-// control on when Options.CC asks for it.
+// control on when Options.CC asks for it and off otherwise (explicitly:
+// the automatic mode would turn it on for xdp's veth links, and every
+// measurement names its setting).
 func (b *bench) ep(cfg rpc.EndpointConfig) rpc.EndpointConfig {
 	if b.o.CC {
 		cfg.CC.Enable = true
+	} else {
+		cfg.CC.Disable = true
 	}
 	return cfg
 }
@@ -212,7 +216,7 @@ func (b *bench) factor() error {
 		{"no_wheel_bypass", rpc.EndpointConfig{CC: rpc.CCConfig{Enable: true, NoWheelBypass: true}}, reqEcho},
 		{"no_zero_copy_rx", rpc.EndpointConfig{CC: on, CopyRequests: true}, reqEcho},
 		{"no_prealloc_resp", rpc.EndpointConfig{CC: on}, reqEchoB},
-		{"no_cc", rpc.EndpointConfig{}, reqEcho},
+		{"no_cc", rpc.EndpointConfig{CC: rpc.CCConfig{Disable: true}}, reqEcho},
 	}
 	for _, v := range variants {
 		r, err := b.rpcRate(dp, b.network(), v.cfg, concurrency/rpc.DefaultWindow, v.reqType, smallSize, concurrency, nil)

@@ -7,8 +7,15 @@ import "time"
 // fields take eRPC's values.
 type CCConfig struct {
 	// Enable turns congestion control on (off: packets go out as soon as
-	// credits allow).
+	// credits allow). The core applies it to every client session but
+	// those added with SessionConfig.NoCC.
 	Enable bool
+	// Disable turns it off explicitly. The core reads only Enable; for an
+	// rpc.Endpoint, neither set means automatic: on for sessions whose
+	// peer is across a network, off for loopback peers and for datapaths
+	// that cannot congest (datapath.TimelyParams.Uncongested). Both set is
+	// a configuration error.
+	Disable bool
 	// LinkRate is the line rate in bytes/s, Timely's initial and maximum
 	// rate (default 1.25e9, 10 Gbit/s).
 	LinkRate  float64
@@ -98,7 +105,7 @@ func (c *Core) txTime() int64 {
 
 func (c *Core) rttSample(s *session, sl *slot, p int) {
 	cc := &c.cfg.CC
-	if !cc.Enable {
+	if !s.ccOn {
 		return
 	}
 	if sl.txTS == nil {
@@ -214,7 +221,7 @@ func (c *Core) pktInWheel(sl *slot, pkt int) bool {
 // the wheel).
 func (c *Core) bypass(s *session) bool {
 	cc := &c.cfg.CC
-	return !cc.Enable || (!cc.NoWheelBypass && s.cc.rate >= cc.LinkRate && s.cc.inWheel == 0)
+	return !s.ccOn || (!cc.NoWheelBypass && s.cc.rate >= cc.LinkRate && s.cc.inWheel == 0)
 }
 
 type wheelEnt struct {

@@ -8,7 +8,7 @@ import (
 func TestTimelyRateReactsToRTT(t *testing.T) {
 	cfg := CCConfig{Enable: true}.withDefaults()
 	c := &Core{cfg: Config{CC: cfg}}
-	s := &session{client: true}
+	s := &session{client: true, ccOn: true}
 	s.cc.init(&c.cfg.CC, 0)
 	sl := &slot{s: s, txTS: new(txRing)}
 	sample := func(p int, rtt time.Duration) {
@@ -44,7 +44,7 @@ func TestTimelyRateReactsToRTT(t *testing.T) {
 func TestTimelyNoBypass(t *testing.T) {
 	cfg := CCConfig{Enable: true, NoTimelyBypass: true}.withDefaults()
 	c := &Core{cfg: Config{CC: cfg}}
-	s := &session{client: true}
+	s := &session{client: true, ccOn: true}
 	s.cc.init(&c.cfg.CC, 0)
 	sl := &slot{s: s, txTS: new(txRing)}
 	sl.txTS.small[0] = txStamp{pkt: 0, ts: 0}
@@ -217,7 +217,7 @@ func TestWheelDelayIsNotRTT(t *testing.T) {
 func TestTimelySkipsSamplesAcrossLocalStall(t *testing.T) {
 	cfg := CCConfig{Enable: true}.withDefaults()
 	c := &Core{cfg: Config{CC: cfg}}
-	s := &session{client: true}
+	s := &session{client: true, ccOn: true}
 	s.cc.init(&c.cfg.CC, 0)
 	sl := &slot{s: s, txTS: new(txRing)}
 	c.Observe(int64(time.Millisecond))
@@ -364,6 +364,38 @@ func TestStaleAcksDropped(t *testing.T) {
 	w.exchange(20, nil)
 	if len(w.done) != 2 {
 		t.Fatal("second request not completed")
+	}
+	w.closeAll()
+}
+
+// A client session added with NoCC bypasses congestion control in a core
+// that has it: no pacing even with the wheel bypass off, no RTT samples
+// even with the Timely bypass off, no send stamps. The other sessions of
+// the core keep it.
+func TestSessionWithoutCC(t *testing.T) {
+	cfg := Config{DataPerPkt: 1000, CC: CCConfig{Enable: true, NoWheelBypass: true, NoTimelyBypass: true, LinkRate: 1e5}}
+	w := newWorldSession(t, cfg, SessionConfig{NoCC: true})
+	if w.cli.CCOn(0) {
+		t.Fatal("CCOn for a NoCC session")
+	}
+	w.enqueue(3000, 10)
+	if len(w.c2s) != 3 || w.cli.stats.RateLimited != 0 {
+		t.Fatalf("%d of 3 packets sent at once, %d rate limited", len(w.c2s), w.cli.stats.RateLimited)
+	}
+	w.tick(int64(20 * time.Microsecond))
+	w.exchange(20, nil)
+	if len(w.done) != 1 || w.cli.stats.TimelyUpdates != 0 || w.cli.sessions[0].slot0.txTS != nil {
+		t.Fatalf("done %d, Timely updates %d, stamps %v", len(w.done), w.cli.stats.TimelyUpdates, w.cli.sessions[0].slot0.txTS != nil)
+	}
+	w.closeAll()
+
+	w = newWorld(t, cfg)
+	if !w.cli.CCOn(0) {
+		t.Fatal("CCOn false for a session of a core with congestion control")
+	}
+	w.enqueue(3000, 10)
+	if w.cli.stats.RateLimited != 3 {
+		t.Fatalf("%d of 3 packets rate limited", w.cli.stats.RateLimited)
 	}
 	w.closeAll()
 }

@@ -295,6 +295,7 @@ type session struct {
 	backlog   []pendingReq
 	blHead    int
 	cc        timely
+	ccOn      bool // client session under congestion control (Config.CC.Enable and not SessionConfig.NoCC)
 	// slot0 is the first slot, inline: a session with one request at a
 	// time (the common case with many sessions; the client reuses its
 	// lowest free slot) touches no other object, and its state sits in
@@ -332,6 +333,10 @@ type SessionConfig struct {
 	Client bool           // true: we send requests; false: we serve them
 	Remote uint16         // the peer's session number (header dest_session of our packets)
 	Peer   netip.AddrPort // where our packets go
+	// NoCC exempts a client session from congestion control when the core
+	// has it (Config.CC.Enable): a path that cannot congest, such as
+	// loopback, where Timely would only measure the hosts' scheduling.
+	NoCC bool
 }
 
 // AddSession installs a connected session.
@@ -350,6 +355,7 @@ func (c *Core) AddSession(sc SessionConfig) error {
 	s.gen = c.gen
 	if sc.Client {
 		s.cc.init(&c.cfg.CC, c.now)
+		s.ccOn = c.cfg.CC.Enable && !sc.NoCC
 	}
 	c.sessions[sc.Num] = s
 	return nil
@@ -374,7 +380,7 @@ func (c *Core) ensureSlots(s *session) {
 		for i := c.cfg.Window - 1; i >= 0; i-- {
 			s.freeSlots = append(s.freeSlots, uint8(i))
 		}
-		if c.cfg.CC.Enable {
+		if s.ccOn {
 			s.slot0.txTS = new(txRing) // RTT stamps only where Timely uses them
 		}
 	}
@@ -396,7 +402,7 @@ func (c *Core) slotAt(s *session, i int) *slot {
 	if s.more == nil {
 		s.more = make([]slot, c.cfg.Window-1)
 		var ts []txRing
-		if s.client && c.cfg.CC.Enable {
+		if s.ccOn {
 			ts = make([]txRing, len(s.more))
 		}
 		for j := range s.more {
@@ -414,6 +420,12 @@ func (c *Core) session(num uint16) *session {
 		return nil
 	}
 	return c.sessions[num]
+}
+
+// CCOn reports whether client session num is under congestion control.
+func (c *Core) CCOn(num uint16) bool {
+	s := c.session(num)
+	return s != nil && s.ccOn
 }
 
 // HasSession reports whether session num exists.

@@ -93,7 +93,11 @@ type world struct {
 	badData  int
 }
 
-func newWorld(t testing.TB, cfg Config) *world {
+func newWorld(t testing.TB, cfg Config) *world { return newWorldSession(t, cfg, SessionConfig{}) }
+
+// newWorldSession is newWorld with the client session's options from sc
+// (NoCC); its numbers and peer are the world's.
+func newWorldSession(t testing.TB, cfg Config, sc SessionConfig) *world {
 	w := &world{t: t, handled: map[uint64]int{}, done: map[uint64]int{}, reqSizes: map[uint64]int{}, respSize: map[uint64]int{}}
 	var err error
 	if w.cli, err = New(cfg, &w.ca); err != nil {
@@ -102,7 +106,8 @@ func newWorld(t testing.TB, cfg Config) *world {
 	if w.srv, err = New(cfg, &w.sa); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.cli.AddSession(SessionConfig{Num: 0, Client: true, Remote: 5, Peer: srvAddr}); err != nil {
+	sc.Num, sc.Client, sc.Remote, sc.Peer = 0, true, 5, srvAddr
+	if err := w.cli.AddSession(sc); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.srv.AddSession(SessionConfig{Num: 5, Client: false, Remote: 0, Peer: cliAddr}); err != nil {
