@@ -333,7 +333,9 @@ func (w *wheel) reap(c *Core) {
 // the slot's current one.
 func (w *wheel) release(c *Core, e *wheelEnt, send bool) {
 	sl := e.sl
-	c.markWheel(sl, int(e.pkt.Hdr.PktNum), false)
+	if sl.reqNum == e.reqNum {
+		c.markWheel(sl, int(e.pkt.Hdr.PktNum), false)
+	}
 	sl.inWheel--
 	sl.s.cc.inWheel--
 	if send && sl.req != nil && sl.reqNum == e.reqNum && c.sessions[sl.s.num] == sl.s {

@@ -170,6 +170,40 @@ func TestWheelBlocksOnlyItsOwnPacket(t *testing.T) {
 	w.closeAll()
 }
 
+// A cancelled request's packets leave the wheel unsent; they must not
+// clear the marks of the next request on the same slot, whose packet with
+// the same number is still waiting there.
+func TestWheelMarksOfCancelledRequest(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 1000, CC: CCConfig{Enable: true, NoWheelBypass: true, LinkRate: 1e5}})
+	a := w.enqueue(100, 10) // 116 B at 100 kB/s: leaves the wheel after ~1.2 ms
+	if !w.cli.Cancel(0, a, ErrStaleHandle) {
+		t.Fatal("cancel")
+	}
+	w.flush()
+	w.enqueue(100, 10) // the same slot; queued behind the cancelled packet
+	sl := &w.cli.sessions[0].slot0
+	if sl.inWheel != 2 || !w.cli.pktInWheel(sl, 0) {
+		t.Fatalf("inWheel %d, packet 0 marked %v", sl.inWheel, w.cli.pktInWheel(sl, 0))
+	}
+	for i := 0; i < 100 && sl.inWheel == 2; i++ {
+		w.tick(int64(50 * time.Microsecond))
+	}
+	if sl.inWheel != 1 || len(w.c2s) != 0 {
+		t.Fatalf("inWheel %d, %d packets sent: want the cancelled one gone unsent", sl.inWheel, len(w.c2s))
+	}
+	if !w.cli.pktInWheel(sl, 0) {
+		t.Fatal("the cancelled request's packet cleared the mark of the waiting one")
+	}
+	for i := 0; i < 200 && len(w.done) < 2; i++ {
+		w.tick(int64(100 * time.Microsecond))
+		w.exchange(10, nil)
+	}
+	if len(w.done) != 2 {
+		t.Fatalf("%d of 2 requests done", len(w.done))
+	}
+	w.closeAll()
+}
+
 func TestRemoveSessionDrainsWheel(t *testing.T) {
 	w := newWorld(t, Config{DataPerPkt: 1000, CC: CCConfig{Enable: true, NoWheelBypass: true, LinkRate: 1e5}})
 	w.enqueue(8000, 10)

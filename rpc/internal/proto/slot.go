@@ -406,6 +406,11 @@ func (c *Core) start(s *session, sl *slot, reqType uint8, ref *msgRef, tag uint6
 	sl.reqPkts = numPkts(sl.reqSize, c.cfg.DataPerPkt)
 	sl.respSize, sl.respPkts = 0, 0
 	sl.numTx, sl.numRx, sl.maxTx, sl.sack, sl.fastAt = 0, 0, 0, 0, -1
+	if sl.wheelPkt != nil {
+		// Packets of a cancelled request may still wait in the wheel; they
+		// leave it unsent and say nothing about this request's packets.
+		clear(sl.wheelPkt)
+	}
 	sl.progress = c.now
 	sl.activeIdx = len(c.active)
 	c.active = append(c.active, sl)
