@@ -1,6 +1,7 @@
 package rpc_test
 
 import (
+	"net"
 	"net/netip"
 	"testing"
 	"time"
@@ -77,6 +78,18 @@ func TestCCAutomaticMode(t *testing.T) {
 			callMany(t, cli, []rpc.Session{s}, tEcho, []int{8, 20000}, 10*time.Second)
 		})
 	}
+	// A peer at one of this host's own non-loopback addresses is on this
+	// host too.
+	if a, ok := localNonLoopback(); ok {
+		t.Run("udp/local-address/auto", func(t *testing.T) {
+			o := opts{kind: "udp", local: netip.AddrPortFrom(a, 0).String(), nexus: rpc.NexusConfig{ControlAddr: netip.AddrPortFrom(a, 0)}}
+			cli, srv, _ := newPair(t, o)
+			s := cli.connect(t, srv.nx, 1)
+			if rpc.SessionCC(cli.ep, s) {
+				t.Fatalf("session to this host's address %v under congestion control", a)
+			}
+		})
+	}
 	pool := memtest.NewPool(t, mem.PoolConfig{Name: t.Name()})
 	nx, err := rpc.NewNexus(rpc.NexusConfig{})
 	if err != nil {
@@ -138,4 +151,21 @@ func TestCCAutomaticAcrossNetwork(t *testing.T) {
 	}
 	callMany(t, cli, []rpc.Session{s}, tEcho, []int{8, 1000, 5000, 1 << 20}, 30*time.Second)
 	callMany(t, cli, []rpc.Session{s}, tWorker, []int{8, 1 << 20}, 30*time.Second)
+}
+
+// localNonLoopback returns an IPv4 address of one of this host's
+// interfaces other than loopback, if it has one.
+func localNonLoopback() (netip.Addr, bool) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	for _, ia := range addrs {
+		if n, ok := ia.(*net.IPNet); ok {
+			if a, ok := netip.AddrFromSlice(n.IP); ok && a.Unmap().Is4() && !a.Unmap().IsLoopback() {
+				return a.Unmap(), true
+			}
+		}
+	}
+	return netip.Addr{}, false
 }

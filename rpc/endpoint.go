@@ -84,8 +84,9 @@ type EndpointConfig struct {
 	// CC configures congestion control (Timely and a rate limiter, per
 	// client session). Enable turns it on for every session and Disable
 	// off; neither (the default) is automatic: on for sessions whose peer
-	// is across a network, off for loopback peers and on datapaths that
-	// cannot congest (memnet).
+	// is across a network, off for peers on this host (loopback or one of
+	// its interface addresses) and on datapaths that cannot congest
+	// (memnet).
 	CC CCConfig
 	// PreRespSize is the size of each server slot's preallocated response
 	// buffer (default 1024, at most one packet's payload).
@@ -937,12 +938,34 @@ func (ep *Endpoint) respond(r *Request, m Msg, pre int) error {
 }
 
 // sessionNoCC reports whether a client session to peer is exempt from
-// congestion control: in automatic mode, when no network lies between
-// (a loopback peer, or a datapath that cannot congest), where Timely would
+// congestion control: in automatic mode, when no network lies between (a
+// peer on this host, or a datapath that cannot congest), where Timely would
 // measure only the hosts' scheduling (a descheduled peer reads as a
 // congested link, see docs/RPC.md).
 func (ep *Endpoint) sessionNoCC(peer netip.AddrPort) bool {
-	return ep.ccAuto && (ep.ccUncongested || peer.Addr().Unmap().IsLoopback())
+	if !ep.ccAuto {
+		return false
+	}
+	a := peer.Addr().Unmap()
+	return ep.ccUncongested || a.IsLoopback() || isLocalAddr(a)
+}
+
+// isLocalAddr reports whether a is assigned to an interface of this host
+// (in this network namespace): packets to it never leave the host. It
+// lists the interfaces, once per session set up.
+func isLocalAddr(a netip.Addr) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, ia := range addrs {
+		if n, ok := ia.(*net.IPNet); ok {
+			if b, ok := netip.AddrFromSlice(n.IP); ok && b.Unmap() == a {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ---- client side ----
