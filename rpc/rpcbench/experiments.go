@@ -9,20 +9,23 @@ import (
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
 
-func (b *bench) network() *memnet.Network {
-	if b.o.Datapath == "memnet" {
-		return memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
+// fabric is the run's datapath for one measurement (a fresh memnet
+// network each time).
+func (b *bench) fabric() fabric {
+	f := fabric{kind: b.o.Datapath, veth: b.veth}
+	if f.kind == "memnet" {
+		f.net = memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
 	}
-	return nil
+	return f
 }
 
 // rpcRate measures the closed-loop rate of reqType requests.
 // The client endpoint lives on a locked OS thread (the server's is locked
 // by newSetup); both busy-poll.
-func (b *bench) rpcRate(kind string, n *memnet.Network, cfg rpc.EndpointConfig, nSess int, reqType uint8, size, window int, lat *[]time.Duration) (float64, error) {
+func (b *bench) rpcRate(f fabric, cfg rpc.EndpointConfig, nSess int, reqType uint8, size, window int, lat *[]time.Duration) (float64, error) {
 	var r float64
 	err := onLockedThread(func() error {
-		s, sess, err := newSetup(kind, n, cfg, nSess)
+		s, sess, err := newSetup(f, cfg, nSess)
 		if err != nil {
 			return err
 		}
@@ -71,13 +74,13 @@ func (b *bench) smallRate() error {
 	dp := b.o.Datapath
 	var rs, raws, gs []float64
 	for i := 0; i < b.reps; i++ {
-		r, err := b.rpcRate(dp, b.network(), b.ep(rpc.EndpointConfig{}), concurrency/rpc.DefaultWindow, reqEcho, smallSize, concurrency, nil)
+		r, err := b.rpcRate(b.fabric(), b.ep(rpc.EndpointConfig{}), concurrency/rpc.DefaultWindow, reqEcho, smallSize, concurrency, nil)
 		if err != nil {
 			return err
 		}
 		rsys := b.sys
 		var wsys batching
-		raw, err := rawRate(dp, b.network(), smallSize, concurrency, b.dur, nil, &wsys)
+		raw, err := rawRate(b.fabric(), smallSize, concurrency, b.dur, nil, &wsys)
 		if err != nil {
 			return err
 		}
@@ -111,11 +114,11 @@ func (b *bench) latency() error {
 		lat = lat[:0]
 	}
 	for i := 0; i < b.reps; i++ {
-		if _, err := b.rpcRate(dp, b.network(), b.ep(rpc.EndpointConfig{}), 1, reqEcho, smallSize, 1, &lat); err != nil {
+		if _, err := b.rpcRate(b.fabric(), b.ep(rpc.EndpointConfig{}), 1, reqEcho, smallSize, 1, &lat); err != nil {
 			return err
 		}
 		note("rpc")
-		if _, err := rawRate(dp, b.network(), smallSize, 1, b.dur, &lat, nil); err != nil {
+		if _, err := rawRate(b.fabric(), smallSize, 1, b.dur, &lat, nil); err != nil {
 			return err
 		}
 		note("raw")
@@ -149,13 +152,13 @@ func (b *bench) largeBW() error {
 			name string
 			sel  bool
 		}{{"rpc", false}, {"sack", true}} {
-			r, err := b.rpcRate(dp, b.network(), b.ep(rpc.EndpointConfig{Selective: v.sel}), 1, reqLarge, largeSize, 1, nil)
+			r, err := b.rpcRate(b.fabric(), b.ep(rpc.EndpointConfig{Selective: v.sel}), 1, reqLarge, largeSize, 1, nil)
 			if err != nil {
 				return err
 			}
 			vals[v.name] = append(vals[v.name], gbps(r, largeSize))
 		}
-		raw, err := rawBandwidth(dp, b.network(), b.dur)
+		raw, err := rawBandwidth(b.fabric(), b.dur)
 		if err != nil {
 			return err
 		}
@@ -181,7 +184,7 @@ func (b *bench) lossBW() error {
 			n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 7})
 			var r float64
 			err := onLockedThread(func() error {
-				s, sess, err := newSetup("memnet", n, b.ep(rpc.EndpointConfig{Selective: v.sel}), 1)
+				s, sess, err := newSetup(fabric{kind: "memnet", net: n}, b.ep(rpc.EndpointConfig{Selective: v.sel}), 1)
 				if err != nil {
 					return err
 				}
@@ -219,7 +222,7 @@ func (b *bench) factor() error {
 		{"no_cc", rpc.EndpointConfig{CC: rpc.CCConfig{Disable: true}}, reqEcho},
 	}
 	for _, v := range variants {
-		r, err := b.rpcRate(dp, b.network(), v.cfg, concurrency/rpc.DefaultWindow, v.reqType, smallSize, concurrency, nil)
+		r, err := b.rpcRate(b.fabric(), v.cfg, concurrency/rpc.DefaultWindow, v.reqType, smallSize, concurrency, nil)
 		if err != nil {
 			return fmt.Errorf("%s: %w", v.name, err)
 		}
@@ -247,7 +250,7 @@ func (b *bench) sessions() error {
 		runtime.ReadMemStats(&before)
 		t0 := time.Now()
 		most := counts[len(counts)-1]
-		s, sess, err := newSetup(dp, b.network(), b.ep(rpc.EndpointConfig{}), most)
+		s, sess, err := newSetup(b.fabric(), b.ep(rpc.EndpointConfig{}), most)
 		if err != nil {
 			return err
 		}

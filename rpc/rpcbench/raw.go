@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
-	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 )
 
 // rawServer echoes every packet (or a 16-byte ack when ack is set) until
@@ -58,12 +57,12 @@ type rawPair struct {
 	sys      *batching // if set, close collects the system-call counters
 }
 
-func newRawPair(kind string, n *memnet.Network, ack bool) (*rawPair, error) {
-	srv, err := openDP(kind, n)
+func newRawPair(f fabric, ack bool) (*rawPair, error) {
+	srv, err := f.open(true)
 	if err != nil {
 		return nil, err
 	}
-	cli, err := openDP(kind, n)
+	cli, err := f.open(false)
 	if err != nil {
 		_ = srv.Close()
 		return nil, err
@@ -171,10 +170,10 @@ func rawRun(p *rawPair, size, window int, d time.Duration, lat *[]time.Duration)
 // rawRate is the raw datapath's closed-loop echo rate with window packets
 // in flight; the client loop runs on a locked OS thread. With sys set, it
 // receives the pair's system-call batching (udp).
-func rawRate(kind string, n *memnet.Network, size, window int, d time.Duration, lat *[]time.Duration, sys *batching) (float64, error) {
+func rawRate(f fabric, size, window int, d time.Duration, lat *[]time.Duration, sys *batching) (float64, error) {
 	var r float64
 	err := onLockedThread(func() error {
-		p, err := newRawPair(kind, n, false)
+		p, err := newRawPair(f, false)
 		if err != nil {
 			return err
 		}
@@ -190,11 +189,11 @@ func rawRate(kind string, n *memnet.Network, size, window int, d time.Duration, 
 
 // rawBandwidth streams full packets with 64 in flight (the server acks each
 // with 16 bytes) and returns the payload bandwidth in Gbit/s.
-func rawBandwidth(kind string, n *memnet.Network, d time.Duration) (float64, error) {
+func rawBandwidth(f fabric, d time.Duration) (float64, error) {
 	var r float64
 	var size int
 	err := onLockedThread(func() error {
-		p, err := newRawPair(kind, n, true)
+		p, err := newRawPair(f, true)
 		if err != nil {
 			return err
 		}

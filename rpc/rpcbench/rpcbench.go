@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	cfbench "github.com/cornflakes-go/cornflakes/bench"
+	"github.com/cornflakes-go/cornflakes/internal/netns"
 	"io"
 	"math"
 	"net/netip"
@@ -45,7 +46,9 @@ var Tests = []string{"small_rate", "latency", "large_bw", "loss_bw", "factor", "
 
 // Options configures Run.
 type Options struct {
-	// Datapath is "udp" (loopback, default) or "memnet".
+	// Datapath is "udp" (loopback, default), "udp-veth" (kernel UDP
+	// between two network namespaces joined by a veth pair: a real link,
+	// with the two hosts' network stacks apart), "memnet" or "xdp".
 	Datapath string
 	// Quick shortens every measurement (the whole run stays under 3 minutes).
 	Quick bool
@@ -54,7 +57,9 @@ type Options struct {
 	Only []string
 	// CC turns congestion control (Timely and the rate limiter) on in
 	// small_rate, latency, large_bw, loss_bw and sessions; factor always
-	// measures with it. Off: the endpoints' default (rpc.CCConfig).
+	// measures with it. Off: off (explicitly, rpc.CCConfig.Disable: the
+	// endpoints' automatic mode would turn it on across udp-veth's and
+	// xdp's links).
 	CC bool
 	// Progress receives one line per measurement (nil: silent).
 	Progress io.Writer
@@ -79,8 +84,16 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	if o.Datapath == "" {
 		o.Datapath = "udp"
 	}
+	var veth *netns.Pair
 	switch o.Datapath {
 	case "udp", "memnet":
+	case "udp-veth":
+		p, err := netns.Create(netns.Config{Prefix: vethPrefix, MTU: maxPayload + 28})
+		if err != nil {
+			return nil, fmt.Errorf("%w: datapath udp-veth: %v", ErrOptions, err)
+		}
+		defer p.Close()
+		veth = p
 	case "xdp":
 		// Both endpoints run on the process-wide AF_XDP topology (a pair
 		// of network namespaces); tear it down when the run ends.
@@ -89,7 +102,7 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		}
 		defer func() { _ = xdp.CloseAutoTopology() }()
 	default:
-		return nil, fmt.Errorf("%w: datapath %q (want udp, memnet or xdp)", ErrOptions, o.Datapath)
+		return nil, fmt.Errorf("%w: datapath %q (want udp, udp-veth, memnet or xdp)", ErrOptions, o.Datapath)
 	}
 	want := map[string]bool{}
 	for _, t := range o.Only {
@@ -102,7 +115,7 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		}
 		want[t] = true
 	}
-	b := &bench{o: o, dur: 2 * time.Second, reps: 5, ctx: ctx}
+	b := &bench{o: o, dur: 2 * time.Second, reps: 5, ctx: ctx, veth: veth}
 	if o.Quick {
 		b.dur = 400 * time.Millisecond
 		b.reps = 3
@@ -155,7 +168,8 @@ type bench struct {
 	reps int // interleaved repetitions of small_rate and latency (median reported)
 	ctx  context.Context
 	recs []Record
-	sys  batching // the last rpcRate's system calls (udp)
+	sys  batching    // the last rpcRate's system calls (udp)
+	veth *netns.Pair // udp-veth's namespaces (nil otherwise)
 }
 
 // batching is the system-call batching of a client/server pair over one
@@ -295,17 +309,44 @@ type setup struct {
 	srvDone  chan error
 }
 
-func openDP(kind string, n *memnet.Network) (datapath.Endpoint, error) {
+// vethPrefix names udp-veth's network namespaces (cfrpcb-<pid>-<n>-a|b).
+const vethPrefix = "cfrpcb"
+
+// fabric is where a measurement's two endpoints live: the datapath kind
+// and, for memnet, its network or, for udp-veth, the namespace pair.
+type fabric struct {
+	kind string
+	net  *memnet.Network
+	veth *netns.Pair
+}
+
+// open opens the server's (side A of udp-veth) or the client's datapath
+// endpoint. Session management stays on loopback in every case; only the
+// data path crosses udp-veth's link.
+func (f fabric) open(server bool) (datapath.Endpoint, error) {
 	cfg := datapath.Config{MaxPayload: maxPayload}
-	switch kind {
+	switch f.kind {
 	case "udp":
 		cfg.Local = netip.MustParseAddrPort("127.0.0.1:0")
 		return datapath.Open("udp", cfg)
+	case "udp-veth":
+		end := f.veth.B
+		if server {
+			end = f.veth.A
+		}
+		cfg.Local = netip.AddrPortFrom(end.Addr4, 0)
+		var ep datapath.Endpoint
+		err := netns.Do(end.NS, func() error { // the socket stays in the namespace
+			var err error
+			ep, err = datapath.Open("udp", cfg)
+			return err
+		})
+		return ep, err
 	case "xdp":
 		// No interface named: the endpoint joins the AF_XDP auto topology.
 		return datapath.Open("xdp", cfg)
 	}
-	return n.Open(cfg, memnet.Options{RxRing: 4096, TxQueue: 8192})
+	return f.net.Open(cfg, memnet.Options{RxRing: 4096, TxQueue: 8192})
 }
 
 func registerHandlers(nx *rpc.Nexus) {
@@ -326,8 +367,8 @@ func registerHandlers(nx *rpc.Nexus) {
 
 // newSetup starts a server endpoint (on its own goroutine) and a client
 // endpoint (for the calling goroutine) with nSess sessions.
-func newSetup(kind string, n *memnet.Network, cfg rpc.EndpointConfig, nSess int) (*setup, []rpc.Session, error) {
-	s := &setup{kind: kind, net: n, epCfg: cfg}
+func newSetup(f fabric, cfg rpc.EndpointConfig, nSess int) (*setup, []rpc.Session, error) {
+	s := &setup{kind: f.kind, net: f.net, epCfg: cfg}
 	var err error
 	nc := rpc.NexusConfig{FailureTimeout: 30 * time.Second, ConnectTimeout: 20 * time.Second}
 	if s.srvNx, err = rpc.NewNexus(nc); err != nil {
@@ -341,7 +382,7 @@ func newSetup(kind string, n *memnet.Network, cfg rpc.EndpointConfig, nSess int)
 	cfg.IdleSpin = busyPoll
 	sc := cfg
 	sc.ID = 1
-	if sc.Datapath, err = openDP(kind, n); err != nil {
+	if sc.Datapath, err = f.open(true); err != nil {
 		s.close()
 		return nil, nil, err
 	}
@@ -353,7 +394,7 @@ func newSetup(kind string, n *memnet.Network, cfg rpc.EndpointConfig, nSess int)
 	}
 	cc := cfg
 	cc.ID = 2
-	if cc.Datapath, err = openDP(kind, n); err != nil {
+	if cc.Datapath, err = f.open(false); err != nil {
 		s.close()
 		return nil, nil, err
 	}

@@ -3,7 +3,11 @@ package rpcbench
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"testing"
+
+	"github.com/cornflakes-go/cornflakes/internal/netns"
 )
 
 func TestRunQuickSubset(t *testing.T) {
@@ -33,5 +37,36 @@ func TestOptionErrors(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Options{Only: []string{"nope"}}); !errors.Is(err, ErrOptions) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// udp-veth runs the RPC and the raw baseline over kernel UDP between two
+// network namespaces (a veth link), names the datapath in its records and
+// removes its namespaces.
+func TestRunUDPVeth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	if err := netns.Available(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	recs, err := Run(context.Background(), Options{Datapath: "udp-veth", Quick: true, Only: []string{"latency"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range recs {
+		if r.Test == "latency_p50" && (r.Variant == "rpc" || r.Variant == "raw") {
+			if r.Datapath != "udp-veth" || r.Value <= 0 {
+				t.Errorf("bad record %+v", r)
+			}
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d latency_p50 records for rpc and raw in %+v", n, recs)
+	}
+	if left, err := netns.List(fmt.Sprintf("%s-%d", vethPrefix, os.Getpid())); err != nil || len(left) != 0 {
+		t.Fatalf("namespaces left: %v %v", left, err)
 	}
 }
