@@ -297,9 +297,6 @@ func (b *bench) add(test, variant, dp string, v float64, unit string) {
 // ---- setup ----
 
 type setup struct {
-	kind     string
-	net      *memnet.Network
-	epCfg    rpc.EndpointConfig
 	srvNx    *rpc.Nexus
 	cliNx    *rpc.Nexus
 	srv, cli *rpc.Endpoint
@@ -368,7 +365,7 @@ func registerHandlers(nx *rpc.Nexus) {
 // newSetup starts a server endpoint (on its own goroutine) and a client
 // endpoint (for the calling goroutine) with nSess sessions.
 func newSetup(f fabric, cfg rpc.EndpointConfig, nSess int) (*setup, []rpc.Session, error) {
-	s := &setup{kind: f.kind, net: f.net, epCfg: cfg}
+	s := &setup{}
 	var err error
 	nc := rpc.NexusConfig{FailureTimeout: 30 * time.Second, ConnectTimeout: 20 * time.Second}
 	if s.srvNx, err = rpc.NewNexus(nc); err != nil {
