@@ -279,8 +279,8 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	// congestion); THigh keeps eRPC's ratio to TLow (1 ms / 50 µs).
 	tp := datapath.TimelyParamsOf(cfg.Datapath)
 	// Automatic mode: congestion control for sessions across a network.
-	// The core has it; sessions to loopback peers, and every session of a
-	// datapath that cannot congest, are exempt (sessionNoCC).
+	// The core has it; sessions to peers on this host, and every session
+	// of a datapath that cannot congest, are exempt (sessionNoCC).
 	ep.ccAuto = !cc.Enable && !cc.Disable
 	ep.ccUncongested = tp.Uncongested
 	if ep.ccAuto {
