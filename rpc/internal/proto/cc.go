@@ -12,9 +12,9 @@ type CCConfig struct {
 	Enable bool
 	// Disable turns it off explicitly. The core reads only Enable; for an
 	// rpc.Endpoint, neither set means automatic: on for sessions whose
-	// peer is across a network, off for loopback peers and for datapaths
-	// that cannot congest (datapath.TimelyParams.Uncongested). Both set is
-	// a configuration error.
+	// peer is across a network, off for peers on this host and for
+	// datapaths that cannot congest (datapath.TimelyParams.Uncongested).
+	// Both set is a configuration error.
 	Disable bool
 	// LinkRate is the line rate in bytes/s, Timely's initial and maximum
 	// rate (default 1.25e9, 10 Gbit/s).
