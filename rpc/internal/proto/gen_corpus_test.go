@@ -40,4 +40,15 @@ func TestGenCorpus(t *testing.T) {
 		write("FuzzStep", name, fmt.Sprintf("[]byte(%q)\nbool(%v)\n", b, toClient))
 	}
 	write("FuzzHeader", "short", "[]byte(\"\\x0b\\x00\")\n")
+	// FuzzStepCC: acks (a CR for a request's last packet) of the world's
+	// two requests, a late response, and a request to the server.
+	cc := map[string][]byte{
+		"ack-one":   hdr(Header{ReqType: 1, DestSession: 0, Type: PktCR, PktNum: 0, ReqNum: 9}, 0),
+		"ack-multi": hdr(Header{ReqType: 1, DestSession: 0, Type: PktCR, PktNum: 2, ReqNum: 8}, 0),
+		"resp":      hdr(Header{ReqType: 1, MsgSize: 400, DestSession: 0, Type: PktResp, PktNum: 0, ReqNum: 9}, 100),
+		"req":       hs["req"],
+	}
+	for name, b := range cc {
+		write("FuzzStepCC", name, fmt.Sprintf("[]byte(%q)\nbool(%v)\n", b, name != "req"))
+	}
 }
