@@ -224,8 +224,10 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		return nil, fmt.Errorf("kv: bench: a remote server (BenchConfig.Server) needs datapath udp, not %q", cfg.Datapath)
 	}
 	load, sweep := bench.PresetDefaults(cfg.Quick)
+	var saturation time.Duration // 0: as long as a load point
 	if e.Name == "default" && !cfg.Quick {
 		load, sweep = bench.MainJobDefaults() // the README's main job: build + run in ~3 min
+		saturation = bench.MainJobSaturation
 	}
 	if cfg.SLO > 0 {
 		sweep.SLO = cfg.SLO
@@ -338,7 +340,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	series, err := bench.RunExperiment(ctx, e, bench.ExperimentConfig{
 		Datapath: cfg.Datapath, Load: load, Sweep: sweep, Setup: setup, Log: cfg.Log,
 		SaturationRounds: BenchSaturationRounds, SaturationClients: BenchSaturationClients,
-		Stalls: &stalls, Syscall: &syscall, BusyPoll: busyPoll,
+		Stalls: &stalls, Syscall: &syscall, BusyPoll: busyPoll, Saturation: saturation,
 	})
 	if serr := stop(); err == nil {
 		err = serr
