@@ -72,7 +72,7 @@ func TestCCAutomaticMode(t *testing.T) {
 			tc.o.ep.CC = tc.cc
 			cli, srv, _ := newPair(t, tc.o)
 			s := cli.connect(t, srv.nx, 1)
-			if got := rpc.SessionCC(cli.ep, s); got != tc.want {
+			if got := cli.ep.CongestionControlled(s); got != tc.want {
 				t.Fatalf("session under congestion control: %v, want %v", got, tc.want)
 			}
 			callMany(t, cli, []rpc.Session{s}, tEcho, []int{8, 20000}, 10*time.Second)
@@ -85,7 +85,7 @@ func TestCCAutomaticMode(t *testing.T) {
 			o := opts{kind: "udp", local: netip.AddrPortFrom(a, 0).String(), nexus: rpc.NexusConfig{ControlAddr: netip.AddrPortFrom(a, 0)}}
 			cli, srv, _ := newPair(t, o)
 			s := cli.connect(t, srv.nx, 1)
-			if rpc.SessionCC(cli.ep, s) {
+			if cli.ep.CongestionControlled(s) {
 				t.Fatalf("session to this host's address %v under congestion control", a)
 			}
 		})
@@ -146,7 +146,7 @@ func TestCCAutomaticAcrossNetwork(t *testing.T) {
 	cli := open(p.B.NS, p.B.Addr4, nil, nil, 2)
 	t.Cleanup(func() { c.check(t) })
 	s := cli.connect(t, srv.nx, 1)
-	if !rpc.SessionCC(cli.ep, s) {
+	if !cli.ep.CongestionControlled(s) {
 		t.Fatal("session across a veth link not under congestion control")
 	}
 	callMany(t, cli, []rpc.Session{s}, tEcho, []int{8, 1000, 5000, 1 << 20}, 30*time.Second)

@@ -1267,6 +1267,12 @@ func (ep *Endpoint) IsConnected(s Session) bool {
 	return si != nil && si.client && si.state == sessConnected
 }
 
+// CongestionControlled reports whether client session s runs under
+// congestion control: what EndpointConfig.CC's automatic mode decided for
+// its peer, or what Enable forces. Like IsConnected, call it on the
+// endpoint's goroutine.
+func (ep *Endpoint) CongestionControlled(s Session) bool { return ep.core.CCOn(uint16(s)) }
+
 // Pending is the number of requests of session s in flight or backlogged.
 func (ep *Endpoint) Pending(s Session) int { return ep.core.Pending(uint16(s)) }
 

@@ -8,7 +8,3 @@ func Sleeping(ep *Endpoint) bool { return ep.sleeping.Load() }
 // CCConfigOf returns the congestion-control configuration ep's core runs
 // with (defaults applied).
 func CCConfigOf(ep *Endpoint) CCConfig { return ep.core.Config().CC }
-
-// SessionCC reports whether client session s of ep is under congestion
-// control.
-func SessionCC(ep *Endpoint, s Session) bool { return ep.core.CCOn(uint16(s)) }
