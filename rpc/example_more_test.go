@@ -160,3 +160,49 @@ func ExampleEndpoint_CongestionControlled() {
 	// Enable true  Disable false: true
 	// Enable false Disable true : false
 }
+
+// A handler may answer later, for example from the continuation of a
+// nested RPC it issues on its own endpoint (r.Endpoint()): here a front
+// server forwards each request to a backend and answers with the
+// backend's reply. The request's bytes stay valid until it is answered.
+func ExampleRequest_Respond_nested() {
+	net := memnet.NewNetwork(memnet.NetworkConfig{})
+	backend, _ := newExampleNode(net, 1, rpc.EndpointConfig{}, func(nx *rpc.Nexus) {
+		_ = nx.Register(1, rpc.Dispatch, func(r *rpc.Request) {
+			_ = r.RespondBytes(append([]byte("backend saw "), r.Data()...))
+		})
+	})
+	defer backend.stop()
+	defer backend.serve()()
+
+	var toBackend rpc.Session
+	front, _ := newExampleNode(net, 1, rpc.EndpointConfig{}, func(nx *rpc.Nexus) {
+		_ = nx.Register(2, rpc.Dispatch, func(r *rpc.Request) {
+			err := r.Endpoint().Enqueue(toBackend, 1, rpc.BytesMsg(r.Data()), func(resp *rpc.Response) {
+				if resp.Err != nil {
+					_ = r.RespondBytes([]byte(resp.Err.Error()))
+					return
+				}
+				_ = r.RespondBytes(resp.Data())
+			})
+			if err != nil {
+				_ = r.RespondBytes([]byte(err.Error()))
+			}
+		})
+	})
+	defer front.stop()
+	toBackend, _ = front.connect(backend.nx, 1)
+	defer front.serve()()
+
+	cli, _ := newExampleNode(net, 2, rpc.EndpointConfig{}, nil)
+	defer cli.stop()
+	s, _ := cli.connect(front.nx, 1)
+	resp, err := cli.ep.Call(context.Background(), s, 2, rpc.BytesMsg([]byte("hello")))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Release()
+	fmt.Println(string(resp.Bytes()))
+	// Output: backend saw hello
+}
