@@ -7,6 +7,7 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	"github.com/cornflakes-go/cornflakes/kv"
+	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
@@ -118,4 +119,37 @@ func ExampleServerConfig_busyPoll() {
 	}
 	fmt.Println(requests, busy > 0, err)
 	// Output: 1 true <nil>
+}
+
+// The store keeps values in registered memory. A read returns references
+// (kv.Result), not copies, and a write never modifies a value in place:
+// it allocates, fills and swaps. So a value a response still holds stays
+// intact while it is overwritten (the paper's memory-safety model).
+func ExampleStore() {
+	pool, err := mem.NewPool(mem.PoolConfig{Name: "values"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer pool.Close()
+	s := kv.NewStore(pool, 1)
+	defer s.Clear()
+
+	put := &kv.Query{Op: workload.OpPut, Keys: [][]byte{[]byte("k")}, Vals: [][]byte{[]byte("first")}}
+	var res kv.Result
+	_ = s.Exec(put, &res, 1<<20)
+
+	var held kv.Result // a response in flight
+	_ = s.Exec(&kv.Query{Op: workload.OpGet, Keys: [][]byte{[]byte("k")}}, &held, 1<<20)
+
+	put.Vals[0] = []byte("second")
+	_ = s.Exec(put, &res, 1<<20)
+
+	var now kv.Result
+	_ = s.Exec(&kv.Query{Op: workload.OpGet, Keys: [][]byte{[]byte("k")}}, &now, 1<<20)
+	fmt.Printf("%s %s %v\n", held.Vals[0].Bytes(), now.Vals[0].Bytes(), now.Status)
+	held.Release()
+	now.Release()
+	res.Release()
+	// Output: first second ok
 }
