@@ -111,17 +111,23 @@ func FuzzStep(f *testing.F) {
 		w := newWorld(t, Config{DataPerPkt: 100, Credits: 4})
 		w.enqueue(250, 120)
 		w.enqueue(10, 400)
-		if toClient {
-			w.cli.Step(p, 0)
-		} else {
-			w.srv.Step(p, 0)
-		}
-		w.flush()
-		w.checkInvariants()
+		w.stepForged(p, toClient)
 		w.exchange(50, nil)
 		w.badData = 0 // forged packets carry arbitrary data
 		w.closeAll()
 	})
+}
+
+// stepForged hands a forged packet to the client (toClient) or the server
+// of w and checks the client's credit accounting.
+func (w *world) stepForged(p []byte, toClient bool) {
+	if toClient {
+		w.cli.Step(p, 0)
+	} else {
+		w.srv.Step(p, 0)
+	}
+	w.flush()
+	w.checkInvariants()
 }
 
 // FuzzStepCC is FuzzStep with congestion control on and every client
@@ -142,13 +148,7 @@ func FuzzStepCC(f *testing.F) {
 		w.enqueue(250, 120)
 		w.enqueue(10, 400)
 		w.tick(int64(time.Millisecond)) // the requests leave the wheel, unanswered
-		if toClient {
-			w.cli.Step(p, 0)
-		} else {
-			w.srv.Step(p, 0)
-		}
-		w.flush()
-		w.checkInvariants()
+		w.stepForged(p, toClient)
 		for i := 0; i < 50 && (len(w.done) < 2 || len(w.c2s)+len(w.s2c) > 0); i++ {
 			w.tick(int64(200 * time.Microsecond))
 			w.exchange(10, nil)
