@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
@@ -205,4 +206,43 @@ func ExampleRequest_Respond_nested() {
 	defer resp.Release()
 	fmt.Println(string(resp.Bytes()))
 	// Output: backend saw hello
+}
+
+// Post is the goroutine-safe way into an endpoint: fn runs on the
+// endpoint's goroutine during a later RunOnce (or Run). A worker handler
+// uses it to issue a nested RPC, which must be enqueued on the endpoint's
+// own goroutine; here another goroutine hands a request over to a client
+// endpoint that the main goroutine drives.
+func ExampleEndpoint_Post() {
+	net := memnet.NewNetwork(memnet.NetworkConfig{})
+	srv, _ := newExampleNode(net, 1, rpc.EndpointConfig{}, func(nx *rpc.Nexus) {
+		_ = nx.Register(1, rpc.Dispatch, func(r *rpc.Request) {
+			_ = r.RespondBytes(append([]byte("got "), r.Data()...))
+		})
+	})
+	defer srv.stop()
+	defer srv.serve()()
+	cli, _ := newExampleNode(net, 2, rpc.EndpointConfig{}, nil)
+	defer cli.stop()
+	s, _ := cli.connect(srv.nx, 1)
+
+	answer := make(chan string, 1)
+	go func() { // another goroutine: it may not call Enqueue itself
+		_ = cli.ep.Post(func() {
+			_ = cli.ep.Enqueue(s, 1, rpc.BytesMsg([]byte("posted")), func(r *rpc.Response) {
+				answer <- string(r.Data())
+			})
+		})
+	}()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		_ = cli.ep.RunOnce()
+		select {
+		case a := <-answer:
+			fmt.Println(a)
+			return
+		default:
+		}
+	}
+	fmt.Println("no answer")
+	// Output: got posted
 }
