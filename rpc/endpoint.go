@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/internal/freelist"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc/internal/proto"
 )
@@ -233,9 +234,8 @@ type Endpoint struct {
 	tokens    map[tokenKey]uint16
 	smPending []uint16
 
-	conts     []contEntry
-	freeConts []uint64
-	atWorkers int // requests handed to workers, not answered yet
+	conts     freelist.List[contEntry] // by request tag
+	atWorkers int                      // requests handed to workers, not answered yet
 
 	mailMu    sync.Mutex
 	mailQ     []mail
@@ -1004,7 +1004,7 @@ func (ep *Endpoint) enqueueLocked(s Session, reqType uint8, req Msg, cont func(*
 		req.release()
 		return 0, err
 	}
-	tag := ep.allocCont(cont)
+	tag := uint64(ep.conts.Add(contEntry{fn: cont, used: true}))
 	if !ep.inLoop {
 		// The core's clock advances only in the loop, and an idle client
 		// may not have run it for milliseconds: without this, the new
@@ -1018,8 +1018,7 @@ func (ep *Endpoint) enqueueLocked(s Session, reqType uint8, req Msg, cont func(*
 	}
 	if err := ep.core.Enqueue(uint16(s), reqType, tx, tag); err != nil {
 		tx.Release()
-		ep.conts[tag] = contEntry{}
-		ep.freeConts = append(ep.freeConts, tag)
+		ep.conts.Take(int32(tag))
 		return 0, mapCoreErr(err)
 	}
 	if !ep.inLoop {
@@ -1029,29 +1028,14 @@ func (ep *Endpoint) enqueueLocked(s Session, reqType uint8, req Msg, cont func(*
 	return tag, nil
 }
 
-func (ep *Endpoint) allocCont(fn func(*Response)) uint64 {
-	var tag uint64
-	if k := len(ep.freeConts); k > 0 {
-		tag = ep.freeConts[k-1]
-		ep.freeConts = ep.freeConts[:k-1]
-	} else {
-		tag = uint64(len(ep.conts))
-		ep.conts = append(ep.conts, contEntry{})
-	}
-	ep.conts[tag] = contEntry{fn: fn, used: true}
-	return tag
-}
-
 func (ep *Endpoint) handleResponse(e *proto.Event) {
-	if e.Tag >= uint64(len(ep.conts)) || !ep.conts[e.Tag].used {
+	if e.Tag >= uint64(ep.conts.Len()) || !ep.conts.At(int32(e.Tag)).used {
 		if e.Buf != nil {
 			e.Buf.Release()
 		}
 		return
 	}
-	fn := ep.conts[e.Tag].fn
-	ep.conts[e.Tag] = contEntry{}
-	ep.freeConts = append(ep.freeConts, e.Tag)
+	fn := ep.conts.Take(int32(e.Tag)).fn
 	r := &ep.resp
 	*r = Response{ep: ep}
 	switch {

@@ -1,6 +1,10 @@
 package proto
 
-import "time"
+import (
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/internal/freelist"
+)
 
 // CCConfig configures congestion control: Timely per client session and a
 // Carousel timing wheel that paces packets of congested sessions. Zero
@@ -243,8 +247,7 @@ type wheelList struct{ head, tail int32 }
 type wheel struct {
 	width int64
 	slots []wheelList
-	ents  []wheelEnt
-	free  []int32
+	ents  freelist.List[wheelEnt]
 	cur   int
 	base  int64
 	count int
@@ -272,21 +275,13 @@ func (w *wheel) insert(e wheelEnt, now, desired int64) {
 	if d >= int64(len(w.slots)) {
 		d = int64(len(w.slots)) - 1
 	}
-	var k int32
-	if n := len(w.free); n > 0 {
-		k = w.free[n-1]
-		w.free = w.free[:n-1]
-	} else {
-		k = int32(len(w.ents))
-		w.ents = append(w.ents, wheelEnt{})
-	}
 	e.next = -1
-	w.ents[k] = e
+	k := w.ents.Add(e)
 	l := &w.slots[(w.cur+int(d))%len(w.slots)]
 	if l.tail < 0 {
 		l.head = k
 	} else {
-		w.ents[l.tail].next = k
+		w.ents.At(l.tail).next = k
 	}
 	l.tail = k
 	w.count++
@@ -301,11 +296,8 @@ func (w *wheel) next() (int64, bool) {
 
 // take removes entry k from the store, returning it.
 func (w *wheel) take(k int32) wheelEnt {
-	e := w.ents[k]
-	w.ents[k] = wheelEnt{}
-	w.free = append(w.free, k)
 	w.count--
-	return e
+	return w.ents.Take(k)
 }
 
 // reap transmits every packet whose slot has expired.
@@ -361,15 +353,15 @@ func (w *wheel) dropSession(c *Core, s *session) {
 		l := &w.slots[i]
 		prev := int32(-1)
 		for k := l.head; k >= 0; {
-			next := w.ents[k].next
-			if w.ents[k].sl.s != s {
+			next := w.ents.At(k).next
+			if w.ents.At(k).sl.s != s {
 				prev, k = k, next
 				continue
 			}
 			if prev < 0 {
 				l.head = next
 			} else {
-				w.ents[prev].next = next
+				w.ents.At(prev).next = next
 			}
 			if l.tail == k {
 				l.tail = prev
