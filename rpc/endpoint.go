@@ -947,25 +947,11 @@ func (ep *Endpoint) sessionNoCC(peer netip.AddrPort) bool {
 		return false
 	}
 	a := peer.Addr().Unmap()
-	return ep.ccUncongested || a.IsLoopback() || isLocalAddr(a)
-}
-
-// isLocalAddr reports whether a is assigned to an interface of this host
-// (in this network namespace): packets to it never leave the host. It
-// lists the interfaces, once per session set up.
-func isLocalAddr(a netip.Addr) bool {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return false
+	if ep.ccUncongested || a.IsLoopback() {
+		return true
 	}
-	for _, ia := range addrs {
-		if n, ok := ia.(*net.IPNet); ok {
-			if b, ok := netip.AddrFromSlice(n.IP); ok && b.Unmap() == a {
-				return true
-			}
-		}
-	}
-	return false
+	_, local := datapath.InterfaceOf(a) // an address of this host: packets to it never leave it
+	return local
 }
 
 // ---- client side ----

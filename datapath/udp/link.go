@@ -1,7 +1,6 @@
 package udp
 
 import (
-	"net"
 	"net/netip"
 	"os"
 	"strconv"
@@ -16,25 +15,8 @@ func linkRate(addr netip.Addr) float64 {
 	if addr.IsLoopback() {
 		return datapath.UnlimitedLinkRate
 	}
-	if addr.IsUnspecified() {
-		return 0
-	}
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return 0
-	}
-	for _, ifc := range ifs {
-		addrs, err := ifc.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range addrs {
-			if pfx, ok := a.(*net.IPNet); ok {
-				if ip, ok := netip.AddrFromSlice(pfx.IP); ok && ip.Unmap() == addr.Unmap() {
-					return ifaceSpeed(ifc.Name)
-				}
-			}
-		}
+	if ifc, ok := datapath.InterfaceOf(addr); ok {
+		return ifaceSpeed(ifc.Name)
 	}
 	return 0
 }

@@ -508,51 +508,25 @@ func (e *Endpoint) configure(cfg *Config) error {
 // findInterface returns the interface named name, or the one holding addr,
 // and the IPv4 address to use.
 func findInterface(name string, addr netip.Addr) (*net.Interface, netip.Addr, error) {
-	var ifi *net.Interface
-	var err error
-	if name != "" {
-		if ifi, err = net.InterfaceByName(name); err != nil {
-			return nil, addr, fmt.Errorf("%w: interface %q: %v", ErrUnavailable, name, err)
-		}
-	}
-	ifs := []net.Interface{}
-	if ifi != nil {
-		ifs = append(ifs, *ifi)
-	} else {
+	if name == "" {
 		if !addr.IsValid() || addr.IsUnspecified() {
 			return nil, addr, fmt.Errorf("%w: neither Options.Interface nor a local IPv4 address given", ErrConfig)
 		}
-		if ifs, err = net.Interfaces(); err != nil {
-			return nil, addr, fmt.Errorf("%w: listing interfaces: %v", ErrUnavailable, err)
+		if ifi, ok := datapath.InterfaceOf(addr); ok && addr.Is4() {
+			return ifi, addr, nil
+		}
+		return nil, addr, fmt.Errorf("%w: no interface has address %v", ErrConfig, addr)
+	}
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return nil, addr, fmt.Errorf("%w: interface %q: %v", ErrUnavailable, name, err)
+	}
+	for _, ip := range datapath.InterfaceAddrs(ifi) {
+		if ip.Is4() && (!addr.IsValid() || addr.IsUnspecified() || ip == addr) {
+			return ifi, ip, nil
 		}
 	}
-	for i := range ifs {
-		addrs, err := ifs[i].Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range addrs {
-			ipn, ok := a.(*net.IPNet)
-			if !ok {
-				continue
-			}
-			ip, ok := netip.AddrFromSlice(ipn.IP)
-			if !ok || !ip.Unmap().Is4() {
-				continue
-			}
-			ip = ip.Unmap()
-			if (!addr.IsValid() || addr.IsUnspecified()) && ifi != nil {
-				return &ifs[i], ip, nil
-			}
-			if ip == addr {
-				return &ifs[i], ip, nil
-			}
-		}
-	}
-	if ifi != nil {
-		return nil, addr, fmt.Errorf("%w: interface %s has no IPv4 address %v", ErrConfig, ifi.Name, addr)
-	}
-	return nil, addr, fmt.Errorf("%w: no interface has address %v", ErrConfig, addr)
+	return nil, addr, fmt.Errorf("%w: interface %s has no IPv4 address %v", ErrConfig, ifi.Name, addr)
 }
 
 // reservePort binds a kernel UDP socket to local (port 0: a free port) and
