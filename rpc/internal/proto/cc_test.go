@@ -5,12 +5,19 @@ import (
 	"time"
 )
 
-func TestTimelyRateReactsToRTT(t *testing.T) {
-	cfg := CCConfig{Enable: true}.withDefaults()
+// timelyFixture is a core with congestion control cfg (defaults applied by
+// the caller), one client session under it and one of its slots, for
+// tests that feed Timely RTT samples directly.
+func timelyFixture(cfg CCConfig) (*Core, *session, *slot) {
 	c := &Core{cfg: Config{CC: cfg}}
 	s := &session{client: true, ccOn: true}
 	s.cc.init(&c.cfg.CC, 0)
-	sl := &slot{s: s, txTS: new(txRing)}
+	return c, s, &slot{s: s, txTS: new(txRing)}
+}
+
+func TestTimelyRateReactsToRTT(t *testing.T) {
+	cfg := CCConfig{Enable: true}.withDefaults()
+	c, s, sl := timelyFixture(cfg)
 	sample := func(p int, rtt time.Duration) {
 		c.stampTx(sl, p)
 		c.now += int64(rtt)
@@ -43,10 +50,7 @@ func TestTimelyRateReactsToRTT(t *testing.T) {
 
 func TestTimelyNoBypass(t *testing.T) {
 	cfg := CCConfig{Enable: true, NoTimelyBypass: true}.withDefaults()
-	c := &Core{cfg: Config{CC: cfg}}
-	s := &session{client: true, ccOn: true}
-	s.cc.init(&c.cfg.CC, 0)
-	sl := &slot{s: s, txTS: new(txRing)}
+	c, s, sl := timelyFixture(cfg)
 	sl.txTS.small[0] = txStamp{pkt: 0, ts: 0}
 	c.now = int64(5 * time.Microsecond)
 	c.rttSample(s, sl, 0)
@@ -250,10 +254,7 @@ func TestWheelDelayIsNotRTT(t *testing.T) {
 // sent after the stall are sampled again.
 func TestTimelySkipsSamplesAcrossLocalStall(t *testing.T) {
 	cfg := CCConfig{Enable: true}.withDefaults()
-	c := &Core{cfg: Config{CC: cfg}}
-	s := &session{client: true, ccOn: true}
-	s.cc.init(&c.cfg.CC, 0)
-	sl := &slot{s: s, txTS: new(txRing)}
+	c, s, sl := timelyFixture(cfg)
 	c.Observe(int64(time.Millisecond))
 	sl.txTS.small[0] = txStamp{pkt: 0, ts: c.now}
 	c.Observe(c.now + int64(3*time.Millisecond)) // the loop was away 3 ms
