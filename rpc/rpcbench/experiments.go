@@ -220,6 +220,7 @@ func (b *bench) factor() error {
 		{"no_zero_copy_rx", rpc.EndpointConfig{CC: on, CopyRequests: true}, reqEcho},
 		{"no_prealloc_resp", rpc.EndpointConfig{CC: on}, reqEchoB},
 		{"no_cc", rpc.EndpointConfig{CC: rpc.CCConfig{Disable: true}}, reqEcho},
+		{"no_early_flush", rpc.EndpointConfig{CC: on, FlushEvery: -1}, reqEcho},
 	}
 	for _, v := range variants {
 		r, err := b.rpcRate(b.fabric(), v.cfg, concurrency/rpc.DefaultWindow, v.reqType, smallSize, concurrency, nil)

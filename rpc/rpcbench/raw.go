@@ -7,12 +7,16 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/rpc"
 )
 
 // rawServer echoes every packet (or a 16-byte ack when ack is set) until
 // stop. Like the RPC server endpoint's Run loop in the benchmarks, it
 // busy-polls (receive batch, answer, flush) on a locked OS thread and never
-// sleeps.
+// sleeps. Echoing, it flushes within a batch as the endpoint does (after
+// every rpc.DefaultFlushEvery requests), so that both loops send alike;
+// acknowledging (bandwidth), once per batch, as the endpoint sends credit
+// returns.
 func rawServer(dp datapath.Endpoint, ack bool, started chan<- struct{}, stop <-chan struct{}, done chan<- error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -42,6 +46,9 @@ func rawServer(dp datapath.Endpoint, ack bool, started chan<- struct{}, stop <-c
 			_ = dp.Send(pkts[i].From, p)
 			_ = pkts[i].Buf.Release()
 			pkts[i] = datapath.Packet{}
+			if !ack && (i+1)%rpc.DefaultFlushEvery == 0 && i+1 < n {
+				_ = dp.Flush()
+			}
 		}
 		if err := dp.Flush(); err != nil {
 			done <- err
@@ -143,6 +150,9 @@ func rawRun(p *rawPair, size, window int, d time.Duration, lat *[]time.Duration)
 			count++
 			if err := send(); err != nil {
 				return 0, err
+			}
+			if (i+1)%rpc.DefaultFlushEvery == 0 && i+1 < n {
+				_ = p.cli.Flush() // as the endpoint (rawServer)
 			}
 		}
 		if n > 0 {

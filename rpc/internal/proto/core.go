@@ -176,6 +176,10 @@ func (c *Core) Now() int64 { return c.now }
 // HasReady reports whether Ready would return a non-empty batch.
 func (c *Core) HasReady() bool { return !c.cur.Empty() }
 
+// Events is the number of events accumulated since the last Ready: the
+// messages delivered whose handlers and continuations have not run.
+func (c *Core) Events() int { return len(c.cur.Events) }
+
 // Ready returns the outputs accumulated so far. Outputs generated while
 // handling it (handlers that respond or enqueue) go to the next Ready.
 func (c *Core) Ready() *Ready {
