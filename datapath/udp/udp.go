@@ -12,8 +12,11 @@
 //
 // Buffer lifetimes: received Packet.Bufs are windows of RX items from the
 // endpoint's pool, owned by the caller; with GRO several packets share one
-// item through separate references. Send copies its payload into a TX
-// buffer. SendSegments and SendObject clone every zero-copy entry; in the
+// item through separate references. Send copies its payload into TX
+// memory: in the default mode one staging buffer per endpoint, reused
+// after every Flush (sendmmsg has copied the bytes when it returns); with
+// MSG_ZEROCOPY, or when a batch's copies outgrow the stage, a pool buffer
+// per packet. SendSegments and SendObject clone every zero-copy entry; in the
 // default mode the kernel copies during sendmmsg, so the clones are released
 // as soon as Flush's sendmmsg returns; in MSG_ZEROCOPY mode they are held
 // until the completion notice for that send is reaped (by Flush, Recv, Wait
@@ -60,7 +63,11 @@ const (
 	// to SendObject (more is an error).
 	MaxObjectEntries = 1 << 14
 
-	maxUDPPayload  = 65507 // 65535 - IPv4 header - UDP header
+	maxUDPPayload = 65507 // 65535 - IPv4 header - UDP header
+	// maxStage bounds the TX staging buffer (Endpoint.stage): a batch of
+	// full jumbo frames fits (32 × 8972 B); beyond it copies take pool
+	// buffers.
+	maxStage       = 1 << 20
 	maxGSOSegments = 64    // UDP_MAX_SEGMENTS on older kernels
 	rxBufSize      = 65536 // RX item size: any datagram or GRO super-packet fits
 	rxCtrlSpace    = 64
@@ -141,6 +148,7 @@ type txPkt struct {
 	nameLen    uint32
 	iov0, iovN int
 	ref0, refN int
+	stage0     int // e.stageOff when the packet was reserved
 	size       int
 	zc         bool
 	zcEntries  int
@@ -179,6 +187,13 @@ type Endpoint struct {
 	msgBytes []int
 	msgSeg   []int
 	ctrl     []byte
+	// Copied bytes of the queued packets (headers, small payloads) when
+	// MSG_ZEROCOPY is off: one buffer reused after every flush, since
+	// sendmmsg has copied them by the time it returns. Cheaper than a
+	// pool buffer per packet (an allocation, a reference to track and a
+	// release); copies that do not fit take pool buffers as before.
+	stage    []byte
+	stageOff int
 	pollfd   [2]unix.PollFd // the socket and the wake-up eventfd (Wait polls both)
 	pollTS   unix.Timespec  // Wait's timeout (a field so ppoll does not allocate)
 
@@ -290,6 +305,9 @@ func Open(cfg Config) (*Endpoint, error) {
 	e.msgBytes = make([]int, b)
 	e.msgSeg = make([]int, b)
 	e.ctrl = make([]byte, b*segCmsgSpace)
+	if e.zcMin == 0 {
+		e.stage = make([]byte, min(b*e.maxPay, maxStage))
+	}
 	e.rxBufs = make([]mem.Buf, b)
 	e.rxIov = make([]unix.Iovec, b)
 	e.rxNames = make([]unix.RawSockaddrInet6, b)
@@ -483,7 +501,7 @@ func (e *Endpoint) reserve(dst netip.AddrPort, nseg, size int) (*txPkt, error) {
 		return nil, ErrAddrFamily
 	}
 	p := &e.tx[e.txn]
-	*p = txPkt{dst: dst, nameLen: nl, iov0: e.iovN, ref0: e.refN, size: size}
+	*p = txPkt{dst: dst, nameLen: nl, iov0: e.iovN, ref0: e.refN, stage0: e.stageOff, size: size}
 	return p, nil
 }
 
@@ -512,12 +530,25 @@ func (e *Endpoint) abort(p *txPkt) {
 		e.refs[i].Release()
 		e.refs[i] = mem.Buf{}
 	}
-	e.iovN, e.refN = p.iov0, p.ref0
+	e.iovN, e.refN, e.stageOff = p.iov0, p.ref0, p.stage0
 }
 
-// copyHead allocates a TX buffer of n bytes, copies src into its start and
-// appends it to the packet. n may exceed len(src) (room for an object).
+// copyHead takes n bytes of TX memory (from the stage, or else a pool
+// buffer), copies src into its start and appends it to the packet. n may
+// exceed len(src) (room for an object). The result is valid until the
+// next flush.
 func (e *Endpoint) copyHead(p *txPkt, src []byte, n int) ([]byte, error) {
+	if o := e.stageOff; n <= len(e.stage)-o {
+		b := e.stage[o : o+n : o+n]
+		e.stageOff += n
+		copy(b, src)
+		e.iov[e.iovN] = iovec(b)
+		e.iovN++
+		p.iovN++
+		p.cpEntries++
+		p.cpBytes += n
+		return b, nil
+	}
 	b, err := e.pool.Alloc(n)
 	if err != nil {
 		return nil, fmt.Errorf("udp: TX buffer: %w", err)
@@ -900,7 +931,7 @@ func (e *Endpoint) flush() error {
 			e.refs[k] = mem.Buf{}
 		}
 	}
-	e.txn, e.iovN, e.refN = 0, 0, 0
+	e.txn, e.iovN, e.refN, e.stageOff = 0, 0, 0, 0
 	return first
 }
 
