@@ -1,7 +1,6 @@
 package udp
 
 import (
-	"bytes"
 	"errors"
 	"net/netip"
 	"testing"
@@ -13,8 +12,7 @@ import (
 // they arrive intact and in order with Send's, bad sizes are errors and
 // the TX buffers return to the pool (memtest checks InUse at cleanup).
 func TestAppendPacket(t *testing.T) {
-	a := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
-	b := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	a, b := loopback(t), loopback(t)
 	dst := b.LocalAddr()
 	var want [][]byte
 	for i, n := range []int{1, 48, 300, a.MaxPayload()} {
@@ -56,12 +54,7 @@ func TestAppendPacket(t *testing.T) {
 	if err := a.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	got := recvN(t, b, len(want))
-	for i := range want {
-		if !bytes.Equal(got[i], want[i]) {
-			t.Fatalf("packet %d: %d bytes, want %d (contents differ)", i, len(got[i]), len(want[i]))
-		}
-	}
+	recvWant(t, b, want)
 	if st := a.Stats(); st.CopiedEntries != uint64(len(want)) {
 		t.Errorf("CopiedEntries = %d, want %d", st.CopiedEntries, len(want))
 	}

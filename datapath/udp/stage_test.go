@@ -1,7 +1,6 @@
 package udp
 
 import (
-	"bytes"
 	"errors"
 	"net/netip"
 	"testing"
@@ -15,8 +14,7 @@ import (
 // stage bytes back; every packet arrives intact and nothing is leaked
 // (memtest checks the pool at cleanup).
 func TestTXStage(t *testing.T) {
-	a := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
-	b := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	a, b := loopback(t), loopback(t)
 	dst := b.LocalAddr()
 	if len(a.stage) != maxStage {
 		t.Fatalf("stage of %d bytes, want %d (default batch and payload)", len(a.stage), maxStage)
@@ -71,12 +69,7 @@ func TestTXStage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got := recvN(t, b, len(want))
-	for i := range want {
-		if !bytes.Equal(got[i], want[i]) {
-			t.Fatalf("packet %d: %d bytes, want %d (first diff at %d)", i, len(got[i]), len(want[i]), firstDiff(got[i], want[i]))
-		}
-	}
+	recvWant(t, b, want)
 }
 
 // With MSG_ZEROCOPY on, copies keep pool buffers: a zero-copy packet's

@@ -74,6 +74,12 @@ func open(t *testing.T, cfg Config) *Endpoint {
 	return e
 }
 
+// loopback opens an endpoint on 127.0.0.1 with the defaults (see open).
+func loopback(t *testing.T) *Endpoint {
+	t.Helper()
+	return open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+}
+
 // recvN receives exactly n packets (bounded by a deadline), returning
 // copies of their payloads; the Bufs are released.
 func recvN(t *testing.T, e *Endpoint, n int) [][]byte {
@@ -151,8 +157,14 @@ func exchange(t *testing.T, a, b *Endpoint, sizes []int) {
 	if err := a.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	got := recvN(t, b, len(want))
-	// UDP on one path keeps order here (loopback/veth, one flow).
+	recvWant(t, b, want)
+}
+
+// recvWant receives len(want) packets on e and checks them against want
+// in order (UDP on one path keeps order here: loopback or veth, one flow).
+func recvWant(t *testing.T, e *Endpoint, want [][]byte) {
+	t.Helper()
+	got := recvN(t, e, len(want))
 	for i := range want {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Fatalf("packet %d: got %d bytes, want %d (first diff at %d)", i, len(got[i]), len(want[i]), firstDiff(got[i], want[i]))
@@ -420,8 +432,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestWait(t *testing.T) {
-	a := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
-	b := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	a, b := loopback(t), loopback(t)
 	start := time.Now()
 	if err := b.Wait(20 * time.Millisecond); err != nil {
 		t.Fatal(err)
@@ -454,8 +465,7 @@ func TestReusePort(t *testing.T) {
 // TestNoAllocs checks that the steady-state send, receive, Wait and Wake
 // paths allocate nothing.
 func TestNoAllocs(t *testing.T) {
-	a := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
-	b := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	a, b := loopback(t), loopback(t)
 	seg := memtest.Alloc(t, a.Pool(), pattern(2048, 1))
 	defer memtest.Release(t, seg)
 	o := &testObj{hdr: []byte("0123456789"), ents: []mem.Buf{seg, seg}}
