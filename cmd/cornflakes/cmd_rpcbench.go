@@ -51,5 +51,11 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	for _, r := range recs {
 		fmt.Fprintf(stdout, "%-12s %-22s %-8s %14.3f %s\n", r.Test, r.Variant, r.Datapath, r.Value, r.Unit)
 	}
+	if lines := rpcbench.CheckTargets(recs); len(lines) > 0 {
+		fmt.Fprintln(stdout, "\ntargets (docs/PERFORMANCE.md §4):")
+		for _, l := range lines {
+			fmt.Fprintln(stdout, "  "+l)
+		}
+	}
 	return nil
 }

@@ -9,8 +9,10 @@ import (
 
 // Run measures the transport next to the raw datapath and gRPC-Go and
 // returns one record per result (plus "machine" records: the load average
-// and the cost of a system call, to read the others against). Here only
-// the latency test, over the in-memory network, with short measurements.
+// and the cost of a system call, to read the others against), then the
+// comparisons with the baselines (Ratios: here the latency difference to
+// raw). Here only the latency test, over the in-memory network, with short
+// measurements.
 func ExampleRun() {
 	recs, err := rpcbench.Run(context.Background(), rpcbench.Options{Datapath: "memnet", Quick: true, Only: []string{"latency"}})
 	if err != nil {
@@ -29,4 +31,6 @@ func ExampleRun() {
 	// latency_p99 raw memnet us
 	// latency_p50 grpc tcp us
 	// latency_p99 grpc tcp us
+	// latency_p50 rpc-raw memnet us
+	// latency_p99 rpc-raw memnet us
 }

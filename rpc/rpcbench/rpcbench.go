@@ -11,8 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	cfbench "github.com/cornflakes-go/cornflakes/bench"
-	"github.com/cornflakes-go/cornflakes/internal/netns"
 	"io"
 	"math"
 	"net/netip"
@@ -23,10 +21,12 @@ import (
 	"strings"
 	"time"
 
+	cfbench "github.com/cornflakes-go/cornflakes/bench"
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	"github.com/cornflakes-go/cornflakes/datapath/udp" // also registers "udp"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
+	"github.com/cornflakes-go/cornflakes/internal/netns"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"golang.org/x/sys/unix"
@@ -80,7 +80,7 @@ const (
 var ErrOptions = errors.New("rpcbench: invalid options")
 
 // Run performs the selected experiments and returns their records.
-func Run(ctx context.Context, o Options) ([]Record, error) {
+func Run(ctx context.Context, o Options) (recs []Record, err error) {
 	if o.Datapath == "" {
 		o.Datapath = "udp"
 	}
@@ -127,7 +127,11 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		defer runtime.GOMAXPROCS(prev)
 	}
 	b.addLoad("loadavg_start")
-	defer b.addLoad("loadavg_end")
+	defer func() {
+		// After the results: the returned slice must include it.
+		b.addLoad("loadavg_end")
+		recs = b.recs
+	}()
 	// Kernel UDP pays a system call per batch on each side: its cost on
 	// this machine is the unit the udp results scale with.
 	sc := cfbench.MeasureSyscall(0)
@@ -158,6 +162,11 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		if err != nil {
 			return b.recs, fmt.Errorf("rpcbench %s: %w", t, err)
 		}
+	}
+	// The comparisons the targets are stated in, computed from this run's
+	// own baselines.
+	for _, r := range Ratios(b.recs) {
+		b.add(r.Test, r.Variant, r.Datapath, r.Value, r.Unit)
 	}
 	return b.recs, nil
 }
