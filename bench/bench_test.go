@@ -714,6 +714,54 @@ func TestTableSaturated(t *testing.T) {
 	}
 }
 
+// Compare puts the table's comparisons into every compared series (for
+// the JSON output): against the best baseline of its group, or against the
+// group's first series when the group has only Cornflakes modes; the
+// reference itself and values missing on either side get none.
+func TestCompare(t *testing.T) {
+	mk := func(exp, label, ser, mode string, atSLO, sat, cpu float64) Series {
+		return Series{Experiment: exp, Label: label, Serializer: ser, Mode: mode, MaxRPSAtSLO: atSLO, MaxRPSSaturated: sat, SaturatedServerCPUus: cpu}
+	}
+	series := []Series{
+		mk("default", "twitter", SerCornflakes, ModeHybrid, 30000, 180000, 5),
+		mk("default", "twitter", SerProtobuf, "", 20000, 120000, 8),
+		mk("default", "twitter", SerFlatBuffers, "", 10000, 200000, 4),
+		mk("table4", "ycsb", SerCornflakes, ModeHybrid, 1000, 0, 2),
+		mk("table4", "ycsb", SerCornflakes, ModeCopy, 2000, 0, 4),
+	}
+	Compare(series)
+	f := func(p *float64) string {
+		if p == nil {
+			return "nil"
+		}
+		return fmt.Sprintf("%.2f", *p)
+	}
+	var got []string
+	for _, s := range series {
+		got = append(got, fmt.Sprintf("%s %s: %q %s %s %s", s.group(), s.Name(), s.VsReference,
+			f(s.VsReferenceAtSLO), f(s.VsReferenceSaturated), f(s.VsReferenceServerCPU)))
+	}
+	want := []string{
+		`default twitter cornflakes/hybrid: "best baseline" 1.50 0.90 0.80`,
+		`default twitter protobuf: "" nil nil nil`,
+		`default twitter flatbuffers: "" nil nil nil`,
+		`table4 ycsb cornflakes/hybrid: "" nil nil nil`,
+		`table4 ycsb cornflakes/copy: "cornflakes/hybrid" 2.00 nil 0.50`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Compare:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, series[:1]); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`"vs_reference": "best baseline"`, `"vs_reference_at_slo": 1.5`, `"vs_reference_saturated": 0.9`, `"vs_reference_server_cpu": 0.8`} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("JSON lacks %s:\n%s", w, b.String())
+		}
+	}
+}
+
 // TestServerCPUPerRequest: a Target that is a ServerMeter gets its server's
 // CPU time per request reported with each point (and plain Targets none).
 func TestServerCPUPerRequest(t *testing.T) {

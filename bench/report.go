@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,6 +62,17 @@ type Series struct {
 	SyscallNs float64 `json:"syscall_ns,omitempty"`
 	// BusyPoll: the server and the load generator polled without sleeping.
 	BusyPoll bool `json:"busy_poll"`
+	// The comparison with the group's reference (Compare): VsReference
+	// names it ("best baseline", or in a group of Cornflakes modes only,
+	// the group's first series); the ratios are this series' max rate at
+	// the SLO and saturated over the reference's, and the reference's
+	// server CPU per request over this one's (above 1: this one is
+	// cheaper). Nil where there is nothing to compare (the reference
+	// itself, a value missing on either side).
+	VsReference          string   `json:"vs_reference,omitempty"`
+	VsReferenceAtSLO     *float64 `json:"vs_reference_at_slo,omitempty"`
+	VsReferenceSaturated *float64 `json:"vs_reference_saturated,omitempty"`
+	VsReferenceServerCPU *float64 `json:"vs_reference_server_cpu,omitempty"`
 }
 
 // Point is one load point of a Series.
@@ -259,16 +271,8 @@ func tableRows(ss []Series) (head []string, rows [][]string) {
 	for _, s := range ss {
 		showCPU = showCPU || s.SaturatedServerCPUus > 0
 	}
-	// The reference is the best baseline; in a group of Cornflakes modes
-	// only (table4, table5, fig12) it is the group's first series.
-	isRef := func(s Series) bool { return s.Serializer != "cornflakes" }
-	vs, cpuVs := "vs best baseline", "best baseline / this"
-	if !slices.ContainsFunc(ss, isRef) && len(ss) > 1 {
-		first := ss[0].Name()
-		isRef = func(s Series) bool { return s.Name() == first }
-		vs, cpuVs = "vs "+first, first+" / this"
-	}
-	compared := func(s Series) bool { return !isRef(s) }
+	ref := referenceOf(ss)
+	vs, cpuVs := "vs "+ref.name, ref.name+" / this"
 	head = []string{"serializer", "max " + unit + " at SLO", "p50 µs", "p99 µs", vs}
 	if showSat {
 		head = append(head, "max rps saturated (closed loop)", vs)
@@ -276,53 +280,121 @@ func tableRows(ss []Series) (head []string, rows [][]string) {
 	if showCPU {
 		head = append(head, "server CPU µs/req (saturated)", cpuVs)
 	}
-	best, bestSat, bestCPU := 0.0, 0.0, 0.0
-	for _, s := range ss {
-		if isRef(s) {
-			best = max(best, s.value())
-			bestSat = max(bestSat, s.MaxRPSSaturated)
-			if s.SaturatedServerCPUus > 0 && (bestCPU == 0 || s.SaturatedServerCPUus < bestCPU) {
-				bestCPU = s.SaturatedServerCPUus
-			}
+	x := func(r float64) string {
+		if math.IsNaN(r) {
+			return "-"
 		}
+		return fmt.Sprintf("%.2fx", r)
 	}
 	for _, s := range ss {
+		atSLO, sat, cpu := ref.ratios(s)
 		p50, p99 := "-", "-"
 		if p := s.bestPoint(); p != nil {
 			p50, p99 = fmt.Sprintf("%.1f", p.P50us), fmt.Sprintf("%.1f", p.P99us)
-		}
-		ratio := "-"
-		if best > 0 && compared(s) {
-			ratio = fmt.Sprintf("%.2fx", s.value()/best)
 		}
 		mark := ""
 		if s.Truncated {
 			mark = " (cut short)"
 		}
-		row := []string{s.Name(), formatRate(s.value()) + mark, p50, p99, ratio}
+		row := []string{s.Name(), formatRate(s.value()) + mark, p50, p99, x(atSLO)}
 		if showSat {
-			sat, satRatio := "-", "-"
+			v := "-"
 			if s.MaxRPSSaturated > 0 {
-				sat = formatRate(s.MaxRPSSaturated)
-				if bestSat > 0 && compared(s) {
-					satRatio = fmt.Sprintf("%.2fx", s.MaxRPSSaturated/bestSat)
-				}
+				v = formatRate(s.MaxRPSSaturated)
 			}
-			row = append(row, sat, satRatio)
+			row = append(row, v, x(sat))
 		}
 		if showCPU {
-			cpu, cpuRatio := "-", "-"
+			v := "-"
 			if s.SaturatedServerCPUus > 0 {
-				cpu = fmt.Sprintf("%.2f", s.SaturatedServerCPUus)
-				if bestCPU > 0 && compared(s) {
-					cpuRatio = fmt.Sprintf("%.2fx", bestCPU/s.SaturatedServerCPUus)
-				}
+				v = fmt.Sprintf("%.2f", s.SaturatedServerCPUus)
 			}
-			row = append(row, cpu, cpuRatio)
+			row = append(row, v, x(cpu))
 		}
 		rows = append(rows, row)
 	}
 	return head, rows
+}
+
+// reference is what the series of one group are compared with: the best
+// baseline (the highest rates, the lowest server CPU per request among the
+// non-Cornflakes series) or, in a group of Cornflakes modes only (table4,
+// table5, fig12), the group's first series.
+type reference struct {
+	name            string
+	isRef           func(Series) bool
+	atSLO, sat, cpu float64
+}
+
+func referenceOf(ss []Series) reference {
+	r := reference{name: "best baseline", isRef: func(s Series) bool { return s.Serializer != "cornflakes" }}
+	if !slices.ContainsFunc(ss, r.isRef) && len(ss) > 1 {
+		first := ss[0].Name()
+		r.name, r.isRef = first, func(s Series) bool { return s.Name() == first }
+	}
+	for _, s := range ss {
+		if r.isRef(s) {
+			r.atSLO = max(r.atSLO, s.value())
+			r.sat = max(r.sat, s.MaxRPSSaturated)
+			if s.SaturatedServerCPUus > 0 && (r.cpu == 0 || s.SaturatedServerCPUus < r.cpu) {
+				r.cpu = s.SaturatedServerCPUus
+			}
+		}
+	}
+	return r
+}
+
+// ratios compares s with the reference: rate at the SLO and saturated rate
+// over the reference's, reference server CPU over s's; NaN where there is
+// nothing to compare (s is a reference, or a value is missing).
+func (r reference) ratios(s Series) (atSLO, sat, cpu float64) {
+	atSLO, sat, cpu = math.NaN(), math.NaN(), math.NaN()
+	if r.isRef(s) {
+		return atSLO, sat, cpu
+	}
+	if r.atSLO > 0 {
+		atSLO = s.value() / r.atSLO
+	}
+	if r.sat > 0 && s.MaxRPSSaturated > 0 {
+		sat = s.MaxRPSSaturated / r.sat
+	}
+	if r.cpu > 0 && s.SaturatedServerCPUus > 0 {
+		cpu = r.cpu / s.SaturatedServerCPUus
+	}
+	return atSLO, sat, cpu
+}
+
+func ptrUnlessNaN(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+// Compare fills every series' VsReference fields from its group (the
+// comparisons of the text table, for the JSON and CSV outputs).
+func Compare(series []Series) {
+	names, _ := Groups(series)
+	for _, g := range names {
+		var idx []int
+		var ss []Series
+		for i := range series {
+			if series[i].group() == g {
+				idx, ss = append(idx, i), append(ss, series[i])
+			}
+		}
+		ref := referenceOf(ss)
+		for _, i := range idx {
+			s := &series[i]
+			s.VsReference, s.VsReferenceAtSLO, s.VsReferenceSaturated, s.VsReferenceServerCPU = "", nil, nil, nil
+			if ref.isRef(*s) {
+				continue
+			}
+			s.VsReference = ref.name
+			atSLO, sat, cpu := ref.ratios(*s)
+			s.VsReferenceAtSLO, s.VsReferenceSaturated, s.VsReferenceServerCPU = ptrUnlessNaN(atSLO), ptrUnlessNaN(sat), ptrUnlessNaN(cpu)
+		}
+	}
 }
 
 // MeetsNone reports whether no series met the SLO at any load point.

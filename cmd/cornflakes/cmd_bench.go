@@ -100,6 +100,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	t0 := time.Now()
 	series, err := kv.RunBench(ctx, cfg)
+	bench.Compare(series) // the table's "vs" columns, for results.json and --json
 	if len(series) > 0 {
 		paths, werr := bench.WriteFiles(dir, "", series)
 		if werr != nil && err == nil {
