@@ -135,6 +135,12 @@ type Result struct {
 	// "zerocopy"; empty on other datapaths): zero-copy fields are only
 	// read by the NIC in "zerocopy".
 	XDPMode string `json:"xdp_mode,omitempty"`
+	// The comparison with the raw echo of the same datapath and shape in
+	// the same run (Compare; the median of its repetitions): throughput
+	// over raw's, and raw's server CPU per request over this one's (1:
+	// as cheap as raw). Zero when the run measured no raw echo for it.
+	VsRawThroughput float64 `json:"vs_raw_throughput,omitempty"`
+	VsRawServerCPU  float64 `json:"vs_raw_server_cpu,omitempty"`
 
 	// Diagnostics (not part of the JSON output).
 	Requests   uint64         `json:"-"` // responses counted in the window
@@ -431,4 +437,42 @@ func RunOne(cfg Config, approach, shapeName string) (_ Result, err error) {
 		errs = append(errs, fmt.Errorf("%w: %d bad responses", ErrMismatch, res.Bad))
 	}
 	return res, errors.Join(errs...)
+}
+
+// Compare sets every result's VsRaw fields from the raw echo results of
+// its datapath and shape in res (the median over their repetitions).
+func Compare(res []Result) {
+	type key struct{ dp, shape string }
+	tput, cpu := map[key][]float64{}, map[key][]float64{}
+	for _, r := range res {
+		if r.Approach == "raw" {
+			k := key{r.Datapath, r.Shape}
+			tput[k] = append(tput[k], r.ThroughputRPS)
+			cpu[k] = append(cpu[k], r.ServerNsPerReq)
+		}
+	}
+	for i := range res {
+		r := &res[i]
+		k := key{r.Datapath, r.Shape}
+		r.VsRawThroughput, r.VsRawServerCPU = 0, 0
+		if t := medianOf(tput[k]); t > 0 {
+			r.VsRawThroughput = r.ThroughputRPS / t
+		}
+		if c := medianOf(cpu[k]); c > 0 && r.ServerNsPerReq > 0 {
+			r.VsRawServerCPU = c / r.ServerNsPerReq
+		}
+	}
+}
+
+// medianOf is the median of xs (0 for none).
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }

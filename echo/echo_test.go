@@ -256,3 +256,25 @@ func TestRunXDPUnavailable(t *testing.T) {
 		t.Fatalf("Run on xdp without root: %v", err)
 	}
 }
+
+// Compare relates every result to the raw echo of its datapath and shape
+// (the median of raw's repetitions); without a raw result it sets nothing.
+func TestCompare(t *testing.T) {
+	res := []Result{
+		{Approach: "raw", Datapath: "udp", Shape: "2x2048", ThroughputRPS: 100, ServerNsPerReq: 1000},
+		{Approach: "raw", Datapath: "udp", Shape: "2x2048", ThroughputRPS: 300, ServerNsPerReq: 3000},
+		{Approach: "raw", Datapath: "udp", Shape: "2x2048", ThroughputRPS: 200, ServerNsPerReq: 2000},
+		{Approach: "cornflakes-hybrid", Datapath: "udp", Shape: "2x2048", ThroughputRPS: 150, ServerNsPerReq: 4000},
+		{Approach: "cornflakes-hybrid", Datapath: "udp", Shape: "1x1024", ThroughputRPS: 150, ServerNsPerReq: 4000},
+	}
+	Compare(res)
+	if r := res[3]; r.VsRawThroughput != 0.75 || r.VsRawServerCPU != 0.5 {
+		t.Errorf("cornflakes 2x2048 against raw: throughput %v, CPU %v; want 0.75, 0.5", r.VsRawThroughput, r.VsRawServerCPU)
+	}
+	if r := res[2]; r.VsRawThroughput != 1 || r.VsRawServerCPU != 1 {
+		t.Errorf("raw's median repetition: %v, %v; want 1, 1", r.VsRawThroughput, r.VsRawServerCPU)
+	}
+	if r := res[4]; r.VsRawThroughput != 0 || r.VsRawServerCPU != 0 {
+		t.Errorf("a shape without raw: %v, %v; want none", r.VsRawThroughput, r.VsRawServerCPU)
+	}
+}

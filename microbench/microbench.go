@@ -201,6 +201,10 @@ type Record struct {
 	NsPerOp     float64 `json:"ns_per_op"`
 	AllocsPerOp float64 `json:"allocs_per_op"`
 	BytesPerOp  float64 `json:"bytes_per_op"`
+	// VsBestBaseline is NsPerOp over the fastest baseline's of the same
+	// shape and op (below 1: faster than every baseline); set by WriteJSON,
+	// 0 when the run measured no baseline.
+	VsBestBaseline float64 `json:"vs_best_baseline,omitempty"`
 }
 
 // Config selects what Run measures.

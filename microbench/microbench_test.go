@@ -250,17 +250,17 @@ func TestRunJSON(t *testing.T) {
 		t.Errorf("%d records, want %d", len(parsed), len(want))
 	}
 	for _, r := range parsed {
-		if len(r) != 7 {
-			t.Errorf("record has %d fields, want 7: %v", len(r), r)
+		if len(r) != 8 {
+			t.Errorf("record has %d fields, want 8: %v", len(r), r)
 		}
 		key := fmt.Sprintf("%v|%v|%v|%v", r["library"], r["mode"], r["shape"], r["op"])
 		if !want[key] {
 			t.Errorf("unexpected or duplicate record %s", key)
 		}
 		delete(want, key)
-		for _, f := range []string{"ns_per_op", "allocs_per_op", "bytes_per_op"} {
+		for _, f := range []string{"ns_per_op", "allocs_per_op", "bytes_per_op", "vs_best_baseline"} {
 			x, ok := r[f].(float64)
-			if !ok || x < 0 || f == "ns_per_op" && x <= 0 {
+			if !ok || x < 0 || (f == "ns_per_op" || f == "vs_best_baseline") && x <= 0 {
 				t.Errorf("%s: %s = %v", key, f, r[f])
 			}
 		}

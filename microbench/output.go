@@ -10,11 +10,16 @@ import (
 )
 
 // WriteJSON writes recs as one JSON array, one record per line, with numbers rounded to two
-// decimals.
+// decimals and each record's time as a ratio to the fastest baseline of its shape and op
+// (vs_best_baseline, as the table's ratio column).
 func WriteJSON(w io.Writer, recs []Record) error {
+	best := bestBaselines(recs)
 	bw := bufio.NewWriter(w)
 	bw.WriteString("[")
 	for i, r := range recs {
+		if b, ok := best[shapeOp{r.Shape, r.Op}]; ok && b > 0 {
+			r.VsBestBaseline = round2(r.NsPerOp / b)
+		}
 		r.NsPerOp = round2(r.NsPerOp)
 		r.AllocsPerOp = round2(r.AllocsPerOp)
 		r.BytesPerOp = round2(r.BytesPerOp)
@@ -38,21 +43,13 @@ func round2(x float64) float64 { return math.Round(x*100) / 100 }
 // time as a ratio to the fastest baseline (any library but cornflakes) of the same shape and op:
 // below 1.00 is faster than every baseline.
 func WriteTable(w io.Writer, recs []Record) error {
-	type key struct{ shape, op string }
-	best := map[key]float64{}
+	best := bestBaselines(recs)
 	var shapes []string
 	seenShape := map[string]bool{}
 	for _, r := range recs {
 		if !seenShape[r.Shape] {
 			seenShape[r.Shape] = true
 			shapes = append(shapes, r.Shape)
-		}
-		if r.Library == "cornflakes" {
-			continue
-		}
-		k := key{r.Shape, r.Op}
-		if b, ok := best[k]; !ok || r.NsPerOp < b {
-			best[k] = r.NsPerOp
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -67,7 +64,7 @@ func WriteTable(w io.Writer, recs []Record) error {
 					continue
 				}
 				ratio := "-"
-				if b, ok := best[key{shape, r.Op}]; ok && b > 0 {
+				if b, ok := best[shapeOp{shape, r.Op}]; ok && b > 0 {
 					ratio = fmt.Sprintf("%.2f", r.NsPerOp/b)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%.1f\t%.0f\t\n", label(r.Library, r.Mode), r.Op, r.NsPerOp, ratio, r.AllocsPerOp, r.BytesPerOp)
@@ -75,4 +72,22 @@ func WriteTable(w io.Writer, recs []Record) error {
 		}
 	}
 	return tw.Flush()
+}
+
+type shapeOp struct{ shape, op string }
+
+// bestBaselines is the fastest baseline's (any library but cornflakes)
+// time per (shape, op) of recs.
+func bestBaselines(recs []Record) map[shapeOp]float64 {
+	best := map[shapeOp]float64{}
+	for _, r := range recs {
+		if r.Library == "cornflakes" {
+			continue
+		}
+		k := shapeOp{r.Shape, r.Op}
+		if b, ok := best[k]; !ok || r.NsPerOp < b {
+			best[k] = r.NsPerOp
+		}
+	}
+	return best
 }

@@ -70,6 +70,7 @@ func runEcho(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "echo: %d runs in %v\n", len(res), time.Since(start).Round(time.Millisecond))
+	echo.Compare(res)
 	if *asJSON {
 		if res == nil {
 			res = []echo.Result{}
@@ -79,9 +80,16 @@ func runEcho(args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(res)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "approach\tdatapath\tshape\tclients\tthroughput_rps\tp50_us\tp99_us\tserver_cpu_ns_per_req\t")
+	fmt.Fprintln(tw, "approach\tdatapath\tshape\tclients\tthroughput_rps\tp50_us\tp99_us\tserver_cpu_ns_per_req\tvs_raw_throughput\tvs_raw_server_cpu\t")
+	ratio := func(x float64) string {
+		if x == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2fx", x)
+	}
 	for _, r := range res {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.0f\t\n", r.Approach, r.Datapath, r.Shape, r.Clients, r.ThroughputRPS, r.P50us, r.P99us, r.ServerNsPerReq)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.0f\t%s\t%s\t\n", r.Approach, r.Datapath, r.Shape, r.Clients, r.ThroughputRPS, r.P50us, r.P99us, r.ServerNsPerReq,
+			ratio(r.VsRawThroughput), ratio(r.VsRawServerCPU))
 	}
 	return tw.Flush()
 }
