@@ -118,6 +118,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			err = terr
 		}
 		fmt.Fprintf(stderr, "bench: %d runs in %v; wrote %s\n", len(series), time.Since(t0).Round(time.Second), strings.Join(paths, ", "))
+		if s := series[0]; s.StallP99Floorus > s.SLOP99us && !bench.MeetsNone(series) {
+			fmt.Fprintf(stderr, "bench: note: the machine check found stalls that alone put the p99 at >= %.0f µs, above the SLO of %.0f µs: "+
+				"whether a load point met the SLO depended on when the stalls fell, more than on the serializer, so the \"at SLO\" columns are a draw here. "+
+				"Compare the saturated throughput and server CPU columns, or rerun on a quieter machine or with --slo-us above %.0f\n",
+				s.StallP99Floorus, s.SLOP99us, s.StallP99Floorus)
+		}
 		if bench.MeetsNone(series) {
 			fmt.Fprintf(stderr, "bench: NO serializer met the p99 SLO of %v µs at any offered load, not even the lowest: the round trip itself exceeds it here "+
 				"(a loaded or oversubscribed machine: load average %.2f on %d CPUs; scheduling stalls alone put the p99 at >= %.0f µs; see the p50/p99 columns of %s). "+
