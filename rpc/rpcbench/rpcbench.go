@@ -299,7 +299,7 @@ func (b *bench) add(test, variant, dp string, v float64, unit string) {
 	r := Record{Test: test, Variant: variant, Datapath: dp, Value: v, Unit: unit}
 	b.recs = append(b.recs, r)
 	if b.o.Progress != nil {
-		fmt.Fprintf(b.o.Progress, "%-12s %-22s %-7s %14.3f %s\n", test, variant, dp, v, unit)
+		fmt.Fprintf(b.o.Progress, "%-12s %-26s %-8s %14.3f %s\n", test, variant, dp, v, unit)
 	}
 }
 
