@@ -136,3 +136,20 @@ func ExampleTailOnly() {
 	fmt.Println(bench.TailOnly(stalled, slo, bench.DefaultMinAchieved), bench.TailOnly(overloaded, slo, bench.DefaultMinAchieved))
 	// Output: true false
 }
+
+// Compare puts the table's comparisons into the series themselves, for the
+// JSON output: each Cornflakes series against the best baseline of its group.
+func ExampleCompare() {
+	series := []bench.Series{
+		{Experiment: "demo", Workload: "twitter", Serializer: "cornflakes", Mode: "hybrid", MaxRPSAtSLO: 12000, MaxRPSSaturated: 90000, SaturatedServerCPUus: 5},
+		{Experiment: "demo", Workload: "twitter", Serializer: "protobuf", MaxRPSAtSLO: 10000, MaxRPSSaturated: 100000, SaturatedServerCPUus: 6},
+	}
+	bench.Compare(series)
+	s := series[0]
+	fmt.Printf("%s vs %s: %.2fx at the SLO, %.2fx saturated, %.2fx in server CPU\n",
+		s.Name(), s.VsReference, *s.VsReferenceAtSLO, *s.VsReferenceSaturated, *s.VsReferenceServerCPU)
+	fmt.Println(series[1].VsReference == "") // the reference itself is not compared
+	// Output:
+	// cornflakes/hybrid vs best baseline: 1.20x at the SLO, 0.90x saturated, 1.20x in server CPU
+	// true
+}

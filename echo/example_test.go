@@ -53,3 +53,15 @@ func ExampleApproaches() {
 	// [raw onecopy twocopy cornflakes-hybrid cornflakes-copy cornflakes-zerocopy protobuf flatbuffers capnp]
 	// [1x1024 2x2048 4x1024 1x4096 8x512 tree5]
 }
+
+// Compare relates every result to the raw echo of its datapath and shape.
+func ExampleCompare() {
+	res := []echo.Result{
+		{Approach: "raw", Datapath: "udp", Shape: "2x2048", ThroughputRPS: 400000, ServerNsPerReq: 1000},
+		{Approach: "cornflakes-hybrid", Datapath: "udp", Shape: "2x2048", ThroughputRPS: 300000, ServerNsPerReq: 1600},
+	}
+	echo.Compare(res)
+	fmt.Printf("%.2fx raw's throughput, %.3fx raw's CPU efficiency\n", res[1].VsRawThroughput, res[1].VsRawServerCPU)
+	// Output:
+	// 0.75x raw's throughput, 0.625x raw's CPU efficiency
+}

@@ -34,3 +34,25 @@ func ExampleRun() {
 	// latency_p50 rpc-raw memnet us
 	// latency_p99 rpc-raw memnet us
 }
+
+// Ratios derives the comparisons with the run's own baselines, and
+// CheckTargets checks them against the transport's targets.
+func ExampleRatios() {
+	recs := []rpcbench.Record{
+		{Test: "small_rate", Variant: "rpc", Datapath: "udp", Value: 1.2e6, Unit: "rps"},
+		{Test: "small_rate", Variant: "raw", Datapath: "udp", Value: 1.6e6, Unit: "rps"},
+		{Test: "small_rate", Variant: "grpc", Datapath: "tcp", Value: 2e4, Unit: "rps"},
+	}
+	derived := rpcbench.Ratios(recs)
+	for _, r := range derived {
+		fmt.Printf("%s %s %.2f %s\n", r.Test, r.Variant, r.Value, r.Unit)
+	}
+	for _, l := range rpcbench.CheckTargets(derived) {
+		fmt.Println(l)
+	}
+	// Output:
+	// small_rate rpc/raw 0.75 ratio
+	// small_rate rpc/grpc 60.00 ratio
+	// small_rate   rpc/raw                0.75 ratio  small-RPC rate ≥ 90 % of the raw datapath's: MISSED
+	// small_rate   rpc/grpc              60.00 ratio  small-RPC rate ≥ 5x gRPC-Go's: met
+}
