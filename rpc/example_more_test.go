@@ -112,8 +112,9 @@ func ExampleEndpoint_Enqueue() {
 
 // A Worker handler runs on the Nexus worker pool instead of the event
 // loop, for work that would stall it; it may answer from that goroutine.
-// The server acknowledges such a request at once, so that the client's
-// congestion control does not take the handler's time for network delay.
+// When the client's session runs congestion control (here forced on), the
+// server acknowledges such a request at once, so that Timely does not take
+// the handler's time for network delay.
 func ExampleNexus_Register_worker() {
 	net := memnet.NewNetwork(memnet.NetworkConfig{})
 	srv, _ := newExampleNode(net, 1, rpc.EndpointConfig{}, func(nx *rpc.Nexus) {
@@ -127,7 +128,7 @@ func ExampleNexus_Register_worker() {
 	})
 	defer srv.stop()
 	defer srv.serve()()
-	cli, _ := newExampleNode(net, 2, rpc.EndpointConfig{}, nil)
+	cli, _ := newExampleNode(net, 2, rpc.EndpointConfig{CC: rpc.CCConfig{Enable: true}}, nil)
 	defer cli.stop()
 	s, _ := cli.connect(srv.nx, 1)
 

@@ -350,6 +350,46 @@ func TestAckKeepsHandlerTimeOutOfRTT(t *testing.T) {
 // Acks that cannot belong to the current request are dropped: one for a
 // request whose response already arrived in part, one with data, and one
 // for a request packet that was never sent.
+// A client under congestion control marks its request packets FlagAck and
+// the server acknowledges a request answered later; a client without it
+// leaves the flag off, and the server's Ack sends nothing (the client
+// would only drop the packet).
+func TestAckOnlyWhenAsked(t *testing.T) {
+	for _, cc := range []bool{true, false} {
+		t.Run(map[bool]string{true: "cc", false: "nocc"}[cc], func(t *testing.T) {
+			w := newWorld(t, Config{DataPerPkt: 1000, CC: CCConfig{Enable: cc}})
+			w.enqueue(2500, 10) // three request packets
+			for _, p := range w.c2s {
+				if got := p.hdr.Flags&FlagAck != 0; got != cc {
+					t.Fatalf("request packet %d: FlagAck %v, want %v", p.hdr.PktNum, got, cc)
+				}
+			}
+			w.deliver("c2s", all(len(w.c2s)))
+			if len(w.pending) != 1 {
+				t.Fatal("request not delivered")
+			}
+			if err := w.srv.Ack(w.pending[0].Handle); err != nil {
+				t.Fatal(err)
+			}
+			w.flush()
+			acks := 0
+			for _, p := range w.s2c {
+				if p.hdr.Type == PktCR && int(p.hdr.PktNum) == 2 {
+					acks++
+				}
+			}
+			if want := map[bool]int{true: 1, false: 0}[cc]; acks != want || w.srv.stats.Acks != uint64(want) {
+				t.Fatalf("%d acknowledgements sent (stats %d), want %d", acks, w.srv.stats.Acks, want)
+			}
+			w.respond()
+			w.exchange(20, nil)
+			if len(w.done) != 1 {
+				t.Fatal("request not completed")
+			}
+		})
+	}
+}
+
 func TestStaleAcksDropped(t *testing.T) {
 	w := newWorld(t, Config{DataPerPkt: 1000})
 	w.enqueue(100, 3000) // a 3-packet response

@@ -16,6 +16,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 		{ReqType: 7, MsgSize: 1000, DestSession: 3, Type: PktRFR, PktNum: 12, ReqNum: 8},
 		{ReqType: 1, MsgSize: 0, DestSession: 1, Type: PktCR, PktNum: 1, ReqNum: 1 << 40},
 		{Type: PktResp, Status: StatusNoHandler},
+		{ReqType: 2, MsgSize: 30, DestSession: 9, Type: PktReq, ReqNum: 16, Flags: FlagAck},
 	}
 	for _, h := range cases {
 		var b [HeaderSize]byte
@@ -39,7 +40,7 @@ func TestHeaderLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := uint64(2) | 5<<2 | 9<<16 | 11<<60
-	want := []byte{0xAB, 0x56, 0x34, 0x12, 0xEF, 0xBE, 0, 0, // status 0, reserved 0
+	want := []byte{0xAB, 0x56, 0x34, 0x12, 0xEF, 0xBE, 0, 0, // status 0, flags 0
 		byte(w), byte(w >> 8), byte(w >> 16), byte(w >> 24), byte(w >> 32), byte(w >> 40), byte(w >> 48), byte(w >> 56)}
 	if string(b[:]) != string(want) {
 		t.Fatalf("layout\n got %x\nwant %x", b, want)
@@ -52,7 +53,7 @@ func TestHeaderErrors(t *testing.T) {
 	badMagic := good
 	badMagic[15] = 0
 	reserved := good
-	reserved[7] = 1
+	reserved[7] = 0x80 // a flag bit with no meaning
 	tests := []struct {
 		name string
 		b    []byte
@@ -69,7 +70,7 @@ func TestHeaderErrors(t *testing.T) {
 			t.Errorf("%s: got %v want %v", tc.name, err, tc.want)
 		}
 	}
-	for _, h := range []Header{{MsgSize: 1 << 24}, {PktNum: 1 << 14}, {ReqNum: 1 << 44}, {Type: 4}} {
+	for _, h := range []Header{{MsgSize: 1 << 24}, {PktNum: 1 << 14}, {ReqNum: 1 << 44}, {Type: 4}, {Flags: 0x80}} {
 		var b [HeaderSize]byte
 		if err := h.Encode(b[:]); !errors.Is(err, ErrFieldRange) {
 			t.Errorf("%v: got %v", h, err)
@@ -80,6 +81,8 @@ func TestHeaderErrors(t *testing.T) {
 func FuzzHeader(f *testing.F) {
 	var b [HeaderSize]byte
 	_ = (&Header{ReqType: 3, MsgSize: 100, DestSession: 2, Type: PktResp, PktNum: 4, ReqNum: 17}).Encode(b[:])
+	f.Add(b[:])
+	_ = (&Header{ReqType: 3, MsgSize: 100, DestSession: 2, Type: PktReq, ReqNum: 17, Flags: FlagAck}).Encode(b[:])
 	f.Add(b[:])
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, p []byte) {

@@ -32,6 +32,7 @@ func TestGenCorpus(t *testing.T) {
 		"resp-big":  hdr(Header{ReqType: 1, MsgSize: 400, DestSession: 0, Type: PktResp, PktNum: 0, ReqNum: 16}, 100),
 		"rfr":       hdr(Header{ReqType: 1, DestSession: 5, Type: PktRFR, PktNum: 3, ReqNum: 8}, 0),
 		"req-multi": hdr(Header{ReqType: 1, MsgSize: 250, DestSession: 5, PktNum: 1, ReqNum: 8}, 100),
+		"req-ack":   hdr(Header{ReqType: 1, MsgSize: 8, DestSession: 5, ReqNum: 8, Flags: FlagAck}, 8),
 		"max":       hdr(Header{ReqType: 255, MsgSize: MaxMsgSizeField, DestSession: 0xFFFF, Type: PktResp, PktNum: MaxPktNum, ReqNum: MaxReqNum}, 0),
 	}
 	for name, b := range hs {

@@ -53,7 +53,7 @@ func (t PktType) String() string {
 //	bytes 1..3   msg_size (24 bits): size of the whole message, headers excluded
 //	bytes 4..5   dest_session (16 bits): the receiver's session number
 //	byte  6      status (responses: 0 ok, else a Status code; 0 in other packets)
-//	byte  7      reserved, must be zero
+//	byte  7      flags (FlagAck on request packets); other bits must be zero
 //	bytes 8..15  one 64-bit word, least significant bits first:
 //	             pkt_type (2) | pkt_num (14) | req_num (44) | magic (4)
 type Header struct {
@@ -64,7 +64,21 @@ type Header struct {
 	PktNum      uint16 // < 1<<14
 	ReqNum      uint64 // < 1<<44
 	Status      Status // response status (0 = ok)
+	Flags       uint8  // FlagAck; no other bit is defined
 }
+
+// Header flags (byte 7).
+const (
+	// FlagAck on a request packet asks the server to acknowledge the
+	// request as soon as it has it all when the response will come later
+	// (Core.Ack): the client runs congestion control and takes an RTT
+	// sample from the acknowledgement instead of counting the handler's
+	// time as network delay. Clients without congestion control leave it
+	// off and get no acknowledgements they would drop unused.
+	FlagAck uint8 = 1 << 0
+
+	knownFlags = FlagAck
+)
 
 // Status is the outcome a server reports in a response header.
 type Status uint8
@@ -80,21 +94,21 @@ const (
 var (
 	ErrShortPacket = errors.New("rpc/proto: packet shorter than the header")
 	ErrBadMagic    = errors.New("rpc/proto: bad header magic")
-	ErrReserved    = errors.New("rpc/proto: reserved header bits set")
+	ErrReserved    = errors.New("rpc/proto: undefined header flag bits set")
 	ErrFieldRange  = errors.New("rpc/proto: header field out of range")
 )
 
 // Encode writes h into b[:HeaderSize]. It returns ErrFieldRange if a field
 // does not fit its width and panics only if len(b) < HeaderSize (a caller bug).
 func (h *Header) Encode(b []byte) error {
-	if h.MsgSize > MaxMsgSizeField || h.PktNum > MaxPktNum || h.ReqNum > MaxReqNum || h.Type > 3 {
+	if h.MsgSize > MaxMsgSizeField || h.PktNum > MaxPktNum || h.ReqNum > MaxReqNum || h.Type > 3 || h.Flags&^knownFlags != 0 {
 		return ErrFieldRange
 	}
 	_ = b[HeaderSize-1]
 	// Bytes 0-7: req type, msg size (24 bits), dest session (16 bits),
-	// status, reserved; bytes 8-15: type, pkt num, req num, magic. Both
+	// status, flags; bytes 8-15: type, pkt num, req num, magic. Both
 	// words are little-endian (one store each).
-	lo := uint64(h.ReqType) | uint64(h.MsgSize)<<8 | uint64(h.DestSession)<<32 | uint64(h.Status)<<48
+	lo := uint64(h.ReqType) | uint64(h.MsgSize)<<8 | uint64(h.DestSession)<<32 | uint64(h.Status)<<48 | uint64(h.Flags)<<56
 	hi := uint64(h.Type) | uint64(h.PktNum)<<2 | h.ReqNum<<16 | uint64(Magic)<<60
 	binary.LittleEndian.PutUint64(b[0:8], lo)
 	binary.LittleEndian.PutUint64(b[8:16], hi)
@@ -111,9 +125,10 @@ func (h *Header) Decode(b []byte) error {
 	if w>>60 != Magic {
 		return ErrBadMagic
 	}
-	if lo>>56 != 0 {
+	if uint8(lo>>56)&^knownFlags != 0 {
 		return ErrReserved
 	}
+	h.Flags = uint8(lo >> 56)
 	h.Status = Status(lo >> 48)
 	h.ReqType = uint8(lo)
 	h.MsgSize = uint32(lo>>8) & (1<<24 - 1)

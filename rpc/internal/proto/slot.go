@@ -44,8 +44,9 @@ type slot struct {
 	txTS     *txRing  // send times for Timely's RTT samples; nil without congestion control
 
 	// Server.
-	rxBuf RxBuf
-	resp  *msgRef
+	rxBuf     RxBuf
+	resp      *msgRef
+	ackWanted bool // the request's packets carry FlagAck (Core.Ack sends only then)
 }
 
 type txStamp struct {
@@ -121,6 +122,7 @@ func (c *Core) serverReq(s *session, sl *slot, h *Header, data []byte, rxID int)
 		}
 		c.resetServerSlot(sl) // bury the previous response (at-most-once: one per slot)
 		sl.reqNum, sl.reqType, sl.reqSize, sl.reqPkts = h.ReqNum, h.ReqType, size, R
+		sl.ackWanted = h.Flags&FlagAck != 0
 		sl.numRx, sl.sack = 0, 0
 		if R == 1 {
 			sl.numRx = 1
@@ -317,7 +319,8 @@ func (c *Core) Cancel(sess uint16, tag uint64, err error) bool {
 // packet. The client takes its RTT sample from it instead of from the
 // response, so that Timely does not read the handler's running time as
 // network delay. It carries no credit: the response still returns the
-// last packet's. Clients that predate it drop it as a bad packet.
+// last packet's. Only requests whose packets carry FlagAck (clients under
+// congestion control) are acknowledged; for the others Ack sends nothing.
 func (c *Core) Ack(h ReqHandle) error {
 	s := c.session(h.Session)
 	if s == nil || s.gen != h.Gen || s.client {
@@ -326,6 +329,9 @@ func (c *Core) Ack(h ReqHandle) error {
 	sl := s.slotIf(int(h.Slot))
 	if sl == nil || sl.reqNum != h.ReqNum || sl.srv != srvInHandler {
 		return ErrStaleHandle
+	}
+	if !sl.ackWanted {
+		return nil
 	}
 	c.stats.Acks++
 	c.sendCR(s, sl, sl.reqPkts-1)
@@ -474,13 +480,20 @@ func (c *Core) txReq(sl *slot, p int) {
 		h := &q.Hdr
 		h.ReqType, h.MsgSize, h.DestSession, h.Type = sl.reqType, uint32(sl.reqSize), s.remote, PktReq
 		h.PktNum, h.ReqNum = uint16(p), sl.reqNum
+		if s.ccOn {
+			h.Flags = FlagAck
+		}
 		q.ref, q.Off, q.Len = sl.req, off, n
 		c.txNote(sl, p)
 		c.emitted(q)
 		return
 	}
+	var flags uint8
+	if s.ccOn {
+		flags = FlagAck
+	}
 	c.txClient(sl, &OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, MsgSize: uint32(sl.reqSize),
-		DestSession: s.remote, Type: PktReq, PktNum: uint16(p), ReqNum: sl.reqNum},
+		DestSession: s.remote, Type: PktReq, PktNum: uint16(p), ReqNum: sl.reqNum, Flags: flags},
 		ref: sl.req, Off: off, Len: n})
 }
 
