@@ -347,9 +347,6 @@ func TestAckKeepsHandlerTimeOutOfRTT(t *testing.T) {
 	}
 }
 
-// Acks that cannot belong to the current request are dropped: one for a
-// request whose response already arrived in part, one with data, and one
-// for a request packet that was never sent.
 // A client under congestion control marks its request packets FlagAck and
 // the server acknowledges a request answered later; a client without it
 // leaves the flag off, and the server's Ack sends nothing (the client
@@ -390,6 +387,9 @@ func TestAckOnlyWhenAsked(t *testing.T) {
 	}
 }
 
+// Acks that cannot belong to the current request are dropped: one for a
+// request whose response already arrived in part, one with data, and one
+// for a request packet that was never sent.
 func TestStaleAcksDropped(t *testing.T) {
 	w := newWorld(t, Config{DataPerPkt: 1000})
 	w.enqueue(100, 3000) // a 3-packet response
