@@ -19,6 +19,7 @@ import (
 	_ "github.com/cornflakes-go/cornflakes/datapath/udp" // registers "udp"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/internal/benchschema/cf"
+	"github.com/cornflakes-go/cornflakes/internal/stats"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -592,7 +593,7 @@ func measure(cfg *Config, ws *workingSet, entries, total int, shared *pair, tag 
 	if len(gain) == 0 || cli.dur[modeCopy] == 0 || cli.dur[modeSG] == 0 {
 		return cell, fmt.Errorf("calibrate: no round measured both modes (entries %d, total %d)", entries, total)
 	}
-	cell.CopyNsPerResp, cell.SGNsPerResp, cell.GainPct = median(cp), median(sg), median(gain)
+	cell.CopyNsPerResp, cell.SGNsPerResp, cell.GainPct = stats.Median(cp), stats.Median(sg), stats.Median(gain)
 	cell.CopyRPS = float64(cli.count[modeCopy]) / cli.dur[modeCopy].Seconds()
 	cell.SGRPS = float64(cli.count[modeSG]) / cli.dur[modeSG].Seconds()
 	return cell, nil
@@ -701,14 +702,4 @@ func Run(cfg Config) (_ *Result, err error) {
 	})
 	res.RecommendedThreshold = Recommend(res.Cells)
 	return res, nil
-}
-
-func median(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }

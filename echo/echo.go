@@ -34,6 +34,7 @@ import (
 	_ "github.com/cornflakes-go/cornflakes/datapath/memnet" // registers "memnet"
 	_ "github.com/cornflakes-go/cornflakes/datapath/udp"    // registers "udp"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
+	"github.com/cornflakes-go/cornflakes/internal/stats"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/microbench"
 )
@@ -455,24 +456,11 @@ func Compare(res []Result) {
 		r := &res[i]
 		k := key{r.Datapath, r.Shape}
 		r.VsRawThroughput, r.VsRawServerCPU = 0, 0
-		if t := medianOf(tput[k]); t > 0 {
+		if t := stats.Median(tput[k]); t > 0 {
 			r.VsRawThroughput = r.ThroughputRPS / t
 		}
-		if c := medianOf(cpu[k]); c > 0 && r.ServerNsPerReq > 0 {
+		if c := stats.Median(cpu[k]); c > 0 && r.ServerNsPerReq > 0 {
 			r.VsRawServerCPU = c / r.ServerNsPerReq
 		}
 	}
-}
-
-// medianOf is the median of xs (0 for none).
-func medianOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	"github.com/cornflakes-go/cornflakes/internal/stats"
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
 
@@ -95,9 +96,9 @@ func (b *bench) smallRate() error {
 		b.progress("  small_rate rep %d: rpc %.0f raw %.0f grpc %.0f rps (load %.2f)\n", i, r, raw, g, l)
 		rs, raws, gs = append(rs, r), append(raws, raw), append(gs, g)
 	}
-	b.add("small_rate", "rpc", dp, median(rs), "rps")
-	b.add("small_rate", "raw", dp, median(raws), "rps")
-	b.add("small_rate", "grpc", "tcp", median(gs), "rps")
+	b.add("small_rate", "rpc", dp, stats.Median(rs), "rps")
+	b.add("small_rate", "raw", dp, stats.Median(raws), "rps")
+	b.add("small_rate", "grpc", "tcp", stats.Median(gs), "rps")
 	return nil
 }
 
@@ -134,8 +135,8 @@ func (b *bench) latency() error {
 		if v == "grpc" {
 			d = "tcp"
 		}
-		b.add("latency_p50", v, d, median(p50[v]), "us")
-		b.add("latency_p99", v, d, median(p99[v]), "us")
+		b.add("latency_p50", v, d, stats.Median(p50[v]), "us")
+		b.add("latency_p99", v, d, stats.Median(p99[v]), "us")
 	}
 	return nil
 }
@@ -167,7 +168,7 @@ func (b *bench) largeBW() error {
 		b.progress("  large_bw rep %d: rpc %.2f sack %.2f raw %.2f Gbit/s (load %.2f)\n", i, vals["rpc"][i], vals["sack"][i], raw, l)
 	}
 	for _, v := range []string{"rpc", "sack", "raw"} {
-		b.add("large_bw", v, dp, median(vals[v]), "Gbit/s")
+		b.add("large_bw", v, dp, stats.Median(vals[v]), "Gbit/s")
 	}
 	return nil
 }
@@ -282,7 +283,7 @@ func (b *bench) sessions() error {
 		return err
 	}
 	for i, n := range counts {
-		b.add("sessions", fmt.Sprint(n), dp, median(rates[i]), "rps")
+		b.add("sessions", fmt.Sprint(n), dp, stats.Median(rates[i]), "rps")
 	}
 	return nil
 }

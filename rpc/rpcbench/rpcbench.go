@@ -601,20 +601,6 @@ func closedLoop(ep *rpc.Endpoint, sess []rpc.Session, reqType uint8, reqSize, wi
 	return float64(n) / el.Seconds(), nil
 }
 
-// median returns the median of v (the mean of the middle two for an even
-// count); 0 for none.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func percentile(lat []time.Duration, p float64) time.Duration {
 	if len(lat) == 0 {
 		return 0
