@@ -479,22 +479,24 @@ func (c *Core) txReq(sl *slot, p int) {
 		q.Peer = s.peer
 		h := &q.Hdr
 		h.ReqType, h.MsgSize, h.DestSession, h.Type = sl.reqType, uint32(sl.reqSize), s.remote, PktReq
-		h.PktNum, h.ReqNum = uint16(p), sl.reqNum
-		if s.ccOn {
-			h.Flags = FlagAck
-		}
+		h.PktNum, h.ReqNum, h.Flags = uint16(p), sl.reqNum, s.reqFlags()
 		q.ref, q.Off, q.Len = sl.req, off, n
 		c.txNote(sl, p)
 		c.emitted(q)
 		return
 	}
-	var flags uint8
-	if s.ccOn {
-		flags = FlagAck
-	}
 	c.txClient(sl, &OutPacket{Peer: s.peer, Hdr: Header{ReqType: sl.reqType, MsgSize: uint32(sl.reqSize),
-		DestSession: s.remote, Type: PktReq, PktNum: uint16(p), ReqNum: sl.reqNum, Flags: flags},
+		DestSession: s.remote, Type: PktReq, PktNum: uint16(p), ReqNum: sl.reqNum, Flags: s.reqFlags()},
 		ref: sl.req, Off: off, Len: n})
+}
+
+// reqFlags are the header flags of the session's request packets: FlagAck
+// when it runs congestion control (acknowledgements carry RTT samples).
+func (s *session) reqFlags() uint8 {
+	if s.ccOn {
+		return FlagAck
+	}
+	return 0
 }
 
 func (c *Core) txRFR(sl *slot, p int) {
