@@ -47,15 +47,5 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(recs)
 	}
-	fmt.Fprintf(stdout, "%-12s %-26s %-8s %14s %s\n", "test", "variant", "datapath", "value", "unit")
-	for _, r := range recs {
-		fmt.Fprintf(stdout, "%-12s %-26s %-8s %14.3f %s\n", r.Test, r.Variant, r.Datapath, r.Value, r.Unit)
-	}
-	if lines := rpcbench.CheckTargets(recs); len(lines) > 0 {
-		fmt.Fprintln(stdout, "\ntargets (docs/PERFORMANCE.md §4):")
-		for _, l := range lines {
-			fmt.Fprintln(stdout, "  "+l)
-		}
-	}
-	return nil
+	return rpcbench.WriteTable(stdout, recs)
 }

@@ -3,6 +3,7 @@ package rpcbench_test
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/cornflakes-go/cornflakes/rpc/rpcbench"
 )
@@ -55,4 +56,21 @@ func ExampleRatios() {
 	// small_rate rpc/grpc 60.00 ratio
 	// small_rate   rpc/raw                0.75 ratio  small-RPC rate ≥ 90 % of the raw datapath's: MISSED
 	// small_rate   rpc/grpc              60.00 ratio  small-RPC rate ≥ 5x gRPC-Go's: met
+}
+
+// WriteTable prints the records, then the targets they cover.
+func ExampleWriteTable() {
+	recs := []rpcbench.Record{
+		{Test: "large_bw", Variant: "rpc", Datapath: "udp", Value: 22, Unit: "Gbit/s"},
+		{Test: "large_bw", Variant: "raw", Datapath: "udp", Value: 20, Unit: "Gbit/s"},
+	}
+	_ = rpcbench.WriteTable(os.Stdout, append(recs, rpcbench.Ratios(recs)...))
+	// Output:
+	// test         variant                    datapath          value unit
+	// large_bw     rpc                        udp              22.000 Gbit/s
+	// large_bw     raw                        udp              20.000 Gbit/s
+	// large_bw     rpc/raw                    udp               1.100 ratio
+	//
+	// targets (docs/PERFORMANCE.md §4):
+	//   large_bw     rpc/raw                1.10 ratio  8 MB bandwidth ≥ 80 % of raw: met
 }

@@ -41,6 +41,29 @@ type Record struct {
 	Unit     string  `json:"unit"`
 }
 
+// String is the record as one row of WriteTable.
+func (r Record) String() string {
+	return fmt.Sprintf("%-12s %-26s %-8s %14.3f %s", r.Test, r.Variant, r.Datapath, r.Value, r.Unit)
+}
+
+// WriteTable writes recs as a text table, one row per record, followed by
+// one met/MISSED line per target they cover (CheckTargets).
+func WriteTable(w io.Writer, recs []Record) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-12s %-26s %-8s %14s %s\n", "test", "variant", "datapath", "value", "unit")
+	for _, r := range recs {
+		b.WriteString(r.String() + "\n")
+	}
+	if lines := CheckTargets(recs); len(lines) > 0 {
+		b.WriteString("\ntargets (docs/PERFORMANCE.md §4):\n")
+		for _, l := range lines {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // Tests lists the experiments, in the order Run performs them.
 var Tests = []string{"small_rate", "latency", "large_bw", "loss_bw", "factor", "sessions"}
 
@@ -299,7 +322,7 @@ func (b *bench) add(test, variant, dp string, v float64, unit string) {
 	r := Record{Test: test, Variant: variant, Datapath: dp, Value: v, Unit: unit}
 	b.recs = append(b.recs, r)
 	if b.o.Progress != nil {
-		fmt.Fprintf(b.o.Progress, "%-12s %-26s %-8s %14.3f %s\n", test, variant, dp, v, unit)
+		fmt.Fprintln(b.o.Progress, r)
 	}
 }
 
