@@ -374,17 +374,18 @@ func ptrUnlessNaN(v float64) *float64 {
 // Compare fills every series' VsReference fields from its group (the
 // comparisons of the text table, for the JSON and CSV outputs).
 func Compare(series []Series) {
-	names, _ := Groups(series)
-	for _, g := range names {
-		var idx []int
-		var ss []Series
-		for i := range series {
-			if series[i].group() == g {
-				idx, ss = append(idx, i), append(ss, series[i])
-			}
+	idx := map[string][]int{} // group → its series' indexes
+	for i := range series {
+		g := series[i].group()
+		idx[g] = append(idx[g], i)
+	}
+	for _, members := range idx {
+		ss := make([]Series, len(members))
+		for k, i := range members {
+			ss[k] = series[i]
 		}
 		ref := referenceOf(ss)
-		for _, i := range idx {
+		for _, i := range members {
 			s := &series[i]
 			s.VsReference, s.VsReferenceAtSLO, s.VsReferenceSaturated, s.VsReferenceServerCPU = "", nil, nil, nil
 			if ref.isRef(*s) {
