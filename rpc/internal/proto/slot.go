@@ -261,19 +261,27 @@ func (c *Core) sendResp(s *session, sl *slot, idx int) {
 	c.emitted(p)
 }
 
+// inHandler returns the server session and slot of the request h names
+// while it waits for its answer; a nil slot when h is stale (the session
+// was reset, or the request was answered or superseded).
+func (c *Core) inHandler(h ReqHandle) (*session, *slot) {
+	s := c.session(h.Session)
+	if s == nil || s.gen != h.Gen || s.client {
+		return nil, nil
+	}
+	sl := s.slotIf(int(h.Slot))
+	if sl == nil || sl.reqNum != h.ReqNum || sl.srv != srvInHandler {
+		return nil, nil
+	}
+	return s, sl
+}
+
 // RespondStatus answers the request h names with an empty response carrying
 // a non-OK status (the client's request fails with it). Like a response, it
 // is saved in the slot and re-sent to retransmissions.
 func (c *Core) RespondStatus(h ReqHandle, st Status) error {
-	s := c.session(h.Session)
-	if s == nil || s.gen != h.Gen || s.client {
-		return ErrStaleHandle
-	}
-	sl := s.slotIf(int(h.Slot))
+	s, sl := c.inHandler(h)
 	if sl == nil {
-		return ErrStaleHandle
-	}
-	if sl.reqNum != h.ReqNum || sl.srv != srvInHandler {
 		return ErrStaleHandle
 	}
 	sl.status = st
@@ -322,12 +330,8 @@ func (c *Core) Cancel(sess uint16, tag uint64, err error) bool {
 // last packet's. Only requests whose packets carry FlagAck (clients under
 // congestion control) are acknowledged; for the others Ack sends nothing.
 func (c *Core) Ack(h ReqHandle) error {
-	s := c.session(h.Session)
-	if s == nil || s.gen != h.Gen || s.client {
-		return ErrStaleHandle
-	}
-	sl := s.slotIf(int(h.Slot))
-	if sl == nil || sl.reqNum != h.ReqNum || sl.srv != srvInHandler {
+	s, sl := c.inHandler(h)
+	if sl == nil {
 		return ErrStaleHandle
 	}
 	if !sl.ackWanted {
@@ -343,15 +347,8 @@ func (c *Core) Ack(h ReqHandle) error {
 // request on the slot buries it, or when the session goes away); on error
 // the caller keeps it.
 func (c *Core) Respond(h ReqHandle, m Msg) error {
-	s := c.session(h.Session)
-	if s == nil || s.gen != h.Gen || s.client {
-		return ErrStaleHandle
-	}
-	sl := s.slotIf(int(h.Slot))
+	s, sl := c.inHandler(h)
 	if sl == nil {
-		return ErrStaleHandle
-	}
-	if sl.reqNum != h.ReqNum || sl.srv != srvInHandler {
 		return ErrStaleHandle
 	}
 	size := m.Len()
