@@ -305,10 +305,7 @@ func TestAckKeepsHandlerTimeOutOfRTT(t *testing.T) {
 		t.Run(map[bool]string{true: "ack", false: "noack"}[ack], func(t *testing.T) {
 			w := newWorld(t, Config{DataPerPkt: 1000, CC: CCConfig{Enable: true}})
 			w.enqueue(100, 10)
-			w.deliver("c2s", all(len(w.c2s)))
-			if len(w.pending) != 1 {
-				t.Fatal("request not delivered")
-			}
+			w.deliverRequest()
 			w.tick(int64(20 * time.Microsecond))
 			if ack {
 				if err := w.srv.Ack(w.pending[0].Handle); err != nil {
@@ -361,10 +358,7 @@ func TestAckOnlyWhenAsked(t *testing.T) {
 					t.Fatalf("request packet %d: FlagAck %v, want %v", p.hdr.PktNum, got, cc)
 				}
 			}
-			w.deliver("c2s", all(len(w.c2s)))
-			if len(w.pending) != 1 {
-				t.Fatal("request not delivered")
-			}
+			w.deliverRequest()
 			if err := w.srv.Ack(w.pending[0].Handle); err != nil {
 				t.Fatal(err)
 			}

@@ -232,6 +232,16 @@ func (w *world) respond() {
 	w.flush()
 }
 
+// deliverRequest delivers every queued client packet to the server, which
+// must then hold exactly one request for its handler.
+func (w *world) deliverRequest() {
+	w.t.Helper()
+	w.deliver("c2s", all(len(w.c2s)))
+	if len(w.pending) != 1 {
+		w.t.Fatalf("%d requests delivered, want 1", len(w.pending))
+	}
+}
+
 // deliver moves packets idx (in that order) of queue dir to the other side.
 func (w *world) deliver(dir string, idx []int) {
 	q := &w.c2s
