@@ -119,7 +119,7 @@ func BenchmarkServerPath(b *testing.B) {
 //
 //	go test -run XXX -bench EndToEnd ./kv
 func BenchmarkEndToEnd(b *testing.B) {
-	for _, spec := range []string{"google:keys=2000", "cdn:objects=200"} {
+	for _, spec := range []string{"google:keys=2000", "cdn:objects=200", "twitter:keys=20000", "ycsb:records=20000,shape=2x2048"} {
 		w, err := workload.Parse(spec)
 		if err != nil {
 			b.Fatal(err)
