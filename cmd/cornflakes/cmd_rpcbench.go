@@ -27,6 +27,7 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print an array of {test,variant,datapath,value,unit} records")
 	cc := fs.Bool("cc", false, "congestion control (Timely + rate limiter) on in every test, not only in factor")
 	only := fs.String("tests", "", "comma-separated subset of: "+strings.Join(rpcbench.Tests, ","))
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client, server and baselines) to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -38,7 +39,12 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
 	}
+	stopProfile, err := startCPUProfile("rpcbench", *cpuProfile)
+	if err != nil {
+		return err
+	}
 	recs, err := rpcbench.Run(context.Background(), o)
+	stopProfile()
 	if err != nil {
 		return err
 	}
