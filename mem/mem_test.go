@@ -2,6 +2,7 @@ package mem_test
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -449,4 +450,20 @@ func TestReserve(t *testing.T) {
 		t.Fatal("Alloc grew a reserved class")
 	}
 	release(t, b)
+}
+
+// TestBufFitsInRegisters guards the shape of Buf: the compiler keeps a
+// struct in registers (SSA) only with at most four fields and 4 words. A
+// fifth field put every Buf copy through the stack, where the 16-byte
+// reload of a just-spilled argument stalled on store forwarding: the
+// key-value server's in-process path ran 1.4–1.7x slower and a small RPC
+// 1.1–1.4x (docs/PERFORMANCE.md, session 8).
+func TestBufFitsInRegisters(t *testing.T) {
+	ty := reflect.TypeOf(mem.Buf{})
+	if n := ty.NumField(); n > 4 {
+		t.Errorf("mem.Buf has %d fields, want at most 4 (SSA-able)", n)
+	}
+	if s := ty.Size(); s > 4*unsafe.Sizeof(uintptr(0)) {
+		t.Errorf("mem.Buf is %d bytes, want at most 4 words", s)
+	}
 }

@@ -249,7 +249,7 @@ func (p *Pool) alloc(ci, n int) (Buf, error) {
 		r.refs[i] = 1
 		gen = r.gen[i]
 	}
-	return Buf{r: r, item: i, gen: gen, n: uint32(n)}, nil
+	return Buf{r: r, item: i, gen: gen, win: makeWin(0, uint32(n))}, nil
 }
 
 // grow adds one region to class c.
