@@ -75,27 +75,27 @@ func (b *Bytes) SetString(a *Arena, s string) { b.Set(a, bytesOf(s)) }
 // modified until Reset.
 func (b *Bytes) SetBuf(a *Arena, buf mem.Buf) {
 	n := buf.Len()
-	if n == 0 {
+	switch {
+	case n == 0:
 		*b = Bytes{}
 		return
-	}
-	if n < a.Threshold {
-		if n < RefCopyMin {
-			b.data = a.Copy(buf.Bytes())
-		} else {
-			// Copied once, at serialization, straight from registered
-			// memory into the packet: no copy into the arena first.
-			c := buf.Clone()
-			a.refs = append(a.refs, c)
-			b.data = c.Bytes()
-		}
+	case n < RefCopyMin && n < a.Threshold:
+		b.data = a.Copy(buf.Bytes())
 		b.buf = mem.Buf{}
 		return
 	}
-	c := buf.Clone()
-	a.refs = append(a.refs, c)
-	b.data = c.Bytes()
-	b.buf = c
+	// Copied once, at serialization, straight from registered memory
+	// into the packet (below the threshold), or sent as its own zero-copy
+	// entry: either way the arena holds its own reference until Reset.
+	// Clone returns buf itself, so the reference is appended and the
+	// window kept without a second copy of the handle.
+	a.refs = append(a.refs, buf.Clone())
+	b.data = buf.Bytes()
+	if n < a.Threshold {
+		b.buf = mem.Buf{}
+	} else {
+		b.buf = buf
+	}
 }
 
 // Clear makes the value empty.
