@@ -637,7 +637,8 @@ func (ep *Endpoint) recv(pkts []Packet) (int, error) {
 	k := min(len(pkts), len(ep.rxq))
 	for i := range k {
 		it := ep.rxq[i]
-		pkts[i] = Packet{Buf: it.rb.buf.Slice(0, it.n), From: it.from}
+		p := &pkts[i] // field by field, not a composite literal (see udp's emit)
+		p.Buf, p.From = it.rb.buf.Slice(0, it.n), it.from
 		ep.stats.RxPackets++
 		ep.stats.RxBytes += uint64(it.n)
 	}

@@ -500,8 +500,13 @@ func (e *Endpoint) reserve(dst netip.AddrPort, nseg, size int) (*txPkt, error) {
 	if !ok {
 		return nil, ErrAddrFamily
 	}
+	// Field by field, not as one composite literal: a literal is built on
+	// the stack and copied with 16-byte loads that stall on the narrower
+	// stores that just wrote dst there (store forwarding, ~20 ns a packet).
 	p := &e.tx[e.txn]
-	*p = txPkt{dst: dst, nameLen: nl, iov0: e.iovN, ref0: e.refN, stage0: e.stageOff, size: size}
+	p.dst, p.nameLen, p.size = dst, nl, size
+	p.iov0, p.iovN, p.ref0, p.refN, p.stage0 = e.iovN, 0, e.refN, 0, e.stageOff
+	p.zc, p.zcEntries, p.zcBytes, p.cpEntries, p.cpBytes = false, 0, 0, 0, 0
 	return p, nil
 }
 
@@ -1055,12 +1060,17 @@ func (e *Endpoint) emit(pkts []datapath.Packet, n int, b mem.Buf, from netip.Add
 	e.stats.RxPackets++
 	e.stats.RxBytes += uint64(b.Len())
 	if n < len(pkts) {
-		pkts[n] = datapath.Packet{Buf: b, From: from}
+		// Field by field: a composite literal of this (non-SSA) struct is
+		// built on the stack and reloaded in 16-byte pieces that stall on
+		// store forwarding.
+		p := &pkts[n]
+		p.Buf, p.From = b, from
 		return n + 1
 	}
 	// Only reachable with GRO (one message, many packets); the ring holds
 	// batch*maxGSOSegments packets and Recv drains it before receiving.
-	e.over[(e.overH+e.overN)%len(e.over)] = datapath.Packet{Buf: b, From: from}
+	p := &e.over[(e.overH+e.overN)%len(e.over)]
+	p.Buf, p.From = b, from
 	e.overN++
 	return n
 }

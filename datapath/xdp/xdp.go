@@ -1248,7 +1248,7 @@ func (e *Endpoint) recvOne(p *datapath.Packet, k uint32) bool {
 			return false
 		}
 		e.learn(fi)
-		*p = datapath.Packet{Buf: b.Slice(off+fi.PayloadOff, fi.PayloadLen), From: fi.Src}
+		p.Buf, p.From = b.Slice(off+fi.PayloadOff, fi.PayloadLen), fi.Src // field by field (see udp's emit)
 		e.st.RxPackets++
 		e.st.RxBytes += uint64(fi.PayloadLen)
 		return true
@@ -1307,7 +1307,7 @@ func (e *Endpoint) recvOne(p *datapath.Packet, k uint32) bool {
 		return false
 	}
 	e.learn(fi)
-	*p = datapath.Packet{Buf: out, From: fi.Src}
+	p.Buf, p.From = out, fi.Src
 	e.st.RxPackets++
 	e.st.RxBytes += uint64(fi.PayloadLen)
 	return true
