@@ -114,8 +114,11 @@ func BenchmarkServerPath(b *testing.B) {
 // loopback UDP: a busy-polling server endpoint on its own goroutine, one
 // client connection on the benchmark goroutine keeping 32 requests in
 // flight. server-ns/op is the server's busy time per request
-// (Server.Usage). memnet is left out: its deliveries run in endpoint calls
-// that a polling server and client starve on a two-core machine.
+// (Server.Usage). The workloads are issue 5's four goal workloads with
+// smaller stores; scripts/serialization-bound.sh profiles these runs to
+// bound what any serializer can gain over kernel UDP. memnet is left out:
+// its deliveries run in endpoint calls that a polling server and client
+// starve on a two-core machine.
 //
 //	go test -run XXX -bench EndToEnd ./kv
 func BenchmarkEndToEnd(b *testing.B) {
