@@ -512,12 +512,18 @@ func (e *Endpoint) reserve(dst netip.AddrPort, nseg, size int) (*txPkt, error) {
 
 // push adds b (an owned reference) as the packet's next segment.
 func (e *Endpoint) push(p *txPkt, b mem.Buf) {
-	e.iov[e.iovN] = iovec(b.Bytes())
-	e.iovN++
-	p.iovN++
+	e.pushIov(p, b.Bytes())
 	e.refs[e.refN] = b
 	e.refN++
 	p.refN++
+}
+
+// pushIov adds b as the packet's next segment without a reference to
+// hold (bytes in the TX stage).
+func (e *Endpoint) pushIov(p *txPkt, b []byte) {
+	e.iov[e.iovN] = iovec(b)
+	e.iovN++
+	p.iovN++
 }
 
 // commit makes the reserved packet part of the batch.
@@ -543,26 +549,23 @@ func (e *Endpoint) abort(p *txPkt) {
 // exceed len(src) (room for an object). The result is valid until the
 // next flush.
 func (e *Endpoint) copyHead(p *txPkt, src []byte, n int) ([]byte, error) {
+	var b []byte
 	if o := e.stageOff; n <= len(e.stage)-o {
-		b := e.stage[o : o+n : o+n]
+		b = e.stage[o : o+n : o+n]
 		e.stageOff += n
-		copy(b, src)
-		e.iov[e.iovN] = iovec(b)
-		e.iovN++
-		p.iovN++
-		p.cpEntries++
-		p.cpBytes += n
-		return b, nil
+		e.pushIov(p, b)
+	} else {
+		tb, err := e.pool.Alloc(n)
+		if err != nil {
+			return nil, fmt.Errorf("udp: TX buffer: %w", err)
+		}
+		b = tb.Bytes()
+		e.push(p, tb)
 	}
-	b, err := e.pool.Alloc(n)
-	if err != nil {
-		return nil, fmt.Errorf("udp: TX buffer: %w", err)
-	}
-	copy(b.Bytes(), src)
-	e.push(p, b)
+	copy(b, src)
 	p.cpEntries++
 	p.cpBytes += n
-	return b.Bytes(), nil
+	return b, nil
 }
 
 // Send queues a packet whose payload is a copy of b.
