@@ -10,6 +10,11 @@ import (
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
 
+// flushMidBatch reports whether a raw loop that has answered packet i of
+// a receive batch of n flushes before the rest, as the RPC endpoint does
+// after every rpc.DefaultFlushEvery messages (EndpointConfig.FlushEvery).
+func flushMidBatch(i, n int) bool { return (i+1)%rpc.DefaultFlushEvery == 0 && i+1 < n }
+
 // rawServer echoes every packet (or a 16-byte ack when ack is set) until
 // stop. Like the RPC server endpoint's Run loop in the benchmarks, it
 // busy-polls (receive batch, answer, flush) on a locked OS thread and never
@@ -46,7 +51,7 @@ func rawServer(dp datapath.Endpoint, ack bool, started chan<- struct{}, stop <-c
 			_ = dp.Send(pkts[i].From, p)
 			_ = pkts[i].Buf.Release()
 			pkts[i] = datapath.Packet{}
-			if !ack && (i+1)%rpc.DefaultFlushEvery == 0 && i+1 < n {
+			if !ack && flushMidBatch(i, n) {
 				_ = dp.Flush()
 			}
 		}
@@ -151,7 +156,7 @@ func rawRun(p *rawPair, size, window int, d time.Duration, lat *[]time.Duration)
 			if err := send(); err != nil {
 				return 0, err
 			}
-			if (i+1)%rpc.DefaultFlushEvery == 0 && i+1 < n {
+			if flushMidBatch(i, n) {
 				_ = p.cli.Flush() // as the endpoint (rawServer)
 			}
 		}
