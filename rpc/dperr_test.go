@@ -164,15 +164,7 @@ func TestStallPastRTOReceivesBeforeLossScan(t *testing.T) {
 				// server (-race, a loaded machine) may not have got
 				// there. A posted function runs at the start of the
 				// server's next iteration, after that flush.
-				flushed := make(chan struct{})
-				if err := srv.ep.Post(func() { close(flushed) }); err != nil {
-					t.Fatal(err)
-				}
-				select {
-				case <-flushed:
-				case <-time.After(10 * time.Second):
-					t.Fatal("the server loop did not go round again")
-				}
+				postAndWait(t, srv.ep, 10*time.Second, "the server loop did not go round again")
 				time.Sleep(10 * rto)
 				cli.runUntil(t, 10*time.Second, func() bool { return done })
 				after := cli.ep.Stats().Proto

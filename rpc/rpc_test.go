@@ -224,6 +224,22 @@ func nextID() uint64 {
 	return idSeq.n
 }
 
+// postAndWait posts an empty function to ep and waits up to d for ep's
+// loop to run it, failing with what (the loop runs posted functions at
+// the start of an iteration: after the previous iteration's flush).
+func postAndWait(t *testing.T, ep *rpc.Endpoint, d time.Duration, what string) {
+	t.Helper()
+	ran := make(chan struct{})
+	if err := ep.Post(func() { close(ran) }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ran:
+	case <-time.After(d):
+		t.Fatal(what)
+	}
+}
+
 // callMany enqueues reqs requests of the given sizes on sessions and waits for
 // all, checking echoed bytes.
 func callMany(t *testing.T, cli *node, sessions []rpc.Session, reqType uint8, sizes []int, timeout time.Duration) {

@@ -105,15 +105,7 @@ func TestIdleWakeups(t *testing.T) {
 			if !waitSleeping(srv.ep) {
 				t.Fatal("server loop never slept")
 			}
-			ran := make(chan struct{})
-			if err := srv.ep.Post(func() { close(ran) }); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-ran:
-			case <-time.After(20 * time.Second):
-				t.Fatal("a Post to a sleeping endpoint never ran")
-			}
+			postAndWait(t, srv.ep, 20*time.Second, "a Post to a sleeping endpoint never ran")
 
 			// Cancelling Run's context wakes it too.
 			if !waitSleeping(srv.ep) {
