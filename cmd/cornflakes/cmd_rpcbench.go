@@ -27,7 +27,7 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print an array of {test,variant,datapath,value,unit} records")
 	cc := fs.Bool("cc", false, "congestion control (Timely + rate limiter) on in every test, not only in factor")
 	only := fs.String("tests", "", "comma-separated subset of: "+strings.Join(rpcbench.Tests, ","))
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client, server and baselines) to this file (go tool pprof)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof); samples carry a role label (rpc-client, rpc-server, raw-client, raw-server, grpc): -tagfocus role=rpc-client shows one side")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}

@@ -25,7 +25,7 @@ func (b *bench) fabric() fabric {
 // by newSetup); both busy-poll.
 func (b *bench) rpcRate(f fabric, cfg rpc.EndpointConfig, nSess int, reqType uint8, size, window int, lat *[]time.Duration) (float64, error) {
 	var r float64
-	err := onLockedThread(func() error {
+	err := onLockedThread("rpc-client", func() error {
 		s, sess, err := newSetup(f, cfg, nSess)
 		if err != nil {
 			return err
@@ -184,7 +184,7 @@ func (b *bench) lossBW() error {
 		}{{"gobackn", false}, {"sack", true}} {
 			n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 7})
 			var r float64
-			err := onLockedThread(func() error {
+			err := onLockedThread("rpc-client", func() error {
 				s, sess, err := newSetup(fabric{kind: "memnet", net: n}, b.ep(rpc.EndpointConfig{Selective: v.sel}), 1)
 				if err != nil {
 					return err
@@ -246,7 +246,7 @@ func (b *bench) sessions() error {
 	dp := b.o.Datapath
 	counts := []int{1, 100, 1000, 20000}
 	rates := make([][]float64, len(counts))
-	err := onLockedThread(func() error {
+	err := onLockedThread("rpc-client", func() error {
 		var before runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)

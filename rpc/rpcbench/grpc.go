@@ -55,7 +55,12 @@ var echoDesc = grpc.ServiceDesc{
 // grpcRate runs `clients` goroutines doing unary echo calls of size bytes
 // over loopback TCP for d and returns calls per second; lat collects
 // latencies when non-nil (use clients == 1).
-func grpcRate(size, clients int, d time.Duration, lat *[]time.Duration) (float64, error) {
+func grpcRate(size, clients int, d time.Duration, lat *[]time.Duration) (r float64, err error) {
+	withRole("grpc", func() { r, err = grpcRun(size, clients, d, lat) })
+	return r, err
+}
+
+func grpcRun(size, clients int, d time.Duration, lat *[]time.Duration) (float64, error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -81,7 +81,7 @@ func newRawPair(f fabric, ack bool) (*rawPair, error) {
 	}
 	p := &rawPair{srv: srv, cli: cli, stop: make(chan struct{}), done: make(chan error, 1)}
 	started := make(chan struct{})
-	go rawServer(srv, ack, started, p.stop, p.done)
+	go withRole("raw-server", func() { rawServer(srv, ack, started, p.stop, p.done) })
 	<-started // the client's spinning loop must not race the server's start
 	return p, nil
 }
@@ -187,7 +187,7 @@ func rawRun(p *rawPair, size, window int, d time.Duration, lat *[]time.Duration)
 // receives the pair's system-call batching (udp).
 func rawRate(f fabric, size, window int, d time.Duration, lat *[]time.Duration, sys *batching) (float64, error) {
 	var r float64
-	err := onLockedThread(func() error {
+	err := onLockedThread("raw-client", func() error {
 		p, err := newRawPair(f, false)
 		if err != nil {
 			return err
@@ -207,7 +207,7 @@ func rawRate(f fabric, size, window int, d time.Duration, lat *[]time.Duration, 
 func rawBandwidth(f fabric, d time.Duration) (float64, error) {
 	var r float64
 	var size int
-	err := onLockedThread(func() error {
+	err := onLockedThread("raw-client", func() error {
 		p, err := newRawPair(f, true)
 		if err != nil {
 			return err

@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -274,16 +275,26 @@ func loadAvg() (float64, bool) {
 // busy-polls on a locked thread, as eRPC's do, so the comparison between
 // them is apples to apples and no loop waits for the Go scheduler to hand
 // it back a thread.
-func onLockedThread(fn func() error) error {
+//
+// role labels the goroutine's CPU profile samples (see withRole).
+func onLockedThread(role string, fn func() error) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		restore := pinThread(cpuClient)
 		defer restore()
-		done <- fn()
+		withRole(role, func() { done <- fn() })
 	}()
 	return <-done
+}
+
+// withRole runs fn with the pprof label role=<role> ("rpc-client",
+// "rpc-server", "raw-client", "raw-server"), which goroutines started by
+// fn inherit: a profile of a run (cornflakes rpcbench --cpuprofile)
+// separates the two sides of each loop with -tagfocus role=rpc-client.
+func withRole(role string, fn func()) {
+	pprof.Do(context.Background(), pprof.Labels("role", role), func(context.Context) { fn() })
 }
 
 // CPUs the measuring loops are pinned to (modulo the CPU count): the client
@@ -442,7 +453,7 @@ func newSetup(f fabric, cfg rpc.EndpointConfig, nSess int) (*setup, []rpc.Sessio
 		defer runtime.UnlockOSThread()
 		restore := pinThread(cpuServer)
 		defer restore()
-		s.srvDone <- srv.Run(ctx)
+		withRole("rpc-server", func() { s.srvDone <- srv.Run(ctx) })
 	}()
 	sess, err := s.connect(nSess)
 	if err != nil {
