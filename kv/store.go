@@ -91,7 +91,8 @@ type shard struct {
 // registered buffers, and keys are sharded by hash.
 //
 // A write never modifies stored memory in place: it allocates new buffers,
-// fills them and swaps them in, releasing the old ones. A response that is
+// fills them and swaps them in, releasing the old ones (overwriting a single
+// value swaps the buffer inside the existing entry: no Go allocation). A response that is
 // still being sent holds its own references, so the bytes it points at stay
 // intact until the send completes. Store is safe for concurrent use (one
 // mutex per shard); with a single-goroutine pool (Concurrent false) every
@@ -288,7 +289,12 @@ func (s *Store) Exec(q *Query, res *Result, maxResp int) error {
 			res.add(e.head.buf)
 			sh.mu.Unlock()
 		}
-	case workload.OpPut, workload.OpPutList:
+	case workload.OpPut:
+		if err := s.putOne(q.Keys[0], q.Vals[0]); err != nil {
+			res.Status = workload.StatusError
+			return err
+		}
+	case workload.OpPutList:
 		e, err := s.fill(q.Vals)
 		if err != nil {
 			res.Status = workload.StatusError
@@ -297,12 +303,10 @@ func (s *Store) Exec(q *Query, res *Result, maxResp int) error {
 		s.swap(q.Keys[0], e)
 	case workload.OpPutM:
 		for i, k := range q.Keys {
-			e, err := s.fill(q.Vals[i : i+1])
-			if err != nil {
+			if err := s.putOne(k, q.Vals[i]); err != nil {
 				res.Status = workload.StatusError
 				return err
 			}
-			s.swap(k, e)
 		}
 	case workload.OpAppendToList:
 		add, err := s.fill(q.Vals)
@@ -356,6 +360,34 @@ func (s *Store) Exec(q *Query, res *Result, maxResp int) error {
 func (r *Result) add(b mem.Buf) {
 	r.Vals = append(r.Vals, b.Clone())
 	r.Bytes += b.Len()
+}
+
+// putOne stores the single value v under key. Overwriting a single value
+// (the common write) allocates nothing on the Go heap: the new registered
+// buffer is filled first and then swapped into the existing node under the
+// shard's lock, and the old buffer is released after it (a response still
+// being sent holds its own reference). A new key, or a key that holds a
+// list, gets a new entry through swap.
+func (s *Store) putOne(key, v []byte) error {
+	b, err := s.pool.Alloc(max(len(v), 1))
+	if err != nil {
+		return err
+	}
+	b = b.Slice(0, len(v))
+	copy(b.Bytes(), v)
+	sh := s.shardOf(key)
+	sh.mu.Lock()
+	if e, ok := sh.m[string(key)]; ok && e.n == 1 {
+		old := e.head.buf
+		e.head.buf = b
+		sh.mu.Unlock()
+		_ = old.Release()
+		return nil
+	}
+	sh.mu.Unlock()
+	n := &node{buf: b}
+	s.swap(key, &entry{head: n, tail: n, n: 1})
+	return nil
 }
 
 // swap installs e under key and releases the entry it replaces (responses
