@@ -3,6 +3,7 @@ package datapath_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
@@ -139,18 +140,24 @@ func TestCollectGatherAllocs(t *testing.T) {
 	}
 }
 
+// registryRuns names each run's fake kind: the registry is process-wide
+// and refuses a second registration, so go test -count=N needs a new name.
+var registryRuns int
+
 func TestRegistry(t *testing.T) {
-	datapath.Register("dptest-fake", func(cfg datapath.Config) (datapath.Endpoint, error) {
+	registryRuns++
+	kind := fmt.Sprintf("dptest-fake-%d", registryRuns)
+	datapath.Register(kind, func(cfg datapath.Config) (datapath.Endpoint, error) {
 		return nil, errors.New("fake open")
 	})
 	found := false
 	for _, k := range datapath.Kinds() {
-		found = found || k == "dptest-fake"
+		found = found || k == kind
 	}
 	if !found {
-		t.Fatalf("Kinds() = %v, missing dptest-fake", datapath.Kinds())
+		t.Fatalf("Kinds() = %v, missing %s", datapath.Kinds(), kind)
 	}
-	if _, err := datapath.Open("dptest-fake", datapath.Config{}); err == nil || err.Error() != "fake open" {
+	if _, err := datapath.Open(kind, datapath.Config{}); err == nil || err.Error() != "fake open" {
 		t.Fatalf("Open of a registered kind: %v", err)
 	}
 	if _, err := datapath.Open("no-such-kind", datapath.Config{}); !errors.Is(err, datapath.ErrUnknownKind) {
@@ -158,7 +165,7 @@ func TestRegistry(t *testing.T) {
 	}
 	for _, bad := range []func(){
 		func() {
-			datapath.Register("dptest-fake", func(datapath.Config) (datapath.Endpoint, error) { return nil, nil })
+			datapath.Register(kind, func(datapath.Config) (datapath.Endpoint, error) { return nil, nil })
 		},
 		func() { datapath.Register("", func(datapath.Config) (datapath.Endpoint, error) { return nil, nil }) },
 		func() { datapath.Register("x", nil) },
