@@ -15,7 +15,9 @@
 #
 # and prints the ratio a layer costing R per RPC allows when each side
 # carries half of it, D / (D + R/2), next to the ratio rpcbench measured in
-# the same run, and the R that 90 % allows: 2 D (1/0.9 - 1) = 0.22 D.
+# the same run, and the R that 90 % allows: 2 D (1/0.9 - 1) = 0.22 D. The
+# allowed ratio is an upper bound: the side that limits the rate carries at
+# least half of R.
 #
 #   scripts/rpc-overhead.sh
 #   REPS=5 scripts/rpc-overhead.sh
