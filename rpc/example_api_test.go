@@ -7,38 +7,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	"github.com/cornflakes-go/cornflakes/kv/kvpb"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
-
-// newExampleNodeNexus is newExampleNode with a Nexus configuration (failure
-// timeout, control address).
-func newExampleNodeNexus(net *memnet.Network, id uint8, nc rpc.NexusConfig, cfg rpc.EndpointConfig, register func(*rpc.Nexus)) (*exampleNode, error) {
-	nx, err := rpc.NewNexus(nc)
-	if err != nil {
-		return nil, err
-	}
-	if register != nil {
-		register(nx)
-	}
-	dp, err := net.Open(datapath.Config{}, memnet.Options{})
-	if err != nil {
-		_ = nx.Close()
-		return nil, err
-	}
-	cfg.ID, cfg.Datapath = id, dp
-	ep, err := nx.NewEndpoint(cfg)
-	if err != nil {
-		_ = dp.Close()
-		_ = nx.Close()
-		return nil, err
-	}
-	return &exampleNode{nx: nx, ep: ep}, nil
-}
 
 // runUntilCond drives n's event loop until cond holds, for at most 5s; it
 // reports whether cond held.

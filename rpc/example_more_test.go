@@ -20,7 +20,13 @@ type exampleNode struct {
 // newExampleNode opens a Nexus (register adds its handlers) and endpoint
 // id over net; stop closes both.
 func newExampleNode(net *memnet.Network, id uint8, cfg rpc.EndpointConfig, register func(*rpc.Nexus)) (*exampleNode, error) {
-	nx, err := rpc.NewNexus(rpc.NexusConfig{})
+	return newExampleNodeNexus(net, id, rpc.NexusConfig{}, cfg, register)
+}
+
+// newExampleNodeNexus is newExampleNode with a Nexus configuration (failure
+// timeout, control address).
+func newExampleNodeNexus(net *memnet.Network, id uint8, nc rpc.NexusConfig, cfg rpc.EndpointConfig, register func(*rpc.Nexus)) (*exampleNode, error) {
+	nx, err := rpc.NewNexus(nc)
 	if err != nil {
 		return nil, err
 	}
