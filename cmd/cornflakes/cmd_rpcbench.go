@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cornflakes-go/cornflakes/rpc/rpcbench"
 )
@@ -27,6 +29,7 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print an array of {test,variant,datapath,value,unit} records")
 	cc := fs.Bool("cc", false, "congestion control (Timely + rate limiter) on in every test, not only in factor")
 	only := fs.String("tests", "", "comma-separated subset of: "+strings.Join(rpcbench.Tests, ","))
+	out := fs.String("out", "", "directory for rpcbench.json, rpcbench.csv and the PNG plots of the sweeps (default ./out/rpcbench-<timestamp>)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof); samples carry a role label (rpc-client, rpc-server, raw-client, raw-server, grpc): -tagfocus role=rpc-client shows one side")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -48,6 +51,15 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("out", "rpcbench-"+time.Now().Format("20060102-150405"))
+	}
+	paths, err := rpcbench.WriteFiles(dir, recs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "rpcbench: wrote %s\n", strings.Join(paths, ", "))
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
