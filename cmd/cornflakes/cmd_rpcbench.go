@@ -55,15 +55,19 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = filepath.Join("out", "rpcbench-"+time.Now().Format("20060102-150405"))
 	}
-	paths, err := rpcbench.WriteFiles(dir, recs)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "rpcbench: wrote %s\n", strings.Join(paths, ", "))
+	// The results reach stdout even when the files cannot be written: a
+	// full run is not lost to a bad --out.
+	paths, werr := rpcbench.WriteFiles(dir, recs)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(recs)
+		err = enc.Encode(recs)
+	} else {
+		err = rpcbench.WriteTable(stdout, recs)
 	}
-	return rpcbench.WriteTable(stdout, recs)
+	if werr != nil {
+		return werr
+	}
+	fmt.Fprintf(stderr, "rpcbench: wrote %s\n", strings.Join(paths, ", "))
+	return err
 }

@@ -47,3 +47,24 @@ func TestRPCBenchJSON(t *testing.T) {
 		t.Errorf("loss_bw.png written for a run without loss_bw")
 	}
 }
+
+// An --out that cannot be created fails the command, after the results
+// reached stdout.
+func TestRPCBenchBadOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"rpcbench", "--json", "--quick", "--datapath", "memnet", "--tests", "factor", "--out", filepath.Join(file, "sub")}, &out, &errb)
+	if code == 0 {
+		t.Fatalf("exit 0 with an --out under a regular file; stderr:\n%s", errb.String())
+	}
+	var recs []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &recs); err != nil || len(recs) == 0 {
+		t.Fatalf("the results did not reach stdout: %v\n%s", err, out.String())
+	}
+}
