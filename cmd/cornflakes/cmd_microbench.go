@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cornflakes-go/cornflakes/microbench"
 )
@@ -26,8 +28,9 @@ func runMicrobench(args []string, stdout, stderr io.Writer) error {
 	libs := fs.String("libraries", "", "comma-separated libraries or library/mode (default all: "+strings.Join(microbench.LibraryNames(), ",")+")")
 	ops := fs.String("ops", "", "comma-separated ops (default all: serialize,decode,echo)")
 	budget := fs.Duration("benchtime", 0, "measurement time per record (overrides --quick)")
+	out := fs.String("out", "", "directory for microbench.json, microbench.csv and the PNG plots (default ./out/microbench-<timestamp>)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cornflakes microbench [--quick] [--json] [--shapes a,b] [--libraries x,y/mode] [--ops serialize,decode,echo]")
+		fmt.Fprintln(stderr, "usage: cornflakes microbench [--quick] [--json] [--shapes a,b] [--libraries x,y/mode] [--ops serialize,decode,echo] [--out dir]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -68,10 +71,24 @@ func runMicrobench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return microbench.WriteJSON(stdout, recs)
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("out", "microbench-"+time.Now().Format("20060102-150405"))
 	}
-	return microbench.WriteTable(stdout, recs)
+	paths, werr := microbench.WriteFiles(dir, recs)
+	if werr == nil {
+		fmt.Fprintf(stderr, "microbench: wrote %s\n", strings.Join(paths, ", "))
+	}
+	// The records reach stdout even if the files could not be written: a full run is not lost.
+	if *asJSON {
+		err = microbench.WriteJSON(stdout, recs)
+	} else {
+		err = microbench.WriteTable(stdout, recs)
+	}
+	if werr != nil {
+		return werr
+	}
+	return err
 }
 
 // microbenchList splits a comma-separated flag value, dropping empty items.

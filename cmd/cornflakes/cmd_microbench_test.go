@@ -10,7 +10,7 @@ import (
 func TestMicrobenchJSON(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run([]string{"microbench", "--json", "--benchtime", "1ms", "--shapes", "2x2048,tree5",
-		"--libraries", "vtprotobuf,cornflakes/hybrid", "--ops", "echo,decode"}, &out, &errb)
+		"--libraries", "vtprotobuf,cornflakes/hybrid", "--ops", "echo,decode", "--out", t.TempDir()}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
 	}
@@ -52,7 +52,7 @@ func TestMicrobenchJSON(t *testing.T) {
 
 func TestMicrobenchTable(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run([]string{"microbench", "--benchtime", "1ms", "--shapes", "1x1024", "--libraries", "flatbuffers,capnp", "--ops", "serialize"}, &out, &errb)
+	code := run([]string{"microbench", "--benchtime", "1ms", "--shapes", "1x1024", "--libraries", "flatbuffers,capnp", "--ops", "serialize", "--out", t.TempDir()}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
 	}
