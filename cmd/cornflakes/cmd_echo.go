@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -44,6 +45,7 @@ func runEcho(args []string, stdout, stderr io.Writer) error {
 	warmup := fs.Duration("warmup", 0, "warmup per run (default 1s, 150ms with --quick)")
 	verify := fs.Bool("verify", false, "compare every response byte for byte (default: sizes)")
 	repeat := fs.Int("repeat", 1, "measure each run this many times (interleaved) and report the median")
+	out := fs.String("out", "", "directory for echo.json, echo.csv and the PNG plots (default ./out/echo-<timestamp>)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -71,15 +73,33 @@ func runEcho(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "echo: %d runs in %v\n", len(res), time.Since(start).Round(time.Millisecond))
 	echo.Compare(res)
-	if *asJSON {
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("out", "echo-"+time.Now().Format("20060102-150405"))
+	}
+	// The results reach stdout even when the files cannot be written: a
+	// full run is not lost to a bad --out.
+	paths, werr := echo.WriteFiles(dir, res)
+	if werr == nil {
+		fmt.Fprintf(stderr, "echo: wrote %s\n", strings.Join(paths, ", "))
+	}
+	if err := printEcho(stdout, res, *asJSON); err != nil {
+		return err
+	}
+	return werr
+}
+
+// printEcho writes res to w as JSON or as a table.
+func printEcho(w io.Writer, res []echo.Result, asJSON bool) error {
+	if asJSON {
 		if res == nil {
 			res = []echo.Result{}
 		}
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "approach\tdatapath\tshape\tclients\tthroughput_rps\tp50_us\tp99_us\tserver_cpu_ns_per_req\tvs_raw_throughput\tvs_raw_server_cpu\t")
 	ratio := func(x float64) string {
 		if x == 0 {

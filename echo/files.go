@@ -1,0 +1,467 @@
+package echo
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// WriteFiles writes results to dir (created if missing) so that a run
+// leaves its data and a picture of it behind: echo.json (the same JSON as
+// `cornflakes echo --json` prints), echo.csv (one row per result, the JSON
+// field names as header, a field JSON omits as an empty cell) and, when
+// there are results, the PNG plots echo.png (throughput per shape, one bar
+// per approach) and, when any p99 was measured, echo-latency.png (p99
+// latency per shape and approach). It returns the paths written.
+func WriteFiles(dir string, results []Result) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var paths []string
+	add := func(name string, write func(path string) error) error {
+		path := filepath.Join(dir, name)
+		if err := write(path); err != nil {
+			return fmt.Errorf("echo: %s: %w", path, err)
+		}
+		paths = append(paths, path)
+		return nil
+	}
+	if err := add("echo.json", func(path string) error {
+		rs := results
+		if rs == nil {
+			rs = []Result{} // as --json prints an empty run: [] rather than null
+		}
+		b, err := json.MarshalIndent(rs, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(path, append(b, '\n'), 0o644)
+	}); err != nil {
+		return paths, err
+	}
+	if err := add("echo.csv", func(path string) error { return writeCSV(path, results) }); err != nil {
+		return paths, err
+	}
+	if len(results) == 0 {
+		return paths, nil // every approach skipped: nothing to plot
+	}
+	if err := add("echo.png", func(path string) error { return throughputPlot(path, results) }); err != nil {
+		return paths, err
+	}
+	if !slices.ContainsFunc(results, func(r Result) bool { return r.P99us > 0 }) {
+		return paths, nil // no latency measured (no responses): nothing to plot
+	}
+	if err := add("echo-latency.png", func(path string) error { return latencyPlot(path, results) }); err != nil {
+		return paths, err
+	}
+	return paths, nil
+}
+
+// csvColumns are Result's JSON fields in declaration order: the CSV header
+// follows the JSON names without a second list to keep in sync.
+func csvColumns() (names []string, fields []int) {
+	t := reflect.TypeFor[Result]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name // as encoding/json names an untagged field
+		}
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		names, fields = append(names, name), append(fields, i)
+	}
+	return names, fields
+}
+
+// writeCSV writes one row per result. Every JSON field of Result is a
+// scalar, written as Go formats it (floats in the shortest exact form); a
+// field JSON omits at its zero value (omitempty: xdp_mode, vs_raw_*) is an
+// empty cell, so "no raw baseline" does not read as a ratio of 0.
+func writeCSV(path string, results []Result) error {
+	names, fields := csvColumns()
+	t := reflect.TypeFor[Result]()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write(names)
+	row := make([]string, len(fields))
+	for _, r := range results {
+		v := reflect.ValueOf(r)
+		for j, i := range fields {
+			fv := v.Field(i)
+			_, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if fv.IsZero() && slices.Contains(strings.Split(opts, ","), "omitempty") {
+				row[j] = ""
+				continue
+			}
+			switch fv.Kind() {
+			case reflect.String:
+				row[j] = fv.String()
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				row[j] = strconv.FormatInt(fv.Int(), 10)
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+				row[j] = strconv.FormatUint(fv.Uint(), 10)
+			case reflect.Float32, reflect.Float64:
+				row[j] = strconv.FormatFloat(fv.Float(), 'g', -1, 64)
+			default: // not used today: a future non-scalar field goes in as its JSON
+				b, err := json.Marshal(fv.Interface())
+				if err != nil {
+					_ = f.Close()
+					return err
+				}
+				row[j] = string(b)
+			}
+		}
+		_ = w.Write(row)
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Plot size: wider than rpcbench's 7 inches, as the default run puts 9
+// approaches x 6 shapes = 54 bars next to a legend.
+const (
+	plotWidth  = 10 * vg.Inch
+	plotHeight = 5 * vg.Inch
+)
+
+// style is an approach's fixed color and marker across runs and plots:
+// the color by family (raw dark grey, the manual copies blues, Cornflakes
+// oranges, the serialization libraries green, purple and gold), the
+// marker telling the members of a family apart in the latency plot.
+type style struct {
+	color color.Color
+	glyph draw.GlyphDrawer
+}
+
+var approachStyles = map[string]style{
+	"raw":                 {rgb(0x4d4d4d), draw.BoxGlyph{}},
+	"onecopy":             {rgb(0x6baed6), draw.CircleGlyph{}},
+	"twocopy":             {rgb(0x08519c), draw.PyramidGlyph{}},
+	"cornflakes-hybrid":   {rgb(0xe6550d), draw.BoxGlyph{}},
+	"cornflakes-copy":     {rgb(0xfdae6b), draw.CircleGlyph{}},
+	"cornflakes-zerocopy": {rgb(0x8c2d04), draw.PyramidGlyph{}},
+	"protobuf":            {rgb(0x31a354), draw.BoxGlyph{}},
+	"flatbuffers":         {rgb(0x756bb1), draw.CircleGlyph{}},
+	"capnp":               {rgb(0xe7ba52), draw.PyramidGlyph{}},
+}
+
+func rgb(v uint32) color.Color {
+	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}
+}
+
+// styleOf is the style of the series' approach (a label with a datapath
+// keeps its approach's), or a grey ring for an approach not in the table.
+func styleOf(label string) style {
+	a, _, _ := strings.Cut(label, " ")
+	if st, ok := approachStyles[a]; ok {
+		return st
+	}
+	return style{color.Gray{Y: 150}, draw.RingGlyph{}}
+}
+
+// grid is one value per (series, shape): a series is an approach, or an
+// approach and datapath when results mix datapaths; shapes and series in
+// Run's order. A missing value is 0 (Run gives one result per approach
+// and shape; a duplicate overwrites).
+type grid struct {
+	title, shapes, series []string
+	vals                  map[string][]float64
+}
+
+func gridOf(results []Result, value func(Result) float64) grid {
+	dps := uniq(results, func(r Result) string { return r.Datapath })
+	label := func(r Result) string {
+		if len(dps) > 1 {
+			return r.Approach + " (" + r.Datapath + ")"
+		}
+		return r.Approach
+	}
+	g := grid{
+		title:  []string{strings.Join(dps, ", "), loadOf(results)},
+		shapes: uniq(results, func(r Result) string { return r.Shape }),
+		series: uniq(results, label),
+		vals:   map[string][]float64{},
+	}
+	for _, r := range results {
+		l := label(r)
+		if g.vals[l] == nil {
+			g.vals[l] = make([]float64, len(g.shapes))
+		}
+		g.vals[l][slices.Index(g.shapes, r.Shape)] = value(r)
+	}
+	return g
+}
+
+// newPlot is a plot with the shapes as categories on X and the given title
+// and Y label.
+func (g grid) newPlot(what, unit string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Echo %s over %s (%s)", what, g.title[0], g.title[1])
+	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.Title.Padding = vg.Points(6)
+	p.X.Label.Text = "message shape"
+	p.Y.Label.Text = unit
+	p.NominalX(g.shapes...)
+	p.X.Min, p.X.Max = -0.5, float64(len(g.shapes))-0.5
+	lines := plotter.NewGrid()
+	lines.Vertical.Color = nil // horizontal lines only: read values off against Y
+	p.Add(lines)
+	return p
+}
+
+// throughputPlot writes echo.png: requests/s per shape as grouped bars,
+// one bar per approach in a fixed color, on a linear axis from 0 so that
+// bar heights compare as ratios (the run's vs_raw_throughput). Bars, not
+// lines: shapes are categories, and a line between them would suggest an
+// order that is not there.
+func throughputPlot(path string, results []Result) error {
+	g := gridOf(results, func(r Result) float64 { return r.ThroughputRPS / 1e3 })
+	p := g.newPlot("throughput", "thousand requests/s")
+	top := 0.0
+	for _, vs := range g.vals {
+		top = max(top, slices.Max(vs))
+	}
+	p.Y.Min, p.Y.Max = 0, top*1.05
+	if top <= 0 {
+		p.Y.Max = 1 // nothing measured: the plot still renders
+	}
+	p.Y.Tick.Marker = linTicks{}
+	leg := newLegend()
+	bars := make([]*plotter.BarChart, len(g.series))
+	for i, s := range g.series {
+		b, err := plotter.NewBarChart(plotter.Values(g.vals[s]), 1) // width set once the data area is known
+		if err != nil {
+			return err
+		}
+		b.LineStyle.Width = 0
+		b.Color = styleOf(s).color
+		bars[i] = b
+		leg.Add(s, b)
+	}
+	return save(path, p, leg, func(da draw.Canvas) {
+		// The bars of one shape fill 80% of its slot, and are at most
+		// 40pt wide (a run of few approaches would get slabs).
+		w := min(0.8*(da.Max.X-da.Min.X)/vg.Length(len(g.shapes)*len(g.series)), vg.Points(40))
+		for i, b := range bars {
+			b.Width = w
+			b.Offset = (vg.Length(i) - vg.Length(len(g.series)-1)/2) * w
+			p.Add(b)
+		}
+	})
+}
+
+// latencyPlot writes echo-latency.png: p99 latency per shape, one marker
+// per approach placed as the bars of echo.png, on a log axis. Log because
+// tails span orders of magnitude (one slow library's would flatten every
+// other approach on a linear axis); markers, not bars, because a bar's
+// length means nothing on a log axis. An unmeasured p99 (0) is left out.
+func latencyPlot(path string, results []Result) error {
+	g := gridOf(results, func(r Result) float64 { return r.P99us })
+	p := g.newPlot("p99 latency", "p99 latency (µs, log scale)")
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks125{}
+	lo, hi := math.Inf(1), 0.0
+	leg := newLegend()
+	slot := 0.8 / float64(len(g.series)) // the markers of one shape fill 80% of its slot
+	for i, s := range g.series {
+		var xys plotter.XYs
+		for j, v := range g.vals[s] {
+			if v > 0 {
+				xys = append(xys, plotter.XY{X: float64(j) + (float64(i)-float64(len(g.series)-1)/2)*slot, Y: v})
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return err
+		}
+		st := styleOf(s)
+		sc.GlyphStyle = draw.GlyphStyle{Color: st.color, Shape: st.glyph, Radius: vg.Points(4)}
+		p.Add(sc)
+		leg.Add(s, sc)
+	}
+	// Both ends on a labelled 1-2-5 tick, so the top of the range is read
+	// off a label too.
+	p.Y.Min, p.Y.Max = round125(lo/1.1, false), round125(hi*1.1, true)
+	// Faint separators between the shapes: without bars, the markers of
+	// neighbouring shapes would otherwise run into each other.
+	for j := 1; j < len(g.shapes); j++ {
+		sep, err := plotter.NewLine(plotter.XYs{{X: float64(j) - 0.5, Y: p.Y.Min}, {X: float64(j) - 0.5, Y: p.Y.Max}})
+		if err != nil {
+			return err
+		}
+		sep.Color, sep.Width = color.Gray{Y: 190}, vg.Points(0.75)
+		sep.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+		p.Add(sep)
+	}
+	return save(path, p, leg, nil)
+}
+
+// newLegend is the legend style of both plots.
+func newLegend() plot.Legend {
+	leg := plot.NewLegend()
+	leg.TextStyle.Font.Size = vg.Points(11)
+	leg.Top, leg.Left = true, true
+	leg.ThumbnailWidth = vg.Points(14)
+	leg.Padding = vg.Points(2)
+	return leg
+}
+
+// save draws p and, in a strip right of the axes, leg, and writes the PNG
+// to path. Outside, because with 9 approaches a legend inside the data
+// area would cover data whatever corner it took. place, if set, adds the
+// plotters that need the data area's size (bar widths) before drawing.
+func save(path string, p *plot.Plot, leg plot.Legend, place func(da draw.Canvas)) error {
+	r := leg.Rectangle(draw.Canvas{})
+	legendWidth := r.Max.X - r.Min.X + vg.Points(20)
+	img := vgimg.New(plotWidth, plotHeight)
+	c := draw.New(img)
+	// save draws the Y label itself, centred on the data area: gonum pads
+	// the plot's top for the label as if it sat at the arithmetic middle
+	// of the Y range, near the top on a log axis, which left a wide gap
+	// under the title of the latency plot.
+	label := p.Y.Label
+	p.Y.Label.Text = ""
+	descent := label.TextStyle.FontExtents().Descent
+	labelWidth := label.TextStyle.Height(label.Text) + descent + label.Padding
+	pc := draw.Crop(c, labelWidth, -legendWidth, 0, 0)
+	da := p.DataCanvas(pc)
+	if place != nil {
+		place(da)
+	}
+	p.Draw(pc)
+	sty := label.TextStyle
+	sty.Rotation += math.Pi / 2
+	c.FillText(sty, vg.Point{X: c.Min.X + label.TextStyle.Height(label.Text) - descent, Y: (da.Min.Y + da.Max.Y) / 2}, label.Text)
+	// The legend's top is level with the top of the data area.
+	leg.Draw(draw.Crop(c, plotWidth-legendWidth+vg.Points(12), 0, 0, da.Max.Y-c.Max.Y))
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// linTicks labels a linear axis at multiples of 1, 2 or 5 times a power of
+// ten, about six of them: gonum's default labels only about three.
+type linTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (linTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return nil
+	}
+	mag := math.Pow(10, math.Floor(math.Log10((hi-lo)/6)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if step = m * mag; (hi-lo)/step <= 7 {
+			break
+		}
+	}
+	prec := max(0, -int(math.Floor(math.Log10(step))))
+	var ticks []plot.Tick
+	for k := math.Ceil(lo / step); k*step <= hi*(1+1e-9); k++ {
+		ticks = append(ticks, plot.Tick{Value: k * step, Label: strconv.FormatFloat(k*step, 'f', prec, 64)})
+	}
+	return ticks
+}
+
+// logTicks125 labels a log axis at 1, 2 and 5 times powers of ten (minor
+// ticks at the other multiples), so even a narrow latency range gets
+// several labelled ticks (as bench's plots do).
+type logTicks125 struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicks125) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) {
+		return nil
+	}
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		base := math.Pow(10, e)
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * base
+			if v < lo || v > hi {
+				continue
+			}
+			label := ""
+			if m == 1 || m == 2 || m == 5 {
+				label = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			ticks = append(ticks, plot.Tick{Value: v, Label: label})
+		}
+	}
+	return ticks
+}
+
+// round125 rounds v > 0 down (or up) to 1, 2 or 5 times a power of ten.
+func round125(v float64, up bool) float64 {
+	base := math.Pow(10, math.Floor(math.Log10(v)))
+	if up {
+		for _, m := range []float64{1, 2, 5} {
+			if m*base >= v {
+				return m * base
+			}
+		}
+		return 10 * base
+	}
+	for _, m := range []float64{5, 2, 1} {
+		if m*base <= v {
+			return m * base
+		}
+	}
+	return base
+}
+
+// loadOf describes the offered load for the title: the clients of a closed
+// loop or the rate of an open one, when all results share it.
+func loadOf(results []Result) string {
+	clients := uniq(results, func(r Result) string { return strconv.Itoa(r.Clients) })
+	rates := uniq(results, func(r Result) string { return strconv.FormatFloat(r.Rate, 'g', -1, 64) })
+	switch {
+	case len(rates) == 1 && results[0].Rate > 0:
+		return fmt.Sprintf("open loop, %.0f requests/s", results[0].Rate)
+	case len(rates) == 1 && len(clients) == 1:
+		return fmt.Sprintf("closed loop, %d outstanding requests", results[0].Clients)
+	}
+	return "mixed load"
+}
+
+// uniq returns key of every result, each once, in order of first
+// appearance (Run's order: approaches as given, shapes as given).
+func uniq(results []Result, key func(Result) string) []string {
+	var out []string
+	for _, r := range results {
+		if k := key(r); !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
