@@ -2,11 +2,13 @@ package calibrate
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +208,36 @@ func TestRunXDPUnavailable(t *testing.T) {
 	_, err := Run(Config{Datapath: "xdp", Entries: []int{1}, TotalSizes: []int{64}, Rounds: 1, Phase: time.Millisecond})
 	if !errors.Is(err, xdp.ErrUnavailable) || !strings.Contains(err.Error(), "root") {
 		t.Fatalf("Run on xdp without root: %v", err)
+	}
+}
+
+// WriteCSV writes a header of Cell's JSON field names and one row per
+// cell, in the JSON's order.
+func TestWriteCSV(t *testing.T) {
+	r := &Result{Cells: []Cell{
+		{Entries: 1, TotalBytes: 64, EntryBytes: 64, CopyNsPerResp: 900.5, SGNsPerResp: 1000, CopyRPS: 1e5, SGRPS: 9e4, GainPct: -10, CopyResponses: 7, SGResponses: 8, ZeroCopyEntries: 0},
+		{Entries: 2, TotalBytes: 16384, EntryBytes: 8192, GainPct: 12.5, ZeroCopyEntries: 3},
+	}}
+	var b strings.Builder
+	if err := r.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("%d rows, %v:\n%s", len(rows), err, b.String())
+	}
+	var keys []string
+	typ := reflect.TypeOf(Cell{})
+	for i := 0; i < typ.NumField(); i++ {
+		keys = append(keys, strings.Split(typ.Field(i).Tag.Get("json"), ",")[0])
+	}
+	if !reflect.DeepEqual(rows[0], keys) {
+		t.Fatalf("header %v, want Cell's JSON fields %v", rows[0], keys)
+	}
+	if want := []string{"1", "64", "64", "900.5", "1000", "100000", "90000", "-10", "7", "8", "0"}; !reflect.DeepEqual(rows[1], want) {
+		t.Fatalf("row %v, want %v", rows[1], want)
+	}
+	if rows[2][7] != "12.5" || rows[2][10] != "3" {
+		t.Fatalf("row %v", rows[2])
 	}
 }

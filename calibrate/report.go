@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"encoding/csv"
 	"fmt"
 	"image/color"
 	"io"
@@ -140,4 +141,23 @@ func (r *Result) WritePNG(path string) error {
 	p.X.Min, p.X.Max = -0.5, float64(len(r.TotalSizes))-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(len(r.Entries))-0.5
 	return p.Save(10*vg.Inch, 6*vg.Inch, path)
+}
+
+// csvHeader names WriteCSV's columns: Cell's JSON fields, in order.
+var csvHeader = []string{"entries", "total_bytes", "entry_bytes", "copy_ns_per_resp", "sg_ns_per_resp",
+	"copy_rps", "sg_rps", "sg_gain_pct", "copy_responses", "sg_responses", "zero_copy_entries"}
+
+// WriteCSV writes one row per measured cell, with a header row of Cell's
+// JSON field names: the sweep as a spreadsheet or plotting tool reads it.
+func (r *Result) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(csvHeader)
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, c := range r.Cells {
+		_ = cw.Write([]string{strconv.Itoa(c.Entries), strconv.Itoa(c.TotalBytes), strconv.Itoa(c.EntryBytes),
+			f(c.CopyNsPerResp), f(c.SGNsPerResp), f(c.CopyRPS), f(c.SGRPS), f(c.GainPct),
+			strconv.FormatUint(c.CopyResponses, 10), strconv.FormatUint(c.SGResponses, 10), strconv.FormatUint(c.ZeroCopyEntries, 10)})
+	}
+	cw.Flush()
+	return cw.Error()
 }

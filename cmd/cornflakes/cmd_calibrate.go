@@ -39,7 +39,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	dp := fs.String("datapath", "udp", "datapath: udp, memnet or xdp (AF_XDP in network namespaces; needs root)")
 	quick := fs.Bool("quick", false, "fewer sizes and shorter phases (under 2 minutes)")
 	asJSON := fs.Bool("json", false, "print the result (grid and recommended_threshold) as JSON")
-	out := fs.String("out", "", "directory for calibrate-<datapath>.png, .txt and .json (default: none)")
+	out := fs.String("out", "", "directory for calibrate-<datapath>.png, .txt, .csv and .json (default ./out/calibrate-<timestamp>)")
 	entries := fs.String("entries", "", "comma-separated entry counts (default 1,2,4,8,16,32)")
 	sizes := fs.String("sizes", "", "comma-separated total response sizes in bytes (default 64..16384)")
 	ws := fs.Int("working-set", 0, "working set in bytes (default 4x the last-level cache)")
@@ -69,38 +69,60 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "calibrate: %d cells in %v\n", len(res.Cells), time.Since(start).Round(time.Millisecond))
-	if *out != "" {
-		if err := os.MkdirAll(*out, 0o755); err != nil {
-			return err
-		}
-		base := filepath.Join(*out, "calibrate-"+res.Datapath)
-		if err := res.WritePNG(base + ".png"); err != nil {
-			return err
-		}
-		f, err := os.Create(base + ".txt")
-		if err != nil {
-			return err
-		}
-		if err := res.WriteTable(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		j, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(base+".json", append(j, '\n'), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "calibrate: wrote %s.{png,txt,json}\n", base)
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("out", "calibrate-"+time.Now().Format("20060102-150405"))
 	}
+	// The result reaches stdout even when the files cannot be written: a
+	// full sweep is not lost to a bad --out.
+	base, werr := writeCalibrateFiles(dir, res)
+	if werr == nil {
+		fmt.Fprintf(stderr, "calibrate: wrote %s.{png,txt,csv,json}\n", base)
+	}
+	var err2 error
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		err2 = enc.Encode(res)
+	} else {
+		err2 = res.WriteTable(stdout)
 	}
-	return res.WriteTable(stdout)
+	if werr != nil {
+		return werr
+	}
+	return err2
+}
+
+// writeCalibrateFiles writes res to dir as calibrate-<datapath>.png (the
+// gain grid), .txt (the table), .csv (one row per cell) and .json, and
+// returns their common path without the extension.
+func writeCalibrateFiles(dir string, res *calibrate.Result) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	base := filepath.Join(dir, "calibrate-"+res.Datapath)
+	if err := res.WritePNG(base + ".png"); err != nil {
+		return "", err
+	}
+	for _, f := range []struct {
+		ext   string
+		write func(io.Writer) error
+	}{{".txt", res.WriteTable}, {".csv", res.WriteCSV}} {
+		fh, err := os.Create(base + f.ext)
+		if err != nil {
+			return "", err
+		}
+		if err := f.write(fh); err != nil {
+			fh.Close()
+			return "", err
+		}
+		if err := fh.Close(); err != nil {
+			return "", err
+		}
+	}
+	j, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return base, os.WriteFile(base+".json", append(j, '\n'), 0o644)
 }
