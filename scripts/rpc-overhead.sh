@@ -45,7 +45,7 @@ for i in $(seq "$REPS"); do
 done
 r_udp=$(awk '$1 == "udp" {print $2 - $3}' "$OUT/r" | median)
 r_mem=$(awk '$1 == "memnet" {print $2 - $3}' "$OUT/r" | median)
-"$OUT/cornflakes" rpcbench --quick --tests small_rate --json 2>/dev/null >"$OUT/small_rate.json"
+"$OUT/cornflakes" rpcbench --quick --tests small_rate --json --out "$OUT/rpcbench" 2>/dev/null >"$OUT/small_rate.json"
 read -r rpc_rps raw_rps < <(python3 -c '
 import json, sys
 r = {x["variant"]: x["value"] for x in json.load(open(sys.argv[1])) if x["test"] == "small_rate"}
