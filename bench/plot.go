@@ -8,12 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/cornflakes-go/cornflakes/internal/report"
 )
 
 // Plot size.
@@ -35,7 +36,7 @@ func WritePlot(w io.Writer, title string, series []Series) error {
 	p.X.Label.Text = fmt.Sprintf("achieved load (thousand %s/s)", unit)
 	p.Y.Label.Text = "p99 latency (µs)"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks125{}
+	p.Y.Tick.Marker = report.LogTicks125{}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
@@ -123,31 +124,4 @@ func WritePlots(dir, prefix string, series []Series) ([]string, error) {
 		paths = append(paths, path)
 	}
 	return paths, nil
-}
-
-// logTicks125 labels a log axis at 1, 2 and 5 times powers of ten, so even a
-// narrow latency range gets several labelled ticks.
-type logTicks125 struct{}
-
-// Ticks implements plot.Ticker.
-func (logTicks125) Ticks(lo, hi float64) []plot.Tick {
-	if !(lo > 0) || !(hi > lo) {
-		return nil
-	}
-	var ticks []plot.Tick
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		base := math.Pow(10, e)
-		for m := 1; m <= 9; m++ {
-			v := float64(m) * base
-			if v < lo || v > hi {
-				continue
-			}
-			label := ""
-			if m == 1 || m == 2 || m == 5 {
-				label = strconv.FormatFloat(v, 'g', -1, 64)
-			}
-			ticks = append(ticks, plot.Tick{Value: v, Label: label})
-		}
-	}
-	return ticks
 }

@@ -7,7 +7,6 @@ import (
 	"image/color"
 	"math"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -18,6 +17,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/cornflakes-go/cornflakes/internal/report"
 )
 
 // WriteFiles writes results to dir (created if missing) so that a run
@@ -28,47 +29,33 @@ import (
 // per approach) and, when any p99 was measured, echo-latency.png (p99
 // latency per shape and approach). It returns the paths written.
 func WriteFiles(dir string, results []Result) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	d, err := report.Create(dir, "echo")
+	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	add := func(name string, write func(path string) error) error {
-		path := filepath.Join(dir, name)
-		if err := write(path); err != nil {
-			return fmt.Errorf("echo: %s: %w", path, err)
-		}
-		paths = append(paths, path)
-		return nil
+	rs := results
+	if rs == nil {
+		rs = []Result{} // as --json prints an empty run: [] rather than null
 	}
-	if err := add("echo.json", func(path string) error {
-		rs := results
-		if rs == nil {
-			rs = []Result{} // as --json prints an empty run: [] rather than null
-		}
-		b, err := json.MarshalIndent(rs, "", "  ")
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(path, append(b, '\n'), 0o644)
-	}); err != nil {
-		return paths, err
+	if err := d.JSON("echo.json", rs); err != nil {
+		return d.Paths(), err
 	}
-	if err := add("echo.csv", func(path string) error { return writeCSV(path, results) }); err != nil {
-		return paths, err
+	if err := d.Write("echo.csv", func(path string) error { return writeCSV(path, results) }); err != nil {
+		return d.Paths(), err
 	}
 	if len(results) == 0 {
-		return paths, nil // every approach skipped: nothing to plot
+		return d.Paths(), nil // every approach skipped: nothing to plot
 	}
-	if err := add("echo.png", func(path string) error { return throughputPlot(path, results) }); err != nil {
-		return paths, err
+	if err := d.Write("echo.png", func(path string) error { return throughputPlot(path, results) }); err != nil {
+		return d.Paths(), err
 	}
 	if !slices.ContainsFunc(results, func(r Result) bool { return r.P99us > 0 }) {
-		return paths, nil // no latency measured (no responses): nothing to plot
+		return d.Paths(), nil // no latency measured (no responses): nothing to plot
 	}
-	if err := add("echo-latency.png", func(path string) error { return latencyPlot(path, results) }); err != nil {
-		return paths, err
+	if err := d.Write("echo-latency.png", func(path string) error { return latencyPlot(path, results) }); err != nil {
+		return d.Paths(), err
 	}
-	return paths, nil
+	return d.Paths(), nil
 }
 
 // csvColumns are Result's JSON fields in declaration order: the CSV header
@@ -282,7 +269,7 @@ func latencyPlot(path string, results []Result) error {
 	g := gridOf(results, func(r Result) float64 { return r.P99us })
 	p := g.newPlot("p99 latency", "p99 latency (µs, log scale)")
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks125{}
+	p.Y.Tick.Marker = report.LogTicks125{}
 	lo, hi := math.Inf(1), 0.0
 	leg := newLegend()
 	slot := 0.8 / float64(len(g.series)) // the markers of one shape fill 80% of its slot
@@ -305,7 +292,7 @@ func latencyPlot(path string, results []Result) error {
 	}
 	// Both ends on a labelled 1-2-5 tick, so the top of the range is read
 	// off a label too.
-	p.Y.Min, p.Y.Max = round125(lo/1.1, false), round125(hi*1.1, true)
+	p.Y.Min, p.Y.Max = report.Round125(lo/1.1, false), report.Round125(hi*1.1, true)
 	// Faint separators between the shapes: without bars, the markers of
 	// neighbouring shapes would otherwise run into each other.
 	for j := 1; j < len(g.shapes); j++ {
@@ -391,53 +378,6 @@ func (linTicks) Ticks(lo, hi float64) []plot.Tick {
 		ticks = append(ticks, plot.Tick{Value: k * step, Label: strconv.FormatFloat(k*step, 'f', prec, 64)})
 	}
 	return ticks
-}
-
-// logTicks125 labels a log axis at 1, 2 and 5 times powers of ten (minor
-// ticks at the other multiples), so even a narrow latency range gets
-// several labelled ticks (as bench's plots do).
-type logTicks125 struct{}
-
-// Ticks implements plot.Ticker.
-func (logTicks125) Ticks(lo, hi float64) []plot.Tick {
-	if !(lo > 0) || !(hi > lo) {
-		return nil
-	}
-	var ticks []plot.Tick
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		base := math.Pow(10, e)
-		for m := 1; m <= 9; m++ {
-			v := float64(m) * base
-			if v < lo || v > hi {
-				continue
-			}
-			label := ""
-			if m == 1 || m == 2 || m == 5 {
-				label = strconv.FormatFloat(v, 'g', -1, 64)
-			}
-			ticks = append(ticks, plot.Tick{Value: v, Label: label})
-		}
-	}
-	return ticks
-}
-
-// round125 rounds v > 0 down (or up) to 1, 2 or 5 times a power of ten.
-func round125(v float64, up bool) float64 {
-	base := math.Pow(10, math.Floor(math.Log10(v)))
-	if up {
-		for _, m := range []float64{1, 2, 5} {
-			if m*base >= v {
-				return m * base
-			}
-		}
-		return 10 * base
-	}
-	for _, m := range []float64{5, 2, 1} {
-		if m*base <= v {
-			return m * base
-		}
-	}
-	return base
 }
 
 // loadOf describes the offered load for the title: the clients of a closed

@@ -8,7 +8,6 @@ import (
 	"image/color"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -16,6 +15,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/cornflakes-go/cornflakes/internal/report"
 )
 
 // WriteFiles writes recs to dir (created if missing) so that a run leaves data and plots
@@ -24,17 +25,9 @@ import (
 // fields) and, for every op the run measured, microbench-<op>.png (ns/op per shape, one bar
 // per library/mode). It returns the paths written.
 func WriteFiles(dir string, recs []Record) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	d, err := report.Create(dir, "microbench")
+	if err != nil {
 		return nil, err
-	}
-	var paths []string
-	add := func(name string, write func(path string) error) error {
-		path := filepath.Join(dir, name)
-		if err := write(path); err != nil {
-			return fmt.Errorf("microbench: %s: %w", path, err)
-		}
-		paths = append(paths, path)
-		return nil
 	}
 	// The CSV and the plots use the records as the JSON holds them (rounded, with
 	// vs_best_baseline), so that the three files agree.
@@ -46,18 +39,18 @@ func WriteFiles(dir string, recs []Record) ([]string, error) {
 	if err := json.Unmarshal(js.Bytes(), &out); err != nil {
 		return nil, fmt.Errorf("microbench: re-reading the JSON records: %w", err)
 	}
-	if err := add("microbench.json", func(path string) error { return os.WriteFile(path, js.Bytes(), 0o644) }); err != nil {
-		return paths, err
+	if err := d.Write("microbench.json", func(path string) error { return os.WriteFile(path, js.Bytes(), 0o644) }); err != nil {
+		return d.Paths(), err
 	}
-	if err := add("microbench.csv", func(path string) error { return writeCSV(path, out) }); err != nil {
-		return paths, err
+	if err := d.Write("microbench.csv", func(path string) error { return writeCSV(path, out) }); err != nil {
+		return d.Paths(), err
 	}
 	for _, op := range firstSeen(out, func(r Record) string { return r.Op }) {
-		if err := add("microbench-"+fileSafe(op)+".png", func(path string) error { return writeOpPlot(path, op, out) }); err != nil {
-			return paths, err
+		if err := d.Write("microbench-"+fileSafe(op)+".png", func(path string) error { return writeOpPlot(path, op, out) }); err != nil {
+			return d.Paths(), err
 		}
 	}
-	return paths, nil
+	return d.Paths(), nil
 }
 
 // csvHeader names the CSV columns: Record's JSON field names, in order.
@@ -154,7 +147,7 @@ func writeOpPlot(path, op string, recs []Record) error {
 	p.Title.Text = "microbench " + title + " (ns/op per shape)"
 	p.Y.Label.Text = "ns/op (log scale)"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks125{}
+	p.Y.Tick.Marker = report.LogTicks125{}
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = nil // shapes are categories: horizontal lines only, to read values
 	p.Add(grid)
@@ -186,7 +179,7 @@ func writeOpPlot(path, op string, recs []Record) error {
 		slotW := (width - legendW - axesMargin) / vg.Length(len(shapes))
 		p.NominalX(shapes...)
 		p.X.Min, p.X.Max = -0.5, float64(len(shapes))-0.5
-		p.Y.Min, p.Y.Max = nice125(lo/1.2, false), nice125(hi*1.2, true) // labelled ends
+		p.Y.Min, p.Y.Max = report.Round125(lo/1.2, false), report.Round125(hi*1.2, true) // labelled ends
 		if p.X.Tick.Label.Width(longest(shapes)) > slotW {
 			p.X.Tick.Label.Rotation = math.Pi / 6
 			p.X.Tick.Label.XAlign = draw.XRight
@@ -288,62 +281,4 @@ func (b *barSet) DataRange() (xmin, xmax, ymin, ymax float64) {
 func (b *barSet) Thumbnail(c *draw.Canvas) {
 	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
 	c.FillPolygon(b.color, c.ClipPolygonY(pts))
-}
-
-// nice125 rounds x > 0 down (up: up) to 1, 2 or 5 times a power of ten, a labelled tick of
-// logTicks125.
-func nice125(x float64, up bool) float64 {
-	base := math.Pow(10, math.Floor(math.Log10(x)))
-	steps := []float64{1, 2, 5, 10}
-	if up {
-		for _, m := range steps {
-			if m*base >= x {
-				return m * base
-			}
-		}
-	}
-	for i := len(steps) - 1; i >= 0; i-- {
-		if steps[i]*base <= x {
-			return steps[i] * base
-		}
-	}
-	return base
-}
-
-// logTicks125 labels a log axis at 1, 2 and 5 times powers of ten (as bench's latency plots
-// do), so that a range of one or two decades still gets several labelled ticks.
-type logTicks125 struct{}
-
-// Ticks implements plot.Ticker.
-func (logTicks125) Ticks(lo, hi float64) []plot.Tick {
-	if !(lo > 0) || !(hi > lo) {
-		return nil
-	}
-	var ticks []plot.Tick
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		base := math.Pow(10, e)
-		for m := 1; m <= 9; m++ {
-			v := float64(m) * base
-			if v < lo || v > hi {
-				continue
-			}
-			label := ""
-			if m == 1 || m == 2 || m == 5 {
-				label = strconv.FormatFloat(v, 'f', -1, 64)
-			}
-			ticks = append(ticks, plot.Tick{Value: v, Label: label})
-		}
-	}
-	labelled := 0
-	for _, t := range ticks {
-		if t.Label != "" {
-			labelled++
-		}
-	}
-	if labelled < 3 { // a narrow range (one shape, close values): label every tick
-		for i := range ticks {
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
-		}
-	}
-	return ticks
 }

@@ -77,10 +77,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *sers != "" {
 		cfg.Serializers = strings.Split(*sers, ",")
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("out", "bench-"+time.Now().Format("20060102-150405"))
-	}
+	dir := outDir(*out, "bench")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

@@ -69,10 +69,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "calibrate: %d cells in %v\n", len(res.Cells), time.Since(start).Round(time.Millisecond))
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("out", "calibrate-"+time.Now().Format("20060102-150405"))
-	}
+	dir := outDir(*out, "calibrate")
 	// The result reaches stdout even when the files cannot be written: a
 	// full sweep is not lost to a bad --out.
 	base, werr := writeCalibrateFiles(dir, res)

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -73,10 +72,7 @@ func runEcho(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "echo: %d runs in %v\n", len(res), time.Since(start).Round(time.Millisecond))
 	echo.Compare(res)
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("out", "echo-"+time.Now().Format("20060102-150405"))
-	}
+	dir := outDir(*out, "echo")
 	// The results reach stdout even when the files cannot be written: a
 	// full run is not lost to a bad --out.
 	paths, werr := echo.WriteFiles(dir, res)

@@ -4,9 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/cornflakes-go/cornflakes/microbench"
 )
@@ -71,10 +69,7 @@ func runMicrobench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("out", "microbench-"+time.Now().Format("20060102-150405"))
-	}
+	dir := outDir(*out, "microbench")
 	paths, werr := microbench.WriteFiles(dir, recs)
 	if werr == nil {
 		fmt.Fprintf(stderr, "microbench: wrote %s\n", strings.Join(paths, ", "))

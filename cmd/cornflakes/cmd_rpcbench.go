@@ -6,9 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/cornflakes-go/cornflakes/rpc/rpcbench"
 )
@@ -51,10 +49,7 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("out", "rpcbench-"+time.Now().Format("20060102-150405"))
-	}
+	dir := outDir(*out, "rpcbench")
 	// The results reach stdout even when the files cannot be written: a
 	// full run is not lost to a bad --out.
 	paths, werr := rpcbench.WriteFiles(dir, recs)

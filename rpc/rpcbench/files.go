@@ -2,11 +2,9 @@ package rpcbench
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +13,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/cornflakes-go/cornflakes/internal/report"
 )
 
 // WriteFiles writes recs to dir (created if missing) as rpcbench.json and
@@ -24,29 +24,15 @@ import (
 // factor.png (small-RPC rate with each optimization off, eRPC Table 3).
 // It returns the paths written.
 func WriteFiles(dir string, recs []Record) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	d, err := report.Create(dir, "rpcbench")
+	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	add := func(name string, write func(path string) error) error {
-		path := filepath.Join(dir, name)
-		if err := write(path); err != nil {
-			return fmt.Errorf("rpcbench: %s: %w", path, err)
-		}
-		paths = append(paths, path)
-		return nil
+	if err := d.JSON("rpcbench.json", recs); err != nil {
+		return d.Paths(), err
 	}
-	if err := add("rpcbench.json", func(path string) error {
-		b, err := json.MarshalIndent(recs, "", "  ")
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(path, append(b, '\n'), 0o644)
-	}); err != nil {
-		return paths, err
-	}
-	if err := add("rpcbench.csv", func(path string) error { return writeCSV(path, recs) }); err != nil {
-		return paths, err
+	if err := d.Write("rpcbench.csv", func(path string) error { return writeCSV(path, recs) }); err != nil {
+		return d.Paths(), err
 	}
 	plots := []struct {
 		name string
@@ -59,16 +45,16 @@ func WriteFiles(dir string, recs []Record) ([]string, error) {
 	for _, pl := range plots {
 		p, ok, err := pl.plot(recs)
 		if err != nil {
-			return paths, fmt.Errorf("rpcbench: %s: %w", pl.name, err)
+			return d.Paths(), fmt.Errorf("rpcbench: %s: %w", pl.name, err)
 		}
 		if !ok {
 			continue // the run did not measure this sweep
 		}
-		if err := add(pl.name, func(path string) error { return p.Save(plotWidth, plotHeight, path) }); err != nil {
-			return paths, err
+		if err := d.Write(pl.name, func(path string) error { return p.Save(plotWidth, plotHeight, path) }); err != nil {
+			return d.Paths(), err
 		}
 	}
-	return paths, nil
+	return d.Paths(), nil
 }
 
 // Plot size.
