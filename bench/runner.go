@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cornflakes-go/cornflakes/internal/report"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
@@ -392,25 +392,18 @@ func MainJobDefaults() (Config, SweepConfig) {
 // WriteFiles writes <prefix>results.json, <prefix>results.csv and one PNG
 // plot per group into dir, and returns the paths written.
 func WriteFiles(dir, prefix string, series []Series) ([]string, error) {
-	var paths []string
+	d, err := report.Create(dir, "bench")
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer, []Series) error
 	}{{"results.json", WriteJSON}, {"results.csv", WriteCSV}} {
-		path := filepath.Join(dir, prefix+f.name)
-		out, err := os.Create(path)
-		if err != nil {
-			return paths, err
+		if err := d.Stream(prefix+f.name, func(w io.Writer) error { return f.write(w, series) }); err != nil {
+			return d.Paths(), err
 		}
-		err = f.write(out, series)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return paths, err
-		}
-		paths = append(paths, path)
 	}
 	plots, err := WritePlots(dir, prefix, series)
-	return append(paths, plots...), err
+	return append(d.Paths(), plots...), err
 }

@@ -1,13 +1,10 @@
 package echo
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"image/color"
 	"math"
 	"os"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +37,7 @@ func WriteFiles(dir string, results []Result) ([]string, error) {
 	if err := d.JSON("echo.json", rs); err != nil {
 		return d.Paths(), err
 	}
-	if err := d.Write("echo.csv", func(path string) error { return writeCSV(path, results) }); err != nil {
+	if err := d.CSV("echo.csv", csvHeader, csvRows(results)); err != nil {
 		return d.Paths(), err
 	}
 	if len(results) == 0 {
@@ -58,73 +55,27 @@ func WriteFiles(dir string, results []Result) ([]string, error) {
 	return d.Paths(), nil
 }
 
-// csvColumns are Result's JSON fields in declaration order: the CSV header
-// follows the JSON names without a second list to keep in sync.
-func csvColumns() (names []string, fields []int) {
-	t := reflect.TypeFor[Result]()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" {
-			name = f.Name // as encoding/json names an untagged field
-		}
-		if name == "-" || !f.IsExported() {
-			continue
-		}
-		names, fields = append(names, name), append(fields, i)
-	}
-	return names, fields
-}
+// csvHeader names the CSV columns: Result's JSON field names, in order.
+var csvHeader = []string{"approach", "datapath", "shape", "clients", "throughput_rps", "p50_us", "p99_us",
+	"server_cpu_ns_per_req", "xdp_mode", "vs_raw_throughput", "vs_raw_server_cpu"}
 
-// writeCSV writes one row per result. Every JSON field of Result is a
-// scalar, written as Go formats it (floats in the shortest exact form); a
-// field JSON omits at its zero value (omitempty: xdp_mode, vs_raw_*) is an
-// empty cell, so "no raw baseline" does not read as a ratio of 0.
-func writeCSV(path string, results []Result) error {
-	names, fields := csvColumns()
-	t := reflect.TypeFor[Result]()
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	_ = w.Write(names)
-	row := make([]string, len(fields))
-	for _, r := range results {
-		v := reflect.ValueOf(r)
-		for j, i := range fields {
-			fv := v.Field(i)
-			_, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-			if fv.IsZero() && slices.Contains(strings.Split(opts, ","), "omitempty") {
-				row[j] = ""
-				continue
-			}
-			switch fv.Kind() {
-			case reflect.String:
-				row[j] = fv.String()
-			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-				row[j] = strconv.FormatInt(fv.Int(), 10)
-			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-				row[j] = strconv.FormatUint(fv.Uint(), 10)
-			case reflect.Float32, reflect.Float64:
-				row[j] = strconv.FormatFloat(fv.Float(), 'g', -1, 64)
-			default: // not used today: a future non-scalar field goes in as its JSON
-				b, err := json.Marshal(fv.Interface())
-				if err != nil {
-					_ = f.Close()
-					return err
-				}
-				row[j] = string(b)
-			}
+// csvRows is results as CSV rows under csvHeader, floats in the shortest
+// exact form. A field the JSON omits when zero (xdp_mode, vs_raw_*) is an
+// empty cell, so that "no raw baseline" does not read as a ratio of 0.
+func csvRows(results []Result) [][]string {
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	opt := func(x float64) string {
+		if x == 0 {
+			return ""
 		}
-		_ = w.Write(row)
+		return num(x)
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		_ = f.Close()
-		return err
+	rows := make([][]string, 0, len(results))
+	for _, r := range results {
+		rows = append(rows, []string{r.Approach, r.Datapath, r.Shape, strconv.Itoa(r.Clients), num(r.ThroughputRPS),
+			num(r.P50us), num(r.P99us), num(r.ServerNsPerReq), r.XDPMode, opt(r.VsRawThroughput), opt(r.VsRawServerCPU)})
 	}
-	return f.Close()
+	return rows
 }
 
 // Plot size: wider than rpcbench's 7 inches, as the default run puts 9
@@ -179,7 +130,7 @@ type grid struct {
 }
 
 func gridOf(results []Result, value func(Result) float64) grid {
-	dps := uniq(results, func(r Result) string { return r.Datapath })
+	dps := report.Distinct(results, func(r Result) string { return r.Datapath })
 	label := func(r Result) string {
 		if len(dps) > 1 {
 			return r.Approach + " (" + r.Datapath + ")"
@@ -188,8 +139,8 @@ func gridOf(results []Result, value func(Result) float64) grid {
 	}
 	g := grid{
 		title:  []string{strings.Join(dps, ", "), loadOf(results)},
-		shapes: uniq(results, func(r Result) string { return r.Shape }),
-		series: uniq(results, label),
+		shapes: report.Distinct(results, func(r Result) string { return r.Shape }),
+		series: report.Distinct(results, label),
 		vals:   map[string][]float64{},
 	}
 	for _, r := range results {
@@ -383,8 +334,8 @@ func (linTicks) Ticks(lo, hi float64) []plot.Tick {
 // loadOf describes the offered load for the title: the clients of a closed
 // loop or the rate of an open one, when all results share it.
 func loadOf(results []Result) string {
-	clients := uniq(results, func(r Result) string { return strconv.Itoa(r.Clients) })
-	rates := uniq(results, func(r Result) string { return strconv.FormatFloat(r.Rate, 'g', -1, 64) })
+	clients := report.Distinct(results, func(r Result) string { return strconv.Itoa(r.Clients) })
+	rates := report.Distinct(results, func(r Result) string { return strconv.FormatFloat(r.Rate, 'g', -1, 64) })
 	switch {
 	case len(rates) == 1 && results[0].Rate > 0:
 		return fmt.Sprintf("open loop, %.0f requests/s", results[0].Rate)
@@ -392,16 +343,4 @@ func loadOf(results []Result) string {
 		return fmt.Sprintf("closed loop, %d outstanding requests", results[0].Clients)
 	}
 	return "mixed load"
-}
-
-// uniq returns key of every result, each once, in order of first
-// appearance (Run's order: approaches as given, shapes as given).
-func uniq(results []Result, key func(Result) string) []string {
-	var out []string
-	for _, r := range results {
-		if k := key(r); !slices.Contains(out, k) {
-			out = append(out, k)
-		}
-	}
-	return out
 }

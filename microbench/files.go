@@ -2,7 +2,6 @@ package microbench
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"image/color"
@@ -42,10 +41,10 @@ func WriteFiles(dir string, recs []Record) ([]string, error) {
 	if err := d.Write("microbench.json", func(path string) error { return os.WriteFile(path, js.Bytes(), 0o644) }); err != nil {
 		return d.Paths(), err
 	}
-	if err := d.Write("microbench.csv", func(path string) error { return writeCSV(path, out) }); err != nil {
+	if err := d.CSV("microbench.csv", csvHeader, csvRows(out)); err != nil {
 		return d.Paths(), err
 	}
-	for _, op := range firstSeen(out, func(r Record) string { return r.Op }) {
+	for _, op := range report.Distinct(out, func(r Record) string { return r.Op }) {
 		if err := d.Write("microbench-"+fileSafe(op)+".png", func(path string) error { return writeOpPlot(path, op, out) }); err != nil {
 			return d.Paths(), err
 		}
@@ -56,40 +55,18 @@ func WriteFiles(dir string, recs []Record) ([]string, error) {
 // csvHeader names the CSV columns: Record's JSON field names, in order.
 var csvHeader = []string{"library", "mode", "shape", "op", "ns_per_op", "allocs_per_op", "bytes_per_op", "vs_best_baseline"}
 
-func writeCSV(path string, recs []Record) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
+// csvRows is recs as CSV rows under csvHeader.
+func csvRows(recs []Record) [][]string {
 	num := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-	w := csv.NewWriter(f)
-	_ = w.Write(csvHeader)
+	rows := make([][]string, 0, len(recs))
 	for _, r := range recs {
 		ratio := "" // absent from the JSON too: the run measured no baseline
 		if r.VsBestBaseline != 0 {
 			ratio = num(r.VsBestBaseline)
 		}
-		_ = w.Write([]string{r.Library, r.Mode, r.Shape, r.Op, num(r.NsPerOp), num(r.AllocsPerOp), num(r.BytesPerOp), ratio})
+		rows = append(rows, []string{r.Library, r.Mode, r.Shape, r.Op, num(r.NsPerOp), num(r.AllocsPerOp), num(r.BytesPerOp), ratio})
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// firstSeen returns the distinct keys of recs in the order they first occur (the run's order).
-func firstSeen(recs []Record, key func(Record) string) []string {
-	var keys []string
-	seen := map[string]bool{}
-	for _, r := range recs {
-		if k := key(r); !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-		}
-	}
-	return keys
+	return rows
 }
 
 // fileSafe keeps letters, digits, '-' and '_' of s, so that an op name cannot leave dir.
@@ -132,8 +109,8 @@ func writeOpPlot(path, op string, recs []Record) error {
 			rs = append(rs, r)
 		}
 	}
-	shapes := firstSeen(rs, func(r Record) string { return r.Shape })
-	labels := firstSeen(rs, func(r Record) string { return label(r.Library, r.Mode) })
+	shapes := report.Distinct(rs, func(r Record) string { return r.Shape })
+	labels := report.Distinct(rs, func(r Record) string { return label(r.Library, r.Mode) })
 	shapeIdx := map[string]int{}
 	for i, s := range shapes {
 		shapeIdx[s] = i

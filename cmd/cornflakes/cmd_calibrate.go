@@ -5,12 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/calibrate"
+	"github.com/cornflakes-go/cornflakes/internal/report"
 )
 
 func init() {
@@ -94,32 +94,19 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 // gain grid), .txt (the table), .csv (one row per cell) and .json, and
 // returns their common path without the extension.
 func writeCalibrateFiles(dir string, res *calibrate.Result) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	base := filepath.Join(dir, "calibrate-"+res.Datapath)
-	if err := res.WritePNG(base + ".png"); err != nil {
-		return "", err
-	}
-	for _, f := range []struct {
-		ext   string
-		write func(io.Writer) error
-	}{{".txt", res.WriteTable}, {".csv", res.WriteCSV}} {
-		fh, err := os.Create(base + f.ext)
-		if err != nil {
-			return "", err
-		}
-		if err := f.write(fh); err != nil {
-			fh.Close()
-			return "", err
-		}
-		if err := fh.Close(); err != nil {
-			return "", err
-		}
-	}
-	j, err := json.MarshalIndent(res, "", "  ")
+	d, err := report.Create(dir, "calibrate")
 	if err != nil {
 		return "", err
 	}
-	return base, os.WriteFile(base+".json", append(j, '\n'), 0o644)
+	name := "calibrate-" + res.Datapath
+	if err := d.Write(name+".png", res.WritePNG); err != nil {
+		return "", err
+	}
+	if err := d.Stream(name+".txt", res.WriteTable); err != nil {
+		return "", err
+	}
+	if err := d.Stream(name+".csv", res.WriteCSV); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), d.JSON(name+".json", res)
 }

@@ -53,6 +53,9 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	// The results reach stdout even when the files cannot be written: a
 	// full run is not lost to a bad --out.
 	paths, werr := rpcbench.WriteFiles(dir, recs)
+	if werr == nil {
+		fmt.Fprintf(stderr, "rpcbench: wrote %s\n", strings.Join(paths, ", "))
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -63,6 +66,5 @@ func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	if werr != nil {
 		return werr
 	}
-	fmt.Fprintf(stderr, "rpcbench: wrote %s\n", strings.Join(paths, ", "))
 	return err
 }

@@ -4,8 +4,10 @@
 package report
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -51,8 +53,47 @@ func (d *Dir) JSON(name string, v any) error {
 	})
 }
 
+// Stream writes the file name through write, which gets the open file.
+func (d *Dir) Stream(name string, write func(io.Writer) error) error {
+	return d.Write(name, func(path string) error {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := write(f); err != nil {
+			_ = f.Close()
+			return err
+		}
+		return f.Close()
+	})
+}
+
+// CSV writes a CSV file: the header row, then rows.
+func (d *Dir) CSV(name string, header []string, rows [][]string) error {
+	return d.Stream(name, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		_ = cw.Write(header)
+		_ = cw.WriteAll(rows) // WriteAll flushes; its error is the writer's
+		return cw.Error()
+	})
+}
+
 // Paths returns the paths written so far.
 func (d *Dir) Paths() []string { return d.paths }
+
+// Distinct returns key of every element of xs, each once, in the order of
+// first appearance (a run's order: the categories of a plot's axis).
+func Distinct[T any](xs []T, key func(T) string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range xs {
+		if k := key(x); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // LogTicks125 labels a log axis at 1, 2 and 5 times powers of ten, with
 // unlabelled ticks at the other multiples, so that a range of one or two

@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -70,5 +71,32 @@ func TestRound125(t *testing.T) {
 		if got := Round125(c.v, c.up); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("Round125(%v, %v) = %v, want %v", c.v, c.up, got, c.want)
 		}
+	}
+}
+
+func TestCSVAndStream(t *testing.T) {
+	d, err := Create(t.TempDir(), "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CSV("a.csv", []string{"x", "y"}, [][]string{{"1", "a,b"}, {"2", ""}}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(d.Paths()[0]); err != nil || string(b) != "x,y\n1,\"a,b\"\n2,\n" {
+		t.Fatalf("a.csv = %q, %v", b, err)
+	}
+	err = d.Stream("b.txt", func(w io.Writer) error {
+		_, _ = io.WriteString(w, "partial")
+		return errors.New("boom")
+	})
+	if err == nil || !strings.Contains(err.Error(), "b.txt: boom") || len(d.Paths()) != 1 {
+		t.Fatalf("a failing Stream: %v, paths %v", err, d.Paths())
+	}
+}
+
+func TestDistinct(t *testing.T) {
+	got := Distinct([]string{"b", "a", "b", "c", "a"}, func(s string) string { return s })
+	if want := []string{"b", "a", "c"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("Distinct = %v, want %v", got, want)
 	}
 }

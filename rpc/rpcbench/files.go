@@ -1,10 +1,8 @@
 package rpcbench
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,7 +29,7 @@ func WriteFiles(dir string, recs []Record) ([]string, error) {
 	if err := d.JSON("rpcbench.json", recs); err != nil {
 		return d.Paths(), err
 	}
-	if err := d.Write("rpcbench.csv", func(path string) error { return writeCSV(path, recs) }); err != nil {
+	if err := d.CSV("rpcbench.csv", csvHeader, csvRows(recs)); err != nil {
 		return d.Paths(), err
 	}
 	plots := []struct {
@@ -63,23 +61,17 @@ const (
 	plotHeight = 4.5 * vg.Inch
 )
 
-func writeCSV(path string, recs []Record) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	_ = w.Write([]string{"test", "variant", "datapath", "value", "unit"})
+// csvRows is recs as CSV rows under csvHeader.
+func csvRows(recs []Record) [][]string {
+	rows := make([][]string, 0, len(recs))
 	for _, r := range recs {
-		_ = w.Write([]string{r.Test, r.Variant, r.Datapath, strconv.FormatFloat(r.Value, 'g', -1, 64), r.Unit})
+		rows = append(rows, []string{r.Test, r.Variant, r.Datapath, strconv.FormatFloat(r.Value, 'g', -1, 64), r.Unit})
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
+	return rows
 }
+
+// csvHeader names the CSV columns: Record's JSON field names, in order.
+var csvHeader = []string{"test", "variant", "datapath", "value", "unit"}
 
 // lossPlot: loss_bw's Gbit/s against the loss rate (log scale), one line
 // per retransmission mode, each mode's lossless bandwidth as a dashed line.
