@@ -119,10 +119,15 @@ func (b *bench) latency() error {
 			return err
 		}
 		note("rpc")
-		if _, err := rawRate(b.fabric(), smallSize, 1, b.dur, &lat, nil); err != nil {
+		rsys := b.sys
+		var wsys batching
+		if _, err := rawRate(b.fabric(), smallSize, 1, b.dur, &lat, &wsys); err != nil {
 			return err
 		}
 		note("raw")
+		if rsys.ok {
+			b.progress("  latency rep %d syscalls rpc: %v\n  latency rep %d syscalls raw: %v\n", i, rsys, i, wsys)
+		}
 		if _, err := grpcRate(smallSize, 1, b.dur, &lat); err != nil {
 			return err
 		}
