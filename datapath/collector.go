@@ -22,7 +22,7 @@ var ErrBadObject = errors.New("datapath: object's Serialize disagrees with its S
 // The zero value is ready to use. It is not safe for concurrent use.
 type EntryCollector struct {
 	// Bufs are the collected references, in wire order; the collector owns
-	// them until Release or Detach.
+	// them until Release, or until Reset hands them to the caller.
 	Bufs []mem.Buf
 	// Lens[i] is Bufs[i].Len(), kept for Selector.Select.
 	Lens []int

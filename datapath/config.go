@@ -81,7 +81,14 @@ func Open(kind string, cfg Config) (Endpoint, error) {
 	if open == nil {
 		return nil, fmt.Errorf("%w %q (registered: %v)", ErrUnknownKind, kind, Kinds())
 	}
-	return open(cfg)
+	ep, err := open(cfg)
+	if err != nil {
+		// A kind's OpenFunc may return its typed nil with the error: the
+		// caller must get a nil interface, or its "ep != nil" cleanup
+		// would call Close on a nil endpoint.
+		return nil, err
+	}
+	return ep, nil
 }
 
 // Kinds returns the registered kinds, sorted.

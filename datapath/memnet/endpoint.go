@@ -52,7 +52,13 @@ type Options struct {
 }
 
 func init() {
-	datapath.Register("memnet", func(cfg datapath.Config) (datapath.Endpoint, error) { return Open(cfg) })
+	datapath.Register("memnet", func(cfg datapath.Config) (datapath.Endpoint, error) {
+		ep, err := Open(cfg)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return ep, nil
+	})
 }
 
 // Open creates an endpoint on the network named by cfg.Options (default:

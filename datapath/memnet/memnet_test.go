@@ -548,6 +548,11 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := memnet.Open(datapath.Config{Options: 42}); err == nil {
 		t.Error("Open with Options of the wrong type succeeded")
 	}
+	// Through the registry a failed open returns a nil interface, not a
+	// typed nil that a caller's "ep != nil" cleanup would Close (and panic).
+	if ep, err := datapath.Open("memnet", datapath.Config{Options: 42}); err == nil || ep != nil {
+		t.Errorf(`datapath.Open("memnet") with bad options = %v, %v; want nil and an error`, ep, err)
+	}
 	// Automatic addresses: distinct, valid, port 0 gets an ephemeral port.
 	e1 := open(t, n, netip.AddrPort{}, datapath.Config{}, memnet.Options{})
 	e2 := open(t, n, netip.AddrPortFrom(addrA.Addr(), 0), datapath.Config{}, memnet.Options{})

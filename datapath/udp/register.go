@@ -43,6 +43,10 @@ func init() {
 		cfg.SocketBuffer, cfg.ReusePort = o.SocketBuffer, o.ReusePort
 		cfg.DisableGSO, cfg.DisableGRO = o.DisableGSO, o.DisableGRO
 		cfg.ZeroCopyMin, cfg.ZeroCopyPending = o.ZeroCopyMin, o.ZeroCopyPending
-		return Open(cfg)
+		ep, err := Open(cfg)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return ep, nil
 	})
 }

@@ -419,6 +419,11 @@ func TestErrors(t *testing.T) {
 	if _, err := Open(Config{Addr: dst, MaxSegments: 1}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("Open with MaxSegments 1: %v", err)
 	}
+	// Through the registry a failed open returns a nil interface, not a
+	// typed nil that a caller's "ep != nil" cleanup would Close (and panic).
+	if ep, err := datapath.Open("udp", datapath.Config{MaxSegments: 1 << 20}); err == nil || ep != nil {
+		t.Fatalf(`datapath.Open("udp") with MaxSegments 1<<20 = %v, %v; want nil and an error`, ep, err)
+	}
 	c, err := Open(Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
 	if err != nil {
 		t.Fatal(err)
