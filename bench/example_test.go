@@ -117,9 +117,6 @@ func ExampleMeasureStalls() {
 	// Output: true true
 }
 
-// Tell a stall of the machine from an overloaded server: both miss a
-// 500 µs p99, but only overload raises the median. Sweep re-runs a
-// tail-only failure (SweepConfig.Retries) before it counts.
 // MeasureSyscall tells what one kernel entry costs on this machine (a
 // microsecond in a VM with page-table isolation and no PCID, tens of ns
 // on bare metal), and why when it can tell.
@@ -129,6 +126,9 @@ func ExampleMeasureSyscall() {
 	// Output: true
 }
 
+// Tell a stall of the machine from an overloaded server: both miss a
+// 500 µs p99, but only overload raises the median. Sweep re-runs a
+// tail-only failure (SweepConfig.Retries) before it counts.
 func ExampleTailOnly() {
 	const slo = 500 * time.Microsecond
 	stalled := bench.Result{OfferedRPS: 10000, AchievedRPS: 10000, Received: 20000, P50: 18 * time.Microsecond, P99: 3 * time.Millisecond}
