@@ -79,7 +79,9 @@ func MeasureStalls(ctx context.Context, threads int, window time.Duration) Stall
 			last := time.Since(start)
 			for n := 0; ; n++ {
 				now := time.Since(start)
-				if d := now - last; d >= StallMin {
+				// A gap that runs past the window counts only up to its
+				// end: Lost is a share of Threads × Window.
+				if d := min(now, window) - last; d >= StallMin {
 					if len(g) < maxStallGaps {
 						g = append(g, d)
 					} else {
