@@ -121,12 +121,12 @@ func ExamplePreload() {
 	// 1000 requests, 1000 keys, <nil>
 }
 
-// A SyscallCost as the machine check reports it, rounded to 10 ns
+// A SyscallCost as the machine check reports it, to the nanosecond
 // (MeasureSyscall measures one; these numbers are made up).
 func ExampleSyscallCost() {
 	fmt.Println(bench.SyscallCost{Median: 54 * time.Nanosecond})
 	fmt.Println(bench.SyscallCost{Median: 1234 * time.Nanosecond, Why: "page-table isolation without PCID"})
 	// Output:
-	// a system call costs 50ns
-	// a system call costs 1.23µs (page-table isolation without PCID)
+	// a system call costs 54ns
+	// a system call costs 1.234µs (page-table isolation without PCID)
 }

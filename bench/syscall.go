@@ -27,7 +27,7 @@ type SyscallCost struct {
 
 // String summarises the cost on one line.
 func (c SyscallCost) String() string {
-	s := fmt.Sprintf("a system call costs %v", c.Median.Round(10*time.Nanosecond))
+	s := fmt.Sprintf("a system call costs %v", c.Median.Round(time.Nanosecond))
 	if c.Why != "" {
 		s += " (" + c.Why + ")"
 	}
