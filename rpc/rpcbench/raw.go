@@ -98,8 +98,9 @@ func (p *rawPair) close() error {
 }
 
 // rawRun keeps window packets of size bytes in flight for d (after d/10 of
-// warm-up) and returns replies per second; a window with no reply for 20 ms
-// is refilled (lost packets). lat collects round-trip times when non-nil.
+// warm-up that lasts until the first reply, as closedLoop's, at most 30 s)
+// and returns replies per second; a window with no reply for 20 ms is
+// refilled (lost packets). lat collects round-trip times when non-nil.
 func rawRun(p *rawPair, size, window int, d time.Duration, lat *[]time.Duration) (float64, error) {
 	if size < 16 {
 		size = 16
@@ -126,19 +127,20 @@ func rawRun(p *rawPair, size, window int, d time.Duration, lat *[]time.Duration)
 	}
 	start := time.Now()
 	warmEnd := start.Add(d / 10)
-	end := warmEnd.Add(d)
+	limit := start.Add(30 * time.Second) // for the first reply (a loaded machine)
+	var end time.Time
 	count := 0
 	last := time.Now()
 	measuring := false
 	for {
 		now := time.Now()
-		if !measuring && now.After(warmEnd) {
-			measuring, count, start = true, 0, now
+		if !measuring && now.After(warmEnd) && (count > 0 || now.After(limit)) {
+			measuring, count, start, end = true, 0, now, now.Add(d)
 			if lat != nil {
 				*lat = (*lat)[:0]
 			}
 		}
-		if now.After(end) {
+		if measuring && now.After(end) {
 			break
 		}
 		n, err := p.cli.Recv(pkts)
