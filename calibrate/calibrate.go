@@ -71,7 +71,8 @@ type Config struct {
 	Entries    []int // default DefaultEntries
 	TotalSizes []int // default DefaultTotalSizes (QuickTotalSizes with Quick)
 	Quick      bool
-	// WorkingSet in bytes (default WorkingSetFactor × the LLC size).
+	// WorkingSet in bytes (default WorkingSetFactor × the LLC size, at most
+	// MaxWorkingSet/2).
 	WorkingSet int
 	// Rounds of (copy phase, scatter-gather phase) per cell after one
 	// warmup round, and the phase length; defaults depend on Quick. Cells

@@ -363,6 +363,9 @@ func RunOne(cfg Config, approach, shapeName string) (_ Result, err error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if !slices.Contains(Approaches(), approach) { // before any endpoint is opened
+		return Result{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownApproach, approach, strings.Join(Approaches(), ", "))
+	}
 	var net *memnet.Network
 	var topo *xdp.Topology
 	switch cfg.Datapath {

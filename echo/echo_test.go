@@ -89,6 +89,9 @@ func TestConfigErrors(t *testing.T) {
 	if _, err := Run(Config{Approaches: []string{"nope"}}); !errors.Is(err, ErrUnknownApproach) {
 		t.Errorf("unknown approach: %v", err)
 	}
+	if _, err := RunOne(Config{}, "nope", "1x1024"); !errors.Is(err, ErrUnknownApproach) || !strings.Contains(err.Error(), "known: raw") {
+		t.Errorf("RunOne with an unknown approach: %v", err)
+	}
 }
 
 // TestServerRejectsGarbage feeds malformed requests to every approach's
