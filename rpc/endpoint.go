@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/petermattis/goid"
+
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/internal/freelist"
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -215,8 +217,10 @@ type Stats struct {
 // called on that goroutine: between RunOnce calls, or from handlers and
 // continuations that the loop runs. A call that overlaps the event loop or
 // another call from a different goroutine returns ErrConcurrentUse (eRPC
-// silently lost such requests, issue #102); handlers and continuations must
-// not re-enter the loop (RunOnce, Run, Call return ErrReentrant).
+// silently lost such requests, issue #102), also while the loop runs a
+// handler or continuation (the endpoint tells the loop's goroutine from
+// others by goroutine id); handlers and continuations must not re-enter
+// the loop (RunOnce, Run, Call return ErrReentrant).
 type Endpoint struct {
 	nx      *Nexus
 	id      uint8
@@ -230,6 +234,7 @@ type Endpoint struct {
 	start   time.Time
 
 	state      atomic.Int32 // 0 idle, 1 busy, 2 closed
+	owner      atomic.Int64 // the goroutine id that set state to 1
 	inCallback atomic.Int32
 	inLoop     bool
 	loopNow    int64 // the clock read of the current (or last) runOnce
@@ -383,26 +388,47 @@ func (ep *Endpoint) AllocRx(n int) (proto.RxBuf, error) {
 // ---- ownership guard ----
 
 // enter marks the endpoint busy. Calls from handlers and continuations
-// (the loop is running a callback) are nested and allowed.
+// (the loop is running a callback, on its own goroutine) are nested and
+// allowed; the same calls from any other goroutine meanwhile are
+// concurrent use.
 func (ep *Endpoint) enter() (nested bool, err error) {
 	// Calls from a handler or continuation (the common case on the hot
-	// path: a continuation enqueues the next request) take two loads and
-	// no compare-and-swap.
+	// path: a continuation enqueues the next request) take three loads,
+	// the goroutine id's included, and no compare-and-swap.
 	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
-		return true, nil
+		if goid.Get() == ep.owner.Load() {
+			return true, nil
+		}
+		return false, ErrConcurrentUse
 	}
 	if ep.state.CompareAndSwap(0, 1) {
+		// Read only while state is 1 and a callback runs, which this
+		// goroutine starts after the store: never a previous holder's.
+		ep.owner.Store(goid.Get())
 		return false, nil
 	}
 	switch ep.state.Load() {
 	case 2:
 		return false, ErrClosed
 	case 1:
-		if ep.inCallback.Load() > 0 {
+		if ep.inCallback.Load() > 0 && goid.Get() == ep.owner.Load() {
 			return true, nil
 		}
 	}
 	return false, ErrConcurrentUse
+}
+
+// reentry is the error of an entry into the event loop (RunOnce, Run,
+// Call, Close) while it runs a callback: ErrReentrant from the callback
+// itself, ErrConcurrentUse from another goroutine; nil otherwise.
+func (ep *Endpoint) reentry() error {
+	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
+		if goid.Get() == ep.owner.Load() {
+			return ErrReentrant
+		}
+		return ErrConcurrentUse
+	}
+	return nil
 }
 
 func (ep *Endpoint) exit(nested bool) {
@@ -474,8 +500,8 @@ func (ep *Endpoint) now() int64 { return int64(time.Since(ep.start)) }
 // handlers and continuations, and a transmit flush. Like Run, it returns
 // datapath errors only once the datapath is closed (Stats counts the others).
 func (ep *Endpoint) RunOnce() error {
-	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
-		return ErrReentrant
+	if err := ep.reentry(); err != nil {
+		return err
 	}
 	nested, err := ep.enter()
 	if err != nil {
@@ -497,8 +523,8 @@ func (ep *Endpoint) RunOnce() error {
 // management and ctx's cancellation wake it. Otherwise it sleeps at most
 // 500 µs (20 µs while worker handlers run) and polls its mailbox.
 func (ep *Endpoint) Run(ctx context.Context) error {
-	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
-		return ErrReentrant
+	if err := ep.reentry(); err != nil {
+		return err
 	}
 	nested, err := ep.enter()
 	if err != nil {
@@ -1086,9 +1112,9 @@ func (ep *Endpoint) handleResponse(e *proto.Event) {
 // Release it. req is consumed. Call must not be used from handlers or
 // continuations (ErrReentrant): use Enqueue there.
 func (ep *Endpoint) Call(ctx context.Context, s Session, reqType uint8, req Msg) (mem.Buf, error) {
-	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
+	if err := ep.reentry(); err != nil {
 		req.release()
-		return mem.Buf{}, ErrReentrant
+		return mem.Buf{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		req.release()
@@ -1482,8 +1508,8 @@ func (ep *Endpoint) Stats() Stats {
 // sessions (best effort), closes the datapath endpoint and releases every
 // buffer. Requests handed to workers that answer later are dropped.
 func (ep *Endpoint) Close() error {
-	if ep.inCallback.Load() > 0 && ep.state.Load() == 1 {
-		return ErrReentrant
+	if err := ep.reentry(); err != nil {
+		return err
 	}
 	nested, err := ep.enter()
 	if err != nil {

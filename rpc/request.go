@@ -41,31 +41,50 @@ func (r *Request) Session() Session { return Session(r.h.Session) }
 
 // PreResp is the slot's preallocated response buffer (EndpointConfig.
 // PreRespSize bytes of registered memory): write the response into it and
-// call RespondPre. nil if the session is gone.
+// call RespondPre. nil if the session is gone, or for a dispatch request
+// when called from another goroutine than the endpoint's.
 func (r *Request) PreResp() []byte {
 	if r.pre == nil && r.mode == Dispatch {
+		nested, err := r.ep.enter()
+		if err != nil {
+			return nil
+		}
 		r.pre = r.ep.preResp(r.h)
+		r.ep.exit(nested)
 	}
 	return r.pre
 }
 
 // RespondPre answers with the first n bytes of PreResp.
 func (r *Request) RespondPre(n int) error {
-	if n < 0 || n > len(r.PreResp()) {
-		return ErrTooLarge
-	}
 	if r.mode == Worker {
+		if n < 0 || n > len(r.pre) {
+			return ErrTooLarge
+		}
 		r.done = true
 		r.ep.post(mail{kind: mailRespond, req: r, pre: n})
 		return nil
+	}
+	nested, err := r.ep.enter()
+	if err != nil {
+		return err
+	}
+	defer r.ep.exit(nested)
+	if r.pre == nil {
+		r.pre = r.ep.preResp(r.h)
+	}
+	if n < 0 || n > len(r.pre) {
+		return ErrTooLarge
 	}
 	return r.ep.respond(r, Msg{}, n)
 }
 
 // Respond answers with m (consumed in every case). Dispatch handlers call
-// it on the endpoint goroutine (during the handler or later); worker
-// handlers from any goroutine, which hands m to the endpoint: a BytesMsg is
-// copied first, a Buf or object must not be touched afterwards.
+// it on the endpoint goroutine (during the handler or later, for example
+// from a function given to Endpoint.Post); from another goroutine it
+// returns ErrConcurrentUse. Worker handlers call it from any goroutine,
+// which hands m to the endpoint: a BytesMsg is copied first, a Buf or
+// object must not be touched afterwards.
 func (r *Request) Respond(m Msg) error {
 	if r.mode == Worker {
 		r.done = true
@@ -75,6 +94,12 @@ func (r *Request) Respond(m Msg) error {
 		r.ep.post(mail{kind: mailRespond, req: r, msg: m, pre: -1})
 		return nil
 	}
+	nested, err := r.ep.enter()
+	if err != nil {
+		m.release()
+		return err
+	}
+	defer r.ep.exit(nested)
 	return r.ep.respond(r, m, -1)
 }
 
