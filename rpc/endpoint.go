@@ -327,7 +327,7 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	}
 	core, err := proto.New(proto.Config{Credits: cfg.Credits, Window: cfg.Window, RTO: cfg.RTO,
 		DataPerPkt: dpp, MaxMsgSize: cfg.MaxMsgSize, MaxBacklog: cfg.MaxBacklog, Selective: cfg.Selective,
-		CC: cc}, ep)
+		CC: cc}, (*rxAllocator)(ep))
 	if err != nil {
 		return nil, err
 	}
@@ -368,8 +368,13 @@ func (ep *Endpoint) MaxMsgSize() int { return ep.maxMsg }
 // DataPerPacket is the number of message bytes one packet carries.
 func (ep *Endpoint) DataPerPacket() int { return ep.dpp }
 
-// AllocRx implements the core's allocator (reassembly buffers).
-func (ep *Endpoint) AllocRx(n int) (proto.RxBuf, error) {
+// rxAllocator is the endpoint as the core's allocator of reassembly
+// buffers (proto.Allocator), without putting AllocRx in Endpoint's API.
+type rxAllocator Endpoint
+
+// AllocRx implements proto.Allocator.
+func (a *rxAllocator) AllocRx(n int) (proto.RxBuf, error) {
+	ep := (*Endpoint)(a)
 	b, err := ep.pool.Alloc(n)
 	if err != nil {
 		return nil, err
