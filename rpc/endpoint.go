@@ -24,6 +24,11 @@ import (
 // see EndpointConfig.CC.
 type CCConfig = proto.CCConfig
 
+// ProtoStats counts the protocol's activity (Stats.Proto): packets sent and
+// retransmitted, loss-detection rollbacks, saved responses re-sent, drops by
+// cause, rate-limited packets.
+type ProtoStats = proto.Stats
+
 // Session is a local session number, valid on the endpoint that created it.
 type Session uint16
 
@@ -185,7 +190,7 @@ type contEntry struct {
 
 // Stats counts what an endpoint did.
 type Stats struct {
-	Proto    proto.Stats
+	Proto    ProtoStats
 	Datapath datapath.Stats
 	// Handlers is the number of handler invocations (dispatch + worker).
 	Handlers uint64
