@@ -10,8 +10,10 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	"github.com/cornflakes-go/cornflakes/kv/kvpb"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/wire"
 )
 
 // benchPair is a server and a client endpoint driven by one goroutine.
@@ -154,6 +156,14 @@ func benchSmallRPC(b *testing.B, kind string, nSess, inflight int) {
 }
 
 func benchSmallRPCWith(b *testing.B, kind string, nSess, inflight int, cc rpc.CCConfig) {
+	benchSmallRPCMsg(b, kind, nSess, inflight, cc, "buf")
+}
+
+// benchSmallRPCMsg is benchSmallRPCWith with the request's body sent as
+// how says: "buf" (BufMsg of a Clone of a registered buffer), "bytes"
+// (BytesMsg: copied into the message record, InlineMax) or "object" (a
+// kvpb request with one 32-byte key: copied fields only).
+func benchSmallRPCMsg(b *testing.B, kind string, nSess, inflight int, cc rpc.CCConfig, how string) {
 	{
 		{
 			p := newBenchPair(b, kind, nSess, cc)
@@ -162,6 +172,21 @@ func benchSmallRPCWith(b *testing.B, kind string, nSess, inflight int, cc rpc.CC
 				b.Fatal(err)
 			}
 			defer func() { _ = req.Release() }()
+			body := make([]byte, 32)
+			arena := wire.NewArena()
+			defer arena.Reset()
+			msg := func() rpc.Msg {
+				switch how {
+				case "bytes":
+					return rpc.BytesMsg(body)
+				case "object":
+					arena.Reset()
+					o := kvpb.NewReq(arena)
+					o.InitKeys(1).Append(body)
+					return rpc.ObjectMsg(o)
+				}
+				return rpc.BufMsg(req.Clone())
+			}
 			done, issued, next := 0, 0, 0
 			var cont func(*rpc.Response)
 			issue := func() {
@@ -169,7 +194,7 @@ func benchSmallRPCWith(b *testing.B, kind string, nSess, inflight int, cc rpc.CC
 				if next++; next == len(p.sess) { // round robin without a division per request
 					next = 0
 				}
-				if err := p.cli.Enqueue(s, tPre, rpc.BufMsg(req.Clone()), cont); err != nil {
+				if err := p.cli.Enqueue(s, tPre, msg(), cont); err != nil {
 					b.Fatal(err)
 				}
 				issued++
@@ -186,7 +211,7 @@ func benchSmallRPCWith(b *testing.B, kind string, nSess, inflight int, cc rpc.CC
 			// Warm up: one request on every session (the server allocates
 			// a slot's response buffer on first use).
 			for _, s := range p.sess {
-				if err := p.cli.Enqueue(s, tPre, rpc.BufMsg(req.Clone()), func(*rpc.Response) {}); err != nil {
+				if err := p.cli.Enqueue(s, tPre, msg(), func(*rpc.Response) {}); err != nil {
 					b.Fatal(err)
 				}
 				for p.cli.Pending(s) > 0 {

@@ -33,9 +33,18 @@ func BufMsg(b mem.Buf) Msg { return Msg{buf: b, kind: msgBuf} }
 // release or reuse o (its arena) after Enqueue/Respond returns.
 func ObjectMsg(o wire.Object) Msg { return Msg{obj: o, kind: msgObj} }
 
-// BytesMsg copies p into registered memory when it is enqueued; p is not
-// retained.
+// BytesMsg copies p when it is enqueued; p is not retained. Up to
+// InlineMax bytes go into the endpoint's own record of the message (no
+// buffer from the pool, no reference count: the cheapest way to send a
+// small body); larger bodies into registered memory.
 func BytesMsg(p []byte) Msg { return Msg{bytes: p, kind: msgBytes} }
+
+// InlineMax is the largest body the endpoint keeps inside its record of a
+// message instead of a registered-memory buffer: a BytesMsg, or an
+// ObjectMsg without zero-copy fields, of at most this many bytes is
+// copied (serialized) there when it is enqueued. It is below SmallCopyMax,
+// so such a message always goes out copied into its packet.
+const InlineMax = 128
 
 // Len is the message size in bytes.
 func (m Msg) Len() int {
@@ -78,10 +87,14 @@ type txMsg struct {
 	homeSlot int
 	homeBuf  mem.Buf
 	// flat is the bytes of a one-buffer message (a window of segs[0],
-	// valid while the message holds it), nil otherwise: copyRange's
-	// common case without copying the segment's reference to compute
-	// its window per packet.
+	// valid while the message holds it) or of an inline one, nil
+	// otherwise: copyRange's common case without copying the segment's
+	// reference to compute its window per packet.
 	flat []byte
+	// inline holds a body of at most InlineMax bytes (flat is a window
+	// of it and segs is empty): last, so that a small body touches only
+	// the cache lines it needs.
+	inline [InlineMax]byte
 }
 
 func (m *txMsg) Len() int { return m.total }
@@ -211,6 +224,13 @@ func (ep *Endpoint) newTxMsg(m Msg) (*txMsg, error) {
 		t.total = m.buf.Len()
 		return t, nil
 	}
+	if m.kind == msgBytes && len(m.bytes) <= InlineMax && len(m.bytes) <= ep.maxMsg {
+		// A small body: copied into the record itself.
+		t := ep.getTxMsg()
+		t.flat = t.inline[:copy(t.inline[:], m.bytes)]
+		t.total = len(t.flat)
+		return t, nil
+	}
 	t := ep.getTxMsg()
 	fail := func(err error) (*txMsg, error) {
 		ep.msgFree = append(ep.msgFree, t)
@@ -246,6 +266,17 @@ func (ep *Endpoint) newTxMsg(m Msg) (*txMsg, error) {
 		sz := m.obj.Sizes()
 		if sz.Total() > ep.maxMsg {
 			return fail(ErrTooLarge)
+		}
+		if sz.Entries == 0 && sz.Total() == sz.Head() && sz.Head() <= InlineMax {
+			// Small and copied whole: serialized into the record. Collect
+			// enforces the declared sizes, so no entry can appear.
+			dst := t.inline[:sz.Head()]
+			if err := ep.coll.Collect(m.obj, sz, dst); err != nil {
+				return fail(err)
+			}
+			ep.coll.Reset() // collected nothing
+			t.flat, t.total = dst, sz.Head()
+			return t, nil
 		}
 		var head mem.Buf
 		var dst []byte
