@@ -93,7 +93,7 @@ type InUseError struct {
 // Error lists the classes with items in use.
 func (e *InUseError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mem: pool %q still has %d items in use", e.Pool, e.InUse)
+	fmt.Fprintf(&b, "mem: pool %q still has %d item(s) in use", e.Pool, e.InUse)
 	for i, c := range e.Classes {
 		if i == 0 {
 			b.WriteString(" (")

@@ -186,7 +186,7 @@ func ExamplePool_Close() {
 	fmt.Println(errors.Is(p.Close(), mem.ErrClosed))
 	// Output:
 	// true
-	// mem: pool "rx" still has 1 items in use (128 B: 1)
+	// mem: pool "rx" still has 1 item(s) in use (128 B: 1)
 	// <nil>
 	// true
 }

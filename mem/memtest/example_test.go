@@ -87,7 +87,7 @@ func ExampleNewPool_leak() {
 	fmt.Println(leaked.Release(), p.Close())
 	// Output:
 	// --- FAIL: TestCacheEvict
-	//     memtest: pool "cache": 1 items still in use at the end of the test (leaked references)
+	//     memtest: pool "cache": 1 item(s) still in use at Close (leaked references)
 	//     memtest:   class 64 B: 1 in use
 	// <nil> <nil>
 }
@@ -144,7 +144,7 @@ func ExampleClose() {
 	})
 	// Output:
 	// --- FAIL: TestShutdownReturnsBuffers
-	//     memtest: pool "rx": 1 items still in use at the end of the test (leaked references)
+	//     memtest: pool "rx": 1 item(s) still in use at Close (leaked references)
 	//     memtest:   class 2048 B: 1 in use
 	// closed: true
 }

@@ -34,7 +34,7 @@ func NewPool(t testing.TB, cfg ...mem.PoolConfig) *mem.Pool {
 func Close(t testing.TB, p *mem.Pool) {
 	t.Helper()
 	if n := p.InUse(); n != 0 {
-		t.Errorf("memtest: pool %q: %d items still in use at the end of the test (leaked references)", p.Name(), n)
+		t.Errorf("memtest: pool %q: %d item(s) still in use at Close (leaked references)", p.Name(), n)
 		for _, c := range p.Stats().Classes {
 			if c.InUse > 0 {
 				t.Errorf("memtest:   class %d B: %d in use", c.Size, c.InUse)
