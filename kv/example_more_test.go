@@ -101,32 +101,44 @@ func ExampleNewClient() {
 	// {Requests:5 Errors:0}
 }
 
+// exampleConn starts a server on loopback UDP and opens a connection
+// speaking codec to it, as ExampleNewClient does step by step; stop closes
+// the connection, the client and the server, printing the server's Close
+// error (registered memory still referenced).
+func exampleConn(codec kv.Codec) (conn *kv.Conn, stop func(), err error) {
+	srv, err := kv.NewServer(kv.ServerConfig{PoolBytes: 64 << 20})
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := kv.NewClient(kv.ClientConfig{Server: srv.Addr()})
+	if err != nil {
+		_ = srv.Close()
+		return nil, nil, err
+	}
+	if conn, err = cl.Dial(codec); err != nil {
+		_ = cl.Close()
+		_ = srv.Close()
+		return nil, nil, err
+	}
+	return conn, func() {
+		_ = conn.Close()
+		_ = cl.Close()
+		if err := srv.Close(); err != nil {
+			fmt.Println(err)
+		}
+	}, nil
+}
+
 // The multi-value operations: several keys per request (GetM, PutM) and
 // lists (PutList, AppendToList, GetList, GetFromList). One server answers
 // every serializer at once; each connection speaks one, here FlatBuffers.
 func ExampleConn_Send() {
-	srv, err := kv.NewServer(kv.ServerConfig{PoolBytes: 64 << 20})
+	conn, stop, err := exampleConn(kv.CodecFlatBuffers)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer func() {
-		if err := srv.Close(); err != nil {
-			fmt.Println(err)
-		}
-	}()
-	cl, err := kv.NewClient(kv.ClientConfig{Server: srv.Addr()})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer cl.Close()
-	conn, err := cl.Dial(kv.CodecFlatBuffers)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer conn.Close()
+	defer stop()
 
 	for _, r := range []*workload.Request{
 		{Op: workload.OpPutM, Keys: bytesOf("a", "b", "c"), Values: bytesOf("1", "2", "3")},
@@ -182,28 +194,12 @@ func ExamplePreloadServer() {
 // requests and check every response against the workload's model, as the
 // load generator does.
 func ExamplePreload() {
-	srv, err := kv.NewServer(kv.ServerConfig{PoolBytes: 64 << 20})
+	conn, stop, err := exampleConn(kv.CodecProtobuf)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer func() {
-		if err := srv.Close(); err != nil {
-			fmt.Println(err)
-		}
-	}()
-	cl, err := kv.NewClient(kv.ClientConfig{Server: srv.Addr()})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer cl.Close()
-	conn, err := cl.Dial(kv.CodecProtobuf)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer conn.Close()
+	defer stop()
 
 	w, err := workload.NewGoogle(workload.GoogleConfig{Keys: 50, MaxValues: 4})
 	if err != nil {

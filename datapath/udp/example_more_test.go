@@ -36,6 +36,22 @@ func recvN(ep *udp.Endpoint, n int) []string {
 	return got
 }
 
+// openPair opens a sender with cfg (its Addr defaults to loopback) and a
+// receiver on loopback; the caller closes both.
+func openPair(cfg udp.Config) (a, b *udp.Endpoint) {
+	if !cfg.Addr.IsValid() {
+		cfg.Addr = loopback
+	}
+	a, err := udp.Open(cfg)
+	if err != nil {
+		panic(err)
+	}
+	if b, err = udp.Open(udp.Config{Addr: loopback}); err != nil {
+		panic(err)
+	}
+	return a, b
+}
+
 // SendSegments sends values that already lie in registered memory without
 // copying them in user space: each is one iovec of the datagram, after the
 // copied head. The endpoint holds its own reference on each value until
@@ -49,15 +65,8 @@ func ExampleEndpoint_SendSegments() {
 		panic(err)
 	}
 	defer values.Close()
-	a, err := udp.Open(udp.Config{Addr: loopback})
-	if err != nil {
-		panic(err)
-	}
+	a, b := openPair(udp.Config{})
 	defer a.Close()
-	b, err := udp.Open(udp.Config{Addr: loopback})
-	if err != nil {
-		panic(err)
-	}
 	defer b.Close()
 
 	k, _ := values.AllocCopy([]byte("key=k1;"))
@@ -89,15 +98,8 @@ func ExampleEndpoint_SendSegments() {
 // fill in place: Send without a staging copy. The slice is valid only until
 // the next call on the endpoint, so fill it at once.
 func ExampleEndpoint_AppendPacket() {
-	a, err := udp.Open(udp.Config{Addr: loopback})
-	if err != nil {
-		panic(err)
-	}
+	a, b := openPair(udp.Config{})
 	defer a.Close()
-	b, err := udp.Open(udp.Config{Addr: loopback})
-	if err != nil {
-		panic(err)
-	}
 	defer b.Close()
 
 	for i := range 3 {
@@ -118,15 +120,8 @@ func ExampleEndpoint_AppendPacket() {
 // out in one sendmmsg. GSO is off here, so that each packet is one message
 // on every kernel (with GSO, equal-sized packets to one peer share one).
 func ExampleEndpoint_SyscallStats() {
-	a, err := udp.Open(udp.Config{Addr: loopback, DisableGSO: true})
-	if err != nil {
-		panic(err)
-	}
+	a, b := openPair(udp.Config{DisableGSO: true})
 	defer a.Close()
-	b, err := udp.Open(udp.Config{Addr: loopback})
-	if err != nil {
-		panic(err)
-	}
 	defer b.Close()
 
 	for i := range 10 {
