@@ -414,7 +414,12 @@ func (ep *Endpoint) enter() (nested bool, err error) {
 	if ep.state.CompareAndSwap(0, 1) {
 		// Read only while state is 1 and a callback runs, which this
 		// goroutine starts after the store: never a previous holder's.
-		ep.owner.Store(goid.Get())
+		// Stored only when it changes (a loop driven by RunOnce enters
+		// once per iteration, always from the same goroutine): an atomic
+		// store is an exchange on amd64.
+		if id := goid.Get(); ep.owner.Load() != id {
+			ep.owner.Store(id)
+		}
 		return false, nil
 	}
 	switch ep.state.Load() {
