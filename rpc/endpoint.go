@@ -218,8 +218,8 @@ type Stats struct {
 // protocol state and the event loop over one datapath endpoint.
 //
 // Ownership: an Endpoint belongs to the goroutine that runs its event loop.
-// Every method except Post and (for worker handlers) Request.Respond must be
-// called on that goroutine: between RunOnce calls, or from handlers and
+// Every method except Post, Stats and (for worker handlers) Request.Respond
+// must be called on that goroutine: between RunOnce calls, or from handlers and
 // continuations that the loop runs. A call that overlaps the event loop or
 // another call from a different goroutine returns ErrConcurrentUse (eRPC
 // silently lost such requests, issue #102), also while the loop runs a
@@ -237,6 +237,13 @@ type Endpoint struct {
 	maxMsg  int
 	dpp     int
 	start   time.Time
+
+	// pub is Stats as of the loop's last publication (every
+	// statsPublishEvery while it runs, and when Run returns or the
+	// endpoint closes): what Stats returns to other goroutines.
+	pubMu   sync.Mutex
+	pub     Stats
+	nextPub int64
 
 	state      atomic.Int32 // 0 idle, 1 busy, 2 closed
 	owner      atomic.Int64 // the goroutine id that set state to 1
@@ -546,6 +553,7 @@ func (ep *Endpoint) Run(ctx context.Context) error {
 		return err
 	}
 	defer ep.exit(nested)
+	defer ep.publishStats() // the final counts, for other goroutines
 	spin := ep.cfg.IdleSpin
 	if spin == 0 {
 		spin = 100 * time.Microsecond
@@ -630,6 +638,10 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 	defer func() { ep.inLoop = false }()
 	now := ep.now()
 	ep.loopNow = now
+	if now >= ep.nextPub {
+		ep.publishStats()
+		ep.nextPub = now + int64(statsPublishEvery)
+	}
 	if ep.hasMail.Load() {
 		ep.drainMail()
 		progress = true
@@ -1511,12 +1523,38 @@ func (ep *Endpoint) peerFailed(addr netip.AddrPort) {
 	}
 }
 
-// Stats returns the endpoint's counters.
+// statsPublishEvery is how often a running event loop publishes its
+// counters for Stats calls from other goroutines.
+const statsPublishEvery = time.Millisecond
+
+// Stats returns the endpoint's counters. On the endpoint's goroutine they
+// are current. Any other goroutine (a metrics exporter) gets them as the
+// event loop last published them: at most statsPublishEvery (1 ms) old
+// while the loop runs, final once Run has returned or the endpoint is
+// closed; zero before the loop first ran. It never takes the endpoint, so
+// it cannot make the loop's own calls fail with ErrConcurrentUse.
 func (ep *Endpoint) Stats() Stats {
+	if ep.state.Load() != 2 && ep.owner.Load() == goid.Get() {
+		return ep.statsNow()
+	}
+	ep.pubMu.Lock()
+	defer ep.pubMu.Unlock()
+	return ep.pub
+}
+
+func (ep *Endpoint) statsNow() Stats {
 	s := ep.stats
 	s.Proto = ep.core.Stats()
 	s.Datapath = ep.dp.Stats()
 	return s
+}
+
+// publishStats copies the counters for other goroutines' Stats.
+func (ep *Endpoint) publishStats() {
+	s := ep.statsNow()
+	ep.pubMu.Lock()
+	ep.pub = s
+	ep.pubMu.Unlock()
 }
 
 // Close fails every pending request (ErrClosed), tells servers of client
@@ -1560,6 +1598,7 @@ func (ep *Endpoint) Close() error {
 			ep.rx[i] = datapath.Packet{}
 		}
 	}
+	ep.publishStats() // the final counts, for Stats after Close
 	err = ep.dp.Close()
 	ep.coll.Release()
 	ep.state.Store(2)

@@ -3,6 +3,7 @@ package rpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -165,5 +166,51 @@ func TestConcurrentUseDuringCallback(t *testing.T) {
 	}
 	if got != "late" {
 		t.Errorf("answer %q, want %q", got, "late")
+	}
+}
+
+// TestStatsFromAnotherGoroutine: a metrics exporter reads an endpoint's
+// counters while its loop runs on another goroutine. It gets the loop's
+// last publication (no data race: run with -race), the counts never go
+// back, and they are final once Run has returned; the exporter's reads
+// never make the loop's own calls fail.
+func TestStatsFromAnotherGoroutine(t *testing.T) {
+	cli, srv, _ := newPair(t, opts{})
+	s := cli.connect(t, srv.nx, 1)
+	stop := make(chan struct{})
+	monitorDone := make(chan error, 1)
+	go func() {
+		var last uint64
+		for {
+			select {
+			case <-stop:
+				monitorDone <- nil
+				return
+			default:
+			}
+			h := srv.ep.Stats().Handlers
+			if h < last {
+				monitorDone <- fmt.Errorf("handlers went back from %d to %d", last, h)
+				return
+			}
+			last = h
+		}
+	}()
+	const n = 200
+	callMany(t, cli, []rpc.Session{s}, tEcho, make([]int, n), 30*time.Second) // n 8-byte echoes
+	close(stop)
+	if err := <-monitorDone; err != nil {
+		t.Fatal(err)
+	}
+	srv.cancel()
+	if err := <-srv.done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	srv.cancel = nil
+	if h := srv.ep.Stats().Handlers; h != n {
+		t.Errorf("Stats after Run returned: %d handlers, want %d", h, n)
+	}
+	if c := cli.ep.Stats().Continuations; c != n { // the client's own goroutine: current
+		t.Errorf("client continuations %d, want %d", c, n)
 	}
 }
