@@ -386,7 +386,11 @@ func (f fabric) open(server bool) (datapath.Endpoint, error) {
 		// No interface named: the endpoint joins the AF_XDP auto topology.
 		return datapath.Open("xdp", cfg)
 	}
-	return f.net.Open(cfg, memnet.Options{RxRing: 4096, TxQueue: 8192})
+	ep, err := f.net.Open(cfg, memnet.Options{RxRing: 4096, TxQueue: 8192})
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return ep, nil
 }
 
 func registerHandlers(nx *rpc.Nexus) {
