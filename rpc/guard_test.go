@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
@@ -18,128 +17,69 @@ import (
 // as if it were the handler's (eRPC issue #102: such calls corrupted the
 // endpoint silently).
 func TestConcurrentUseDuringCallback(t *testing.T) {
-	net := memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
 	entered, release := make(chan struct{}), make(chan struct{})
-	srvNx, err := rpc.NewNexus(rpc.NexusConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srvNx.Close()
-	_ = srvNx.Register(1, rpc.Dispatch, func(r *rpc.Request) {
-		close(entered)
-		<-release // the loop stays inside this callback meanwhile
-		_ = r.RespondBytes([]byte("ok"))
-	})
 	later := make(chan *rpc.Request, 1)
-	_ = srvNx.Register(2, rpc.Dispatch, func(r *rpc.Request) { later <- r }) // answered later
-	srvDP, err := net.Open(datapath.Config{}, memnet.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := srvNx.NewEndpoint(rpc.EndpointConfig{ID: 1, Datapath: srvDP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-		_ = srv.Close()
-	}()
+	o := opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})}
+	srv := newNode(t, o, 1, func(nx *rpc.Nexus, _ *counter) {
+		_ = nx.Register(1, rpc.Dispatch, func(r *rpc.Request) {
+			close(entered)
+			<-release // the loop stays inside this callback meanwhile
+			_ = r.RespondBytes([]byte("ok"))
+		})
+		_ = nx.Register(2, rpc.Dispatch, func(r *rpc.Request) { later <- r }) // answered later
+	}, nil)
+	srv.serve()
+	cli := newNode(t, o, 2, nil, nil)
+	s := cli.connect(t, srv.nx, 1)
 
-	cliNx, err := rpc.NewNexus(rpc.NexusConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cliNx.Close()
-	cliDP, err := net.Open(datapath.Config{}, memnet.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli, err := cliNx.NewEndpoint(rpc.EndpointConfig{ID: 2, Datapath: cliDP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	s, err := cli.Connect(srvNx.Addr(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !cli.IsConnected(s) {
-		if time.Now().After(deadline) {
-			t.Fatal("connect timed out")
-		}
-		if err := cli.RunOnce(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	answered := false
-	if err := cli.Enqueue(s, 1, rpc.BytesMsg([]byte("x")), func(r *rpc.Response) { answered = r.Err == nil }); err != nil {
+	if err := cli.ep.Enqueue(s, 1, rpc.BytesMsg([]byte("x")), func(r *rpc.Response) { answered = r.Err == nil }); err != nil {
 		t.Fatal(err)
 	}
-	for waiting := true; waiting; {
+	cli.runUntil(t, 10*time.Second, func() bool {
 		select {
 		case <-entered:
-			waiting = false
+			return true
 		default:
-			if time.Now().After(deadline) {
-				t.Fatal("the handler did not run")
-			}
-			if err := cli.RunOnce(); err != nil {
-				t.Fatal(err)
-			}
+			return false
 		}
-	}
+	})
 
 	// The server's loop is inside the handler: every call from this
 	// goroutine is concurrent use.
-	if _, err := srv.Connect(cliNx.Addr(), 2); !errors.Is(err, rpc.ErrConcurrentUse) {
+	if _, err := srv.ep.Connect(cli.nx.Addr(), 2); !errors.Is(err, rpc.ErrConcurrentUse) {
 		t.Errorf("Connect from a foreign goroutine during a handler: %v", err)
 	}
-	if err := srv.Enqueue(0, 1, rpc.BytesMsg([]byte("y")), nil); !errors.Is(err, rpc.ErrConcurrentUse) {
+	if err := srv.ep.Enqueue(0, 1, rpc.BytesMsg([]byte("y")), nil); !errors.Is(err, rpc.ErrConcurrentUse) {
 		t.Errorf("Enqueue from a foreign goroutine during a handler: %v", err)
 	}
-	if err := srv.Disconnect(0); !errors.Is(err, rpc.ErrConcurrentUse) {
+	if err := srv.ep.Disconnect(0); !errors.Is(err, rpc.ErrConcurrentUse) {
 		t.Errorf("Disconnect from a foreign goroutine during a handler: %v", err)
 	}
-	if err := srv.RunOnce(); !errors.Is(err, rpc.ErrConcurrentUse) {
+	if err := srv.ep.RunOnce(); !errors.Is(err, rpc.ErrConcurrentUse) {
 		t.Errorf("RunOnce from a foreign goroutine during a handler: %v", err)
 	}
-	if err := srv.Close(); !errors.Is(err, rpc.ErrConcurrentUse) {
+	if err := srv.ep.Close(); !errors.Is(err, rpc.ErrConcurrentUse) {
 		t.Errorf("Close from a foreign goroutine during a handler: %v", err)
 	}
 	close(release)
-	for !answered {
-		if time.Now().After(deadline) {
-			t.Fatal("no answer after the handler returned")
-		}
-		if err := cli.RunOnce(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cli.runUntil(t, 10*time.Second, func() bool { return answered })
 
 	// A dispatch request answered after its handler returned: only on the
 	// endpoint's goroutine (here through Post), not from this one.
 	var got string
-	if err := cli.Enqueue(s, 2, rpc.BytesMsg([]byte("z")), func(r *rpc.Response) { got = string(r.Data()) }); err != nil {
+	if err := cli.ep.Enqueue(s, 2, rpc.BytesMsg([]byte("z")), func(r *rpc.Response) { got = string(r.Data()) }); err != nil {
 		t.Fatal(err)
 	}
 	var req *rpc.Request
-	for req == nil {
+	cli.runUntil(t, 10*time.Second, func() bool {
 		select {
 		case req = <-later:
+			return true
 		default:
-			if time.Now().After(deadline) {
-				t.Fatal("the second handler did not run")
-			}
-			if err := cli.RunOnce(); err != nil {
-				t.Fatal(err)
-			}
+			return false
 		}
-	}
+	})
 	if err := req.RespondBytes([]byte("wrong goroutine")); !errors.Is(err, rpc.ErrConcurrentUse) {
 		t.Errorf("Respond from a foreign goroutine: %v", err)
 	}
@@ -149,21 +89,14 @@ func TestConcurrentUseDuringCallback(t *testing.T) {
 	if p := req.PreResp(); p != nil {
 		t.Errorf("PreResp from a foreign goroutine: %d bytes", len(p))
 	}
-	if err := srv.Post(func() {
+	if err := srv.ep.Post(func() {
 		if err := req.RespondBytes([]byte("late")); err != nil {
 			t.Errorf("Respond from Post: %v", err)
 		}
 	}); err != nil {
 		t.Fatal(err)
 	}
-	for got == "" {
-		if time.Now().After(deadline) {
-			t.Fatal("no answer to the request answered from Post")
-		}
-		if err := cli.RunOnce(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cli.runUntil(t, 10*time.Second, func() bool { return got != "" })
 	if got != "late" {
 		t.Errorf("answer %q, want %q", got, "late")
 	}
