@@ -887,3 +887,15 @@ func TestExperimentBudgetKeepsEveryRun(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetFuncDialFailure: a dial function that returns its connection
+// type's nil pointer with an error (a non-nil Conn interface) still gives
+// the caller a nil Conn, so that an "if conn != nil { conn.Close() }"
+// cleanup does not call Close on nil.
+func TestTargetFuncDialFailure(t *testing.T) {
+	dial := func() (*fakeConn, error) { return nil, errors.New("refused") }
+	target := TargetFunc(func(int) (Conn, error) { return dial() })
+	if c, err := target.Dial(0); err == nil || c != nil {
+		t.Fatalf("Dial = %v, %v; want nil and the error", c, err)
+	}
+}

@@ -96,8 +96,15 @@ type ServerMeter interface {
 // TargetFunc adapts a function to Target.
 type TargetFunc func(client int) (Conn, error)
 
-// Dial calls f.
-func (f TargetFunc) Dial(client int) (Conn, error) { return f(client) }
+// Dial calls f. A failed dial returns a nil Conn, even when f returned its
+// connection type's nil pointer (a non-nil interface) with the error.
+func (f TargetFunc) Dial(client int) (Conn, error) {
+	c, err := f(client)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
 
 // Defaults of Config.
 const (

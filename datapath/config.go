@@ -73,7 +73,8 @@ func Register(kind string, open OpenFunc) {
 // Open creates an endpoint of the named kind ("udp", "memnet", "xdp", ...).
 // The kind's package must be linked in (imported, possibly for side effects).
 // An unregistered kind gives an error wrapping ErrUnknownKind that lists the
-// registered kinds.
+// registered kinds. A failed open returns a nil Endpoint, whatever the
+// kind's OpenFunc returned with its error.
 func Open(kind string, cfg Config) (Endpoint, error) {
 	registry.RLock()
 	open := registry.kinds[kind]

@@ -119,13 +119,7 @@ func (c *Client) Close() error {
 // Target returns a bench.Target dialing one connection with codec per
 // client goroutine.
 func (c *Client) Target(codec Codec) bench.Target {
-	return bench.TargetFunc(func(i int) (bench.Conn, error) {
-		conn, err := c.dial(codec, i)
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return conn, nil
-	})
+	return bench.TargetFunc(func(i int) (bench.Conn, error) { return c.dial(codec, i) })
 }
 
 // Conn is one client connection: an RPC endpoint with one session per

@@ -43,10 +43,6 @@ func init() {
 		cfg.SocketBuffer, cfg.ReusePort = o.SocketBuffer, o.ReusePort
 		cfg.DisableGSO, cfg.DisableGRO = o.DisableGSO, o.DisableGRO
 		cfg.ZeroCopyMin, cfg.ZeroCopyPending = o.ZeroCopyMin, o.ZeroCopyPending
-		ep, err := Open(cfg)
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return ep, nil
+		return Open(cfg) // datapath.Open turns a failed open's typed nil into nil
 	})
 }

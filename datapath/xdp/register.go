@@ -26,10 +26,6 @@ func init() {
 			}
 			open = t.Open
 		}
-		ep, err := open(cfg)
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return ep, nil
+		return open(cfg) // datapath.Open turns a failed open's typed nil into nil
 	})
 }
