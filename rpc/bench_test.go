@@ -172,82 +172,78 @@ func benchSmallRPCWith(b *testing.B, kind string, nSess, inflight int, cc rpc.CC
 // (BytesMsg: copied into the message record, InlineMax) or "object" (a
 // kvpb request with one 32-byte key: copied fields only).
 func benchSmallRPCMsg(b *testing.B, kind string, nSess, inflight int, cc rpc.CCConfig, how string) {
-	{
-		{
-			p := newBenchPair(b, kind, nSess, cc)
-			req, err := p.cli.Pool().Alloc(32)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = req.Release() }()
-			body := make([]byte, 32)
-			arena := wire.NewArena()
-			defer arena.Reset()
-			msg := func() rpc.Msg {
-				switch how {
-				case "bytes":
-					return rpc.BytesMsg(body)
-				case "object":
-					arena.Reset()
-					o := kvpb.NewReq(arena)
-					o.InitKeys(1).Append(body)
-					return rpc.ObjectMsg(o)
-				}
-				return rpc.BufMsg(req.Clone())
-			}
-			done, issued, next := 0, 0, 0
-			var cont func(*rpc.Response)
-			issue := func() {
-				s := p.sess[next]
-				if next++; next == len(p.sess) { // round robin without a division per request
-					next = 0
-				}
-				if err := p.cli.Enqueue(s, tPre, msg(), cont); err != nil {
-					b.Fatal(err)
-				}
-				issued++
-			}
-			cont = func(r *rpc.Response) {
-				if r.Err != nil {
-					b.Fatal(r.Err)
-				}
-				done++
-				if issued < b.N {
-					issue()
-				}
-			}
-			// Warm up: one request on every session (the server allocates
-			// a slot's response buffer on first use).
-			for _, s := range p.sess {
-				if err := p.cli.Enqueue(s, tPre, msg(), func(*rpc.Response) {}); err != nil {
-					b.Fatal(err)
-				}
-				for p.cli.Pending(s) > 0 {
-					_ = p.srv.RunOnce()
-					_ = p.cli.RunOnce()
-				}
-			}
-			// The setup's garbage (20000 handshakes; the harness's first
-			// b.N=1 run) must not be collected on the measured CPU time.
-			runtime.GC()
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := cpuTime()
-			for i := 0; i < inflight && issued < b.N; i++ {
-				issue()
-			}
-			st0 := p.cli.Stats().Proto
-			for done < b.N {
-				_ = p.srv.RunOnce()
-				_ = p.cli.RunOnce()
-			}
-			reportCPU(b, cpu0)
-			if cc.Enable {
-				st := p.cli.Stats().Proto
-				b.ReportMetric(float64(st.RateLimited-st0.RateLimited)/float64(b.N), "paced/op")
-				b.ReportMetric(float64(st.TimelyUpdates-st0.TimelyUpdates)/float64(b.N), "timely/op")
-			}
+	p := newBenchPair(b, kind, nSess, cc)
+	req, err := p.cli.Pool().Alloc(32)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = req.Release() }()
+	body := make([]byte, 32)
+	arena := wire.NewArena()
+	defer arena.Reset()
+	msg := func() rpc.Msg {
+		switch how {
+		case "bytes":
+			return rpc.BytesMsg(body)
+		case "object":
+			arena.Reset()
+			o := kvpb.NewReq(arena)
+			o.InitKeys(1).Append(body)
+			return rpc.ObjectMsg(o)
 		}
+		return rpc.BufMsg(req.Clone())
+	}
+	done, issued, next := 0, 0, 0
+	var cont func(*rpc.Response)
+	issue := func() {
+		s := p.sess[next]
+		if next++; next == len(p.sess) { // round robin without a division per request
+			next = 0
+		}
+		if err := p.cli.Enqueue(s, tPre, msg(), cont); err != nil {
+			b.Fatal(err)
+		}
+		issued++
+	}
+	cont = func(r *rpc.Response) {
+		if r.Err != nil {
+			b.Fatal(r.Err)
+		}
+		done++
+		if issued < b.N {
+			issue()
+		}
+	}
+	// Warm up: one request on every session (the server allocates
+	// a slot's response buffer on first use).
+	for _, s := range p.sess {
+		if err := p.cli.Enqueue(s, tPre, msg(), func(*rpc.Response) {}); err != nil {
+			b.Fatal(err)
+		}
+		for p.cli.Pending(s) > 0 {
+			_ = p.srv.RunOnce()
+			_ = p.cli.RunOnce()
+		}
+	}
+	// The setup's garbage (20000 handshakes; the harness's first
+	// b.N=1 run) must not be collected on the measured CPU time.
+	runtime.GC()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < inflight && issued < b.N; i++ {
+		issue()
+	}
+	st0 := p.cli.Stats().Proto
+	for done < b.N {
+		_ = p.srv.RunOnce()
+		_ = p.cli.RunOnce()
+	}
+	reportCPU(b, cpu0)
+	if cc.Enable {
+		st := p.cli.Stats().Proto
+		b.ReportMetric(float64(st.RateLimited-st0.RateLimited)/float64(b.N), "paced/op")
+		b.ReportMetric(float64(st.TimelyUpdates-st0.TimelyUpdates)/float64(b.N), "timely/op")
 	}
 }
 
