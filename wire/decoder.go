@@ -191,7 +191,7 @@ func (d *Decoder) listRegion(num, width int) (at, n, off int, ok bool) {
 func (d *Decoder) BytesList(num int, l *BytesList) {
 	*l = BytesList{a: d.a}
 	if _, n, off, ok := d.listRegion(num, EntrySize); ok && n > 0 {
-		l.lz.set(d.src, off, n, 0, d.depth)
+		l.lz.set(d.src, off, n, 0, d.depth, num)
 	}
 }
 
@@ -199,7 +199,7 @@ func (d *Decoder) BytesList(num int, l *BytesList) {
 func (d *Decoder) StringList(num int, l *StringList) {
 	*l = StringList{a: d.a}
 	if _, n, off, ok := d.listRegion(num, EntrySize); ok && n > 0 {
-		l.lz.set(d.src, off, n, 0, d.depth)
+		l.lz.set(d.src, off, n, 0, d.depth, num)
 	}
 }
 
@@ -207,7 +207,7 @@ func (d *Decoder) StringList(num int, l *StringList) {
 func DecodeScalars[T Scalar](d *Decoder, num int, l *ScalarList[T]) {
 	*l = ScalarList[T]{a: d.a}
 	if _, n, off, ok := d.listRegion(num, scalarWidth[T]()); ok && n > 0 {
-		l.lz.set(d.src, off, n, 0, d.depth)
+		l.lz.set(d.src, off, n, 0, d.depth, num)
 	}
 }
 
@@ -229,7 +229,7 @@ func DecodeMessages[P MessagePtr](d *Decoder, num int, l *MessageList[P]) {
 			return
 		}
 		d.dyn = eoff + size
-		l.lz.set(d.src, off, n, d.dyn, d.depth)
+		l.lz.set(d.src, off, n, d.dyn, d.depth, num)
 	}
 }
 
@@ -247,5 +247,5 @@ func DecodeMessage[P MessagePtr](d *Decoder, num int, n *Nested[P]) {
 		return
 	}
 	d.dyn = off + size
-	n.lz.set(d.src, off, size, 0, d.depth)
+	n.lz.set(d.src, off, size, 0, d.depth, num)
 }

@@ -119,7 +119,7 @@ func ExampleDecodeError() {
 	// offset 0, field 0: truncated field entries
 	// offset 0, field 0: truncated bitmap
 	// decode: <nil>
-	// wire: decode: materializing at offset 16: wire: arena limit exceeded
+	// wire: decode: materializing at offset 16 (field 32): wire: arena limit exceeded
 	// true true
 }
 

@@ -504,7 +504,7 @@ func (d *Decoder) BytesListAt(at, num int, l *BytesList) {
 		return
 	}
 	if n, off, ok := d.region(at, num, EntrySize); ok && n > 0 {
-		l.lz.set(d.src, off, n, 0, d.depth)
+		l.lz.set(d.src, off, n, 0, d.depth, num)
 	}
 }
 

@@ -13,16 +13,26 @@ import (
 // and the input it lives in. A failed load leaves it pending, so the next
 // access reports the error again.
 type lazy struct {
-	src   *source // nil when there is nothing to load
-	off   uint32  // list: entries / values; nested: header start
-	n     uint32  // list: element count; nested: header size
-	end   uint32  // message lists: end of the last element's header
-	depth int32   // depth of the parent message
+	src *source // nil when there is nothing to load
+	off uint32  // list: entries / values; nested: header start
+	n   uint32  // list: element count; nested: header size
+	end uint32  // message lists: end of the last element's header
+	// meta packs the field's number (at most MaxFieldNumber, 17 bits),
+	// for the errors of a later load, and the parent message's depth (at
+	// most MaxDepth, 8 bits): one word, so that the record, embedded in
+	// every list and nested field, stays 24 bytes.
+	meta uint32
 }
 
-func (z *lazy) set(src *source, off, n, end, depth int) {
-	*z = lazy{src: src, off: uint32(off), n: uint32(n), end: uint32(end), depth: int32(depth)}
+func (z *lazy) set(src *source, off, n, end, depth, field int) {
+	*z = lazy{src: src, off: uint32(off), n: uint32(n), end: uint32(end), meta: uint32(field)<<8 | uint32(depth)}
 }
+
+// depth is the nesting depth of the message the field belongs to.
+func (z *lazy) depth() int { return int(z.meta & 0xff) }
+
+// field is the field's number, for DecodeError.Field.
+func (z *lazy) field() int { return int(z.meta >> 8) }
 
 // window returns the zero-copy window for data [off, off+n) of src, or the
 // zero Buf when the field stays copied.
@@ -119,7 +129,7 @@ func (l *BytesList) Load(a *Arena) error {
 	for i := 0; i+EntrySize <= len(ents); i += EntrySize {
 		e := binary.LittleEndian.Uint64(ents[i:])
 		if n := e & 0xffffffff; n != 0 && e>>32+n > size { // see source.checkRef
-			return malformed(start+i, 0, "list element out of range")
+			return malformed(start+i, z.field(), "list element out of range")
 		}
 	}
 	l.view = true
@@ -265,12 +275,12 @@ func (l *StringList) Load(a *Arena) error {
 	d := z.src.data
 	for at := int(z.off); at < int(z.off)+EntrySize*int(z.n); at += EntrySize {
 		if !z.src.checkRef(binary.LittleEndian.Uint32(d[at+4:]), binary.LittleEndian.Uint32(d[at:])) {
-			return malformed(at, 0, "list element out of range")
+			return malformed(at, z.field(), "list element out of range")
 		}
 	}
 	items, ok := stringType.tryNewSlice(l.a, int(z.n))
 	if !ok {
-		return limitErr(int(z.off), 0)
+		return limitErr(int(z.off), z.field())
 	}
 	for i := range items {
 		at := int(z.off) + EntrySize*i
@@ -408,7 +418,7 @@ func (l *ScalarList[T]) Load(a *Arena) error {
 	}
 	items, ok := scalarType[T]().tryNewSlice(l.a, int(z.n))
 	if !ok {
-		return limitErr(int(z.off), 0)
+		return limitErr(int(z.off), z.field())
 	}
 	raw := z.src.data[z.off : int(z.off)+len(items)*scalarWidth[T]()]
 	decodeScalars(items, raw)
@@ -580,7 +590,7 @@ func (l *MessageList[P]) Load(a *Arena, newT func(*Arena) P) error {
 	}
 	items, ok := msgSlotType.tryNewSlice(l.a, int(z.n))
 	if !ok {
-		return limitErr(int(z.off), 0)
+		return limitErr(int(z.off), z.field())
 	}
 	src := z.src
 	prev := int(z.off) + EntrySize*len(items)
@@ -589,14 +599,14 @@ func (l *MessageList[P]) Load(a *Arena, newT func(*Arena) P) error {
 		e := src.data[at : at+EntrySize]
 		size, off := int(binary.LittleEndian.Uint32(e)), int(binary.LittleEndian.Uint32(e[4:]))
 		if off < prev || size < 4 || off > int(z.end) || size > int(z.end)-off {
-			return malformed(at, 0, "list element header out of order or out of range")
+			return malformed(at, z.field(), "list element header out of order or out of range")
 		}
 		prev = off + size
 		if overLimit(l.a) {
-			return limitErr(at, 0)
+			return limitErr(at, z.field())
 		}
 		m := newT(l.a)
-		if err := decodeAt(m, l.a, src, off, off+size, int(z.depth)+1); err != nil {
+		if err := decodeAt(m, l.a, src, off, off+size, z.depth()+1); err != nil {
 			return err
 		}
 		items[i] = m
@@ -669,10 +679,10 @@ func (n *Nested[P]) Get(a *Arena, newT func(*Arena) P) (P, error) {
 	z := &n.lz
 	if z.src != nil {
 		if overLimit(a) {
-			return n.p, limitErr(int(z.off), 0)
+			return n.p, limitErr(int(z.off), z.field())
 		}
 		m := newT(a)
-		if err := decodeAt(m, a, z.src, int(z.off), int(z.off+z.n), int(z.depth)+1); err != nil {
+		if err := decodeAt(m, a, z.src, int(z.off), int(z.off+z.n), z.depth()+1); err != nil {
 			return n.p, err
 		}
 		n.p = m

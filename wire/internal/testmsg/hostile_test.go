@@ -189,3 +189,61 @@ func TestHostileNoAllocation(t *testing.T) {
 		t.Errorf("%v allocations per hostile decode", allocs)
 	}
 }
+
+// TestHostileLazyErrorsNameField checks that errors found when a list is
+// first accessed (not when its message was decoded) name the list's field,
+// as the decoder's own errors do.
+func TestHostileLazyErrorsNameField(t *testing.T) {
+	le := func(p []byte, v ...uint32) []byte {
+		for _, x := range v {
+			p = binary.LittleEndian.AppendUint32(p, x)
+		}
+		return p
+	}
+	// One list field whose region starts right after its 16-byte header.
+	list := func(num, count uint32) []byte { return header([3]uint32{num, count, 16}) }
+	i64s := append(list(25, 1000), make([]byte, 8000)...)
+	cases := []struct {
+		name   string
+		field  uint32
+		p      []byte
+		limit  int
+		access func(m *AllTypes) error
+		reason string
+		cause  error
+	}{
+		{"bytes element out of range", 22, le(list(22, 1), 10, 1<<20), 0,
+			func(m *AllTypes) error { _, err := m.GetBlobs(); return err }, "list element out of range", wire.ErrMalformed},
+		{"string element out of range", 23, le(list(23, 1), 10, 1<<20), 0,
+			func(m *AllTypes) error { _, err := m.GetNames(); return err }, "list element out of range", wire.ErrMalformed},
+		// Two elements: the decoder checks the last one (an empty message
+		// at 32), the first points back into the entries.
+		{"message element out of order", 32, le(list(32, 2), 4, 0, 4, 32, 0), 0,
+			func(m *AllTypes) error { _, err := m.GetKids(); return err }, "list element header out of order or out of range", wire.ErrMalformed},
+		{"scalar list over the arena limit", 25, i64s, 4096,
+			func(m *AllTypes) error { _, err := m.GetRI64(); return err }, "materializing", wire.ErrArenaLimit},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := newArena(t, wire.DefaultThreshold)
+			a.Limit = c.limit
+			m := NewAllTypes(a)
+			if err := m.DecodeBytes(c.p); err != nil {
+				t.Fatalf("decode: %v (the error must wait for the first access)", err)
+			}
+			err := c.access(m)
+			var de *wire.DecodeError
+			if !errors.As(err, &de) || !errors.Is(err, c.cause) {
+				t.Fatalf("access: err = %v, want a *DecodeError with %v", err, c.cause)
+			}
+			want := int(c.field)
+			if de.Field != want || de.Reason != c.reason {
+				t.Errorf("access: field %d, reason %q; want field %d, reason %q", de.Field, de.Reason, want, c.reason)
+			}
+			// The list stays pending: a second access reports the same.
+			if err2 := c.access(m); err2 == nil || err2.Error() != err.Error() {
+				t.Errorf("second access: %v, want %v again", err2, err)
+			}
+		})
+	}
+}
