@@ -1311,19 +1311,48 @@ func (ep *Endpoint) sendDisconnect(si *sessInfo, now int64) {
 }
 
 // IsConnected reports whether s is a connected client session.
+//
+// Like every Endpoint method but Stats and Post, it belongs to the
+// endpoint's goroutine (or to any goroutine while no other one uses the
+// endpoint). Called from another goroutine while the endpoint is in use,
+// where it cannot return ErrConcurrentUse, it reports false instead of
+// reading the loop's state under its feet: to learn of a connection on
+// another goroutine, use EndpointConfig.OnSession or Post.
 func (ep *Endpoint) IsConnected(s Session) bool {
+	nested, err := ep.enter()
+	if err != nil {
+		return false
+	}
+	defer ep.exit(nested)
 	si := ep.session(uint16(s))
 	return si != nil && si.client && si.state == sessConnected
 }
 
 // CongestionControlled reports whether client session s runs under
 // congestion control: what EndpointConfig.CC's automatic mode decided for
-// its peer, or what Enable forces. Like IsConnected, call it on the
-// endpoint's goroutine.
-func (ep *Endpoint) CongestionControlled(s Session) bool { return ep.core.CCOn(uint16(s)) }
+// its peer, or what Enable forces. Like IsConnected, it belongs to the
+// endpoint's goroutine, and reports false from another goroutine while the
+// endpoint is in use.
+func (ep *Endpoint) CongestionControlled(s Session) bool {
+	nested, err := ep.enter()
+	if err != nil {
+		return false
+	}
+	defer ep.exit(nested)
+	return ep.core.CCOn(uint16(s))
+}
 
 // Pending is the number of requests of session s in flight or backlogged.
-func (ep *Endpoint) Pending(s Session) int { return ep.core.Pending(uint16(s)) }
+// Like IsConnected, it belongs to the endpoint's goroutine, and reports 0
+// from another goroutine while the endpoint is in use.
+func (ep *Endpoint) Pending(s Session) int {
+	nested, err := ep.enter()
+	if err != nil {
+		return 0
+	}
+	defer ep.exit(nested)
+	return ep.core.Pending(uint16(s))
+}
 
 // Disconnect closes client session s (it must have no pending requests:
 // ErrSessionBusy). The Disconnected event follows when the server confirms

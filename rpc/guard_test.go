@@ -147,3 +147,68 @@ func TestStatsFromAnotherGoroutine(t *testing.T) {
 		t.Errorf("client continuations %d, want %d", c, n)
 	}
 }
+
+// TestQueriesFromAnotherGoroutine: IsConnected, Pending and
+// CongestionControlled read the loop's state, so another goroutine gets an
+// answer only while nobody uses the endpoint. While the loop runs elsewhere
+// they report false and 0 instead of racing with it (run with -race).
+func TestQueriesFromAnotherGoroutine(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	released := false
+	defer func() {
+		if !released { // a failed check must not leave the worker blocked
+			close(release)
+		}
+	}()
+	o := opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})}
+	srv := newNode(t, o, 1, func(nx *rpc.Nexus, _ *counter) {
+		_ = nx.Register(1, rpc.Worker, func(r *rpc.Request) {
+			close(entered)
+			<-release
+			_ = r.RespondBytes([]byte("ok"))
+		})
+	}, nil)
+	srv.serve()
+	cli := newNode(t, o, 2, nil, nil)
+	s := cli.connect(t, srv.nx, 1)
+	answered := false
+	if err := cli.ep.Enqueue(s, 1, rpc.BytesMsg([]byte("x")), func(r *rpc.Response) { answered = r.Err == nil }); err != nil {
+		t.Fatal(err)
+	}
+	cli.runUntil(t, 10*time.Second, func() bool {
+		select {
+		case <-entered:
+			return true
+		default:
+			return false
+		}
+	})
+	// Nobody else uses the client endpoint: any goroutine gets answers.
+	if !cli.ep.IsConnected(s) || cli.ep.Pending(s) != 1 || cli.ep.CongestionControlled(s) {
+		t.Fatalf("idle endpoint: connected %v, pending %d, cc %v; want true, 1, false",
+			cli.ep.IsConnected(s), cli.ep.Pending(s), cli.ep.CongestionControlled(s))
+	}
+	running := make(chan struct{})
+	if err := cli.ep.Post(func() { close(running) }); err != nil {
+		t.Fatal(err)
+	}
+	cli.serve() // the client's loop now runs on its own goroutine
+	<-running
+	for range 1000 {
+		if cli.ep.IsConnected(s) || cli.ep.Pending(s) != 0 {
+			t.Fatalf("while the loop runs elsewhere: connected %v, pending %d; want false, 0",
+				cli.ep.IsConnected(s), cli.ep.Pending(s))
+		}
+	}
+	close(release)
+	released = true
+	cli.cancel() // back to this goroutine: the request may still be in flight
+	if err := <-cli.done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	cli.cancel = nil
+	cli.runUntil(t, 10*time.Second, func() bool { return answered })
+	if !cli.ep.IsConnected(s) || cli.ep.Pending(s) != 0 {
+		t.Errorf("after the loop returned: connected %v, pending %d; want true, 0", cli.ep.IsConnected(s), cli.ep.Pending(s))
+	}
+}
