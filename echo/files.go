@@ -188,27 +188,12 @@ func throughputPlot(path string, results []Result) error {
 	}
 	p.Y.Tick.Marker = linTicks{}
 	leg := newLegend()
-	bars := make([]*plotter.BarChart, len(g.series))
+	series := make([]report.BarSeries, len(g.series))
 	for i, s := range g.series {
-		b, err := plotter.NewBarChart(plotter.Values(g.vals[s]), 1) // width set once the data area is known
-		if err != nil {
-			return err
-		}
-		b.LineStyle.Width = 0
-		b.Color = styleOf(s).color
-		bars[i] = b
-		leg.Add(s, b)
+		series[i] = report.BarSeries{Label: s, Color: styleOf(s).color, Values: g.vals[s]}
 	}
-	return save(path, p, leg, func(da draw.Canvas) {
-		// The bars of one shape fill 80% of its slot, and are at most
-		// 40pt wide (a run of few approaches would get slabs).
-		w := min(0.8*(da.Max.X-da.Min.X)/vg.Length(len(g.shapes)*len(g.series)), vg.Points(40))
-		for i, b := range bars {
-			b.Width = w
-			b.Offset = (vg.Length(i) - vg.Length(len(g.series)-1)/2) * w
-			p.Add(b)
-		}
-	})
+	report.AddGroupedBars(p, &leg, series, vg.Points(40)) // 40pt: a run of few approaches would get slabs
+	return save(path, p, leg)
 }
 
 // latencyPlot writes echo-latency.png: p99 latency per shape, one marker
@@ -255,7 +240,7 @@ func latencyPlot(path string, results []Result) error {
 		sep.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
 		p.Add(sep)
 	}
-	return save(path, p, leg, nil)
+	return save(path, p, leg)
 }
 
 // newLegend is the legend style of both plots.
@@ -270,9 +255,8 @@ func newLegend() plot.Legend {
 
 // save draws p and, in a strip right of the axes, leg, and writes the PNG
 // to path. Outside, because with 9 approaches a legend inside the data
-// area would cover data whatever corner it took. place, if set, adds the
-// plotters that need the data area's size (bar widths) before drawing.
-func save(path string, p *plot.Plot, leg plot.Legend, place func(da draw.Canvas)) error {
+// area would cover data whatever corner it took.
+func save(path string, p *plot.Plot, leg plot.Legend) error {
 	r := leg.Rectangle(draw.Canvas{})
 	legendWidth := r.Max.X - r.Min.X + vg.Points(20)
 	img := vgimg.New(plotWidth, plotHeight)
@@ -287,9 +271,6 @@ func save(path string, p *plot.Plot, leg plot.Legend, place func(da draw.Canvas)
 	labelWidth := label.TextStyle.Height(label.Text) + descent + label.Padding
 	pc := draw.Crop(c, labelWidth, -legendWidth, 0, 0)
 	da := p.DataCanvas(pc)
-	if place != nil {
-		place(da)
-	}
 	p.Draw(pc)
 	sty := label.TextStyle
 	sty.Rotation += math.Pi / 2

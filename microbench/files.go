@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,7 +95,6 @@ const (
 	minPlotWidth = 7 * vg.Inch   // without the legend strip
 	barWidth     = vg.Length(5)  // points; a bar's width when the plot is as narrow as it may be
 	maxBarWidth  = vg.Length(24) // caps bars in a run with few shapes and libraries
-	groupFill    = 0.8           // share of a shape's slot on the X axis filled with bars
 	axesMargin   = 1.1 * vg.Inch // Y axis, its labels and the padding around the data area
 )
 
@@ -129,25 +129,22 @@ func writeOpPlot(path, op string, recs []Record) error {
 	grid.Vertical.Color = nil // shapes are categories: horizontal lines only, to read values
 	p.Add(grid)
 
-	groupW := vg.Length(len(labels)) * barWidth / groupFill // a shape's slot at the narrowest
+	groupW := vg.Length(len(labels)) * barWidth / report.GroupFill // a shape's slot at the narrowest
 	lo, hi := math.Inf(1), 0.0
 	colors := labelColors(labels)
+	series := make([]report.BarSeries, len(labels))
+	for j, lab := range labels {
+		series[j] = report.BarSeries{Label: lab, Color: colors[lab], Values: make([]float64, len(shapes))}
+	}
+	for _, r := range rs {
+		series[slices.Index(labels, label(r.Library, r.Mode))].Values[shapeIdx[r.Shape]] = r.NsPerOp
+		lo, hi = min(lo, r.NsPerOp), max(hi, r.NsPerOp)
+	}
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true
 	legend.ThumbnailWidth = vg.Points(14)
 	legend.Padding = vg.Points(2)
-	for j, lab := range labels {
-		b := &barSet{slot: j, slots: len(labels), color: colors[lab]}
-		for _, r := range rs {
-			if label(r.Library, r.Mode) != lab {
-				continue
-			}
-			b.xys = append(b.xys, plotter.XY{X: float64(shapeIdx[r.Shape]), Y: r.NsPerOp})
-			lo, hi = min(lo, r.NsPerOp), max(hi, r.NsPerOp)
-		}
-		p.Add(b)
-		legend.Add(lab, b)
-	}
+	report.AddGroupedBars(p, &legend, series, maxBarWidth)
 	// Wide enough for every shape's bars, and for the title, which is centred over the axes.
 	titleW := p.Title.TextStyle.Width(p.Title.Text) + vg.Inch/2
 	legendW := legend.ThumbnailWidth + legend.TextStyle.Width(" ") + legend.TextStyle.Width(longest(labels)) + vg.Points(12)
@@ -225,37 +222,4 @@ func longest(ss []string) string {
 		}
 	}
 	return l
-}
-
-// barSet is one library/mode's bars, one per shape it measured. plotter.BarChart draws bars
-// up from 0, which a log axis cannot place; barSet draws them up from the bottom of the axis.
-type barSet struct {
-	xys   plotter.XYs // X: shape index, Y: ns/op
-	slot  int         // this bar's place in its group of slots bars
-	slots int
-	color color.Color
-}
-
-// Plot implements plot.Plotter. The bars of a group share groupFill of the shape's slot on the X
-// axis, each at most maxBarWidth wide, centred on the shape's tick.
-func (b *barSet) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
-	w := min(maxBarWidth, (trX(1)-trX(0))*groupFill/vg.Length(b.slots))
-	for _, xy := range b.xys {
-		x := trX(xy.X) - w*vg.Length(b.slots)/2 + w*vg.Length(b.slot)
-		y := trY(math.Max(xy.Y, p.Y.Min))
-		pts := []vg.Point{{X: x, Y: c.Min.Y}, {X: x, Y: y}, {X: x + w, Y: y}, {X: x + w, Y: c.Min.Y}}
-		c.FillPolygon(b.color, c.ClipPolygonY(pts))
-	}
-}
-
-// DataRange implements plot.DataRanger.
-func (b *barSet) DataRange() (xmin, xmax, ymin, ymax float64) {
-	return plotter.XYRange(b.xys)
-}
-
-// Thumbnail implements plot.Thumbnailer (the legend's swatch).
-func (b *barSet) Thumbnail(c *draw.Canvas) {
-	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
-	c.FillPolygon(b.color, c.ClipPolygonY(pts))
 }
