@@ -208,7 +208,9 @@ func latencyPlot(path string, results []Result) error {
 	p.Y.Tick.Marker = report.LogTicks125{}
 	lo, hi := math.Inf(1), 0.0
 	leg := newLegend()
-	slot := 0.8 / float64(len(g.series)) // the markers of one shape fill 80% of its slot
+	// The markers of one shape span the share of its slot that its bars
+	// fill in echo.png (at the bars' centres unless the bars are capped).
+	slot := report.GroupFill / float64(len(g.series))
 	for i, s := range g.series {
 		var xys plotter.XYs
 		for j, v := range g.vals[s] {
