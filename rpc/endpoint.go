@@ -178,8 +178,7 @@ type mail struct {
 	from netip.AddrPort
 	sm   smPkt
 	req  *Request
-	msg  Msg
-	pre  int // mailRespond: >= 0 means "respond with the first pre bytes of the preallocated buffer"
+	msg  Msg // mailRespond: a worker's answer to req
 	fn   func()
 }
 
@@ -270,12 +269,13 @@ type Endpoint struct {
 	conts     freelist.List[contEntry] // by request tag
 	atWorkers int                      // requests handed to workers, not answered yet
 
-	mailMu    sync.Mutex
-	mailQ     []mail
-	mailSpare []mail
-	hasMail   atomic.Bool
-	waker     waker       // the datapath's Wake, if it has one
-	sleeping  atomic.Bool // Run is (about to be) in the datapath's Wait
+	mailMu     sync.Mutex
+	mailQ      []mail
+	mailClosed bool // Close took the mailbox: post fails from then on
+	mailSpare  []mail
+	hasMail    atomic.Bool
+	waker      waker       // the datapath's Wake, if it has one
+	sleeping   atomic.Bool // Run is (about to be) in the datapath's Wait
 
 	// Congestion control's automatic mode (EndpointConfig.CC with neither
 	// Enable nor Disable) and whether the datapath can congest at all.
@@ -472,16 +472,25 @@ func (ep *Endpoint) Post(fn func()) error {
 	if ep.state.Load() == 2 {
 		return ErrClosed
 	}
-	ep.post(mail{kind: mailFunc, fn: fn})
+	if !ep.post(mail{kind: mailFunc, fn: fn}) {
+		return ErrClosed
+	}
 	return nil
 }
 
-func (ep *Endpoint) post(m mail) {
+// post queues m for the loop; false once Close has taken the mailbox (m
+// would never be delivered).
+func (ep *Endpoint) post(m mail) bool {
 	ep.mailMu.Lock()
+	if ep.mailClosed {
+		ep.mailMu.Unlock()
+		return false
+	}
 	ep.mailQ = append(ep.mailQ, m)
 	ep.hasMail.Store(true)
 	ep.mailMu.Unlock()
 	ep.wakeUp()
+	return true
 }
 
 // waker is the optional datapath method that makes a Wait in progress (or
@@ -906,17 +915,7 @@ func (ep *Endpoint) handleRequest(e *proto.Event) {
 	}
 	ep.stats.Handlers++
 	if h.mode == Worker {
-		ep.track(r)
-		r.own()
-		r.pre = ep.preResp(r.h) // allocated here: workers must not touch the pool
-		select {
-		case ep.nx.work <- r:
-			ep.atWorkers++
-			_ = ep.core.Ack(r.h) // the response waits for a worker: acknowledge the request now (Core.Ack)
-		default:
-			_ = ep.core.RespondStatus(r.h, proto.StatusRejected)
-			ep.freeRequest(r)
-		}
+		ep.toWorker(r)
 		return
 	}
 	r.inHandler = true
@@ -929,6 +928,41 @@ func (ep *Endpoint) handleRequest(e *proto.Event) {
 	r.own() // answered later: keep the request bytes alive until then
 	ep.track(r)
 	_ = ep.core.Ack(r.h) // and acknowledge it now (Core.Ack)
+}
+
+// toWorker hands r to the Nexus's workers. Its bytes are copied into the
+// Nexus's concurrent pool first (eRPC copies background requests too): a
+// worker may decode them, which takes references, while this goroutine
+// goes on using its own single-goroutine pools, and they stay the
+// worker's until it answers, even if the session goes away meanwhile.
+func (ep *Endpoint) toWorker(r *Request) {
+	var wb mem.Buf
+	if len(r.data) > 0 {
+		var err error
+		if wb, err = ep.nx.workPool.Alloc(len(r.data)); err != nil {
+			_ = ep.core.RespondStatus(r.h, proto.StatusRejected)
+			ep.freeRequest(r)
+			return
+		}
+		copy(wb.Bytes(), r.data)
+	}
+	if !r.buf.IsZero() {
+		_ = r.buf.Release()
+		r.buf = mem.Buf{}
+	}
+	r.borrowed = false
+	r.wbuf, r.data = wb, wb.Bytes()
+	r.reply = make(chan error, 1)
+	ep.track(r)
+	select {
+	case ep.nx.work <- r:
+		ep.atWorkers++
+		_ = ep.core.Ack(r.h) // the response waits for a worker: acknowledge the request now (Core.Ack)
+	default:
+		_ = ep.core.RespondStatus(r.h, proto.StatusRejected)
+		r.releaseWorkerBufs()
+		ep.freeRequest(r)
+	}
 }
 
 // track records an unanswered request in its session (which fails it if
@@ -1227,15 +1261,19 @@ func (ep *Endpoint) freeSession(si *sessInfo, err error) {
 	}
 	si.pre = nil
 	for i, r := range si.reqs {
-		// Unanswered dispatch requests die with the session: their bytes
-		// are released now and a later Respond fails. Worker requests keep
-		// theirs until the worker answers (it may still be reading them).
-		if r != nil && r.mode == Dispatch {
-			if !r.buf.IsZero() {
-				_ = r.buf.Release()
-				r.buf = mem.Buf{}
+		// Unanswered requests die with the session: a later Respond
+		// fails. A dispatch request's bytes are released now; a worker
+		// request's are the worker's (it may still be reading them) until
+		// it answers.
+		if r != nil {
+			if r.mode == Dispatch {
+				if !r.buf.IsZero() {
+					_ = r.buf.Release()
+					r.buf = mem.Buf{}
+				}
+				r.data = nil
 			}
-			r.data, r.dead, r.tracked = nil, true, false
+			r.dead, r.tracked = true, false
 		}
 		si.reqs[i] = nil
 	}
@@ -1437,7 +1475,7 @@ func (ep *Endpoint) drainMail() {
 			ep.peerFailed(m.from)
 		case mailRespond:
 			ep.atWorkers--
-			_ = ep.respond(m.req, m.msg, m.pre)
+			m.req.reply <- ep.respond(m.req, m.msg, -1) // the worker waits for it
 		case mailFunc:
 			ep.callback(m.fn)
 		}
@@ -1612,12 +1650,13 @@ func (ep *Endpoint) Close() error {
 	// Answers handed over by workers: release their messages.
 	ep.mailMu.Lock()
 	q := ep.mailQ
-	ep.mailQ = nil
+	ep.mailQ, ep.mailClosed = nil, true
 	ep.mailMu.Unlock()
 	for i := range q {
 		if q[i].kind == mailRespond {
 			q[i].msg.release()
 			ep.freeRequest(q[i].req)
+			q[i].req.reply <- ErrClosed
 		}
 	}
 	ep.process()

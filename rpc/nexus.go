@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cornflakes-go/cornflakes/mem"
 )
 
 // Mode says where a request handler runs.
@@ -19,8 +21,11 @@ const (
 	// request is handed over in the receive buffer (zero-copy). They must
 	// be short: while one runs, the endpoint sends and receives nothing.
 	Dispatch Mode = iota
-	// Worker handlers run on the Nexus worker pool; the request (still in
-	// registered memory) and the response are handed between goroutines.
+	// Worker handlers run on the Nexus worker pool. The request is copied
+	// into the Nexus's own goroutine-safe pool, so a worker may decode it
+	// (wire takes references on it) without touching the endpoint's
+	// single-goroutine pools; its Respond waits until the endpoint took
+	// the answer and returns the endpoint's error.
 	Worker
 )
 
@@ -99,6 +104,10 @@ type Nexus struct {
 	incarnation uint64
 	handlers    [256]atomic.Pointer[handlerEntry]
 	work        chan *Request
+	// workPool holds what crosses between an endpoint and the workers:
+	// worker requests' bytes and their preallocated responses. It is
+	// Concurrent (atomic reference counts), unlike the endpoints' pools.
+	workPool *mem.Pool
 
 	mu        sync.Mutex
 	endpoints [256]*Endpoint
@@ -113,11 +122,17 @@ type Nexus struct {
 // heartbeat and worker goroutines.
 func NewNexus(cfg NexusConfig) (*Nexus, error) {
 	cfg = cfg.withDefaults()
+	wp, err := mem.NewPool(mem.PoolConfig{Name: "rpc-workers", Concurrent: true})
+	if err != nil {
+		return nil, fmt.Errorf("rpc: worker pool: %w", err)
+	}
 	conn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(cfg.ControlAddr))
 	if err != nil {
+		_ = wp.Close()
 		return nil, fmt.Errorf("rpc: control socket: %w", err)
 	}
 	n := &Nexus{
+		workPool:    wp,
 		cfg:         cfg,
 		conn:        conn,
 		addr:        conn.LocalAddr().(*net.UDPAddr).AddrPort(),
@@ -164,6 +179,11 @@ func (n *Nexus) Close() error {
 	close(n.done)
 	err := n.conn.Close()
 	n.wg.Wait()
+	// A worker request still unanswered holds its bytes: that is a leak
+	// of the application's, reported here (an *mem.InUseError).
+	if perr := n.workPool.Close(); perr != nil && err == nil {
+		err = fmt.Errorf("rpc: worker requests still unanswered: %w", perr)
+	}
 	return err
 }
 

@@ -1,6 +1,8 @@
 package rpc
 
 import (
+	"errors"
+
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc/internal/proto"
 )
@@ -22,6 +24,13 @@ type Request struct {
 	done      bool
 	dead      bool // the session went away before the answer
 	tracked   bool // recorded in its session's reqs (answered after its handler returned)
+
+	// Worker requests: what the worker side owns, in the Nexus's
+	// concurrent pool, until it answers.
+	wbuf     mem.Buf    // the request bytes (data is their window)
+	wpre     mem.Buf    // the preallocated response, once PreResp asked
+	reply    chan error // the endpoint's result of the worker's answer
+	answered bool       // the worker answered (touched by the worker only)
 }
 
 // Type is the request type.
@@ -29,7 +38,9 @@ func (r *Request) Type() uint8 { return r.reqType }
 
 // Data is the request body. It stays valid until the request is answered:
 // for single-packet requests of dispatch handlers it is the receive buffer
-// itself (zero-copy).
+// itself (zero-copy); for worker handlers a copy in the Nexus's
+// goroutine-safe pool, which the worker may decode (wire takes references
+// on it) and which lives on in those references after the answer.
 func (r *Request) Data() []byte { return r.data }
 
 // Endpoint is the endpoint serving the request (for nested RPCs from
@@ -42,9 +53,21 @@ func (r *Request) Session() Session { return Session(r.h.Session) }
 // PreResp is the slot's preallocated response buffer (EndpointConfig.
 // PreRespSize bytes of registered memory): write the response into it and
 // call RespondPre. nil if the session is gone, or for a dispatch request
-// when called from another goroutine than the endpoint's.
+// when called from another goroutine than the endpoint's. A worker gets a
+// buffer of the same size from the Nexus's goroutine-safe pool instead
+// (nil once it answered, or if that pool is exhausted).
 func (r *Request) PreResp() []byte {
-	if r.pre == nil && r.mode == Dispatch {
+	if r.mode == Worker {
+		if r.wpre.IsZero() && !r.answered {
+			b, err := r.ep.nx.workPool.Alloc(r.ep.cfg.PreRespSize)
+			if err != nil {
+				return nil
+			}
+			r.wpre = b
+		}
+		return r.wpre.Bytes()
+	}
+	if r.pre == nil {
 		nested, err := r.ep.enter()
 		if err != nil {
 			return nil
@@ -58,12 +81,15 @@ func (r *Request) PreResp() []byte {
 // RespondPre answers with the first n bytes of PreResp.
 func (r *Request) RespondPre(n int) error {
 	if r.mode == Worker {
-		if n < 0 || n > len(r.pre) {
+		if n < 0 || n > r.wpre.Len() {
 			return ErrTooLarge
 		}
-		r.done = true
-		r.ep.post(mail{kind: mailRespond, req: r, pre: n})
-		return nil
+		if n == 0 {
+			return r.workerRespond(BytesMsg(nil))
+		}
+		b := r.wpre.Slice(0, n)
+		r.wpre = mem.Buf{} // its reference goes with the message
+		return r.workerRespond(BufMsg(b))
 	}
 	nested, err := r.ep.enter()
 	if err != nil {
@@ -82,17 +108,17 @@ func (r *Request) RespondPre(n int) error {
 // Respond answers with m (consumed in every case). Dispatch handlers call
 // it on the endpoint goroutine (during the handler or later, for example
 // from a function given to Endpoint.Post); from another goroutine it
-// returns ErrConcurrentUse. Worker handlers call it from any goroutine,
-// which hands m to the endpoint: a BytesMsg is copied first, a Buf or
-// object must not be touched afterwards.
+// returns ErrConcurrentUse. Worker handlers call it from any goroutine: it
+// hands m to the endpoint's loop and waits until the loop took it
+// (serialized an object, copied bytes), so that, as on the loop, the
+// caller may reuse an object's arena or a BytesMsg's bytes once it
+// returns, and it returns the loop's error (ErrAlreadyResponded after a
+// first answer or once the session is gone, ErrClosed, a serialization
+// error). A zero-copy field or BufMsg sent from a worker must live in a
+// Concurrent pool: the loop takes and drops references on it.
 func (r *Request) Respond(m Msg) error {
 	if r.mode == Worker {
-		r.done = true
-		if m.kind == msgBytes {
-			m.bytes = append([]byte(nil), m.bytes...)
-		}
-		r.ep.post(mail{kind: mailRespond, req: r, msg: m, pre: -1})
-		return nil
+		return r.workerRespond(m)
 	}
 	nested, err := r.ep.enter()
 	if err != nil {
@@ -121,14 +147,64 @@ func (r *Request) own() {
 	r.data = r.buf.Bytes()
 }
 
+// workerRespond answers a worker request with m from any goroutine.
+func (r *Request) workerRespond(m Msg) error {
+	if r.answered {
+		m.release()
+		return ErrAlreadyResponded
+	}
+	r.answered = true
+	defer r.releaseWorkerBufs() // the loop took its own references
+	ep := r.ep
+	nested, err := ep.enter()
+	switch {
+	case err == nil:
+		// The endpoint's own goroutine (a continuation or a function
+		// given to Post answering for the worker), or nobody runs it.
+		defer ep.exit(nested)
+		ep.atWorkers--
+		return ep.respond(r, m, -1)
+	case errors.Is(err, ErrConcurrentUse):
+		if !ep.post(mail{kind: mailRespond, req: r, msg: m}) {
+			m.release()
+			return ErrClosed
+		}
+		select {
+		case err := <-r.reply:
+			return err
+		case <-ep.nx.done:
+			// The Nexus closes (it waits for its workers): do not wait
+			// for a loop that may never run again.
+			return ErrClosed
+		}
+	default:
+		m.release()
+		return err
+	}
+}
+
+// releaseWorkerBufs drops the worker side's references (a concurrent
+// pool: from any goroutine).
+func (r *Request) releaseWorkerBufs() {
+	if !r.wbuf.IsZero() {
+		_ = r.wbuf.Release()
+		r.wbuf = mem.Buf{}
+	}
+	if !r.wpre.IsZero() {
+		_ = r.wpre.Release()
+		r.wpre = mem.Buf{}
+	}
+}
+
 // runHandler runs a worker-mode handler (on a worker goroutine).
 func (r *Request) runHandler() {
 	defer func() {
 		if p := recover(); p != nil {
 			// A panicking handler must not take the worker down; the
-			// client gets ErrRejected unless the handler already answered.
-			if !r.done {
-				r.ep.post(mail{kind: mailRespond, req: r, msg: Msg{}, pre: -1})
+			// client gets ErrRejected unless the handler already answered
+			// (an empty Msg is refused by the loop, which rejects).
+			if !r.answered {
+				_ = r.workerRespond(Msg{})
 			}
 		}
 	}()

@@ -147,7 +147,11 @@ func (n *node) stop(t *testing.T) {
 		t.Errorf("endpoint close: %v", err)
 	}
 	n.ep = nil
-	_ = n.nx.Close()
+	// Close reports worker requests whose bytes are still held (a
+	// worker that never answered): the worker pool's accounting.
+	if err := n.nx.Close(); err != nil {
+		t.Errorf("nexus close: %v", err)
+	}
 }
 
 // connect creates a session from c to server endpoint id and drives c's
