@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
@@ -162,6 +163,12 @@ func TestRegistry(t *testing.T) {
 	}
 	if _, err := datapath.Open("no-such-kind", datapath.Config{}); !errors.Is(err, datapath.ErrUnknownKind) {
 		t.Fatalf("Open of an unknown kind: %v, want ErrUnknownKind", err)
+	}
+	// A built-in kind whose package this program does not import (udp,
+	// here): the error says which import registers it.
+	const udpPkg = `"github.com/cornflakes-go/cornflakes/datapath/udp"`
+	if _, err := datapath.Open("udp", datapath.Config{}); !errors.Is(err, datapath.ErrUnknownKind) || !strings.Contains(err.Error(), "import _ "+udpPkg) {
+		t.Fatalf("Open of udp without its package: %v, want ErrUnknownKind naming %s", err, udpPkg)
 	}
 	for _, bad := range []func(){
 		func() {

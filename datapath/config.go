@@ -80,7 +80,14 @@ func Open(kind string, cfg Config) (Endpoint, error) {
 	open := registry.kinds[kind]
 	registry.RUnlock()
 	if open == nil {
-		return nil, fmt.Errorf("%w %q (registered: %v)", ErrUnknownKind, kind, Kinds())
+		hint := ""
+		switch kind {
+		case "udp", "memnet", "xdp":
+			// Kinds register from their package's init: the usual cause
+			// is a program that never imports the kind's package.
+			hint = fmt.Sprintf("; import _ %q to register it", "github.com/cornflakes-go/cornflakes/datapath/"+kind)
+		}
+		return nil, fmt.Errorf("%w %q (registered: %v%s)", ErrUnknownKind, kind, Kinds(), hint)
 	}
 	ep, err := open(cfg)
 	if err != nil {
