@@ -269,6 +269,11 @@ type Endpoint struct {
 	conts     freelist.List[contEntry] // by request tag
 	atWorkers int                      // requests handed to workers, not answered yet
 
+	// WaitConnected's session and the error of its ConnectFailed event.
+	connWaiting bool
+	connWaitNum uint16
+	connWaitErr error
+
 	mailMu     sync.Mutex
 	mailQ      []mail
 	mailClosed bool // Close took the mailbox: post fails from then on
@@ -1285,6 +1290,9 @@ func (ep *Endpoint) freeSession(si *sessInfo, err error) {
 }
 
 func (ep *Endpoint) sessionEvent(num uint16, ev SessionEvent, err error) {
+	if ev == ConnectFailed && ep.connWaiting && num == ep.connWaitNum {
+		ep.connWaitErr = err
+	}
 	if f := ep.cfg.OnSession; f != nil {
 		ep.callback(func() { f(Session(num), ev, err) })
 	}
@@ -1317,6 +1325,54 @@ func (ep *Endpoint) Connect(nexus netip.AddrPort, remoteEp uint8) (Session, erro
 	ep.sendConnect(si, now)
 	ep.addSMPending(si)
 	return Session(si.num), nil
+}
+
+// WaitConnected runs the event loop until client session s (from Connect)
+// is connected (nil), its handshake fails (the error of the ConnectFailed
+// event, wrapping ErrConnectFailed: a refused endpoint id, a timeout after
+// NexusConfig.ConnectTimeout) or ctx is done (ctx.Err()). Like Call, it
+// runs the loop, so not from handlers or continuations (ErrReentrant);
+// there, wait for the Connected event (EndpointConfig.OnSession).
+func (ep *Endpoint) WaitConnected(ctx context.Context, s Session) error {
+	if err := ep.reentry(); err != nil {
+		return err
+	}
+	nested, err := ep.enter()
+	if err != nil {
+		return err
+	}
+	defer ep.exit(nested)
+	num := uint16(s)
+	si := ep.session(num)
+	if si == nil || !si.client {
+		return ErrNoSession
+	}
+	token := si.token // this handshake's: a session number is reused
+	ep.connWaiting, ep.connWaitNum, ep.connWaitErr = true, num, nil
+	defer func() { ep.connWaiting, ep.connWaitErr = false, nil }()
+	dctx := ctx.Done()
+	for {
+		if ep.connWaitErr != nil {
+			return ep.connWaitErr
+		}
+		si := ep.session(num)
+		switch {
+		case si == nil || si.token != token:
+			return fmt.Errorf("%w: the session was closed", ErrConnectFailed)
+		case si.state == sessConnected:
+			return nil
+		case si.state != sessConnecting:
+			return fmt.Errorf("%w: the session is disconnecting", ErrConnectFailed)
+		}
+		select {
+		case <-dctx:
+			return ctx.Err()
+		default:
+		}
+		if _, err := ep.runOnce(); err != nil {
+			return err
+		}
+	}
 }
 
 // ConnectHost is Connect with the peer Nexus named "host:port"; the name

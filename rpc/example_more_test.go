@@ -2,6 +2,7 @@ package rpc_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -68,12 +69,9 @@ func (n *exampleNode) connect(srv *rpc.Nexus, id uint8) (rpc.Session, error) {
 	if err != nil {
 		return 0, err
 	}
-	for !n.ep.IsConnected(s) {
-		if err := n.ep.RunOnce(); err != nil {
-			return 0, err
-		}
-	}
-	return s, nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return s, n.ep.WaitConnected(ctx, s)
 }
 
 // Enqueue sends requests without waiting; each continuation runs on the
@@ -252,4 +250,30 @@ func ExampleEndpoint_Post() {
 	}
 	fmt.Println("no answer")
 	// Output: got posted
+}
+
+// WaitConnected drives the loop until a session's handshake ends: nil once
+// connected, else why it failed (here a server Nexus without endpoint 7).
+func ExampleEndpoint_WaitConnected() {
+	net := memnet.NewNetwork(memnet.NetworkConfig{})
+	srv, _ := newExampleNode(net, 1, rpc.EndpointConfig{}, nil)
+	defer srv.stop()
+	defer srv.serve()()
+	cli, _ := newExampleNode(net, 2, rpc.EndpointConfig{}, nil)
+	defer cli.stop()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, id := range []uint8{1, 7} {
+		s, err := cli.ep.Connect(srv.nx.Addr(), id)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		err = cli.ep.WaitConnected(ctx, s)
+		fmt.Printf("endpoint %d: %v (ErrConnectFailed: %v)\n", id, err, errors.Is(err, rpc.ErrConnectFailed))
+	}
+	// Output:
+	// endpoint 1: <nil> (ErrConnectFailed: false)
+	// endpoint 7: rpc: connect failed: rpc: invalid endpoint id (ErrConnectFailed: true)
 }

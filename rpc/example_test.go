@@ -3,6 +3,7 @@ package rpc_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
@@ -37,8 +38,11 @@ func Example() {
 	cliDP, _ := net.Open(datapath.Config{}, memnet.Options{})
 	cli, _ := cliNx.NewEndpoint(rpc.EndpointConfig{ID: 2, Datapath: cliDP})
 	s, _ := cli.Connect(srvNx.Addr(), 1)
-	for !cli.IsConnected(s) {
-		_ = cli.RunOnce()
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cli.WaitConnected(wctx, s); err != nil {
+		fmt.Println(err)
+		return
 	}
 	resp, err := cli.Call(context.Background(), s, 1, rpc.BytesMsg([]byte("world")))
 	if err != nil {

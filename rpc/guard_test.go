@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -210,5 +211,58 @@ func TestQueriesFromAnotherGoroutine(t *testing.T) {
 	cli.runUntil(t, 10*time.Second, func() bool { return answered })
 	if !cli.ep.IsConnected(s) || cli.ep.Pending(s) != 0 {
 		t.Errorf("after the loop returned: connected %v, pending %d; want true, 0", cli.ep.IsConnected(s), cli.ep.Pending(s))
+	}
+}
+
+// TestWaitConnected: WaitConnected returns once the handshake ends, with
+// the reason of a failure, honours its context when nobody answers, and
+// refuses what it cannot do (an unknown session, a call from inside a
+// continuation).
+func TestWaitConnected(t *testing.T) {
+	o := opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})}
+	srv := newNode(t, o, 1, echoHandlers, &counter{})
+	srv.serve()
+	cli := newNode(t, o, 2, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	s, err := cli.ep.Connect(srv.nx.Addr(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.ep.WaitConnected(ctx, s); err != nil || !cli.ep.IsConnected(s) {
+		t.Fatalf("WaitConnected: %v (connected %v)", err, cli.ep.IsConnected(s))
+	}
+	if err := cli.ep.WaitConnected(ctx, s); err != nil {
+		t.Errorf("WaitConnected on a connected session: %v", err)
+	}
+
+	bad, _ := cli.ep.Connect(srv.nx.Addr(), 9) // no endpoint 9 there
+	if err := cli.ep.WaitConnected(ctx, bad); !errors.Is(err, rpc.ErrConnectFailed) || !errors.Is(err, rpc.ErrInvalidEndpointID) {
+		t.Errorf("WaitConnected to a missing endpoint: %v, want ErrConnectFailed and ErrInvalidEndpointID", err)
+	}
+
+	// A Nexus that does not answer: the context ends the wait.
+	silent := netip.MustParseAddrPort("127.0.0.1:9") // discard: nothing answers
+	gone, _ := cli.ep.Connect(silent, 1)
+	short, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelShort()
+	if err := cli.ep.WaitConnected(short, gone); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("WaitConnected past its deadline: %v, want DeadlineExceeded", err)
+	}
+
+	if err := cli.ep.WaitConnected(ctx, 999); !errors.Is(err, rpc.ErrNoSession) {
+		t.Errorf("WaitConnected of an unknown session: %v, want ErrNoSession", err)
+	}
+	var inner error
+	finished := false
+	if err := cli.ep.Enqueue(s, tEcho, rpc.BytesMsg([]byte("x")), func(*rpc.Response) {
+		inner, finished = cli.ep.WaitConnected(ctx, s), true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cli.runUntil(t, 10*time.Second, func() bool { return finished })
+	if !errors.Is(inner, rpc.ErrReentrant) {
+		t.Errorf("WaitConnected from a continuation: %v, want ErrReentrant", inner)
 	}
 }
