@@ -194,7 +194,7 @@ func (t *Type[T]) New(a *Arena) *T {
 	if t.id < len(a.slabs) {
 		if s, ok := a.slabs[t.id].(*slab[T]); ok {
 			if s.epoch != a.epoch {
-				s.rewind(a.epoch)
+				s.rewind(a)
 			}
 			if s.n >= len(s.cur) {
 				return &s.allocSlow(a, 1, true)[0]
@@ -308,18 +308,26 @@ func zero[T any](p []T) {
 	clear(p)
 }
 
-// rewind starts a new epoch: the slab hands out its first chunk again.
-func (s *slab[T]) rewind(epoch uint64) {
-	if s.ci != 0 { // otherwise cur is already chunks[0] (or there is none)
+// rewind starts a new epoch: the slab hands out its first chunk again. In
+// the checked build it drops its chunks instead (new values get new
+// memory), so that a value kept past Reset keeps its old epoch.
+func (s *slab[T]) rewind(a *Arena) {
+	if checked {
+		var zt T
+		for _, c := range s.chunks {
+			a.grown -= len(c) * int(unsafe.Sizeof(zt))
+		}
+		s.chunks, s.cur = nil, nil
+	} else if s.ci != 0 { // otherwise cur is already chunks[0] (or there is none)
 		s.cur = s.chunks[0]
 	}
-	s.epoch, s.ci, s.n = epoch, 0, 0
+	s.epoch, s.ci, s.n = a.epoch, 0, 0
 }
 
 // alloc returns n values, zeroed when z is set.
 func (s *slab[T]) alloc(a *Arena, n int, z bool) []T {
 	if s.epoch != a.epoch {
-		s.rewind(a.epoch)
+		s.rewind(a)
 	}
 	if n <= len(s.cur)-s.n {
 		p := s.cur[s.n : s.n+n : s.n+n]
@@ -334,7 +342,7 @@ func (s *slab[T]) alloc(a *Arena, n int, z bool) []T {
 
 func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 	if s.epoch != a.epoch {
-		s.rewind(a.epoch)
+		s.rewind(a)
 		if n <= len(s.cur) {
 			s.n = n
 			p := s.cur[:n:n]

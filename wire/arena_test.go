@@ -44,6 +44,9 @@ func TestArenaCopyReuse(t *testing.T) {
 }
 
 func TestArenaMessagesSteadyState(t *testing.T) {
+	if mem.Checked {
+		t.Skip("the checked build gives a Reset arena new memory for its messages, so that a message used after Reset is always detected")
+	}
 	a := wire.NewArena()
 	data, x := []byte("data"), []byte("x")
 	build := func() {

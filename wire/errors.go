@@ -69,6 +69,10 @@ var (
 	ErrDstSize = errors.New("wire: dst length is not Sizes().Head()")
 	// ErrTooLarge: the object exceeds MaxMessageSize, or a list MaxListLen.
 	ErrTooLarge = errors.New("wire: object exceeds the format's limits")
+	// ErrArenaReset: a message used after its arena's Reset (sized,
+	// serialized or decoded into). Detected until the arena hands the
+	// message's memory out again, always in the checked build.
+	ErrArenaReset = errors.New("wire: message used after its arena's Reset")
 	// ErrNoArena: a message value that was not made by its New function.
 	ErrNoArena = errors.New("wire: message has no arena (make it with its New function)")
 )

@@ -52,6 +52,9 @@ func (c *Core) StartSizes() *Sizer {
 // them (and their error) in the arena for a following Serialize, like
 // SizesOf.
 func (c *Core) FinishSizes(s *Sizer) Sizes {
+	if c.stale() {
+		s.fail(ErrArenaReset)
+	}
 	sz := Sizes{Header: s.header, Copied: s.copied, ZeroCopy: s.zc, Entries: s.entries}
 	err := s.err
 	if err == nil && uint64(sz.Header)+uint64(sz.Copied)+uint64(sz.ZeroCopy) > MaxMessageSize {
@@ -387,6 +390,9 @@ func (c *Core) StartDecode(b mem.Buf) (*Decoder, error) {
 	if a == nil {
 		return nil, ErrNoArena
 	}
+	if c.stale() {
+		return nil, ErrArenaReset
+	}
 	var p []byte
 	var h mem.Buf
 	if !b.IsZero() {
@@ -403,6 +409,9 @@ func (c *Core) StartDecodeBytes(p []byte) (*Decoder, error) {
 	a := c.a
 	if a == nil {
 		return nil, ErrNoArena
+	}
+	if c.stale() {
+		return nil, ErrArenaReset
 	}
 	var h mem.Buf
 	if buf, ok := mem.Recover(p); ok {

@@ -35,10 +35,19 @@ type Core struct {
 	count uint32 // present fields, computed by Sizes for Serialize
 	words uint32 // bitmap words, computed by Sizes for Serialize
 	depth int32  // nesting depth of a decoded message
+	epoch uint32 // the arena's epoch at New: a Reset since makes the message stale
 }
 
 // Init binds the message to a (generated New functions call it).
-func (c *Core) Init(a *Arena) { c.a = a }
+func (c *Core) Init(a *Arena) {
+	c.a = a
+	if a != nil {
+		c.epoch = uint32(a.epoch)
+	}
+}
+
+// stale reports whether c's arena was Reset since c's message was made.
+func (c *Core) stale() bool { return c.a != nil && c.epoch != uint32(c.a.epoch) }
 
 // Arena returns the message's arena.
 func (c *Core) Arena() *Arena { return c.a }
@@ -111,7 +120,11 @@ func sizesOf(m Msg, c *Core) (Sizes, error) {
 		s = &a.sizer
 	}
 	*s = Sizer{a: a}
-	m.WireSizes(s)
+	if c.stale() {
+		s.fail(ErrArenaReset)
+	} else {
+		m.WireSizes(s)
+	}
 	sz := Sizes{Header: s.header, Copied: s.copied, ZeroCopy: s.zc, Entries: s.entries}
 	err := s.err
 	if err == nil && sz.Total() > MaxMessageSize {
@@ -184,6 +197,9 @@ func Decode(m Msg, b mem.Buf) error {
 	if a == nil {
 		return ErrNoArena
 	}
+	if c.stale() {
+		return ErrArenaReset
+	}
 	if b.IsZero() {
 		return decodeRoot(m, a, nil, mem.Buf{})
 	}
@@ -208,6 +224,9 @@ func DecodeBytes(m Msg, p []byte) error {
 	a := c.a
 	if a == nil {
 		return ErrNoArena
+	}
+	if c.stale() {
+		return ErrArenaReset
 	}
 	var h mem.Buf
 	if buf, ok := mem.Recover(p); ok {

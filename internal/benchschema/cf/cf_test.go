@@ -74,6 +74,9 @@ func (e *echo2x2048) run(t testing.TB) {
 // values zero-copy (from the registered receive buffer), allocates nothing,
 // and leaves only the test's own references in the pool.
 func TestEchoZeroCopyAndAllocs(t *testing.T) {
+	if mem.Checked {
+		t.Skip("the checked build gives a Reset arena new memory for its messages, so that a message used after Reset is always detected")
+	}
 	e := newEcho(t)
 	e.run(t)
 	if len(e.resp.Entries) != 2 || len(e.req.Entries) != 2 {

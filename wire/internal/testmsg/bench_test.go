@@ -64,6 +64,9 @@ func echo(a *wire.Arena, in mem.Buf, dst []byte, sink wire.EntrySink) error {
 // TestEchoZeroAlloc checks the echo fast path allocates nothing and sends
 // the values zero-copy.
 func TestEchoZeroAlloc(t *testing.T) {
+	if mem.Checked {
+		t.Skip("the checked build gives a Reset arena new memory for its messages, so that a message used after Reset is always detected")
+	}
 	pool := memtest.NewPool(t)
 	a := newArena(t, wire.DefaultThreshold)
 	in := echoSetup(t, a, pool, 2, 2048)

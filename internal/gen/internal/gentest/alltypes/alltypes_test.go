@@ -9,6 +9,7 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/alltypes"
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/other"
+	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/mem/memtest"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -439,6 +440,9 @@ func TestDecodeErrors(t *testing.T) {
 // TestHotPathAllocs checks that building, sizing, serializing, decoding and
 // reading a message allocate nothing once the arena is warm.
 func TestHotPathAllocs(t *testing.T) {
+	if mem.Checked {
+		t.Skip("the checked build gives a Reset arena new memory for its messages, so that a message used after Reset is always detected")
+	}
 	pool := memtest.NewPool(t)
 	val := memtest.Alloc(t, pool, bytes.Repeat([]byte("v"), 2048))
 	defer memtest.Release(t, val)
