@@ -28,11 +28,18 @@
 // # Concurrency
 //
 // A pool made with PoolConfig.Concurrent == false (the default) belongs to
-// one goroutine: Alloc, Clone, Release and Recover of its items use plain
-// loads and stores, no atomics and no locks. Handing a Buf to another
-// goroutine transfers it, but its Release (and any Clone or Recover) must
-// still happen on the owner goroutine; other goroutines may read through it
-// (Bytes, Len, Slice) while they hold it. In the checked build every pool
+// one goroutine at a time: Alloc, Clone, Release and Recover of its items
+// use plain loads and stores, no atomics and no locks. "The owner" is
+// whichever goroutine uses the pool now; ownership may move (a pool filled
+// by main and then used only by an endpoint's loop goroutine) when the move
+// is synchronized, as starting a goroutine, a channel send or a mutex
+// synchronizes it, and the previous owner stops. Handing a Buf to another
+// goroutine transfers it, but its Release (and any Clone or Recover, which
+// decoding a message from its bytes does) must still happen on the owner;
+// other goroutines may read through it (Bytes, Len, Slice) while they hold
+// it. Memory that several goroutines reference-count at once (a worker
+// decoding a request, a value shared by endpoints) belongs in a Concurrent
+// pool. In the checked build every pool
 // uses atomic counts, so those cross-goroutine checks stay race-free. With Concurrent == true, reference
 // counts are atomic and free lists are guarded by a mutex, so Bufs of the
 // pool may be cloned, recovered and released from any goroutine.

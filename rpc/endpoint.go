@@ -21,12 +21,40 @@ import (
 )
 
 // CCConfig configures congestion control (Timely + Carousel rate limiter);
-// see EndpointConfig.CC.
+// see EndpointConfig.CC. It is the protocol core's type; its fields, zero
+// meaning the default:
+//
+//	Enable, Disable bool    force congestion control on or off (neither: automatic)
+//	LinkRate float64        Timely's initial and maximum rate, bytes/s (1.25e9)
+//	MinRate, AddRate float64 bytes/s (15 MB/s; additive increase 5 MB/s)
+//	MinRTT, TLow, THigh time.Duration, HaiThresh int, EwmaAlpha, Beta float64
+//	                        Timely's parameters (eRPC's values)
+//	NoTimelyBypass, NoWheelBypass, NoBatchTimestamps bool
+//	                        switch off one of eRPC's three common-case
+//	                        optimizations (§5.2.2; rpcbench's factor analysis)
+//	Clock func() int64      the per-packet clock with NoBatchTimestamps
+//	WheelSlot time.Duration, WheelSlots int
+//	                        the rate limiter's timing wheel (1 µs slots)
 type CCConfig = proto.CCConfig
 
-// ProtoStats counts the protocol's activity (Stats.Proto): packets sent and
-// retransmitted, loss-detection rollbacks, saved responses re-sent, drops by
-// cause, rate-limited packets.
+// ProtoStats counts the protocol's activity (Stats.Proto). It is the
+// protocol core's type; its fields (all uint64):
+//
+//	TxData, TxCtrl     data (request, response) and control (credit return, RFR) packets sent
+//	Retransmits        packets re-sent by an RTO rollback or a fast retransmission
+//	RTOs               slots rolled back by the loss scan
+//	FastRetransmits    holes re-sent early (selective retransmission)
+//	DupResponses       saved responses re-sent to a retransmitted request
+//	Acks               request acknowledgements sent (server) or accepted (client)
+//	Handlers           handler invocations
+//	Completed, Failed  responses delivered without and with an error
+//	DropBad            malformed packets (header, size, session)
+//	DropOrder          out-of-order or duplicate packets dropped
+//	DropWheel          responses dropped while a retransmitted copy sits in the rate limiter
+//	Released           message releases
+//	RateLimited        packets that went through the rate limiter
+//	TimelyUpdates      Timely rate updates (not bypassed)
+//	AllocFailures      reassembly buffers that could not be allocated
 type ProtoStats = proto.Stats
 
 // Session is a local session number, valid on the endpoint that created it.
