@@ -130,6 +130,14 @@ type EndpointConfig struct {
 	// PreRespSize is the size of each server slot's preallocated response
 	// buffer (default 1024, at most one packet's payload).
 	PreRespSize int
+	// NoReserve skips what NewEndpoint does by default: growing Pool by
+	// one region for each size class a small message uses (ReservedClassMax
+	// and below, and PreRespSize's). Without it the first message of each
+	// size stalls the loop while the pool commits a region (mmap, mlock,
+	// a transparent hugepage: 0.5–12 ms on the machine of
+	// docs/PERFORMANCE.md, longer than the 5 ms RTO, so the peer
+	// retransmits) instead of NewEndpoint paying once.
+	NoReserve bool
 	// Batch is the number of packets received per Recv (default 32).
 	Batch int
 	// FlushEvery is how many messages (requests for handlers, responses
@@ -384,6 +392,9 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 			return nil, err
 		}
 		ep.pool, ep.ownPool = p, true
+	}
+	if !cfg.NoReserve {
+		reserveClasses(ep.pool, InlineMax+1, cfg.PreRespSize) // smaller bodies live inline
 	}
 	ep.rx = make([]datapath.Packet, cfg.Batch)
 	ep.copyBuf = make([]byte, cfg.Datapath.MaxPayload())
@@ -786,6 +797,28 @@ func (ep *Endpoint) handleEvents(evs []proto.Event) {
 	defer ep.inCallback.Add(-1)
 	for j := range evs {
 		ep.handleEvent(&evs[j])
+	}
+}
+
+// ReservedClassMax is the largest pool size class NewEndpoint reserves a
+// region of (EndpointConfig.NoReserve): bodies copied into the pool
+// (BytesMsg above InlineMax, object heads) and reassembly buffers up to it
+// find their memory committed.
+const ReservedClassMax = 16 << 10
+
+// reserveClasses grows p by one region (2 MiB) per size class from the
+// one of from to ReservedClassMax, and for extra's class: best effort (a
+// pool with a lower MaxClass or MaxBytes keeps what fits).
+func reserveClasses(p *mem.Pool, from, extra int) {
+	size := 1
+	for size < from {
+		size *= 2
+	}
+	for ; size <= min(ReservedClassMax, p.MaxSize()); size *= 2 {
+		_ = p.Reserve(size, 1)
+	}
+	if extra > 0 {
+		_ = p.Reserve(extra, 1)
 	}
 }
 

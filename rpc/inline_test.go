@@ -5,7 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	"github.com/cornflakes-go/cornflakes/kv/kvpb"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/mem/memtest"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -113,5 +117,45 @@ func TestInlineMessages(t *testing.T) {
 func BenchmarkSmallRPCBody(b *testing.B) {
 	for _, how := range []string{"bytes", "buf", "object"} {
 		b.Run(how, func(b *testing.B) { benchSmallRPCMsg(b, "memnet", 4, 32, rpc.CCConfig{}, how) })
+	}
+}
+
+// TestNewEndpointReserves: a new endpoint commits one region of each pool
+// class a small message uses (above InlineMax up to ReservedClassMax, and
+// the preallocated responses'), so that no first message of a size waits
+// for the pool to grow; NoReserve leaves the pool as it was.
+func TestNewEndpointReserves(t *testing.T) {
+	for _, noReserve := range []bool{false, true} {
+		nx, err := rpc.NewNexus(rpc.NexusConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := memtest.NewPool(t, mem.PoolConfig{Name: t.Name()})
+		dp, err := memnet.NewNetwork(memnet.NetworkConfig{}).Open(datapath.Config{}, memnet.Options{}) // its own pool
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep, err := nx.NewEndpoint(rpc.EndpointConfig{ID: 1, Datapath: dp, Pool: pool, NoReserve: noReserve, PreRespSize: 900})
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed := map[int]bool{}
+		for _, c := range pool.Stats().Classes {
+			committed[c.Size] = c.Regions > 0
+		}
+		for size := 2 * rpc.InlineMax; size <= rpc.ReservedClassMax; size *= 2 {
+			if committed[size] == noReserve {
+				t.Errorf("NoReserve %v: class %d committed %v", noReserve, size, committed[size])
+			}
+		}
+		if committed[rpc.InlineMax] || committed[2*rpc.ReservedClassMax] {
+			t.Errorf("NoReserve %v: classes outside the range committed: %v", noReserve, committed)
+		}
+		if err := ep.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := nx.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

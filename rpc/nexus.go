@@ -107,7 +107,8 @@ type Nexus struct {
 	// workPool holds what crosses between an endpoint and the workers:
 	// worker requests' bytes and their preallocated responses. It is
 	// Concurrent (atomic reference counts), unlike the endpoints' pools.
-	workPool *mem.Pool
+	workPool    *mem.Pool
+	reserveOnce sync.Once
 
 	mu        sync.Mutex
 	endpoints [256]*Endpoint
@@ -161,6 +162,12 @@ func (n *Nexus) Config() NexusConfig { return n.cfg }
 func (n *Nexus) Register(reqType uint8, mode Mode, h Handler) error {
 	if h == nil || mode > Worker {
 		return fmt.Errorf("rpc: Register: nil handler or bad mode")
+	}
+	if mode == Worker {
+		// Worker requests are copied into workPool on the endpoint's loop:
+		// commit its small classes now rather than at the first request
+		// of each size (see EndpointConfig.NoReserve).
+		n.reserveOnce.Do(func() { reserveClasses(n.workPool, 1, 0) })
 	}
 	n.handlers[reqType].Store(&handlerEntry{fn: h, mode: mode})
 	return nil
