@@ -1,6 +1,7 @@
 package rpc_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	"github.com/cornflakes-go/cornflakes/kv/kvpb"
 	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/wire"
 )
 
 // exampleNode is one Nexus with one endpoint over an in-memory network.
@@ -276,4 +279,73 @@ func ExampleEndpoint_WaitConnected() {
 	// Output:
 	// endpoint 1: <nil> (ErrConnectFailed: false)
 	// endpoint 7: rpc: connect failed: rpc: invalid endpoint id (ErrConnectFailed: true)
+}
+
+// A worker handler that needs another service: it decodes its request on
+// the worker (the request is in the Nexus's goroutine-safe pool, so the
+// decoder may take references on it), then hands the nested call to its
+// endpoint with Post, since only the endpoint's goroutine may Enqueue,
+// and answers from the nested call's continuation, on that goroutine.
+func ExampleNexus_Register_workerNested() {
+	net := memnet.NewNetwork(memnet.NetworkConfig{})
+	backend, _ := newExampleNode(net, 1, rpc.EndpointConfig{}, func(nx *rpc.Nexus) {
+		_ = nx.Register(1, rpc.Dispatch, func(r *rpc.Request) {
+			_ = r.RespondBytes(bytes.ToUpper(r.Data()))
+		})
+	})
+	defer backend.stop()
+	defer backend.serve()()
+
+	var toBackend rpc.Session
+	front, _ := newExampleNode(net, 1, rpc.EndpointConfig{}, func(nx *rpc.Nexus) {
+		_ = nx.Register(2, rpc.Worker, func(r *rpc.Request) {
+			a := wire.NewArena() // the worker's own
+			req := kvpb.NewReq(a)
+			err := req.DecodeBytes(r.Data())
+			var key []byte
+			if keys, kerr := req.GetKeys(); err == nil && kerr == nil && keys.Len() == 1 {
+				key = bytes.Clone(keys.At(0)) // outlives the arena
+			}
+			_ = a.Reset()
+			if key == nil {
+				_ = r.RespondBytes([]byte("bad request"))
+				return
+			}
+			ep := r.Endpoint()
+			perr := ep.Post(func() { // on the endpoint's goroutine
+				err := ep.Enqueue(toBackend, 1, rpc.BytesMsg(key), func(resp *rpc.Response) {
+					if resp.Err != nil {
+						_ = r.RespondBytes([]byte(resp.Err.Error()))
+						return
+					}
+					_ = r.RespondBytes(resp.Data()) // copied before Respond returns
+				})
+				if err != nil {
+					_ = r.RespondBytes([]byte(err.Error()))
+				}
+			})
+			if perr != nil {
+				_ = r.RespondBytes([]byte(perr.Error()))
+			}
+		})
+	})
+	defer front.stop()
+	toBackend, _ = front.connect(backend.nx, 1)
+	defer front.serve()()
+
+	cli, _ := newExampleNode(net, 2, rpc.EndpointConfig{}, nil)
+	defer cli.stop()
+	s, _ := cli.connect(front.nx, 1)
+	a := wire.NewArena()
+	defer a.Reset()
+	req := kvpb.NewReq(a)
+	req.InitKeys(1).AppendString("cornflakes")
+	resp, err := cli.ep.Call(context.Background(), s, 2, rpc.ObjectMsg(req))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Release()
+	fmt.Println(string(resp.Bytes()))
+	// Output: CORNFLAKES
 }
