@@ -327,3 +327,46 @@ func BenchmarkRawEcho(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWorkerRPC: 32 B echo requests to a Worker handler, 8 in flight
+// on one session over memnet, both endpoints driven by this goroutine and
+// the answers coming from the Nexus's worker goroutines. Next to
+// BenchmarkSmallRPC/memnet, the cost of the handoff: the request's copy
+// into the Nexus's pool, the worker's wake-up and its answer through the
+// endpoint's mailbox (or directly, when it finds the endpoint free).
+func BenchmarkWorkerRPC(b *testing.B) {
+	const tWork = 60
+	p := newBenchPair(b, "memnet", 1, rpc.CCConfig{})
+	_ = p.srvNx.Register(tWork, rpc.Worker, func(r *rpc.Request) { _ = r.RespondBytes(r.Data()) })
+	body := make([]byte, 32)
+	s := p.sess[0]
+	done, issued := 0, 0
+	var cont func(*rpc.Response)
+	issue := func() {
+		if err := p.cli.Enqueue(s, tWork, rpc.BytesMsg(body), cont); err != nil {
+			b.Fatal(err)
+		}
+		issued++
+	}
+	cont = func(r *rpc.Response) {
+		if r.Err != nil {
+			b.Fatal(r.Err)
+		}
+		done++
+		if issued < b.N {
+			issue()
+		}
+	}
+	runtime.GC()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < rpc.DefaultWindow && issued < b.N; i++ {
+		issue()
+	}
+	for done < b.N {
+		_ = p.srv.RunOnce()
+		_ = p.cli.RunOnce()
+	}
+	reportCPU(b, cpu0)
+}

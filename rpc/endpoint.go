@@ -213,8 +213,7 @@ type mail struct {
 	kind mailKind
 	from netip.AddrPort
 	sm   smPkt
-	req  *Request
-	msg  Msg // mailRespond: a worker's answer to req
+	req  *Request // mailRespond: the answer is in req (Request.prepare)
 	fn   func()
 }
 
@@ -1018,7 +1017,6 @@ func (ep *Endpoint) toWorker(r *Request) {
 	}
 	r.borrowed = false
 	r.wbuf, r.data = wb, wb.Bytes()
-	r.reply = make(chan error, 1)
 	ep.track(r)
 	select {
 	case ep.nx.work <- r:
@@ -1114,6 +1112,32 @@ func (ep *Endpoint) respond(r *Request, m Msg, pre int) error {
 		_ = ep.flush()
 	}
 	return nil
+}
+
+// respondPrepared sends the answer a worker prepared for r (Request.prepare),
+// or rejects r when it could not be prepared.
+func (ep *Endpoint) respondPrepared(r *Request) {
+	if r.dead {
+		r.releaseAnswer()
+		return
+	}
+	if r.wreject {
+		_ = ep.core.RespondStatus(r.h, proto.StatusRejected)
+		ep.finish(r)
+		return
+	}
+	tx := ep.getTxMsg()
+	tx.segs = append(tx.segs, r.wsegs...)
+	if len(r.wsegs) == 1 {
+		tx.flat = r.wsegs[0].Bytes()
+	}
+	tx.total = r.wtotal
+	clear(r.wsegs) // the references are tx's now
+	r.wsegs = nil
+	if err := ep.core.Respond(r.h, tx); err != nil {
+		tx.Release()
+	}
+	ep.finish(r)
 }
 
 // sessionNoCC reports whether a client session to peer is exempt from
@@ -1592,7 +1616,7 @@ func (ep *Endpoint) drainMail() {
 			ep.peerFailed(m.from)
 		case mailRespond:
 			ep.atWorkers--
-			m.req.reply <- ep.respond(m.req, m.msg, -1) // the worker waits for it
+			ep.respondPrepared(m.req)
 		case mailFunc:
 			ep.callback(m.fn)
 		}
@@ -1771,9 +1795,8 @@ func (ep *Endpoint) Close() error {
 	ep.mailMu.Unlock()
 	for i := range q {
 		if q[i].kind == mailRespond {
-			q[i].msg.release()
+			q[i].req.releaseAnswer()
 			ep.freeRequest(q[i].req)
-			q[i].req.reply <- ErrClosed
 		}
 	}
 	ep.process()

@@ -24,8 +24,8 @@ const (
 	// Worker handlers run on the Nexus worker pool. The request is copied
 	// into the Nexus's own goroutine-safe pool, so a worker may decode it
 	// (wire takes references on it) without touching the endpoint's
-	// single-goroutine pools; its Respond waits until the endpoint took
-	// the answer and returns the endpoint's error.
+	// single-goroutine pools; its Respond serializes the answer into that
+	// pool and hands it to the endpoint's loop (Request.Respond).
 	Worker
 )
 

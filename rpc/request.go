@@ -3,6 +3,7 @@ package rpc
 import (
 	"errors"
 
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc/internal/proto"
 )
@@ -29,8 +30,11 @@ type Request struct {
 	// concurrent pool, until it answers.
 	wbuf     mem.Buf    // the request bytes (data is their window)
 	wpre     mem.Buf    // the preallocated response, once PreResp asked
-	reply    chan error // the endpoint's result of the worker's answer
 	answered bool       // the worker answered (touched by the worker only)
+	wsegs    []mem.Buf  // the answer, prepared by the worker for the loop
+	wone     [2]mem.Buf // wsegs' storage for a head and one zero-copy entry
+	wtotal   int        // the answer's length
+	wreject  bool       // the answer could not be prepared: reject
 }
 
 // Type is the request type.
@@ -108,14 +112,17 @@ func (r *Request) RespondPre(n int) error {
 // Respond answers with m (consumed in every case). Dispatch handlers call
 // it on the endpoint goroutine (during the handler or later, for example
 // from a function given to Endpoint.Post); from another goroutine it
-// returns ErrConcurrentUse. Worker handlers call it from any goroutine: it
-// hands m to the endpoint's loop and waits until the loop took it
-// (serialized an object, copied bytes), so that, as on the loop, the
-// caller may reuse an object's arena or a BytesMsg's bytes once it
-// returns, and it returns the loop's error (ErrAlreadyResponded after a
-// first answer or once the session is gone, ErrClosed, a serialization
-// error). A zero-copy field or BufMsg sent from a worker must live in a
-// Concurrent pool: the loop takes and drops references on it.
+// returns ErrConcurrentUse. Worker handlers call it from any goroutine, as
+// eRPC's background threads do: the worker serializes an object (or copies
+// bytes) into the Nexus's goroutine-safe pool itself and hands the result
+// to the endpoint's loop without waiting for it, so that, as on the loop,
+// it may reuse the object's arena or the bytes once Respond returns. It
+// returns what it meets (ErrAlreadyResponded for a second answer,
+// ErrTooLarge, a serialization error: the client then gets ErrRejected,
+// ErrClosed); what the loop meets later (the session went away meanwhile)
+// drops the answer silently. A zero-copy field or BufMsg sent from a
+// worker must live in a Concurrent pool: the loop takes and drops
+// references on it.
 func (r *Request) Respond(m Msg) error {
 	if r.mode == Worker {
 		return r.workerRespond(m)
@@ -154,7 +161,7 @@ func (r *Request) workerRespond(m Msg) error {
 		return ErrAlreadyResponded
 	}
 	r.answered = true
-	defer r.releaseWorkerBufs() // the loop took its own references
+	defer r.releaseWorkerBufs() // the answer holds its own references
 	ep := r.ep
 	nested, err := ep.enter()
 	switch {
@@ -165,22 +172,92 @@ func (r *Request) workerRespond(m Msg) error {
 		ep.atWorkers--
 		return ep.respond(r, m, -1)
 	case errors.Is(err, ErrConcurrentUse):
-		if !ep.post(mail{kind: mailRespond, req: r, msg: m}) {
-			m.release()
+		perr := r.prepare(m)
+		if perr != nil {
+			r.wreject = true // the client learns of it (ErrRejected)
+		}
+		if !ep.post(mail{kind: mailRespond, req: r}) {
+			r.releaseAnswer()
 			return ErrClosed
 		}
-		select {
-		case err := <-r.reply:
-			return err
-		case <-ep.nx.done:
-			// The Nexus closes (it waits for its workers): do not wait
-			// for a loop that may never run again.
-			return ErrClosed
-		}
+		return perr
 	default:
 		m.release()
 		return err
 	}
+}
+
+// prepare turns m into r.wsegs on the worker's goroutine: an object
+// serialized (its head into the Nexus's pool, its zero-copy entries
+// referenced), bytes copied into that pool, a buffer as it is. m is
+// consumed.
+func (r *Request) prepare(m Msg) error {
+	wp, maxMsg := r.ep.nx.workPool, r.ep.maxMsg
+	r.wsegs = r.wone[:0]
+	switch m.kind {
+	case msgBuf:
+		if m.buf.IsZero() {
+			return ErrBadMessage
+		}
+		if m.buf.Len() > maxMsg {
+			m.release()
+			return ErrTooLarge
+		}
+		r.wsegs, r.wtotal = append(r.wsegs, m.buf), m.buf.Len()
+	case msgBytes:
+		if len(m.bytes) > maxMsg {
+			return ErrTooLarge
+		}
+		if len(m.bytes) > 0 {
+			b, err := wp.AllocCopy(m.bytes)
+			if err != nil {
+				return err
+			}
+			r.wsegs = append(r.wsegs, b)
+		}
+		r.wtotal = len(m.bytes)
+	case msgObj:
+		if m.obj == nil {
+			return ErrBadMessage
+		}
+		sz := m.obj.Sizes()
+		if sz.Total() > maxMsg {
+			return ErrTooLarge
+		}
+		var head mem.Buf
+		var dst []byte
+		if sz.Head() > 0 {
+			b, err := wp.Alloc(sz.Head())
+			if err != nil {
+				return err
+			}
+			head, dst = b, b.Bytes()
+		}
+		var coll datapath.EntryCollector
+		if err := coll.Collect(m.obj, sz, dst); err != nil {
+			if !head.IsZero() {
+				_ = head.Release()
+			}
+			return err
+		}
+		if !head.IsZero() {
+			r.wsegs = append(r.wsegs, head)
+		}
+		r.wsegs, r.wtotal = append(r.wsegs, coll.Bufs...), sz.Total()
+		coll.Reset() // the references are the answer's now
+	default:
+		return ErrBadMessage
+	}
+	return nil
+}
+
+// releaseAnswer drops a prepared answer that will not be sent.
+func (r *Request) releaseAnswer() {
+	for i := range r.wsegs {
+		_ = r.wsegs[i].Release()
+		r.wsegs[i] = mem.Buf{}
+	}
+	r.wsegs = nil
 }
 
 // releaseWorkerBufs drops the worker side's references (a concurrent

@@ -95,10 +95,10 @@ func TestWorkerDecodesAndAnswersObjects(t *testing.T) {
 	}
 }
 
-// TestWorkerRespondErrors: a worker's Respond reports what the loop made
-// of its answer instead of nil: a second answer is ErrAlreadyResponded,
-// an answer too large for the endpoint is refused with the loop's error
-// (and the client sees ErrRejected), and RespondPre checks its length.
+// TestWorkerRespondErrors: a worker's Respond reports what goes wrong
+// with its answer instead of nil: a second answer is ErrAlreadyResponded,
+// an answer too large for the endpoint is ErrTooLarge (and the client sees
+// ErrRejected), and RespondPre checks its length.
 func TestWorkerRespondErrors(t *testing.T) {
 	got := make(chan []error, 4)
 	o := opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})}
