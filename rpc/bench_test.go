@@ -70,7 +70,7 @@ func newBenchPair(b *testing.B, kind string, nSess int, cc rpc.CCConfig) *benchP
 	// One flush per receive batch (FlushEvery < 0), as BenchmarkRawEcho:
 	// driven by one goroutine the endpoints cannot overlap, and an early
 	// flush would only add a send system call per batch to the CPU per RPC
-	// (980 → 1190 cpu-ns/op on udp; docs/RPC.md, "Pipelining a receive batch").
+	// (980 → 1190 cpu-ns/op on udp; docs/RPC-NOTES.md, "Pipelining a receive batch").
 	if p.srv, err = p.srvNx.NewEndpoint(rpc.EndpointConfig{ID: 1, Datapath: dp, Pool: pool, FlushEvery: -1}); err != nil {
 		b.Fatal(err)
 	}
