@@ -193,6 +193,30 @@ func benchSmallRPCMsg(b *testing.B, kind string, nSess, inflight int, cc rpc.CCC
 		}
 		return rpc.BufMsg(req.Clone())
 	}
+	// Warm up: one request on every session (the server allocates
+	// a slot's response buffer on first use).
+	for _, s := range p.sess {
+		if err := p.cli.Enqueue(s, tPre, msg(), func(*rpc.Response) {}); err != nil {
+			b.Fatal(err)
+		}
+		for p.cli.Pending(s) > 0 {
+			_ = p.srv.RunOnce()
+			_ = p.cli.RunOnce()
+		}
+	}
+	st0 := p.cli.Stats().Proto
+	p.closedLoop(b, tPre, msg, inflight)
+	if cc.Enable {
+		st := p.cli.Stats().Proto
+		b.ReportMetric(float64(st.RateLimited-st0.RateLimited)/float64(b.N), "paced/op")
+		b.ReportMetric(float64(st.TimelyUpdates-st0.TimelyUpdates)/float64(b.N), "timely/op")
+	}
+}
+
+// closedLoop runs b.N requests of reqType with inflight in flight, round
+// robin over p's sessions, both endpoints driven by this goroutine, and
+// reports the CPU time per request.
+func (p *benchPair) closedLoop(b *testing.B, reqType uint8, msg func() rpc.Msg, inflight int) {
 	done, issued, next := 0, 0, 0
 	var cont func(*rpc.Response)
 	issue := func() {
@@ -200,7 +224,7 @@ func benchSmallRPCMsg(b *testing.B, kind string, nSess, inflight int, cc rpc.CCC
 		if next++; next == len(p.sess) { // round robin without a division per request
 			next = 0
 		}
-		if err := p.cli.Enqueue(s, tPre, msg(), cont); err != nil {
+		if err := p.cli.Enqueue(s, reqType, msg(), cont); err != nil {
 			b.Fatal(err)
 		}
 		issued++
@@ -214,17 +238,6 @@ func benchSmallRPCMsg(b *testing.B, kind string, nSess, inflight int, cc rpc.CCC
 			issue()
 		}
 	}
-	// Warm up: one request on every session (the server allocates
-	// a slot's response buffer on first use).
-	for _, s := range p.sess {
-		if err := p.cli.Enqueue(s, tPre, msg(), func(*rpc.Response) {}); err != nil {
-			b.Fatal(err)
-		}
-		for p.cli.Pending(s) > 0 {
-			_ = p.srv.RunOnce()
-			_ = p.cli.RunOnce()
-		}
-	}
 	// The setup's garbage (20000 handshakes; the harness's first
 	// b.N=1 run) must not be collected on the measured CPU time.
 	runtime.GC()
@@ -234,17 +247,11 @@ func benchSmallRPCMsg(b *testing.B, kind string, nSess, inflight int, cc rpc.CCC
 	for i := 0; i < inflight && issued < b.N; i++ {
 		issue()
 	}
-	st0 := p.cli.Stats().Proto
 	for done < b.N {
 		_ = p.srv.RunOnce()
 		_ = p.cli.RunOnce()
 	}
 	reportCPU(b, cpu0)
-	if cc.Enable {
-		st := p.cli.Stats().Proto
-		b.ReportMetric(float64(st.RateLimited-st0.RateLimited)/float64(b.N), "paced/op")
-		b.ReportMetric(float64(st.TimelyUpdates-st0.TimelyUpdates)/float64(b.N), "timely/op")
-	}
 }
 
 // BenchmarkRawEcho is BenchmarkSmallRPC's baseline: the raw datapath
@@ -339,34 +346,5 @@ func BenchmarkWorkerRPC(b *testing.B) {
 	p := newBenchPair(b, "memnet", 1, rpc.CCConfig{})
 	_ = p.srvNx.Register(tWork, rpc.Worker, func(r *rpc.Request) { _ = r.RespondBytes(r.Data()) })
 	body := make([]byte, 32)
-	s := p.sess[0]
-	done, issued := 0, 0
-	var cont func(*rpc.Response)
-	issue := func() {
-		if err := p.cli.Enqueue(s, tWork, rpc.BytesMsg(body), cont); err != nil {
-			b.Fatal(err)
-		}
-		issued++
-	}
-	cont = func(r *rpc.Response) {
-		if r.Err != nil {
-			b.Fatal(r.Err)
-		}
-		done++
-		if issued < b.N {
-			issue()
-		}
-	}
-	runtime.GC()
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	for i := 0; i < rpc.DefaultWindow && issued < b.N; i++ {
-		issue()
-	}
-	for done < b.N {
-		_ = p.srv.RunOnce()
-		_ = p.cli.RunOnce()
-	}
-	reportCPU(b, cpu0)
+	p.closedLoop(b, tWork, func() rpc.Msg { return rpc.BytesMsg(body) }, rpc.DefaultWindow)
 }

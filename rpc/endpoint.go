@@ -496,6 +496,16 @@ func (ep *Endpoint) reentry() error {
 	return nil
 }
 
+// enterLoop is enter for the calls that run the event loop (RunOnce, Run,
+// Call, WaitConnected, Close): from a handler or continuation they are
+// ErrReentrant, not nested.
+func (ep *Endpoint) enterLoop() (nested bool, err error) {
+	if err := ep.reentry(); err != nil {
+		return false, err
+	}
+	return ep.enter()
+}
+
 func (ep *Endpoint) exit(nested bool) {
 	if !nested {
 		ep.state.CompareAndSwap(1, 0)
@@ -574,10 +584,7 @@ func (ep *Endpoint) now() int64 { return int64(time.Since(ep.start)) }
 // handlers and continuations, and a transmit flush. Like Run, it returns
 // datapath errors only once the datapath is closed (Stats counts the others).
 func (ep *Endpoint) RunOnce() error {
-	if err := ep.reentry(); err != nil {
-		return err
-	}
-	nested, err := ep.enter()
+	nested, err := ep.enterLoop()
 	if err != nil {
 		return err
 	}
@@ -597,10 +604,7 @@ func (ep *Endpoint) RunOnce() error {
 // management and ctx's cancellation wake it. Otherwise it sleeps at most
 // 500 µs (20 µs while worker handlers run) and polls its mailbox.
 func (ep *Endpoint) Run(ctx context.Context) error {
-	if err := ep.reentry(); err != nil {
-		return err
-	}
-	nested, err := ep.enter()
+	nested, err := ep.enterLoop()
 	if err != nil {
 		return err
 	}
@@ -1263,20 +1267,16 @@ func (ep *Endpoint) handleResponse(e *proto.Event) {
 // Release it. req is consumed. Call must not be used from handlers or
 // continuations (ErrReentrant): use Enqueue there.
 func (ep *Endpoint) Call(ctx context.Context, s Session, reqType uint8, req Msg) (mem.Buf, error) {
-	if err := ep.reentry(); err != nil {
-		req.release()
-		return mem.Buf{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		req.release()
-		return mem.Buf{}, err
-	}
-	nested, err := ep.enter()
+	nested, err := ep.enterLoop()
 	if err != nil {
 		req.release()
 		return mem.Buf{}, err
 	}
 	defer ep.exit(nested)
+	if err := ctx.Err(); err != nil {
+		req.release()
+		return mem.Buf{}, err
+	}
 	var (
 		done bool
 		out  mem.Buf
@@ -1419,10 +1419,7 @@ func (ep *Endpoint) Connect(nexus netip.AddrPort, remoteEp uint8) (Session, erro
 // runs the loop, so not from handlers or continuations (ErrReentrant);
 // there, wait for the Connected event (EndpointConfig.OnSession).
 func (ep *Endpoint) WaitConnected(ctx context.Context, s Session) error {
-	if err := ep.reentry(); err != nil {
-		return err
-	}
-	nested, err := ep.enter()
+	nested, err := ep.enterLoop()
 	if err != nil {
 		return err
 	}
@@ -1769,14 +1766,10 @@ func (ep *Endpoint) publishStats() {
 // sessions (best effort), closes the datapath endpoint and releases every
 // buffer. Requests handed to workers that answer later are dropped.
 func (ep *Endpoint) Close() error {
-	if err := ep.reentry(); err != nil {
-		return err
-	}
-	nested, err := ep.enter()
+	_, err := ep.enterLoop() // held until state 2 below: Close never exits
 	if err != nil {
 		return err
 	}
-	_ = nested
 	ep.nx.removeEndpoint(ep.id, ep)
 	for _, si := range ep.sessions {
 		if si == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,32 +13,43 @@ import (
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
 
-// TestConcurrentUseDuringCallback: while the owner's loop runs a handler
-// (a callback, where the owner's own calls are nested and allowed), a call
-// from another goroutine is still concurrent use and must fail, not slip in
-// as if it were the handler's (eRPC issue #102: such calls corrupted the
-// endpoint silently).
-func TestConcurrentUseDuringCallback(t *testing.T) {
+// heldRequest is a request (type 1) that the server's handler holds until
+// release is called: a server endpoint inside a handler (Dispatch) or a
+// worker busy with it (Worker), and the client that sent it.
+type heldRequest struct {
+	srv, cli *node
+	s        rpc.Session
+	answered bool // the client got the handler's answer
+	release  func()
+}
+
+// holdRequest starts a server whose handler of type 1 (in mode) blocks
+// until release, connects a client, sends one request and drives the
+// client until the handler holds it. register adds more handlers.
+func holdRequest(t *testing.T, mode rpc.Mode, register func(*rpc.Nexus)) *heldRequest {
+	t.Helper()
 	entered, release := make(chan struct{}), make(chan struct{})
-	later := make(chan *rpc.Request, 1)
+	var once sync.Once
+	h := &heldRequest{release: func() { once.Do(func() { close(release) }) }}
+	t.Cleanup(h.release) // a failed check must not leave the handler blocked
 	o := opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})}
-	srv := newNode(t, o, 1, func(nx *rpc.Nexus, _ *counter) {
-		_ = nx.Register(1, rpc.Dispatch, func(r *rpc.Request) {
+	h.srv = newNode(t, o, 1, func(nx *rpc.Nexus, _ *counter) {
+		_ = nx.Register(1, mode, func(r *rpc.Request) {
 			close(entered)
-			<-release // the loop stays inside this callback meanwhile
+			<-release // a dispatch handler keeps the loop inside this callback meanwhile
 			_ = r.RespondBytes([]byte("ok"))
 		})
-		_ = nx.Register(2, rpc.Dispatch, func(r *rpc.Request) { later <- r }) // answered later
+		if register != nil {
+			register(nx)
+		}
 	}, nil)
-	srv.serve()
-	cli := newNode(t, o, 2, nil, nil)
-	s := cli.connect(t, srv.nx, 1)
-
-	answered := false
-	if err := cli.ep.Enqueue(s, 1, rpc.BytesMsg([]byte("x")), func(r *rpc.Response) { answered = r.Err == nil }); err != nil {
+	h.srv.serve()
+	h.cli = newNode(t, o, 2, nil, nil)
+	h.s = h.cli.connect(t, h.srv.nx, 1)
+	if err := h.cli.ep.Enqueue(h.s, 1, rpc.BytesMsg([]byte("x")), func(r *rpc.Response) { h.answered = r.Err == nil }); err != nil {
 		t.Fatal(err)
 	}
-	cli.runUntil(t, 10*time.Second, func() bool {
+	h.cli.runUntil(t, 10*time.Second, func() bool {
 		select {
 		case <-entered:
 			return true
@@ -45,6 +57,20 @@ func TestConcurrentUseDuringCallback(t *testing.T) {
 			return false
 		}
 	})
+	return h
+}
+
+// TestConcurrentUseDuringCallback: while the owner's loop runs a handler
+// (a callback, where the owner's own calls are nested and allowed), a call
+// from another goroutine is still concurrent use and must fail, not slip in
+// as if it were the handler's (eRPC issue #102: such calls corrupted the
+// endpoint silently).
+func TestConcurrentUseDuringCallback(t *testing.T) {
+	later := make(chan *rpc.Request, 1)
+	h := holdRequest(t, rpc.Dispatch, func(nx *rpc.Nexus) {
+		_ = nx.Register(2, rpc.Dispatch, func(r *rpc.Request) { later <- r }) // answered later
+	})
+	srv, cli, s := h.srv, h.cli, h.s
 
 	// The server's loop is inside the handler: every call from this
 	// goroutine is concurrent use.
@@ -63,8 +89,8 @@ func TestConcurrentUseDuringCallback(t *testing.T) {
 	if err := srv.ep.Close(); !errors.Is(err, rpc.ErrConcurrentUse) {
 		t.Errorf("Close from a foreign goroutine during a handler: %v", err)
 	}
-	close(release)
-	cli.runUntil(t, 10*time.Second, func() bool { return answered })
+	h.release()
+	cli.runUntil(t, 10*time.Second, func() bool { return h.answered })
 
 	// A dispatch request answered after its handler returned: only on the
 	// endpoint's goroutine (here through Post), not from this one.
@@ -154,36 +180,8 @@ func TestStatsFromAnotherGoroutine(t *testing.T) {
 // answer only while nobody uses the endpoint. While the loop runs elsewhere
 // they report false and 0 instead of racing with it (run with -race).
 func TestQueriesFromAnotherGoroutine(t *testing.T) {
-	entered, release := make(chan struct{}), make(chan struct{})
-	released := false
-	defer func() {
-		if !released { // a failed check must not leave the worker blocked
-			close(release)
-		}
-	}()
-	o := opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})}
-	srv := newNode(t, o, 1, func(nx *rpc.Nexus, _ *counter) {
-		_ = nx.Register(1, rpc.Worker, func(r *rpc.Request) {
-			close(entered)
-			<-release
-			_ = r.RespondBytes([]byte("ok"))
-		})
-	}, nil)
-	srv.serve()
-	cli := newNode(t, o, 2, nil, nil)
-	s := cli.connect(t, srv.nx, 1)
-	answered := false
-	if err := cli.ep.Enqueue(s, 1, rpc.BytesMsg([]byte("x")), func(r *rpc.Response) { answered = r.Err == nil }); err != nil {
-		t.Fatal(err)
-	}
-	cli.runUntil(t, 10*time.Second, func() bool {
-		select {
-		case <-entered:
-			return true
-		default:
-			return false
-		}
-	})
+	h := holdRequest(t, rpc.Worker, nil)
+	cli, s := h.cli, h.s
 	// Nobody else uses the client endpoint: any goroutine gets answers.
 	if !cli.ep.IsConnected(s) || cli.ep.Pending(s) != 1 || cli.ep.CongestionControlled(s) {
 		t.Fatalf("idle endpoint: connected %v, pending %d, cc %v; want true, 1, false",
@@ -201,14 +199,13 @@ func TestQueriesFromAnotherGoroutine(t *testing.T) {
 				cli.ep.IsConnected(s), cli.ep.Pending(s))
 		}
 	}
-	close(release)
-	released = true
+	h.release()
 	cli.cancel() // back to this goroutine: the request may still be in flight
 	if err := <-cli.done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v", err)
 	}
 	cli.cancel = nil
-	cli.runUntil(t, 10*time.Second, func() bool { return answered })
+	cli.runUntil(t, 10*time.Second, func() bool { return h.answered })
 	if !cli.ep.IsConnected(s) || cli.ep.Pending(s) != 0 {
 		t.Errorf("after the loop returned: connected %v, pending %d; want true, 0", cli.ep.IsConnected(s), cli.ep.Pending(s))
 	}
