@@ -968,7 +968,7 @@ func (ep *Endpoint) handleRequest(e *proto.Event) {
 	if e.Buf != nil {
 		r.buf = e.Buf.(*rxBuf).take()
 		r.data = r.buf.Bytes()
-	} else if ep.cfg.CopyRequests && len(e.Data) > 0 {
+	} else if ep.cfg.CopyRequests && len(e.Data) > 0 && h.mode == Dispatch { // toWorker copies worker requests anyway
 		b, err := ep.pool.Alloc(len(e.Data))
 		if err != nil {
 			_ = ep.core.RespondStatus(e.Handle, proto.StatusRejected)
@@ -1105,12 +1105,20 @@ func (ep *Endpoint) respond(r *Request, m Msg, pre int) error {
 			return err
 		}
 	}
-	if err := ep.core.Respond(r.h, tx); err != nil {
+	return ep.respondTx(r, tx)
+}
+
+// respondTx saves tx as r's response and sends it (tx is consumed), and
+// ends r.
+func (ep *Endpoint) respondTx(r *Request, tx *txMsg) error {
+	err := ep.core.Respond(r.h, tx)
+	if err != nil {
 		tx.Release()
-		ep.finish(r)
-		return mapCoreErr(err)
 	}
 	ep.finish(r)
+	if err != nil {
+		return mapCoreErr(err)
+	}
 	if !ep.inLoop {
 		ep.process()
 		_ = ep.flush()
@@ -1138,10 +1146,7 @@ func (ep *Endpoint) respondPrepared(r *Request) {
 	tx.total = r.wtotal
 	clear(r.wsegs) // the references are tx's now
 	r.wsegs = nil
-	if err := ep.core.Respond(r.h, tx); err != nil {
-		tx.Release()
-	}
-	ep.finish(r)
+	_ = ep.respondTx(r, tx) // a failure has no one to report to: the worker returned
 }
 
 // sessionNoCC reports whether a client session to peer is exempt from

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -217,7 +218,7 @@ func (ep *Endpoint) newTxMsgPre(si *sessInfo, slot int, buf mem.Buf, n int) *txM
 // newTxMsg turns m into a txMsg owning its memory. On error m is not consumed.
 func (ep *Endpoint) newTxMsg(m Msg) (*txMsg, error) {
 	if m.kind == msgBuf && !m.buf.IsZero() && m.buf.Len() <= ep.maxMsg {
-		// The common case first, without the fail closure below.
+		// The common case first.
 		t := ep.getTxMsg()
 		t.segs = append(t.segs, m.buf)
 		t.flat = m.buf.Bytes()
@@ -231,78 +232,109 @@ func (ep *Endpoint) newTxMsg(m Msg) (*txMsg, error) {
 		t.total = len(t.flat)
 		return t, nil
 	}
-	t := ep.getTxMsg()
-	fail := func(err error) (*txMsg, error) {
-		ep.msgFree = append(ep.msgFree, t)
-		return nil, err
-	}
-	switch m.kind {
-	case msgBuf:
-		if m.buf.IsZero() {
-			return fail(ErrBadMessage)
-		}
-		if m.buf.Len() > ep.maxMsg {
-			return fail(ErrTooLarge)
-		}
-		t.segs = append(t.segs, m.buf)
-		t.total = m.buf.Len()
-	case msgBytes:
-		if len(m.bytes) > ep.maxMsg {
-			return fail(ErrTooLarge)
-		}
-		if len(m.bytes) > 0 {
-			b, err := ep.pool.Alloc(len(m.bytes))
-			if err != nil {
-				return fail(err)
-			}
-			copy(b.Bytes(), m.bytes)
-			t.segs = append(t.segs, b)
-		}
-		t.total = len(m.bytes)
-	case msgObj:
-		if m.obj == nil {
-			return fail(ErrBadMessage)
-		}
-		sz := m.obj.Sizes()
+	if m.kind == msgObj && m.obj != nil {
+		sz := m.obj.Sizes() // once: Sizes walks the whole object
 		if sz.Total() > ep.maxMsg {
-			return fail(ErrTooLarge)
+			return nil, ErrTooLarge
 		}
+		t := ep.getTxMsg()
 		if sz.Entries == 0 && sz.Total() == sz.Head() && sz.Head() <= InlineMax {
 			// Small and copied whole: serialized into the record. Collect
 			// enforces the declared sizes, so no entry can appear.
 			dst := t.inline[:sz.Head()]
 			if err := ep.coll.Collect(m.obj, sz, dst); err != nil {
-				return fail(err)
+				ep.msgFree = append(ep.msgFree, t)
+				return nil, err
 			}
 			ep.coll.Reset() // collected nothing
 			t.flat, t.total = dst, sz.Head()
 			return t, nil
 		}
-		var head mem.Buf
-		var dst []byte
-		if sz.Head() > 0 {
-			b, err := ep.pool.Alloc(sz.Head())
-			if err != nil {
-				return fail(err)
-			}
-			head, dst = b, b.Bytes()
+		segs, err := objSegs(m.obj, sz, ep.pool, &ep.coll, t.segs)
+		if err != nil {
+			ep.msgFree = append(ep.msgFree, t)
+			return nil, err
 		}
-		if err := ep.coll.Collect(m.obj, sz, dst); err != nil {
-			if !head.IsZero() {
-				_ = head.Release()
-			}
-			return fail(err)
-		}
-		if !head.IsZero() {
-			t.segs = append(t.segs, head)
-		}
-		t.segs = append(t.segs, ep.coll.Bufs...)
-		ep.coll.Reset() // the references now belong to t
-		t.total = sz.Total()
-	default:
-		return fail(ErrBadMessage)
+		t.segs, t.total = segs, sz.Total()
+		return t, nil
 	}
+	t := ep.getTxMsg()
+	segs, total, err := msgSegs(m, ep.pool, &ep.coll, ep.maxMsg, t.segs)
+	if err != nil {
+		ep.msgFree = append(ep.msgFree, t)
+		return nil, err
+	}
+	t.segs, t.total = segs, total
 	return t, nil
+}
+
+// msgSegs appends to segs the references of m's bytes in wire order and
+// returns them with m's length: a buffer as it is, bytes copied into a
+// buffer of pool, an object's head and copied fields serialized into one
+// buffer of pool and its zero-copy entries referenced (through coll, left
+// empty). The endpoint's loop calls it with its own pool, a worker with
+// the Nexus's concurrent one. m is consumed on success only.
+func msgSegs(m Msg, pool *mem.Pool, coll *datapath.EntryCollector, maxMsg int, segs []mem.Buf) ([]mem.Buf, int, error) {
+	switch m.kind {
+	case msgBuf:
+		if m.buf.IsZero() {
+			return segs, 0, ErrBadMessage
+		}
+		if m.buf.Len() > maxMsg {
+			return segs, 0, ErrTooLarge
+		}
+		return append(segs, m.buf), m.buf.Len(), nil
+	case msgBytes:
+		if len(m.bytes) > maxMsg {
+			return segs, 0, ErrTooLarge
+		}
+		if len(m.bytes) > 0 {
+			b, err := pool.AllocCopy(m.bytes)
+			if err != nil {
+				return segs, 0, err
+			}
+			segs = append(segs, b)
+		}
+		return segs, len(m.bytes), nil
+	case msgObj:
+		if m.obj == nil {
+			return segs, 0, ErrBadMessage
+		}
+		sz := m.obj.Sizes()
+		if sz.Total() > maxMsg {
+			return segs, 0, ErrTooLarge
+		}
+		segs, err := objSegs(m.obj, sz, pool, coll, segs)
+		return segs, sz.Total(), err
+	}
+	return segs, 0, ErrBadMessage
+}
+
+// objSegs appends o's head and copied fields, serialized into one buffer
+// of pool, and o's zero-copy entries (referenced through coll, left empty)
+// to segs; sz is o.Sizes().
+func objSegs(o wire.Object, sz wire.Sizes, pool *mem.Pool, coll *datapath.EntryCollector, segs []mem.Buf) ([]mem.Buf, error) {
+	var head mem.Buf
+	var dst []byte
+	if sz.Head() > 0 {
+		b, err := pool.Alloc(sz.Head())
+		if err != nil {
+			return segs, err
+		}
+		head, dst = b, b.Bytes()
+	}
+	if err := coll.Collect(o, sz, dst); err != nil {
+		if !head.IsZero() {
+			_ = head.Release()
+		}
+		return segs, err
+	}
+	if !head.IsZero() {
+		segs = append(segs, head)
+	}
+	segs = append(segs, coll.Bufs...)
+	coll.Reset() // the references now belong to segs
+	return segs, nil
 }
 
 // rxBuf is a reassembly buffer for a multi-packet message (proto.RxBuf).

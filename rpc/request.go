@@ -187,67 +187,19 @@ func (r *Request) workerRespond(m Msg) error {
 	}
 }
 
-// prepare turns m into r.wsegs on the worker's goroutine: an object
-// serialized (its head into the Nexus's pool, its zero-copy entries
-// referenced), bytes copied into that pool, a buffer as it is. m is
-// consumed.
+// prepare turns m into r.wsegs on the worker's goroutine, in the Nexus's
+// concurrent pool (msgSegs). m is consumed on success.
 func (r *Request) prepare(m Msg) error {
-	wp, maxMsg := r.ep.nx.workPool, r.ep.maxMsg
-	r.wsegs = r.wone[:0]
-	switch m.kind {
-	case msgBuf:
-		if m.buf.IsZero() {
-			return ErrBadMessage
-		}
-		if m.buf.Len() > maxMsg {
-			m.release()
-			return ErrTooLarge
-		}
-		r.wsegs, r.wtotal = append(r.wsegs, m.buf), m.buf.Len()
-	case msgBytes:
-		if len(m.bytes) > maxMsg {
-			return ErrTooLarge
-		}
-		if len(m.bytes) > 0 {
-			b, err := wp.AllocCopy(m.bytes)
-			if err != nil {
-				return err
-			}
-			r.wsegs = append(r.wsegs, b)
-		}
-		r.wtotal = len(m.bytes)
-	case msgObj:
-		if m.obj == nil {
-			return ErrBadMessage
-		}
-		sz := m.obj.Sizes()
-		if sz.Total() > maxMsg {
-			return ErrTooLarge
-		}
-		var head mem.Buf
-		var dst []byte
-		if sz.Head() > 0 {
-			b, err := wp.Alloc(sz.Head())
-			if err != nil {
-				return err
-			}
-			head, dst = b, b.Bytes()
-		}
-		var coll datapath.EntryCollector
-		if err := coll.Collect(m.obj, sz, dst); err != nil {
-			if !head.IsZero() {
-				_ = head.Release()
-			}
-			return err
-		}
-		if !head.IsZero() {
-			r.wsegs = append(r.wsegs, head)
-		}
-		r.wsegs, r.wtotal = append(r.wsegs, coll.Bufs...), sz.Total()
-		coll.Reset() // the references are the answer's now
-	default:
-		return ErrBadMessage
+	var coll *datapath.EntryCollector // for an object's zero-copy entries only
+	if m.kind == msgObj {
+		coll = new(datapath.EntryCollector)
 	}
+	segs, total, err := msgSegs(m, r.ep.nx.workPool, coll, r.ep.maxMsg, r.wone[:0])
+	if err != nil {
+		m.release()
+		return err
+	}
+	r.wsegs, r.wtotal = segs, total
 	return nil
 }
 
