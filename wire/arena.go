@@ -312,7 +312,7 @@ func zero[T any](p []T) {
 // the checked build it drops its chunks instead (new values get new
 // memory), so that a value kept past Reset keeps its old epoch.
 func (s *slab[T]) rewind(a *Arena) {
-	if checked {
+	if mem.Checked {
 		var zt T
 		for _, c := range s.chunks {
 			a.grown -= len(c) * int(unsafe.Sizeof(zt))
