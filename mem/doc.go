@@ -107,7 +107,8 @@ const (
 	PoisonByte = 0xCF
 )
 
-// Checked reports whether this is the checked build (-tags cfcheck), so
-// tests in other packages can expect poisoning and stale-handle panics only
-// when they are compiled in.
+// Checked reports whether this is the checked build (-tags cfcheck): other
+// packages turn on their own checks with it (wire's arena gives a Reset
+// arena new memory), and tests expect poisoning and stale-handle panics
+// only when they are compiled in.
 const Checked = checked
