@@ -221,6 +221,14 @@ func TestAdaptiveSweep(t *testing.T) {
 	if sr.MaxRPSAtSLO != 6250 {
 		t.Fatalf("step down: max %v, points %d", sr.MaxRPSAtSLO, len(sr.Points))
 	}
+	// a fine factor still steps down by halves
+	sr, err = Sweep(context.Background(), SweepConfig{SLO: 100 * time.Microsecond, Start: 50_000, Factor: 1.25, Refine: -1}, fakePoints(10_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sr.MaxRPSAtSLO != 6250 || len(sr.Points) != 4 {
+		t.Fatalf("step down by 1.25: max %v, points %d", sr.MaxRPSAtSLO, len(sr.Points))
+	}
 	// nothing passes: the step-down stops at MinRPS (Start/16 by default)
 	sr, err = Sweep(context.Background(), SweepConfig{SLO: time.Microsecond, Start: 1000}, fakePoints(1e9))
 	if err != nil || sr.Best != -1 || sr.MaxRPSAtSLO != 0 {
@@ -897,5 +905,62 @@ func TestTargetFuncDialFailure(t *testing.T) {
 	target := TargetFunc(func(int) (Conn, error) { return dial() })
 	if c, err := target.Dial(0); err == nil || c != nil {
 		t.Fatalf("Dial = %v, %v; want nil and the error", c, err)
+	}
+}
+
+func TestAnchor(t *testing.T) {
+	base := SweepConfig{Start: 5000, Factor: 2, MinRPS: 312, MaxRPS: 20e6}
+	for _, c := range []struct {
+		name             string
+		sat              float64
+		fraction, factor float64
+		want             SweepConfig
+	}{
+		{"anchored", 200_000, 0.5, 1.25, SweepConfig{Start: 100_000, Factor: 1.25, MinRPS: 100_000.0 / DefaultMinRPSDivisor, MaxRPS: 20e6}},
+		{"default factor", 10_000, 0.5, 0, SweepConfig{Start: 5000, Factor: DefaultAnchorFactor, MinRPS: 5000.0 / DefaultMinRPSDivisor, MaxRPS: 20e6}},
+		{"nothing completed", 0, 0.5, 1.25, base},
+		{"under one request per second", 1, 0.5, 1.25, base},
+	} {
+		sc := base
+		anchor(&sc, Result{AchievedRPS: c.sat}, c.fraction, c.factor)
+		if sc.Start != c.want.Start || sc.Factor != c.want.Factor || sc.MinRPS != c.want.MinRPS || sc.MaxRPS != c.want.MaxRPS {
+			t.Errorf("%s: %+v, want %+v", c.name, sc, c.want)
+		}
+	}
+	// a start above MaxRPS raises MaxRPS, so that the sweep stays valid
+	sc := SweepConfig{MaxRPS: 1000}
+	anchor(&sc, Result{AchievedRPS: 10_000}, 0.5, 1.25)
+	if sc.MaxRPS != sc.Start {
+		t.Errorf("MaxRPS %v below start %v", sc.MaxRPS, sc.Start)
+	}
+}
+
+// TestAnchoredExperiment: with ExperimentConfig.Anchor the saturation point
+// runs first and the sweep starts at that fraction of its rate.
+func TestAnchoredExperiment(t *testing.T) {
+	runs := []RunSpec{{Label: "ycsb", Workload: "ycsb:records=100,shape=1x64", Serializer: SerCornflakes}}
+	series, err := RunExperiment(context.Background(), Experiment{Name: "anchor", Runs: runs}, ExperimentConfig{
+		Load:       Config{Duration: 50 * time.Millisecond, Check: true},
+		Sweep:      SweepConfig{Refine: -1, Retries: -1, MaxRPS: 1e9},
+		Saturation: 50 * time.Millisecond,
+		Anchor:     0.5,
+		Setup: func(ctx context.Context, run RunSpec, w workload.Workload) (Target, func() error, error) {
+			return preloaded(w, 20*time.Microsecond), func() error { return nil }, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := series[0]
+	if !(s.MaxRPSSaturated > 0) || len(s.Points) == 0 {
+		t.Fatalf("saturated %v, %d points", s.MaxRPSSaturated, len(s.Points))
+	}
+	if got, want := s.Points[0].OfferedRPS, 0.5*s.MaxRPSSaturated; math.Abs(got-want) > 1e-6*want {
+		t.Fatalf("first point offered %v, want half the saturated %v", got, s.MaxRPSSaturated)
+	}
+	if len(s.Points) > 1 {
+		if r := s.Points[1].OfferedRPS / s.Points[0].OfferedRPS; math.Abs(r-DefaultAnchorFactor) > 1e-9 && math.Abs(r-0.5) > 1e-9 {
+			t.Fatalf("second point at %vx the first", r)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -158,7 +159,25 @@ type ExperimentConfig struct {
 	// BusyPoll is recorded in every Series (Series.BusyPoll): the server
 	// and the load generator polled without sleeping.
 	BusyPoll bool
+	// Anchor, when > 0, measures each run's first saturation point before
+	// its sweep rather than after, and starts the adaptive sweep at Anchor
+	// times the saturated rate, growing by AnchorFactor (default
+	// DefaultAnchorFactor). A sweep from a fixed start doubles its way up,
+	// so within a few points its answer is only good to a factor of two;
+	// from near the server's capacity the same points bisect to a few
+	// percent. Ignored with Sweep.Loads or a negative Saturation.
+	Anchor       float64
+	AnchorFactor float64
 }
+
+// Sweep anchoring defaults (ExperimentConfig.Anchor): the max load at a
+// p99 SLO of hundreds of µs lies at 50-100 % of the closed-loop saturated
+// rate for a server whose requests take a few µs, so a sweep from half of
+// it in steps of 1.25x brackets it within three or four points.
+const (
+	DefaultAnchor       = 0.5
+	DefaultAnchorFactor = 1.25
+)
 
 // RunExperiment sweeps every run of e and returns one Series per run (in
 // order). A run whose setup or sweep fails stops the experiment with the
@@ -213,15 +232,25 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 			return out, fmt.Errorf("bench: setup %s %s: %w", run.Label, run.Serializer, err)
 		}
 		seed := cfg.Load.Seed
-		sr, err := Sweep(ctx, sc, func(ctx context.Context, offered float64) (Result, error) {
-			lc := cfg.Load
-			lc.Workload, lc.Target, lc.Rate = w, target, offered
-			seed++
-			lc.Seed = seed
-			return Run(ctx, lc)
-		})
+		anchored := cfg.Anchor > 0 && len(sc.Loads) == 0 && cfg.Saturation >= 0
 		var sat Result
+		var sr SweepResult
+		if anchored {
+			sat, err = saturate(ctx, cfg, w, target, seed+1_000_000)
+			if err == nil {
+				anchor(&sc, sat, cfg.Anchor, cfg.AnchorFactor)
+			}
+		}
 		if err == nil {
+			sr, err = Sweep(ctx, sc, func(ctx context.Context, offered float64) (Result, error) {
+				lc := cfg.Load
+				lc.Workload, lc.Target, lc.Rate = w, target, offered
+				seed++
+				lc.Seed = seed
+				return Run(ctx, lc)
+			})
+		}
+		if err == nil && !anchored {
 			sat, err = saturate(ctx, cfg, w, target, seed+1)
 		}
 		if terr := teardown(); err == nil && terr != nil {
@@ -262,6 +291,24 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 		}
 	}
 	return out, nil
+}
+
+// anchor points sc's adaptive sweep at fraction x the saturated rate of
+// sat, growing by factor (DefaultAnchorFactor when <= 1). A saturation point
+// that completed nothing leaves sc as it was.
+func anchor(sc *SweepConfig, sat Result, fraction, factor float64) {
+	start := fraction * sat.AchievedRPS
+	if !(start >= 1) || math.IsInf(start, 0) {
+		return
+	}
+	if !(factor > 1) {
+		factor = DefaultAnchorFactor
+	}
+	sc.Start, sc.Factor = start, factor
+	sc.MinRPS = start / DefaultMinRPSDivisor
+	if sc.MaxRPS > 0 && sc.MaxRPS < start {
+		sc.MaxRPS = start
+	}
 }
 
 // saturate measures one closed-loop saturation point (zero Result when

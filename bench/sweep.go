@@ -50,7 +50,8 @@ type SweepConfig struct {
 	Factor float64 // default 2
 	MaxRPS float64 // default 20e6
 	Refine int     // default 3; <0 for none
-	// MinRPS is the lowest load the adaptive sweep steps down to when Start
+	// MinRPS is the lowest load the adaptive sweep steps down to (dividing
+	// by Factor, or by 2 when Factor is smaller) when Start
 	// already fails (default Start/16).
 	MinRPS float64
 	// Retries is how many times a point that failed only in its tail
@@ -267,8 +268,9 @@ func adaptive(cfg SweepConfig, step func(float64) (bool, error)) error {
 	if fail == 0 {
 		return nil // passed up to MaxRPS
 	}
-	if pass == 0 { // the first load already failed: step down
-		for l := fail / cfg.Factor; l >= cfg.MinRPS; l /= cfg.Factor {
+	if pass == 0 { // the first load already failed: step down, at least halving
+		down := max(cfg.Factor, 2)
+		for l := fail / down; l >= cfg.MinRPS; l /= down {
 			ok, err := step(l)
 			if err != nil {
 				return err

@@ -34,6 +34,10 @@ type BenchConfig struct {
 	Duration time.Duration
 	// Budget overrides the sweep budget of the whole experiment.
 	Budget time.Duration
+	// Anchor starts each sweep at this fraction of the run's saturated
+	// rate, measured first (default bench.DefaultAnchor; negative for the
+	// fixed start of bench.SweepConfig, 5000 req/s doubling).
+	Anchor float64
 	// Serializers restricts the runs to these serializers (default all).
 	Serializers []string
 	// NoVT leaves out vtprotobuf, which RunBench otherwise adds after each
@@ -239,6 +243,13 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		sweep.Budget = cfg.Budget
 	}
 	sweep.Progress = cfg.Progress
+	anchor := cfg.Anchor
+	switch {
+	case anchor == 0:
+		anchor = bench.DefaultAnchor
+	case anchor < 0:
+		anchor = 0
+	}
 	stalls := bench.MeasureStalls(ctx, 0, BenchStallProbe)
 	syscall := bench.MeasureSyscall(0)
 	busyPoll, why := cfg.BusyPoll.decide(cfg.Endpoints, cfg.Datapath, stalls)
@@ -339,7 +350,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	}
 	series, err := bench.RunExperiment(ctx, e, bench.ExperimentConfig{
 		Datapath: cfg.Datapath, Load: load, Sweep: sweep, Setup: setup, Log: cfg.Log,
-		SaturationRounds: BenchSaturationRounds, SaturationClients: BenchSaturationClients,
+		SaturationRounds: BenchSaturationRounds, SaturationClients: BenchSaturationClients, Anchor: anchor,
 		Stalls: &stalls, Syscall: &syscall, BusyPoll: busyPoll, Saturation: saturation,
 	})
 	if serr := stop(); err == nil {

@@ -38,6 +38,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	sloUS := fs.Float64("slo-us", 0, "p99 latency SLO in µs (default 500)")
 	dur := fs.Duration("duration", 0, "length of each load point (default 2s, 1s with no --experiment/--workload, 500ms with --quick)")
 	budget := fs.Duration("budget", 0, "wall-time budget of the whole sweep (default 150s, 40s with no --experiment/--workload, 90s with --quick)")
+	anchor := fs.Float64("anchor", bench.DefaultAnchor, "start each sweep at this fraction of the serializer's saturated rate, measured first (0: start at 5000 req/s and double)")
 	sers := fs.String("serializers", "", "comma-separated subset of: "+strings.Join(kv.Serializers, ","))
 	endpoints := fs.Int("endpoints", 1, "server endpoints (cores); keys are sharded across them")
 	threshold := fs.Int("threshold", 0, "copy threshold of cornflakes/hybrid in bytes (default: the datapath's calibrated one: udp 16384, memnet 512, xdp copy mode 2048)")
@@ -54,6 +55,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "bench: unexpected arguments %q\n", fs.Args())
 		return errUsage
 	}
+	if *anchor == 0 {
+		*anchor = -1 // kv.BenchConfig: negative for the fixed start
+	} else if !(*anchor > 0 && *anchor <= 1) {
+		fmt.Fprintf(stderr, "bench: --anchor %v: want a fraction in (0, 1], or 0\n", *anchor)
+		return errUsage
+	}
 	if *exp != "" && *wl != "" {
 		fmt.Fprintln(stderr, "bench: --experiment and --workload are exclusive")
 		return errUsage
@@ -66,7 +73,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 
 	cfg := kv.BenchConfig{
 		Experiment: *exp, Workload: benchWorkloadSpec(*wl), Datapath: *dp, Quick: *quick,
-		SLO: time.Duration(*sloUS * float64(time.Microsecond)), Duration: *dur, Budget: *budget,
+		SLO: time.Duration(*sloUS * float64(time.Microsecond)), Duration: *dur, Budget: *budget, Anchor: *anchor,
 		Endpoints: *endpoints, Threshold: *threshold, BusyPoll: busyPoll.mode, CC: *cc, Progress: stderr, Log: stderr,
 	}
 
