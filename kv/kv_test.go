@@ -548,7 +548,10 @@ func TestBusyPollDecide(t *testing.T) {
 // each Close, a second connection of the same client while the first is
 // open gets pools of its own, and Client.Close closes the kept pools.
 func TestTargetConnectionsKeepPools(t *testing.T) {
-	srv, cl, _ := udpServer(t, ServerConfig{})
+	srv, cl, cn := udpServer(t, ServerConfig{})
+	if err := cn.Close(); err != nil { // Client.Close below wants every connection closed
+		t.Fatal(err)
+	}
 	target := cl.Target(CodecCFHybrid)
 	dial := func(i int) *Conn {
 		t.Helper()

@@ -44,6 +44,9 @@ var (
 	ErrInvalidEndpointID = errors.New("rpc: invalid endpoint id")
 	// ErrBadMessage: an invalid Msg (zero value, or a Buf and an object at once).
 	ErrBadMessage = errors.New("rpc: invalid message")
+	// ErrEndpointsOpen: Nexus.Close found endpoints not yet closed (it
+	// closes the Nexus anyway; their sessions can no longer be managed).
+	ErrEndpointsOpen = errors.New("rpc: endpoints still open")
 	// ErrBadSMPacket: a malformed session-management packet.
 	ErrBadSMPacket = errors.New("rpc: malformed session-management packet")
 )

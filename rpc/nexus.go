@@ -174,7 +174,10 @@ func (n *Nexus) Register(reqType uint8, mode Mode, h Handler) error {
 }
 
 // Close stops the Nexus goroutines and closes the control socket. Close
-// every endpoint first (their sessions use the control socket).
+// every endpoint first (their sessions use the control socket): an
+// endpoint still open is reported as ErrEndpointsOpen, and so is a worker
+// request never answered (wrapping an *mem.InUseError), after the Nexus
+// has closed anyway.
 func (n *Nexus) Close() error {
 	n.mu.Lock()
 	if n.closed {
@@ -182,10 +185,19 @@ func (n *Nexus) Close() error {
 		return ErrClosed
 	}
 	n.closed = true
+	var open []uint8
+	for id, ep := range n.endpoints {
+		if ep != nil {
+			open = append(open, uint8(id))
+		}
+	}
 	n.mu.Unlock()
 	close(n.done)
 	err := n.conn.Close()
 	n.wg.Wait()
+	if len(open) > 0 && err == nil {
+		err = fmt.Errorf("%w: ids %v (close them before their Nexus)", ErrEndpointsOpen, open)
+	}
 	// A worker request still unanswered holds its bytes: that is a leak
 	// of the application's, reported here (an *mem.InUseError).
 	if perr := n.workPool.Close(); perr != nil && err == nil {

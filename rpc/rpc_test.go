@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -897,6 +898,24 @@ func TestCloseFailsPendingAndBusyDisconnect(t *testing.T) {
 		t.Fatalf("RunOnce after Close: %v", err)
 	}
 	c.check(t)
+}
+
+// Nexus.Close with an endpoint still open closes the Nexus and says which
+// endpoint was left open; the endpoint still closes cleanly afterwards.
+func TestNexusCloseReportsOpenEndpoints(t *testing.T) {
+	n := newNode(t, opts{net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 7})}, 7, nil, nil)
+	nx := n.nx
+	err := nx.Close()
+	if !errors.Is(err, rpc.ErrEndpointsOpen) || !strings.Contains(err.Error(), "[7]") {
+		t.Fatalf("Nexus.Close with endpoint 7 open: %v", err)
+	}
+	if err := n.ep.Close(); err != nil {
+		t.Fatalf("endpoint close after its Nexus: %v", err)
+	}
+	n.ep = nil // closed: node.stop has nothing left to do
+	if err := nx.Close(); !errors.Is(err, rpc.ErrClosed) {
+		t.Fatalf("second Nexus.Close: %v", err)
+	}
 }
 
 // A request enqueued after the client loop has been idle for longer than
