@@ -253,13 +253,7 @@ func ExampleYCSBConfig() {
 	}
 	fmt.Printf("%+v\n", y.Config())
 	fmt.Println(y.Name())
-	counts := map[workload.Op]int{}
-	s := y.NewStream(0, 1, 1)
-	var req workload.Request
-	for range 1000 {
-		s.Next(&req)
-		counts[req.Op]++
-	}
+	counts := countOps(y, 1000)
 	fmt.Println(counts[workload.OpGet], "gets,", counts[workload.OpPut], "puts")
 	// Output:
 	// {Records:100 NumValues:1 ValueSize:4096 Layout:single UpdateFraction:0.25}
@@ -324,13 +318,7 @@ func ExampleTwitterConfig() {
 		panic(err)
 	}
 	fmt.Printf("%+v\n", t.Config())
-	counts := map[workload.Op]int{}
-	s := t.NewStream(0, 1, 1)
-	var req workload.Request
-	for range 1000 {
-		s.Next(&req)
-		counts[req.Op]++
-	}
+	counts := countOps(t, 1000)
 	fmt.Println(counts[workload.OpGet], "gets,", counts[workload.OpPut], "puts")
 	// Output:
 	// {Keys:1000 GetFraction:0.5 ZipfS:1.1004 MeanKeySize:67 MeanValueSize:2439 ChunkSize:8192}
@@ -463,4 +451,17 @@ func ExampleTraceRecord() {
 	fmt.Println(r.Line(), rec.Time, string(rec.Key), rec.KeySize, rec.ValueSize, rec.ClientID, rec.Op, rec.TTL, rec.Op.KVOp())
 	// Output:
 	// 2 17 nz_u_abc 8 2439 5 set 3600 put
+}
+
+// countOps counts the operations of the first n requests of w's stream
+// for client 0 of 1.
+func countOps(w workload.Workload, n int) map[workload.Op]int {
+	counts := map[workload.Op]int{}
+	s := w.NewStream(0, 1, 1)
+	var req workload.Request
+	for range n {
+		s.Next(&req)
+		counts[req.Op]++
+	}
+	return counts
 }
