@@ -65,6 +65,8 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "--busy-poll=sometimes"},
 		{"bench", "extra"},
 		{"bench", "--experiment", "table1", "--workload", "cdn"},
+		{"bench", "--anchor", "1.5"},
+		{"bench", "--anchor", "-0.5"},
 		{"kv"},
 		{"kv", "serve", "--addr", "nonsense"},
 	} {
