@@ -911,25 +911,25 @@ func TestTargetFuncDialFailure(t *testing.T) {
 func TestAnchor(t *testing.T) {
 	base := SweepConfig{Start: 5000, Factor: 2, MinRPS: 312, MaxRPS: 20e6}
 	for _, c := range []struct {
-		name             string
-		sat              float64
-		fraction, factor float64
-		want             SweepConfig
+		name     string
+		sat      float64
+		fraction float64
+		want     SweepConfig
 	}{
-		{"anchored", 200_000, 0.5, 1.25, SweepConfig{Start: 100_000, Factor: 1.25, MinRPS: 100_000.0 / DefaultMinRPSDivisor, MaxRPS: 20e6}},
-		{"default factor", 10_000, 0.5, 0, SweepConfig{Start: 5000, Factor: DefaultAnchorFactor, MinRPS: 5000.0 / DefaultMinRPSDivisor, MaxRPS: 20e6}},
-		{"nothing completed", 0, 0.5, 1.25, base},
-		{"under one request per second", 1, 0.5, 1.25, base},
+		{"anchored", 200_000, 0.5, SweepConfig{Start: 100_000, Factor: DefaultAnchorFactor, MinRPS: 100_000.0 / DefaultMinRPSDivisor, MaxRPS: 20e6}},
+		{"another fraction", 10_000, 0.8, SweepConfig{Start: 8000, Factor: DefaultAnchorFactor, MinRPS: 8000.0 / DefaultMinRPSDivisor, MaxRPS: 20e6}},
+		{"nothing completed", 0, 0.5, base},
+		{"under one request per second", 1, 0.5, base},
 	} {
 		sc := base
-		anchor(&sc, Result{AchievedRPS: c.sat}, c.fraction, c.factor)
+		anchor(&sc, Result{AchievedRPS: c.sat}, c.fraction)
 		if sc.Start != c.want.Start || sc.Factor != c.want.Factor || sc.MinRPS != c.want.MinRPS || sc.MaxRPS != c.want.MaxRPS {
 			t.Errorf("%s: %+v, want %+v", c.name, sc, c.want)
 		}
 	}
 	// a start above MaxRPS raises MaxRPS, so that the sweep stays valid
 	sc := SweepConfig{MaxRPS: 1000}
-	anchor(&sc, Result{AchievedRPS: 10_000}, 0.5, 1.25)
+	anchor(&sc, Result{AchievedRPS: 10_000}, 0.5)
 	if sc.MaxRPS != sc.Start {
 		t.Errorf("MaxRPS %v below start %v", sc.MaxRPS, sc.Start)
 	}

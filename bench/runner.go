@@ -161,13 +161,12 @@ type ExperimentConfig struct {
 	BusyPoll bool
 	// Anchor, when > 0, measures each run's first saturation point before
 	// its sweep rather than after, and starts the adaptive sweep at Anchor
-	// times the saturated rate, growing by AnchorFactor (default
-	// DefaultAnchorFactor). A sweep from a fixed start doubles its way up,
-	// so within a few points its answer is only good to a factor of two;
-	// from near the server's capacity the same points bisect to a few
-	// percent. Ignored with Sweep.Loads or a negative Saturation.
-	Anchor       float64
-	AnchorFactor float64
+	// times the saturated rate, growing by DefaultAnchorFactor. A sweep
+	// from a fixed start doubles its way up, so within a few points its
+	// answer is only good to a factor of two; from near the server's
+	// capacity the same points bisect to a few percent. Ignored with
+	// Sweep.Loads or a negative Saturation.
+	Anchor float64
 }
 
 // Sweep anchoring defaults (ExperimentConfig.Anchor): the max load at a
@@ -236,9 +235,10 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 		var sat Result
 		var sr SweepResult
 		if anchored {
+			// A seed apart from the sweep's (seed+1, seed+2, ...).
 			sat, err = saturate(ctx, cfg, w, target, seed+1_000_000)
 			if err == nil {
-				anchor(&sc, sat, cfg.Anchor, cfg.AnchorFactor)
+				anchor(&sc, sat, cfg.Anchor)
 			}
 		}
 		if err == nil {
@@ -294,17 +294,14 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 }
 
 // anchor points sc's adaptive sweep at fraction x the saturated rate of
-// sat, growing by factor (DefaultAnchorFactor when <= 1). A saturation point
-// that completed nothing leaves sc as it was.
-func anchor(sc *SweepConfig, sat Result, fraction, factor float64) {
+// sat, growing by DefaultAnchorFactor. A saturation point that completed
+// nothing leaves sc as it was.
+func anchor(sc *SweepConfig, sat Result, fraction float64) {
 	start := fraction * sat.AchievedRPS
 	if !(start >= 1) || math.IsInf(start, 0) {
 		return
 	}
-	if !(factor > 1) {
-		factor = DefaultAnchorFactor
-	}
-	sc.Start, sc.Factor = start, factor
+	sc.Start, sc.Factor = start, DefaultAnchorFactor
 	sc.MinRPS = start / DefaultMinRPSDivisor
 	if sc.MaxRPS > 0 && sc.MaxRPS < start {
 		sc.MaxRPS = start
