@@ -85,23 +85,30 @@ func (a *Arena) Reset() error {
 	return first
 }
 
-// newSource returns a zeroed source from the arena's own slab, valid until
-// Reset (the inlined fast path of slab.alloc for one value).
+// newSource returns a source of a's current epoch, otherwise zeroed, from
+// the arena's own slab, valid until Reset (the inlined fast path of
+// slab.alloc for one value).
 func (a *Arena) newSource() *source {
 	s := &a.srcs
 	if s.epoch != a.epoch { // the first decode after a Reset
-		s.epoch, s.n = a.epoch, 0
-		if s.ci != 0 {
-			s.ci, s.cur = 0, s.chunks[0]
+		if mem.Checked {
+			s.rewind(a) // new memory, as for messages
+		} else {
+			s.epoch, s.n = a.epoch, 0
+			if s.ci != 0 {
+				s.ci, s.cur = 0, s.chunks[0]
+			}
 		}
 	}
+	var p *source
 	if s.n < len(s.cur) {
-		p := &s.cur[s.n]
+		p = &s.cur[s.n]
 		s.n++
-		*p = source{}
-		return p
+	} else {
+		p = &s.alloc(a, 1, false)[0]
 	}
-	return &s.alloc(a, 1, true)[0]
+	*p = source{a: a, epoch: a.epoch}
+	return p
 }
 
 // Hold gives the arena one reference that it releases at Reset. The caller

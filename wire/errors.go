@@ -69,9 +69,13 @@ var (
 	ErrDstSize = errors.New("wire: dst length is not Sizes().Head()")
 	// ErrTooLarge: the object exceeds MaxMessageSize, or a list MaxListLen.
 	ErrTooLarge = errors.New("wire: object exceeds the format's limits")
-	// ErrArenaReset: a message used after its arena's Reset (sized,
-	// serialized or decoded into). Detected until the arena hands the
-	// message's memory out again, always in the checked build.
+	// ErrArenaReset: a message used after its arena's Reset: sized,
+	// serialized or decoded into, reached as a nested message (a field or
+	// list element, at any depth) by the sizes of a fresh message, or a
+	// list or nested message of a decoded message first accessed after
+	// the Reset of the arena that decoded it. Detected until the arena
+	// hands the message's memory (for a decoded field: its record of the
+	// input) out again, always in the checked build.
 	ErrArenaReset = errors.New("wire: message used after its arena's Reset")
 	// ErrNoArena: a message value that was not made by its New function.
 	ErrNoArena = errors.New("wire: message has no arena (make it with its New function)")

@@ -181,6 +181,20 @@ func (s *Sizer) Enter() bool {
 // Leave ends a nested message started by Enter.
 func (s *Sizer) Leave() { s.depth-- }
 
+// Fresh reports whether the nested message (a field or list element) with
+// core c may be sized: when c's arena was Reset since the message was made
+// it records ErrArenaReset and returns false. Generated code calls it
+// before each nested message's WireSizes (as SizeMessage and SizeMessages
+// do), so that a stale message reached from a fresh one is refused before
+// its memory, which the arena may have handed out again, is read.
+func (s *Sizer) Fresh(c *Core) bool {
+	if a := c.a; a != nil && c.epoch != uint32(a.epoch) {
+		s.fail(ErrArenaReset)
+		return false
+	}
+	return true
+}
+
 // Arena returns the arena of the object being sized (nil for a message
 // made without one). Generated code decodes lazy nested messages with it.
 func (s *Sizer) Arena() *Arena { return s.a }

@@ -11,28 +11,50 @@ import (
 // lazy records a list or nested message of a decoded message that has not
 // been decoded yet: its region (already bounds-checked against the parent)
 // and the input it lives in. A failed load leaves it pending, so the next
-// access reports the error again.
+// access reports the error again. A load after the Reset of the arena
+// that decoded the input fails with ErrArenaReset (see stale).
 type lazy struct {
 	src *source // nil when there is nothing to load
 	off uint32  // list: entries / values; nested: header start
 	n   uint32  // list: element count; nested: header size
 	end uint32  // message lists: end of the last element's header
-	// meta packs the field's number (at most MaxFieldNumber, 17 bits),
-	// for the errors of a later load, and the parent message's depth (at
-	// most MaxDepth, 8 bits): one word, so that the record, embedded in
-	// every list and nested field, stays 24 bytes.
+	// meta packs the parent message's depth (at most MaxDepth: bits
+	// 0..7), the field's number (at most MaxFieldNumber: bits 8..24), for
+	// the errors of a later load, and the low 7 bits of the arena's epoch
+	// at the decode (bits 25..31, see stale): one word, so that the
+	// record, embedded in every list and nested field, stays 24 bytes.
 	meta uint32
 }
 
+const (
+	lazyFieldShift = 8
+	lazyFieldMask  = 1<<17 - 1
+	lazyEpochShift = 25 // the remaining 7 bits
+	lazyEpochMask  = 1<<(32-lazyEpochShift) - 1
+)
+
 func (z *lazy) set(src *source, off, n, end, depth, field int) {
-	*z = lazy{src: src, off: uint32(off), n: uint32(n), end: uint32(end), meta: uint32(field)<<8 | uint32(depth)}
+	meta := uint32(src.epoch)<<lazyEpochShift | uint32(field)<<lazyFieldShift | uint32(depth)
+	*z = lazy{src: src, off: uint32(off), n: uint32(n), end: uint32(end), meta: meta}
+}
+
+// stale reports whether the arena that decoded z's input (z.src != nil)
+// was Reset since: the input was released then, and loading z would read
+// memory that may have been handed out again. The source records the
+// epoch of its decode, but the arena reuses the source itself for its
+// next decode (except in the checked build); z's own low bits of the
+// epoch tell that reuse apart too, unless a multiple of 128 Resets passed.
+func (z *lazy) stale() bool {
+	src := z.src
+	e := src.a.epoch
+	return src.epoch != e || z.meta>>lazyEpochShift != uint32(e)&lazyEpochMask
 }
 
 // depth is the nesting depth of the message the field belongs to.
 func (z *lazy) depth() int { return int(z.meta & 0xff) }
 
 // field is the field's number, for DecodeError.Field.
-func (z *lazy) field() int { return int(z.meta >> 8) }
+func (z *lazy) field() int { return int(z.meta >> lazyFieldShift & lazyFieldMask) }
 
 // window returns the zero-copy window for data [off, off+n) of src, or the
 // zero Buf when the field stays copied.
@@ -113,15 +135,22 @@ func (l *BytesList) Init(a *Arena, n int) {
 }
 
 // Load binds the list to a and, for a decoded list, checks every element's
-// range (once). Generated getters call it.
+// range (once). Generated getters call it. A decoded list fails with
+// ErrArenaReset after the Reset of the arena that decoded it.
 func (l *BytesList) Load(a *Arena) error {
 	if l.a == nil {
 		l.a = a
 	}
-	if l.lz.src == nil || l.view {
+	z := &l.lz
+	if z.src == nil {
 		return nil
 	}
-	z := &l.lz
+	if z.stale() {
+		return ErrArenaReset
+	}
+	if l.view {
+		return nil
+	}
 	d := z.src.data
 	size := uint64(len(d))
 	start := int(z.off)
@@ -263,7 +292,8 @@ func (l *StringList) Init(a *Arena, n int) {
 	l.lz = lazy{}
 }
 
-// Load binds the list to a and decodes a decoded list (once).
+// Load binds the list to a and decodes a decoded list (once; see
+// BytesList.Load for ErrArenaReset).
 func (l *StringList) Load(a *Arena) error {
 	if l.a == nil {
 		l.a = a
@@ -271,6 +301,9 @@ func (l *StringList) Load(a *Arena) error {
 	z := &l.lz
 	if z.src == nil {
 		return nil
+	}
+	if z.stale() {
+		return ErrArenaReset
 	}
 	d := z.src.data
 	for at := int(z.off); at < int(z.off)+EntrySize*int(z.n); at += EntrySize {
@@ -407,7 +440,8 @@ func (l *ScalarList[T]) Init(a *Arena, n int) {
 	l.lz = lazy{}
 }
 
-// Load binds the list to a and decodes a decoded list (once).
+// Load binds the list to a and decodes a decoded list (once; see
+// BytesList.Load for ErrArenaReset).
 func (l *ScalarList[T]) Load(a *Arena) error {
 	if l.a == nil {
 		l.a = a
@@ -415,6 +449,9 @@ func (l *ScalarList[T]) Load(a *Arena) error {
 	z := &l.lz
 	if z.src == nil {
 		return nil
+	}
+	if z.stale() {
+		return ErrArenaReset
 	}
 	items, ok := scalarType[T]().tryNewSlice(l.a, int(z.n))
 	if !ok {
@@ -579,7 +616,8 @@ func (l *MessageList[P]) Init(a *Arena, n int) {
 
 // Load binds the list to a and decodes a decoded list (once), making
 // elements with newT (the generated New function). After an error the list
-// stays undecoded and the next Load reports it again.
+// stays undecoded and the next Load reports it again. It fails with
+// ErrArenaReset after the Reset of the arena that decoded the list.
 func (l *MessageList[P]) Load(a *Arena, newT func(*Arena) P) error {
 	if l.a == nil {
 		l.a = a
@@ -587,6 +625,9 @@ func (l *MessageList[P]) Load(a *Arena, newT func(*Arena) P) error {
 	z := &l.lz
 	if z.src == nil {
 		return nil
+	}
+	if z.stale() {
+		return ErrArenaReset
 	}
 	items, ok := msgSlotType.tryNewSlice(l.a, int(z.n))
 	if !ok {
@@ -674,10 +715,15 @@ func (n *Nested[P]) Present() bool {
 
 // Get returns the message (the zero P when absent), decoding it on first
 // access with newT (the generated New function). After an error the field
-// stays undecoded and the next Get reports it again.
+// stays undecoded and the next Get reports it again. A field not decoded
+// yet fails with ErrArenaReset after the Reset of the arena that decoded
+// its parent.
 func (n *Nested[P]) Get(a *Arena, newT func(*Arena) P) (P, error) {
 	z := &n.lz
 	if z.src != nil {
+		if z.stale() {
+			return n.p, ErrArenaReset
+		}
 		if overLimit(a) {
 			return n.p, limitErr(int(z.off), z.field())
 		}

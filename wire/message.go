@@ -92,9 +92,11 @@ func (c *Core) ClearHas(i int) {
 // registered window (borrowed; the arena holds the reference) when the
 // input is registered memory.
 type source struct {
-	data []byte
-	buf  mem.Buf
-	thr  int // the arena's Threshold when decoding started
+	data  []byte
+	buf   mem.Buf
+	thr   int    // the arena's Threshold when decoding started
+	a     *Arena // the arena whose Reset releases the input
+	epoch uint64 // a's epoch at the decode
 }
 
 var (

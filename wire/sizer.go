@@ -157,6 +157,8 @@ func SizeScalars[T Scalar](s *Sizer, num int, l *ScalarList[T]) {
 
 // SizeMessages counts a list of messages (present when not empty); newT
 // (the generated New function) makes elements of a lazily decoded list.
+// An element whose arena was Reset since it was made fails the sizes with
+// ErrArenaReset (Fresh) and is not walked.
 func SizeMessages[P MessagePtr](s *Sizer, num int, l *MessageList[P], newT func(*Arena) P) {
 	if l.Len() == 0 {
 		return
@@ -172,11 +174,15 @@ func SizeMessages[P MessagePtr](s *Sizer, num int, l *MessageList[P], newT func(
 	s.field(num)
 	s.header += EntrySize * len(l.items)
 	for _, m := range l.items {
-		m.WireSizes(s)
+		if s.Fresh(m.WireCore()) {
+			m.WireSizes(s)
+		}
 	}
 }
 
-// SizeMessage counts a nested message field (present when set).
+// SizeMessage counts a nested message field (present when set). A message
+// whose arena was Reset since it was made fails the sizes with
+// ErrArenaReset (Fresh) and is not walked.
 func SizeMessage[P MessagePtr](s *Sizer, num int, n *Nested[P], newT func(*Arena) P) {
 	if !n.Present() {
 		return
@@ -188,6 +194,9 @@ func SizeMessage[P MessagePtr](s *Sizer, num int, n *Nested[P], newT func(*Arena
 	p, err := n.Get(s.a, newT)
 	if err != nil {
 		s.fail(err)
+		return
+	}
+	if !s.Fresh(p.WireCore()) {
 		return
 	}
 	s.field(num)

@@ -378,7 +378,7 @@ func (x *Tree1) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xLeft.Get(s.Arena(), NewSingleBuffer); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
 				v.WireSizes(s)
 			}
@@ -389,7 +389,7 @@ func (x *Tree1) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xRight.Get(s.Arena(), NewSingleBuffer); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
 				v.WireSizes(s)
 			}
@@ -561,7 +561,7 @@ func (x *Tree2) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xLeft.Get(s.Arena(), NewTree1); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
 				v.WireSizes(s)
 			}
@@ -572,7 +572,7 @@ func (x *Tree2) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xRight.Get(s.Arena(), NewTree1); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
 				v.WireSizes(s)
 			}
@@ -744,7 +744,7 @@ func (x *Tree3) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xLeft.Get(s.Arena(), NewTree2); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
 				v.WireSizes(s)
 			}
@@ -755,7 +755,7 @@ func (x *Tree3) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xRight.Get(s.Arena(), NewTree2); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
 				v.WireSizes(s)
 			}
@@ -927,7 +927,7 @@ func (x *Tree4) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xLeft.Get(s.Arena(), NewTree3); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
 				v.WireSizes(s)
 			}
@@ -938,7 +938,7 @@ func (x *Tree4) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xRight.Get(s.Arena(), NewTree3); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
 				v.WireSizes(s)
 			}
@@ -1110,7 +1110,7 @@ func (x *Tree5) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xLeft.Get(s.Arena(), NewTree4); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
 				v.WireSizes(s)
 			}
@@ -1121,7 +1121,7 @@ func (x *Tree5) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xRight.Get(s.Arena(), NewTree4); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
 				v.WireSizes(s)
 			}

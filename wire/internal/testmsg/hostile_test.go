@@ -230,6 +230,7 @@ func TestHostileLazyErrorsNameField(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a := newArena(t, wire.DefaultThreshold)
+			_ = a.Reset() // an epoch that the lazy record packs next to the field number
 			a.Limit = c.limit
 			m := NewAllTypes(a)
 			if err := m.DecodeBytes(c.p); err != nil {
@@ -284,5 +285,187 @@ func TestUseAfterReset(t *testing.T) {
 	check("after a new message in the arena")
 	if p, err := wire.Flatten(fresh, nil); err != nil || len(p) == 0 {
 		t.Errorf("the new message: %v", err)
+	}
+}
+
+// TestUseAfterResetNested: a message kept past its arena's Reset is refused
+// (ErrArenaReset) also when it is reached through a fresh message, as a
+// nested field, a list element or deeper: sizing checks every nested
+// message before it walks it, instead of sizing and serializing whatever
+// the arena made of the old message's memory since. A fresh message
+// attached after the Reset is fine. The stale message is built or decoded
+// after a few others of its type, so that the fresh ones made after the
+// Reset (which take the first slots of the arena's memory for the type
+// outside the checked build) never share its memory.
+func TestUseAfterResetNested(t *testing.T) {
+	kinds := []struct {
+		name string
+		make func(t *testing.T, a *wire.Arena) *Inner // before the Reset
+	}{
+		{"built", func(t *testing.T, a *wire.Arena) *Inner {
+			old := NewInner(a)
+			old.SetId(3)
+			old.SetData([]byte("old data"))
+			old.InitTags(1).Append("old tag")
+			old.InitChild().SetId(4)
+			return old
+		}},
+		{"decoded", func(t *testing.T, a *wire.Arena) *Inner {
+			src := NewAllTypes(wire.NewArena())
+			c := src.InitChild()
+			c.SetId(3)
+			c.SetData([]byte("old data"))
+			c.InitTags(1).Append("old tag")
+			c.InitChild().SetId(4)
+			flat, err := wire.Flatten(src, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := NewAllTypes(a)
+			if err := m.DecodeBytes(flat); err != nil {
+				t.Fatal(err)
+			}
+			old, err := m.GetChild() // its tags and child stay lazy
+			if err != nil {
+				t.Fatal(err)
+			}
+			return old
+		}},
+	}
+	cases := []struct {
+		name   string
+		attach func(a *wire.Arena, old *Inner) *AllTypes // after the Reset
+		want   error
+	}{
+		{"nested field", func(a *wire.Arena, old *Inner) *AllTypes {
+			m := NewAllTypes(a)
+			m.SetChild(old)
+			return m
+		}, wire.ErrArenaReset},
+		{"list element", func(a *wire.Arena, old *Inner) *AllTypes {
+			m := NewAllTypes(a)
+			k := m.InitKids(2)
+			k.Append(NewInner(a))
+			k.Append(old)
+			return m
+		}, wire.ErrArenaReset},
+		{"grandchild", func(a *wire.Arena, old *Inner) *AllTypes {
+			m := NewAllTypes(a)
+			m.InitChild().SetChild(old)
+			return m
+		}, wire.ErrArenaReset},
+		{"grandchild in a list", func(a *wire.Arena, old *Inner) *AllTypes {
+			m := NewAllTypes(a)
+			kid := NewInner(a)
+			kid.SetChild(old)
+			m.InitKids(1).Append(kid)
+			return m
+		}, wire.ErrArenaReset},
+		{"fresh nested messages", func(a *wire.Arena, _ *Inner) *AllTypes {
+			m := NewAllTypes(a)
+			c := m.InitChild()
+			c.SetId(5)
+			c.InitChild().SetData([]byte("new data"))
+			kid := NewInner(a)
+			kid.InitTags(1).Append("new tag")
+			m.InitKids(1).Append(kid)
+			return m
+		}, nil},
+	}
+	for _, k := range kinds {
+		for _, c := range cases {
+			t.Run(k.name+"/"+c.name, func(t *testing.T) {
+				a := newArena(t, wire.DefaultThreshold)
+				for range 4 {
+					NewInner(a)
+				}
+				old := k.make(t, a)
+				_ = a.Reset()
+				m := c.attach(a, old)
+				check := func(when string) {
+					t.Helper()
+					p, err := wire.Flatten(m, nil)
+					if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+						t.Fatalf("%s: Flatten: %v, want %v", when, err, c.want)
+					}
+					if err := m.Serialize(make([]byte, m.Sizes().Head()), &wire.SGA{}); !errors.Is(err, c.want) {
+						t.Errorf("%s: Serialize: %v, want %v", when, err, c.want)
+					}
+					if err := wire.SerializeSGA(m, &wire.SGA{}); !errors.Is(err, c.want) {
+						t.Errorf("%s: SerializeSGA: %v, want %v", when, err, c.want)
+					}
+					if c.want != nil {
+						return
+					}
+					d := NewAllTypes(wire.NewArena())
+					if err := d.DecodeBytes(p); err != nil || !d.Equal(m) {
+						t.Errorf("%s: round trip: %v, %v want %v", when, err, d, m)
+					}
+				}
+				check("after Reset")
+				// More messages and copied bytes in the arena: outside the
+				// checked build they reuse the old message's bytes and lists.
+				for range 2 {
+					x := NewAllTypes(a)
+					x.SetData([]byte("reused bytes"))
+					x.InitNames(1).Append("reused")
+					x.InitKids(2)
+				}
+				check("after new messages in the arena")
+			})
+		}
+	}
+}
+
+// TestUseAfterResetLazy: a list or nested message of a decoded message
+// that is first accessed after the arena's Reset is refused with
+// ErrArenaReset (the error of the field's getter, like a lazy decode
+// error) instead of being decoded from the released input, also after the
+// arena decoded a new input since.
+func TestUseAfterResetLazy(t *testing.T) {
+	src := NewAllTypes(wire.NewArena())
+	src.InitChild().SetId(7)
+	src.InitKids(1).Append(NewInner(src.WireCore().Arena()))
+	src.InitBlobs(1).Append([]byte("blob"))
+	src.InitNames(1).Append("name")
+	src.InitRI64(1).Append(9)
+	flat, err := wire.Flatten(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		access func(m *AllTypes) error
+	}{
+		{"nested message", func(m *AllTypes) error { _, err := m.GetChild(); return err }},
+		{"list of messages", func(m *AllTypes) error { _, err := m.GetKids(); return err }},
+		{"list of bytes", func(m *AllTypes) error { _, err := m.GetBlobs(); return err }},
+		{"list of strings", func(m *AllTypes) error { _, err := m.GetNames(); return err }},
+		{"list of scalars", func(m *AllTypes) error { _, err := m.GetRI64(); return err }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := newArena(t, wire.DefaultThreshold)
+			NewAllTypes(a) // fresh, made after the Reset, takes this one's memory
+			m := NewAllTypes(a)
+			if err := m.DecodeBytes(flat); err != nil {
+				t.Fatal(err)
+			}
+			_ = a.Reset()
+			if err := c.access(m); !errors.Is(err, wire.ErrArenaReset) {
+				t.Errorf("after Reset: %v, want ErrArenaReset", err)
+			}
+			// A new decode takes the arena's record of the old input.
+			fresh := NewAllTypes(a)
+			if err := fresh.DecodeBytes(flat); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.access(m); !errors.Is(err, wire.ErrArenaReset) {
+				t.Errorf("after a new decode: %v, want ErrArenaReset", err)
+			}
+			if err := c.access(fresh); err != nil {
+				t.Errorf("the new message: %v", err)
+			}
+		})
 	}
 }

@@ -1320,7 +1320,9 @@ func (x *Lists) WireSizes(s *wire.Sizer) {
 			b0 |= 0x400
 			s.AddEntries(l.Len())
 			for i := range l.Len() {
-				l.At(i).WireSizes(s)
+				if v := l.At(i); s.Fresh(v.WireCore()) {
+					v.WireSizes(s)
+				}
 			}
 		}
 		s.Leave()
@@ -1723,7 +1725,7 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xInner.Get(s.Arena(), NewOuter_Inner); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				bm[0] |= 0x1
 				v.WireSizes(s)
 			}
@@ -1737,7 +1739,9 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 			bm[0] |= 0x2
 			s.AddEntries(l.Len())
 			for i := range l.Len() {
-				l.At(i).WireSizes(s)
+				if v := l.At(i); s.Fresh(v.WireCore()) {
+					v.WireSizes(s)
+				}
 			}
 		}
 		s.Leave()
@@ -1746,7 +1750,7 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xBlob.Get(s.Arena(), other.NewBlob); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				bm[0] |= 0x4
 				v.WireSizes(s)
 			}
@@ -1760,7 +1764,9 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 			bm[0] |= 0x8
 			s.AddEntries(l.Len())
 			for i := range l.Len() {
-				l.At(i).WireSizes(s)
+				if v := l.At(i); s.Fresh(v.WireCore()) {
+					v.WireSizes(s)
+				}
 			}
 		}
 		s.Leave()
@@ -2272,7 +2278,7 @@ func (x *Tree) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xLeft.Get(s.Arena(), NewTree); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
 				v.WireSizes(s)
 			}
@@ -2283,7 +2289,7 @@ func (x *Tree) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xRight.Get(s.Arena(), NewTree); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
 				v.WireSizes(s)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/alltypes"
+	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/other"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/mem/memtest"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -210,5 +211,160 @@ func TestWideMessage(t *testing.T) {
 	z := alltypes.NewWide(a)
 	if err := z.DecodeBytes(flatten(t, y)); err != nil || !z.Equal(x) {
 		t.Errorf("second round trip: %v, %v", err, z)
+	}
+}
+
+// TestFastPathUseAfterResetNested: a message kept past its arena's Reset
+// and attached to a fresh one (nested field, list element, deeper, from
+// another Go package, below a per-field message) is refused with
+// wire.ErrArenaReset by the generated Sizes and everything built on it; a
+// fresh nested message attached after the Reset works. The stale messages
+// come after a few others of their types, so that the fresh ones made
+// after the Reset never share their memory outside the checked build.
+func TestFastPathUseAfterResetNested(t *testing.T) {
+	type stale struct {
+		tree  *alltypes.Tree
+		inner *alltypes.Outer_Inner
+		blob  *other.Blob
+	}
+	cases := []struct {
+		name   string
+		attach func(a *wire.Arena, old stale) wire.Msg
+		want   error
+	}{
+		{"nested field", func(a *wire.Arena, old stale) wire.Msg {
+			m := alltypes.NewOuter(a)
+			m.SetInner(old.inner)
+			return m
+		}, wire.ErrArenaReset},
+		{"list element", func(a *wire.Arena, old stale) wire.Msg {
+			m := alltypes.NewOuter(a)
+			l := m.InitInners(2)
+			l.Append(alltypes.NewOuter_Inner(a))
+			l.Append(old.inner)
+			return m
+		}, wire.ErrArenaReset},
+		{"nested field of another package", func(a *wire.Arena, old stale) wire.Msg {
+			m := alltypes.NewOuter(a)
+			m.SetBlob(old.blob)
+			return m
+		}, wire.ErrArenaReset},
+		{"list element of another package", func(a *wire.Arena, old stale) wire.Msg {
+			m := alltypes.NewOuter(a)
+			m.InitBlobs(1).Append(old.blob)
+			return m
+		}, wire.ErrArenaReset},
+		{"grandchild", func(a *wire.Arena, old stale) wire.Msg {
+			m := alltypes.NewTree(a)
+			m.InitLeft().SetRight(old.tree)
+			return m
+		}, wire.ErrArenaReset},
+		{"below a per-field message", func(a *wire.Arena, old stale) wire.Msg {
+			m := alltypes.NewWide(a)
+			m.SetTree(old.tree)
+			return m
+		}, wire.ErrArenaReset},
+		{"fresh nested messages", func(a *wire.Arena, _ stale) wire.Msg {
+			m := alltypes.NewOuter(a)
+			m.InitInner().SetPayload([]byte("new"))
+			m.InitInners(1).Append(alltypes.NewOuter_Inner(a))
+			m.InitBlob().SetName("new")
+			m.InitBlobs(1).Append(other.NewBlob(a))
+			return m
+		}, nil},
+		{"fresh grandchild", func(a *wire.Arena, _ stale) wire.Msg {
+			m := alltypes.NewWide(a)
+			m.InitTree().InitLeft().SetLeaf([]byte("new"))
+			return m
+		}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := wire.NewArena()
+			defer reset(t, a)
+			for range 4 {
+				alltypes.NewTree(a)
+				alltypes.NewOuter_Inner(a)
+				other.NewBlob(a)
+			}
+			old := stale{alltypes.NewTree(a), alltypes.NewOuter_Inner(a), other.NewBlob(a)}
+			old.tree.SetLeaf([]byte("old leaf"))
+			old.tree.InitLeft().SetLeaf([]byte("old"))
+			old.inner.SetPayload([]byte("old payload"))
+			old.blob.SetName("old name")
+			reset(t, a)
+			m := c.attach(a, old)
+			p, err := wire.Flatten(m, nil)
+			if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+				t.Fatalf("Flatten: %v, want %v", err, c.want)
+			}
+			if err := m.Serialize(make([]byte, m.Sizes().Head()), &wire.SGA{}); !errors.Is(err, c.want) {
+				t.Errorf("Serialize: %v, want %v", err, c.want)
+			}
+			if err := wire.SerializeSGA(m, &wire.SGA{}); !errors.Is(err, c.want) {
+				t.Errorf("SerializeSGA: %v, want %v", err, c.want)
+			}
+			if c.want != nil {
+				return
+			}
+			b := wire.NewArena()
+			defer reset(t, b)
+			switch m := m.(type) {
+			case *alltypes.Outer:
+				d := alltypes.NewOuter(b)
+				if err := d.DecodeBytes(p); err != nil || !d.Equal(m) {
+					t.Errorf("round trip: %v, %v want %v", err, d, m)
+				}
+			case *alltypes.Wide:
+				d := alltypes.NewWide(b)
+				if err := d.DecodeBytes(p); err != nil || !d.Equal(m) {
+					t.Errorf("round trip: %v, %v want %v", err, d, m)
+				}
+			}
+		})
+	}
+}
+
+// TestFastPathUseAfterResetLazy: a nested message or list of a decoded
+// message first accessed after the arena's Reset reports
+// wire.ErrArenaReset from its getter, also after a new decode.
+func TestFastPathUseAfterResetLazy(t *testing.T) {
+	src := alltypes.NewOuter(wire.NewArena())
+	src.InitInner().SetPayload([]byte("p"))
+	src.InitInners(1).Append(alltypes.NewOuter_Inner(src.WireCore().Arena()))
+	src.InitLevels(1).Append(2)
+	flat := flatten(t, src)
+	cases := []struct {
+		name   string
+		access func(m *alltypes.Outer) error
+	}{
+		{"nested message", func(m *alltypes.Outer) error { _, err := m.GetInner(); return err }},
+		{"list of messages", func(m *alltypes.Outer) error { _, err := m.GetInners(); return err }},
+		{"list of scalars", func(m *alltypes.Outer) error { _, err := m.GetLevels(); return err }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := wire.NewArena()
+			defer reset(t, a)
+			alltypes.NewOuter(a) // the fresh message below takes its memory
+			m := alltypes.NewOuter(a)
+			if err := m.DecodeBytes(flat); err != nil {
+				t.Fatal(err)
+			}
+			reset(t, a)
+			if err := c.access(m); !errors.Is(err, wire.ErrArenaReset) {
+				t.Errorf("after Reset: %v, want ErrArenaReset", err)
+			}
+			fresh := alltypes.NewOuter(a)
+			if err := fresh.DecodeBytes(flat); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.access(m); !errors.Is(err, wire.ErrArenaReset) {
+				t.Errorf("after a new decode: %v, want ErrArenaReset", err)
+			}
+			if err := c.access(fresh); err != nil {
+				t.Errorf("the new message: %v", err)
+			}
+		})
 	}
 }

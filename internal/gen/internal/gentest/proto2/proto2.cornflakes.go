@@ -320,7 +320,7 @@ func (x *Record) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xChild.Get(s.Arena(), NewRecord); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x80
 				v.WireSizes(s)
 			}
@@ -334,7 +334,9 @@ func (x *Record) WireSizes(s *wire.Sizer) {
 			b0 |= 0x100
 			s.AddEntries(l.Len())
 			for i := range l.Len() {
-				l.At(i).WireSizes(s)
+				if v := l.At(i); s.Fresh(v.WireCore()) {
+					v.WireSizes(s)
+				}
 			}
 		}
 		s.Leave()

@@ -107,7 +107,7 @@ func (x *B) WireSizes(s *wire.Sizer) {
 		if s.Enter() {
 			if v, err := x.xA.Get(s.Arena(), NewA); err != nil {
 				s.Fail(err)
-			} else {
+			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
 				v.WireSizes(s)
 			}
@@ -121,7 +121,9 @@ func (x *B) WireSizes(s *wire.Sizer) {
 			b0 |= 0x2
 			s.AddEntries(l.Len())
 			for i := range l.Len() {
-				l.At(i).WireSizes(s)
+				if v := l.At(i); s.Fresh(v.WireCore()) {
+					v.WireSizes(s)
+				}
 			}
 		}
 		s.Leave()
