@@ -848,7 +848,7 @@ func (ep *Endpoint) sendPkt(p *proto.OutPacket) {
 			// Straight into the datapath's TX buffer (no staging copy).
 			var b []byte
 			if b, err = ep.appender.AppendPacket(p.Peer, proto.HeaderSize+p.Len); err == nil {
-				if err = p.Hdr.Encode(b); err == nil && p.Msg.(*txMsg).copyRange(b[proto.HeaderSize:], p.Off) != p.Len {
+				if err = p.Hdr.Encode(b); err == nil && copyData(b[proto.HeaderSize:], p) != p.Len {
 					err = ErrBadMessage // cannot happen: the core names ranges inside m
 				}
 				if err != nil {
@@ -860,7 +860,7 @@ func (ep *Endpoint) sendPkt(p *proto.OutPacket) {
 		} else {
 			b := ep.copyBuf[:proto.HeaderSize+p.Len]
 			if err = p.Hdr.Encode(b); err == nil {
-				if p.Msg.(*txMsg).copyRange(b[proto.HeaderSize:], p.Off) == p.Len {
+				if copyData(b[proto.HeaderSize:], p) == p.Len {
 					err = ep.dp.Send(p.Peer, b)
 				} else {
 					err = ErrBadMessage // cannot happen: the core names ranges inside m
@@ -903,6 +903,20 @@ func (ep *Endpoint) sendPkt(p *proto.OutPacket) {
 		ep.stats.SendErrors++ // a lost packet: the protocol recovers
 	}
 }
+
+// copyData copies the data of p to dst and returns the bytes copied. Its
+// message is ours, or the core's copy of a small response in its slot
+// (proto.SlotInline).
+func copyData(dst []byte, p *proto.OutPacket) int {
+	if m, ok := p.Msg.(*txMsg); ok {
+		return m.copyRange(dst, p.Off)
+	}
+	return copy(dst, p.Msg.Flat()[p.Off:p.Off+p.Len])
+}
+
+// The core's slot copies (proto.SlotInline) must take sendPkt's copying
+// path, the only one that accepts messages other than txMsg.
+var _ [SmallCopyMax - proto.SlotInline]struct{}
 
 func (ep *Endpoint) handleEvent(e *proto.Event) {
 	switch e.Kind {

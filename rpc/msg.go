@@ -3,6 +3,7 @@ package rpc
 import (
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/rpc/internal/proto"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
@@ -46,6 +47,12 @@ func BytesMsg(p []byte) Msg { return Msg{bytes: p, kind: msgBytes} }
 // copied (serialized) there when it is enqueued. It is below SmallCopyMax,
 // so such a message always goes out copied into its packet.
 const InlineMax = 128
+
+// SlotInline is the largest response a server slot saves as a copy of its
+// own for retransmissions (at-most-once): the response's message is
+// released once its first packet is handed to the datapath, and burying
+// the response on the slot's next request touches no other object.
+const SlotInline = proto.SlotInline
 
 // Len is the message size in bytes.
 func (m Msg) Len() int {
@@ -99,6 +106,10 @@ type txMsg struct {
 }
 
 func (m *txMsg) Len() int { return m.total }
+
+// Flat returns m's bytes when they are one slice, or nil (proto.Msg: the
+// core keeps a small response in its slot).
+func (m *txMsg) Flat() []byte { return m.flat }
 
 func (m *txMsg) Release() {
 	m.flat = nil

@@ -938,6 +938,31 @@ func TestEnqueueAfterIdleNoSpuriousRTO(t *testing.T) {
 	}
 }
 
+// Responses of at most SlotInline bytes are saved as a copy in their slot
+// and their messages released at once: under loss, duplication and
+// reordering every echo (copied, preallocated and object answers) must
+// still match, retransmitted requests must be answered from the copies,
+// and the pools must end empty (memtest's check at cleanup).
+func TestSmallResponsesFromSlotUnderFaults(t *testing.T) {
+	n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 23})
+	o := opts{net: n, maxPayload: 1500, ep: rpc.EndpointConfig{RTO: 2 * time.Millisecond}}
+	cli, srv, c := newPair(t, o)
+	s := cli.connect(t, srv.nx, 1)
+	n.SetFaults(memnet.Faults{Loss: 0.1, Duplicate: 0.2, Reorder: 0.2, ReorderDelay: 200 * time.Microsecond})
+	sizes := make([]int, 300)
+	for i := range sizes {
+		sizes[i] = i % (rpc.SlotInline + 9) // both sides of SlotInline, 0 included
+	}
+	for _, typ := range []uint8{tEcho, tPre} {
+		callMany(t, cli, []rpc.Session{s}, typ, sizes, 60*time.Second)
+	}
+	n.SetFaults(memnet.Faults{})
+	c.check(t)
+	if st := srv.ep.Stats(); st.Proto.DupResponses == 0 {
+		t.Fatal("no saved response was re-sent: the test did not exercise the slot copies")
+	}
+}
+
 // Preallocated responses (RespondPre) move the slot's buffer into the
 // response and back when it is buried. Under duplication, reordering and
 // loss (saved responses re-sent, zero-copy sends of responses above

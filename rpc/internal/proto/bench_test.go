@@ -55,7 +55,7 @@ func BenchmarkCoreLargeRPC(b *testing.B) {
 			p := &rd.Packets[i]
 			_ = p.Hdr.Encode(buf)
 			if p.Msg != nil {
-				copy(buf[HeaderSize:], p.Msg.(*testMsg).b[p.Off:p.Off+p.Len])
+				copy(buf[HeaderSize:], p.Msg.Flat()[p.Off:p.Off+p.Len])
 			}
 			to.Step(buf[:HeaderSize+p.Len], 0)
 		}

@@ -25,8 +25,23 @@ import (
 // once, when neither a slot nor any queued packet refers to it any more.
 type Msg interface {
 	Len() int
+	// Flat returns the message's Len() bytes when they are one slice, nil
+	// otherwise: the core copies a small response into its slot
+	// (SlotInline).
+	Flat() []byte
 	Release()
 }
+
+// SlotInline is the largest response a server slot keeps in its own
+// memory. The core copies such a response (Msg.Flat) into the slot, sends
+// the first packet from the message and lets the message go once that send
+// is handed to the datapath; a retransmission is sent from the slot's copy
+// (an OutPacket whose Msg is the slot's). Burying the response on the slot's next request then
+// touches nothing but the slot: with thousands of sessions, a message
+// record kept per slot for the previous response is a cold object on every
+// request, and these small answers are the common case (eRPC §6.3's
+// small-RPC experiments, §6.2 and §6.3, answer 32 B).
+const SlotInline = 64
 
 // RxBuf is a writable buffer the core reassembles a multi-packet message into.
 type RxBuf interface {
@@ -52,7 +67,10 @@ var (
 )
 
 // OutPacket is one packet to transmit: the header followed by bytes
-// [Off, Off+Len) of Msg (no data when Msg is nil).
+// [Off, Off+Len) of Msg (no data when Msg is nil). Msg is a caller's
+// message, or the copy of a small response kept in its server slot
+// (SlotInline), which the core may overwrite after the next Advance: its
+// bytes (Msg.Flat) must be copied when the packet is handed over.
 type OutPacket struct {
 	Peer netip.AddrPort
 	Hdr  Header
@@ -286,27 +304,30 @@ type pendingReq struct {
 }
 
 type session struct {
-	num       uint16
-	gen       uint32
-	client    bool
-	remote    uint16
-	peer      netip.AddrPort
-	credits   int
-	stalled   bool    // a kick ran out of credits: slots may wait for a credit return
-	inited    bool    // slot0 (and the client's free-slot list) set up: the session carried traffic
+	// Read for every packet, by both sides: first, next to slot0's
+	// fields (see slot0).
+	num     uint16
+	remote  uint16
+	gen     uint32
+	client  bool
+	inited  bool // slot0 (and the client's free-slot list) set up: the session carried traffic
+	ccOn    bool // client session under congestion control (Config.CC.Enable and not SessionConfig.NoCC)
+	stalled bool // a kick ran out of credits: slots may wait for a credit return
+	credits int
+	peer    netip.AddrPort
+	// slot0 is the first slot, inline: a session with one request at a
+	// time (the common case with many sessions; the client reuses its
+	// lowest free slot) touches no other object, and its fields that a
+	// packet reads follow the session's own in the same few cache lines
+	// (with thousands of sessions every one of them is a miss). The other
+	// Window-1 slots (more) are allocated when one is first used.
+	slot0     slot
 	freeSlots []uint8 // client: free slot indexes (LIFO); on free8 up to 8 slots
 	free8     [8]uint8
 	backlog   []pendingReq
 	blHead    int
 	cc        timely
-	ccOn      bool // client session under congestion control (Config.CC.Enable and not SessionConfig.NoCC)
-	// slot0 is the first slot, inline: a session with one request at a
-	// time (the common case with many sessions; the client reuses its
-	// lowest free slot) touches no other object, and its state sits in
-	// the same page and next cache lines as the session's. The other
-	// Window-1 slots (more) are allocated when one is first used.
-	slot0 slot
-	more  []slot
+	more      []slot
 }
 
 // slotIf returns slot i, or nil if it was never set up.

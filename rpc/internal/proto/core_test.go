@@ -2,6 +2,7 @@ package proto
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/netip"
@@ -497,12 +498,19 @@ func TestBacklogLimit(t *testing.T) {
 // The server buries a response on the next request, but a response whose
 // packets are still queued (Ready not yet advanced) stays referenced.
 func TestResponseNotReleasedWhileQueued(t *testing.T) {
+	// Both a response kept in its slot (SlotInline) and a larger one.
+	for _, n := range []int{10, SlotInline + 10} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { testResponseNotReleasedWhileQueued(t, n) })
+	}
+}
+
+func testResponseNotReleasedWhileQueued(t *testing.T, n int) {
 	w := newWorld(t, Config{DataPerPkt: 100, Window: 1})
-	w.enqueue(10, 10)
+	w.enqueue(10, n)
 	w.deliver("c2s", all(1))
 	e := w.pending[0]
 	w.pending = nil
-	resp := w.newMsg(e.Tag+1000, 10)
+	resp := w.newMsg(e.Tag+1000, n)
 	if err := w.srv.Respond(e.Handle, resp); err != nil {
 		t.Fatal(err)
 	}
@@ -526,6 +534,56 @@ func TestResponseNotReleasedWhileQueued(t *testing.T) {
 	w.respond()
 	w.exchange(10, nil)
 	w.closeAll()
+}
+
+// TestSmallResponseKeptInSlot: a response of at most SlotInline bytes is
+// copied into its slot and its message released once the first send is
+// handed over; a retransmitted request is answered from the slot's copy,
+// byte for byte, and the handler still runs once. A larger response keeps
+// its message until the slot's next request buries it.
+func TestSmallResponseKeptInSlot(t *testing.T) {
+	for _, n := range []int{0, 1, 32, SlotInline, SlotInline + 1} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			w := newWorld(t, Config{DataPerPkt: 100, Window: 1})
+			tag := w.enqueue(10, n)
+			w.deliverRequest()
+			e := w.pending[0]
+			w.pending = nil
+			resp := w.newMsg(e.Tag+1000, n)
+			if err := w.srv.Respond(e.Handle, resp); err != nil {
+				t.Fatal(err)
+			}
+			inSlot := n <= SlotInline
+			if got := w.srv.sessions[5].slot0.respInl; got != inSlot {
+				t.Fatalf("kept in slot %v, want %v", got, inSlot)
+			}
+			w.flush() // the response is sent (and dropped below)
+			if resp.freed != inSlot {
+				t.Fatalf("released after its first send: %v, want %v", resp.freed, inSlot)
+			}
+			w.drop("s2c", all(len(w.s2c)))
+			w.tick(int64(DefaultRTO) + int64(DefaultRTO)/10) // the client retransmits its request
+			if len(w.c2s) != 1 {
+				t.Fatalf("%d client packets after the RTO, want the retransmission", len(w.c2s))
+			}
+			w.exchange(10, nil) // the server answers the duplicate from its slot
+			if w.done[tag] != 1 || w.handled[tag] != 1 || w.badData != 0 {
+				t.Fatalf("done %d handled %d bad data %d", w.done[tag], w.handled[tag], w.badData)
+			}
+			if st := w.srv.Stats(); st.DupResponses != 1 {
+				t.Fatalf("%d duplicate responses sent, want 1", st.DupResponses)
+			}
+			w.exchange(10, nil)
+			w.enqueue(10, 10) // buries the response
+			w.deliverRequest()
+			if !resp.freed {
+				t.Fatal("response not released after its slot's next request")
+			}
+			w.respond()
+			w.exchange(10, nil)
+			w.closeAll()
+		})
+	}
 }
 
 func TestRequestNotReleasedWhileQueued(t *testing.T) {

@@ -21,6 +21,8 @@ type slot struct {
 	reqType   uint8
 	srv       srvState // server
 	status    Status   // server
+	ackWanted bool     // server: the request's packets carry FlagAck (Core.Ack sends only then)
+	respInl   bool     // server: the response is respInline (SlotInline), resp is nil
 
 	// Shared by client and server: request/response geometry and the
 	// receive window (unified packet-number space, eRPC numbering).
@@ -30,6 +32,10 @@ type slot struct {
 	respPkts int // S (0 = not known yet, client)
 	numRx    int // next in-order packet number expected
 	sack     uint64
+
+	// Server, next to the shared fields: what a request reads.
+	rxBuf RxBuf
+	resp  *msgRef
 
 	// Client.
 	req      *msgRef
@@ -43,11 +49,23 @@ type slot struct {
 	wheelPkt []uint64 // which of them, by packet number mod Credits (allocated at the first paced packet)
 	txTS     *txRing  // send times for Timely's RTT samples; nil without congestion control
 
-	// Server.
-	rxBuf     RxBuf
-	resp      *msgRef
-	ackWanted bool // the request's packets carry FlagAck (Core.Ack sends only then)
+	// respInline holds a server's response of at most SlotInline bytes:
+	// last, in cache lines of its own, written once per response and read
+	// only by retransmissions.
+	respInline inlineResp
 }
+
+// inlineResp is the copy of a small response kept in its slot (SlotInline),
+// sent as the Msg of its retransmissions. It is the slot's: Release does
+// nothing.
+type inlineResp struct {
+	n int
+	b [SlotInline]byte
+}
+
+func (r *inlineResp) Len() int     { return r.n }
+func (r *inlineResp) Flat() []byte { return r.b[:r.n] }
+func (r *inlineResp) Release()     {}
 
 type txStamp struct {
 	pkt int32
@@ -242,7 +260,7 @@ func (c *Core) resetServerSlot(sl *slot) {
 		sl.rxBuf = nil
 	}
 	sl.srv = srvIdle
-	sl.respPkts, sl.respSize, sl.status = 0, 0, StatusOK
+	sl.respPkts, sl.respSize, sl.status, sl.respInl = 0, 0, StatusOK, false
 }
 
 func (c *Core) sendCR(s *session, sl *slot, p int) {
@@ -257,7 +275,12 @@ func (c *Core) sendResp(s *session, sl *slot, idx int) {
 	h := &p.Hdr
 	h.ReqType, h.MsgSize, h.DestSession, h.Type = sl.reqType, uint32(sl.respSize), s.remote, PktResp
 	h.PktNum, h.ReqNum, h.Status = uint16(sl.reqPkts-1+idx), sl.reqNum, sl.status
-	p.ref, p.Off, p.Len = sl.resp, off, n
+	if sl.resp != nil {
+		p.ref = sl.resp
+	} else if sl.respInl {
+		p.Msg = &sl.respInline
+	}
+	p.Off, p.Len = off, n
 	c.emitted(p)
 }
 
@@ -355,10 +378,25 @@ func (c *Core) Respond(h ReqHandle, m Msg) error {
 	if size > c.cfg.MaxMsgSize {
 		return ErrTooLarge
 	}
-	sl.resp = c.newRef(m)
 	sl.respSize = size
 	sl.respPkts = numPkts(size, c.cfg.DataPerPkt)
 	sl.srv = srvResponded
+	if size <= SlotInline {
+		if b := m.Flat(); len(b) == size {
+			// Kept in the slot; the first packet still goes out from m,
+			// which is warm, and m is released at the next Advance (see
+			// SlotInline).
+			sl.respInline.n = copy(sl.respInline.b[:], b)
+			sl.respInl = true
+			r := c.newRef(m)
+			sl.resp = r
+			c.sendResp(s, sl, 0)
+			r.refs-- // the packet's is the only reference (sendResp took it)
+			sl.resp = nil
+			return nil
+		}
+	}
+	sl.resp = c.newRef(m)
 	c.sendResp(s, sl, 0)
 	return nil
 }
