@@ -79,7 +79,9 @@ func (x *Req) ClearIndex() { x.xIndex = 0 }
 // Sizes implements wire.Object.
 func (x *Req) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -282,7 +284,9 @@ func (x *Resp) ClearVals() { x.xVals.Init(x.cf.Arena(), 0) }
 // Sizes implements wire.Object.
 func (x *Resp) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 

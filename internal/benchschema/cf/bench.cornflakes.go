@@ -54,7 +54,9 @@ func (x *SingleBuffer) ClearMessage() {
 // Sizes implements wire.Object.
 func (x *SingleBuffer) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -181,7 +183,9 @@ func (x *ListBuffers) ClearMessages() { x.xMessages.Init(x.cf.Arena(), 0) }
 // Sizes implements wire.Object.
 func (x *ListBuffers) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -333,7 +337,9 @@ func (x *Tree1) ClearRight() { x.xRight.Clear() }
 // Sizes implements wire.Object.
 func (x *Tree1) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -516,7 +522,9 @@ func (x *Tree2) ClearRight() { x.xRight.Clear() }
 // Sizes implements wire.Object.
 func (x *Tree2) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -699,7 +707,9 @@ func (x *Tree3) ClearRight() { x.xRight.Clear() }
 // Sizes implements wire.Object.
 func (x *Tree3) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -882,7 +892,9 @@ func (x *Tree4) ClearRight() { x.xRight.Clear() }
 // Sizes implements wire.Object.
 func (x *Tree4) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -1065,7 +1077,9 @@ func (x *Tree5) ClearRight() { x.xRight.Clear() }
 // Sizes implements wire.Object.
 func (x *Tree5) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 

@@ -302,7 +302,9 @@ func (x *Scalars) ClearData() {
 // Sizes implements wire.Object.
 func (x *Scalars) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -812,7 +814,9 @@ func (x *Optionals) ClearData() {
 // Sizes implements wire.Object.
 func (x *Optionals) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -1242,7 +1246,9 @@ func (x *Lists) ClearItems() { x.xItems.Init(x.cf.Arena(), 0) }
 // Sizes implements wire.Object.
 func (x *Lists) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -1680,7 +1686,9 @@ func (x *Outer) ClearLevels() { x.xLevels.Init(x.cf.Arena(), 0) }
 // Sizes implements wire.Object.
 func (x *Outer) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -2021,7 +2029,9 @@ func (x *Outer_Inner) ClearPayload() {
 // Sizes implements wire.Object.
 func (x *Outer_Inner) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -2233,7 +2243,9 @@ func (x *Tree) ClearLeaf() {
 // Sizes implements wire.Object.
 func (x *Tree) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -2394,7 +2406,9 @@ func NewEmpty(a *wire.Arena) *Empty {
 // Sizes implements wire.Object.
 func (x *Empty) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -2560,7 +2574,9 @@ func (x *Wide) ClearTree() { x.xTree.Clear() }
 // Sizes implements wire.Object.
 func (x *Wide) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 

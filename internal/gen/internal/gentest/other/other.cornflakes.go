@@ -126,7 +126,9 @@ func (x *Blob) ClearLevel() { x.xLevel = 0 }
 // Sizes implements wire.Object.
 func (x *Blob) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 

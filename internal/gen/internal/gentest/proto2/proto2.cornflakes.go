@@ -252,7 +252,9 @@ func (x *Record) ClearNested() { x.xNested.Init(x.cf.Arena(), 0) }
 // Sizes implements wire.Object.
 func (x *Record) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -555,7 +557,9 @@ func (x *Record_Nested) ClearN() {
 // Sizes implements wire.Object.
 func (x *Record_Nested) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
@@ -1031,7 +1035,9 @@ func (x *Defaults) ClearEmpty() {
 // Sizes implements wire.Object.
 func (x *Defaults) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 

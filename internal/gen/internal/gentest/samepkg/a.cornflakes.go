@@ -70,7 +70,9 @@ func (x *A) ClearData() {
 // Sizes implements wire.Object.
 func (x *A) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 

@@ -62,7 +62,9 @@ func (x *B) ClearAs() { x.xAs.Init(x.cf.Arena(), 0) }
 // Sizes implements wire.Object.
 func (x *B) Sizes() wire.Sizes {
 	s := x.cf.StartSizes()
-	x.WireSizes(s)
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
 	return x.cf.FinishSizes(s)
 }
 
