@@ -350,9 +350,9 @@ func (s *Store) Exec(q *Query, res *Result, maxResp int) error {
 			e.release()
 		}
 	}
-	if res.Bytes > maxResp {
-		res.set(workload.StatusError)
-		return &limitError{fmt.Sprintf("response of %d bytes (limit %d)", res.Bytes, maxResp)}
+	if n := res.Bytes; n > maxResp {
+		res.set(workload.StatusError) // clears res.Bytes
+		return &limitError{fmt.Sprintf("response of %d bytes (limit %d)", n, maxResp)}
 	}
 	return nil
 }
