@@ -112,9 +112,9 @@ func (s *Store) Range(key []byte, start, stop int, res *Result, maxResp int) err
 		}
 	}
 	sh.mu.Unlock()
-	if res.Bytes > maxResp {
+	if n := res.Bytes; n > maxResp {
 		res.set(workload.StatusError)
-		return &limitError{fmt.Sprintf("response of %d bytes (limit %d)", res.Bytes, maxResp)}
+		return &limitError{fmt.Sprintf("response of %d bytes (limit %d)", n, maxResp)}
 	}
 	return nil
 }

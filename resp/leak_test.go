@@ -1,0 +1,12 @@
+package resp
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests when any goroutine they started is
+// still running after they finish (servers and connections must all be
+// stopped by Close).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,0 +1,157 @@
+package resp
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// parseAll runs a parser over in, fed chunk bytes at a time (0: all at
+// once), as a connection does: unconsumed bytes stay at the front. It
+// returns the commands (arguments joined by "|"), the first error, and
+// how many bytes were left unconsumed.
+func parseAll(lim Limits, in []byte, chunk int) (cmds []string, err error, rest int) {
+	p := Parser{Limits: lim}
+	var buf []byte
+	for off := 0; ; {
+		if chunk <= 0 {
+			buf, off = in, len(in)
+		} else if off < len(in) {
+			end := min(off+chunk, len(in))
+			buf = append(buf, in[off:end]...)
+			off = end
+		}
+		for {
+			args, n, err := p.Next(buf)
+			if err != nil {
+				return cmds, err, len(buf)
+			}
+			if n == 0 {
+				break
+			}
+			if n > len(buf) {
+				panic(fmt.Sprintf("consumed %d of %d bytes", n, len(buf)))
+			}
+			parts := make([]string, len(args))
+			for i, a := range args {
+				parts[i] = string(a)
+			}
+			cmds = append(cmds, strings.Join(parts, "|"))
+			buf = buf[n:]
+		}
+		if off >= len(in) {
+			return cmds, nil, len(buf)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	small := Limits{MaxBulk: 8, MaxArgs: 3, MaxInline: 16, MaxCommand: 40}
+	for _, c := range []struct {
+		name string
+		lim  Limits
+		in   string
+		want []string // commands; "" is an empty command
+		err  string   // substring of the error; "" for none
+		rest int      // unconsumed bytes (incomplete command)
+	}{
+		{name: "get", in: "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", want: []string{"GET|k"}},
+		{name: "pipelined", in: "*1\r\n$4\r\nPING\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nva\r\nl\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
+			want: []string{"PING", "SET|k|va\r\nl", "GET|k"}},
+		{name: "empty bulk", in: "*2\r\n$4\r\nECHO\r\n$0\r\n\r\n", want: []string{"ECHO|"}},
+		{name: "binary bulk", in: "*2\r\n$4\r\nECHO\r\n$3\r\n\x00\r\xff\r\n", want: []string{"ECHO|\x00\r\xff"}},
+		{name: "inline", in: "PING\r\nset  k\tv\nGET k\r\n", want: []string{"PING", "set|k|v", "GET|k"}},
+		{name: "inline blank lines", in: "\r\n  \n\nPING\n", want: []string{"", "", "", "PING"}},
+		{name: "empty and null arrays", in: "*0\r\n*-1\r\n*1\r\n$4\r\nPING\r\n", want: []string{"", "", "PING"}},
+		{name: "truncated header", in: "*2\r", rest: 3},
+		{name: "truncated bulk", in: "*2\r\n$3\r\nGET\r\n$5\r\nab", rest: 19},
+		{name: "truncated crlf", in: "*1\r\n$4\r\nPING\r", rest: 13},
+		{name: "truncated inline", in: "PING", rest: 4},
+		{name: "after a complete one", in: "*1\r\n$4\r\nPING\r\n*1\r\n$4", want: []string{"PING"}, rest: 6},
+		{name: "not a bulk", in: "*1\r\n:4\r\n", err: "expected '$', got ':'"},
+		{name: "negative bulk", in: "*1\r\n$-1\r\n", err: "invalid bulk length"},
+		{name: "huge bulk", in: "*1\r\n$99999999999\r\n", err: "invalid bulk length"},
+		{name: "overflowing bulk", in: "*1\r\n$9999999999999999999999\r\n", err: "invalid bulk length"},
+		{name: "bulk over limit", lim: small, in: "*1\r\n$9\r\n", err: "invalid bulk length"},
+		{name: "bulk at limit", lim: small, in: "*1\r\n$8\r\n12345678\r\n", want: []string{"12345678"}},
+		{name: "huge array", in: "*2147483648\r\n", err: "invalid multibulk length"},
+		{name: "array over limit", lim: small, in: "*4\r\n", err: "invalid multibulk length"},
+		{name: "bad count", in: "*x\r\n", err: "invalid multibulk length"},
+		{name: "count with plus", in: "*+1\r\n", err: "invalid multibulk length"},
+		{name: "bad bulk length", in: "*1\r\n$1a\r\n", err: "invalid bulk length"},
+		{name: "empty bulk length", in: "*1\r\n$\r\n", err: "invalid bulk length"},
+		{name: "bulk without crlf", in: "*1\r\n$2\r\nabcd", err: "not terminated by CRLF"},
+		{name: "header without lf", in: "*1\rx", err: "not terminated by CRLF"},
+		{name: "command over limit", lim: small, in: "*3\r\n$8\r\n12345678\r\n$8\r\n12345678\r\n$8\r\n", err: "command too large"},
+		{name: "long inline", lim: small, in: strings.Repeat("a", 16), err: "too big inline request"},
+		{name: "long count line", lim: small, in: "*" + strings.Repeat("1", 16), err: "too big mbulk count string"},
+		{name: "long bulk line", lim: small, in: "*1\r\n$" + strings.Repeat("1", 16), err: "too big bulk count string"},
+		{name: "inline too many args", lim: small, in: "a b c d\n", err: "too many arguments"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, chunk := range []int{0, 1, 2, 7} {
+				cmds, err, rest := parseAll(c.lim, []byte(c.in), chunk)
+				if c.err != "" {
+					if err == nil || !strings.Contains(err.Error(), c.err) || !IsProtocolError(err) {
+						t.Fatalf("chunk %d: error %v, want %q", chunk, err, c.err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("chunk %d: %v", chunk, err)
+				}
+				if fmt.Sprintf("%q", cmds) != fmt.Sprintf("%q", c.want) && !(len(cmds) == 0 && len(c.want) == 0) {
+					t.Fatalf("chunk %d: commands %q, want %q", chunk, cmds, c.want)
+				}
+				if rest != c.rest {
+					t.Fatalf("chunk %d: %d bytes left, want %d", chunk, rest, c.rest)
+				}
+			}
+		})
+	}
+}
+
+// TestParseNoAllocFromDeclaredSize: a declared size does not make the parser
+// allocate: a command declaring the largest bulk and argument count costs
+// what a small one does.
+func TestParseNoAllocFromDeclaredSize(t *testing.T) {
+	var p Parser
+	in := []byte(fmt.Sprintf("*%d\r\n$%d\r\nabc", DefaultMaxArgs, DefaultMaxBulk))
+	allocs := testing.AllocsPerRun(100, func() {
+		p.Reset()
+		if _, n, err := p.Next(in); n != 0 || err != nil {
+			t.Fatalf("n %d err %v", n, err)
+		}
+	})
+	if allocs > 0 {
+		t.Fatalf("%v allocations per incomplete huge command", allocs)
+	}
+}
+
+// FuzzParse feeds arbitrary bytes to the parser in chunks of every size:
+// it must never panic or consume more than it was given, and chunking must
+// not change the commands parsed or whether the input is an error.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\n$4\r\nPING\r\n"), uint8(3))
+	f.Add([]byte("PING\r\nGET k\r\n"), uint8(1))
+	f.Add([]byte("*2\r\n$3\r\nGET\r\n$5\r\nab"), uint8(2))
+	f.Add([]byte("*1\r\n$99999999999\r\n"), uint8(5))
+	f.Add([]byte("*-5\r\n$-3\r\n"), uint8(4))
+	lim := Limits{MaxBulk: 64, MaxArgs: 8, MaxInline: 32, MaxCommand: 256}
+	f.Fuzz(func(t *testing.T, in []byte, split uint8) {
+		whole, werr, wrest := parseAll(lim, in, 0)
+		parts, perr, prest := parseAll(lim, in, int(split)%17+1)
+		if (werr == nil) != (perr == nil) {
+			t.Fatalf("whole: %v, in chunks of %d: %v", werr, split%17+1, perr)
+		}
+		if werr != nil && !IsProtocolError(werr) {
+			t.Fatalf("not a protocol error: %v", werr)
+		}
+		if fmt.Sprintf("%q", whole) != fmt.Sprintf("%q", parts) {
+			t.Fatalf("whole: %q, in chunks: %q", whole, parts)
+		}
+		if werr == nil && wrest != prest {
+			t.Fatalf("unconsumed: %d whole, %d in chunks", wrest, prest)
+		}
+	})
+}
