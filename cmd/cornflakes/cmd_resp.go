@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/cornflakes-go/cornflakes/resp"
+	"github.com/cornflakes-go/cornflakes/resp/respbench"
+)
+
+func init() {
+	register(&command{
+		name:    "resp",
+		summary: "Redis-compatible server: resp serve [--addr host:port]; resp bench [--quick] [--json] [--out dir] (vs redis-server)",
+		run:     runRESP,
+	})
+}
+
+const respUsage = `usage: cornflakes resp serve [--addr 127.0.0.1:6380] [flags]   serve RESP2 until interrupted
+       cornflakes resp bench [--quick] [--json] [--out dir]        redis-benchmark: this server vs redis-server`
+
+func runRESP(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, respUsage)
+		return errUsage
+	}
+	switch args[0] {
+	case "serve":
+		return runRESPServe(args[1:], stdout, stderr)
+	case "bench":
+		return runRESPBench(args[1:], stdout, stderr)
+	}
+	fmt.Fprintln(stderr, respUsage)
+	return errUsage
+}
+
+// respServeReady, when set (tests), gets the listener's address once the
+// server accepts connections, and the server stops when the context
+// returned by respServeContext is done.
+var (
+	respServeReady   func(addr string)
+	respServeContext = func() (context.Context, context.CancelFunc) {
+		return signal.NotifyContext(context.Background(), os.Interrupt)
+	}
+)
+
+func runRESPServe(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("resp serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:6380", "TCP address to listen on")
+	poolMB := fs.Int64("pool-mb", resp.DefaultPoolBytes>>20, "registered memory for values, MiB")
+	threshold := fs.Int("threshold", resp.DefaultThreshold, "zero-copy threshold in bytes: values at least this large are written from registered memory (-1: copy everything)")
+	maxConns := fs.Int("max-conns", resp.DefaultMaxConns, "most connections served at once")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "resp serve: unexpected arguments %q\n", fs.Args())
+		return errUsage
+	}
+	if *threshold < -1 {
+		fmt.Fprintf(stderr, "resp serve: --threshold must be >= -1\n")
+		return errUsage
+	}
+	th := *threshold
+	if th == 0 {
+		th = 1 // every value (resp.Config's 0 means the default; an empty value has nothing to send)
+	}
+	cfg := resp.Config{PoolBytes: *poolMB << 20, Threshold: th, MaxConns: *maxConns}
+	srv, err := resp.NewServer(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	ctx, stop := respServeContext()
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "resp serve: listening on %s (zero-copy threshold %s)\n", ln.Addr(), thresholdString(cfg.Threshold))
+	if respServeReady != nil {
+		respServeReady(ln.Addr().String())
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		_ = srv.Close()
+		return err
+	}
+	cerr := srv.Close()
+	if err := <-served; !errors.Is(err, resp.ErrServerClosed) {
+		return err
+	}
+	st := srv.Stats()
+	fmt.Fprintf(stderr, "resp serve: %d connections, %d commands, %d errors, %d values (%d bytes) sent zero-copy\n",
+		st.Conns, st.Commands, st.Errors, st.ZeroCopy, st.ZCBytes)
+	return cerr
+}
+
+func thresholdString(t int) string {
+	if t < 0 {
+		return "off: every value is copied"
+	}
+	return strconv.Itoa(t) + " B"
+}
+
+func runRESPBench(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("resp bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quick := fs.Bool("quick", false, "value sizes 64 and 4096 B only and fewer requests (under a minute)")
+	asJSON := fs.Bool("json", false, "print an array of {test,variant,server,value,unit} records")
+	out := fs.String("out", "", "directory for resp-bench.json, resp-bench.csv and resp-bench.png (default ./out/resp-bench-<timestamp>)")
+	sizes := fs.String("sizes", "", "comma-separated value sizes in bytes (redis-benchmark -d); default 64,4096 and, without --quick, 65536")
+	pipelines := fs.String("pipelines", "", "comma-separated pipeline depths (redis-benchmark -P); default 1,16")
+	requests := fs.Int("n", 0, "requests per test (redis-benchmark -n; 4x when pipelined, fewer for lrange_100 with large values); default 20000 with --quick, else 100000")
+	clients := fs.Int("c", 16, "connections (redis-benchmark -c)")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "resp bench: unexpected arguments %q\n", fs.Args())
+		return errUsage
+	}
+	o := respbench.Options{Quick: *quick, Requests: *requests, Clients: *clients, Progress: stderr}
+	var err error
+	if o.Sizes, err = intList(*sizes, 1, 1<<20); err != nil {
+		fmt.Fprintf(stderr, "resp bench: --sizes: %v\n", err)
+		return errUsage
+	}
+	if o.Pipelines, err = intList(*pipelines, 1, 1024); err != nil {
+		fmt.Fprintf(stderr, "resp bench: --pipelines: %v\n", err)
+		return errUsage
+	}
+	if *requests < 0 || *clients < 1 {
+		fmt.Fprintln(stderr, "resp bench: -n must be >= 0 and -c >= 1")
+		return errUsage
+	}
+	if _, _, err := respbench.Binaries(); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	recs, err := respbench.Run(ctx, o)
+	if err != nil {
+		return err
+	}
+	dir := outDir(*out, "resp-bench")
+	// The results reach stdout even when the files cannot be written.
+	paths, werr := respbench.WriteFiles(dir, recs)
+	if werr == nil {
+		fmt.Fprintf(stderr, "resp bench: wrote %s\n", strings.Join(paths, ", "))
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(recs)
+	} else {
+		err = respbench.WriteTable(stdout, recs)
+	}
+	if werr != nil {
+		return werr
+	}
+	return err
+}
+
+// intList parses "a,b,c" into integers in [lo, hi]; "" is nil.
+func intList(s string, lo, hi int) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < lo || v > hi {
+			return nil, fmt.Errorf("%q is not an integer in [%d, %d]", f, lo, hi)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

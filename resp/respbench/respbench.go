@@ -1,0 +1,385 @@
+// Package respbench measures the Redis-compatible server of package resp
+// against a real Redis (redis-server) with the real load generator
+// (redis-benchmark): the same redis-benchmark flags against both, for a
+// few value sizes and pipeline depths, parsed from its CSV output.
+package respbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/cornflakes-go/cornflakes/internal/report"
+	"github.com/cornflakes-go/cornflakes/resp"
+)
+
+// The servers compared, as Record.Server names them.
+const (
+	Cornflakes = "cornflakes"
+	Redis      = "redis"
+	Ratio      = "cornflakes/redis"
+)
+
+// Tests are the redis-benchmark tests run (its -t names).
+var Tests = []string{"set", "get", "mset", "lrange_100"}
+
+// Record is one measurement: requests/s of one server for one test and
+// variant ("d<value bytes>/P<pipeline depth>"), or the ratio of the two.
+type Record struct {
+	Test    string  `json:"test"`
+	Variant string  `json:"variant"`
+	Server  string  `json:"server"`
+	Value   float64 `json:"value"`
+	Unit    string  `json:"unit"`
+}
+
+// Options configures Run.
+type Options struct {
+	Quick     bool      // sizes 64 and 4096 B, fewer requests: under a minute
+	Sizes     []int     // value sizes (-d); default 64, 4096 and, unless Quick, 65536
+	Pipelines []int     // pipeline depths (-P); default 1 and 16
+	Clients   int       // connections (-c); default 16
+	Requests  int       // requests per test (-n); default 20000 (Quick) or 100000, times 4 pipelined
+	Progress  io.Writer // progress lines (nil: none)
+}
+
+// Binaries returns the paths of redis-server and redis-benchmark, or an
+// error saying how to install them.
+func Binaries() (server, benchmark string, err error) {
+	server, err1 := exec.LookPath("redis-server")
+	benchmark, err2 := exec.LookPath("redis-benchmark")
+	if err1 != nil || err2 != nil {
+		return "", "", errors.New("respbench: redis-server and redis-benchmark are needed: apt-get install redis-server redis-tools")
+	}
+	return server, benchmark, nil
+}
+
+// Run starts the cornflakes server and a redis-server on free loopback
+// ports, runs redis-benchmark against each, stops both, and returns the
+// records in run order (cornflakes, redis, ratio per test and variant).
+func Run(ctx context.Context, o Options) ([]Record, error) {
+	serverBin, benchBin, err := Binaries()
+	if err != nil {
+		return nil, err
+	}
+	if len(o.Sizes) == 0 {
+		o.Sizes = []int{64, 4096}
+		if !o.Quick {
+			o.Sizes = append(o.Sizes, 65536)
+		}
+	}
+	if len(o.Pipelines) == 0 {
+		o.Pipelines = []int{1, 16}
+	}
+	if o.Clients <= 0 {
+		o.Clients = 16
+	}
+	if o.Requests <= 0 {
+		o.Requests = 100000
+		if o.Quick {
+			o.Requests = 20000
+		}
+	}
+	progress := o.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+
+	srv, err := resp.NewServer(resp.Config{})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = srv.Close()
+		return nil, err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer func() {
+		_ = srv.Close()
+		<-served
+	}()
+	rs, err := startRedis(ctx, serverBin)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.stop()
+
+	ports := map[string]string{Cornflakes: port(ln.Addr().String()), Redis: rs.port}
+	var recs []Record
+	for _, size := range o.Sizes {
+		for _, pipe := range o.Pipelines {
+			variant := fmt.Sprintf("d%d/P%d", size, pipe)
+			for _, test := range Tests {
+				n := requests(o.Requests, test, size, pipe)
+				rps := map[string]float64{}
+				for _, server := range []string{Cornflakes, Redis} {
+					if err := ctx.Err(); err != nil {
+						return recs, err
+					}
+					if err := flushAll(ports[server]); err != nil {
+						return recs, fmt.Errorf("respbench: %s: FLUSHALL: %w", server, err)
+					}
+					t0 := time.Now()
+					v, err := benchmark(ctx, benchBin, ports[server], test, size, pipe, o.Clients, n)
+					if err != nil {
+						return recs, fmt.Errorf("respbench: %s %s %s: %w", server, test, variant, err)
+					}
+					fmt.Fprintf(progress, "respbench: %-10s %-10s %-10s %9.0f req/s  (%d requests, %v)\n",
+						server, test, variant, v, n, time.Since(t0).Round(time.Millisecond))
+					rps[server] = v
+					recs = append(recs, Record{Test: test, Variant: variant, Server: server, Value: v, Unit: "rps"})
+				}
+				recs = append(recs, Record{Test: test, Variant: variant, Server: Ratio, Value: rps[Cornflakes] / rps[Redis], Unit: "ratio"})
+			}
+		}
+	}
+	return recs, nil
+}
+
+// requests is -n for one test: base (four times that pipelined), and for
+// LRANGE_100, whose replies carry 100 values, at most what makes 400 MB of
+// replies (at least 500).
+func requests(base int, test string, size, pipe int) int {
+	n := base
+	if pipe > 1 {
+		n *= 4
+	}
+	if test == "lrange_100" {
+		n = min(n, max(500, 400<<20/(100*size)))
+	}
+	return n
+}
+
+func port(addr string) string {
+	_, p, _ := net.SplitHostPort(addr)
+	return p
+}
+
+// benchmark runs one redis-benchmark test and returns its requests/s.
+func benchmark(ctx context.Context, bin, port, test string, size, pipe, clients, n int) (float64, error) {
+	cmd := exec.CommandContext(ctx, bin, "-h", "127.0.0.1", "-p", port, "-t", test,
+		"-d", strconv.Itoa(size), "-P", strconv.Itoa(pipe), "-c", strconv.Itoa(clients),
+		"-n", strconv.Itoa(n), "--csv")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("redis-benchmark: %v: %s", err, strings.TrimSpace(errb.String()))
+	}
+	if s := errb.String() + out.String(); strings.Contains(strings.ToLower(s), "error") {
+		return 0, fmt.Errorf("redis-benchmark reported errors: %s", strings.TrimSpace(s))
+	}
+	return ParseCSV(out.Bytes(), test)
+}
+
+// ParseCSV returns the requests/s of test in redis-benchmark's --csv
+// output: a header row naming the columns ("test", "rps", ...) and one row
+// per test, named in upper case with a comment ("LRANGE_100 (first 100
+// elements)"); rows of other tests (the LPUSH that fills the list for
+// LRANGE) are skipped.
+func ParseCSV(b []byte, test string) (float64, error) {
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return 0, fmt.Errorf("redis-benchmark CSV: %w", err)
+	}
+	if len(rows) == 0 {
+		return 0, errors.New("redis-benchmark printed no CSV")
+	}
+	col := -1
+	for i, h := range rows[0] {
+		if h == "rps" {
+			col = i
+		}
+	}
+	if col < 0 || rows[0][0] != "test" {
+		return 0, fmt.Errorf("redis-benchmark CSV header %q has no test and rps columns", rows[0])
+	}
+	for _, r := range rows[1:] {
+		name, _, _ := strings.Cut(r[0], " ")
+		if !strings.EqualFold(name, test) || col >= len(r) {
+			continue
+		}
+		v, err := strconv.ParseFloat(r[col], 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("redis-benchmark CSV: %s: bad rps %q", test, r[col])
+		}
+		return v, nil
+	}
+	return 0, fmt.Errorf("redis-benchmark CSV has no row for %s:\n%s", test, b)
+}
+
+// flushAll empties the server at port (LPUSH lists grow with every run).
+func flushAll(port string) error {
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(c, "*1\r\n$8\r\nFLUSHALL\r\n"); err != nil {
+		return err
+	}
+	line := make([]byte, 5)
+	if _, err := io.ReadFull(c, line); err != nil {
+		return err
+	}
+	if string(line) != "+OK\r\n" {
+		return fmt.Errorf("reply %q", line)
+	}
+	return nil
+}
+
+// redisServer is a redis-server subprocess without persistence.
+type redisServer struct {
+	cmd    *exec.Cmd
+	port   string
+	exited chan struct{}
+}
+
+func startRedis(ctx context.Context, bin string) (*redisServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // a free port, released for redis
+	if err != nil {
+		return nil, err
+	}
+	p := port(ln.Addr().String())
+	_ = ln.Close()
+	cmd := exec.Command(bin, "--port", p, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning", "--dir", "/tmp")
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &errb, &errb
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("respbench: redis-server: %w", err)
+	}
+	rs := &redisServer{cmd: cmd, port: p, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(rs.exited) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := flushAll(p); err == nil {
+			return rs, nil
+		}
+		select {
+		case <-rs.exited:
+			return nil, fmt.Errorf("respbench: redis-server exited: %s", strings.TrimSpace(errb.String()))
+		case <-ctx.Done():
+			rs.stop()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			rs.stop()
+			return nil, fmt.Errorf("respbench: redis-server did not answer on port %s: %s", p, strings.TrimSpace(errb.String()))
+		}
+	}
+}
+
+// stop kills the redis-server and waits for it to exit.
+func (rs *redisServer) stop() {
+	_ = rs.cmd.Process.Kill()
+	<-rs.exited
+}
+
+// WriteTable prints one row per test and variant: requests/s of both
+// servers and their ratio.
+func WriteTable(w io.Writer, recs []Record) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "test\tvariant\tcornflakes req/s\tredis req/s\tcornflakes/redis\t")
+	for _, r := range recs {
+		if r.Server != Ratio {
+			continue
+		}
+		cf, rd := find(recs, r.Test, r.Variant, Cornflakes), find(recs, r.Test, r.Variant, Redis)
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.2f\t\n", r.Test, r.Variant, cf, rd, r.Value)
+	}
+	return tw.Flush()
+}
+
+func find(recs []Record, test, variant, server string) float64 {
+	for _, r := range recs {
+		if r.Test == test && r.Variant == variant && r.Server == server {
+			return r.Value
+		}
+	}
+	return 0
+}
+
+// WriteFiles writes resp-bench.json, resp-bench.csv and resp-bench.png
+// (requests/s of both servers as grouped bars on a log axis) into dir and
+// returns their paths.
+func WriteFiles(dir string, recs []Record) ([]string, error) {
+	d, err := report.Create(dir, "resp bench")
+	if err != nil {
+		return nil, err
+	}
+	if err := d.JSON("resp-bench.json", recs); err != nil {
+		return d.Paths(), err
+	}
+	rows := make([][]string, len(recs))
+	for i, r := range recs {
+		rows[i] = []string{r.Test, r.Variant, r.Server, strconv.FormatFloat(r.Value, 'g', -1, 64), r.Unit}
+	}
+	if err := d.CSV("resp-bench.csv", []string{"test", "variant", "server", "value", "unit"}, rows); err != nil {
+		return d.Paths(), err
+	}
+	err = d.Write("resp-bench.png", func(path string) error { return plotRPS(path, recs) })
+	return d.Paths(), err
+}
+
+func plotRPS(path string, recs []Record) error {
+	var cats []string
+	vals := map[string][]float64{}
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range recs {
+		if r.Server != Ratio {
+			continue
+		}
+		cats = append(cats, r.Test+" "+r.Variant)
+		for _, s := range []string{Cornflakes, Redis} {
+			v := find(recs, r.Test, r.Variant, s)
+			vals[s] = append(vals[s], v)
+			if v > 0 {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+	}
+	p := plot.New()
+	p.Title.Text = "redis-benchmark: cornflakes resp vs Redis (loopback)"
+	p.Y.Label.Text = "requests/s (log scale)"
+	p.NominalX(cats...)
+	p.X.Min, p.X.Max = -0.5, float64(len(cats))-0.5
+	p.X.Tick.Label.Rotation = math.Pi / 4
+	p.X.Tick.Label.XAlign = draw.XRight
+	p.X.Tick.Label.YAlign = draw.YCenter
+	if hi > 0 {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = report.LogTicks125{}
+		p.Y.Min, p.Y.Max = report.Round125(lo*0.9, false), report.Round125(hi*1.1, true)
+	} else {
+		p.Y.Min, p.Y.Max = 0, 1
+	}
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	p.Add(grid)
+	p.Legend.Top, p.Legend.Left = true, false
+	report.AddGroupedBars(p, &p.Legend, []report.BarSeries{
+		{Label: Cornflakes, Color: color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff}, Values: vals[Cornflakes]},
+		{Label: Redis, Color: color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff}, Values: vals[Redis]},
+	}, vg.Points(14))
+	return p.Save(vg.Length(max(6, len(cats)))*vg.Inch*0.6+2*vg.Inch, 5*vg.Inch, path)
+}

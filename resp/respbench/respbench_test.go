@@ -1,0 +1,59 @@
+package respbench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// csvOut is what redis-benchmark 7.0 prints with --csv -t lrange_100.
+const csvOut = `"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+"LPUSH (needed to benchmark LRANGE)","142857.14","0.102","0.024","0.095","0.175","0.271","0.575"
+"LRANGE_100 (first 100 elements)","65789.48","0.218","0.064","0.199","0.367","0.519","1.039"
+`
+
+func TestParseCSV(t *testing.T) {
+	if v, err := ParseCSV([]byte(csvOut), "lrange_100"); err != nil || v != 65789.48 {
+		t.Fatalf("lrange_100: %v %v", v, err)
+	}
+	if v, err := ParseCSV([]byte(csvOut), "lpush"); err != nil || v != 142857.14 {
+		t.Fatalf("lpush: %v %v", v, err)
+	}
+	for _, bad := range []string{"", "x,y\n", `"test","rps"` + "\n" + `"GET","-nan"` + "\n", csvOut + `"GET","x"`} {
+		if _, err := ParseCSV([]byte(bad), "get"); err == nil {
+			t.Errorf("ParseCSV(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestRequests(t *testing.T) {
+	for _, c := range []struct {
+		test          string
+		size, pipe, n int
+	}{{"get", 4096, 1, 1000}, {"get", 4096, 16, 4000}, {"lrange_100", 64, 1, 1000}, {"lrange_100", 65536, 16, 500}, {"lrange_100", 4096, 16, 1024}} {
+		if n := requests(1000, c.test, c.size, c.pipe); n != c.n {
+			t.Errorf("requests(%s, %d, %d) = %d, want %d", c.test, c.size, c.pipe, n, c.n)
+		}
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	recs := []Record{
+		{"get", "d64/P1", Cornflakes, 100, "rps"}, {"get", "d64/P1", Redis, 50, "rps"}, {"get", "d64/P1", Ratio, 2, "ratio"},
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, recs); err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Fields(b.String()); strings.Join(f[len(f)-5:], " ") != "get d64/P1 100 50 2.00" {
+		t.Fatalf("table:\n%s", b.String())
+	}
+	paths, err := WriteFiles(t.TempDir(), recs)
+	if err != nil || len(paths) != 3 {
+		t.Fatalf("WriteFiles: %v %v", paths, err)
+	}
+}
