@@ -10,7 +10,7 @@ import (
 // once), as a connection does: unconsumed bytes stay at the front. It
 // returns the commands (arguments joined by "|"), the first error, and
 // how many bytes were left unconsumed.
-func parseAll(lim Limits, in []byte, chunk int) (cmds []string, err error, rest int) {
+func parseAll(lim Limits, in []byte, chunk int) (cmds []string, rest int, err error) {
 	p := Parser{Limits: lim}
 	var buf []byte
 	for off := 0; ; {
@@ -24,7 +24,7 @@ func parseAll(lim Limits, in []byte, chunk int) (cmds []string, err error, rest 
 		for {
 			args, n, err := p.Next(buf)
 			if err != nil {
-				return cmds, err, len(buf)
+				return cmds, len(buf), err
 			}
 			if n == 0 {
 				break
@@ -40,7 +40,7 @@ func parseAll(lim Limits, in []byte, chunk int) (cmds []string, err error, rest 
 			buf = buf[n:]
 		}
 		if off >= len(in) {
-			return cmds, nil, len(buf)
+			return cmds, len(buf), nil
 		}
 	}
 }
@@ -90,7 +90,7 @@ func TestParse(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, chunk := range []int{0, 1, 2, 7} {
-				cmds, err, rest := parseAll(c.lim, []byte(c.in), chunk)
+				cmds, rest, err := parseAll(c.lim, []byte(c.in), chunk)
 				if c.err != "" {
 					if err == nil || !strings.Contains(err.Error(), c.err) || !IsProtocolError(err) {
 						t.Fatalf("chunk %d: error %v, want %q", chunk, err, c.err)
@@ -139,8 +139,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("*-5\r\n$-3\r\n"), uint8(4))
 	lim := Limits{MaxBulk: 64, MaxArgs: 8, MaxInline: 32, MaxCommand: 256}
 	f.Fuzz(func(t *testing.T, in []byte, split uint8) {
-		whole, werr, wrest := parseAll(lim, in, 0)
-		parts, perr, prest := parseAll(lim, in, int(split)%17+1)
+		whole, wrest, werr := parseAll(lim, in, 0)
+		parts, prest, perr := parseAll(lim, in, int(split)%17+1)
 		if (werr == nil) != (perr == nil) {
 			t.Fatalf("whole: %v, in chunks of %d: %v", werr, split%17+1, perr)
 		}
