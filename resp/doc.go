@@ -39,6 +39,6 @@
 // it. The batch owns one reference (mem.Buf) per such value, taken under
 // the store's shard lock, and releases it when the write has returned, so a
 // concurrent SET or DEL of the key cannot change or free the bytes being
-// sent. A batch is written early when it reaches 256 KiB of copied bytes or
-// 512 zero-copy values.
+// sent. A batch is written early when it reaches 256 KiB of copied bytes,
+// 512 zero-copy values or 4 MiB of zero-copy bytes.
 package resp

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -229,6 +230,7 @@ func (s *Server) serveConn(c net.Conn) {
 	}()
 	cn := &conn{srv: s, c: c, in: make([]byte, readChunk)}
 	cn.p.Limits = s.cfg.Limits
+	defer cn.res.Release()
 	defer cn.out.release()
 	cn.serve()
 }
@@ -409,14 +411,10 @@ func (o *output) err(s string) {
 	o.buf = append(o.buf, '\r', '\n')
 }
 
-// hasCode reports whether s starts with an upper-case error code
-// ("WRONGTYPE ...", "NOPROTO ...").
+// hasCode reports whether s starts with an error code of its own instead
+// of the generic ERR.
 func hasCode(s string) bool {
-	i := 0
-	for i < len(s) && s[i] >= 'A' && s[i] <= 'Z' {
-		i++
-	}
-	return i >= 3 && i < len(s) && s[i] == ' ' && s[:i] != "Protocol"
+	return strings.HasPrefix(s, "WRONGTYPE ") || strings.HasPrefix(s, "NOPROTO ")
 }
 
 func (o *output) int(n int64) {
