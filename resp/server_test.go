@@ -117,6 +117,11 @@ func TestCommands(t *testing.T) {
 	if v := must[string](t, c.Ping(ctx)); v != "PONG" {
 		t.Fatalf("PING: %q", v)
 	}
+	// go-redis opened the connection with HELLO 3, got NOPROTO (the one
+	// error so far) and went on in RESP2.
+	if st := ts.srv.Stats(); st.Errors != 1 || st.Commands < 2 {
+		t.Fatalf("after connecting: %+v, want the one NOPROTO error", st)
+	}
 	if v := must[any](t, c.Do(ctx, "PING", "hi")); v != "hi" {
 		t.Fatalf("PING hi: %q", v)
 	}
