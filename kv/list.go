@@ -49,22 +49,8 @@ func (s *Store) Push(key []byte, vals [][]byte, front bool) (int, error) {
 	case e.n+add.n > MaxListLen:
 		add.release()
 		return e.n, &limitError{fmt.Sprintf("list longer than %d elements", MaxListLen)}
-	case add.n == 0:
-	case front:
-		add.tail.next = e.head
-		e.head = add.head
-		if e.tail == nil {
-			e.tail = add.tail
-		}
-		e.n += add.n
-	default:
-		if e.tail == nil {
-			e.head = add.head
-		} else {
-			e.tail.next = add.head
-		}
-		e.tail = add.tail
-		e.n += add.n
+	case add.n > 0:
+		e.link(add, front)
 	}
 	return e.n, nil
 }

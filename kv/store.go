@@ -74,6 +74,25 @@ type entry struct {
 	n          int
 }
 
+// link moves the nodes of add (non-empty) to the end of e, or with front
+// to its start, without copying or changing any stored byte.
+func (e *entry) link(add *entry, front bool) {
+	switch {
+	case front:
+		add.tail.next = e.head
+		e.head = add.head
+		if e.tail == nil {
+			e.tail = add.tail
+		}
+	case e.tail == nil:
+		e.head, e.tail = add.head, add.tail
+	default:
+		e.tail.next = add.head
+		e.tail = add.tail
+	}
+	e.n += add.n
+}
+
 func (e *entry) release() {
 	for n := e.head; n != nil; n = n.next {
 		_ = n.buf.Release()
@@ -326,14 +345,7 @@ func (s *Store) Exec(q *Query, res *Result, maxResp int) error {
 			res.Status = workload.StatusError
 			return &limitError{fmt.Sprintf("list longer than %d elements", MaxListLen)}
 		case add.n > 0:
-			// Appending links new nodes after the tail; no stored byte changes.
-			if e.tail == nil {
-				e.head = add.head
-			} else {
-				e.tail.next = add.head
-			}
-			e.tail = add.tail
-			e.n += add.n
+			e.link(add, false)
 		}
 		sh.mu.Unlock()
 	case workload.OpDelete:
