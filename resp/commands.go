@@ -243,14 +243,19 @@ func sanitize(b []byte) string {
 // so that a reply over MaxReply is refused whole.
 func (cn *conn) get(keys [][]byte, multi bool) {
 	st := cn.srv.store
-	vals := make([]mem.Buf, 0, len(keys)) // the zero Buf marks a nil reply
+	vals := cn.vals[:0] // the zero Buf marks a nil reply
 	total := 0
 	defer func() {
-		for _, b := range vals {
+		for i, b := range vals { // left after an error
 			if b != (mem.Buf{}) {
 				_ = b.Release()
 			}
+			vals[i] = mem.Buf{}
 		}
+		if cap(vals) > 1024 { // a large MGET's: not kept
+			vals = nil
+		}
+		cn.vals = vals[:0]
 	}()
 	for _, k := range keys {
 		cn.q = kv.Query{Op: workload.OpGet, Keys: append(cn.q.Keys[:0], k), Vals: cn.q.Vals[:0]}
@@ -274,6 +279,7 @@ func (cn *conn) get(keys [][]byte, multi bool) {
 	}
 	if !multi {
 		cn.value(vals[0])
+		vals[0] = mem.Buf{}
 		vals = vals[:0]
 		return
 	}

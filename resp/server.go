@@ -245,6 +245,7 @@ type conn struct {
 	out  output
 	res  kv.Result
 	q    kv.Query
+	vals []mem.Buf // GET/MGET's values, gathered before the reply
 	quit bool
 }
 
@@ -333,10 +334,11 @@ const (
 // writev (net.Buffers) by flush.
 type output struct {
 	buf   []byte
-	zc    []mem.Buf // owned references, released after the write
-	marks []int     // zc[i] goes after buf[:marks[i]]
-	iov   net.Buffers
-	bytes int // bytes of zc
+	zc    []mem.Buf   // owned references, released after the write
+	marks []int       // zc[i] goes after buf[:marks[i]]
+	iov   net.Buffers // flush's iovecs (kept for their capacity)
+	wv    net.Buffers // what WriteTo consumes (a field: no allocation)
+	bytes int         // bytes of zc
 }
 
 func (o *output) pending() bool { return len(o.buf) > 0 || len(o.zc) > 0 }
@@ -372,7 +374,9 @@ func (o *output) flush(w io.Writer) error {
 	if len(iov) == 1 {
 		_, err = w.Write(iov[0])
 	} else if len(iov) > 1 {
-		_, err = iov.WriteTo(w) // writev on a *net.TCPConn
+		o.wv = iov
+		_, err = o.wv.WriteTo(w) // writev on a *net.TCPConn
+		o.wv = nil
 	}
 	clear(o.iov[:cap(o.iov)]) // drop the slices into registered memory
 	o.release()
