@@ -40,7 +40,8 @@ const (
 const (
 	flushBytes   = 256 << 10
 	flushEntries = 512
-	readChunk    = 16 << 10 // initial read buffer and smallest read
+	readChunk    = 16 << 10      // initial read buffer and smallest read
+	keepBuf      = 4 * readChunk // a read buffer up to this size is kept when idle
 )
 
 // Config configures a Server. The zero Config is valid.
@@ -248,6 +249,11 @@ type conn struct {
 	q    kv.Query
 	vals []mem.Buf // GET/MGET's values, gathered before the reply
 	quit bool
+	// filled: the last Read filled all the room it was given, so more
+	// input is probably waiting (pipelined large commands): the buffer
+	// grows, up to keepBuf, to take it in fewer reads and answer it in
+	// fewer writes.
+	filled bool
 
 	// Counters added to the server's Stats before each write (one atomic
 	// add per batch instead of several per command: the server's counters
@@ -310,15 +316,17 @@ func (cn *conn) serve() {
 			return
 		}
 		// Make room: move the partial command to the front, grow (doubling,
-		// up to maxBuf) only when it fills the buffer, shrink when idle.
-		if cn.r == cn.w && len(cn.in) > 4*readChunk {
+		// up to maxBuf) when it fills the buffer or, up to keepBuf, when
+		// the last read filled it; shrink when idle.
+		if cn.r == cn.w && len(cn.in) > keepBuf {
 			cn.in, cn.r, cn.w = make([]byte, readChunk), 0, 0
 		}
 		if cn.r > 0 {
 			cn.w = copy(cn.in, cn.in[cn.r:cn.w])
 			cn.r = 0
 		}
-		if cn.w == len(cn.in) || (len(cn.in)-cn.w < readChunk/4 && len(cn.in) < maxBuf) {
+		if cn.w == len(cn.in) || (len(cn.in)-cn.w < readChunk/4 && len(cn.in) < maxBuf) ||
+			(cn.filled && len(cn.in) < min(keepBuf, maxBuf)) {
 			if len(cn.in) >= maxBuf {
 				// Unreachable: the parser's limits keep a command within maxBuf.
 				cn.out.err("Protocol error: command too large")
@@ -330,6 +338,7 @@ func (cn *conn) serve() {
 			cn.in = nb
 		}
 		n, err := cn.c.Read(cn.in[cn.w:])
+		cn.filled = n == len(cn.in)-cn.w
 		cn.w += n
 		if err != nil && n == 0 {
 			return
