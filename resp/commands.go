@@ -31,7 +31,7 @@ func upper(scratch []byte, b []byte) []byte {
 }
 
 func (cn *conn) fail(msg string) {
-	cn.errs++
+	cn.srv.stats.errors.Add(1)
 	cn.out.err(msg)
 }
 
@@ -54,7 +54,7 @@ func (cn *conn) storeErr(err error) {
 
 // exec answers one command; args alias the read buffer.
 func (cn *conn) exec(args [][]byte) {
-	cn.cmds++
+	cn.srv.stats.commands.Add(1)
 	var scratch [16]byte
 	name := upper(scratch[:], args[0])
 	o := &cn.out
@@ -211,7 +211,6 @@ func (cn *conn) exec(args [][]byte) {
 			cn.fail("unknown subcommand '" + sanitize(args[1]) + "'. Try CLIENT HELP.")
 		}
 	case "INFO":
-		cn.publish() // this connection's commands so far, INFO included
 		st := cn.srv.Stats()
 		o.bulkString("# Server\r\nredis_version:" + Version + "\r\nredis_mode:standalone\r\nserver_name:cornflakes\r\n" +
 			"# Clients\r\nconnected_clients:" + strconv.Itoa(cn.srv.connCount()) + "\r\n" +
@@ -303,10 +302,9 @@ func (cn *conn) value(b mem.Buf) {
 		cn.out.null()
 		return
 	}
-	n := b.Len()
 	if cn.out.value(b, cn.srv.cfg.Threshold) {
-		cn.zc++
-		cn.zcBytes += uint64(n)
+		cn.srv.stats.zc.Add(1)
+		cn.srv.stats.zcBytes.Add(uint64(b.Len()))
 	}
 }
 

@@ -233,7 +233,6 @@ func (s *Server) serveConn(c net.Conn) {
 	cn.p.Limits = s.cfg.Limits
 	defer cn.res.Release()
 	defer cn.out.release()
-	defer cn.publish()
 	cn.serve()
 }
 
@@ -254,33 +253,6 @@ type conn struct {
 	// grows, up to keepBuf, to take it in fewer reads and answer it in
 	// fewer writes.
 	filled bool
-
-	// Counters added to the server's Stats before each write (one atomic
-	// add per batch instead of several per command: the server's counters
-	// are shared by every connection's goroutine).
-	cmds, errs, zc, zcBytes uint64
-}
-
-// publish adds the connection's counters to the server's.
-func (cn *conn) publish() {
-	st := &cn.srv.stats
-	if cn.cmds != 0 {
-		st.commands.Add(cn.cmds)
-	}
-	if cn.errs != 0 {
-		st.errors.Add(cn.errs)
-	}
-	if cn.zc != 0 {
-		st.zc.Add(cn.zc)
-		st.zcBytes.Add(cn.zcBytes)
-	}
-	cn.cmds, cn.errs, cn.zc, cn.zcBytes = 0, 0, 0, 0
-}
-
-// flush publishes the counters and writes the batch.
-func (cn *conn) flush() error {
-	cn.publish()
-	return cn.out.flush(cn.c)
 }
 
 func (cn *conn) serve() {
@@ -291,7 +263,7 @@ func (cn *conn) serve() {
 		for !cn.quit {
 			args, n, err := cn.p.Next(cn.in[cn.r:cn.w])
 			if err != nil {
-				cn.errs++
+				cn.srv.stats.errors.Add(1)
 				cn.out.err(err.Error())
 				cn.closeAfterError()
 				return
@@ -304,12 +276,12 @@ func (cn *conn) serve() {
 			}
 			cn.r += n // after exec: args alias the buffer
 			if cn.out.full() {
-				if cn.flush() != nil {
+				if cn.out.flush(cn.c) != nil {
 					return
 				}
 			}
 		}
-		if cn.out.pending() && cn.flush() != nil {
+		if cn.out.pending() && cn.out.flush(cn.c) != nil {
 			return
 		}
 		if cn.quit {
@@ -351,7 +323,7 @@ func (cn *conn) serve() {
 // most lingerBytes, lingerTime): closing a socket with unread input resets
 // the connection, and the client would lose the error reply.
 func (cn *conn) closeAfterError() {
-	if cn.flush() != nil {
+	if cn.out.flush(cn.c) != nil {
 		return
 	}
 	if tc, ok := cn.c.(*net.TCPConn); ok {
