@@ -41,7 +41,7 @@ const (
 	flushBytes   = 256 << 10
 	flushEntries = 512
 	readChunk    = 16 << 10      // initial read buffer and smallest read
-	keepBuf      = 4 * readChunk // a read buffer up to this size is kept when idle
+	keepBuf      = 8 * readChunk // a read buffer up to this size is kept when idle
 )
 
 // Config configures a Server. The zero Config is valid.
