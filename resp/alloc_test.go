@@ -99,3 +99,50 @@ func TestCommandAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeCommandAllocs: a command larger than the kept read buffer (an
+// MSET of 10 values of 64 KiB, 640 KiB) grows the buffer for itself, but
+// once warm the larger buffers come from the server's pool instead of
+// being allocated (and zeroed) for every command, and the connection goes
+// back to its kept buffer when drained.
+func TestLargeCommandAllocs(t *testing.T) {
+	if mem.Checked {
+		t.Skip("the checked build allocates to track references")
+	}
+	if raceEnabled {
+		t.Skip("allocation counts differ under -race (sync.Pool is randomized)")
+	}
+	p := memtest.NewPool(t, mem.PoolConfig{Name: "resp-allocs", Concurrent: true, MaxBytes: 64 << 20})
+	st := kv.NewStore(p, 8)
+	t.Cleanup(st.Clear)
+	srv, err := NewServer(Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := bytes.Repeat([]byte{'v'}, 64<<10)
+	args := [][]byte{[]byte("MSET")}
+	for i := 0; i < 10; i++ {
+		args = append(args, []byte{'k', byte('0' + i)}, v)
+	}
+	in := encode(args...)
+	fc := &fakeConn{chunk: 64 << 10}
+	cn := &conn{srv: srv, c: fc, in: make([]byte, readChunk)}
+	run := func() {
+		for i := 0; i < 8; i++ { // 8 commands, each alone in its batch
+			fc.in = in
+			cn.serve()
+			if len(cn.in) > keepBuf {
+				t.Fatalf("read buffer of %d bytes kept after the command", len(cn.in))
+			}
+		}
+	}
+	run()
+	allocs := testing.AllocsPerRun(10, run)
+	cn.res.Release()
+	cn.out.release()
+	// A garbage collection may empty the pool; one allocation per 8
+	// commands at most (it was 6 per command: 16 KiB doubling to 1 MiB).
+	if allocs > 1 {
+		t.Errorf("%.1f allocations per 8 commands of %d bytes", allocs, len(in))
+	}
+}

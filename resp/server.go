@@ -42,7 +42,18 @@ const (
 	flushEntries = 512
 	readChunk    = 16 << 10      // initial read buffer and smallest read
 	keepBuf      = 8 * readChunk // a read buffer up to this size is kept when idle
+	bigClasses   = 24            // read buffer sizes readChunk<<i recycled (up to 128 GiB)
 )
+
+// bufClass returns i when n is readChunk<<i, else -1.
+func bufClass(n int) int {
+	for i := 0; i < bigClasses; i++ {
+		if readChunk<<i == n {
+			return i
+		}
+	}
+	return -1
+}
 
 // Config configures a Server. The zero Config is valid.
 type Config struct {
@@ -81,6 +92,11 @@ type Server struct {
 	wg        sync.WaitGroup
 
 	stats struct{ conns, commands, errors, zc, zcBytes atomic.Uint64 }
+
+	// bigBufs recycles read buffers larger than keepBuf, which a
+	// connection holds only while a command that needs one is buffered:
+	// bigBufs[i] holds *[]byte of readChunk<<i bytes.
+	bigBufs [bigClasses]sync.Pool
 }
 
 // ErrServerClosed is returned by Serve after Close.
@@ -233,6 +249,11 @@ func (s *Server) serveConn(c net.Conn) {
 	cn.p.Limits = s.cfg.Limits
 	defer cn.res.Release()
 	defer cn.out.release()
+	defer func() {
+		if len(cn.in) > keepBuf {
+			cn.putBig()
+		}
+	}()
 	cn.serve()
 }
 
@@ -253,6 +274,49 @@ type conn struct {
 	// grows, up to keepBuf, to take it in fewer reads and answer it in
 	// fewer writes.
 	filled bool
+	// While in is larger than keepBuf: spare is the buffer it replaced,
+	// taken back once in is drained, and box is in's sync.Pool box (nil
+	// when in was not taken from the pool).
+	spare []byte
+	box   *[]byte
+}
+
+// grow replaces the read buffer by one of size bytes (from the server's
+// pool when size is over keepBuf) holding its unconsumed bytes, which
+// start at in[0].
+func (cn *conn) grow(size int) {
+	var nb []byte
+	var box *[]byte
+	if size > keepBuf {
+		if i := bufClass(size); i >= 0 {
+			if b, ok := cn.srv.bigBufs[i].Get().(*[]byte); ok {
+				box, nb = b, *b
+			}
+		}
+	}
+	if nb == nil {
+		nb = make([]byte, size)
+	}
+	cn.w = copy(nb, cn.in[:cn.w])
+	if len(cn.in) > keepBuf {
+		cn.putBig()
+	} else if size > keepBuf {
+		cn.spare = cn.in
+	}
+	cn.in, cn.box = nb, box
+}
+
+// putBig gives the read buffer (larger than keepBuf) back to the
+// server's pool; the caller replaces it.
+func (cn *conn) putBig() {
+	if i := bufClass(len(cn.in)); i >= 0 {
+		if cn.box == nil {
+			cn.box = new([]byte)
+		}
+		*cn.box = cn.in
+		cn.srv.bigBufs[i].Put(cn.box)
+	}
+	cn.box = nil
 }
 
 func (cn *conn) serve() {
@@ -291,7 +355,11 @@ func (cn *conn) serve() {
 		// up to maxBuf) when it fills the buffer or, up to keepBuf, when
 		// the last read filled it; shrink when idle.
 		if cn.r == cn.w && len(cn.in) > keepBuf {
-			cn.in, cn.r, cn.w = make([]byte, readChunk), 0, 0
+			cn.putBig()
+			cn.in, cn.spare, cn.r, cn.w = cn.spare, nil, 0, 0
+			if cn.in == nil {
+				cn.in = make([]byte, readChunk)
+			}
 		}
 		if cn.r > 0 {
 			cn.w = copy(cn.in, cn.in[cn.r:cn.w])
@@ -305,9 +373,7 @@ func (cn *conn) serve() {
 				cn.closeAfterError()
 				return
 			}
-			nb := make([]byte, min(2*len(cn.in), maxBuf))
-			cn.w = copy(nb, cn.in[:cn.w])
-			cn.in = nb
+			cn.grow(min(2*len(cn.in), maxBuf))
 		}
 		n, err := cn.c.Read(cn.in[cn.w:])
 		cn.filled = n == len(cn.in)-cn.w
