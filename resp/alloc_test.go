@@ -35,16 +35,17 @@ func (f *fakeConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestCommandAllocs: once a connection's buffers have grown, reading,
-// parsing, executing and answering GET, SET, MGET, LRANGE and DEL, with
-// values on both sides of the threshold, pipelined or not, allocates
-// nothing.
-func TestCommandAllocs(t *testing.T) {
+// allocTestServer returns the allocation tests' server (not started), on a
+// store of its own; it skips the builds where allocations are not the
+// normal build's: the checked build tracks references, and -race
+// randomizes sync.Pool.
+func allocTestServer(t *testing.T) *Server {
+	t.Helper()
 	if mem.Checked {
 		t.Skip("the checked build allocates to track references")
 	}
 	if raceEnabled {
-		t.Skip("allocation counts differ under -race")
+		t.Skip("allocation counts differ under -race (sync.Pool is randomized)")
 	}
 	p := memtest.NewPool(t, mem.PoolConfig{Name: "resp-allocs", Concurrent: true, MaxBytes: 64 << 20})
 	st := kv.NewStore(p, 8)
@@ -53,6 +54,16 @@ func TestCommandAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv
+}
+
+// TestCommandAllocs: once a connection's buffers have grown, reading,
+// parsing, executing and answering GET, SET, MGET, LRANGE and DEL, with
+// values on both sides of the threshold, pipelined or not, allocates
+// nothing.
+func TestCommandAllocs(t *testing.T) {
+	srv := allocTestServer(t)
+	st := srv.Store()
 	k := []byte("k")
 	for _, size := range []int{64, 4096} {
 		v := bytes.Repeat([]byte{'v'}, size)
@@ -106,19 +117,7 @@ func TestCommandAllocs(t *testing.T) {
 // being allocated (and zeroed) for every command, and the connection goes
 // back to its kept buffer when drained.
 func TestLargeCommandAllocs(t *testing.T) {
-	if mem.Checked {
-		t.Skip("the checked build allocates to track references")
-	}
-	if raceEnabled {
-		t.Skip("allocation counts differ under -race (sync.Pool is randomized)")
-	}
-	p := memtest.NewPool(t, mem.PoolConfig{Name: "resp-allocs", Concurrent: true, MaxBytes: 64 << 20})
-	st := kv.NewStore(p, 8)
-	t.Cleanup(st.Clear)
-	srv, err := NewServer(Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := allocTestServer(t)
 	v := bytes.Repeat([]byte{'v'}, 64<<10)
 	args := [][]byte{[]byte("MSET")}
 	for i := 0; i < 10; i++ {
