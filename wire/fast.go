@@ -188,7 +188,7 @@ func (s *Sizer) Leave() { s.depth-- }
 // do), so that a stale message reached from a fresh one is refused before
 // its memory, which the arena may have handed out again, is read.
 func (s *Sizer) Fresh(c *Core) bool {
-	if a := c.a; a != nil && c.epoch != uint32(a.epoch) {
+	if c.stale() {
 		s.fail(ErrArenaReset)
 		return false
 	}

@@ -36,11 +36,11 @@ type Msg interface {
 // memory. The core copies such a response (Msg.Flat) into the slot, sends
 // the first packet from the message and lets the message go once that send
 // is handed to the datapath; a retransmission is sent from the slot's copy
-// (an OutPacket whose Msg is the slot's). Burying the response on the slot's next request then
-// touches nothing but the slot: with thousands of sessions, a message
-// record kept per slot for the previous response is a cold object on every
-// request, and these small answers are the common case (eRPC §6.3's
-// small-RPC experiments, §6.2 and §6.3, answer 32 B).
+// (an OutPacket whose Msg is the slot's). Burying the response on the
+// slot's next request then touches nothing but the slot: with thousands of
+// sessions, a message record kept per slot for the previous response is a
+// cold object on every request, and these small answers are the common
+// case (eRPC's small-RPC experiments, §6.2 and §6.3, answer 32 B).
 const SlotInline = 64
 
 // RxBuf is a writable buffer the core reassembles a multi-packet message into.
