@@ -175,18 +175,16 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// intList parses "a,b,c" into integers in [lo, hi]; "" is nil.
+// intList parses "a,b,c" (parseInts) into integers in [lo, hi]; "" is nil.
 func intList(s string, lo, hi int) ([]int, error) {
-	if s == "" {
-		return nil, nil
+	out, err := parseInts(s)
+	if err != nil {
+		return nil, err
 	}
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < lo || v > hi {
-			return nil, fmt.Errorf("%q is not an integer in [%d, %d]", f, lo, hi)
+	for _, v := range out {
+		if v < lo || v > hi {
+			return nil, fmt.Errorf("%d is not in [%d, %d]", v, lo, hi)
 		}
-		out = append(out, v)
 	}
 	return out, nil
 }
