@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -183,6 +184,10 @@ func (s *Store) Clear() {
 }
 
 // ErrLimit reports a request beyond one of the store's limits.
+// ErrList is the error of a single-value read (OpGet) of a key that holds
+// a list of several values.
+var ErrList = errors.New("kv: get of a list")
+
 type limitError struct{ what string }
 
 func (e *limitError) Error() string { return "kv: " + e.what }
@@ -276,7 +281,7 @@ func (s *Store) Exec(q *Query, res *Result, maxResp int) error {
 			if e.n != 1 {
 				res.Status = workload.StatusError
 				sh.mu.Unlock()
-				return &limitError{"get of a list"}
+				return ErrList
 			}
 			res.add(e.head.buf)
 		case q.Op == workload.OpGetList:

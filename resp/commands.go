@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 
@@ -41,7 +42,7 @@ func (cn *conn) arity(name string) {
 
 // storeErr answers a failed store call.
 func (cn *conn) storeErr(err error) {
-	if err != nil && strings.Contains(err.Error(), "of a list") {
+	if errors.Is(err, kv.ErrList) {
 		cn.fail(wrongType)
 		return
 	}
