@@ -164,6 +164,34 @@ type EndpointConfig struct {
 	CopyRequests bool
 	// OnSession, if set, is called on the endpoint goroutine for session events.
 	OnSession func(s Session, ev SessionEvent, err error)
+
+	// Reassembly budgets of a server (docs/SECURITY.md). A multi-packet
+	// request's buffer starts at 8 packets and doubles as its packets
+	// arrive, so a peer holds memory in proportion to what it sent, not to
+	// the size it claims. ReasmBudget bounds the bytes all sessions hold
+	// for requests still being received (default 256 MiB; negative: no
+	// limit), ReasmSessionBudget those of one session (default
+	// 2*MaxMsgSize; negative: no limit). A request that would exceed a
+	// budget is refused: its client gets ErrOverBudget, the handler does
+	// not run, and Stats.Proto.ReasmRefused counts it. ReasmTimeout
+	// (default 1s) reclaims a request that got no packet for that long
+	// (Stats.Proto.ReasmTimeouts).
+	ReasmBudget        int64
+	ReasmSessionBudget int64
+	ReasmTimeout       time.Duration
+
+	// Session limits of a server (docs/SECURITY.md). MaxSessions bounds
+	// the server sessions of the endpoint (default DefaultMaxSessions),
+	// MaxSessionsPerPeer those of one peer Nexus, by its control address
+	// (default DefaultMaxSessionsPerPeer). At a limit, a new session
+	// evicts the oldest session that never carried a request, or else
+	// the oldest idle one (no packet for IdleEvict, default 10s); when
+	// there is none, the connect is refused. Evicted sessions are counted
+	// (Stats.SessionsEvicted) and their clients told (their session
+	// fails with ErrEvicted).
+	MaxSessions        int
+	MaxSessionsPerPeer int
+	IdleEvict          time.Duration
 }
 
 type sessState uint8
@@ -189,6 +217,10 @@ type sessInfo struct {
 	pre         []mem.Buf
 	reqs        []*Request // server: the unanswered request of each slot
 	pendingSM   bool
+	counted     bool             // server: in the session limits' books (endpoint_admit.go)
+	cookie      [cookieSize]byte // client: the server's latest challenge
+	key         string           // server: the credential the client authenticated with
+	role        uint8            // server: that credential's role
 }
 
 type tokenKey struct {
@@ -209,6 +241,8 @@ type mail struct {
 	kind mailKind
 	from netip.AddrPort
 	sm   smPkt
+	key  string // mailSM connect requests: the credential that authenticated it
+	role uint8
 	req  *Request // mailRespond: the answer is in req (Request.prepare)
 	fn   func()
 }
@@ -238,6 +272,13 @@ type Stats struct {
 	LastDatapathErr error
 	// CopiedPackets counts packets whose segments exceeded MaxSegments and were copied.
 	CopiedPackets uint64
+	// SessionsAccepted counts server sessions created; SessionsRefused
+	// connect requests refused at the session limits (no session to
+	// evict) or for want of session numbers; SessionsEvicted sessions
+	// dropped to make room (EndpointConfig.MaxSessions,
+	// MaxSessionsPerPeer). Handshakes refused before they reach the
+	// endpoint (cookie, rate limit, credential) are Nexus.Stats's.
+	SessionsAccepted, SessionsRefused, SessionsEvicted uint64
 	// Wakeups counts Run's sleeps in the datapath's Wait that a hand-over
 	// (Post, a worker's answer, session management, ctx's cancellation)
 	// interrupted through the datapath's Wake.
@@ -297,6 +338,13 @@ type Endpoint struct {
 	tokens    map[tokenKey]uint16
 	smPending []uint16
 
+	// Server session limits (endpoint_admit.go).
+	maxSessions, maxPerPeer int
+	idleEvict               time.Duration
+	srvSessions             int
+	srvFIFO                 []sessRef // every server session, oldest first
+	peers                   map[netip.AddrPort]*peerSessions
+
 	conts     freelist.List[contEntry] // by request tag
 	atWorkers int                      // requests handed to workers, not answered yet
 
@@ -341,8 +389,18 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	if cfg.FlushEvery == 0 {
 		cfg.FlushEvery = DefaultFlushEvery
 	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.MaxSessionsPerPeer <= 0 {
+		cfg.MaxSessionsPerPeer = DefaultMaxSessionsPerPeer
+	}
+	if cfg.IdleEvict <= 0 {
+		cfg.IdleEvict = DefaultIdleEvict
+	}
 	ep := &Endpoint{nx: n, id: cfg.ID, dp: cfg.Datapath, pool: cfg.Pool, cfg: cfg, dpp: dpp,
-		start: time.Now(), tokens: map[tokenKey]uint16{}}
+		start: time.Now(), tokens: map[tokenKey]uint16{}, peers: map[netip.AddrPort]*peerSessions{},
+		maxSessions: cfg.MaxSessions, maxPerPeer: cfg.MaxSessionsPerPeer, idleEvict: cfg.IdleEvict}
 	cc := cfg.CC
 	if cc.Enable && cc.Disable {
 		return nil, errors.New("rpc: CCConfig.Enable and CCConfig.Disable both set")
@@ -375,7 +433,8 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	}
 	core, err := proto.New(proto.Config{Credits: cfg.Credits, Window: cfg.Window, RTO: cfg.RTO,
 		DataPerPkt: dpp, MaxMsgSize: cfg.MaxMsgSize, MaxBacklog: cfg.MaxBacklog, Selective: cfg.Selective,
-		CC: cc}, (*rxAllocator)(ep))
+		CC: cc, ReasmBudget: cfg.ReasmBudget, ReasmSessionBudget: cfg.ReasmSessionBudget,
+		ReasmTimeout: cfg.ReasmTimeout}, (*rxAllocator)(ep))
 	if err != nil {
 		return nil, err
 	}

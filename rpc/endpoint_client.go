@@ -85,6 +85,8 @@ func (ep *Endpoint) handleResponse(e *proto.Event) {
 		}
 	case e.Status == proto.StatusNoHandler:
 		r.Err = ErrNoHandler
+	case e.Status == proto.StatusNoMemory:
+		r.Err = ErrOverBudget
 	case e.Status != proto.StatusOK:
 		r.Err = ErrRejected
 	}

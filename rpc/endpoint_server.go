@@ -58,6 +58,11 @@ func (ep *Endpoint) handleRequest(e *proto.Event) {
 	r := ep.newRequest()
 	r.h, r.reqType, r.mode = e.Handle, e.ReqType, h.mode
 	r.fn = h.fn
+	if ep.nx.cfg.Keys != nil {
+		if si := ep.session(e.Session); si != nil {
+			r.key, r.role = si.key, si.role
+		}
+	}
 	if e.Buf != nil {
 		r.buf = e.Buf.(*rxBuf).take()
 		r.data = r.buf.Bytes()

@@ -70,6 +70,9 @@ func (ep *Endpoint) freeSession(si *sessInfo, err error) {
 	if !si.client {
 		delete(ep.tokens, tokenKey{si.remoteNexus, si.token})
 	}
+	if si.counted {
+		ep.dropServerSession(si)
+	}
 	ep.sessions[si.num] = nil
 	ep.freeSess = append(ep.freeSess, si.num)
 }
@@ -176,8 +179,12 @@ func (ep *Endpoint) addSMPending(si *sessInfo) {
 
 func (ep *Endpoint) sendConnect(si *sessInfo, now int64) {
 	si.nextSM = now + int64(ep.nx.cfg.SMTimeout)
-	ep.nx.sendSM(si.remoteNexus, &smPkt{typ: smConnectReq, token: si.token, clientEp: ep.id, serverEp: si.remoteEp,
-		clientSess: si.num, dataAddr: ep.dp.LocalAddr()})
+	p := smPkt{typ: smConnectReq, token: si.token, incarnation: ep.nx.incarnation, clientEp: ep.id, serverEp: si.remoteEp,
+		clientSess: si.num, dataAddr: ep.dp.LocalAddr(), cookie: si.cookie}
+	if c := ep.nx.cfg.Credential; c != nil {
+		p.sign(c)
+	}
+	ep.nx.sendSM(si.remoteNexus, &p)
 }
 
 func (ep *Endpoint) sendDisconnect(si *sessInfo, now int64) {
@@ -308,7 +315,7 @@ func (ep *Endpoint) drainMail() {
 		m := &q[i]
 		switch m.kind {
 		case mailSM:
-			ep.handleSM(m.from, &m.sm)
+			ep.handleSM(m.from, &m.sm, m.key, m.role)
 		case mailPeerFailed:
 			ep.peerFailed(m.from)
 		case mailRespond:
@@ -322,7 +329,7 @@ func (ep *Endpoint) drainMail() {
 	ep.mailSpare = q[:0]
 }
 
-func (ep *Endpoint) handleSM(from netip.AddrPort, p *smPkt) {
+func (ep *Endpoint) handleSM(from netip.AddrPort, p *smPkt, key string, role uint8) {
 	p.dataAddr = unmap(p.dataAddr)
 	if a := p.dataAddr.Addr(); !a.IsValid() || a.IsUnspecified() {
 		// The peer's datapath is bound to a wildcard address: reach it at
@@ -331,25 +338,34 @@ func (ep *Endpoint) handleSM(from netip.AddrPort, p *smPkt) {
 	}
 	switch p.typ {
 	case smConnectReq:
-		key := tokenKey{from, p.token}
-		if num, ok := ep.tokens[key]; ok {
+		tk := tokenKey{from, p.token}
+		if num, ok := ep.tokens[tk]; ok {
 			ep.replyConnect(from, p, num, smOK)
+			return
+		}
+		if !ep.admit(from) {
+			ep.stats.SessionsRefused++
+			ep.replyConnect(from, p, 0, smErrNoSessions)
 			return
 		}
 		si, ok := ep.newSession()
 		if !ok {
+			ep.stats.SessionsRefused++
 			ep.replyConnect(from, p, 0, smErrNoSessions)
 			return
 		}
 		si.state = sessConnected
 		si.remoteNexus, si.remoteEp, si.remoteSess, si.token = from, p.clientEp, p.clientSess, p.token
+		si.key, si.role = key, role
 		if err := ep.core.AddSession(proto.SessionConfig{Num: si.num, Remote: p.clientSess, Peer: p.dataAddr}); err != nil {
 			ep.freeSession(si, nil)
 			ep.replyConnect(from, p, 0, smErrNoSessions)
 			return
 		}
 		si.inCore = true
-		ep.tokens[key] = si.num
+		ep.tokens[tk] = si.num
+		ep.addServerSession(si)
+		ep.stats.SessionsAccepted++
 		ep.nx.monitor(from, 1, p.incarnation)
 		si.monitored = true
 		ep.replyConnect(from, p, si.num, smOK)
@@ -362,8 +378,13 @@ func (ep *Endpoint) handleSM(from netip.AddrPort, p *smPkt) {
 		si.pendingSM = false
 		if p.err != smOK {
 			err := fmt.Errorf("%w: peer error %d", ErrConnectFailed, p.err)
-			if p.err == smErrNoEndpoint {
+			switch p.err {
+			case smErrNoEndpoint:
 				err = fmt.Errorf("%w: %w", ErrConnectFailed, ErrInvalidEndpointID)
+			case smErrNoSessions:
+				err = fmt.Errorf("%w: the server is at its session limit", ErrConnectFailed)
+			case smErrAuth:
+				err = fmt.Errorf("%w: %w", ErrConnectFailed, ErrAuth)
 			}
 			ep.freeSession(si, err)
 			ep.sessionEvent(p.clientSess, ConnectFailed, err)
@@ -389,6 +410,23 @@ func (ep *Endpoint) handleSM(from netip.AddrPort, p *smPkt) {
 		}
 		ep.nx.sendSM(from, &smPkt{typ: smDisconnectResp, token: p.token, clientEp: p.clientEp, serverEp: ep.id,
 			clientSess: p.clientSess, serverSess: p.serverSess, dataAddr: ep.dp.LocalAddr()})
+	case smChallenge:
+		si := ep.session(p.clientSess)
+		if si == nil || !si.client || si.state != sessConnecting || si.token != p.token || si.cookie == p.cookie || from != si.remoteNexus {
+			return // stale, duplicate, or one we already answered
+		}
+		si.cookie = p.cookie
+		ep.sendConnect(si, ep.now()) // at once: the retransmission timer restarts
+	case smEvicted:
+		si := ep.session(p.clientSess)
+		if si == nil || !si.client || si.state != sessConnected || si.token != p.token || si.remoteSess != p.serverSess || from != si.remoteNexus {
+			return
+		}
+		num := si.num
+		si.pendingSM = false
+		ep.freeSession(si, ErrEvicted)
+		ep.process() // continuations of the failed requests
+		ep.sessionEvent(num, Failed, ErrEvicted)
 	case smDisconnectResp:
 		si := ep.session(p.clientSess)
 		if si == nil || !si.client || si.state != sessDisconnecting || si.token != p.token {

@@ -38,6 +38,13 @@ var (
 	ErrNoHandler = errors.New("rpc: no handler registered for the request type")
 	// ErrRejected: the server could not run the handler (worker pool full or the handler panicked).
 	ErrRejected = errors.New("rpc: request rejected by the server")
+	// ErrOverBudget: the server refused a multi-packet request before its
+	// handler ran: the request would have exceeded the server's
+	// reassembly budget (per session or per endpoint,
+	// EndpointConfig.ReasmBudget), its memory ran out, or the request
+	// stalled in reassembly past EndpointConfig.ReasmTimeout. The handler
+	// did not run; retrying later may succeed.
+	ErrOverBudget = errors.New("rpc: request refused: the server's reassembly budget is exhausted")
 	// ErrAlreadyResponded: a request was answered twice, or after its session went away.
 	ErrAlreadyResponded = errors.New("rpc: request already answered or its session is gone")
 	// ErrInvalidEndpointID: an endpoint id is out of range, taken, or unknown at the peer.

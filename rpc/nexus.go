@@ -59,6 +59,23 @@ type NexusConfig struct {
 	// WorkerQueue bounds the requests waiting for a worker (default 4096);
 	// beyond it requests are rejected (ErrRejected at the client).
 	WorkerQueue int
+
+	// Keys, when set, makes the Nexus's endpoints accept only connect
+	// handshakes authenticated with one of its credentials (HMAC-SHA256
+	// over the handshake, bound to the server's cookie); the session gets
+	// the key's role (Request.Role). Nil: no authentication.
+	Keys *Keyring
+	// Credential is presented in this Nexus's own connect handshakes
+	// (needed to connect to a server with Keys).
+	Credential *Credential
+	// CookieLifetime is how long a handshake cookie stays valid (default
+	// DefaultCookieLifetime). Every connect first gets a challenge that
+	// the client answers at once; nothing is stored until then.
+	CookieLifetime time.Duration
+	// HandshakeRate bounds the connect requests per second from one
+	// source address (ip:port); more are dropped unanswered and counted
+	// (default DefaultHandshakeRate).
+	HandshakeRate int
 }
 
 func (c NexusConfig) withDefaults() NexusConfig {
@@ -82,6 +99,12 @@ func (c NexusConfig) withDefaults() NexusConfig {
 	}
 	if c.WorkerQueue <= 0 {
 		c.WorkerQueue = 4096
+	}
+	if c.CookieLifetime <= 0 {
+		c.CookieLifetime = DefaultCookieLifetime
+	}
+	if c.HandshakeRate <= 0 {
+		c.HandshakeRate = DefaultHandshakeRate
 	}
 	return c
 }
@@ -117,12 +140,24 @@ type Nexus struct {
 
 	done chan struct{}
 	wg   sync.WaitGroup
+
+	start    time.Time
+	gate     *gate // owned by smLoop
+	counters nexusCounters
 }
 
 // NewNexus opens the control socket and starts the session-management,
 // heartbeat and worker goroutines.
 func NewNexus(cfg NexusConfig) (*Nexus, error) {
 	cfg = cfg.withDefaults()
+	if cfg.Credential != nil {
+		if err := cfg.Credential.valid(); err != nil {
+			return nil, err
+		}
+		c := *cfg.Credential
+		c.Secret = append([]byte(nil), c.Secret...)
+		cfg.Credential = &c
+	}
 	wp, err := mem.NewPool(mem.PoolConfig{Name: "rpc-workers", Concurrent: true})
 	if err != nil {
 		return nil, fmt.Errorf("rpc: worker pool: %w", err)
@@ -141,7 +176,9 @@ func NewNexus(cfg NexusConfig) (*Nexus, error) {
 		work:        make(chan *Request, cfg.WorkerQueue),
 		remotes:     map[netip.AddrPort]*remote{},
 		done:        make(chan struct{}),
+		start:       time.Now(),
 	}
+	n.gate = newGate(cfg.CookieLifetime, cfg.HandshakeRate, cfg.Keys, 0)
 	n.wg.Add(2 + cfg.Workers)
 	go n.smLoop()
 	go n.heartbeatLoop()
@@ -286,30 +323,63 @@ func (n *Nexus) smLoop() {
 		}
 		var p smPkt
 		if p.decode(buf[:sz]) != nil {
+			n.counters.bad.Add(1)
 			continue
 		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		n.handleSM(from, &p)
+	}
+}
+
+// handleSM handles one control packet on the receive goroutine.
+// Connect requests pass the gate (rate limit, cookie, credential) before
+// any endpoint sees them.
+func (n *Nexus) handleSM(from netip.AddrPort, p *smPkt) {
+	switch p.typ {
+	case smPing:
 		n.heard(from, p.incarnation)
-		switch p.typ {
-		case smPing:
-			n.sendSM(from, &smPkt{typ: smPong})
-		case smPong:
-		case smConnectReq, smDisconnectReq:
-			ep := n.endpoint(p.serverEp)
-			if ep == nil {
-				resp := smPkt{typ: p.typ + 1, err: smErrNoEndpoint, token: p.token, clientEp: p.clientEp,
-					serverEp: p.serverEp, clientSess: p.clientSess}
-				if p.typ == smDisconnectReq {
-					resp.err = smOK // nothing to disconnect
-				}
-				n.sendSM(from, &resp)
-				continue
-			}
-			ep.post(mail{kind: mailSM, from: from, sm: p})
-		case smConnectResp, smDisconnectResp:
-			if ep := n.endpoint(p.clientEp); ep != nil {
-				ep.post(mail{kind: mailSM, from: from, sm: p})
-			}
+		n.sendSM(from, &smPkt{typ: smPong})
+	case smPong:
+		n.heard(from, p.incarnation)
+	case smConnectReq:
+		v, key := n.gate.check(from, p, int64(time.Since(n.start)))
+		switch v {
+		case gateDrop:
+			n.counters.dropped.Add(1)
+			return
+		case gateChallenge:
+			n.counters.challenges.Add(1)
+			n.sendSM(from, &smPkt{typ: smChallenge, token: p.token, clientEp: p.clientEp, serverEp: p.serverEp,
+				clientSess: p.clientSess, cookie: p.cookie})
+			return
+		case gateAuthFail:
+			n.counters.authFail.Add(1)
+			n.sendSM(from, &smPkt{typ: smConnectResp, err: smErrAuth, token: p.token, clientEp: p.clientEp,
+				serverEp: p.serverEp, clientSess: p.clientSess})
+			return
+		}
+		n.heard(from, p.incarnation)
+		ep := n.endpoint(p.serverEp)
+		if ep == nil {
+			n.counters.noEndpoint.Add(1)
+			n.sendSM(from, &smPkt{typ: smConnectResp, err: smErrNoEndpoint, token: p.token, clientEp: p.clientEp,
+				serverEp: p.serverEp, clientSess: p.clientSess})
+			return
+		}
+		ep.post(mail{kind: mailSM, from: from, sm: *p, key: key.Name, role: key.Role})
+	case smDisconnectReq:
+		n.heard(from, p.incarnation)
+		ep := n.endpoint(p.serverEp)
+		if ep == nil {
+			n.sendSM(from, &smPkt{typ: smDisconnectResp, token: p.token, clientEp: p.clientEp,
+				serverEp: p.serverEp, clientSess: p.clientSess}) // nothing to disconnect
+			return
+		}
+		ep.post(mail{kind: mailSM, from: from, sm: *p})
+	case smConnectResp, smDisconnectResp, smChallenge, smEvicted:
+		n.heard(from, p.incarnation)
+		if ep := n.endpoint(p.clientEp); ep != nil {
+			ep.post(mail{kind: mailSM, from: from, sm: *p})
 		}
 	}
 }

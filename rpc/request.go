@@ -25,6 +25,8 @@ type Request struct {
 	done      bool
 	dead      bool // the session went away before the answer
 	tracked   bool // recorded in its session's reqs (answered after its handler returned)
+	key       string
+	role      uint8
 
 	// Worker requests: what the worker side owns, in the Nexus's
 	// concurrent pool, until it answers.
@@ -50,6 +52,15 @@ func (r *Request) Data() []byte { return r.data }
 // Endpoint is the endpoint serving the request (for nested RPCs from
 // dispatch handlers; worker handlers use Endpoint().Post).
 func (r *Request) Endpoint() *Endpoint { return r.ep }
+
+// Credential is the name of the credential the request's session
+// authenticated with (NexusConfig.Keys), "" without authentication.
+func (r *Request) Credential() string { return r.key }
+
+// Role is the role of that credential (Key.Role), 0 without
+// authentication: an application checks it before a request that needs a
+// permission (the kv server refuses writes from a read-only role).
+func (r *Request) Role() uint8 { return r.role }
 
 // Session is the server-side session number the request arrived on.
 func (r *Request) Session() Session { return Session(r.h.Session) }

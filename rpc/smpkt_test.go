@@ -93,9 +93,9 @@ func FuzzSMHandle(f *testing.F) {
 			t.Fatal(err)
 		}
 		from := netip.MustParseAddrPort("127.0.0.1:9")
-		ep.handleSM(from, &p)
+		ep.handleSM(from, &p, "", 0)
 		p.token = ep.sessions[0].token // also as a matching response
-		ep.handleSM(from, &p)
+		ep.handleSM(from, &p, "", 0)
 		for i := 0; i < 3; i++ {
 			_ = ep.RunOnce()
 		}

@@ -20,6 +20,12 @@ const (
 	// hole after which (with selective retransmission) the hole is resent
 	// without waiting for the RTO.
 	FastRetransmitThresh = 3
+	// DefaultReasmBudget bounds the reassembly memory of all server
+	// sessions of a core (Config.ReasmBudget).
+	DefaultReasmBudget = 256 << 20
+	// DefaultReasmTimeout is how long a partly received request may go
+	// without a new packet before its buffer is reclaimed.
+	DefaultReasmTimeout = time.Second
 )
 
 // Config holds every protocol constant. The zero value of a field means its
@@ -47,6 +53,24 @@ type Config struct {
 	Selective bool
 	// CC configures congestion control (Timely + rate limiter).
 	CC CCConfig
+
+	// ReasmBudget bounds the bytes of reassembly buffers that all server
+	// sessions together hold for requests still being received (default
+	// DefaultReasmBudget; negative: no limit). ReasmSessionBudget bounds
+	// them per session (default 2*MaxMsgSize; negative: no limit). A
+	// request's buffer starts at ReasmInitial bytes (default 8 packets)
+	// and doubles as packets beyond it arrive, so what a peer holds
+	// follows what it sent, not what its first packet claims. A request
+	// whose buffer would exceed a budget is refused: the client gets
+	// StatusNoMemory. Budgets count requested bytes; the caller's
+	// allocator may round them up.
+	ReasmBudget        int64
+	ReasmSessionBudget int64
+	ReasmInitial       int
+	// ReasmTimeout reclaims a request being received that got no new
+	// packet for this long (default DefaultReasmTimeout): its buffer is
+	// released and its retransmissions are answered with StatusNoMemory.
+	ReasmTimeout time.Duration
 }
 
 // ErrConfig reports an invalid Config.
@@ -73,6 +97,18 @@ func (c Config) withDefaults() (Config, error) {
 		if lim := MaxMsgSizeFor(c.DataPerPkt); c.MaxMsgSize > lim {
 			c.MaxMsgSize = lim
 		}
+	}
+	if c.ReasmBudget == 0 {
+		c.ReasmBudget = DefaultReasmBudget
+	}
+	if c.ReasmSessionBudget == 0 {
+		c.ReasmSessionBudget = 2 * int64(c.MaxMsgSize)
+	}
+	if c.ReasmInitial <= 0 {
+		c.ReasmInitial = 8 * c.DataPerPkt
+	}
+	if c.ReasmTimeout <= 0 {
+		c.ReasmTimeout = DefaultReasmTimeout
 	}
 	switch {
 	case c.Credits < 1 || c.Credits > 1<<12:

@@ -146,6 +146,13 @@ type Stats struct {
 	RateLimited       uint64 // packets that went through the rate limiter
 	TimelyUpdates     uint64 // Timely rate updates (not bypassed)
 	AllocFailures     uint64 // reassembly buffer allocation failures
+	// Server reassembly (Config.ReasmBudget): requests refused with
+	// StatusNoMemory because a budget or the allocator ran out
+	// (ReasmRefused) or because they stalled past ReasmTimeout
+	// (ReasmTimeouts); buffer growths; the bytes held now and at most.
+	ReasmRefused, ReasmTimeouts uint64
+	ReasmGrows                  uint64
+	ReasmBytes, ReasmPeak       int64
 }
 
 type msgRef struct {
@@ -168,6 +175,8 @@ type Core struct {
 	wheel      *wheel
 	gen        uint32 // session generations (stale-handle detection)
 	stats      Stats
+	reasmSlots int   // server slots receiving a multi-packet request
+	reasmScan  int64 // next reassembly-timeout scan
 }
 
 // New returns a core with cfg (defaults filled in) that reassembles
@@ -315,6 +324,7 @@ type session struct {
 	stalled bool // a kick ran out of credits: slots may wait for a credit return
 	credits int
 	peer    netip.AddrPort
+	lastRx  int64 // clock (|1) of the last packet accepted for the session; 0: none yet
 	// slot0 is the first slot, inline: a session with one request at a
 	// time (the common case with many sessions; the client reuses its
 	// lowest free slot) touches no other object, and its fields that a
@@ -328,6 +338,7 @@ type session struct {
 	blHead    int
 	cc        timely
 	more      []slot
+	reasm     int64 // server: bytes of reassembly buffers its slots hold
 }
 
 // slotIf returns slot i, or nil if it was never set up.
@@ -453,6 +464,16 @@ func (c *Core) CCOn(num uint16) bool {
 	return s != nil && s.ccOn
 }
 
+// LastRx is the time (the clock of Observe and Tick, odd) of the last
+// packet accepted for session num, 0 if none arrived yet or the session
+// does not exist.
+func (c *Core) LastRx(num uint16) int64 {
+	if s := c.session(num); s != nil {
+		return s.lastRx
+	}
+	return 0
+}
+
 // HasSession reports whether session num exists.
 func (c *Core) HasSession(num uint16) bool { return c.session(num) != nil }
 
@@ -499,7 +520,7 @@ func (c *Core) RemoveSession(num uint16, err error) error {
 				c.failClient(sl, err)
 			}
 		} else {
-			c.resetServerSlot(sl)
+			c.resetServerSlot(s, sl)
 		}
 	}
 	for i := s.blHead; i < len(s.backlog); i++ {
@@ -543,6 +564,10 @@ func (c *Core) Tick(now int64) {
 		c.scan = c.now + int64(c.cfg.RTO)/10
 		c.lossScan()
 	}
+	if c.reasmSlots > 0 && c.now >= c.reasmScan {
+		c.reasmScan = c.now + int64(c.cfg.ReasmTimeout)/4
+		c.reasmTimeouts()
+	}
 }
 
 // NextDeadline is the next time Tick has work (loss scan or rate limiter);
@@ -556,6 +581,9 @@ func (c *Core) NextDeadline() int64 {
 	}
 	if w, ok := c.wheel.next(); ok && w < d {
 		d = w
+	}
+	if c.reasmSlots > 0 && c.reasmScan < d {
+		d = c.reasmScan
 	}
 	return d
 }
@@ -586,6 +614,7 @@ func (c *Core) step(from netip.AddrPort, pkt []byte, rxID int) {
 		c.stats.DropBad++
 		return
 	}
+	s.lastRx = c.now | 1
 	c.ensureSlots(s)
 	sl := c.slotAt(s, int(h.ReqNum&uint64(c.cfg.Window-1)))
 	if int(h.MsgSize) > c.cfg.MaxMsgSize {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -724,14 +725,17 @@ func TestAllocFailure(t *testing.T) {
 	w.ca.fail = false
 	tag2 := w.enqueue(500, 10)
 	w.exchange(10, nil)
-	if w.handled[tag2] != 0 || w.srv.Stats().AllocFailures == 0 {
-		t.Fatal("server without memory must drop the request")
+	if w.handled[tag2] != 0 || w.srv.Stats().AllocFailures == 0 || w.srv.Stats().ReasmRefused != 1 {
+		t.Fatal("server without memory must refuse the request")
+	}
+	if w.done[tag2] != 1 || !strings.Contains(w.log.String(), fmt.Sprintf("c done tag=%d status=%d", tag2, StatusNoMemory)) {
+		t.Fatalf("the client must learn of the refusal (StatusNoMemory):\n%s", w.log.String())
 	}
 	w.sa.fail = false
-	w.tick(int64(DefaultRTO) * 2)
+	tag3 := w.enqueue(500, 10)
 	w.exchange(20, nil)
-	if w.done[tag2] != 1 {
-		t.Fatal("request not recovered after memory came back")
+	if w.done[tag3] != 1 || w.handled[tag3] != 1 {
+		t.Fatal("a request after memory came back must be served")
 	}
 	w.closeAll()
 }

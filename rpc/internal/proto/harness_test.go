@@ -39,8 +39,9 @@ func pattern(seed uint64, n int) []byte {
 
 // testAlloc hands out reassembly buffers and counts them.
 type testAlloc struct {
-	live int
-	fail bool
+	live      int
+	liveBytes int
+	fail      bool
 }
 
 type testRx struct {
@@ -56,6 +57,7 @@ func (r *testRx) Release() {
 	}
 	r.freed = true
 	r.a.live--
+	r.a.liveBytes -= len(r.b)
 }
 
 func (a *testAlloc) AllocRx(n int) (RxBuf, error) {
@@ -63,6 +65,7 @@ func (a *testAlloc) AllocRx(n int) (RxBuf, error) {
 		return nil, ErrNoMemory
 	}
 	a.live++
+	a.liveBytes += n
 	return &testRx{b: make([]byte, n), a: a}, nil
 }
 
@@ -207,6 +210,8 @@ func (w *world) handleEvent(side string, e Event) {
 	case EvResponse:
 		if e.Err != nil {
 			w.logf("c done tag=%d err=%v", e.Tag, e.Err)
+		} else if e.Status != StatusOK {
+			w.logf("c done tag=%d status=%d", e.Tag, e.Status)
 		} else {
 			ok := string(e.Data) == string(pattern(e.Tag+1000, w.respSize[e.Tag]))
 			if !ok {

@@ -88,6 +88,11 @@ const (
 	StatusOK        Status = 0
 	StatusNoHandler Status = 1 // no handler is registered for the request type
 	StatusRejected  Status = 2 // the server could not run the handler (worker pool full, handler panicked)
+	// StatusNoMemory: the server refused the request before its handler
+	// ran: its reassembly budget (per session or per endpoint) was
+	// exhausted, its allocator failed, or the request stalled in
+	// reassembly past the server's timeout. Retrying later may succeed.
+	StatusNoMemory Status = 3
 )
 
 // Header decoding errors.
