@@ -279,6 +279,8 @@ type Stats struct {
 	// MaxSessionsPerPeer). Handshakes refused before they reach the
 	// endpoint (cookie, rate limit, credential) are Nexus.Stats's.
 	SessionsAccepted, SessionsRefused, SessionsEvicted uint64
+	// ServerSessions is the number of server sessions now.
+	ServerSessions int
 	// Wakeups counts Run's sleeps in the datapath's Wait that a hand-over
 	// (Post, a worker's answer, session management, ctx's cancellation)
 	// interrupted through the datapath's Wake.
@@ -523,6 +525,7 @@ func (ep *Endpoint) statsNow() Stats {
 	s := ep.stats
 	s.Proto = ep.core.Stats()
 	s.Datapath = ep.dp.Stats()
+	s.ServerSessions = ep.srvSessions
 	return s
 }
 

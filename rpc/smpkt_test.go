@@ -44,6 +44,10 @@ func smSeeds(f *testing.F) {
 		{typ: smDisconnectReq, token: 7, clientEp: 2, serverEp: 1},
 		{typ: smDisconnectResp, token: 7, clientEp: 1},
 		{typ: smPing}, {typ: smPong},
+		{typ: smChallenge, token: 7, clientEp: 2, serverEp: 1, cookie: [cookieSize]byte{1, 2, 3}},
+		{typ: smEvicted, token: 7, clientEp: 2, serverEp: 1, serverSess: 3},
+		{typ: smConnectResp, err: smErrAuth, token: 7, clientEp: 2, serverEp: 1},
+		{typ: smConnectReq, token: 8, clientEp: 2, serverEp: 1, cookie: [cookieSize]byte{9}, credName: [maxCredName]byte{'r', 'o'}, mac: [smMACSize]byte{4}},
 	} {
 		var b [smPktSize]byte
 		f.Add(append([]byte(nil), p.encode(b[:])...))
