@@ -50,6 +50,9 @@ type Pool struct {
 	inUse       int
 	closed      bool
 	exhaustions uint64
+	decommitted int64        // bytes of regions whose memory Trim returned to the OS
+	decommits   uint64       // regions Trim decommitted
+	recommits   uint64       // decommitted regions committed again for an Alloc
 	busy        atomic.Int32 // checked build: detects concurrent use of a single-goroutine pool
 }
 
@@ -63,6 +66,7 @@ type class struct {
 	regions  []*region
 	inUse    int
 	allocs   uint64
+	parked   []*region // decommitted regions (their items are off the free list), reused first by grow
 }
 
 // region is an array of equal items in 2 MiB-aligned slots of a space,
@@ -79,6 +83,13 @@ type region struct {
 	class  *class
 	slot   int // first slot in the space
 	nslots int
+
+	// Trim's bookkeeping (owner goroutine, or under Pool.mu).
+	inUse       int32 // items allocated from this region
+	touched     bool  // an item was allocated since the last Trim
+	idleSince   int64 // Trim's clock when it first saw the region unused (0: not idle)
+	decommitted bool  // its memory went back to the OS; its items are off the free list
+	dropping    bool  // Trim is decommitting it
 }
 
 // NewPool makes a pool. It reserves no memory until the first Alloc of
@@ -238,6 +249,8 @@ func (p *Pool) alloc(ci, n int) (Buf, error) {
 	if checked {
 		r.verifyPoison(i)
 	}
+	r.inUse++
+	r.touched = true
 	c.inUse++
 	c.allocs++
 	p.inUse++
@@ -252,10 +265,14 @@ func (p *Pool) alloc(ci, n int) (Buf, error) {
 	return Buf{r: r, item: i, gen: gen, win: makeWin(0, uint32(n))}, nil
 }
 
-// grow adds one region to class c.
+// grow adds one region to class c: a region Trim decommitted, committed
+// again, or a new one.
 func (p *Pool) grow(c *class) error {
 	if p.closed {
 		return ErrClosed
+	}
+	if k := len(c.parked); k > 0 {
+		return p.recommit(c, c.parked[k-1])
 	}
 	rb := max(c.size, p.regionSize)
 	if p.bytes+int64(rb) > p.maxBytes {
@@ -330,6 +347,7 @@ func (r *region) free(i int32) {
 func (r *region) push(i int32) {
 	c := r.class
 	c.free = append(c.free, r.idBase+uint32(i)) // never reallocates: see grow
+	r.inUse--
 	c.inUse--
 	r.pool.inUse--
 }
@@ -403,13 +421,17 @@ func (p *Pool) Close() error {
 	for i := range p.classes {
 		c := &p.classes[i]
 		for _, r := range c.regions {
-			if err := p.space.unclaim(r.slot, r.nslots); err != nil && firstErr == nil {
+			unclaim := p.space.unclaim
+			if r.decommitted {
+				unclaim = p.space.unclaimDecommitted
+			}
+			if err := unclaim(r.slot, r.nslots); err != nil && firstErr == nil {
 				firstErr = err
 			}
 		}
-		c.regions, c.free = nil, nil
+		c.regions, c.free, c.parked = nil, nil, nil
 	}
-	p.bytes = 0
+	p.bytes, p.decommitted = 0, 0
 	return firstErr
 }
 
@@ -422,6 +444,9 @@ type ClassStats struct {
 	Regions int    // regions
 	Bytes   int64  // region bytes
 	Allocs  uint64 // Alloc calls served since the pool was made
+	// Decommitted is the regions whose memory Trim returned to the OS
+	// (their items count in Items, not in Free).
+	Decommitted int
 }
 
 func (c *class) stats() ClassStats {
@@ -434,23 +459,32 @@ func (c *class) stats() ClassStats {
 		Regions: len(c.regions),
 		Bytes:   int64(items) * int64(c.size),
 		Allocs:  c.allocs,
+
+		Decommitted: len(c.parked),
 	}
 }
 
 // PoolStats describes a pool; Space describes the space it lives in
 // (shared with other pools), including hugepage and mlock status.
 type PoolStats struct {
-	Name        string
-	Concurrent  bool
-	Closed      bool
-	InUse       int          // items allocated
-	Items       int          // items in all regions
-	Regions     int          // regions
-	Bytes       int64        // region bytes
-	MaxBytes    int64        // limit
-	Exhaustions uint64       // Allocs that failed to grow
-	Classes     []ClassStats // every class, smallest first
-	Space       SpaceStats
+	Name       string
+	Concurrent bool
+	Closed     bool
+	InUse      int   // items allocated
+	Items      int   // items in all regions
+	Regions    int   // regions
+	Bytes      int64 // region bytes (reserved: committed or decommitted)
+	MaxBytes   int64 // limit
+	// UsedBytes is the bytes of the items allocated now (item sizes, not
+	// the windows asked for); CommittedBytes the region bytes backed by
+	// memory (Bytes minus what Trim returned to the OS: DecommittedBytes).
+	UsedBytes, CommittedBytes, DecommittedBytes int64
+	// Decommits and Recommits count regions Trim returned to the OS and
+	// regions committed again for an Alloc.
+	Decommits, Recommits uint64
+	Exhaustions          uint64       // Allocs that failed to grow
+	Classes              []ClassStats // every class, smallest first
+	Space                SpaceStats
 }
 
 // Stats returns a snapshot of the pool's accounting. For a single-goroutine
@@ -466,12 +500,18 @@ func (p *Pool) Stats() PoolStats {
 		MaxBytes:    p.maxBytes,
 		Exhaustions: p.exhaustions,
 		Classes:     make([]ClassStats, len(p.classes)),
+
+		CommittedBytes:   p.bytes - p.decommitted,
+		DecommittedBytes: p.decommitted,
+		Decommits:        p.decommits,
+		Recommits:        p.recommits,
 	}
 	for i := range p.classes {
 		cs := p.classes[i].stats()
 		st.Classes[i] = cs
 		st.Items += cs.Items
 		st.Regions += cs.Regions
+		st.UsedBytes += int64(cs.InUse) * int64(cs.Size)
 	}
 	p.mu.Unlock()
 	st.Space = p.space.Stats()
