@@ -192,7 +192,19 @@ type EndpointConfig struct {
 	MaxSessions        int
 	MaxSessionsPerPeer int
 	IdleEvict          time.Duration
+
+	// PoolIdle is how long a region of Pool must go unused before the
+	// loop returns its memory to the OS (mem.Pool.Trim, checked every
+	// second; default DefaultPoolIdle; negative: never), so that the
+	// process shrinks after a burst of large messages.
+	PoolIdle time.Duration
 }
+
+// DefaultPoolIdle is EndpointConfig.PoolIdle's default.
+const DefaultPoolIdle = 5 * time.Second
+
+// trimEvery is how often the loop trims its pool.
+const trimEvery = time.Second
 
 type sessState uint8
 
@@ -281,6 +293,9 @@ type Stats struct {
 	SessionsAccepted, SessionsRefused, SessionsEvicted uint64
 	// ServerSessions is the number of server sessions now.
 	ServerSessions int
+	// PoolTrimmed is the bytes of the pool's regions the loop returned to
+	// the OS (EndpointConfig.PoolIdle).
+	PoolTrimmed int64
 	// Wakeups counts Run's sleeps in the datapath's Wait that a hand-over
 	// (Post, a worker's answer, session management, ctx's cancellation)
 	// interrupted through the datapath's Wake.
@@ -314,9 +329,10 @@ type Endpoint struct {
 	// pub is Stats as of the loop's last publication (every
 	// statsPublishEvery while it runs, and when Run returns or the
 	// endpoint closes): what Stats returns to other goroutines.
-	pubMu   sync.Mutex
-	pub     Stats
-	nextPub int64
+	pubMu    sync.Mutex
+	pub      Stats
+	nextPub  int64
+	nextTrim int64
 
 	state      atomic.Int32 // 0 idle, 1 busy, 2 closed
 	owner      atomic.Int64 // the goroutine id that set state to 1
@@ -399,6 +415,9 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	}
 	if cfg.IdleEvict <= 0 {
 		cfg.IdleEvict = DefaultIdleEvict
+	}
+	if cfg.PoolIdle == 0 {
+		cfg.PoolIdle = DefaultPoolIdle
 	}
 	ep := &Endpoint{nx: n, id: cfg.ID, dp: cfg.Datapath, pool: cfg.Pool, cfg: cfg, dpp: dpp,
 		start: time.Now(), tokens: map[tokenKey]uint16{}, peers: map[netip.AddrPort]*peerSessions{},

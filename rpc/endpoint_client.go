@@ -87,6 +87,8 @@ func (ep *Endpoint) handleResponse(e *proto.Event) {
 		r.Err = ErrNoHandler
 	case e.Status == proto.StatusNoMemory:
 		r.Err = ErrOverBudget
+	case e.Status == proto.StatusDenied:
+		r.Err = ErrDenied
 	case e.Status != proto.StatusOK:
 		r.Err = ErrRejected
 	}

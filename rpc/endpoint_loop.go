@@ -132,6 +132,10 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 	if now >= ep.nextPub {
 		ep.publishStats()
 		ep.nextPub = now + int64(statsPublishEvery)
+		if ep.cfg.PoolIdle > 0 && now >= ep.nextTrim {
+			ep.nextTrim = now + int64(trimEvery)
+			ep.stats.PoolTrimmed += ep.pool.Trim(ep.cfg.PoolIdle)
+		}
 	}
 	if ep.hasMail.Load() {
 		ep.drainMail()

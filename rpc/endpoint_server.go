@@ -224,6 +224,23 @@ func (ep *Endpoint) respondTx(r *Request, tx *txMsg) error {
 	return nil
 }
 
+// respondStatus answers r with a status instead of a response, and ends r.
+func (ep *Endpoint) respondStatus(r *Request, st proto.Status) error {
+	if r.dead {
+		return ErrAlreadyResponded
+	}
+	err := ep.core.RespondStatus(r.h, st)
+	ep.finish(r)
+	if err != nil {
+		return mapCoreErr(err)
+	}
+	if !ep.inLoop {
+		ep.process()
+		_ = ep.flush()
+	}
+	return nil
+}
+
 // respondPrepared sends the answer a worker prepared for r (Request.prepare),
 // or rejects r when it could not be prepared.
 func (ep *Endpoint) respondPrepared(r *Request) {
@@ -231,8 +248,8 @@ func (ep *Endpoint) respondPrepared(r *Request) {
 		r.releaseAnswer()
 		return
 	}
-	if r.wreject {
-		_ = ep.core.RespondStatus(r.h, proto.StatusRejected)
+	if r.wstatus != proto.StatusOK {
+		_ = ep.core.RespondStatus(r.h, r.wstatus)
 		ep.finish(r)
 		return
 	}

@@ -45,6 +45,9 @@ var (
 	// stalled in reassembly past EndpointConfig.ReasmTimeout. The handler
 	// did not run; retrying later may succeed.
 	ErrOverBudget = errors.New("rpc: request refused: the server's reassembly budget is exhausted")
+	// ErrDenied: the server's application refused the request for the
+	// session's credential (Request.Deny).
+	ErrDenied = errors.New("rpc: permission denied by the server")
 	// ErrAlreadyResponded: a request was answered twice, or after its session went away.
 	ErrAlreadyResponded = errors.New("rpc: request already answered or its session is gone")
 	// ErrInvalidEndpointID: an endpoint id is out of range, taken, or unknown at the peer.

@@ -421,6 +421,7 @@ func (n *Nexus) heartbeatLoop() {
 	defer t.Stop()
 	var failed []netip.AddrPort
 	var ping []netip.AddrPort
+	lastTrim := time.Now()
 	for {
 		select {
 		case <-n.done:
@@ -428,6 +429,10 @@ func (n *Nexus) heartbeatLoop() {
 		case <-t.C:
 		}
 		now := time.Now()
+		if now.Sub(lastTrim) >= trimEvery {
+			lastTrim = now
+			n.workPool.Trim(DefaultPoolIdle) // worker buffers of a past burst go back to the OS
+		}
 		failed, ping = failed[:0], ping[:0]
 		n.mu.Lock()
 		for addr, r := range n.remotes {

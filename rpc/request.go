@@ -30,13 +30,13 @@ type Request struct {
 
 	// Worker requests: what the worker side owns, in the Nexus's
 	// concurrent pool, until it answers.
-	wbuf     mem.Buf    // the request bytes (data is their window)
-	wpre     mem.Buf    // the preallocated response, once PreResp asked
-	answered bool       // the worker answered (touched by the worker only)
-	wsegs    []mem.Buf  // the answer, prepared by the worker for the loop
-	wone     [2]mem.Buf // wsegs' storage for a head and one zero-copy entry
-	wtotal   int        // the answer's length
-	wreject  bool       // the answer could not be prepared: reject
+	wbuf     mem.Buf      // the request bytes (data is their window)
+	wpre     mem.Buf      // the preallocated response, once PreResp asked
+	answered bool         // the worker answered (touched by the worker only)
+	wsegs    []mem.Buf    // the answer, prepared by the worker for the loop
+	wone     [2]mem.Buf   // wsegs' storage for a head and one zero-copy entry
+	wtotal   int          // the answer's length
+	wstatus  proto.Status // not OK: answer with this status (the answer could not be prepared: rejected; Deny)
 }
 
 // Type is the request type.
@@ -147,6 +147,42 @@ func (r *Request) Respond(m Msg) error {
 	return r.ep.respond(r, m, -1)
 }
 
+// Deny answers r with "permission denied" instead of a response: the
+// client's call fails with ErrDenied. An application denies what the
+// request's credential may not do (Role). Like Respond, it is r's one
+// answer (ErrAlreadyResponded otherwise), from the same goroutines.
+func (r *Request) Deny() error {
+	if r.mode != Worker {
+		nested, err := r.ep.enter()
+		if err != nil {
+			return err
+		}
+		defer r.ep.exit(nested)
+		return r.ep.respondStatus(r, proto.StatusDenied)
+	}
+	if r.answered {
+		return ErrAlreadyResponded
+	}
+	r.answered = true
+	defer r.releaseWorkerBufs()
+	ep := r.ep
+	nested, err := ep.enter()
+	switch {
+	case err == nil:
+		defer ep.exit(nested)
+		ep.atWorkers--
+		return ep.respondStatus(r, proto.StatusDenied)
+	case errors.Is(err, ErrConcurrentUse):
+		r.wstatus = proto.StatusDenied
+		if !ep.post(mail{kind: mailRespond, req: r}) {
+			return ErrClosed
+		}
+		return nil
+	default:
+		return err
+	}
+}
+
 // RespondBytes is Respond(BytesMsg(p)).
 func (r *Request) RespondBytes(p []byte) error { return r.Respond(BytesMsg(p)) }
 
@@ -185,7 +221,7 @@ func (r *Request) workerRespond(m Msg) error {
 	case errors.Is(err, ErrConcurrentUse):
 		perr := r.prepare(m)
 		if perr != nil {
-			r.wreject = true // the client learns of it (ErrRejected)
+			r.wstatus = proto.StatusRejected // the client learns of it (ErrRejected)
 		}
 		if !ep.post(mail{kind: mailRespond, req: r}) {
 			r.releaseAnswer()

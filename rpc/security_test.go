@@ -299,6 +299,9 @@ func TestReassemblyBudgetRefusal(t *testing.T) {
 	}
 }
 
+// tWrite (+ Mode) is a request type that needs role 2.
+const tWrite = 20
+
 // TestAuthenticatedHandshake: with a keyring, only a client holding one of
 // its credentials gets a session (no credential, an unknown name and a
 // wrong secret are refused, counted), requests carry the key's role, and
@@ -322,6 +325,15 @@ func TestAuthenticatedHandshake(t *testing.T) {
 			mu.Unlock()
 			_ = r.RespondBytes(r.Data())
 		})
+		for _, mode := range []rpc.Mode{rpc.Dispatch, rpc.Worker} {
+			_ = nx.Register(tWrite+uint8(mode), mode, func(r *rpc.Request) {
+				if r.Role() != 2 {
+					_ = r.Deny()
+					return
+				}
+				_ = r.RespondBytes(r.Data())
+			})
+		}
 	}, nil)
 	srv.serve()
 
@@ -391,6 +403,18 @@ func TestAuthenticatedHandshake(t *testing.T) {
 	}
 	if err := call(rcli, rs); err != nil { // established before the rotation
 		t.Fatal(err)
+	}
+	for _, mode := range []rpc.Mode{rpc.Dispatch, rpc.Worker} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if _, err := rcli.ep.Call(ctx, rs, tWrite+uint8(mode), rpc.BytesMsg([]byte("w"))); !errors.Is(err, rpc.ErrDenied) {
+			t.Fatalf("mode %d: a reader's write: %v, want ErrDenied", mode, err)
+		}
+		b, err := wcli.ep.Call(ctx, ws, tWrite+uint8(mode), rpc.BytesMsg([]byte("w")))
+		if err != nil {
+			t.Fatalf("mode %d: a writer's write: %v", mode, err)
+		}
+		_ = b.Release()
+		cancel()
 	}
 	mu.Lock()
 	defer mu.Unlock()

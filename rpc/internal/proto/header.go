@@ -93,6 +93,9 @@ const (
 	// exhausted, its allocator failed, or the request stalled in
 	// reassembly past the server's timeout. Retrying later may succeed.
 	StatusNoMemory Status = 3
+	// StatusDenied: the application refused the request (its session's
+	// credential lacks the permission).
+	StatusDenied Status = 4
 )
 
 // Header decoding errors.
