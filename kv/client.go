@@ -246,7 +246,7 @@ func (c *Client) dial(codec Codec, client int) (_ *Conn, err error) {
 	var connErr error
 	ec.OnSession = func(s rpc.Session, ev rpc.SessionEvent, err error) {
 		if ev == rpc.ConnectFailed && connErr == nil {
-			connErr = fmt.Errorf("kv: connect: %v", err)
+			connErr = fmt.Errorf("kv: connect: %w", err)
 		}
 	}
 	if cn.ep, err = c.nx.NewEndpoint(ec); err != nil {

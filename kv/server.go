@@ -88,6 +88,17 @@ type ServerConfig struct {
 	// Nexus tunes the Nexus (ControlAddr is set from Addr). FailureTimeout
 	// defaults to DefaultFailureTimeout.
 	Nexus rpc.NexusConfig
+	// Keys, when set, admits only clients holding one of its credentials
+	// (it becomes Nexus.Keys; rotate with Keys.Set while serving) and
+	// refuses writes (put, delete, append) from sessions whose key's role
+	// is not RoleReadWrite (rpc.ErrDenied at the client). Nil: no
+	// authentication, every client may read and write.
+	Keys *rpc.Keyring
+	// PoolIdle is how long a region of the store's pool must go unused
+	// before its memory is returned to the OS (checked every second;
+	// default rpc.DefaultPoolIdle; negative: never). The endpoints' own
+	// pools follow RPC.PoolIdle.
+	PoolIdle time.Duration
 }
 
 // DefaultFailureTimeout is the peer failure timeout of the server's and
@@ -100,6 +111,7 @@ const DefaultFailureTimeout = 5 * time.Second
 type ServerStats struct {
 	Requests uint64 // requests answered
 	Errors   uint64 // requests answered with StatusError (bad request, limit, allocation failure)
+	Denied   uint64 // requests refused for their credential's role (ServerConfig.Keys)
 }
 
 // Server is the key-value store served over the RPC transport: one Nexus,
@@ -115,6 +127,8 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	closed bool
+
+	storeTrimmed atomic.Int64 // bytes of the store's pool returned to the OS
 }
 
 type serverEP struct {
@@ -125,6 +139,7 @@ type serverEP struct {
 	maxResp int
 	reqs    atomic.Uint64
 	errs    atomic.Uint64
+	denied  atomic.Uint64
 	tid     atomic.Int32 // OS thread of the endpoint loop (LockThread), for Usage
 	busy    atomic.Int64 // ns spent in loop iterations that served requests (BusyPoll), for Usage
 	lastErr atomic.Pointer[error]
@@ -214,6 +229,9 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 	}()
 	nc := cfg.Nexus
 	nc.ControlAddr = cfg.Addr
+	if cfg.Keys != nil {
+		nc.Keys = cfg.Keys
+	}
 	if nc.FailureTimeout <= 0 {
 		nc.FailureTimeout = DefaultFailureTimeout
 	}
@@ -283,7 +301,31 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 			})
 		}(st)
 	}
+	if cfg.PoolIdle == 0 {
+		cfg.PoolIdle = rpc.DefaultPoolIdle
+	}
+	if cfg.PoolIdle > 0 {
+		s.wg.Add(1)
+		go s.trimStore(ctx, cfg.PoolIdle)
+	}
 	return s, nil
+}
+
+// trimStore returns the memory of the store pool's idle regions to the OS
+// every second, on the first endpoint's goroutine (the owner of a
+// single-goroutine store pool), until ctx is done.
+func (s *Server) trimStore(ctx context.Context, idle time.Duration) {
+	defer s.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = s.eps[0].ep.Post(func() { s.storeTrimmed.Add(s.store.pool.Trim(idle)) })
+		}
+	}
 }
 
 // poll is the endpoint loop of ServerConfig.BusyPoll: RunOnce without
@@ -361,6 +403,7 @@ func (s *Server) Stats() ServerStats {
 	for _, e := range s.eps {
 		st.Requests += e.reqs.Load()
 		st.Errors += e.errs.Load()
+		st.Denied += e.denied.Load()
 	}
 	return st
 }
@@ -433,6 +476,11 @@ func (s *Server) LastError() error {
 func (s *Server) handle(r *rpc.Request) {
 	st := s.byID[r.Endpoint().ID()]
 	c, op := splitType(r.Type())
+	if s.cfg.Keys != nil && writes(op) && r.Role() != RoleReadWrite {
+		st.denied.Add(1)
+		_ = r.Deny()
+		return
+	}
 	cd := st.codecs[c]
 	st.reqs.Add(1)
 	st.q.reset(op)

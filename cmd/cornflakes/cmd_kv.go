@@ -9,10 +9,12 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/kv"
+	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
@@ -50,6 +52,8 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 	dur := fs.Duration("duration", 0, "stop after this long (default: until interrupted)")
 	busyPoll := fs.Bool("busy-poll", false, "endpoints poll without ever sleeping (one core each, lowest latency); default: sleep when idle")
 	statsEvery := fs.Duration("stats", 0, "print requests/s, errors and keys to stderr at this interval (0: only at exit)")
+	credFile := fs.String("credentials", "", "admit only clients holding a credential of this file (lines \"name read|readwrite hex-secret\"; read-only credentials cannot write); SIGHUP reloads it (docs/SECURITY.md)")
+	allowRemote := fs.Bool("allow-remote", false, "without --credentials, serve on a non-loopback --addr anyway (anyone who can reach it may read and write)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return errUsage
 	}
@@ -63,6 +67,19 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	cfg := kv.ServerConfig{Datapath: *dp, Addr: ap, Endpoints: *endpoints, PoolBytes: *poolMB << 20, BusyPoll: *busyPoll}
+	if *credFile != "" {
+		keys, err := readCredentials(*credFile)
+		if err != nil {
+			return fmt.Errorf("kv serve: %w", err)
+		}
+		if cfg.Keys, err = rpc.NewKeyring(keys...); err != nil {
+			return fmt.Errorf("kv serve: %s: %w", *credFile, err)
+		}
+	} else if !ap.Addr().IsLoopback() && !*allowRemote {
+		// Protected mode (as Redis): without credentials, only this host.
+		fmt.Fprintf(stderr, "kv serve: refusing to serve on %v without --credentials: anyone who can reach it could read and write every key; give --credentials FILE, or --allow-remote to accept that (docs/SECURITY.md)\n", ap.Addr())
+		return errUsage
+	}
 	if *ser != "" {
 		name, mode, _ := strings.Cut(*ser, "/")
 		var codecs []kv.Codec
@@ -110,6 +127,9 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 		ctx, cancel = context.WithTimeout(ctx, *dur)
 		defer cancel()
 	}
+	if cfg.Keys != nil {
+		go reloadCredentials(ctx, *credFile, cfg.Keys, stderr)
+	}
 	reported := make(chan struct{})
 	if *statsEvery > 0 {
 		go func() { reportServer(ctx, srv, *statsEvery, stderr); close(reported) }()
@@ -119,8 +139,47 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 	<-ctx.Done()
 	<-reported
 	st := srv.Stats()
-	fmt.Fprintf(stderr, "kv serve: %d requests, %d errors\n", st.Requests, st.Errors)
+	fmt.Fprintf(stderr, "kv serve: %d requests, %d errors, %s\n", st.Requests, st.Errors, srv.Security())
 	return srv.Close()
+}
+
+// readCredentials parses a credentials file (kv.ParseCredentials).
+func readCredentials(path string) ([]rpc.Key, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	keys, err := kv.ParseCredentials(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return keys, nil
+}
+
+// reloadCredentials replaces kr's keys with the file's on every SIGHUP
+// until ctx is done: keys rotate without a restart. A file that does not
+// parse leaves the keys as they were.
+func reloadCredentials(ctx context.Context, path string, kr *rpc.Keyring, stderr io.Writer) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		keys, err := readCredentials(path)
+		if err == nil {
+			err = kr.Set(keys...)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kv serve: credentials not reloaded: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(stderr, "kv serve: credentials reloaded: %d keys\n", len(keys))
+	}
 }
 
 // reportServer prints one line of server counters every interval until
@@ -137,8 +196,8 @@ func reportServer(ctx context.Context, srv *kv.Server, every time.Duration, w io
 		case now := <-t.C:
 			st := srv.Stats()
 			sec := now.Sub(lastAt).Seconds()
-			fmt.Fprintf(w, "kv serve: %.0f req/s, %.0f errors/s, %d keys\n",
-				float64(st.Requests-last.Requests)/sec, float64(st.Errors-last.Errors)/sec, srv.Store().Len())
+			fmt.Fprintf(w, "kv serve: %.0f req/s, %.0f errors/s, %d keys, %s\n",
+				float64(st.Requests-last.Requests)/sec, float64(st.Errors-last.Errors)/sec, srv.Store().Len(), srv.Security())
 			last, lastAt = st, now
 		}
 	}

@@ -35,6 +35,8 @@ func runKVClient(name string, args []string, stdout, stderr io.Writer) error {
 	ser := fs.String("serializer", "cornflakes", "serializer of the request: cornflakes[/hybrid|/copy|/zerocopy], protobuf, vtprotobuf, flatbuffers, capnp")
 	endpoints := fs.Int("endpoints", 1, "the server's endpoints (keys are sharded across them)")
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
+	credFile := fs.String("credentials", "", "authenticate with a credential of this file (kv serve --credentials format)")
+	user := fs.String("user", "", "the credential's name in --credentials (default: the file's only one)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -60,7 +62,17 @@ func runKVClient(name string, args []string, stdout, stderr io.Writer) error {
 	if op == workload.OpGet && len(keys) > 1 {
 		op = workload.OpGetM
 	}
-	cl, err := kv.NewClient(kv.ClientConfig{Server: addr, Endpoints: *endpoints, Local: ip, ConnectTimeout: *timeout})
+	ccfg := kv.ClientConfig{Server: addr, Endpoints: *endpoints, Local: ip, ConnectTimeout: *timeout}
+	if *credFile != "" {
+		keys, err := readCredentials(*credFile)
+		if err != nil {
+			return fmt.Errorf("kv %s: %w", name, err)
+		}
+		if ccfg.Nexus.Credential, err = kv.Credential(keys, *user); err != nil {
+			return fmt.Errorf("kv %s: %w", name, err)
+		}
+	}
+	cl, err := kv.NewClient(ccfg)
 	if err != nil {
 		return err
 	}
