@@ -12,7 +12,7 @@ import (
 // asks for nothing else before it serializes).
 type sized wire.Sizes
 
-func (s sized) Sizes() wire.Sizes                           { return wire.Sizes(s) }
+func (s sized) Sizes() wire.Sizes                            { return wire.Sizes(s) }
 func (s sized) Serialize(dst []byte, _ wire.EntrySink) error { return nil }
 
 // A datapath's SendObject starts with CheckSendObject, so every datapath

@@ -180,7 +180,11 @@ func (w *world) flush() {
 }
 
 func fmtHdr(h Header) string {
-	return fmt.Sprintf("%-4s req=%d pkt=%d size=%d", h.Type, h.ReqNum, h.PktNum, h.MsgSize)
+	s := fmt.Sprintf("%-4s req=%d pkt=%d size=%d", h.Type, h.ReqNum, h.PktNum, h.MsgSize)
+	if h.Status != StatusOK {
+		s += fmt.Sprintf(" status=%d", h.Status)
+	}
+	return s
 }
 
 func (w *world) handleEvent(side string, e Event) {

@@ -64,17 +64,21 @@ func (c *Core) reasmAlloc(s *session, n int) (RxBuf, bool) {
 // reasmGrow makes sl's buffer hold at least need bytes (doubling, at most
 // the request's size), copying what it holds; on refusal it answers
 // StatusNoMemory and reports false.
+//
+// The budgets are checked for the new buffer in place of the old one (the
+// two coexist only during the copy).
 func (c *Core) reasmGrow(s *session, sl *slot, need int) bool {
 	n := min(max(2*sl.rxCap, need), sl.reqSize)
+	c.reasmUncharge(s, int64(sl.rxCap))
 	b, ok := c.reasmAlloc(s, n)
 	if !ok {
+		c.reasmUncharge(s, -int64(sl.rxCap)) // charged again: reasmRefuse releases it
 		c.stats.ReasmRefused++
 		c.reasmRefuse(s, sl)
 		return false
 	}
 	copy(b.Bytes(), sl.rxBuf.Bytes()[:sl.rxCap])
 	sl.rxBuf.Release()
-	c.reasmUncharge(s, int64(sl.rxCap))
 	sl.rxBuf, sl.rxCap = b, n
 	c.stats.ReasmGrows++
 	return true

@@ -24,6 +24,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt transcripts wi
 // Commands:
 //
 //	world [dpp=N] [credits=N] [window=N] [selective]   start a client+server pair
+//	      [reasm-budget=N] [reasm-session=N] [reasm-initial=N] [reasm-timeout-ms=N]
 //	enqueue req=N resp=N [count=K]                      client requests (response size chosen now)
 //	deliver c2s|s2c [i,j,...]                           deliver in-flight packets (default: all), in that order
 //	drop c2s|s2c i,j,...                                lose in-flight packets
@@ -34,6 +35,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt transcripts wi
 //	remove client|server                                tear a session down
 //	state                                               slots, credits and in-flight counts
 //	stats                                               handler/completion/retransmit counters
+//	reasm                                               the server's reassembly counters
 func TestTranscripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
 	if err != nil || len(files) == 0 {
@@ -143,7 +145,9 @@ func runCmd(t *testing.T, wp **world, line string) string {
 		return r
 	}
 	if f[0] == "world" {
-		cfg := Config{DataPerPkt: num("dpp", 100), Credits: num("credits", 0), Window: num("window", 0)}
+		cfg := Config{DataPerPkt: num("dpp", 100), Credits: num("credits", 0), Window: num("window", 0),
+			ReasmBudget: int64(num("reasm-budget", 0)), ReasmSessionBudget: int64(num("reasm-session", 0)),
+			ReasmInitial: num("reasm-initial", 0), ReasmTimeout: time.Duration(num("reasm-timeout-ms", 0)) * time.Millisecond}
 		for _, p := range pos {
 			if p == "selective" {
 				cfg.Selective = true
@@ -215,6 +219,10 @@ func runCmd(t *testing.T, wp **world, line string) string {
 	case "state":
 		w.checkInvariants()
 		return w.state()
+	case "reasm":
+		s := w.srv.Stats()
+		return fmt.Sprintf("bytes=%d peak=%d grows=%d refused=%d timeouts=%d live-buffers=%d",
+			s.ReasmBytes, s.ReasmPeak, s.ReasmGrows, s.ReasmRefused, s.ReasmTimeouts, w.sa.live)
 	case "stats":
 		c, s := w.cli.Stats(), w.srv.Stats()
 		return fmt.Sprintf("handlers=%d completed=%d failed=%d retransmits=%d rtos=%d fast=%d dup-responses=%d client-drops=%d server-drops=%d",
