@@ -427,3 +427,79 @@ func TestAuthenticatedHandshake(t *testing.T) {
 		t.Fatalf("roles seen by the handler: %v", seen)
 	}
 }
+
+// TestSessionLimitEvictsUnproven: at the endpoint's session limit, a new
+// session evicts the oldest one that never carried a request, and its
+// client is told; sessions that carry requests stay.
+func TestSessionLimitEvictsUnproven(t *testing.T) {
+	const limit = 4
+	o := opts{kind: "udp", ep: rpc.EndpointConfig{MaxSessions: limit}}
+	cli, srv, _ := newPair(t, o)
+	var idle []*attacker
+	for i := 0; i < limit; i++ {
+		a := newAttacker(t, srv.nx.Addr())
+		a.connect(t, uint16(i))
+		idle = append(idle, a)
+	}
+	s := cli.connect(t, srv.nx, 1)
+	echo := func(s rpc.Session) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		b, err := cli.ep.Call(ctx, s, tEcho, rpc.BytesMsg(payload(nextID(), 64)))
+		if err == nil {
+			_ = b.Release()
+		}
+		return err
+	}
+	if err := echo(s); err != nil {
+		t.Fatal(err)
+	}
+	s2 := cli.connect(t, srv.nx, 1) // evicts the second idle attacker session
+	if err := echo(s2); err != nil {
+		t.Fatal(err)
+	}
+	if err := echo(s); err != nil {
+		t.Fatalf("a session carrying requests was evicted: %v", err)
+	}
+	st := postStats(t, srv)
+	if st.SessionsEvicted != 2 || st.ServerSessions != limit {
+		t.Fatalf("evicted %d, %d sessions (limit %d)", st.SessionsEvicted, st.ServerSessions, limit)
+	}
+	// The oldest two were evicted, and told so.
+	buf := make([]byte, 2048)
+	for i, a := range idle {
+		_ = a.ctl.SetReadDeadline(time.Now().Add(map[bool]time.Duration{true: 5 * time.Second, false: 200 * time.Millisecond}[i < 2]))
+		told := false
+		for !told {
+			n, err := a.ctl.Read(buf)
+			if err != nil {
+				break
+			}
+			if p, err := rpc.DecodeSM(buf[:n]); err == nil && p.Type == rpc.SMEvicted {
+				told = true
+			}
+		}
+		if told != (i < 2) {
+			t.Errorf("attacker session %d: evicted notice %v", i, told)
+		}
+	}
+}
+
+// TestEvictedClientLearnsOfIt: a real client whose idle session is
+// evicted gets the Failed event with ErrEvicted.
+func TestEvictedClientLearnsOfIt(t *testing.T) {
+	var got atomic.Value
+	o := opts{kind: "udp", ep: rpc.EndpointConfig{MaxSessions: 1, OnSession: func(_ rpc.Session, ev rpc.SessionEvent, err error) {
+		if ev == rpc.Failed {
+			got.Store(err)
+		}
+	}}}
+	a, srv, _ := newPair(t, o)
+	sa := a.connect(t, srv.nx, 1)
+	b := newNode(t, opts{kind: "udp"}, 3, nil, nil)
+	b.connect(t, srv.nx, 1)
+	a.runUntil(t, 10*time.Second, func() bool { return !a.ep.IsConnected(sa) })
+	if err, _ := got.Load().(error); !errors.Is(err, rpc.ErrEvicted) {
+		t.Fatalf("Failed event with %v, want ErrEvicted", err)
+	}
+}
