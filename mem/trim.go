@@ -7,7 +7,9 @@ import (
 )
 
 // Trim returns to the OS the memory of every region that has had no item
-// allocated for at least idle, as seen by successive Trim calls: a Trim
+// allocated for at least idle, except one region per class (so that a class
+// in use does not pay for a region again when traffic resumes), as seen by
+// successive Trim calls: a Trim
 // that finds a region unused remembers the time, and the first Trim at
 // least idle later that finds it still unused, and not allocated from in
 // between, decommits it.
@@ -36,6 +38,7 @@ func (p *Pool) Trim(idle time.Duration) int64 {
 	for ci := range p.classes {
 		c := &p.classes[ci]
 		var drop []*region
+		committed := len(c.regions) - len(c.parked)
 		for _, r := range c.regions {
 			switch {
 			case r.decommitted:
@@ -43,7 +46,11 @@ func (p *Pool) Trim(idle time.Duration) int64 {
 				r.touched, r.idleSince = false, 0
 			case r.touched || r.idleSince == 0:
 				r.touched, r.idleSince = false, now // unused from now on, at the latest
-			case now-r.idleSince >= int64(idle):
+			case now-r.idleSince >= int64(idle) && committed > 1:
+				// Each class keeps one region: a burst's memory goes back,
+				// the reservation of a class in use stays (no first-use
+				// stall when traffic resumes).
+				committed--
 				r.dropping = true
 				drop = append(drop, r)
 			}
