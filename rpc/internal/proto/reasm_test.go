@@ -122,3 +122,30 @@ func TestReasmGrowsWithPackets(t *testing.T) {
 		})
 	}
 }
+
+func TestAllocFailure(t *testing.T) {
+	w := newWorld(t, Config{DataPerPkt: 100})
+	w.ca.fail = true
+	tag := w.enqueue(10, 500)
+	w.exchange(10, nil)
+	if w.done[tag] != 1 || w.cli.Stats().Failed != 1 {
+		t.Fatal("a response that cannot be reassembled must fail the request")
+	}
+	w.sa.fail = true
+	w.ca.fail = false
+	tag2 := w.enqueue(500, 10)
+	w.exchange(10, nil)
+	if w.handled[tag2] != 0 || w.srv.Stats().AllocFailures == 0 || w.srv.Stats().ReasmRefused != 1 {
+		t.Fatal("server without memory must refuse the request")
+	}
+	if w.done[tag2] != 1 || !strings.Contains(w.log.String(), fmt.Sprintf("c done tag=%d status=%d", tag2, StatusNoMemory)) {
+		t.Fatalf("the client must learn of the refusal (StatusNoMemory):\n%s", w.log.String())
+	}
+	w.sa.fail = false
+	tag3 := w.enqueue(500, 10)
+	w.exchange(20, nil)
+	if w.done[tag3] != 1 || w.handled[tag3] != 1 {
+		t.Fatal("a request after memory came back must be served")
+	}
+	w.closeAll()
+}
