@@ -169,12 +169,12 @@ type EndpointConfig struct {
 	// request's buffer starts at 8 packets and doubles as its packets
 	// arrive, so a peer holds memory in proportion to what it sent, not to
 	// the size it claims. ReasmBudget bounds the bytes all sessions hold
-	// for requests still being received (default 256 MiB; negative: no
+	// for requests still being received (default 512 MiB; negative: no
 	// limit), ReasmSessionBudget those of one session (default
-	// 2*MaxMsgSize; negative: no limit). A request that would exceed a
+	// Window*MaxMsgSize; negative: no limit). A request that would exceed a
 	// budget is refused: its client gets ErrOverBudget, the handler does
 	// not run, and Stats.Proto.ReasmRefused counts it. ReasmTimeout
-	// (default 1s) reclaims a request that got no packet for that long
+	// (default 5s) reclaims a request that got no packet for that long
 	// (Stats.Proto.ReasmTimeouts).
 	ReasmBudget        int64
 	ReasmSessionBudget int64

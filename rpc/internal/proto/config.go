@@ -22,10 +22,10 @@ const (
 	FastRetransmitThresh = 3
 	// DefaultReasmBudget bounds the reassembly memory of all server
 	// sessions of a core (Config.ReasmBudget).
-	DefaultReasmBudget = 256 << 20
+	DefaultReasmBudget = 512 << 20
 	// DefaultReasmTimeout is how long a partly received request may go
-	// without a new packet before its buffer is reclaimed.
-	DefaultReasmTimeout = time.Second
+	// without a packet before its buffer is reclaimed.
+	DefaultReasmTimeout = 5 * time.Second
 )
 
 // Config holds every protocol constant. The zero value of a field means its
@@ -57,7 +57,8 @@ type Config struct {
 	// ReasmBudget bounds the bytes of reassembly buffers that all server
 	// sessions together hold for requests still being received (default
 	// DefaultReasmBudget; negative: no limit). ReasmSessionBudget bounds
-	// them per session (default 2*MaxMsgSize; negative: no limit). A
+	// them per session (default Window*MaxMsgSize, what a client may
+	// legitimately have in flight; negative: no limit). A
 	// request's buffer starts at ReasmInitial bytes (default 8 packets)
 	// and doubles as packets beyond it arrive, so what a peer holds
 	// follows what it sent, not what its first packet claims. A request
@@ -67,8 +68,9 @@ type Config struct {
 	ReasmBudget        int64
 	ReasmSessionBudget int64
 	ReasmInitial       int
-	// ReasmTimeout reclaims a request being received that got no new
-	// packet for this long (default DefaultReasmTimeout): its buffer is
+	// ReasmTimeout reclaims a request being received that got no packet
+	// (new or retransmitted) for this long (default DefaultReasmTimeout):
+	// its peer is gone or stalled far beyond any RTO. Its buffer is
 	// released and its retransmissions are answered with StatusNoMemory.
 	ReasmTimeout time.Duration
 }
@@ -102,7 +104,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.ReasmBudget = DefaultReasmBudget
 	}
 	if c.ReasmSessionBudget == 0 {
-		c.ReasmSessionBudget = 2 * int64(c.MaxMsgSize)
+		c.ReasmSessionBudget = int64(c.Window) * int64(c.MaxMsgSize)
 	}
 	if c.ReasmInitial <= 0 {
 		c.ReasmInitial = 8 * c.DataPerPkt

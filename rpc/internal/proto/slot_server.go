@@ -76,6 +76,7 @@ func (c *Core) serverReqPkt(s *session, sl *slot, h *Header, p int, data []byte)
 		c.stats.DropBad++
 		return
 	}
+	sl.progress = c.now // any packet of it: the peer is alive (ReasmTimeout)
 	k := p - sl.numRx
 	if off+n > sl.rxCap && (k == 0 || (c.cfg.Selective && k > 0 && k < SackWindow && sl.sack&(1<<k) == 0)) {
 		if !c.reasmGrow(s, sl, off+n) {
@@ -94,7 +95,6 @@ func (c *Core) serverReqPkt(s *session, sl *slot, h *Header, p int, data []byte)
 		return
 	case k == 0:
 		copy(sl.rxBuf.Bytes()[off:], data)
-		sl.progress = c.now
 		sl.numRx++
 		sl.sack >>= 1
 		for sl.sack&1 != 0 {
@@ -103,7 +103,6 @@ func (c *Core) serverReqPkt(s *session, sl *slot, h *Header, p int, data []byte)
 		}
 	case c.cfg.Selective && k < SackWindow:
 		copy(sl.rxBuf.Bytes()[off:], data)
-		sl.progress = c.now
 		sl.sack |= 1 << k
 	default:
 		c.stats.DropOrder++
