@@ -98,7 +98,7 @@ func ExampleNewClient() {
 	// delete: ok []
 	// get: not-found []
 	// delete: not-found []
-	// {Requests:5 Errors:0}
+	// {Requests:5 Errors:0 Denied:0}
 }
 
 // exampleConn starts a server on loopback UDP and opens a connection
