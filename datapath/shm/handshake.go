@@ -138,6 +138,15 @@ func (ep *Endpoint) accept() {
 		if err != nil {
 			ep.st.Refused++
 			_ = sendMsg(fd, refuseMsg(err.Error()), nil)
+			// Unread messages would turn our close into a reset that
+			// hides the refusal: drain them, closing what they carry.
+			for range 4 {
+				_, fds, err := recvMsg(fd, ep.msg, 2+MaxPeerSpaces)
+				closeAll(fds)
+				if err != nil {
+					break
+				}
+			}
 			_ = unix.Close(fd)
 			continue
 		}
@@ -153,6 +162,9 @@ func (ep *Endpoint) handle(c *conn, ev int16) {
 		if ev&(unix.POLLHUP|unix.POLLERR) != 0 {
 			c.kill(nil)
 		}
+		return
+	case err == unix.ECONNRESET:
+		c.kill(fmt.Errorf("%w: %v reset the connection", ErrNoPeer, c.peer))
 		return
 	case err != nil:
 		c.violation(err.Error())
