@@ -103,15 +103,15 @@ func (src *source) segFind(off, n uint32) int {
 	return i
 }
 
-// segHas reports whether [off, off+n) lies within the segments (across
-// several of them: such a value is copied by segRef).
+// segHas reports whether [off, off+n), which ends beyond the head, lies
+// within the input (across the head and segments, or several segments:
+// such a value is copied by segRef).
 func (src *source) segHas(off, n uint32) bool {
 	if len(src.segs) == 0 {
 		return false
 	}
 	last := src.segs[len(src.segs)-1]
-	return uint64(off) >= uint64(len(src.data)) &&
-		uint64(off)+uint64(n) <= uint64(last.start)+uint64(len(last.data))
+	return uint64(off)+uint64(n) <= uint64(last.start)+uint64(len(last.data))
 }
 
 // segRef returns [off, off+n) of the segments (checked by segHas) as a
@@ -125,6 +125,9 @@ func (src *source) segRef(off, n uint32) Bytes {
 	}
 	out := src.a.alloc(int(n))
 	w := 0
+	if uint64(off) < uint64(len(src.data)) { // starts in the head
+		w = copy(out, src.data[off:])
+	}
 	for _, p := range src.segs {
 		pend := uint64(p.start) + uint64(len(p.data))
 		if pend <= uint64(off) || w == len(out) {
