@@ -146,7 +146,7 @@ func (c *conn) attach(h *hello, fds []int) (err error) {
 		_ = unix.Close(f)
 	}
 	c.peerEfd = fds[1]
-	c.remote = &region{mem: rm, g: g}
+	c.remote = newRegionOf(rm, g)
 	c.peerMaps = maps[1:]
 	c.lim = limits{g: g, maxSegs: uint32(c.ep.maxSegs), maxPayload: uint64(c.ep.maxPay), spaces: h.spaces}
 	c.rx = make([]rxSlot, g.slots)
@@ -187,7 +187,10 @@ func (c *conn) freeSlot(s uint32) {
 // slotFor returns the connection to dst (dialing it on first use) and a
 // free TX slot of it.
 func (ep *Endpoint) slotFor(dst netip.AddrPort) (*conn, uint32, error) {
-	c := ep.byAddr[dst]
+	c := ep.last
+	if c == nil || c.peer != dst || c.state == connDead {
+		c = ep.byAddr[dst]
+	}
 	if c != nil && c.state == connDead {
 		delete(ep.byAddr, dst)
 		if c.err != nil {
@@ -203,6 +206,7 @@ func (ep *Endpoint) slotFor(dst netip.AddrPort) (*conn, uint32, error) {
 			return nil, 0, err
 		}
 	}
+	ep.last = c
 	s, ok := c.allocSlot()
 	if !ok {
 		if c.state == connUp {
@@ -287,7 +291,7 @@ func (c *conn) complete(s uint32) {
 		return
 	}
 	r := c.local
-	atomic.StoreUint32(r.u32(r.g.complOff()+4*(c.complProd%complRing)), s)
+	atomic.StoreUint32(r.u32(r.complAt+4*(c.complProd%complRing)), s)
 	c.complProd++
 	atomic.StoreUint64(r.u64(offComplProd), c.complProd)
 	c.needWake = true

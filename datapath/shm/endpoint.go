@@ -144,6 +144,7 @@ type Endpoint struct {
 
 	conns    []*conn
 	byAddr   map[netip.AddrPort]*conn
+	last     *conn // the connection of the last send (saves the map lookup)
 	sel      *datapath.Selector
 	zc       datapath.EntryCollector
 	queued   int
@@ -752,7 +753,7 @@ func (ep *Endpoint) Close() error {
 			c.finalize()
 		}
 	}
-	ep.conns = nil
+	ep.conns, ep.last = nil, nil
 	clear(ep.byAddr)
 	ep.closeFds()
 	if ep.opts.Dir != "" {

@@ -139,7 +139,7 @@ func (f *fakePeer) post(entry uint64, segs []seg) {
 
 // completions the victim posted for the fake's slots.
 func (f *fakePeer) completions() []uint32 {
-	v := &region{mem: f.victim, g: f.vg}
+	v := newRegionOf(f.victim, f.vg)
 	prod := v.loadComplProd()
 	var out []uint32
 	for i := uint64(0); i < prod; i++ {
@@ -239,7 +239,7 @@ func TestHostileDescriptors(t *testing.T) {
 	// Forged completions for slots never sent are counted and ignored.
 	v := f.r
 	for i := range 3 {
-		atomic.StoreUint32(v.u32(v.g.complOff()+4*uint64(i)), uint32(i))
+		atomic.StoreUint32(v.u32(v.complAt+4*uint64(i)), uint32(i))
 	}
 	atomic.StoreUint64(v.u64(offComplProd), 3)
 	_ = ep.Flush()
@@ -355,7 +355,7 @@ func TestStalledPeer(t *testing.T) {
 		t.Errorf("segment has %d references, want 5 (4 in flight)", seg.Refs())
 	}
 	// The descriptors the victim wrote are readable by the peer.
-	v := &region{mem: f.victim, g: f.vg}
+	v := newRegionOf(f.victim, f.vg)
 	if p := v.loadTxProd(); p != 4 {
 		t.Errorf("victim published %d descriptors, want 4", p)
 	}

@@ -105,8 +105,14 @@ func (g geometry) check() error {
 
 // region is a mapped shared region (ours read-write, a peer's read-only).
 type region struct {
-	mem []byte
-	g   geometry
+	mem     []byte
+	g       geometry
+	slots   uint64 // g.slotsOff()
+	complAt uint64 // g.complOff()
+}
+
+func newRegionOf(m []byte, g geometry) *region {
+	return &region{mem: m, g: g, slots: g.slotsOff(), complAt: g.complOff()}
 }
 
 func (r *region) u64(off uint64) *uint64 { return (*uint64)(unsafe.Pointer(&r.mem[off])) }
@@ -124,12 +130,12 @@ func (r *region) descEntry(i uint64) uint64 {
 
 // complEntry reads completion ring entry i.
 func (r *region) complEntry(i uint64) uint32 {
-	return atomic.LoadUint32(r.u32(r.g.complOff() + 4*(i%complRing)))
+	return atomic.LoadUint32(r.u32(r.complAt + 4*(i%complRing)))
 }
 
 // slot returns slot s's bytes (s < g.slots).
 func (r *region) slot(s uint32) []byte {
-	off := r.g.slotsOff() + uint64(s)*uint64(r.g.slotSize)
+	off := r.slots + uint64(s)*uint64(r.g.slotSize)
 	return r.mem[off : off+uint64(r.g.slotSize) : off+uint64(r.g.slotSize)]
 }
 

@@ -285,7 +285,7 @@ func newRegion(g geometry) (fd int, r *region, err error) {
 		_ = unix.Close(fd)
 		return -1, nil, fmt.Errorf("shm: creating a %d-byte region: %w", size, err)
 	}
-	r = &region{mem: unsafe.Slice((*byte)(p), size), g: g}
+	r = newRegionOf(unsafe.Slice((*byte)(p), size), g)
 	r.initHeader()
 	return fd, r, nil
 }
