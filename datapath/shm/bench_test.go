@@ -103,6 +103,52 @@ func BenchmarkPingPong(b *testing.B) {
 
 const shortWait = 1e6 // 1 ms
 
+// BenchmarkPingPongProcess: 64-byte packets to the echo helper process
+// (SHM_TEST_CHILD=echo, blocking Waits) and back: one round trip per op
+// between two processes.
+func BenchmarkPingPongProcess(b *testing.B) {
+	srv := randAddr()
+	_, _ = child(b, "echo", srv.String())
+	a, _, _ := benchPair(b, false)
+	msg := append([]byte{'R'}, make([]byte, 63)...)
+	pk := make([]datapath.Packet, 1)
+	// The first exchange connects.
+	for done := false; !done; {
+		if err := a.Send(srv, msg); err != nil {
+			b.Fatal(err)
+		}
+		_ = a.Flush()
+		for range 1000 {
+			if n, _ := a.Recv(pk); n == 1 {
+				_ = pk[0].Buf.Release()
+				done = true
+				break
+			}
+			_ = a.Wait(shortWait)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	for range b.N {
+		if err := a.Send(srv, msg); err != nil {
+			b.Fatal(err)
+		}
+		_ = a.Flush()
+		for {
+			if n, _ := a.Recv(pk); n == 1 {
+				_ = pk[0].Buf.Release()
+				break
+			}
+			_ = a.Wait(shortWait)
+		}
+	}
+	b.StopTimer()
+	cpu.report(b) // this process only
+	_ = a.Send(srv, []byte{'Q'})
+	_ = a.Flush()
+}
+
 // BenchmarkObject2x2048 sends a message of two 2048-byte values from A to
 // B and receives it, both endpoints on one goroutine (so ns/op is the CPU
 // cost of both sides per message), in batches of 16:

@@ -180,7 +180,7 @@ func childHold() error {
 
 // child starts the test binary as a helper process in mode and waits for
 // its "ready". The process is killed at the test's end.
-func child(t *testing.T, mode, addr string) (*exec.Cmd, *chanLines) {
+func child(t testing.TB, mode, addr string) (*exec.Cmd, *chanLines) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "SHM_TEST_CHILD="+mode, "SHM_TEST_ADDR="+addr, "SHM_TEST_NS="+testNS)

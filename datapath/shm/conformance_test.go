@@ -41,6 +41,7 @@ func TestConformance(t *testing.T) {
 		{"SmallBatchFewSegments", datapath.Config{Batch: 2, MaxSegments: 3, MaxPayload: 4000}, shm.Options{}},
 		{"BusyPoll", datapath.Config{BusyPoll: true}, shm.Options{}},
 		{"Dir", datapath.Config{}, shm.Options{Dir: "DIR"}},
+		{"OwnPools", datapath.Config{}, shm.Options{}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			dptest.Run(t, func(t *testing.T) dptest.Pair {
@@ -56,8 +57,10 @@ func TestConformance(t *testing.T) {
 					o := mode.opts
 					o.Namespace, o.Spaces, o.Dir = testNS, []*mem.Space{space}, dir
 					cfg.Options = o
-					cfg.Pool = memtest.NewPool(t)
-					pools = append(pools, cfg.Pool)
+					if mode.name != "OwnPools" {
+						cfg.Pool = memtest.NewPool(t)
+						pools = append(pools, cfg.Pool)
+					}
 					ep, err := datapath.Open("shm", cfg)
 					if err != nil {
 						t.Fatal(err)
