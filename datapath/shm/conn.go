@@ -294,7 +294,13 @@ func (c *conn) complete(s uint32) {
 	atomic.StoreUint32(r.u32(r.complAt+4*(c.complProd%complRing)), s)
 	c.complProd++
 	atomic.StoreUint64(r.u64(offComplProd), c.complProd)
-	c.needWake = true
+	// A completion is urgent only for a sender short of slots: waking a
+	// peer that sleeps waiting for packets would cost it (and us) a
+	// system call for nothing; it reaps completions in its next call.
+	// (The peer's index only steers this wake-up.)
+	if c.remote.loadTxProd()-c.complProd >= uint64(c.remote.g.slots)/2 {
+		c.needWake = true
+	}
 }
 
 // ringCheck returns the peer's published descriptor index, or false
