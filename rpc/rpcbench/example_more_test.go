@@ -44,6 +44,7 @@ func ExampleTargets() {
 	// Output:
 	// small_rate  rpc/raw           >= 0.9 small-RPC rate ≥ 90 % of the raw datapath's
 	// small_rate  rpc/grpc          >= 5   small-RPC rate ≥ 5x gRPC-Go's
+	// small_rate  rpc/grpc-uds      >= 10  small-RPC rate ≥ 10x gRPC-Go's over a Unix domain socket (issue 22, shm)
 	// latency_p50 rpc-raw           <= 1   median latency ≤ raw ping-pong + 1 µs
 	// large_bw    rpc/raw           >= 0.8 8 MB bandwidth ≥ 80 % of raw
 	// loss_bw     sack/0.001/sack/0 >= 0.5 at 1e-3 loss ≥ 50 % of lossless bandwidth (selective retransmission)

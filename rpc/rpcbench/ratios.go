@@ -9,7 +9,7 @@ import (
 // stated in, each as one more Record of the same test: variant "a/b" with
 // unit "ratio" (a's value over b's), or "a-b" with a's unit for latency:
 //
-//	small_rate   rpc/raw, rpc/grpc
+//	small_rate   rpc/raw, rpc/grpc, rpc/grpc-uds
 //	latency_p50  rpc-raw (µs)
 //	latency_p99  rpc-raw (µs)
 //	large_bw     rpc/raw, sack/raw
@@ -45,6 +45,7 @@ func Ratios(recs []Record) []Record {
 	}
 	ratio("small_rate", "rpc", "raw")
 	ratio("small_rate", "rpc", "grpc")
+	ratio("small_rate", "rpc", "grpc-uds")
 	diff("latency_p50", "rpc", "raw")
 	diff("latency_p99", "rpc", "raw")
 	ratio("large_bw", "rpc", "raw")
@@ -80,6 +81,7 @@ type Target struct {
 var Targets = []Target{
 	{Test: "small_rate", Variant: "rpc/raw", Min: 0.90, Text: "small-RPC rate ≥ 90 % of the raw datapath's"},
 	{Test: "small_rate", Variant: "rpc/grpc", Min: 5, Text: "small-RPC rate ≥ 5x gRPC-Go's"},
+	{Test: "small_rate", Variant: "rpc/grpc-uds", Min: 10, Text: "small-RPC rate ≥ 10x gRPC-Go's over a Unix domain socket (issue 22, shm)"},
 	{Test: "latency_p50", Variant: "rpc-raw", Max: 1, Text: "median latency ≤ raw ping-pong + 1 µs"},
 	{Test: "large_bw", Variant: "rpc/raw", Min: 0.80, Text: "8 MB bandwidth ≥ 80 % of raw"},
 	{Test: "loss_bw", Variant: "sack/0.001/sack/0", Min: 0.50, Text: "at 1e-3 loss ≥ 50 % of lossless bandwidth (selective retransmission)"},
