@@ -147,15 +147,32 @@ func (s Series) Name() string {
 	return n
 }
 
-// group returns the key series are grouped by in tables and plots.
-func (s Series) group() string {
+// group returns the key series are grouped by in tables and plots: the
+// experiment and the label (or workload), and the datapath when the series
+// reported together ran on more than one (byDatapath): the main job
+// compares the serializers on shm and on kernel UDP, each datapath in its
+// own table.
+func (s Series) group(byDatapath bool) string {
 	g := s.Experiment
 	if s.Label != "" {
 		g += " " + s.Label
 	} else {
 		g += " " + s.Workload
 	}
+	if byDatapath && s.Datapath != "" {
+		g += " " + s.Datapath
+	}
 	return strings.TrimSpace(g)
+}
+
+// mixedDatapaths reports whether series ran on more than one datapath.
+func mixedDatapaths(series []Series) bool {
+	for _, s := range series {
+		if s.Datapath != series[0].Datapath {
+			return true
+		}
+	}
+	return false
 }
 
 // WriteJSON writes series as one indented JSON array.
@@ -471,8 +488,9 @@ func ptrUnlessNaN(v float64) *float64 {
 // AtSLONote.
 func Compare(series []Series) {
 	idx := map[string][]int{} // group → its series' indexes
+	mixed := mixedDatapaths(series)
 	for i := range series {
-		g := series[i].group()
+		g := series[i].group(mixed)
 		idx[g] = append(idx[g], i)
 	}
 	for _, members := range idx {
@@ -526,10 +544,13 @@ func (s Series) bestPoint() *Point {
 }
 
 // Groups returns the distinct groups of series in order, with their series.
+// A group is an experiment's label (or workload), and its datapath when the
+// series ran on more than one.
 func Groups(series []Series) (names []string, members [][]Series) {
 	idx := map[string]int{}
+	mixed := mixedDatapaths(series)
 	for _, s := range series {
-		g := s.group()
+		g := s.group(mixed)
 		i, ok := idx[g]
 		if !ok {
 			i = len(names)

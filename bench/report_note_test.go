@@ -155,3 +155,27 @@ func TestSLONote(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupsByDatapath: series of one experiment on two datapaths (the main
+// job: shm next to kernel UDP) form one group per datapath, each compared
+// with its own best baseline; on one datapath the group names do not change.
+func TestGroupsByDatapath(t *testing.T) {
+	mk := func(dp, ser string, sat float64) Series {
+		return Series{Experiment: "default", Label: "twitter", Serializer: ser, Datapath: dp, SLOP99us: 500, MaxRPSSaturated: sat}
+	}
+	series := []Series{mk("shm", SerCornflakes, 400), mk("shm", SerProtobuf, 200), mk("udp", SerCornflakes, 100), mk("udp", SerProtobuf, 100)}
+	names, members := Groups(series)
+	if len(names) != 2 || names[0] != "default twitter shm" || names[1] != "default twitter udp" || len(members[0]) != 2 {
+		t.Fatalf("groups %v", names)
+	}
+	Compare(series)
+	if r := series[0].VsReferenceSaturated; r == nil || *r != 2 {
+		t.Fatalf("shm ratio %v, want 2 (against shm's protobuf only)", r)
+	}
+	if r := series[2].VsReferenceSaturated; r == nil || *r != 1 {
+		t.Fatalf("udp ratio %v, want 1", r)
+	}
+	if names, _ := Groups(series[:2]); len(names) != 1 || names[0] != "default twitter" {
+		t.Fatalf("one datapath: groups %v", names)
+	}
+}
