@@ -165,10 +165,16 @@ func (s Series) group(byDatapath bool) string {
 	return strings.TrimSpace(g)
 }
 
-// mixedDatapaths reports whether series ran on more than one datapath.
+// mixedDatapaths reports whether series ran on more than one datapath
+// (series that name none do not count).
 func mixedDatapaths(series []Series) bool {
+	first := ""
 	for _, s := range series {
-		if s.Datapath != series[0].Datapath {
+		switch {
+		case s.Datapath == "":
+		case first == "":
+			first = s.Datapath
+		case s.Datapath != first:
 			return true
 		}
 	}
