@@ -49,6 +49,7 @@ func ExampleTargets() {
 	// large_bw    rpc/raw           >= 0.8 8 MB bandwidth ≥ 80 % of raw
 	// loss_bw     sack/0.001/sack/0 >= 0.5 at 1e-3 loss ≥ 50 % of lossless bandwidth (selective retransmission)
 	// sessions    20000/1           >= 0.9 20000 sessions within 10 % of one session's rate
+	// zc_resp     1048576/4096      <= 1.2 a 1 MiB zero-copy response costs the server ≤ 1.2x a 4 KiB one (issue 22, shm)
 }
 
 // WriteFiles leaves a run's records behind as JSON and CSV, plus a PNG for
@@ -97,7 +98,7 @@ func ExampleOptions() {
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, rpcbench.ErrOptions))
 	// Output:
-	// [small_rate latency large_bw loss_bw factor sessions]
+	// [small_rate latency large_bw loss_bw factor sessions zc_resp]
 	// rpcbench: invalid options: unknown test "throughput"
 	// true
 }

@@ -16,6 +16,7 @@ import (
 //	loss_bw      sack/<p>/sack/0 and gobackn/<p>/gobackn/0 for every loss rate p
 //	factor       <variant>/all
 //	sessions     <n>/1
+//	zc_resp      1048576/4096 (server busy time per call)
 //
 // A comparison whose records are missing (a test not run) is left out.
 func Ratios(recs []Record) []Record {
@@ -50,6 +51,7 @@ func Ratios(recs []Record) []Record {
 	diff("latency_p99", "rpc", "raw")
 	ratio("large_bw", "rpc", "raw")
 	ratio("large_bw", "sack", "raw")
+	ratio("zc_resp", "1048576", "4096")
 	for _, k := range order {
 		switch test, v := k[0], k[1]; test {
 		case "loss_bw":
@@ -86,6 +88,7 @@ var Targets = []Target{
 	{Test: "large_bw", Variant: "rpc/raw", Min: 0.80, Text: "8 MB bandwidth ≥ 80 % of raw"},
 	{Test: "loss_bw", Variant: "sack/0.001/sack/0", Min: 0.50, Text: "at 1e-3 loss ≥ 50 % of lossless bandwidth (selective retransmission)"},
 	{Test: "sessions", Variant: "20000/1", Min: 0.90, Text: "20000 sessions within 10 % of one session's rate"},
+	{Test: "zc_resp", Variant: "1048576/4096", Max: 1.2, Text: "a 1 MiB zero-copy response costs the server ≤ 1.2x a 4 KiB one (issue 22, shm)"},
 }
 
 // CheckTargets returns one line per target whose record is in recs (Run's

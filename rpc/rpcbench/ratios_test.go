@@ -25,6 +25,8 @@ func TestRatios(t *testing.T) {
 		{"factor", "no_cc", "udp", 110, "rps"},
 		{"sessions", "1", "udp", 400, "rps"},
 		{"sessions", "20000", "udp", 340, "rps"},
+		{"zc_resp", "4096", "shm", 1000, "server_ns"},
+		{"zc_resp", "1048576", "shm", 1100, "server_ns"},
 	}
 	got := map[string]float64{}
 	for _, r := range Ratios(recs) {
@@ -40,6 +42,7 @@ func TestRatios(t *testing.T) {
 		"loss_bw sack/0.001/sack/0 ratio":       0.5,
 		"factor no_cc/all ratio":                1.1,
 		"sessions 20000/1 ratio":                0.85,
+		"zc_resp 1048576/4096 ratio":            1.1,
 	}
 	if len(got) != len(want) {
 		t.Errorf("got %d derived records %v, want %d", len(got), got, len(want))

@@ -66,7 +66,7 @@ func WriteTable(w io.Writer, recs []Record) error {
 }
 
 // Tests lists the experiments, in the order Run performs them.
-var Tests = []string{"small_rate", "latency", "large_bw", "loss_bw", "factor", "sessions"}
+var Tests = []string{"small_rate", "latency", "large_bw", "loss_bw", "factor", "sessions", "zc_resp"}
 
 // Options configures Run.
 type Options struct {
@@ -182,6 +182,8 @@ func Run(ctx context.Context, o Options) (recs []Record, err error) {
 			err = b.factor()
 		case "sessions":
 			err = b.sessions()
+		case "zc_resp":
+			err = b.zcResp()
 		}
 		if err != nil {
 			return b.recs, fmt.Errorf("rpcbench %s: %w", t, err)
@@ -358,6 +360,9 @@ type fabric struct {
 	kind string
 	net  *memnet.Network
 	veth *netns.Pair
+	// space, when set, is the shared space the endpoints send zero-copy
+	// from (shm: mem.SpaceConfig.Shared, registered with both endpoints).
+	space *mem.Space
 }
 
 // open opens the server's (side A of udp-veth) or the client's datapath
@@ -427,9 +432,19 @@ func registerHandlers(nx *rpc.Nexus) {
 	})
 }
 
-// newSetup starts a server endpoint (on its own goroutine) and a client
-// endpoint (for the calling goroutine) with nSess sessions.
+// newSetup starts a server endpoint (on its own goroutine, running the
+// benchmark's handlers) and a client endpoint (for the calling goroutine)
+// with nSess sessions.
 func newSetup(f fabric, cfg rpc.EndpointConfig, nSess int) (*setup, []rpc.Session, error) {
+	return newSetupLoop(f, cfg, nSess, func(nx *rpc.Nexus) error { registerHandlers(nx); return nil }, nil)
+}
+
+// serverLoop runs a server endpoint until ctx is done (nil: ep.Run).
+type serverLoop func(ctx context.Context, ep *rpc.Endpoint, dp datapath.Endpoint) error
+
+// newSetupLoop is newSetup with the server's handlers registered by
+// register and its loop run by loop.
+func newSetupLoop(f fabric, cfg rpc.EndpointConfig, nSess int, register func(*rpc.Nexus) error, loop serverLoop) (*setup, []rpc.Session, error) {
 	s := &setup{}
 	var err error
 	nc := rpc.NexusConfig{FailureTimeout: 30 * time.Second, ConnectTimeout: 20 * time.Second}
@@ -440,7 +455,10 @@ func newSetup(f fabric, cfg rpc.EndpointConfig, nSess int) (*setup, []rpc.Sessio
 		s.close()
 		return nil, nil, err
 	}
-	registerHandlers(s.srvNx)
+	if err := register(s.srvNx); err != nil {
+		s.close()
+		return nil, nil, err
+	}
 	cfg.IdleSpin = busyPoll
 	sc := cfg
 	sc.ID = 1
@@ -469,13 +487,16 @@ func newSetup(f fabric, cfg rpc.EndpointConfig, nSess int) (*setup, []rpc.Sessio
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.srvDone = make(chan error, 1)
-	srv := s.srv
+	srv, srvDP := s.srv, s.srvDP
+	if loop == nil {
+		loop = func(ctx context.Context, ep *rpc.Endpoint, _ datapath.Endpoint) error { return ep.Run(ctx) }
+	}
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		restore := pinThread(cpuServer)
 		defer restore()
-		withRole("rpc-server", func() { s.srvDone <- srv.Run(ctx) })
+		withRole("rpc-server", func() { s.srvDone <- loop(ctx, srv, srvDP) })
 	}()
 	sess, err := s.connect(nSess)
 	if err != nil {

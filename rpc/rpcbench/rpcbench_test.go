@@ -106,3 +106,27 @@ func TestGRPCUDS(t *testing.T) {
 		t.Fatalf("variants %v", seen)
 	}
 }
+
+// zc_resp measures the server's busy time per call for a 4 KiB and a
+// 1 MiB response sent from registered memory, and their ratio.
+func TestZCResp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	recs, err := Run(context.Background(), Options{Datapath: "memnet", Quick: true, Only: []string{"zc_resp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"4096": "server_ns", "1048576": "server_ns", "4096_rate": "rps", "1048576_rate": "rps", "1048576/4096": "ratio"}
+	for _, r := range recs {
+		if r.Test != "zc_resp" {
+			continue
+		}
+		if u, ok := want[r.Variant]; ok && u == r.Unit && r.Value > 0 && r.Datapath == "memnet" {
+			delete(want, r.Variant)
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("missing or bad records %v in %+v", want, recs)
+	}
+}
