@@ -2,13 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cornflakes-go/cornflakes/bench"
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/kv"
 )
 
@@ -160,6 +165,41 @@ func TestBenchRemoteServer(t *testing.T) {
 		var e bytes.Buffer
 		if code := run(append([]string{"bench"}, bad...), &bytes.Buffer{}, &e); code != 2 || !strings.Contains(e.String(), bad[0]) {
 			t.Errorf("%v: exit %d, stderr %q", bad, code, e.String())
+		}
+	}
+}
+
+// runBenchOn runs the same comparison on several datapaths (the main job:
+// shm next to udp) and the table shows one group per datapath.
+func TestBenchOnDatapaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	if len(mainJobDatapaths) != 2 || mainJobDatapaths[0] != kv.DatapathShm || mainJobDatapaths[1] != kv.DatapathUDP {
+		t.Fatalf("main job datapaths %v, want shm then udp", mainJobDatapaths)
+	}
+	var errb bytes.Buffer
+	cfg := kv.BenchConfig{Workload: "ycsb:records=200,shape=2x2048,layout=multi", Quick: true, Duration: 100 * time.Millisecond,
+		Budget: 2 * time.Second, Serializers: []string{"cornflakes", "flatbuffers"}, BusyPoll: kv.BusyPollOff}
+	dps := []string{kv.DatapathMemnet, kv.DatapathUDP}
+	if slices.Contains(datapath.Kinds(), kv.DatapathShm) {
+		dps = []string{kv.DatapathShm, kv.DatapathUDP}
+	}
+	series, err := runBenchOn(context.Background(), cfg, append(dps, "carrier-pigeon"), &errb)
+	if err == nil || !strings.Contains(err.Error(), "carrier-pigeon") || !strings.Contains(errb.String(), "carrier-pigeon") {
+		t.Fatalf("a failing datapath: err %v, stderr:\n%s", err, errb.String())
+	}
+	if len(series) != 4 || series[0].Datapath != dps[0] || series[3].Datapath != dps[1] {
+		t.Fatalf("%d series, want 2 on %s then 2 on %s", len(series), dps[0], dps[1])
+	}
+	bench.Compare(series)
+	var tb bytes.Buffer
+	if err := bench.WriteTable(&tb, series); err != nil {
+		t.Fatal(err)
+	}
+	for _, dp := range dps {
+		if !strings.Contains(tb.String(), "workload ycsb "+dp+" (SLO") {
+			t.Errorf("table lacks the %s group:\n%s", dp, tb.String())
 		}
 	}
 }
