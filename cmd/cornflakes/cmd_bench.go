@@ -43,7 +43,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	anchor := fs.Float64("anchor", bench.DefaultAnchor, "start each sweep at this fraction of the serializer's saturated rate, measured first (0: start at 5000 req/s and double)")
 	sers := fs.String("serializers", "", "comma-separated subset of: "+strings.Join(kv.Serializers, ","))
 	endpoints := fs.Int("endpoints", 1, "server endpoints (cores); keys are sharded across them")
-	threshold := fs.Int("threshold", 0, "copy threshold of cornflakes/hybrid in bytes (default: the datapath's calibrated one: udp 16384, memnet 512, xdp copy mode 2048)")
+	threshold := fs.Int("threshold", 0, "copy threshold of cornflakes/hybrid in bytes (default: the datapath's calibrated one: udp 16384, shm and memnet 512, xdp copy mode 2048)")
 	var busyPoll busyPollFlag
 	fs.Var(&busyPoll, "busy-poll", "auto|true|false: server endpoints and load generator poll without sleeping, as the paper's servers do (auto, the default: when there are endpoints+1 CPUs, the datapath is not memnet and the machine check finds the CPUs free)")
 	server := fs.String("server", "", "host:port of a running `cornflakes kv serve` to drive instead of an in-process server (the paper's two-machine setup over udp, or another process on this host over shm; give --datapath and --endpoints as the server's)")

@@ -13,7 +13,7 @@ import (
 // fabric is the run's datapath for one measurement (a fresh memnet
 // network each time).
 func (b *bench) fabric() fabric {
-	f := fabric{kind: b.o.Datapath, veth: b.veth}
+	f := fabric{kind: b.o.Datapath, veth: b.veth, space: b.space}
 	if f.kind == "memnet" {
 		f.net = memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
 	}

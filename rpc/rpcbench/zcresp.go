@@ -2,9 +2,12 @@ package rpcbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/internal/stats"
@@ -15,12 +18,12 @@ import (
 // zc_resp: what a zero-copy response costs the server by its size. The
 // handler answers each small request with a reference to a registered
 // buffer of ZCRespSizes bytes it holds (rpc.BufMsg of a Clone: no copy in
-// the application), and the server's busy time is counted per call: the
-// loop iterations that received or sent a packet (the datapath's
-// counters moved), as kv's busy-polling server counts them. On a
-// datapath that sends registered memory by reference (shm, whose packets
-// carry a megabyte) a 1 MiB answer should cost what a 4 KiB one does; one
-// that copies (udp) pays for every byte.
+// the application), and the server's thread CPU time is divided by its
+// calls; the server sleeps when idle, so that time is its work (and its
+// wake-ups), robust to other load on the machine. On a datapath that
+// sends registered memory by reference (shm, whose packets carry a
+// megabyte) a 1 MiB answer should cost what a 4 KiB one does; one that
+// copies (udp) pays for every byte.
 var ZCRespSizes = []int{4 << 10, 1 << 20}
 
 // Request types of zc_resp: the response is ZCRespSizes[i] bytes.
@@ -28,8 +31,12 @@ const (
 	reqZC0 = 10 // + index in ZCRespSizes
 )
 
-// zcWindow is zc_resp's requests in flight: one session's slots.
-const zcWindow = rpc.DefaultWindow
+// zcWindow is zc_resp's requests in flight: one, so that the server
+// wakes up once per call whatever the response's size (with more, a
+// client slowed by large responses would let the server sleep between
+// calls that a fast one batches, and the comparison would count
+// wake-ups).
+const zcWindow = 1
 
 // zcServer is the state of zc_resp's server endpoint: the buffers it
 // answers with (in a Concurrent pool: the handler runs on the server's
@@ -84,28 +91,30 @@ func (z *zcServer) close() error {
 	return z.pool.Close()
 }
 
-// busyLoop is a server loop that never sleeps and adds to *busy the time
-// of every iteration in which the datapath received or sent a packet.
-func busyLoop(ctx context.Context, ep *rpc.Endpoint, dp datapath.Endpoint, busy *time.Duration) error {
-	start := time.Now()
-	last := time.Duration(0)
-	for i := 0; ; i++ {
-		if i&1023 == 0 && ctx.Err() != nil {
-			return nil
-		}
-		before := dp.Stats()
-		if err := ep.RunOnce(); err != nil {
-			return err
-		}
-		now := time.Since(start)
-		if after := dp.Stats(); after.RxPackets != before.RxPackets || after.TxPackets != before.TxPackets {
-			*busy += now - last
-		}
-		last = now
+// cpuLoop is a server loop that runs ep (sleeping in the datapath when
+// idle) and stores the thread CPU time it used in *cpu: its goroutine is
+// locked to its thread (newSetupLoop), so that is the server's work plus
+// its wake-ups, whatever else the machine runs.
+func cpuLoop(ctx context.Context, ep *rpc.Endpoint, cpu *time.Duration) error {
+	t0 := threadCPU()
+	err := ep.Run(ctx)
+	*cpu = threadCPU() - t0
+	if errors.Is(err, context.Canceled) {
+		return nil
 	}
+	return err
 }
 
-// zcResp measures, b.reps times interleaved, the server's busy ns per call
+// threadCPU is the calling thread's CPU time.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+// zcResp measures, b.reps times interleaved, the server's CPU ns per call
 // for each size of ZCRespSizes, and records the medians.
 func (b *bench) zcResp() error {
 	dp := b.o.Datapath
@@ -132,7 +141,7 @@ func (b *bench) zcResp() error {
 }
 
 // zcRun runs one closed loop of zcWindow requests of type reqZC0+i and
-// returns the server's busy ns per call and the calls per second.
+// returns the server's CPU ns per call and the calls per second.
 func (b *bench) zcRun(i int) (perCall, rate float64, err error) {
 	f := b.fabric()
 	z, err := newZCServer(f.space)
@@ -144,12 +153,12 @@ func (b *bench) zcRun(i int) (perCall, rate float64, err error) {
 			err = cerr
 		}
 	}()
-	var busy time.Duration
+	var cpu time.Duration
 	err = onLockedThread("rpc-client", func() error {
-		s, sess, err := newSetupLoop(f, b.ep(rpc.EndpointConfig{}), 1, z.register,
-			func(ctx context.Context, ep *rpc.Endpoint, dp datapath.Endpoint) error {
-				return busyLoop(ctx, ep, dp, &busy)
-			})
+		// The server sleeps when idle (IdleSpin < 0): its CPU time is
+		// then what serving the calls cost.
+		s, sess, err := newSetupLoop(f, b.ep(rpc.EndpointConfig{IdleSpin: -1}), 1, z.register,
+			func(ctx context.Context, ep *rpc.Endpoint, _ datapath.Endpoint) error { return cpuLoop(ctx, ep, &cpu) })
 		if err != nil {
 			return err
 		}
@@ -165,6 +174,6 @@ func (b *bench) zcRun(i int) (perCall, rate float64, err error) {
 		return 0, 0, fmt.Errorf("no call reached the server")
 	}
 	runtime.KeepAlive(z)
-	// The busy time covers the warm-up too: divide by every call.
-	return float64(busy.Nanoseconds()) / float64(z.calls), rate, nil
+	// The CPU time covers the warm-up too: divide by every call.
+	return float64(cpu.Nanoseconds()) / float64(z.calls), rate, nil
 }
