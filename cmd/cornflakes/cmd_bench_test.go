@@ -19,12 +19,19 @@ import (
 
 // TestBenchJSON runs a tiny `cornflakes bench --json` over memnet (kernel
 // UDP is the default; memnet keeps the test independent of the network)
-// and checks the documented JSON fields and the files written.
+// and over shm (server and load generator in this process), and checks
+// the documented JSON fields and the files written.
 func TestBenchJSON(t *testing.T) {
+	for _, dp := range []string{"memnet", "shm"} {
+		t.Run(dp, func(t *testing.T) { testBenchJSON(t, dp) })
+	}
+}
+
+func testBenchJSON(t *testing.T, dp string) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	code := run([]string{"bench", "--json", "--quick", "--datapath", "memnet", "--workload", "ycsb:records=200,shape=2x2048,layout=multi",
-		"--duration", "100ms", "--budget", "3s", "--serializers", "cornflakes,capnp", "--out", dir}, &out, &errb)
+	code := run([]string{"bench", "--json", "--quick", "--datapath", dp, "--workload", "ycsb:records=200,shape=2x2048,layout=multi",
+		"--duration", "100ms", "--budget", "3s", "--serializers", "cornflakes,capnp", "--busy-poll=false", "--out", dir}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
 	}
@@ -41,8 +48,8 @@ func TestBenchJSON(t *testing.T) {
 				t.Errorf("record lacks %q: %v", k, r)
 			}
 		}
-		if r["datapath"] != "memnet" {
-			t.Errorf("datapath %v", r["datapath"])
+		if r["datapath"] != dp {
+			t.Errorf("datapath %v, want %s", r["datapath"], dp)
 		}
 		pts, _ := r["points"].([]any)
 		if len(pts) == 0 {
@@ -93,7 +100,7 @@ func TestBenchUsage(t *testing.T) {
 }
 
 func TestKVServe(t *testing.T) {
-	for _, extra := range [][]string{nil, {"--busy-poll"}} {
+	for _, extra := range [][]string{nil, {"--busy-poll"}, {"--datapath", "shm"}} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"kv", "serve", "--duration", "200ms", "--workload", "ycsb:records=50"}, extra...), &out, &errb)
 		if code != 0 {

@@ -130,3 +130,26 @@ func TestZCResp(t *testing.T) {
 		t.Fatalf("missing or bad records %v in %+v", want, recs)
 	}
 }
+
+// Over shm every test but loss_bw (memnet's) runs between two endpoints
+// that send from a shared space; grpc-uds is the IPC baseline next to it.
+func TestRunShm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	recs, err := Run(context.Background(), Options{Datapath: "shm", Quick: true, Only: []string{"latency", "zc_resp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"latency_p50/rpc": "shm", "latency_p50/raw": "shm", "latency_p50/grpc-uds": "uds",
+		"zc_resp/4096": "shm", "zc_resp/1048576": "shm", "zc_resp/1048576/4096": "shm"}
+	for _, r := range recs {
+		k := r.Test + "/" + r.Variant
+		if dp, ok := want[k]; ok && dp == r.Datapath && (r.Value > 0 || r.Variant == "rpc-raw") {
+			delete(want, k)
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("missing records %v in %+v", want, recs)
+	}
+}
