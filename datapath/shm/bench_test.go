@@ -158,16 +158,21 @@ func BenchmarkPingPongProcess(b *testing.B) {
 //   - copied: the same object with CopyAll (values copied into the TX
 //     slot), Recv into an RX buffer and Decode;
 //   - raw: Send of 4096 bytes and Recv (the datapath's copy floor).
-func BenchmarkObject2x2048(b *testing.B) {
+func BenchmarkObject2x2048(b *testing.B) { benchObject(b, 2048) }
+
+// BenchmarkObject2x65536 is BenchmarkObject2x2048 with 64 KiB values.
+func BenchmarkObject2x65536(b *testing.B) { benchObject(b, 65536) }
+
+func benchObject(b *testing.B, size int) {
 	const batch = 16
 	for _, mode := range []string{"zerocopy", "copied", "raw"} {
 		b.Run(mode, func(b *testing.B) {
 			a, c, app := benchPair(b, false)
-			v1, _ := app.AllocCopy(make([]byte, 2048))
-			v2, _ := app.AllocCopy(make([]byte, 2048))
+			v1, _ := app.AllocCopy(make([]byte, size))
+			v2, _ := app.AllocCopy(make([]byte, size))
 			defer v1.Release()
 			defer v2.Release()
-			raw := make([]byte, 4096+16)
+			raw := make([]byte, 2*size+16)
 			sa, ra := wire.NewArena(), wire.NewArena()
 			sa.Threshold = 512
 			if mode == "copied" {
@@ -176,7 +181,7 @@ func BenchmarkObject2x2048(b *testing.B) {
 			pk := make([]datapath.Packet, batch)
 			sp := make([]datapath.Segmented, batch)
 			dst := c.LocalAddr()
-			b.SetBytes(4096)
+			b.SetBytes(int64(2 * size))
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu := startCPU()

@@ -460,7 +460,8 @@ func (c *conn) scanHeld() {
 			c.ep.st.Errors++ // released once too often by the application
 		}
 		rx.tok, rx.held = mem.Buf{}, false
-		clear(rx.segs[:cap(rx.segs)])
+		// rx.segs keeps its stale views (of mapped memory, not the Go
+		// heap): they are overwritten when the slot is received again.
 		last := len(c.held) - 1
 		c.held[i] = c.held[last]
 		c.held = c.held[:last]

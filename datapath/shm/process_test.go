@@ -227,3 +227,50 @@ func TestPeerCrashReleases(t *testing.T) {
 	}
 	memtest.Release(t, got.Hold)
 }
+
+// TestPeerCrashWhileHeld: values received in place from a process that
+// then dies (SIGKILL) stay readable until released (the mapping outlives
+// the peer), and releasing them ends the connection.
+func TestPeerCrashWhileHeld(t *testing.T) {
+	srv := randAddr()
+	cmd, _ := child(t, "echo", srv.String())
+	ep, app := openTest(t, netip.AddrPort{})
+	vals := [][]byte{pattern(2048, 5), pattern(100000, 6)}
+	sendObj(t, ep, app, srv, 'O', vals)
+	got := recvSegs(t, ep)
+	a := wire.NewArena()
+	m := cf.NewListBuffers(a)
+	if err := wire.DecodeSegments(m, got.Segs, 1, got.Hold); err != nil {
+		t.Fatal(err)
+	}
+	memtest.Release(t, got.Hold)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ep.ShmStats().PeersLost == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the child's death was not noticed within 10s")
+		}
+		_ = ep.Wait(time.Millisecond)
+	}
+	l, err := m.GetMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vals {
+		if !bytes.Equal(l.At(i), v) {
+			t.Errorf("value %d changed after the sender died", i)
+		}
+	}
+	if err := a.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	waitPool(t, ep, app, 0)
+	for deadline := time.Now().Add(10 * time.Second); ep.ShmStats().Peers != 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("connection to the dead child still up")
+		}
+		_ = ep.Flush()
+	}
+}
