@@ -746,7 +746,7 @@ func TestCompare(t *testing.T) {
 	}
 	var got []string
 	for _, s := range series {
-		got = append(got, fmt.Sprintf("%s %s: %q %s %s %s", s.group(), s.Name(), s.VsReference,
+		got = append(got, fmt.Sprintf("%s %s: %q %s %s %s", s.group(false), s.Name(), s.VsReference,
 			f(s.VsReferenceAtSLO), f(s.VsReferenceSaturated), f(s.VsReferenceServerCPU)))
 	}
 	want := []string{

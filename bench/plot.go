@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -24,8 +25,10 @@ const (
 )
 
 // WritePlot renders one throughput-latency plot of series as PNG to w: p99
-// latency (µs, log scale) against achieved load, one line per series, and a
-// dashed line at the SLO.
+// latency (µs, log scale) against achieved load, one line per series through
+// its Curve (one point per offered load, in order of offered load; the other
+// attempts of re-run points as small unconnected markers), and a dashed line
+// at the SLO.
 func WritePlot(w io.Writer, title string, series []Series) error {
 	p := plot.New()
 	p.Title.Text = title
@@ -42,22 +45,15 @@ func WritePlot(w io.Writer, title string, series []Series) error {
 	p.Add(plotter.NewGrid())
 	minY, maxY, maxX, slo := math.Inf(1), 0.0, 0.0, 0.0
 	for i, s := range series {
-		pts := slices.Clone(s.Points)
-		slices.SortFunc(pts, func(a, b Point) int {
-			switch {
-			case a.OfferedRPS < b.OfferedRPS:
-				return -1
-			case a.OfferedRPS > b.OfferedRPS:
-				return 1
-			}
-			return 0
-		})
-		xys := make(plotter.XYs, 0, len(pts))
-		for _, pt := range pts {
-			if pt.P99us <= 0 {
-				continue
-			}
+		curve, extra := s.Curve()
+		xys := make(plotter.XYs, 0, len(curve))
+		for _, pt := range curve {
 			xys = append(xys, plotter.XY{X: pt.AchievedRPS / 1e3, Y: pt.P99us})
+			minY, maxY, maxX = min(minY, pt.P99us), max(maxY, pt.P99us), max(maxX, pt.AchievedRPS/1e3)
+		}
+		var others plotter.XYs
+		for _, pt := range extra {
+			others = append(others, plotter.XY{X: pt.AchievedRPS / 1e3, Y: pt.P99us})
 			minY, maxY, maxX = min(minY, pt.P99us), max(maxY, pt.P99us), max(maxX, pt.AchievedRPS/1e3)
 		}
 		slo = max(slo, s.SLOP99us)
@@ -75,6 +71,16 @@ func WritePlot(w io.Writer, title string, series []Series) error {
 		scatter.Shape = plotutil.Shape(i)
 		p.Add(line, scatter)
 		p.Legend.Add(s.Name(), line, scatter)
+		if len(others) > 0 {
+			// The attempts the line does not go through (a re-run's
+			// discarded attempt): the same marker, smaller, unconnected.
+			sc, err := plotter.NewScatter(others)
+			if err != nil {
+				return err
+			}
+			sc.Color, sc.Shape, sc.Radius = plotutil.Color(i), plotutil.Shape(i), vg.Points(1.5)
+			p.Add(sc)
+		}
 	}
 	if slo > 0 && maxX > 0 {
 		sl, err := plotter.NewLine(plotter.XYs{{X: 0, Y: slo}, {X: maxX * 1.05, Y: slo}})
@@ -124,4 +130,48 @@ func WritePlots(dir, prefix string, series []Series) ([]string, error) {
 		paths = append(paths, path)
 	}
 	return paths, nil
+}
+
+// Curve returns the points the plot's line of s goes through: one per
+// offered load, sorted by offered load (closed-loop points, whose offered
+// load is 0, last, by achieved load), and the other attempts at the same
+// loads (SweepConfig.Retries re-runs a point that failed only in its tail)
+// in the order run. Of the attempts at one load the curve keeps the one the
+// sweep counted: the passing attempt with the highest achieved load, or, if
+// none passed, the last one. Points without a p99 are left out of both.
+func (s Series) Curve() (curve, others []Point) {
+	idx := map[float64]int{} // offered load → index in curve
+	for _, pt := range s.Points {
+		if !(pt.P99us > 0) {
+			continue
+		}
+		key := pt.OfferedRPS
+		if key == 0 {
+			key = -1 - float64(len(curve)) // each closed-loop point is its own
+		}
+		i, seen := idx[key]
+		if !seen {
+			idx[key] = len(curve)
+			curve = append(curve, pt)
+			continue
+		}
+		cur := curve[i]
+		better := (pt.MeetsSLO && (!cur.MeetsSLO || pt.AchievedRPS > cur.AchievedRPS)) || (!pt.MeetsSLO && !cur.MeetsSLO)
+		if better {
+			curve[i], pt = pt, cur
+		}
+		others = append(others, pt)
+	}
+	slices.SortStableFunc(curve, func(a, b Point) int {
+		switch {
+		case a.OfferedRPS == 0 && b.OfferedRPS == 0:
+			return cmp.Compare(a.AchievedRPS, b.AchievedRPS)
+		case a.OfferedRPS == 0:
+			return 1
+		case b.OfferedRPS == 0:
+			return -1
+		}
+		return cmp.Compare(a.OfferedRPS, b.OfferedRPS)
+	})
+	return curve, others
 }

@@ -73,6 +73,12 @@ type Series struct {
 	VsReferenceAtSLO     *float64 `json:"vs_reference_at_slo,omitempty"`
 	VsReferenceSaturated *float64 `json:"vs_reference_saturated,omitempty"`
 	VsReferenceServerCPU *float64 `json:"vs_reference_server_cpu,omitempty"`
+	// AtSLONote says, for a series without a max load at the SLO
+	// (MaxRPSAtSLO 0), why not (SLONote): the SLO was unmeasurable on this
+	// machine (its stalls alone exceed it, or every load failed only in its
+	// tail), no load met it, or the sweep measured nothing. Filled in by
+	// Compare; empty when the series met the SLO.
+	AtSLONote string `json:"at_slo_note,omitempty"`
 }
 
 // Point is one load point of a Series.
@@ -141,15 +147,38 @@ func (s Series) Name() string {
 	return n
 }
 
-// group returns the key series are grouped by in tables and plots.
-func (s Series) group() string {
+// group returns the key series are grouped by in tables and plots: the
+// experiment and the label (or workload), and the datapath when the series
+// reported together ran on more than one (byDatapath): the main job
+// compares the serializers on shm and on kernel UDP, each datapath in its
+// own table.
+func (s Series) group(byDatapath bool) string {
 	g := s.Experiment
 	if s.Label != "" {
 		g += " " + s.Label
 	} else {
 		g += " " + s.Workload
 	}
+	if byDatapath && s.Datapath != "" {
+		g += " " + s.Datapath
+	}
 	return strings.TrimSpace(g)
+}
+
+// mixedDatapaths reports whether series ran on more than one datapath
+// (series that name none do not count).
+func mixedDatapaths(series []Series) bool {
+	first := ""
+	for _, s := range series {
+		switch {
+		case s.Datapath == "":
+		case first == "":
+			first = s.Datapath
+		case s.Datapath != first:
+			return true
+		}
+	}
+	return false
 }
 
 // WriteJSON writes series as one indented JSON array.
@@ -205,8 +234,12 @@ func WriteCSV(w io.Writer, series []Series) error {
 
 // WriteTable writes the comparison table: per group (experiment and label or
 // workload), one row per series with its max load at the SLO, the p50/p99 of
-// that point, and its ratio to the best non-cornflakes series of the group
-// (and the saturated closed-loop rate with its ratio, when measured).
+// that point, the saturated closed-loop rate and the server's CPU time per
+// request at saturation (columns shown when measured or when a series has
+// no max load at the SLO; "-" where not measured), each with its ratio to
+// the best non-cornflakes series of the group. A series without a max load at
+// the SLO says why in its cell (SLONote: "unmeasurable (stalls)", "none
+// met", ...) and in one line under the table.
 func WriteTable(w io.Writer, series []Series) error {
 	names, members := Groups(series)
 	for gi, g := range names {
@@ -228,6 +261,11 @@ func WriteTable(w io.Writer, series []Series) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		for _, n := range tableNotes(ss) {
+			if _, err := fmt.Fprintf(w, "  at SLO, %s\n", n); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -247,6 +285,12 @@ func WriteMarkdown(w io.Writer, series []Series) error {
 		for _, r := range rows {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
 		}
+		if notes := tableNotes(ss); len(notes) > 0 {
+			fmt.Fprintln(w)
+			for _, n := range notes {
+				fmt.Fprintf(w, "* at SLO, %s\n", n)
+			}
+		}
 		if _, err := fmt.Fprintln(w); err != nil {
 			return err
 		}
@@ -263,13 +307,13 @@ func tableRows(ss []Series) (head []string, rows [][]string) {
 	if ss[0].Unit == "objects" {
 		unit = "objects/s"
 	}
-	showSat := false
+	// The saturated columns appear when measured, and always next to a
+	// series without a max load at the SLO: they are its ranking then.
+	showSat, showCPU := false, false
 	for _, s := range ss {
-		showSat = showSat || s.MaxRPSSaturated > 0
-	}
-	showCPU := false
-	for _, s := range ss {
-		showCPU = showCPU || s.SaturatedServerCPUus > 0
+		short, _ := s.SLONote()
+		showSat = showSat || s.MaxRPSSaturated > 0 || short != ""
+		showCPU = showCPU || s.SaturatedServerCPUus > 0 || short != ""
 	}
 	ref := referenceOf(ss)
 	vs, cpuVs := "vs "+ref.name, ref.name+" / this"
@@ -292,11 +336,13 @@ func tableRows(ss []Series) (head []string, rows [][]string) {
 		if p := s.bestPoint(); p != nil {
 			p50, p99 = fmt.Sprintf("%.1f", p.P50us), fmt.Sprintf("%.1f", p.P99us)
 		}
-		mark := ""
-		if s.Truncated {
-			mark = " (cut short)"
+		atSLOCell := formatRate(s.value())
+		if short, _ := s.SLONote(); short != "" {
+			atSLOCell = short
+		} else if s.Truncated {
+			atSLOCell += " (cut short)"
 		}
-		row := []string{s.Name(), formatRate(s.value()) + mark, p50, p99, x(atSLO)}
+		row := []string{s.Name(), atSLOCell, p50, p99, x(atSLO)}
 		if showSat {
 			v := "-"
 			if s.MaxRPSSaturated > 0 {
@@ -314,6 +360,78 @@ func tableRows(ss []Series) (head []string, rows [][]string) {
 		rows = append(rows, row)
 	}
 	return head, rows
+}
+
+// tableNotes returns one line per series of a group that has no max load
+// at the SLO, saying why (SLONote), for under the table.
+func tableNotes(ss []Series) []string {
+	var notes []string
+	for _, s := range ss {
+		if short, why := s.SLONote(); short != "" {
+			notes = append(notes, s.Name()+": "+why)
+		}
+	}
+	return notes
+}
+
+// SLONote explains a series without a max load at the SLO: short is the
+// table cell ("unmeasurable (stalls)", "none met", ...) and why the whole
+// reason with the numbers behind it. Both are empty when the series met
+// the SLO at some load. The SLO is unmeasurable when the machine check's
+// stalls alone put the p99 above it (StallP99Floorus), or when every load
+// point failed in its tail alone (p99 above the SLO while the median stayed
+// at most a quarter of it, with no errors and the offered load achieved:
+// TailOnly), which is what stalls of the OS or hypervisor do and an
+// overloaded server does not.
+func (s Series) SLONote() (short, why string) {
+	if s.MaxRPSAtSLO > 0 || s.value() > 0 {
+		return "", ""
+	}
+	slo := s.SLOP99us
+	if len(s.Points) == 0 {
+		if s.Truncated {
+			return "not measured", "the sweep's time budget ran out before its first load point"
+		}
+		return "not measured", "the sweep measured no load point"
+	}
+	var tailOnly, failed, bad int
+	lowest := s.Points[0]
+	for _, p := range s.Points {
+		if p.OfferedRPS > 0 && (lowest.OfferedRPS == 0 || p.OfferedRPS < lowest.OfferedRPS) {
+			lowest = p
+		}
+		if p.MeetsSLO {
+			continue
+		}
+		failed++
+		clean := p.Errors == 0 && p.Lost == 0 && p.Mismatches == 0 && p.AchievedRPS > 0 &&
+			(p.OfferedRPS == 0 || p.AchievedRPS >= DefaultMinAchieved*p.OfferedRPS)
+		if !clean {
+			bad++
+		} else if p.P99us > slo && p.P50us <= slo/TailOnlyMedianDivisor {
+			tailOnly++
+		}
+	}
+	cut := ""
+	if s.Truncated {
+		cut = fmt.Sprintf("; the time budget cut the sweep short after %d points", len(s.Points))
+	}
+	switch {
+	case slo > 0 && s.StallP99Floorus > slo:
+		return "unmeasurable (stalls)", fmt.Sprintf("the machine's stalls alone put the p99 at >= %.0f µs, above the SLO of %.0f µs "+
+			"(the machine check's spinning threads lost %.1f%% of their time, longest stall %.0f µs); "+
+			"lowest load %s rps: p50 %.1f µs, p99 %.1f µs%s", s.StallP99Floorus, slo, 100*s.StallLostFraction, s.StallMaxus,
+			formatRate(lowest.OfferedRPS), lowest.P50us, lowest.P99us, cut)
+	case failed > 0 && tailOnly == failed:
+		return "unmeasurable (tail)", fmt.Sprintf("every one of the %d load points failed in its tail alone (p99 above the SLO of %.0f µs, median at most %.0f µs, "+
+			"offered load achieved): stalls of the machine, not the server's queue; lowest load %s rps: p50 %.1f µs, p99 %.1f µs%s",
+			failed, slo, slo/TailOnlyMedianDivisor, formatRate(lowest.OfferedRPS), lowest.P50us, lowest.P99us, cut)
+	case failed > 0 && bad == failed:
+		return "none met", fmt.Sprintf("every load point had errors, lost requests or fell short of %.0f%% of its offered load; lowest load %s rps achieved %s rps%s",
+			100*DefaultMinAchieved, formatRate(lowest.OfferedRPS), formatRate(lowest.AchievedRPS), cut)
+	}
+	return "none met", fmt.Sprintf("no load met the p99 SLO of %.0f µs, not even the lowest (%s rps: p50 %.1f µs, p99 %.1f µs)%s",
+		slo, formatRate(lowest.OfferedRPS), lowest.P50us, lowest.P99us, cut)
 }
 
 // reference is what the series of one group are compared with: the best
@@ -372,11 +490,13 @@ func ptrUnlessNaN(v float64) *float64 {
 }
 
 // Compare fills every series' VsReference fields from its group (the
-// comparisons of the text table, for the JSON and CSV outputs).
+// comparisons of the text table, for the JSON and CSV outputs) and its
+// AtSLONote.
 func Compare(series []Series) {
 	idx := map[string][]int{} // group → its series' indexes
+	mixed := mixedDatapaths(series)
 	for i := range series {
-		g := series[i].group()
+		g := series[i].group(mixed)
 		idx[g] = append(idx[g], i)
 	}
 	for _, members := range idx {
@@ -387,6 +507,7 @@ func Compare(series []Series) {
 		ref := referenceOf(ss)
 		for _, i := range members {
 			s := &series[i]
+			_, s.AtSLONote = s.SLONote()
 			s.VsReference, s.VsReferenceAtSLO, s.VsReferenceSaturated, s.VsReferenceServerCPU = "", nil, nil, nil
 			if ref.isRef(*s) {
 				continue
@@ -429,10 +550,13 @@ func (s Series) bestPoint() *Point {
 }
 
 // Groups returns the distinct groups of series in order, with their series.
+// A group is an experiment's label (or workload), and its datapath when the
+// series ran on more than one.
 func Groups(series []Series) (names []string, members [][]Series) {
 	idx := map[string]int{}
+	mixed := mixedDatapaths(series)
 	for _, s := range series {
-		g := s.group()
+		g := s.group(mixed)
 		i, ok := idx[g]
 		if !ok {
 			i = len(names)

@@ -452,11 +452,14 @@ type pair struct {
 	spool, cpool *mem.Pool // nil on xdp: the endpoints' own pools on the UMEM
 }
 
-func openEP(kind string, pool *mem.Pool, net *memnet.Network) (datapath.Endpoint, error) {
+func openEP(kind string, pool *mem.Pool, net *memnet.Network, shared *mem.Space) (datapath.Endpoint, error) {
 	cfg := datapath.Config{Pool: pool}
 	switch kind {
 	case "udp":
 		cfg.Local = netip.MustParseAddrPort("127.0.0.1:0")
+	case "shm":
+		cfg.Local = netip.MustParseAddrPort("127.0.0.1:0")
+		cfg.Options = shmOptions(shared)
 	case "memnet":
 		cfg.Options = memnet.Options{Network: net}
 	default:
@@ -466,8 +469,9 @@ func openEP(kind string, pool *mem.Pool, net *memnet.Network) (datapath.Endpoint
 }
 
 // openPair opens a server and a client endpoint: on topo when it is set
-// (xdp), else of the given kind, each with its own pool.
-func openPair(kind string, topo *xdp.Topology) (_ *pair, err error) {
+// (xdp), else of the given kind, each with its own pool; on shm the server
+// sends from shared (the working set's space).
+func openPair(kind string, topo *xdp.Topology, shared *mem.Space) (_ *pair, err error) {
 	p := &pair{}
 	defer func() {
 		if err != nil {
@@ -491,10 +495,10 @@ func openPair(kind string, topo *xdp.Topology) (_ *pair, err error) {
 	if p.cpool, err = mem.NewPool(mem.PoolConfig{Name: "calibrate client"}); err != nil {
 		return p, err
 	}
-	if p.sep, err = openEP(kind, p.spool, net); err != nil {
+	if p.sep, err = openEP(kind, p.spool, net, shared); err != nil {
 		return p, err
 	}
-	p.cep, err = openEP(kind, p.cpool, net)
+	p.cep, err = openEP(kind, p.cpool, net, nil)
 	return p, err
 }
 
@@ -524,7 +528,7 @@ func measure(cfg *Config, ws *workingSet, entries, total int, shared *pair, tag 
 	p := shared
 	if p == nil {
 		var err error
-		if p, err = openPair(cfg.Datapath, nil); err != nil {
+		if p, err = openPair(cfg.Datapath, nil, ws.space); err != nil {
 			return cell, err
 		}
 	}
@@ -633,12 +637,30 @@ func Run(cfg Config) (_ *Result, err error) {
 				err = fmt.Errorf("calibrate: closing the xdp topology: %w", e)
 			}
 		}()
-		if shared, err = openPair(cfg.Datapath, topo); err != nil {
+		if shared, err = openPair(cfg.Datapath, topo, nil); err != nil {
 			return nil, fmt.Errorf("calibrate: datapath xdp: %w", err)
 		}
 		w.space = xdp.SpaceOf(shared.sep)
 		w.reap = shared.sep.Flush
 		res.WorkingSetNote = fmt.Sprintf("working set in the AF_XDP UMEM (%d MiB: working set + %d MiB for the endpoints' buffers), shared by the server and client namespaces, so scatter-gather entries are sent zero-copy", umem>>20, XDPReserve>>20)
+	}
+	if cfg.Datapath == "shm" {
+		// The working set in a shared space the server's endpoint sends
+		// from: its values go out as descriptors (elsewhere they would be
+		// copied, and scatter-gather would measure a copy).
+		space, serr := newShmSpace(int64(ws) + ShmReserve)
+		if serr != nil {
+			return nil, fmt.Errorf("calibrate: datapath shm: %w", serr)
+		}
+		// Deferred first, so it runs last: after the working set is
+		// released and its pool closed.
+		defer func() {
+			if e := space.Close(); e != nil && err == nil {
+				err = fmt.Errorf("calibrate: closing the shared space: %w", e)
+			}
+		}()
+		w.space = space
+		res.WorkingSetNote = fmt.Sprintf("working set in a shared space (%d MiB) the server's shm endpoint sends from, so scatter-gather entries are sent as descriptors the client reads in place", (int64(ws)+ShmReserve)>>20)
 	}
 	defer func() {
 		if e := w.release(); e != nil && err == nil {

@@ -65,7 +65,8 @@ const (
 
 // Config configures Run. Zero values take the defaults.
 type Config struct {
-	// Datapath is "udp" (default), "memnet" or "xdp" (AF_XDP in network
+	// Datapath is "udp" (default), "shm" (shared memory: the working set
+	// in a shared space the server sends from), "memnet" or "xdp" (AF_XDP in network
 	// namespaces of an xdp.Topology; needs root).
 	Datapath   string
 	Entries    []int // default DefaultEntries
@@ -161,8 +162,8 @@ func (c *Config) fill() error {
 	if c.Clients == 0 {
 		c.Clients = 16
 	}
-	if c.Datapath != "udp" && c.Datapath != "memnet" && c.Datapath != "xdp" {
-		return fmt.Errorf("%w: datapath %q (want udp, memnet or xdp)", ErrConfig, c.Datapath)
+	if !slices.Contains([]string{"udp", "shm", "memnet", "xdp"}, c.Datapath) {
+		return fmt.Errorf("%w: datapath %q (want udp, shm, memnet or xdp)", ErrConfig, c.Datapath)
 	}
 	for _, e := range c.Entries {
 		if e < 1 || e > MaxEntries {

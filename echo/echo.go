@@ -89,7 +89,7 @@ const (
 
 // Config configures Run. Zero values take the defaults.
 type Config struct {
-	Datapath   string   // "udp" (default), "memnet" or "xdp" (root; see RunOne)
+	Datapath   string   // "udp" (default), "shm", "memnet" or "xdp" (root; see RunOne)
 	Approaches []string // default: Approaches()
 	Shapes     []string // default: DefaultShapes()
 	Clients    int      // outstanding requests (closed loop); default DefaultClients
@@ -184,8 +184,8 @@ func (c *Config) fill() error {
 		return fmt.Errorf("%w: repeat %d not in [1,100]", ErrConfig, c.Repeat)
 	case c.Duration < 0 || c.Warmup < 0:
 		return fmt.Errorf("%w: negative duration", ErrConfig)
-	case !slices.Contains([]string{"udp", "memnet", "xdp"}, c.Datapath):
-		return fmt.Errorf("%w: datapath %q (want udp, memnet or xdp)", ErrConfig, c.Datapath)
+	case !slices.Contains([]string{"udp", "shm", "memnet", "xdp"}, c.Datapath):
+		return fmt.Errorf("%w: datapath %q (want udp, shm, memnet or xdp)", ErrConfig, c.Datapath)
 	}
 	for _, a := range c.Approaches {
 		if !slices.Contains(Approaches(), a) {
@@ -285,9 +285,10 @@ const XDPTopologySpace = 128 << 20
 
 // side is a server or a client endpoint with its pools.
 type side struct {
-	ep   datapath.Endpoint
-	pool *mem.Pool // endpoint buffers (nil on xdp: the endpoint's own pool on its UMEM)
-	app  *mem.Pool // application buffers (requests, cornflakes arenas)
+	ep    datapath.Endpoint
+	pool  *mem.Pool  // endpoint buffers (nil on xdp: the endpoint's own pool on its UMEM)
+	app   *mem.Pool  // application buffers (requests, cornflakes arenas)
+	space *mem.Space // shm: the shared space both pools live in (closed after them)
 }
 
 func (s *side) close() error {
@@ -300,6 +301,9 @@ func (s *side) close() error {
 			errs = append(errs, p.Close()) // a *mem.InUseError names a leak
 		}
 	}
+	if s.space != nil && errors.Join(errs...) == nil { // not under memory still in use
+		errs = append(errs, s.space.Close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -310,6 +314,9 @@ func (s *side) close() error {
 func openSide(kind, name string, net *memnet.Network, topo *xdp.Topology) (*side, error) {
 	s := &side{}
 	var err error
+	if kind == "shm" {
+		return openShmSide(name)
+	}
 	if kind == "xdp" {
 		if topo == nil {
 			return nil, fmt.Errorf("%w: xdp side without a topology", ErrConfig)

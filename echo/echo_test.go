@@ -15,11 +15,11 @@ import (
 	"github.com/cornflakes-go/cornflakes/microbench"
 )
 
-// TestEcho runs every approach on every default shape over both datapaths
+// TestEcho runs every approach on every default shape over memnet, udp and shm
 // with byte-for-byte verification of every response. RunOne fails when a
 // response differs or a pool still has items in use at the end.
 func TestEcho(t *testing.T) {
-	dps := []string{"memnet", "udp"}
+	dps := []string{"memnet", "udp", "shm"}
 	shapes := DefaultShapes()
 	if testing.Short() {
 		shapes = []string{"2x2048", "tree5"}
@@ -50,10 +50,10 @@ func TestEcho(t *testing.T) {
 							t.Fatalf("%s sent zero-copy entries: %+v", a, st)
 						}
 					case "cornflakes-hybrid":
-						// memnet's threshold is 512 B: 128-byte tree leaves are
-						// copied, the 512-4096-byte values are not. On udp
-						// (16 KB) every value is copied.
-						if wantZC := dp == "memnet" && s != "tree5"; wantZC != (st.ZeroCopyEntries > 0) {
+						// memnet's and shm's threshold is 512 B: 128-byte tree
+						// leaves are copied, the 512-4096-byte values are not.
+						// On udp (16 KB) every value is copied.
+						if wantZC := (dp == "memnet" || dp == "shm") && s != "tree5"; wantZC != (st.ZeroCopyEntries > 0) {
 							t.Fatalf("hybrid on %s %s: %+v", dp, s, st)
 						}
 					}

@@ -24,7 +24,7 @@ type BenchConfig struct {
 	// Workload, when set, compares every serializer on this workload spec
 	// (bench.WorkloadOnly) instead of a preset.
 	Workload string
-	// Datapath is "udp" (default) or "memnet".
+	// Datapath is "udp" (default), "shm", "memnet" or "xdp".
 	Datapath string
 	// Quick uses the presets' quick sweep (shorter points, fewer steps).
 	Quick bool
@@ -64,7 +64,8 @@ type BenchConfig struct {
 	// paper's setup) that the load generator drives instead of starting
 	// its own. It must serve every serializer of the runs with Endpoints
 	// endpoints; RunBench preloads each workload into it through the
-	// client. The server's CPU time is not measured then. udp only.
+	// client. The server's CPU time is not measured then. udp, or shm for
+	// a server in another process on this host.
 	Server netip.AddrPort
 	// Local is the IP the load generator binds (default 127.0.0.1; with a
 	// remote Server, an address of this machine the server can reach).
@@ -224,8 +225,8 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		cfg.Datapath = DatapathUDP
 	}
 	remote := cfg.Server.IsValid()
-	if remote && cfg.Datapath != DatapathUDP {
-		return nil, fmt.Errorf("kv: bench: a remote server (BenchConfig.Server) needs datapath udp, not %q", cfg.Datapath)
+	if remote && cfg.Datapath != DatapathUDP && cfg.Datapath != DatapathShm {
+		return nil, fmt.Errorf("kv: bench: a remote server (BenchConfig.Server) needs datapath udp or shm, not %q", cfg.Datapath)
 	}
 	load, sweep := bench.PresetDefaults(cfg.Quick)
 	var saturation time.Duration // 0: as long as a load point
@@ -282,9 +283,9 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 				fmt.Fprintf(cfg.Log, "bench: closing the AF_XDP topology: %v\n", cerr)
 			}
 		}()
-	case DatapathUDP:
+	case DatapathUDP, DatapathShm:
 	default:
-		return nil, fmt.Errorf("kv: bench: unknown datapath %q (want udp, memnet or xdp)", cfg.Datapath)
+		return nil, fmt.Errorf("kv: bench: unknown datapath %q (want udp, shm, memnet or xdp)", cfg.Datapath)
 	}
 
 	var (

@@ -127,24 +127,28 @@ func BenchmarkEndToEnd(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		name := "udp/" + strings.Split(spec, ":")[0]
-		for _, c := range []Codec{CodecCFHybrid, CodecVTProtobuf, CodecFlatBuffers} {
-			b.Run(fmt.Sprintf("%s/%v", name, c), func(b *testing.B) { benchEndToEnd(b, w, c, 0) })
+		for _, dp := range []string{DatapathUDP, DatapathShm} {
+			name := dp + "/" + strings.Split(spec, ":")[0]
+			for _, c := range []Codec{CodecCFHybrid, CodecVTProtobuf, CodecFlatBuffers} {
+				b.Run(fmt.Sprintf("%s/%v", name, c), func(b *testing.B) { benchEndToEnd(b, dp, w, c, 0) })
+			}
+			if dp == DatapathUDP {
+				// Hybrid with a threshold below the 8000-byte CDN segments:
+				// values go out as their own iovec instead of being copied
+				// into the packet buffer.
+				b.Run(fmt.Sprintf("%s/%v@4096", name, CodecCFHybrid), func(b *testing.B) { benchEndToEnd(b, dp, w, CodecCFHybrid, 4096) })
+			}
 		}
-		// Hybrid with a threshold below the 8000-byte CDN segments:
-		// values go out as their own iovec instead of being copied into
-		// the packet buffer.
-		b.Run(fmt.Sprintf("%s/%v@4096", name, CodecCFHybrid), func(b *testing.B) { benchEndToEnd(b, w, CodecCFHybrid, 4096) })
 	}
 }
 
-func benchEndToEnd(b *testing.B, w workload.Workload, c Codec, threshold int) {
-	srv, err := NewServer(ServerConfig{Datapath: DatapathUDP, PoolBytes: 256 << 20, BusyPoll: true, Codecs: []Codec{CodecCFHybrid, c}, Threshold: threshold})
+func benchEndToEnd(b *testing.B, dp string, w workload.Workload, c Codec, threshold int) {
+	srv, err := NewServer(ServerConfig{Datapath: dp, PoolBytes: 256 << 20, BusyPoll: true, Codecs: []Codec{CodecCFHybrid, c}, Threshold: threshold})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	cl, err := NewClient(ClientConfig{Server: srv.Addr(), Endpoints: 1, Datapath: DatapathUDP})
+	cl, err := NewClient(ClientConfig{Server: srv.Addr(), Endpoints: 1, Datapath: dp})
 	if err != nil {
 		b.Fatal(err)
 	}

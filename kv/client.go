@@ -232,7 +232,7 @@ func (c *Client) dial(codec Codec, client int) (_ *Conn, err error) {
 	if cn.pools != nil {
 		dpPool, ec.Pool = cn.pools.dp, cn.pools.rpc
 	}
-	dp, err := openDatapath(c.cfg.Datapath, c.cfg.Local, c.cfg.Memnet, c.cfg.XDP, dpPool)
+	dp, err := openDatapath(c.cfg.Datapath, c.cfg.Local, c.cfg.Memnet, c.cfg.XDP, dpPool, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -184,6 +184,7 @@ var testDatapaths = []struct {
 }{
 	{"memnet-loss", DatapathMemnet, memnet.Faults{Loss: 0.02, Duplicate: 0.01, Reorder: 0.01}},
 	{"udp", DatapathUDP, memnet.Faults{}},
+	{"shm", DatapathShm, memnet.Faults{}},
 }
 
 // TestEveryOpEveryCodec runs every request type with every serializer over

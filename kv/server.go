@@ -45,7 +45,9 @@ const (
 
 // ServerConfig configures a Server. Zero fields take the defaults.
 type ServerConfig struct {
-	// Datapath is "udp" (kernel UDP sockets, the default) or "memnet".
+	// Datapath is "udp" (kernel UDP sockets, the default), "shm" (shared
+	// memory with clients on this host; the store's values are sent from
+	// a shared space), "memnet" or "xdp".
 	Datapath string
 	// Addr is the Nexus (session-management) address clients connect to
 	// (default 127.0.0.1:0). The endpoints' data sockets bind the same IP
@@ -127,6 +129,7 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	closed bool
+	shared *mem.Space // datapath shm: the store pool's shared space (closed after it)
 
 	storeTrimmed atomic.Int64 // bytes of the store's pool returned to the OS
 }
@@ -151,8 +154,9 @@ type serverEP struct {
 var ErrXDPPoolTooLarge = errors.New("kv: store pool larger than the AF_XDP UMEM")
 
 // openDatapath opens an endpoint of kind whose buffers come from pool (nil:
-// the endpoint creates its own; xdp always uses its UMEM).
-func openDatapath(kind string, ip netip.Addr, nw *memnet.Network, topo *xdp.Topology, pool *mem.Pool) (datapath.Endpoint, error) {
+// the endpoint creates its own; xdp always uses its UMEM); on shm, shared
+// is the shared space it sends from (nil: none).
+func openDatapath(kind string, ip netip.Addr, nw *memnet.Network, topo *xdp.Topology, pool *mem.Pool, shared *mem.Space) (datapath.Endpoint, error) {
 	cfg := datapath.Config{Pool: pool}
 	if kind == DatapathXDP {
 		cfg.Pool = nil
@@ -170,6 +174,9 @@ func openDatapath(kind string, ip netip.Addr, nw *memnet.Network, topo *xdp.Topo
 		cfg.Local = netip.AddrPortFrom(ip, 0)
 	case DatapathMemnet:
 		cfg.Options = memnet.Options{Network: nw}
+	case DatapathShm:
+		cfg.Local = netip.AddrPortFrom(ip, 0)
+		cfg.Options = shmOptions(shared)
 	default:
 		cfg.Local = netip.AddrPortFrom(ip, 0)
 	}
@@ -217,11 +224,21 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 			cfg.PoolBytes = limit
 		}
 	}
+	var shared *mem.Space // shm: the store's values are sent from it
+	if cfg.Datapath == DatapathShm {
+		if shared, err = shmStoreSpace(cfg.PoolBytes); err != nil {
+			return nil, fmt.Errorf("kv: datapath shm: %w", err)
+		}
+		space = shared
+	}
 	pool, err := mem.NewPool(mem.PoolConfig{Name: "kv-store", MaxBytes: cfg.PoolBytes, Concurrent: cfg.Endpoints > 1, Space: space})
 	if err != nil {
+		if shared != nil {
+			_ = shared.Close()
+		}
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: NewStore(pool, cfg.Endpoints)}
+	s := &Server{cfg: cfg, store: NewStore(pool, cfg.Endpoints), shared: shared}
 	defer func() {
 		if err != nil {
 			_ = s.Close()
@@ -250,7 +267,7 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 		}
 	}
 	for i := 0; i < cfg.Endpoints; i++ {
-		dp, err := openDatapath(cfg.Datapath, cfg.Addr.Addr(), cfg.Memnet, cfg.XDP, nil)
+		dp, err := openDatapath(cfg.Datapath, cfg.Addr.Addr(), cfg.Memnet, cfg.XDP, nil, shared)
 		if err != nil {
 			return nil, err
 		}
@@ -558,6 +575,8 @@ func (s *Server) Close() error {
 		errs = append(errs, fmt.Errorf("kv: %d store buffers still in use at close", n))
 	} else if err := s.store.pool.Close(); err != nil {
 		errs = append(errs, err)
+	} else if s.shared != nil {
+		errs = append(errs, s.shared.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,7 +31,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	exp := fs.String("experiment", "", "preset: "+strings.Join(bench.ExperimentNames(), "|")+" (default: \"default\", every serializer on twitter)")
 	wl := fs.String("workload", "", "compare every serializer on one workload instead of a preset: ycsb|google|twitter|cdn or a full spec (e.g. ycsb:shape=2x2048,layout=multi)")
-	dp := fs.String("datapath", kv.DatapathUDP, "datapath: udp (kernel UDP on loopback), memnet, or xdp (AF_XDP between two network namespaces; root)")
+	dp := fs.String("datapath", "", "datapath: shm (shared memory between processes: zero-copy on both sides), udp (kernel UDP on loopback), memnet, or xdp (AF_XDP between two network namespaces; root); "+
+		"default: shm next to udp for the main job (no --experiment, --workload or --server), udp otherwise")
 	quick := fs.Bool("quick", false, "short points and sweeps")
 	asJSON := fs.Bool("json", false, "print the results as a JSON array on stdout")
 	asMarkdown := fs.Bool("markdown", false, "print the comparison tables as Markdown on stdout")
@@ -41,10 +43,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	anchor := fs.Float64("anchor", bench.DefaultAnchor, "start each sweep at this fraction of the serializer's saturated rate, measured first (0: start at 5000 req/s and double)")
 	sers := fs.String("serializers", "", "comma-separated subset of: "+strings.Join(kv.Serializers, ","))
 	endpoints := fs.Int("endpoints", 1, "server endpoints (cores); keys are sharded across them")
-	threshold := fs.Int("threshold", 0, "copy threshold of cornflakes/hybrid in bytes (default: the datapath's calibrated one: udp 16384, memnet 512, xdp copy mode 2048)")
+	threshold := fs.Int("threshold", 0, "copy threshold of cornflakes/hybrid in bytes (default: the datapath's calibrated one: udp 16384, shm and memnet 512, xdp copy mode 2048)")
 	var busyPoll busyPollFlag
 	fs.Var(&busyPoll, "busy-poll", "auto|true|false: server endpoints and load generator poll without sleeping, as the paper's servers do (auto, the default: when there are endpoints+1 CPUs, the datapath is not memnet and the machine check finds the CPUs free)")
-	server := fs.String("server", "", "host:port of a running `cornflakes kv serve` to drive instead of an in-process server (the paper's two-machine setup; udp; give --endpoints as the server's)")
+	server := fs.String("server", "", "host:port of a running `cornflakes kv serve` to drive instead of an in-process server (the paper's two-machine setup over udp, or another process on this host over shm; give --datapath and --endpoints as the server's)")
 	local := fs.String("local", "", "IP the load generator binds (default 127.0.0.1; with --server on another machine, an address of this one it can reach)")
 	cc := fs.Bool("cc", false, "congestion control (Timely + rate limiter) in the load generator's RPC sessions (off, as in the paper)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (server and load generator) to this file (go tool pprof)")
@@ -70,9 +72,16 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("bench: --datapath xdp: %w", err)
 		}
 	}
+	datapaths := []string{*dp}
+	if *dp == "" {
+		datapaths = []string{kv.DatapathUDP}
+		if *exp == "" && *wl == "" && *server == "" {
+			datapaths = mainJobDatapaths
+		}
+	}
 
 	cfg := kv.BenchConfig{
-		Experiment: *exp, Workload: benchWorkloadSpec(*wl), Datapath: *dp, Quick: *quick,
+		Experiment: *exp, Workload: benchWorkloadSpec(*wl), Quick: *quick,
 		SLO: time.Duration(*sloUS * float64(time.Microsecond)), Duration: *dur, Budget: *budget, Anchor: *anchor,
 		Endpoints: *endpoints, Threshold: *threshold, BusyPoll: busyPoll.mode, CC: *cc, Progress: stderr, Log: stderr,
 	}
@@ -96,7 +105,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	t0 := time.Now()
-	series, err := kv.RunBench(ctx, cfg)
+	series, err := runBenchOn(ctx, cfg, datapaths, stderr)
 	bench.Compare(series) // the table's "vs" columns, for results.json and --json
 	if len(series) > 0 {
 		paths, werr := bench.WriteFiles(dir, "", series)
@@ -129,6 +138,50 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return err
+}
+
+// mainJobDatapaths are the datapaths `cornflakes bench` compares the
+// serializers on when run without arguments: shared memory, where no
+// kernel copies the values and serialization shows, next to kernel UDP.
+var mainJobDatapaths = []string{kv.DatapathShm, kv.DatapathUDP}
+
+// runBenchOn runs cfg on each datapath in turn and returns every series.
+// With more than one datapath they share three quarters of the
+// experiment's default sweep budget (each datapath repeats the machine
+// check, the preload and the saturation points: so the main job keeps its
+// length), and a datapath that fails does not stop the others: its error
+// is reported on stderr and returned, joined with the others', after the
+// last.
+func runBenchOn(ctx context.Context, cfg kv.BenchConfig, datapaths []string, stderr io.Writer) ([]bench.Series, error) {
+	if len(datapaths) > 1 && cfg.Budget == 0 {
+		_, sweep := bench.PresetDefaults(cfg.Quick)
+		if cfg.Experiment == "" && cfg.Workload == "" && !cfg.Quick {
+			_, sweep = bench.MainJobDefaults()
+		}
+		cfg.Budget = sweep.Budget * 3 / 4 / time.Duration(len(datapaths))
+	}
+	var all []bench.Series
+	var errs []error
+	for _, dp := range datapaths {
+		if ctx.Err() != nil {
+			break
+		}
+		c := cfg
+		c.Datapath = dp
+		if len(datapaths) > 1 {
+			fmt.Fprintf(stderr, "bench: datapath %s\n", dp)
+		}
+		series, err := kv.RunBench(ctx, c)
+		all = append(all, series...)
+		if err != nil {
+			err = fmt.Errorf("datapath %s: %w", dp, err)
+			if len(datapaths) > 1 {
+				fmt.Fprintf(stderr, "bench: %v\n", err)
+			}
+			errs = append(errs, err)
+		}
+	}
+	return all, errors.Join(errs...)
 }
 
 // benchWorkloadSpec maps the short --workload names to the preset specs

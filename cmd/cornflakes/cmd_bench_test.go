@@ -2,24 +2,36 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cornflakes-go/cornflakes/bench"
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/kv"
 )
 
 // TestBenchJSON runs a tiny `cornflakes bench --json` over memnet (kernel
 // UDP is the default; memnet keeps the test independent of the network)
-// and checks the documented JSON fields and the files written.
+// and over shm (server and load generator in this process), and checks
+// the documented JSON fields and the files written.
 func TestBenchJSON(t *testing.T) {
+	for _, dp := range []string{"memnet", "shm"} {
+		t.Run(dp, func(t *testing.T) { testBenchJSON(t, dp) })
+	}
+}
+
+func testBenchJSON(t *testing.T, dp string) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	code := run([]string{"bench", "--json", "--quick", "--datapath", "memnet", "--workload", "ycsb:records=200,shape=2x2048,layout=multi",
-		"--duration", "100ms", "--budget", "3s", "--serializers", "cornflakes,capnp", "--out", dir}, &out, &errb)
+	code := run([]string{"bench", "--json", "--quick", "--datapath", dp, "--workload", "ycsb:records=200,shape=2x2048,layout=multi",
+		"--duration", "100ms", "--budget", "3s", "--serializers", "cornflakes,capnp", "--busy-poll=false", "--out", dir}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
 	}
@@ -36,8 +48,8 @@ func TestBenchJSON(t *testing.T) {
 				t.Errorf("record lacks %q: %v", k, r)
 			}
 		}
-		if r["datapath"] != "memnet" {
-			t.Errorf("datapath %v", r["datapath"])
+		if r["datapath"] != dp {
+			t.Errorf("datapath %v, want %s", r["datapath"], dp)
 		}
 		pts, _ := r["points"].([]any)
 		if len(pts) == 0 {
@@ -88,7 +100,7 @@ func TestBenchUsage(t *testing.T) {
 }
 
 func TestKVServe(t *testing.T) {
-	for _, extra := range [][]string{nil, {"--busy-poll"}} {
+	for _, extra := range [][]string{nil, {"--busy-poll"}, {"--datapath", "shm"}} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"kv", "serve", "--duration", "200ms", "--workload", "ycsb:records=50"}, extra...), &out, &errb)
 		if code != 0 {
@@ -160,6 +172,41 @@ func TestBenchRemoteServer(t *testing.T) {
 		var e bytes.Buffer
 		if code := run(append([]string{"bench"}, bad...), &bytes.Buffer{}, &e); code != 2 || !strings.Contains(e.String(), bad[0]) {
 			t.Errorf("%v: exit %d, stderr %q", bad, code, e.String())
+		}
+	}
+}
+
+// runBenchOn runs the same comparison on several datapaths (the main job:
+// shm next to udp) and the table shows one group per datapath.
+func TestBenchOnDatapaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	if len(mainJobDatapaths) != 2 || mainJobDatapaths[0] != kv.DatapathShm || mainJobDatapaths[1] != kv.DatapathUDP {
+		t.Fatalf("main job datapaths %v, want shm then udp", mainJobDatapaths)
+	}
+	var errb bytes.Buffer
+	cfg := kv.BenchConfig{Workload: "ycsb:records=200,shape=2x2048,layout=multi", Quick: true, Duration: 100 * time.Millisecond,
+		Budget: 2 * time.Second, Serializers: []string{"cornflakes", "flatbuffers"}, BusyPoll: kv.BusyPollOff}
+	dps := []string{kv.DatapathMemnet, kv.DatapathUDP}
+	if slices.Contains(datapath.Kinds(), kv.DatapathShm) {
+		dps = []string{kv.DatapathShm, kv.DatapathUDP}
+	}
+	series, err := runBenchOn(context.Background(), cfg, append(dps, "carrier-pigeon"), &errb)
+	if err == nil || !strings.Contains(err.Error(), "carrier-pigeon") || !strings.Contains(errb.String(), "carrier-pigeon") {
+		t.Fatalf("a failing datapath: err %v, stderr:\n%s", err, errb.String())
+	}
+	if len(series) != 4 || series[0].Datapath != dps[0] || series[3].Datapath != dps[1] {
+		t.Fatalf("%d series, want 2 on %s then 2 on %s", len(series), dps[0], dps[1])
+	}
+	bench.Compare(series)
+	var tb bytes.Buffer
+	if err := bench.WriteTable(&tb, series); err != nil {
+		t.Fatal(err)
+	}
+	for _, dp := range dps {
+		if !strings.Contains(tb.String(), "workload ycsb "+dp+" (SLO") {
+			t.Errorf("table lacks the %s group:\n%s", dp, tb.String())
 		}
 	}
 }

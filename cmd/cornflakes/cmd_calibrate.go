@@ -36,7 +36,7 @@ func parseInts(s string) ([]int, error) {
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dp := fs.String("datapath", "udp", "datapath: udp, memnet or xdp (AF_XDP in network namespaces; needs root)")
+	dp := fs.String("datapath", "udp", "datapath: udp, shm (shared memory: its own threshold), memnet or xdp (AF_XDP in network namespaces; needs root)")
 	quick := fs.Bool("quick", false, "fewer sizes and shorter phases (under 2 minutes)")
 	asJSON := fs.Bool("json", false, "print the result (grid and recommended_threshold) as JSON")
 	out := fs.String("out", "", "directory for calibrate-<datapath>.png, .txt, .csv and .json (default ./out/calibrate-<timestamp>)")

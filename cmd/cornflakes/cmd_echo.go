@@ -33,7 +33,7 @@ func splitList(s string) []string {
 func runEcho(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("echo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dp := fs.String("datapath", "udp", "datapath: udp, memnet or xdp (AF_XDP in network namespaces; needs root)")
+	dp := fs.String("datapath", "udp", "datapath: udp, shm (shared memory), memnet or xdp (AF_XDP in network namespaces; needs root)")
 	quick := fs.Bool("quick", false, fmt.Sprintf("short runs (%v warmup + %v each)", echo.QuickWarmup, echo.QuickDuration))
 	asJSON := fs.Bool("json", false, "print results as a JSON array")
 	approaches := fs.String("approaches", strings.Join(echo.Approaches(), ","), "comma-separated approaches")

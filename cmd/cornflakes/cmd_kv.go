@@ -43,7 +43,7 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 	}
 	fs := flag.NewFlagSet("kv serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dp := fs.String("datapath", kv.DatapathUDP, "datapath: udp (kernel UDP), memnet (in-process, for testing) or xdp (AF_XDP, root; with a loopback --addr the endpoints run in network namespaces reachable only in-process, give the IP of an interface to serve on it)")
+	dp := fs.String("datapath", kv.DatapathUDP, "datapath: udp (kernel UDP), shm (shared memory with clients on this host: `cornflakes bench --server ADDR --datapath shm`), memnet (in-process, for testing) or xdp (AF_XDP, root; with a loopback --addr the endpoints run in network namespaces reachable only in-process, give the IP of an interface to serve on it)")
 	addr := fs.String("addr", "127.0.0.1:0", "session-management (Nexus) address clients connect to; data sockets bind the same IP")
 	wl := fs.String("workload", "", "preload this workload's data set before serving (e.g. twitter, ycsb:shape=2x2048)")
 	ser := fs.String("serializer", "", "serve only this serializer (cornflakes[/hybrid|/copy|/zerocopy], protobuf, vtprotobuf, flatbuffers, capnp); default all")

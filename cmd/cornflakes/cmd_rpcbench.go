@@ -22,7 +22,7 @@ func init() {
 func runRPCBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("rpcbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dp := fs.String("datapath", "udp", "datapath: udp (loopback), udp-veth (kernel UDP between two network namespaces over a veth pair), memnet or xdp")
+	dp := fs.String("datapath", "udp", "datapath: udp (loopback), udp-veth (kernel UDP between two network namespaces over a veth pair), shm (shared memory; gRPC-Go over a Unix domain socket, grpc-uds, is its neighbour), memnet or xdp")
 	quick := fs.Bool("quick", false, "short measurements (whole run under 3 minutes)")
 	asJSON := fs.Bool("json", false, "print an array of {test,variant,datapath,value,unit} records")
 	cc := fs.Bool("cc", false, "congestion control (Timely + rate limiter) on in every test, not only in factor")

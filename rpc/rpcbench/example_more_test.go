@@ -44,10 +44,12 @@ func ExampleTargets() {
 	// Output:
 	// small_rate  rpc/raw           >= 0.9 small-RPC rate ≥ 90 % of the raw datapath's
 	// small_rate  rpc/grpc          >= 5   small-RPC rate ≥ 5x gRPC-Go's
+	// small_rate  rpc/grpc-uds      >= 10  small-RPC rate ≥ 10x gRPC-Go's over a Unix domain socket (issue 22, shm)
 	// latency_p50 rpc-raw           <= 1   median latency ≤ raw ping-pong + 1 µs
 	// large_bw    rpc/raw           >= 0.8 8 MB bandwidth ≥ 80 % of raw
 	// loss_bw     sack/0.001/sack/0 >= 0.5 at 1e-3 loss ≥ 50 % of lossless bandwidth (selective retransmission)
 	// sessions    20000/1           >= 0.9 20000 sessions within 10 % of one session's rate
+	// zc_resp     1048576/4096      <= 1.2 a 1 MiB zero-copy response costs the server ≤ 1.2x a 4 KiB one (issue 22, shm)
 }
 
 // WriteFiles leaves a run's records behind as JSON and CSV, plus a PNG for
@@ -96,7 +98,7 @@ func ExampleOptions() {
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, rpcbench.ErrOptions))
 	// Output:
-	// [small_rate latency large_bw loss_bw factor sessions]
+	// [small_rate latency large_bw loss_bw factor sessions zc_resp]
 	// rpcbench: invalid options: unknown test "throughput"
 	// true
 }

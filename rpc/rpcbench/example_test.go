@@ -32,6 +32,8 @@ func ExampleRun() {
 	// latency_p99 raw memnet us
 	// latency_p50 grpc tcp us
 	// latency_p99 grpc tcp us
+	// latency_p50 grpc-uds uds us
+	// latency_p99 grpc-uds uds us
 	// latency_p50 rpc-raw memnet us
 	// latency_p99 rpc-raw memnet us
 }

@@ -13,7 +13,7 @@ import (
 // fabric is the run's datapath for one measurement (a fresh memnet
 // network each time).
 func (b *bench) fabric() fabric {
-	f := fabric{kind: b.o.Datapath, veth: b.veth}
+	f := fabric{kind: b.o.Datapath, veth: b.veth, space: b.space}
 	if f.kind == "memnet" {
 		f.net = memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
 	}
@@ -73,7 +73,8 @@ func (b *bench) progress(format string, args ...any) {
 // all of them alike; the medians are recorded.
 func (b *bench) smallRate() error {
 	dp := b.o.Datapath
-	var rs, raws, gs []float64
+	var rs, raws []float64
+	gs := make([][]float64, len(grpcVariants))
 	for i := 0; i < b.reps; i++ {
 		r, err := b.rpcRate(b.fabric(), b.ep(rpc.EndpointConfig{}), concurrency/rpc.DefaultWindow, reqEcho, smallSize, concurrency, nil)
 		if err != nil {
@@ -88,17 +89,24 @@ func (b *bench) smallRate() error {
 		if rsys.ok {
 			b.progress("  small_rate rep %d syscalls rpc: %v\n  small_rate rep %d syscalls raw: %v\n", i, rsys, i, wsys)
 		}
-		g, err := grpcRate(smallSize, 16, b.dur, nil)
-		if err != nil {
-			return err
+		line := ""
+		for k, g := range grpcVariants {
+			v, err := grpcRate(g.network, smallSize, 16, b.dur, nil)
+			if err != nil {
+				return fmt.Errorf("%s: %w", g.variant, err)
+			}
+			gs[k] = append(gs[k], v)
+			line += fmt.Sprintf(" %s %.0f", g.variant, v)
 		}
 		l, _ := loadAvg()
-		b.progress("  small_rate rep %d: rpc %.0f raw %.0f grpc %.0f rps (load %.2f)\n", i, r, raw, g, l)
-		rs, raws, gs = append(rs, r), append(raws, raw), append(gs, g)
+		b.progress("  small_rate rep %d: rpc %.0f raw %.0f%s rps (load %.2f)\n", i, r, raw, line, l)
+		rs, raws = append(rs, r), append(raws, raw)
 	}
 	b.add("small_rate", "rpc", dp, stats.Median(rs), "rps")
 	b.add("small_rate", "raw", dp, stats.Median(raws), "rps")
-	b.add("small_rate", "grpc", "tcp", stats.Median(gs), "rps")
+	for k, g := range grpcVariants {
+		b.add("small_rate", g.variant, g.datapath, stats.Median(gs[k]), "rps")
+	}
 	return nil
 }
 
@@ -128,20 +136,22 @@ func (b *bench) latency() error {
 		if rsys.ok {
 			b.progress("  latency rep %d syscalls rpc: %v\n  latency rep %d syscalls raw: %v\n", i, rsys, i, wsys)
 		}
-		if _, err := grpcRate(smallSize, 1, b.dur, &lat); err != nil {
-			return err
+		for _, g := range grpcVariants {
+			if _, err := grpcRate(g.network, smallSize, 1, b.dur, &lat); err != nil {
+				return fmt.Errorf("%s: %w", g.variant, err)
+			}
+			note(g.variant)
 		}
-		note("grpc")
 		l, _ := loadAvg()
-		b.progress("  latency rep %d: p50 rpc %.1f raw %.1f grpc %.1f us (load %.2f)\n", i, p50["rpc"][i], p50["raw"][i], p50["grpc"][i], l)
+		b.progress("  latency rep %d: p50 rpc %.1f raw %.1f grpc %.1f grpc-uds %.1f us (load %.2f)\n", i, p50["rpc"][i], p50["raw"][i], p50["grpc"][i], p50["grpc-uds"][i], l)
 	}
-	for _, v := range []string{"rpc", "raw", "grpc"} {
-		d := dp
-		if v == "grpc" {
-			d = "tcp"
-		}
-		b.add("latency_p50", v, d, stats.Median(p50[v]), "us")
-		b.add("latency_p99", v, d, stats.Median(p99[v]), "us")
+	b.add("latency_p50", "rpc", dp, stats.Median(p50["rpc"]), "us")
+	b.add("latency_p99", "rpc", dp, stats.Median(p99["rpc"]), "us")
+	b.add("latency_p50", "raw", dp, stats.Median(p50["raw"]), "us")
+	b.add("latency_p99", "raw", dp, stats.Median(p99["raw"]), "us")
+	for _, g := range grpcVariants {
+		b.add("latency_p50", g.variant, g.datapath, stats.Median(p50[g.variant]), "us")
+		b.add("latency_p99", g.variant, g.datapath, stats.Median(p99[g.variant]), "us")
 	}
 	return nil
 }

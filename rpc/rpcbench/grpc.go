@@ -3,7 +3,10 @@ package rpcbench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,24 +55,67 @@ var echoDesc = grpc.ServiceDesc{
 	}},
 }
 
+// gRPC-Go's transports: loopback TCP (variant "grpc", datapath "tcp") and
+// a Unix domain socket (variant "grpc-uds", datapath "uds"), the usual IPC
+// choice between processes on one host.
+const (
+	grpcTCP = "tcp"
+	grpcUDS = "unix"
+)
+
+// grpcVariants are the gRPC-Go variants small_rate and latency measure next
+// to the RPC and the raw datapath: the record's variant and datapath and
+// the transport.
+var grpcVariants = []struct{ variant, datapath, network string }{
+	{"grpc", "tcp", grpcTCP},
+	{"grpc-uds", "uds", grpcUDS},
+}
+
 // grpcRate runs `clients` goroutines doing unary echo calls of size bytes
-// over loopback TCP for d and returns calls per second; lat collects
-// latencies when non-nil (use clients == 1).
-func grpcRate(size, clients int, d time.Duration, lat *[]time.Duration) (r float64, err error) {
-	withRole("grpc", func() { r, err = grpcRun(size, clients, d, lat) })
+// over network (grpcTCP: loopback TCP; grpcUDS: a Unix domain socket in a
+// fresh temporary directory, removed afterwards) for d and returns calls
+// per second; lat collects latencies when non-nil (use clients == 1).
+func grpcRate(network string, size, clients int, d time.Duration, lat *[]time.Duration) (r float64, err error) {
+	withRole("grpc", func() { r, err = grpcRun(network, size, clients, d, lat) })
 	return r, err
 }
 
-func grpcRun(size, clients int, d time.Duration, lat *[]time.Duration) (float64, error) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+// grpcListen opens the server's listener and returns the client's target.
+func grpcListen(network string) (net.Listener, string, func(), error) {
+	switch network {
+	case grpcTCP:
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return lis, lis.Addr().String(), func() {}, nil
+	case grpcUDS:
+		dir, err := os.MkdirTemp("", "cfrpcb-grpc")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		path := filepath.Join(dir, "echo.sock")
+		lis, err := net.Listen("unix", path)
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, "", nil, err
+		}
+		return lis, "unix://" + path, func() { _ = os.RemoveAll(dir) }, nil
+	}
+	return nil, "", nil, fmt.Errorf("rpcbench: grpc over %q", network)
+}
+
+func grpcRun(network string, size, clients int, d time.Duration, lat *[]time.Duration) (float64, error) {
+	lis, target, cleanup, err := grpcListen(network)
 	if err != nil {
 		return 0, err
 	}
+	defer cleanup()
 	srv := grpc.NewServer(grpc.ForceServerCodec(rawCodec{}))
 	srv.RegisterService(&echoDesc, struct{}{})
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
 	if err != nil {
 		return 0, err

@@ -9,13 +9,14 @@ import (
 // stated in, each as one more Record of the same test: variant "a/b" with
 // unit "ratio" (a's value over b's), or "a-b" with a's unit for latency:
 //
-//	small_rate   rpc/raw, rpc/grpc
+//	small_rate   rpc/raw, rpc/grpc, rpc/grpc-uds
 //	latency_p50  rpc-raw (µs)
 //	latency_p99  rpc-raw (µs)
 //	large_bw     rpc/raw, sack/raw
 //	loss_bw      sack/<p>/sack/0 and gobackn/<p>/gobackn/0 for every loss rate p
 //	factor       <variant>/all
 //	sessions     <n>/1
+//	zc_resp      1048576/4096 (server busy time per call)
 //
 // A comparison whose records are missing (a test not run) is left out.
 func Ratios(recs []Record) []Record {
@@ -45,10 +46,12 @@ func Ratios(recs []Record) []Record {
 	}
 	ratio("small_rate", "rpc", "raw")
 	ratio("small_rate", "rpc", "grpc")
+	ratio("small_rate", "rpc", "grpc-uds")
 	diff("latency_p50", "rpc", "raw")
 	diff("latency_p99", "rpc", "raw")
 	ratio("large_bw", "rpc", "raw")
 	ratio("large_bw", "sack", "raw")
+	ratio("zc_resp", "1048576", "4096")
 	for _, k := range order {
 		switch test, v := k[0], k[1]; test {
 		case "loss_bw":
@@ -80,10 +83,12 @@ type Target struct {
 var Targets = []Target{
 	{Test: "small_rate", Variant: "rpc/raw", Min: 0.90, Text: "small-RPC rate ≥ 90 % of the raw datapath's"},
 	{Test: "small_rate", Variant: "rpc/grpc", Min: 5, Text: "small-RPC rate ≥ 5x gRPC-Go's"},
+	{Test: "small_rate", Variant: "rpc/grpc-uds", Min: 10, Text: "small-RPC rate ≥ 10x gRPC-Go's over a Unix domain socket (issue 22, shm)"},
 	{Test: "latency_p50", Variant: "rpc-raw", Max: 1, Text: "median latency ≤ raw ping-pong + 1 µs"},
 	{Test: "large_bw", Variant: "rpc/raw", Min: 0.80, Text: "8 MB bandwidth ≥ 80 % of raw"},
 	{Test: "loss_bw", Variant: "sack/0.001/sack/0", Min: 0.50, Text: "at 1e-3 loss ≥ 50 % of lossless bandwidth (selective retransmission)"},
 	{Test: "sessions", Variant: "20000/1", Min: 0.90, Text: "20000 sessions within 10 % of one session's rate"},
+	{Test: "zc_resp", Variant: "1048576/4096", Max: 1.2, Text: "a 1 MiB zero-copy response costs the server ≤ 1.2x a 4 KiB one (issue 22, shm)"},
 }
 
 // CheckTargets returns one line per target whose record is in recs (Run's

@@ -66,13 +66,15 @@ func WriteTable(w io.Writer, recs []Record) error {
 }
 
 // Tests lists the experiments, in the order Run performs them.
-var Tests = []string{"small_rate", "latency", "large_bw", "loss_bw", "factor", "sessions"}
+var Tests = []string{"small_rate", "latency", "large_bw", "loss_bw", "factor", "sessions", "zc_resp"}
 
 // Options configures Run.
 type Options struct {
 	// Datapath is "udp" (loopback, default), "udp-veth" (kernel UDP
 	// between two network namespaces joined by a veth pair: a real link,
-	// with the two hosts' network stacks apart), "memnet" or "xdp".
+	// with the two hosts' network stacks apart), "shm" (shared memory:
+	// packets of up to 1 MiB and a page, registered memory sent as
+	// descriptors), "memnet" or "xdp".
 	Datapath string
 	// Quick shortens every measurement (the whole run stays under 3 minutes).
 	Quick bool
@@ -109,8 +111,18 @@ func Run(ctx context.Context, o Options) (recs []Record, err error) {
 		o.Datapath = "udp"
 	}
 	var veth *netns.Pair
+	var space *mem.Space
 	switch o.Datapath {
 	case "udp", "memnet":
+	case "shm":
+		sp, err := newShmSpace()
+		if err != nil {
+			return nil, fmt.Errorf("%w: datapath shm: %v", ErrOptions, err)
+		}
+		// Closed after every endpoint and pool of the run (each
+		// measurement closes its own).
+		defer func() { _ = sp.Close() }()
+		space = sp
 	case "udp-veth":
 		p, err := netns.Create(netns.Config{Prefix: vethPrefix, MTU: maxPayload + 28})
 		if err != nil {
@@ -126,7 +138,7 @@ func Run(ctx context.Context, o Options) (recs []Record, err error) {
 		}
 		defer func() { _ = xdp.CloseAutoTopology() }()
 	default:
-		return nil, fmt.Errorf("%w: datapath %q (want udp, udp-veth, memnet or xdp)", ErrOptions, o.Datapath)
+		return nil, fmt.Errorf("%w: datapath %q (want udp, udp-veth, shm, memnet or xdp)", ErrOptions, o.Datapath)
 	}
 	want := map[string]bool{}
 	for _, t := range o.Only {
@@ -139,7 +151,7 @@ func Run(ctx context.Context, o Options) (recs []Record, err error) {
 		}
 		want[t] = true
 	}
-	b := &bench{o: o, dur: 2 * time.Second, reps: 5, ctx: ctx, veth: veth}
+	b := &bench{o: o, dur: 2 * time.Second, reps: 5, ctx: ctx, veth: veth, space: space}
 	if o.Quick {
 		b.dur = 400 * time.Millisecond
 		b.reps = 3
@@ -182,6 +194,8 @@ func Run(ctx context.Context, o Options) (recs []Record, err error) {
 			err = b.factor()
 		case "sessions":
 			err = b.sessions()
+		case "zc_resp":
+			err = b.zcResp()
 		}
 		if err != nil {
 			return b.recs, fmt.Errorf("rpcbench %s: %w", t, err)
@@ -203,6 +217,9 @@ type bench struct {
 	recs []Record
 	sys  batching    // the last rpcRate's system calls (udp)
 	veth *netns.Pair // udp-veth's namespaces (nil otherwise)
+	// space is shm's shared space: the endpoints' pools and zc_resp's
+	// buffers live in it, so that what they send goes out as descriptors.
+	space *mem.Space
 }
 
 // batching is the system-call batching of a client/server pair over one
@@ -347,6 +364,7 @@ type setup struct {
 	cliDP    datapath.Endpoint
 	cancel   context.CancelFunc
 	srvDone  chan error
+	pools    []*mem.Pool // endpoints' pools in a shared space (shm), closed after them
 }
 
 // vethPrefix names udp-veth's network namespaces (cfrpcb-<pid>-<n>-a|b).
@@ -358,6 +376,9 @@ type fabric struct {
 	kind string
 	net  *memnet.Network
 	veth *netns.Pair
+	// space, when set, is the shared space the endpoints send zero-copy
+	// from (shm: mem.SpaceConfig.Shared, registered with both endpoints).
+	space *mem.Space
 }
 
 // open opens the server's (side A of udp-veth) or the client's datapath
@@ -385,6 +406,11 @@ func (f fabric) open(server bool) (datapath.Endpoint, error) {
 	case "xdp":
 		// No interface named: the endpoint joins the AF_XDP auto topology.
 		return datapath.Open("xdp", cfg)
+	case "shm":
+		cfg.Local = netip.MustParseAddrPort("127.0.0.1:0")
+		cfg.MaxPayload = shmMaxPayload
+		cfg.Options = shmOptions(f.space)
+		return datapath.Open("shm", cfg)
 	}
 	ep, err := f.net.Open(cfg, memnet.Options{RxRing: 4096, TxQueue: 8192})
 	if err != nil {
@@ -427,9 +453,19 @@ func registerHandlers(nx *rpc.Nexus) {
 	})
 }
 
-// newSetup starts a server endpoint (on its own goroutine) and a client
-// endpoint (for the calling goroutine) with nSess sessions.
+// newSetup starts a server endpoint (on its own goroutine, running the
+// benchmark's handlers) and a client endpoint (for the calling goroutine)
+// with nSess sessions.
 func newSetup(f fabric, cfg rpc.EndpointConfig, nSess int) (*setup, []rpc.Session, error) {
+	return newSetupLoop(f, cfg, nSess, func(nx *rpc.Nexus) error { registerHandlers(nx); return nil }, nil)
+}
+
+// serverLoop runs a server endpoint until ctx is done (nil: ep.Run).
+type serverLoop func(ctx context.Context, ep *rpc.Endpoint, dp datapath.Endpoint) error
+
+// newSetupLoop is newSetup with the server's handlers registered by
+// register and its loop run by loop.
+func newSetupLoop(f fabric, cfg rpc.EndpointConfig, nSess int, register func(*rpc.Nexus) error, loop serverLoop) (*setup, []rpc.Session, error) {
 	s := &setup{}
 	var err error
 	nc := rpc.NexusConfig{FailureTimeout: 30 * time.Second, ConnectTimeout: 20 * time.Second}
@@ -440,10 +476,19 @@ func newSetup(f fabric, cfg rpc.EndpointConfig, nSess int) (*setup, []rpc.Sessio
 		s.close()
 		return nil, nil, err
 	}
-	registerHandlers(s.srvNx)
-	cfg.IdleSpin = busyPoll
+	if err := register(s.srvNx); err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	if cfg.IdleSpin == 0 {
+		cfg.IdleSpin = busyPoll
+	}
 	sc := cfg
 	sc.ID = 1
+	if sc.Pool, err = s.pool(f, "rpcbench server"); err != nil {
+		s.close()
+		return nil, nil, err
+	}
 	if sc.Datapath, err = f.open(true); err != nil {
 		s.close()
 		return nil, nil, err
@@ -456,6 +501,10 @@ func newSetup(f fabric, cfg rpc.EndpointConfig, nSess int) (*setup, []rpc.Sessio
 	}
 	cc := cfg
 	cc.ID = 2
+	if cc.Pool, err = s.pool(f, "rpcbench client"); err != nil {
+		s.close()
+		return nil, nil, err
+	}
 	if cc.Datapath, err = f.open(false); err != nil {
 		s.close()
 		return nil, nil, err
@@ -469,13 +518,16 @@ func newSetup(f fabric, cfg rpc.EndpointConfig, nSess int) (*setup, []rpc.Sessio
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.srvDone = make(chan error, 1)
-	srv := s.srv
+	srv, srvDP := s.srv, s.srvDP
+	if loop == nil {
+		loop = func(ctx context.Context, ep *rpc.Endpoint, _ datapath.Endpoint) error { return ep.Run(ctx) }
+	}
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		restore := pinThread(cpuServer)
 		defer restore()
-		withRole("rpc-server", func() { s.srvDone <- srv.Run(ctx) })
+		withRole("rpc-server", func() { s.srvDone <- loop(ctx, srv, srvDP) })
 	}()
 	sess, err := s.connect(nSess)
 	if err != nil {
@@ -540,6 +592,26 @@ func (s *setup) close() {
 	if s.srvNx != nil {
 		_ = s.srvNx.Close()
 	}
+	for _, p := range s.pools { // after the endpoints that used them
+		_ = p.Close()
+	}
+	s.pools = nil
+}
+
+// pool returns the message pool of an RPC endpoint on f: nil (the
+// endpoint makes its own) unless f has a shared space, where the pool
+// lives in it so that request and response bodies go out as descriptors.
+// The setup closes it after its endpoints.
+func (s *setup) pool(f fabric, name string) (*mem.Pool, error) {
+	if f.space == nil {
+		return nil, nil
+	}
+	p, err := mem.NewPool(mem.PoolConfig{Name: name, Space: f.space})
+	if err != nil {
+		return nil, err
+	}
+	s.pools = append(s.pools, p)
+	return p, nil
 }
 
 // ---- RPC workloads ----
