@@ -432,22 +432,25 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 func (d *decoder) elems(op recvOp) error {
 	el := op.p
 	i := op.i
+	// With a slab, w0 is the index of the next unused object in it.
+	nonNil := op.a != nil && binary.LittleEndian.Uint64(op.raw[uintptr(i)*8:]) != 0
 	if i+1 < op.n {
 		next := op
 		next.i++
-		if op.a != nil && binary.LittleEndian.Uint64(op.raw[uintptr(i)*8:]) != 0 {
-			next.a = unsafe.Add(op.a, el.elem.size)
+		if nonNil {
+			next.w0++
 		}
 		d.stack = append(d.stack, next)
 	}
 	dst := unsafe.Add(op.dst, uintptr(i)*el.size)
 	raw := op.raw[uintptr(i)*el.size : uintptr(i+1)*el.size]
 	if op.a != nil {
-		if binary.LittleEndian.Uint64(raw) == 0 {
+		if !nonNil {
 			return nil
 		}
-		*(*unsafe.Pointer)(dst) = op.a
-		return d.value(op.a, el.elem)
+		obj := unsafe.Add(op.a, uintptr(op.w0)*el.elem.size)
+		*(*unsafe.Pointer)(dst) = obj
+		return d.value(obj, el.elem)
 	}
 	return d.fill(dst, raw, el)
 }
@@ -489,16 +492,16 @@ func (d *decoder) elemsCompact(op recvOp) error {
 		return nil
 	}
 	i := op.i
-	obj := op.a
-	if obj == nil { // zero-size objects: each its own (zero-size) allocation
+	var obj unsafe.Pointer
+	if op.a == nil { // zero-size objects: each its own (zero-size) allocation
 		obj = reflect.New(el.elem.t).UnsafePointer()
+	} else {
+		obj = unsafe.Add(op.a, uintptr(op.w0)*el.elem.size) // w0: the next unused object of the slab
 	}
 	if i+1 < op.n {
 		next := op
 		next.i++
-		if op.a != nil {
-			next.a = unsafe.Add(op.a, el.elem.size)
-		}
+		next.w0++
 		d.stack = append(d.stack, next)
 	}
 	*(*unsafe.Pointer)(unsafe.Add(op.dst, uintptr(i)*ptrSize)) = obj
@@ -524,4 +527,3 @@ func (d *decoder) finishMap(op recvOp) error {
 	reflect.NewAt(p.t, op.dst).Elem().Set(m)
 	return nil
 }
-

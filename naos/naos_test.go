@@ -289,7 +289,11 @@ func TestUnsupported(t *testing.T) {
 	}{
 		{bad{}, ".In.F[]"},
 		{struct{ C chan int }{}, ".C"},
-		{map[string]*struct{ P uintptr; U [1]any; X func() }{}, "[val][]*.X"},
+		{map[string]*struct {
+			P uintptr
+			U [1]any
+			X func()
+		}{}, "[val][]*.X"},
 	} {
 		_, err := AppendEncode(nil, tc.v, Options{})
 		var ue *UnsupportedError
