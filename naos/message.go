@@ -3,6 +3,7 @@ package naos
 import (
 	"context"
 	"fmt"
+	"io"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -87,6 +88,9 @@ func Decode[T any](msg []byte, lim Limits) (T, error) {
 	r := reader{buf: msg, w: len(msg)}
 	d := decoder{r: &r, lim: lim.withDefaults()}
 	if err := d.decode(unsafe.Pointer(&v), p); err != nil {
+		if err == io.EOF {
+			err = formatErr("empty message")
+		}
 		var zero T
 		return zero, err
 	}
