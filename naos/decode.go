@@ -80,6 +80,7 @@ type decoder struct {
 	stack   []recvOp
 	seen    map[seenKey]unsafe.Pointer
 	scratch []byte
+	strs    []byte // the rest of the current string chunk
 	word    [8]byte
 }
 
@@ -265,6 +266,28 @@ func checkBools(dst unsafe.Pointer, p *plan, n int) error {
 	return nil
 }
 
+// Strings up to smallString bytes are carved out of shared chunks of
+// stringChunk bytes, one allocation per chunk instead of one per string;
+// such a string keeps its chunk reachable.
+const (
+	smallString = 128
+	stringChunk = 8 << 10
+)
+
+// stringBytes returns n fresh bytes for a string's contents, never handed
+// out again.
+func (d *decoder) stringBytes(n int) []byte {
+	if n > smallString {
+		return make([]byte, n)
+	}
+	if len(d.strs) < n {
+		d.strs = make([]byte, stringChunk)
+	}
+	b := d.strs[:n:n]
+	d.strs = d.strs[n:]
+	return b
+}
+
 func (d *decoder) buf(n int) []byte {
 	if cap(d.scratch) < n {
 		d.scratch = make([]byte, n)
@@ -320,7 +343,7 @@ func (d *decoder) slot(dst unsafe.Pointer, p *plan, w0, w1 uint64) error {
 		if err := d.charge(uintptr(w1), 1); err != nil {
 			return err
 		}
-		b := make([]byte, w1)
+		b := d.stringBytes(int(w1))
 		if err := d.r.full(b); err != nil {
 			return err
 		}

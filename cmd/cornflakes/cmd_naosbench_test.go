@@ -42,7 +42,7 @@ func TestNaosbenchJSON(t *testing.T) {
 	if seen["float32 naosit tcp latency"] {
 		t.Error("naosit measured for float32")
 	}
-	if len(recs) != 2*2*2*(2+3) {
+	if len(recs) != 3*2*2*(2+3) {
 		t.Errorf("%d records", len(recs))
 	}
 	for _, f := range []string{"naosbench.json", "naosbench.csv", "tcp_float32_latency.png", "rpc_pair-ptr_throughput.png"} {

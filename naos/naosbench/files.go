@@ -43,7 +43,7 @@ func WriteFiles(dir string, recs []Record) ([]string, error) {
 	}
 	for _, tr := range report.Distinct(recs, func(r Record) string { return r.Transport }) {
 		for _, st := range report.Distinct(recs, func(r Record) string { return r.Structure }) {
-			for _, op := range []string{"latency", "throughput"} {
+			for _, op := range []string{"latency", "throughput", "cpu"} {
 				p, ok, err := sizePlot(recs, tr, st, op)
 				if err != nil {
 					return d.Paths(), fmt.Errorf("naosbench: %w", err)

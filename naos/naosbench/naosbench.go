@@ -22,9 +22,9 @@ type Record struct {
 	Size      int     `json:"size"`      // elements in the array
 	Library   string  `json:"library"`   // naos, naosit, gob, protobuf, vtprotobuf, msgp, cornflakes
 	Transport string  `json:"transport"` // tcp, rpc
-	Op        string  `json:"op"`        // latency, throughput
+	Op        string  `json:"op"`        // latency, throughput, cpu (CPU time of both ends per array while streaming)
 	Value     float64 `json:"value"`
-	Unit      string  `json:"unit"` // µs (latency), objects/s (throughput: whole arrays received per second)
+	Unit      string  `json:"unit"` // µs (latency, cpu), objects/s (throughput: whole arrays received per second)
 }
 
 // Transports are the transports measured.
@@ -124,15 +124,16 @@ func Run(cfg Config) ([]Record, error) {
 					if lib == "naosit" && st != "point-ptr" && st != "pair-ptr" {
 						continue // identical to naos without pointer arrays
 					}
-					lat, tput, err := h.measure(lib, d, cfg.Budget)
+					res, err := h.measure(lib, d, cfg.Budget)
 					if err != nil {
 						_ = h.close()
 						return recs, fmt.Errorf("naosbench: %s %s %d %s: %w", tr, st, n, lib, err)
 					}
-					fmt.Fprintf(cfg.Progress, "naosbench: %-4s %-9s %8d %-10s %10.1f µs %12.0f objects/s\n", tr, st, n, lib, lat, tput)
+					fmt.Fprintf(cfg.Progress, "naosbench: %-4s %-9s %8d %-10s %10.1f µs %12.0f objects/s %10.1f µs cpu\n", tr, st, n, lib, res.lat, res.tput, res.cpu)
 					recs = append(recs,
-						Record{st, n, lib, tr, "latency", lat, "µs"},
-						Record{st, n, lib, tr, "throughput", tput, "objects/s"})
+						Record{st, n, lib, tr, "latency", res.lat, "µs"},
+						Record{st, n, lib, tr, "throughput", res.tput, "objects/s"},
+						Record{st, n, lib, tr, "cpu", res.cpu, "µs"})
 				}
 			}
 		}
@@ -145,11 +146,16 @@ func Run(cfg Config) ([]Record, error) {
 
 // harness runs one transport's measurements.
 type harness interface {
-	// measure returns the median latency (µs) and the throughput
-	// (objects/s) of library lib sending d.
-	measure(lib string, d *dataset, budget time.Duration) (lat, tput float64, err error)
+	// measure returns the median latency, the throughput and the CPU
+	// time per array of library lib sending d.
+	measure(lib string, d *dataset, budget time.Duration) (result, error)
 	close() error
 }
+
+// result is one record's measurements: the median round trip (µs),
+// arrays received per second while streaming, and the CPU time of the
+// process (sender and receiver) per streamed array (µs).
+type result struct{ lat, tput, cpu float64 }
 
 // plan returns how many round trips and streamed messages fit in budget,
 // given one warm-up round trip of rtt.

@@ -134,14 +134,14 @@ func (h *rpcHarness) close() error {
 	return errors.Join(errs...)
 }
 
-func (h *rpcHarness) measure(lib string, d *dataset, budget time.Duration) (float64, float64, error) {
+func (h *rpcHarness) measure(lib string, d *dataset, budget time.Duration) (result, error) {
 	enc, err := newCodec(lib, d)
 	if err != nil {
-		return 0, 0, err
+		return result{}, err
 	}
 	dec, err := newCodec(lib, d) // the server's own (gob keeps state per stream)
 	if err != nil {
-		return 0, 0, err
+		return result{}, err
 	}
 	h.mu.Lock()
 	h.dec, h.decErr = dec.decode, nil
@@ -175,7 +175,7 @@ func (h *rpcHarness) measure(lib string, d *dataset, budget time.Duration) (floa
 	var warm time.Duration
 	for i := 0; i < 2; i++ {
 		if warm, err = rt(); err != nil {
-			return 0, 0, err
+			return result{}, err
 		}
 	}
 	reps, stream := plan(warm, budget)
@@ -184,7 +184,7 @@ func (h *rpcHarness) measure(lib string, d *dataset, budget time.Duration) (floa
 	for i := 0; i < reps && (i < 3 || time.Now().Before(deadline)); i++ {
 		x, err := rt()
 		if err != nil {
-			return 0, 0, err
+			return result{}, err
 		}
 		xs = append(xs, x)
 	}
@@ -200,31 +200,33 @@ func (h *rpcHarness) measure(lib string, d *dataset, budget time.Duration) (floa
 	cont := func(r *rpc.Response) {
 		got++
 	}
+	c0 := cpuTime()
 	t0 := time.Now()
 	for got < stream && cerr == nil {
 		for sent < stream && sent-got < window {
 			m, err := frame()
 			if err != nil {
-				return 0, 0, err
+				return result{}, err
 			}
 			if err := h.cli.Enqueue(h.sess, reqArray, m, cont); err != nil {
-				return 0, 0, err
+				return result{}, err
 			}
 			sent++
 		}
 		if err := h.cli.RunOnce(); err != nil {
-			return 0, 0, err
+			return result{}, err
 		}
 		if ctx.Err() != nil {
-			return 0, 0, fmt.Errorf("throughput: %w", ctx.Err())
+			return result{}, fmt.Errorf("throughput: %w", ctx.Err())
 		}
 	}
 	el := time.Since(t0)
+	cpu := float64(cpuTime()-c0) / 1e3 / float64(stream)
 	h.mu.Lock()
 	derr := h.decErr
 	h.mu.Unlock()
 	if derr != nil {
-		return 0, 0, derr
+		return result{}, derr
 	}
-	return lat, float64(stream) / el.Seconds(), nil
+	return result{lat, float64(stream) / el.Seconds(), cpu}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/naos"
@@ -47,10 +48,10 @@ func tcpPair() (cli, srv net.Conn, err error) {
 	return cli, srv, nil
 }
 
-func (*tcpHarness) measure(lib string, d *dataset, budget time.Duration) (float64, float64, error) {
+func (*tcpHarness) measure(lib string, d *dataset, budget time.Duration) (result, error) {
 	cli, srv, err := tcpPair()
 	if err != nil {
-		return 0, 0, err
+		return result{}, err
 	}
 	srvDone := make(chan error, 1)
 	go func() { srvDone <- serveTCP(lib, d, srv) }()
@@ -58,9 +59,9 @@ func (*tcpHarness) measure(lib string, d *dataset, budget time.Duration) (float6
 	if err != nil {
 		_ = cli.Close()
 		<-srvDone
-		return 0, 0, err
+		return result{}, err
 	}
-	lat, tput, err := drive(send, func() error {
+	lat, tput, cpu, err := drive(send, func() error {
 		var b [1]byte
 		_, err := io.ReadFull(cli, b[:])
 		return err
@@ -69,12 +70,12 @@ func (*tcpHarness) measure(lib string, d *dataset, budget time.Duration) (float6
 	if serr := <-srvDone; err == nil && serr != nil {
 		err = serr
 	}
-	return lat, tput, err
+	return result{lat, tput, cpu}, err
 }
 
 // drive measures latency (send, wait for the acknowledgement) and then
 // throughput (a goroutine sends while the caller counts acknowledgements).
-func drive(send func() error, ack func() error, budget time.Duration) (float64, float64, error) {
+func drive(send func() error, ack func() error, budget time.Duration) (lat, tput, cpu float64, err error) {
 	rt := func() (time.Duration, error) {
 		t0 := time.Now()
 		if err := send(); err != nil {
@@ -87,9 +88,8 @@ func drive(send func() error, ack func() error, budget time.Duration) (float64, 
 	}
 	var warm time.Duration
 	for i := 0; i < 2; i++ {
-		var err error
 		if warm, err = rt(); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
 	reps, stream := plan(warm, budget)
@@ -98,12 +98,13 @@ func drive(send func() error, ack func() error, budget time.Duration) (float64, 
 	for i := 0; i < reps && (i < 3 || time.Now().Before(deadline)); i++ {
 		x, err := rt()
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		xs = append(xs, x)
 	}
-	lat := float64(median(xs)) / 1e3
+	lat = float64(median(xs)) / 1e3
 	errc := make(chan error, 1)
+	c0 := cpuTime()
 	t0 := time.Now()
 	go func() {
 		for i := 0; i < stream; i++ {
@@ -114,7 +115,6 @@ func drive(send func() error, ack func() error, budget time.Duration) (float64, 
 		}
 		errc <- nil
 	}()
-	var err error
 	for i := 0; i < stream; i++ {
 		if err = ack(); err != nil {
 			break
@@ -125,9 +125,10 @@ func drive(send func() error, ack func() error, budget time.Duration) (float64, 
 		err = serr
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return lat, float64(stream) / el.Seconds(), nil
+	cpu = float64(cpuTime()-c0) / 1e3 / float64(stream)
+	return lat, float64(stream) / el.Seconds(), cpu, nil
 }
 
 // tcpSender returns the client's send of one array and its close.
@@ -244,4 +245,15 @@ func naosRecv(d *dataset, k *naos.Conn) error {
 		return err
 	}
 	return d.checkPairs(v)
+}
+
+// cpuTime is the process's CPU time (user and system, all threads): both
+// ends of a transfer run in this process, so its growth per array is the
+// whole cost of moving one, the kernel's copies included.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
