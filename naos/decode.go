@@ -72,16 +72,19 @@ type recvOp struct {
 
 // decoder recovers one message.
 type decoder struct {
-	r       *reader
-	lim     Limits
-	sharing bool
-	compact bool
-	alloc   int64 // bytes allocated for this message
-	stack   []recvOp
-	seen    map[seenKey]unsafe.Pointer
-	scratch []byte
-	strs    []byte // the rest of the current string chunk
-	word    [8]byte
+	r        *reader
+	lim      Limits
+	sharing  bool
+	compact  bool
+	alloc    int64 // bytes allocated for this message
+	stack    []recvOp
+	seen     map[seenKey]unsafe.Pointer
+	scratch  []byte
+	strs     []byte // the rest of the current string chunk
+	raws     [][]byte
+	rawDepth int
+	own      reader // Decode's reader over a message in memory
+	word     [8]byte
 }
 
 // readHeader reads and checks a message header, returning the flags and
@@ -136,6 +139,7 @@ func (d *decoder) decode(dst unsafe.Pointer, p *plan) error {
 	d.sharing = flags&flagSharing != 0
 	d.compact = flags&flagCompact != 0
 	d.alloc = 0
+	d.rawDepth = 0
 	d.stack = d.stack[:0]
 	if d.sharing {
 		if d.seen == nil {
@@ -224,7 +228,37 @@ func (d *decoder) value(dst unsafe.Pointer, p *plan) error {
 	if err := d.r.full(raw); err != nil {
 		return err
 	}
+	if p.inline {
+		return d.inlineObj(dst, raw, p)
+	}
 	return d.fill(dst, raw, p)
+}
+
+// inlineObj is fill for an inline plan: it recovers the slots at once, in
+// order, by recursion (their words are taken from raw first, so raw may be
+// the scratch buffer the recursion reuses).
+func (d *decoder) inlineObj(dst unsafe.Pointer, raw []byte, p *plan) error {
+	for _, r := range p.runs {
+		copy(unsafe.Slice((*byte)(unsafe.Add(dst, r.off)), r.n), raw[r.off:r.off+r.n])
+	}
+	for _, off := range p.bools {
+		if raw[off] > 1 {
+			return formatErr("bool of value %d in %s", raw[off], p.name)
+		}
+	}
+	var words [maxInlineSlots][2]uint64
+	for i, s := range p.slots {
+		words[i][0] = binary.LittleEndian.Uint64(raw[s.off:])
+		if s.p.kind != kPtr {
+			words[i][1] = binary.LittleEndian.Uint64(raw[s.off+8:])
+		}
+	}
+	for i, s := range p.slots {
+		if err := d.slot(unsafe.Add(dst, s.off), s.p, words[i][0], words[i][1]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fill copies the pointer-free bytes of raw (an object of plan p as the
@@ -287,6 +321,28 @@ func (d *decoder) stringBytes(n int) []byte {
 	d.strs = d.strs[n:]
 	return b
 }
+
+// pushRaw returns a buffer of n bytes for the raw bytes of an array that
+// is recovered by recursion; popRaw gives it back (last in, first out).
+// Buffers up to rawKeep bytes are kept for the next messages.
+func (d *decoder) pushRaw(n int) []byte {
+	if d.rawDepth == len(d.raws) {
+		d.raws = append(d.raws, nil)
+	}
+	b := d.raws[d.rawDepth]
+	if cap(b) < n {
+		b = make([]byte, n)
+		if n <= rawKeep {
+			d.raws[d.rawDepth] = b
+		}
+	}
+	d.rawDepth++
+	return b[:n]
+}
+
+func (d *decoder) popRaw() { d.rawDepth-- }
+
+const rawKeep = 1 << 20
 
 func (d *decoder) buf(n int) []byte {
 	if cap(d.scratch) < n {
@@ -426,11 +482,27 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 		}
 		return checkBools(data, el, int(n))
 	}
-	raw := make([]byte, size)
+	inl := el.inline && (el.kind != kPtr || !d.sharing)
+	var raw []byte
+	if inl {
+		// Recovered by recursion below: a buffer of the LIFO set.
+		raw = d.pushRaw(int(size))
+		defer d.popRaw()
+	} else {
+		raw = make([]byte, size) // kept by the stack entry
+	}
 	if err := d.r.full(raw); err != nil {
 		return err
 	}
 	op := recvOp{dst: data, p: el, raw: raw, n: int(n), op: opElems}
+	if el.inline && el.kind != kPtr {
+		for i := 0; i < int(n); i++ {
+			if err := d.inlineObj(unsafe.Add(data, uintptr(i)*el.size), raw[uintptr(i)*el.size:uintptr(i+1)*el.size], el); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if el.kind == kPtr && !d.sharing {
 		// One slab for all the objects the array points to: they arrive
 		// contiguous and stay so, as in Naos.
@@ -454,6 +526,21 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 // rest.
 func (d *decoder) elems(op recvOp) error {
 	el := op.p
+	if el.inline && op.a != nil {
+		// Pointers to inline objects, one slab: recover them all in order.
+		for i := op.i; i < op.n; i++ {
+			if binary.LittleEndian.Uint64(op.raw[uintptr(i)*8:]) == 0 {
+				continue
+			}
+			obj := unsafe.Add(op.a, uintptr(op.w0)*el.elem.size)
+			op.w0++
+			*(*unsafe.Pointer)(unsafe.Add(op.dst, uintptr(i)*ptrSize)) = obj
+			if err := d.value(obj, el.elem); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	i := op.i
 	// With a slab, w0 is the index of the next unused object in it.
 	nonNil := op.a != nil && binary.LittleEndian.Uint64(op.raw[uintptr(i)*8:]) != 0

@@ -164,6 +164,12 @@ func (e *encoder) traverse(root unsafe.Pointer, p *plan) error {
 		case opSlot:
 			err = e.slot(op.addr, op.p)
 		case opElems:
+			if op.p.inline {
+				for i := op.i; i < op.n && err == nil; i++ {
+					err = e.inlineSlots(unsafe.Add(op.addr, uintptr(i)*op.p.size), op.p)
+				}
+				break
+			}
 			if op.i+1 < op.n {
 				e.stack = append(e.stack, sendOp{addr: op.addr, p: op.p, i: op.i + 1, n: op.n, op: opElems})
 			}
@@ -191,8 +197,47 @@ func (e *encoder) value(addr unsafe.Pointer, p *plan) error {
 	if err := e.emit(addr, p.size); err != nil {
 		return err
 	}
+	if p.inline {
+		return e.inlineSlots(addr, p)
+	}
 	if !p.ptrFree {
 		e.pushSlots(addr, p)
+	}
+	return nil
+}
+
+// inlineSlots sends what the slots of the object at addr (of an inline
+// plan) point to, in order, by recursion: the same bytes, in the same
+// order, as the stack would produce.
+func (e *encoder) inlineSlots(addr unsafe.Pointer, p *plan) error {
+	for _, s := range p.slots {
+		a := unsafe.Add(addr, s.off)
+		switch q := s.p; q.kind {
+		case kString:
+			h := (*stringHeader)(a)
+			if err := e.emit(h.data, uintptr(h.len)); err != nil {
+				return err
+			}
+		case kPtr:
+			if err := e.slot(a, q); err != nil { // value recurses for inline pointees
+				return err
+			}
+		case kSlice:
+			h := (*sliceHeader)(a)
+			if h.len == 0 {
+				continue
+			}
+			if err := e.emit(h.data, uintptr(h.len)*q.elem.size); err != nil {
+				return err
+			}
+			if !q.elem.ptrFree {
+				for i := 0; i < h.len; i++ {
+					if err := e.inlineSlots(unsafe.Add(h.data, uintptr(i)*q.elem.size), q.elem); err != nil {
+						return err
+					}
+				}
+			}
+		}
 	}
 	return nil
 }

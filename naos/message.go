@@ -16,6 +16,8 @@ import (
 // transport, datagrams): the same format as on a stream, with the send
 // list copied into one buffer (the one copy a kernel socket would make).
 
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
 var encoders = sync.Pool{New: func() any { return new(encoder) }}
 
 // encodeWith traverses v and calls fill with the message size; fill
@@ -85,8 +87,12 @@ func Decode[T any](msg []byte, lim Limits) (T, error) {
 	if err != nil {
 		return v, err
 	}
-	r := reader{buf: msg, w: len(msg)}
-	d := decoder{r: &r, lim: lim.withDefaults()}
+	d := decoders.Get().(*decoder)
+	defer decoders.Put(d)
+	r := &d.own
+	*r = reader{buf: msg, w: len(msg)}
+	d.r, d.lim = r, lim.withDefaults()
+	defer func() { r.buf, d.r = nil, nil }()
 	if err := d.decode(unsafe.Pointer(&v), p); err != nil {
 		if err == io.EOF {
 			err = formatErr("empty message")

@@ -50,6 +50,7 @@ type plan struct {
 	keys    *plan     // kMap: []K
 	vals    *plan     // kMap: []V
 	keyCmp  bool      // kMap: K holds an interface, so each received key must be checked comparable
+	inline  bool      // not pointer-free, and everything below it can be sent and recovered by plain recursion (see inlinable)
 	fp      uint64    // structural fingerprint
 	name    string    // t.String(), for errors
 }
@@ -82,6 +83,9 @@ func planOf(t reflect.Type) (*plan, error) {
 	for _, q := range b.order {
 		q.fp = fingerprint(q.t)
 		q.name = q.t.String()
+	}
+	for _, q := range b.order {
+		q.inline = inlinable(q, map[*plan]bool{})
 	}
 	for t, q := range b.done {
 		plans.LoadOrStore(t, q)
@@ -312,4 +316,40 @@ func describe(sb *strings.Builder, t reflect.Type, seen map[reflect.Type]int) {
 	case reflect.Interface:
 		fmt.Fprintf(sb, "(%d)", t.NumMethod())
 	}
+}
+
+// maxInlineSlots bounds the slots of an inline plan (the receiver keeps
+// their words on its stack while it recovers them in order).
+const maxInlineSlots = 8
+
+// inlinable reports whether the values of p (which has slots) can be
+// traversed by recursion instead of the explicit stack: every slot is a
+// string, or a pointer or slice whose element is pointer-free or itself
+// inlinable (not through a recursive type, so the recursion is as deep as
+// the type), and there are at most maxInlineSlots of them. Maps and
+// interfaces, and slices of pointers (which Compact sends differently),
+// take the stack.
+func inlinable(p *plan, visiting map[*plan]bool) bool {
+	if p.ptrFree || len(p.slots) > maxInlineSlots || visiting[p] {
+		return false
+	}
+	visiting[p] = true
+	defer delete(visiting, p)
+	for _, s := range p.slots {
+		q := s.p
+		switch q.kind {
+		case kString:
+		case kPtr:
+			if q.elem == p || !q.elem.ptrFree && !inlinable(q.elem, visiting) {
+				return false
+			}
+		case kSlice:
+			if q.elem.kind == kPtr || !q.elem.ptrFree && !inlinable(q.elem, visiting) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
