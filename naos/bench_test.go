@@ -69,3 +69,20 @@ func BenchmarkTraversePairs(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkStreamFloats1M(b *testing.B) {
+	a, r := pair(b, "tcp", Options{})
+	v := make([]float32, 1<<20)
+	go func() {
+		for i := 0; i < b.N; i++ {
+			if a.Send(v) != nil {
+				return
+			}
+		}
+	}()
+	for i := 0; i < b.N; i++ {
+		if _, err := Recv[[]float32](r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -16,7 +16,7 @@ func TestRunAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := 2 * 3 * (4*6 + 2) // transports x ops (latency, throughput, cpu) x (structures x libraries + naosit twice)
+	want := 2 * 3 * (4*7 + 2) // transports x ops (latency, throughput, cpu) x (structures x libraries + naosit twice)
 	if len(recs) != want {
 		t.Fatalf("%d records, want %d", len(recs), want)
 	}

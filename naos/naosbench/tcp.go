@@ -151,6 +151,11 @@ func tcpSender(lib string, d *dataset, c net.Conn) (func() error, func(), error)
 		return nil, nil, err
 	}
 	var buf []byte
+	if lib == "floor" {
+		buf, _ = cd.encode([]byte{0, 0, 0, 0})
+		binary.LittleEndian.PutUint32(buf, uint32(len(buf)-4))
+		return func() error { _, err := c.Write(buf); return err }, func() { _ = c.Close() }, nil
+	}
 	return func() error {
 		var err error
 		buf, err = cd.encode(append(buf[:0], 0, 0, 0, 0))
