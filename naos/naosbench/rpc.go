@@ -46,7 +46,7 @@ func newRPCHarness() (_ *rpcHarness, err error) {
 			_ = h.close()
 		}
 	}()
-	if h.srvNx, err = rpc.NewNexus(rpc.NexusConfig{}); err != nil {
+	if h.srvNx, err = rpc.NewNexus(nexusConfig); err != nil {
 		return nil, err
 	}
 	if err = h.srvNx.Register(reqArray, rpc.Dispatch, h.handle); err != nil {
@@ -55,7 +55,7 @@ func newRPCHarness() (_ *rpcHarness, err error) {
 	open := func(id uint8, name string) (*rpc.Endpoint, *rpc.Nexus, error) {
 		nx := h.srvNx
 		if id != 1 {
-			if h.cliNx, err = rpc.NewNexus(rpc.NexusConfig{}); err != nil {
+			if h.cliNx, err = rpc.NewNexus(nexusConfig); err != nil {
 				return nil, nil, err
 			}
 			nx = h.cliNx
@@ -230,3 +230,8 @@ func (h *rpcHarness) measure(lib string, d *dataset, budget time.Duration) (resu
 	}
 	return result{lat, float64(stream) / el.Seconds(), cpu}, nil
 }
+
+// nexusConfig: the failure timeout is long because a server decoding a
+// large array on a loaded machine may not answer heartbeats for a while
+// (the default 500 ms would end the session mid-run).
+var nexusConfig = rpc.NexusConfig{FailureTimeout: 30 * time.Second, ConnectTimeout: 10 * time.Second}
