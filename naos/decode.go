@@ -83,6 +83,7 @@ type decoder struct {
 	strs     []byte // the rest of the current string chunk
 	raws     [][]byte
 	rawDepth int
+	bits     []byte // ptrArray's bitmap
 	own      reader // Decode's reader over a message in memory
 	word     [8]byte
 }
@@ -482,7 +483,10 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 		}
 		return checkBools(data, el, int(n))
 	}
-	inl := el.inline && (el.kind != kPtr || !d.sharing)
+	if el.kind == kPtr && el.inline && !d.sharing {
+		return d.ptrArray(data, el, int(n))
+	}
+	inl := el.inline && el.kind != kPtr
 	var raw []byte
 	if inl {
 		// Recovered by recursion below: a buffer of the LIFO set.
@@ -520,6 +524,64 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 		}
 	}
 	return d.elems(op)
+}
+
+// ptrArray receives an array of n pointers to inline objects without
+// sharing detection: of the pointer words it keeps only which are nil (a
+// bitmap; the words pass through the scratch buffer in chunks), allocates
+// the objects in one slab and recovers them in order.
+func (d *decoder) ptrArray(data unsafe.Pointer, el *plan, n int) error {
+	nb := (n + 7) / 8
+	if cap(d.bits) < nb {
+		d.bits = make([]byte, nb)
+	}
+	bm := d.bits[:nb]
+	clear(bm)
+	k := 0
+	chunk := d.buf(64 << 10)
+	for off := 0; off < n; {
+		m := min(n-off, len(chunk)/8)
+		c := chunk[:m*8]
+		if err := d.r.full(c); err != nil {
+			return err
+		}
+		for j := 0; j < m; j++ {
+			if binary.LittleEndian.Uint64(c[j*8:]) != 0 {
+				bm[(off+j)/8] |= 1 << ((off + j) % 8)
+				k++
+			}
+		}
+		off += m
+	}
+	if k == 0 {
+		return nil
+	}
+	obj := el.elem
+	if err := d.charge(uintptr(k), obj.size); err != nil {
+		return err
+	}
+	var slab unsafe.Pointer
+	if obj.size > 0 {
+		slab = reflect.MakeSlice(reflect.SliceOf(obj.t), k, k).UnsafePointer()
+	}
+	w := 0
+	for i := 0; i < n; i++ {
+		if bm[i/8]&(1<<(i%8)) == 0 {
+			continue
+		}
+		var q unsafe.Pointer
+		if slab == nil {
+			q = reflect.New(obj.t).UnsafePointer()
+		} else {
+			q = unsafe.Add(slab, uintptr(w)*obj.size)
+		}
+		w++
+		*(*unsafe.Pointer)(unsafe.Add(data, uintptr(i)*ptrSize)) = q
+		if err := d.value(q, obj); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // elems recovers element op.i of an array with pointers and queues the
