@@ -59,9 +59,10 @@ func FuzzDecode(f *testing.F) {
 		try(err)
 		_, err = Decode[[]float32](msg, fuzzLimits)
 		try(err)
-		// Whatever decodes must encode again.
+		// Whatever decodes must encode again (with sharing detection: a
+		// message with the sharing flag may have built a cycle).
 		if v, err := Decode[*Generated](msg, fuzzLimits); err == nil {
-			if _, err := AppendEncode(nil, v, Options{}); err != nil {
+			if _, err := AppendEncode(nil, v, Options{Sharing: true, Limits: fuzzLimits}); err != nil {
 				t.Fatalf("re-encode: %v", err)
 			}
 		}
