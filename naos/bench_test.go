@@ -1,0 +1,88 @@
+package naos
+
+import (
+	"fmt"
+	"testing"
+)
+
+func benchPairs(n int) []*Pair {
+	v := make([]*Pair, n)
+	for i := range v {
+		v[i] = &Pair{int32(i), fmt.Sprintf("%05d", i)}
+	}
+	return v
+}
+
+// BenchmarkStream sends and receives over loopback TCP (b.N arrays).
+func BenchmarkStream(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		v    any
+		recv func(*Conn) error
+	}{
+		{"float32-65536", make([]float32, 1<<16), func(k *Conn) error { _, err := Recv[[]float32](k); return err }},
+		{"pointval-65536", make([]Point, 1<<16), func(k *Conn) error { _, err := Recv[[]Point](k); return err }},
+		{"pairptr-65536", benchPairs(1 << 16), func(k *Conn) error { _, err := Recv[[]*Pair](k); return err }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			a, r := pair(b, "tcp", Options{})
+			errc := make(chan error, 1)
+			go func() {
+				for i := 0; i < b.N; i++ {
+					if err := a.Send(c.v); err != nil {
+						errc <- err
+						return
+					}
+				}
+				errc <- nil
+			}()
+			for i := 0; i < b.N; i++ {
+				if err := c.recv(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := <-errc; err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// BenchmarkDecodePairs is the receiver's recovery alone.
+func BenchmarkDecodePairs(b *testing.B) {
+	msg, _ := AppendEncode(nil, benchPairs(1<<16), Options{})
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Decode[[]*Pair](msg, Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncodePairs is the sender's traversal alone (plus the copy).
+func BenchmarkTraversePairs(b *testing.B) {
+	v := benchPairs(1 << 16)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if err := encodeWith(v, Options{}, func(n int) ([]byte, error) { return nil, nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStreamFloats1M(b *testing.B) {
+	a, r := pair(b, "tcp", Options{})
+	v := make([]float32, 1<<20)
+	go func() {
+		for i := 0; i < b.N; i++ {
+			if a.Send(v) != nil {
+				return
+			}
+		}
+	}()
+	for i := 0; i < b.N; i++ {
+		if _, err := Recv[[]float32](r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package naosbench
+
+import (
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// Every library sends every structure intact (each receiver checks the
+// element count and a checksum of the values) over both transports.
+func TestRunAll(t *testing.T) {
+	recs, err := Run(Config{Sizes: []int{33}, Budget: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 2 * 3 * (4*7 + 2) // transports x ops (latency, throughput, cpu) x (structures x libraries + naosit twice)
+	if len(recs) != want {
+		t.Fatalf("%d records, want %d", len(recs), want)
+	}
+	for _, r := range recs {
+		if !(r.Value > 0) || r.Size != 33 {
+			t.Fatalf("bad record %+v", r)
+		}
+	}
+}
+
+func TestCodecsDetectCorruption(t *testing.T) {
+	for _, st := range Structures {
+		d, err := newDataset(st, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, _ := newDataset(st, 11)
+		for _, lib := range Libraries {
+			enc, _ := newCodec(lib, other)
+			dec, _ := newCodec(lib, d)
+			f, err := enc.encode(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := dec.decode(f); err == nil {
+				t.Errorf("%s %s: 11 elements accepted as 10", st, lib)
+			}
+		}
+	}
+}
+
+func TestUnknownNames(t *testing.T) {
+	for _, c := range []Config{{Structures: []string{"x"}}, {Libraries: []string{"x"}}, {Transports: []string{"x"}, Sizes: []int{1}}} {
+		if _, err := Run(c); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}

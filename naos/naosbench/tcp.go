@@ -1,0 +1,264 @@
+package naosbench
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/naos"
+)
+
+// maxFrame bounds a baseline frame the TCP receiver accepts.
+const maxFrame = 1 << 30
+
+// tcpHarness measures over a fresh loopback TCP connection per record.
+type tcpHarness struct{}
+
+func (*tcpHarness) close() error { return nil }
+
+// tcpPair returns the two ends of a loopback TCP connection.
+func tcpPair() (cli, srv net.Conn, err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ln.Close()
+	ch := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		ch <- c
+	}()
+	cli, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		_ = ln.Close()
+		<-ch
+		return nil, nil, err
+	}
+	srv = <-ch
+	if srv == nil {
+		_ = cli.Close()
+		return nil, nil, errors.New("accept failed")
+	}
+	return cli, srv, nil
+}
+
+func (*tcpHarness) measure(lib string, d *dataset, budget time.Duration) (result, error) {
+	cli, srv, err := tcpPair()
+	if err != nil {
+		return result{}, err
+	}
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- serveTCP(lib, d, srv) }()
+	send, closeCli, err := tcpSender(lib, d, cli)
+	if err != nil {
+		_ = cli.Close()
+		<-srvDone
+		return result{}, err
+	}
+	lat, tput, cpu, err := drive(send, func() error {
+		var b [1]byte
+		_, err := io.ReadFull(cli, b[:])
+		return err
+	}, budget)
+	closeCli()
+	if serr := <-srvDone; err == nil && serr != nil {
+		err = serr
+	}
+	return result{lat, tput, cpu}, err
+}
+
+// drive measures latency (send, wait for the acknowledgement) and then
+// throughput (a goroutine sends while the caller counts acknowledgements).
+func drive(send func() error, ack func() error, budget time.Duration) (lat, tput, cpu float64, err error) {
+	rt := func() (time.Duration, error) {
+		t0 := time.Now()
+		if err := send(); err != nil {
+			return 0, err
+		}
+		if err := ack(); err != nil {
+			return 0, err
+		}
+		return time.Since(t0), nil
+	}
+	var warm time.Duration
+	for i := 0; i < 2; i++ {
+		if warm, err = rt(); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	reps, stream := plan(warm, budget)
+	xs := make([]time.Duration, 0, reps)
+	deadline := time.Now().Add(budget)
+	for i := 0; i < reps && (i < 3 || time.Now().Before(deadline)); i++ {
+		x, err := rt()
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		xs = append(xs, x)
+	}
+	lat = float64(median(xs)) / 1e3
+	errc := make(chan error, 1)
+	c0 := cpuTime()
+	t0 := time.Now()
+	go func() {
+		for i := 0; i < stream; i++ {
+			if err := send(); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
+	}()
+	for i := 0; i < stream; i++ {
+		if err = ack(); err != nil {
+			break
+		}
+	}
+	el := time.Since(t0)
+	if serr := <-errc; err == nil {
+		err = serr
+	}
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	cpu = float64(cpuTime()-c0) / 1e3 / float64(stream)
+	return lat, float64(stream) / el.Seconds(), cpu, nil
+}
+
+// tcpSender returns the client's send of one array and its close.
+func tcpSender(lib string, d *dataset, c net.Conn) (func() error, func(), error) {
+	switch lib {
+	case "naos", "naosit":
+		k, err := naos.NewConn(c, naos.Options{Compact: lib == "naosit"})
+		if err != nil {
+			return nil, nil, err
+		}
+		v := d.value()
+		return func() error { return k.Send(v) }, func() { _ = k.Close() }, nil
+	case "gob":
+		enc := gob.NewEncoder(c) // one Write per Encode
+		v := d.value()
+		return func() error { return enc.Encode(v) }, func() { _ = c.Close() }, nil
+	}
+	cd, err := newCodec(lib, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf []byte
+	if lib == "floor" {
+		buf, _ = cd.encode([]byte{0, 0, 0, 0})
+		binary.LittleEndian.PutUint32(buf, uint32(len(buf)-4))
+		return func() error { _, err := c.Write(buf); return err }, func() { _ = c.Close() }, nil
+	}
+	return func() error {
+		var err error
+		buf, err = cd.encode(append(buf[:0], 0, 0, 0, 0))
+		if err != nil {
+			return err
+		}
+		binary.LittleEndian.PutUint32(buf, uint32(len(buf)-4))
+		_, err = c.Write(buf)
+		return err
+	}, func() { _ = c.Close() }, nil
+}
+
+// serveTCP receives arrays until the client closes, acknowledging each
+// with one byte once it is fully decoded.
+func serveTCP(lib string, d *dataset, c net.Conn) error {
+	defer c.Close()
+	var recv func() error
+	switch lib {
+	case "naos", "naosit":
+		k, err := naos.NewConn(c, naos.Options{})
+		if err != nil {
+			return err
+		}
+		defer k.Close()
+		recv = func() error { return naosRecv(d, k) }
+	case "gob":
+		dec := gob.NewDecoder(bufio.NewReaderSize(c, 64<<10))
+		recv = func() error { return gobDecode(d, dec) }
+	default:
+		cd, err := newCodec(lib, d)
+		if err != nil {
+			return err
+		}
+		br := bufio.NewReaderSize(c, 64<<10)
+		var frame []byte
+		recv = func() error {
+			var h [4]byte
+			if _, err := io.ReadFull(br, h[:]); err != nil {
+				return err
+			}
+			n := binary.LittleEndian.Uint32(h[:])
+			if n > maxFrame {
+				return fmt.Errorf("frame of %d bytes", n)
+			}
+			if cap(frame) < int(n) {
+				frame = make([]byte, n)
+			}
+			frame = frame[:n]
+			if _, err := io.ReadFull(br, frame); err != nil {
+				return err
+			}
+			return cd.decode(frame)
+		}
+	}
+	ack := []byte{1}
+	for {
+		if err := recv(); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		if _, err := c.Write(ack); err != nil {
+			return nil // the client is gone
+		}
+	}
+}
+
+func naosRecv(d *dataset, k *naos.Conn) error {
+	switch d.structure {
+	case "float32":
+		v, err := naos.Recv[[]float32](k)
+		if err != nil {
+			return err
+		}
+		return d.checkFloats(v)
+	case "point-ptr":
+		v, err := naos.Recv[[]*Point](k)
+		if err != nil {
+			return err
+		}
+		return d.checkPointPtrs(v)
+	case "point-val":
+		v, err := naos.Recv[[]Point](k)
+		if err != nil {
+			return err
+		}
+		return d.checkPoints(v)
+	}
+	v, err := naos.Recv[[]*Pair](k)
+	if err != nil {
+		return err
+	}
+	return d.checkPairs(v)
+}
+
+// cpuTime is the process's CPU time (user and system, all threads): both
+// ends of a transfer run in this process, so its growth per array is the
+// whole cost of moving one, the kernel's copies included.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
