@@ -89,7 +89,9 @@ func cmdConfig(cn *conn, args [][]byte) {
 		}
 		for i := 2; i < len(args); i += 2 {
 			name, val := strings.ToLower(string(args[i])), string(args[i+1])
-			bad := func() { cn.fail("CONFIG SET failed (possibly related to argument '" + name + "') - argument couldn't be parsed into an integer") }
+			bad := func() {
+				cn.fail("CONFIG SET failed (possibly related to argument '" + name + "') - argument couldn't be parsed into an integer")
+			}
 			switch name {
 			case "maxmemory":
 				v, err := parseMemory(val)

@@ -75,21 +75,23 @@ func (ks *keyspace) newList(d *db, key []byte) *entry {
 }
 
 func cmdPush(cn *conn, args [][]byte) {
-	name := lower(args[0])
+	name := args[0] // [lr]push[x], any case
+	left := name[0] == 'l' || name[0] == 'L'
+	onlyExisting := len(name) == 6
 	e, ok := cn.getList(args[1])
 	if !ok {
 		return
 	}
 	ks := cn.srv.ks
 	if e == nil {
-		if name[len(name)-1] == 'x' {
+		if onlyExisting {
 			cn.out.int(0)
 			return
 		}
 		e = ks.newList(cn.db(), args[1])
 	}
 	for _, v := range args[2:] {
-		ks.pushVal(e, v, name[0] == 'l')
+		ks.pushVal(e, v, left)
 	}
 	ks.signalReady(cn.dbi, args[1])
 	cn.out.int(int64(e.l.len()))

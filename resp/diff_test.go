@@ -66,7 +66,7 @@ func sortedArray(r string, group int) string {
 	return lines[0] + "\r\n" + strings.Join(items, "\r\n") + "\r\n"
 }
 
-// splitArgs splits a written command line on spaces; '' is an empty
+// splitArgs splits a written command line on spaces; ” is an empty
 // argument.
 func splitArgs(line string) []string {
 	f := strings.Fields(line)

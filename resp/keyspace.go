@@ -256,8 +256,9 @@ func (ks *keyspace) evictOne() bool {
 	var bestKey string
 	var bestLRU uint32
 	found := false
+	first := ks.rnd.IntN(NumDBs)
 	for i := 0; i < NumDBs; i++ {
-		d := ks.dbs[(i+ks.rnd.IntN(NumDBs))%NumDBs]
+		d := ks.dbs[(first+i)%NumDBs]
 		n := 0
 		for k, e := range d.keys {
 			if n == 5 {

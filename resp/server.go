@@ -139,9 +139,9 @@ type Server struct {
 	done      chan struct{}
 
 	stats struct {
-		conns, commands, errors, zc, zcBytes                   atomic.Uint64
-		rejected, denied, idleClosed, slowClosed, queryLimit   atomic.Uint64
-		outputLimit, authFailed, aclDenied                     atomic.Uint64
+		conns, commands, errors, zc, zcBytes                 atomic.Uint64
+		rejected, denied, idleClosed, slowClosed, queryLimit atomic.Uint64
+		outputLimit, authFailed, aclDenied                   atomic.Uint64
 	}
 
 	// bigBufs recycles read buffers larger than keepBuf, which a
@@ -694,6 +694,9 @@ func (cn *conn) setDeadline() {
 }
 
 func isTimeout(err error) bool {
+	if err == io.EOF {
+		return false
+	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
