@@ -94,7 +94,7 @@ func cmdConfig(cn *conn, args [][]byte) {
 			}
 			switch name {
 			case "maxmemory":
-				v, err := parseMemory(val)
+				v, err := ParseMemory(val)
 				if err != nil {
 					bad()
 					return
@@ -131,9 +131,9 @@ func cmdConfig(cn *conn, args [][]byte) {
 	}
 }
 
-// parseMemory parses a Redis memory size: bytes, or with a k/kb/m/mb/g/gb
-// suffix (k = 1000, kb = 1024, ...).
-func parseMemory(v string) (int64, error) {
+// ParseMemory parses a Redis memory size (maxmemory): bytes, or with a
+// k/kb/m/mb/g/gb suffix (k = 1000, kb = 1024, ...), any case.
+func ParseMemory(v string) (int64, error) {
 	v = strings.ToLower(v)
 	mul := int64(1)
 	for _, u := range []struct {
