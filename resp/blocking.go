@@ -75,9 +75,9 @@ func (s *Server) serveBlocked() {
 				cp := ks.newVal(w.val)
 				ks.used += valSize(cp)
 				if w.dstLeft {
-					de.l.pushFront(cp)
+					de.list().pushFront(cp)
 				} else {
-					de.l.pushBack(cp)
+					de.list().pushBack(cp)
 				}
 				ks.signalReady(rk.db, []byte(w.dst))
 			}

@@ -1,6 +1,8 @@
 package resp
 
 import (
+	"unsafe"
+
 	"math"
 	"sort"
 	"strconv"
@@ -41,7 +43,7 @@ func (cn *conn) getHash(key []byte) (*entry, bool) {
 // hset stores a copy of v under f, reporting whether f is new.
 func (ks *keyspace) hset(e *entry, f, v []byte) bool {
 	p := ks.newVal(v)
-	old, isNew := e.h.set(f, p)
+	old, isNew := e.hash().set(f, p)
 	if isNew {
 		ks.used += valSize(f) + valSize(p)
 	} else {
@@ -57,7 +59,7 @@ func (cn *conn) hashForWrite(key []byte) (*entry, bool) {
 		return nil, false
 	}
 	if e == nil {
-		e = &entry{k: kHash, h: &hash{}}
+		e = &entry{k: kHash, p: unsafe.Pointer(&hash{})}
 		cn.srv.ks.add(cn.db(), key, e)
 	}
 	return e, true
@@ -91,7 +93,7 @@ func cmdHSetNX(cn *conn, args [][]byte) {
 		return
 	}
 	if e != nil {
-		if _, has := e.h.get(args[2]); has {
+		if _, has := e.hash().get(args[2]); has {
 			cn.out.int(0)
 			return
 		}
@@ -110,7 +112,7 @@ func cmdHGet(cn *conn, args [][]byte) {
 		cn.out.null()
 		return
 	}
-	v, has := e.h.get(args[2])
+	v, has := e.hash().get(args[2])
 	if !has {
 		cn.out.null()
 		return
@@ -128,7 +130,7 @@ func cmdHMGet(cn *conn, args [][]byte) {
 		var v []byte
 		has := false
 		if e != nil {
-			v, has = e.h.get(f)
+			v, has = e.hash().get(f)
 		}
 		if !has {
 			cn.out.null()
@@ -146,7 +148,7 @@ func cmdHGetAll(cn *conn, args [][]byte) {
 	name := string(lower(args[0]))
 	n := 0
 	if e != nil {
-		n = e.h.len()
+		n = e.hash().len()
 	}
 	switch name {
 	case "hgetall":
@@ -157,7 +159,7 @@ func cmdHGetAll(cn *conn, args [][]byte) {
 	if e == nil {
 		return
 	}
-	e.h.each(func(f, v []byte) {
+	e.hash().each(func(f, v []byte) {
 		if name != "hvals" {
 			cn.out.bulk(f)
 		}
@@ -179,11 +181,11 @@ func cmdHDel(cn *conn, args [][]byte) {
 	ks := cn.srv.ks
 	n := 0
 	for _, f := range args[2:] {
-		if v, has := e.h.del(f); has {
+		if v, has := e.hash().del(f); has {
 			ks.used -= valSize(f) + valSize(v)
 			freeVal(v)
 			n++
-			if e.h.len() == 0 {
+			if e.hash().len() == 0 {
 				ks.del(cn.db(), string(args[1]))
 				break
 			}
@@ -201,7 +203,7 @@ func cmdHLen(cn *conn, args [][]byte) {
 		cn.out.int(0)
 		return
 	}
-	cn.out.int(int64(e.h.len()))
+	cn.out.int(int64(e.hash().len()))
 }
 
 func cmdHStrlen(cn *conn, args [][]byte) {
@@ -213,7 +215,7 @@ func cmdHStrlen(cn *conn, args [][]byte) {
 		cn.out.int(0)
 		return
 	}
-	v, _ := e.h.get(args[2])
+	v, _ := e.hash().get(args[2])
 	cn.out.int(int64(len(v)))
 }
 
@@ -224,7 +226,7 @@ func cmdHExists(cn *conn, args [][]byte) {
 	}
 	has := false
 	if e != nil {
-		_, has = e.h.get(args[2])
+		_, has = e.hash().get(args[2])
 	}
 	if has {
 		cn.out.int(1)
@@ -244,7 +246,7 @@ func cmdHIncrBy(cn *conn, args [][]byte) {
 	}
 	var cur int64
 	if e != nil {
-		if v, has := e.h.get(args[2]); has {
+		if v, has := e.hash().get(args[2]); has {
 			if cur, ok = str2ll(v); !ok {
 				cn.fail("hash value is not an integer")
 				return
@@ -273,7 +275,7 @@ func cmdHIncrByFloat(cn *conn, args [][]byte) {
 	}
 	var cur float64
 	if e != nil {
-		if v, has := e.h.get(args[2]); has {
+		if v, has := e.hash().get(args[2]); has {
 			if cur, ok = parseFloat(v); !ok {
 				cn.fail("hash value is not a float")
 				return
@@ -305,8 +307,8 @@ func cmdHScan(cn *conn, args [][]byte) {
 		cn.scanReply(0, nil)
 		return
 	}
-	if e.h.m == nil { // small: everything in one call, as Redis's listpack
-		e.h.each(func(f, v []byte) {
+	if e.hash().m == nil { // small: everything in one call, as Redis's listpack
+		e.hash().each(func(f, v []byte) {
 			if o.match == nil || globMatch(o.match, f) {
 				items = append(items, string(f), string(v))
 			}
@@ -314,16 +316,16 @@ func cmdHScan(cn *conn, args [][]byte) {
 		cn.scanReply(0, items)
 		return
 	}
-	from, to := scanWindow(o, e.h.len())
+	from, to := scanWindow(o, e.hash().len())
 	var fs []string
-	for f := range e.h.m {
+	for f := range e.hash().m {
 		if b := scanBucket([]byte(f)); b >= from && b < to && (o.match == nil || globMatch(o.match, []byte(f))) {
 			fs = append(fs, f)
 		}
 	}
 	sort.Strings(fs)
 	for _, f := range fs {
-		items = append(items, f, string(e.h.m[f]))
+		items = append(items, f, string(e.hash().m[f]))
 	}
 	cn.scanReply(to, items)
 }

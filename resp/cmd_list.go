@@ -1,5 +1,7 @@
 package resp
 
+import "unsafe"
+
 import "bytes"
 
 func init() {
@@ -46,9 +48,9 @@ func (ks *keyspace) pushVal(e *entry, v []byte, left bool) {
 	p := ks.newVal(v)
 	ks.used += valSize(p)
 	if left {
-		e.l.pushFront(p)
+		e.list().pushFront(p)
 	} else {
-		e.l.pushBack(p)
+		e.list().pushBack(p)
 	}
 }
 
@@ -57,19 +59,19 @@ func (ks *keyspace) pushVal(e *entry, v []byte, left bool) {
 func (ks *keyspace) popVal(d *db, key string, e *entry, left bool) []byte {
 	var p []byte
 	if left {
-		p = e.l.popFront()
+		p = e.list().popFront()
 	} else {
-		p = e.l.popBack()
+		p = e.list().popBack()
 	}
 	ks.used -= valSize(p)
-	if e.l.len() == 0 {
+	if e.list().len() == 0 {
 		ks.del(d, key)
 	}
 	return p
 }
 
 func (ks *keyspace) newList(d *db, key []byte) *entry {
-	e := &entry{k: kList, l: &list{}}
+	e := &entry{k: kList, p: unsafe.Pointer(&list{})}
 	ks.add(d, key, e)
 	return e
 }
@@ -94,7 +96,7 @@ func cmdPush(cn *conn, args [][]byte) {
 		ks.pushVal(e, v, left)
 	}
 	ks.signalReady(cn.dbi, args[1])
-	cn.out.int(int64(e.l.len()))
+	cn.out.int(int64(e.list().len()))
 }
 
 func cmdPop(cn *conn, args [][]byte) {
@@ -129,7 +131,7 @@ func cmdPop(cn *conn, args [][]byte) {
 		cn.replyOwned(ks.popVal(d, string(args[1]), e, left))
 		return
 	}
-	n := min(count, int64(e.l.len()))
+	n := min(count, int64(e.list().len()))
 	cn.out.arrayHeader(int(n))
 	for i := int64(0); i < n; i++ {
 		cn.replyOwned(ks.popVal(d, string(args[1]), e, left))
@@ -145,7 +147,7 @@ func cmdLLen(cn *conn, args [][]byte) {
 		cn.out.int(0)
 		return
 	}
-	cn.out.int(int64(e.l.len()))
+	cn.out.int(int64(e.list().len()))
 }
 
 // listRange converts Redis start/stop indexes to [start, end] within n
@@ -185,14 +187,14 @@ func cmdLRange(cn *conn, args [][]byte) {
 		cn.out.arrayHeader(0)
 		return
 	}
-	s, t, ok := listRange(start, end, e.l.len())
+	s, t, ok := listRange(start, end, e.list().len())
 	if !ok {
 		cn.out.arrayHeader(0)
 		return
 	}
 	cn.out.arrayHeader(t - s + 1)
 	for i := s; i <= t; i++ {
-		cn.reply(e.l.index(i))
+		cn.reply(e.list().index(i))
 	}
 }
 
@@ -209,7 +211,7 @@ func cmdLIndex(cn *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	n := int64(e.l.len())
+	n := int64(e.list().len())
 	if idx < 0 {
 		idx += n
 	}
@@ -217,7 +219,7 @@ func cmdLIndex(cn *conn, args [][]byte) {
 		cn.out.null()
 		return
 	}
-	cn.reply(e.l.index(int(idx)))
+	cn.reply(e.list().index(int(idx)))
 }
 
 func cmdLSet(cn *conn, args [][]byte) {
@@ -233,7 +235,7 @@ func cmdLSet(cn *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	n := int64(e.l.len())
+	n := int64(e.list().len())
 	if idx < 0 {
 		idx += n
 	}
@@ -242,10 +244,10 @@ func cmdLSet(cn *conn, args [][]byte) {
 		return
 	}
 	ks := cn.srv.ks
-	old := e.l.index(int(idx))
+	old := e.list().index(int(idx))
 	p := ks.newVal(args[3])
 	ks.used += valSize(p) - valSize(old)
-	e.l.set(int(idx), p)
+	e.list().set(int(idx), p)
 	freeVal(old)
 	cn.out.simple("OK")
 }
@@ -266,9 +268,9 @@ func cmdLRem(cn *conn, args [][]byte) {
 	ks := cn.srv.ks
 	removed := int64(0)
 	if count >= 0 {
-		for i := 0; i < e.l.len() && (count == 0 || removed < count); {
-			if bytes.Equal(e.l.index(i), args[3]) {
-				p := e.l.removeAt(i)
+		for i := 0; i < e.list().len() && (count == 0 || removed < count); {
+			if bytes.Equal(e.list().index(i), args[3]) {
+				p := e.list().removeAt(i)
 				ks.used -= valSize(p)
 				freeVal(p)
 				removed++
@@ -277,16 +279,16 @@ func cmdLRem(cn *conn, args [][]byte) {
 			i++
 		}
 	} else {
-		for i := e.l.len() - 1; i >= 0 && removed < -count; i-- {
-			if bytes.Equal(e.l.index(i), args[3]) {
-				p := e.l.removeAt(i)
+		for i := e.list().len() - 1; i >= 0 && removed < -count; i-- {
+			if bytes.Equal(e.list().index(i), args[3]) {
+				p := e.list().removeAt(i)
 				ks.used -= valSize(p)
 				freeVal(p)
 				removed++
 			}
 		}
 	}
-	if e.l.len() == 0 {
+	if e.list().len() == 0 {
 		ks.del(cn.db(), string(args[1]))
 	}
 	cn.out.int(removed)
@@ -308,18 +310,18 @@ func cmdLTrim(cn *conn, args [][]byte) {
 		return
 	}
 	ks := cn.srv.ks
-	s, t, ok := listRange(start, end, e.l.len())
+	s, t, ok := listRange(start, end, e.list().len())
 	if !ok {
-		s, t = e.l.len(), e.l.len()-1 // remove everything
+		s, t = e.list().len(), e.list().len()-1 // remove everything
 	}
 	drop := func(p []byte) { ks.used -= valSize(p); freeVal(p) }
-	for i := e.l.len() - 1; i > t; i-- {
-		drop(e.l.popBack())
+	for i := e.list().len() - 1; i > t; i-- {
+		drop(e.list().popBack())
 	}
 	for i := 0; i < s; i++ {
-		drop(e.l.popFront())
+		drop(e.list().popFront())
 	}
-	if e.l.len() == 0 {
+	if e.list().len() == 0 {
 		ks.del(cn.db(), string(args[1]))
 	}
 	cn.out.simple("OK")
@@ -343,15 +345,15 @@ func cmdLInsert(cn *conn, args [][]byte) {
 		cn.out.int(0)
 		return
 	}
-	for i := 0; i < e.l.len(); i++ {
-		if bytes.Equal(e.l.index(i), args[3]) {
+	for i := 0; i < e.list().len(); i++ {
+		if bytes.Equal(e.list().index(i), args[3]) {
 			if after {
 				i++
 			}
 			p := cn.srv.ks.newVal(args[4])
 			cn.srv.ks.used += valSize(p)
-			e.l.insert(i, p)
-			cn.out.int(int64(e.l.len()))
+			e.list().insert(i, p)
+			cn.out.int(int64(e.list().len()))
 			return
 		}
 	}
@@ -412,7 +414,7 @@ func cmdLPos(cn *conn, args [][]byte) {
 		return
 	}
 	var found []int64
-	n := e.l.len()
+	n := e.list().len()
 	skip := rank
 	if skip < 0 {
 		skip = -skip
@@ -427,7 +429,7 @@ func cmdLPos(cn *conn, args [][]byte) {
 		if rank < 0 {
 			i = n - 1 - j
 		}
-		if !bytes.Equal(e.l.index(i), args[2]) {
+		if !bytes.Equal(e.list().index(i), args[2]) {
 			continue
 		}
 		if skip > 0 {
@@ -500,9 +502,9 @@ func (cn *conn) lmove(src, dst []byte, from, to bool) bool {
 	}
 	ks.used += valSize(p)
 	if to {
-		de.l.pushFront(p)
+		de.list().pushFront(p)
 	} else {
-		de.l.pushBack(p)
+		de.list().pushBack(p)
 	}
 	ks.signalReady(cn.dbi, dst)
 	cn.reply(p)

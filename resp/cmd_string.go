@@ -79,7 +79,7 @@ func cmdGet(cn *conn, args [][]byte) {
 		cn.out.null()
 		return
 	}
-	cn.reply(e.s)
+	cn.reply(e.str())
 }
 
 func cmdMGet(cn *conn, args [][]byte) {
@@ -90,7 +90,7 @@ func cmdMGet(cn *conn, args [][]byte) {
 			cn.out.null()
 			continue
 		}
-		cn.reply(e.s)
+		cn.reply(e.str())
 	}
 }
 
@@ -169,7 +169,7 @@ func cmdSet(cn *conn, args [][]byte) {
 		if e == nil {
 			cn.out.null()
 		} else {
-			cn.reply(e.s)
+			cn.reply(e.str())
 		}
 	}
 	if (nx && e != nil) || (xx && e == nil) {
@@ -230,7 +230,7 @@ func cmdGetSet(cn *conn, args [][]byte) {
 	if e == nil {
 		cn.out.null()
 	} else {
-		cn.reply(e.s)
+		cn.reply(e.str())
 	}
 	cn.srv.ks.setString(cn.db(), args[1], args[2], false)
 }
@@ -244,7 +244,7 @@ func cmdGetDel(cn *conn, args [][]byte) {
 		cn.out.null()
 		return
 	}
-	cn.reply(e.s)
+	cn.reply(e.str())
 	cn.srv.ks.del(cn.db(), string(args[1]))
 }
 
@@ -281,7 +281,7 @@ func cmdGetEx(cn *conn, args [][]byte) {
 		cn.out.null()
 		return
 	}
-	cn.reply(e.s)
+	cn.reply(e.str())
 	d := cn.db()
 	switch {
 	case unit != "":
@@ -337,12 +337,12 @@ func cmdAppend(cn *conn, args [][]byte) {
 		cn.out.int(int64(len(args[2])))
 		return
 	}
-	if len(e.s)+len(args[2]) > maxString {
+	if len(e.str())+len(args[2]) > maxString {
 		cn.fail("string exceeds maximum allowed size (proto-max-bulk-len)")
 		return
 	}
-	cn.setValue(e, append(append([]byte(nil), e.s...), args[2]...))
-	cn.out.int(int64(len(e.s)))
+	cn.setValue(e, append(append([]byte(nil), e.str()...), args[2]...))
+	cn.out.int(int64(len(e.str())))
 }
 
 // setValue replaces a string entry's value by a copy of v in the
@@ -360,7 +360,7 @@ func cmdStrlen(cn *conn, args [][]byte) {
 		cn.out.int(0)
 		return
 	}
-	cn.out.int(int64(len(e.s)))
+	cn.out.int(int64(len(e.str())))
 }
 
 func cmdIncr(cn *conn, args [][]byte) {
@@ -386,7 +386,7 @@ func cmdIncr(cn *conn, args [][]byte) {
 	}
 	var cur int64
 	if e != nil {
-		if cur, ok = str2ll(e.s); !ok {
+		if cur, ok = str2ll(e.str()); !ok {
 			cn.fail(errInt)
 			return
 		}
@@ -412,7 +412,7 @@ func cmdIncrByFloat(cn *conn, args [][]byte) {
 	}
 	var cur float64
 	if e != nil {
-		if cur, ok = parseFloat(e.s); !ok {
+		if cur, ok = parseFloat(e.str()); !ok {
 			cn.fail(errFloat)
 			return
 		}
@@ -449,7 +449,7 @@ func cmdGetRange(cn *conn, args [][]byte) {
 	}
 	var s []byte
 	if e != nil {
-		s = e.s
+		s = e.str()
 	}
 	n := int64(len(s))
 	if start < 0 && end < 0 && start > end {
@@ -504,15 +504,15 @@ func cmdSetRange(cn *conn, args [][]byte) {
 		return
 	}
 	if len(val) == 0 {
-		cn.out.int(int64(len(e.s)))
+		cn.out.int(int64(len(e.str())))
 		return
 	}
 	if off+int64(len(val)) > maxString {
 		cn.fail("string exceeds maximum allowed size (proto-max-bulk-len)")
 		return
 	}
-	v := make([]byte, max(int64(len(e.s)), off+int64(len(val))))
-	copy(v, e.s)
+	v := make([]byte, max(int64(len(e.str())), off+int64(len(val))))
+	copy(v, e.str())
 	copy(v[off:], val)
 	cn.setValue(e, v)
 	cn.out.int(int64(len(v)))

@@ -3,6 +3,7 @@ package resp
 import (
 	"math/rand/v2"
 	"time"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 )
@@ -38,13 +39,33 @@ func (k kind) String() string {
 // recovered from the slice with mem.Recover), a smaller one on the Go heap.
 // Bytes in the pool are never written after they are stored: a reply may
 // be sending them (zero-copy) while the key changes.
+//
+// An entry is 24 bytes (one small allocation per key besides the map
+// slot, the key and the value): p is the string's first byte, or the
+// *list or *hash.
 type entry struct {
-	s   []byte // kString
-	l   *list  // kList
-	h   *hash  // kHash
+	p   unsafe.Pointer
+	n   uint32 // kString: the value's length
 	lru uint32 // lruClock of the last access
 	k   kind
 }
+
+// str is a string entry's value.
+func (e *entry) str() []byte {
+	if e.p == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(e.p), e.n)
+}
+
+// setStr makes b (stored by newVal, owned by the keyspace) the value.
+func (e *entry) setStr(b []byte) {
+	e.p, e.n = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b))
+}
+
+func (e *entry) list() *list { return (*list)(e.p) }
+
+func (e *entry) hash() *hash { return (*hash)(e.p) }
 
 // db is one database: keys and, as Redis keeps them apart, the expiry
 // times (Unix milliseconds) of the keys that have one.
@@ -175,15 +196,15 @@ func (ks *keyspace) del(d *db, key string) bool {
 func (ks *keyspace) freeEntry(e *entry) {
 	switch e.k {
 	case kString:
-		ks.used -= valSize(e.s)
-		freeVal(e.s)
-		e.s = nil
+		ks.used -= valSize(e.str())
+		freeVal(e.str())
+		e.p, e.n = nil, 0
 	case kList:
-		e.l.each(func(p []byte) { ks.used -= valSize(p); freeVal(p) })
-		e.l = nil
+		e.list().each(func(p []byte) { ks.used -= valSize(p); freeVal(p) })
+		e.p = nil
 	case kHash:
-		e.h.each(func(f, v []byte) { ks.used -= valSize(f) + valSize(v); freeVal(v) })
-		e.h = nil
+		e.hash().each(func(f, v []byte) { ks.used -= valSize(f) + valSize(v); freeVal(v) })
+		e.p = nil
 	}
 }
 
@@ -196,8 +217,9 @@ func (ks *keyspace) setString(d *db, key, val []byte, keepTTL bool) {
 		t, hadT = d.expires[string(key)]
 	}
 	ks.del(d, string(key))
-	e := &entry{k: kString, s: ks.newVal(val)}
-	ks.used += valSize(e.s)
+	e := &entry{k: kString}
+	e.setStr(ks.newVal(val))
+	ks.used += valSize(e.str())
 	ks.add(d, key, e)
 	if hadT {
 		d.expires[string(key)] = t
@@ -206,9 +228,9 @@ func (ks *keyspace) setString(d *db, key, val []byte, keepTTL bool) {
 
 // replaceString swaps the value of an existing string entry.
 func (ks *keyspace) replaceString(e *entry, val []byte) {
-	ks.used += valSize(val) - valSize(e.s)
-	freeVal(e.s)
-	e.s = val
+	ks.used += valSize(val) - valSize(e.str())
+	freeVal(e.str())
+	e.setStr(val)
 }
 
 // flush empties d (all its keys, expiry times and watchers' views).
