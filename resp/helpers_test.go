@@ -169,7 +169,10 @@ func readInto(r *bufio.Reader, b *strings.Builder, depth int) error {
 
 // redisServer is a real redis-server on a free loopback port, stopped when
 // the test ends.
-type redisServer struct{ addr string }
+type redisServer struct {
+	addr string
+	pid  int
+}
 
 func startRedis(t testing.TB, extra ...string) *redisServer {
 	t.Helper()
@@ -200,7 +203,7 @@ func startRedis(t testing.TB, extra ...string) *redisServer {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			_ = c.Close()
-			return &redisServer{addr: addr}
+			return &redisServer{addr: addr, pid: cmd.Process.Pid}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("redis-server did not start: %v\n%s", err, out.String())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -470,5 +471,44 @@ func TestIntrospection(t *testing.T) {
 	}
 	if r, _ := other.do("INFO"); !strings.Contains(r, "connected_clients:2\r\n") || !strings.Contains(r, "used_memory_rss:") {
 		t.Fatalf("INFO: %q", r)
+	}
+}
+
+// TestRedisBenchmark runs the real redis-benchmark (Debian: redis-tools)
+// against the server, unpipelined and pipelined, with values on both sides
+// of the zero-copy threshold, and fails on any error it reports.
+func TestRedisBenchmark(t *testing.T) {
+	bin, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		t.Skip("redis-benchmark not installed (apt-get install redis-tools); CI installs it")
+	}
+	ts := newTestServer(t, Config{})
+	ts.srv.cfg.Threshold = DefaultThreshold
+	_, port, _ := net.SplitHostPort(ts.addr)
+	for _, args := range [][]string{
+		{"-d", "64", "-P", "1"},
+		{"-d", "4096", "-P", "16"},
+	} {
+		cmd := exec.Command(bin, append([]string{"-h", "127.0.0.1", "-p", port, "-c", "4", "-n", "2000",
+			"-t", "ping,set,get,mset,lpush,rpush,lrange_100", "-q"}, args...)...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("redis-benchmark %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out.String(), errb.String())
+		}
+		all := out.String() + errb.String()
+		if strings.Contains(strings.ToLower(all), "error") || strings.Contains(all, "WARNING") {
+			t.Fatalf("redis-benchmark %v reported errors:\n%s", args, all)
+		}
+		for _, test := range []string{"PING_MBULK", "SET", "GET", "MSET (10 keys)", "LRANGE_100 (first 100 elements)"} {
+			if !strings.Contains(all, test+": ") {
+				t.Fatalf("redis-benchmark %v: no result for %s:\n%s", args, test, all)
+			}
+		}
+		t.Logf("redis-benchmark %v:\n%s", args, strings.ReplaceAll(all, "\r", "\n"))
+	}
+	ts.srv.FlushAll()
+	if st := ts.srv.Stats(); st.Errors != 0 || st.ZeroCopy == 0 {
+		t.Fatalf("stats after redis-benchmark: %+v", st)
 	}
 }
