@@ -106,11 +106,10 @@ func scanBucket(k []byte) uint64 { return maphash.Bytes(scanSeed, k) % scanBucke
 
 // scanArgs parses a SCAN-style cursor and options from args[from:].
 type scanOpts struct {
-	cursor  uint64
-	match   []byte
-	count   int
-	typ     string
-	novalue bool
+	cursor uint64
+	match  []byte
+	count  int
+	typ    string
 }
 
 func (cn *conn) scanArgs(args [][]byte, cur []byte, withType bool) (scanOpts, bool) {

@@ -324,5 +324,3 @@ func (ks *keyspace) touchAll(d *db) {
 		}
 	}
 }
-
-func (ks *keyspace) dbsize(d *db) int { return len(d.keys) }
