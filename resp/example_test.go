@@ -140,3 +140,31 @@ func ExampleParseMemory() {
 	// 64mb 67108864
 	// 2GB 2147483648
 }
+
+// Keys counts the keys of all 16 databases; FlushAll empties them, as
+// FLUSHALL.
+func ExampleServer_FlushAll() {
+	srv, err := resp.NewServer(resp.Config{PoolBytes: 64 << 20})
+	if err != nil {
+		panic(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), DB: 3})
+	ctx := context.Background()
+	c.Set(ctx, "a", "1", 0)
+	c.HSet(ctx, "h", "f", "v")
+	_ = c.Close()
+	fmt.Println(srv.Keys())
+	srv.FlushAll()
+	fmt.Println(srv.Keys())
+	_ = srv.Close()
+	<-done
+	// Output:
+	// 2
+	// 0
+}
