@@ -483,7 +483,6 @@ func TestRedisBenchmark(t *testing.T) {
 		t.Skip("redis-benchmark not installed (apt-get install redis-tools); CI installs it")
 	}
 	ts := newTestServer(t, Config{})
-	ts.srv.cfg.Threshold = DefaultThreshold
 	_, port, _ := net.SplitHostPort(ts.addr)
 	for _, args := range [][]string{
 		{"-d", "64", "-P", "1"},
