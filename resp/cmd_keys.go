@@ -115,9 +115,13 @@ type scanOpts struct {
 func (cn *conn) scanArgs(args [][]byte, cur []byte, withType bool) (scanOpts, bool) {
 	o := scanOpts{count: 10}
 	c, err := strconv.ParseUint(string(cur), 10, 64)
-	if err != nil {
-		cn.fail("invalid cursor")
-		return o, false
+	if err != nil { // strtoul, as Redis: a negative cursor wraps around
+		v, err2 := strconv.ParseInt(string(cur), 10, 64)
+		if err2 != nil {
+			cn.fail("invalid cursor")
+			return o, false
+		}
+		c = uint64(v)
 	}
 	o.cursor = c
 	for i := 0; i < len(args); i++ {

@@ -361,3 +361,79 @@ func TestDifferentialRandom(t *testing.T) {
 		}
 	}
 }
+
+// scanAll iterates SCAN (or HSCAN key) to the end on one server and
+// returns what it returned, sorted (as pairs for HSCAN).
+func scanAll(t *testing.T, rc *rawConn, group int, cmd ...string) []string {
+	t.Helper()
+	cursor := "0"
+	var all []string
+	for i := 0; i < 100000; i++ {
+		args := []string{cmd[0]}
+		if cmd[0] == "HSCAN" {
+			args = append(args, cmd[1], cursor)
+			args = append(args, cmd[2:]...)
+		} else {
+			args = append(args, cursor)
+			args = append(args, cmd[1:]...)
+		}
+		r, err := rc.do(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(r, "\r\n")
+		if len(lines) < 4 || lines[0] != "*2" {
+			t.Fatalf("%q: %q", args, r)
+		}
+		cursor = lines[2]
+		for j := 4; j+group*2-1 < len(lines); j += 2 * group {
+			all = append(all, strings.Join(lines[j:j+2*group], "|"))
+		}
+		if cursor == "0" {
+			sort.Strings(all)
+			return all
+		}
+	}
+	t.Fatalf("%q did not finish", cmd)
+	return nil
+}
+
+// TestDifferentialScan: a full SCAN / HSCAN iteration returns the same
+// set of keys (fields) as Redis's, with MATCH, COUNT and TYPE; RANDOMKEY
+// on an empty database and on one key.
+func TestDifferentialScan(t *testing.T) {
+	p, _, _ := newDiffPair(t)
+	p.check(t, "randomkey", "RANDOMKEY")
+	p.check(t, "randomkey", "SET", "only", "1")
+	p.check(t, "randomkey", "RANDOMKEY")
+	for i := 0; i < 300; i++ {
+		k := "key:" + strconv.Itoa(i)
+		switch i % 3 {
+		case 0:
+			p.check(t, "load", "SET", k, "v")
+		case 1:
+			p.check(t, "load", "RPUSH", k, "v")
+		default:
+			p.check(t, "load", "HSET", k, "f", "v")
+		}
+		p.check(t, "load", "HSET", "bighash", "field:"+strconv.Itoa(i), strconv.Itoa(i))
+	}
+	for _, cmd := range [][]string{
+		{"SCAN"}, {"SCAN", "COUNT", "7"}, {"SCAN", "MATCH", "key:1*"}, {"SCAN", "TYPE", "list"},
+		{"SCAN", "MATCH", "key:*5", "COUNT", "1000", "TYPE", "hash"},
+	} {
+		want, got := scanAll(t, p.redis, 1, cmd...), scanAll(t, p.ours, 1, cmd...)
+		if strings.Join(want, ",") != strings.Join(got, ",") {
+			t.Fatalf("%q: redis %d items, ours %d", cmd, len(want), len(got))
+		}
+	}
+	for _, cmd := range [][]string{{"HSCAN", "bighash"}, {"HSCAN", "bighash", "MATCH", "field:2?", "COUNT", "3"}} {
+		want, got := scanAll(t, p.redis, 2, cmd...), scanAll(t, p.ours, 2, cmd...)
+		if strings.Join(want, ",") != strings.Join(got, ",") {
+			t.Fatalf("%q: redis %d items, ours %d", cmd, len(want), len(got))
+		}
+	}
+	for _, line := range []string{"SCAN 0 COUNT 0", "SCAN 0 COUNT x", "SCAN 0 MATCH", "SCAN 0 BOGUS 1", "SCAN -1", "HSCAN bighash 0 TYPE string"} {
+		p.check(t, "scan errors", splitArgs(line)...)
+	}
+}
