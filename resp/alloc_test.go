@@ -6,10 +6,8 @@ import (
 	"net"
 	"testing"
 
-	"github.com/cornflakes-go/cornflakes/kv"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/mem/memtest"
-	"github.com/cornflakes-go/cornflakes/workload"
 )
 
 // fakeConn is a net.Conn that delivers input in reads of at most chunk
@@ -35,10 +33,17 @@ func (f *fakeConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// allocTestServer returns the allocation tests' server (not started), on a
-// store of its own; it skips the builds where allocations are not the
-// normal build's: the checked build tracks references, and -race
-// randomizes sync.Pool.
+func encode(args ...[]byte) []byte {
+	s := make([]string, len(args))
+	for i, a := range args {
+		s[i] = string(a)
+	}
+	return encodeCommand(s)
+}
+
+// allocTestServer returns the allocation tests' server (not started); it
+// skips the builds where allocations are not the normal build's: the
+// checked build tracks references, and -race randomizes sync.Pool.
 func allocTestServer(t *testing.T) *Server {
 	t.Helper()
 	if mem.Checked {
@@ -48,34 +53,36 @@ func allocTestServer(t *testing.T) *Server {
 		t.Skip("allocation counts differ under -race (sync.Pool is randomized)")
 	}
 	p := memtest.NewPool(t, mem.PoolConfig{Name: "resp-allocs", Concurrent: true, MaxBytes: 64 << 20})
-	st := kv.NewStore(p, 8)
-	t.Cleanup(st.Clear)
-	srv, err := NewServer(Config{Store: st})
+	srv, err := NewServer(Config{Pool: p, CommandTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = srv.Close() })
 	return srv
 }
 
 // TestCommandAllocs: once a connection's buffers have grown, reading,
-// parsing, executing and answering GET, SET, MGET, LRANGE and DEL, with
-// values on both sides of the threshold, pipelined or not, allocates
-// nothing.
+// parsing, executing and answering the read commands (GET, MGET, LRANGE,
+// HGET, EXISTS, DEL of an absent key, PING), with values on both sides of
+// the threshold, pipelined or not, allocates nothing. (Writes allocate
+// the key and value they store.)
 func TestCommandAllocs(t *testing.T) {
 	srv := allocTestServer(t)
-	st := srv.Store()
 	k := []byte("k")
 	for _, size := range []int{64, 4096} {
 		v := bytes.Repeat([]byte{'v'}, size)
-		list := make([][]byte, 100)
-		for i := range list {
-			list[i] = v
+		setup := [][][]byte{{[]byte("SET"), k, v}, {[]byte("HSET"), []byte("h"), []byte("f"), v}}
+		push := [][]byte{[]byte("RPUSH"), []byte("l")}
+		for i := 0; i < 100; i++ {
+			push = append(push, v)
 		}
+		setup = append(setup, push)
 		cmds := map[string][]byte{
 			"GET":    encode([]byte("GET"), k),
-			"SET":    encode([]byte("SET"), k, v),
 			"MGET":   encode([]byte("MGET"), k, k, k, []byte("absent"), k, k, k, k, k, k),
 			"LRANGE": encode([]byte("LRANGE"), []byte("l"), []byte("0"), []byte("99")),
+			"HGET":   encode([]byte("HGET"), []byte("h"), []byte("f")),
+			"EXISTS": encode([]byte("EXISTS"), k, []byte("absent")),
 			"DEL":    encode([]byte("DEL"), []byte("absent")),
 			"PING":   encode([]byte("PING")),
 		}
@@ -83,15 +90,14 @@ func TestCommandAllocs(t *testing.T) {
 			for _, pipe := range []int{1, 16} {
 				in := bytes.Repeat(cmd, pipe)
 				for _, chunk := range []int{len(in), 1000} {
-					st.Clear()
-					if _, err := st.Push([]byte("l"), list, false); err != nil {
-						t.Fatal(err)
+					srv.FlushAll()
+					fc := &fakeConn{chunk: 1 << 20}
+					cn := srv.newConn(fc)
+					for _, c := range setup {
+						fc.in = encode(c...)
+						cn.serve()
 					}
-					if err := st.Exec(&kv.Query{Op: workload.OpPut, Keys: [][]byte{k}, Vals: [][]byte{v}}, &kv.Result{}, 1<<20); err != nil {
-						t.Fatal(err)
-					}
-					fc := &fakeConn{chunk: chunk}
-					cn := &conn{srv: srv, c: fc, in: make([]byte, readChunk)}
+					fc.chunk = chunk
 					run := func() {
 						for i := 0; i < 8; i++ { // 8 batches, then EOF
 							fc.in = in
@@ -100,7 +106,6 @@ func TestCommandAllocs(t *testing.T) {
 					}
 					run() // warm up
 					allocs := testing.AllocsPerRun(20, run)
-					cn.res.Release()
 					cn.out.release()
 					if allocs != 0 {
 						t.Errorf("%s d%d P%d in reads of %d B: %.1f allocations per %d commands", name, size, pipe, chunk, allocs, 8*pipe)
@@ -109,39 +114,5 @@ func TestCommandAllocs(t *testing.T) {
 			}
 		}
 	}
-}
-
-// TestLargeCommandAllocs: a command larger than the kept read buffer (an
-// MSET of 10 values of 64 KiB, 640 KiB) grows the buffer for itself, but
-// once warm the larger buffers come from the server's pool instead of
-// being allocated (and zeroed) for every command, and the connection goes
-// back to its kept buffer when drained.
-func TestLargeCommandAllocs(t *testing.T) {
-	srv := allocTestServer(t)
-	v := bytes.Repeat([]byte{'v'}, 64<<10)
-	args := [][]byte{[]byte("MSET")}
-	for i := 0; i < 10; i++ {
-		args = append(args, []byte{'k', byte('0' + i)}, v)
-	}
-	in := encode(args...)
-	fc := &fakeConn{chunk: 64 << 10}
-	cn := &conn{srv: srv, c: fc, in: make([]byte, readChunk)}
-	run := func() {
-		for i := 0; i < 8; i++ { // 8 commands, each alone in its batch
-			fc.in = in
-			cn.serve()
-			if len(cn.in) > keepBuf {
-				t.Fatalf("read buffer of %d bytes kept after the command", len(cn.in))
-			}
-		}
-	}
-	run()
-	allocs := testing.AllocsPerRun(10, run)
-	cn.res.Release()
-	cn.out.release()
-	// A garbage collection may empty the pool; one allocation per 8
-	// commands at most (it was 6 per command: 16 KiB doubling to 1 MiB).
-	if allocs > 1 {
-		t.Errorf("%.1f allocations per 8 commands of %d bytes", allocs, len(in))
-	}
+	srv.FlushAll()
 }

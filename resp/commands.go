@@ -1,35 +1,25 @@
 package resp
 
 import (
-	"errors"
 	"strconv"
 	"strings"
-
-	"github.com/cornflakes-go/cornflakes/kv"
-	"github.com/cornflakes-go/cornflakes/mem"
-	"github.com/cornflakes-go/cornflakes/workload"
 )
 
 // Version is the Redis version the server reports (HELLO, INFO): the
 // Redis 7 command set it implements a subset of.
-const Version = "7.0.0"
+const Version = "7.0.15"
 
-const wrongType = "WRONGTYPE Operation against a key holding the wrong kind of value"
-
-// upper copies an ASCII command name into scratch in upper case (at most
-// len(scratch) bytes: longer names are unknown anyway).
-func upper(scratch []byte, b []byte) []byte {
-	n := copy(scratch, b)
-	for i := 0; i < n; i++ {
-		if c := scratch[i]; c >= 'a' && c <= 'z' {
-			scratch[i] = c - 'a' + 'A'
-		}
-	}
-	if len(b) > len(scratch) {
-		return scratch[:0]
-	}
-	return scratch[:n]
-}
+// Error replies, as Redis words them.
+const (
+	wrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errInt     = "value is not an integer or out of range"
+	errFloat   = "value is not a valid float"
+	errSyntax  = "syntax error"
+	errNoKey   = "no such key"
+	errOOM     = "OOM command not allowed when used memory > 'maxmemory'."
+	errNoAuth  = "NOAUTH Authentication required."
+	errBadPass = "WRONGPASS invalid username-password pair or user is disabled."
+)
 
 func (cn *conn) fail(msg string) {
 	cn.srv.stats.errors.Add(1)
@@ -40,191 +30,84 @@ func (cn *conn) arity(name string) {
 	cn.fail("wrong number of arguments for '" + strings.ToLower(name) + "' command")
 }
 
-// storeErr answers a failed store call.
-func (cn *conn) storeErr(err error) {
-	if errors.Is(err, kv.ErrList) {
-		cn.fail(wrongType)
-		return
+// str2ll parses a 64-bit integer as Redis's string2ll: an optional minus,
+// no leading zeros (but "0"), no spaces or plus sign, within int64.
+func str2ll(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
 	}
-	msg := "store error"
-	if err != nil {
-		msg = err.Error()
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
 	}
-	cn.fail(msg)
+	neg := b[0] == '-'
+	i := 0
+	if neg {
+		i = 1
+		if len(b) == 1 {
+			return 0, false
+		}
+	}
+	if b[i] < '1' || b[i] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v > (1<<64-1)/10 {
+			return 0, false
+		}
+		v *= 10
+		if v > 1<<64-1-uint64(c-'0') {
+			return 0, false
+		}
+		v += uint64(c - '0')
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
 }
 
-// exec answers one command; args alias the read buffer.
-func (cn *conn) exec(args [][]byte) {
-	cn.srv.stats.commands.Add(1)
-	var scratch [16]byte
-	name := upper(scratch[:], args[0])
-	o := &cn.out
-	st := cn.srv.store
-	n := len(args)
-	switch string(name) {
-	case "PING":
-		switch n {
-		case 1:
-			o.simple("PONG")
-		case 2:
-			o.bulk(args[1])
-		default:
-			cn.arity("ping")
-		}
-	case "ECHO":
-		if n != 2 {
-			cn.arity("echo")
-			return
-		}
-		o.bulk(args[1])
-	case "GET":
-		if n != 2 {
-			cn.arity("get")
-			return
-		}
-		cn.get(args[1:2], false)
-	case "MGET":
-		if n < 2 {
-			cn.arity("mget")
-			return
-		}
-		cn.get(args[1:], true)
-	case "SET":
-		if n < 3 {
-			cn.arity("set")
-			return
-		}
-		if n > 3 {
-			cn.fail("SET options are not supported (only SET key value)")
-			return
-		}
-		cn.put(args[1:])
-	case "MSET":
-		if n < 3 || n%2 == 0 {
-			cn.arity("mset")
-			return
-		}
-		cn.put(args[1:])
-	case "DEL", "UNLINK":
-		if n < 2 {
-			cn.arity(string(name))
-			return
-		}
-		deleted := 0
-		for _, k := range args[1:] {
-			cn.q = kv.Query{Op: workload.OpDelete, Keys: append(cn.q.Keys[:0], k), Vals: cn.q.Vals[:0]}
-			if err := st.Exec(&cn.q, &cn.res, cn.srv.cfg.MaxReply); err != nil {
-				cn.storeErr(err)
-				return
-			}
-			if cn.res.Status == workload.StatusOK {
-				deleted++
-			}
-		}
-		o.int(int64(deleted))
-	case "EXISTS":
-		if n < 2 {
-			cn.arity("exists")
-			return
-		}
-		found := 0
-		for _, k := range args[1:] {
-			if st.ListLen(k) > 0 {
-				found++
-			}
-		}
-		o.int(int64(found))
-	case "RPUSH", "LPUSH":
-		if n < 3 {
-			cn.arity(string(name))
-			return
-		}
-		l, err := st.Push(args[1], args[2:], name[0] == 'L')
-		if err != nil {
-			cn.storeErr(err)
-			return
-		}
-		o.int(int64(l))
-	case "LLEN":
-		if n != 2 {
-			cn.arity("llen")
-			return
-		}
-		o.int(int64(st.ListLen(args[1])))
-	case "LRANGE":
-		if n != 4 {
-			cn.arity("lrange")
-			return
-		}
-		start, ok1 := parseInt(args[2])
-		stop, ok2 := parseInt(args[3])
-		if !ok1 || !ok2 {
-			cn.fail("value is not an integer or out of range")
-			return
-		}
-		if err := st.Range(args[1], int(start), int(stop), &cn.res, cn.srv.cfg.MaxReply); err != nil {
-			cn.storeErr(err)
-			return
-		}
-		cn.values(cn.res.Vals)
-		cn.res.Vals, cn.res.Bytes = cn.res.Vals[:0], 0
-	case "DBSIZE":
-		o.int(int64(st.Len()))
-	case "FLUSHALL", "FLUSHDB":
-		st.Clear()
-		o.simple("OK")
-	case "SELECT":
-		if n != 2 {
-			cn.arity("select")
-			return
-		}
-		if string(args[1]) != "0" {
-			cn.fail("DB index is out of range")
-			return
-		}
-		o.simple("OK")
-	case "QUIT":
-		o.simple("OK")
-		cn.quit = true
-	case "COMMAND":
-		if n >= 2 && strings.EqualFold(string(args[1]), "count") {
-			o.int(0)
-			return
-		}
-		o.arrayHeader(0) // COMMAND, COMMAND DOCS, COMMAND INFO: nothing described
-	case "CONFIG":
-		cn.config(args)
-	case "HELLO":
-		cn.hello(args)
-	case "CLIENT":
-		if n < 2 {
-			cn.arity("client")
-			return
-		}
-		switch strings.ToUpper(string(args[1])) {
-		case "SETNAME", "SETINFO":
-			o.simple("OK")
-		case "GETNAME":
-			o.null()
-		case "ID":
-			o.int(1)
-		default:
-			cn.fail("unknown subcommand '" + sanitize(args[1]) + "'. Try CLIENT HELP.")
-		}
-	case "INFO":
-		st := cn.srv.Stats()
-		o.bulkString("# Server\r\nredis_version:" + Version + "\r\nredis_mode:standalone\r\nserver_name:cornflakes\r\n" +
-			"# Clients\r\nconnected_clients:" + strconv.Itoa(cn.srv.connCount()) + "\r\n" +
-			"# Stats\r\ntotal_commands_processed:" + strconv.FormatUint(st.Commands, 10) + "\r\n" +
-			"# Keyspace\r\ndb0:keys=" + strconv.Itoa(cn.srv.store.Len()) + "\r\n")
-	default:
-		msg := "unknown command '" + sanitize(args[0]) + "', with args beginning with:"
-		for _, a := range args[1:min(n, 4)] {
-			msg += " '" + sanitize(a) + "'"
-		}
-		cn.fail(msg)
+// intArg parses args[i] as an integer, answering the error itself.
+func (cn *conn) intArg(b []byte) (int64, bool) {
+	v, ok := str2ll(b)
+	if !ok {
+		cn.fail(errInt)
 	}
+	return v, ok
 }
+
+// parseFloat parses a float as Redis's strtold checks do: no spaces, no
+// NaN, the whole string.
+func parseFloat(b []byte) (float64, bool) {
+	if len(b) == 0 || b[0] == ' ' || b[len(b)-1] == ' ' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return f, true // ±Inf, as strtold
+		}
+		return 0, false
+	}
+	if f != f {
+		return 0, false
+	}
+	return f, true
+}
+
+// formatFloat formats as Redis's human long double formatting: fixed
+// notation, no trailing zeros.
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // sanitize shortens b to 128 bytes and replaces bytes that do not belong in
 // an error line.
@@ -239,178 +122,177 @@ func sanitize(b []byte) string {
 	return string(s)
 }
 
-// get answers GET (one key: nil when absent, WRONGTYPE for a list) and MGET
-// (an array: nil for absent keys and lists). The values are gathered first
-// so that a reply over MaxReply is refused whole.
-func (cn *conn) get(keys [][]byte, multi bool) {
-	st := cn.srv.store
-	vals := cn.vals[:0] // the zero Buf marks a nil reply
-	total := 0
-	defer func() {
-		for i, b := range vals { // left after an error
-			if b != (mem.Buf{}) {
-				_ = b.Release()
+func eq(b []byte, s string) bool { return strings.EqualFold(string(b), s) }
+
+// exec answers one command; args alias the read buffer and are used only
+// while it executes.
+func (cn *conn) exec(args [][]byte) {
+	cn.srv.stats.commands.Add(1)
+	c := lookupCommand(args[0])
+	if c == nil {
+		msg := "unknown command '" + string(args[0][:min(len(args[0]), 128)]) + "', with args beginning with: "
+		as := ""
+		for _, a := range args[1:] {
+			if len(as) >= 128 {
+				break
 			}
-			vals[i] = mem.Buf{}
+			as += "'" + string(a[:min(len(a), 128-len(as))]) + "' "
 		}
-		if cap(vals) > 1024 { // a large MGET's: not kept
-			vals = nil
-		}
-		cn.vals = vals[:0]
-	}()
-	for _, k := range keys {
-		cn.q = kv.Query{Op: workload.OpGet, Keys: append(cn.q.Keys[:0], k), Vals: cn.q.Vals[:0]}
-		err := st.Exec(&cn.q, &cn.res, cn.srv.cfg.MaxReply)
-		switch {
-		case cn.res.Status == workload.StatusOK:
-			total += cn.res.Bytes
-			vals = append(vals, cn.res.Vals[0])
-			cn.res.Vals[0] = mem.Buf{}
-			cn.res.Vals, cn.res.Bytes = cn.res.Vals[:0], 0
-		case cn.res.Status == workload.StatusNotFound || multi:
-			vals = append(vals, mem.Buf{})
-		default:
-			cn.storeErr(err)
-			return
-		}
-		if total > cn.srv.cfg.MaxReply {
-			cn.fail("reply of more than " + strconv.Itoa(cn.srv.cfg.MaxReply) + " bytes")
-			return
-		}
-	}
-	if !multi {
-		cn.value(vals[0])
-		vals[0] = mem.Buf{}
-		vals = vals[:0]
+		msg += as
+		cn.flagMulti()
+		cn.fail(msg)
 		return
 	}
-	cn.values(vals)
-	vals = vals[:0]
-}
-
-// values writes an array of values, taking ownership of every reference
-// (zero Bufs are nil replies) and zeroing vals.
-func (cn *conn) values(vals []mem.Buf) {
-	cn.out.arrayHeader(len(vals))
-	for i, b := range vals {
-		cn.value(b)
-		vals[i] = mem.Buf{}
-	}
-}
-
-func (cn *conn) value(b mem.Buf) {
-	if b == (mem.Buf{}) {
-		cn.out.null()
+	if (c.arity > 0 && len(args) != c.arity) || (c.arity < 0 && len(args) < -c.arity) {
+		cn.flagMulti()
+		cn.arity(c.name)
 		return
 	}
-	if cn.out.value(b, cn.srv.cfg.Threshold) {
-		cn.srv.stats.zc.Add(1)
-		cn.srv.stats.zcBytes.Add(uint64(b.Len()))
+	if cn.user == nil && c.flags&fNoAuth == 0 {
+		cn.flagMulti()
+		cn.fail(errNoAuth)
+		return
+	}
+	if cn.user != nil && cn.user.ReadOnly && c.flags&(fWrite|fAdmin) != 0 {
+		cn.flagMulti()
+		cn.srv.stats.aclDenied.Add(1)
+		cn.fail("NOPERM this user has no permissions to run the '" + c.name + "' command")
+		return
+	}
+	if cn.inMulti && c.flags&fNoMulti == 0 {
+		q := make([][]byte, len(args))
+		for i, a := range args {
+			q[i] = append([]byte(nil), a...)
+		}
+		cn.queue = append(cn.queue, q)
+		cn.out.simple("QUEUED")
+		return
+	}
+	if c.flags&fNoLock != 0 {
+		c.fn(cn, args)
+		return
+	}
+	s := cn.srv
+	s.kmu.Lock()
+	cn.run(c, args)
+	s.serveBlocked()
+	s.kmu.Unlock()
+}
+
+// run executes c with the keyspace lock held: the maxmemory check, the
+// command, and the WATCH bookkeeping of the keys it writes.
+func (cn *conn) run(c *command, args [][]byte) {
+	s := cn.srv
+	if c.flags&fDenyOOM != 0 && s.cfg.MaxMemory > 0 && !s.makeRoom() {
+		cn.fail(errOOM)
+		return
+	}
+	if c.flags&fWrite != 0 && c.first > 0 {
+		d := cn.db()
+		if len(d.watch) > 0 {
+			last := c.last
+			if last < 0 {
+				last = len(args) + last
+			}
+			for i := c.first; i <= last && i < len(args); i += max(c.step, 1) {
+				s.ks.touch(d, string(args[i]))
+			}
+		}
+		s.ks.dirty++
+	}
+	c.fn(cn, args)
+}
+
+func (cn *conn) db() *db { return cn.srv.ks.dbs[cn.dbi] }
+
+// flagMulti marks a transaction being queued as failed (EXEC answers
+// EXECABORT), as Redis does for a command refused while queuing.
+func (cn *conn) flagMulti() {
+	if cn.inMulti {
+		cn.multiErr = true
 	}
 }
 
-// put answers SET and MSET (pairs of key and value).
-func (cn *conn) put(kvs [][]byte) {
-	cn.q.Keys, cn.q.Vals = cn.q.Keys[:0], cn.q.Vals[:0]
-	for i := 0; i+1 < len(kvs); i += 2 {
-		cn.q.Keys = append(cn.q.Keys, kvs[i])
-		cn.q.Vals = append(cn.q.Vals, kvs[i+1])
+func init() {
+	register(
+		&command{name: "ping", arity: -1, flags: fNoLock | fFast, group: "connection", summary: "Ping the server", fn: cmdPing},
+		&command{name: "echo", arity: 2, flags: fNoLock | fFast, group: "connection", summary: "Echo the given string", fn: func(cn *conn, a [][]byte) { cn.out.bulk(a[1]) }},
+		&command{name: "quit", arity: -1, flags: fNoLock | fNoAuth | fNoMulti | fFast, group: "connection", summary: "Close the connection", fn: func(cn *conn, a [][]byte) { cn.out.simple("OK"); cn.quit = true }},
+		&command{name: "select", arity: 2, flags: fNoLock | fFast, group: "connection", summary: "Change the selected database", fn: cmdSelect},
+		&command{name: "hello", arity: -1, flags: fNoLock | fNoAuth | fNoMulti | fFast, group: "connection", summary: "Handshake with the server", fn: cmdHello},
+		&command{name: "auth", arity: -2, flags: fNoLock | fNoAuth | fNoMulti | fFast, group: "connection", summary: "Authenticate the connection", fn: cmdAuth},
+		&command{name: "client", arity: -2, flags: fNoLock, group: "connection", summary: "Connection management", fn: cmdClient},
+		&command{name: "command", arity: -1, flags: fNoLock, group: "server", summary: "Introspect the command table", fn: cmdCommand},
+		&command{name: "config", arity: -2, flags: fNoLock | fAdmin, group: "server", summary: "Get or set configuration", fn: cmdConfig},
+		&command{name: "info", arity: -1, flags: 0, group: "server", summary: "Server information and statistics", fn: cmdInfo},
+		&command{name: "acl", arity: -2, flags: fNoLock, group: "server", summary: "Access control lists", fn: cmdACL},
+		&command{name: "dbsize", arity: 1, flags: fRead | fFast, group: "server", summary: "Number of keys in the selected database", fn: func(cn *conn, a [][]byte) { cn.out.int(int64(len(cn.db().keys))) }},
+		&command{name: "flushdb", arity: -1, flags: fWrite, group: "server", summary: "Remove all keys of the selected database", fn: cmdFlushDB},
+		&command{name: "flushall", arity: -1, flags: fWrite, group: "server", summary: "Remove all keys of all databases", fn: cmdFlushAll},
+		&command{name: "time", arity: 1, flags: fNoLock | fFast, group: "server", summary: "The server time", fn: cmdTime},
+	)
+}
+
+func cmdPing(cn *conn, args [][]byte) {
+	switch len(args) {
+	case 1:
+		cn.out.simple("PONG")
+	case 2:
+		cn.out.bulk(args[1])
+	default:
+		cn.arity("ping")
 	}
-	cn.q.Op, cn.q.Index = workload.OpPutM, 0
-	if len(cn.q.Keys) == 1 {
-		cn.q.Op = workload.OpPut
-	}
-	if err := cn.srv.store.Exec(&cn.q, &cn.res, cn.srv.cfg.MaxReply); err != nil {
-		cn.storeErr(err)
+}
+
+func cmdSelect(cn *conn, args [][]byte) {
+	v, ok := str2ll(args[1])
+	if !ok {
+		cn.fail(errInt)
 		return
 	}
+	if v < 0 || v >= NumDBs {
+		cn.fail("DB index is out of range")
+		return
+	}
+	cn.dbi = int(v)
+	cn.publish()
 	cn.out.simple("OK")
 }
 
-// config answers CONFIG GET with the two settings redis-benchmark asks for
-// (save: "", appendonly: no) and nothing else; other subcommands but
-// RESETSTAT are errors.
-func (cn *conn) config(args [][]byte) {
-	if len(args) < 2 {
-		cn.arity("config")
+func cmdTime(cn *conn, _ [][]byte) {
+	us := nowMs() * 1000
+	cn.out.arrayHeader(2)
+	cn.out.bulkString(strconv.FormatInt(us/1e6, 10))
+	cn.out.bulkString(strconv.FormatInt(us%1e6, 10))
+}
+
+func flushArgs(cn *conn, args [][]byte) bool {
+	if len(args) > 2 || (len(args) == 2 && !eq(args[1], "ASYNC") && !eq(args[1], "SYNC")) {
+		cn.fail(errSyntax)
+		return false
+	}
+	return true
+}
+
+func cmdFlushDB(cn *conn, args [][]byte) {
+	if !flushArgs(cn, args) {
 		return
 	}
-	switch strings.ToUpper(string(args[1])) {
-	case "GET":
-		if len(args) < 3 {
-			cn.arity("config|get")
-			return
-		}
-		var pairs []string
-		for _, pat := range args[2:] {
-			p := strings.ToLower(string(pat))
-			if p == "save" || p == "*" {
-				pairs = append(pairs, "save", "")
-			}
-			if p == "appendonly" || p == "*" {
-				pairs = append(pairs, "appendonly", "no")
-			}
-		}
-		cn.out.arrayHeader(len(pairs))
-		for _, s := range pairs {
-			cn.out.bulkString(s)
-		}
-	case "RESETSTAT":
-		cn.out.simple("OK")
-	default:
-		cn.fail("CONFIG " + sanitize(args[1]) + " is not supported")
-	}
+	d := cn.db()
+	cn.srv.ks.touchAll(d)
+	cn.srv.ks.flush(d)
+	cn.srv.afterFlush()
+	cn.out.simple("OK")
 }
 
-// hello answers HELLO as Redis does for protocol 2, and NOPROTO for any
-// other version so that clients fall back to RESP2.
-func (cn *conn) hello(args [][]byte) {
-	if len(args) >= 2 {
-		v, ok := parseInt(args[1])
-		if !ok {
-			cn.fail("Protocol version is not an integer or out of range")
-			return
-		}
-		if v != 2 {
-			cn.fail("NOPROTO unsupported protocol version")
-			return
-		}
+func cmdFlushAll(cn *conn, args [][]byte) {
+	if !flushArgs(cn, args) {
+		return
 	}
-	for i := 2; i < len(args); i++ {
-		switch strings.ToUpper(string(args[i])) {
-		case "AUTH":
-			i += 2
-		case "SETNAME":
-			i++
-		default:
-			cn.fail("syntax error in HELLO option '" + sanitize(args[i]) + "'")
-			return
-		}
-		if i >= len(args) {
-			cn.fail("syntax error in HELLO option")
-			return
-		}
+	for _, d := range cn.srv.ks.dbs {
+		cn.srv.ks.touchAll(d)
+		cn.srv.ks.flush(d)
 	}
-	o := &cn.out
-	o.arrayHeader(14)
-	o.bulkString("server")
-	o.bulkString("redis")
-	o.bulkString("version")
-	o.bulkString(Version)
-	o.bulkString("proto")
-	o.int(2)
-	o.bulkString("id")
-	o.int(1)
-	o.bulkString("mode")
-	o.bulkString("standalone")
-	o.bulkString("role")
-	o.bulkString("master")
-	o.bulkString("modules")
-	o.arrayHeader(0)
-}
-
-func (s *Server) connCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.conns)
+	cn.srv.afterFlush()
+	cn.out.simple("OK")
 }

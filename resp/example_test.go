@@ -92,3 +92,79 @@ func ExampleParser() {
 	// 10 bytes wait for more input, err <nil>
 	// Protocol error: invalid bulk length
 }
+
+// A server with a password and a read-only user: clients authenticate
+// with AUTH (or HELLO ... AUTH), and the read-only user may not write.
+func ExampleConfig_users() {
+	srv, err := resp.NewServer(resp.Config{PoolBytes: 64 << 20, Password: "s3cret",
+		Users: []resp.User{{Name: "reader", Password: "r", ReadOnly: true}}})
+	if err != nil {
+		panic(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	ctx := context.Background()
+	anon := redis.NewClient(&redis.Options{Addr: ln.Addr().String()})
+	fmt.Println(anon.Get(ctx, "k").Err())
+	admin := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Password: "s3cret"})
+	fmt.Println(admin.Set(ctx, "k", "v", 0).Err())
+	reader := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Username: "reader", Password: "r"})
+	fmt.Println(reader.Get(ctx, "k").Val())
+	fmt.Println(reader.Set(ctx, "k", "w", 0).Err())
+	for _, c := range []*redis.Client{anon, admin, reader} {
+		_ = c.Close()
+	}
+	_ = srv.Close()
+	<-done
+	// Output:
+	// NOAUTH Authentication required.
+	// <nil>
+	// v
+	// NOPERM this user has no permissions to run the 'set' command
+}
+
+// Memory sizes as Redis's maxmemory takes them.
+func ExampleParseMemory() {
+	for _, s := range []string{"100", "1k", "1kb", "64mb", "2GB"} {
+		n, _ := resp.ParseMemory(s)
+		fmt.Println(s, n)
+	}
+	// Output:
+	// 100 100
+	// 1k 1000
+	// 1kb 1024
+	// 64mb 67108864
+	// 2GB 2147483648
+}
+
+// Keys counts the keys of all 16 databases; FlushAll empties them, as
+// FLUSHALL.
+func ExampleServer_FlushAll() {
+	srv, err := resp.NewServer(resp.Config{PoolBytes: 64 << 20})
+	if err != nil {
+		panic(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), DB: 3})
+	ctx := context.Background()
+	c.Set(ctx, "a", "1", 0)
+	c.HSet(ctx, "h", "f", "v")
+	_ = c.Close()
+	fmt.Println(srv.Keys())
+	srv.FlushAll()
+	fmt.Println(srv.Keys())
+	_ = srv.Close()
+	<-done
+	// Output:
+	// 2
+	// 0
+}

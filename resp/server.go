@@ -4,34 +4,40 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
-	"github.com/cornflakes-go/cornflakes/kv"
 	"github.com/cornflakes-go/cornflakes/mem"
 )
 
 // Defaults of Config.
 const (
 	// DefaultThreshold is the zero-copy threshold: a value of at least this
-	// many bytes is written straight from registered memory (one more iovec
-	// of the connection's writev); a smaller one is copied into the
-	// connection's output buffer. It is the wire package's default
-	// (wire.DefaultThreshold).
+	// many bytes is stored in registered memory and written straight from it
+	// (one more iovec of the connection's writev); a smaller one lives on
+	// the Go heap and is copied into the connection's output buffer. It is
+	// the wire package's default (wire.DefaultThreshold).
 	DefaultThreshold = 512
-	// DefaultMaxConns is the most connections served at once; more are
-	// answered "-ERR max number of clients reached" and closed.
-	DefaultMaxConns = 256
-	// DefaultMaxReply is the most value bytes one command's reply may carry
-	// (MGET, LRANGE); a larger one is an error reply.
-	DefaultMaxReply = 64 << 20
+	// DefaultMaxConns is the most connections served at once (Redis's
+	// maxclients); more are answered "-ERR max number of clients reached"
+	// and closed.
+	DefaultMaxConns = 10000
 	// DefaultPoolBytes is the registered memory of a server's own pool.
 	DefaultPoolBytes = 1 << 30
-	// DefaultShards is the shard count of a server's own store.
-	DefaultShards = 64
+	// DefaultCommandTimeout is how long a client may take to send one
+	// command once it has started it (slowloris clients); 0 in
+	// Config.CommandTimeout means this default, negative means none.
+	DefaultCommandTimeout = 30 * time.Second
+	// DefaultOutputLimit is the most copied reply bytes one connection may
+	// have pending (client-output-buffer-limit, hard); beyond it the
+	// connection is closed.
+	DefaultOutputLimit = 1 << 30
 )
 
 // Batch bounds: a reply batch is written (one writev) when the commands
@@ -40,7 +46,8 @@ const (
 const (
 	flushBytes   = 256 << 10
 	flushEntries = 512
-	readChunk    = 16 << 10      // initial read buffer and smallest read
+	initBuf      = 1 << 10       // a new connection's read buffer
+	readChunk    = 16 << 10      // buffer size classes above keepBuf are readChunk<<i
 	keepBuf      = 8 * readChunk // a read buffer up to this size is kept when idle
 	bigClasses   = 24            // read buffer sizes readChunk<<i recycled (up to 128 GiB)
 )
@@ -55,43 +62,87 @@ func bufClass(n int) int {
 	return -1
 }
 
-// Config configures a Server. The zero Config is valid.
+// Config configures a Server. The zero Config is valid: a 1 GiB pool of
+// its own, no password (protected mode: loopback clients only), 10,000
+// connections, no maxmemory.
 type Config struct {
-	// Store holds the data. Its pool must be Concurrent (connections run on
-	// their own goroutines and release references there). Nil: the server
-	// makes a Concurrent pool of PoolBytes and a store of DefaultShards, and
-	// Close clears and closes them; a given Store is left as it is.
-	Store *kv.Store
+	// Pool holds the values of at least Threshold bytes. It must be
+	// Concurrent. Nil: the server makes its own of PoolBytes, and returns
+	// its memory to the system whenever no value is left in it.
+	Pool *mem.Pool
 	// PoolBytes is the size of the server's own pool (default
-	// DefaultPoolBytes); ignored when Store is set.
+	// DefaultPoolBytes); ignored when Pool is set.
 	PoolBytes int64
 	// Threshold is the zero-copy threshold (default DefaultThreshold; a
-	// negative value copies every value).
+	// negative value copies every value, which then live on the Go heap).
 	Threshold int
 	// MaxConns bounds the connections served at once (default
 	// DefaultMaxConns).
 	MaxConns int
-	// MaxReply bounds the value bytes of one reply (default DefaultMaxReply).
-	MaxReply int
-	// Limits bounds what a request may declare (see Limits).
+	// Limits bounds what a request may declare (see Limits); MaxCommand is
+	// the client-query-buffer-limit.
 	Limits Limits
+	// Password is requirepass: the default user's password. Empty: the
+	// default user needs none.
+	Password string
+	// Users are ACL users besides "default" (a User named "default"
+	// replaces it).
+	Users []User
+	// NoProtectedMode serves clients from every address even when no
+	// password is set. Otherwise, without a password, only loopback
+	// clients are served and the others are answered -DENIED (Redis's
+	// protected-mode yes).
+	NoProtectedMode bool
+	// MaxMemory bounds the dataset (an estimate of keys and values, INFO
+	// used_memory_dataset) in bytes; 0 is unlimited. MaxMemoryPolicy is
+	// PolicyNoEviction (the default: writes that may grow memory are
+	// refused with -OOM) or PolicyAllKeysLRU.
+	MaxMemory       int64
+	MaxMemoryPolicy string
+	// IdleTimeout closes a connection idle (no command started) this long
+	// (Redis's timeout; 0: never).
+	IdleTimeout time.Duration
+	// CommandTimeout closes a connection that has not finished sending a
+	// command this long after starting it (default DefaultCommandTimeout;
+	// negative: never).
+	CommandTimeout time.Duration
+	// OutputLimit bounds the copied reply bytes pending for one connection
+	// (default DefaultOutputLimit).
+	OutputLimit int
 }
 
-// Server is a Redis-compatible (RESP2) server over TCP backed by a kv.Store.
-// Each connection is served by one goroutine: it reads, answers every
-// complete command in what it read, and writes the answers with one writev.
+// Server is a Redis-compatible (RESP2 and RESP3) server over TCP. Its
+// keyspace (16 databases of strings, lists and hashes with expiry) is
+// guarded by one mutex: commands execute one at a time, as in Redis. Each
+// connection is served by one goroutine: it reads, answers every complete
+// command in what it read, and writes the answers with one writev.
 type Server struct {
-	cfg   Config
-	store *kv.Store
-	pool  *mem.Pool // owned, or nil
+	cfg     Config
+	pool    *mem.Pool // the keyspace's pool
+	ownPool bool
+
+	kmu sync.Mutex // guards ks and every conn's keyspace-related state
+	ks  *keyspace
+
+	users     map[string]*user
+	maxMemory atomic.Int64
+	policy    atomic.Int32 // 0 noeviction, 1 allkeys-lru
+	idle      atomic.Int64 // IdleTimeout in ns
+	nextID    atomic.Int64
+	freeReq   atomic.Bool // return memory to the system soon
 
 	mu        sync.Mutex
 	closed    bool
 	listeners map[net.Listener]struct{}
-	conns     map[net.Conn]struct{}
+	clients   map[net.Conn]*conn
 	wg        sync.WaitGroup
+	done      chan struct{}
 
-	stats struct{ conns, commands, errors, zc, zcBytes atomic.Uint64 }
+	stats struct {
+		conns, commands, errors, zc, zcBytes                 atomic.Uint64
+		rejected, denied, idleClosed, slowClosed, queryLimit atomic.Uint64
+		outputLimit, authFailed, aclDenied                   atomic.Uint64
+	}
 
 	// bigBufs recycles read buffers larger than keepBuf, which a
 	// connection holds only while a command that needs one is buffered:
@@ -103,7 +154,8 @@ type Server struct {
 var ErrServerClosed = errors.New("resp: server closed")
 
 // NewServer returns a server that serves nothing until Serve or
-// ListenAndServe.
+// ListenAndServe. It starts the background expiry and memory-return
+// goroutine, which Close stops.
 func NewServer(cfg Config) (*Server, error) {
 	if cfg.Threshold == 0 {
 		cfg.Threshold = DefaultThreshold
@@ -111,44 +163,106 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
 	}
-	if cfg.MaxReply <= 0 {
-		cfg.MaxReply = DefaultMaxReply
+	if cfg.CommandTimeout == 0 {
+		cfg.CommandTimeout = DefaultCommandTimeout
+	}
+	if cfg.OutputLimit <= 0 {
+		cfg.OutputLimit = DefaultOutputLimit
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
-	s := &Server{cfg: cfg, listeners: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
-	if cfg.Store != nil {
-		if !cfg.Store.Pool().Concurrent() {
-			return nil, errors.New("resp: the store's pool must be Concurrent")
+	s := &Server{cfg: cfg, listeners: map[net.Listener]struct{}{}, clients: map[net.Conn]*conn{},
+		users: map[string]*user{}, done: make(chan struct{})}
+	s.users["default"] = &user{User: User{Name: "default", Password: cfg.Password}, nopass: cfg.Password == ""}
+	for _, u := range cfg.Users {
+		if u.Name == "" {
+			return nil, errors.New("resp: a user without a name")
 		}
-		s.store = cfg.Store
-		return s, nil
+		s.users[u.Name] = &user{User: u, nopass: u.Password == "" && u.Name == "default"}
 	}
-	if cfg.PoolBytes <= 0 {
-		cfg.PoolBytes = DefaultPoolBytes
+	switch cfg.MaxMemoryPolicy {
+	case "", PolicyNoEviction:
+	case PolicyAllKeysLRU:
+		s.policy.Store(1)
+	default:
+		return nil, errors.New("resp: maxmemory policy " + strconv.Quote(cfg.MaxMemoryPolicy) + " (want noeviction or allkeys-lru)")
 	}
-	p, err := mem.NewPool(mem.PoolConfig{Name: "resp", Concurrent: true, MaxBytes: cfg.PoolBytes})
-	if err != nil {
-		return nil, err
+	s.maxMemory.Store(cfg.MaxMemory)
+	s.idle.Store(int64(cfg.IdleTimeout))
+	if cfg.Pool != nil {
+		if !cfg.Pool.Concurrent() {
+			return nil, errors.New("resp: the pool must be Concurrent")
+		}
+		s.pool = cfg.Pool
+	} else {
+		p, err := newOwnPool(cfg.PoolBytes)
+		if err != nil {
+			return nil, err
+		}
+		s.pool, s.ownPool = p, true
 	}
-	s.pool, s.store = p, kv.NewStore(p, DefaultShards)
+	storeMin := cfg.Threshold
+	if storeMin < 0 {
+		storeMin = 0 // no value in the pool
+	}
+	s.ks = newKeyspace(s.pool, storeMin)
+	s.wg.Add(1)
+	go s.background()
 	return s, nil
 }
 
-// Store is the server's store.
-func (s *Server) Store() *kv.Store { return s.store }
+func newOwnPool(size int64) (*mem.Pool, error) {
+	if size <= 0 {
+		size = DefaultPoolBytes
+	}
+	return mem.NewPool(mem.PoolConfig{Name: "resp", Concurrent: true, MaxBytes: size})
+}
+
+// Keys returns the number of keys in all databases (expired keys not yet
+// removed included).
+func (s *Server) Keys() int {
+	s.kmu.Lock()
+	defer s.kmu.Unlock()
+	n := 0
+	for _, d := range s.ks.dbs {
+		n += len(d.keys)
+	}
+	return n
+}
+
+// FlushAll removes every key, as FLUSHALL.
+func (s *Server) FlushAll() {
+	s.kmu.Lock()
+	for _, d := range s.ks.dbs {
+		s.ks.touchAll(d)
+		s.ks.flush(d)
+	}
+	s.kmu.Unlock()
+	s.afterFlush()
+}
 
 // Stats are a server's counters since NewServer.
 type Stats struct {
-	Conns    uint64 // connections accepted and served
-	Commands uint64 // commands answered
-	Errors   uint64 // error replies (protocol errors included)
-	ZeroCopy uint64 // values written from registered memory without a copy
-	ZCBytes  uint64 // their bytes
+	Conns       uint64 // connections accepted and served
+	Commands    uint64 // commands answered
+	Errors      uint64 // error replies (protocol errors included)
+	ZeroCopy    uint64 // values written from registered memory without a copy
+	ZCBytes     uint64 // their bytes
+	Rejected    uint64 // connections refused: maxclients reached
+	Denied      uint64 // connections refused: protected mode
+	IdleClosed  uint64 // connections closed by IdleTimeout
+	SlowClosed  uint64 // connections closed by CommandTimeout
+	QueryLimit  uint64 // connections closed for a command over the limits
+	OutputLimit uint64 // connections closed over OutputLimit
+	AuthFailed  uint64 // AUTH and HELLO AUTH refused
+	ACLDenied   uint64 // commands refused to read-only users
 }
 
 // Stats returns the server's counters.
 func (s *Server) Stats() Stats {
-	return Stats{s.stats.conns.Load(), s.stats.commands.Load(), s.stats.errors.Load(), s.stats.zc.Load(), s.stats.zcBytes.Load()}
+	st := &s.stats
+	return Stats{st.conns.Load(), st.commands.Load(), st.errors.Load(), st.zc.Load(), st.zcBytes.Load(),
+		st.rejected.Load(), st.denied.Load(), st.idleClosed.Load(), st.slowClosed.Load(), st.queryLimit.Load(),
+		st.outputLimit.Load(), st.authFailed.Load(), st.aclDenied.Load()}
 }
 
 // ListenAndServe listens on the TCP address addr and serves it until Close.
@@ -159,6 +273,28 @@ func (s *Server) ListenAndServe(addr string) error {
 	}
 	return s.Serve(ln)
 }
+
+// protected reports whether protected mode refuses non-loopback clients.
+func (s *Server) protected() bool {
+	if s.cfg.NoProtectedMode {
+		return false
+	}
+	for _, u := range s.users {
+		if !u.nopass {
+			return false
+		}
+	}
+	return true
+}
+
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return !ok || ta.IP.IsLoopback()
+}
+
+const deniedMsg = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. " +
+	"In this mode connections are only accepted from the loopback interface. If you want to connect from external computers, set a password " +
+	"(--requirepass) or disable protected mode (--protected-mode=false).\r\n"
 
 // Serve accepts connections on ln until Close (then it returns
 // ErrServerClosed) or until Accept fails. It closes ln when it returns.
@@ -190,7 +326,18 @@ func (s *Server) Serve(ln net.Listener) error {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				time.Sleep(10 * time.Millisecond) // out of descriptors: let some close
+				continue
+			}
 			return err
+		}
+		if s.protected() && !isLoopback(c.RemoteAddr()) {
+			s.stats.denied.Add(1)
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = io.WriteString(c, deniedMsg)
+			_ = c.Close()
+			continue
 		}
 		s.mu.Lock()
 		switch {
@@ -198,23 +345,27 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.mu.Unlock()
 			_ = c.Close()
 			return ErrServerClosed
-		case len(s.conns) >= s.cfg.MaxConns:
+		case len(s.clients) >= s.cfg.MaxConns:
 			s.mu.Unlock()
+			s.stats.rejected.Add(1)
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 			_, _ = io.WriteString(c, "-ERR max number of clients reached\r\n")
 			_ = c.Close()
 			continue
 		}
-		s.conns[c] = struct{}{}
+		cn := s.newConn(c)
+		s.clients[c] = cn
 		s.wg.Add(1)
 		s.mu.Unlock()
 		s.stats.conns.Add(1)
-		go s.serveConn(c)
+		go s.serveConn(cn)
 	}
 }
 
 // Close stops the listeners, closes every connection, waits for their
-// goroutines and, when the server made its own store, clears it and
-// closes its pool (an error names references still held).
+// goroutines and the background goroutine, frees every value and, when
+// the server made its own pool, closes it (an error names references
+// still held).
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -222,32 +373,106 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	close(s.done)
 	for ln := range s.listeners {
 		_ = ln.Close()
 	}
-	for c := range s.conns {
+	for c := range s.clients {
 		_ = c.Close()
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	if s.pool != nil {
-		s.store.Clear()
+	s.kmu.Lock()
+	for _, d := range s.ks.dbs {
+		s.ks.flush(d)
+	}
+	s.kmu.Unlock()
+	if s.ownPool {
 		return s.pool.Close()
 	}
 	return nil
 }
 
-func (s *Server) serveConn(c net.Conn) {
+// afterFlush asks the background goroutine to return freed memory to the
+// system.
+func (s *Server) afterFlush() { s.scheduleFree() }
+
+func (s *Server) scheduleFree() { s.freeReq.Store(true) }
+
+// background runs active expiry (every 100 ms) and returns memory to the
+// system after large deletions: the Go heap (debug.FreeOSMemory) and, when
+// no value is left in it, the server's own pool (replaced by an empty one,
+// the old one closed, which decommits its regions).
+func (s *Server) background() {
+	defer s.wg.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	var lastHeap uint64
+	ticks := 0
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		ticks++
+		s.kmu.Lock()
+		expiring := false
+		for _, d := range s.ks.dbs {
+			if len(d.expires) > 0 {
+				expiring = true
+				break
+			}
+		}
+		if expiring && s.ks.activeExpire(25*time.Millisecond) > 0 {
+			s.serveBlocked()
+		}
+		if s.ownPool && s.pool.InUse() == 0 && s.pool.Stats().Bytes > 0 {
+			if p, err := newOwnPool(s.cfg.PoolBytes); err == nil {
+				old := s.pool
+				s.pool, s.ks.pool = p, p
+				_ = old.Close()
+			}
+		}
+		s.kmu.Unlock()
+		if ticks%10 == 0 { // every second: has the heap shrunk by half?
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if lastHeap > 64<<20 && ms.HeapAlloc < lastHeap/2 {
+				s.freeReq.Store(true)
+			}
+			lastHeap = ms.HeapAlloc
+		}
+		if s.freeReq.Swap(false) {
+			debug.FreeOSMemory()
+		}
+	}
+}
+
+func (s *Server) newConn(c net.Conn) *conn {
+	now := time.Now()
+	cn := &conn{srv: s, c: c, in: make([]byte, initBuf), id: s.nextID.Add(1), created: now}
+	cn.lastCmd.Store(now.UnixNano())
+	cn.p.Limits = s.cfg.Limits
+	cn.out.proto = 2
+	cn.pubProto.Store(2)
+	if u := s.users["default"]; u.nopass {
+		cn.user = u
+	}
+	return cn
+}
+
+func (s *Server) serveConn(cn *conn) {
 	defer func() {
 		s.mu.Lock()
-		delete(s.conns, c)
+		delete(s.clients, cn.c)
 		s.mu.Unlock()
-		_ = c.Close()
+		_ = cn.c.Close()
+		s.kmu.Lock()
+		cn.unwatchAll()
+		s.kmu.Unlock()
 		s.wg.Done()
 	}()
-	cn := &conn{srv: s, c: c, in: make([]byte, readChunk)}
-	cn.p.Limits = s.cfg.Limits
-	defer cn.res.Release()
 	defer cn.out.release()
 	defer func() {
 		if len(cn.in) > keepBuf {
@@ -257,7 +482,10 @@ func (s *Server) serveConn(c net.Conn) {
 	cn.serve()
 }
 
-// conn is one connection's state, owned by its goroutine.
+// conn is one connection's state, owned by its goroutine (the fields
+// about the keyspace — watched keys, dirtyCAS — are guarded by the
+// keyspace lock; the pub* fields are what CLIENT LIST of another
+// connection reads).
 type conn struct {
 	srv  *Server
 	c    net.Conn
@@ -265,9 +493,6 @@ type conn struct {
 	in   []byte // read buffer: in[r:w] is unconsumed
 	r, w int
 	out  output
-	res  kv.Result
-	q    kv.Query
-	vals []mem.Buf // GET/MGET's values, gathered before the reply
 	quit bool
 	// filled: the last Read filled all the room it was given, so more
 	// input is probably waiting (pipelined large commands): the buffer
@@ -279,6 +504,43 @@ type conn struct {
 	// when in was not taken from the pool).
 	spare []byte
 	box   *[]byte
+
+	id       int64
+	created  time.Time
+	dbi      int
+	name     string
+	user     *user // nil: not authenticated
+	inMulti  bool
+	multiErr bool
+	inExec   bool
+	queue    [][][]byte
+	watched  []blockKey
+	dirtyCAS bool
+
+	blocked      *waiter
+	blockTimeout time.Duration
+
+	deadline time.Time // the read deadline set
+	cmdStart time.Time // when the buffered unfinished command started
+
+	lastCmd  atomic.Int64
+	pubName  atomic.Pointer[string]
+	pubUser  atomic.Pointer[string]
+	pubDB    atomic.Int32
+	pubProto atomic.Int32
+}
+
+// publish makes the connection's name, user, database and protocol
+// visible to CLIENT LIST on other connections.
+func (cn *conn) publish() {
+	name := cn.name
+	cn.pubName.Store(&name)
+	if cn.user != nil {
+		u := cn.user.Name
+		cn.pubUser.Store(&u)
+	}
+	cn.pubDB.Store(int32(cn.dbi))
+	cn.pubProto.Store(int32(cn.out.proto))
 }
 
 // grow replaces the read buffer by one of size bytes (from the server's
@@ -320,14 +582,16 @@ func (cn *conn) putBig() {
 }
 
 func (cn *conn) serve() {
-	lim := cn.srv.cfg.Limits
+	s := cn.srv
+	lim := s.cfg.Limits
 	maxBuf := lim.MaxCommand + lim.MaxInline
 	for {
 		// Answer every complete command buffered.
 		for !cn.quit {
 			args, n, err := cn.p.Next(cn.in[cn.r:cn.w])
 			if err != nil {
-				cn.srv.stats.errors.Add(1)
+				s.stats.errors.Add(1)
+				s.stats.queryLimit.Add(1)
 				cn.out.err(err.Error())
 				cn.closeAfterError()
 				return
@@ -335,10 +599,25 @@ func (cn *conn) serve() {
 			if n == 0 {
 				break
 			}
+			cn.cmdStart = time.Time{}
 			if len(args) > 0 {
+				cn.lastCmd.Store(time.Now().UnixNano())
 				cn.exec(args)
 			}
 			cn.r += n // after exec: args alias the buffer
+			if cn.blocked != nil {
+				if cn.out.pending() && cn.out.flush(cn.c) != nil {
+					return
+				}
+				if !cn.waitBlocked() {
+					return
+				}
+				cn.deadline = time.Time{}
+			}
+			if len(cn.out.buf) > s.cfg.OutputLimit {
+				s.stats.outputLimit.Add(1)
+				return
+			}
 			if cn.out.full() {
 				if cn.out.flush(cn.c) != nil {
 					return
@@ -358,30 +637,68 @@ func (cn *conn) serve() {
 			cn.putBig()
 			cn.in, cn.spare, cn.r, cn.w = cn.spare, nil, 0, 0
 			if cn.in == nil {
-				cn.in = make([]byte, readChunk)
+				cn.in = make([]byte, initBuf)
 			}
 		}
 		if cn.r > 0 {
 			cn.w = copy(cn.in, cn.in[cn.r:cn.w])
 			cn.r = 0
 		}
-		if cn.w == len(cn.in) || (len(cn.in)-cn.w < readChunk/4 && len(cn.in) < maxBuf) ||
+		if cn.w == len(cn.in) || (len(cn.in)-cn.w < min(readChunk, len(cn.in))/4 && len(cn.in) < maxBuf) ||
 			(cn.filled && len(cn.in) < min(keepBuf, maxBuf)) {
 			if len(cn.in) >= maxBuf {
 				// Unreachable: the parser's limits keep a command within maxBuf.
+				s.stats.queryLimit.Add(1)
 				cn.out.err("Protocol error: command too large")
 				cn.closeAfterError()
 				return
 			}
 			cn.grow(min(2*len(cn.in), maxBuf))
 		}
+		cn.setDeadline()
 		n, err := cn.c.Read(cn.in[cn.w:])
 		cn.filled = n == len(cn.in)-cn.w
 		cn.w += n
 		if err != nil && n == 0 {
+			if isTimeout(err) {
+				if cn.w > 0 {
+					s.stats.slowClosed.Add(1)
+				} else {
+					s.stats.idleClosed.Add(1)
+				}
+			}
 			return
 		}
 	}
+}
+
+// setDeadline sets the read deadline: CommandTimeout after the start of a
+// command partly received, IdleTimeout after the last command otherwise.
+func (cn *conn) setDeadline() {
+	s := cn.srv
+	var dl time.Time
+	if cn.w > 0 {
+		if cn.cmdStart.IsZero() {
+			cn.cmdStart = time.Now()
+		}
+		if s.cfg.CommandTimeout > 0 {
+			dl = cn.cmdStart.Add(s.cfg.CommandTimeout)
+		}
+	} else if idle := s.idle.Load(); idle > 0 {
+		dl = time.Now().Add(time.Duration(idle))
+	}
+	if !dl.Equal(cn.deadline) {
+		_ = cn.c.SetReadDeadline(dl)
+		cn.deadline = dl
+	}
+}
+
+func isTimeout(err error) bool {
+	if err == io.EOF {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // closeAfterError writes the pending replies (ending with the error), then
@@ -414,6 +731,7 @@ type output struct {
 	iov   net.Buffers // flush's iovecs (kept for their capacity)
 	wv    net.Buffers // what WriteTo consumes (a field: no allocation)
 	bytes int         // bytes of zc
+	proto int         // 2 or 3 (HELLO)
 }
 
 func (o *output) pending() bool { return len(o.buf) > 0 || len(o.zc) > 0 }
@@ -493,7 +811,12 @@ func (o *output) err(s string) {
 // hasCode reports whether s starts with an error code of its own instead
 // of the generic ERR.
 func hasCode(s string) bool {
-	return strings.HasPrefix(s, "WRONGTYPE ") || strings.HasPrefix(s, "NOPROTO ")
+	for _, c := range []string{"WRONGTYPE ", "NOPROTO ", "NOAUTH ", "WRONGPASS ", "NOPERM ", "OOM ", "EXECABORT ", "DENIED "} {
+		if strings.HasPrefix(s, c) {
+			return true
+		}
+	}
+	return false
 }
 
 func (o *output) int(n int64) {
@@ -508,7 +831,45 @@ func (o *output) arrayHeader(n int) {
 	o.buf = append(o.buf, '\r', '\n')
 }
 
-func (o *output) null() { o.buf = append(o.buf, "$-1\r\n"...) }
+// null is a nil bulk string (RESP3: null).
+func (o *output) null() {
+	if o.proto == 3 {
+		o.buf = append(o.buf, "_\r\n"...)
+		return
+	}
+	o.buf = append(o.buf, "$-1\r\n"...)
+}
+
+// nullArray is a nil array (RESP3: null).
+func (o *output) nullArray() {
+	if o.proto == 3 {
+		o.buf = append(o.buf, "_\r\n"...)
+		return
+	}
+	o.buf = append(o.buf, "*-1\r\n"...)
+}
+
+// mapHeader starts a map of n pairs (RESP2: an array of 2n elements).
+func (o *output) mapHeader(n int) {
+	if o.proto == 3 {
+		o.buf = append(o.buf, '%')
+		o.buf = appendInt(o.buf, int64(n))
+		o.buf = append(o.buf, '\r', '\n')
+		return
+	}
+	o.arrayHeader(2 * n)
+}
+
+// setHeader starts a set of n elements (RESP2: an array).
+func (o *output) setHeader(n int) {
+	if o.proto == 3 {
+		o.buf = append(o.buf, '~')
+		o.buf = appendInt(o.buf, int64(n))
+		o.buf = append(o.buf, '\r', '\n')
+		return
+	}
+	o.arrayHeader(n)
+}
 
 func (o *output) bulk(b []byte) {
 	o.bulkHeader(len(b))
@@ -528,20 +889,10 @@ func (o *output) bulkHeader(n int) {
 	o.buf = append(o.buf, '\r', '\n')
 }
 
-// value writes one stored value as a bulk string and takes ownership of
-// its reference b: at or above threshold (threshold >= 0) it is written
-// from registered memory, otherwise copied and released at once.
-func (o *output) value(b mem.Buf, threshold int) bool {
-	o.bulkHeader(b.Len())
-	if threshold >= 0 && b.Len() >= threshold {
-		o.zeroCopy(b)
-		o.buf = append(o.buf, '\r', '\n')
-		return true
-	}
-	o.buf = append(o.buf, b.Bytes()...)
-	o.buf = append(o.buf, '\r', '\n')
-	_ = b.Release()
-	return false
-}
-
 func appendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }
+
+func (s *Server) connCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
+}

@@ -1,97 +1,22 @@
 package resp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os/exec"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/cornflakes-go/cornflakes/kv"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/mem/memtest"
 )
-
-// testServer is a server on a loopback port over a store whose pool the
-// test checks: when the test ends the server is closed, the store cleared,
-// and memtest fails the test if any reference is still held.
-type testServer struct {
-	srv   *Server
-	pool  *mem.Pool
-	store *kv.Store
-	addr  string
-}
-
-func newTestServer(t *testing.T, cfg Config) *testServer {
-	t.Helper()
-	p := memtest.NewPool(t, mem.PoolConfig{Name: "resp-test", Concurrent: true, MaxBytes: 256 << 20})
-	st := kv.NewStore(p, 8)
-	cfg.Store = st
-	srv, err := NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		if err := <-done; !errors.Is(err, ErrServerClosed) {
-			t.Errorf("Serve returned %v, want ErrServerClosed", err)
-		}
-		st.Clear()
-	})
-	return &testServer{srv: srv, pool: p, store: st, addr: ln.Addr().String()}
-}
-
-// client is a go-redis client with its default protocol (3: it sends
-// HELLO 3, gets NOPROTO and falls back to RESP2).
-func (ts *testServer) client(t *testing.T) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: ts.addr, MaxRetries: -1})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-// raw is a plain TCP connection for byte-level tests.
-func (ts *testServer) raw(t *testing.T) (net.Conn, *bufio.Reader) {
-	t.Helper()
-	c, err := net.Dial("tcp", ts.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	return c, bufio.NewReader(c)
-}
-
-// waitInUse waits for the pool's references to come down to want: a reply
-// can reach the client just before the server's goroutine releases the
-// references of its write.
-func (ts *testServer) waitInUse(t *testing.T, want int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for ts.pool.InUse() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("pool in use: %d references, want %d", ts.pool.InUse(), want)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 func must[T any](t *testing.T, c interface{ Result() (T, error) }) T {
 	t.Helper()
@@ -109,352 +34,63 @@ func wantErr(t *testing.T, err error, sub string) {
 	}
 }
 
-// TestCommands runs every command through go-redis v9.
-func TestCommands(t *testing.T) {
+// TestGoRedis uses the server through go-redis v9 with its defaults
+// (RESP3 via HELLO 3): strings with expiry, lists, hashes, a transaction.
+func TestGoRedis(t *testing.T) {
 	ts := newTestServer(t, Config{})
 	c := ts.client(t)
 	ctx := context.Background()
-	if v := must[string](t, c.Ping(ctx)); v != "PONG" {
-		t.Fatalf("PING: %q", v)
+	big := strings.Repeat("z", 4096)
+	must[string](t, c.Set(ctx, "k", big, time.Minute))
+	if v := must[string](t, c.Get(ctx, "k")); v != big {
+		t.Fatalf("GET: %d bytes", len(v))
 	}
-	// go-redis opened the connection with HELLO 3, got NOPROTO (the one
-	// error so far) and went on in RESP2.
-	if st := ts.srv.Stats(); st.Errors != 1 || st.Commands < 2 {
-		t.Fatalf("after connecting: %+v, want the one NOPROTO error", st)
+	if d := must[time.Duration](t, c.TTL(ctx, "k")); d != time.Minute {
+		t.Fatalf("TTL %v", d)
 	}
-	if v := must[any](t, c.Do(ctx, "PING", "hi")); v != "hi" {
-		t.Fatalf("PING hi: %q", v)
+	if err := c.Get(ctx, "nope").Err(); err != redis.Nil {
+		t.Fatalf("GET nope: %v", err)
 	}
-	if v := must[string](t, c.Echo(ctx, "e\r\nx")); v != "e\r\nx" {
-		t.Fatalf("ECHO: %q", v)
-	}
-	must[string](t, c.Set(ctx, "k", "v", 0))
-	if v := must[string](t, c.Get(ctx, "k")); v != "v" {
-		t.Fatalf("GET: %q", v)
-	}
-	must[string](t, c.Set(ctx, "k", "", 0))
-	if v := must[string](t, c.Get(ctx, "k")); v != "" {
-		t.Fatalf("GET of an empty value: %q", v)
-	}
-	if err := c.Get(ctx, "absent").Err(); err != redis.Nil {
-		t.Fatalf("GET absent: %v", err)
-	}
-	wantErr(t, c.Set(ctx, "k", "v", time.Minute).Err(), "ERR SET options are not supported")
-	wantErr(t, c.Do(ctx, "GET").Err(), "wrong number of arguments for 'get'")
-	must[string](t, c.MSet(ctx, "a", "1", "b", "2"))
-	if v := must[[]any](t, c.MGet(ctx, "a", "absent", "b")); fmt.Sprint(v) != "[1 <nil> 2]" {
-		t.Fatalf("MGET: %v", v)
-	}
-	wantErr(t, c.Do(ctx, "MSET", "a").Err(), "wrong number of arguments")
-	if v := must[int64](t, c.Exists(ctx, "a", "b", "absent", "a")); v != 3 {
-		t.Fatalf("EXISTS: %d", v)
-	}
-	if v := must[int64](t, c.Del(ctx, "a", "absent")); v != 1 {
-		t.Fatalf("DEL: %d", v)
-	}
-	if v := must[int64](t, c.DBSize(ctx)); v != 2 {
-		t.Fatalf("DBSIZE: %d", v)
-	}
-	if v := must[int64](t, c.RPush(ctx, "l", "b", "c")); v != 2 {
-		t.Fatalf("RPUSH: %d", v)
-	}
-	if v := must[int64](t, c.LPush(ctx, "l", "a", "z")); v != 4 {
-		t.Fatalf("LPUSH: %d", v)
-	}
-	for _, r := range []struct {
-		start, stop int64
-		want        string
-	}{{0, -1, "[z a b c]"}, {1, 2, "[a b]"}, {-2, -1, "[b c]"}, {0, 100, "[z a b c]"}, {3, 1, "[]"}} {
-		if v := must[[]string](t, c.LRange(ctx, "l", r.start, r.stop)); fmt.Sprint(v) != r.want {
-			t.Fatalf("LRANGE %d %d: %v, want %s", r.start, r.stop, v, r.want)
-		}
-	}
-	wantErr(t, c.Do(ctx, "LRANGE", "l", "x", "1").Err(), "not an integer")
-	if v := must[int64](t, c.LLen(ctx, "l")); v != 4 {
-		t.Fatalf("LLEN: %d", v)
+	must[int64](t, c.RPush(ctx, "l", "a", big, "c"))
+	if v := must[[]string](t, c.LRange(ctx, "l", 0, -1)); len(v) != 3 || v[1] != big {
+		t.Fatalf("LRANGE %d", len(v))
 	}
 	wantErr(t, c.Get(ctx, "l").Err(), "WRONGTYPE")
-	if v := must[[]any](t, c.MGet(ctx, "l", "b")); fmt.Sprint(v) != "[<nil> 2]" {
-		t.Fatalf("MGET of a list: %v", v)
+	must[int64](t, c.HSet(ctx, "h", "a", "1", "b", big))
+	if m := must[map[string]string](t, c.HGetAll(ctx, "h")); len(m) != 2 || m["b"] != big {
+		t.Fatalf("HGETALL %v", len(m))
 	}
-	must[any](t, c.Do(ctx, "SELECT", "0"))
-	wantErr(t, c.Do(ctx, "CONFIG", "SET", "a", "b").Err(), "ERR CONFIG SET is not supported")
-	wantErr(t, c.Do(ctx, "SELECT", "1").Err(), "ERR DB index is out of range")
-	if v := must[any](t, c.Do(ctx, "COMMAND", "DOCS")); fmt.Sprint(v) != "[]" {
-		t.Fatalf("COMMAND DOCS: %v", v)
+	if n := must[int64](t, c.Incr(ctx, "n")); n != 1 {
+		t.Fatal(n)
 	}
-	if v := must[any](t, c.Do(ctx, "COMMAND")); fmt.Sprint(v) != "[]" {
-		t.Fatalf("COMMAND: %v", v)
+	cmds, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "n")
+		p.Get(ctx, "n")
+		return nil
+	})
+	if err != nil || cmds[1].(*redis.StringCmd).Val() != "2" {
+		t.Fatalf("MULTI/EXEC: %v %v", cmds, err)
 	}
-	if v := must[map[string]string](t, c.ConfigGet(ctx, "save")); fmt.Sprint(v) != "map[save:]" {
-		t.Fatalf("CONFIG GET save: %v", v)
+	if st := ts.srv.Stats(); st.ZeroCopy < 3 {
+		t.Fatalf("zero-copy values %d", st.ZeroCopy)
 	}
-	if v := must[map[string]string](t, c.ConfigGet(ctx, "appendonly")); fmt.Sprint(v) != "map[appendonly:no]" {
-		t.Fatalf("CONFIG GET appendonly: %v", v)
-	}
-	if v := must[any](t, c.Do(ctx, "HELLO", "2")); !strings.Contains(fmt.Sprint(v), "proto 2") {
-		t.Fatalf("HELLO 2: %v", v)
-	}
-	wantErr(t, c.Do(ctx, "HELLO", "3").Err(), "NOPROTO unsupported protocol version")
-	wantErr(t, c.Do(ctx, "HELLO", "x").Err(), "not an integer")
-	must[any](t, c.Do(ctx, "CLIENT", "SETNAME", "me"))
-	must[any](t, c.Do(ctx, "CLIENT", "SETINFO", "LIB-NAME", "x"))
-	if v := must[string](t, c.Info(ctx)); !strings.Contains(v, "redis_version:"+Version) {
-		t.Fatalf("INFO: %q", v)
-	}
-	wantErr(t, c.Do(ctx, "NOSUCH", "a").Err(), "ERR unknown command 'NOSUCH', with args beginning with: 'a'")
-	must[string](t, c.FlushAll(ctx))
-	if v := must[int64](t, c.DBSize(ctx)); v != 0 {
-		t.Fatalf("DBSIZE after FLUSHALL: %d", v)
-	}
-	// The connection is still good after all the error replies.
-	if v := must[string](t, c.Ping(ctx)); v != "PONG" {
-		t.Fatalf("PING: %q", v)
-	}
-	ts.waitInUse(t, 0)
+	ts.waitInUse(t, 3) // the stored 4 KiB values: string, list element, hash value
 }
 
-// TestRawProtocol checks replies byte for byte: inline commands, a pipeline
-// sent in one write and answered in order, QUIT, and a store-level error.
-func TestRawProtocol(t *testing.T) {
-	ts := newTestServer(t, Config{})
-	c, r := ts.raw(t)
-	in := "PING\r\nSET k v\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*0\r\n\r\n*2\r\n$3\r\nGET\r\n$2\r\nno\r\n" +
-		"*3\r\n$6\r\nLRANGE\r\n$1\r\nx\r\n$1\r\n0\r\n*2\r\n$6\r\nEXISTS\r\n$1\r\nk\r\n" +
-		"*2\r\n$3\r\nGET\r\n$5000\r\n" + strings.Repeat("k", 5000) + "\r\n" +
-		"*4\r\n$4\r\nMGET\r\n$1\r\nk\r\n$1\r\nz\r\n$1\r\nk\r\nQUIT\r\nPING\r\n"
-	if _, err := io.WriteString(c, in); err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "+PONG\r\n+OK\r\n$1\r\nv\r\n$-1\r\n-ERR wrong number of arguments for 'lrange' command\r\n:1\r\n" +
-		"-ERR kv: key of 5000 bytes (limit 4096)\r\n*3\r\n$1\r\nv\r\n$-1\r\n$1\r\nv\r\n+OK\r\n"
-	if string(got) != want {
-		t.Fatalf("replies\n%q\nwant\n%q", got, want)
-	}
-}
-
-// TestProtocolErrors: bad input is answered with a protocol error and the
-// connection is closed; a declared size far beyond what is sent is refused
-// at once, not waited for.
-func TestProtocolErrors(t *testing.T) {
-	ts := newTestServer(t, Config{Limits: Limits{MaxBulk: 1 << 10}})
-	for _, c := range []struct{ in, want string }{
-		{"*1\r\n$2048\r\nab", "-ERR Protocol error: invalid bulk length\r\n"},
-		{"*99999999\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
-		{"*1\r\n$-2\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
-		{"*1\r\n+PING\r\n", "-ERR Protocol error: expected '+', got '+'\r\n"[:0] + "-ERR Protocol error: expected '$', got '+'\r\n"},
-		{"PING\r\n*1\r\n$4\r\nPINGxx", "+PONG\r\n-ERR Protocol error: bulk string not terminated by CRLF\r\n"},
-		{strings.Repeat("x", DefaultMaxInline+10), "-ERR Protocol error: too big inline request\r\n"},
-	} {
-		conn, r := ts.raw(t)
-		if _, err := io.WriteString(conn, c.in); err != nil {
-			t.Fatal(err)
-		}
-		got, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatalf("%q: %v", c.in[:min(len(c.in), 40)], err)
-		}
-		if string(got) != c.want {
-			t.Errorf("%q: got %q, want %q", c.in[:min(len(c.in), 40)], got, c.want)
-		}
-	}
-	if st := ts.srv.Stats(); st.Errors < 6 {
-		t.Errorf("stats: %+v", st)
-	}
-}
-
-// TestPipeline sends 2000 commands as one go-redis pipeline and checks
-// every answer.
-func TestPipeline(t *testing.T) {
-	ts := newTestServer(t, Config{})
-	c := ts.client(t)
-	ctx := context.Background()
-	const n = 1000
-	pipe := c.Pipeline()
-	gets := make([]*redis.StringCmd, n)
-	for i := range n {
-		v := strings.Repeat(string(rune('a'+i%26)), i) // both sides of the threshold
-		pipe.Set(ctx, fmt.Sprint("k", i), v, 0)
-		gets[i] = pipe.Get(ctx, fmt.Sprint("k", i))
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for i, g := range gets {
-		if v := g.Val(); len(v) != i || (i > 0 && v[0] != byte('a'+i%26)) {
-			t.Fatalf("GET k%d: %d bytes", i, len(v))
-		}
-	}
-	if st := ts.srv.Stats(); st.ZeroCopy != n-DefaultThreshold {
-		t.Errorf("zero-copy values: %d, want %d", st.ZeroCopy, n-DefaultThreshold)
-	}
-	ts.waitInUse(t, n)
-}
-
-// TestConcurrentClients: several clients, each on its own keys, with small
-// and large values, while another overwrites and deletes a shared large
-// key that the others read: every read sees one whole value.
-func TestConcurrentClients(t *testing.T) {
-	ts := newTestServer(t, Config{})
-	ctx := context.Background()
-	big := map[byte]string{}
-	for _, b := range []byte("xyz") {
-		big[b] = strings.Repeat(string(b), 64<<10)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	stop := make(chan struct{})
-	w := ts.client(t)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			var err error
-			if i%5 == 4 {
-				err = w.Del(ctx, "shared").Err()
-			} else {
-				err = w.Set(ctx, "shared", big["xyz"[i%3]], 0).Err()
-			}
-			if err != nil {
-				errs <- err
-				return
-			}
-		}
-	}()
-	var readers sync.WaitGroup
-	for g := range 6 {
-		c := ts.client(t)
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			for i := range 100 {
-				k := fmt.Sprintf("g%d-%d", g, i)
-				v := strings.Repeat(fmt.Sprint(g), (i*97)%2000)
-				if err := c.Set(ctx, k, v, 0).Err(); err != nil {
-					errs <- err
-					return
-				}
-				got, err := c.Get(ctx, k).Result()
-				if err != nil || got != v {
-					errs <- fmt.Errorf("GET %s: %d bytes, %v", k, len(got), err)
-					return
-				}
-				s, err := c.Get(ctx, "shared").Result()
-				if err == redis.Nil {
-					continue
-				}
-				if err != nil || len(s) != 64<<10 || s != big[s[0]] {
-					errs <- fmt.Errorf("GET shared: %d bytes, %v", len(s), err)
-					return
-				}
-			}
-		}()
-	}
-	readers.Wait()
-	close(stop)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if t.Failed() {
-		return
-	}
-	ts.waitInUse(t, 600+int(must[int64](t, w.Exists(ctx, "shared"))))
-}
-
-// TestLargeValues: 1 MiB values go out zero-copy (GET, MGET, LRANGE) and
-// arrive intact; small values are copied; every reference returns.
-func TestLargeValues(t *testing.T) {
-	ts := newTestServer(t, Config{})
-	c := ts.client(t)
-	ctx := context.Background()
-	vals := make([]string, 3)
-	for i := range vals {
-		b := make([]byte, kv.MaxValueSize)
-		for j := range b {
-			b[j] = byte(i*7 + j*13)
-		}
-		vals[i] = string(b)
-		must[string](t, c.Set(ctx, fmt.Sprint("big", i), vals[i], 0))
-		must[int64](t, c.RPush(ctx, "biglist", vals[i]))
-	}
-	must[string](t, c.Set(ctx, "small", "tiny", 0))
-	before := ts.srv.Stats()
-	if v := must[string](t, c.Get(ctx, "big1")); v != vals[1] {
-		t.Fatalf("GET big1: %d bytes, differs", len(v))
-	}
-	mg := must[[]any](t, c.MGet(ctx, "big0", "small", "big2", "nope"))
-	if mg[0] != vals[0] || mg[1] != "tiny" || mg[2] != vals[2] || mg[3] != nil {
-		t.Fatalf("MGET: wrong values")
-	}
-	lr := must[[]string](t, c.LRange(ctx, "biglist", 0, -1))
-	if len(lr) != 3 || lr[0] != vals[0] || lr[1] != vals[1] || lr[2] != vals[2] {
-		t.Fatalf("LRANGE: wrong values")
-	}
-	after := ts.srv.Stats()
-	if zc := after.ZeroCopy - before.ZeroCopy; zc != 6 {
-		t.Errorf("%d values sent zero-copy, want 6", zc)
-	}
-	if b := after.ZCBytes - before.ZCBytes; b != 6*kv.MaxValueSize {
-		t.Errorf("%d bytes sent zero-copy", b)
-	}
-	// Beyond the store's limit: the parser refuses the bulk and closes.
-	wantErr(t, c.Set(ctx, "huge", strings.Repeat("h", kv.MaxValueSize+1), 0).Err(), "Protocol error: invalid bulk length")
-	ts.waitInUse(t, 7)
-}
-
-// TestCopyEverything: a negative threshold copies every value.
-func TestCopyEverything(t *testing.T) {
-	ts := newTestServer(t, Config{Threshold: -1})
-	c := ts.client(t)
-	ctx := context.Background()
-	v := strings.Repeat("v", 100<<10)
-	must[string](t, c.Set(ctx, "k", v, 0))
-	if got := must[string](t, c.Get(ctx, "k")); got != v {
-		t.Fatal("GET: wrong value")
-	}
-	if st := ts.srv.Stats(); st.ZeroCopy != 0 {
-		t.Fatalf("zero-copy with Threshold -1: %+v", st)
-	}
-}
-
-// TestMaxReply: an MGET over MaxReply is refused whole.
-func TestMaxReply(t *testing.T) {
-	ts := newTestServer(t, Config{MaxReply: 3000})
-	c := ts.client(t)
-	ctx := context.Background()
-	must[string](t, c.MSet(ctx, "a", strings.Repeat("a", 2000), "b", strings.Repeat("b", 2000)))
-	wantErr(t, c.MGet(ctx, "a", "b").Err(), "reply of more than 3000 bytes")
-	must[[]any](t, c.MGet(ctx, "a"))
-	must[string](t, c.Get(ctx, "b"))
-	must[int64](t, c.RPush(ctx, "l", strings.Repeat("a", 2000), strings.Repeat("b", 2000)))
-	wantErr(t, c.LRange(ctx, "l", 0, -1).Err(), "response of 4000 bytes")
-	ts.waitInUse(t, 4)
-}
-
-// TestOutputHoldsReference: a zero-copy value keeps its reference until the
-// writev returns, and its bytes are written from registered memory.
+// TestZeroCopyReplies: a GET of a value at or above the threshold is
+// written from registered memory with a reference held by the output, and
+// deleting or overwriting the key meanwhile does not change the bytes.
 func TestOutputHoldsReference(t *testing.T) {
 	p := memtest.NewPool(t, mem.PoolConfig{Name: "out", Concurrent: true})
 	b := memtest.Alloc(t, p, bytes.Repeat([]byte("z"), 1000))
 	var o output
-	if !o.value(b.Clone(), 512) {
-		t.Fatal("a 1000-byte value was copied")
-	}
-	o.value(memtest.Alloc(t, p, []byte("small")), 512) // copied, released at once
+	o.bulkHeader(1000)
+	o.zeroCopy(b.Clone())
+	o.buf = append(o.buf, "\r\n"...)
+	o.bulk([]byte("small"))
 	memtest.AssertInUse(t, p, 1)
-	memtest.Release(t, b) // the store drops its reference (DEL) meanwhile
-	w := &checkWriter{t: t, p: p}
+	memtest.Release(t, b) // the keyspace drops its reference (DEL) meanwhile
+	w := &checkWriter{p: p}
 	if err := o.flush(w); err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +105,6 @@ func TestOutputHoldsReference(t *testing.T) {
 }
 
 type checkWriter struct {
-	t     *testing.T
 	p     *mem.Pool
 	buf   bytes.Buffer
 	inUse int
@@ -480,108 +115,362 @@ func (w *checkWriter) Write(b []byte) (int, error) {
 	return w.buf.Write(b)
 }
 
+// TestZeroCopyServer: values at or above the threshold live in the pool
+// and are sent zero-copy; smaller ones do not; every reference returns.
+func TestZeroCopyServer(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	rc := dialRaw(t, ts.addr)
+	v := strings.Repeat("v", 4096)
+	for _, cmd := range [][]string{{"SET", "big", v}, {"SET", "small", "x"}, {"RPUSH", "l", v, v}} {
+		if _, err := rc.do(cmd...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts.waitInUse(t, 3)
+	for _, cmd := range [][]string{{"GET", "big"}, {"MGET", "big", "small"}, {"LRANGE", "l", "0", "-1"}, {"GETDEL", "big"}, {"LPOP", "l"}} {
+		r, err := rc.do(cmd...)
+		if err != nil || !strings.Contains(r, v) {
+			t.Fatalf("%v: %q %v", cmd, r[:min(len(r), 40)], err)
+		}
+	}
+	if st := ts.srv.Stats(); st.ZeroCopy != 6 || st.ZCBytes != 6*4096 {
+		t.Fatalf("stats %+v", st)
+	}
+	ts.waitInUse(t, 1)
+}
+
+// TestRawProtocol: inline and multibulk commands, pipelined in one write,
+// answered in order; QUIT closes.
+func TestRawProtocol(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	c, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	in := "PING\r\nSET k v\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*0\r\n\r\n*2\r\n$3\r\nGET\r\n$2\r\nno\r\n" +
+		"*3\r\n$6\r\nLRANGE\r\n$1\r\nx\r\n$1\r\n0\r\n*2\r\n$6\r\nEXISTS\r\n$1\r\nk\r\n" +
+		"*4\r\n$4\r\nMGET\r\n$1\r\nk\r\n$1\r\nz\r\n$1\r\nk\r\nQUIT\r\nPING\r\n"
+	if _, err := io.WriteString(c, in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "+PONG\r\n+OK\r\n$1\r\nv\r\n$-1\r\n-ERR wrong number of arguments for 'lrange' command\r\n:1\r\n" +
+		"*3\r\n$1\r\nv\r\n$-1\r\n$1\r\nv\r\n+OK\r\n"
+	if string(got) != want {
+		t.Fatalf("replies\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestProtocolErrors: bad input is answered with a protocol error and the
+// connection is closed.
+func TestProtocolErrors(t *testing.T) {
+	ts := newTestServer(t, Config{Limits: Limits{MaxBulk: 1 << 10}})
+	for _, c := range []struct{ in, want string }{
+		{"*1\r\n$2048\r\nab", "-ERR Protocol error: invalid bulk length\r\n"},
+		{"*99999999\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+		{"*1\r\n$-2\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+		{"*1\r\n+PING\r\n", "-ERR Protocol error: expected '$', got '+'\r\n"},
+		{"PING\r\n*1\r\n$4\r\nPINGxx", "+PONG\r\n-ERR Protocol error: bulk string not terminated by CRLF\r\n"},
+		{strings.Repeat("x", DefaultMaxInline+10), "-ERR Protocol error: too big inline request\r\n"},
+	} {
+		conn, err := net.Dial("tcp", ts.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(conn, c.in); err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(conn)
+		_ = conn.Close()
+		if err != nil {
+			t.Fatalf("%q: %v", c.in[:min(len(c.in), 40)], err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%q: got %q, want %q", c.in[:min(len(c.in), 40)], got, c.want)
+		}
+	}
+	if st := ts.srv.Stats(); st.QueryLimit < 6 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+// TestBlockingPops: BLPOP woken by a push from another client, first
+// blocked first served; BLMOVE; a timeout; a client leaving while blocked.
+func TestBlockingPops(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	a, b, pusher := dialRaw(t, ts.addr), dialRaw(t, ts.addr), dialRaw(t, ts.addr)
+	send := func(rc *rawConn, args ...string) {
+		if _, err := rc.c.Write(encodeCommand(args)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(a, "BLPOP", "q1", "q2", "5")
+	waitBlocked(t, ts, 1)
+	send(b, "BLMOVE", "q2", "dst", "RIGHT", "LEFT", "5")
+	waitBlocked(t, ts, 2)
+	if r, _ := pusher.do("RPUSH", "q2", "x", "y"); r != ":2\r\n" {
+		t.Fatalf("RPUSH: %q", r)
+	}
+	if r, _ := readReply(a.r); r != "*2\r\n$2\r\nq2\r\n$1\r\nx\r\n" {
+		t.Fatalf("BLPOP: %q", r)
+	}
+	if r, _ := readReply(b.r); r != "$1\r\ny\r\n" {
+		t.Fatalf("BLMOVE: %q", r)
+	}
+	if r, _ := pusher.do("LRANGE", "dst", "0", "-1"); r != "*1\r\n$1\r\ny\r\n" {
+		t.Fatalf("dst: %q", r)
+	}
+	t0 := time.Now()
+	if r, _ := a.do("BRPOP", "empty", "0.05"); r != "*-1\r\n" {
+		t.Fatalf("BRPOP timeout: %q", r)
+	}
+	t.Logf("BRPOP 0.05 answered after %v", time.Since(t0))
+	send(b, "BLPOP", "gone", "0")
+	waitBlocked(t, ts, 1)
+	_ = b.c.Close()
+	waitBlocked(t, ts, 0)
+	if r, _ := pusher.do("RPUSH", "gone", "kept"); r != ":1\r\n" {
+		t.Fatalf("RPUSH after the blocked client left: %q", r)
+	}
+}
+
+func waitBlocked(t *testing.T, ts *testServer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ts.srv.kmu.Lock()
+		got := ts.srv.ks.nblocked
+		ts.srv.kmu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d clients blocked, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestActiveExpiry: keys with a short expiry disappear without being
+// accessed.
+func TestActiveExpiry(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	rc := dialRaw(t, ts.addr)
+	for i := 0; i < 200; i++ {
+		if r, _ := rc.do("SET", fmt.Sprint("k", i), strings.Repeat("v", 1000), "PX", "30"); r != "+OK\r\n" {
+			t.Fatal(r)
+		}
+	}
+	rc.do("SET", "stays", "v")
+	deadline := time.Now().Add(10 * time.Second)
+	for ts.srv.Keys() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d keys left", ts.srv.Keys())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r, _ := rc.do("INFO", "stats"); !strings.Contains(r, "expired_keys:200\r\n") {
+		t.Fatalf("INFO: %q", r)
+	}
+	ts.waitInUse(t, 0)
+}
+
+// TestAuthAndACL: requirepass, AUTH, HELLO AUTH, a read-only user.
+func TestAuthAndACL(t *testing.T) {
+	ts := newTestServer(t, Config{Password: "secret", Users: []User{{Name: "reader", Password: "rpw", ReadOnly: true}}})
+	rc := dialRaw(t, ts.addr)
+	steps := []struct{ cmd, want string }{
+		{"GET k", "-NOAUTH Authentication required.\r\n"},
+		{"HELLO 2 AUTH default wrong", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
+		{"HELLO 3", "-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time\r\n"},
+		{"AUTH wrong", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
+		{"AUTH nobody secret", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
+		{"AUTH secret", "+OK\r\n"},
+		{"SET k v", "+OK\r\n"},
+		{"ACL WHOAMI", "$7\r\ndefault\r\n"},
+		{"AUTH reader rpw", "+OK\r\n"},
+		{"GET k", "$1\r\nv\r\n"},
+		{"SET k w", "-NOPERM this user has no permissions to run the 'set' command\r\n"},
+		{"FLUSHALL", "-NOPERM this user has no permissions to run the 'flushall' command\r\n"},
+		{"ACL WHOAMI", "$6\r\nreader\r\n"},
+		{"AUTH default secret", "+OK\r\n"},
+		{"DEL k", ":1\r\n"},
+	}
+	for _, s := range steps {
+		if got, err := rc.do(splitArgs(s.cmd)...); err != nil || got != s.want {
+			t.Fatalf("%s: %q %v, want %q", s.cmd, got, err, s.want)
+		}
+	}
+	rc2 := dialRaw(t, ts.addr)
+	if got, _ := rc2.do("HELLO", "3", "AUTH", "default", "secret", "SETNAME", "me"); !strings.HasPrefix(got, "%7\r\n") {
+		t.Fatalf("HELLO 3 AUTH: %q", got)
+	}
+	if got, _ := rc2.do("CLIENT", "GETNAME"); got != "$2\r\nme\r\n" {
+		t.Fatalf("CLIENT GETNAME: %q", got)
+	}
+	if st := ts.srv.Stats(); st.AuthFailed != 3 || st.ACLDenied != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// remoteListener makes every accepted connection look like it comes from
+// a non-loopback address.
+type remoteListener struct{ net.Listener }
+
+type remoteConn struct{ net.Conn }
+
+func (remoteConn) RemoteAddr() net.Addr { return &net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 4242} }
+
+func (l remoteListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return remoteConn{c}, nil
+}
+
+// TestProtectedMode: without a password, a non-loopback client is denied
+// unless protected mode is off; with a password it is served.
+func TestProtectedMode(t *testing.T) {
+	for _, c := range []struct {
+		cfg    Config
+		denied bool
+	}{{Config{}, true}, {Config{NoProtectedMode: true}, false}, {Config{Password: "pw"}, false}} {
+		srv, err := NewServer(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(remoteListener{ln}) }()
+		rc := dialRaw(t, ln.Addr().String())
+		got, _ := rc.do("PING")
+		if c.denied != strings.HasPrefix(got, "-DENIED Redis is running in protected mode") {
+			t.Errorf("%+v: %q", c.cfg, got)
+		}
+		_ = srv.Close()
+		<-done
+		if c.denied && srv.Stats().Denied != 1 {
+			t.Errorf("stats %+v", srv.Stats())
+		}
+	}
+}
+
+// TestMaxMemory: noeviction refuses writes over maxmemory with -OOM;
+// allkeys-lru evicts the least recently used keys instead.
+func TestMaxMemory(t *testing.T) {
+	v := strings.Repeat("v", 1000)
+	ts := newTestServer(t, Config{MaxMemory: 100 << 10})
+	rc := dialRaw(t, ts.addr)
+	oom := false
+	for i := 0; i < 1000 && !oom; i++ {
+		r, _ := rc.do("SET", fmt.Sprint("k", i), v)
+		oom = strings.HasPrefix(r, "-OOM command not allowed when used memory > 'maxmemory'.")
+	}
+	if !oom {
+		t.Fatal("no OOM after 1 MB of values with maxmemory 100 KiB")
+	}
+	if r, _ := rc.do("GET", "k0"); r != "$1000\r\n"+v+"\r\n" {
+		t.Fatalf("reads still served: %q", r[:min(len(r), 20)])
+	}
+	if r, _ := rc.do("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	for i := 0; i < 1000; i++ {
+		if i%10 == 0 {
+			rc.do("GET", "hot") // kept recent
+		}
+		if r, _ := rc.do("SET", fmt.Sprint("n", i), v); r != "+OK\r\n" {
+			t.Fatalf("SET under allkeys-lru: %q", r)
+		}
+		if i == 0 {
+			rc.do("SET", "hot", "x")
+		}
+	}
+	if n := ts.srv.Keys(); n > 110 {
+		t.Fatalf("%d keys kept under 100 KiB", n)
+	}
+	if r, _ := rc.do("INFO", "stats"); !strings.Contains(r, "evicted_keys:") || strings.Contains(r, "evicted_keys:0\r\n") {
+		t.Fatalf("INFO: %q", r)
+	}
+}
+
+// TestTimeouts: an idle client is closed after IdleTimeout, a client that
+// starts a command and never finishes it after CommandTimeout; both are
+// counted.
+func TestTimeouts(t *testing.T) {
+	ts := newTestServer(t, Config{IdleTimeout: 100 * time.Millisecond, CommandTimeout: 100 * time.Millisecond})
+	idle := dialRaw(t, ts.addr)
+	slow := dialRaw(t, ts.addr)
+	if _, err := slow.c.Write([]byte("*2\r\n$3\r\nGET\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range []*rawConn{idle, slow} {
+		_ = rc.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := rc.r.ReadByte(); err != io.EOF {
+			t.Fatalf("read: %v, want EOF", err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for st := ts.srv.Stats(); st.IdleClosed != 1 || st.SlowClosed != 1; st = ts.srv.Stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("stats %+v", st)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestMaxConns: connections beyond MaxConns are refused with an error.
 func TestMaxConns(t *testing.T) {
 	ts := newTestServer(t, Config{MaxConns: 1})
-	c1, r1 := ts.raw(t)
-	if _, err := io.WriteString(c1, "PING\r\n"); err != nil {
-		t.Fatal(err)
+	c1 := dialRaw(t, ts.addr)
+	if r, _ := c1.do("PING"); r != "+PONG\r\n" {
+		t.Fatalf("first: %q", r)
 	}
-	if l, _ := r1.ReadString('\n'); l != "+PONG\r\n" {
-		t.Fatalf("first: %q", l)
-	}
-	_, r2 := ts.raw(t)
-	if got, _ := io.ReadAll(r2); string(got) != "-ERR max number of clients reached\r\n" {
+	c2 := dialRaw(t, ts.addr)
+	_ = c2.c.SetDeadline(time.Now().Add(10 * time.Second))
+	if got, _ := io.ReadAll(c2.r); string(got) != "-ERR max number of clients reached\r\n" {
 		t.Fatalf("second: %q", got)
 	}
+	if st := ts.srv.Stats(); st.Rejected != 1 {
+		t.Fatalf("stats %+v", st)
+	}
 }
 
-// TestCloseWithIdleAndStuckClients: Close returns while a client sits on a
-// half-sent command and another never reads its replies.
-func TestCloseWithIdleAndStuckClients(t *testing.T) {
-	p := memtest.NewPool(t, mem.PoolConfig{Name: "close", Concurrent: true})
-	st := kv.NewStore(p, 1)
-	defer st.Clear()
-	srv, err := NewServer(Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
+// TestIntrospection: COMMAND COUNT, INFO, DOCS and LIST describe the
+// implemented commands; CLIENT LIST lists the connections.
+func TestIntrospection(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	rc := dialRaw(t, ts.addr)
+	if r, _ := rc.do("COMMAND", "COUNT"); r != ":"+strconv.Itoa(len(commands))+"\r\n" {
+		t.Fatalf("COMMAND COUNT: %q", r)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	if r, _ := rc.do("COMMAND", "INFO", "get", "nosuch"); !strings.HasPrefix(r, "*2\r\n*10\r\n$3\r\nget\r\n:2\r\n") || !strings.HasSuffix(r, "*-1\r\n") {
+		t.Fatalf("COMMAND INFO: %q", r)
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	half, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
+	if r, _ := rc.do("COMMAND", "DOCS", "set"); !strings.Contains(r, "Set the string value of a key") {
+		t.Fatalf("COMMAND DOCS: %q", r)
 	}
-	defer half.Close()
-	if _, err := io.WriteString(half, "*2\r\n$3\r\nGET\r\n$100\r\nabc"); err != nil {
-		t.Fatal(err)
+	full, err := rc.do("COMMAND")
+	if err != nil || !strings.HasPrefix(full, "*"+strconv.Itoa(len(commands))+"\r\n") {
+		t.Fatalf("COMMAND: %q", full[:min(len(full), 40)])
 	}
-	stuck, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
+	rc.do("CLIENT", "SETNAME", "probe")
+	other := dialRaw(t, ts.addr)
+	if r, _ := other.do("CLIENT", "LIST"); strings.Count(r, "id=") != 2 || !strings.Contains(r, "name=probe") {
+		t.Fatalf("CLIENT LIST: %q", r)
 	}
-	defer stuck.Close()
-	big := strings.Repeat("b", 600<<10)
-	if _, err := fmt.Fprintf(stuck, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n%s\r\n", len(big), big); err != nil {
-		t.Fatal(err)
-	}
-	go func() { // GETs it never reads: the server blocks in writev
-		for range 200 {
-			if _, err := io.WriteString(stuck, "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"); err != nil {
-				return
-			}
-		}
-	}()
-	time.Sleep(200 * time.Millisecond)
-	if err := srv.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; !errors.Is(err, ErrServerClosed) {
-		t.Fatalf("Serve: %v", err)
-	}
-	if err := srv.Close(); err != nil {
-		t.Fatalf("second Close: %v", err)
-	}
-	if err := srv.Serve(ln); !errors.Is(err, ErrServerClosed) {
-		t.Fatalf("Serve after Close: %v", err)
-	}
-	st.Clear()
-	memtest.AssertInUse(t, p, 0)
-}
-
-// TestOwnStore: a server without a Store makes its own pool and store and
-// Close frees them.
-func TestOwnStore(t *testing.T) {
-	srv, err := NewServer(Config{PoolBytes: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	c := redis.NewClient(&redis.Options{Addr: ln.Addr().String()})
-	defer c.Close()
-	ctx := context.Background()
-	must[string](t, c.Set(ctx, "k", strings.Repeat("v", 4096), 0))
-	must[int64](t, c.RPush(ctx, "l", "a", "b"))
-	if n := srv.Store().Len(); n != 2 {
-		t.Fatalf("store has %d keys", n)
-	}
-	if err := srv.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	<-done
-	// A single-goroutine pool is refused.
-	p := memtest.NewPool(t, mem.PoolConfig{Name: "single"})
-	if _, err := NewServer(Config{Store: kv.NewStore(p, 1)}); err == nil {
-		t.Fatal("NewServer accepted a store whose pool is not Concurrent")
+	if r, _ := other.do("INFO"); !strings.Contains(r, "connected_clients:2\r\n") || !strings.Contains(r, "used_memory_rss:") {
+		t.Fatalf("INFO: %q", r)
 	}
 }
 
@@ -617,6 +506,7 @@ func TestRedisBenchmark(t *testing.T) {
 		}
 		t.Logf("redis-benchmark %v:\n%s", args, strings.ReplaceAll(all, "\r", "\n"))
 	}
+	ts.srv.FlushAll()
 	if st := ts.srv.Stats(); st.Errors != 0 || st.ZeroCopy == 0 {
 		t.Fatalf("stats after redis-benchmark: %+v", st)
 	}

@@ -25,7 +25,7 @@ func init() {
 	})
 }
 
-const respUsage = `usage: cornflakes resp serve [--addr 127.0.0.1:6380] [flags]   serve RESP2 until interrupted
+const respUsage = `usage: cornflakes resp serve [--addr 127.0.0.1:6380] [flags]   serve RESP2/RESP3 until interrupted
        cornflakes resp bench [--quick] [--json] [--out dir]        redis-benchmark: this server vs redis-server`
 
 func runRESP(args []string, stdout, stderr io.Writer) error {
@@ -59,8 +59,28 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:6380", "TCP address to listen on")
 	poolMB := fs.Int64("pool-mb", resp.DefaultPoolBytes>>20, "registered memory for values, MiB")
 	threshold := fs.Int("threshold", resp.DefaultThreshold, "zero-copy threshold in bytes: values at least this large are written from registered memory (-1: copy everything)")
-	maxConns := fs.Int("max-conns", resp.DefaultMaxConns, "most connections served at once")
+	maxConns := fs.Int("max-conns", resp.DefaultMaxConns, "most connections served at once (Redis's maxclients)")
+	pass := fs.String("requirepass", "", "password of the default user (default: none, and protected mode serves loopback clients only)")
+	var users []resp.User
+	fs.Func("user", "an ACL user name:password[:ro] (ro: read-only); repeatable", func(v string) error {
+		f := strings.Split(v, ":")
+		if len(f) < 2 || len(f) > 3 || f[0] == "" || (len(f) == 3 && f[2] != "ro") {
+			return errors.New("want name:password or name:password:ro")
+		}
+		users = append(users, resp.User{Name: f[0], Password: f[1], ReadOnly: len(f) == 3})
+		return nil
+	})
+	protected := fs.Bool("protected-mode", true, "without a password, serve loopback clients only (as Redis's protected-mode)")
+	maxMem := fs.String("maxmemory", "0", "dataset bound in bytes, or with k/kb/m/mb/g/gb (0: none)")
+	policy := fs.String("maxmemory-policy", resp.PolicyNoEviction, "noeviction or allkeys-lru")
+	idle := fs.Duration("timeout", 0, "close clients idle this long (0: never)")
+	cmdTimeout := fs.Duration("command-timeout", resp.DefaultCommandTimeout, "close clients that take longer to send one command (negative: never)")
 	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	mm, err := resp.ParseMemory(*maxMem)
+	if err != nil {
+		fmt.Fprintf(stderr, "resp serve: --maxmemory %q: %v\n", *maxMem, err)
 		return errUsage
 	}
 	if fs.NArg() > 0 {
@@ -75,10 +95,15 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	if th == 0 {
 		th = 1 // every value (resp.Config's 0 means the default; an empty value has nothing to send)
 	}
-	cfg := resp.Config{PoolBytes: *poolMB << 20, Threshold: th, MaxConns: *maxConns}
+	cfg := resp.Config{PoolBytes: *poolMB << 20, Threshold: th, MaxConns: *maxConns, Password: *pass, Users: users,
+		NoProtectedMode: !*protected, MaxMemory: mm, MaxMemoryPolicy: *policy, IdleTimeout: *idle, CommandTimeout: *cmdTimeout}
+	if *cmdTimeout == 0 {
+		cfg.CommandTimeout = -1
+	}
 	srv, err := resp.NewServer(cfg)
 	if err != nil {
-		return err
+		fmt.Fprintf(stderr, "resp serve: %v\n", err)
+		return errUsage
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -90,6 +115,13 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "resp serve: listening on %s (zero-copy threshold %s)\n", ln.Addr(), thresholdString(cfg.Threshold))
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() && *pass == "" && len(users) == 0 {
+		if *protected {
+			fmt.Fprintf(stderr, "resp serve: WARNING: no password set: protected mode serves loopback clients only; set --requirepass or --protected-mode=false\n")
+		} else {
+			fmt.Fprintf(stderr, "resp serve: WARNING: serving every interface with no password (--protected-mode=false)\n")
+		}
+	}
 	if respServeReady != nil {
 		respServeReady(ln.Addr().String())
 	}
