@@ -3,7 +3,6 @@ package service_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -137,11 +136,4 @@ func callCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(fmt.Sprintf("unexpected error: %v", err))
-	}
-	return v
 }

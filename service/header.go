@@ -180,7 +180,7 @@ func parseReqHeader(p []byte, h *reqHeader) (int, error) {
 		}
 		n := int(binary.LittleEndian.Uint16(p[off:]))
 		off += 2
-		if n > MaxMetadataSize || len(p)-off < n {
+		if n == 0 || n > MaxMetadataSize || len(p)-off < n {
 			return 0, ErrBadHeader
 		}
 		h.md = p[off : off+n]
@@ -189,13 +189,22 @@ func parseReqHeader(p []byte, h *reqHeader) (int, error) {
 		}
 		off += n
 	}
-	if pad := (8 - off%8) % 8; pad > 0 {
-		if len(p)-off < pad {
+	return skipPadding(p, off)
+}
+
+// skipPadding checks the zero padding after a header ending at off and
+// returns the offset of the message.
+func skipPadding(p []byte, off int) (int, error) {
+	pad := (8 - off%8) % 8
+	if len(p)-off < pad {
+		return 0, ErrBadHeader
+	}
+	for _, b := range p[off : off+pad] {
+		if b != 0 {
 			return 0, ErrBadHeader
 		}
-		off += pad
 	}
-	return off, nil
+	return off + pad, nil
 }
 
 // walkMetadata checks encoded metadata against the limits and, with fn,
@@ -278,12 +287,9 @@ func parseResp(p []byte) (int, *Error, error) {
 	if sl > 2+MaxStatusMessage+MaxStatusDetails || len(p)-respFixed < sl {
 		return 0, nil, ErrBadHeader
 	}
-	off := respFixed + sl
-	if pad := (8 - off%8) % 8; pad > 0 {
-		if len(p)-off < pad {
-			return 0, nil, ErrBadHeader
-		}
-		off += pad
+	off, err := skipPadding(p, respFixed+sl)
+	if err != nil {
+		return 0, nil, err
 	}
 	if code == OK {
 		if sl != 0 {

@@ -241,6 +241,9 @@ func parseSchema(p []byte, fp uint64) (*methodSchema, error) {
 			f := &m.Fields[j]
 			f.Number, f.Kind = binary.LittleEndian.Uint32(p), p[4]
 			f.Repeated = p[5] == 1
+			if p[5] > 1 {
+				return nil, errBadBind
+			}
 			mi := binary.LittleEndian.Uint16(p[6:])
 			f.Message = -1
 			if mi != 0xFFFF {
@@ -266,7 +269,8 @@ func takeName(p []byte) (string, []byte, bool) {
 	if len(p) < 1 || len(p)-1 < int(p[0]) {
 		return "", nil, false
 	}
-	return string(p[1 : 1+p[0]]), p[1+p[0]:], true
+	n := 1 + int(p[0])
+	return string(p[1:n]), p[n:], true
 }
 
 // compatible checks what a client presents (c) against the server's own
