@@ -39,6 +39,17 @@ func WithClientInterceptor(ics ...UnaryClientInterceptor) ClientOption {
 // DefaultSpin; 0 or negative: sleep at once).
 func WithSpin(d time.Duration) ClientOption { return func(c *Client) { c.spin = d } }
 
+// WithSessions makes the Client open n sessions to the server (default 1)
+// and spread its calls over them round robin: a session has
+// rpc's window of requests in flight (8), the rest wait in its backlog.
+func WithSessions(n int) ClientOption {
+	return func(c *Client) {
+		if n > 0 {
+			c.nSess = n
+		}
+	}
+}
+
 // DefaultSpin is how long a waiting caller spins before it sleeps.
 const DefaultSpin = 20 * time.Microsecond
 
@@ -61,10 +72,12 @@ var ErrClientClosed = errors.New("service: client closed")
 // arena (the receive buffer belongs to the loop's goroutine), and decoded
 // there zero-copy; it lives until the caller resets the arena.
 type Client struct {
-	ep   *rpc.Endpoint
-	sess rpc.Session
-	ics  []UnaryClientInterceptor
-	spin time.Duration
+	ep    *rpc.Endpoint
+	sess  []rpc.Session
+	nSess int
+	rr    atomic.Uint32
+	ics   []UnaryClientInterceptor
+	spin  time.Duration
 
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -90,16 +103,19 @@ type binding struct {
 // on a new goroutine. ep must not be used by anyone else until Close;
 // closing ep remains its owner's job (after Close).
 func Dial(ctx context.Context, ep *rpc.Endpoint, nexus netip.AddrPort, remoteEp uint8, opts ...ClientOption) (*Client, error) {
-	s, err := ep.Connect(nexus, remoteEp)
-	if err != nil {
-		return nil, err
-	}
-	if err := ep.WaitConnected(ctx, s); err != nil {
-		return nil, err
-	}
-	c := &Client{ep: ep, sess: s, spin: DefaultSpin, done: make(chan struct{}), idBase: rand.Uint64()}
+	c := &Client{ep: ep, nSess: 1, spin: DefaultSpin, done: make(chan struct{}), idBase: rand.Uint64()}
 	for _, o := range opts {
 		o(c)
+	}
+	for i := 0; i < c.nSess; i++ {
+		s, err := ep.Connect(nexus, remoteEp)
+		if err != nil {
+			return nil, err
+		}
+		if err := ep.WaitConnected(ctx, s); err != nil {
+			return nil, err
+		}
+		c.sess = append(c.sess, s)
 	}
 	c.calls.New = func() any {
 		cl := &clientCall{c: c, ch: make(chan struct{}, 1)}
@@ -243,6 +259,7 @@ const (
 // it stays the loop's and goes back to the pool from there).
 type clientCall struct {
 	c       *Client
+	sess    rpc.Session
 	state   atomic.Int32
 	ch      chan struct{}
 	sendFn  func()
@@ -321,6 +338,11 @@ func (c *Client) roundTrip(ctx context.Context, b *binding, kind uint8, a *wire.
 	cl.state.Store(stPending)
 	cl.buf = appendReqHeader(cl.buf[:0], &h, md)
 	cl.reqType, cl.a, cl.body, cl.err = b.reqType, a, nil, nil
+	cl.sess = c.sess[0]
+	if len(c.sess) > 1 {
+		cl.sess = c.sess[c.rr.Add(1)%uint32(len(c.sess))]
+	}
+	sess := cl.sess
 	if err := cl.setBody(req, raw); err != nil {
 		cl.pre.release()
 		c.calls.Put(cl)
@@ -334,7 +356,7 @@ func (c *Client) roundTrip(ctx context.Context, b *binding, kind uint8, a *wire.
 	if err := c.wait(ctx, cl); err != nil {
 		if h.flags&flagCallID != 0 && errors.Is(err, context.Canceled) {
 			// A deadline needs no message: the server's context has its own.
-			c.sendCancel(h.callID)
+			c.sendCancel(sess, h.callID)
 		}
 		return nil, err // cl is the loop's now
 	}
@@ -390,7 +412,7 @@ func (cl *clientCall) send() {
 		c.calls.Put(cl)
 		return
 	}
-	err := c.ep.Enqueue(c.sess, cl.reqType, cl.msg, cl.contFn)
+	err := c.ep.Enqueue(cl.sess, cl.reqType, cl.msg, cl.contFn)
 	cl.msg = rpc.Msg{}
 	cl.pre.release() // serialized by Enqueue, which took its own references
 	if err != nil {
@@ -497,8 +519,8 @@ func (c *Client) wait(ctx context.Context, cl *clientCall) error {
 
 // sendCancel tells the server that the call with id was given up, so that
 // its handler's context is cancelled (best effort: no answer is awaited).
-func (c *Client) sendCancel(id uint64) {
+func (c *Client) sendCancel(s rpc.Session, id uint64) {
 	h := reqHeader{kind: kindCancel, flags: flagCallID, callID: id}
 	b := appendReqHeader(nil, &h, nil)
-	_ = c.ep.Post(func() { _ = c.ep.Enqueue(c.sess, ReqTypeDispatch, rpc.BytesMsg(b), nil) })
+	_ = c.ep.Post(func() { _ = c.ep.Enqueue(s, ReqTypeDispatch, rpc.BytesMsg(b), nil) })
 }

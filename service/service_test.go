@@ -254,7 +254,7 @@ func TestConcurrentClient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			gs := newGreeterV1()
 			h := newHarness(t, tc.kind, registerV1(gs))
-			g := v1.NewGreeterClient(h.dial())
+			g := v1.NewGreeterClient(h.dial(service.WithSessions(4)))
 			const goroutines, calls = 64, 100
 			var wg sync.WaitGroup
 			errs := make(chan error, goroutines)
