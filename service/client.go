@@ -50,6 +50,11 @@ func WithSessions(n int) ClientOption {
 	}
 }
 
+// WithRunner makes the Client run its event loop through run, on a
+// goroutine of its own: run must call loop and return when it returns
+// (to lock the goroutine to an OS thread, pin it, label its profile).
+func WithRunner(run func(loop func())) ClientOption { return func(c *Client) { c.runner = run } }
+
 // DefaultSpin is how long a waiting caller spins before it sleeps.
 const DefaultSpin = 20 * time.Microsecond
 
@@ -72,12 +77,13 @@ var ErrClientClosed = errors.New("service: client closed")
 // arena (the receive buffer belongs to the loop's goroutine), and decoded
 // there zero-copy; it lives until the caller resets the arena.
 type Client struct {
-	ep    *rpc.Endpoint
-	sess  []rpc.Session
-	nSess int
-	rr    atomic.Uint32
-	ics   []UnaryClientInterceptor
-	spin  time.Duration
+	ep     *rpc.Endpoint
+	sess   []rpc.Session
+	nSess  int
+	rr     atomic.Uint32
+	ics    []UnaryClientInterceptor
+	spin   time.Duration
+	runner func(loop func())
 
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -124,9 +130,13 @@ func Dial(ctx context.Context, ep *rpc.Endpoint, nexus netip.AddrPort, remoteEp 
 	}
 	lctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
+	run := c.runner
+	if run == nil {
+		run = func(loop func()) { loop() }
+	}
 	go func() {
-		c.runErr = ep.Run(lctx)
-		close(c.done)
+		defer close(c.done)
+		run(func() { c.runErr = ep.Run(lctx) })
 	}()
 	return c, nil
 }

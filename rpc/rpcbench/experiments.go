@@ -73,8 +73,13 @@ func (b *bench) progress(format string, args ...any) {
 // all of them alike; the medians are recorded.
 func (b *bench) smallRate() error {
 	dp := b.o.Datapath
-	var rs, raws, gs []float64
+	var rs, raws, gs, tys []float64
 	for i := 0; i < b.reps; i++ {
+		ty, err := b.typedRate(b.fabric(), b.ep(rpc.EndpointConfig{}), concurrency/rpc.DefaultWindow, concurrency, nil) // typed.go
+		if err != nil {
+			return err
+		}
+		tys = append(tys, ty)
 		r, err := b.rpcRate(b.fabric(), b.ep(rpc.EndpointConfig{}), concurrency/rpc.DefaultWindow, reqEcho, smallSize, concurrency, nil)
 		if err != nil {
 			return err
@@ -99,6 +104,7 @@ func (b *bench) smallRate() error {
 	b.add("small_rate", "rpc", dp, stats.Median(rs), "rps")
 	b.add("small_rate", "raw", dp, stats.Median(raws), "rps")
 	b.add("small_rate", "grpc", "tcp", stats.Median(gs), "rps")
+	b.add("small_rate", "typed", dp, stats.Median(tys), "rps")
 	return nil
 }
 
@@ -115,6 +121,10 @@ func (b *bench) latency() error {
 		lat = lat[:0]
 	}
 	for i := 0; i < b.reps; i++ {
+		if _, err := b.typedRate(b.fabric(), b.ep(rpc.EndpointConfig{}), 1, 1, &lat); err != nil { // typed.go
+			return err
+		}
+		note("typed")
 		if _, err := b.rpcRate(b.fabric(), b.ep(rpc.EndpointConfig{}), 1, reqEcho, smallSize, 1, &lat); err != nil {
 			return err
 		}
@@ -135,7 +145,7 @@ func (b *bench) latency() error {
 		l, _ := loadAvg()
 		b.progress("  latency rep %d: p50 rpc %.1f raw %.1f grpc %.1f us (load %.2f)\n", i, p50["rpc"][i], p50["raw"][i], p50["grpc"][i], l)
 	}
-	for _, v := range []string{"rpc", "raw", "grpc"} {
+	for _, v := range []string{"rpc", "raw", "grpc", "typed"} {
 		d := dp
 		if v == "grpc" {
 			d = "tcp"

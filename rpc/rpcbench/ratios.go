@@ -49,6 +49,9 @@ func Ratios(recs []Record) []Record {
 	diff("latency_p99", "rpc", "raw")
 	ratio("large_bw", "rpc", "raw")
 	ratio("large_bw", "sack", "raw")
+	ratio("small_rate", "typed", "rpc") // typed.go
+	ratio("small_rate", "typed", "grpc")
+	diff("latency_p50", "typed", "rpc")
 	for _, k := range order {
 		switch test, v := k[0], k[1]; test {
 		case "loss_bw":
