@@ -20,7 +20,9 @@ import (
 // nSess sessions; the client endpoint's loop runs on a locked thread
 // pinned like the rpc client's, the server is newSetup's.
 
-type echoServer struct{ typedpb.UnimplementedEchoServer }
+type echoServer struct {
+	typedpb.UnimplementedEchoServer
+}
 
 func (echoServer) Echo(ctx context.Context, req *typedpb.Blob, resp *typedpb.Blob) error {
 	resp.SetData(req.GetData())
