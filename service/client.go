@@ -185,8 +185,7 @@ func (c *Client) Invoke(ctx context.Context, d *ServiceDesc, i int, a *wire.Aren
 func (c *Client) invoke(ctx context.Context, d *ServiceDesc, i int, b *binding, a *wire.Arena, req wire.Object, resp Decoder) error {
 	for attempt := 0; ; attempt++ {
 		body, err := c.roundTrip(ctx, b, kindCall, a, req, nil)
-		var se *Error
-		if attempt == 0 && errors.As(err, &se) && se.Code == FailedPrecondition && string(se.Details) == rebindDetail {
+		if err != nil && attempt == 0 && isRebind(err) {
 			// The server forgot the binding (it restarted): bind again, once.
 			c.binds.Delete(&d.Methods[i])
 			if b, err = c.bind(ctx, d, i); err != nil {
@@ -202,6 +201,12 @@ func (c *Client) invoke(ctx context.Context, d *ServiceDesc, i int, b *binding, 
 		}
 		return nil
 	}
+}
+
+// isRebind reports the server's request to bind again.
+func isRebind(err error) bool {
+	var se *Error
+	return errors.As(err, &se) && se.Code == FailedPrecondition && string(se.Details) == rebindDetail
 }
 
 // bind returns method i's binding, binding it on first use.
