@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/cornflakes-go/cornflakes/mem"
 	v1 "github.com/cornflakes-go/cornflakes/service/internal/svcv1"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -12,8 +13,8 @@ import (
 // interceptors allocates nothing, on either side (AllocsPerRun counts
 // every goroutine's allocations: the client's and the server's loops too).
 func TestCallAllocs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short")
+	if testing.Short() || raceEnabled || mem.Checked {
+		t.Skip("short, or instrumented (race detector, cfcheck): allocations are counted without them")
 	}
 	h := newHarness(t, netKind{}, registerV1(newGreeterV1()))
 	g := v1.NewGreeterClient(h.dial())

@@ -50,44 +50,47 @@ func WithSessions(n int) ClientOption {
 	}
 }
 
-// WithRunner makes the Client run its event loop through run, on a
-// goroutine of its own: run must call loop and return when it returns
-// (to lock the goroutine to an OS thread, pin it, label its profile).
-func WithRunner(run func(loop func())) ClientOption { return func(c *Client) { c.runner = run } }
-
 // DefaultSpin is how long a waiting caller spins before it sleeps.
-const DefaultSpin = 20 * time.Microsecond
+const DefaultSpin = 10 * time.Microsecond
 
 // ErrClientClosed: a call on a closed Client, or one that was waiting
 // when the Client closed.
 var ErrClientClosed = errors.New("service: client closed")
 
-// Client calls the methods of a server's services over one session of an
-// rpc.Endpoint whose event loop it runs on a goroutine of its own (as etcd
-// raft's Node runs a RawNode): it is safe for any number of goroutines at
-// once. A call is handed to the loop (rpc.Endpoint.Post), which sends it
-// and runs its continuation; the caller spins briefly, then sleeps until
-// the continuation wakes it. Generated <Service>Client types wrap it.
+// Client calls the methods of a server's services over sessions of one
+// rpc.Endpoint: it is the goroutine-safe face of the single-goroutine
+// endpoint (as etcd raft's Node is of a RawNode), for any number of
+// goroutines at once. Generated <Service>Client types wrap it.
+//
+// It runs no goroutine of its own. The endpoint's event loop is run by its
+// callers, one at a time (leader and followers): a caller that finds the
+// loop free sends its request and runs the loop (rpc.Endpoint.RunOnce)
+// until its response is in, serving everybody's requests meanwhile; the
+// others hand their requests to the loop (rpc.Endpoint.Post), spin for
+// the spin time (WithSpin), then sleep until their response or the loop
+// is handed to them. So one caller costs what rpc.Endpoint.Call costs, and
+// a waiting caller burns no core.
 //
 // Memory: the caller's request is serialized on the caller's goroutine;
 // its zero-copy fields (values of at least the arena's threshold in
 // registered memory) are sent from the caller's buffers, and the loop
 // takes and drops references on them, so they must live in a Concurrent
 // mem.Pool. The response is copied once, on the loop, into the caller's
-// arena (the receive buffer belongs to the loop's goroutine), and decoded
-// there zero-copy; it lives until the caller resets the arena.
+// arena (the receive buffer belongs to whichever caller runs the loop),
+// and decoded there zero-copy; it lives until the caller resets the arena.
 type Client struct {
-	ep     *rpc.Endpoint
-	sess   []rpc.Session
-	nSess  int
-	rr     atomic.Uint32
-	ics    []UnaryClientInterceptor
-	spin   time.Duration
-	runner func(loop func())
+	ep    *rpc.Endpoint
+	sess  []rpc.Session
+	nSess int
+	rr    atomic.Uint32
+	ics   []UnaryClientInterceptor
+	spin  time.Duration
 
-	stop    context.CancelFunc
-	done    chan struct{}
-	runErr  error
+	lead    atomic.Bool   // somebody runs the endpoint's loop
+	callers atomic.Int64  // callers between the start and the end of a round trip
+	handoff chan struct{} // the loop is free and callers wait: one of them takes it
+	closed  atomic.Bool
+	closeCh chan struct{}
 	closing sync.Once
 
 	binds  sync.Map // *MethodDesc -> *binding
@@ -104,12 +107,12 @@ type binding struct {
 	ic      UnaryClientInterceptor // the chain, bound to this method
 }
 
-// Dial connects ep to endpoint remoteEp of the Nexus at nexus, waits until
-// the session is connected (or ctx is done), and starts ep's event loop
-// on a new goroutine. ep must not be used by anyone else until Close;
-// closing ep remains its owner's job (after Close).
+// Dial connects ep to endpoint remoteEp of the Nexus at nexus and waits
+// until the session is connected (or ctx is done). From then on the
+// Client's callers run ep; nobody else may use it until Close, and
+// closing it remains its owner's job (after Close).
 func Dial(ctx context.Context, ep *rpc.Endpoint, nexus netip.AddrPort, remoteEp uint8, opts ...ClientOption) (*Client, error) {
-	c := &Client{ep: ep, nSess: 1, spin: DefaultSpin, done: make(chan struct{}), idBase: rand.Uint64()}
+	c := &Client{ep: ep, nSess: 1, spin: DefaultSpin, handoff: make(chan struct{}, 1), closeCh: make(chan struct{}), idBase: rand.Uint64()}
 	for _, o := range opts {
 		o(c)
 	}
@@ -128,32 +131,24 @@ func Dial(ctx context.Context, ep *rpc.Endpoint, nexus netip.AddrPort, remoteEp 
 		cl.sendFn, cl.contFn = cl.send, cl.cont
 		return cl
 	}
-	lctx, stop := context.WithCancel(context.Background())
-	c.stop = stop
-	run := c.runner
-	if run == nil {
-		run = func(loop func()) { loop() }
-	}
-	go func() {
-		defer close(c.done)
-		run(func() { c.runErr = ep.Run(lctx) })
-	}()
 	return c, nil
 }
 
-// Close stops the event loop and waits for it. Calls still waiting fail
-// with ErrClientClosed. It returns the loop's error (nil when it stopped
-// because of Close). The endpoint is left open for its owner.
+// Close makes calls still waiting fail with ErrClientClosed, waits until
+// no caller runs the endpoint's loop, and keeps it from running it again.
+// The endpoint is left open for its owner.
 func (c *Client) Close() error {
-	c.closing.Do(c.stop)
-	<-c.done
-	if errors.Is(c.runErr, context.Canceled) {
-		return nil
-	}
-	return c.runErr
+	c.closing.Do(func() {
+		c.closed.Store(true)
+		close(c.closeCh)
+		for !c.lead.CompareAndSwap(false, true) { // the leader sees closed and returns
+			time.Sleep(10 * time.Microsecond)
+		}
+	})
+	return nil
 }
 
-// Endpoint is the endpoint whose loop the client runs.
+// Endpoint is the endpoint the client runs.
 func (c *Client) Endpoint() *rpc.Endpoint { return c.ep }
 
 // Decoder is what Invoke decodes a response into: a generated message.
@@ -321,10 +316,8 @@ func (o *preObj) release() {
 // roundTrip sends one request (a message req, or raw bytes) and waits for
 // its response, whose body it returns (in a, or on the heap).
 func (c *Client) roundTrip(ctx context.Context, b *binding, kind uint8, a *wire.Arena, req wire.Object, raw []byte) ([]byte, error) {
-	select {
-	case <-c.done:
+	if c.closed.Load() {
 		return nil, ErrClientClosed
-	default:
 	}
 	h := reqHeader{kind: kind, handle: b.handle, fp: b.fp}
 	if dl, ok := ctx.Deadline(); ok {
@@ -363,12 +356,21 @@ func (c *Client) roundTrip(ctx context.Context, b *binding, kind uint8, a *wire.
 		c.calls.Put(cl)
 		return nil, err
 	}
-	if err := c.ep.Post(cl.sendFn); err != nil {
+	c.callers.Add(1)
+	var err error
+	if c.lead.CompareAndSwap(false, true) {
+		cl.send()
+		err = c.drive(ctx, cl)
+	} else if err = c.ep.Post(cl.sendFn); err != nil {
+		c.callers.Add(-1)
 		cl.pre.release()
 		c.calls.Put(cl)
 		return nil, err
+	} else {
+		err = c.wait(ctx, cl)
 	}
-	if err := c.wait(ctx, cl); err != nil {
+	c.callers.Add(-1)
+	if err != nil {
 		if h.flags&flagCallID != 0 && errors.Is(err, context.Canceled) {
 			// A deadline needs no message: the server's context has its own.
 			c.sendCancel(sess, h.callID)
@@ -482,15 +484,60 @@ func (cl *clientCall) complete(data []byte, err error) {
 	}
 }
 
-// wait waits for cl to be done: it spins for c.spin, then sleeps until
-// the loop wakes it, ctx is done or the client closes. On a non-nil error
-// the call has been abandoned to the loop.
+// drive runs the endpoint's loop, which the caller holds, until cl is
+// done (nil), or ctx is done or the client closes (cl is abandoned to the
+// loop), then lets it go.
+func (c *Client) drive(ctx context.Context, cl *clientCall) error {
+	defer c.release()
+	for i := 0; ; i++ {
+		if cl.state.Load() == stDone {
+			return nil
+		}
+		if i&15 == 15 {
+			var err error
+			switch {
+			case c.closed.Load():
+				err = ErrClientClosed
+			case ctx.Err() != nil:
+				err = ctx.Err()
+			}
+			if err != nil && cl.state.CompareAndSwap(stPending, stAbandoned) {
+				return err
+			}
+			// Let the other goroutines of this process run now and then
+			// (the server of a test, with GOMAXPROCS=1): the loop polls.
+			runtime.Gosched()
+		}
+		if err := c.ep.RunOnce(); err != nil && cl.state.CompareAndSwap(stPending, stAbandoned) {
+			return fmt.Errorf("service: running the endpoint: %w", err)
+		}
+	}
+}
+
+// release lets the loop go and, if callers wait, hands it to one of them.
+func (c *Client) release() {
+	c.lead.Store(false)
+	if c.callers.Load() > 1 && !c.closed.Load() {
+		select {
+		case c.handoff <- struct{}{}:
+		default: // a hand-off is pending already
+		}
+	}
+}
+
+// wait waits for cl, handed to the loop with Post: it spins for c.spin,
+// then sleeps until its result, the loop's hand-off, ctx's end or the
+// client's Close; whenever the loop is free it runs it itself (drive). On
+// a non-nil error the call has been abandoned to the loop.
 func (c *Client) wait(ctx context.Context, cl *clientCall) error {
 	if c.spin > 0 {
 		var start time.Time
 		for i := 0; ; i++ {
 			if cl.state.Load() == stDone {
 				return nil
+			}
+			if !c.lead.Load() && c.lead.CompareAndSwap(false, true) {
+				return c.drive(ctx, cl)
 			}
 			if i&63 == 63 {
 				if start.IsZero() {
@@ -512,23 +559,45 @@ func (c *Client) wait(ctx context.Context, cl *clientCall) error {
 			if !cl.state.CompareAndSwap(stPending, stSleeping) {
 				continue
 			}
-			var err error
-			select {
-			case <-cl.ch:
-				return nil
-			case <-ctx.Done():
-				err = ctx.Err()
-			case <-c.done:
-				err = ErrClientClosed
-			}
-			if cl.state.CompareAndSwap(stSleeping, stAbandoned) {
-				return err
-			}
-			<-cl.ch // the loop claimed it first: the result is on its way
-			return nil
 		default: // completing: the result is being written
 			runtime.Gosched()
+			continue
 		}
+		// Sleeping. The loop may have been let go before this caller
+		// went to sleep (its releaser saw it among the callers, so a
+		// hand-off is pending): take it rather than sleep.
+		if !c.lead.Load() && c.lead.CompareAndSwap(false, true) {
+			if cl.state.CompareAndSwap(stSleeping, stPending) {
+				return c.drive(ctx, cl)
+			}
+			<-cl.ch // completed meanwhile
+			c.release()
+			return nil
+		}
+		var err error
+		select {
+		case <-cl.ch:
+			return nil
+		case <-c.handoff:
+			if !cl.state.CompareAndSwap(stSleeping, stPending) {
+				<-cl.ch
+				select { // pass the hand-off on
+				case c.handoff <- struct{}{}:
+				default:
+				}
+				return nil
+			}
+			continue // take the loop (or sleep again if another caller did)
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-c.closeCh:
+			err = ErrClientClosed
+		}
+		if cl.state.CompareAndSwap(stSleeping, stAbandoned) {
+			return err
+		}
+		<-cl.ch // the loop claimed it first: the result is on its way
+		return nil
 	}
 }
 
@@ -538,4 +607,8 @@ func (c *Client) sendCancel(s rpc.Session, id uint64) {
 	h := reqHeader{kind: kindCancel, flags: flagCallID, callID: id}
 	b := appendReqHeader(nil, &h, nil)
 	_ = c.ep.Post(func() { _ = c.ep.Enqueue(s, ReqTypeDispatch, rpc.BytesMsg(b), nil) })
+	if !c.closed.Load() && c.lead.CompareAndSwap(false, true) {
+		_ = c.ep.RunOnce() // send it now: nobody else may run the loop soon
+		c.release()
+	}
 }

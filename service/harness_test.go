@@ -59,7 +59,7 @@ func newHarness(t testing.TB, kind netKind, register func(s *service.Server) err
 	t.Helper()
 	h := &harness{t: t, kind: kind, net: memnet.NewNetwork(memnet.NetworkConfig{Seed: 1, Faults: memnet.Faults{Loss: kind.loss}})}
 	pool := memtest.NewPool(t, mem.PoolConfig{Name: "srv"})
-	nx, err := rpc.NewNexus(rpc.NexusConfig{})
+	nx, err := rpc.NewNexus(rpc.NexusConfig{FailureTimeout: 30 * time.Second}) // a loaded test machine must not look like a failed peer
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func (h *harness) dial(opts ...service.ClientOption) *service.Client {
 	t := h.t
 	t.Helper()
 	pool := memtest.NewPool(t, mem.PoolConfig{Name: "cli"})
-	nx, err := rpc.NewNexus(rpc.NexusConfig{})
+	nx, err := rpc.NewNexus(rpc.NexusConfig{FailureTimeout: 30 * time.Second}) // a loaded test machine must not look like a failed peer
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package rpcbench
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,8 +16,8 @@ import (
 // Variant "typed": the small echo RPC of variant "rpc" through generated
 // stubs (typedpb.Echo) and the goroutine-safe service.Client: window
 // caller goroutines, each with its own arena, call in a closed loop over
-// nSess sessions; the client endpoint's loop runs on a locked thread
-// pinned like the rpc client's, the server is newSetup's.
+// nSess sessions, and run the client endpoint's loop in turn (the
+// Client's leader and followers); the server is newSetup's.
 
 type echoServer struct {
 	typedpb.UnimplementedEchoServer
@@ -46,13 +45,7 @@ func (b *bench) typedRate(f fabric, cfg rpc.EndpointConfig, nSess, window int, l
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := service.Dial(ctx, s.cli, s.srvNx.Addr(), 1, service.WithSessions(nSess), service.WithRunner(func(loop func()) {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		restore := pinThread(cpuClient)
-		defer restore()
-		withRole("typed-client", loop)
-	}))
+	c, err := service.Dial(ctx, s.cli, s.srvNx.Addr(), 1, service.WithSessions(nSess))
 	if err != nil {
 		return 0, err
 	}
