@@ -3,6 +3,7 @@ package rpcbench
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,8 @@ import (
 // stubs (typedpb.Echo) and the goroutine-safe service.Client: window
 // caller goroutines, each with its own arena, call in a closed loop over
 // nSess sessions, and run the client endpoint's loop in turn (the
-// Client's leader and followers); the server is newSetup's.
+// Client's leader and followers), each on a locked thread pinned to the
+// rpc client's CPU; the server is newSetup's.
 
 type echoServer struct {
 	typedpb.UnimplementedEchoServer
@@ -66,6 +68,12 @@ func (b *bench) typedRate(f fabric, cfg rpc.EndpointConfig, nSess, window int, l
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
+			// On the client's CPU, as the rpc variant's client loop: the
+			// caller that runs the loop must not share the server's CPU.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			restore := pinThread(cpuClient)
+			defer restore()
 			a := wire.NewArena()
 			for !stop.Load() {
 				t0 := time.Now()
