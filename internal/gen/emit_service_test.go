@@ -14,18 +14,22 @@ import (
 func TestServiceFrontEndsIdentical(t *testing.T) {
 	protocPath(t)
 	dir := filepath.Join("testdata", "services")
-	for _, name := range []string{"svcv1/greeter.proto", "svcv2/greeter.proto"} {
+	golden := filepath.Join("testdata", "golden")
+	for _, name := range []string{"svcv1/greeter.proto", "svcv2/greeter.proto", "svcall/all.proto"} {
 		params := []string{"paths=source_relative"}
-		want, err := runProtoc(t, []string{dir}, params, name)
+		want, err := runProtoc(t, []string{golden, dir}, params, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := Run(context.Background(), Config{ImportPaths: []string{dir}, Files: []string{name}, Params: params})
+		got, err := Run(context.Background(), Config{ImportPaths: []string{golden, dir}, Files: []string{name}, Params: params})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(want) != 1 || len(got) != 1 || want[0].Name != got[0].Name || !bytes.Equal(want[0].Content, got[0].Content) {
 			t.Errorf("%s: protoc and cornflakes gen differ:\n%s", name, firstDiff(want[0].Content, got[0].Content))
+		}
+		if name == "svcall/all.proto" {
+			continue
 		}
 		for _, s := range []string{"type GreeterServer interface", "type UnimplementedGreeterServer struct{}", "func RegisterGreeterServer(",
 			"func NewGreeterClient(", "func (c *GreeterClient) SayHello(ctx context.Context, a *wire.Arena, req *HelloRequest) (*HelloReply, error)",
