@@ -8,9 +8,15 @@ import (
 	"github.com/cornflakes-go/cornflakes/service"
 )
 
-type types struct{ svcall.UnimplementedTypesServer }
-type mixed struct{ svcall.UnimplementedMixedServer }
-type nothing struct{ svcall.UnimplementedNothingServer }
+type types struct {
+	svcall.UnimplementedTypesServer
+}
+type mixed struct {
+	svcall.UnimplementedMixedServer
+}
+type nothing struct {
+	svcall.UnimplementedNothingServer
+}
 
 // TestRegister: the stubs of services over every message construct
 // register (RegisterService recomputes every recorded fingerprint and
