@@ -71,40 +71,42 @@ func (b *bench) typedRate(f fabric, cfg rpc.EndpointConfig, nSess, window int, l
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			// On the client's CPU, as the rpc variant's client loop: the
-			// caller that runs the loop must not share the server's CPU.
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			restore := pinThread(cpuClient)
-			defer restore()
-			a := wire.NewArena()
-			for !stop.Load() {
-				t0 := time.Now()
-				req := typedpb.NewBlob(a)
-				req.SetData(data)
-				resp, err := cl.Echo(callCtx, a, req)
-				if err == nil && len(resp.GetData()) != smallSize {
-					err = errors.New("rpcbench typed: wrong echo")
-				}
-				if err == nil {
-					err = a.Reset()
-				}
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
+			withRole("typed-client", func() {
+				// On the client's CPU, as the rpc variant's client loop: the
+				// caller that runs the loop must not share the server's CPU.
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				restore := pinThread(cpuClient)
+				defer restore()
+				a := wire.NewArena()
+				for !stop.Load() {
+					t0 := time.Now()
+					req := typedpb.NewBlob(a)
+					req.SetData(data)
+					resp, err := cl.Echo(callCtx, a, req)
+					if err == nil && len(resp.GetData()) != smallSize {
+						err = errors.New("rpcbench typed: wrong echo")
 					}
-					mu.Unlock()
-					stop.Store(true)
-					return
-				}
-				if measuring.Load() {
-					done.Add(1)
-					if lat != nil {
-						lats[i] = append(lats[i], time.Since(t0))
+					if err == nil {
+						err = a.Reset()
+					}
+					if err != nil {
+						mu.Lock()
+						if firstErr == nil {
+							firstErr = err
+						}
+						mu.Unlock()
+						stop.Store(true)
+						return
+					}
+					if measuring.Load() {
+						done.Add(1)
+						if lat != nil {
+							lats[i] = append(lats[i], time.Since(t0))
+						}
 					}
 				}
-			}
+			})
 		}(i)
 	}
 	d := b.durFor(smallSize)
