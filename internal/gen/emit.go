@@ -54,6 +54,7 @@ func emitFile(g *protogen.GeneratedFile, f *protogen.File) error {
 			return err
 		}
 	}
+	genServices(g, f)
 	return nil
 }
 

@@ -99,7 +99,7 @@ func TestRejections(t *testing.T) {
 			`extend.proto:11:3: extension reject.b: not supported`,
 		}},
 		{"group.proto", []string{`group.proto:6:3: group field reject.M.g: not supported`}},
-		{"service.proto", []string{`service.proto:9:1: service reject.S: not supported`}},
+		{"service.proto", []string{`service.proto:10:3: streaming method reject.S.Call: not supported`}},
 		{"required.proto", []string{`required.proto:6:3: required field reject.M.a: not supported`}},
 		{"editions.proto", []string{`editions.proto:1:1: edition syntax`}},
 		{"wkt.proto", []string{`wkt.proto:8:3: field reject.M.at of type google.protobuf.Timestamp`}},
@@ -109,7 +109,7 @@ func TestRejections(t *testing.T) {
 		{"many.proto", []string{
 			`many.proto:6:3: map field reject.M.m: not supported`,
 			`many.proto:7:3: oneof "o" in message reject.M: not supported`,
-			`many.proto:11:1: service reject.S: not supported`,
+			`many.proto:12:3: streaming method reject.S.F: not supported`,
 		}},
 	}
 	dir := filepath.Join("testdata", "reject")

@@ -13,8 +13,9 @@
 //     in process with github.com/bufbuild/protocompile, so no protoc is needed.
 //
 // Both produce byte-identical files named <name>.cornflakes.go ([Suffix]).
-// Constructs the generator does not support (oneof, map, extensions,
-// groups, services, proto2 required, editions) are
+// Service blocks become typed stubs for package service (see
+// docs/SERVICES.md). Constructs the generator does not support (oneof,
+// map, extensions, groups, streaming methods, proto2 required, editions) are
 // rejected with an [*UnsupportedError] naming file:line:col; nothing is
 // skipped silently. See docs/CODEGEN.md for the generated API.
 package gen

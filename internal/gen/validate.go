@@ -40,7 +40,7 @@ func validateFile(f *protogen.File) error {
 		add(locs.ByPath(protoreflect.SourcePath{fileDependencyTag, i}), fmt.Sprintf("weak import %q", fd.Imports().Get(int(i)).Path()), "")
 	}
 	for _, s := range f.Services {
-		add(locs.ByDescriptor(s.Desc), fmt.Sprintf("service %s", s.Desc.FullName()), "declare services in a separate .proto file that is not passed to the Cornflakes generator")
+		validateService(fd, s, add)
 	}
 	for _, x := range f.Extensions {
 		add(locs.ByDescriptor(x.Desc), fmt.Sprintf("extension %s", x.Desc.FullName()), "")

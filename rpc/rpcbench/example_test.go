@@ -30,12 +30,15 @@ func ExampleRun() {
 	// latency_p99 rpc memnet us
 	// latency_p50 raw memnet us
 	// latency_p99 raw memnet us
+	// latency_p50 typed memnet us
+	// latency_p99 typed memnet us
 	// latency_p50 grpc tcp us
 	// latency_p99 grpc tcp us
 	// latency_p50 grpc-uds uds us
 	// latency_p99 grpc-uds uds us
 	// latency_p50 rpc-raw memnet us
 	// latency_p99 rpc-raw memnet us
+	// latency_p50 typed-rpc memnet us
 }
 
 // Ratios derives the comparisons with the run's own baselines, and

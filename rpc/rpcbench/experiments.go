@@ -73,9 +73,14 @@ func (b *bench) progress(format string, args ...any) {
 // all of them alike; the medians are recorded.
 func (b *bench) smallRate() error {
 	dp := b.o.Datapath
-	var rs, raws []float64
+	var rs, raws, tys []float64
 	gs := make([][]float64, len(grpcVariants))
 	for i := 0; i < b.reps; i++ {
+		ty, err := b.typedRate(b.fabric(), b.ep(rpc.EndpointConfig{}), concurrency/rpc.DefaultWindow, concurrency, nil) // typed.go
+		if err != nil {
+			return err
+		}
+		tys = append(tys, ty)
 		r, err := b.rpcRate(b.fabric(), b.ep(rpc.EndpointConfig{}), concurrency/rpc.DefaultWindow, reqEcho, smallSize, concurrency, nil)
 		if err != nil {
 			return err
@@ -107,6 +112,7 @@ func (b *bench) smallRate() error {
 	for k, g := range grpcVariants {
 		b.add("small_rate", g.variant, g.datapath, stats.Median(gs[k]), "rps")
 	}
+	b.add("small_rate", "typed", dp, stats.Median(tys), "rps")
 	return nil
 }
 
@@ -123,6 +129,10 @@ func (b *bench) latency() error {
 		lat = lat[:0]
 	}
 	for i := 0; i < b.reps; i++ {
+		if _, err := b.typedRate(b.fabric(), b.ep(rpc.EndpointConfig{}), 1, 1, &lat); err != nil { // typed.go
+			return err
+		}
+		note("typed")
 		if _, err := b.rpcRate(b.fabric(), b.ep(rpc.EndpointConfig{}), 1, reqEcho, smallSize, 1, &lat); err != nil {
 			return err
 		}
@@ -145,10 +155,10 @@ func (b *bench) latency() error {
 		l, _ := loadAvg()
 		b.progress("  latency rep %d: p50 rpc %.1f raw %.1f grpc %.1f grpc-uds %.1f us (load %.2f)\n", i, p50["rpc"][i], p50["raw"][i], p50["grpc"][i], p50["grpc-uds"][i], l)
 	}
-	b.add("latency_p50", "rpc", dp, stats.Median(p50["rpc"]), "us")
-	b.add("latency_p99", "rpc", dp, stats.Median(p99["rpc"]), "us")
-	b.add("latency_p50", "raw", dp, stats.Median(p50["raw"]), "us")
-	b.add("latency_p99", "raw", dp, stats.Median(p99["raw"]), "us")
+	for _, v := range []string{"rpc", "raw", "typed"} {
+		b.add("latency_p50", v, dp, stats.Median(p50[v]), "us")
+		b.add("latency_p99", v, dp, stats.Median(p99[v]), "us")
+	}
 	for _, g := range grpcVariants {
 		b.add("latency_p50", g.variant, g.datapath, stats.Median(p50[g.variant]), "us")
 		b.add("latency_p99", g.variant, g.datapath, stats.Median(p99[g.variant]), "us")

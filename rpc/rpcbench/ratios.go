@@ -52,6 +52,9 @@ func Ratios(recs []Record) []Record {
 	ratio("large_bw", "rpc", "raw")
 	ratio("large_bw", "sack", "raw")
 	ratio("zc_resp", "1048576", "4096")
+	ratio("small_rate", "typed", "rpc") // typed.go
+	ratio("small_rate", "typed", "grpc")
+	diff("latency_p50", "typed", "rpc")
 	for _, k := range order {
 		switch test, v := k[0], k[1]; test {
 		case "loss_bw":

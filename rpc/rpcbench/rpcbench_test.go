@@ -23,12 +23,13 @@ func TestRunQuickSubset(t *testing.T) {
 	want := map[string]bool{"small_rate/rpc": true, "small_rate/raw": true, "small_rate/grpc": true,
 		"latency_p50/rpc": true, "latency_p99/raw": true, "latency_p50/grpc": true,
 		"small_rate/grpc-uds": true, "latency_p50/grpc-uds": true, "latency_p99/grpc-uds": true, "small_rate/rpc/grpc-uds": true}
-	want["small_rate/rpc/raw"], want["latency_p50/rpc-raw"] = true, true // derived (Ratios)
+	want["small_rate/rpc/raw"], want["latency_p50/rpc-raw"] = true, true                                 // derived (Ratios)
+	want["small_rate/typed"], want["latency_p50/typed"], want["small_rate/typed/rpc"] = true, true, true // typed.go
 	want["machine/loadavg_start"], want["machine/loadavg_end"], want["machine/syscall_ns"] = true, true, true
 	for _, r := range recs {
 		delete(want, r.Test+"/"+r.Variant)
-		// A difference (rpc-raw) may be negative, an idle machine's load 0.
-		mayBeZero := r.Variant == "rpc-raw" || r.Test == "machine"
+		// A difference (rpc-raw, typed-rpc) may be negative, an idle machine's load 0.
+		mayBeZero := r.Variant == "rpc-raw" || r.Variant == "typed-rpc" || r.Test == "machine"
 		if (r.Value <= 0 && !mayBeZero) || r.Unit == "" || r.Datapath == "" {
 			t.Errorf("bad record %+v", r)
 		}

@@ -1,0 +1,202 @@
+package gen
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cornflakes-go/cornflakes/service/fingerprint"
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+const (
+	contextPkg = protogen.GoImportPath("context")
+	servicePkg = protogen.GoImportPath("github.com/cornflakes-go/cornflakes/service")
+)
+
+// validateService checks a service block: unary methods only.
+func validateService(fd protoreflect.FileDescriptor, s *protogen.Service, add func(protoreflect.SourceLocation, string, string)) {
+	locs := fd.SourceLocations()
+	for _, m := range s.Methods {
+		if m.Desc.IsStreamingClient() || m.Desc.IsStreamingServer() {
+			add(locs.ByDescriptor(m.Desc), fmt.Sprintf("streaming method %s", m.Desc.FullName()), "Cornflakes services are unary: use a request that carries a list")
+		}
+	}
+}
+
+// serviceTable is the message table of one service: every message its
+// methods reach, in first-reached order (methods in declaration order,
+// request before response, fields in number order).
+type serviceTable struct {
+	msgs  []*protogen.Message
+	index map[protoreflect.FullName]int
+	table []fingerprint.Message
+}
+
+func newServiceTable(s *protogen.Service) *serviceTable {
+	t := &serviceTable{index: map[protoreflect.FullName]int{}}
+	for _, m := range s.Methods {
+		t.add(m.Input)
+		t.add(m.Output)
+	}
+	return t
+}
+
+func sortedFields(m *protogen.Message) []*protogen.Field {
+	fs := append([]*protogen.Field(nil), m.Fields...)
+	sort.Slice(fs, func(i, j int) bool { return fs[i].Desc.Number() < fs[j].Desc.Number() })
+	return fs
+}
+
+func (t *serviceTable) add(m *protogen.Message) int {
+	if i, ok := t.index[m.Desc.FullName()]; ok {
+		return i
+	}
+	i := len(t.msgs)
+	t.index[m.Desc.FullName()] = i
+	t.msgs = append(t.msgs, m)
+	t.table = append(t.table, fingerprint.Message{Name: string(m.Desc.FullName())})
+	var fs []fingerprint.Field
+	for _, f := range sortedFields(m) {
+		d := f.Desc
+		ff := fingerprint.Field{Number: uint32(d.Number()), Name: string(d.Name()), Kind: uint8(d.Kind()),
+			Repeated: d.Cardinality() == protoreflect.Repeated, Message: -1}
+		if d.Kind() == protoreflect.MessageKind {
+			ff.Message = t.add(f.Message)
+		}
+		fs = append(fs, ff)
+	}
+	t.table[i].Fields = fs
+	return i
+}
+
+// genServices emits the stubs of every service of f: the server
+// interface, Unimplemented<S>Server, Register<S>Server, the typed client,
+// the per-method handlers and the service descriptor with its
+// fingerprints (package service).
+func genServices(g *protogen.GeneratedFile, f *protogen.File) {
+	for _, s := range f.Services {
+		genService(g, s)
+	}
+}
+
+func genService(g *protogen.GeneratedFile, s *protogen.Service) {
+	name := s.GoName
+	full := string(s.Desc.FullName())
+	t := newServiceTable(s)
+	ctx := g.QualifiedGoIdent(contextPkg.Ident("Context"))
+	arena := g.QualifiedGoIdent(wirePkg.Ident("Arena"))
+	svc := func(n string) string { return g.QualifiedGoIdent(servicePkg.Ident(n)) }
+	newOf := func(m *protogen.Message) string {
+		return g.QualifiedGoIdent(protogen.GoIdent{GoName: "New" + m.GoIdent.GoName, GoImportPath: m.GoIdent.GoImportPath})
+	}
+
+	// Server interface.
+	g.P("// ", name, "Server is the server API of service ", full, ".")
+	g.P("// Each method fills resp, a message of the handler's arena, or returns an")
+	g.P("// error (a *service.Error for a status; any other error is sent as")
+	g.P("// Unknown). req and resp live until the method returns: req's decoded")
+	g.P("// fields alias the request bytes (the receive buffer: the arena holds a")
+	g.P("// reference that Arena.Reset releases after the response is sent).")
+	if lc := strings.TrimSuffix(s.Comments.Leading.String(), "\n"); lc != "" {
+		g.P("//")
+		g.P(lc)
+	}
+	g.P("type ", name, "Server interface {")
+	for _, m := range s.Methods {
+		g.P(m.Comments.Leading, m.GoName, "(ctx ", ctx, ", req *", m.Input.GoIdent, ", resp *", m.Output.GoIdent, ") error")
+	}
+	g.P("}")
+	g.P()
+	g.P("// Unimplemented", name, "Server answers every method of ", full, " with")
+	g.P("// Unimplemented. Embed it in a server so that methods added to the service")
+	g.P("// later do not break its build.")
+	g.P("type Unimplemented", name, "Server struct{}")
+	g.P()
+	for _, m := range s.Methods {
+		g.P("// ", m.GoName, " answers Unimplemented.")
+		g.P("func (Unimplemented", name, "Server) ", m.GoName, "(", ctx, ", *", m.Input.GoIdent, ", *", m.Output.GoIdent, ") error {")
+		g.P("return ", svc("Errorf"), "(", svc("Unimplemented"), `, "method `, m.GoName, ` not implemented")`)
+		g.P("}")
+		g.P()
+	}
+	g.P("// Register", name, "Server registers srv to serve ", full, " on s (options: ")
+	g.P("// service.WithMode, service.WithMethodMode).")
+	g.P("func Register", name, "Server(s *", svc("Server"), ", srv ", name, "Server, opts ...", svc("RegisterOption"), ") error {")
+	g.P("return s.RegisterService(&", name, "_ServiceDesc, srv, opts...)")
+	g.P("}")
+	g.P()
+
+	// Client.
+	g.P("// ", name, "Client is the typed client of service ", full, ". It is safe for")
+	g.P("// concurrent use, as its service.Client is.")
+	g.P("type ", name, "Client struct{ c *", svc("Client"), " }")
+	g.P()
+	g.P("// New", name, "Client returns a typed client over c.")
+	g.P("func New", name, "Client(c *", svc("Client"), ") *", name, "Client { return &", name, "Client{c} }")
+	g.P()
+	for i, m := range s.Methods {
+		g.P("// ", m.GoName, " calls ", full, ".", m.GoName, ". req is serialized before it")
+		g.P("// returns; the response is a message of a, valid until a.Reset (its")
+		g.P("// bytes are a copy in a's memory: decoding it takes no references).")
+		g.P("func (c *", name, "Client) ", m.GoName, "(ctx ", ctx, ", a *", arena, ", req *", m.Input.GoIdent, ") (*", m.Output.GoIdent, ", error) {")
+		g.P("resp := ", newOf(m.Output), "(a)")
+		g.P("if err := c.c.Invoke(ctx, &", name, "_ServiceDesc, ", i, ", a, req, resp); err != nil {")
+		g.P("return nil, err")
+		g.P("}")
+		g.P("return resp, nil")
+		g.P("}")
+		g.P()
+	}
+
+	// Handlers.
+	for _, m := range s.Methods {
+		in, out := g.QualifiedGoIdent(m.Input.GoIdent), g.QualifiedGoIdent(m.Output.GoIdent)
+		g.P("func _", name, "_", m.GoName, "_Handler(srv any, ctx ", ctx, ", a *", arena, ", data []byte, ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", g.QualifiedGoIdent(wirePkg.Ident("Object")), ", error) {")
+		g.P("req := ", newOf(m.Input), "(a)")
+		g.P("if err := req.DecodeBytes(data); err != nil {")
+		g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
+		g.P("}")
+		g.P("resp := ", newOf(m.Output), "(a)")
+		g.P("if ic == nil {")
+		g.P("return resp, srv.(", name, "Server).", m.GoName, "(ctx, req, resp)")
+		g.P("}")
+		g.P("return resp, ic(ctx, req, resp, info, func(ctx ", ctx, ", req, resp any) error {")
+		g.P("return srv.(", name, "Server).", m.GoName, "(ctx, req.(*", in, "), resp.(*", out, "))")
+		g.P("})")
+		g.P("}")
+		g.P()
+	}
+
+	// Descriptor.
+	g.P("// ", name, "_ServiceDesc describes service ", full, " for service.Server and")
+	g.P("// service.Client: its methods and the structure and fingerprints of the")
+	g.P("// messages they reach, checked at bind time.")
+	g.P("var ", name, "_ServiceDesc = ", svc("ServiceDesc"), "{")
+	g.P("Name: ", fmt.Sprintf("%q", full), ",")
+	g.P("HandlerType: (*", name, "Server)(nil),")
+	g.P("Messages: []", svc("MessageDesc"), "{")
+	for i := range t.table {
+		m := &t.table[i]
+		g.P("{Name: ", fmt.Sprintf("%q", m.Name), ", Fingerprint: ", fmt.Sprintf("%#016x", fingerprint.Of(t.table, i)), ", Fields: []", svc("FieldDesc"), "{")
+		for _, fl := range m.Fields {
+			rep := ""
+			if fl.Repeated {
+				rep = ", Repeated: true"
+			}
+			g.P(fmt.Sprintf("{Number: %d, Name: %q, Kind: %d%s, Message: %d},", fl.Number, fl.Name, fl.Kind, rep, fl.Message))
+		}
+		g.P("}},")
+	}
+	g.P("},")
+	g.P("Methods: []", svc("MethodDesc"), "{")
+	for _, m := range s.Methods {
+		ri, si := t.index[m.Input.Desc.FullName()], t.index[m.Output.Desc.FullName()]
+		fp := fingerprint.Method("/"+full+"/"+string(m.Desc.Name()), fingerprint.Of(t.table, ri), fingerprint.Of(t.table, si))
+		g.P("{Name: ", fmt.Sprintf("%q", m.Desc.Name()), ", Request: ", ri, ", Response: ", si, ", Fingerprint: ", fmt.Sprintf("%#016x", fp), ", Handler: _", name, "_", m.GoName, "_Handler},")
+	}
+	g.P("},")
+	g.P("}")
+	g.P()
+}
