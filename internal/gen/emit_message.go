@@ -62,7 +62,7 @@ type field struct {
 	sf     string // struct field, x + GoName
 	shape  shape
 	kind   protoreflect.Kind
-	hasBit int // explicit-presence bit, -1 for implicit presence / lists / messages
+	hasBit int        // explicit-presence bit, -1 for implicit presence / lists / messages
 	cx     constructs // oneof membership, map, required (emit_construct.go)
 }
 

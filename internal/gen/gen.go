@@ -113,6 +113,9 @@ func Generate(p *protogen.Plugin) error {
 		if !f.Generate {
 			continue
 		}
+		if isWKTFile(f.Desc.Path()) {
+			stripComments(f)
+		}
 		if err := generateFile(p, f); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package gen
 import (
 	"strings"
 
+	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/pluginpb"
 )
@@ -58,4 +59,39 @@ func isWKTFile(name string) bool {
 		}
 	}
 	return false
+}
+
+// stripComments drops the .proto comments of a well-known type file before
+// it is generated: protoc's copies carry them and protocompile's (compiled
+// without source info) do not, and both front ends must produce the same
+// bytes. The generated types keep their one-line doc comments.
+func stripComments(f *protogen.File) {
+	var msg func(m *protogen.Message)
+	enum := func(e *protogen.Enum) {
+		e.Comments = protogen.CommentSet{}
+		for _, v := range e.Values {
+			v.Comments = protogen.CommentSet{}
+		}
+	}
+	msg = func(m *protogen.Message) {
+		m.Comments = protogen.CommentSet{}
+		for _, fl := range m.Fields {
+			fl.Comments = protogen.CommentSet{}
+		}
+		for _, o := range m.Oneofs {
+			o.Comments = protogen.CommentSet{}
+		}
+		for _, e := range m.Enums {
+			enum(e)
+		}
+		for _, n := range m.Messages {
+			msg(n)
+		}
+	}
+	for _, e := range f.Enums {
+		enum(e)
+	}
+	for _, m := range f.Messages {
+		msg(m)
+	}
 }
