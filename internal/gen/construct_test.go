@@ -14,7 +14,7 @@ import (
 // identical through both front ends when protoc is installed.
 func TestAccepted(t *testing.T) {
 	dir := filepath.Join("testdata", "accept")
-	for _, f := range []string{"oneof.proto", "nested_oneof.proto", "map.proto", "required.proto", "wkt.proto"} {
+	for _, f := range []string{"oneof.proto", "nested_oneof.proto", "map.proto", "required.proto", "wkt.proto", "fieldnum.proto"} {
 		t.Run(f, func(t *testing.T) {
 			ips := []string{dir}
 			got, err := Run(context.Background(), Config{ImportPaths: ips, Files: []string{f}})

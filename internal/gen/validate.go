@@ -95,8 +95,8 @@ func validateField(fd protoreflect.FileDescriptor, fl *protogen.Field, add func(
 		add(loc, "group "+what, "use a nested message")
 		return
 	}
-	if d.Number() > wire.MaxFieldNumber {
-		add(loc, fmt.Sprintf("field number %d of %s (the Cornflakes wire format allows 1..%d)", d.Number(), what, wire.MaxFieldNumber), "renumber the field")
+	if d.Number() > wire.MaxSparseFieldNumber {
+		add(loc, fmt.Sprintf("field number %d of %s (the Cornflakes wire format allows 1..%d)", d.Number(), what, wire.MaxSparseFieldNumber), "renumber the field")
 	}
 	switch d.Kind() {
 	case protoreflect.MessageKind:

@@ -72,6 +72,8 @@ type Item struct {
 	xU             uint64
 	xS             wire.String
 	xKids          wire.MessageList[*Item]
+	xSparse        wire.Nested[*Sparse]
+	xSparses       wire.MessageList[*Sparse]
 	xFar           int64
 	xByBoolChecked bool // key order checked (wire.LoadMap)
 	xByI32Checked  bool // key order checked (wire.LoadMap)
@@ -1243,6 +1245,44 @@ func (x *Item) HasKids() bool { return x.xKids.Len() != 0 }
 // ClearKids empties the list kids = 50.
 func (x *Item) ClearKids() { x.xKids.Init(x.cf.Arena(), 0) }
 
+// GetSparse returns field sparse = 60 (nil when absent), decoding it on first access.
+func (x *Item) GetSparse() (*Sparse, error) { return x.xSparse.Get(x.cf.Arena(), NewSparse) }
+
+// HasSparse reports whether field sparse = 60 is set.
+func (x *Item) HasSparse() bool { return x.xSparse.Present() }
+
+// SetSparse sets field sparse = 60 to v (a message of the same arena; nil clears it).
+func (x *Item) SetSparse(v *Sparse) {
+	x.xSparse.Set(v)
+}
+
+// InitSparse sets field sparse = 60 to a new empty message and returns it.
+func (x *Item) InitSparse() *Sparse {
+	v := NewSparse(x.cf.Arena())
+	x.xSparse.Set(v)
+	return v
+}
+
+// ClearSparse unsets field sparse = 60.
+func (x *Item) ClearSparse() { x.xSparse.Clear() }
+
+// GetSparses returns the list sparses = 61 (decoding it on first access).
+func (x *Item) GetSparses() (*wire.MessageList[*Sparse], error) {
+	return &x.xSparses, x.xSparses.Load(x.cf.Arena(), NewSparse)
+}
+
+// InitSparses empties the list sparses = 61, reserves room for n elements, and returns it.
+func (x *Item) InitSparses(n int) *wire.MessageList[*Sparse] {
+	x.xSparses.Init(x.cf.Arena(), n)
+	return &x.xSparses
+}
+
+// HasSparses reports whether the list sparses = 61 is not empty.
+func (x *Item) HasSparses() bool { return x.xSparses.Len() != 0 }
+
+// ClearSparses empties the list sparses = 61.
+func (x *Item) ClearSparses() { x.xSparses.Init(x.cf.Arena(), 0) }
+
 // GetFar returns field far = 65536.
 func (x *Item) GetFar() int64 { return x.xFar }
 
@@ -1331,6 +1371,8 @@ func (x *Item) WireSizes(s *wire.Sizer) {
 	s.Scalar(40, x.cf.Has(5))
 	s.String(41, &x.xS, x.cf.Has(6))
 	wire.SizeMessages(s, 50, &x.xKids, NewItem)
+	wire.SizeMessage(s, 60, &x.xSparse, NewSparse)
+	wire.SizeMessages(s, 61, &x.xSparses, NewSparse)
 	s.Scalar(65536, x.xFar != 0)
 	s.End(&x.cf, mk)
 }
@@ -1382,6 +1424,8 @@ func (x *Item) WireEncode(e *wire.Encoder) {
 		e.String(41, &x.xS)
 	}
 	wire.EncodeMessages(e, 50, &x.xKids)
+	wire.EncodeMessage(e, 60, &x.xSparse)
+	wire.EncodeMessages(e, 61, &x.xSparses)
 	if x.xFar != 0 {
 		e.Int64(65536, x.xFar)
 	}
@@ -1438,6 +1482,8 @@ func (x *Item) WireDecode(d *wire.Decoder) {
 		x.cf.SetHas(6)
 	}
 	wire.DecodeMessages(d, 50, &x.xKids)
+	wire.DecodeMessage(d, 60, &x.xSparse)
+	wire.DecodeMessages(d, 61, &x.xSparses)
 	x.xFar = d.Int64(65536)
 	x.wireCheck(d)
 }
@@ -1536,6 +1582,12 @@ func (x *Item) Equal(y *Item) bool {
 		return false
 	}
 	if l, m, ok := wire.Loaded2(x.GetKids, y.GetKids); !ok || !l.Equal(m, (*Item).Equal) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetSparse, y.GetSparse); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetSparses, y.GetSparses); !ok || !l.Equal(m, (*Sparse).Equal) {
 		return false
 	}
 	if x.xFar != y.xFar {
@@ -1728,6 +1780,20 @@ func (x *Item) String() string {
 			t.Err("kids", err)
 		} else {
 			wire.TextMessages(&t, "kids", l)
+		}
+	}
+	if x.HasSparse() {
+		if v, err := x.GetSparse(); err != nil {
+			t.Err("sparse", err)
+		} else {
+			t.Message("sparse", v)
+		}
+	}
+	if x.HasSparses() {
+		if l, err := x.GetSparses(); err != nil {
+			t.Err("sparses", err)
+		} else {
+			wire.TextMessages(&t, "sparses", l)
 		}
 	}
 	if x.xFar != 0 {
@@ -4114,6 +4180,674 @@ func (x *Item_ItemsEntry) WireSetMapKey(k string) { x.SetKey(k) }
 // value in a private arena that is never Reset (see wire.Clone).
 func (x *Item_ItemsEntry) Clone(a *wire.Arena) (*Item_ItemsEntry, error) {
 	return wire.Clone(x, a, NewItem_ItemsEntry)
+}
+
+// Sparse is the message gentest.constructs.Sparse.
+//
+// Sparse has field numbers up to protobuf's largest: it is written in the
+// sparse header form when a field above 65536 is present.
+type Sparse struct {
+	cf        wire.Core
+	xA        int32
+	xB        wire.String
+	xNext     wire.Nested[*Sparse]
+	xList     wire.ScalarList[int64]
+	xMid      wire.Bytes
+	xM        wire.MessageList[*Sparse_MEntry]
+	xX        uint32
+	xY        wire.String
+	xMChecked bool // key order checked (wire.LoadMap)
+}
+
+var sparseType = wire.NewType[Sparse]()
+
+// NewSparse returns an empty Sparse in a; it and everything it holds are valid
+// until a.Reset.
+func NewSparse(a *wire.Arena) *Sparse {
+	x := sparseType.New(a)
+	x.cf.Init(a)
+	return x
+}
+
+// GetA returns field a = 1.
+func (x *Sparse) GetA() int32 { return x.xA }
+
+// HasA reports whether field a = 1 is not zero.
+func (x *Sparse) HasA() bool { return x.xA != 0 }
+
+// SetA sets field a = 1.
+func (x *Sparse) SetA(v int32) { x.xA = v }
+
+// ClearA clears field a = 1.
+func (x *Sparse) ClearA() { x.xA = 0 }
+
+// GetB returns field b = 2, or wire.ErrInvalidUTF8 when it is not valid UTF-8.
+// The string aliases the message's memory: valid until the arena's Reset.
+func (x *Sparse) GetB() (string, error) { return x.xB.Get() }
+
+// GetBBytes returns field b = 2 without a UTF-8 check (aliasing; valid until Reset).
+func (x *Sparse) GetBBytes() []byte { return x.xB.Bytes() }
+
+// HasB reports whether field b = 2 is not empty.
+func (x *Sparse) HasB() bool { return x.xB.Len() != 0 }
+
+// SetB sets field b = 2 (copied below the arena's threshold, else zero-copy
+// when v lies in registered memory).
+func (x *Sparse) SetB(v string) {
+	x.xB.SetString(x.cf.Arena(), v)
+}
+
+// SetBBytes sets field b = 2 from bytes (hybrid rule of SetB).
+func (x *Sparse) SetBBytes(v []byte) {
+	x.xB.Set(x.cf.Arena(), v)
+}
+
+// SetBBuf sets field b = 2 from a registered buffer (the arena takes its own
+// reference; the caller keeps b).
+func (x *Sparse) SetBBuf(b mem.Buf) {
+	x.xB.SetBuf(x.cf.Arena(), b)
+}
+
+// ClearB clears field b = 2.
+func (x *Sparse) ClearB() {
+	x.xB.Clear()
+}
+
+// GetNext returns field next = 3 (nil when absent), decoding it on first access.
+func (x *Sparse) GetNext() (*Sparse, error) { return x.xNext.Get(x.cf.Arena(), NewSparse) }
+
+// HasNext reports whether field next = 3 is set.
+func (x *Sparse) HasNext() bool { return x.xNext.Present() }
+
+// SetNext sets field next = 3 to v (a message of the same arena; nil clears it).
+func (x *Sparse) SetNext(v *Sparse) {
+	x.xNext.Set(v)
+}
+
+// InitNext sets field next = 3 to a new empty message and returns it.
+func (x *Sparse) InitNext() *Sparse {
+	v := NewSparse(x.cf.Arena())
+	x.xNext.Set(v)
+	return v
+}
+
+// ClearNext unsets field next = 3.
+func (x *Sparse) ClearNext() { x.xNext.Clear() }
+
+// GetList returns the list list = 100 (decoding it on first access).
+func (x *Sparse) GetList() (*wire.ScalarList[int64], error) {
+	return &x.xList, x.xList.Load(x.cf.Arena())
+}
+
+// InitList empties the list list = 100, reserves room for n elements, and returns it.
+func (x *Sparse) InitList(n int) *wire.ScalarList[int64] {
+	x.xList.Init(x.cf.Arena(), n)
+	return &x.xList
+}
+
+// HasList reports whether the list list = 100 is not empty.
+func (x *Sparse) HasList() bool { return x.xList.Len() != 0 }
+
+// ClearList empties the list list = 100.
+func (x *Sparse) ClearList() { x.xList.Init(x.cf.Arena(), 0) }
+
+// GetMid returns field mid = 65537. The slice aliases the message's memory (arena,
+// registered memory or decoded input): do not modify it; valid until the arena's Reset.
+func (x *Sparse) GetMid() []byte { return x.xMid.Get() }
+
+// HasMid reports whether field mid = 65537 is not empty.
+func (x *Sparse) HasMid() bool { return x.xMid.Len() != 0 }
+
+// SetMid sets field mid = 65537 (copied below the arena's threshold, else zero-copy
+// when v lies in registered memory).
+func (x *Sparse) SetMid(v []byte) {
+	x.xMid.Set(x.cf.Arena(), v)
+}
+
+// SetMidBuf sets field mid = 65537 from a registered buffer (the arena takes its own
+// reference; the caller keeps b).
+func (x *Sparse) SetMidBuf(b mem.Buf) {
+	x.xMid.SetBuf(x.cf.Arena(), b)
+}
+
+// ClearMid clears field mid = 65537.
+func (x *Sparse) ClearMid() {
+	x.xMid.Clear()
+}
+
+// GetM returns the map m = 1000000 (decoding it and checking its key order on
+// first access).
+func (x *Sparse) GetM() (Sparse_MMap, error) {
+	l, err := wire.LoadMap[int32, *Sparse_MEntry](x.cf.Arena(), &x.xM, NewSparse_MEntry, &x.xMChecked)
+	return Sparse_MMap{l}, err
+}
+
+// HasM reports whether the map m = 1000000 is not empty.
+func (x *Sparse) HasM() bool { return x.xM.Len() != 0 }
+
+// ClearM empties the map m = 1000000.
+func (x *Sparse) ClearM() {
+	x.xM.Init(x.cf.Arena(), 0)
+	x.xMChecked = true
+}
+
+// Sparse_MMap is the map m = 1000000 of gentest.constructs.Sparse: entries in ascending key
+// order (the iteration order of At and the wire order). It is valid until the
+// arena's Reset.
+type Sparse_MMap struct {
+	m wire.Map[int32, *Sparse_MEntry]
+}
+
+// Len returns the number of entries.
+func (m Sparse_MMap) Len() int { return m.m.Len() }
+
+// At returns entry i in ascending key order (0 <= i < Len()).
+func (m Sparse_MMap) At(i int) *Sparse_MEntry { return m.m.At(i) }
+
+// Entry returns the entry of key k, adding one (value unset) if there is none.
+func (m Sparse_MMap) Entry(k int32) *Sparse_MEntry { return m.m.Entry(k) }
+
+// Delete removes key k and reports whether it was present.
+func (m Sparse_MMap) Delete(k int32) bool { return m.m.Delete(k) }
+
+// List returns the entries as a list (for the generated String method).
+func (m Sparse_MMap) List() *wire.MessageList[*Sparse_MEntry] { return m.m.List() }
+
+// Equal reports whether both maps hold equal entries (by eq).
+func (m Sparse_MMap) Equal(o Sparse_MMap, eq func(*Sparse_MEntry, *Sparse_MEntry) bool) bool {
+	return m.m.Equal(o.m, eq)
+}
+
+// Get returns the value of key k and whether k is present (UTF-8 checked:
+// wire.ErrInvalidUTF8).
+func (m Sparse_MMap) Get(k int32) (string, bool, error) {
+	e, ok := m.m.Find(k)
+	if !ok {
+		return "", false, nil
+	}
+	v, err := e.GetValue()
+	return v, true, err
+}
+
+// Set sets the value of key k (hybrid: copied below the arena's threshold,
+// else zero-copy when v lies in registered memory).
+func (m Sparse_MMap) Set(k int32, v string) { m.m.Entry(k).SetValue(v) }
+
+// SetBuf sets the value of key k from a registered buffer (zero-copy at or
+// above the threshold; the caller keeps b).
+func (m Sparse_MMap) SetBuf(k int32, b mem.Buf) { m.m.Entry(k).SetValueBuf(b) }
+
+// GetX returns field x = 20000000.
+func (x *Sparse) GetX() uint32 { return x.xX }
+
+// HasX reports whether field x = 20000000 is set.
+func (x *Sparse) HasX() bool { return x.cf.Has(0) }
+
+// SetX sets field x = 20000000.
+func (x *Sparse) SetX(v uint32) {
+	x.xX = v
+	x.cf.SetHas(0)
+	x.clearOExcept(20000000)
+}
+
+// ClearX unsets field x = 20000000.
+func (x *Sparse) ClearX() {
+	x.xX = 0
+	x.cf.ClearHas(0)
+}
+
+// GetY returns field y = 536870911, or wire.ErrInvalidUTF8 when it is not valid UTF-8.
+// The string aliases the message's memory: valid until the arena's Reset.
+func (x *Sparse) GetY() (string, error) { return x.xY.Get() }
+
+// GetYBytes returns field y = 536870911 without a UTF-8 check (aliasing; valid until Reset).
+func (x *Sparse) GetYBytes() []byte { return x.xY.Bytes() }
+
+// HasY reports whether field y = 536870911 is set.
+func (x *Sparse) HasY() bool { return x.cf.Has(1) }
+
+// SetY sets field y = 536870911 (copied below the arena's threshold, else zero-copy
+// when v lies in registered memory).
+func (x *Sparse) SetY(v string) {
+	x.xY.SetString(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearOExcept(536870911)
+}
+
+// SetYBytes sets field y = 536870911 from bytes (hybrid rule of SetY).
+func (x *Sparse) SetYBytes(v []byte) {
+	x.xY.Set(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearOExcept(536870911)
+}
+
+// SetYBuf sets field y = 536870911 from a registered buffer (the arena takes its own
+// reference; the caller keeps b).
+func (x *Sparse) SetYBuf(b mem.Buf) {
+	x.xY.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+	x.clearOExcept(536870911)
+}
+
+// ClearY clears field y = 536870911.
+func (x *Sparse) ClearY() {
+	x.xY.Clear()
+	x.cf.ClearHas(1)
+}
+
+// Sizes implements wire.Object.
+func (x *Sparse) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
+	return x.cf.FinishSizes(s)
+}
+
+// Serialize implements wire.Object.
+func (x *Sparse) Serialize(dst []byte, sink wire.EntrySink) error {
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
+}
+
+// Decode decodes x from b zero-copy; the arena holds a reference on b until
+// Reset (the caller still releases its own).
+func (x *Sparse) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
+
+// DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
+func (x *Sparse) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
+
+// WireCore implements wire.Msg.
+func (x *Sparse) WireCore() *wire.Core { return &x.cf }
+
+// WireSizes implements wire.Msg.
+func (x *Sparse) WireSizes(s *wire.Sizer) {
+	mk := s.Begin()
+	s.Scalar(1, x.xA != 0)
+	s.String(2, &x.xB, x.xB.Len() != 0)
+	wire.SizeMessage(s, 3, &x.xNext, NewSparse)
+	wire.SizeScalars(s, 100, &x.xList)
+	s.Bytes(65537, &x.xMid, x.xMid.Len() != 0)
+	wire.SizeMessages(s, 1000000, &x.xM, NewSparse_MEntry)
+	s.Scalar(20000000, x.cf.Has(0))
+	s.String(536870911, &x.xY, x.cf.Has(1))
+	s.End(&x.cf, mk)
+}
+
+// WireEncode implements wire.Msg.
+func (x *Sparse) WireEncode(e *wire.Encoder) {
+	mk := e.Begin(&x.cf)
+	if x.xA != 0 {
+		e.Int32(1, x.xA)
+	}
+	if x.xB.Len() != 0 {
+		e.String(2, &x.xB)
+	}
+	wire.EncodeMessage(e, 3, &x.xNext)
+	wire.EncodeScalars(e, 100, &x.xList)
+	if x.xMid.Len() != 0 {
+		e.Bytes(65537, &x.xMid)
+	}
+	wire.EncodeMessages(e, 1000000, &x.xM)
+	if x.cf.Has(0) {
+		e.Uint32(20000000, x.xX)
+	}
+	if x.cf.Has(1) {
+		e.String(536870911, &x.xY)
+	}
+	e.End(mk)
+}
+
+// WireDecode implements wire.Msg.
+func (x *Sparse) WireDecode(d *wire.Decoder) {
+	x.xA = d.Int32(1)
+	d.String(2, &x.xB)
+	wire.DecodeMessage(d, 3, &x.xNext)
+	wire.DecodeScalars(d, 100, &x.xList)
+	d.Bytes(65537, &x.xMid)
+	wire.DecodeMessages(d, 1000000, &x.xM)
+	x.xX = d.Uint32(20000000)
+	if d.Has(20000000) {
+		x.cf.SetHas(0)
+	}
+	if d.String(536870911, &x.xY) {
+		x.cf.SetHas(1)
+	}
+	x.wireCheck(d)
+}
+
+// Equal reports whether x and y hold the same fields (floats compared by bits;
+// lists and nested messages are decoded as needed; a decode error means unequal).
+func (x *Sparse) Equal(y *Sparse) bool {
+	if x == nil || y == nil {
+		return x == y
+	}
+	if x.xA != y.xA {
+		return false
+	}
+	if !x.xB.Equal(&y.xB) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetNext, y.GetNext); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetList, y.GetList); !ok || !l.Equal(m) {
+		return false
+	}
+	if !x.xMid.Equal(&y.xMid) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetM, y.GetM); !ok || !l.Equal(m, (*Sparse_MEntry).Equal) {
+		return false
+	}
+	if x.cf.Has(0) != y.cf.Has(0) || x.xX != y.xX {
+		return false
+	}
+	if x.cf.Has(1) != y.cf.Has(1) || !x.xY.Equal(&y.xY) {
+		return false
+	}
+	return true
+}
+
+// String returns a one-line text form of x (for debugging).
+func (x *Sparse) String() string {
+	var t wire.Text
+	t.Begin("Sparse")
+	if x.xA != 0 {
+		t.Int("a", int64(x.xA))
+	}
+	if x.xB.Len() != 0 {
+		t.String("b", &x.xB)
+	}
+	if x.HasNext() {
+		if v, err := x.GetNext(); err != nil {
+			t.Err("next", err)
+		} else {
+			t.Message("next", v)
+		}
+	}
+	if x.HasList() {
+		if l, err := x.GetList(); err != nil {
+			t.Err("list", err)
+		} else {
+			wire.TextScalars(&t, "list", l)
+		}
+	}
+	if x.xMid.Len() != 0 {
+		t.Bytes("mid", &x.xMid)
+	}
+	if x.HasM() {
+		if l, err := x.GetM(); err != nil {
+			t.Err("m", err)
+		} else {
+			wire.TextMessages(&t, "m", l.List())
+		}
+	}
+	if x.cf.Has(0) {
+		t.Uint("x", uint64(x.xX))
+	}
+	if x.cf.Has(1) {
+		t.String("y", &x.xY)
+	}
+	return t.End()
+}
+
+// Sparse_OCase names the member of oneof gentest.constructs.Sparse.o that is set (its field number).
+type Sparse_OCase int32
+
+// Cases of oneof gentest.constructs.Sparse.o.
+const (
+	Sparse_O_not_set_case Sparse_OCase = 0
+	Sparse_X_case         Sparse_OCase = 20000000
+	Sparse_Y_case         Sparse_OCase = 536870911
+)
+
+// WhichO returns the member of oneof o that is set, or Sparse_O_not_set_case.
+func (x *Sparse) WhichO() Sparse_OCase {
+	switch {
+	case x.HasX():
+		return Sparse_X_case
+	case x.HasY():
+		return Sparse_Y_case
+	}
+	return Sparse_O_not_set_case
+}
+
+// ClearO unsets every member of oneof o.
+func (x *Sparse) ClearO() { x.clearOExcept(0) }
+
+// clearOExcept unsets the members of oneof o other than field keep.
+func (x *Sparse) clearOExcept(keep int) {
+	if keep != 20000000 {
+		x.xX = 0
+		x.cf.ClearHas(0)
+	}
+	if keep != 536870911 {
+		x.xY.Clear()
+		x.cf.ClearHas(1)
+	}
+}
+
+// wireCheck ends WireDecode: a decoded map's key order is checked again on
+// first access; a missing required field or a oneof with more than one
+// member set fails the decode.
+func (x *Sparse) wireCheck(d *wire.Decoder) {
+	x.xMChecked = false
+	if d.Failed() {
+		return
+	}
+	if wire.CountSet(x.HasX(), x.HasY()) > 1 {
+		d.OneofConflict("gentest.constructs.Sparse.o")
+	}
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Sparse) Clone(a *wire.Arena) (*Sparse, error) {
+	return wire.Clone(x, a, NewSparse)
+}
+
+// Sparse_MEntry is the message gentest.constructs.Sparse.MEntry.
+type Sparse_MEntry struct {
+	cf     wire.Core
+	xKey   int32
+	xValue wire.String
+}
+
+var sparse_MEntryType = wire.NewType[Sparse_MEntry]()
+
+// NewSparse_MEntry returns an empty Sparse_MEntry in a; it and everything it holds are valid
+// until a.Reset.
+func NewSparse_MEntry(a *wire.Arena) *Sparse_MEntry {
+	x := sparse_MEntryType.New(a)
+	x.cf.Init(a)
+	return x
+}
+
+// GetKey returns field key = 1.
+func (x *Sparse_MEntry) GetKey() int32 { return x.xKey }
+
+// HasKey reports whether field key = 1 is not zero.
+func (x *Sparse_MEntry) HasKey() bool { return x.xKey != 0 }
+
+// SetKey sets field key = 1.
+func (x *Sparse_MEntry) SetKey(v int32) { x.xKey = v }
+
+// ClearKey clears field key = 1.
+func (x *Sparse_MEntry) ClearKey() { x.xKey = 0 }
+
+// GetValue returns field value = 2, or wire.ErrInvalidUTF8 when it is not valid UTF-8.
+// The string aliases the message's memory: valid until the arena's Reset.
+func (x *Sparse_MEntry) GetValue() (string, error) { return x.xValue.Get() }
+
+// GetValueBytes returns field value = 2 without a UTF-8 check (aliasing; valid until Reset).
+func (x *Sparse_MEntry) GetValueBytes() []byte { return x.xValue.Bytes() }
+
+// HasValue reports whether field value = 2 is not empty.
+func (x *Sparse_MEntry) HasValue() bool { return x.xValue.Len() != 0 }
+
+// SetValue sets field value = 2 (copied below the arena's threshold, else zero-copy
+// when v lies in registered memory).
+func (x *Sparse_MEntry) SetValue(v string) {
+	x.xValue.SetString(x.cf.Arena(), v)
+}
+
+// SetValueBytes sets field value = 2 from bytes (hybrid rule of SetValue).
+func (x *Sparse_MEntry) SetValueBytes(v []byte) {
+	x.xValue.Set(x.cf.Arena(), v)
+}
+
+// SetValueBuf sets field value = 2 from a registered buffer (the arena takes its own
+// reference; the caller keeps b).
+func (x *Sparse_MEntry) SetValueBuf(b mem.Buf) {
+	x.xValue.SetBuf(x.cf.Arena(), b)
+}
+
+// ClearValue clears field value = 2.
+func (x *Sparse_MEntry) ClearValue() {
+	x.xValue.Clear()
+}
+
+// Sizes implements wire.Object.
+func (x *Sparse_MEntry) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
+	return x.cf.FinishSizes(s)
+}
+
+// Serialize implements wire.Object.
+func (x *Sparse_MEntry) Serialize(dst []byte, sink wire.EntrySink) error {
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
+}
+
+// Decode decodes x from b zero-copy; the arena holds a reference on b until
+// Reset (the caller still releases its own).
+func (x *Sparse_MEntry) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
+
+// DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
+func (x *Sparse_MEntry) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
+
+// WireCore implements wire.Msg.
+func (x *Sparse_MEntry) WireCore() *wire.Core { return &x.cf }
+
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
+func (x *Sparse_MEntry) WireSizes(s *wire.Sizer) {
+	var b0 uint32
+	if x.xKey != 0 {
+		b0 |= 0x1
+	}
+	if x.xValue.Len() != 0 {
+		b0 |= 0x2
+		s.AddString(&x.xValue)
+	}
+	s.Fixed1(&x.cf, b0)
+}
+
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
+func (x *Sparse_MEntry) WireEncode(e *wire.Encoder) {
+	var b0 uint32
+	if x.xKey != 0 {
+		b0 |= 0x1
+	}
+	if x.xValue.Len() != 0 {
+		b0 |= 0x2
+	}
+	mk := e.Begin1(b0)
+	if x.xKey != 0 {
+		e.PutU64(uint64(int64(x.xKey)))
+	}
+	if x.xValue.Len() != 0 {
+		e.PutString(&x.xValue)
+	}
+	e.End(mk)
+}
+
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
+func (x *Sparse_MEntry) WireDecode(d *wire.Decoder) {
+	b0 := d.Word(0)
+	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
+	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
+}
+
+// Equal reports whether x and y hold the same fields (floats compared by bits;
+// lists and nested messages are decoded as needed; a decode error means unequal).
+func (x *Sparse_MEntry) Equal(y *Sparse_MEntry) bool {
+	if x == nil || y == nil {
+		return x == y
+	}
+	if x.xKey != y.xKey {
+		return false
+	}
+	if !x.xValue.Equal(&y.xValue) {
+		return false
+	}
+	return true
+}
+
+// String returns a one-line text form of x (for debugging).
+func (x *Sparse_MEntry) String() string {
+	var t wire.Text
+	t.Begin("Sparse_MEntry")
+	if x.xKey != 0 {
+		t.Int("key", int64(x.xKey))
+	}
+	if x.xValue.Len() != 0 {
+		t.String("value", &x.xValue)
+	}
+	return t.End()
+}
+
+// WireMapKey implements wire.MapEntry.
+func (x *Sparse_MEntry) WireMapKey() int32 { return x.xKey }
+
+// WireSetMapKey implements wire.MapEntry.
+func (x *Sparse_MEntry) WireSetMapKey(k int32) { x.SetKey(k) }
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Sparse_MEntry) Clone(a *wire.Arena) (*Sparse_MEntry, error) {
+	return wire.Clone(x, a, NewSparse_MEntry)
 }
 
 // Flat is the message gentest.constructs.Flat.

@@ -222,5 +222,52 @@ func (g *gen) item(depth int) *constructs.Item {
 	if m() {
 		x.SetFar(int64(r.Uint64()))
 	}
+	if m() {
+		x.SetSparse(g.sparse(depth))
+	}
+	if m() {
+		l := x.InitSparses(2)
+		for range g.n() {
+			l.Append(g.sparse(depth))
+		}
+	}
+	return x
+}
+
+// sparse makes a random Sparse (huge field numbers: the sparse header
+// form when one of them is present).
+func (g *gen) sparse(depth int) *constructs.Sparse {
+	x := constructs.NewSparse(g.a)
+	r := g.r
+	if g.chance() {
+		x.SetA(int32(r.Uint32()))
+	}
+	if g.chance() {
+		x.SetB(g.str())
+	}
+	if depth > 0 && g.chance() {
+		x.SetNext(g.sparse(depth - 1))
+	}
+	if g.chance() {
+		l := x.InitList(0)
+		for range g.n() {
+			l.Append(int64(r.Uint64()))
+		}
+	}
+	if g.chance() {
+		x.SetMid(g.bytes())
+	}
+	if g.chance() {
+		m, _ := x.GetM()
+		for range g.n() {
+			m.Set(int32(r.IntN(100)), g.str())
+		}
+	}
+	switch r.IntN(3) {
+	case 0:
+		x.SetX(r.Uint32())
+	case 1:
+		x.SetY(g.str())
+	}
 	return x
 }
