@@ -109,3 +109,38 @@ func FuzzDecodeReq(f *testing.F) {
 		exercise(t, a, x, constructs.NewReq)
 	})
 }
+
+// FuzzDecodeSparse decodes arbitrary bytes as a Sparse (per-field decoder
+// over both header forms) and as an Item (the fast path, which reads a
+// sparse header through synthesized bitmap words).
+func FuzzDecodeSparse(f *testing.F) {
+	a := wire.NewArena()
+	for seed := range uint64(6) {
+		g := &gen{r: rand.New(rand.NewPCG(seed, 9)), a: a, t: f}
+		p, err := wire.Flatten(g.sparse(2), nil)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(p)
+	}
+	p, _ := wire.Flatten(sparseExample(a), nil)
+	f.Add(p)
+	f.Add([]byte{0, 0, 0, 0x80})
+	if err := a.Reset(); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		a := wire.NewArena()
+		a.Limit = 1 << 20
+		defer a.Reset()
+		x := constructs.NewSparse(a)
+		if err := x.DecodeBytes(p); err == nil {
+			_ = x.WhichO()
+			exercise(t, a, x, constructs.NewSparse)
+		}
+		y := constructs.NewItem(a)
+		if err := y.DecodeBytes(p); err == nil {
+			exercise(t, a, y, constructs.NewItem)
+		}
+	})
+}
