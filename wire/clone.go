@@ -17,14 +17,14 @@ package wire
 // a.Limit).
 func Clone[P MessagePtr](src P, a *Arena, newT func(*Arena) P) (P, error) {
 	var zero P
-	if a == nil {
-		a = NewArena()
-		a.Threshold = CopyAll
-	}
 	sz := src.Sizes()
 	total := sz.Total()
 	var buf []byte
-	if total > 0 {
+	if a == nil {
+		a = NewArena()
+		a.Threshold = CopyAll
+		buf = make([]byte, 0, total) // exactly the copy's bytes, not an arena chunk
+	} else if total > 0 {
 		buf = a.alloc(total)[:0]
 	}
 	p, err := Flatten(src, buf)
