@@ -30,9 +30,9 @@ func (v NullValue) String() string {
 
 // Struct is the message google.protobuf.Struct.
 type Struct struct {
-	cf             wire.Core
-	xFields        wire.MessageList[*Struct_FieldsEntry]
-	xFieldsChecked bool // key order checked (wire.LoadMap)
+	cf          wire.Core
+	xFields     wire.MessageList[*Struct_FieldsEntry]
+	cfMapFields bool // key order checked (wire.LoadMap)
 }
 
 var structType = wire.NewType[Struct]()
@@ -48,7 +48,7 @@ func NewStruct(a *wire.Arena) *Struct {
 // GetFields returns the map fields = 1 (decoding it and checking its key order on
 // first access).
 func (x *Struct) GetFields() (Struct_FieldsMap, error) {
-	l, err := wire.LoadMap[string, *Struct_FieldsEntry](x.cf.Arena(), &x.xFields, NewStruct_FieldsEntry, &x.xFieldsChecked)
+	l, err := wire.LoadMap[string, *Struct_FieldsEntry](x.cf.Arena(), &x.xFields, NewStruct_FieldsEntry, &x.cfMapFields)
 	return Struct_FieldsMap{l}, err
 }
 
@@ -58,7 +58,7 @@ func (x *Struct) HasFields() bool { return x.xFields.Len() != 0 }
 // ClearFields empties the map fields = 1.
 func (x *Struct) ClearFields() {
 	x.xFields.Init(x.cf.Arena(), 0)
-	x.xFieldsChecked = true
+	x.cfMapFields = true
 }
 
 // Struct_FieldsMap is the map fields = 1 of google.protobuf.Struct: entries in ascending key
@@ -215,7 +215,7 @@ func (x *Struct) String() string {
 // first access; a missing required field or a oneof with more than one
 // member set fails the decode.
 func (x *Struct) wireCheck(d *wire.Decoder) {
-	x.xFieldsChecked = false
+	x.cfMapFields = false
 	if d.Failed() {
 		return
 	}

@@ -56,7 +56,7 @@ func oneofCase(f *protogen.Field) string {
 }
 
 // mapFlag is the struct field recording that a map's key order was checked.
-func mapFlag(f *field) string { return f.sf + "Checked" }
+func mapFlag(f *field) string { return "cfMap" + f.goName } // never an "x"+GoName field name
 
 // needsCheck reports whether m's WireDecode ends with a call of wireCheck.
 func (m *message) needsCheck() bool {

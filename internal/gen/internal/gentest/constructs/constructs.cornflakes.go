@@ -41,53 +41,53 @@ func (v Kind) String() string {
 //
 // Item uses every construct.
 type Item struct {
-	cf             wire.Core
-	xI32           int32
-	xName          wire.String
-	xBlob          wire.Bytes
-	xChild         wire.Nested[*Item]
-	xKind          Kind
-	xDbl           float64
-	xByBool        wire.MessageList[*Item_ByBoolEntry]
-	xByI32         wire.MessageList[*Item_ByI32Entry]
-	xByI64         wire.MessageList[*Item_ByI64Entry]
-	xByU32         wire.MessageList[*Item_ByU32Entry]
-	xByU64         wire.MessageList[*Item_ByU64Entry]
-	xByS32         wire.MessageList[*Item_ByS32Entry]
-	xByS64         wire.MessageList[*Item_ByS64Entry]
-	xByF32         wire.MessageList[*Item_ByF32Entry]
-	xByF64         wire.MessageList[*Item_ByF64Entry]
-	xBySf32        wire.MessageList[*Item_BySf32Entry]
-	xBySf64        wire.MessageList[*Item_BySf64Entry]
-	xByStr         wire.MessageList[*Item_ByStrEntry]
-	xItems         wire.MessageList[*Item_ItemsEntry]
-	xAt            wire.Nested[*wkt.Timestamp]
-	xTook          wire.Nested[*wkt.Duration]
-	xNothing       wire.Nested[*wkt.Empty]
-	xMaybe         wire.Nested[*wkt.Int64Value]
-	xLabel         wire.Nested[*wkt.StringValue]
-	xMeta          wire.Nested[*wkt.Struct]
-	xExtra         wire.Nested[*wkt.Any]
-	xRaw           wire.Nested[*wkt.BytesValue]
-	xU             uint64
-	xS             wire.String
-	xKids          wire.MessageList[*Item]
-	xSparse        wire.Nested[*Sparse]
-	xSparses       wire.MessageList[*Sparse]
-	xFar           int64
-	xByBoolChecked bool // key order checked (wire.LoadMap)
-	xByI32Checked  bool // key order checked (wire.LoadMap)
-	xByI64Checked  bool // key order checked (wire.LoadMap)
-	xByU32Checked  bool // key order checked (wire.LoadMap)
-	xByU64Checked  bool // key order checked (wire.LoadMap)
-	xByS32Checked  bool // key order checked (wire.LoadMap)
-	xByS64Checked  bool // key order checked (wire.LoadMap)
-	xByF32Checked  bool // key order checked (wire.LoadMap)
-	xByF64Checked  bool // key order checked (wire.LoadMap)
-	xBySf32Checked bool // key order checked (wire.LoadMap)
-	xBySf64Checked bool // key order checked (wire.LoadMap)
-	xByStrChecked  bool // key order checked (wire.LoadMap)
-	xItemsChecked  bool // key order checked (wire.LoadMap)
+	cf          wire.Core
+	xI32        int32
+	xName       wire.String
+	xBlob       wire.Bytes
+	xChild      wire.Nested[*Item]
+	xKind       Kind
+	xDbl        float64
+	xByBool     wire.MessageList[*Item_ByBoolEntry]
+	xByI32      wire.MessageList[*Item_ByI32Entry]
+	xByI64      wire.MessageList[*Item_ByI64Entry]
+	xByU32      wire.MessageList[*Item_ByU32Entry]
+	xByU64      wire.MessageList[*Item_ByU64Entry]
+	xByS32      wire.MessageList[*Item_ByS32Entry]
+	xByS64      wire.MessageList[*Item_ByS64Entry]
+	xByF32      wire.MessageList[*Item_ByF32Entry]
+	xByF64      wire.MessageList[*Item_ByF64Entry]
+	xBySf32     wire.MessageList[*Item_BySf32Entry]
+	xBySf64     wire.MessageList[*Item_BySf64Entry]
+	xByStr      wire.MessageList[*Item_ByStrEntry]
+	xItems      wire.MessageList[*Item_ItemsEntry]
+	xAt         wire.Nested[*wkt.Timestamp]
+	xTook       wire.Nested[*wkt.Duration]
+	xNothing    wire.Nested[*wkt.Empty]
+	xMaybe      wire.Nested[*wkt.Int64Value]
+	xLabel      wire.Nested[*wkt.StringValue]
+	xMeta       wire.Nested[*wkt.Struct]
+	xExtra      wire.Nested[*wkt.Any]
+	xRaw        wire.Nested[*wkt.BytesValue]
+	xU          uint64
+	xS          wire.String
+	xKids       wire.MessageList[*Item]
+	xSparse     wire.Nested[*Sparse]
+	xSparses    wire.MessageList[*Sparse]
+	xFar        int64
+	cfMapByBool bool // key order checked (wire.LoadMap)
+	cfMapByI32  bool // key order checked (wire.LoadMap)
+	cfMapByI64  bool // key order checked (wire.LoadMap)
+	cfMapByU32  bool // key order checked (wire.LoadMap)
+	cfMapByU64  bool // key order checked (wire.LoadMap)
+	cfMapByS32  bool // key order checked (wire.LoadMap)
+	cfMapByS64  bool // key order checked (wire.LoadMap)
+	cfMapByF32  bool // key order checked (wire.LoadMap)
+	cfMapByF64  bool // key order checked (wire.LoadMap)
+	cfMapBySf32 bool // key order checked (wire.LoadMap)
+	cfMapBySf64 bool // key order checked (wire.LoadMap)
+	cfMapByStr  bool // key order checked (wire.LoadMap)
+	cfMapItems  bool // key order checked (wire.LoadMap)
 }
 
 var itemType = wire.NewType[Item]()
@@ -251,7 +251,7 @@ func (x *Item) ClearDbl() {
 // GetByBool returns the map by_bool = 10 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByBool() (Item_ByBoolMap, error) {
-	l, err := wire.LoadMap[bool, *Item_ByBoolEntry](x.cf.Arena(), &x.xByBool, NewItem_ByBoolEntry, &x.xByBoolChecked)
+	l, err := wire.LoadMap[bool, *Item_ByBoolEntry](x.cf.Arena(), &x.xByBool, NewItem_ByBoolEntry, &x.cfMapByBool)
 	return Item_ByBoolMap{l}, err
 }
 
@@ -261,7 +261,7 @@ func (x *Item) HasByBool() bool { return x.xByBool.Len() != 0 }
 // ClearByBool empties the map by_bool = 10.
 func (x *Item) ClearByBool() {
 	x.xByBool.Init(x.cf.Arena(), 0)
-	x.xByBoolChecked = true
+	x.cfMapByBool = true
 }
 
 // Item_ByBoolMap is the map by_bool = 10 of gentest.constructs.Item: entries in ascending key
@@ -307,7 +307,7 @@ func (m Item_ByBoolMap) Set(k bool, v int32) { m.m.Entry(k).SetValue(v) }
 // GetByI32 returns the map by_i32 = 11 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByI32() (Item_ByI32Map, error) {
-	l, err := wire.LoadMap[int32, *Item_ByI32Entry](x.cf.Arena(), &x.xByI32, NewItem_ByI32Entry, &x.xByI32Checked)
+	l, err := wire.LoadMap[int32, *Item_ByI32Entry](x.cf.Arena(), &x.xByI32, NewItem_ByI32Entry, &x.cfMapByI32)
 	return Item_ByI32Map{l}, err
 }
 
@@ -317,7 +317,7 @@ func (x *Item) HasByI32() bool { return x.xByI32.Len() != 0 }
 // ClearByI32 empties the map by_i32 = 11.
 func (x *Item) ClearByI32() {
 	x.xByI32.Init(x.cf.Arena(), 0)
-	x.xByI32Checked = true
+	x.cfMapByI32 = true
 }
 
 // Item_ByI32Map is the map by_i32 = 11 of gentest.constructs.Item: entries in ascending key
@@ -369,7 +369,7 @@ func (m Item_ByI32Map) SetBuf(k int32, b mem.Buf) { m.m.Entry(k).SetValueBuf(b) 
 // GetByI64 returns the map by_i64 = 12 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByI64() (Item_ByI64Map, error) {
-	l, err := wire.LoadMap[int64, *Item_ByI64Entry](x.cf.Arena(), &x.xByI64, NewItem_ByI64Entry, &x.xByI64Checked)
+	l, err := wire.LoadMap[int64, *Item_ByI64Entry](x.cf.Arena(), &x.xByI64, NewItem_ByI64Entry, &x.cfMapByI64)
 	return Item_ByI64Map{l}, err
 }
 
@@ -379,7 +379,7 @@ func (x *Item) HasByI64() bool { return x.xByI64.Len() != 0 }
 // ClearByI64 empties the map by_i64 = 12.
 func (x *Item) ClearByI64() {
 	x.xByI64.Init(x.cf.Arena(), 0)
-	x.xByI64Checked = true
+	x.cfMapByI64 = true
 }
 
 // Item_ByI64Map is the map by_i64 = 12 of gentest.constructs.Item: entries in ascending key
@@ -429,7 +429,7 @@ func (m Item_ByI64Map) SetBuf(k int64, b mem.Buf) { m.m.Entry(k).SetValueBuf(b) 
 // GetByU32 returns the map by_u32 = 13 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByU32() (Item_ByU32Map, error) {
-	l, err := wire.LoadMap[uint32, *Item_ByU32Entry](x.cf.Arena(), &x.xByU32, NewItem_ByU32Entry, &x.xByU32Checked)
+	l, err := wire.LoadMap[uint32, *Item_ByU32Entry](x.cf.Arena(), &x.xByU32, NewItem_ByU32Entry, &x.cfMapByU32)
 	return Item_ByU32Map{l}, err
 }
 
@@ -439,7 +439,7 @@ func (x *Item) HasByU32() bool { return x.xByU32.Len() != 0 }
 // ClearByU32 empties the map by_u32 = 13.
 func (x *Item) ClearByU32() {
 	x.xByU32.Init(x.cf.Arena(), 0)
-	x.xByU32Checked = true
+	x.cfMapByU32 = true
 }
 
 // Item_ByU32Map is the map by_u32 = 13 of gentest.constructs.Item: entries in ascending key
@@ -489,7 +489,7 @@ func (m Item_ByU32Map) Init(k uint32) *Item { return m.m.Entry(k).InitValue() }
 // GetByU64 returns the map by_u64 = 14 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByU64() (Item_ByU64Map, error) {
-	l, err := wire.LoadMap[uint64, *Item_ByU64Entry](x.cf.Arena(), &x.xByU64, NewItem_ByU64Entry, &x.xByU64Checked)
+	l, err := wire.LoadMap[uint64, *Item_ByU64Entry](x.cf.Arena(), &x.xByU64, NewItem_ByU64Entry, &x.cfMapByU64)
 	return Item_ByU64Map{l}, err
 }
 
@@ -499,7 +499,7 @@ func (x *Item) HasByU64() bool { return x.xByU64.Len() != 0 }
 // ClearByU64 empties the map by_u64 = 14.
 func (x *Item) ClearByU64() {
 	x.xByU64.Init(x.cf.Arena(), 0)
-	x.xByU64Checked = true
+	x.cfMapByU64 = true
 }
 
 // Item_ByU64Map is the map by_u64 = 14 of gentest.constructs.Item: entries in ascending key
@@ -545,7 +545,7 @@ func (m Item_ByU64Map) Set(k uint64, v Kind) { m.m.Entry(k).SetValue(v) }
 // GetByS32 returns the map by_s32 = 15 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByS32() (Item_ByS32Map, error) {
-	l, err := wire.LoadMap[int32, *Item_ByS32Entry](x.cf.Arena(), &x.xByS32, NewItem_ByS32Entry, &x.xByS32Checked)
+	l, err := wire.LoadMap[int32, *Item_ByS32Entry](x.cf.Arena(), &x.xByS32, NewItem_ByS32Entry, &x.cfMapByS32)
 	return Item_ByS32Map{l}, err
 }
 
@@ -555,7 +555,7 @@ func (x *Item) HasByS32() bool { return x.xByS32.Len() != 0 }
 // ClearByS32 empties the map by_s32 = 15.
 func (x *Item) ClearByS32() {
 	x.xByS32.Init(x.cf.Arena(), 0)
-	x.xByS32Checked = true
+	x.cfMapByS32 = true
 }
 
 // Item_ByS32Map is the map by_s32 = 15 of gentest.constructs.Item: entries in ascending key
@@ -601,7 +601,7 @@ func (m Item_ByS32Map) Set(k int32, v float64) { m.m.Entry(k).SetValue(v) }
 // GetByS64 returns the map by_s64 = 16 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByS64() (Item_ByS64Map, error) {
-	l, err := wire.LoadMap[int64, *Item_ByS64Entry](x.cf.Arena(), &x.xByS64, NewItem_ByS64Entry, &x.xByS64Checked)
+	l, err := wire.LoadMap[int64, *Item_ByS64Entry](x.cf.Arena(), &x.xByS64, NewItem_ByS64Entry, &x.cfMapByS64)
 	return Item_ByS64Map{l}, err
 }
 
@@ -611,7 +611,7 @@ func (x *Item) HasByS64() bool { return x.xByS64.Len() != 0 }
 // ClearByS64 empties the map by_s64 = 16.
 func (x *Item) ClearByS64() {
 	x.xByS64.Init(x.cf.Arena(), 0)
-	x.xByS64Checked = true
+	x.cfMapByS64 = true
 }
 
 // Item_ByS64Map is the map by_s64 = 16 of gentest.constructs.Item: entries in ascending key
@@ -657,7 +657,7 @@ func (m Item_ByS64Map) Set(k int64, v float32) { m.m.Entry(k).SetValue(v) }
 // GetByF32 returns the map by_f32 = 17 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByF32() (Item_ByF32Map, error) {
-	l, err := wire.LoadMap[uint32, *Item_ByF32Entry](x.cf.Arena(), &x.xByF32, NewItem_ByF32Entry, &x.xByF32Checked)
+	l, err := wire.LoadMap[uint32, *Item_ByF32Entry](x.cf.Arena(), &x.xByF32, NewItem_ByF32Entry, &x.cfMapByF32)
 	return Item_ByF32Map{l}, err
 }
 
@@ -667,7 +667,7 @@ func (x *Item) HasByF32() bool { return x.xByF32.Len() != 0 }
 // ClearByF32 empties the map by_f32 = 17.
 func (x *Item) ClearByF32() {
 	x.xByF32.Init(x.cf.Arena(), 0)
-	x.xByF32Checked = true
+	x.cfMapByF32 = true
 }
 
 // Item_ByF32Map is the map by_f32 = 17 of gentest.constructs.Item: entries in ascending key
@@ -713,7 +713,7 @@ func (m Item_ByF32Map) Set(k uint32, v uint64) { m.m.Entry(k).SetValue(v) }
 // GetByF64 returns the map by_f64 = 18 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByF64() (Item_ByF64Map, error) {
-	l, err := wire.LoadMap[uint64, *Item_ByF64Entry](x.cf.Arena(), &x.xByF64, NewItem_ByF64Entry, &x.xByF64Checked)
+	l, err := wire.LoadMap[uint64, *Item_ByF64Entry](x.cf.Arena(), &x.xByF64, NewItem_ByF64Entry, &x.cfMapByF64)
 	return Item_ByF64Map{l}, err
 }
 
@@ -723,7 +723,7 @@ func (x *Item) HasByF64() bool { return x.xByF64.Len() != 0 }
 // ClearByF64 empties the map by_f64 = 18.
 func (x *Item) ClearByF64() {
 	x.xByF64.Init(x.cf.Arena(), 0)
-	x.xByF64Checked = true
+	x.cfMapByF64 = true
 }
 
 // Item_ByF64Map is the map by_f64 = 18 of gentest.constructs.Item: entries in ascending key
@@ -769,7 +769,7 @@ func (m Item_ByF64Map) Set(k uint64, v bool) { m.m.Entry(k).SetValue(v) }
 // GetBySf32 returns the map by_sf32 = 19 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetBySf32() (Item_BySf32Map, error) {
-	l, err := wire.LoadMap[int32, *Item_BySf32Entry](x.cf.Arena(), &x.xBySf32, NewItem_BySf32Entry, &x.xBySf32Checked)
+	l, err := wire.LoadMap[int32, *Item_BySf32Entry](x.cf.Arena(), &x.xBySf32, NewItem_BySf32Entry, &x.cfMapBySf32)
 	return Item_BySf32Map{l}, err
 }
 
@@ -779,7 +779,7 @@ func (x *Item) HasBySf32() bool { return x.xBySf32.Len() != 0 }
 // ClearBySf32 empties the map by_sf32 = 19.
 func (x *Item) ClearBySf32() {
 	x.xBySf32.Init(x.cf.Arena(), 0)
-	x.xBySf32Checked = true
+	x.cfMapBySf32 = true
 }
 
 // Item_BySf32Map is the map by_sf32 = 19 of gentest.constructs.Item: entries in ascending key
@@ -825,7 +825,7 @@ func (m Item_BySf32Map) Set(k int32, v int64) { m.m.Entry(k).SetValue(v) }
 // GetBySf64 returns the map by_sf64 = 20 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetBySf64() (Item_BySf64Map, error) {
-	l, err := wire.LoadMap[int64, *Item_BySf64Entry](x.cf.Arena(), &x.xBySf64, NewItem_BySf64Entry, &x.xBySf64Checked)
+	l, err := wire.LoadMap[int64, *Item_BySf64Entry](x.cf.Arena(), &x.xBySf64, NewItem_BySf64Entry, &x.cfMapBySf64)
 	return Item_BySf64Map{l}, err
 }
 
@@ -835,7 +835,7 @@ func (x *Item) HasBySf64() bool { return x.xBySf64.Len() != 0 }
 // ClearBySf64 empties the map by_sf64 = 20.
 func (x *Item) ClearBySf64() {
 	x.xBySf64.Init(x.cf.Arena(), 0)
-	x.xBySf64Checked = true
+	x.cfMapBySf64 = true
 }
 
 // Item_BySf64Map is the map by_sf64 = 20 of gentest.constructs.Item: entries in ascending key
@@ -881,7 +881,7 @@ func (m Item_BySf64Map) Set(k int64, v uint32) { m.m.Entry(k).SetValue(v) }
 // GetByStr returns the map by_str = 21 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByStr() (Item_ByStrMap, error) {
-	l, err := wire.LoadMap[string, *Item_ByStrEntry](x.cf.Arena(), &x.xByStr, NewItem_ByStrEntry, &x.xByStrChecked)
+	l, err := wire.LoadMap[string, *Item_ByStrEntry](x.cf.Arena(), &x.xByStr, NewItem_ByStrEntry, &x.cfMapByStr)
 	return Item_ByStrMap{l}, err
 }
 
@@ -891,7 +891,7 @@ func (x *Item) HasByStr() bool { return x.xByStr.Len() != 0 }
 // ClearByStr empties the map by_str = 21.
 func (x *Item) ClearByStr() {
 	x.xByStr.Init(x.cf.Arena(), 0)
-	x.xByStrChecked = true
+	x.cfMapByStr = true
 }
 
 // Item_ByStrMap is the map by_str = 21 of gentest.constructs.Item: entries in ascending key
@@ -941,7 +941,7 @@ func (m Item_ByStrMap) SetBuf(k string, b mem.Buf) { m.m.Entry(k).SetValueBuf(b)
 // GetItems returns the map items = 22 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetItems() (Item_ItemsMap, error) {
-	l, err := wire.LoadMap[string, *Item_ItemsEntry](x.cf.Arena(), &x.xItems, NewItem_ItemsEntry, &x.xItemsChecked)
+	l, err := wire.LoadMap[string, *Item_ItemsEntry](x.cf.Arena(), &x.xItems, NewItem_ItemsEntry, &x.cfMapItems)
 	return Item_ItemsMap{l}, err
 }
 
@@ -951,7 +951,7 @@ func (x *Item) HasItems() bool { return x.xItems.Len() != 0 }
 // ClearItems empties the map items = 22.
 func (x *Item) ClearItems() {
 	x.xItems.Init(x.cf.Arena(), 0)
-	x.xItemsChecked = true
+	x.cfMapItems = true
 }
 
 // Item_ItemsMap is the map items = 22 of gentest.constructs.Item: entries in ascending key
@@ -1905,19 +1905,19 @@ func (x *Item) clearSecondExcept(keep int) {
 // first access; a missing required field or a oneof with more than one
 // member set fails the decode.
 func (x *Item) wireCheck(d *wire.Decoder) {
-	x.xByBoolChecked = false
-	x.xByI32Checked = false
-	x.xByI64Checked = false
-	x.xByU32Checked = false
-	x.xByU64Checked = false
-	x.xByS32Checked = false
-	x.xByS64Checked = false
-	x.xByF32Checked = false
-	x.xByF64Checked = false
-	x.xBySf32Checked = false
-	x.xBySf64Checked = false
-	x.xByStrChecked = false
-	x.xItemsChecked = false
+	x.cfMapByBool = false
+	x.cfMapByI32 = false
+	x.cfMapByI64 = false
+	x.cfMapByU32 = false
+	x.cfMapByU64 = false
+	x.cfMapByS32 = false
+	x.cfMapByS64 = false
+	x.cfMapByF32 = false
+	x.cfMapByF64 = false
+	x.cfMapBySf32 = false
+	x.cfMapBySf64 = false
+	x.cfMapByStr = false
+	x.cfMapItems = false
 	if d.Failed() {
 		return
 	}
@@ -4187,16 +4187,16 @@ func (x *Item_ItemsEntry) Clone(a *wire.Arena) (*Item_ItemsEntry, error) {
 // Sparse has field numbers up to protobuf's largest: it is written in the
 // sparse header form when a field above 65536 is present.
 type Sparse struct {
-	cf        wire.Core
-	xA        int32
-	xB        wire.String
-	xNext     wire.Nested[*Sparse]
-	xList     wire.ScalarList[int64]
-	xMid      wire.Bytes
-	xM        wire.MessageList[*Sparse_MEntry]
-	xX        uint32
-	xY        wire.String
-	xMChecked bool // key order checked (wire.LoadMap)
+	cf     wire.Core
+	xA     int32
+	xB     wire.String
+	xNext  wire.Nested[*Sparse]
+	xList  wire.ScalarList[int64]
+	xMid   wire.Bytes
+	xM     wire.MessageList[*Sparse_MEntry]
+	xX     uint32
+	xY     wire.String
+	cfMapM bool // key order checked (wire.LoadMap)
 }
 
 var sparseType = wire.NewType[Sparse]()
@@ -4318,7 +4318,7 @@ func (x *Sparse) ClearMid() {
 // GetM returns the map m = 1000000 (decoding it and checking its key order on
 // first access).
 func (x *Sparse) GetM() (Sparse_MMap, error) {
-	l, err := wire.LoadMap[int32, *Sparse_MEntry](x.cf.Arena(), &x.xM, NewSparse_MEntry, &x.xMChecked)
+	l, err := wire.LoadMap[int32, *Sparse_MEntry](x.cf.Arena(), &x.xM, NewSparse_MEntry, &x.cfMapM)
 	return Sparse_MMap{l}, err
 }
 
@@ -4328,7 +4328,7 @@ func (x *Sparse) HasM() bool { return x.xM.Len() != 0 }
 // ClearM empties the map m = 1000000.
 func (x *Sparse) ClearM() {
 	x.xM.Init(x.cf.Arena(), 0)
-	x.xMChecked = true
+	x.cfMapM = true
 }
 
 // Sparse_MMap is the map m = 1000000 of gentest.constructs.Sparse: entries in ascending key
@@ -4650,7 +4650,7 @@ func (x *Sparse) clearOExcept(keep int) {
 // first access; a missing required field or a oneof with more than one
 // member set fails the decode.
 func (x *Sparse) wireCheck(d *wire.Decoder) {
-	x.xMChecked = false
+	x.cfMapM = false
 	if d.Failed() {
 		return
 	}

@@ -12,15 +12,15 @@ import (
 //
 // Req has required fields of several shapes.
 type Req struct {
-	cf             wire.Core
-	xId            int32
-	xName          wire.String
-	xNext          wire.Nested[*Req]
-	xInner         wire.Nested[*Req_Inner]
-	xA             int32
-	xB             wire.String
-	xCounts        wire.MessageList[*Req_CountsEntry]
-	xCountsChecked bool // key order checked (wire.LoadMap)
+	cf          wire.Core
+	xId         int32
+	xName       wire.String
+	xNext       wire.Nested[*Req]
+	xInner      wire.Nested[*Req_Inner]
+	xA          int32
+	xB          wire.String
+	xCounts     wire.MessageList[*Req_CountsEntry]
+	cfMapCounts bool // key order checked (wire.LoadMap)
 }
 
 var reqType = wire.NewType[Req]()
@@ -190,7 +190,7 @@ func (x *Req) ClearB() {
 // GetCounts returns the map counts = 7 (decoding it and checking its key order on
 // first access).
 func (x *Req) GetCounts() (Req_CountsMap, error) {
-	l, err := wire.LoadMap[string, *Req_CountsEntry](x.cf.Arena(), &x.xCounts, NewReq_CountsEntry, &x.xCountsChecked)
+	l, err := wire.LoadMap[string, *Req_CountsEntry](x.cf.Arena(), &x.xCounts, NewReq_CountsEntry, &x.cfMapCounts)
 	return Req_CountsMap{l}, err
 }
 
@@ -200,7 +200,7 @@ func (x *Req) HasCounts() bool { return x.xCounts.Len() != 0 }
 // ClearCounts empties the map counts = 7.
 func (x *Req) ClearCounts() {
 	x.xCounts.Init(x.cf.Arena(), 0)
-	x.xCountsChecked = true
+	x.cfMapCounts = true
 }
 
 // Req_CountsMap is the map counts = 7 of gentest.constructs.req.Req: entries in ascending key
@@ -522,7 +522,7 @@ func (x *Req) clearOExcept(keep int) {
 // first access; a missing required field or a oneof with more than one
 // member set fails the decode.
 func (x *Req) wireCheck(d *wire.Decoder) {
-	x.xCountsChecked = false
+	x.cfMapCounts = false
 	if d.Failed() {
 		return
 	}
