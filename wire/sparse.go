@@ -82,7 +82,9 @@ func (e *Encoder) sparseField(num int) int {
 
 // initSparse parses the fixed part of a sparse header hdr (at start of the
 // input) with first word w: the numbers must be strictly ascending and in
-// 1..MaxSparseFieldNumber, and the fixed part must lie within hdr.
+// 1..MaxSparseFieldNumber, the last one above MaxFieldNumber (the form is
+// canonical: a message the bitmap form can express must use it), and the
+// fixed part must lie within hdr.
 func (d *Decoder) initSparse(hdr []byte, start int, w uint32) error {
 	n := int(w &^ SparseFlag)
 	if n > (len(hdr)-4)/(4+EntrySize) {
@@ -97,6 +99,10 @@ func (d *Decoder) initSparse(hdr []byte, start int, w uint32) error {
 			return malformed(start+4+4*i, 0, "sparse header field numbers not strictly ascending in 1..MaxSparseFieldNumber")
 		}
 		prev = num
+	}
+	if prev <= MaxFieldNumber {
+		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
+		return malformed(start, 0, "sparse header without a field number above MaxFieldNumber")
 	}
 	d.words = -1
 	d.ents = start + 4 + 4*n
