@@ -14,7 +14,7 @@ package wire
 //
 // Errors are those of sizing src (e.g. ErrArenaReset when src's arena was
 // Reset) and of decoding the copy (ErrArenaLimit when the copy exceeds
-// a.Limit).
+// a.Limit; ErrRequired when src lacks a proto2 required field).
 func Clone[P MessagePtr](src P, a *Arena, newT func(*Arena) P) (P, error) {
 	var zero P
 	sz := src.Sizes()
