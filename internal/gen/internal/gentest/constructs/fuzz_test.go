@@ -47,8 +47,8 @@ func exercise[P interface {
 func FuzzDecodeItem(f *testing.F) {
 	a := wire.NewArena()
 	for seed := range uint64(8) {
-		g := &gen{r: rand.New(rand.NewPCG(seed, 7)), a: a, t: f}
-		p, err := wire.Flatten(g.item(2), nil)
+		g := &gen{r: rand.New(rand.NewPCG(seed, 7)), a: a, t: f, small: true}
+		p, err := wire.Flatten(g.item(1), nil)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -110,13 +110,13 @@ func FuzzDecodeReq(f *testing.F) {
 	})
 }
 
-// FuzzDecodeSparse decodes arbitrary bytes as a Sparse (per-field decoder
-// over both header forms) and as an Item (the fast path, which reads a
-// sparse header through synthesized bitmap words).
+// FuzzDecodeSparse decodes arbitrary bytes as a Sparse and an Item (the
+// per-field decoder over both header forms) and as a Flat (the generated
+// fast path, which reads a sparse header through synthesized bitmap words).
 func FuzzDecodeSparse(f *testing.F) {
 	a := wire.NewArena()
 	for seed := range uint64(6) {
-		g := &gen{r: rand.New(rand.NewPCG(seed, 9)), a: a, t: f}
+		g := &gen{r: rand.New(rand.NewPCG(seed, 9)), a: a, t: f, small: true}
 		p, err := wire.Flatten(g.sparse(2), nil)
 		if err != nil {
 			f.Fatal(err)
@@ -141,6 +141,10 @@ func FuzzDecodeSparse(f *testing.F) {
 		y := constructs.NewItem(a)
 		if err := y.DecodeBytes(p); err == nil {
 			exercise(t, a, y, constructs.NewItem)
+		}
+		z := constructs.NewFlat(a) // the generated fast path
+		if err := z.DecodeBytes(p); err == nil {
+			exercise(t, a, z, constructs.NewFlat)
 		}
 	})
 }

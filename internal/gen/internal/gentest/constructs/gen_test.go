@@ -20,6 +20,9 @@ type gen struct {
 	pool *mem.Pool
 	t    testing.TB
 	held []mem.Buf
+	// small keeps values short (fuzz seeds: the fuzzer is slow on large
+	// inputs).
+	small bool
 }
 
 func (g *gen) chance() bool { return g.r.IntN(2) == 0 }
@@ -33,6 +36,9 @@ func (g *gen) bytes() []byte {
 		n = g.r.IntN(40)
 	default:
 		n = 256 + g.r.IntN(1500)
+	}
+	if g.small {
+		n %= 16
 	}
 	p := make([]byte, n)
 	for i := range p {
@@ -55,7 +61,12 @@ func (g *gen) str() string {
 	return string(s)
 }
 
-func (g *gen) n() int { return g.r.IntN(4) }
+func (g *gen) n() int {
+	if g.small {
+		return g.r.IntN(2)
+	}
+	return g.r.IntN(4)
+}
 
 func (g *gen) release() {
 	for _, b := range g.held {

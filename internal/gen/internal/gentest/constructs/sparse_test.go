@@ -68,8 +68,9 @@ func TestSparseGolden(t *testing.T) {
 }
 
 // TestSparseHostile: malformed sparse headers are rejected with a
-// *DecodeError, by the per-field decoder (Sparse) and the fast path (Item
-// reading a Sparse-formed root: unknown huge fields are skipped).
+// *DecodeError, by the per-field decoder (Sparse, Item) and the generated
+// fast path (Flat, whose fields are 1 and 2: it reads a sparse header
+// through synthesized bitmap words and skips the unknown huge fields).
 func TestSparseHostile(t *testing.T) {
 	a := wire.NewArena()
 	defer a.Reset()
@@ -84,7 +85,7 @@ func TestSparseHostile(t *testing.T) {
 		"flag only":       {0, 0, 0, 0x80},
 		"small numbers":   {1, 0, 0, 0x80, 1, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0},
 	} {
-		for _, m := range []interface{ DecodeBytes([]byte) error }{constructs.NewSparse(a), constructs.NewItem(a)} {
+		for _, m := range []interface{ DecodeBytes([]byte) error }{constructs.NewSparse(a), constructs.NewItem(a), constructs.NewFlat(a)} {
 			err := m.DecodeBytes(p)
 			var de *wire.DecodeError
 			if !errors.As(err, &de) || !errors.Is(err, wire.ErrMalformed) {
@@ -92,13 +93,30 @@ func TestSparseHostile(t *testing.T) {
 			}
 		}
 	}
-	// The fast path (Item, dense schema) reads fields 1 and 2 of a sparse
-	// message and skips the others.
+	// The fast path (Flat) and the per-field path of a dense schema (Item)
+	// read field 1 of a sparse message and skip the others.
 	x := constructs.NewItem(a)
 	if err := x.DecodeBytes(good); err != nil {
 		t.Fatal(err)
 	}
 	if x.GetI32() != 7 || !strings.Contains(x.String(), "i32:7") {
-		t.Fatalf("fast path over a sparse header: %v", x)
+		t.Fatalf("per-field path over a sparse header: %v", x)
+	}
+	fl := constructs.NewFlat(a)
+	if err := fl.DecodeBytes(good); err != nil {
+		t.Fatal(err)
+	}
+	if fl.GetI32() != 7 || fl.HasName() {
+		t.Fatalf("fast path over a sparse header: %v", fl)
+	}
+	// A sparse message whose field 2 is present too (Sparse.b = "bb").
+	sp := sparseExample(a)
+	sp.SetB("bb")
+	q, _ := wire.Flatten(sp, nil)
+	if err := fl.DecodeBytes(q); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := fl.GetName(); fl.GetI32() != 7 || n != "bb" {
+		t.Fatalf("fast path over a sparse header: %v", fl)
 	}
 }
