@@ -34,7 +34,8 @@ type MapEntry[K MapKey] interface {
 // and checks its order once: a decoded map whose keys are not strictly
 // ascending (duplicates included), or whose string keys are not valid
 // UTF-8, is rejected with a *DecodeError. A Map value is valid until the
-// arena's Reset, like the list it views.
+// arena's Reset or the next decode into its message (get it again then),
+// like the list it views.
 type Map[K MapKey, P MapEntry[K]] struct {
 	l    *MessageList[P]
 	newT func(*Arena) P
