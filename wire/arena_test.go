@@ -174,7 +174,7 @@ func TestHeaderCodec(t *testing.T) {
 	if err != nil || size != len(p) || len(got) != 3 || got[1].Hi() != 1 || got[1].Lo() != 2 || got[2].Num != 1000 {
 		t.Fatalf("%v %d %v", got, size, err)
 	}
-	for _, bad := range [][]wire.HeaderField{{{Num: 0}}, {{Num: 2}, {Num: 1}}, {{Num: wire.MaxFieldNumber + 1}}} {
+	for _, bad := range [][]wire.HeaderField{{{Num: 0}}, {{Num: 2}, {Num: 1}}, {{Num: wire.MaxSparseFieldNumber + 1}}} {
 		if _, err := wire.AppendHeader(nil, bad); err == nil {
 			t.Errorf("AppendHeader(%v) accepted", bad)
 		}

@@ -54,6 +54,8 @@ func (d *Decoder) init(a *Arena, src *source, start, end, depth int) error {
 	case w == 1 && len(hdr) >= 8: // the common case: fields 1..32
 		n = bits.OnesCount32(binary.LittleEndian.Uint32(hdr[4:8]))
 	case w == 0:
+	case w&SparseFlag != 0:
+		return d.initSparse(hdr, start, w) // sparse.go
 	case w > MaxBitmapWords:
 		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
 		return malformed(start, 0, "bitmap word count exceeds MaxBitmapWords")
@@ -81,6 +83,9 @@ func (d *Decoder) init(a *Arena, src *source, start, end, depth int) error {
 func (d *Decoder) entry(num int) int {
 	if d.err != nil {
 		return -1
+	}
+	if d.words < 0 {
+		return d.sparseEntry(num) // sparse.go
 	}
 	i := num - 1
 	w := i >> 5

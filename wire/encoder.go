@@ -67,6 +67,9 @@ type EncoderMark struct{ base, words, ent, entEnd int }
 func (e *Encoder) Begin(c *Core) EncoderMark {
 	mk := EncoderMark{e.base, e.words, e.ent, e.entEnd}
 	e.depth++
+	if c.words == sparseWords {
+		return e.beginSparse(c, mk) // sparse.go
+	}
 	w, n := int(c.words), int(c.count)
 	start := e.hdr
 	fixed := 4 + 4*w + EntrySize*n
@@ -106,6 +109,9 @@ func (e *Encoder) fail(err error) {
 
 // field marks num present and returns the offset of its entry, or -1.
 func (e *Encoder) field(num int) int {
+	if e.words < 0 {
+		return e.sparseField(num) // sparse.go
+	}
 	i := num - 1
 	w := i >> 5
 	if e.err != nil || i < 0 || w >= e.words || e.ent+EntrySize > e.entEnd {

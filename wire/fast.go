@@ -471,6 +471,9 @@ func (d *Decoder) FinishDecode() error {
 // fields are absent).
 func (d *Decoder) Word(i int) uint32 {
 	if i >= d.words {
+		if d.words < 0 {
+			return d.sparseWord(i) // sparse.go
+		}
 		return 0
 	}
 	return binary.LittleEndian.Uint32(d.data[d.start+4+4*i:])

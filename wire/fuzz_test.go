@@ -15,6 +15,8 @@ func FuzzHeader(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	// The sparse form (field numbers 1 and 65537).
+	f.Add([]byte{2, 0, 0, 0x80, 1, 0, 0, 0, 1, 0, 1, 0, 7, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, p []byte) {
 		fields, size, err := wire.ReadHeader(p, nil)
 		if err != nil {

@@ -30,6 +30,9 @@ func ReadHeader(p []byte, fields []HeaderField) ([]HeaderField, int, error) {
 		return fields, 0, malformed(0, 0, "truncated message header")
 	}
 	w := binary.LittleEndian.Uint32(p)
+	if w&SparseFlag != 0 {
+		return readSparseHeader(p, w, fields) // sparse.go
+	}
 	if w > MaxBitmapWords {
 		return fields, 0, malformed(0, 0, "bitmap word count exceeds MaxBitmapWords")
 	}
@@ -59,15 +62,19 @@ func ReadHeader(p []byte, fields []HeaderField) ([]HeaderField, int, error) {
 }
 
 // AppendHeader appends the fixed part of a message with the given present
-// fields (strictly ascending numbers in 1..MaxFieldNumber) to dst, with the
-// smallest bitmap that holds them, as Serialize writes it.
+// fields (strictly ascending numbers in 1..MaxSparseFieldNumber) to dst,
+// as Serialize writes it: with the smallest bitmap that holds them, or in
+// the sparse form when a number exceeds MaxFieldNumber.
 func AppendHeader(dst []byte, fields []HeaderField) ([]byte, error) {
 	last := 0
 	for _, f := range fields {
-		if f.Num <= last || f.Num > MaxFieldNumber {
+		if f.Num <= last || f.Num > MaxSparseFieldNumber {
 			return dst, fmt.Errorf("wire: AppendHeader: field number %d after %d: %w", f.Num, last, ErrTooLarge)
 		}
 		last = f.Num
+	}
+	if last > MaxFieldNumber {
+		return appendSparseHeader(dst, fields), nil // sparse.go
 	}
 	w := bitmapWords(last)
 	start := len(dst)

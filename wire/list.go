@@ -34,7 +34,7 @@ const (
 )
 
 func (z *lazy) set(src *source, off, n, end, depth, field int) {
-	meta := uint32(src.epoch)<<lazyEpochShift | uint32(field)<<lazyFieldShift | uint32(depth)
+	meta := uint32(src.epoch)<<lazyEpochShift | uint32(field&lazyFieldMask)<<lazyFieldShift | uint32(depth)
 	*z = lazy{src: src, off: uint32(off), n: uint32(n), end: uint32(end), meta: meta}
 }
 

@@ -37,6 +37,10 @@ func (s *Sizer) Begin() SizerMark {
 // End finishes a message: its fixed part (bitmap and entries) is added to
 // the header size, and the counts Serialize needs are cached in c.
 func (s *Sizer) End(c *Core, mk SizerMark) {
+	if s.maxNum > MaxFieldNumber {
+		s.endSparse(c, mk) // sparse.go
+		return
+	}
 	w := bitmapWords(s.maxNum)
 	c.words = uint32(w)
 	c.count = uint32(s.count)

@@ -61,6 +61,8 @@ func Run(ctx context.Context, cfg Config) ([]File, error) {
 // RunRequest runs the generator on a CodeGeneratorRequest, exactly as the
 // protoc plugin does, and returns the generated files.
 func RunRequest(req *pluginpb.CodeGeneratorRequest) ([]File, error) {
+	req = proto.Clone(req).(*pluginpb.CodeGeneratorRequest)
+	withWKT(req)
 	plugin, err := PluginOptions().New(req)
 	if err != nil {
 		return nil, err
@@ -163,6 +165,9 @@ func fileProto(fd protoreflect.FileDescriptor) *descriptorpb.FileDescriptorProto
 // relative to it; any other name is taken as relative to the import paths.
 func protoName(file string, importPaths []string) (string, error) {
 	clean := filepath.Clean(file)
+	if isWKTFile(file) && !fileExists(clean) {
+		return file, nil // protocompile's own copy (WithStandardImports)
+	}
 	if !fileExists(clean) {
 		for _, ip := range importPaths {
 			if !filepath.IsAbs(clean) && fileExists(filepath.Join(ip, clean)) {

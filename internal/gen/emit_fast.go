@@ -330,6 +330,7 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 			g.P("d.BytesListAt(", ent, ", ", f.num, ", &x.", f.sf, ")")
 		}
 	}
+	emitDecodeCheck(g, m)
 	g.P("}")
 	g.P()
 }

@@ -62,7 +62,8 @@ type field struct {
 	sf     string // struct field, x + GoName
 	shape  shape
 	kind   protoreflect.Kind
-	hasBit int // explicit-presence bit, -1 for implicit presence / lists / messages
+	hasBit int        // explicit-presence bit, -1 for implicit presence / lists / messages
+	cx     constructs // oneof membership, map, required (emit_construct.go)
 }
 
 // message is a message as the emitter sees it.
@@ -85,6 +86,8 @@ func newMessage(m *protogen.Message) (*message, error) {
 		switch {
 		case d.IsList():
 			fl.shape = shapeList
+		case d.IsMap(): // on the wire a list of entry messages (emit_map.go)
+			fl.shape, fl.kind = shapeList, protoreflect.MessageKind
 		case d.Kind() == protoreflect.MessageKind:
 			fl.shape = shapeMessage
 		case d.Kind() == protoreflect.BytesKind:
@@ -101,9 +104,13 @@ func newMessage(m *protogen.Message) (*message, error) {
 			fl.hasBit = bit
 			bit++
 		}
+		fl.cx = fieldConstructs(f)
 		mm.fields = append(mm.fields, fl)
 	}
 	if err := mm.checkNames(); err != nil {
+		return nil, err
+	}
+	if err := mm.checkConstructNames(); err != nil {
 		return nil, err
 	}
 	return mm, nil
@@ -120,6 +127,9 @@ func sortFields(fs []*protogen.Field) {
 // methods returns the accessor names generated for f.
 func (f *field) methods() []string {
 	n := f.goName
+	if f.cx.isMap {
+		return []string{"Get" + n, "Has" + n, "Clear" + n}
+	}
 	switch f.shape {
 	case shapeScalar:
 		return []string{"Get" + n, "Has" + n, "Set" + n, "Clear" + n}
@@ -245,9 +255,6 @@ func genMessageTree(g *protogen.GeneratedFile, m *protogen.Message) error {
 		genEnum(g, e)
 	}
 	for _, nm := range m.Messages {
-		if nm.Desc.IsMapEntry() {
-			continue
-		}
 		if err := genMessageTree(g, nm); err != nil {
 			return err
 		}
@@ -264,6 +271,7 @@ func genMessage(g *protogen.GeneratedFile, m *message) {
 	for _, f := range m.fields {
 		g.P(f.sf, " ", storageType(g, f))
 	}
+	genConstructFields(g, m)
 	g.P("}")
 	g.P()
 	g.P("var ", m.typeVar, " = ", wirePkg.Ident("NewType"), "[", name, "]()")
@@ -284,6 +292,7 @@ func genMessage(g *protogen.GeneratedFile, m *message) {
 	genHooks(g, m)
 	genEqual(g, m)
 	genString(g, m)
+	genConstructs(g, m)
 }
 
 func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
@@ -291,10 +300,15 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 	n := f.goName
 	what := fmt.Sprintf("field %s = %d", f.name, f.num)
 	arena := "x.cf.Arena()"
+	if f.cx.isMap {
+		genMapAccessors(g, m, f)
+		return
+	}
 	setHas := func() {
 		if f.hasBit >= 0 {
 			g.P("x.cf.SetHas(", f.hasBit, ")")
 		}
+		oneofSet(g, f)
 	}
 	clearHas := func() {
 		if f.hasBit >= 0 {
@@ -455,12 +469,16 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 		g.P(recv, "Has", n, "() bool { return x.", f.sf, ".Present() }")
 		g.P()
 		g.P("// Set", n, " sets ", what, " to v (a message of the same arena; nil clears it).")
-		g.P(recv, "Set", n, "(v ", mt, ") { x.", f.sf, ".Set(v) }")
+		g.P(recv, "Set", n, "(v ", mt, ") {")
+		g.P("x.", f.sf, ".Set(v)")
+		oneofSet(g, f)
+		g.P("}")
 		g.P()
 		g.P("// Init", n, " sets ", what, " to a new empty message and returns it.")
 		g.P(recv, "Init", n, "() ", mt, " {")
 		g.P("v := ", nf, "(", arena, ")")
 		g.P("x.", f.sf, ".Set(v)")
+		oneofSet(g, f)
 		g.P("return v")
 		g.P("}")
 		g.P()
@@ -750,6 +768,7 @@ func genHooks(g *protogen.GeneratedFile, m *message) {
 			emitListDecode(g, f)
 		}
 	}
+	emitDecodeCheck(g, m)
 	g.P("}")
 	g.P()
 }
@@ -859,7 +878,7 @@ func genString(g *protogen.GeneratedFile, m *message) {
 			case protoreflect.StringKind:
 				g.P("t.StringList(", q, ", l)")
 			case protoreflect.MessageKind:
-				g.P(wirePkg.Ident("TextMessages"), "(&t, ", q, ", l)")
+				g.P(wirePkg.Ident("TextMessages"), "(&t, ", q, ", ", listOf(f, "l"), ")")
 			default:
 				g.P(wirePkg.Ident("TextScalars"), "(&t, ", q, ", l)")
 			}

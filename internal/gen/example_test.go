@@ -32,11 +32,11 @@ func ExampleRun() {
 func ExampleRun_unsupported() {
 	_, err := gen.Run(context.Background(), gen.Config{
 		ImportPaths: []string{"testdata/reject"},
-		Files:       []string{"map.proto"},
+		Files:       []string{"group.proto"},
 	})
 	fmt.Println(err)
 	// Output:
-	// map.proto:6:3: map field reject.M.values: not supported by protoc-gen-go-cornflakes (use a repeated message of key/value pairs)
+	// group.proto:6:3: group field reject.M.g: not supported by protoc-gen-go-cornflakes (use a nested message)
 }
 
 // ParseArgs and Execute are the whole of `cornflakes gen`.

@@ -14,8 +14,9 @@
 //
 // Both produce byte-identical files named <name>.cornflakes.go ([Suffix]).
 // Service blocks become typed stubs for package service (see
-// docs/SERVICES.md). Constructs the generator does not support (oneof,
-// map, extensions, groups, streaming methods, proto2 required, editions) are
+// docs/SERVICES.md). Constructs the generator does not support (extensions,
+// groups, streaming methods, editions, field numbers above
+// wire.MaxFieldNumber) are
 // rejected with an [*UnsupportedError] naming file:line:col; nothing is
 // skipped silently. See docs/CODEGEN.md for the generated API.
 package gen
@@ -23,8 +24,12 @@ package gen
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 
 	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/pluginpb"
 )
 
@@ -53,7 +58,37 @@ func PluginOptions() protogen.Options {
 // CodeGeneratorRequest from stdin and writes the response to stdout. This is
 // the whole of cmd/protoc-gen-go-cornflakes.
 func RunPlugin() {
-	PluginOptions().Run(Generate)
+	if err := runPlugin(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(os.Args[0]), err)
+		os.Exit(1)
+	}
+}
+
+// runPlugin is protogen.Options.Run with the request's parameters extended
+// by withWKT first (the in-process front end does the same in RunRequest).
+func runPlugin(in io.Reader, out io.Writer) error {
+	raw, err := io.ReadAll(in)
+	if err != nil {
+		return err
+	}
+	req := &pluginpb.CodeGeneratorRequest{}
+	if err := proto.Unmarshal(raw, req); err != nil {
+		return err
+	}
+	withWKT(req)
+	plugin, err := PluginOptions().New(req)
+	if err != nil {
+		return err
+	}
+	if err := Generate(plugin); err != nil {
+		plugin.Error(err)
+	}
+	b, err := proto.Marshal(plugin.Response())
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(b)
+	return err
 }
 
 // Generate generates a <name>.cornflakes.go file for every file of p that
@@ -79,6 +114,9 @@ func Generate(p *protogen.Plugin) error {
 	for _, f := range p.Files {
 		if !f.Generate {
 			continue
+		}
+		if isWKTFile(f.Desc.Path()) {
+			stripComments(f)
 		}
 		if err := generateFile(p, f); err != nil {
 			return err

@@ -60,7 +60,7 @@ func validateMessage(fd protoreflect.FileDescriptor, m *protogen.Message, add fu
 	md := m.Desc
 	name := md.FullName()
 	if md.IsMapEntry() {
-		return // reported on the map field itself
+		return // generated like any message (emit_map.go)
 	}
 	if md.Options() != nil {
 		if opts := md.Options(); hasMessageSetWireFormat(opts) {
@@ -74,12 +74,6 @@ func validateMessage(fd protoreflect.FileDescriptor, m *protogen.Message, add fu
 			loc = locs.ByDescriptor(md)
 		}
 		add(loc, fmt.Sprintf("extension range %d to %d in message %s", r[0], r[1]-1, name), "extensions are not supported")
-	}
-	for _, o := range m.Oneofs {
-		if o.Desc.IsSynthetic() {
-			continue // proto3 optional: supported
-		}
-		add(locs.ByDescriptor(o.Desc), fmt.Sprintf("oneof %q in message %s", o.Desc.Name(), name), "use separate optional fields")
 	}
 	for _, x := range m.Extensions {
 		add(locs.ByDescriptor(x.Desc), fmt.Sprintf("extension %s", x.Desc.FullName()), "")
@@ -97,23 +91,17 @@ func validateField(fd protoreflect.FileDescriptor, fl *protogen.Field, add func(
 	d := fl.Desc
 	loc := locs.ByDescriptor(d)
 	what := fmt.Sprintf("field %s", d.FullName())
-	switch {
-	case d.IsMap():
-		add(loc, "map "+what, "use a repeated message of key/value pairs")
-		return
-	case d.Kind() == protoreflect.GroupKind:
+	if d.Kind() == protoreflect.GroupKind {
 		add(loc, "group "+what, "use a nested message")
 		return
-	case d.Cardinality() == protoreflect.Required:
-		add(loc, "required "+what, "use optional and check Has in the application")
 	}
-	if d.Number() > wire.MaxFieldNumber {
-		add(loc, fmt.Sprintf("field number %d of %s (the Cornflakes wire format allows 1..%d)", d.Number(), what, wire.MaxFieldNumber), "renumber the field")
+	if d.Number() > wire.MaxSparseFieldNumber {
+		add(loc, fmt.Sprintf("field number %d of %s (the Cornflakes wire format allows 1..%d)", d.Number(), what, wire.MaxSparseFieldNumber), "renumber the field")
 	}
 	switch d.Kind() {
 	case protoreflect.MessageKind:
 		if p := string(fl.Message.GoIdent.GoImportPath); strings.HasPrefix(p, "google.golang.org/protobuf/") {
-			add(loc, fmt.Sprintf("%s of type %s (a protobuf-go well-known type, which has no Cornflakes code)", what, d.Message().FullName()), "define an equivalent message in your own .proto file")
+			add(loc, fmt.Sprintf("%s of type %s (a protobuf-go type without Cornflakes code; the well-known types with Cornflakes code are those of %s)", what, d.Message().FullName(), strings.Join(wktFiles, ", ")), "define an equivalent message in your own .proto file")
 		}
 	}
 }
@@ -163,13 +151,26 @@ func checkPackageNames(p *protogen.Plugin) error {
 	}
 	var walkMsg func(pkg protogen.GoImportPath, fd protoreflect.FileDescriptor, m *protogen.Message)
 	walkMsg = func(pkg protogen.GoImportPath, fd protoreflect.FileDescriptor, m *protogen.Message) {
-		if m.Desc.IsMapEntry() {
-			return
-		}
 		what := "message " + string(m.Desc.FullName())
 		add(pkg, m.GoIdent.GoName, what, fd, m.Desc)
 		add(pkg, "New"+m.GoIdent.GoName, what, fd, m.Desc)
 		add(pkg, lowerFirst(m.GoIdent.GoName)+"Type", what, fd, m.Desc)
+		for _, o := range m.Oneofs {
+			if o.Desc.IsSynthetic() {
+				continue
+			}
+			ow := "oneof " + string(o.Desc.FullName())
+			add(pkg, oneofCaseType(o), ow, fd, o.Desc)
+			add(pkg, oneofNotSet(o), ow, fd, o.Desc)
+			for _, f := range o.Fields {
+				add(pkg, oneofCase(f), "oneof member "+string(f.Desc.FullName()), fd, f.Desc)
+			}
+		}
+		for _, f := range m.Fields {
+			if f.Desc.IsMap() {
+				add(pkg, m.GoIdent.GoName+"_"+f.GoName+"Map", "map field "+string(f.Desc.FullName()), fd, f.Desc)
+			}
+		}
 		for _, e := range m.Enums {
 			walkEnum(pkg, fd, e)
 		}

@@ -209,6 +209,13 @@ func (x *Req) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Req) Clone(a *wire.Arena) (*Req, error) {
+	return wire.Clone(x, a, NewReq)
+}
+
 // Resp is the message kv.Resp.
 //
 // Resp is every response. status: 0 ok, 1 not found, 2 error.
@@ -409,4 +416,11 @@ func (x *Resp) String() string {
 		}
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Resp) Clone(a *wire.Arena) (*Resp, error) {
+	return wire.Clone(x, a, NewResp)
 }

@@ -145,6 +145,13 @@ func (x *SingleBuffer) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *SingleBuffer) Clone(a *wire.Arena) (*SingleBuffer, error) {
+	return wire.Clone(x, a, NewSingleBuffer)
+}
+
 // ListBuffers is the message cornflakes.bench.ListBuffers.
 //
 // ListBuffers is a list of bytes fields (shapes NxM with N > 1, google-*).
@@ -277,6 +284,13 @@ func (x *ListBuffers) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *ListBuffers) Clone(a *wire.Arena) (*ListBuffers, error) {
+	return wire.Clone(x, a, NewListBuffers)
+}
+
 // Tree1 is the message cornflakes.bench.Tree1.
 //
 // Tree1 is a binary tree of depth 1: two leaves.
@@ -303,7 +317,9 @@ func (x *Tree1) GetLeft() (*SingleBuffer, error) { return x.xLeft.Get(x.cf.Arena
 func (x *Tree1) HasLeft() bool { return x.xLeft.Present() }
 
 // SetLeft sets field left = 1 to v (a message of the same arena; nil clears it).
-func (x *Tree1) SetLeft(v *SingleBuffer) { x.xLeft.Set(v) }
+func (x *Tree1) SetLeft(v *SingleBuffer) {
+	x.xLeft.Set(v)
+}
 
 // InitLeft sets field left = 1 to a new empty message and returns it.
 func (x *Tree1) InitLeft() *SingleBuffer {
@@ -322,7 +338,9 @@ func (x *Tree1) GetRight() (*SingleBuffer, error) { return x.xRight.Get(x.cf.Are
 func (x *Tree1) HasRight() bool { return x.xRight.Present() }
 
 // SetRight sets field right = 2 to v (a message of the same arena; nil clears it).
-func (x *Tree1) SetRight(v *SingleBuffer) { x.xRight.Set(v) }
+func (x *Tree1) SetRight(v *SingleBuffer) {
+	x.xRight.Set(v)
+}
 
 // InitRight sets field right = 2 to a new empty message and returns it.
 func (x *Tree1) InitRight() *SingleBuffer {
@@ -462,6 +480,13 @@ func (x *Tree1) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Tree1) Clone(a *wire.Arena) (*Tree1, error) {
+	return wire.Clone(x, a, NewTree1)
+}
+
 // Tree2 is the message cornflakes.bench.Tree2.
 //
 // Tree2 is a binary tree of depth 2: four leaves.
@@ -488,7 +513,9 @@ func (x *Tree2) GetLeft() (*Tree1, error) { return x.xLeft.Get(x.cf.Arena(), New
 func (x *Tree2) HasLeft() bool { return x.xLeft.Present() }
 
 // SetLeft sets field left = 1 to v (a message of the same arena; nil clears it).
-func (x *Tree2) SetLeft(v *Tree1) { x.xLeft.Set(v) }
+func (x *Tree2) SetLeft(v *Tree1) {
+	x.xLeft.Set(v)
+}
 
 // InitLeft sets field left = 1 to a new empty message and returns it.
 func (x *Tree2) InitLeft() *Tree1 {
@@ -507,7 +534,9 @@ func (x *Tree2) GetRight() (*Tree1, error) { return x.xRight.Get(x.cf.Arena(), N
 func (x *Tree2) HasRight() bool { return x.xRight.Present() }
 
 // SetRight sets field right = 2 to v (a message of the same arena; nil clears it).
-func (x *Tree2) SetRight(v *Tree1) { x.xRight.Set(v) }
+func (x *Tree2) SetRight(v *Tree1) {
+	x.xRight.Set(v)
+}
 
 // InitRight sets field right = 2 to a new empty message and returns it.
 func (x *Tree2) InitRight() *Tree1 {
@@ -647,6 +676,13 @@ func (x *Tree2) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Tree2) Clone(a *wire.Arena) (*Tree2, error) {
+	return wire.Clone(x, a, NewTree2)
+}
+
 // Tree3 is the message cornflakes.bench.Tree3.
 //
 // Tree3 is a binary tree of depth 3: eight leaves.
@@ -673,7 +709,9 @@ func (x *Tree3) GetLeft() (*Tree2, error) { return x.xLeft.Get(x.cf.Arena(), New
 func (x *Tree3) HasLeft() bool { return x.xLeft.Present() }
 
 // SetLeft sets field left = 1 to v (a message of the same arena; nil clears it).
-func (x *Tree3) SetLeft(v *Tree2) { x.xLeft.Set(v) }
+func (x *Tree3) SetLeft(v *Tree2) {
+	x.xLeft.Set(v)
+}
 
 // InitLeft sets field left = 1 to a new empty message and returns it.
 func (x *Tree3) InitLeft() *Tree2 {
@@ -692,7 +730,9 @@ func (x *Tree3) GetRight() (*Tree2, error) { return x.xRight.Get(x.cf.Arena(), N
 func (x *Tree3) HasRight() bool { return x.xRight.Present() }
 
 // SetRight sets field right = 2 to v (a message of the same arena; nil clears it).
-func (x *Tree3) SetRight(v *Tree2) { x.xRight.Set(v) }
+func (x *Tree3) SetRight(v *Tree2) {
+	x.xRight.Set(v)
+}
 
 // InitRight sets field right = 2 to a new empty message and returns it.
 func (x *Tree3) InitRight() *Tree2 {
@@ -832,6 +872,13 @@ func (x *Tree3) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Tree3) Clone(a *wire.Arena) (*Tree3, error) {
+	return wire.Clone(x, a, NewTree3)
+}
+
 // Tree4 is the message cornflakes.bench.Tree4.
 //
 // Tree4 is a binary tree of depth 4: sixteen leaves.
@@ -858,7 +905,9 @@ func (x *Tree4) GetLeft() (*Tree3, error) { return x.xLeft.Get(x.cf.Arena(), New
 func (x *Tree4) HasLeft() bool { return x.xLeft.Present() }
 
 // SetLeft sets field left = 1 to v (a message of the same arena; nil clears it).
-func (x *Tree4) SetLeft(v *Tree3) { x.xLeft.Set(v) }
+func (x *Tree4) SetLeft(v *Tree3) {
+	x.xLeft.Set(v)
+}
 
 // InitLeft sets field left = 1 to a new empty message and returns it.
 func (x *Tree4) InitLeft() *Tree3 {
@@ -877,7 +926,9 @@ func (x *Tree4) GetRight() (*Tree3, error) { return x.xRight.Get(x.cf.Arena(), N
 func (x *Tree4) HasRight() bool { return x.xRight.Present() }
 
 // SetRight sets field right = 2 to v (a message of the same arena; nil clears it).
-func (x *Tree4) SetRight(v *Tree3) { x.xRight.Set(v) }
+func (x *Tree4) SetRight(v *Tree3) {
+	x.xRight.Set(v)
+}
 
 // InitRight sets field right = 2 to a new empty message and returns it.
 func (x *Tree4) InitRight() *Tree3 {
@@ -1017,6 +1068,13 @@ func (x *Tree4) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Tree4) Clone(a *wire.Arena) (*Tree4, error) {
+	return wire.Clone(x, a, NewTree4)
+}
+
 // Tree5 is the message cornflakes.bench.Tree5.
 //
 // Tree5 is a binary tree of depth 5: thirty-two leaves (shape tree5).
@@ -1043,7 +1101,9 @@ func (x *Tree5) GetLeft() (*Tree4, error) { return x.xLeft.Get(x.cf.Arena(), New
 func (x *Tree5) HasLeft() bool { return x.xLeft.Present() }
 
 // SetLeft sets field left = 1 to v (a message of the same arena; nil clears it).
-func (x *Tree5) SetLeft(v *Tree4) { x.xLeft.Set(v) }
+func (x *Tree5) SetLeft(v *Tree4) {
+	x.xLeft.Set(v)
+}
 
 // InitLeft sets field left = 1 to a new empty message and returns it.
 func (x *Tree5) InitLeft() *Tree4 {
@@ -1062,7 +1122,9 @@ func (x *Tree5) GetRight() (*Tree4, error) { return x.xRight.Get(x.cf.Arena(), N
 func (x *Tree5) HasRight() bool { return x.xRight.Present() }
 
 // SetRight sets field right = 2 to v (a message of the same arena; nil clears it).
-func (x *Tree5) SetRight(v *Tree4) { x.xRight.Set(v) }
+func (x *Tree5) SetRight(v *Tree4) {
+	x.xRight.Set(v)
+}
 
 // InitRight sets field right = 2 to a new empty message and returns it.
 func (x *Tree5) InitRight() *Tree4 {
@@ -1200,4 +1262,11 @@ func (x *Tree5) String() string {
 		}
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Tree5) Clone(a *wire.Arena) (*Tree5, error) {
+	return wire.Clone(x, a, NewTree5)
 }

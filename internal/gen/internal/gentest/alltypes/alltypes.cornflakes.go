@@ -634,6 +634,13 @@ func (x *Scalars) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Scalars) Clone(a *wire.Arena) (*Scalars, error) {
+	return wire.Clone(x, a, NewScalars)
+}
+
 // Optionals is the message gentest.alltypes.Optionals.
 //
 // Optionals has proto3 optional fields: explicit presence.
@@ -1029,6 +1036,13 @@ func (x *Optionals) String() string {
 		t.Bytes("data", &x.xData)
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Optionals) Clone(a *wire.Arena) (*Optionals, error) {
+	return wire.Clone(x, a, NewOptionals)
 }
 
 // Lists is the message gentest.alltypes.Lists.
@@ -1531,6 +1545,13 @@ func (x *Lists) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Lists) Clone(a *wire.Arena) (*Lists, error) {
+	return wire.Clone(x, a, NewLists)
+}
+
 // Outer is the message gentest.alltypes.Outer.
 //
 // Outer has nested types, sparse field numbers and references to a message
@@ -1564,7 +1585,9 @@ func (x *Outer) GetInner() (*Outer_Inner, error) { return x.xInner.Get(x.cf.Aren
 func (x *Outer) HasInner() bool { return x.xInner.Present() }
 
 // SetInner sets field inner = 1 to v (a message of the same arena; nil clears it).
-func (x *Outer) SetInner(v *Outer_Inner) { x.xInner.Set(v) }
+func (x *Outer) SetInner(v *Outer_Inner) {
+	x.xInner.Set(v)
+}
 
 // InitInner sets field inner = 1 to a new empty message and returns it.
 func (x *Outer) InitInner() *Outer_Inner {
@@ -1600,7 +1623,9 @@ func (x *Outer) GetBlob() (*other.Blob, error) { return x.xBlob.Get(x.cf.Arena()
 func (x *Outer) HasBlob() bool { return x.xBlob.Present() }
 
 // SetBlob sets field blob = 3 to v (a message of the same arena; nil clears it).
-func (x *Outer) SetBlob(v *other.Blob) { x.xBlob.Set(v) }
+func (x *Outer) SetBlob(v *other.Blob) {
+	x.xBlob.Set(v)
+}
 
 // InitBlob sets field blob = 3 to a new empty message and returns it.
 func (x *Outer) InitBlob() *other.Blob {
@@ -1971,6 +1996,13 @@ func (x *Outer) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Outer) Clone(a *wire.Arena) (*Outer, error) {
+	return wire.Clone(x, a, NewOuter)
+}
+
 // Outer_Inner is the message gentest.alltypes.Outer.Inner.
 //
 // Inner is a nested message.
@@ -2136,6 +2168,13 @@ func (x *Outer_Inner) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Outer_Inner) Clone(a *wire.Arena) (*Outer_Inner, error) {
+	return wire.Clone(x, a, NewOuter_Inner)
+}
+
 // Outer_Inner_State is the enum gentest.alltypes.Outer.Inner.State.
 //
 // State is a nested enum.
@@ -2185,7 +2224,9 @@ func (x *Tree) GetLeft() (*Tree, error) { return x.xLeft.Get(x.cf.Arena(), NewTr
 func (x *Tree) HasLeft() bool { return x.xLeft.Present() }
 
 // SetLeft sets field left = 1 to v (a message of the same arena; nil clears it).
-func (x *Tree) SetLeft(v *Tree) { x.xLeft.Set(v) }
+func (x *Tree) SetLeft(v *Tree) {
+	x.xLeft.Set(v)
+}
 
 // InitLeft sets field left = 1 to a new empty message and returns it.
 func (x *Tree) InitLeft() *Tree {
@@ -2204,7 +2245,9 @@ func (x *Tree) GetRight() (*Tree, error) { return x.xRight.Get(x.cf.Arena(), New
 func (x *Tree) HasRight() bool { return x.xRight.Present() }
 
 // SetRight sets field right = 2 to v (a message of the same arena; nil clears it).
-func (x *Tree) SetRight(v *Tree) { x.xRight.Set(v) }
+func (x *Tree) SetRight(v *Tree) {
+	x.xRight.Set(v)
+}
 
 // InitRight sets field right = 2 to a new empty message and returns it.
 func (x *Tree) InitRight() *Tree {
@@ -2386,6 +2429,13 @@ func (x *Tree) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Tree) Clone(a *wire.Arena) (*Tree, error) {
+	return wire.Clone(x, a, NewTree)
+}
+
 // Empty is the message gentest.alltypes.Empty.
 //
 // Empty has no fields.
@@ -2479,6 +2529,13 @@ func (x *Empty) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Empty) Clone(a *wire.Arena) (*Empty, error) {
+	return wire.Clone(x, a, NewEmpty)
+}
+
 // Wide is the message gentest.alltypes.Wide.
 //
 // Wide has a field number above 1024 (more than wire.FastMaxWords bitmap
@@ -2559,7 +2616,9 @@ func (x *Wide) GetTree() (*Tree, error) { return x.xTree.Get(x.cf.Arena(), NewTr
 func (x *Wide) HasTree() bool { return x.xTree.Present() }
 
 // SetTree sets field tree = 2001 to v (a message of the same arena; nil clears it).
-func (x *Wide) SetTree(v *Tree) { x.xTree.Set(v) }
+func (x *Wide) SetTree(v *Tree) {
+	x.xTree.Set(v)
+}
 
 // InitTree sets field tree = 2001 to a new empty message and returns it.
 func (x *Wide) InitTree() *Tree {
@@ -2692,4 +2751,11 @@ func (x *Wide) String() string {
 		}
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Wide) Clone(a *wire.Arena) (*Wide, error) {
+	return wire.Clone(x, a, NewWide)
 }

@@ -220,7 +220,9 @@ func (x *Record) GetChild() (*Record, error) { return x.xChild.Get(x.cf.Arena(),
 func (x *Record) HasChild() bool { return x.xChild.Present() }
 
 // SetChild sets field child = 8 to v (a message of the same arena; nil clears it).
-func (x *Record) SetChild(v *Record) { x.xChild.Set(v) }
+func (x *Record) SetChild(v *Record) {
+	x.xChild.Set(v)
+}
 
 // InitChild sets field child = 8 to a new empty message and returns it.
 func (x *Record) InitChild() *Record {
@@ -518,6 +520,13 @@ func (x *Record) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Record) Clone(a *wire.Arena) (*Record, error) {
+	return wire.Clone(x, a, NewRecord)
+}
+
 // Record_Nested is the message gentest.proto2.Record.Nested.
 //
 // Nested is a nested proto2 message.
@@ -650,6 +659,13 @@ func (x *Record_Nested) String() string {
 		t.Uint("n", uint64(x.xN))
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Record_Nested) Clone(a *wire.Arena) (*Record_Nested, error) {
+	return wire.Clone(x, a, NewRecord_Nested)
 }
 
 // Defaults is the message gentest.proto2.Defaults.
@@ -1374,4 +1390,11 @@ func (x *Defaults) String() string {
 		t.String("empty", &x.xEmpty)
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Defaults) Clone(a *wire.Arena) (*Defaults, error) {
+	return wire.Clone(x, a, NewDefaults)
 }

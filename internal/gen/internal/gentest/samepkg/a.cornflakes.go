@@ -180,3 +180,10 @@ func (x *A) String() string {
 	}
 	return t.End()
 }
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *A) Clone(a *wire.Arena) (*A, error) {
+	return wire.Clone(x, a, NewA)
+}

@@ -32,7 +32,9 @@ func (x *B) GetA() (*A, error) { return x.xA.Get(x.cf.Arena(), NewA) }
 func (x *B) HasA() bool { return x.xA.Present() }
 
 // SetA sets field a = 1 to v (a message of the same arena; nil clears it).
-func (x *B) SetA(v *A) { x.xA.Set(v) }
+func (x *B) SetA(v *A) {
+	x.xA.Set(v)
+}
 
 // InitA sets field a = 1 to a new empty message and returns it.
 func (x *B) InitA() *A {
@@ -188,4 +190,11 @@ func (x *B) String() string {
 		}
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *B) Clone(a *wire.Arena) (*B, error) {
+	return wire.Clone(x, a, NewB)
 }
