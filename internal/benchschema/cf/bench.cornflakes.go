@@ -415,15 +415,26 @@ func (x *Tree1) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xLeft)
-	wire.EncodeMessage(e, 2, &x.xRight)
+	if v := x.xLeft.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xRight.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree1) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessage(d, 1, &x.xLeft)
-	wire.DecodeMessage(d, 2, &x.xRight)
+	b0 := d.Word(0)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -600,15 +611,26 @@ func (x *Tree2) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xLeft)
-	wire.EncodeMessage(e, 2, &x.xRight)
+	if v := x.xLeft.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xRight.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree2) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessage(d, 1, &x.xLeft)
-	wire.DecodeMessage(d, 2, &x.xRight)
+	b0 := d.Word(0)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -785,15 +807,26 @@ func (x *Tree3) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xLeft)
-	wire.EncodeMessage(e, 2, &x.xRight)
+	if v := x.xLeft.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xRight.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree3) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessage(d, 1, &x.xLeft)
-	wire.DecodeMessage(d, 2, &x.xRight)
+	b0 := d.Word(0)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -970,15 +1003,26 @@ func (x *Tree4) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xLeft)
-	wire.EncodeMessage(e, 2, &x.xRight)
+	if v := x.xLeft.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xRight.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree4) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessage(d, 1, &x.xLeft)
-	wire.DecodeMessage(d, 2, &x.xRight)
+	b0 := d.Word(0)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1155,15 +1199,26 @@ func (x *Tree5) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xLeft)
-	wire.EncodeMessage(e, 2, &x.xRight)
+	if v := x.xLeft.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xRight.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree5) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessage(d, 1, &x.xLeft)
-	wire.DecodeMessage(d, 2, &x.xRight)
+	b0 := d.Word(0)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -394,7 +394,12 @@ func (x *Record) WireEncode(e *wire.Encoder) {
 	}
 	wire.EncodeScalars(e, 6, &x.xValues)
 	e.StringList(7, &x.xTags)
-	wire.EncodeMessage(e, 8, &x.xChild)
+	if v := x.xChild.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	wire.EncodeMessages(e, 9, &x.xNested)
 	e.End(mk)
 }
@@ -428,7 +433,7 @@ func (x *Record) WireDecode(d *wire.Decoder) {
 	}
 	wire.DecodeScalars(d, 6, &x.xValues)
 	d.StringList(7, &x.xTags)
-	wire.DecodeMessage(d, 8, &x.xChild)
+	wire.MessageAt(d, d.Ent(b0, 0x80, 0), 8, &x.xChild)
 	wire.DecodeMessages(d, 9, &x.xNested)
 }
 

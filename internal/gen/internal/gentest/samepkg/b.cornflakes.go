@@ -143,14 +143,20 @@ func (x *B) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xA)
+	if v := x.xA.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	wire.EncodeMessages(e, 2, &x.xAs)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *B) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessage(d, 1, &x.xA)
+	b0 := d.Word(0)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xA)
 	wire.DecodeMessages(d, 2, &x.xAs)
 }
 
