@@ -253,27 +253,23 @@ func (e *Encoder) Begin1(b0 uint32) EncoderMark {
 	mk := EncoderMark{e.base, e.words, e.ent, e.entEnd}
 	e.depth++
 	start := e.hdr
-	w, n := 0, bits.OnesCount32(b0)
-	fixed := 4 + EntrySize*n
+	w := 0
 	if b0 != 0 {
 		w = 1
-		fixed += 4
 	}
-	if e.err != nil || fixed > e.hdrEnd-start {
+	ents := start + 4 + 4*w
+	end := ents + EntrySize*bits.OnesCount32(b0)
+	if e.err != nil || end > e.hdrEnd {
 		e.fail(ErrModified)
 		e.words, e.ent, e.entEnd = 0, 0, 0
 		return mk
 	}
-	hdr := e.dst[start : start+fixed]
 	if w == 0 {
-		binary.LittleEndian.PutUint32(hdr, 0)
+		binary.LittleEndian.PutUint32(e.dst[start:start+4], 0)
 	} else {
-		binary.LittleEndian.PutUint64(hdr, 1|uint64(b0)<<32)
+		binary.LittleEndian.PutUint64(e.dst[start:start+8], 1|uint64(b0)<<32)
 	}
-	e.base, e.words = start, w
-	e.ent = start + 4 + 4*w
-	e.entEnd = start + fixed
-	e.hdr = start + fixed
+	e.base, e.words, e.ent, e.entEnd, e.hdr = start, w, ents, end, end
 	return mk
 }
 

@@ -138,7 +138,14 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 		case shapeMessage:
 			g.P("if x.", f.sf, ".Present() {")
 			g.P("if s.Enter() {")
-			g.P("if v, err := x.", f.sf, ".Get(s.Arena(), ", newFunc(g, f), "); err != nil {")
+			// A set (or already decoded) message is at hand; a pending
+			// one is decoded by Get.
+			g.P("v := x.", f.sf, ".Loaded()")
+			g.P("var err error")
+			g.P("if v == nil {")
+			g.P("v, err = x.", f.sf, ".Get(s.Arena(), ", newFunc(g, f), ")")
+			g.P("}")
+			g.P("if err != nil {")
 			g.P("s.Fail(err)")
 			g.P("} else if s.Fresh(v.WireCore()) {")
 			set(f)

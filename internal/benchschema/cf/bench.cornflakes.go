@@ -382,7 +382,12 @@ func (x *Tree1) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
-			if v, err := x.xLeft.Get(s.Arena(), NewSingleBuffer); err != nil {
+			v := x.xLeft.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xLeft.Get(s.Arena(), NewSingleBuffer)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -393,7 +398,12 @@ func (x *Tree1) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRight.Present() {
 		if s.Enter() {
-			if v, err := x.xRight.Get(s.Arena(), NewSingleBuffer); err != nil {
+			v := x.xRight.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRight.Get(s.Arena(), NewSingleBuffer)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -578,7 +588,12 @@ func (x *Tree2) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
-			if v, err := x.xLeft.Get(s.Arena(), NewTree1); err != nil {
+			v := x.xLeft.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xLeft.Get(s.Arena(), NewTree1)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -589,7 +604,12 @@ func (x *Tree2) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRight.Present() {
 		if s.Enter() {
-			if v, err := x.xRight.Get(s.Arena(), NewTree1); err != nil {
+			v := x.xRight.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRight.Get(s.Arena(), NewTree1)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -774,7 +794,12 @@ func (x *Tree3) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
-			if v, err := x.xLeft.Get(s.Arena(), NewTree2); err != nil {
+			v := x.xLeft.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xLeft.Get(s.Arena(), NewTree2)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -785,7 +810,12 @@ func (x *Tree3) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRight.Present() {
 		if s.Enter() {
-			if v, err := x.xRight.Get(s.Arena(), NewTree2); err != nil {
+			v := x.xRight.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRight.Get(s.Arena(), NewTree2)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -970,7 +1000,12 @@ func (x *Tree4) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
-			if v, err := x.xLeft.Get(s.Arena(), NewTree3); err != nil {
+			v := x.xLeft.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xLeft.Get(s.Arena(), NewTree3)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -981,7 +1016,12 @@ func (x *Tree4) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRight.Present() {
 		if s.Enter() {
-			if v, err := x.xRight.Get(s.Arena(), NewTree3); err != nil {
+			v := x.xRight.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRight.Get(s.Arena(), NewTree3)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -1166,7 +1206,12 @@ func (x *Tree5) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
-			if v, err := x.xLeft.Get(s.Arena(), NewTree4); err != nil {
+			v := x.xLeft.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xLeft.Get(s.Arena(), NewTree4)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -1177,7 +1222,12 @@ func (x *Tree5) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRight.Present() {
 		if s.Enter() {
-			if v, err := x.xRight.Get(s.Arena(), NewTree4); err != nil {
+			v := x.xRight.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRight.Get(s.Arena(), NewTree4)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2

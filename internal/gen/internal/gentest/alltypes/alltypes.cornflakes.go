@@ -1731,7 +1731,12 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 	var bm [32]uint32
 	if x.xInner.Present() {
 		if s.Enter() {
-			if v, err := x.xInner.Get(s.Arena(), NewOuter_Inner); err != nil {
+			v := x.xInner.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xInner.Get(s.Arena(), NewOuter_Inner)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				bm[0] |= 0x1
@@ -1756,7 +1761,12 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 	}
 	if x.xBlob.Present() {
 		if s.Enter() {
-			if v, err := x.xBlob.Get(s.Arena(), other.NewBlob); err != nil {
+			v := x.xBlob.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xBlob.Get(s.Arena(), other.NewBlob)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				bm[0] |= 0x4
@@ -2298,7 +2308,12 @@ func (x *Tree) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
-			if v, err := x.xLeft.Get(s.Arena(), NewTree); err != nil {
+			v := x.xLeft.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xLeft.Get(s.Arena(), NewTree)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -2309,7 +2324,12 @@ func (x *Tree) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRight.Present() {
 		if s.Enter() {
-			if v, err := x.xRight.Get(s.Arena(), NewTree); err != nil {
+			v := x.xRight.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRight.Get(s.Arena(), NewTree)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2

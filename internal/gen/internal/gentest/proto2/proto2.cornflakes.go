@@ -320,7 +320,12 @@ func (x *Record) WireSizes(s *wire.Sizer) {
 	}
 	if x.xChild.Present() {
 		if s.Enter() {
-			if v, err := x.xChild.Get(s.Arena(), NewRecord); err != nil {
+			v := x.xChild.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xChild.Get(s.Arena(), NewRecord)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x80

@@ -107,7 +107,12 @@ func (x *B) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xA.Present() {
 		if s.Enter() {
-			if v, err := x.xA.Get(s.Arena(), NewA); err != nil {
+			v := x.xA.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xA.Get(s.Arena(), NewA)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
