@@ -5,7 +5,8 @@ import (
 )
 
 // benchShapes are the shapes of the go test -bench benchmarks (the CLI runs all of them).
-var benchShapes = []string{"1x1024", "2x2048", "4x1024", "8x512", "google-1-8", "tree5", "sweep-512", "sweep-65536"}
+var benchShapes = []string{"1x1024", "2x2048", "4x1024", "1x4096", "1x8192", "8x512",
+	"google-1", "google-1-4", "google-1-8", "google-1-16", "tree5", "sweep-512", "sweep-65536"}
 
 // benchOp runs op for every bench shape and library/mode, e.g. BenchmarkEcho/2x2048/vtprotobuf
 // or BenchmarkEcho/2x2048/cornflakes/hybrid.

@@ -132,8 +132,10 @@ type cfCase struct {
 	r      reader
 }
 
-// build makes a message of c.kind from vals in c.a.
-func (c *cfCase) build(vals [][]byte) wire.Msg {
+// build makes a message of c.kind from vals in c.a. It returns the message as a wire.Object
+// (a static conversion of the concrete type; converting a wire.Msg to it would look its
+// method table up at run time, as an interface-to-interface conversion does).
+func (c *cfCase) build(vals [][]byte) wire.Object {
 	switch c.kind {
 	case KindSingle:
 		m := cf.NewSingleBuffer(c.a)

@@ -36,10 +36,10 @@ type Arena struct {
 	ci     int
 	off    int
 
-	refs  []mem.Buf // references released at Reset
-	slabs []slabber // *slab[T] by Type id; nil until used
-	epoch uint64    // advanced by Reset; slabs rewind lazily
-	grown int       // bytes of chunks and slabs allocated so far
+	refs  []mem.Buf        // references released at Reset
+	slabs []unsafe.Pointer // *slab[T] by Type id (ids are unique per T); nil until used
+	epoch uint64           // advanced by Reset; slabs rewind lazily
+	grown int              // bytes of chunks and slabs allocated so far
 
 	lastSrc *source      // the most recent registered decoded input (see Bytes.Set)
 	srcs    slab[source] // decoded inputs (one per Decode): a slab of its own, no Type lookup
@@ -198,19 +198,21 @@ func NewType[T any]() *Type[T] { return &Type[T]{id: int(typeCount.Add(1) - 1)} 
 
 // New returns a zeroed *T from a's slab for T, valid until a's Reset.
 func (t *Type[T]) New(a *Arena) *T {
-	if t.id < len(a.slabs) {
-		if s, ok := a.slabs[t.id].(*slab[T]); ok {
+	if id := t.id; id < len(a.slabs) {
+		// The slab of id is a *slab[T]: ids are unique per T (NewType), so
+		// no type assertion (a dictionary lookup in generic code) is needed.
+		if s := (*slab[T])(a.slabs[id]); s != nil {
 			if s.epoch != a.epoch {
 				s.rewind(a)
 			}
-			if s.n >= len(s.cur) {
-				return &s.allocSlow(a, 1, true)[0]
+			if s.n < len(s.cur) {
+				p := &s.cur[s.n]
+				s.n++
+				var z T
+				*p = z
+				return p
 			}
-			p := &s.cur[s.n]
-			s.n++
-			var z T
-			*p = z
-			return p
+			return &s.allocSlow(a, 1, true)[0]
 		}
 	}
 	return &slabOf[T](a, t.id).alloc(a, 1, true)[0]
@@ -219,24 +221,27 @@ func (t *Type[T]) New(a *Arena) *T {
 // NewSlice returns a zeroed []T of length n from a's slab (len == cap == n),
 // valid until a's Reset.
 func (t *Type[T]) NewSlice(a *Arena, n int) []T {
-	if t.id < len(a.slabs) {
-		if s, ok := a.slabs[t.id].(*slab[T]); ok {
-			return s.alloc(a, n, true)
-		}
-	}
-	return newSlab[T](a, t.id).alloc(a, n, true)
+	return slabOf[T](a, t.id).alloc(a, n, true)
 }
 
 // newSliceRaw is NewSlice without zeroing: for list backing arrays whose
 // elements are always fully assigned before they are read (Init returns
 // them with length 0; Append assigns every field of the new element).
 func (t *Type[T]) newSliceRaw(a *Arena, n int) []T {
-	if t.id < len(a.slabs) {
-		if s, ok := a.slabs[t.id].(*slab[T]); ok {
-			return s.alloc(a, n, false)
+	if id := t.id; id < len(a.slabs) {
+		if s := (*slab[T])(a.slabs[id]); s != nil {
+			if s.epoch != a.epoch {
+				s.rewind(a)
+			}
+			if n <= len(s.cur)-s.n {
+				p := s.cur[s.n : s.n+n : s.n+n]
+				s.n += n
+				return p
+			}
+			return s.allocSlow(a, n, false)
 		}
 	}
-	return newSlab[T](a, t.id).alloc(a, n, false)
+	return slabOf[T](a, t.id).alloc(a, n, false)
 }
 
 // tryNewSlice is NewSlice that respects a.Limit (for decoding).
@@ -252,8 +257,6 @@ func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 	return s.alloc(a, n, true), true
 }
 
-type slabber any
-
 // slab is a bump allocator of T values over chunks reused across resets.
 // A Reset only advances the arena's epoch; a slab rewinds when it is next
 // used in a new epoch, and zeroes each value when it hands it out.
@@ -267,7 +270,7 @@ type slab[T any] struct {
 
 func slabOf[T any](a *Arena, id int) *slab[T] {
 	if id < len(a.slabs) {
-		if s, ok := a.slabs[id].(*slab[T]); ok {
+		if s := (*slab[T])(a.slabs[id]); s != nil {
 			return s
 		}
 	}
@@ -276,10 +279,10 @@ func slabOf[T any](a *Arena, id int) *slab[T] {
 
 func newSlab[T any](a *Arena, id int) *slab[T] {
 	if id >= len(a.slabs) {
-		a.slabs = append(a.slabs, make([]slabber, id+1-len(a.slabs))...)
+		a.slabs = append(a.slabs, make([]unsafe.Pointer, id+1-len(a.slabs))...)
 	}
 	s := &slab[T]{epoch: a.epoch}
-	a.slabs[id] = s
+	a.slabs[id] = unsafe.Pointer(s)
 	return s
 }
 

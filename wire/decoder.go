@@ -23,18 +23,17 @@ import (
 // error is kept and returned by the decode call; after it every read
 // returns zero values.
 type Decoder struct {
-	a        *Arena
-	src      *source
-	data     []byte
-	start    int // the message's header extent [start, end)
-	end      int
-	words    int
-	ents     int // offset of the first field entry
-	fixedEnd int
-	dyn      int // regions of lists and nested messages must start here or later
-	pw, pre  int // popcount of bitmap words [0, pw)
-	depth    int
-	err      error
+	a       *Arena
+	src     *source
+	data    []byte
+	start   int // the message's header extent [start, end)
+	end     int
+	words   int
+	ents    int // offset of the first field entry
+	dyn     int // regions of lists and nested messages must start here or later
+	pw, pre int // popcount of bitmap words [0, pw)
+	depth   int
+	err     error
 }
 
 // init parses the fixed part of the message at [start, end) of src.
@@ -43,24 +42,37 @@ func (d *Decoder) init(a *Arena, src *source, start, end, depth int) error {
 	d.a, d.src, d.data, d.err = a, src, data, nil
 	d.start, d.end, d.depth = start, end, depth
 	d.pw, d.pre = 0, 0
-	if end-start < 4 {
-		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
+	hdr := data[start:end] // the caller checked [start, end) against data
+	if len(hdr) >= 8 && binary.LittleEndian.Uint32(hdr) == 1 {
+		// The common case: fields 1..32, one bitmap word.
+		n := bits.OnesCount32(binary.LittleEndian.Uint32(hdr[4:8]))
+		if EntrySize*n <= len(hdr)-8 {
+			d.words, d.ents = 1, start+8
+			d.dyn = start + 8 + EntrySize*n
+			return nil
+		}
+	}
+	return d.initSlow(hdr, start)
+}
+
+// initSlow is init for a header of zero or several bitmap words, or a
+// malformed one.
+func (d *Decoder) initSlow(hdr []byte, start int) error {
+	if len(hdr) < 4 {
+		d.words, d.ents, d.dyn = 0, 0, 0
 		return malformed(start, 0, "truncated message header")
 	}
-	hdr := data[start:end] // the caller checked [start, end) against data
 	w := binary.LittleEndian.Uint32(hdr)
 	n := 0
 	switch {
-	case w == 1 && len(hdr) >= 8: // the common case: fields 1..32
-		n = bits.OnesCount32(binary.LittleEndian.Uint32(hdr[4:8]))
 	case w == 0:
 	case w&SparseFlag != 0:
 		return d.initSparse(hdr, start, w) // sparse.go
 	case w > MaxBitmapWords:
-		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
+		d.words, d.ents, d.dyn = 0, 0, 0
 		return malformed(start, 0, "bitmap word count exceeds MaxBitmapWords")
 	case 4+4*int(w) > len(hdr):
-		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
+		d.words, d.ents, d.dyn = 0, 0, 0
 		return malformed(start, 0, "truncated bitmap")
 	default:
 		for i := range int(w) {
@@ -69,13 +81,12 @@ func (d *Decoder) init(a *Arena, src *source, start, end, depth int) error {
 	}
 	ents := 4 + 4*int(w)
 	if EntrySize*n > len(hdr)-ents {
-		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
+		d.words, d.ents, d.dyn = 0, 0, 0
 		return malformed(start, 0, "truncated field entries")
 	}
 	d.words = int(w)
 	d.ents = start + ents
-	d.fixedEnd = d.ents + EntrySize*n
-	d.dyn = d.fixedEnd
+	d.dyn = d.ents + EntrySize*n
 	return nil
 }
 

@@ -253,27 +253,23 @@ func (e *Encoder) Begin1(b0 uint32) EncoderMark {
 	mk := EncoderMark{e.base, e.words, e.ent, e.entEnd}
 	e.depth++
 	start := e.hdr
-	w, n := 0, bits.OnesCount32(b0)
-	fixed := 4 + EntrySize*n
+	w := 0
 	if b0 != 0 {
 		w = 1
-		fixed += 4
 	}
-	if e.err != nil || fixed > e.hdrEnd-start {
+	ents := start + 4 + 4*w
+	end := ents + EntrySize*bits.OnesCount32(b0)
+	if e.err != nil || end > e.hdrEnd {
 		e.fail(ErrModified)
 		e.words, e.ent, e.entEnd = 0, 0, 0
 		return mk
 	}
-	hdr := e.dst[start : start+fixed]
 	if w == 0 {
-		binary.LittleEndian.PutUint32(hdr, 0)
+		binary.LittleEndian.PutUint32(e.dst[start:start+4], 0)
 	} else {
-		binary.LittleEndian.PutUint64(hdr, 1|uint64(b0)<<32)
+		binary.LittleEndian.PutUint64(e.dst[start:start+8], 1|uint64(b0)<<32)
 	}
-	e.base, e.words = start, w
-	e.ent = start + 4 + 4*w
-	e.entEnd = start + fixed
-	e.hdr = start + fixed
+	e.base, e.words, e.ent, e.entEnd, e.hdr = start, w, ents, end, end
 	return mk
 }
 
@@ -560,4 +556,55 @@ func BoolBits(v bool) uint64 {
 		return 1
 	}
 	return 0
+}
+
+// ---- Nested messages (fast path)
+
+// Loaded returns the field's message when it is set or already decoded,
+// and the zero P otherwise (a field still pending decode included); it
+// never decodes. Generated WireEncode methods use it after WireSizes
+// decoded every present field.
+func (n *Nested[P]) Loaded() P { return n.p }
+
+// OpenMessage reserves the next entry for a nested message whose header
+// the caller writes next, at the header cursor (its own WireEncode), and
+// returns the entry's offset and the header's start for CloseMessage; at
+// is -1 when the layout no longer matches the sizes or the nesting is
+// deeper than MaxDepth (the error is recorded).
+func (e *Encoder) OpenMessage() (at, start int) {
+	at = e.slot()
+	if at < 0 {
+		return -1, 0
+	}
+	if e.depth > MaxDepth {
+		e.fail(ErrTooDeep)
+		return -1, 0
+	}
+	return at, e.hdr
+}
+
+// CloseMessage writes the {size, offset} entry at `at` of the nested
+// message whose header started at start (from OpenMessage).
+func (e *Encoder) CloseMessage(at, start int) {
+	if e.err == nil {
+		e.put32x2(at, e.hdr-start, start)
+	}
+}
+
+// MessageAt records the nested message whose entry is at `at` (from Ent;
+// absent when at < 0) of field num for decoding on first access, like
+// DecodeMessage.
+func MessageAt[P MessagePtr](d *Decoder, at, num int, n *Nested[P]) {
+	*n = Nested[P]{}
+	if at < 0 {
+		return
+	}
+	e := binary.LittleEndian.Uint64(d.data[at : at+EntrySize])
+	size, off := int(uint32(e)), int(e>>32)
+	if off < d.dyn || off > d.end || size > d.end-off || size < 4 {
+		d.fail(malformed(at, num, "nested message out of range or overlapping"))
+		return
+	}
+	d.dyn = off + size
+	n.lz.set(d.src, off, size, 0, d.depth, num)
 }

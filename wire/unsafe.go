@@ -2,8 +2,9 @@ package wire
 
 import "unsafe"
 
-// This file holds the package's only uses of unsafe (besides unsafe.Sizeof
-// in arena.go): zero-copy conversions between string and []byte. Neither
+// This file holds the package's uses of unsafe besides arena.go's
+// (unsafe.Sizeof, and the per-Type slab pointers, each a *slab[T] of its
+// Type's own T): zero-copy conversions between string and []byte. Neither
 // side is ever written through.
 
 // stringOf returns a string aliasing p (p must not be modified while the

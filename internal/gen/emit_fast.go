@@ -13,10 +13,11 @@ import (
 // whose bitmap spans at most wire.FastMaxWords words compute the presence
 // bitmap once, with every field's word and bit constant, and then visit the
 // present fields with the runtime's positional primitives (Sizer.AddBytes,
-// Encoder.Put*, Decoder.Ent/...At). Lists of strings, scalars and messages
-// and nested messages go through the same runtime calls as the per-field
-// path (they are per-field calls that share the Sizer/Encoder/Decoder
-// state), nested messages' hooks are called statically.
+// Encoder.Put*, Encoder.OpenMessage, Decoder.Ent/...At, MessageAt). Lists
+// of strings, scalars and messages go through the same runtime calls as the
+// per-field path (they are per-field calls that share the
+// Sizer/Encoder/Decoder state); nested messages' hooks are called
+// statically.
 
 const bitsPkg = protogen.GoImportPath("math/bits")
 
@@ -41,7 +42,7 @@ func bitOf(f *field) (int, string) {
 // use the per-field Decoder calls).
 func fastDecoded(f *field) bool {
 	switch f.shape {
-	case shapeScalar, shapeBytes, shapeString:
+	case shapeScalar, shapeBytes, shapeString, shapeMessage:
 		return true
 	case shapeList:
 		return f.kind == protoreflect.BytesKind
@@ -137,7 +138,14 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 		case shapeMessage:
 			g.P("if x.", f.sf, ".Present() {")
 			g.P("if s.Enter() {")
-			g.P("if v, err := x.", f.sf, ".Get(s.Arena(), ", newFunc(g, f), "); err != nil {")
+			// A set (or already decoded) message is at hand; a pending
+			// one is decoded by Get.
+			g.P("v := x.", f.sf, ".Loaded()")
+			g.P("var err error")
+			g.P("if v == nil {")
+			g.P("v, err = x.", f.sf, ".Get(s.Arena(), ", newFunc(g, f), ")")
+			g.P("}")
+			g.P("if err != nil {")
 			g.P("s.Fail(err)")
 			g.P("} else if s.Fresh(v.WireCore()) {")
 			set(f)
@@ -223,7 +231,14 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 			g.P("e.PutString(&x.", f.sf, ")")
 			g.P("}")
 		case shapeMessage:
-			g.P(w("EncodeMessage"), "(e, ", f.num, ", &x.", f.sf, ")")
+			// The nested message's hooks are called statically; its header
+			// follows at the header cursor.
+			g.P("if v := x.", f.sf, ".Loaded(); v != nil {")
+			g.P("if at, start := e.OpenMessage(); at >= 0 {")
+			g.P("v.WireEncode(e)")
+			g.P("e.CloseMessage(at, start)")
+			g.P("}")
+			g.P("}")
 		case shapeList:
 			if f.kind == protoreflect.BytesKind {
 				g.P("if x.", f.sf, ".Len() != 0 {")
@@ -287,13 +302,8 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 		}
 	}
 	for _, f := range m.fields {
-		if !fastDecoded(f) {
-			switch f.shape {
-			case shapeMessage:
-				g.P(w("DecodeMessage"), "(d, ", f.num, ", &x.", f.sf, ")")
-			case shapeList:
-				emitListDecode(g, f)
-			}
+		if !fastDecoded(f) { // lists of strings, scalars and messages
+			emitListDecode(g, f)
 			continue
 		}
 		j, bit := bitOf(f)
@@ -326,6 +336,8 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 			} else {
 				g.P("d.", method, "(", ent, ", ", f.num, ", &x.", f.sf, ")")
 			}
+		case shapeMessage:
+			g.P(w("MessageAt"), "(d, ", ent, ", ", f.num, ", &x.", f.sf, ")")
 		case shapeList:
 			g.P("d.BytesListAt(", ent, ", ", f.num, ", &x.", f.sf, ")")
 		}

@@ -400,7 +400,12 @@ func (x *Tree1) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
-			if v, err := x.xLeft.Get(s.Arena(), NewSingleBuffer); err != nil {
+			v := x.xLeft.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xLeft.Get(s.Arena(), NewSingleBuffer)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -411,7 +416,12 @@ func (x *Tree1) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRight.Present() {
 		if s.Enter() {
-			if v, err := x.xRight.Get(s.Arena(), NewSingleBuffer); err != nil {
+			v := x.xRight.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRight.Get(s.Arena(), NewSingleBuffer)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -433,15 +443,26 @@ func (x *Tree1) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xLeft)
-	wire.EncodeMessage(e, 2, &x.xRight)
+	if v := x.xLeft.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xRight.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree1) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessage(d, 1, &x.xLeft)
-	wire.DecodeMessage(d, 2, &x.xRight)
+	b0 := d.Word(0)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -596,7 +617,12 @@ func (x *Tree2) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
-			if v, err := x.xLeft.Get(s.Arena(), NewTree1); err != nil {
+			v := x.xLeft.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xLeft.Get(s.Arena(), NewTree1)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -607,7 +633,12 @@ func (x *Tree2) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRight.Present() {
 		if s.Enter() {
-			if v, err := x.xRight.Get(s.Arena(), NewTree1); err != nil {
+			v := x.xRight.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRight.Get(s.Arena(), NewTree1)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -629,15 +660,26 @@ func (x *Tree2) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xLeft)
-	wire.EncodeMessage(e, 2, &x.xRight)
+	if v := x.xLeft.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xRight.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree2) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessage(d, 1, &x.xLeft)
-	wire.DecodeMessage(d, 2, &x.xRight)
+	b0 := d.Word(0)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -792,7 +834,12 @@ func (x *Tree3) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
-			if v, err := x.xLeft.Get(s.Arena(), NewTree2); err != nil {
+			v := x.xLeft.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xLeft.Get(s.Arena(), NewTree2)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -803,7 +850,12 @@ func (x *Tree3) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRight.Present() {
 		if s.Enter() {
-			if v, err := x.xRight.Get(s.Arena(), NewTree2); err != nil {
+			v := x.xRight.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRight.Get(s.Arena(), NewTree2)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -825,15 +877,26 @@ func (x *Tree3) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xLeft)
-	wire.EncodeMessage(e, 2, &x.xRight)
+	if v := x.xLeft.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xRight.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree3) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessage(d, 1, &x.xLeft)
-	wire.DecodeMessage(d, 2, &x.xRight)
+	b0 := d.Word(0)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -988,7 +1051,12 @@ func (x *Tree4) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
-			if v, err := x.xLeft.Get(s.Arena(), NewTree3); err != nil {
+			v := x.xLeft.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xLeft.Get(s.Arena(), NewTree3)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -999,7 +1067,12 @@ func (x *Tree4) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRight.Present() {
 		if s.Enter() {
-			if v, err := x.xRight.Get(s.Arena(), NewTree3); err != nil {
+			v := x.xRight.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRight.Get(s.Arena(), NewTree3)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -1021,15 +1094,26 @@ func (x *Tree4) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xLeft)
-	wire.EncodeMessage(e, 2, &x.xRight)
+	if v := x.xLeft.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xRight.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree4) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessage(d, 1, &x.xLeft)
-	wire.DecodeMessage(d, 2, &x.xRight)
+	b0 := d.Word(0)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1184,7 +1268,12 @@ func (x *Tree5) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
-			if v, err := x.xLeft.Get(s.Arena(), NewTree4); err != nil {
+			v := x.xLeft.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xLeft.Get(s.Arena(), NewTree4)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -1195,7 +1284,12 @@ func (x *Tree5) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRight.Present() {
 		if s.Enter() {
-			if v, err := x.xRight.Get(s.Arena(), NewTree4); err != nil {
+			v := x.xRight.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRight.Get(s.Arena(), NewTree4)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -1217,15 +1311,26 @@ func (x *Tree5) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xLeft)
-	wire.EncodeMessage(e, 2, &x.xRight)
+	if v := x.xLeft.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xRight.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree5) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessage(d, 1, &x.xLeft)
-	wire.DecodeMessage(d, 2, &x.xRight)
+	b0 := d.Word(0)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -1756,7 +1756,12 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 	var bm [32]uint32
 	if x.xInner.Present() {
 		if s.Enter() {
-			if v, err := x.xInner.Get(s.Arena(), NewOuter_Inner); err != nil {
+			v := x.xInner.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xInner.Get(s.Arena(), NewOuter_Inner)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				bm[0] |= 0x1
@@ -1781,7 +1786,12 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 	}
 	if x.xBlob.Present() {
 		if s.Enter() {
-			if v, err := x.xBlob.Get(s.Arena(), other.NewBlob); err != nil {
+			v := x.xBlob.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xBlob.Get(s.Arena(), other.NewBlob)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				bm[0] |= 0x4
@@ -1847,9 +1857,19 @@ func (x *Outer) WireEncode(e *wire.Encoder) {
 		bm[31] |= 0x100
 	}
 	mk := e.BeginBitmap(bm[:])
-	wire.EncodeMessage(e, 1, &x.xInner)
+	if v := x.xInner.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	wire.EncodeMessages(e, 2, &x.xInners)
-	wire.EncodeMessage(e, 3, &x.xBlob)
+	if v := x.xBlob.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	wire.EncodeMessages(e, 4, &x.xBlobs)
 	if x.xLevel != 0 {
 		e.PutU64(uint64(int64(x.xLevel)))
@@ -1902,9 +1922,9 @@ func (x *Outer) WireDecode(d *wire.Decoder) {
 	q += bits.OnesCount32(d.Word(29))
 	q += bits.OnesCount32(d.Word(30))
 	p31 := q
-	wire.DecodeMessage(d, 1, &x.xInner)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xInner)
 	wire.DecodeMessages(d, 2, &x.xInners)
-	wire.DecodeMessage(d, 3, &x.xBlob)
+	wire.MessageAt(d, d.Ent(b0, 0x4, 0), 3, &x.xBlob)
 	wire.DecodeMessages(d, 4, &x.xBlobs)
 	x.xLevel = other.Level(int32(d.U64At(d.Ent(b0, 0x10, 0))))
 	x.xSnakeCaseField = uint32(d.U64At(d.Ent(b3, 0x8, p3)))
@@ -2331,7 +2351,12 @@ func (x *Tree) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
-			if v, err := x.xLeft.Get(s.Arena(), NewTree); err != nil {
+			v := x.xLeft.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xLeft.Get(s.Arena(), NewTree)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -2342,7 +2367,12 @@ func (x *Tree) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRight.Present() {
 		if s.Enter() {
-			if v, err := x.xRight.Get(s.Arena(), NewTree); err != nil {
+			v := x.xRight.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRight.Get(s.Arena(), NewTree)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -2371,8 +2401,18 @@ func (x *Tree) WireEncode(e *wire.Encoder) {
 		b0 |= 0x4
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xLeft)
-	wire.EncodeMessage(e, 2, &x.xRight)
+	if v := x.xLeft.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xRight.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	if x.xLeaf.Len() != 0 {
 		e.PutBytes(&x.xLeaf)
 	}
@@ -2382,8 +2422,8 @@ func (x *Tree) WireEncode(e *wire.Encoder) {
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree) WireDecode(d *wire.Decoder) {
 	b0 := d.Word(0)
-	wire.DecodeMessage(d, 1, &x.xLeft)
-	wire.DecodeMessage(d, 2, &x.xRight)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
 	d.BytesAt(d.Ent(b0, 0x4, 0), 3, &x.xLeaf)
 }
 

@@ -322,7 +322,12 @@ func (x *Record) WireSizes(s *wire.Sizer) {
 	}
 	if x.xChild.Present() {
 		if s.Enter() {
-			if v, err := x.xChild.Get(s.Arena(), NewRecord); err != nil {
+			v := x.xChild.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xChild.Get(s.Arena(), NewRecord)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x80
@@ -396,7 +401,12 @@ func (x *Record) WireEncode(e *wire.Encoder) {
 	}
 	wire.EncodeScalars(e, 6, &x.xValues)
 	e.StringList(7, &x.xTags)
-	wire.EncodeMessage(e, 8, &x.xChild)
+	if v := x.xChild.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	wire.EncodeMessages(e, 9, &x.xNested)
 	e.End(mk)
 }
@@ -430,7 +440,7 @@ func (x *Record) WireDecode(d *wire.Decoder) {
 	}
 	wire.DecodeScalars(d, 6, &x.xValues)
 	d.StringList(7, &x.xTags)
-	wire.DecodeMessage(d, 8, &x.xChild)
+	wire.MessageAt(d, d.Ent(b0, 0x80, 0), 8, &x.xChild)
 	wire.DecodeMessages(d, 9, &x.xNested)
 }
 

@@ -109,7 +109,12 @@ func (x *B) WireSizes(s *wire.Sizer) {
 	var b0 uint32
 	if x.xA.Present() {
 		if s.Enter() {
-			if v, err := x.xA.Get(s.Arena(), NewA); err != nil {
+			v := x.xA.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xA.Get(s.Arena(), NewA)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x1
@@ -145,14 +150,20 @@ func (x *B) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessage(e, 1, &x.xA)
+	if v := x.xA.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	wire.EncodeMessages(e, 2, &x.xAs)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *B) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessage(d, 1, &x.xA)
+	b0 := d.Word(0)
+	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xA)
 	wire.DecodeMessages(d, 2, &x.xAs)
 }
 
