@@ -23,17 +23,20 @@ import (
 // error is kept and returned by the decode call; after it every read
 // returns zero values.
 type Decoder struct {
-	a       *Arena
-	src     *source
-	data    []byte
-	start   int // the message's header extent [start, end)
-	end     int
-	words   int
-	ents    int // offset of the first field entry
-	dyn     int // regions of lists and nested messages must start here or later
-	pw, pre int // popcount of bitmap words [0, pw)
-	depth   int
-	err     error
+	a     *Arena
+	src   *source
+	data  []byte
+	start int // the message's header extent [start, end)
+	end   int
+	words int
+	ents  int // offset of the first field entry
+	dyn   int // regions of lists and nested messages must start here or later
+	// fixedEnd is the end of a sparse message's field entries (sparse.go);
+	// the bitmap form does not use it.
+	fixedEnd int
+	pw, pre  int // popcount of bitmap words [0, pw)
+	depth    int
+	err      error
 }
 
 // init parses the fixed part of the message at [start, end) of src.
