@@ -567,6 +567,11 @@ func measure(cfg *Config, ws *workingSet, entries, total int, shared *pair, tag 
 		return cli.run(cfg.Rounds, cfg.Phase)
 	}()
 	stop.Store(true)
+	// A server blocked in Wait sees the flag at once (and not only after
+	// its timeout, which shm's Wait can overrun on a loaded machine).
+	if w, ok := sep.(interface{ Wake() error }); ok {
+		_ = w.Wake()
+	}
 	wg.Wait()
 	cell.ZeroCopyEntries = sep.Stats().ZeroCopyEntries - zc0
 	errs := []error{cliErr, srvErr}

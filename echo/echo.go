@@ -432,6 +432,11 @@ func RunOne(cfg Config, approach, shapeName string) (_ Result, err error) {
 		return cli.run(cfg)
 	}()
 	stop.Store(true)
+	// A server blocked in Wait sees the flag at once (and not only after
+	// its timeout, which shm's Wait can overrun on a loaded machine).
+	if w, ok := ss.ep.(interface{ Wake() error }); ok {
+		_ = w.Wake()
+	}
 	wg.Wait()
 	res.Approach, res.Datapath, res.Shape, res.Clients = approach, cfg.Datapath, shapeName, cfg.Clients
 	res.Rate = cfg.Rate

@@ -1,6 +1,9 @@
 package rpcbench
 
 import (
+	"errors"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/shm" // registers "shm"
 	"github.com/cornflakes-go/cornflakes/mem"
 )
@@ -26,4 +29,17 @@ func shmOptions(space *mem.Space) shm.Options {
 		return shm.Options{}
 	}
 	return shm.Options{Spaces: []*mem.Space{space}}
+}
+
+// busy reports a send refused because the peer holds every TX slot
+// (shm.ErrBusy): a peer that is behind, not a failure.
+func busy(err error) bool { return errors.Is(err, shm.ErrBusy) }
+
+// shmStatsOf returns ep's detailed counters (shm.Endpoint.ShmStats), or
+// its datapath.Stats on another datapath, for error messages.
+func shmStatsOf(ep datapath.Endpoint) any {
+	if s, ok := ep.(interface{ ShmStats() shm.Stats }); ok {
+		return s.ShmStats()
+	}
+	return ep.Stats()
 }
