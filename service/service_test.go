@@ -142,11 +142,19 @@ func TestDeadline(t *testing.T) {
 			a := wire.NewArena()
 			defer a.Reset()
 			req := v1.NewHelloRequest(a)
-			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			// Long enough for the first call's bind on a loaded machine:
+			// a request whose deadline passed on the way is answered
+			// without running the handler.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			_, err := g.Sleep(ctx, a, req)
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("client: %v, want DeadlineExceeded", err)
+			}
+			select {
+			case <-gs.started:
+			default:
+				t.Fatal("the handler never ran")
 			}
 			select {
 			case err := <-gs.slept:
