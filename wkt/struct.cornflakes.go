@@ -350,7 +350,12 @@ func (x *Struct_FieldsEntry) WireSizes(s *wire.Sizer) {
 	}
 	if x.xValue.Present() {
 		if s.Enter() {
-			if v, err := x.xValue.Get(s.Arena(), NewValue); err != nil {
+			v := x.xValue.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xValue.Get(s.Arena(), NewValue)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -375,7 +380,12 @@ func (x *Struct_FieldsEntry) WireEncode(e *wire.Encoder) {
 	if x.xKey.Len() != 0 {
 		e.PutString(&x.xKey)
 	}
-	wire.EncodeMessage(e, 2, &x.xValue)
+	if v := x.xValue.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
@@ -383,7 +393,7 @@ func (x *Struct_FieldsEntry) WireEncode(e *wire.Encoder) {
 func (x *Struct_FieldsEntry) WireDecode(d *wire.Decoder) {
 	b0 := d.Word(0)
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey)
-	wire.DecodeMessage(d, 2, &x.xValue)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -657,7 +667,12 @@ func (x *Value) WireSizes(s *wire.Sizer) {
 	}
 	if x.xStructValue.Present() {
 		if s.Enter() {
-			if v, err := x.xStructValue.Get(s.Arena(), NewStruct); err != nil {
+			v := x.xStructValue.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xStructValue.Get(s.Arena(), NewStruct)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x10
@@ -668,7 +683,12 @@ func (x *Value) WireSizes(s *wire.Sizer) {
 	}
 	if x.xListValue.Present() {
 		if s.Enter() {
-			if v, err := x.xListValue.Get(s.Arena(), NewListValue); err != nil {
+			v := x.xListValue.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xListValue.Get(s.Arena(), NewListValue)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x20
@@ -714,8 +734,18 @@ func (x *Value) WireEncode(e *wire.Encoder) {
 	if x.cf.Has(3) {
 		e.PutU64(wire.BoolBits(x.xBoolValue))
 	}
-	wire.EncodeMessage(e, 5, &x.xStructValue)
-	wire.EncodeMessage(e, 6, &x.xListValue)
+	if v := x.xStructValue.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xListValue.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
@@ -743,8 +773,8 @@ func (x *Value) WireDecode(d *wire.Decoder) {
 	} else {
 		x.xBoolValue = false
 	}
-	wire.DecodeMessage(d, 5, &x.xStructValue)
-	wire.DecodeMessage(d, 6, &x.xListValue)
+	wire.MessageAt(d, d.Ent(b0, 0x10, 0), 5, &x.xStructValue)
+	wire.MessageAt(d, d.Ent(b0, 0x20, 0), 6, &x.xListValue)
 	x.wireCheck(d)
 }
 

@@ -145,6 +145,13 @@ func (x *Blob) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Blob) Clone(a *wire.Arena) (*Blob, error) {
+	return wire.Clone(x, a, NewBlob)
+}
+
 // EchoServer is the server API of service cornflakes.rpcbench.Echo.
 // Each method fills resp, a message of the handler's arena, or returns an
 // error (a *service.Error for a status; any other error is sent as

@@ -272,6 +272,13 @@ func (x *HelloRequest) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *HelloRequest) Clone(a *wire.Arena) (*HelloRequest, error) {
+	return wire.Clone(x, a, NewHelloRequest)
+}
+
 // HelloReply is the message cornflakes.svctest.HelloReply.
 type HelloReply struct {
 	cf       wire.Core
@@ -483,6 +490,13 @@ func (x *HelloReply) String() string {
 		t.Uint("seq", x.xSeq)
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *HelloReply) Clone(a *wire.Arena) (*HelloReply, error) {
+	return wire.Clone(x, a, NewHelloReply)
 }
 
 // FailRequest is the message cornflakes.svctest.FailRequest.
@@ -700,6 +714,13 @@ func (x *FailRequest) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *FailRequest) Clone(a *wire.Arena) (*FailRequest, error) {
+	return wire.Clone(x, a, NewFailRequest)
+}
+
 // LookupRequest is the message cornflakes.svctest.LookupRequest.
 type LookupRequest struct {
 	cf  wire.Core
@@ -821,6 +842,13 @@ func (x *LookupRequest) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *LookupRequest) Clone(a *wire.Arena) (*LookupRequest, error) {
+	return wire.Clone(x, a, NewLookupRequest)
+}
+
 // Tree is the message cornflakes.svctest.Tree.
 type Tree struct {
 	cf     wire.Core
@@ -928,7 +956,9 @@ func (x *Tree) GetInner() (*Tree_Inner, error) { return x.xInner.Get(x.cf.Arena(
 func (x *Tree) HasInner() bool { return x.xInner.Present() }
 
 // SetInner sets field inner = 5 to v (a message of the same arena; nil clears it).
-func (x *Tree) SetInner(v *Tree_Inner) { x.xInner.Set(v) }
+func (x *Tree) SetInner(v *Tree_Inner) {
+	x.xInner.Set(v)
+}
 
 // InitInner sets field inner = 5 to a new empty message and returns it.
 func (x *Tree) InitInner() *Tree_Inner {
@@ -1012,7 +1042,12 @@ func (x *Tree) WireSizes(s *wire.Sizer) {
 	}
 	if x.xInner.Present() {
 		if s.Enter() {
-			if v, err := x.xInner.Get(s.Arena(), NewTree_Inner); err != nil {
+			v := x.xInner.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xInner.Get(s.Arena(), NewTree_Inner)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x10
@@ -1053,7 +1088,12 @@ func (x *Tree) WireEncode(e *wire.Encoder) {
 	if x.xTags.Len() != 0 {
 		e.PutBytesList(&x.xTags)
 	}
-	wire.EncodeMessage(e, 5, &x.xInner)
+	if v := x.xInner.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
@@ -1066,7 +1106,7 @@ func (x *Tree) WireDecode(d *wire.Decoder) {
 		x.cf.SetHas(0)
 	}
 	d.BytesListAt(d.Ent(b0, 0x8, 0), 4, &x.xTags)
-	wire.DecodeMessage(d, 5, &x.xInner)
+	wire.MessageAt(d, d.Ent(b0, 0x10, 0), 5, &x.xInner)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1125,6 +1165,13 @@ func (x *Tree) String() string {
 		}
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Tree) Clone(a *wire.Arena) (*Tree, error) {
+	return wire.Clone(x, a, NewTree)
 }
 
 // Tree_Inner is the message cornflakes.svctest.Tree.Inner.
@@ -1282,6 +1329,13 @@ func (x *Tree_Inner) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Tree_Inner) Clone(a *wire.Arena) (*Tree_Inner, error) {
+	return wire.Clone(x, a, NewTree_Inner)
+}
+
 // Sum is the message cornflakes.svctest.Sum.
 type Sum struct {
 	cf     wire.Core
@@ -1430,6 +1484,13 @@ func (x *Sum) String() string {
 		t.Uint("nodes", uint64(x.xNodes))
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Sum) Clone(a *wire.Arena) (*Sum, error) {
+	return wire.Clone(x, a, NewSum)
 }
 
 // GreeterServer is the server API of service cornflakes.svctest.Greeter.

@@ -135,6 +135,13 @@ func (x *Floats) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Floats) Clone(a *wire.Arena) (*Floats, error) {
+	return wire.Clone(x, a, NewFloats)
+}
+
 // Point is the message naosbench.Point.
 type Point struct {
 	cf wire.Core
@@ -285,6 +292,13 @@ func (x *Point) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Point) Clone(a *wire.Arena) (*Point, error) {
+	return wire.Clone(x, a, NewPoint)
+}
+
 // Points is the message naosbench.Points.
 type Points struct {
 	cf wire.Core
@@ -421,6 +435,13 @@ func (x *Points) String() string {
 		}
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Points) Clone(a *wire.Arena) (*Points, error) {
+	return wire.Clone(x, a, NewPoints)
 }
 
 // Pair is the message naosbench.Pair.
@@ -594,6 +615,13 @@ func (x *Pair) String() string {
 	return t.End()
 }
 
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Pair) Clone(a *wire.Arena) (*Pair, error) {
+	return wire.Clone(x, a, NewPair)
+}
+
 // Pairs is the message naosbench.Pairs.
 type Pairs struct {
 	cf wire.Core
@@ -730,4 +758,11 @@ func (x *Pairs) String() string {
 		}
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Pairs) Clone(a *wire.Arena) (*Pairs, error) {
+	return wire.Clone(x, a, NewPairs)
 }

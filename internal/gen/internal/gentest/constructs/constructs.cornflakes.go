@@ -2560,7 +2560,12 @@ func (x *Item_ByU32Entry) WireSizes(s *wire.Sizer) {
 	}
 	if x.xValue.Present() {
 		if s.Enter() {
-			if v, err := x.xValue.Get(s.Arena(), NewItem); err != nil {
+			v := x.xValue.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xValue.Get(s.Arena(), NewItem)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -2585,7 +2590,12 @@ func (x *Item_ByU32Entry) WireEncode(e *wire.Encoder) {
 	if x.xKey != 0 {
 		e.PutU64(uint64(x.xKey))
 	}
-	wire.EncodeMessage(e, 2, &x.xValue)
+	if v := x.xValue.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
@@ -2593,7 +2603,7 @@ func (x *Item_ByU32Entry) WireEncode(e *wire.Encoder) {
 func (x *Item_ByU32Entry) WireDecode(d *wire.Decoder) {
 	b0 := d.Word(0)
 	x.xKey = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
-	wire.DecodeMessage(d, 2, &x.xValue)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -4101,7 +4111,12 @@ func (x *Item_ItemsEntry) WireSizes(s *wire.Sizer) {
 	}
 	if x.xValue.Present() {
 		if s.Enter() {
-			if v, err := x.xValue.Get(s.Arena(), NewItem); err != nil {
+			v := x.xValue.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xValue.Get(s.Arena(), NewItem)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -4126,7 +4141,12 @@ func (x *Item_ItemsEntry) WireEncode(e *wire.Encoder) {
 	if x.xKey.Len() != 0 {
 		e.PutString(&x.xKey)
 	}
-	wire.EncodeMessage(e, 2, &x.xValue)
+	if v := x.xValue.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
@@ -4134,7 +4154,7 @@ func (x *Item_ItemsEntry) WireEncode(e *wire.Encoder) {
 func (x *Item_ItemsEntry) WireDecode(d *wire.Decoder) {
 	b0 := d.Word(0)
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey)
-	wire.DecodeMessage(d, 2, &x.xValue)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -298,7 +298,12 @@ func (x *Req) WireSizes(s *wire.Sizer) {
 	}
 	if x.xNext.Present() {
 		if s.Enter() {
-			if v, err := x.xNext.Get(s.Arena(), NewReq); err != nil {
+			v := x.xNext.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xNext.Get(s.Arena(), NewReq)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x4
@@ -309,7 +314,12 @@ func (x *Req) WireSizes(s *wire.Sizer) {
 	}
 	if x.xInner.Present() {
 		if s.Enter() {
-			if v, err := x.xInner.Get(s.Arena(), NewReq_Inner); err != nil {
+			v := x.xInner.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xInner.Get(s.Arena(), NewReq_Inner)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x8
@@ -373,8 +383,18 @@ func (x *Req) WireEncode(e *wire.Encoder) {
 	if x.cf.Has(1) {
 		e.PutString(&x.xName)
 	}
-	wire.EncodeMessage(e, 3, &x.xNext)
-	wire.EncodeMessage(e, 4, &x.xInner)
+	if v := x.xNext.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xInner.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	if x.cf.Has(2) {
 		e.PutU64(uint64(int64(x.xA)))
 	}
@@ -397,8 +417,8 @@ func (x *Req) WireDecode(d *wire.Decoder) {
 	if d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName) {
 		x.cf.SetHas(1)
 	}
-	wire.DecodeMessage(d, 3, &x.xNext)
-	wire.DecodeMessage(d, 4, &x.xInner)
+	wire.MessageAt(d, d.Ent(b0, 0x4, 0), 3, &x.xNext)
+	wire.MessageAt(d, d.Ent(b0, 0x8, 0), 4, &x.xInner)
 	if at := d.Ent(b0, 0x10, 0); at >= 0 {
 		x.xA = int32(d.U64At(at))
 		x.cf.SetHas(2)
@@ -1074,7 +1094,12 @@ func (x *Loose) WireSizes(s *wire.Sizer) {
 	}
 	if x.xNext.Present() {
 		if s.Enter() {
-			if v, err := x.xNext.Get(s.Arena(), NewLoose); err != nil {
+			v := x.xNext.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xNext.Get(s.Arena(), NewLoose)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x4
@@ -1085,7 +1110,12 @@ func (x *Loose) WireSizes(s *wire.Sizer) {
 	}
 	if x.xInner.Present() {
 		if s.Enter() {
-			if v, err := x.xInner.Get(s.Arena(), NewLooseInner); err != nil {
+			v := x.xInner.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xInner.Get(s.Arena(), NewLooseInner)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x8
@@ -1119,8 +1149,18 @@ func (x *Loose) WireEncode(e *wire.Encoder) {
 	if x.cf.Has(1) {
 		e.PutString(&x.xName)
 	}
-	wire.EncodeMessage(e, 3, &x.xNext)
-	wire.EncodeMessage(e, 4, &x.xInner)
+	if v := x.xNext.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xInner.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
@@ -1136,8 +1176,8 @@ func (x *Loose) WireDecode(d *wire.Decoder) {
 	if d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName) {
 		x.cf.SetHas(1)
 	}
-	wire.DecodeMessage(d, 3, &x.xNext)
-	wire.DecodeMessage(d, 4, &x.xInner)
+	wire.MessageAt(d, d.Ent(b0, 0x4, 0), 3, &x.xNext)
+	wire.MessageAt(d, d.Ent(b0, 0x8, 0), 4, &x.xInner)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

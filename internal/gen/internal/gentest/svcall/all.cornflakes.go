@@ -58,7 +58,9 @@ func (x *Batch) GetRecord() (*proto2.Record, error) {
 func (x *Batch) HasRecord() bool { return x.xRecord.Present() }
 
 // SetRecord sets field record = 2 to v (a message of the same arena; nil clears it).
-func (x *Batch) SetRecord(v *proto2.Record) { x.xRecord.Set(v) }
+func (x *Batch) SetRecord(v *proto2.Record) {
+	x.xRecord.Set(v)
+}
 
 // InitRecord sets field record = 2 to a new empty message and returns it.
 func (x *Batch) InitRecord() *proto2.Record {
@@ -77,7 +79,9 @@ func (x *Batch) GetNote() (*Batch_Note, error) { return x.xNote.Get(x.cf.Arena()
 func (x *Batch) HasNote() bool { return x.xNote.Present() }
 
 // SetNote sets field note = 3 to v (a message of the same arena; nil clears it).
-func (x *Batch) SetNote(v *Batch_Note) { x.xNote.Set(v) }
+func (x *Batch) SetNote(v *Batch_Note) {
+	x.xNote.Set(v)
+}
 
 // InitNote sets field note = 3 to a new empty message and returns it.
 func (x *Batch) InitNote() *Batch_Note {
@@ -151,7 +155,12 @@ func (x *Batch) WireSizes(s *wire.Sizer) {
 	}
 	if x.xRecord.Present() {
 		if s.Enter() {
-			if v, err := x.xRecord.Get(s.Arena(), proto2.NewRecord); err != nil {
+			v := x.xRecord.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xRecord.Get(s.Arena(), proto2.NewRecord)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x2
@@ -162,7 +171,12 @@ func (x *Batch) WireSizes(s *wire.Sizer) {
 	}
 	if x.xNote.Present() {
 		if s.Enter() {
-			if v, err := x.xNote.Get(s.Arena(), NewBatch_Note); err != nil {
+			v := x.xNote.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xNote.Get(s.Arena(), NewBatch_Note)
+			}
+			if err != nil {
 				s.Fail(err)
 			} else if s.Fresh(v.WireCore()) {
 				b0 |= 0x4
@@ -188,16 +202,27 @@ func (x *Batch) WireEncode(e *wire.Encoder) {
 	}
 	mk := e.Begin1(b0)
 	wire.EncodeMessages(e, 1, &x.xItems)
-	wire.EncodeMessage(e, 2, &x.xRecord)
-	wire.EncodeMessage(e, 3, &x.xNote)
+	if v := x.xRecord.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xNote.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Batch) WireDecode(d *wire.Decoder) {
+	b0 := d.Word(0)
 	wire.DecodeMessages(d, 1, &x.xItems)
-	wire.DecodeMessage(d, 2, &x.xRecord)
-	wire.DecodeMessage(d, 3, &x.xNote)
+	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRecord)
+	wire.MessageAt(d, d.Ent(b0, 0x4, 0), 3, &x.xNote)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -244,6 +269,13 @@ func (x *Batch) String() string {
 		}
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Batch) Clone(a *wire.Arena) (*Batch, error) {
+	return wire.Clone(x, a, NewBatch)
 }
 
 // Batch_Note is the message gentest.svcall.Batch.Note.
@@ -386,6 +418,13 @@ func (x *Batch_Note) String() string {
 		t.String("text", &x.xText)
 	}
 	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Batch_Note) Clone(a *wire.Arena) (*Batch_Note, error) {
+	return wire.Clone(x, a, NewBatch_Note)
 }
 
 // TypesServer is the server API of service gentest.svcall.Types.
