@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/dptest"
@@ -42,6 +43,7 @@ func TestConformance(t *testing.T) {
 		{"BusyPoll", datapath.Config{BusyPoll: true}, shm.Options{}},
 		{"Dir", datapath.Config{}, shm.Options{Dir: "DIR"}},
 		{"OwnPools", datapath.Config{}, shm.Options{}},
+		{"SpinWait", datapath.Config{}, shm.Options{SpinWait: 20 * time.Microsecond}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			dptest.Run(t, func(t *testing.T) dptest.Pair {

@@ -87,6 +87,10 @@ type Options struct {
 	// CloseLinger bounds how long Close waits for peers to release what
 	// they received (default DefaultCloseLinger).
 	CloseLinger time.Duration
+	// SpinWait makes a blocking Wait poll the rings for up to this long
+	// before it sleeps (0: sleep at once), trading CPU for the latency of
+	// a reply that is about to arrive.
+	SpinWait time.Duration
 }
 
 func init() {

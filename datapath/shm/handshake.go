@@ -69,7 +69,8 @@ func (ep *Endpoint) maybePoll() {
 }
 
 // poll checks the listening socket and every connection's socket, waiting
-// at most timeout, together with the doorbell and the wake descriptor.
+// at most timeout (0 or less: not at all), together with the doorbell and
+// the wake descriptor.
 func (ep *Endpoint) poll(timeout time.Duration) {
 	ep.lastPoll = time.Now()
 	p := ep.pfds[:0]
@@ -84,12 +85,8 @@ func (ep *Endpoint) poll(timeout time.Duration) {
 		}
 	}
 	ep.pfds = p
-	var ts *unix.Timespec
-	if timeout >= 0 {
-		t := unix.NsecToTimespec(int64(timeout))
-		ts = &t
-	}
-	n, err := unix.Ppoll(p, ts, nil)
+	ts := unix.NsecToTimespec(int64(max(timeout, 0))) // never unbounded
+	n, err := unix.Ppoll(p, &ts, nil)
 	if err != nil || n == 0 {
 		ep.expire()
 		return
@@ -255,6 +252,15 @@ func (ep *Endpoint) Wait(timeout time.Duration) error {
 			runtime.Gosched()
 		}
 		return nil
+	}
+	if spin := ep.opts.SpinWait; spin > 0 {
+		end := time.Now().Add(min(spin, timeout))
+		for !ep.ready() && !ep.woken() && time.Now().Before(end) {
+			runtime.Gosched()
+		}
+		if ep.ready() {
+			return nil
+		}
 	}
 	for _, c := range ep.conns {
 		c.setSleeping(1)
