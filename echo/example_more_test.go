@@ -84,7 +84,7 @@ func ExampleConfig() {
 		}
 	}
 	// Output:
-	// ErrConfig: echo: invalid config: datapath "tcp" (want udp, memnet or xdp)
+	// ErrConfig: echo: invalid config: datapath "tcp" (want udp, shm, memnet or xdp)
 	// ErrUnknownApproach: echo: unknown approach "json" (known: raw, onecopy, twocopy, cornflakes-hybrid, cornflakes-copy, cornflakes-zerocopy, protobuf, flatbuffers, capnp)
 	// ErrConfig: echo: invalid config: shape 1x65536 has 65536 bytes, more than one datagram
 	// ErrConfig: echo: invalid config: clients 5000 not in [1,4096]

@@ -146,19 +146,19 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 var mainJobDatapaths = []string{kv.DatapathShm, kv.DatapathUDP}
 
 // runBenchOn runs cfg on each datapath in turn and returns every series.
-// With more than one datapath they share three quarters of the
-// experiment's default sweep budget (each datapath repeats the machine
-// check, the preload and the saturation points: so the main job keeps its
-// length), and a datapath that fails does not stop the others: its error
-// is reported on stderr and returned, joined with the others', after the
-// last.
+// With more than one datapath they share half of the experiment's default
+// sweep budget (each datapath repeats the machine check, the preload and
+// the saturation points, 9 s of them on the main job: so the main job
+// stays within three minutes from a fresh clone), and a datapath that
+// fails does not stop the others: its error is reported on stderr and
+// returned, joined with the others', after the last.
 func runBenchOn(ctx context.Context, cfg kv.BenchConfig, datapaths []string, stderr io.Writer) ([]bench.Series, error) {
 	if len(datapaths) > 1 && cfg.Budget == 0 {
 		_, sweep := bench.PresetDefaults(cfg.Quick)
 		if cfg.Experiment == "" && cfg.Workload == "" && !cfg.Quick {
 			_, sweep = bench.MainJobDefaults()
 		}
-		cfg.Budget = sweep.Budget * 3 / 4 / time.Duration(len(datapaths))
+		cfg.Budget = sweep.Budget / 2 / time.Duration(len(datapaths))
 	}
 	var all []bench.Series
 	var errs []error
