@@ -433,7 +433,7 @@ func TestDifferentialScan(t *testing.T) {
 			t.Fatalf("%q: redis %d items, ours %d", cmd, len(want), len(got))
 		}
 	}
-	for _, line := range []string{"SCAN 0 COUNT 0", "SCAN 0 COUNT x", "SCAN 0 MATCH", "SCAN 0 BOGUS 1", "SCAN -1", "HSCAN bighash 0 TYPE string"} {
+	for _, line := range []string{"SCAN 0 COUNT 0", "SCAN 0 COUNT x", "SCAN 0 MATCH", "SCAN 0 BOGUS 1", "SCAN x", "HSCAN bighash 0 TYPE string"} {
 		p.check(t, "scan errors", splitArgs(line)...)
 	}
 }
