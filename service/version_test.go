@@ -165,3 +165,38 @@ func TestFingerprintGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestRebind: a server that does not know a client's binding (here a new
+// Server replacing the first on the same Nexus, its methods under other
+// handles, as after a restart) asks the client to bind again, which it
+// does once, transparently.
+func TestRebind(t *testing.T) {
+	gs := newGreeterV1()
+	h := newHarness(t, netKind{}, registerV1(gs))
+	g := v1.NewGreeterClient(h.dial())
+	a := wire.NewArena()
+	defer a.Reset()
+	req := v1.NewHelloRequest(a)
+	req.SetName("before")
+	if _, err := g.SayHello(callCtx(t), a, req); err != nil {
+		t.Fatal(err)
+	}
+	srv2, err := service.NewServer(h.srvNx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v1.RegisterCalcServer(srv2, calc{}); err != nil { // takes handle 0
+		t.Fatal(err)
+	}
+	if err := v1.RegisterGreeterServer(srv2, gs); err != nil {
+		t.Fatal(err)
+	}
+	req.SetName("after")
+	resp, err := g.SayHello(callCtx(t), a, req)
+	if err != nil {
+		t.Fatalf("after the server forgot the binding: %v", err)
+	}
+	if msg, _ := resp.GetMessage(); msg != "hello, after" {
+		t.Fatalf("got %q", msg)
+	}
+}
