@@ -21,7 +21,7 @@ func TestGenCommand(t *testing.T) {
 		{"write", []string{"gen", "-I", golden, "--out", out, "--go_opt", "paths=source_relative", "other/other.proto"}, 0, "wrote "},
 		{"check fresh", []string{"gen", "-I", golden, "--out", out, "--go_opt=paths=source_relative", "--check", "other/other.proto"}, 0, ""},
 		{"check stale", []string{"gen", "-I", golden, "--out", t.TempDir(), "--check", "other/other.proto"}, 1, "generated files are stale"},
-		{"unsupported", []string{"gen", "-I", reject, "--out", t.TempDir(), "map.proto"}, 1, "map.proto:6:3: map field reject.M.values"},
+		{"unsupported", []string{"gen", "-I", reject, "--out", t.TempDir(), "group.proto"}, 1, "group.proto:6:3: group field reject.M.g"},
 		{"syntax error", []string{"gen", "-I", reject, "--out", t.TempDir(), "syntaxerr.proto"}, 1, "syntaxerr.proto:7:1: syntax error"},
 		{"missing file", []string{"gen", "-I", golden, "nope.proto"}, 1, "nope.proto: no such file"},
 		{"no files", []string{"gen"}, 2, "no .proto files"},
