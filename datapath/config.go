@@ -82,7 +82,7 @@ func Open(kind string, cfg Config) (Endpoint, error) {
 	if open == nil {
 		hint := ""
 		switch kind {
-		case "udp", "memnet", "xdp":
+		case "udp", "memnet", "xdp", "shm":
 			// Kinds register from their package's init: the usual cause
 			// is a program that never imports the kind's package.
 			hint = fmt.Sprintf("; import _ %q to register it", "github.com/cornflakes-go/cornflakes/datapath/"+kind)

@@ -59,6 +59,10 @@ type SpaceConfig struct {
 	// Mlock locks committed memory in RAM when permitted (best effort; see
 	// SpaceStats.LockedBytes).
 	Mlock bool
+	// Shared backs the space with one sealed memfd that other processes
+	// can map (SharedFd; see shared.go), instead of private anonymous
+	// memory.
+	Shared bool
 }
 
 // Space is one contiguous virtual address reservation from which pools
@@ -69,7 +73,8 @@ type Space struct {
 	size  uintptr        // multiple of SlotSize
 	slots []atomic.Pointer[region]
 	cfg   SpaceConfig
-	index int // in the global table
+	index int           // in the global table
+	shm   sharedBacking // fd -1 unless cfg.Shared
 
 	mu        sync.Mutex
 	used      []bool // slot claimed by a region
@@ -188,7 +193,15 @@ func NewSpace(cfg SpaceConfig) (*Space, error) {
 	if tail := SlotSize - head; tail > 0 {
 		_ = unix.MunmapPtr(unsafe.Add(base, size), tail)
 	}
+	shm := sharedBacking{fd: -1}
+	if cfg.Shared {
+		if shm, err = newSharedBacking(size, cfg.Hugepages); err != nil {
+			_ = unix.MunmapPtr(base, size)
+			return nil, err
+		}
+	}
 	s := &Space{
+		shm:   shm,
 		base:  base,
 		size:  size,
 		slots: make([]atomic.Pointer[region], size>>SlotShift),
@@ -201,6 +214,7 @@ func NewSpace(cfg SpaceConfig) (*Space, error) {
 	if cfg.Commit {
 		if err := s.commit(0, size); err != nil {
 			_ = unix.MunmapPtr(base, size)
+			s.closeShared()
 			return nil, err
 		}
 		s.committed = true
@@ -274,6 +288,7 @@ func (s *Space) Close() error {
 	s.closed = true
 	spaceTable[s.index].CompareAndSwap(s, nil)
 	publishSpaces()
+	s.closeShared()
 	if err := unix.MunmapPtr(s.base, s.size); err != nil {
 		return fmt.Errorf("mem: unmapping space: %w", err)
 	}
@@ -375,6 +390,9 @@ const (
 // commit maps [off, off+length) of the space read-write. Called with s.mu
 // held (or before the space is published).
 func (s *Space) commit(off, length uintptr) error {
+	if s.shm.fd >= 0 {
+		return s.commitShared(off, length)
+	}
 	addr := unsafe.Add(s.base, off)
 	const rw = unix.PROT_READ | unix.PROT_WRITE
 	const flags = unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_FIXED
@@ -454,6 +472,9 @@ func (s *Space) decommit(off, length uintptr) error {
 		return fmt.Errorf("mem: decommitting %d bytes: %w", length, err)
 	}
 	s.account(off, length, f, -1)
+	if s.shm.fd >= 0 {
+		return s.punch(off, length)
+	}
 	return nil
 }
 

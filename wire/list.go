@@ -68,7 +68,7 @@ func (src *source) window(off, n int) mem.Buf {
 // checkRef bounds-checks data [off, off+n) of src (the offset of an empty
 // value is ignored).
 func (src *source) checkRef(off, n uint32) bool {
-	return n == 0 || uint64(off)+uint64(n) <= uint64(len(src.data))
+	return n == 0 || uint64(off)+uint64(n) <= uint64(len(src.data)) || src.segHas(off, n)
 }
 
 // ref returns the already checked data [off, off+n) of src as a Bytes.
@@ -76,6 +76,9 @@ func (src *source) ref(off, n uint32) Bytes {
 	o, k := int(off), int(n)
 	if k == 0 {
 		return Bytes{}
+	}
+	if o+k > len(src.data) {
+		return src.segRef(off, n) // a segmented input (segmented.go)
 	}
 	return Bytes{data: src.data[o : o+k : o+k], buf: src.window(o, k)}
 }
@@ -150,6 +153,9 @@ func (l *BytesList) Load(a *Arena) error {
 	}
 	if l.view {
 		return nil
+	}
+	if z.src.segs != nil {
+		return l.loadSegmented() // elements may lie in later segments (segmented.go)
 	}
 	d := z.src.data
 	size := uint64(len(d))

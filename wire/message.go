@@ -94,9 +94,10 @@ func (c *Core) ClearHas(i int) {
 type source struct {
 	data  []byte
 	buf   mem.Buf
-	thr   int    // the arena's Threshold when decoding started
-	a     *Arena // the arena whose Reset releases the input
-	epoch uint64 // a's epoch at the decode
+	thr   int       // the arena's Threshold when decoding started
+	a     *Arena    // the arena whose Reset releases the input
+	epoch uint64    // a's epoch at the decode
+	segs  []segPart // segments after data (DecodeSegments), in order
 }
 
 var (
