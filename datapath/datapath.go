@@ -97,12 +97,9 @@ func HybridThreshold(ep Endpoint) int {
 
 // TimelyParams are the delay scales of Timely congestion control on a
 // datapath. eRPC's constants (minimum RTT 2 µs, T_low 50 µs) describe an
-// RDMA-class fabric. With kernel sockets an idle round trip already takes
-// about 10 µs, and a window of requests crosses each side in one system
-// call per batch, so a full window's RTT is tens of µs before any network
-// queue forms: with eRPC's values Timely mistakes that for congestion, and
-// normalizing RTT gradients by 2 µs turns every small one into a halving
-// of the rate.
+// RDMA-class fabric; a datapath whose own batching delays a window of
+// packets reports larger ones, so that Timely does not take that delay for
+// congestion (docs/RPC-NOTES.md, "Delay scales and stalls").
 type TimelyParams struct {
 	// MinRTT is the round trip of one small packet on an idle path
 	// (Timely normalizes RTT gradients by it).
@@ -123,23 +120,16 @@ type TimelyParams struct {
 // BatchedTimely are the delay scales of the datapaths whose event loops
 // move a window of packets in one batch per iteration: kernel UDP (one
 // sendmmsg and one recvmmsg) and memnet (deliveries inside the endpoints'
-// calls). MinRTT is loopback's idle ping-pong (p50 10-14 µs in rpcbench's
-// latency test). With eRPC's 50 µs T_low, Timely took that batching for
-// congestion: a window of 32 small requests (4 sessions of 8) round-trips
-// in 42-46 µs on loopback (BenchmarkSmallRPCCC), and Timely held the
-// sessions at 35-140 MB/s and paced every packet, which cost 65 % more CPU
-// per RPC; memnet's 8 MB transfers were held near 0.85 Gbit/s whatever the
-// loss. During 8 MB transfers a window of 32 full-size packets takes
-// 250-300 µs: TLow is above that (at 250 µs, rpcbench --cc large_bw gave
-// 19.1-19.9 Gbit/s, at 500 µs 22.0-22.4, as without congestion control).
-// The line rate is the datapath's to fill in.
+// calls). MinRTT is loopback's idle ping-pong; TLow is above the round
+// trip of a full window of full-size packets, so that batching alone never
+// reads as congestion. The line rate is the datapath's to fill in. The
+// measurements behind both: docs/RPC-NOTES.md, "Moved from godoc".
 var BatchedTimely = TimelyParams{MinRTT: 10 * time.Microsecond, TLow: 500 * time.Microsecond}
 
 // UnlimitedLinkRate is the line rate reported by a path that has none
-// (loopback, an in-process network): above what such paths carry here
-// (8 MB transfers at 7-24 Gbit/s), so that Timely never caps a session
-// below it. 100 Gbit/s, in bytes/s; with eRPC's 10 Gbit/s memnet's
-// transfers under congestion control fell to 2.4-5 Gbit/s.
+// (loopback, an in-process network): 100 Gbit/s, in bytes/s, above what
+// such paths carry, so that Timely never caps a session below it
+// (docs/RPC-NOTES.md, "Moved from godoc").
 const UnlimitedLinkRate = 100e9 / 8
 
 // TimelyTuner is implemented by an Endpoint whose delay scales differ from

@@ -16,11 +16,9 @@ type Buf struct {
 	gen  uint32 // the item's generation when the reference was taken
 	// win is the window within the item: its start in the high 32 bits,
 	// its length in the low 32. One field rather than two keeps Buf at
-	// four fields, the most the compiler keeps in registers (SSA): with
-	// five, every copy of a Buf went through the stack, and the 16-byte
-	// load of a just-spilled argument stalled on store forwarding (the
-	// key-value server's in-process path ran 1.4–2x slower;
-	// TestBufFitsInRegisters keeps the shape).
+	// four fields, the most the compiler keeps in registers (SSA); with
+	// five, every copy of a Buf goes through the stack (docs/MEMORY.md,
+	// "Moved from godoc"; TestBufFitsInRegisters keeps the shape).
 	win uint64
 }
 

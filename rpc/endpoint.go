@@ -130,9 +130,9 @@ type EndpointConfig struct {
 	// one region for each size class a small message uses (ReservedClassMax
 	// and below, and PreRespSize's). Without it the first message of each
 	// size stalls the loop while the pool commits a region (mmap, mlock,
-	// a transparent hugepage: 0.5–12 ms on the machine of
-	// docs/PERFORMANCE.md, longer than the 5 ms RTO, so the peer
-	// retransmits) instead of NewEndpoint paying once.
+	// a transparent hugepage; it can take longer than the RTO, so the peer
+	// retransmits) instead of NewEndpoint paying once (docs/RPC-NOTES.md,
+	// "Moved from godoc").
 	NoReserve bool
 	// Batch is the number of packets received per Recv (default 32).
 	Batch int
@@ -143,11 +143,10 @@ type EndpointConfig struct {
 	// negative: one flush per receive batch). With a full batch of small
 	// requests the first answers leave while the rest are handled, and
 	// the peer works on them in parallel instead of waiting for the whole
-	// batch: one more send system call per full batch for 10–20 % more
-	// small RPCs per second between two busy endpoints
-	// (docs/PERFORMANCE.md §4, session 7). Packets that complete no
-	// message (the middle of a large one) do not count: their credit
-	// returns gain nothing from an early send.
+	// batch, at the cost of one more send system call per full batch
+	// (measurements: docs/RPC-NOTES.md, "Moved from godoc"). Packets that
+	// complete no message (the middle of a large one) do not count: their
+	// credit returns gain nothing from an early send.
 	FlushEvery int
 	// IdleSpin is how long Run keeps busy-polling after its last progress
 	// before it sleeps in the datapath's Wait (default 100µs; negative:

@@ -53,11 +53,6 @@ func exampleClient(net *memnet.Network, cfg rpc.EndpointConfig, srv *exampleNode
 	return cli, s
 }
 
-// exampleCallCtx bounds one call of an example.
-func exampleCallCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 5*time.Second)
-}
-
 // A Msg is a request or response body of one of three kinds: bytes to
 // copy, a registered buffer sent zero-copy, or a Cornflakes object
 // serialized into the packets. Enqueue, Call and Respond consume it in
@@ -83,7 +78,7 @@ func ExampleMsg() {
 		{"object", rpc.ObjectMsg(req)},
 	} {
 		n := x.msg.Len()
-		ctx, cancel := exampleCallCtx()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		resp, err := cli.ep.Call(ctx, s, 1, x.msg)
 		cancel()
 		if err != nil {
@@ -95,7 +90,7 @@ func ExampleMsg() {
 	}
 	_ = a.Reset() // the object was serialized when it was enqueued
 
-	ctx, cancel := exampleCallCtx()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err = cli.ep.Call(ctx, s, 1, rpc.Msg{})
 	fmt.Println("zero Msg:", errors.Is(err, rpc.ErrBadMessage))
@@ -126,7 +121,7 @@ func ExampleBufMsg() {
 	if err != nil {
 		panic(err)
 	}
-	ctx, cancel := exampleCallCtx()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	resp, err := cli.ep.Call(ctx, s, 1, rpc.BufMsg(v.Clone())) // the clone is handed over
 	if err != nil {
@@ -205,7 +200,7 @@ func ExampleHandler() {
 	cli, s := exampleClient(net, rpc.EndpointConfig{}, srv)
 
 	for _, reqType := range []uint8{1, 2, 2} {
-		ctx, cancel := exampleCallCtx()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		resp, err := cli.ep.Call(ctx, s, reqType, rpc.BytesMsg([]byte("hello")))
 		cancel()
 		if err != nil {
@@ -313,7 +308,7 @@ func ExampleCCConfig() {
 	cli, s := exampleClient(net, rpc.EndpointConfig{CC: cc}, srv)
 
 	for range 4 {
-		ctx, cancel := exampleCallCtx()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		resp, err := cli.ep.Call(ctx, s, 1, rpc.BytesMsg([]byte("x")))
 		cancel()
 		if err != nil {
@@ -353,7 +348,7 @@ func ExampleSession() {
 	}
 
 	for _, s := range []rpc.Session{first, second} {
-		ctx, cancel := exampleCallCtx()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		resp, err := cli.ep.Call(ctx, s, 1, rpc.BytesMsg(nil))
 		cancel()
 		if err != nil {
@@ -428,7 +423,7 @@ func ExampleStats() {
 	cli, s := exampleClient(net, cfg, srv)
 
 	for range 3 {
-		ctx, cancel := exampleCallCtx()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		resp, err := cli.ep.Call(ctx, s, 1, rpc.BytesMsg([]byte("ping")))
 		cancel()
 		if err != nil {
@@ -466,7 +461,7 @@ func ExampleProtoStats() {
 	cli, s := exampleClient(net, cfg, srv)
 
 	body := bytes.Repeat([]byte{'b'}, 2*cli.ep.DataPerPacket()+1) // three packets
-	ctx, cancel := exampleCallCtx()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	resp, err := cli.ep.Call(ctx, s, 1, rpc.BytesMsg(body))
 	if err != nil {

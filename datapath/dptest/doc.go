@@ -27,6 +27,5 @@
 // Object is a hand-written wire.Object for datapath tests that need one
 // without generated code.
 //
-// Status: committed 2026-11-25 (first version ~22:00 UTC) and run by memnet
-// and udp; the set of checks may grow, the Factory/Pair API is stable.
+// The set of checks may grow; the Factory/Pair API is stable.
 package dptest

@@ -566,13 +566,9 @@ func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object)
 		return err
 	}
 	defer ep.guard.Exit()
-	sz := obj.Sizes()
-	if sz.Header < 0 || sz.Copied < 0 || sz.ZeroCopy < 0 || sz.Entries < 0 {
-		return fmt.Errorf("%w: negative sizes %+v", datapath.ErrBadObject, sz)
-	}
-	size := len(head) + sz.Total()
-	if size > ep.maxPay || size < 0 {
-		return fmt.Errorf("%w: %d > %d", datapath.ErrTooLarge, size, ep.maxPay)
+	sz, size, err := datapath.CheckSendObject(head, obj, ep.maxPay)
+	if err != nil {
+		return err
 	}
 	headLen := len(head) + sz.Head()
 	c, s, err := ep.slotFor(dst)

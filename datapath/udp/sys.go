@@ -16,10 +16,8 @@ import (
 // sysmon hand the processor to another thread when a call runs longer than
 // 20 µs, which a batch sent over loopback does (the kernel delivers to the
 // receiving socket inside the call), and the sender then waits for a
-// processor and a thread wake-up. On the 2-vCPU VM of docs/PERFORMANCE.md
-// that cut the requests slower than 500 µs at 2000 req/s from a median of
-// 114 to 92 per 10000, and the client's RTOs from 12.5 to 4 (8 interleaved
-// runs each).
+// processor and a thread wake-up (measurement: docs/RPC-NOTES.md, "Moved
+// from godoc").
 func sendmmsg(fd int, msgs []unix.Mmsghdr, flags int) (int, unix.Errno) {
 	r, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&msgs[0])), uintptr(len(msgs)), uintptr(flags), 0, 0)
 	return int(r), e

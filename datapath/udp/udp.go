@@ -40,9 +40,8 @@ import (
 const (
 	// HybridThresholdUDP is the hybrid threshold on kernel UDP: the kernel
 	// copies every iovec, so a value's own iovec saves one warm user-space
-	// copy and costs reference counting and iovec setup; `cornflakes
-	// calibrate --datapath udp` (docs/PERFORMANCE.md §3) found copying
-	// cheaper at every size it measured, up to 16 KB per field.
+	// copy and costs reference counting and iovec setup; the value comes
+	// from `cornflakes calibrate --datapath udp` (docs/PERFORMANCE.md §3).
 	HybridThresholdUDP = 16384
 	// DefaultBatch is the number of packets per sendmmsg/recvmmsg.
 	DefaultBatch = 32
@@ -314,8 +313,8 @@ func Open(cfg Config) (*Endpoint, error) {
 	e.rxMsgs = make([]unix.Mmsghdr, b)
 	e.over = make([]datapath.Packet, b*maxGSOSegments)
 	// Grow the pool for the receive ring now rather than in the first
-	// Recv: committing (and locking) a region took 8-14 ms on the
-	// benchmark VM, a stall in the caller's event loop. Best effort: a
+	// Recv: committing (and locking) a region takes milliseconds, a stall
+	// in the caller's event loop (docs/RPC-NOTES.md). Best effort: a
 	// pool too small for the ring still works, and Recv reports the
 	// shortage.
 	_ = e.pool.Reserve(rxBufSize, b)
