@@ -101,14 +101,7 @@ func (s *Space) commitShared(off, length uintptr) error {
 			f |= flagTHP
 		}
 	}
-	if s.cfg.Mlock {
-		if unix.Mlock(unsafe.Slice((*byte)(addr), length)) == nil {
-			f |= flagLocked
-		} else {
-			s.stats.MlockErrors++
-		}
-	}
-	s.account(off, length, f, +1)
+	s.lockAndAccount(addr, off, length, f)
 	return nil
 }
 

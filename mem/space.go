@@ -426,6 +426,14 @@ func (s *Space) commit(off, length uintptr) error {
 			}
 		}
 	}
+	s.lockAndAccount(addr, off, length, f)
+	return nil
+}
+
+// lockAndAccount finishes a commit of [off, off+length) at addr, mapped
+// with flags f: it mlocks the range when the space asks for it (a failure
+// is counted, not returned) and records it in the statistics.
+func (s *Space) lockAndAccount(addr unsafe.Pointer, off, length uintptr, f uint8) {
 	if s.cfg.Mlock {
 		if unix.Mlock(unsafe.Slice((*byte)(addr), length)) == nil {
 			f |= flagLocked
@@ -434,7 +442,6 @@ func (s *Space) commit(off, length uintptr) error {
 		}
 	}
 	s.account(off, length, f, +1)
-	return nil
 }
 
 // account records the flags of [off, off+length) and adds (sign=+1) or
