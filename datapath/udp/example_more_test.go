@@ -38,15 +38,15 @@ func recvN(ep *udp.Endpoint, n int) []string {
 
 // openPair opens a sender with cfg (its Addr defaults to loopback) and a
 // receiver on loopback; the caller closes both.
-func openPair(cfg udp.Config) (a, b *udp.Endpoint) {
-	if !cfg.Addr.IsValid() {
-		cfg.Addr = loopback
+func openPair(cfg datapath.Config) (a, b *udp.Endpoint) {
+	if !cfg.Local.IsValid() {
+		cfg.Local = loopback
 	}
 	a, err := udp.Open(cfg)
 	if err != nil {
 		panic(err)
 	}
-	if b, err = udp.Open(udp.Config{Addr: loopback}); err != nil {
+	if b, err = udp.Open(datapath.Config{Local: loopback}); err != nil {
 		panic(err)
 	}
 	return a, b
@@ -65,7 +65,7 @@ func ExampleEndpoint_SendSegments() {
 		panic(err)
 	}
 	defer values.Close()
-	a, b := openPair(udp.Config{})
+	a, b := openPair(datapath.Config{})
 	defer a.Close()
 	defer b.Close()
 
@@ -98,7 +98,7 @@ func ExampleEndpoint_SendSegments() {
 // fill in place: Send without a staging copy. The slice is valid only until
 // the next call on the endpoint, so fill it at once.
 func ExampleEndpoint_AppendPacket() {
-	a, b := openPair(udp.Config{})
+	a, b := openPair(datapath.Config{})
 	defer a.Close()
 	defer b.Close()
 
@@ -120,7 +120,7 @@ func ExampleEndpoint_AppendPacket() {
 // out in one sendmmsg. GSO is off here, so that each packet is one message
 // on every kernel (with GSO, equal-sized packets to one peer share one).
 func ExampleEndpoint_SyscallStats() {
-	a, b := openPair(udp.Config{DisableGSO: true})
+	a, b := openPair(datapath.Config{Options: udp.Options{DisableGSO: true}})
 	defer a.Close()
 	defer b.Close()
 

@@ -14,12 +14,12 @@ import (
 // registered memory goes out as one datagram; the receiver gets it in a
 // registered buffer it must release.
 func ExampleOpen() {
-	a, err := udp.Open(udp.Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	a, err := udp.Open(datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0")})
 	if err != nil {
 		panic(err)
 	}
 	defer a.Close()
-	b, err := udp.Open(udp.Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	b, err := udp.Open(datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0")})
 	if err != nil {
 		panic(err)
 	}
@@ -60,7 +60,7 @@ func ExampleOpen() {
 // loopback there is no line rate, and datapath.UnlimitedLinkRate stands in
 // for it.
 func ExampleEndpoint_TimelyParams() {
-	ep, err := udp.Open(udp.Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	ep, err := udp.Open(datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0")})
 	if err != nil {
 		fmt.Println(err)
 		return

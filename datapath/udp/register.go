@@ -8,16 +8,42 @@ import (
 )
 
 // Options are the udp-specific settings passed in datapath.Config.Options
-// (as Options or *Options) when opening through the registry.
-// The fields mean what the Config fields of the same names mean; the
-// common fields (address, pool, batch, payload and segment limits) come
-// from datapath.Config.
+// (as Options or *Options). The zero value is the default.
 type Options struct {
-	SocketBuffer           int  // SO_SNDBUF/SO_RCVBUF bytes (Config.SocketBuffer)
-	ReusePort              bool // SO_REUSEPORT (Config.ReusePort)
-	DisableGSO, DisableGRO bool // turn the offloads off (Config.DisableGSO/GRO)
-	ZeroCopyMin            int  // MSG_ZEROCOPY for entries of at least this size (Config.ZeroCopyMin)
-	ZeroCopyPending        int  // outstanding MSG_ZEROCOPY sends (Config.ZeroCopyPending)
+	// SocketBuffer is the requested SO_SNDBUF and SO_RCVBUF
+	// (DefaultSocketBuffer; the *FORCE variants are tried first).
+	SocketBuffer int
+	// ReusePort sets SO_REUSEPORT so several endpoints share the address.
+	ReusePort bool
+	// DisableGSO and DisableGRO turn off UDP segmentation offload on send
+	// and generic receive offload, which are otherwise used when the
+	// kernel supports them.
+	DisableGSO, DisableGRO bool
+	// ZeroCopyMin > 0 enables MSG_ZEROCOPY for packets that carry a
+	// zero-copy entry of at least this many bytes; their references are
+	// released when the kernel's completion notice is reaped.
+	ZeroCopyMin int
+	// ZeroCopyPending bounds outstanding MSG_ZEROCOPY sends
+	// (DefaultZeroCopyPending); beyond it Flush waits for notices and then
+	// falls back to copying sends.
+	ZeroCopyPending int
+}
+
+// optionsOf returns the udp options held in datapath.Config.Options.
+func optionsOf(v any) (Options, error) {
+	switch o := v.(type) {
+	case nil:
+		return Options{}, nil
+	case Options:
+		return o, nil
+	case *Options:
+		if o == nil {
+			return Options{}, nil
+		}
+		return *o, nil
+	default:
+		return Options{}, fmt.Errorf("%w: Options of type %T, want udp.Options", ErrConfig, v)
+	}
 }
 
 // DefaultLocal is the address a registry-opened endpoint binds when
@@ -26,23 +52,9 @@ var DefaultLocal = netip.MustParseAddrPort("127.0.0.1:0")
 
 func init() {
 	datapath.Register("udp", func(c datapath.Config) (datapath.Endpoint, error) {
-		cfg := Config{Addr: c.Local, Pool: c.Pool, Batch: c.Batch, MaxPayload: c.MaxPayload, MaxSegments: c.MaxSegments}
-		if !cfg.Addr.IsValid() {
-			cfg.Addr = DefaultLocal
+		if !c.Local.IsValid() {
+			c.Local = DefaultLocal
 		}
-		var o Options
-		switch v := c.Options.(type) {
-		case nil:
-		case Options:
-			o = v
-		case *Options:
-			o = *v
-		default:
-			return nil, fmt.Errorf("%w: Options of type %T, want udp.Options", ErrConfig, c.Options)
-		}
-		cfg.SocketBuffer, cfg.ReusePort = o.SocketBuffer, o.ReusePort
-		cfg.DisableGSO, cfg.DisableGRO = o.DisableGSO, o.DisableGRO
-		cfg.ZeroCopyMin, cfg.ZeroCopyPending = o.ZeroCopyMin, o.ZeroCopyPending
-		return Open(cfg) // datapath.Open turns a failed open's typed nil into nil
+		return Open(c) // datapath.Open turns a failed open's typed nil into nil
 	})
 }

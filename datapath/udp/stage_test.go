@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/mem/memtest"
 )
@@ -75,7 +76,7 @@ func TestTXStage(t *testing.T) {
 // With MSG_ZEROCOPY on, copies keep pool buffers: a zero-copy packet's
 // head must outlive the send until its completion notice.
 func TestTXStageOffWithZeroCopy(t *testing.T) {
-	a := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0"), ZeroCopyMin: 4096})
+	a := open(t, datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0"), Options: Options{ZeroCopyMin: 4096}})
 	if a.stage != nil {
 		t.Fatalf("stage of %d bytes with MSG_ZEROCOPY on", len(a.stage))
 	}

@@ -8,7 +8,7 @@
 // An Endpoint belongs to one goroutine; for the lowest latency run that
 // goroutine with runtime.LockOSThread and busy-poll Recv, or call Wait to
 // sleep in poll(2) when idle. Several endpoints can share one port with
-// Config.ReusePort (one per core).
+// Options.ReusePort (one per core).
 //
 // Buffer lifetimes: received Packet.Bufs are windows of RX items from the
 // endpoint's pool, owned by the caller; with GRO several packets share one
@@ -45,10 +45,10 @@ const (
 	HybridThresholdUDP = 16384
 	// DefaultBatch is the number of packets per sendmmsg/recvmmsg.
 	DefaultBatch = 32
-	// MaxBatch bounds Config.Batch.
+	// MaxBatch bounds datapath.Config.Batch.
 	MaxBatch = 1024
 	// DefaultMaxSegments is the per-packet scatter-gather limit (head
-	// included) unless Config.MaxSegments says otherwise.
+	// included) unless datapath.Config.MaxSegments says otherwise.
 	DefaultMaxSegments = 64
 	// MaxSegmentsLimit is UIO_MAXIOV, the kernel's iovec limit per message.
 	MaxSegmentsLimit = 1024
@@ -83,45 +83,9 @@ var (
 	// ErrBadObject (the datapath package's sentinel) is returned when an
 	// object's Serialize disagrees with its Sizes.
 	ErrBadObject = datapath.ErrBadObject
-	// ErrConfig reports an invalid Config.
+	// ErrConfig reports an invalid datapath.Config or Options.
 	ErrConfig = errors.New("udp: invalid config")
 )
-
-// Config configures Open. Only Addr is required.
-type Config struct {
-	// Addr is the local address to bind (port 0 picks a free port). Its
-	// family selects IPv4 or IPv6.
-	Addr netip.AddrPort
-	// Pool provides RX and TX buffers. nil: the endpoint creates a
-	// single-goroutine pool and closes it in Close. A shared pool must
-	// outlive the endpoint.
-	Pool *mem.Pool
-	// Batch is the number of packets per sendmmsg/recvmmsg (DefaultBatch).
-	Batch int
-	// MaxSegments is the scatter-gather limit per packet, head included
-	// (DefaultMaxSegments, at most MaxSegmentsLimit, at least 2).
-	MaxSegments int
-	// MaxPayload is the largest payload per packet (default and maximum
-	// 65507). Packets larger than the path MTU are fragmented by IP.
-	MaxPayload int
-	// SocketBuffer is the requested SO_SNDBUF and SO_RCVBUF
-	// (DefaultSocketBuffer; the *FORCE variants are tried first).
-	SocketBuffer int
-	// ReusePort sets SO_REUSEPORT so several endpoints share Addr.
-	ReusePort bool
-	// DisableGSO and DisableGRO turn off UDP segmentation offload on send
-	// and generic receive offload, which are otherwise used when the
-	// kernel supports them.
-	DisableGSO, DisableGRO bool
-	// ZeroCopyMin > 0 enables MSG_ZEROCOPY for packets that carry a
-	// zero-copy entry of at least this many bytes; their references are
-	// released when the kernel's completion notice is reaped.
-	ZeroCopyMin int
-	// ZeroCopyPending bounds outstanding MSG_ZEROCOPY sends
-	// (DefaultZeroCopyPending); beyond it Flush waits for notices and then
-	// falls back to copying sends.
-	ZeroCopyPending int
-}
 
 // Features reports what the endpoint detected and uses.
 type Features struct {
@@ -243,12 +207,33 @@ type SyscallStats struct {
 }
 
 // Open creates, configures and binds a socket and preallocates every array
-// the hot paths use.
-func Open(cfg Config) (*Endpoint, error) {
-	if !cfg.Addr.IsValid() {
-		return nil, fmt.Errorf("%w: Addr %v", ErrConfig, cfg.Addr)
+// the hot paths use. It is what datapath.Open("udp", cfg) calls, except that
+// Open requires cfg.Local (the registry binds DefaultLocal when it is unset).
+//
+// The common fields of cfg mean:
+//   - Local: the address to bind (port 0 picks a free port); its family
+//     selects IPv4 or IPv6.
+//   - Pool: RX and TX buffers. nil: the endpoint creates a single-goroutine
+//     pool and closes it in Close. A shared pool must outlive the endpoint.
+//   - Batch: packets per sendmmsg/recvmmsg (DefaultBatch, at most MaxBatch).
+//   - MaxSegments: the scatter-gather limit per packet, head included
+//     (DefaultMaxSegments, at least 2, at most MaxSegmentsLimit).
+//   - MaxPayload: the largest payload per packet (default and maximum
+//     65507); packets larger than the path MTU are fragmented by IP.
+//   - BusyPoll: ignored (Wait always sleeps in poll).
+//
+// cfg.Options may hold Options or *Options for the udp-specific settings;
+// any other type is an ErrConfig. Errors wrap ErrConfig for an invalid
+// configuration, or the system call's error.
+func Open(cfg datapath.Config) (*Endpoint, error) {
+	o, err := optionsOf(cfg.Options)
+	if err != nil {
+		return nil, err
 	}
-	e := &Endpoint{fd: -1, batch: cfg.Batch, maxSeg: cfg.MaxSegments, maxPay: cfg.MaxPayload, zcMin: cfg.ZeroCopyMin}
+	if !cfg.Local.IsValid() {
+		return nil, fmt.Errorf("%w: Local %v", ErrConfig, cfg.Local)
+	}
+	e := &Endpoint{fd: -1, batch: cfg.Batch, maxSeg: cfg.MaxSegments, maxPay: cfg.MaxPayload, zcMin: o.ZeroCopyMin}
 	if e.batch == 0 {
 		e.batch = DefaultBatch
 	}
@@ -265,11 +250,11 @@ func Open(cfg Config) (*Endpoint, error) {
 		return nil, fmt.Errorf("%w: MaxSegments %d not in [2,%d]", ErrConfig, e.maxSeg, MaxSegmentsLimit)
 	case e.maxPay < 1 || e.maxPay > maxUDPPayload:
 		return nil, fmt.Errorf("%w: MaxPayload %d not in [1,%d]", ErrConfig, e.maxPay, maxUDPPayload)
-	case cfg.ZeroCopyMin < 0 || cfg.ZeroCopyPending < 0 || cfg.SocketBuffer < 0:
+	case o.ZeroCopyMin < 0 || o.ZeroCopyPending < 0 || o.SocketBuffer < 0:
 		return nil, fmt.Errorf("%w: negative size", ErrConfig)
 	}
 	if cfg.Pool == nil {
-		p, err := mem.NewPool(mem.PoolConfig{Name: "udp " + cfg.Addr.String()})
+		p, err := mem.NewPool(mem.PoolConfig{Name: "udp " + cfg.Local.String()})
 		if err != nil {
 			return nil, err
 		}
@@ -277,7 +262,7 @@ func Open(cfg Config) (*Endpoint, error) {
 	} else {
 		e.pool = cfg.Pool
 	}
-	err := e.openSocket(cfg)
+	err = e.openSocket(cfg.Local, o)
 	if err == nil {
 		if err = e.wake.Open(); err != nil {
 			err = fmt.Errorf("udp: %w", err)
@@ -321,7 +306,7 @@ func Open(cfg Config) (*Endpoint, error) {
 	e.pollfd[0] = unix.PollFd{Fd: int32(e.fd)}
 	e.pollfd[1] = unix.PollFd{Fd: int32(e.wake.Fd())}
 	if e.zcMin > 0 {
-		n := cfg.ZeroCopyPending
+		n := o.ZeroCopyPending
 		if n == 0 {
 			n = DefaultZeroCopyPending
 		}
@@ -331,9 +316,8 @@ func Open(cfg Config) (*Endpoint, error) {
 	return e, nil
 }
 
-func (e *Endpoint) openSocket(cfg Config) error {
+func (e *Endpoint) openSocket(addr netip.AddrPort, cfg Options) error {
 	fam := unix.AF_INET
-	addr := cfg.Addr
 	if addr.Addr().Is4() || addr.Addr().Is4In6() {
 		addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
 	} else {
@@ -369,7 +353,7 @@ func (e *Endpoint) openSocket(cfg Config) error {
 		sa = &unix.SockaddrInet4{Port: int(addr.Port()), Addr: addr.Addr().As4()}
 	}
 	if err := unix.Bind(fd, sa); err != nil {
-		return fmt.Errorf("udp: bind %v: %w", cfg.Addr, err)
+		return fmt.Errorf("udp: bind %v: %w", addr, err)
 	}
 	got, err := unix.Getsockname(fd)
 	if err != nil {

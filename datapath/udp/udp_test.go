@@ -57,10 +57,10 @@ func pattern(n, seed int) []byte {
 
 // open makes an endpoint on addr with its own checked pool; both are
 // closed (and the pool checked for leaks) at the end of the test.
-func open(t *testing.T, cfg Config) *Endpoint {
+func open(t *testing.T, cfg datapath.Config) *Endpoint {
 	t.Helper()
 	if cfg.Pool == nil {
-		cfg.Pool = memtest.NewPool(t, mem.PoolConfig{Name: t.Name() + " " + cfg.Addr.String()})
+		cfg.Pool = memtest.NewPool(t, mem.PoolConfig{Name: t.Name() + " " + cfg.Local.String()})
 	}
 	e, err := Open(cfg)
 	if err != nil {
@@ -77,7 +77,7 @@ func open(t *testing.T, cfg Config) *Endpoint {
 // loopback opens an endpoint on 127.0.0.1 with the defaults (see open).
 func loopback(t *testing.T) *Endpoint {
 	t.Helper()
-	return open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	return open(t, datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0")})
 }
 
 // recvN receives exactly n packets (bounded by a deadline), returning
@@ -187,17 +187,17 @@ func TestLoopback(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		addr string
-		cfg  Config
+		cfg  datapath.Config
 	}{
-		{"v4", "127.0.0.1:0", Config{}},
-		{"v6", "[::1]:0", Config{}},
-		{"v4-noGSO-noGRO", "127.0.0.1:0", Config{DisableGSO: true, DisableGRO: true}},
-		{"v4-batch1", "127.0.0.1:0", Config{Batch: 1}},
+		{"v4", "127.0.0.1:0", datapath.Config{}},
+		{"v6", "[::1]:0", datapath.Config{}},
+		{"v4-noGSO-noGRO", "127.0.0.1:0", datapath.Config{Options: Options{DisableGSO: true, DisableGRO: true}}},
+		{"v4-batch1", "127.0.0.1:0", datapath.Config{Batch: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ca, cb := tc.cfg, tc.cfg
-			ca.Addr = netip.MustParseAddrPort(tc.addr)
-			cb.Addr = ca.Addr
+			ca.Local = netip.MustParseAddrPort(tc.addr)
+			cb.Local = ca.Local
 			a, b := open(t, ca), open(t, cb)
 			exchange(t, a, b, mixedSizes)
 			exchange(t, b, a, mixedSizes)
@@ -217,8 +217,8 @@ func TestLoopback(t *testing.T) {
 func TestGSOGRO(t *testing.T) {
 	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
 		t.Run(addr, func(t *testing.T) {
-			a := open(t, Config{Addr: netip.MustParseAddrPort(addr)})
-			b := open(t, Config{Addr: netip.MustParseAddrPort(addr)})
+			a := open(t, datapath.Config{Local: netip.MustParseAddrPort(addr)})
+			b := open(t, datapath.Config{Local: netip.MustParseAddrPort(addr)})
 			f := a.Features()
 			if !f.GSO || !f.GRO {
 				t.Skipf("kernel without UDP GSO/GRO: %+v", f)
@@ -243,10 +243,10 @@ func TestVeth(t *testing.T) {
 	}{{"v4", p.A.Addr4, p.B.Addr4}, {"v6", p.A.Addr6, p.B.Addr6}} {
 		t.Run(fam.name, func(t *testing.T) {
 			var a, b *Endpoint
-			if err := netns.Do(p.A.NS, func() error { a = open(t, Config{Addr: netip.AddrPortFrom(fam.a, 0)}); return nil }); err != nil {
+			if err := netns.Do(p.A.NS, func() error { a = open(t, datapath.Config{Local: netip.AddrPortFrom(fam.a, 0)}); return nil }); err != nil {
 				t.Fatal(err)
 			}
-			if err := netns.Do(p.B.NS, func() error { b = open(t, Config{Addr: netip.AddrPortFrom(fam.b, 0)}); return nil }); err != nil {
+			if err := netns.Do(p.B.NS, func() error { b = open(t, datapath.Config{Local: netip.AddrPortFrom(fam.b, 0)}); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			// Larger than the MTU: IP fragmentation; equal 2000 B packets:
@@ -274,8 +274,8 @@ func TestVeth(t *testing.T) {
 func TestZeroCopyDeferredRelease(t *testing.T) {
 	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
 		t.Run(addr, func(t *testing.T) {
-			a := open(t, Config{Addr: netip.MustParseAddrPort(addr), ZeroCopyMin: 1024})
-			b := open(t, Config{Addr: netip.MustParseAddrPort(addr)})
+			a := open(t, datapath.Config{Local: netip.MustParseAddrPort(addr), Options: Options{ZeroCopyMin: 1024}})
+			b := open(t, datapath.Config{Local: netip.MustParseAddrPort(addr)})
 			data := pattern(8192, 3)
 			seg := memtest.Alloc(t, a.Pool(), data)
 			small := memtest.Alloc(t, a.Pool(), data[:100])
@@ -331,8 +331,8 @@ func TestZeroCopyDeferredRelease(t *testing.T) {
 // Flush must wait for notices or fall back to copying, and Close must
 // release everything.
 func TestZeroCopyMany(t *testing.T) {
-	a := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0"), ZeroCopyMin: 1, ZeroCopyPending: 4})
-	b := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	a := open(t, datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0"), Options: Options{ZeroCopyMin: 1, ZeroCopyPending: 4}})
+	b := open(t, datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0")})
 	var sizes []int
 	for i := 0; i < 60; i++ {
 		sizes = append(sizes, 2000+i)
@@ -346,8 +346,8 @@ func TestZeroCopyMany(t *testing.T) {
 }
 
 func TestSendObjectTooManyEntries(t *testing.T) {
-	a := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0"), MaxSegments: 8})
-	b := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	a := open(t, datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0"), MaxSegments: 8})
+	b := open(t, datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0")})
 	o := &testObj{hdr: []byte("header")}
 	for i := 0; i < 40; i++ {
 		n := 10 + (i*37)%300
@@ -381,7 +381,7 @@ type lyingObj struct{ testObj }
 func (o *lyingObj) Sizes() wire.Sizes { s := o.testObj.Sizes(); s.Entries--; return s }
 
 func TestErrors(t *testing.T) {
-	a := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0"), MaxSegments: 4})
+	a := open(t, datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0"), MaxSegments: 4})
 	v6 := netip.MustParseAddrPort("[2001:db8::1]:9")
 	dst := netip.MustParseAddrPort("127.0.0.1:9")
 	buf := memtest.Alloc(t, a.Pool(), make([]byte, 10))
@@ -413,10 +413,10 @@ func TestErrors(t *testing.T) {
 	if buf.Refs() != 1 {
 		t.Fatalf("failed sends leaked references: refs=%d", buf.Refs())
 	}
-	if _, err := Open(Config{}); !errors.Is(err, ErrConfig) {
+	if _, err := Open(datapath.Config{}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("Open without address: %v", err)
 	}
-	if _, err := Open(Config{Addr: dst, MaxSegments: 1}); !errors.Is(err, ErrConfig) {
+	if _, err := Open(datapath.Config{Local: dst, MaxSegments: 1}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("Open with MaxSegments 1: %v", err)
 	}
 	// Through the registry a failed open returns a nil interface, not a
@@ -424,7 +424,7 @@ func TestErrors(t *testing.T) {
 	if ep, err := datapath.Open("udp", datapath.Config{MaxSegments: 1 << 20}); err == nil || ep != nil {
 		t.Fatalf(`datapath.Open("udp") with MaxSegments 1<<20 = %v, %v; want nil and an error`, ep, err)
 	}
-	c, err := Open(Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	c, err := Open(datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,8 +460,8 @@ func TestWait(t *testing.T) {
 }
 
 func TestReusePort(t *testing.T) {
-	a := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0"), ReusePort: true})
-	b := open(t, Config{Addr: a.LocalAddr(), ReusePort: true})
+	a := open(t, datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0"), Options: Options{ReusePort: true}})
+	b := open(t, datapath.Config{Local: a.LocalAddr(), Options: Options{ReusePort: true}})
 	if a.LocalAddr() != b.LocalAddr() {
 		t.Fatalf("%v != %v", a.LocalAddr(), b.LocalAddr())
 	}
@@ -527,7 +527,7 @@ func TestNoAllocs(t *testing.T) {
 // that the first Recv does not commit memory inside the caller's loop; the
 // first Recv then takes its buffers without growing the pool.
 func TestOpenReservesReceiveRing(t *testing.T) {
-	e := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0"), Batch: 8})
+	e := open(t, datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0"), Batch: 8})
 	class := func() mem.ClassStats {
 		for _, c := range e.Pool().Stats().Classes {
 			if c.Size >= rxBufSize {

@@ -18,7 +18,7 @@ import (
 // Wait runs ends the next one at once and is consumed by it.
 func TestWake(t *testing.T) {
 	const long = 20 * time.Second // a broken Wake shows as a Wait that runs into it
-	e := open(t, Config{Addr: netip.MustParseAddrPort("127.0.0.1:0")})
+	e := open(t, datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0")})
 
 	t.Run("during Wait", func(t *testing.T) {
 		var wg sync.WaitGroup
@@ -71,7 +71,7 @@ func TestWake(t *testing.T) {
 // Close closes the eventfd.
 func TestWakeClose(t *testing.T) {
 	pool := memtest.NewPool(t, mem.PoolConfig{Name: t.Name()})
-	e, err := Open(Config{Addr: netip.MustParseAddrPort("127.0.0.1:0"), Pool: pool})
+	e, err := Open(datapath.Config{Local: netip.MustParseAddrPort("127.0.0.1:0"), Pool: pool})
 	if err != nil {
 		t.Fatal(err)
 	}
