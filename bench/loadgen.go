@@ -21,6 +21,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/cornflakes-go/cornflakes"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
@@ -193,7 +195,7 @@ type Result struct {
 // Errors returned by the generator.
 var (
 	// ErrConfig: the Config is invalid.
-	ErrConfig = errors.New("bench: invalid config")
+	ErrConfig = errs.New("bench: invalid config", cornflakes.ErrConfig)
 	// ErrBusy is returned (wrapped) by Conn.Send when the transport cannot
 	// take a request right now; the generator retries it after polling.
 	ErrBusy = errors.New("bench: transport busy")

@@ -25,7 +25,6 @@ package calibrate
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,11 +33,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cornflakes-go/cornflakes"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 )
 
 // Errors returned (wrapped) by this package.
 var (
-	ErrConfig = errors.New("calibrate: invalid config")
+	ErrConfig = errs.New("calibrate: invalid config", cornflakes.ErrConfig)
 )
 
 // Defaults.

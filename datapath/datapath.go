@@ -20,6 +20,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/cornflakes-go/cornflakes"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -162,15 +164,16 @@ type Stats struct {
 	Errors uint64
 }
 
-// Errors shared by all datapaths.
+// Errors shared by all datapaths. ErrConcurrentUse, ErrClosed and
+// ErrTooLarge also match the shared identities of package cornflakes.
 var (
 	// ErrConcurrentUse is returned when a second goroutine calls an
 	// endpoint while another call is in progress.
-	ErrConcurrentUse = errors.New("datapath: endpoint used by two goroutines at once")
+	ErrConcurrentUse = errs.New("datapath: endpoint used by two goroutines at once", cornflakes.ErrConcurrentUse)
 	// ErrClosed is returned by every method of a closed endpoint.
-	ErrClosed = errors.New("datapath: endpoint closed")
+	ErrClosed = errs.New("datapath: endpoint closed", cornflakes.ErrClosed)
 	// ErrTooLarge is returned for a packet larger than MaxPayload.
-	ErrTooLarge = errors.New("datapath: packet larger than MaxPayload")
+	ErrTooLarge = errs.New("datapath: packet larger than MaxPayload", cornflakes.ErrTooLarge)
 	// ErrTooManySegments is returned by SendSegments when segs exceed
 	// MaxSegments-1.
 	ErrTooManySegments = errors.New("datapath: too many scatter-gather segments")

@@ -29,11 +29,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cornflakes-go/cornflakes"
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	_ "github.com/cornflakes-go/cornflakes/datapath/memnet" // registers "memnet"
 	_ "github.com/cornflakes-go/cornflakes/datapath/udp"    // registers "udp"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 	"github.com/cornflakes-go/cornflakes/internal/stats"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/microbench"
@@ -52,7 +54,7 @@ var (
 	// the request's.
 	ErrMismatch = errors.New("echo: response differs from the request")
 	// ErrConfig: an invalid Config (datapath, clients, durations, ...).
-	ErrConfig = errors.New("echo: invalid config")
+	ErrConfig = errs.New("echo: invalid config", cornflakes.ErrConfig)
 )
 
 // Approaches lists every approach in the order they are run.

@@ -4,14 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/cornflakes-go/cornflakes"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 )
 
 // Sentinel errors. Functions wrap them with detail; test with errors.Is.
+// ErrTooLarge, ErrClosed, ErrConfig and ErrConcurrentUse also match the
+// shared identities of package cornflakes.
 var (
 	// ErrExhausted: a pool reached its MaxBytes limit (or its space is full).
 	ErrExhausted = errors.New("mem: pool exhausted")
 	// ErrTooLarge: Alloc of more than the pool's MaxClass bytes.
-	ErrTooLarge = errors.New("mem: allocation larger than the largest size class")
+	ErrTooLarge = errs.New("mem: allocation larger than the largest size class", cornflakes.ErrTooLarge)
 	// ErrInvalidSize: a negative size.
 	ErrInvalidSize = errors.New("mem: invalid size")
 	// ErrDoubleRelease: Release of a reference whose item count is already zero.
@@ -19,11 +24,11 @@ var (
 	// ErrUseAfterRelease: a handle whose item was released (and possibly reused).
 	ErrUseAfterRelease = errors.New("mem: use after release")
 	// ErrClosed: the pool or space is closed.
-	ErrClosed = errors.New("mem: closed")
+	ErrClosed = errs.New("mem: closed", cornflakes.ErrClosed)
 	// ErrInUse: Close of a pool with allocated items, or of a space with live pools.
 	ErrInUse = errors.New("mem: still in use")
 	// ErrConfig: an invalid PoolConfig or SpaceConfig.
-	ErrConfig = errors.New("mem: invalid configuration")
+	ErrConfig = errs.New("mem: invalid configuration", cornflakes.ErrConfig)
 	// ErrTooManySpaces: more than MaxSpaces spaces.
 	ErrTooManySpaces = errors.New("mem: too many spaces")
 	// ErrSpaceFull: the space has no free slots for a new region.
@@ -32,7 +37,7 @@ var (
 	ErrHugepages = errors.New("mem: hugepages unavailable")
 	// ErrConcurrentUse: a non-Concurrent pool used from two goroutines at once
 	// (detected in the checked build only).
-	ErrConcurrentUse = errors.New("mem: concurrent use of a single-goroutine pool")
+	ErrConcurrentUse = errs.New("mem: concurrent use of a single-goroutine pool", cornflakes.ErrConcurrentUse)
 )
 
 // ExhaustedError reports that a pool could not grow. errors.Is(err, ErrExhausted) holds.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cornflakes-go/cornflakes"
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	"github.com/cornflakes-go/cornflakes/rpc"
@@ -107,8 +108,8 @@ func TestDatapathErrorsAreTransient(t *testing.T) {
 			sf.closed.Store(true)
 			select {
 			case err := <-srv.done:
-				if !errors.Is(err, datapath.ErrClosed) {
-					t.Fatalf("server loop ended with %v, want datapath.ErrClosed", err)
+				if !errors.Is(err, datapath.ErrClosed) || !errors.Is(err, rpc.ErrClosed) || !errors.Is(err, cornflakes.ErrClosed) {
+					t.Fatalf("server loop ended with %v, want datapath.ErrClosed, rpc.ErrClosed and cornflakes.ErrClosed", err)
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("server loop still running with a closed datapath")

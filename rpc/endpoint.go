@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
@@ -388,11 +387,11 @@ type Endpoint struct {
 // NewEndpoint creates endpoint cfg.ID of n over cfg.Datapath.
 func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	if cfg.Datapath == nil {
-		return nil, errors.New("rpc: EndpointConfig.Datapath is required")
+		return nil, fmt.Errorf("%w: EndpointConfig.Datapath is required", ErrConfig)
 	}
 	dpp := cfg.Datapath.MaxPayload() - proto.HeaderSize
 	if dpp < 64 {
-		return nil, fmt.Errorf("rpc: datapath MaxPayload %d too small", cfg.Datapath.MaxPayload())
+		return nil, fmt.Errorf("%w: datapath MaxPayload %d too small", ErrConfig, cfg.Datapath.MaxPayload())
 	}
 	if cfg.PreRespSize <= 0 {
 		cfg.PreRespSize = DefaultPreRespSize
@@ -423,7 +422,7 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 		maxSessions: cfg.MaxSessions, maxPerPeer: cfg.MaxSessionsPerPeer, idleEvict: cfg.IdleEvict}
 	cc := cfg.CC
 	if cc.Enable && cc.Disable {
-		return nil, errors.New("rpc: CCConfig.Enable and CCConfig.Disable both set")
+		return nil, fmt.Errorf("%w: CCConfig.Enable and CCConfig.Disable both set", ErrConfig)
 	}
 	// The datapath's delay scales (its own batching delay is not
 	// congestion); THigh keeps eRPC's ratio to TLow (1 ms / 50 µs).

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/netip"
 	"time"
@@ -213,7 +214,7 @@ func (ep *Endpoint) flush() error {
 func (ep *Endpoint) datapathErr(err error) error {
 	ep.stats.LastDatapathErr = err
 	if errors.Is(err, datapath.ErrClosed) {
-		return err
+		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	return nil
 }

@@ -3,20 +3,25 @@ package rpc
 import (
 	"errors"
 
+	"github.com/cornflakes-go/cornflakes"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 	"github.com/cornflakes-go/cornflakes/rpc/internal/proto"
 )
 
 // Errors returned by this package. Test with errors.Is; returned errors may
-// wrap them with detail.
+// wrap them with detail. ErrConcurrentUse, ErrClosed, ErrTooLarge and
+// ErrConfig also match the shared identities of package cornflakes, and an
+// event loop ended by its closed datapath reports both ErrClosed and
+// datapath.ErrClosed.
 var (
 	// ErrConcurrentUse: an Endpoint method was called while another call
 	// (or the event loop) was running on a different goroutine.
-	ErrConcurrentUse = errors.New("rpc: endpoint used by two goroutines at once")
+	ErrConcurrentUse = errs.New("rpc: endpoint used by two goroutines at once", cornflakes.ErrConcurrentUse)
 	// ErrReentrant: Call or RunOnce invoked from inside a handler or
 	// continuation (they must not re-enter the event loop).
 	ErrReentrant = errors.New("rpc: event loop re-entered from a callback")
 	// ErrClosed: the endpoint or nexus is closed.
-	ErrClosed = errors.New("rpc: closed")
+	ErrClosed = errs.New("rpc: closed", cornflakes.ErrClosed)
 	// ErrNoSession: the session does not exist (never created, failed or disconnected).
 	ErrNoSession = errors.New("rpc: no such session")
 	// ErrNotConnected: the session exists but is not connected yet.
@@ -31,7 +36,7 @@ var (
 	// ErrSessionBusy: Disconnect of a session with requests pending.
 	ErrSessionBusy = errors.New("rpc: session has pending requests")
 	// ErrTooLarge: a message larger than the endpoint's MaxMsgSize.
-	ErrTooLarge = errors.New("rpc: message too large")
+	ErrTooLarge = errs.New("rpc: message too large", cornflakes.ErrTooLarge)
 	// ErrBacklogFull: too many requests queued on one session.
 	ErrBacklogFull = errors.New("rpc: session backlog full")
 	// ErrNoHandler: the server has no handler for the request type.
@@ -57,6 +62,8 @@ var (
 	// ErrEndpointsOpen: Nexus.Close found endpoints not yet closed (it
 	// closes the Nexus anyway; their sessions can no longer be managed).
 	ErrEndpointsOpen = errors.New("rpc: endpoints still open")
+	// ErrConfig: an invalid EndpointConfig, NexusConfig or registration.
+	ErrConfig = errs.New("rpc: invalid configuration", cornflakes.ErrConfig)
 	// ErrBadSMPacket: a malformed session-management packet.
 	ErrBadSMPacket = errors.New("rpc: malformed session-management packet")
 )

@@ -198,7 +198,7 @@ func (n *Nexus) Config() NexusConfig { return n.cfg }
 // endpoints see the change for the next request they receive.
 func (n *Nexus) Register(reqType uint8, mode Mode, h Handler) error {
 	if h == nil || mode > Worker {
-		return fmt.Errorf("rpc: Register: nil handler or bad mode")
+		return fmt.Errorf("%w: Register: nil handler or bad mode", ErrConfig)
 	}
 	if mode == Worker {
 		// Worker requests are copied into workPool on the endpoint's loop:

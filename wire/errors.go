@@ -4,6 +4,9 @@ import (
 	"errors"
 	"math"
 	"strconv"
+
+	"github.com/cornflakes-go/cornflakes"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 )
 
 // Limits of the wire format and of the runtime. They are part of the format
@@ -68,7 +71,7 @@ var (
 	// ErrDstSize: Serialize's dst is not exactly Sizes().Head() bytes.
 	ErrDstSize = errors.New("wire: dst length is not Sizes().Head()")
 	// ErrTooLarge: the object exceeds MaxMessageSize, or a list MaxListLen.
-	ErrTooLarge = errors.New("wire: object exceeds the format's limits")
+	ErrTooLarge = errs.New("wire: object exceeds the format's limits", cornflakes.ErrTooLarge)
 	// ErrArenaReset: a message used after its arena's Reset: sized,
 	// serialized or decoded into, reached as a nested message (a field or
 	// list element, at any depth) by the sizes of a fresh message, or a

@@ -31,8 +31,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cornflakes-go/cornflakes"
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/internal/wakefd"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 	"github.com/cornflakes-go/cornflakes/mem"
 )
 
@@ -84,7 +86,7 @@ var (
 	// object's Serialize disagrees with its Sizes.
 	ErrBadObject = datapath.ErrBadObject
 	// ErrConfig reports an invalid datapath.Config or Options.
-	ErrConfig = errors.New("udp: invalid config")
+	ErrConfig = errs.New("udp: invalid config", cornflakes.ErrConfig)
 )
 
 // Features reports what the endpoint detected and uses.

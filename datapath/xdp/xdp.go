@@ -11,8 +11,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cornflakes-go/cornflakes"
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/internal/wakefd"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 	"github.com/cornflakes-go/cornflakes/mem"
 )
 
@@ -67,7 +69,7 @@ const (
 // ErrMalformed, ErrNoNeighbour).
 var (
 	// ErrConfig reports an invalid configuration.
-	ErrConfig = errors.New("xdp: invalid config")
+	ErrConfig = errs.New("xdp: invalid config", cornflakes.ErrConfig)
 	// ErrUnavailable reports that AF_XDP cannot be used here (not root,
 	// kernel without AF_XDP, no such interface).
 	ErrUnavailable = errors.New("xdp: AF_XDP unavailable")

@@ -1,9 +1,11 @@
 package proto
 
 import (
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cornflakes-go/cornflakes"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 )
 
 // Default protocol constants (eRPC's values).
@@ -76,7 +78,7 @@ type Config struct {
 }
 
 // ErrConfig reports an invalid Config.
-var ErrConfig = errors.New("rpc/proto: invalid config")
+var ErrConfig = errs.New("rpc/proto: invalid config", cornflakes.ErrConfig)
 
 func (c Config) withDefaults() (Config, error) {
 	if c.Credits == 0 {

@@ -19,6 +19,9 @@ import (
 	"errors"
 	"math"
 	"net/netip"
+
+	"github.com/cornflakes-go/cornflakes"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 )
 
 // Msg is a message body the core transmits. The core calls Release exactly
@@ -58,7 +61,7 @@ type Allocator interface {
 var (
 	ErrNoSession   = errors.New("rpc/proto: no such session")
 	ErrNotClient   = errors.New("rpc/proto: not a client session")
-	ErrTooLarge    = errors.New("rpc/proto: message larger than MaxMsgSize")
+	ErrTooLarge    = errs.New("rpc/proto: message larger than MaxMsgSize", cornflakes.ErrTooLarge)
 	ErrBacklogFull = errors.New("rpc/proto: session backlog full")
 	ErrStaleHandle = errors.New("rpc/proto: request handle is stale (session reset or already answered)")
 	ErrSessionDown = errors.New("rpc/proto: session failed or disconnected")
