@@ -479,10 +479,10 @@ func openPair(kind string, topo *xdp.Topology, shared *mem.Space) (_ *pair, err 
 		}
 	}()
 	if topo != nil {
-		if p.sep, err = topo.Open(xdp.Config{}); err != nil {
+		if p.sep, err = topo.Open(datapath.Config{}); err != nil {
 			return p, err
 		}
-		p.cep, err = topo.Open(xdp.Config{})
+		p.cep, err = topo.Open(datapath.Config{})
 		return p, err
 	}
 	var net *memnet.Network

@@ -323,7 +323,7 @@ func openSide(kind, name string, net *memnet.Network, topo *xdp.Topology) (*side
 		if topo == nil {
 			return nil, fmt.Errorf("%w: xdp side without a topology", ErrConfig)
 		}
-		ep, err := topo.Open(xdp.Config{})
+		ep, err := topo.Open(datapath.Config{})
 		if err != nil {
 			return nil, err
 		}

@@ -162,7 +162,7 @@ func openDatapath(kind string, ip netip.Addr, nw *memnet.Network, topo *xdp.Topo
 		cfg.Pool = nil
 	}
 	if kind == DatapathXDP && topo != nil {
-		ep, err := topo.Open(xdp.Config{})
+		ep, err := topo.Open(datapath.Config{})
 		if err != nil {
 			return nil, err
 		}

@@ -39,7 +39,7 @@ func TestBindMode(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var ep *xdp.Endpoint
 			err := netns.Do(tp.pair.A.NS, func() (err error) {
-				ep, err = xdp.Open(xdp.Config{Local: netip.AddrPortFrom(tp.pair.A.Addr4, 0), Pool: pa,
+				ep, err = xdp.Open(datapath.Config{Local: netip.AddrPortFrom(tp.pair.A.Addr4, 0), Pool: pa,
 					Options: xdp.Options{Interface: tp.pair.A.If, Bind: c.bind}})
 				return err
 			})

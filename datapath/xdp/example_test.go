@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/internal/netns"
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -30,7 +31,7 @@ func Example() {
 	}
 	var ep *xdp.Endpoint
 	err = netns.Do(pair.A.NS, func() (err error) {
-		ep, err = xdp.Open(xdp.Config{Local: netip.AddrPortFrom(pair.A.Addr4, 9000), Options: xdp.Options{Interface: pair.A.If, UMEMSize: 16 << 20}})
+		ep, err = xdp.Open(datapath.Config{Local: netip.AddrPortFrom(pair.A.Addr4, 9000), Options: xdp.Options{Interface: pair.A.If, UMEMSize: 16 << 20}})
 		return err
 	})
 	if err != nil {
@@ -61,10 +62,12 @@ func ExampleEndpoint_Mode() {
 	defer pair.Close()
 	var ep *xdp.Endpoint
 	err = netns.Do(pair.A.NS, func() error {
-		cfg := xdp.Config{Local: netip.AddrPortFrom(pair.A.Addr4, 0), Options: xdp.Options{Interface: pair.A.If, UMEMSize: 16 << 20, Bind: xdp.BindZeroCopy}}
+		opts := xdp.Options{Interface: pair.A.If, UMEMSize: 16 << 20, Bind: xdp.BindZeroCopy}
+		cfg := datapath.Config{Local: netip.AddrPortFrom(pair.A.Addr4, 0), Options: opts}
 		ep, err = xdp.Open(cfg)
 		if errors.Is(err, xdp.ErrNoZeroCopy) { // veth: no XSK zero-copy
-			cfg.Bind = xdp.BindCopy
+			opts.Bind = xdp.BindCopy
+			cfg.Options = opts
 			ep, err = xdp.Open(cfg)
 		}
 		return err

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/internal/netns"
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -54,7 +55,7 @@ func (tp *topo) open(t *testing.T, end netns.End, pool *mem.Pool, o xdp.Options)
 	o.Interface = end.If
 	var ep *xdp.Endpoint
 	err := netns.Do(end.NS, func() (err error) {
-		ep, err = xdp.Open(xdp.Config{Local: netip.AddrPortFrom(end.Addr4, 0), Pool: pool, Options: o})
+		ep, err = xdp.Open(datapath.Config{Local: netip.AddrPortFrom(end.Addr4, 0), Pool: pool, Options: o})
 		return err
 	})
 	if err != nil {

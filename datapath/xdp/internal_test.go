@@ -33,9 +33,11 @@ func waitPacket(t *testing.T, ep *Endpoint) datapath.Packet {
 
 // openIn opens an endpoint on end's interface and address (in its
 // namespace), closed in t.Cleanup.
-func openIn(t *testing.T, end netns.End, cfg Config) *Endpoint {
+func openIn(t *testing.T, end netns.End, cfg datapath.Config) *Endpoint {
 	t.Helper()
-	cfg.Interface = end.If
+	o, _ := cfg.Options.(Options)
+	o.Interface = end.If
+	cfg.Options = o
 	cfg.Local = netip.AddrPortFrom(end.Addr4, 0)
 	var ep *Endpoint
 	if err := netns.Do(end.NS, func() (err error) { ep, err = Open(cfg); return err }); err != nil {
@@ -69,8 +71,8 @@ func pair(t *testing.T, mtu int, neighbours bool) *netns.Pair {
 // them.
 func TestCompletionDrivesRelease(t *testing.T) {
 	p := pair(t, 0, true)
-	a := openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20}})
-	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
+	a := openIn(t, p.A, datapath.Config{Options: Options{UMEMSize: 16 << 20}})
+	b := openIn(t, p.B, datapath.Config{Options: Options{UMEMSize: 16 << 20}})
 	app := memtest.NewPool(t, mem.PoolConfig{Name: "app", Space: a.Space()})
 	seg := memtest.Alloc(t, app, make([]byte, 1000))
 	if err := a.SendSegments(b.LocalAddr(), []byte("head"), []mem.Buf{seg}); err != nil {
@@ -120,7 +122,7 @@ func TestNeighbours(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20}})
+	a := openIn(t, p.A, datapath.Config{Options: Options{UMEMSize: 16 << 20}})
 	if err := a.Send(netip.AddrPortFrom(p.B.Addr4, 9), []byte("x")); !errors.Is(err, ErrNoNeighbour) {
 		t.Fatalf("send without a neighbour entry: %v, want ErrNoNeighbour", err)
 	}
@@ -130,8 +132,8 @@ func TestNeighbours(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	a = openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20, PeerMAC: macB}})
-	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
+	a = openIn(t, p.A, datapath.Config{Options: Options{UMEMSize: 16 << 20, PeerMAC: macB}})
+	b := openIn(t, p.B, datapath.Config{Options: Options{UMEMSize: 16 << 20}})
 	if err := a.Send(b.LocalAddr(), []byte("ping")); err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +160,8 @@ func TestNeighbours(t *testing.T) {
 // two frames and is copied into one buffer.
 func TestRxZeroCopyBoundary(t *testing.T) {
 	p := pair(t, 9000, true)
-	a := openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20}})
-	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
+	a := openIn(t, p.A, datapath.Config{Options: Options{UMEMSize: 16 << 20}})
+	b := openIn(t, p.B, datapath.Config{Options: Options{UMEMSize: 16 << 20}})
 	maxOne := ChunkSize - rxHeadroom - HeaderLen
 	for _, c := range []struct {
 		n        int
@@ -192,10 +194,10 @@ func TestRxZeroCopyBoundary(t *testing.T) {
 // nothing behind, and the first keeps working.
 func TestSecondEndpointOnInterface(t *testing.T) {
 	p := pair(t, 0, true)
-	a := openIn(t, p.A, Config{Options: Options{UMEMSize: 16 << 20}})
+	a := openIn(t, p.A, datapath.Config{Options: Options{UMEMSize: 16 << 20}})
 	var second *Endpoint
 	err := netns.Do(p.A.NS, func() (err error) {
-		second, err = Open(Config{Local: netip.AddrPortFrom(p.A.Addr4, 0), Options: Options{Interface: p.A.If, UMEMSize: 16 << 20}})
+		second, err = Open(datapath.Config{Local: netip.AddrPortFrom(p.A.Addr4, 0), Options: Options{Interface: p.A.If, UMEMSize: 16 << 20}})
 		return err
 	})
 	if err == nil {
@@ -206,7 +208,7 @@ func TestSecondEndpointOnInterface(t *testing.T) {
 		t.Fatalf("second endpoint: %v, want ErrBusy", err)
 	}
 	t.Logf("error: %v", err)
-	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
+	b := openIn(t, p.B, datapath.Config{Options: Options{UMEMSize: 16 << 20}})
 	if err := a.Send(b.LocalAddr(), []byte("still works")); err != nil {
 		t.Fatal(err)
 	}
@@ -223,8 +225,8 @@ func TestSecondEndpointOnInterface(t *testing.T) {
 // intact.
 func TestLinearize(t *testing.T) {
 	p := pair(t, 9000, true)
-	a := openIn(t, p.A, Config{MaxSegments: 16, Options: Options{UMEMSize: 16 << 20}})
-	b := openIn(t, p.B, Config{Options: Options{UMEMSize: 16 << 20}})
+	a := openIn(t, p.A, datapath.Config{MaxSegments: 16, Options: Options{UMEMSize: 16 << 20}})
+	b := openIn(t, p.B, datapath.Config{Options: Options{UMEMSize: 16 << 20}})
 	a.pageSplit = true
 	app := memtest.NewPool(t, mem.PoolConfig{Name: "app", Space: a.Space()})
 	big := memtest.Alloc(t, app, make([]byte, 16384))

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
@@ -24,11 +25,11 @@ func TestRPC(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	srvDP, err := topo.Open(xdp.Config{})
+	srvDP, err := topo.Open(datapath.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cliDP, err := topo.Open(xdp.Config{})
+	cliDP, err := topo.Open(datapath.Config{})
 	if err != nil {
 		_ = srvDP.Close()
 		t.Fatal(err)

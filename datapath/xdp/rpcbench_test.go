@@ -36,11 +36,11 @@ func runRPC(b *testing.B, kind string, size int) {
 			b.Fatal(err)
 		}
 		defer topo.Close()
-		s, err := topo.Open(xdp.Config{})
+		s, err := topo.Open(datapath.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, err := topo.Open(xdp.Config{})
+		c, err := topo.Open(datapath.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

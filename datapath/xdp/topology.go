@@ -84,7 +84,11 @@ func (t *Topology) Space() *mem.Space { return t.space }
 // Open creates a new namespace and opens an endpoint in it. cfg.Local's
 // port is kept (its address is replaced by the namespace's); Interface and
 // Space are set by the topology; other options default to the topology's.
-func (t *Topology) Open(cfg Config) (*Endpoint, error) {
+func (t *Topology) Open(c datapath.Config) (*Endpoint, error) {
+	cfg, err := resolve(c)
+	if err != nil {
+		return nil, err
+	}
 	leaf, err := t.hub.AddLeaf()
 	if err != nil {
 		return nil, err
@@ -95,7 +99,7 @@ func (t *Topology) Open(cfg Config) (*Endpoint, error) {
 	cfg.Local = netip.AddrPortFrom(leaf.Addr4, cfg.Local.Port())
 	var ep *Endpoint
 	err = netns.Do(leaf.NS, func() (err error) {
-		ep, err = Open(cfg)
+		ep, err = open(cfg)
 		return err
 	})
 	if err != nil {

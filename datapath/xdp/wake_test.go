@@ -22,7 +22,7 @@ func TestWake(t *testing.T) {
 		var ep *xdp.Endpoint
 		pool := tp.pool(t, "wake")
 		if err := netns.Do(tp.pair.A.NS, func() (err error) {
-			ep, err = xdp.Open(xdp.Config{Local: netip.AddrPortFrom(tp.pair.A.Addr4, 0), Pool: pool, BusyPoll: busy, Options: xdp.Options{Interface: tp.pair.A.If}})
+			ep, err = xdp.Open(datapath.Config{Local: netip.AddrPortFrom(tp.pair.A.Addr4, 0), Pool: pool, BusyPoll: busy, Options: xdp.Options{Interface: tp.pair.A.If}})
 			return err
 		}); err != nil {
 			t.Fatal(err)

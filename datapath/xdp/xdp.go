@@ -164,31 +164,14 @@ type Options struct {
 	VerifyUDPChecksum bool
 }
 
-// Config configures Open.
-type Config struct {
-	// Local is the IPv4 address and UDP port of the endpoint. An
-	// unspecified address takes the interface's first IPv4 address; port 0
-	// picks a free port (reserved with a kernel UDP socket for the
-	// endpoint's lifetime, which also keeps other programs off the port).
-	Local netip.AddrPort
-	// Pool provides TX and RX buffers; it must be carved from the UMEM
-	// space (Options.Space) and have classes from ChunkSize to MaxFrame.
-	// Nil: the endpoint creates one on the UMEM and closes it in Close.
-	Pool *mem.Pool
-	// Batch is the number of packets Send queues before it flushes by
-	// itself (datapath.DefaultBatch, at most RingSize/MaxDescs).
-	Batch int
-	// MaxPayload caps the UDP payload (default and maximum: the interface
-	// MTU minus 28, at most MaxFrame minus headers).
-	MaxPayload int
-	// MaxSegments caps the scatter-gather segments per packet, head
-	// included (DefaultMaxSegments; lowered so that chunk splits always fit
-	// in MaxDescs descriptors).
+// config is Open's datapath.Config with the xdp Options resolved.
+type config struct {
+	Local       netip.AddrPort
+	Pool        *mem.Pool
+	Batch       int
+	MaxPayload  int
 	MaxSegments int
-	// BusyPoll sets the socket's busy-polling options and makes Wait spin
-	// on the RX ring instead of sleeping in poll(2).
-	BusyPoll bool
-	// Options are the xdp-specific settings.
+	BusyPoll    bool
 	Options
 }
 
@@ -349,7 +332,54 @@ func Available() error {
 // Open creates an endpoint. It must run in the network namespace of the
 // interface (for example inside netns.Do); the sockets it creates stay in
 // that namespace, and the endpoint may then be used from any goroutine.
-func Open(cfg Config) (_ *Endpoint, err error) {
+// datapath.Open("xdp", cfg) calls it, or Topology.Open when cfg names no
+// interface and a loopback or unspecified address.
+//
+// The common fields of cfg mean:
+//   - Local: the IPv4 address and UDP port of the endpoint. An unspecified
+//     address takes the interface's first IPv4 address; port 0 picks a
+//     free port (reserved with a kernel UDP socket for the endpoint's
+//     lifetime, which also keeps other programs off the port).
+//   - Pool: TX and RX buffers; it must be carved from the UMEM space
+//     (Options.Space) and have classes from ChunkSize to MaxFrame. Nil: the
+//     endpoint creates one on the UMEM and closes it in Close.
+//   - Batch: the packets Send queues before it flushes by itself
+//     (datapath.DefaultBatch, at most RingSize/MaxDescs).
+//   - MaxPayload: caps the UDP payload (default and maximum: the interface
+//     MTU minus 28, at most MaxFrame minus headers).
+//   - MaxSegments: caps the scatter-gather segments per packet, head
+//     included (DefaultMaxSegments; lowered so that chunk splits always
+//     fit in MaxDescs descriptors).
+//   - BusyPoll: sets the socket's busy-polling options and makes Wait spin
+//     on the RX ring instead of sleeping in poll(2).
+//
+// cfg.Options may hold Options or *Options; any other type is an ErrConfig.
+func Open(cfg datapath.Config) (*Endpoint, error) {
+	c, err := resolve(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return open(c)
+}
+
+// resolve turns a datapath.Config into the endpoint's config.
+func resolve(c datapath.Config) (config, error) {
+	cfg := config{Local: c.Local, Pool: c.Pool, Batch: c.Batch, MaxPayload: c.MaxPayload, MaxSegments: c.MaxSegments, BusyPoll: c.BusyPoll}
+	switch v := c.Options.(type) {
+	case nil:
+	case Options:
+		cfg.Options = v
+	case *Options:
+		if v != nil {
+			cfg.Options = *v
+		}
+	default:
+		return config{}, fmt.Errorf("%w: Options of type %T, want xdp.Options", ErrConfig, c.Options)
+	}
+	return cfg, nil
+}
+
+func open(cfg config) (_ *Endpoint, err error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
@@ -387,7 +417,7 @@ func Open(cfg Config) (_ *Endpoint, err error) {
 }
 
 // configure resolves the interface, addresses, limits and memory.
-func (e *Endpoint) configure(cfg *Config) error {
+func (e *Endpoint) configure(cfg *config) error {
 	if cfg.Local.IsValid() && !cfg.Local.Addr().Unmap().Is4() {
 		return fmt.Errorf("%w: local address %v is not IPv4", ErrConfig, cfg.Local)
 	}
@@ -552,7 +582,7 @@ func reservePort(local netip.AddrPort) (int, netip.AddrPort, error) {
 
 // openSocket creates the AF_XDP socket, registers the UMEM, maps the rings
 // and binds as Options.Bind asks (BindAuto: zero-copy first, then copy).
-func (e *Endpoint) openSocket(cfg *Config) error {
+func (e *Endpoint) openSocket(cfg *config) error {
 	var err error
 	e.fd, err = unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
