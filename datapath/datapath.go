@@ -178,3 +178,12 @@ var (
 	// MaxSegments-1.
 	ErrTooManySegments = errors.New("datapath: too many scatter-gather segments")
 )
+
+// ErrBadObject is returned by SendObject when an object's Serialize does not
+// match its Sizes (more or fewer entries or bytes than declared, or a head
+// written to the wrong length). Nothing is sent.
+var ErrBadObject = errors.New("datapath: object's Serialize disagrees with its Sizes")
+
+// MaxObjectEntries bounds the zero-copy entries of one object passed to
+// SendObject; an object reporting more is refused with ErrBadObject.
+const MaxObjectEntries = 1 << 14

@@ -241,52 +241,6 @@ func ExampleStats() {
 	// <nil> <nil> <nil>
 }
 
-// Guard is how a datapath makes its endpoint refuse overlapping calls
-// from two goroutines, and every call after Close. Each method brackets
-// its work with Enter and Exit; Close ends with ExitClosed.
-func ExampleGuard() {
-	var ep counterEndpoint
-	fmt.Println(ep.Count())
-
-	_ = ep.g.Enter() // as if another goroutine were inside a call now
-	fmt.Println(errors.Is(ep.Count(), datapath.ErrConcurrentUse))
-	ep.g.Exit()
-
-	fmt.Println(ep.Count(), ep.n)
-	fmt.Println(ep.Close())
-	fmt.Println(errors.Is(ep.Count(), datapath.ErrClosed), ep.g.Closed())
-	// Output:
-	// <nil>
-	// true
-	// <nil> 2
-	// <nil>
-	// true true
-}
-
-// counterEndpoint stands for a datapath's endpoint type.
-type counterEndpoint struct {
-	g datapath.Guard
-	n int
-}
-
-func (e *counterEndpoint) Count() error {
-	if err := e.g.Enter(); err != nil {
-		return err
-	}
-	defer e.g.Exit()
-	e.n++
-	return nil
-}
-
-func (e *counterEndpoint) Close() error {
-	if err := e.g.Enter(); err != nil {
-		return err
-	}
-	defer e.g.ExitClosed()
-	// ... release every reference, free the endpoint's resources ...
-	return nil
-}
-
 // calibratedEndpoint wraps an endpoint with the hybrid threshold measured
 // for its NIC by `cornflakes calibrate`.
 type calibratedEndpoint struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/petermattis/goid"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/internal/freelist"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc/internal/proto"
@@ -343,7 +344,7 @@ type Endpoint struct {
 	hdr      [proto.HeaderSize]byte
 	copyBuf  []byte
 	appender packetAppender // the datapath's in-place send, if it has one
-	coll     datapath.EntryCollector
+	coll     driver.EntryCollector
 	msgFree  []*txMsg
 	rxFree   []*rxBuf
 	reqFree  []*Request

@@ -1,7 +1,7 @@
 package rpc
 
 import (
-	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc/internal/proto"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -285,7 +285,7 @@ func (ep *Endpoint) newTxMsg(m Msg) (*txMsg, error) {
 // buffer of pool and its zero-copy entries referenced (through coll, left
 // empty). The endpoint's loop calls it with its own pool, a worker with
 // the Nexus's concurrent one. m is consumed on success only.
-func msgSegs(m Msg, pool *mem.Pool, coll *datapath.EntryCollector, maxMsg int, segs []mem.Buf) ([]mem.Buf, int, error) {
+func msgSegs(m Msg, pool *mem.Pool, coll *driver.EntryCollector, maxMsg int, segs []mem.Buf) ([]mem.Buf, int, error) {
 	switch m.kind {
 	case msgBuf:
 		if m.buf.IsZero() {
@@ -324,7 +324,7 @@ func msgSegs(m Msg, pool *mem.Pool, coll *datapath.EntryCollector, maxMsg int, s
 // objSegs appends o's head and copied fields, serialized into one buffer
 // of pool, and o's zero-copy entries (referenced through coll, left empty)
 // to segs; sz is o.Sizes().
-func objSegs(o wire.Object, sz wire.Sizes, pool *mem.Pool, coll *datapath.EntryCollector, segs []mem.Buf) ([]mem.Buf, error) {
+func objSegs(o wire.Object, sz wire.Sizes, pool *mem.Pool, coll *driver.EntryCollector, segs []mem.Buf) ([]mem.Buf, error) {
 	var head mem.Buf
 	var dst []byte
 	if sz.Head() > 0 {

@@ -3,7 +3,7 @@ package rpc
 import (
 	"errors"
 
-	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc/internal/proto"
 )
@@ -237,9 +237,9 @@ func (r *Request) workerRespond(m Msg) error {
 // prepare turns m into r.wsegs on the worker's goroutine, in the Nexus's
 // concurrent pool (msgSegs). m is consumed on success.
 func (r *Request) prepare(m Msg) error {
-	var coll *datapath.EntryCollector // for an object's zero-copy entries only
+	var coll *driver.EntryCollector // for an object's zero-copy entries only
 	if m.kind == msgObj {
-		coll = new(datapath.EntryCollector)
+		coll = new(driver.EntryCollector)
 	}
 	segs, total, err := msgSegs(m, r.ep.nx.workPool, coll, r.ep.maxMsg, r.wone[:0])
 	if err != nil {

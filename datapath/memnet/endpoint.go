@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -100,7 +101,7 @@ func (n *Network) Open(cfg datapath.Config, o Options) (*Endpoint, error) {
 	case ep.batch < 1 || ep.rxRing < 1 || ep.txQueue < 1:
 		return nil, fmt.Errorf("memnet: Batch, RxRing and TxQueue must be positive (got %d, %d, %d)", ep.batch, ep.rxRing, ep.txQueue)
 	}
-	ep.sel = datapath.NewSelector(ep.maxSegs)
+	ep.sel = driver.NewSelector(ep.maxSegs)
 
 	n.mu.Lock()
 	addr, err := n.bindLocked(cfg.Local)
@@ -209,7 +210,7 @@ type packet struct {
 	size     int
 	sg       [][]byte // DMA addresses, gathered at delivery
 	tx       mem.Buf  // the TX buffer (head and copied entries), or zero
-	zc       datapath.EntryCollector
+	zc       driver.EntryCollector
 	// Under Network.mu:
 	pending   int
 	cancelled bool
@@ -217,7 +218,7 @@ type packet struct {
 
 // Endpoint is a memnet endpoint; it implements datapath.Endpoint.
 type Endpoint struct {
-	guard   datapath.Guard
+	guard   driver.Guard
 	net     *Network
 	addr    netip.AddrPort
 	pool    *mem.Pool
@@ -226,7 +227,7 @@ type Endpoint struct {
 	maxPayload, maxSegs, batch, rxRing, txQueue int
 	busyPoll                                    bool
 
-	sel     *datapath.Selector
+	sel     *driver.Selector
 	rng     *rand.Rand
 	timer   *time.Timer
 	notify  chan struct{}
@@ -411,13 +412,13 @@ func (ep *Endpoint) txHead(p *packet, head []byte, n int) error {
 // SendObject implements datapath.Endpoint: the head, the object's header
 // and copied fields go into one TX buffer; each zero-copy entry is one more
 // segment, gathered at delivery. With more entries than MaxSegments-1 the
-// smallest are copied (datapath.Selector).
+// smallest are copied (driver.Selector).
 func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object) error {
 	if err := ep.guard.Enter(); err != nil {
 		return err
 	}
 	defer ep.guard.Exit()
-	sz, size, err := datapath.CheckSendObject(head, obj, ep.maxPayload)
+	sz, size, err := driver.CheckSendObject(head, obj, ep.maxPayload)
 	if err != nil {
 		return err
 	}

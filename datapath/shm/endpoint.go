@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/datapath/internal/wakefd"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -130,7 +131,7 @@ type Stats struct {
 // Endpoint is a shared-memory endpoint; it implements datapath.Endpoint,
 // datapath.SegmentReceiver, HybridThresholder and TimelyTuner.
 type Endpoint struct {
-	guard    datapath.Guard
+	guard    driver.Guard
 	addr     netip.AddrPort
 	name     string // rendezvous socket name
 	lfd      int    // listening socket
@@ -149,8 +150,8 @@ type Endpoint struct {
 	conns    []*conn
 	byAddr   map[netip.AddrPort]*conn
 	last     *conn // the connection of the last send (saves the map lookup)
-	sel      *datapath.Selector
-	zc       datapath.EntryCollector
+	sel      *driver.Selector
+	zc       driver.EntryCollector
 	queued   int
 	lastPoll time.Time
 	pfds     []unix.PollFd
@@ -236,7 +237,7 @@ func Open(cfg datapath.Config) (*Endpoint, error) {
 	if len(ep.spaces) > MaxPeerSpaces {
 		return nil, fmt.Errorf("shm: %d shared spaces, at most %d", len(ep.spaces), MaxPeerSpaces)
 	}
-	ep.sel = datapath.NewSelector(ep.maxSegs)
+	ep.sel = driver.NewSelector(ep.maxSegs)
 	ep.segTmp = make([]seg, 0, MaxMaxSegments)
 	if err := ep.bind(cfg.Local); err != nil {
 		return nil, err
@@ -560,13 +561,13 @@ func (ep *Endpoint) count(zc bool, n int) {
 // peer; each zero-copy entry in a registered shared space becomes a
 // descriptor into that space (no CPU copies it), others are copied into
 // the slot. With more entries than MaxSegments-1 the smallest are copied
-// (datapath.Selector).
+// (driver.Selector).
 func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object) error {
 	if err := ep.guard.Enter(); err != nil {
 		return err
 	}
 	defer ep.guard.Exit()
-	sz, size, err := datapath.CheckSendObject(head, obj, ep.maxPay)
+	sz, size, err := driver.CheckSendObject(head, obj, ep.maxPay)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ import (
 
 	"github.com/cornflakes-go/cornflakes"
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/datapath/internal/wakefd"
 	"github.com/cornflakes-go/cornflakes/internal/errs"
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -123,7 +124,7 @@ type txPkt struct {
 
 // Endpoint is one UDP socket. See the package documentation.
 type Endpoint struct {
-	guard   datapath.Guard
+	guard   driver.Guard
 	fd      int
 	v6      bool
 	local   netip.AddrPort
@@ -171,7 +172,7 @@ type Endpoint struct {
 	collect   bool
 	scratch   []mem.Buf
 	sizes     []int
-	sel       *datapath.Selector
+	sel       *driver.Selector
 
 	// RX.
 	rxBufs  []mem.Buf

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -229,7 +230,7 @@ func (e *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object) 
 		return err
 	}
 	defer e.exit()
-	sz, size, err := datapath.CheckSendObject(head, obj, e.maxPay)
+	sz, size, err := driver.CheckSendObject(head, obj, e.maxPay)
 	if err != nil {
 		return err
 	}
@@ -263,7 +264,7 @@ func (e *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object) 
 }
 
 // sendObjectCopying is SendObject for objects with more entries than
-// MaxSegments-1. It collects the entries, lets datapath.Selector keep the
+// MaxSegments-1. It collects the entries, lets driver.Selector keep the
 // largest zero-copy within the budget and copies the others into the same
 // TX buffer as the head: the leading run of copied entries extends the head
 // segment, every later run is one more segment pointing into that buffer.
@@ -305,10 +306,10 @@ func (e *Endpoint) sendObjectCopying(dst netip.AddrPort, head []byte, obj wire.O
 		return err
 	}
 	if e.sel == nil || e.sel.MaxSegments() != e.maxSeg {
-		e.sel = datapath.NewSelector(e.maxSeg)
+		e.sel = driver.NewSelector(e.maxSeg)
 	}
 	keep := e.sel.Select(e.sizes)
-	p, err := e.reserve(dst, datapath.CountSegments(len(ents), keep), size)
+	p, err := e.reserve(dst, driver.CountSegments(len(ents), keep), size)
 	if err != nil {
 		tbuf.Release()
 		return err

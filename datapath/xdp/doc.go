@@ -23,7 +23,7 @@
 // TX, the socket is bound with XDP_USE_SG). A buffer longer than ChunkSize
 // is split into several descriptors. Entries outside the UMEM are copied
 // into the TX buffer; when an object has more entries than MaxSegments-1
-// the smallest are copied (datapath.Selector). Every descriptor holds its
+// the smallest are copied (driver.Selector). Every descriptor holds its
 // own reference (a Clone) on the memory it points at; the reference is
 // released when the kernel returns the descriptor's address on the
 // completion ring (reaped by Flush, Recv, Wait and Close), never earlier.
@@ -59,6 +59,6 @@
 //
 // One endpoint per interface (one XDP program per interface). Open must
 // run in the interface's network namespace (netns.Do); afterwards the
-// endpoint works from any goroutine, one at a time (datapath.Guard).
+// endpoint works from any goroutine, one at a time (driver.Guard).
 // AF_XDP needs root (CAP_NET_ADMIN and CAP_BPF): Available says why not.
 package xdp

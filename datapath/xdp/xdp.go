@@ -13,6 +13,7 @@ import (
 
 	"github.com/cornflakes-go/cornflakes"
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/datapath/internal/wakefd"
 	"github.com/cornflakes-go/cornflakes/internal/errs"
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -223,7 +224,7 @@ type txDesc struct {
 // Endpoint is one AF_XDP socket on one interface queue. See the package
 // documentation.
 type Endpoint struct {
-	guard   datapath.Guard
+	guard   driver.Guard
 	fd      int
 	resFD   int // kernel UDP socket reserving the port
 	local   netip.AddrPort
@@ -254,8 +255,8 @@ type Endpoint struct {
 	ifLen      int
 	queued     int // packets written to the TX ring since the last Flush
 	descs      []txDesc
-	coll       datapath.EntryCollector
-	sel        *datapath.Selector
+	coll       driver.EntryCollector
+	sel        *driver.Selector
 	zc         []bool
 	lens       []int
 	parts      [][]byte
@@ -523,7 +524,7 @@ func (e *Endpoint) configure(cfg *config) error {
 	e.rxHeld = make([]mem.Buf, e.space.Len()/ChunkSize)
 	e.inflight = make([]txRec, 2*rs) // a power of two: indices are masked
 	e.descs = make([]txDesc, 0, MaxDescs+1)
-	e.sel = datapath.NewSelector(e.maxSeg)
+	e.sel = driver.NewSelector(e.maxSeg)
 	e.parts = make([][]byte, 0, MaxDescs)
 	e.rxParts = make([][]byte, 0, maxRxFrags)
 	e.busyPoll = cfg.BusyPoll

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -249,7 +250,7 @@ func (e *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object) 
 		return err
 	}
 	defer e.guard.Exit()
-	sz, total, err := datapath.CheckSendObject(head, obj, e.maxPay)
+	sz, total, err := driver.CheckSendObject(head, obj, e.maxPay)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,10 @@
-package datapath
+package driver
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+)
 
 const (
 	guardIdle uint32 = iota
@@ -8,8 +12,8 @@ const (
 	guardClosed
 )
 
-// Guard turns overlapping calls on an endpoint into ErrConcurrentUse and
-// calls after Close into ErrClosed. Every endpoint method starts with Enter
+// Guard turns overlapping calls on an endpoint into datapath.ErrConcurrentUse and
+// calls after Close into datapath.ErrClosed. Every endpoint method starts with Enter
 // and, when Enter succeeded, ends with Exit; Close ends with ExitClosed.
 //
 // It is one atomic compare-and-swap per call (about as cheap as an
@@ -20,23 +24,23 @@ const (
 // The zero Guard is idle (open).
 type Guard struct{ state atomic.Uint32 }
 
-// Enter marks the endpoint busy. It returns ErrConcurrentUse if another call
-// is in progress and ErrClosed if the endpoint was closed.
+// Enter marks the endpoint busy. It returns datapath.ErrConcurrentUse if another call
+// is in progress and datapath.ErrClosed if the endpoint was closed.
 func (g *Guard) Enter() error {
 	if g.state.CompareAndSwap(guardIdle, guardBusy) {
 		return nil
 	}
 	if g.state.Load() == guardClosed {
-		return ErrClosed
+		return datapath.ErrClosed
 	}
-	return ErrConcurrentUse
+	return datapath.ErrConcurrentUse
 }
 
 // Exit marks the endpoint idle again after a successful Enter.
 func (g *Guard) Exit() { g.state.Store(guardIdle) }
 
 // ExitClosed marks the endpoint closed after a successful Enter; every later
-// Enter returns ErrClosed.
+// Enter returns datapath.ErrClosed.
 func (g *Guard) ExitClosed() { g.state.Store(guardClosed) }
 
 // Closed reports whether ExitClosed was called.

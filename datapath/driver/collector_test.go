@@ -1,14 +1,13 @@
-package datapath_test
+package driver_test
 
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/dptest"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/mem/memtest"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -32,14 +31,14 @@ func TestCollectAndGather(t *testing.T) {
 	for _, maxSeg := range []int{1, 2, 3, 4, 5, 7, 8, 32} {
 		sz := obj.Sizes()
 		tx := make([]byte, sz.Head()+sz.ZeroCopy)
-		var c datapath.EntryCollector
+		var c driver.EntryCollector
 		if err := c.Collect(obj, sz, tx[:sz.Head()]); err != nil {
 			t.Fatal(err)
 		}
 		if c.Len() != len(entries) || entries[0].Refs() != 2 {
 			t.Fatalf("collector holds %d entries, refs %d", c.Len(), entries[0].Refs())
 		}
-		sel := datapath.NewSelector(maxSeg)
+		sel := driver.NewSelector(maxSeg)
 		sg, txLen, ce, cb, err := c.Gather(sel, tx, sz.Head(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -87,7 +86,7 @@ func TestCollectErrors(t *testing.T) {
 			if tc.dst >= 0 {
 				n = tc.dst
 			}
-			var c datapath.EntryCollector
+			var c driver.EntryCollector
 			err := c.Collect(tc.obj, sz, make([]byte, n))
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Collect = %v, want %v", err, tc.want)
@@ -98,7 +97,7 @@ func TestCollectErrors(t *testing.T) {
 		})
 	}
 	// Sizes that lie about bytes.
-	var c datapath.EntryCollector
+	var c driver.EntryCollector
 	sz := wire.Sizes{Entries: 1, ZeroCopy: 2}
 	if err := c.Collect(&dptest.Object{Entries: []mem.Buf{e}}, sz, nil); !errors.Is(err, datapath.ErrBadObject) {
 		t.Fatalf("Collect with too few declared bytes = %v", err)
@@ -119,8 +118,8 @@ func TestCollectGatherAllocs(t *testing.T) {
 	obj := &dptest.Object{Header: []byte("H"), Entries: entries}
 	sz := obj.Sizes()
 	tx := make([]byte, sz.Head()+sz.ZeroCopy)
-	sel := datapath.NewSelector(8)
-	var c datapath.EntryCollector
+	sel := driver.NewSelector(8)
+	var c driver.EntryCollector
 	sg := make([][]byte, 0, 64)
 	run := func() {
 		if err := c.Collect(obj, sz, tx[:sz.Head()]); err != nil {
@@ -141,55 +140,8 @@ func TestCollectGatherAllocs(t *testing.T) {
 	}
 }
 
-// registryRuns names each run's fake kind: the registry is process-wide
-// and refuses a second registration, so go test -count=N needs a new name.
-var registryRuns int
-
-func TestRegistry(t *testing.T) {
-	registryRuns++
-	kind := fmt.Sprintf("dptest-fake-%d", registryRuns)
-	datapath.Register(kind, func(cfg datapath.Config) (datapath.Endpoint, error) {
-		return nil, errors.New("fake open")
-	})
-	found := false
-	for _, k := range datapath.Kinds() {
-		found = found || k == kind
-	}
-	if !found {
-		t.Fatalf("Kinds() = %v, missing %s", datapath.Kinds(), kind)
-	}
-	if _, err := datapath.Open(kind, datapath.Config{}); err == nil || err.Error() != "fake open" {
-		t.Fatalf("Open of a registered kind: %v", err)
-	}
-	if _, err := datapath.Open("no-such-kind", datapath.Config{}); !errors.Is(err, datapath.ErrUnknownKind) {
-		t.Fatalf("Open of an unknown kind: %v, want ErrUnknownKind", err)
-	}
-	// A built-in kind whose package this program does not import (udp,
-	// here): the error says which import registers it.
-	const udpPkg = `"github.com/cornflakes-go/cornflakes/datapath/udp"`
-	if _, err := datapath.Open("udp", datapath.Config{}); !errors.Is(err, datapath.ErrUnknownKind) || !strings.Contains(err.Error(), "import _ "+udpPkg) {
-		t.Fatalf("Open of udp without its package: %v, want ErrUnknownKind naming %s", err, udpPkg)
-	}
-	for _, bad := range []func(){
-		func() {
-			datapath.Register(kind, func(datapath.Config) (datapath.Endpoint, error) { return nil, nil })
-		},
-		func() { datapath.Register("", func(datapath.Config) (datapath.Endpoint, error) { return nil, nil }) },
-		func() { datapath.Register("x", nil) },
-	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Error("bad Register did not panic")
-				}
-			}()
-			bad()
-		}()
-	}
-}
-
 func TestGuard(t *testing.T) {
-	var g datapath.Guard
+	var g driver.Guard
 	if err := g.Enter(); err != nil {
 		t.Fatal(err)
 	}
@@ -206,18 +158,10 @@ func TestGuard(t *testing.T) {
 	}
 }
 
-func TestStatsAdd(t *testing.T) {
-	s := datapath.Stats{TxPackets: 1, Drops: 2}
-	s.Add(datapath.Stats{TxPackets: 3, RxBytes: 4, Errors: 5})
-	if s != (datapath.Stats{TxPackets: 4, RxBytes: 4, Drops: 2, Errors: 5}) {
-		t.Fatalf("Add = %+v", s)
-	}
-}
-
 // BenchmarkGuard measures the cost an endpoint pays per call for
 // ErrConcurrentUse detection (one CAS + one store).
 func BenchmarkGuard(b *testing.B) {
-	var g datapath.Guard
+	var g driver.Guard
 	for b.Loop() {
 		if g.Enter() != nil {
 			b.Fatal("busy")

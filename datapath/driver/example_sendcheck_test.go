@@ -1,10 +1,11 @@
-package datapath_test
+package driver_test
 
 import (
 	"errors"
 	"fmt"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
@@ -19,11 +20,11 @@ func (s sized) Serialize(dst []byte, _ wire.EntrySink) error { return nil }
 // refuses the same objects with the same errors.
 func ExampleCheckSendObject() {
 	head := make([]byte, 16)
-	_, size, err := datapath.CheckSendObject(head, sized{Header: 8, Copied: 100}, 1500)
+	_, size, err := driver.CheckSendObject(head, sized{Header: 8, Copied: 100}, 1500)
 	fmt.Println(size, err)
-	_, _, err = datapath.CheckSendObject(head, sized{Copied: 2000}, 1500)
+	_, _, err = driver.CheckSendObject(head, sized{Copied: 2000}, 1500)
 	fmt.Println(errors.Is(err, datapath.ErrTooLarge))
-	_, _, err = datapath.CheckSendObject(head, sized{Copied: -1}, 1500)
+	_, _, err = driver.CheckSendObject(head, sized{Copied: -1}, 1500)
 	fmt.Println(errors.Is(err, datapath.ErrBadObject))
 	// Output:
 	// 124 <nil>

@@ -1,4 +1,4 @@
-package datapath
+package driver
 
 import (
 	"encoding/binary"

@@ -1,23 +1,19 @@
-package datapath
+package driver
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
-
-// ErrBadObject is returned by SendObject when an object's Serialize does not
-// match its Sizes (more or fewer entries or bytes than declared, or a head
-// written to the wrong length). Nothing is sent.
-var ErrBadObject = errors.New("datapath: object's Serialize disagrees with its Sizes")
 
 // EntryCollector is a wire.EntrySink that takes a reference (Clone) on every
 // zero-copy entry an object reports, into a slice that is reused from packet
 // to packet, so that a datapath can keep the memory alive until the send
 // completes. It enforces the object's declared Sizes: an entry beyond the
-// declared count or bytes aborts Serialize with ErrBadObject.
+// declared count or bytes aborts Serialize with datapath.ErrBadObject.
 //
 // The zero value is ready to use. It is not safe for concurrent use.
 type EntryCollector struct {
@@ -37,7 +33,7 @@ func (c *EntryCollector) ZeroCopyEntry(b mem.Buf) error {
 	n := b.Len()
 	if len(c.Bufs) >= c.maxEntries || c.Bytes+n > c.maxBytes {
 		return fmt.Errorf("%w: more entries or bytes than declared (%d entries, %d bytes)",
-			ErrBadObject, c.maxEntries, c.maxBytes)
+			datapath.ErrBadObject, c.maxEntries, c.maxBytes)
 	}
 	if err := b.Check(); err != nil {
 		return fmt.Errorf("datapath: zero-copy entry %d: %w", len(c.Bufs), err)
@@ -57,13 +53,13 @@ func (c *EntryCollector) Collect(obj wire.Object, sz wire.Sizes, dst []byte) err
 		return errors.New("datapath: EntryCollector.Collect on a non-empty collector")
 	}
 	if len(dst) != sz.Head() || sz.Entries < 0 || sz.ZeroCopy < 0 {
-		return fmt.Errorf("%w: bad sizes %+v for a %d-byte head", ErrBadObject, sz, len(dst))
+		return fmt.Errorf("%w: bad sizes %+v for a %d-byte head", datapath.ErrBadObject, sz, len(dst))
 	}
 	c.maxEntries, c.maxBytes = sz.Entries, sz.ZeroCopy
 	err := obj.Serialize(dst, c)
 	if err == nil && (len(c.Bufs) != sz.Entries || c.Bytes != sz.ZeroCopy) {
 		err = fmt.Errorf("%w: got %d entries / %d bytes, declared %d / %d",
-			ErrBadObject, len(c.Bufs), c.Bytes, sz.Entries, sz.ZeroCopy)
+			datapath.ErrBadObject, len(c.Bufs), c.Bytes, sz.Entries, sz.ZeroCopy)
 	}
 	if err != nil {
 		if rerr := c.Release(); rerr != nil {

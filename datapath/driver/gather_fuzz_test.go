@@ -1,12 +1,12 @@
-package datapath_test
+package driver_test
 
 import (
 	"bytes"
 	"sync"
 	"testing"
 
-	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/dptest"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/mem"
 )
 
@@ -51,11 +51,11 @@ func FuzzGather(f *testing.F) {
 		}()
 		sz := obj.Sizes()
 		tx := make([]byte, sz.Head()+sz.ZeroCopy)
-		var c datapath.EntryCollector
+		var c driver.EntryCollector
 		if err := c.Collect(obj, sz, tx[:sz.Head()]); err != nil {
 			t.Fatal(err)
 		}
-		sel := datapath.NewSelector(int(maxSeg%40) + 1)
+		sel := driver.NewSelector(int(maxSeg%40) + 1)
 		sg, _, ce, _, err := c.Gather(sel, tx, sz.Head(), nil)
 		if err != nil {
 			t.Fatal(err)
