@@ -73,7 +73,8 @@ type NexusConfig struct {
 	// the client answers at once; nothing is stored until then.
 	CookieLifetime time.Duration
 	// HandshakeRate bounds the connect requests per second from one
-	// source address (ip:port); more are dropped unanswered and counted
+	// source address (an IPv4 address or an IPv6 /64, whatever the port);
+	// more are dropped unanswered and counted
 	// (default DefaultHandshakeRate).
 	HandshakeRate int
 }
@@ -109,13 +110,6 @@ func (c NexusConfig) withDefaults() NexusConfig {
 	return c
 }
 
-type remote struct {
-	refs        int
-	lastHeard   time.Time
-	incarnation uint64
-	failed      bool
-}
-
 // Nexus is the per-process part of the RPC system: the handler registry,
 // the session-management UDP socket (connect/disconnect handshakes,
 // heartbeats, failure detection) and the worker pool. It is safe for
@@ -135,7 +129,7 @@ type Nexus struct {
 
 	mu        sync.Mutex
 	endpoints [256]*Endpoint
-	remotes   map[netip.AddrPort]*remote
+	mon       peerMonitor // failure detection (session_monitor.go)
 	closed    bool
 
 	done chan struct{}
@@ -174,7 +168,7 @@ func NewNexus(cfg NexusConfig) (*Nexus, error) {
 		addr:        conn.LocalAddr().(*net.UDPAddr).AddrPort(),
 		incarnation: rand.Uint64() | 1,
 		work:        make(chan *Request, cfg.WorkerQueue),
-		remotes:     map[netip.AddrPort]*remote{},
+		mon:         newPeerMonitor(int64(cfg.FailureTimeout)),
 		done:        make(chan struct{}),
 		start:       time.Now(),
 	}
@@ -274,28 +268,12 @@ func (n *Nexus) endpoint(id uint8) *Endpoint {
 // for failures.
 func (n *Nexus) monitor(addr netip.AddrPort, delta int, incarnation uint64) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	r := n.remotes[addr]
-	if r == nil {
-		if delta < 0 {
-			return
-		}
-		r = &remote{}
-		n.remotes[addr] = r
-	}
-	if delta > 0 && (r.refs == 0 || r.failed) {
-		r.lastHeard = time.Now()
-		r.failed = false
-		r.incarnation = incarnation
-	}
-	if delta > 0 && r.incarnation == 0 {
-		r.incarnation = incarnation
-	}
-	r.refs += delta
-	if r.refs <= 0 {
-		delete(n.remotes, addr)
-	}
+	n.mon.watch(addr, delta, incarnation, n.now())
+	n.mu.Unlock()
 }
+
+// now is the Nexus's monotonic clock (ns since NewNexus).
+func (n *Nexus) now() int64 { return int64(time.Since(n.start)) }
 
 func (n *Nexus) sendSM(to netip.AddrPort, p *smPkt) {
 	var b [smPktSize]byte
@@ -342,7 +320,7 @@ func (n *Nexus) handleSM(from netip.AddrPort, p *smPkt) {
 	case smPong:
 		n.heard(from, p.incarnation)
 	case smConnectReq:
-		v, key := n.gate.check(from, p, int64(time.Since(n.start)))
+		v, key := n.gate.check(from, p, n.now())
 		switch v {
 		case gateDrop:
 			n.counters.dropped.Add(1)
@@ -388,16 +366,7 @@ func (n *Nexus) handleSM(from netip.AddrPort, p *smPkt) {
 // incarnation means the peer restarted, so its old sessions have failed.
 func (n *Nexus) heard(addr netip.AddrPort, inc uint64) {
 	n.mu.Lock()
-	r := n.remotes[addr]
-	if r == nil {
-		n.mu.Unlock()
-		return
-	}
-	restarted := r.incarnation != 0 && inc != r.incarnation && !r.failed
-	r.lastHeard = time.Now()
-	if restarted {
-		r.failed = true
-	}
+	restarted := n.mon.heard(addr, inc, n.now())
 	n.mu.Unlock()
 	if restarted {
 		n.peerFailed(addr)
@@ -433,19 +402,8 @@ func (n *Nexus) heartbeatLoop() {
 			lastTrim = now
 			n.workPool.Trim(DefaultPoolIdle) // worker buffers of a past burst go back to the OS
 		}
-		failed, ping = failed[:0], ping[:0]
 		n.mu.Lock()
-		for addr, r := range n.remotes {
-			if r.failed {
-				continue
-			}
-			if now.Sub(r.lastHeard) > n.cfg.FailureTimeout {
-				r.failed = true
-				failed = append(failed, addr)
-				continue
-			}
-			ping = append(ping, addr)
-		}
+		ping, failed = n.mon.tick(n.now(), ping[:0], failed[:0])
 		n.mu.Unlock()
 		for _, a := range ping {
 			n.sendSM(a, &smPkt{typ: smPing})

@@ -23,12 +23,20 @@ type attacker struct {
 	srv       netip.AddrPort // the server's Nexus
 }
 
+//
+// Attackers bind 127.0.0.2, an address of their own: per-peer limits count
+// per address, and the honest nodes of the tests are on 127.0.0.1.
 func newAttacker(t *testing.T, srv netip.AddrPort) *attacker {
+	return newAttackerAt(t, srv, net.IPv4(127, 0, 0, 2))
+}
+
+// newAttackerAt is newAttacker with its sockets on ip (any port).
+func newAttackerAt(t *testing.T, srv netip.AddrPort, ip net.IP) *attacker {
 	t.Helper()
 	a := &attacker{srv: srv}
 	var err error
 	for _, c := range []**net.UDPConn{&a.ctl, &a.data} {
-		if *c, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); err != nil {
+		if *c, err = net.ListenUDP("udp", &net.UDPAddr{IP: ip}); err != nil {
 			t.Fatal(err)
 		}
 		_ = (*c).SetReadBuffer(4 << 20)
