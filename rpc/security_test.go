@@ -23,7 +23,6 @@ type attacker struct {
 	srv       netip.AddrPort // the server's Nexus
 }
 
-//
 // Attackers bind 127.0.0.2, an address of their own: per-peer limits count
 // per address, and the honest nodes of the tests are on 127.0.0.1.
 func newAttacker(t *testing.T, srv netip.AddrPort) *attacker {
