@@ -168,7 +168,7 @@ func NewNexus(cfg NexusConfig) (*Nexus, error) {
 		addr:        conn.LocalAddr().(*net.UDPAddr).AddrPort(),
 		incarnation: rand.Uint64() | 1,
 		work:        make(chan *Request, cfg.WorkerQueue),
-		mon:         newPeerMonitor(int64(cfg.FailureTimeout)),
+		mon:         newPeerMonitor(int64(cfg.FailureTimeout), int64(cfg.HeartbeatInterval), rand.Uint64),
 		done:        make(chan struct{}),
 		start:       time.Now(),
 	}
@@ -315,10 +315,10 @@ func (n *Nexus) smLoop() {
 func (n *Nexus) handleSM(from netip.AddrPort, p *smPkt) {
 	switch p.typ {
 	case smPing:
-		n.heard(from, p.incarnation)
-		n.sendSM(from, &smPkt{typ: smPong})
+		n.heard(from, p.incarnation, 0, false)
+		n.sendSM(from, &smPkt{typ: smPong, token: p.token}) // the pong echoes the ping's nonce
 	case smPong:
-		n.heard(from, p.incarnation)
+		n.heard(from, p.incarnation, p.token, false)
 	case smConnectReq:
 		v, key := n.gate.check(from, p, n.now())
 		switch v {
@@ -336,7 +336,7 @@ func (n *Nexus) handleSM(from netip.AddrPort, p *smPkt) {
 				serverEp: p.serverEp, clientSess: p.clientSess})
 			return
 		}
-		n.heard(from, p.incarnation)
+		n.heard(from, p.incarnation, 0, true) // the cookie proves the source address
 		ep := n.endpoint(p.serverEp)
 		if ep == nil {
 			n.counters.noEndpoint.Add(1)
@@ -346,7 +346,7 @@ func (n *Nexus) handleSM(from netip.AddrPort, p *smPkt) {
 		}
 		ep.post(mail{kind: mailSM, from: from, sm: *p, key: key.Name, role: key.Role})
 	case smDisconnectReq:
-		n.heard(from, p.incarnation)
+		n.heard(from, p.incarnation, 0, false)
 		ep := n.endpoint(p.serverEp)
 		if ep == nil {
 			n.sendSM(from, &smPkt{typ: smDisconnectResp, token: p.token, clientEp: p.clientEp,
@@ -355,19 +355,24 @@ func (n *Nexus) handleSM(from netip.AddrPort, p *smPkt) {
 		}
 		ep.post(mail{kind: mailSM, from: from, sm: *p})
 	case smConnectResp, smDisconnectResp, smChallenge, smEvicted:
-		n.heard(from, p.incarnation)
+		n.heard(from, p.incarnation, 0, false)
 		if ep := n.endpoint(p.clientEp); ep != nil {
 			ep.post(mail{kind: mailSM, from: from, sm: *p})
 		}
 	}
 }
 
-// heard records a packet from the peer Nexus at addr; a changed
-// incarnation means the peer restarted, so its old sessions have failed.
-func (n *Nexus) heard(addr netip.AddrPort, inc uint64) {
+// heard records a packet from the peer Nexus at addr (echo: a pong's
+// nonce; proven: a connect request the gate admitted); a changed
+// incarnation, proven, means the peer restarted, so its old sessions have
+// failed; unproven, it is probed with a ping (peerMonitor).
+func (n *Nexus) heard(addr netip.AddrPort, inc, echo uint64, proven bool) {
 	n.mu.Lock()
-	restarted := n.mon.heard(addr, inc, n.now())
+	restarted, probe := n.mon.heard(addr, inc, echo, proven, n.now())
 	n.mu.Unlock()
+	if probe.addr.IsValid() {
+		n.sendSM(probe.addr, &smPkt{typ: smPing, token: probe.nonce})
+	}
 	if restarted {
 		n.peerFailed(addr)
 	}
@@ -389,7 +394,7 @@ func (n *Nexus) heartbeatLoop() {
 	t := time.NewTicker(n.cfg.HeartbeatInterval)
 	defer t.Stop()
 	var failed []netip.AddrPort
-	var ping []netip.AddrPort
+	var ping []pingTo
 	lastTrim := time.Now()
 	for {
 		select {
@@ -406,7 +411,7 @@ func (n *Nexus) heartbeatLoop() {
 		ping, failed = n.mon.tick(n.now(), ping[:0], failed[:0])
 		n.mu.Unlock()
 		for _, a := range ping {
-			n.sendSM(a, &smPkt{typ: smPing})
+			n.sendSM(a.addr, &smPkt{typ: smPing, token: a.nonce})
 		}
 		for _, a := range failed {
 			n.peerFailed(a)

@@ -33,10 +33,11 @@ import (
 // Commands:
 //
 //	init id=N local=ADDR [max-sessions=N] [per-peer=N] [idle-evict=DUR]
-//	     [sm-timeout=DUR] [connect-timeout=DUR] [failure-timeout=DUR] [cred=NAME]
+//	     [sm-timeout=DUR] [connect-timeout=DUR] [failure-timeout=DUR]
+//	     [probe-every=DUR] [cred=NAME]           (nonces count from 101)
 //	connect nexus=ADDR ep=N token=N        a client session (Endpoint.Connect)
 //	disconnect sess=N                      Endpoint.Disconnect
-//	recv from=ADDR type=TYPE [token=N] [inc=N] [cep=N] [sep=N] [csess=N]
+//	recv from=ADDR type=TYPE [token=N] [inc=N]    (token: a ping's or pong's nonce) [cep=N] [sep=N] [csess=N]
 //	     [ssess=N] [data=ADDR] [cookie=HEX] [err=N] [key=NAME] [role=N]
 //	tick [advance=DUR]                     the endpoint's session timers
 //	heartbeat [advance=DUR]                the failure detector's tick
@@ -77,10 +78,10 @@ func TestSessionTranscripts(t *testing.T) {
 			case "heartbeat":
 				h.now += int64(argDur(t, d, "advance", 0))
 				ping, failed := h.mon.tick(h.now, nil, nil)
-				slices.SortFunc(ping, netip.AddrPort.Compare)
+				slices.SortFunc(ping, func(a, b pingTo) int { return a.addr.Compare(b.addr) })
 				slices.SortFunc(failed, netip.AddrPort.Compare)
 				for _, a := range ping {
-					h.printf("ping %s", a)
+					h.printf("ping %s nonce=%d", a.addr, a.nonce)
 				}
 				for _, a := range failed {
 					h.printf("peer-failed %s", a)
@@ -142,7 +143,9 @@ func newSMHarness(t *testing.T, d *datadriven.TestData) *smHarness {
 		MaxSessions: argInt(t, d, "max-sessions", DefaultMaxSessions), MaxPerPeer: argInt(t, d, "per-peer", DefaultMaxSessionsPerPeer),
 		IdleEvict: int64(argDur(t, d, "idle-evict", DefaultIdleEvict)),
 	}, &h.stats)
-	h.mon = newPeerMonitor(int64(argDur(t, d, "failure-timeout", 500*time.Millisecond)))
+	nonce := uint64(100)
+	h.mon = newPeerMonitor(int64(argDur(t, d, "failure-timeout", 500*time.Millisecond)), int64(argDur(t, d, "probe-every", 100*time.Millisecond)),
+		func() uint64 { nonce++; return nonce })
 	return h
 }
 
@@ -175,13 +178,23 @@ func (h *smHarness) recv(t *testing.T, d *datadriven.TestData) {
 		}
 		copy(p.cookie[:], b)
 	}
-	if h.mon.heard(from, p.incarnation, h.now) {
+	// As Nexus.handleSM: a pong echoes a nonce; a connect request here
+	// has passed the gate, whose cookie proves its source address.
+	var echo uint64
+	if p.typ == smPong {
+		echo = p.token
+	}
+	restarted, probe := h.mon.heard(from, p.incarnation, echo, p.typ == smConnectReq, h.now)
+	if probe.addr.IsValid() {
+		h.smSend(probe.addr, &smPkt{typ: smPing, token: probe.nonce})
+	}
+	if restarted {
 		h.printf("peer-restarted %s", from)
 		h.core.peerFailed(from)
 	}
 	switch p.typ {
 	case smPing:
-		h.smSend(from, &smPkt{typ: smPong})
+		h.smSend(from, &smPkt{typ: smPong, token: p.token})
 	case smPong:
 	default:
 		h.core.step(h.now, from, &p, argStr(t, d, "key", ""), uint8(argInt(t, d, "role", 0)))
@@ -193,6 +206,8 @@ func (h *smHarness) smSend(to netip.AddrPort, p *smPkt) {
 	fmt.Fprintf(&b, "send %s %s", to, smTypeNames[p.typ])
 	if p.typ != smPing && p.typ != smPong {
 		fmt.Fprintf(&b, " token=%d cep=%d sep=%d csess=%d ssess=%d", p.token, p.clientEp, p.serverEp, p.clientSess, p.serverSess)
+	} else {
+		fmt.Fprintf(&b, " nonce=%d", p.token)
 	}
 	if p.err != smOK {
 		fmt.Fprintf(&b, " err=%s", smErrNames[p.err])
