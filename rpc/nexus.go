@@ -49,7 +49,9 @@ type NexusConfig struct {
 	SMTimeout time.Duration
 	// ConnectTimeout bounds a connect or disconnect handshake (default 2s).
 	ConnectTimeout time.Duration
-	// HeartbeatInterval is the period of pings to peers (default FailureTimeout/5).
+	// HeartbeatInterval is the period of pings to peers, and the least
+	// interval between probes of one peer (docs/SECURITY.md; default
+	// FailureTimeout/5).
 	HeartbeatInterval time.Duration
 	// FailureTimeout is how long a peer may stay silent before it is
 	// declared failed (default 500ms, eRPC's kMachineFailureTimeoutMs).
