@@ -181,8 +181,9 @@ type EndpointConfig struct {
 
 	// Session limits of a server (docs/SECURITY.md). MaxSessions bounds
 	// the server sessions of the endpoint (default DefaultMaxSessions),
-	// MaxSessionsPerPeer those of one peer Nexus, by its control address
-	// (default DefaultMaxSessionsPerPeer). At a limit, a new session
+	// MaxSessionsPerPeer those of one peer address: an IPv4 address or
+	// an IPv6 /64, whatever the ports (every Nexus on one host shares it;
+	// default DefaultMaxSessionsPerPeer). At a limit, a new session
 	// evicts the oldest session that never carried a request, or else
 	// the oldest idle one (no packet for IdleEvict, default 10s); when
 	// there is none, the connect is refused. Evicted sessions are counted
@@ -350,17 +351,9 @@ type Endpoint struct {
 	reqFree  []*Request
 	resp     Response
 
-	sessions  []*sessInfo
-	freeSess  []uint16
-	tokens    map[tokenKey]uint16
-	smPending []uint16
-
-	// Server session limits (endpoint_admit.go).
-	maxSessions, maxPerPeer int
-	idleEvict               time.Duration
-	srvSessions             int
-	srvFIFO                 []sessRef // every server session, oldest first
-	peers                   map[netip.AddrPort]*peerSessions
+	// smCore is the session management (session_core.go): the sessions,
+	// their handshakes and limits; the endpoint is its host.
+	smCore
 
 	conts     freelist.List[contEntry] // by request tag
 	atWorkers int                      // requests handed to workers, not answered yet
@@ -419,8 +412,10 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 		cfg.PoolIdle = DefaultPoolIdle
 	}
 	ep := &Endpoint{nx: n, id: cfg.ID, dp: cfg.Datapath, pool: cfg.Pool, cfg: cfg, dpp: dpp,
-		start: time.Now(), tokens: map[tokenKey]uint16{}, peers: map[netip.AddrPort]*peerSessions{},
-		maxSessions: cfg.MaxSessions, maxPerPeer: cfg.MaxSessionsPerPeer, idleEvict: cfg.IdleEvict}
+		start: time.Now()}
+	ep.smCore.init(ep, smCoreConfig{ID: cfg.ID, Local: cfg.Datapath.LocalAddr(), Credential: n.cfg.Credential,
+		Incarnation: n.incarnation, SMTimeout: int64(n.cfg.SMTimeout), ConnectTimeout: int64(n.cfg.ConnectTimeout),
+		MaxSessions: cfg.MaxSessions, MaxPerPeer: cfg.MaxSessionsPerPeer, IdleEvict: int64(cfg.IdleEvict)}, &ep.stats)
 	cc := cfg.CC
 	if cc.Enable && cc.Disable {
 		return nil, fmt.Errorf("%w: CCConfig.Enable and CCConfig.Disable both set", ErrConfig)

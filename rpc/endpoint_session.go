@@ -11,72 +11,6 @@ import (
 	"github.com/cornflakes-go/cornflakes/rpc/internal/proto"
 )
 
-func (ep *Endpoint) session(num uint16) *sessInfo {
-	if int(num) < len(ep.sessions) {
-		return ep.sessions[num]
-	}
-	return nil
-}
-
-func (ep *Endpoint) newSession() (*sessInfo, bool) {
-	var num uint16
-	if k := len(ep.freeSess); k > 0 {
-		num = ep.freeSess[k-1]
-		ep.freeSess = ep.freeSess[:k-1]
-	} else {
-		if len(ep.sessions) >= proto.InvalidSession {
-			return nil, false
-		}
-		num = uint16(len(ep.sessions))
-		ep.sessions = append(ep.sessions, nil)
-	}
-	si := &sessInfo{num: num}
-	ep.sessions[num] = si
-	return si, true
-}
-
-func (ep *Endpoint) freeSession(si *sessInfo, err error) {
-	if si.inCore {
-		_ = ep.core.RemoveSession(si.num, err)
-		si.inCore = false
-	}
-	if si.monitored {
-		ep.nx.monitor(si.remoteNexus, -1, 0)
-		si.monitored = false
-	}
-	for i := range si.pre {
-		if !si.pre[i].IsZero() {
-			_ = si.pre[i].Release()
-		}
-	}
-	si.pre = nil
-	for i, r := range si.reqs {
-		// Unanswered requests die with the session: a later Respond
-		// fails. A dispatch request's bytes are released now; a worker
-		// request's are the worker's (it may still be reading them) until
-		// it answers.
-		if r != nil {
-			if r.mode == Dispatch {
-				if !r.buf.IsZero() {
-					_ = r.buf.Release()
-					r.buf = mem.Buf{}
-				}
-				r.data = nil
-			}
-			r.dead, r.tracked = true, false
-		}
-		si.reqs[i] = nil
-	}
-	if !si.client {
-		delete(ep.tokens, tokenKey{si.remoteNexus, si.token})
-	}
-	if si.counted {
-		ep.dropServerSession(si)
-	}
-	ep.sessions[si.num] = nil
-	ep.freeSess = append(ep.freeSess, si.num)
-}
-
 func (ep *Endpoint) sessionEvent(num uint16, ev SessionEvent, err error) {
 	if ev == ConnectFailed && ep.connWaiting && num == ep.connWaitNum {
 		ep.connWaitErr = err
@@ -99,19 +33,10 @@ func (ep *Endpoint) Connect(nexus netip.AddrPort, remoteEp uint8) (Session, erro
 	if !nexus.IsValid() {
 		return 0, fmt.Errorf("%w: invalid address", ErrConnectFailed)
 	}
-	si, ok := ep.newSession()
+	si, ok := ep.startConnect(ep.now(), nexus, remoteEp, rand.Uint64())
 	if !ok {
 		return 0, fmt.Errorf("%w: out of session numbers", ErrConnectFailed)
 	}
-	si.client = true
-	si.state = sessConnecting
-	si.remoteNexus = netip.AddrPortFrom(nexus.Addr().Unmap(), nexus.Port())
-	si.remoteEp = remoteEp
-	si.token = rand.Uint64()
-	now := ep.now()
-	si.deadline = now + int64(ep.nx.cfg.ConnectTimeout)
-	ep.sendConnect(si, now)
-	ep.addSMPending(si)
 	return Session(si.num), nil
 }
 
@@ -168,29 +93,6 @@ func (ep *Endpoint) ConnectHost(hostport string, remoteEp uint8) (Session, error
 		return 0, fmt.Errorf("%w: %w", ErrConnectFailed, err)
 	}
 	return ep.Connect(ua.AddrPort(), remoteEp)
-}
-
-func (ep *Endpoint) addSMPending(si *sessInfo) {
-	if !si.pendingSM {
-		si.pendingSM = true
-		ep.smPending = append(ep.smPending, si.num)
-	}
-}
-
-func (ep *Endpoint) sendConnect(si *sessInfo, now int64) {
-	si.nextSM = now + int64(ep.nx.cfg.SMTimeout)
-	p := smPkt{typ: smConnectReq, token: si.token, incarnation: ep.nx.incarnation, clientEp: ep.id, serverEp: si.remoteEp,
-		clientSess: si.num, dataAddr: ep.dp.LocalAddr(), cookie: si.cookie}
-	if c := ep.nx.cfg.Credential; c != nil {
-		p.sign(c)
-	}
-	ep.nx.sendSM(si.remoteNexus, &p)
-}
-
-func (ep *Endpoint) sendDisconnect(si *sessInfo, now int64) {
-	si.nextSM = now + int64(ep.nx.cfg.SMTimeout)
-	ep.nx.sendSM(si.remoteNexus, &smPkt{typ: smDisconnectReq, token: si.token, clientEp: ep.id, serverEp: si.remoteEp,
-		clientSess: si.num, serverSess: si.remoteSess, dataAddr: ep.dp.LocalAddr()})
 }
 
 // IsConnected reports whether s is a connected client session.
@@ -250,59 +152,11 @@ func (ep *Endpoint) Disconnect(s Session) error {
 	if si == nil || !si.client {
 		return ErrNoSession
 	}
-	switch si.state {
-	case sessDisconnecting:
-		return nil
-	case sessConnecting:
-		ep.freeSession(si, ErrDisconnected)
-		return nil
-	}
-	if ep.core.Pending(si.num) > 0 {
+	if si.state == sessConnected && ep.core.Pending(si.num) > 0 {
 		return ErrSessionBusy
 	}
-	si.state = sessDisconnecting
-	now := ep.now()
-	si.deadline = now + int64(ep.nx.cfg.ConnectTimeout)
-	ep.sendDisconnect(si, now)
-	ep.addSMPending(si)
+	ep.startDisconnect(ep.now(), si)
 	return nil
-}
-
-func (ep *Endpoint) smTimers(now int64) {
-	keep := ep.smPending[:0]
-	for _, num := range ep.smPending {
-		si := ep.session(num)
-		if si == nil || !si.pendingSM {
-			continue
-		}
-		switch si.state {
-		case sessConnecting:
-			if now >= si.deadline {
-				si.pendingSM = false
-				ep.freeSession(si, ErrConnectFailed)
-				ep.sessionEvent(num, ConnectFailed, fmt.Errorf("%w: timed out", ErrConnectFailed))
-				continue
-			}
-			if now >= si.nextSM {
-				ep.sendConnect(si, now)
-			}
-		case sessDisconnecting:
-			if now >= si.deadline {
-				si.pendingSM = false
-				ep.freeSession(si, ErrDisconnected)
-				ep.sessionEvent(num, Disconnected, nil)
-				continue
-			}
-			if now >= si.nextSM {
-				ep.sendDisconnect(si, now)
-			}
-		default:
-			si.pendingSM = false
-			continue
-		}
-		keep = append(keep, num)
-	}
-	ep.smPending = keep
 }
 
 func (ep *Endpoint) drainMail() {
@@ -329,139 +183,59 @@ func (ep *Endpoint) drainMail() {
 	ep.mailSpare = q[:0]
 }
 
+// handleSM hands control packet p from the peer Nexus at from to the
+// session core (key and role: the credential of a connect request).
 func (ep *Endpoint) handleSM(from netip.AddrPort, p *smPkt, key string, role uint8) {
-	p.dataAddr = unmap(p.dataAddr)
-	if a := p.dataAddr.Addr(); !a.IsValid() || a.IsUnspecified() {
-		// The peer's datapath is bound to a wildcard address: reach it at
-		// the address its control packet came from.
-		p.dataAddr = netip.AddrPortFrom(from.Addr(), p.dataAddr.Port())
+	ep.step(ep.now(), from, p, key, role)
+}
+
+// The endpoint is its session core's host (smHost): the effects of the
+// core's decisions on the Nexus, the protocol core and the application.
+
+func (ep *Endpoint) smSend(to netip.AddrPort, p *smPkt) { ep.nx.sendSM(to, p) }
+
+func (ep *Endpoint) smOpen(cfg proto.SessionConfig) error {
+	if cfg.Client {
+		cfg.NoCC = ep.sessionNoCC(cfg.Peer)
 	}
-	switch p.typ {
-	case smConnectReq:
-		tk := tokenKey{from, p.token}
-		if num, ok := ep.tokens[tk]; ok {
-			ep.replyConnect(from, p, num, smOK)
-			return
+	return ep.core.AddSession(cfg)
+}
+
+func (ep *Endpoint) smClose(si *sessInfo, opened bool, err error) {
+	if opened {
+		_ = ep.core.RemoveSession(si.num, err)
+	}
+	for i := range si.pre {
+		if !si.pre[i].IsZero() {
+			_ = si.pre[i].Release()
 		}
-		if !ep.admit(from) {
-			ep.stats.SessionsRefused++
-			ep.replyConnect(from, p, 0, smErrNoSessions)
-			return
-		}
-		si, ok := ep.newSession()
-		if !ok {
-			ep.stats.SessionsRefused++
-			ep.replyConnect(from, p, 0, smErrNoSessions)
-			return
-		}
-		si.state = sessConnected
-		si.remoteNexus, si.remoteEp, si.remoteSess, si.token = from, p.clientEp, p.clientSess, p.token
-		si.key, si.role = key, role
-		if err := ep.core.AddSession(proto.SessionConfig{Num: si.num, Remote: p.clientSess, Peer: p.dataAddr}); err != nil {
-			ep.freeSession(si, nil)
-			ep.replyConnect(from, p, 0, smErrNoSessions)
-			return
-		}
-		si.inCore = true
-		ep.tokens[tk] = si.num
-		ep.addServerSession(si)
-		ep.stats.SessionsAccepted++
-		ep.nx.monitor(from, 1, p.incarnation)
-		si.monitored = true
-		ep.replyConnect(from, p, si.num, smOK)
-		ep.sessionEvent(si.num, Accepted, nil)
-	case smConnectResp:
-		si := ep.session(p.clientSess)
-		if si == nil || !si.client || si.state != sessConnecting || si.token != p.token {
-			return // stale or duplicate
-		}
-		si.pendingSM = false
-		if p.err != smOK {
-			err := fmt.Errorf("%w: peer error %d", ErrConnectFailed, p.err)
-			switch p.err {
-			case smErrNoEndpoint:
-				err = fmt.Errorf("%w: %w", ErrConnectFailed, ErrInvalidEndpointID)
-			case smErrNoSessions:
-				err = fmt.Errorf("%w: the server is at its session limit", ErrConnectFailed)
-			case smErrAuth:
-				err = fmt.Errorf("%w: %w", ErrConnectFailed, ErrAuth)
+	}
+	si.pre = nil
+	for i, r := range si.reqs {
+		// Unanswered requests die with the session: a later Respond
+		// fails. A dispatch request's bytes are released now; a worker
+		// request's are the worker's (it may still be reading them) until
+		// it answers.
+		if r != nil {
+			if r.mode == Dispatch {
+				if !r.buf.IsZero() {
+					_ = r.buf.Release()
+					r.buf = mem.Buf{}
+				}
+				r.data = nil
 			}
-			ep.freeSession(si, err)
-			ep.sessionEvent(p.clientSess, ConnectFailed, err)
-			return
+			r.dead, r.tracked = true, false
 		}
-		if err := ep.core.AddSession(proto.SessionConfig{Num: si.num, Client: true, Remote: p.serverSess, Peer: p.dataAddr, NoCC: ep.sessionNoCC(p.dataAddr)}); err != nil {
-			ep.freeSession(si, err)
-			ep.sessionEvent(p.clientSess, ConnectFailed, err)
-			return
-		}
-		si.inCore = true
-		si.remoteSess = p.serverSess
-		si.state = sessConnected
-		ep.nx.monitor(si.remoteNexus, 1, p.incarnation)
-		si.monitored = true
-		ep.sessionEvent(si.num, Connected, nil)
-	case smDisconnectReq:
-		key := tokenKey{from, p.token}
-		if num, ok := ep.tokens[key]; ok {
-			if si := ep.session(num); si != nil && !si.client {
-				ep.freeSession(si, ErrDisconnected)
-			}
-		}
-		ep.nx.sendSM(from, &smPkt{typ: smDisconnectResp, token: p.token, clientEp: p.clientEp, serverEp: ep.id,
-			clientSess: p.clientSess, serverSess: p.serverSess, dataAddr: ep.dp.LocalAddr()})
-	case smChallenge:
-		si := ep.session(p.clientSess)
-		if si == nil || !si.client || si.state != sessConnecting || si.token != p.token || si.cookie == p.cookie || from != si.remoteNexus {
-			return // stale, duplicate, or one we already answered
-		}
-		si.cookie = p.cookie
-		ep.sendConnect(si, ep.now()) // at once: the retransmission timer restarts
-	case smEvicted:
-		si := ep.session(p.clientSess)
-		if si == nil || !si.client || si.state != sessConnected || si.token != p.token || si.remoteSess != p.serverSess || from != si.remoteNexus {
-			return
-		}
-		num := si.num
-		si.pendingSM = false
-		ep.freeSession(si, ErrEvicted)
-		ep.process() // continuations of the failed requests
-		ep.sessionEvent(num, Failed, ErrEvicted)
-	case smDisconnectResp:
-		si := ep.session(p.clientSess)
-		if si == nil || !si.client || si.state != sessDisconnecting || si.token != p.token {
-			return
-		}
-		si.pendingSM = false
-		ep.freeSession(si, ErrDisconnected)
-		ep.sessionEvent(p.clientSess, Disconnected, nil)
+		si.reqs[i] = nil
 	}
 }
 
-func (ep *Endpoint) replyConnect(to netip.AddrPort, p *smPkt, num uint16, e smErr) {
-	ep.nx.sendSM(to, &smPkt{typ: smConnectResp, err: e, token: p.token, clientEp: p.clientEp, serverEp: ep.id,
-		clientSess: p.clientSess, serverSess: num, dataAddr: ep.dp.LocalAddr()})
+func (ep *Endpoint) smEvent(num uint16, ev SessionEvent, err error) { ep.sessionEvent(num, ev, err) }
+
+func (ep *Endpoint) smMonitor(addr netip.AddrPort, delta int, inc uint64) {
+	ep.nx.monitor(addr, delta, inc)
 }
 
-// peerFailed fails every session to the Nexus at addr: pending requests
-// complete with ErrPeerFailed (Appendix B: the packets already handed to
-// the datapath hold their own references).
-func (ep *Endpoint) peerFailed(addr netip.AddrPort) {
-	for _, si := range ep.sessions {
-		if si == nil || si.remoteNexus != addr {
-			continue
-		}
-		num := si.num
-		client := si.client
-		connecting := si.state == sessConnecting
-		si.pendingSM = false
-		ep.freeSession(si, ErrPeerFailed)
-		ep.process() // continuations of the failed requests
-		switch {
-		case client && connecting:
-			ep.sessionEvent(num, ConnectFailed, ErrPeerFailed)
-		default:
-			ep.sessionEvent(num, Failed, ErrPeerFailed)
-		}
-	}
-}
+func (ep *Endpoint) smLastRx(num uint16) int64 { return ep.core.LastRx(num) }
+
+func (ep *Endpoint) smProcess() { ep.process() }

@@ -31,6 +31,8 @@ const (
 	SMConnectResp = uint8(smConnectResp)
 	SMChallenge   = uint8(smChallenge)
 	SMEvicted     = uint8(smEvicted)
+	SMPing        = uint8(smPing)
+	SMPong        = uint8(smPong)
 )
 
 // EncodeSM encodes p as the wire packet.

@@ -21,7 +21,8 @@ const (
 	// every lifetime, and cookies of the previous secret are accepted.
 	DefaultCookieLifetime = 10 * time.Second
 	// DefaultHandshakeRate is the connect requests per second one source
-	// address may make before the rest are dropped unanswered
+	// address (IPv4 address or IPv6 /64, any port) may make before the
+	// rest are dropped unanswered
 	// (NexusConfig.HandshakeRate).
 	DefaultHandshakeRate = 100_000
 	// MinSecretSize is the shortest credential secret (Key.Secret,
@@ -237,7 +238,7 @@ func (g *gate) check(from netip.AddrPort, p *smPkt, now int64) (gateVerdict, Key
 	if now-g.rotatedAt >= g.lifetime {
 		g.rotate(now)
 	}
-	b := &g.buckets[maphash.Comparable(g.seed, from)%uint64(len(g.buckets))]
+	b := &g.buckets[maphash.Comparable(g.seed, peerKeyOf(from))%uint64(len(g.buckets))]
 	if w := now / int64(rateWindow); b.window != w {
 		b.window, b.n = w, 0
 	}

@@ -49,7 +49,9 @@ type NexusConfig struct {
 	SMTimeout time.Duration
 	// ConnectTimeout bounds a connect or disconnect handshake (default 2s).
 	ConnectTimeout time.Duration
-	// HeartbeatInterval is the period of pings to peers (default FailureTimeout/5).
+	// HeartbeatInterval is the period of pings to peers, and the least
+	// interval between probes of one peer (docs/SECURITY.md; default
+	// FailureTimeout/5).
 	HeartbeatInterval time.Duration
 	// FailureTimeout is how long a peer may stay silent before it is
 	// declared failed (default 500ms, eRPC's kMachineFailureTimeoutMs).
@@ -73,7 +75,8 @@ type NexusConfig struct {
 	// the client answers at once; nothing is stored until then.
 	CookieLifetime time.Duration
 	// HandshakeRate bounds the connect requests per second from one
-	// source address (ip:port); more are dropped unanswered and counted
+	// source address (an IPv4 address or an IPv6 /64, whatever the port);
+	// more are dropped unanswered and counted
 	// (default DefaultHandshakeRate).
 	HandshakeRate int
 }
@@ -109,13 +112,6 @@ func (c NexusConfig) withDefaults() NexusConfig {
 	return c
 }
 
-type remote struct {
-	refs        int
-	lastHeard   time.Time
-	incarnation uint64
-	failed      bool
-}
-
 // Nexus is the per-process part of the RPC system: the handler registry,
 // the session-management UDP socket (connect/disconnect handshakes,
 // heartbeats, failure detection) and the worker pool. It is safe for
@@ -135,7 +131,7 @@ type Nexus struct {
 
 	mu        sync.Mutex
 	endpoints [256]*Endpoint
-	remotes   map[netip.AddrPort]*remote
+	mon       peerMonitor // failure detection (session_monitor.go)
 	closed    bool
 
 	done chan struct{}
@@ -174,7 +170,7 @@ func NewNexus(cfg NexusConfig) (*Nexus, error) {
 		addr:        conn.LocalAddr().(*net.UDPAddr).AddrPort(),
 		incarnation: rand.Uint64() | 1,
 		work:        make(chan *Request, cfg.WorkerQueue),
-		remotes:     map[netip.AddrPort]*remote{},
+		mon:         newPeerMonitor(int64(cfg.FailureTimeout), int64(cfg.HeartbeatInterval), rand.Uint64),
 		done:        make(chan struct{}),
 		start:       time.Now(),
 	}
@@ -274,28 +270,12 @@ func (n *Nexus) endpoint(id uint8) *Endpoint {
 // for failures.
 func (n *Nexus) monitor(addr netip.AddrPort, delta int, incarnation uint64) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	r := n.remotes[addr]
-	if r == nil {
-		if delta < 0 {
-			return
-		}
-		r = &remote{}
-		n.remotes[addr] = r
-	}
-	if delta > 0 && (r.refs == 0 || r.failed) {
-		r.lastHeard = time.Now()
-		r.failed = false
-		r.incarnation = incarnation
-	}
-	if delta > 0 && r.incarnation == 0 {
-		r.incarnation = incarnation
-	}
-	r.refs += delta
-	if r.refs <= 0 {
-		delete(n.remotes, addr)
-	}
+	n.mon.watch(addr, delta, incarnation, n.now())
+	n.mu.Unlock()
 }
+
+// now is the Nexus's monotonic clock (ns since NewNexus).
+func (n *Nexus) now() int64 { return int64(time.Since(n.start)) }
 
 func (n *Nexus) sendSM(to netip.AddrPort, p *smPkt) {
 	var b [smPktSize]byte
@@ -337,12 +317,12 @@ func (n *Nexus) smLoop() {
 func (n *Nexus) handleSM(from netip.AddrPort, p *smPkt) {
 	switch p.typ {
 	case smPing:
-		n.heard(from, p.incarnation)
-		n.sendSM(from, &smPkt{typ: smPong})
+		n.heard(from, p.incarnation, 0, false)
+		n.sendSM(from, &smPkt{typ: smPong, token: p.token}) // the pong echoes the ping's nonce
 	case smPong:
-		n.heard(from, p.incarnation)
+		n.heard(from, p.incarnation, p.token, false)
 	case smConnectReq:
-		v, key := n.gate.check(from, p, int64(time.Since(n.start)))
+		v, key := n.gate.check(from, p, n.now())
 		switch v {
 		case gateDrop:
 			n.counters.dropped.Add(1)
@@ -358,7 +338,7 @@ func (n *Nexus) handleSM(from netip.AddrPort, p *smPkt) {
 				serverEp: p.serverEp, clientSess: p.clientSess})
 			return
 		}
-		n.heard(from, p.incarnation)
+		n.heard(from, p.incarnation, 0, true) // the cookie proves the source address
 		ep := n.endpoint(p.serverEp)
 		if ep == nil {
 			n.counters.noEndpoint.Add(1)
@@ -368,7 +348,7 @@ func (n *Nexus) handleSM(from netip.AddrPort, p *smPkt) {
 		}
 		ep.post(mail{kind: mailSM, from: from, sm: *p, key: key.Name, role: key.Role})
 	case smDisconnectReq:
-		n.heard(from, p.incarnation)
+		n.heard(from, p.incarnation, 0, false)
 		ep := n.endpoint(p.serverEp)
 		if ep == nil {
 			n.sendSM(from, &smPkt{typ: smDisconnectResp, token: p.token, clientEp: p.clientEp,
@@ -377,28 +357,24 @@ func (n *Nexus) handleSM(from netip.AddrPort, p *smPkt) {
 		}
 		ep.post(mail{kind: mailSM, from: from, sm: *p})
 	case smConnectResp, smDisconnectResp, smChallenge, smEvicted:
-		n.heard(from, p.incarnation)
+		n.heard(from, p.incarnation, 0, false)
 		if ep := n.endpoint(p.clientEp); ep != nil {
 			ep.post(mail{kind: mailSM, from: from, sm: *p})
 		}
 	}
 }
 
-// heard records a packet from the peer Nexus at addr; a changed
-// incarnation means the peer restarted, so its old sessions have failed.
-func (n *Nexus) heard(addr netip.AddrPort, inc uint64) {
+// heard records a packet from the peer Nexus at addr (echo: a pong's
+// nonce; proven: a connect request the gate admitted); a changed
+// incarnation, proven, means the peer restarted, so its old sessions have
+// failed; unproven, it is probed with a ping (peerMonitor).
+func (n *Nexus) heard(addr netip.AddrPort, inc, echo uint64, proven bool) {
 	n.mu.Lock()
-	r := n.remotes[addr]
-	if r == nil {
-		n.mu.Unlock()
-		return
-	}
-	restarted := r.incarnation != 0 && inc != r.incarnation && !r.failed
-	r.lastHeard = time.Now()
-	if restarted {
-		r.failed = true
-	}
+	restarted, probe := n.mon.heard(addr, inc, echo, proven, n.now())
 	n.mu.Unlock()
+	if probe.addr.IsValid() {
+		n.sendSM(probe.addr, &smPkt{typ: smPing, token: probe.nonce})
+	}
 	if restarted {
 		n.peerFailed(addr)
 	}
@@ -420,7 +396,7 @@ func (n *Nexus) heartbeatLoop() {
 	t := time.NewTicker(n.cfg.HeartbeatInterval)
 	defer t.Stop()
 	var failed []netip.AddrPort
-	var ping []netip.AddrPort
+	var ping []pingTo
 	lastTrim := time.Now()
 	for {
 		select {
@@ -433,22 +409,11 @@ func (n *Nexus) heartbeatLoop() {
 			lastTrim = now
 			n.workPool.Trim(DefaultPoolIdle) // worker buffers of a past burst go back to the OS
 		}
-		failed, ping = failed[:0], ping[:0]
 		n.mu.Lock()
-		for addr, r := range n.remotes {
-			if r.failed {
-				continue
-			}
-			if now.Sub(r.lastHeard) > n.cfg.FailureTimeout {
-				r.failed = true
-				failed = append(failed, addr)
-				continue
-			}
-			ping = append(ping, addr)
-		}
+		ping, failed = n.mon.tick(n.now(), ping[:0], failed[:0])
 		n.mu.Unlock()
 		for _, a := range ping {
-			n.sendSM(a, &smPkt{typ: smPing})
+			n.sendSM(a.addr, &smPkt{typ: smPing, token: a.nonce})
 		}
 		for _, a := range failed {
 			n.peerFailed(a)

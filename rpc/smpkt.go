@@ -16,7 +16,8 @@ import (
 //	byte   5      type (smConnectReq .. smEvicted)
 //	byte   6      error code (smErr*)
 //	byte   7      reserved (0)
-//	bytes  8..15  token: random per connect attempt, echoed by the server
+//	bytes  8..15  token: random per connect attempt, echoed by the server;
+//	              in a ping, a nonce of the sender's that the pong echoes
 //	bytes 16..23  incarnation of the sender's Nexus (random per process start)
 //	byte  24      client endpoint id
 //	byte  25      server endpoint id

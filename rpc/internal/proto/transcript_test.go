@@ -1,21 +1,20 @@
 package proto
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/datadriven"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt transcripts with the actual output")
-
-// TestTranscripts replays testdata/*.txt: each block is a command line, a
-// "----" line and the expected output, separated by blank lines. If this
-// test fails after an intended change, run
+// TestTranscripts replays testdata/*.txt with the data-driven test library
+// (github.com/cockroachdb/datadriven, as etcd's raft uses): each block is a
+// command line, a "----" line and the expected output, separated by blank
+// lines. If this test fails after an intended change, run
 //
 //	go test ./rpc/internal/proto -run TestTranscripts -rewrite
 //
@@ -42,69 +41,17 @@ func TestTranscripts(t *testing.T) {
 		t.Fatalf("no transcripts: %v", err)
 	}
 	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) { runTranscript(t, f) })
-	}
-}
-
-type tblock struct {
-	cmd, want string
-}
-
-func parseTranscript(t *testing.T, text string) []tblock {
-	var blocks []tblock
-	lines := strings.Split(text, "\n")
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		b := tblock{cmd: l}
-		i++
-		if i >= len(lines) || lines[i] != "----" {
-			t.Fatalf("line %d: want ---- after %q", i+1, l)
-		}
-		var out []string
-		for i++; i < len(lines) && lines[i] != ""; i++ {
-			out = append(out, lines[i])
-		}
-		b.want = strings.Join(out, "\n")
-		blocks = append(blocks, b)
-	}
-	return blocks
-}
-
-func runTranscript(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := parseTranscript(t, string(data))
-	var w *world
-	var out strings.Builder
-	// Keep leading comments when rewriting.
-	for _, l := range strings.Split(string(data), "\n") {
-		if !strings.HasPrefix(l, "#") {
-			break
-		}
-		out.WriteString(l + "\n")
-	}
-	for _, b := range blocks {
-		got := runCmd(t, &w, b.cmd)
-		if *rewrite {
-			fmt.Fprintf(&out, "\n%s\n----\n%s\n", b.cmd, got)
-			continue
-		}
-		if got != b.want {
-			t.Fatalf("%s: %s\n--- got\n%s\n--- want\n%s", file, b.cmd, got, b.want)
-		}
-	}
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(strings.TrimLeft(out.String(), "\n")), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if w != nil {
-		w.closeAll()
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			var w *world
+			defer func() {
+				if w != nil {
+					w.closeAll()
+				}
+			}()
+			datadriven.RunTest(t, f, func(t *testing.T, d *datadriven.TestData) string {
+				return runCmd(t, &w, d.FullCmd()) + "\n"
+			})
+		})
 	}
 }
 
