@@ -274,6 +274,10 @@ type Stats struct {
 	// SendErrors counts datapath send and flush errors (the packets
 	// count as lost; the protocol retransmits them).
 	SendErrors uint64
+	// Deferred counts packets the datapath refused for want of room
+	// (a busy peer: shm's ErrBusy) that the endpoint kept and sent on a
+	// later loop turn, in order, instead of losing them.
+	Deferred uint64
 	// RecvErrors counts datapath receive errors (a full pool, a failed
 	// system call): the loop goes on and receives in its next iteration.
 	RecvErrors uint64

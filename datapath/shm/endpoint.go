@@ -125,6 +125,15 @@ type Stats struct {
 	CompletionDrops uint64
 	// Peers is the number of live connections.
 	Peers int
+	// TxInFlight is the number of our TX slots posted and not yet
+	// completed by their peers, TxZeroCopyHeld the zero-copy bytes those
+	// slots reference, and RxHeld the number of peers' slots this
+	// endpoint holds for segmented packets the application has not
+	// released (all three summed over the live connections, at the time
+	// of the call).
+	TxInFlight     int
+	TxZeroCopyHeld int64
+	RxHeld         int
 }
 
 // Endpoint is a shared-memory endpoint; it implements datapath.Endpoint,
@@ -346,6 +355,9 @@ func (ep *Endpoint) ShmStats() Stats {
 	for _, c := range ep.conns {
 		if c.state == connUp {
 			s.Peers++
+			s.TxInFlight += c.inflight
+			s.TxZeroCopyHeld += c.zcBytes
+			s.RxHeld += len(c.held)
 		}
 	}
 	return s
