@@ -348,6 +348,9 @@ type Endpoint struct {
 	hdr      [proto.HeaderSize]byte
 	copyBuf  []byte
 	appender packetAppender // the datapath's in-place send, if it has one
+	// Packets a busy peer refused, in order per peer (endpoint_defer.go).
+	deferred  map[netip.AddrPort][]mem.Buf
+	nDeferred int
 	coll     datapath.EntryCollector
 	msgFree  []*txMsg
 	rxFree   []*rxBuf
@@ -455,7 +458,11 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	if cc.NoBatchTimestamps && cc.Clock == nil {
 		cc.Clock = ep.now // per-packet clock reads on the endpoint's time base
 	}
-	core, err := proto.New(proto.Config{Credits: cfg.Credits, Window: cfg.Window, RTO: cfg.RTO,
+	rto := cfg.RTO
+	if rto == 0 && isLossless(cfg.Datapath) {
+		rto = LosslessRTO
+	}
+	core, err := proto.New(proto.Config{Credits: cfg.Credits, Window: cfg.Window, RTO: rto,
 		DataPerPkt: dpp, MaxMsgSize: cfg.MaxMsgSize, MaxBacklog: cfg.MaxBacklog, Selective: cfg.Selective,
 		CC: cc, ReasmBudget: cfg.ReasmBudget, ReasmSessionBudget: cfg.ReasmSessionBudget,
 		ReasmTimeout: cfg.ReasmTimeout}, (*rxAllocator)(ep))
@@ -590,6 +597,7 @@ func (ep *Endpoint) Close() error {
 		}
 	}
 	ep.process()
+	ep.dropDeferred()
 	for i := range ep.rx {
 		if !ep.rx[i].Buf.IsZero() {
 			_ = ep.rx[i].Buf.Release()

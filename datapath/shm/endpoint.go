@@ -47,8 +47,18 @@ const (
 // ErrBusy is returned by a send when the peer holds every TX slot of the
 // connection (it is not draining, or not releasing what it received) or
 // more zero-copy bytes than Options.MaxZeroCopyBytes that cannot be copied
-// instead. Nothing was sent; the caller may retry after Flush.
-var ErrBusy = errors.New("shm: peer busy (no free TX slot)")
+// instead. Nothing was sent; the caller may retry after Flush. It is
+// backpressure, not loss: its Backpressure method reports true (the RPC
+// layer queues the packet instead of counting it lost).
+var ErrBusy error = busyError{}
+
+type busyError struct{}
+
+func (busyError) Error() string { return "shm: peer busy (no free TX slot)" }
+
+// Backpressure reports that nothing was sent and the same send may succeed
+// later.
+func (busyError) Backpressure() bool { return true }
 
 // ErrNoPeer is returned by a send to an address where no shm endpoint
 // listens (no rendezvous socket), or whose connection failed.
@@ -342,6 +352,11 @@ func (ep *Endpoint) TimelyParams() datapath.TimelyParams {
 	p.Uncongested = true
 	return p
 }
+
+// Lossless reports true: a packet a send accepted is in the peer's ring
+// and is delivered unless the peer's connection ends; a send refused for
+// want of room returns ErrBusy and sent nothing.
+func (ep *Endpoint) Lossless() bool { return true }
 
 // Pool is the endpoint's pool (RX buffers and segmented heads).
 func (ep *Endpoint) Pool() *mem.Pool { return ep.pool }
