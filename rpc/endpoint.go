@@ -351,11 +351,11 @@ type Endpoint struct {
 	// Packets a busy peer refused, in order per peer (endpoint_defer.go).
 	deferred  map[netip.AddrPort][]mem.Buf
 	nDeferred int
-	coll     datapath.EntryCollector
-	msgFree  []*txMsg
-	rxFree   []*rxBuf
-	reqFree  []*Request
-	resp     Response
+	coll      datapath.EntryCollector
+	msgFree   []*txMsg
+	rxFree    []*rxBuf
+	reqFree   []*Request
+	resp      Response
 
 	sessions  []*sessInfo
 	freeSess  []uint16
