@@ -8,6 +8,7 @@ import (
 	"github.com/cornflakes-go/cornflakes"
 	"github.com/cornflakes-go/cornflakes/calibrate"
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/shm"
 	"github.com/cornflakes-go/cornflakes/datapath/udp"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -25,7 +26,7 @@ func TestSharedIdentities(t *testing.T) {
 		{cornflakes.ErrClosed, []error{mem.ErrClosed, datapath.ErrClosed, rpc.ErrClosed}},
 		{cornflakes.ErrConcurrentUse, []error{mem.ErrConcurrentUse, datapath.ErrConcurrentUse, rpc.ErrConcurrentUse}},
 		{cornflakes.ErrTooLarge, []error{mem.ErrTooLarge, datapath.ErrTooLarge, wire.ErrTooLarge, rpc.ErrTooLarge}},
-		{cornflakes.ErrConfig, []error{mem.ErrConfig, udp.ErrConfig, xdp.ErrConfig, rpc.ErrConfig, calibrate.ErrConfig}},
+		{cornflakes.ErrConfig, []error{mem.ErrConfig, udp.ErrConfig, xdp.ErrConfig, shm.ErrConfig, rpc.ErrConfig, calibrate.ErrConfig}},
 	} {
 		for i, e := range tc.each {
 			if !errors.Is(e, tc.identity) {

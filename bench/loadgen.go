@@ -187,6 +187,11 @@ type Result struct {
 	// point (warm-up and drain included), when the Target is a
 	// ServerMeter; 0 otherwise.
 	ServerCPU time.Duration `json:"server_cpu_ns_per_req,omitempty"`
+	// ServerTransport and ClientTransport are the transport's counters
+	// during the point, on the server and on the load generator, when the
+	// Target is a TransportMeter; nil otherwise.
+	ServerTransport *TransportStats `json:"server_transport,omitempty"`
+	ClientTransport *TransportStats `json:"client_transport,omitempty"`
 
 	Window    time.Duration           `json:"window_ns"` // measured window
 	Histogram *hdrhistogram.Histogram `json:"-"`         // merged latency histogram (ns)
@@ -287,6 +292,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			meter = nil // not measurable here (e.g. the server is not on locked threads)
 		}
 	}
+	tm, _ := cfg.Target.(TransportMeter)
+	var srv0, cli0 TransportStats
+	if tm != nil {
+		var err error
+		if srv0, cli0, err = tm.TransportUsage(); err != nil {
+			tm = nil
+		}
+	}
 	base := time.Now()
 	dur := int64(cfg.Duration)
 	warmEnd := int64(float64(dur) * cfg.Warmup)
@@ -321,6 +334,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if meter != nil {
 		if cpu1, reqs1, err := meter.ServerUsage(); err == nil && reqs1 > reqs0 {
 			res.ServerCPU = (cpu1 - cpu0) / time.Duration(reqs1-reqs0)
+		}
+	}
+	if tm != nil {
+		if srv1, cli1, err := tm.TransportUsage(); err == nil {
+			s, c := srv1.Sub(srv0), cli1.Sub(cli0)
+			res.ServerTransport, res.ClientTransport = &s, &c
 		}
 	}
 	return res, firstErr

@@ -45,6 +45,12 @@ type Series struct {
 	// saturation (µs, median over the rounds; see ServerMeter): the cost
 	// one server core pays per request, robust to a shared machine.
 	SaturatedServerCPUus float64 `json:"saturated_server_cpu_us,omitempty"`
+	// SaturatedServerTransport and SaturatedClientTransport are the
+	// transport's counters (TransportStats) on the server and on the load
+	// generator during that saturation point (the median round's), when
+	// the target reports them (TransportMeter).
+	SaturatedServerTransport *TransportStats `json:"saturated_server_transport,omitempty"`
+	SaturatedClientTransport *TransportStats `json:"saturated_client_transport,omitempty"`
 	// LoadAvg is the machine's 1-minute load average (/proc/loadavg) when
 	// the run started, and CPUs the processors the OS reports: a load well
 	// above CPUs means other work shared the cores and inflated latencies.

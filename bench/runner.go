@@ -258,6 +258,7 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 		}
 		s := NewSeries(info, sr)
 		s.MaxRPSSaturated, s.SaturatedP99us, s.SaturatedServerCPUus = sat.AchievedRPS, us(sat.P99), us(sat.ServerCPU)
+		s.SaturatedServerTransport, s.SaturatedClientTransport = sat.ServerTransport, sat.ClientTransport
 		s.LoadAvg, s.CPUs, s.BusyPoll = load, runtime.NumCPU(), cfg.BusyPoll
 		if stalls.Threads > 0 {
 			s.StallLostFraction = stalls.LostFraction()
@@ -273,6 +274,8 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 			err = moreRounds(ctx, cfg, e.Runs[groupStart:i+1], w, sats[groupStart:])
 			for j := groupStart; j <= i; j++ {
 				out[j].MaxRPSSaturated, out[j].SaturatedP99us, out[j].SaturatedServerCPUus = medianSaturation(sats[j])
+				m := medianPoint(sats[j])
+				out[j].SaturatedServerTransport, out[j].SaturatedClientTransport = m.ServerTransport, m.ClientTransport
 			}
 		}
 		if i+1 < len(e.Runs) && e.Runs[i+1].Workload != run.Workload {
@@ -285,6 +288,12 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 			}
 			fmt.Fprintf(cfg.Log, "%s %s: max %s rps at p99 <= %.0f µs (%d points%s); %s rps saturated (closed loop, p99 %.0f µs)\n",
 				run.Label, s.Name(), formatRate(s.MaxRPSAtSLO), s.SLOP99us, len(s.Points), reruns, formatRate(s.MaxRPSSaturated), s.SaturatedP99us)
+			if t := sat.ServerTransport; t != nil {
+				fmt.Fprintf(cfg.Log, "%s %s: saturated transport: server: %v\n", run.Label, s.Name(), *t)
+			}
+			if t := sat.ClientTransport; t != nil {
+				fmt.Fprintf(cfg.Log, "%s %s: saturated transport: client: %v\n", run.Label, s.Name(), *t)
+			}
 		}
 		if err != nil {
 			return out, err
@@ -360,9 +369,7 @@ func medianSaturation(rs []Result) (rps, p99us, cpuUs float64) {
 	if len(rs) == 0 {
 		return 0, 0, 0
 	}
-	sorted := slices.Clone(rs)
-	slices.SortFunc(sorted, func(a, b Result) int { return cmp.Compare(a.AchievedRPS, b.AchievedRPS) })
-	m := sorted[len(sorted)/2]
+	m := medianPoint(rs)
 	var cpus []time.Duration
 	for _, r := range rs {
 		if r.ServerCPU > 0 {
@@ -374,6 +381,16 @@ func medianSaturation(rs []Result) (rps, p99us, cpuUs float64) {
 		cpuUs = us(cpus[len(cpus)/2])
 	}
 	return m.AchievedRPS, us(m.P99), cpuUs
+}
+
+// medianPoint returns the point of median throughput of rs (zero for none).
+func medianPoint(rs []Result) Result {
+	if len(rs) == 0 {
+		return Result{}
+	}
+	sorted := slices.Clone(rs)
+	slices.SortFunc(sorted, func(a, b Result) int { return cmp.Compare(a.AchievedRPS, b.AchievedRPS) })
+	return sorted[len(sorted)/2]
 }
 
 // SaturationOutstanding is the closed-loop window per client of the

@@ -345,9 +345,9 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			current = run.Workload
 		}
 		if srv == nil { // a remote server: its CPU time is not ours to read
-			return cl.Target(codec), func() error { return nil }, nil
+			return clientMeteredTarget{cl.Target(codec), cl}, func() error { return nil }, nil
 		}
-		return meteredTarget{cl.Target(codec), srv}, func() error { return nil }, nil
+		return meteredTarget{cl.Target(codec), srv, cl}, func() error { return nil }, nil
 	}
 	series, err := bench.RunExperiment(ctx, e, bench.ExperimentConfig{
 		Datapath: cfg.Datapath, Load: load, Sweep: sweep, Setup: setup, Log: cfg.Log,
@@ -398,13 +398,31 @@ func warmUp(ctx context.Context, cfg BenchConfig, cl *Client, codec Codec, w wor
 }
 
 // meteredTarget is a client Target whose server reports its CPU time per
-// request (bench.ServerMeter via Server.Usage).
+// request (bench.ServerMeter via Server.Usage) and whose server and client
+// report their transport counters (bench.TransportMeter).
 type meteredTarget struct {
 	bench.Target
 	srv *Server
+	cl  *Client
 }
 
 func (t meteredTarget) ServerUsage() (time.Duration, uint64, error) { return t.srv.Usage() }
+
+func (t meteredTarget) TransportUsage() (server, client bench.TransportStats, err error) {
+	server, err = t.srv.Transport()
+	return server, t.cl.Transport(), err
+}
+
+// clientMeteredTarget is the Target of a remote server: only the load
+// generator's transport counters are known (the server's read zero).
+type clientMeteredTarget struct {
+	bench.Target
+	cl *Client
+}
+
+func (t clientMeteredTarget) TransportUsage() (server, client bench.TransportStats, err error) {
+	return bench.TransportStats{}, t.cl.Transport(), nil
+}
 
 // Preload loads w's data set into the server through cn, keeping up to
 // window requests in flight; see bench.Preload (which waits for every

@@ -52,6 +52,8 @@ type Client struct {
 	mu    sync.Mutex
 	ids   [256]bool
 	pools map[int]*connPools // by load-generator client index (Target)
+	// transport sums the counters of the closed connections (Transport).
+	transport bench.TransportStats
 }
 
 // connPools is the registered memory of the connections a Target dials
@@ -413,8 +415,12 @@ func (c *Conn) Close() error {
 	}
 	c.closed = true
 	var err error
+	var ts bench.TransportStats
 	if c.ep != nil {
 		err = c.ep.Close()
+		// Final counts: the endpoint and its datapath are closed and
+		// were used by this goroutine only.
+		ts = transportOf(c.ep, c.dp)
 	}
 	for _, p := range c.pend {
 		if !p.buf.IsZero() {
@@ -429,6 +435,7 @@ func (c *Conn) Close() error {
 		c.dec.done()
 	}
 	c.cl.mu.Lock()
+	c.cl.transport.Add(ts)
 	c.cl.ids[c.id] = false
 	if cp := c.pools; cp != nil {
 		// Everything was released with the endpoint: the pools go back

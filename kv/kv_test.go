@@ -412,7 +412,7 @@ func TestServerUsage(t *testing.T) {
 	if n1-n0 != uint64(len(script())) || cpu1 <= cpu0 {
 		t.Fatalf("usage: %d requests (want %d), CPU %v -> %v", n1-n0, len(script()), cpu0, cpu1)
 	}
-	var meter bench.ServerMeter = meteredTarget{cl.Target(CodecCFHybrid), srv}
+	var meter bench.ServerMeter = meteredTarget{cl.Target(CodecCFHybrid), srv, cl}
 	if _, n, err := meter.ServerUsage(); err != nil || n != n1 {
 		t.Fatalf("meteredTarget: %d requests, %v", n, err)
 	}

@@ -136,6 +136,7 @@ type Server struct {
 
 type serverEP struct {
 	ep      *rpc.Endpoint
+	dp      datapath.Endpoint // ep's datapath (for its detailed counters)
 	codecs  [numCodecs]codec
 	q       Query
 	res     Result
@@ -278,7 +279,7 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 			_ = dp.Close()
 			return nil, err
 		}
-		st := &serverEP{ep: ep, maxResp: ep.MaxMsgSize() - 4096}
+		st := &serverEP{ep: ep, dp: dp, maxResp: ep.MaxMsgSize() - 4096}
 		for _, c := range cfg.Codecs {
 			if st.codecs[c], err = newCodecOn(c, dp, cfg.Threshold); err != nil {
 				return nil, err

@@ -275,6 +275,10 @@ type Stats struct {
 	// SendErrors counts datapath send and flush errors (the packets
 	// count as lost; the protocol retransmits them).
 	SendErrors uint64
+	// Deferred counts packets the datapath refused for want of room
+	// (a busy peer: shm's ErrBusy) that the endpoint kept and sent on a
+	// later loop turn, in order, instead of losing them.
+	Deferred uint64
 	// RecvErrors counts datapath receive errors (a full pool, a failed
 	// system call): the loop goes on and receives in its next iteration.
 	RecvErrors uint64
@@ -345,11 +349,14 @@ type Endpoint struct {
 	hdr      [proto.HeaderSize]byte
 	copyBuf  []byte
 	appender packetAppender // the datapath's in-place send, if it has one
-	coll     driver.EntryCollector
-	msgFree  []*txMsg
-	rxFree   []*rxBuf
-	reqFree  []*Request
-	resp     Response
+	// Packets a busy peer refused, in order per peer (endpoint_defer.go).
+	deferred  map[netip.AddrPort][]mem.Buf
+	nDeferred int
+	coll      driver.EntryCollector
+	msgFree   []*txMsg
+	rxFree    []*rxBuf
+	reqFree   []*Request
+	resp      Response
 
 	// smCore is the session management (session_core.go): the sessions,
 	// their handshakes and limits; the endpoint is its host.
@@ -446,7 +453,11 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	if cc.NoBatchTimestamps && cc.Clock == nil {
 		cc.Clock = ep.now // per-packet clock reads on the endpoint's time base
 	}
-	core, err := proto.New(proto.Config{Credits: cfg.Credits, Window: cfg.Window, RTO: cfg.RTO,
+	rto := cfg.RTO
+	if rto == 0 && isLossless(cfg.Datapath) {
+		rto = LosslessRTO
+	}
+	core, err := proto.New(proto.Config{Credits: cfg.Credits, Window: cfg.Window, RTO: rto,
 		DataPerPkt: dpp, MaxMsgSize: cfg.MaxMsgSize, MaxBacklog: cfg.MaxBacklog, Selective: cfg.Selective,
 		CC: cc, ReasmBudget: cfg.ReasmBudget, ReasmSessionBudget: cfg.ReasmSessionBudget,
 		ReasmTimeout: cfg.ReasmTimeout}, (*rxAllocator)(ep))
@@ -581,6 +592,7 @@ func (ep *Endpoint) Close() error {
 		}
 	}
 	ep.process()
+	ep.dropDeferred()
 	for i := range ep.rx {
 		if !ep.rx[i].Buf.IsZero() {
 			_ = ep.rx[i].Buf.Release()

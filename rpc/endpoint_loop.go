@@ -77,6 +77,10 @@ func (ep *Endpoint) Run(ctx context.Context) error {
 		if len(ep.smPending) > 0 {
 			wait = min(wait, time.Duration(ep.smDeadline()-now))
 		}
+		if ep.nDeferred > 0 {
+			// Packets wait for a busy peer to make room.
+			wait = min(wait, deferredPoll)
+		}
 		switch {
 		case ep.waker != nil:
 			wait = min(wait, maxIdleWait)
@@ -144,6 +148,9 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 	}
 	if len(ep.smPending) > 0 {
 		ep.smTimers(now)
+	}
+	if ep.nDeferred > 0 && ep.sendDeferred() {
+		progress = true
 	}
 	// Receive before the timers run (Core.Observe): after a stall longer
 	// than the RTO the responses already queued complete their requests
@@ -279,6 +286,13 @@ type packetAppender interface {
 }
 
 func (ep *Endpoint) sendPkt(p *proto.OutPacket) {
+	if ep.queuedFor(p.Peer) {
+		// Behind packets the peer refused: keep the order.
+		if !ep.deferPkt(p) {
+			ep.stats.SendErrors++ // a lost packet: the protocol recovers
+		}
+		return
+	}
 	var err error
 	if p.Msg != nil && p.Len <= SmallCopyMax {
 		// A small packet costs less to copy than to clone, track and
@@ -307,7 +321,7 @@ func (ep *Endpoint) sendPkt(p *proto.OutPacket) {
 				}
 			}
 		}
-		if err != nil {
+		if err != nil && !(isBackpressure(err) && ep.deferPkt(p)) {
 			ep.stats.SendErrors++ // a lost packet: the protocol recovers
 		}
 		return
@@ -339,7 +353,7 @@ func (ep *Endpoint) sendPkt(p *proto.OutPacket) {
 		}
 		ep.segs = segs[:0]
 	}
-	if err != nil {
+	if err != nil && !(isBackpressure(err) && ep.deferPkt(p)) {
 		ep.stats.SendErrors++ // a lost packet: the protocol recovers
 	}
 }

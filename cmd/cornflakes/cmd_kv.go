@@ -140,6 +140,9 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 	<-reported
 	st := srv.Stats()
 	fmt.Fprintf(stderr, "kv serve: %d requests, %d errors, %s\n", st.Requests, st.Errors, srv.Security())
+	if ts, err := srv.Transport(); err == nil {
+		fmt.Fprintf(stderr, "kv serve: transport: %v\n", ts)
+	}
 	return srv.Close()
 }
 

@@ -41,17 +41,18 @@ type rxSlot struct {
 // conn is one peer: a Unix socket (handshake and hang-up), our region
 // (mapped read-write) and the peer's (read-only), and the peer's spaces.
 type conn struct {
-	ep       *Endpoint
-	fd       int
-	peer     netip.AddrPort
-	state    connState
-	since    time.Time
-	err      error
-	local    *region
-	remote   *region
-	peerMaps [][]byte
-	peerEfd  int
-	lim      limits
+	ep        *Endpoint
+	fd        int
+	peer      netip.AddrPort
+	state     connState
+	since     time.Time
+	err       error
+	local     *region
+	remote    *region
+	peerMaps  [][]byte    // the peer's spaces, mapped read-only (spaceRefs[i].mem)
+	spaceRefs []*spaceMap // our uses of the cached mappings
+	peerEfd   int
+	lim       limits
 
 	// TX side (our slots).
 	tx        []txSlot
@@ -111,10 +112,14 @@ func (c *conn) attach(h *hello, fds []int) (err error) {
 		return fmt.Errorf("hello carries %d descriptors, want %d", len(fds), 2+len(h.spaces))
 	}
 	var maps [][]byte
+	var refs []*spaceMap
 	defer func() {
 		if err != nil {
 			for _, m := range maps {
 				unmap(m)
+			}
+			for _, sm := range refs {
+				releaseSpace(sm)
 			}
 			closeAll(fds)
 		}
@@ -135,11 +140,11 @@ func (c *conn) attach(h *hello, fds []int) (err error) {
 		return errors.New("doorbell is not an eventfd")
 	}
 	for i, size := range h.spaces {
-		m, err := mapPeer(fds[2+i], size)
+		sm, err := mapSpace(fds[2+i], size)
 		if err != nil {
 			return fmt.Errorf("space %d: %w", i+1, err)
 		}
-		maps = append(maps, m)
+		refs = append(refs, sm)
 	}
 	_ = unix.Close(fds[0])
 	for _, f := range fds[2:] {
@@ -147,7 +152,11 @@ func (c *conn) attach(h *hello, fds []int) (err error) {
 	}
 	c.peerEfd = fds[1]
 	c.remote = newRegionOf(rm, g)
-	c.peerMaps = maps[1:]
+	c.spaceRefs = refs
+	c.peerMaps = make([][]byte, len(refs))
+	for i, sm := range refs {
+		c.peerMaps[i] = sm.mem
+	}
 	c.lim = limits{g: g, maxSegs: uint32(c.ep.maxSegs), maxPayload: uint64(c.ep.maxPay), spaces: h.spaces}
 	c.rx = make([]rxSlot, g.slots)
 	c.state = connUp
@@ -511,10 +520,10 @@ func (c *conn) finalize() {
 		unmap(c.remote.mem)
 		c.remote = nil
 	}
-	for _, m := range c.peerMaps {
-		unmap(m)
+	for _, sm := range c.spaceRefs {
+		releaseSpace(sm)
 	}
-	c.peerMaps = nil
+	c.peerMaps, c.spaceRefs = nil, nil
 	if c.local != nil {
 		unmap(c.local.mem)
 		c.local = nil

@@ -11,9 +11,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cornflakes-go/cornflakes"
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/datapath/internal/wakefd"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -48,12 +50,26 @@ const (
 // ErrBusy is returned by a send when the peer holds every TX slot of the
 // connection (it is not draining, or not releasing what it received) or
 // more zero-copy bytes than Options.MaxZeroCopyBytes that cannot be copied
-// instead. Nothing was sent; the caller may retry after Flush.
-var ErrBusy = errors.New("shm: peer busy (no free TX slot)")
+// instead. Nothing was sent; the caller may retry after Flush. It is
+// backpressure, not loss: its Backpressure method reports true (the RPC
+// layer queues the packet instead of counting it lost).
+var ErrBusy error = busyError{}
+
+type busyError struct{}
+
+func (busyError) Error() string { return "shm: peer busy (no free TX slot)" }
+
+// Backpressure reports that nothing was sent and the same send may succeed
+// later.
+func (busyError) Backpressure() bool { return true }
 
 // ErrNoPeer is returned by a send to an address where no shm endpoint
 // listens (no rendezvous socket), or whose connection failed.
 var ErrNoPeer = errors.New("shm: no endpoint at address")
+
+// ErrConfig reports an invalid datapath.Config or Options; it matches
+// cornflakes.ErrConfig too.
+var ErrConfig = errs.New("shm: invalid config", cornflakes.ErrConfig)
 
 // Options are shm's kind-specific options, passed in
 // datapath.Config.Options as Options or *Options.
@@ -126,6 +142,15 @@ type Stats struct {
 	CompletionDrops uint64
 	// Peers is the number of live connections.
 	Peers int
+	// TxInFlight is the number of our TX slots posted and not yet
+	// completed by their peers, TxZeroCopyHeld the zero-copy bytes those
+	// slots reference, and RxHeld the number of peers' slots this
+	// endpoint holds for segmented packets the application has not
+	// released (all three summed over the live connections, at the time
+	// of the call).
+	TxInFlight     int
+	TxZeroCopyHeld int64
+	RxHeld         int
 }
 
 // Endpoint is a shared-memory endpoint; it implements datapath.Endpoint,
@@ -185,7 +210,7 @@ func Open(cfg datapath.Config) (*Endpoint, error) {
 			o = *v
 		}
 	default:
-		return nil, fmt.Errorf("shm: Config.Options is %T, want shm.Options", cfg.Options)
+		return nil, fmt.Errorf("%w: Config.Options is %T, want shm.Options", ErrConfig, cfg.Options)
 	}
 	def := func(v, d int) int {
 		if v == 0 {
@@ -216,18 +241,18 @@ func Open(cfg datapath.Config) (*Endpoint, error) {
 	}
 	switch {
 	case ep.maxPay < 1 || ep.maxPay > MaxMaxPayload:
-		return nil, fmt.Errorf("shm: MaxPayload %d out of range [1, %d]", ep.maxPay, MaxMaxPayload)
+		return nil, fmt.Errorf("%w: MaxPayload %d out of range [1, %d]", ErrConfig, ep.maxPay, MaxMaxPayload)
 	case ep.maxSegs < 2 || ep.maxSegs > MaxMaxSegments:
-		return nil, fmt.Errorf("shm: MaxSegments %d out of range [2, %d]", ep.maxSegs, MaxMaxSegments)
+		return nil, fmt.Errorf("%w: MaxSegments %d out of range [2, %d]", ErrConfig, ep.maxSegs, MaxMaxSegments)
 	case slots < 1 || slots > MaxSlots:
-		return nil, fmt.Errorf("shm: Slots %d out of range [1, %d]", slots, MaxSlots)
+		return nil, fmt.Errorf("%w: Slots %d out of range [1, %d]", ErrConfig, slots, MaxSlots)
 	case ep.batch < 1:
-		return nil, fmt.Errorf("shm: Batch %d must be positive", ep.batch)
+		return nil, fmt.Errorf("%w: Batch %d must be positive", ErrConfig, ep.batch)
 	}
 	ep.geo = newGeometry(slots, ep.maxSegs, ep.maxPay)
 	for _, s := range o.Spaces {
 		if s == nil || !s.Shared() {
-			return nil, errors.New("shm: Options.Spaces holds a space that is not shared (mem.SpaceConfig.Shared)")
+			return nil, fmt.Errorf("%w: Options.Spaces holds a space that is not shared (mem.SpaceConfig.Shared)", ErrConfig)
 		}
 		ep.addSpace(s)
 	}
@@ -235,7 +260,7 @@ func Open(cfg datapath.Config) (*Endpoint, error) {
 		ep.addSpace(cfg.Pool.Space())
 	}
 	if len(ep.spaces) > MaxPeerSpaces {
-		return nil, fmt.Errorf("shm: %d shared spaces, at most %d", len(ep.spaces), MaxPeerSpaces)
+		return nil, fmt.Errorf("%w: %d shared spaces, at most %d", ErrConfig, len(ep.spaces), MaxPeerSpaces)
 	}
 	ep.sel = driver.NewSelector(ep.maxSegs)
 	ep.segTmp = make([]seg, 0, MaxMaxSegments)
@@ -335,6 +360,11 @@ func (ep *Endpoint) TimelyParams() datapath.TimelyParams {
 	return p
 }
 
+// Lossless reports true: a packet a send accepted is in the peer's ring
+// and is delivered unless the peer's connection ends; a send refused for
+// want of room returns ErrBusy and sent nothing.
+func (ep *Endpoint) Lossless() bool { return true }
+
 // Pool is the endpoint's pool (RX buffers and segmented heads).
 func (ep *Endpoint) Pool() *mem.Pool { return ep.pool }
 
@@ -347,6 +377,9 @@ func (ep *Endpoint) ShmStats() Stats {
 	for _, c := range ep.conns {
 		if c.state == connUp {
 			s.Peers++
+			s.TxInFlight += c.inflight
+			s.TxZeroCopyHeld += c.zcBytes
+			s.RxHeld += len(c.held)
 		}
 	}
 	return s

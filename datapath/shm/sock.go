@@ -237,28 +237,37 @@ func isEventfd(fd int) bool {
 // it is sealed against shrinking (so the mapping can never fault) and
 // large enough. fd stays owned by the caller.
 func mapPeer(fd int, size uint64) ([]byte, error) {
-	if size == 0 || size > 1<<40 {
-		return nil, fmt.Errorf("shm: peer memory of %d bytes", size)
-	}
-	seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
-	if err != nil {
-		return nil, fmt.Errorf("shm: peer memory is not a sealable memfd: %w", err)
-	}
-	if seals&unix.F_SEAL_SHRINK == 0 {
-		return nil, errors.New("shm: peer memory is not sealed against shrinking")
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := checkPeerFd(fd, size); err != nil {
 		return nil, err
-	}
-	if st.Size < 0 || uint64(st.Size) < size {
-		return nil, fmt.Errorf("shm: peer memory has %d bytes, announced %d", st.Size, size)
 	}
 	p, err := unix.MmapPtr(fd, 0, nil, uintptr(size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("shm: mapping peer memory: %w", err)
 	}
 	return unsafe.Slice((*byte)(p), size), nil
+}
+
+// checkPeerFd checks that fd is a memfd sealed against shrinking and at
+// least size bytes large (size in (0, 1 TiB]).
+func checkPeerFd(fd int, size uint64) error {
+	if size == 0 || size > 1<<40 {
+		return fmt.Errorf("shm: peer memory of %d bytes", size)
+	}
+	seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
+	if err != nil {
+		return fmt.Errorf("shm: peer memory is not a sealable memfd: %w", err)
+	}
+	if seals&unix.F_SEAL_SHRINK == 0 {
+		return errors.New("shm: peer memory is not sealed against shrinking")
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Size < 0 || uint64(st.Size) < size {
+		return fmt.Errorf("shm: peer memory has %d bytes, announced %d", st.Size, size)
+	}
+	return nil
 }
 
 func unmap(b []byte) {
