@@ -108,13 +108,20 @@ type Config struct {
 	// OutputLimit bounds the copied reply bytes pending for one connection
 	// (default DefaultOutputLimit).
 	OutputLimit int
+	// GoroutinePerConn serves every connection on a goroutine of its own
+	// over Go's netpoller instead of the server's event loops. Without it,
+	// on Linux, TCP connections are served by GOMAXPROCS event loops (epoll)
+	// and only connections of other listeners, and a connection while a
+	// blocking pop waits or after a protocol error, get a goroutine.
+	GoroutinePerConn bool
 }
 
 // Server is a Redis-compatible (RESP2 and RESP3) server over TCP. Its
 // keyspace (16 databases of strings, lists and hashes with expiry) is
-// guarded by one mutex: commands execute one at a time, as in Redis. Each
-// connection is served by one goroutine: it reads, answers every complete
-// command in what it read, and writes the answers with one writev.
+// guarded by one mutex: commands execute one at a time, as in Redis. A
+// connection is served by an event loop (or a goroutine of its own, see
+// Config.GoroutinePerConn): it reads, answers every complete command in
+// what it read, and writes the answers with one writev.
 type Server struct {
 	cfg     Config
 	pool    *mem.Pool // the keyspace's pool
@@ -133,8 +140,10 @@ type Server struct {
 	mu        sync.Mutex
 	closed    bool
 	listeners map[net.Listener]struct{}
-	clients   map[net.Conn]*conn
+	clients   map[*conn]struct{}
 	wg        sync.WaitGroup
+	loops     []*loop // the event loops (none: a goroutine per connection)
+	nextLoop  int     // the loop of the next connection (guarded by mu)
 	done      chan struct{}
 
 	stats struct {
@@ -169,7 +178,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.OutputLimit = DefaultOutputLimit
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
-	s := &Server{cfg: cfg, listeners: map[net.Listener]struct{}{}, clients: map[net.Conn]*conn{},
+	s := &Server{cfg: cfg, listeners: map[net.Listener]struct{}{}, clients: map[*conn]struct{}{},
 		users: map[string]*user{}, done: make(chan struct{})}
 	s.users["default"] = &user{User: User{Name: "default", Password: cfg.Password}, nopass: cfg.Password == ""}
 	for _, u := range cfg.Users {
@@ -204,6 +213,14 @@ func NewServer(cfg Config) (*Server, error) {
 		storeMin = 0 // no value in the pool
 	}
 	s.ks = newKeyspace(s.pool, storeMin)
+	if !cfg.GoroutinePerConn {
+		if err := s.startLoops(); err != nil {
+			if s.ownPool {
+				_ = s.pool.Close()
+			}
+			return nil, err
+		}
+	}
 	s.wg.Add(1)
 	go s.background()
 	return s, nil
@@ -353,10 +370,24 @@ func (s *Server) Serve(ln net.Listener) error {
 			continue
 		}
 		cn := s.newConn(c)
-		s.clients[c] = cn
+		s.clients[cn] = struct{}{}
 		s.wg.Add(1)
-		s.mu.Unlock()
 		s.stats.conns.Add(1)
+		if len(s.loops) > 0 {
+			if fd := detach(c); fd >= 0 {
+				cn.c = nil
+				l := s.loops[s.nextLoop%len(s.loops)]
+				s.nextLoop++
+				err := l.add(cn, fd)
+				s.mu.Unlock()
+				if err != nil {
+					closeFD(fd)
+					s.dropConn(cn)
+				}
+				continue
+			}
+		}
+		s.mu.Unlock()
 		go s.serveConn(cn)
 	}
 }
@@ -376,11 +407,19 @@ func (s *Server) Close() error {
 	for ln := range s.listeners {
 		_ = ln.Close()
 	}
-	for c := range s.clients {
-		_ = c.Close()
+	for cn := range s.clients {
+		if cn.c != nil {
+			_ = cn.c.Close()
+		}
 	}
 	s.mu.Unlock()
+	for _, l := range s.loops {
+		l.wake()
+	}
 	s.wg.Wait()
+	for _, l := range s.loops {
+		l.free()
+	}
 	s.kmu.Lock()
 	for _, d := range s.ks.dbs {
 		s.ks.flush(d)

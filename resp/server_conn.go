@@ -8,9 +8,14 @@ import (
 	"time"
 )
 
+// newConn makes the state of a connection on c (nil for a connection of
+// an event loop, which sets fd).
 func (s *Server) newConn(c net.Conn) *conn {
 	now := time.Now()
-	cn := &conn{srv: s, c: c, in: make([]byte, initBuf), id: s.nextID.Add(1), created: now}
+	cn := &conn{srv: s, c: c, fd: -1, in: make([]byte, initBuf), id: s.nextID.Add(1), created: now}
+	if c != nil {
+		cn.addr, cn.laddr = addrString(c.RemoteAddr()), addrString(c.LocalAddr())
+	}
 	cn.lastCmd.Store(now.UnixNano())
 	cn.p.Limits = s.cfg.Limits
 	cn.out.proto = 2
@@ -21,33 +26,54 @@ func (s *Server) newConn(c net.Conn) *conn {
 	return cn
 }
 
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
+
+// serveConn serves cn on the calling goroutine until it is closed.
 func (s *Server) serveConn(cn *conn) {
-	defer func() {
-		s.mu.Lock()
-		delete(s.clients, cn.c)
-		s.mu.Unlock()
-		_ = cn.c.Close()
-		s.kmu.Lock()
-		cn.unwatchAll()
-		s.kmu.Unlock()
-		s.wg.Done()
-	}()
-	defer cn.out.release()
-	defer func() {
-		if len(cn.in) > keepBuf {
-			cn.putBig()
-		}
-	}()
+	defer s.dropConn(cn)
 	cn.serve()
 }
 
-// conn is one connection's state, owned by its goroutine (the fields
+// dropConn releases what a closed (or closing) connection holds: its
+// place among the clients, its socket (cn.c; an event loop closes fd
+// itself), its watched keys, its output's references and a large read
+// buffer.
+func (s *Server) dropConn(cn *conn) {
+	s.mu.Lock()
+	delete(s.clients, cn)
+	s.mu.Unlock()
+	if cn.c != nil {
+		_ = cn.c.Close()
+	}
+	s.kmu.Lock()
+	cn.unwatchAll()
+	s.kmu.Unlock()
+	cn.out.release()
+	if len(cn.in) > keepBuf {
+		cn.putBig()
+	}
+	s.wg.Done()
+}
+
+// conn is one connection's state, owned by the goroutine serving it (its
+// own, or its event loop's; the fields
 // about the keyspace — watched keys, dirtyCAS — are guarded by the
 // keyspace lock; the pub* fields are what CLIENT LIST of another
 // connection reads).
 type conn struct {
 	srv  *Server
-	c    net.Conn
+	c    net.Conn // the connection when served by a goroutine of its own
+	fd   int      // the socket when served by an event loop, else -1
+	lp   *loop    // that event loop
+	// wantWrite: (event loop) a write is under way; the connection waits
+	// until the socket is writable and reads nothing meanwhile (TCP
+	// backpressure).
+	wantWrite bool
 	p    Parser
 	in   []byte // read buffer: in[r:w] is unconsumed
 	r, w int
@@ -64,8 +90,9 @@ type conn struct {
 	spare []byte
 	box   *[]byte
 
-	id       int64
-	created  time.Time
+	id          int64
+	created     time.Time
+	addr, laddr string
 	dbi      int
 	name     string
 	user     *user // nil: not authenticated
@@ -140,48 +167,107 @@ func (cn *conn) putBig() {
 	cn.box = nil
 }
 
-func (cn *conn) serve() {
+// step is what process stopped at.
+type step int
+
+const (
+	stInput     step = iota // no complete command is buffered: read more
+	stFull                  // the batch is full: write it, then go on
+	stBlocked               // a blocking pop waits (cn.blocked)
+	stQuit                  // QUIT: write the batch, then close
+	stProtoErr              // the batch ends with a protocol error: write it, then close
+	stOverLimit             // the output limit is exceeded: close
+)
+
+// process answers the complete commands buffered in in[r:w] into the
+// batch, until one of the steps above.
+func (cn *conn) process() step {
+	s := cn.srv
+	for !cn.quit {
+		args, n, err := cn.p.Next(cn.in[cn.r:cn.w])
+		if err != nil {
+			s.stats.errors.Add(1)
+			s.stats.queryLimit.Add(1)
+			cn.out.err(err.Error())
+			return stProtoErr
+		}
+		if n == 0 {
+			return stInput
+		}
+		cn.cmdStart = time.Time{}
+		if len(args) > 0 {
+			cn.lastCmd.Store(time.Now().UnixNano())
+			cn.exec(args)
+		}
+		cn.r += n // after exec: args alias the buffer
+		if cn.blocked != nil {
+			return stBlocked
+		}
+		if len(cn.out.buf) > s.cfg.OutputLimit {
+			s.stats.outputLimit.Add(1)
+			return stOverLimit
+		}
+		if cn.out.full() {
+			return stFull
+		}
+	}
+	return stQuit
+}
+
+// makeRoom prepares the read buffer for the next read: it moves the
+// partial command to the front, grows the buffer (doubling, up to the
+// limits) when it is full or, up to keepBuf, when the last read filled it,
+// and goes back to the small buffer when a large one is drained. It
+// reports false (with a protocol error in the batch) when the buffer
+// cannot grow, which the parser's limits make unreachable.
+func (cn *conn) makeRoom() bool {
 	s := cn.srv
 	lim := s.cfg.Limits
 	maxBuf := lim.MaxCommand + lim.MaxInline
+	if cn.r == cn.w && len(cn.in) > keepBuf {
+		cn.putBig()
+		cn.in, cn.spare, cn.r, cn.w = cn.spare, nil, 0, 0
+		if cn.in == nil {
+			cn.in = make([]byte, initBuf)
+		}
+	}
+	if cn.r > 0 {
+		cn.w = copy(cn.in, cn.in[cn.r:cn.w])
+		cn.r = 0
+	}
+	if cn.w == len(cn.in) || (len(cn.in)-cn.w < min(readChunk, len(cn.in))/4 && len(cn.in) < maxBuf) ||
+		(cn.filled && len(cn.in) < min(keepBuf, maxBuf)) {
+		if len(cn.in) >= maxBuf {
+			s.stats.queryLimit.Add(1)
+			cn.out.err("Protocol error: command too large")
+			return false
+		}
+		cn.grow(min(2*len(cn.in), maxBuf))
+	}
+	return true
+}
+
+// serve serves the connection on cn.c from the calling goroutine: read,
+// answer every complete command read, write the batch with one writev.
+func (cn *conn) serve() {
+	s := cn.srv
 	for {
-		// Answer every complete command buffered.
-		for !cn.quit {
-			args, n, err := cn.p.Next(cn.in[cn.r:cn.w])
-			if err != nil {
-				s.stats.errors.Add(1)
-				s.stats.queryLimit.Add(1)
-				cn.out.err(err.Error())
-				cn.closeAfterError()
+		switch cn.process() {
+		case stFull:
+			if cn.out.flush(cn.c) != nil {
 				return
 			}
-			if n == 0 {
-				break
-			}
-			cn.cmdStart = time.Time{}
-			if len(args) > 0 {
-				cn.lastCmd.Store(time.Now().UnixNano())
-				cn.exec(args)
-			}
-			cn.r += n // after exec: args alias the buffer
-			if cn.blocked != nil {
-				if cn.out.pending() && cn.out.flush(cn.c) != nil {
-					return
-				}
-				if !cn.waitBlocked() {
-					return
-				}
-				cn.deadline = time.Time{}
-			}
-			if len(cn.out.buf) > s.cfg.OutputLimit {
-				s.stats.outputLimit.Add(1)
+			continue
+		case stBlocked:
+			if !cn.resumeBlocked() {
 				return
 			}
-			if cn.out.full() {
-				if cn.out.flush(cn.c) != nil {
-					return
-				}
-			}
+			continue
+		case stProtoErr:
+			cn.closeAfterError()
+			return
+		case stOverLimit:
+			return
 		}
 		if cn.out.pending() && cn.out.flush(cn.c) != nil {
 			return
@@ -189,30 +275,9 @@ func (cn *conn) serve() {
 		if cn.quit {
 			return
 		}
-		// Make room: move the partial command to the front, grow (doubling,
-		// up to maxBuf) when it fills the buffer or, up to keepBuf, when
-		// the last read filled it; shrink when idle.
-		if cn.r == cn.w && len(cn.in) > keepBuf {
-			cn.putBig()
-			cn.in, cn.spare, cn.r, cn.w = cn.spare, nil, 0, 0
-			if cn.in == nil {
-				cn.in = make([]byte, initBuf)
-			}
-		}
-		if cn.r > 0 {
-			cn.w = copy(cn.in, cn.in[cn.r:cn.w])
-			cn.r = 0
-		}
-		if cn.w == len(cn.in) || (len(cn.in)-cn.w < min(readChunk, len(cn.in))/4 && len(cn.in) < maxBuf) ||
-			(cn.filled && len(cn.in) < min(keepBuf, maxBuf)) {
-			if len(cn.in) >= maxBuf {
-				// Unreachable: the parser's limits keep a command within maxBuf.
-				s.stats.queryLimit.Add(1)
-				cn.out.err("Protocol error: command too large")
-				cn.closeAfterError()
-				return
-			}
-			cn.grow(min(2*len(cn.in), maxBuf))
+		if !cn.makeRoom() {
+			cn.closeAfterError()
+			return
 		}
 		cn.setDeadline()
 		n, err := cn.c.Read(cn.in[cn.w:])
@@ -231,9 +296,32 @@ func (cn *conn) serve() {
 	}
 }
 
+// resumeBlocked writes the batch, waits for the blocking pop and answers
+// it; false: close the connection.
+func (cn *conn) resumeBlocked() bool {
+	if cn.out.pending() && cn.out.flush(cn.c) != nil {
+		return false
+	}
+	if !cn.waitBlocked() {
+		return false
+	}
+	cn.deadline = time.Time{}
+	return true
+}
+
 // setDeadline sets the read deadline: CommandTimeout after the start of a
 // command partly received, IdleTimeout after the last command otherwise.
 func (cn *conn) setDeadline() {
+	dl := cn.nextDeadline()
+	if !dl.Equal(cn.deadline) {
+		_ = cn.c.SetReadDeadline(dl)
+		cn.deadline = dl
+	}
+}
+
+// nextDeadline is when the connection times out if nothing more arrives
+// (zero: never).
+func (cn *conn) nextDeadline() time.Time {
 	s := cn.srv
 	var dl time.Time
 	if cn.w > 0 {
@@ -246,10 +334,7 @@ func (cn *conn) setDeadline() {
 	} else if idle := s.idle.Load(); idle > 0 {
 		dl = time.Now().Add(time.Duration(idle))
 	}
-	if !dl.Equal(cn.deadline) {
-		_ = cn.c.SetReadDeadline(dl)
-		cn.deadline = dl
-	}
+	return dl
 }
 
 func isTimeout(err error) bool {
@@ -279,3 +364,19 @@ const (
 	lingerTime  = 100 * time.Millisecond
 	lingerBytes = 1 << 20
 )
+
+// serveHanded serves, on the calling goroutine, a connection that an event
+// loop handed over at step st (stBlocked or stProtoErr), until it is
+// closed.
+func (s *Server) serveHanded(cn *conn, st step) {
+	defer s.dropConn(cn)
+	cn.deadline = time.Time{}
+	switch st {
+	case stBlocked:
+		if cn.resumeBlocked() {
+			cn.serve()
+		}
+	case stProtoErr:
+		cn.closeAfterError()
+	}
+}

@@ -20,7 +20,15 @@ type output struct {
 	wv    net.Buffers // what WriteTo consumes (a field: no allocation)
 	bytes int         // bytes of zc
 	proto int         // 2 or 3 (HELLO)
+	// An event loop's write under way (writeFD): iov[ipos:] is what is
+	// left to write.
+	writing bool
+	ipos    int
+	sys     outputSys
 }
+
+// abort abandons the batch, written or not (the connection is closed).
+func (o *output) abort() { o.done() }
 
 func (o *output) pending() bool { return len(o.buf) > 0 || len(o.zc) > 0 }
 
@@ -35,9 +43,9 @@ func (o *output) zeroCopy(b mem.Buf) {
 	o.bytes += b.Len()
 }
 
-// flush writes the batch and releases its references, whether or not the
-// write succeeded.
-func (o *output) flush(w io.Writer) error {
+// iovecs returns the batch as iovecs (in o.iov, kept for its capacity):
+// copied bytes and zero-copy values in order.
+func (o *output) iovecs() net.Buffers {
 	iov := o.iov[:0]
 	last := 0
 	for i, b := range o.zc {
@@ -45,12 +53,21 @@ func (o *output) flush(w io.Writer) error {
 			iov = append(iov, o.buf[last:m])
 			last = m
 		}
-		iov = append(iov, b.Bytes())
+		if b.Len() > 0 {
+			iov = append(iov, b.Bytes())
+		}
 	}
 	if last < len(o.buf) {
 		iov = append(iov, o.buf[last:])
 	}
-	o.iov = iov[:0]
+	o.iov = iov
+	return iov
+}
+
+// flush writes the batch and releases its references, whether or not the
+// write succeeded.
+func (o *output) flush(w io.Writer) error {
+	iov := o.iovecs()
 	var err error
 	if len(iov) == 1 {
 		_, err = w.Write(iov[0])
@@ -59,12 +76,19 @@ func (o *output) flush(w io.Writer) error {
 		_, err = o.wv.WriteTo(w) // writev on a *net.TCPConn
 		o.wv = nil
 	}
+	o.done()
+	return err
+}
+
+// done ends a batch that is written (or abandoned): it drops the iovecs,
+// releases the references and empties the buffer.
+func (o *output) done() {
 	clear(o.iov[:cap(o.iov)]) // drop the slices into registered memory
+	o.iov, o.ipos, o.writing = o.iov[:0], 0, false
 	o.release()
 	if cap(o.buf) > 4*flushBytes {
 		o.buf = nil
 	}
-	return err
 }
 
 func (o *output) release() {
