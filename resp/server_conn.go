@@ -66,19 +66,19 @@ func (s *Server) dropConn(cn *conn) {
 // keyspace lock; the pub* fields are what CLIENT LIST of another
 // connection reads).
 type conn struct {
-	srv  *Server
-	c    net.Conn // the connection when served by a goroutine of its own
-	fd   int      // the socket when served by an event loop, else -1
-	lp   *loop    // that event loop
+	srv *Server
+	c   net.Conn // the connection when served by a goroutine of its own
+	fd  int      // the socket when served by an event loop, else -1
+	lp  *loop    // that event loop
 	// wantWrite: (event loop) a write is under way; the connection waits
 	// until the socket is writable and reads nothing meanwhile (TCP
 	// backpressure).
 	wantWrite bool
-	p    Parser
-	in   []byte // read buffer: in[r:w] is unconsumed
-	r, w int
-	out  output
-	quit bool
+	p         Parser
+	in        []byte // read buffer: in[r:w] is unconsumed
+	r, w      int
+	out       output
+	quit      bool
 	// filled: the last Read filled all the room it was given, so more
 	// input is probably waiting (pipelined large commands): the buffer
 	// grows, up to keepBuf, to take it in fewer reads and answer it in
@@ -93,15 +93,15 @@ type conn struct {
 	id          int64
 	created     time.Time
 	addr, laddr string
-	dbi      int
-	name     string
-	user     *user // nil: not authenticated
-	inMulti  bool
-	multiErr bool
-	inExec   bool
-	queue    [][][]byte
-	watched  []blockKey
-	dirtyCAS bool
+	dbi         int
+	name        string
+	user        *user // nil: not authenticated
+	inMulti     bool
+	multiErr    bool
+	inExec      bool
+	queue       [][][]byte
+	watched     []blockKey
+	dirtyCAS    bool
 
 	blocked      *waiter
 	blockTimeout time.Duration
