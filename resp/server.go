@@ -114,6 +114,8 @@ type Config struct {
 	// and only connections of other listeners, and a connection while a
 	// blocking pop waits or after a protocol error, get a goroutine.
 	GoroutinePerConn bool
+	// EventLoops is the number of event loops (default GOMAXPROCS).
+	EventLoops int
 }
 
 // Server is a Redis-compatible (RESP2 and RESP3) server over TCP. Its

@@ -42,7 +42,11 @@ const loopTick = 100 * time.Millisecond
 const maxIov = 1024
 
 func (s *Server) startLoops() error {
-	for range runtime.GOMAXPROCS(0) {
+	n := s.cfg.EventLoops
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	for range n {
 		l, err := newLoop(s)
 		if err != nil {
 			for _, l := range s.loops {
