@@ -246,6 +246,9 @@ func (l *loop) answer(cn *conn) {
 			l.close(cn)
 			return
 		}
+		if cn.r == cn.w { // nothing of a next command yet: idle, not slow
+			cn.r, cn.w = 0, 0
+		}
 		cn.deadline = cn.nextDeadline()
 		return
 	}

@@ -133,4 +133,22 @@ func TestLoopBackpressure(t *testing.T) {
 	ts.waitInUse(t, 1)
 }
 
+// TestIdleIsNotSlow: a client idle after a complete command is not closed
+// by the unfinished-command timeout, in either serving mode.
+func TestIdleIsNotSlow(t *testing.T) {
+	for _, cfg := range []Config{{CommandTimeout: 50 * time.Millisecond}, {CommandTimeout: 50 * time.Millisecond, GoroutinePerConn: true}} {
+		ts := newTestServer(t, cfg)
+		rc := dialRaw(t, ts.addr)
+		for range 2 {
+			if r, err := rc.do("PING"); r != "+PONG\r\n" || err != nil {
+				t.Fatalf("goroutines %v: PING: %q %v", cfg.GoroutinePerConn, r, err)
+			}
+			time.Sleep(3 * loopTick)
+		}
+		if st := ts.srv.Stats(); st.SlowClosed != 0 {
+			t.Fatalf("goroutines %v: %+v", cfg.GoroutinePerConn, st)
+		}
+	}
+}
+
 func itoa(n int) string { return string(appendInt(nil, int64(n))) }
