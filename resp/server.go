@@ -110,11 +110,12 @@ type Config struct {
 	OutputLimit int
 	// GoroutinePerConn serves every connection on a goroutine of its own
 	// over Go's netpoller instead of the server's event loops. Without it,
-	// on Linux, TCP connections are served by GOMAXPROCS event loops (epoll)
+	// on Linux, TCP connections are served by event loops (epoll)
 	// and only connections of other listeners, and a connection while a
 	// blocking pop waits or after a protocol error, get a goroutine.
 	GoroutinePerConn bool
-	// EventLoops is the number of event loops (default GOMAXPROCS).
+	// EventLoops is the number of event loops (default GOMAXPROCS/2, at
+	// least 1).
 	EventLoops int
 }
 

@@ -19,8 +19,8 @@ import (
 // writev of the batch. A connection whose write would block is watched for
 // EPOLLOUT instead of EPOLLIN until its batch is written: it reads nothing
 // meanwhile, so a client that never reads is held back by TCP and costs at
-// most one batch. The server runs GOMAXPROCS loops and gives new
-// connections to them in turn.
+// most one batch. The server runs Config.EventLoops loops (default one
+// per two Ps) and gives new connections to them in turn.
 //
 // A connection leaves its loop for a goroutine of its own (net.FileConn of
 // its socket) when a blocking pop waits and when it ends with a protocol
@@ -44,7 +44,7 @@ const maxIov = 1024
 func (s *Server) startLoops() error {
 	n := s.cfg.EventLoops
 	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
+		n = defaultLoops()
 	}
 	for range n {
 		l, err := newLoop(s)
@@ -63,6 +63,11 @@ func (s *Server) startLoops() error {
 	}
 	return nil
 }
+
+// defaultLoops is one loop per two Ps (at least one): every command takes
+// the one keyspace lock, so loops beyond that mostly contend for it, and
+// the clients of a benchmark on the same machine need CPU too.
+func defaultLoops() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 func newLoop(s *Server) (*loop, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)

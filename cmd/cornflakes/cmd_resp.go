@@ -76,7 +76,7 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	idle := fs.Duration("timeout", 0, "close clients idle this long (0: never)")
 	cmdTimeout := fs.Duration("command-timeout", resp.DefaultCommandTimeout, "close clients that take longer to send one command (negative: never)")
 	goroutines := fs.Bool("goroutines", false, "serve each connection on a goroutine of its own instead of the epoll event loops")
-	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS)")
+	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS/2, at least 1)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -162,7 +162,7 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	requests := fs.Int("n", 0, "requests per test (redis-benchmark -n; 4x when pipelined, fewer for lrange_100 with large values); default 20000 with --quick, else 100000")
 	clients := fs.Int("c", 16, "connections (redis-benchmark -c)")
 	goroutines := fs.Bool("goroutines", false, "serve each connection on a goroutine of its own instead of the epoll event loops")
-	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS)")
+	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS/2, at least 1)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
