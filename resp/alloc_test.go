@@ -13,11 +13,14 @@ import (
 // fakeConn is a net.Conn that delivers input in reads of at most chunk
 // bytes (then io.EOF) and discards what is written.
 type fakeConn struct {
-	net.Conn // nil: only Read and Write are called
+	net.Conn // nil: only Read, Write and the addresses are called
 	in       []byte
 	chunk    int
 	written  int
 }
+
+func (f *fakeConn) RemoteAddr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1} }
+func (f *fakeConn) LocalAddr() net.Addr  { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 2} }
 
 func (f *fakeConn) Read(p []byte) (int, error) {
 	if len(f.in) == 0 {

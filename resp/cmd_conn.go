@@ -276,7 +276,7 @@ func cmdClient(cn *conn, args [][]byte) {
 		now := time.Now()
 		var sb strings.Builder
 		cn.srv.mu.Lock()
-		for _, c := range cn.srv.clients {
+		for c := range cn.srv.clients {
 			sb.WriteString(c.describe(now))
 		}
 		cn.srv.mu.Unlock()
@@ -306,7 +306,7 @@ func (cn *conn) describe(now time.Time) string {
 	if p := cn.pubName.Load(); p != nil {
 		name = *p
 	}
-	return "id=" + strconv.FormatInt(cn.id, 10) + " addr=" + cn.c.RemoteAddr().String() + " laddr=" + cn.c.LocalAddr().String() +
+	return "id=" + strconv.FormatInt(cn.id, 10) + " addr=" + cn.addr + " laddr=" + cn.laddr +
 		" fd=-1 name=" + name + " age=" + strconv.FormatInt(int64(now.Sub(cn.created)/time.Second), 10) +
 		" idle=" + strconv.FormatInt(int64(now.Sub(time.Unix(0, cn.lastCmd.Load()))/time.Second), 10) + " flags=N db=" + strconv.Itoa(int(cn.pubDB.Load())) +
 		" sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=NULL user=" + u +

@@ -11,8 +11,9 @@
 // and server (COMMAND, CONFIG, INFO, ACL) commands listed in docs/RESP.md,
 // with Redis's replies and error texts: the tests compare them byte for
 // byte with a real redis-server. Commands execute one at a time under one
-// lock, as in Redis; reading, parsing and writing run on the connections'
-// goroutines.
+// lock, as in Redis; reading, parsing and writing run outside it, on the
+// server's epoll event loops (Linux, TCP) or the connections' goroutines
+// (Config.GoroutinePerConn).
 //
 // # Security and limits
 //
@@ -27,9 +28,10 @@
 //
 // # Zero-copy replies
 //
-// Each connection has one goroutine that reads, answers every complete
-// command it has read (pipelining) into one batch, and writes the batch with
-// one writev (net.Buffers on the *net.TCPConn). Values of at least
+// A connection is read with one read, every complete command read is
+// answered (pipelining) into one batch, and the batch is written with one
+// writev; on an event loop, a write that would block keeps the batch until
+// the socket is writable and reads nothing meanwhile (TCP backpressure). Values of at least
 // Config.Threshold (DefaultThreshold, 512 B, the wire package's) are stored
 // in the server's registered pool; a reply carrying one becomes an iovec
 // pointing into that memory, with a reference (mem.Buf) taken under the

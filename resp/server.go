@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -109,13 +108,23 @@ type Config struct {
 	// OutputLimit bounds the copied reply bytes pending for one connection
 	// (default DefaultOutputLimit).
 	OutputLimit int
+	// GoroutinePerConn serves every connection on a goroutine of its own
+	// over Go's netpoller instead of the server's event loops. Without it,
+	// on Linux, TCP connections are served by event loops (epoll)
+	// and only connections of other listeners, and a connection while a
+	// blocking pop waits or after a protocol error, get a goroutine.
+	GoroutinePerConn bool
+	// EventLoops is the number of event loops (default GOMAXPROCS/2, at
+	// least 1).
+	EventLoops int
 }
 
 // Server is a Redis-compatible (RESP2 and RESP3) server over TCP. Its
 // keyspace (16 databases of strings, lists and hashes with expiry) is
-// guarded by one mutex: commands execute one at a time, as in Redis. Each
-// connection is served by one goroutine: it reads, answers every complete
-// command in what it read, and writes the answers with one writev.
+// guarded by one mutex: commands execute one at a time, as in Redis. A
+// connection is served by an event loop (or a goroutine of its own, see
+// Config.GoroutinePerConn): it reads, answers every complete command in
+// what it read, and writes the answers with one writev.
 type Server struct {
 	cfg     Config
 	pool    *mem.Pool // the keyspace's pool
@@ -134,8 +143,10 @@ type Server struct {
 	mu        sync.Mutex
 	closed    bool
 	listeners map[net.Listener]struct{}
-	clients   map[net.Conn]*conn
+	clients   map[*conn]struct{}
 	wg        sync.WaitGroup
+	loops     []*loop // the event loops (none: a goroutine per connection)
+	nextLoop  int     // the loop of the next connection (guarded by mu)
 	done      chan struct{}
 
 	stats struct {
@@ -170,7 +181,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.OutputLimit = DefaultOutputLimit
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
-	s := &Server{cfg: cfg, listeners: map[net.Listener]struct{}{}, clients: map[net.Conn]*conn{},
+	s := &Server{cfg: cfg, listeners: map[net.Listener]struct{}{}, clients: map[*conn]struct{}{},
 		users: map[string]*user{}, done: make(chan struct{})}
 	s.users["default"] = &user{User: User{Name: "default", Password: cfg.Password}, nopass: cfg.Password == ""}
 	for _, u := range cfg.Users {
@@ -205,6 +216,14 @@ func NewServer(cfg Config) (*Server, error) {
 		storeMin = 0 // no value in the pool
 	}
 	s.ks = newKeyspace(s.pool, storeMin)
+	if !cfg.GoroutinePerConn {
+		if err := s.startLoops(); err != nil {
+			if s.ownPool {
+				_ = s.pool.Close()
+			}
+			return nil, err
+		}
+	}
 	s.wg.Add(1)
 	go s.background()
 	return s, nil
@@ -354,10 +373,24 @@ func (s *Server) Serve(ln net.Listener) error {
 			continue
 		}
 		cn := s.newConn(c)
-		s.clients[c] = cn
+		s.clients[cn] = struct{}{}
 		s.wg.Add(1)
-		s.mu.Unlock()
 		s.stats.conns.Add(1)
+		if len(s.loops) > 0 {
+			if fd := detach(c); fd >= 0 {
+				cn.c = nil
+				l := s.loops[s.nextLoop%len(s.loops)]
+				s.nextLoop++
+				err := l.add(cn, fd)
+				s.mu.Unlock()
+				if err != nil {
+					closeFD(fd)
+					s.dropConn(cn)
+				}
+				continue
+			}
+		}
+		s.mu.Unlock()
 		go s.serveConn(cn)
 	}
 }
@@ -377,11 +410,19 @@ func (s *Server) Close() error {
 	for ln := range s.listeners {
 		_ = ln.Close()
 	}
-	for c := range s.clients {
-		_ = c.Close()
+	for cn := range s.clients {
+		if cn.c != nil {
+			_ = cn.c.Close()
+		}
 	}
 	s.mu.Unlock()
+	for _, l := range s.loops {
+		l.wake()
+	}
 	s.wg.Wait()
+	for _, l := range s.loops {
+		l.free()
+	}
 	s.kmu.Lock()
 	for _, d := range s.ks.dbs {
 		s.ks.flush(d)
@@ -448,448 +489,6 @@ func (s *Server) background() {
 		}
 	}
 }
-
-func (s *Server) newConn(c net.Conn) *conn {
-	now := time.Now()
-	cn := &conn{srv: s, c: c, in: make([]byte, initBuf), id: s.nextID.Add(1), created: now}
-	cn.lastCmd.Store(now.UnixNano())
-	cn.p.Limits = s.cfg.Limits
-	cn.out.proto = 2
-	cn.pubProto.Store(2)
-	if u := s.users["default"]; u.nopass {
-		cn.user = u
-	}
-	return cn
-}
-
-func (s *Server) serveConn(cn *conn) {
-	defer func() {
-		s.mu.Lock()
-		delete(s.clients, cn.c)
-		s.mu.Unlock()
-		_ = cn.c.Close()
-		s.kmu.Lock()
-		cn.unwatchAll()
-		s.kmu.Unlock()
-		s.wg.Done()
-	}()
-	defer cn.out.release()
-	defer func() {
-		if len(cn.in) > keepBuf {
-			cn.putBig()
-		}
-	}()
-	cn.serve()
-}
-
-// conn is one connection's state, owned by its goroutine (the fields
-// about the keyspace — watched keys, dirtyCAS — are guarded by the
-// keyspace lock; the pub* fields are what CLIENT LIST of another
-// connection reads).
-type conn struct {
-	srv  *Server
-	c    net.Conn
-	p    Parser
-	in   []byte // read buffer: in[r:w] is unconsumed
-	r, w int
-	out  output
-	quit bool
-	// filled: the last Read filled all the room it was given, so more
-	// input is probably waiting (pipelined large commands): the buffer
-	// grows, up to keepBuf, to take it in fewer reads and answer it in
-	// fewer writes.
-	filled bool
-	// While in is larger than keepBuf: spare is the buffer it replaced,
-	// taken back once in is drained, and box is in's sync.Pool box (nil
-	// when in was not taken from the pool).
-	spare []byte
-	box   *[]byte
-
-	id       int64
-	created  time.Time
-	dbi      int
-	name     string
-	user     *user // nil: not authenticated
-	inMulti  bool
-	multiErr bool
-	inExec   bool
-	queue    [][][]byte
-	watched  []blockKey
-	dirtyCAS bool
-
-	blocked      *waiter
-	blockTimeout time.Duration
-
-	deadline time.Time // the read deadline set
-	cmdStart time.Time // when the buffered unfinished command started
-
-	lastCmd  atomic.Int64
-	pubName  atomic.Pointer[string]
-	pubUser  atomic.Pointer[string]
-	pubDB    atomic.Int32
-	pubProto atomic.Int32
-}
-
-// publish makes the connection's name, user, database and protocol
-// visible to CLIENT LIST on other connections.
-func (cn *conn) publish() {
-	name := cn.name
-	cn.pubName.Store(&name)
-	if cn.user != nil {
-		u := cn.user.Name
-		cn.pubUser.Store(&u)
-	}
-	cn.pubDB.Store(int32(cn.dbi))
-	cn.pubProto.Store(int32(cn.out.proto))
-}
-
-// grow replaces the read buffer by one of size bytes (from the server's
-// pool when size is over keepBuf) holding its unconsumed bytes, which
-// start at in[0].
-func (cn *conn) grow(size int) {
-	var nb []byte
-	var box *[]byte
-	if size > keepBuf {
-		if i := bufClass(size); i >= 0 {
-			if b, ok := cn.srv.bigBufs[i].Get().(*[]byte); ok {
-				box, nb = b, *b
-			}
-		}
-	}
-	if nb == nil {
-		nb = make([]byte, size)
-	}
-	cn.w = copy(nb, cn.in[:cn.w])
-	if len(cn.in) > keepBuf {
-		cn.putBig()
-	} else if size > keepBuf {
-		cn.spare = cn.in
-	}
-	cn.in, cn.box = nb, box
-}
-
-// putBig gives the read buffer (larger than keepBuf) back to the
-// server's pool; the caller replaces it.
-func (cn *conn) putBig() {
-	if i := bufClass(len(cn.in)); i >= 0 {
-		if cn.box == nil {
-			cn.box = new([]byte)
-		}
-		*cn.box = cn.in
-		cn.srv.bigBufs[i].Put(cn.box)
-	}
-	cn.box = nil
-}
-
-func (cn *conn) serve() {
-	s := cn.srv
-	lim := s.cfg.Limits
-	maxBuf := lim.MaxCommand + lim.MaxInline
-	for {
-		// Answer every complete command buffered.
-		for !cn.quit {
-			args, n, err := cn.p.Next(cn.in[cn.r:cn.w])
-			if err != nil {
-				s.stats.errors.Add(1)
-				s.stats.queryLimit.Add(1)
-				cn.out.err(err.Error())
-				cn.closeAfterError()
-				return
-			}
-			if n == 0 {
-				break
-			}
-			cn.cmdStart = time.Time{}
-			if len(args) > 0 {
-				cn.lastCmd.Store(time.Now().UnixNano())
-				cn.exec(args)
-			}
-			cn.r += n // after exec: args alias the buffer
-			if cn.blocked != nil {
-				if cn.out.pending() && cn.out.flush(cn.c) != nil {
-					return
-				}
-				if !cn.waitBlocked() {
-					return
-				}
-				cn.deadline = time.Time{}
-			}
-			if len(cn.out.buf) > s.cfg.OutputLimit {
-				s.stats.outputLimit.Add(1)
-				return
-			}
-			if cn.out.full() {
-				if cn.out.flush(cn.c) != nil {
-					return
-				}
-			}
-		}
-		if cn.out.pending() && cn.out.flush(cn.c) != nil {
-			return
-		}
-		if cn.quit {
-			return
-		}
-		// Make room: move the partial command to the front, grow (doubling,
-		// up to maxBuf) when it fills the buffer or, up to keepBuf, when
-		// the last read filled it; shrink when idle.
-		if cn.r == cn.w && len(cn.in) > keepBuf {
-			cn.putBig()
-			cn.in, cn.spare, cn.r, cn.w = cn.spare, nil, 0, 0
-			if cn.in == nil {
-				cn.in = make([]byte, initBuf)
-			}
-		}
-		if cn.r > 0 {
-			cn.w = copy(cn.in, cn.in[cn.r:cn.w])
-			cn.r = 0
-		}
-		if cn.w == len(cn.in) || (len(cn.in)-cn.w < min(readChunk, len(cn.in))/4 && len(cn.in) < maxBuf) ||
-			(cn.filled && len(cn.in) < min(keepBuf, maxBuf)) {
-			if len(cn.in) >= maxBuf {
-				// Unreachable: the parser's limits keep a command within maxBuf.
-				s.stats.queryLimit.Add(1)
-				cn.out.err("Protocol error: command too large")
-				cn.closeAfterError()
-				return
-			}
-			cn.grow(min(2*len(cn.in), maxBuf))
-		}
-		cn.setDeadline()
-		n, err := cn.c.Read(cn.in[cn.w:])
-		cn.filled = n == len(cn.in)-cn.w
-		cn.w += n
-		if err != nil && n == 0 {
-			if isTimeout(err) {
-				if cn.w > 0 {
-					s.stats.slowClosed.Add(1)
-				} else {
-					s.stats.idleClosed.Add(1)
-				}
-			}
-			return
-		}
-	}
-}
-
-// setDeadline sets the read deadline: CommandTimeout after the start of a
-// command partly received, IdleTimeout after the last command otherwise.
-func (cn *conn) setDeadline() {
-	s := cn.srv
-	var dl time.Time
-	if cn.w > 0 {
-		if cn.cmdStart.IsZero() {
-			cn.cmdStart = time.Now()
-		}
-		if s.cfg.CommandTimeout > 0 {
-			dl = cn.cmdStart.Add(s.cfg.CommandTimeout)
-		}
-	} else if idle := s.idle.Load(); idle > 0 {
-		dl = time.Now().Add(time.Duration(idle))
-	}
-	if !dl.Equal(cn.deadline) {
-		_ = cn.c.SetReadDeadline(dl)
-		cn.deadline = dl
-	}
-}
-
-func isTimeout(err error) bool {
-	if err == io.EOF {
-		return false
-	}
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// closeAfterError writes the pending replies (ending with the error), then
-// half-closes and discards what the client still sends for a moment (at
-// most lingerBytes, lingerTime): closing a socket with unread input resets
-// the connection, and the client would lose the error reply.
-func (cn *conn) closeAfterError() {
-	if cn.out.flush(cn.c) != nil {
-		return
-	}
-	if tc, ok := cn.c.(*net.TCPConn); ok {
-		_ = tc.CloseWrite()
-		_ = tc.SetReadDeadline(time.Now().Add(lingerTime))
-		_, _ = io.CopyN(io.Discard, tc, lingerBytes)
-	}
-}
-
-const (
-	lingerTime  = 100 * time.Millisecond
-	lingerBytes = 1 << 20
-)
-
-// output is a batch of replies: framing and small values copied into buf,
-// large values as references into registered memory, written with one
-// writev (net.Buffers) by flush.
-type output struct {
-	buf   []byte
-	zc    []mem.Buf   // owned references, released after the write
-	marks []int       // zc[i] goes after buf[:marks[i]]
-	iov   net.Buffers // flush's iovecs (kept for their capacity)
-	wv    net.Buffers // what WriteTo consumes (a field: no allocation)
-	bytes int         // bytes of zc
-	proto int         // 2 or 3 (HELLO)
-}
-
-func (o *output) pending() bool { return len(o.buf) > 0 || len(o.zc) > 0 }
-
-func (o *output) full() bool {
-	return len(o.buf) >= flushBytes || len(o.zc) >= flushEntries || o.bytes >= flushBytes*16
-}
-
-// zeroCopy appends b (an owned reference, now the output's) as an iovec.
-func (o *output) zeroCopy(b mem.Buf) {
-	o.zc = append(o.zc, b)
-	o.marks = append(o.marks, len(o.buf))
-	o.bytes += b.Len()
-}
-
-// flush writes the batch and releases its references, whether or not the
-// write succeeded.
-func (o *output) flush(w io.Writer) error {
-	iov := o.iov[:0]
-	last := 0
-	for i, b := range o.zc {
-		if m := o.marks[i]; m > last {
-			iov = append(iov, o.buf[last:m])
-			last = m
-		}
-		iov = append(iov, b.Bytes())
-	}
-	if last < len(o.buf) {
-		iov = append(iov, o.buf[last:])
-	}
-	o.iov = iov[:0]
-	var err error
-	if len(iov) == 1 {
-		_, err = w.Write(iov[0])
-	} else if len(iov) > 1 {
-		o.wv = iov
-		_, err = o.wv.WriteTo(w) // writev on a *net.TCPConn
-		o.wv = nil
-	}
-	clear(o.iov[:cap(o.iov)]) // drop the slices into registered memory
-	o.release()
-	if cap(o.buf) > 4*flushBytes {
-		o.buf = nil
-	}
-	return err
-}
-
-func (o *output) release() {
-	for i, b := range o.zc {
-		_ = b.Release()
-		o.zc[i] = mem.Buf{}
-	}
-	o.zc, o.marks, o.buf, o.bytes = o.zc[:0], o.marks[:0], o.buf[:0], 0
-}
-
-func (o *output) simple(s string) {
-	o.buf = append(o.buf, '+')
-	o.buf = append(o.buf, s...)
-	o.buf = append(o.buf, '\r', '\n')
-}
-
-func (o *output) err(s string) {
-	o.buf = append(o.buf, '-')
-	if !hasCode(s) {
-		o.buf = append(o.buf, "ERR "...)
-	}
-	for i := 0; i < len(s); i++ { // an error line must not break the framing
-		if c := s[i]; c == '\r' || c == '\n' {
-			o.buf = append(o.buf, ' ')
-		} else {
-			o.buf = append(o.buf, c)
-		}
-	}
-	o.buf = append(o.buf, '\r', '\n')
-}
-
-// hasCode reports whether s starts with an error code of its own instead
-// of the generic ERR.
-func hasCode(s string) bool {
-	for _, c := range []string{"WRONGTYPE ", "NOPROTO ", "NOAUTH ", "WRONGPASS ", "NOPERM ", "OOM ", "EXECABORT ", "DENIED "} {
-		if strings.HasPrefix(s, c) {
-			return true
-		}
-	}
-	return false
-}
-
-func (o *output) int(n int64) {
-	o.buf = append(o.buf, ':')
-	o.buf = appendInt(o.buf, n)
-	o.buf = append(o.buf, '\r', '\n')
-}
-
-func (o *output) arrayHeader(n int) {
-	o.buf = append(o.buf, '*')
-	o.buf = appendInt(o.buf, int64(n))
-	o.buf = append(o.buf, '\r', '\n')
-}
-
-// null is a nil bulk string (RESP3: null).
-func (o *output) null() {
-	if o.proto == 3 {
-		o.buf = append(o.buf, "_\r\n"...)
-		return
-	}
-	o.buf = append(o.buf, "$-1\r\n"...)
-}
-
-// nullArray is a nil array (RESP3: null).
-func (o *output) nullArray() {
-	if o.proto == 3 {
-		o.buf = append(o.buf, "_\r\n"...)
-		return
-	}
-	o.buf = append(o.buf, "*-1\r\n"...)
-}
-
-// mapHeader starts a map of n pairs (RESP2: an array of 2n elements).
-func (o *output) mapHeader(n int) {
-	if o.proto == 3 {
-		o.buf = append(o.buf, '%')
-		o.buf = appendInt(o.buf, int64(n))
-		o.buf = append(o.buf, '\r', '\n')
-		return
-	}
-	o.arrayHeader(2 * n)
-}
-
-// setHeader starts a set of n elements (RESP2: an array).
-func (o *output) setHeader(n int) {
-	if o.proto == 3 {
-		o.buf = append(o.buf, '~')
-		o.buf = appendInt(o.buf, int64(n))
-		o.buf = append(o.buf, '\r', '\n')
-		return
-	}
-	o.arrayHeader(n)
-}
-
-func (o *output) bulk(b []byte) {
-	o.bulkHeader(len(b))
-	o.buf = append(o.buf, b...)
-	o.buf = append(o.buf, '\r', '\n')
-}
-
-func (o *output) bulkString(s string) {
-	o.bulkHeader(len(s))
-	o.buf = append(o.buf, s...)
-	o.buf = append(o.buf, '\r', '\n')
-}
-
-func (o *output) bulkHeader(n int) {
-	o.buf = append(o.buf, '$')
-	o.buf = appendInt(o.buf, int64(n))
-	o.buf = append(o.buf, '\r', '\n')
-}
-
-func appendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }
 
 func (s *Server) connCount() int {
 	s.mu.Lock()

@@ -75,6 +75,8 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	policy := fs.String("maxmemory-policy", resp.PolicyNoEviction, "noeviction or allkeys-lru")
 	idle := fs.Duration("timeout", 0, "close clients idle this long (0: never)")
 	cmdTimeout := fs.Duration("command-timeout", resp.DefaultCommandTimeout, "close clients that take longer to send one command (negative: never)")
+	goroutines := fs.Bool("goroutines", false, "serve each connection on a goroutine of its own instead of the epoll event loops")
+	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS/2, at least 1)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -96,7 +98,8 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 		th = 1 // every value (resp.Config's 0 means the default; an empty value has nothing to send)
 	}
 	cfg := resp.Config{PoolBytes: *poolMB << 20, Threshold: th, MaxConns: *maxConns, Password: *pass, Users: users,
-		NoProtectedMode: !*protected, MaxMemory: mm, MaxMemoryPolicy: *policy, IdleTimeout: *idle, CommandTimeout: *cmdTimeout}
+		NoProtectedMode: !*protected, MaxMemory: mm, MaxMemoryPolicy: *policy, IdleTimeout: *idle, CommandTimeout: *cmdTimeout,
+		GoroutinePerConn: *goroutines, EventLoops: *loops}
 	if *cmdTimeout == 0 {
 		cfg.CommandTimeout = -1
 	}
@@ -158,6 +161,8 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	pipelines := fs.String("pipelines", "", "comma-separated pipeline depths (redis-benchmark -P); default 1,16")
 	requests := fs.Int("n", 0, "requests per test (redis-benchmark -n; 4x when pipelined, fewer for lrange_100 with large values); default 20000 with --quick, else 100000")
 	clients := fs.Int("c", 16, "connections (redis-benchmark -c)")
+	goroutines := fs.Bool("goroutines", false, "serve each connection on a goroutine of its own instead of the epoll event loops")
+	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS/2, at least 1)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -165,7 +170,8 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "resp bench: unexpected arguments %q\n", fs.Args())
 		return errUsage
 	}
-	o := respbench.Options{Quick: *quick, Requests: *requests, Clients: *clients, Progress: stderr}
+	o := respbench.Options{Quick: *quick, Requests: *requests, Clients: *clients, Progress: stderr,
+		Server: resp.Config{GoroutinePerConn: *goroutines, EventLoops: *loops}}
 	var err error
 	if o.Sizes, err = intList(*sizes, 1, 1<<20); err != nil {
 		fmt.Fprintf(stderr, "resp bench: --sizes: %v\n", err)

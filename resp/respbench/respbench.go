@@ -58,6 +58,9 @@ type Options struct {
 	Clients   int       // connections (-c); default 16
 	Requests  int       // requests per test (-n); default 20000 (Quick) or 100000, times 4 pipelined
 	Progress  io.Writer // progress lines (nil: none)
+	// Server configures the cornflakes server (its zero value: the
+	// defaults of resp.NewServer).
+	Server resp.Config
 }
 
 // Binaries returns the paths of redis-server and redis-benchmark, or an
@@ -102,7 +105,7 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		progress = io.Discard
 	}
 
-	srv, err := resp.NewServer(resp.Config{})
+	srv, err := resp.NewServer(o.Server)
 	if err != nil {
 		return nil, err
 	}

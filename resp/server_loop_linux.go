@@ -1,0 +1,418 @@
+//go:build linux
+
+package resp
+
+import (
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// An event loop serves many connections from one goroutine, as Redis does:
+// epoll_wait (level-triggered) over its sockets, then for each readable one
+// a single read, the answers to every complete command read, and a single
+// writev of the batch. A connection whose write would block is watched for
+// EPOLLOUT instead of EPOLLIN until its batch is written: it reads nothing
+// meanwhile, so a client that never reads is held back by TCP and costs at
+// most one batch. The server runs Config.EventLoops loops (default one
+// per two Ps) and gives new connections to them in turn.
+//
+// A connection leaves its loop for a goroutine of its own (net.FileConn of
+// its socket) when a blocking pop waits and when it ends with a protocol
+// error (the reply, then a bounded linger); it stays there until closed.
+type loop struct {
+	srv  *Server
+	epfd int
+	efd  int // eventfd: Close wakes the loop through it
+
+	mu    sync.Mutex // guards conns (the accepting goroutine adds to it)
+	conns map[int]*conn
+}
+
+// loopTick is the longest epoll_wait, and so the resolution of the idle
+// and unfinished-command timeouts of loop connections.
+const loopTick = 100 * time.Millisecond
+
+// maxIov is the most iovecs given to one writev (Linux's IOV_MAX).
+const maxIov = 1024
+
+func (s *Server) startLoops() error {
+	n := s.cfg.EventLoops
+	if n <= 0 {
+		n = defaultLoops()
+	}
+	for range n {
+		l, err := newLoop(s)
+		if err != nil {
+			for _, l := range s.loops {
+				l.free()
+			}
+			s.loops = nil
+			return err
+		}
+		s.loops = append(s.loops, l)
+	}
+	for _, l := range s.loops {
+		s.wg.Add(1)
+		go l.run()
+	}
+	return nil
+}
+
+// defaultLoops is one loop per two Ps (at least one): every command takes
+// the one keyspace lock, so loops beyond that mostly contend for it, and
+// the clients of a benchmark on the same machine need CPU too.
+func defaultLoops() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+
+func newLoop(s *Server) (*loop, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		_ = unix.Close(epfd)
+		return nil, os.NewSyscallError("eventfd", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(efd)}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, efd, &ev); err != nil {
+		_ = unix.Close(epfd)
+		_ = unix.Close(efd)
+		return nil, os.NewSyscallError("epoll_ctl", err)
+	}
+	return &loop{srv: s, epfd: epfd, efd: efd, conns: map[int]*conn{}}, nil
+}
+
+// detach takes the socket of a TCP connection out of Go's netpoller: it
+// returns a duplicate of its descriptor, non-blocking, and closes c; -1
+// (c untouched) when c is not a TCP connection or the duplicate fails.
+func detach(c net.Conn) int {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return -1
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(p uintptr) { fd, derr = unix.FcntlInt(p, unix.F_DUPFD_CLOEXEC, 0) }); err != nil || derr != nil {
+		return -1
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		_ = unix.Close(fd)
+		return -1
+	}
+	_ = tc.Close() // the duplicate keeps the socket open
+	return fd
+}
+
+func closeFD(fd int) { _ = unix.Close(fd) }
+
+// add makes the loop serve cn on fd.
+func (l *loop) add(cn *conn, fd int) error {
+	cn.fd, cn.lp = fd, l
+	cn.deadline = cn.nextDeadline()
+	l.mu.Lock()
+	l.conns[fd] = cn
+	l.mu.Unlock()
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		l.mu.Lock()
+		delete(l.conns, fd)
+		l.mu.Unlock()
+		cn.fd, cn.lp = -1, nil
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	return nil
+}
+
+// wake interrupts the loop's epoll_wait (Close).
+func (l *loop) wake() {
+	one := [8]byte{1}
+	_, _ = unix.Write(l.efd, one[:])
+}
+
+// free closes the loop's descriptors, once its goroutine has returned.
+func (l *loop) free() {
+	_ = unix.Close(l.epfd)
+	_ = unix.Close(l.efd)
+}
+
+func (l *loop) run() {
+	s := l.srv
+	defer s.wg.Done()
+	events := make([]unix.EpollEvent, 256)
+	lastScan := time.Now()
+	for {
+		n, err := unix.EpollWait(l.epfd, events, int(loopTick/time.Millisecond))
+		if err != nil && err != unix.EINTR {
+			n = 0
+			time.Sleep(time.Millisecond) // not expected: epfd is valid until free
+		}
+		select {
+		case <-s.done:
+			l.closeAll()
+			return
+		default:
+		}
+		for i := range n {
+			fd := int(events[i].Fd)
+			if fd == l.efd {
+				var b [8]byte
+				_, _ = unix.Read(l.efd, b[:])
+				continue
+			}
+			l.mu.Lock()
+			cn := l.conns[fd]
+			l.mu.Unlock()
+			if cn == nil {
+				continue
+			}
+			if cn.wantWrite {
+				l.writable(cn)
+			} else {
+				l.readable(cn)
+			}
+		}
+		if now := time.Now(); now.Sub(lastScan) >= loopTick {
+			lastScan = now
+			l.expire(now)
+		}
+	}
+}
+
+// readable reads once from cn and answers what it can.
+func (l *loop) readable(cn *conn) {
+	if !cn.makeRoom() {
+		l.handOff(cn, stProtoErr)
+		return
+	}
+	n, err := unix.Read(cn.fd, cn.in[cn.w:])
+	if err == unix.EAGAIN || err == unix.EINTR {
+		return
+	}
+	if err != nil || n <= 0 {
+		l.close(cn)
+		return
+	}
+	cn.filled = n == len(cn.in)-cn.w
+	cn.w += n
+	l.answer(cn)
+}
+
+// writable goes on with cn's pending write and, once it is done, with the
+// commands still buffered.
+func (l *loop) writable(cn *conn) {
+	done, err := cn.out.writeFD(cn.fd)
+	if err != nil {
+		l.close(cn)
+		return
+	}
+	if !done {
+		return
+	}
+	cn.wantWrite = false
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(cn.fd)}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, cn.fd, &ev); err != nil {
+		l.close(cn)
+		return
+	}
+	l.answer(cn)
+}
+
+// answer answers the complete commands buffered and writes the batches;
+// it returns when more input is needed, a write waits for the socket, or
+// the connection has left the loop.
+func (l *loop) answer(cn *conn) {
+	for {
+		st := cn.process()
+		switch st {
+		case stBlocked, stProtoErr:
+			l.handOff(cn, st)
+			return
+		case stOverLimit:
+			l.close(cn)
+			return
+		}
+		if cn.out.pending() && !l.write(cn) {
+			return
+		}
+		switch st {
+		case stFull:
+			continue
+		case stQuit:
+			l.close(cn)
+			return
+		}
+		if cn.r == cn.w { // nothing of a next command yet: idle, not slow
+			cn.r, cn.w = 0, 0
+		}
+		cn.deadline = cn.nextDeadline()
+		return
+	}
+}
+
+// write writes cn's batch; false when the connection was closed or must
+// wait until its socket is writable.
+func (l *loop) write(cn *conn) bool {
+	done, err := cn.out.writeFD(cn.fd)
+	if err != nil {
+		l.close(cn)
+		return false
+	}
+	if done {
+		return true
+	}
+	cn.wantWrite = true
+	cn.deadline = time.Time{} // no timeout while the client does not read, as with a goroutine
+	ev := unix.EpollEvent{Events: unix.EPOLLOUT, Fd: int32(cn.fd)}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, cn.fd, &ev); err != nil {
+		l.close(cn)
+	}
+	return false
+}
+
+// expire closes the connections whose idle or unfinished-command timeout
+// has passed.
+func (l *loop) expire(now time.Time) {
+	s := l.srv
+	var late []*conn
+	l.mu.Lock()
+	for _, cn := range l.conns {
+		if !cn.wantWrite && !cn.deadline.IsZero() && now.After(cn.deadline) {
+			late = append(late, cn)
+		}
+	}
+	l.mu.Unlock()
+	for _, cn := range late {
+		if cn.w > 0 {
+			s.stats.slowClosed.Add(1)
+		} else {
+			s.stats.idleClosed.Add(1)
+		}
+		l.close(cn)
+	}
+}
+
+// remove takes cn's socket out of the loop.
+func (l *loop) remove(cn *conn) {
+	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, cn.fd, nil)
+	l.mu.Lock()
+	delete(l.conns, cn.fd)
+	l.mu.Unlock()
+}
+
+// close closes cn's socket and releases what it holds.
+func (l *loop) close(cn *conn) {
+	l.remove(cn)
+	_ = unix.Close(cn.fd)
+	cn.fd, cn.lp = -1, nil
+	cn.out.abort()
+	l.srv.dropConn(cn)
+}
+
+func (l *loop) closeAll() {
+	l.mu.Lock()
+	all := make([]*conn, 0, len(l.conns))
+	for _, cn := range l.conns {
+		all = append(all, cn)
+	}
+	l.mu.Unlock()
+	for _, cn := range all {
+		l.close(cn)
+	}
+}
+
+// handOff moves cn to a goroutine of its own, which goes on from st
+// (stBlocked: wait for the pop; stProtoErr: write the error and linger).
+func (l *loop) handOff(cn *conn, st step) {
+	s := l.srv
+	l.remove(cn)
+	f := os.NewFile(uintptr(cn.fd), "")
+	c, err := net.FileConn(f) // a duplicate of the descriptor, in Go's netpoller
+	_ = f.Close()
+	cn.fd, cn.lp = -1, nil
+	if err != nil {
+		cn.out.abort()
+		s.dropConn(cn)
+		return
+	}
+	s.mu.Lock()
+	cn.c = c
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		_ = c.Close() // Close has already closed the others; this one ends at once
+	}
+	go s.serveHanded(cn, st)
+}
+
+// writeFD writes the batch to the non-blocking socket fd, with as few
+// writev calls as the socket takes; it reports whether the batch is
+// written (its references released). A batch that is not is kept (with
+// its references) and written on by the next call; nothing may be added
+// to it meanwhile.
+func (o *output) writeFD(fd int) (bool, error) {
+	if !o.writing {
+		o.iovecs()
+		o.ipos, o.writing = 0, true
+	}
+	for o.ipos < len(o.iov) {
+		rest := o.iov[o.ipos:]
+		var n int
+		var err error
+		if len(rest) == 1 {
+			n, err = unix.Write(fd, rest[0])
+		} else {
+			n, err = o.writev(fd, rest[:min(len(rest), maxIov)])
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		for n > 0 {
+			if b := o.iov[o.ipos]; n >= len(b) {
+				n -= len(b)
+				o.ipos++
+			} else {
+				o.iov[o.ipos] = b[n:]
+				n = 0
+			}
+		}
+	}
+	o.done()
+	return true, nil
+}
+
+// outputSys is the output's iovec array for writev.
+type outputSys struct{ vecs []unix.Iovec }
+
+// writev is the system call on iovs (at most maxIov non-empty slices),
+// through the output's own iovec array: no allocation.
+func (o *output) writev(fd int, iovs [][]byte) (int, error) {
+	vecs := o.sys.vecs[:0]
+	for _, b := range iovs {
+		v := unix.Iovec{Base: &b[0]}
+		v.SetLen(len(b))
+		vecs = append(vecs, v)
+	}
+	o.sys.vecs = vecs
+	r, _, e := unix.Syscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&vecs[0])), uintptr(len(vecs)))
+	clear(vecs) // drop the pointers into the batch
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}

@@ -1,0 +1,23 @@
+//go:build !linux
+
+package resp
+
+import "net"
+
+// loop is an event loop; there are none on this system (every connection
+// has a goroutine of its own).
+type loop struct{}
+
+type outputSys struct{}
+
+func (s *Server) startLoops() error { return nil }
+
+func detach(net.Conn) int { return -1 }
+
+func closeFD(int) {}
+
+func (l *loop) add(*conn, int) error { return nil }
+
+func (l *loop) wake() {}
+
+func (l *loop) free() {}

@@ -1,0 +1,154 @@
+//go:build linux
+
+package resp
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// loopConns is the number of connections the server's event loops serve.
+func (s *Server) loopConns() int {
+	n := 0
+	for _, l := range s.loops {
+		l.mu.Lock()
+		n += len(l.conns)
+		l.mu.Unlock()
+	}
+	return n
+}
+
+// TestServingModes: the same pipelined exchange (small and zero-copy
+// values, a blocking pop served by another client, QUIT) on an event
+// loop and on a goroutine per connection; a blocked connection leaves its
+// loop for a goroutine and goes on being served there.
+func TestServingModes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{{"loops", Config{EventLoops: 2}}, {"goroutines", Config{GoroutinePerConn: true}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newTestServer(t, tc.cfg)
+			big := strings.Repeat("b", 4096)
+			a, b := dialRaw(t, ts.addr), dialRaw(t, ts.addr)
+			if r, err := a.do("PING"); r != "+PONG\r\n" || err != nil {
+				t.Fatalf("PING: %q %v", r, err)
+			}
+			wantLoop := 2
+			if tc.cfg.GoroutinePerConn {
+				wantLoop = 0
+			}
+			if n := ts.srv.loopConns(); n != wantLoop {
+				t.Fatalf("%d connections on event loops, want %d", n, wantLoop)
+			}
+			var in bytes.Buffer
+			var want strings.Builder
+			for i := range 50 {
+				in.Write(encodeCommand([]string{"SET", "k", big[:1+i*80]}))
+				in.Write(encodeCommand([]string{"GET", "k"}))
+				want.WriteString("+OK\r\n$" + itoa(1+i*80) + "\r\n" + big[:1+i*80] + "\r\n")
+			}
+			_ = a.c.SetDeadline(time.Now().Add(10 * time.Second))
+			if _, err := a.c.Write(in.Bytes()); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, want.Len())
+			if _, err := io.ReadFull(a.r, got); err != nil || string(got) != want.String() {
+				t.Fatalf("pipelined replies: %v (%d bytes)", err, len(got))
+			}
+			// A blocking pop: a leaves its loop (if any), b serves it.
+			if _, err := a.c.Write(encodeCommand([]string{"BLPOP", "q", "10"})); err != nil {
+				t.Fatal(err)
+			}
+			waitBlocked(t, ts, 1)
+			if r, err := b.do("RPUSH", "q", big); r != ":1\r\n" || err != nil {
+				t.Fatalf("RPUSH: %q %v", r, err)
+			}
+			if r, err := readReply(a.r); r != "*2\r\n$1\r\nq\r\n$4096\r\n"+big+"\r\n" || err != nil {
+				t.Fatalf("BLPOP: %q %v", r[:min(len(r), 40)], err)
+			}
+			if n := ts.srv.loopConns(); n != wantLoop/2 {
+				t.Fatalf("%d connections on event loops after the pop, want %d", n, wantLoop/2)
+			}
+			for _, rc := range []*rawConn{a, b} {
+				if r, err := rc.do("GET", "k"); r != "$3921\r\n"+big[:3921]+"\r\n" || err != nil {
+					t.Fatalf("GET after the pop: %q %v", r[:min(len(r), 40)], err)
+				}
+				if r, err := rc.do("QUIT"); r != "+OK\r\n" || err != nil {
+					t.Fatalf("QUIT: %q %v", r, err)
+				}
+				if _, err := rc.r.ReadByte(); err != io.EOF {
+					t.Fatalf("after QUIT: %v, want EOF", err)
+				}
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for ts.srv.connCount() != 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d connections left after QUIT", ts.srv.connCount())
+				}
+				time.Sleep(time.Millisecond)
+			}
+			ts.waitInUse(t, 1) // k
+		})
+	}
+}
+
+// TestLoopBackpressure: a client that sends many GETs of a large value and
+// does not read its replies holds at most one batch of references while
+// TCP holds the rest back, and does not keep another client of the same
+// loop from being served; once it reads, it gets every reply.
+func TestLoopBackpressure(t *testing.T) {
+	ts := newTestServer(t, Config{EventLoops: 1})
+	val := strings.Repeat("v", 64<<10)
+	probe := dialRaw(t, ts.addr)
+	if r, err := probe.do("SET", "big", val); r != "+OK\r\n" || err != nil {
+		t.Fatalf("SET: %q %v", r, err)
+	}
+	hog := dialRaw(t, ts.addr)
+	const gets = 1000 // 64 MiB of replies
+	cmd := encodeCommand([]string{"GET", "big"})
+	_ = hog.c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := hog.c.Write(bytes.Repeat(cmd, gets)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // let the server fill the socket's buffers
+	if n := ts.pool.InUse(); n > 1+flushEntries {
+		t.Fatalf("%d references held for a client that does not read", n)
+	}
+	for range 10 {
+		if r, err := probe.do("PING"); r != "+PONG\r\n" || err != nil {
+			t.Fatalf("probe: %q %v", r, err)
+		}
+	}
+	want := "$65536\r\n" + val + "\r\n"
+	got := make([]byte, len(want))
+	for i := range gets {
+		if _, err := io.ReadFull(hog.r, got); err != nil || string(got) != want {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+	}
+	ts.waitInUse(t, 1)
+}
+
+// TestIdleIsNotSlow: a client idle after a complete command is not closed
+// by the unfinished-command timeout, in either serving mode.
+func TestIdleIsNotSlow(t *testing.T) {
+	for _, cfg := range []Config{{CommandTimeout: 50 * time.Millisecond}, {CommandTimeout: 50 * time.Millisecond, GoroutinePerConn: true}} {
+		ts := newTestServer(t, cfg)
+		rc := dialRaw(t, ts.addr)
+		for range 2 {
+			if r, err := rc.do("PING"); r != "+PONG\r\n" || err != nil {
+				t.Fatalf("goroutines %v: PING: %q %v", cfg.GoroutinePerConn, r, err)
+			}
+			time.Sleep(3 * loopTick)
+		}
+		if st := ts.srv.Stats(); st.SlowClosed != 0 {
+			t.Fatalf("goroutines %v: %+v", cfg.GoroutinePerConn, st)
+		}
+	}
+}
+
+func itoa(n int) string { return string(appendInt(nil, int64(n))) }
