@@ -148,6 +148,15 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 		g.P("return resp, nil")
 		g.P("}")
 		g.P()
+		g.P("// ", m.GoName, "Async sends a call of ", full, ".", m.GoName, " and returns at once;")
+		g.P("// done runs later, on the goroutine that runs the client's loop")
+		g.P("// (service.Client.Run), with the response (a message of a, valid until")
+		g.P("// a.Reset) or the error. a belongs to the call until done runs; done must")
+		g.P("// not block. See service.InvokeAsync.")
+		g.P("func (c *", name, "Client) ", m.GoName, "Async(ctx ", ctx, ", a *", arena, ", req *", m.Input.GoIdent, ", done func(*", m.Output.GoIdent, ", error)) error {")
+		g.P("return ", svc("InvokeAsync"), "(ctx, c.c, &", name, "_ServiceDesc, ", i, ", a, req, ", newOf(m.Output), "(a), done)")
+		g.P("}")
+		g.P()
 	}
 
 	// Handlers.

@@ -197,6 +197,15 @@ func (c *EchoClient) Echo(ctx context.Context, a *wire.Arena, req *Blob) (*Blob,
 	return resp, nil
 }
 
+// EchoAsync sends a call of cornflakes.rpcbench.Echo.Echo and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *EchoClient) EchoAsync(ctx context.Context, a *wire.Arena, req *Blob, done func(*Blob, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Echo_ServiceDesc, 0, a, req, NewBlob(a), done)
+}
+
 func _Echo_Echo_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	req := NewBlob(a)
 	if err := req.DecodeBytes(data); err != nil {

@@ -1675,6 +1675,15 @@ func (c *GreeterClient) SayHello(ctx context.Context, a *wire.Arena, req *HelloR
 	return resp, nil
 }
 
+// SayHelloAsync sends a call of cornflakes.svctest.Greeter.SayHello and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *GreeterClient) SayHelloAsync(ctx context.Context, a *wire.Arena, req *HelloRequest, done func(*HelloReply, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 0, a, req, NewHelloReply(a), done)
+}
+
 // Fail calls cornflakes.svctest.Greeter.Fail. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -1684,6 +1693,15 @@ func (c *GreeterClient) Fail(ctx context.Context, a *wire.Arena, req *FailReques
 		return nil, err
 	}
 	return resp, nil
+}
+
+// FailAsync sends a call of cornflakes.svctest.Greeter.Fail and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *GreeterClient) FailAsync(ctx context.Context, a *wire.Arena, req *FailRequest, done func(*HelloReply, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 1, a, req, NewHelloReply(a), done)
 }
 
 // Sleep calls cornflakes.svctest.Greeter.Sleep. req is serialized before it
@@ -1697,6 +1715,15 @@ func (c *GreeterClient) Sleep(ctx context.Context, a *wire.Arena, req *HelloRequ
 	return resp, nil
 }
 
+// SleepAsync sends a call of cornflakes.svctest.Greeter.Sleep and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *GreeterClient) SleepAsync(ctx context.Context, a *wire.Arena, req *HelloRequest, done func(*HelloReply, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 2, a, req, NewHelloReply(a), done)
+}
+
 // Panic calls cornflakes.svctest.Greeter.Panic. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -1706,6 +1733,15 @@ func (c *GreeterClient) Panic(ctx context.Context, a *wire.Arena, req *HelloRequ
 		return nil, err
 	}
 	return resp, nil
+}
+
+// PanicAsync sends a call of cornflakes.svctest.Greeter.Panic and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *GreeterClient) PanicAsync(ctx context.Context, a *wire.Arena, req *HelloRequest, done func(*HelloReply, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 3, a, req, NewHelloReply(a), done)
 }
 
 // Lookup calls cornflakes.svctest.Greeter.Lookup. req is serialized before it
@@ -1719,6 +1755,15 @@ func (c *GreeterClient) Lookup(ctx context.Context, a *wire.Arena, req *LookupRe
 	return resp, nil
 }
 
+// LookupAsync sends a call of cornflakes.svctest.Greeter.Lookup and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *GreeterClient) LookupAsync(ctx context.Context, a *wire.Arena, req *LookupRequest, done func(*HelloReply, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 4, a, req, NewHelloReply(a), done)
+}
+
 // SayGoodbye calls cornflakes.svctest.Greeter.SayGoodbye. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -1728,6 +1773,15 @@ func (c *GreeterClient) SayGoodbye(ctx context.Context, a *wire.Arena, req *Hell
 		return nil, err
 	}
 	return resp, nil
+}
+
+// SayGoodbyeAsync sends a call of cornflakes.svctest.Greeter.SayGoodbye and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *GreeterClient) SayGoodbyeAsync(ctx context.Context, a *wire.Arena, req *HelloRequest, done func(*HelloReply, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 5, a, req, NewHelloReply(a), done)
 }
 
 func _Greeter_SayHello_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1897,6 +1951,15 @@ func (c *CalcClient) SumTree(ctx context.Context, a *wire.Arena, req *Tree) (*Su
 		return nil, err
 	}
 	return resp, nil
+}
+
+// SumTreeAsync sends a call of cornflakes.svctest.Calc.SumTree and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *CalcClient) SumTreeAsync(ctx context.Context, a *wire.Arena, req *Tree, done func(*Sum, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Calc_ServiceDesc, 0, a, req, NewSum(a), done)
 }
 
 func _Calc_SumTree_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {

@@ -489,6 +489,15 @@ func (c *TypesClient) Scalars(ctx context.Context, a *wire.Arena, req *alltypes.
 	return resp, nil
 }
 
+// ScalarsAsync sends a call of gentest.svcall.Types.Scalars and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *TypesClient) ScalarsAsync(ctx context.Context, a *wire.Arena, req *alltypes.Scalars, done func(*alltypes.Optionals, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Types_ServiceDesc, 0, a, req, alltypes.NewOptionals(a), done)
+}
+
 // Lists calls gentest.svcall.Types.Lists. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -498,6 +507,15 @@ func (c *TypesClient) Lists(ctx context.Context, a *wire.Arena, req *alltypes.Li
 		return nil, err
 	}
 	return resp, nil
+}
+
+// ListsAsync sends a call of gentest.svcall.Types.Lists and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *TypesClient) ListsAsync(ctx context.Context, a *wire.Arena, req *alltypes.Lists, done func(*alltypes.Lists, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Types_ServiceDesc, 1, a, req, alltypes.NewLists(a), done)
 }
 
 // Outer calls gentest.svcall.Types.Outer. req is serialized before it
@@ -511,6 +529,15 @@ func (c *TypesClient) Outer(ctx context.Context, a *wire.Arena, req *alltypes.Ou
 	return resp, nil
 }
 
+// OuterAsync sends a call of gentest.svcall.Types.Outer and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *TypesClient) OuterAsync(ctx context.Context, a *wire.Arena, req *alltypes.Outer, done func(*alltypes.Tree, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Types_ServiceDesc, 2, a, req, alltypes.NewTree(a), done)
+}
+
 // Wide calls gentest.svcall.Types.Wide. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -520,6 +547,15 @@ func (c *TypesClient) Wide(ctx context.Context, a *wire.Arena, req *alltypes.Wid
 		return nil, err
 	}
 	return resp, nil
+}
+
+// WideAsync sends a call of gentest.svcall.Types.Wide and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *TypesClient) WideAsync(ctx context.Context, a *wire.Arena, req *alltypes.Wide, done func(*alltypes.Empty, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Types_ServiceDesc, 3, a, req, alltypes.NewEmpty(a), done)
 }
 
 func _Types_Scalars_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -721,6 +757,15 @@ func (c *MixedClient) Record(ctx context.Context, a *wire.Arena, req *proto2.Rec
 	return resp, nil
 }
 
+// RecordAsync sends a call of gentest.svcall.Mixed.Record and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *MixedClient) RecordAsync(ctx context.Context, a *wire.Arena, req *proto2.Record, done func(*proto2.Defaults, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Mixed_ServiceDesc, 0, a, req, proto2.NewDefaults(a), done)
+}
+
 // Blob calls gentest.svcall.Mixed.Blob. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -732,6 +777,15 @@ func (c *MixedClient) Blob(ctx context.Context, a *wire.Arena, req *other.Blob) 
 	return resp, nil
 }
 
+// BlobAsync sends a call of gentest.svcall.Mixed.Blob and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *MixedClient) BlobAsync(ctx context.Context, a *wire.Arena, req *other.Blob, done func(*Batch, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Mixed_ServiceDesc, 1, a, req, NewBatch(a), done)
+}
+
 // SendBatch calls gentest.svcall.Mixed.SendBatch. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -741,6 +795,15 @@ func (c *MixedClient) SendBatch(ctx context.Context, a *wire.Arena, req *Batch) 
 		return nil, err
 	}
 	return resp, nil
+}
+
+// SendBatchAsync sends a call of gentest.svcall.Mixed.SendBatch and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *MixedClient) SendBatchAsync(ctx context.Context, a *wire.Arena, req *Batch, done func(*other.Blob, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Mixed_ServiceDesc, 2, a, req, other.NewBlob(a), done)
 }
 
 func _Mixed_Record_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
