@@ -91,6 +91,7 @@ type Client struct {
 	rr    atomic.Uint32
 	ics   []UnaryClientInterceptor
 	spin  time.Duration
+	obs   Observer
 
 	lead    atomic.Bool   // somebody runs the endpoint's loop
 	leadG   atomic.Int64  // the goroutine that runs it (0: none)
@@ -178,12 +179,21 @@ func (c *Client) Invoke(ctx context.Context, d *ServiceDesc, i int, a *wire.Aren
 	if err != nil {
 		return err
 	}
-	if b.ic == nil {
-		return c.invoke(ctx, d, i, b, a, req, resp)
+	var t0 time.Time
+	if c.obs != nil {
+		t0 = time.Now()
 	}
-	return b.ic(ctx, &b.info, req, resp, func(ctx context.Context, _, _ any) error {
-		return c.invoke(ctx, d, i, b, a, req, resp)
-	})
+	if b.ic == nil {
+		err = c.invoke(ctx, d, i, b, a, req, resp)
+	} else {
+		err = b.ic(ctx, &b.info, req, resp, func(ctx context.Context, _, _ any) error {
+			return c.invoke(ctx, d, i, b, a, req, resp)
+		})
+	}
+	if c.obs != nil {
+		c.obs.ObserveCall(ClientSide, &b.info, CodeOf(err), time.Since(t0))
+	}
+	return err
 }
 
 func (c *Client) invoke(ctx context.Context, d *ServiceDesc, i int, b *binding, a *wire.Arena, req wire.Object, resp Decoder) error {
@@ -297,6 +307,7 @@ type clientCall struct {
 	call    doneCaller
 	b       *binding
 	key     *MethodDesc
+	t0      time.Time // when the call started (with an Observer)
 	contFn  func(*rpc.Response)
 	reqType uint8
 	msg     rpc.Msg

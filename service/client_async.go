@@ -109,6 +109,9 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 	cl.buf = appendReqHeader(cl.buf[:0], &h, md)
 	cl.a, cl.body, cl.err = a, nil, nil
 	cl.fin, cl.resp, cl.done, cl.call, cl.b, cl.key = finishAsync, resp, done, call, b, key
+	if c.obs != nil {
+		cl.t0 = time.Now()
+	}
 	cl.sess = c.sess[0]
 	if len(c.sess) > 1 {
 		cl.sess = c.sess[c.rr.Add(1)%uint32(len(c.sess))]
@@ -179,6 +182,9 @@ func finishAsync(cl *clientCall, data []byte, err error) {
 				err = fmt.Errorf("service: %s: decoding the response: %w", cl.b.info.FullMethod, derr)
 			}
 		}
+	}
+	if c.obs != nil && cl.b != nil {
+		c.obs.ObserveCall(ClientSide, &cl.b.info, CodeOf(err), time.Since(cl.t0))
 	}
 	done, call, resp := cl.done, cl.call, cl.resp
 	cl.pre.release()
