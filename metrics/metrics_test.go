@@ -25,7 +25,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type echo struct{ typedpb.UnimplementedEchoServer }
+type echo struct {
+	typedpb.UnimplementedEchoServer
+}
 
 func (echo) Echo(ctx context.Context, req, resp *typedpb.Blob) error {
 	if len(req.GetData()) == 0 {
