@@ -1503,14 +1503,28 @@ func (x *Sum) Clone(a *wire.Arena) (*Sum, error) {
 // Greeter is the main test service.
 type GreeterServer interface {
 	// SayHello answers "hello, <name>" and a blob of blob_size bytes.
+	//
+	// SayHello: decoding req makes name alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	SayHello(ctx context.Context, req *HelloRequest, resp *HelloReply) error
+
 	// Fail answers with the status it is asked for.
+	//
+	// Fail: decoding req makes message, details alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Fail(ctx context.Context, req *FailRequest, resp *HelloReply) error
+
 	// Sleep waits until its context is done and reports why.
+	//
+	// Sleep: decoding req makes name alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Sleep(ctx context.Context, req *HelloRequest, resp *HelloReply) error
+
 	// Panic panics.
+	//
+	// Panic: decoding req makes name alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Panic(ctx context.Context, req *HelloRequest, resp *HelloReply) error
+
 	// Lookup changes its request incompatibly in version 2.
+	//
+	// Lookup: decoding req takes no references (no bytes or string fields).
 	Lookup(ctx context.Context, req *LookupRequest, resp *HelloReply) error
 }
 
@@ -1560,6 +1574,8 @@ func NewGreeterClient(c *service.Client) *GreeterClient { return &GreeterClient{
 // SayHello calls cornflakes.svctest.Greeter.SayHello. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) SayHello(ctx context.Context, a *wire.Arena, req *HelloRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 0, a, req, resp); err != nil {
@@ -1580,6 +1596,8 @@ func (c *GreeterClient) SayHelloAsync(ctx context.Context, a *wire.Arena, req *H
 // Fail calls cornflakes.svctest.Greeter.Fail. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) Fail(ctx context.Context, a *wire.Arena, req *FailRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 1, a, req, resp); err != nil {
@@ -1600,6 +1618,8 @@ func (c *GreeterClient) FailAsync(ctx context.Context, a *wire.Arena, req *FailR
 // Sleep calls cornflakes.svctest.Greeter.Sleep. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) Sleep(ctx context.Context, a *wire.Arena, req *HelloRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 2, a, req, resp); err != nil {
@@ -1620,6 +1640,8 @@ func (c *GreeterClient) SleepAsync(ctx context.Context, a *wire.Arena, req *Hell
 // Panic calls cornflakes.svctest.Greeter.Panic. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) Panic(ctx context.Context, a *wire.Arena, req *HelloRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 3, a, req, resp); err != nil {
@@ -1640,6 +1662,8 @@ func (c *GreeterClient) PanicAsync(ctx context.Context, a *wire.Arena, req *Hell
 // Lookup calls cornflakes.svctest.Greeter.Lookup. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) Lookup(ctx context.Context, a *wire.Arena, req *LookupRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 4, a, req, resp); err != nil {
@@ -1772,6 +1796,7 @@ var Greeter_ServiceDesc = service.ServiceDesc{
 //
 // Calc is a second service on the same server.
 type CalcServer interface {
+	// SumTree: decoding req makes label, tags and the bytes and string fields of its nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	SumTree(ctx context.Context, req *Tree, resp *Sum) error
 }
 
@@ -1801,6 +1826,8 @@ func NewCalcClient(c *service.Client) *CalcClient { return &CalcClient{c} }
 // SumTree calls cornflakes.svctest.Calc.SumTree. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *CalcClient) SumTree(ctx context.Context, a *wire.Arena, req *Tree) (*Sum, error) {
 	resp := NewSum(a)
 	if err := c.c.Invoke(ctx, &Calc_ServiceDesc, 0, a, req, resp); err != nil {

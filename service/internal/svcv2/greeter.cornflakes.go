@@ -1603,16 +1603,33 @@ func (x *Sum) Clone(a *wire.Arena) (*Sum, error) {
 // Greeter is the main test service.
 type GreeterServer interface {
 	// SayHello answers "hello, <name>" and a blob of blob_size bytes.
+	//
+	// SayHello: decoding req makes name, greeting alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	SayHello(ctx context.Context, req *HelloRequest, resp *HelloReply) error
+
 	// Fail answers with the status it is asked for.
+	//
+	// Fail: decoding req makes message, details alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Fail(ctx context.Context, req *FailRequest, resp *HelloReply) error
+
 	// Sleep waits until its context is done and reports why.
+	//
+	// Sleep: decoding req makes name, greeting alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Sleep(ctx context.Context, req *HelloRequest, resp *HelloReply) error
+
 	// Panic panics.
+	//
+	// Panic: decoding req makes name, greeting alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Panic(ctx context.Context, req *HelloRequest, resp *HelloReply) error
+
 	// Lookup changes its request incompatibly in version 2.
+	//
+	// Lookup: decoding req makes id alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Lookup(ctx context.Context, req *LookupRequest, resp *HelloReply) error
+
 	// SayGoodbye is new in version 2.
+	//
+	// SayGoodbye: decoding req makes name, greeting alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	SayGoodbye(ctx context.Context, req *HelloRequest, resp *HelloReply) error
 }
 
@@ -1667,6 +1684,8 @@ func NewGreeterClient(c *service.Client) *GreeterClient { return &GreeterClient{
 // SayHello calls cornflakes.svctest.Greeter.SayHello. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) SayHello(ctx context.Context, a *wire.Arena, req *HelloRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 0, a, req, resp); err != nil {
@@ -1687,6 +1706,8 @@ func (c *GreeterClient) SayHelloAsync(ctx context.Context, a *wire.Arena, req *H
 // Fail calls cornflakes.svctest.Greeter.Fail. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) Fail(ctx context.Context, a *wire.Arena, req *FailRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 1, a, req, resp); err != nil {
@@ -1707,6 +1728,8 @@ func (c *GreeterClient) FailAsync(ctx context.Context, a *wire.Arena, req *FailR
 // Sleep calls cornflakes.svctest.Greeter.Sleep. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) Sleep(ctx context.Context, a *wire.Arena, req *HelloRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 2, a, req, resp); err != nil {
@@ -1727,6 +1750,8 @@ func (c *GreeterClient) SleepAsync(ctx context.Context, a *wire.Arena, req *Hell
 // Panic calls cornflakes.svctest.Greeter.Panic. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) Panic(ctx context.Context, a *wire.Arena, req *HelloRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 3, a, req, resp); err != nil {
@@ -1747,6 +1772,8 @@ func (c *GreeterClient) PanicAsync(ctx context.Context, a *wire.Arena, req *Hell
 // Lookup calls cornflakes.svctest.Greeter.Lookup. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) Lookup(ctx context.Context, a *wire.Arena, req *LookupRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 4, a, req, resp); err != nil {
@@ -1767,6 +1794,8 @@ func (c *GreeterClient) LookupAsync(ctx context.Context, a *wire.Arena, req *Loo
 // SayGoodbye calls cornflakes.svctest.Greeter.SayGoodbye. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) SayGoodbye(ctx context.Context, a *wire.Arena, req *HelloRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 5, a, req, resp); err != nil {
@@ -1916,6 +1945,7 @@ var Greeter_ServiceDesc = service.ServiceDesc{
 //
 // Calc is a second service on the same server.
 type CalcServer interface {
+	// SumTree: decoding req makes label, tags and the bytes and string fields of its nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	SumTree(ctx context.Context, req *Tree, resp *Sum) error
 }
 
@@ -1945,6 +1975,8 @@ func NewCalcClient(c *service.Client) *CalcClient { return &CalcClient{c} }
 // SumTree calls cornflakes.svctest.Calc.SumTree. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *CalcClient) SumTree(ctx context.Context, a *wire.Arena, req *Tree) (*Sum, error) {
 	resp := NewSum(a)
 	if err := c.c.Invoke(ctx, &Calc_ServiceDesc, 0, a, req, resp); err != nil {

@@ -434,9 +434,16 @@ func (x *Batch_Note) Clone(a *wire.Arena) (*Batch_Note, error) {
 // fields alias the request bytes (the receive buffer: the arena holds a
 // reference that Arena.Reset releases after the response is sent).
 type TypesServer interface {
+	// Scalars: decoding req makes text, data alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Scalars(ctx context.Context, req *alltypes.Scalars, resp *alltypes.Optionals) error
+
+	// Lists: decoding req makes texts, blobs and the bytes and string fields of its nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Lists(ctx context.Context, req *alltypes.Lists, resp *alltypes.Lists) error
+
+	// Outer: the bytes and string fields of req's nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Outer(ctx context.Context, req *alltypes.Outer, resp *alltypes.Tree) error
+
+	// Wide: decoding req makes names, payload and the bytes and string fields of its nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Wide(ctx context.Context, req *alltypes.Wide, resp *alltypes.Empty) error
 }
 
@@ -481,6 +488,8 @@ func NewTypesClient(c *service.Client) *TypesClient { return &TypesClient{c} }
 // Scalars calls gentest.svcall.Types.Scalars. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *TypesClient) Scalars(ctx context.Context, a *wire.Arena, req *alltypes.Scalars) (*alltypes.Optionals, error) {
 	resp := alltypes.NewOptionals(a)
 	if err := c.c.Invoke(ctx, &Types_ServiceDesc, 0, a, req, resp); err != nil {
@@ -501,6 +510,8 @@ func (c *TypesClient) ScalarsAsync(ctx context.Context, a *wire.Arena, req *allt
 // Lists calls gentest.svcall.Types.Lists. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *TypesClient) Lists(ctx context.Context, a *wire.Arena, req *alltypes.Lists) (*alltypes.Lists, error) {
 	resp := alltypes.NewLists(a)
 	if err := c.c.Invoke(ctx, &Types_ServiceDesc, 1, a, req, resp); err != nil {
@@ -521,6 +532,8 @@ func (c *TypesClient) ListsAsync(ctx context.Context, a *wire.Arena, req *alltyp
 // Outer calls gentest.svcall.Types.Outer. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *TypesClient) Outer(ctx context.Context, a *wire.Arena, req *alltypes.Outer) (*alltypes.Tree, error) {
 	resp := alltypes.NewTree(a)
 	if err := c.c.Invoke(ctx, &Types_ServiceDesc, 2, a, req, resp); err != nil {
@@ -541,6 +554,8 @@ func (c *TypesClient) OuterAsync(ctx context.Context, a *wire.Arena, req *alltyp
 // Wide calls gentest.svcall.Types.Wide. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *TypesClient) Wide(ctx context.Context, a *wire.Arena, req *alltypes.Wide) (*alltypes.Empty, error) {
 	resp := alltypes.NewEmpty(a)
 	if err := c.c.Invoke(ctx, &Types_ServiceDesc, 3, a, req, resp); err != nil {
@@ -708,8 +723,13 @@ var Types_ServiceDesc = service.ServiceDesc{
 // fields alias the request bytes (the receive buffer: the arena holds a
 // reference that Arena.Reset releases after the response is sent).
 type MixedServer interface {
+	// Record: decoding req makes name, body, tags and the bytes and string fields of its nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Record(ctx context.Context, req *proto2.Record, resp *proto2.Defaults) error
+
+	// Blob: decoding req makes data, name alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Blob(ctx context.Context, req *other.Blob, resp *Batch) error
+
+	// SendBatch: the bytes and string fields of req's nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	SendBatch(ctx context.Context, req *Batch, resp *other.Blob) error
 }
 
@@ -749,6 +769,8 @@ func NewMixedClient(c *service.Client) *MixedClient { return &MixedClient{c} }
 // Record calls gentest.svcall.Mixed.Record. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *MixedClient) Record(ctx context.Context, a *wire.Arena, req *proto2.Record) (*proto2.Defaults, error) {
 	resp := proto2.NewDefaults(a)
 	if err := c.c.Invoke(ctx, &Mixed_ServiceDesc, 0, a, req, resp); err != nil {
@@ -769,6 +791,8 @@ func (c *MixedClient) RecordAsync(ctx context.Context, a *wire.Arena, req *proto
 // Blob calls gentest.svcall.Mixed.Blob. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *MixedClient) Blob(ctx context.Context, a *wire.Arena, req *other.Blob) (*Batch, error) {
 	resp := NewBatch(a)
 	if err := c.c.Invoke(ctx, &Mixed_ServiceDesc, 1, a, req, resp); err != nil {
@@ -789,6 +813,8 @@ func (c *MixedClient) BlobAsync(ctx context.Context, a *wire.Arena, req *other.B
 // SendBatch calls gentest.svcall.Mixed.SendBatch. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *MixedClient) SendBatch(ctx context.Context, a *wire.Arena, req *Batch) (*other.Blob, error) {
 	resp := other.NewBlob(a)
 	if err := c.c.Invoke(ctx, &Mixed_ServiceDesc, 2, a, req, resp); err != nil {
