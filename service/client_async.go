@@ -240,10 +240,10 @@ func (c *Client) bound(d *ServiceDesc, i int, data []byte) (*binding, error) {
 // the endpoint's error). While asynchronous calls are in flight it polls;
 // when none are and no synchronous caller waits, it lets the loop go and
 // sleeps until the next asynchronous call (synchronous callers then run
-// the loop themselves). At most one goroutine should run Run. Like a
-// synchronous caller that runs the loop, it yields the processor every 16
-// iterations, so callers sharing its processor (and a server in the same
-// process) run.
+// the loop themselves). At most one goroutine should run Run. It yields
+// the processor every 16 iterations while synchronous callers wait, so
+// that they run, and every 4096 otherwise (a server in the same process
+// with GOMAXPROCS=1 runs then).
 func (c *Client) Run(ctx context.Context) error {
 	for {
 		if err := c.runErr(ctx); err != nil {
@@ -289,7 +289,13 @@ func (c *Client) runLed(ctx context.Context) error {
 			if err := c.runErr(ctx); err != nil {
 				return err
 			}
-			runtime.Gosched()
+			// Yield often while synchronous callers wait (they need the
+			// processor to take their results), rarely otherwise: on a
+			// goroutine locked to its thread a yield hands the processor
+			// to another thread and back (two futex calls).
+			if i&4095 == 4095 || c.callers.Load() > 0 {
+				runtime.Gosched()
+			}
 		}
 		if c.pending.Load() == 0 && c.callers.Load() == 0 {
 			if idle++; idle > 64 {
