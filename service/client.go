@@ -393,9 +393,11 @@ func (c *Client) roundTrip(ctx context.Context, b *binding, kind uint8, a *wire.
 	}
 	c.callers.Add(1)
 	var err error
+	handed := false // cl belongs to the loop until it is done
 	switch {
 	case c.tryLead():
 		cl.send()
+		handed = true
 		err = c.drive(ctx, cl)
 	case c.onLoop():
 		// A synchronous call from a continuation or an asynchronous
@@ -403,10 +405,11 @@ func (c *Client) roundTrip(ctx context.Context, b *binding, kind uint8, a *wire.
 		err = ErrCallFromLoop
 	default:
 		if err = c.ep.Post(cl.sendFn); err == nil {
+			handed = true
 			err = c.wait(ctx, cl)
 		}
 	}
-	if err != nil && cl.state.Load() == stPending {
+	if !handed {
 		// Never handed to the loop (refused before Post or by it).
 		c.callers.Add(-1)
 		cl.pre.release()

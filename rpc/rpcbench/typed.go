@@ -3,6 +3,7 @@ package rpcbench
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,9 +25,10 @@ import (
 //
 // Variant "typed-sync": the same through the synchronous stub (Echo):
 // window goroutines, each with its own arena, call in a closed loop and
-// run the Client's loop in turn (its leader and followers); they are not
-// locked to threads (a hand-off between goroutines locked to threads is
-// an OS context switch).
+// run the Client's loop in turn (its leader and followers), each on a
+// locked thread pinned to the rpc client's CPU (unpinned, the caller
+// running the loop may share the server's CPU), so a hand-off between
+// them is an OS context switch.
 
 type echoServer struct {
 	typedpb.UnimplementedEchoServer
@@ -209,6 +211,12 @@ func (b *bench) typedSyncRate(f fabric, cfg rpc.EndpointConfig, nSess, window in
 		wg.Add(1)
 		go withRole("typed-client", func() {
 			defer wg.Done()
+			// On the client's CPU, as the rpc variant's client loop: the
+			// caller that runs the loop must not share the server's CPU.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			restore := pinThread(cpuClient)
+			defer restore()
 			a := wire.NewArena()
 			for !stop.Load() {
 				t0 := time.Now()
