@@ -2,6 +2,9 @@ package service_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -38,5 +41,65 @@ func TestCallAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(2000, call); n > 0.5 {
 		t.Errorf("%.2f allocations per call", n)
+	}
+}
+
+// TestAsyncCallAllocs: warm asynchronous calls (a closed loop of
+// LookupAsync from done functions, run by Client.Run) allocate nothing
+// per call, on either side.
+func TestAsyncCallAllocs(t *testing.T) {
+	if testing.Short() || raceEnabled || mem.Checked {
+		t.Skip("short, or instrumented (race detector, cfcheck): allocations are counted without them")
+	}
+	h := newHarness(t, netKind{}, registerV1(newGreeterV1()))
+	c := h.dial()
+	g := v1.NewGreeterClient(c)
+	a := wire.NewArena()
+	defer a.Reset()
+	run := func(n int) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		left := n
+		var done func(*v1.HelloReply, error)
+		issue := func() {
+			req := v1.NewLookupRequest(a)
+			req.SetId(uint64(left))
+			if err := g.LookupAsync(ctx, a, req, done); err != nil {
+				t.Error(err)
+				cancel()
+			}
+		}
+		done = func(resp *v1.HelloReply, err error) {
+			if err == nil && resp.GetSeq() != uint64(left) {
+				err = fmt.Errorf("seq %d, want %d", resp.GetSeq(), left)
+			}
+			if err == nil {
+				err = a.Reset()
+			}
+			if err != nil {
+				t.Error(err)
+				cancel()
+				return
+			}
+			if left--; left == 0 {
+				cancel()
+				return
+			}
+			issue()
+		}
+		issue()
+		if err := c.Run(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+	}
+	run(1000)
+	const n = 5000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	run(n)
+	runtime.ReadMemStats(&after)
+	// run itself allocates a few objects (its context and closures).
+	if per := float64(after.Mallocs-before.Mallocs) / n; per > 0.01 {
+		t.Errorf("%.3f allocations per call", per)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
+	"github.com/petermattis/goid"
 )
 
 // UnaryInvoker sends a call (the next client interceptor, or the call itself).
@@ -57,6 +58,11 @@ const DefaultSpin = 10 * time.Microsecond
 // when the Client closed.
 var ErrClientClosed = errors.New("service: client closed")
 
+// ErrCallFromLoop: a synchronous call from the goroutine that runs the
+// Client's endpoint loop (an asynchronous call's done function, or a
+// continuation), which would wait for itself. Use InvokeAsync there.
+var ErrCallFromLoop = errors.New("service: synchronous call from the endpoint's loop")
+
 // Client calls the methods of a server's services over sessions of one
 // rpc.Endpoint: it is the goroutine-safe face of the single-goroutine
 // endpoint (as etcd raft's Node is of a RawNode), for any number of
@@ -85,8 +91,12 @@ type Client struct {
 	rr    atomic.Uint32
 	ics   []UnaryClientInterceptor
 	spin  time.Duration
+	obs   Observer
 
 	lead    atomic.Bool   // somebody runs the endpoint's loop
+	leadG   atomic.Int64  // the goroutine that runs it (0: none)
+	pending atomic.Int64  // asynchronous calls in flight
+	kick    chan struct{} // wakes an idle Run: asynchronous calls wait for the loop
 	callers atomic.Int64  // callers between the start and the end of a round trip
 	handoff chan struct{} // the loop is free and callers wait: one of them takes it
 	closed  atomic.Bool
@@ -112,7 +122,7 @@ type binding struct {
 // Client's callers run ep; nobody else may use it until Close, and
 // closing it remains its owner's job (after Close).
 func Dial(ctx context.Context, ep *rpc.Endpoint, nexus netip.AddrPort, remoteEp uint8, opts ...ClientOption) (*Client, error) {
-	c := &Client{ep: ep, nSess: 1, spin: DefaultSpin, handoff: make(chan struct{}, 1), closeCh: make(chan struct{}), idBase: rand.Uint64()}
+	c := &Client{ep: ep, nSess: 1, spin: DefaultSpin, handoff: make(chan struct{}, 1), kick: make(chan struct{}, 1), closeCh: make(chan struct{}), idBase: rand.Uint64()}
 	for _, o := range opts {
 		o(c)
 	}
@@ -169,12 +179,21 @@ func (c *Client) Invoke(ctx context.Context, d *ServiceDesc, i int, a *wire.Aren
 	if err != nil {
 		return err
 	}
-	if b.ic == nil {
-		return c.invoke(ctx, d, i, b, a, req, resp)
+	var t0 time.Time
+	if c.obs != nil {
+		t0 = time.Now()
 	}
-	return b.ic(ctx, &b.info, req, resp, func(ctx context.Context, _, _ any) error {
-		return c.invoke(ctx, d, i, b, a, req, resp)
-	})
+	if b.ic == nil {
+		err = c.invoke(ctx, d, i, b, a, req, resp)
+	} else {
+		err = b.ic(ctx, &b.info, req, resp, func(ctx context.Context, _, _ any) error {
+			return c.invoke(ctx, d, i, b, a, req, resp)
+		})
+	}
+	if c.obs != nil {
+		c.obs.ObserveCall(ClientSide, &b.info, CodeOf(err), time.Since(t0))
+	}
+	return err
 }
 
 func (c *Client) invoke(ctx context.Context, d *ServiceDesc, i int, b *binding, a *wire.Arena, req wire.Object, resp Decoder) error {
@@ -221,6 +240,13 @@ func (c *Client) bind(ctx context.Context, d *ServiceDesc, i int) (*binding, err
 		}
 		return nil, err
 	}
+	return c.storeBinding(d, i, resp)
+}
+
+// storeBinding makes method i's binding from the body of the server's
+// answer to its bind and stores it (a binding stored meanwhile wins).
+func (c *Client) storeBinding(d *ServiceDesc, i int, resp []byte) (*binding, error) {
+	key, m := &d.Methods[i], &d.Methods[i]
 	if len(resp) < 16 {
 		return nil, fmt.Errorf("%w: bind response of %d bytes", ErrBadHeader, len(resp))
 	}
@@ -268,11 +294,20 @@ const (
 // until Post, then to the loop until the state says done (or, abandoned,
 // it stays the loop's and goes back to the pool from there).
 type clientCall struct {
-	c       *Client
-	sess    rpc.Session
-	state   atomic.Int32
-	ch      chan struct{}
-	sendFn  func()
+	c      *Client
+	sess   rpc.Session
+	state  atomic.Int32
+	ch     chan struct{}
+	sendFn func()
+	// Asynchronous calls (InvokeAsync): fin runs on the loop with the
+	// response instead of the state machine; resp and done are the call's.
+	fin     func(cl *clientCall, data []byte, err error)
+	resp    Decoder
+	done    any // the caller's func(R, error), called by call
+	call    doneCaller
+	b       *binding
+	key     *MethodDesc
+	t0      time.Time // when the call started (with an Observer)
 	contFn  func(*rpc.Response)
 	reqType uint8
 	msg     rpc.Msg
@@ -358,16 +393,28 @@ func (c *Client) roundTrip(ctx context.Context, b *binding, kind uint8, a *wire.
 	}
 	c.callers.Add(1)
 	var err error
-	if c.lead.CompareAndSwap(false, true) {
+	handed := false // cl belongs to the loop until it is done
+	switch {
+	case c.tryLead():
 		cl.send()
+		handed = true
 		err = c.drive(ctx, cl)
-	} else if err = c.ep.Post(cl.sendFn); err != nil {
+	case c.onLoop():
+		// A synchronous call from a continuation or an asynchronous
+		// call's done function would wait for the loop its caller runs.
+		err = ErrCallFromLoop
+	default:
+		if err = c.ep.Post(cl.sendFn); err == nil {
+			handed = true
+			err = c.wait(ctx, cl)
+		}
+	}
+	if !handed {
+		// Never handed to the loop (refused before Post or by it).
 		c.callers.Add(-1)
 		cl.pre.release()
 		c.calls.Put(cl)
 		return nil, err
-	} else {
-		err = c.wait(ctx, cl)
 	}
 	c.callers.Add(-1)
 	if err != nil {
@@ -446,8 +493,13 @@ func (cl *clientCall) cont(r *rpc.Response) {
 	cl.complete(r.Data(), nil)
 }
 
-// complete publishes the result to the caller (or recycles an abandoned call).
+// complete publishes the result to the caller (or recycles an abandoned
+// call); an asynchronous call finishes on the loop.
 func (cl *clientCall) complete(data []byte, err error) {
+	if cl.fin != nil {
+		cl.fin(cl, data, err)
+		return
+	}
 	for {
 		s := cl.state.Load()
 		switch s {
@@ -514,13 +566,36 @@ func (c *Client) drive(ctx context.Context, cl *clientCall) error {
 	}
 }
 
-// release lets the loop go and, if callers wait, hands it to one of them.
+// tryLead takes the endpoint's loop if it is free.
+func (c *Client) tryLead() bool {
+	if !c.lead.Load() && c.lead.CompareAndSwap(false, true) {
+		c.leadG.Store(goid.Get())
+		return true
+	}
+	return false
+}
+
+// onLoop reports whether the calling goroutine runs the endpoint's loop.
+func (c *Client) onLoop() bool { return c.leadG.Load() == goid.Get() }
+
+// release lets the loop go and, if callers wait, hands it to one of them;
+// if asynchronous calls are in flight, it also wakes an idle Run.
 func (c *Client) release() {
+	c.leadG.Store(0)
 	c.lead.Store(false)
-	if c.callers.Load() > 1 && !c.closed.Load() {
+	if c.closed.Load() {
+		return
+	}
+	if c.callers.Load() > 1 {
 		select {
 		case c.handoff <- struct{}{}:
 		default: // a hand-off is pending already
+		}
+	}
+	if c.pending.Load() > 0 {
+		select {
+		case c.kick <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -536,7 +611,7 @@ func (c *Client) wait(ctx context.Context, cl *clientCall) error {
 			if cl.state.Load() == stDone {
 				return nil
 			}
-			if !c.lead.Load() && c.lead.CompareAndSwap(false, true) {
+			if c.tryLead() {
 				return c.drive(ctx, cl)
 			}
 			if i&63 == 63 {
@@ -566,7 +641,7 @@ func (c *Client) wait(ctx context.Context, cl *clientCall) error {
 		// Sleeping. The loop may have been let go before this caller
 		// went to sleep (its releaser saw it among the callers, so a
 		// hand-off is pending): take it rather than sleep.
-		if !c.lead.Load() && c.lead.CompareAndSwap(false, true) {
+		if c.tryLead() {
 			if cl.state.CompareAndSwap(stSleeping, stPending) {
 				return c.drive(ctx, cl)
 			}
@@ -607,7 +682,7 @@ func (c *Client) sendCancel(s rpc.Session, id uint64) {
 	h := reqHeader{kind: kindCancel, flags: flagCallID, callID: id}
 	b := appendReqHeader(nil, &h, nil)
 	_ = c.ep.Post(func() { _ = c.ep.Enqueue(s, ReqTypeDispatch, rpc.BytesMsg(b), nil) })
-	if !c.closed.Load() && c.lead.CompareAndSwap(false, true) {
+	if !c.closed.Load() && c.tryLead() {
 		_ = c.ep.RunOnce() // send it now: nobody else may run the loop soon
 		c.release()
 	}

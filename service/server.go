@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -100,6 +101,7 @@ type Server struct {
 	nx     *rpc.Nexus
 	ic     UnaryServerInterceptor
 	icList []UnaryServerInterceptor
+	obs    Observer
 
 	mu         sync.Mutex
 	byName     map[string]uint32
@@ -304,6 +306,10 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 		s.fail(r, sc, &Error{Code: FailedPrecondition, Message: "method not bound", Details: []byte(rebindDetail)})
 		return
 	}
+	var t0 time.Time
+	if s.obs != nil {
+		t0 = time.Now()
+	}
 	ctx := context.Background()
 	var cancel context.CancelFunc
 	if h.flags&flagDeadline != 0 {
@@ -329,13 +335,20 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 		err = &Error{Code: Internal, Message: "handler returned no response"}
 	}
 	if err != nil {
-		s.fail(r, sc, toStatus(err))
+		st := toStatus(err)
+		s.fail(r, sc, st)
+		if s.obs != nil {
+			s.obs.ObserveCall(ServerSide, &m.info, st.Code, time.Since(t0))
+		}
 	} else {
 		sc.ro.obj = out
 		if rerr := r.Respond(rpc.ObjectMsg(&sc.ro)); rerr != nil && !errors.Is(rerr, rpc.ErrClosed) && !errors.Is(rerr, rpc.ErrAlreadyResponded) {
 			s.fail(r, sc, &Error{Code: Internal, Message: "sending the response: " + rerr.Error()})
 		}
 		sc.ro.obj = nil
+		if s.obs != nil {
+			s.obs.ObserveCall(ServerSide, &m.info, OK, time.Since(t0))
+		}
 	}
 	sc.ctx = callCtx{}
 	_ = sc.a.Reset()

@@ -41,6 +41,8 @@ type Arena struct {
 	epoch uint64           // advanced by Reset; slabs rewind lazily
 	grown int              // bytes of chunks and slabs allocated so far
 
+	silentN, silentBytes uint64 // see SilentCopies
+
 	lastSrc *source      // the most recent registered decoded input (see Bytes.Set)
 	srcs    slab[source] // decoded inputs (one per Decode): a slab of its own, no Type lookup
 

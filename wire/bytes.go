@@ -57,6 +57,7 @@ func (b *Bytes) Set(a *Arena, p []byte) {
 			b.buf = buf
 			return
 		}
+		a.noteSilentCopy(len(p)) // meant zero-copy, not in registered memory
 	}
 	b.data = a.Copy(p)
 	b.buf = mem.Buf{}

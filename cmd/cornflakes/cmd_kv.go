@@ -53,6 +53,7 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 	busyPoll := fs.Bool("busy-poll", false, "endpoints poll without ever sleeping (one core each, lowest latency); default: sleep when idle")
 	statsEvery := fs.Duration("stats", 0, "print requests/s, errors and keys to stderr at this interval (0: only at exit)")
 	credFile := fs.String("credentials", "", "admit only clients holding a credential of this file (lines \"name read|readwrite hex-secret\"; read-only credentials cannot write); SIGHUP reloads it (docs/SECURITY.md)")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9090; default: none)")
 	allowRemote := fs.Bool("allow-remote", false, "without --credentials, serve on a non-loopback --addr anyway (anyone who can reach it may read and write)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return errUsage
@@ -119,6 +120,15 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "kv serve: preloaded %s: %d requests, %d keys in %v\n", w.Name(), n, srv.Store().Len(), time.Since(t0).Round(time.Millisecond))
 	}
+	stopMetrics, err := startMetrics("kv serve", *metricsAddr, stderr, []counterFunc{
+		{"cornflakes_kv_requests_total", "Requests answered.", func() uint64 { return srv.Stats().Requests }},
+		{"cornflakes_kv_errors_total", "Requests answered with an error.", func() uint64 { return srv.Stats().Errors }},
+		{"cornflakes_kv_denied_total", "Requests refused for their credential's role.", func() uint64 { return srv.Stats().Denied }},
+	})
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	fmt.Fprintf(stdout, "kv serve: listening on %v (%s, %d endpoint(s), ids %d..%d)\n", srv.Addr(), *dp, srv.Endpoints(), kv.FirstEndpointID, kv.FirstEndpointID+srv.Endpoints()-1)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

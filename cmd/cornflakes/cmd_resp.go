@@ -73,6 +73,7 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	protected := fs.Bool("protected-mode", true, "without a password, serve loopback clients only (as Redis's protected-mode)")
 	maxMem := fs.String("maxmemory", "0", "dataset bound in bytes, or with k/kb/m/mb/g/gb (0: none)")
 	policy := fs.String("maxmemory-policy", resp.PolicyNoEviction, "noeviction or allkeys-lru")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9090; default: none)")
 	idle := fs.Duration("timeout", 0, "close clients idle this long (0: never)")
 	cmdTimeout := fs.Duration("command-timeout", resp.DefaultCommandTimeout, "close clients that take longer to send one command (negative: never)")
 	goroutines := fs.Bool("goroutines", false, "serve each connection on a goroutine of its own instead of the epoll event loops")
@@ -115,6 +116,18 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := respServeContext()
 	defer stop()
+	stopMetrics, err := startMetrics("resp serve", *metricsAddr, stderr, []counterFunc{
+		{"cornflakes_resp_commands_total", "Commands answered.", func() uint64 { return srv.Stats().Commands }},
+		{"cornflakes_resp_errors_total", "Error replies.", func() uint64 { return srv.Stats().Errors }},
+		{"cornflakes_resp_zerocopy_values_total", "Values written from registered memory without a copy.", func() uint64 { return srv.Stats().ZeroCopy }},
+		{"cornflakes_resp_zerocopy_bytes_total", "Bytes of those values.", func() uint64 { return srv.Stats().ZCBytes }},
+	})
+	if err != nil {
+		_ = ln.Close()
+		_ = srv.Close()
+		return err
+	}
+	defer stopMetrics()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "resp serve: listening on %s (zero-copy threshold %s)\n", ln.Addr(), thresholdString(cfg.Threshold))

@@ -104,8 +104,16 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 		g.P(lc)
 	}
 	g.P("type ", name, "Server interface {")
-	for _, m := range s.Methods {
-		g.P(m.Comments.Leading, m.GoName, "(ctx ", ctx, ", req *", m.Input.GoIdent, ", resp *", m.Output.GoIdent, ") error")
+	for i, m := range s.Methods {
+		if i > 0 {
+			g.P()
+		}
+		if lc := strings.TrimSuffix(m.Comments.Leading.String(), "\n"); lc != "" {
+			g.P(lc)
+			g.P("//")
+		}
+		g.P("// ", m.GoName, ": ", refNote(m.Input, "req"))
+		g.P(m.GoName, "(ctx ", ctx, ", req *", m.Input.GoIdent, ", resp *", m.Output.GoIdent, ") error")
 	}
 	g.P("}")
 	g.P()
@@ -140,12 +148,23 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 		g.P("// ", m.GoName, " calls ", full, ".", m.GoName, ". req is serialized before it")
 		g.P("// returns; the response is a message of a, valid until a.Reset (its")
 		g.P("// bytes are a copy in a's memory: decoding it takes no references).")
+		g.P("// Setting a field of req from memory outside a registered pool copies")
+		g.P("// it (see wire.Arena.SilentCopies).")
 		g.P("func (c *", name, "Client) ", m.GoName, "(ctx ", ctx, ", a *", arena, ", req *", m.Input.GoIdent, ") (*", m.Output.GoIdent, ", error) {")
 		g.P("resp := ", newOf(m.Output), "(a)")
 		g.P("if err := c.c.Invoke(ctx, &", name, "_ServiceDesc, ", i, ", a, req, resp); err != nil {")
 		g.P("return nil, err")
 		g.P("}")
 		g.P("return resp, nil")
+		g.P("}")
+		g.P()
+		g.P("// ", m.GoName, "Async sends a call of ", full, ".", m.GoName, " and returns at once;")
+		g.P("// done runs later, on the goroutine that runs the client's loop")
+		g.P("// (service.Client.Run), with the response (a message of a, valid until")
+		g.P("// a.Reset) or the error. a belongs to the call until done runs; done must")
+		g.P("// not block. See service.InvokeAsync.")
+		g.P("func (c *", name, "Client) ", m.GoName, "Async(ctx ", ctx, ", a *", arena, ", req *", m.Input.GoIdent, ", done func(*", m.Output.GoIdent, ", error)) error {")
+		g.P("return ", svc("InvokeAsync"), "(ctx, c.c, &", name, "_ServiceDesc, ", i, ", a, req, ", newOf(m.Output), "(a), done)")
 		g.P("}")
 		g.P()
 	}
@@ -199,4 +218,31 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 	g.P("},")
 	g.P("}")
 	g.P()
+}
+
+// refNote says which decoded fields of msg (the request a handler gets as
+// name) alias the receive buffer through a reference that the handler's
+// Arena.Reset releases: bytes and string fields, also of nested messages.
+func refNote(msg *protogen.Message, name string) string {
+	var direct []string
+	nested := false
+	for _, f := range sortedFields(msg) {
+		switch f.Desc.Kind() {
+		case protoreflect.BytesKind, protoreflect.StringKind:
+			direct = append(direct, string(f.Desc.Name()))
+		case protoreflect.MessageKind, protoreflect.GroupKind:
+			nested = true
+		}
+	}
+	switch {
+	case len(direct) == 0 && !nested:
+		return "decoding " + name + " takes no references (no bytes or string fields)."
+	case len(direct) == 0:
+		return "the bytes and string fields of " + name + "'s nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning."
+	}
+	s := "decoding " + name + " makes " + strings.Join(direct, ", ")
+	if nested {
+		s += " and the bytes and string fields of its nested messages"
+	}
+	return s + " alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning."
 }

@@ -32,6 +32,8 @@ func ExampleRun() {
 	// latency_p99 raw memnet us
 	// latency_p50 typed memnet us
 	// latency_p99 typed memnet us
+	// latency_p50 typed-sync memnet us
+	// latency_p99 typed-sync memnet us
 	// latency_p50 grpc tcp us
 	// latency_p99 grpc tcp us
 	// latency_p50 grpc-uds uds us

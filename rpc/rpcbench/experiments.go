@@ -73,7 +73,7 @@ func (b *bench) progress(format string, args ...any) {
 // all of them alike; the medians are recorded.
 func (b *bench) smallRate() error {
 	dp := b.o.Datapath
-	var rs, raws, tys []float64
+	var rs, raws, tys, tss []float64
 	gs := make([][]float64, len(grpcVariants))
 	for i := 0; i < b.reps; i++ {
 		ty, err := b.typedRate(b.fabric(), b.ep(rpc.EndpointConfig{}), concurrency/rpc.DefaultWindow, concurrency, nil) // typed.go
@@ -81,6 +81,11 @@ func (b *bench) smallRate() error {
 			return err
 		}
 		tys = append(tys, ty)
+		ts, err := b.typedSyncRate(b.fabric(), b.ep(rpc.EndpointConfig{}), concurrency/rpc.DefaultWindow, concurrency, nil) // typed.go
+		if err != nil {
+			return err
+		}
+		tss = append(tss, ts)
 		r, err := b.rpcRate(b.fabric(), b.ep(rpc.EndpointConfig{}), concurrency/rpc.DefaultWindow, reqEcho, smallSize, concurrency, nil)
 		if err != nil {
 			return err
@@ -113,6 +118,7 @@ func (b *bench) smallRate() error {
 		b.add("small_rate", g.variant, g.datapath, stats.Median(gs[k]), "rps")
 	}
 	b.add("small_rate", "typed", dp, stats.Median(tys), "rps")
+	b.add("small_rate", "typed-sync", dp, stats.Median(tss), "rps")
 	return nil
 }
 
@@ -133,6 +139,10 @@ func (b *bench) latency() error {
 			return err
 		}
 		note("typed")
+		if _, err := b.typedSyncRate(b.fabric(), b.ep(rpc.EndpointConfig{}), 1, 1, &lat); err != nil { // typed.go
+			return err
+		}
+		note("typed-sync")
 		if _, err := b.rpcRate(b.fabric(), b.ep(rpc.EndpointConfig{}), 1, reqEcho, smallSize, 1, &lat); err != nil {
 			return err
 		}
@@ -155,7 +165,7 @@ func (b *bench) latency() error {
 		l, _ := loadAvg()
 		b.progress("  latency rep %d: p50 rpc %.1f raw %.1f grpc %.1f grpc-uds %.1f us (load %.2f)\n", i, p50["rpc"][i], p50["raw"][i], p50["grpc"][i], p50["grpc-uds"][i], l)
 	}
-	for _, v := range []string{"rpc", "raw", "typed"} {
+	for _, v := range []string{"rpc", "raw", "typed", "typed-sync"} {
 		b.add("latency_p50", v, dp, stats.Median(p50[v]), "us")
 		b.add("latency_p99", v, dp, stats.Median(p99[v]), "us")
 	}

@@ -160,6 +160,8 @@ func (x *Blob) Clone(a *wire.Arena) (*Blob, error) {
 // reference that Arena.Reset releases after the response is sent).
 type EchoServer interface {
 	// Echo answers with the request's data.
+	//
+	// Echo: decoding req makes data alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Echo(ctx context.Context, req *Blob, resp *Blob) error
 }
 
@@ -189,12 +191,23 @@ func NewEchoClient(c *service.Client) *EchoClient { return &EchoClient{c} }
 // Echo calls cornflakes.rpcbench.Echo.Echo. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *EchoClient) Echo(ctx context.Context, a *wire.Arena, req *Blob) (*Blob, error) {
 	resp := NewBlob(a)
 	if err := c.c.Invoke(ctx, &Echo_ServiceDesc, 0, a, req, resp); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// EchoAsync sends a call of cornflakes.rpcbench.Echo.Echo and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *EchoClient) EchoAsync(ctx context.Context, a *wire.Arena, req *Blob, done func(*Blob, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Echo_ServiceDesc, 0, a, req, NewBlob(a), done)
 }
 
 func _Echo_Echo_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {

@@ -1603,16 +1603,33 @@ func (x *Sum) Clone(a *wire.Arena) (*Sum, error) {
 // Greeter is the main test service.
 type GreeterServer interface {
 	// SayHello answers "hello, <name>" and a blob of blob_size bytes.
+	//
+	// SayHello: decoding req makes name, greeting alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	SayHello(ctx context.Context, req *HelloRequest, resp *HelloReply) error
+
 	// Fail answers with the status it is asked for.
+	//
+	// Fail: decoding req makes message, details alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Fail(ctx context.Context, req *FailRequest, resp *HelloReply) error
+
 	// Sleep waits until its context is done and reports why.
+	//
+	// Sleep: decoding req makes name, greeting alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Sleep(ctx context.Context, req *HelloRequest, resp *HelloReply) error
+
 	// Panic panics.
+	//
+	// Panic: decoding req makes name, greeting alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Panic(ctx context.Context, req *HelloRequest, resp *HelloReply) error
+
 	// Lookup changes its request incompatibly in version 2.
+	//
+	// Lookup: decoding req makes id alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Lookup(ctx context.Context, req *LookupRequest, resp *HelloReply) error
+
 	// SayGoodbye is new in version 2.
+	//
+	// SayGoodbye: decoding req makes name, greeting alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	SayGoodbye(ctx context.Context, req *HelloRequest, resp *HelloReply) error
 }
 
@@ -1667,6 +1684,8 @@ func NewGreeterClient(c *service.Client) *GreeterClient { return &GreeterClient{
 // SayHello calls cornflakes.svctest.Greeter.SayHello. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) SayHello(ctx context.Context, a *wire.Arena, req *HelloRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 0, a, req, resp); err != nil {
@@ -1675,9 +1694,20 @@ func (c *GreeterClient) SayHello(ctx context.Context, a *wire.Arena, req *HelloR
 	return resp, nil
 }
 
+// SayHelloAsync sends a call of cornflakes.svctest.Greeter.SayHello and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *GreeterClient) SayHelloAsync(ctx context.Context, a *wire.Arena, req *HelloRequest, done func(*HelloReply, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 0, a, req, NewHelloReply(a), done)
+}
+
 // Fail calls cornflakes.svctest.Greeter.Fail. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) Fail(ctx context.Context, a *wire.Arena, req *FailRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 1, a, req, resp); err != nil {
@@ -1686,9 +1716,20 @@ func (c *GreeterClient) Fail(ctx context.Context, a *wire.Arena, req *FailReques
 	return resp, nil
 }
 
+// FailAsync sends a call of cornflakes.svctest.Greeter.Fail and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *GreeterClient) FailAsync(ctx context.Context, a *wire.Arena, req *FailRequest, done func(*HelloReply, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 1, a, req, NewHelloReply(a), done)
+}
+
 // Sleep calls cornflakes.svctest.Greeter.Sleep. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) Sleep(ctx context.Context, a *wire.Arena, req *HelloRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 2, a, req, resp); err != nil {
@@ -1697,9 +1738,20 @@ func (c *GreeterClient) Sleep(ctx context.Context, a *wire.Arena, req *HelloRequ
 	return resp, nil
 }
 
+// SleepAsync sends a call of cornflakes.svctest.Greeter.Sleep and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *GreeterClient) SleepAsync(ctx context.Context, a *wire.Arena, req *HelloRequest, done func(*HelloReply, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 2, a, req, NewHelloReply(a), done)
+}
+
 // Panic calls cornflakes.svctest.Greeter.Panic. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) Panic(ctx context.Context, a *wire.Arena, req *HelloRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 3, a, req, resp); err != nil {
@@ -1708,9 +1760,20 @@ func (c *GreeterClient) Panic(ctx context.Context, a *wire.Arena, req *HelloRequ
 	return resp, nil
 }
 
+// PanicAsync sends a call of cornflakes.svctest.Greeter.Panic and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *GreeterClient) PanicAsync(ctx context.Context, a *wire.Arena, req *HelloRequest, done func(*HelloReply, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 3, a, req, NewHelloReply(a), done)
+}
+
 // Lookup calls cornflakes.svctest.Greeter.Lookup. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) Lookup(ctx context.Context, a *wire.Arena, req *LookupRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 4, a, req, resp); err != nil {
@@ -1719,15 +1782,35 @@ func (c *GreeterClient) Lookup(ctx context.Context, a *wire.Arena, req *LookupRe
 	return resp, nil
 }
 
+// LookupAsync sends a call of cornflakes.svctest.Greeter.Lookup and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *GreeterClient) LookupAsync(ctx context.Context, a *wire.Arena, req *LookupRequest, done func(*HelloReply, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 4, a, req, NewHelloReply(a), done)
+}
+
 // SayGoodbye calls cornflakes.svctest.Greeter.SayGoodbye. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *GreeterClient) SayGoodbye(ctx context.Context, a *wire.Arena, req *HelloRequest) (*HelloReply, error) {
 	resp := NewHelloReply(a)
 	if err := c.c.Invoke(ctx, &Greeter_ServiceDesc, 5, a, req, resp); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// SayGoodbyeAsync sends a call of cornflakes.svctest.Greeter.SayGoodbye and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *GreeterClient) SayGoodbyeAsync(ctx context.Context, a *wire.Arena, req *HelloRequest, done func(*HelloReply, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 5, a, req, NewHelloReply(a), done)
 }
 
 func _Greeter_SayHello_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1862,6 +1945,7 @@ var Greeter_ServiceDesc = service.ServiceDesc{
 //
 // Calc is a second service on the same server.
 type CalcServer interface {
+	// SumTree: decoding req makes label, tags and the bytes and string fields of its nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	SumTree(ctx context.Context, req *Tree, resp *Sum) error
 }
 
@@ -1891,12 +1975,23 @@ func NewCalcClient(c *service.Client) *CalcClient { return &CalcClient{c} }
 // SumTree calls cornflakes.svctest.Calc.SumTree. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *CalcClient) SumTree(ctx context.Context, a *wire.Arena, req *Tree) (*Sum, error) {
 	resp := NewSum(a)
 	if err := c.c.Invoke(ctx, &Calc_ServiceDesc, 0, a, req, resp); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// SumTreeAsync sends a call of cornflakes.svctest.Calc.SumTree and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *CalcClient) SumTreeAsync(ctx context.Context, a *wire.Arena, req *Tree, done func(*Sum, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Calc_ServiceDesc, 0, a, req, NewSum(a), done)
 }
 
 func _Calc_SumTree_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {

@@ -434,9 +434,16 @@ func (x *Batch_Note) Clone(a *wire.Arena) (*Batch_Note, error) {
 // fields alias the request bytes (the receive buffer: the arena holds a
 // reference that Arena.Reset releases after the response is sent).
 type TypesServer interface {
+	// Scalars: decoding req makes text, data alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Scalars(ctx context.Context, req *alltypes.Scalars, resp *alltypes.Optionals) error
+
+	// Lists: decoding req makes texts, blobs and the bytes and string fields of its nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Lists(ctx context.Context, req *alltypes.Lists, resp *alltypes.Lists) error
+
+	// Outer: the bytes and string fields of req's nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Outer(ctx context.Context, req *alltypes.Outer, resp *alltypes.Tree) error
+
+	// Wide: decoding req makes names, payload and the bytes and string fields of its nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Wide(ctx context.Context, req *alltypes.Wide, resp *alltypes.Empty) error
 }
 
@@ -481,6 +488,8 @@ func NewTypesClient(c *service.Client) *TypesClient { return &TypesClient{c} }
 // Scalars calls gentest.svcall.Types.Scalars. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *TypesClient) Scalars(ctx context.Context, a *wire.Arena, req *alltypes.Scalars) (*alltypes.Optionals, error) {
 	resp := alltypes.NewOptionals(a)
 	if err := c.c.Invoke(ctx, &Types_ServiceDesc, 0, a, req, resp); err != nil {
@@ -489,9 +498,20 @@ func (c *TypesClient) Scalars(ctx context.Context, a *wire.Arena, req *alltypes.
 	return resp, nil
 }
 
+// ScalarsAsync sends a call of gentest.svcall.Types.Scalars and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *TypesClient) ScalarsAsync(ctx context.Context, a *wire.Arena, req *alltypes.Scalars, done func(*alltypes.Optionals, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Types_ServiceDesc, 0, a, req, alltypes.NewOptionals(a), done)
+}
+
 // Lists calls gentest.svcall.Types.Lists. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *TypesClient) Lists(ctx context.Context, a *wire.Arena, req *alltypes.Lists) (*alltypes.Lists, error) {
 	resp := alltypes.NewLists(a)
 	if err := c.c.Invoke(ctx, &Types_ServiceDesc, 1, a, req, resp); err != nil {
@@ -500,9 +520,20 @@ func (c *TypesClient) Lists(ctx context.Context, a *wire.Arena, req *alltypes.Li
 	return resp, nil
 }
 
+// ListsAsync sends a call of gentest.svcall.Types.Lists and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *TypesClient) ListsAsync(ctx context.Context, a *wire.Arena, req *alltypes.Lists, done func(*alltypes.Lists, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Types_ServiceDesc, 1, a, req, alltypes.NewLists(a), done)
+}
+
 // Outer calls gentest.svcall.Types.Outer. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *TypesClient) Outer(ctx context.Context, a *wire.Arena, req *alltypes.Outer) (*alltypes.Tree, error) {
 	resp := alltypes.NewTree(a)
 	if err := c.c.Invoke(ctx, &Types_ServiceDesc, 2, a, req, resp); err != nil {
@@ -511,15 +542,35 @@ func (c *TypesClient) Outer(ctx context.Context, a *wire.Arena, req *alltypes.Ou
 	return resp, nil
 }
 
+// OuterAsync sends a call of gentest.svcall.Types.Outer and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *TypesClient) OuterAsync(ctx context.Context, a *wire.Arena, req *alltypes.Outer, done func(*alltypes.Tree, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Types_ServiceDesc, 2, a, req, alltypes.NewTree(a), done)
+}
+
 // Wide calls gentest.svcall.Types.Wide. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *TypesClient) Wide(ctx context.Context, a *wire.Arena, req *alltypes.Wide) (*alltypes.Empty, error) {
 	resp := alltypes.NewEmpty(a)
 	if err := c.c.Invoke(ctx, &Types_ServiceDesc, 3, a, req, resp); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// WideAsync sends a call of gentest.svcall.Types.Wide and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *TypesClient) WideAsync(ctx context.Context, a *wire.Arena, req *alltypes.Wide, done func(*alltypes.Empty, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Types_ServiceDesc, 3, a, req, alltypes.NewEmpty(a), done)
 }
 
 func _Types_Scalars_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -672,8 +723,13 @@ var Types_ServiceDesc = service.ServiceDesc{
 // fields alias the request bytes (the receive buffer: the arena holds a
 // reference that Arena.Reset releases after the response is sent).
 type MixedServer interface {
+	// Record: decoding req makes name, body, tags and the bytes and string fields of its nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Record(ctx context.Context, req *proto2.Record, resp *proto2.Defaults) error
+
+	// Blob: decoding req makes data, name alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	Blob(ctx context.Context, req *other.Blob, resp *Batch) error
+
+	// SendBatch: the bytes and string fields of req's nested messages alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
 	SendBatch(ctx context.Context, req *Batch, resp *other.Blob) error
 }
 
@@ -713,6 +769,8 @@ func NewMixedClient(c *service.Client) *MixedClient { return &MixedClient{c} }
 // Record calls gentest.svcall.Mixed.Record. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *MixedClient) Record(ctx context.Context, a *wire.Arena, req *proto2.Record) (*proto2.Defaults, error) {
 	resp := proto2.NewDefaults(a)
 	if err := c.c.Invoke(ctx, &Mixed_ServiceDesc, 0, a, req, resp); err != nil {
@@ -721,9 +779,20 @@ func (c *MixedClient) Record(ctx context.Context, a *wire.Arena, req *proto2.Rec
 	return resp, nil
 }
 
+// RecordAsync sends a call of gentest.svcall.Mixed.Record and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *MixedClient) RecordAsync(ctx context.Context, a *wire.Arena, req *proto2.Record, done func(*proto2.Defaults, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Mixed_ServiceDesc, 0, a, req, proto2.NewDefaults(a), done)
+}
+
 // Blob calls gentest.svcall.Mixed.Blob. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *MixedClient) Blob(ctx context.Context, a *wire.Arena, req *other.Blob) (*Batch, error) {
 	resp := NewBatch(a)
 	if err := c.c.Invoke(ctx, &Mixed_ServiceDesc, 1, a, req, resp); err != nil {
@@ -732,15 +801,35 @@ func (c *MixedClient) Blob(ctx context.Context, a *wire.Arena, req *other.Blob) 
 	return resp, nil
 }
 
+// BlobAsync sends a call of gentest.svcall.Mixed.Blob and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *MixedClient) BlobAsync(ctx context.Context, a *wire.Arena, req *other.Blob, done func(*Batch, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Mixed_ServiceDesc, 1, a, req, NewBatch(a), done)
+}
+
 // SendBatch calls gentest.svcall.Mixed.SendBatch. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
 func (c *MixedClient) SendBatch(ctx context.Context, a *wire.Arena, req *Batch) (*other.Blob, error) {
 	resp := other.NewBlob(a)
 	if err := c.c.Invoke(ctx, &Mixed_ServiceDesc, 2, a, req, resp); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// SendBatchAsync sends a call of gentest.svcall.Mixed.SendBatch and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *MixedClient) SendBatchAsync(ctx context.Context, a *wire.Arena, req *Batch, done func(*other.Blob, error)) error {
+	return service.InvokeAsync(ctx, c.c, &Mixed_ServiceDesc, 2, a, req, other.NewBlob(a), done)
 }
 
 func _Mixed_Record_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {

@@ -1,0 +1,311 @@
+package service
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// ErrAsyncInterceptors: InvokeAsync on a Client with client interceptors
+// (an interceptor wraps a call that it waits for; asynchronous calls are
+// refused rather than sent around the interceptors).
+var ErrAsyncInterceptors = errors.New("service: InvokeAsync on a client with interceptors")
+
+// InvokeAsync sends a call of method i of service d over c and returns at
+// once; done runs later with resp and nil, or the zero R and the call's
+// error, on the goroutine that runs the endpoint's loop (Run, or a synchronous
+// caller of the same Client). Generated <Method>Async stubs call it.
+//
+// Ownership: req is serialized before InvokeAsync returns (its zero-copy
+// fields must live in a Concurrent pool, as with Invoke). From then until
+// done runs, arena a belongs to the call: the response is copied into it
+// on the loop and decoded there, so resp's decoded fields alias a's memory
+// and live until a.Reset. done must not block; it may call InvokeAsync
+// again (that is how a closed loop keeps calls in flight) but not the
+// synchronous Invoke, which fails with ErrCallFromLoop there. done may
+// run before InvokeAsync returns (a request the endpoint refused at once).
+//
+// The first call of a method binds it (from the loop, asynchronously).
+// ctx's deadline travels with the request as with Invoke; cancelling ctx
+// after the call was sent does not end it early. A call the server asks to
+// rebind (it restarted) fails with that FailedPrecondition status and the
+// next call binds again. Client interceptors are not run: InvokeAsync on a
+// Client with interceptors returns ErrAsyncInterceptors. A non-nil error
+// means done will not run. A warm call allocates nothing.
+//
+// Calls complete only while some goroutine runs the loop: call Run on one
+// goroutine (the usual way), or make synchronous calls meanwhile.
+func InvokeAsync[R Decoder](ctx context.Context, c *Client, d *ServiceDesc, i int, a *wire.Arena, req wire.Object, resp R, done func(R, error)) error {
+	return c.invokeAsync(ctx, d, i, a, req, resp, done, typedDone[R]{})
+}
+
+// doneCaller calls an asynchronous call's done function, stored without
+// its type (fn, a func(R, error)) so that a call needs no closure: a
+// typedDone is zero-sized, and turning it into a doneCaller allocates
+// nothing.
+type doneCaller interface {
+	callDone(fn any, resp Decoder, err error)
+}
+
+type typedDone[R Decoder] struct{}
+
+func (typedDone[R]) callDone(fn any, resp Decoder, err error) {
+	var r R
+	if err == nil {
+		r = resp.(R)
+	}
+	fn.(func(R, error))(r, err)
+}
+
+func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire.Arena, req wire.Object, resp Decoder, done any, call doneCaller) error {
+	if len(c.ics) > 0 {
+		return ErrAsyncInterceptors
+	}
+	if c.closed.Load() {
+		return ErrClientClosed
+	}
+	key := &d.Methods[i]
+	var b *binding
+	if v, ok := c.binds.Load(key); ok {
+		b = v.(*binding)
+	} else if !c.onLoop() {
+		var err error
+		if b, err = c.bind(ctx, d, i); err != nil {
+			return err
+		}
+	}
+	h := reqHeader{kind: kindCall}
+	if b != nil {
+		h.handle, h.fp = b.handle, b.fp
+	} else {
+		h.fp = key.Fingerprint
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		t := time.Until(dl)
+		if t <= 0 {
+			return context.DeadlineExceeded
+		}
+		h.flags |= flagDeadline
+		h.timeout = t
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var md Metadata
+	if v, ok := ctx.Value(outMDKey{}).(Metadata); ok {
+		if err := v.check(); err != nil {
+			return err
+		}
+		md = v
+	}
+	cl := c.calls.Get().(*clientCall)
+	cl.state.Store(stPending)
+	cl.buf = appendReqHeader(cl.buf[:0], &h, md)
+	cl.a, cl.body, cl.err = a, nil, nil
+	cl.fin, cl.resp, cl.done, cl.call, cl.b, cl.key = finishAsync, resp, done, call, b, key
+	if c.obs != nil {
+		cl.t0 = time.Now()
+	}
+	cl.sess = c.sess[0]
+	if len(c.sess) > 1 {
+		cl.sess = c.sess[c.rr.Add(1)%uint32(len(c.sess))]
+	}
+	if err := cl.setBody(req, nil); err != nil {
+		cl.pre.release()
+		cl.recycle()
+		return err
+	}
+	c.pending.Add(1)
+	if b == nil {
+		// On the loop, not bound yet: bind first, then send (the handle
+		// and request type are patched in when the bind is answered).
+		c.bindAsync(d, i, cl)
+		return nil
+	}
+	cl.reqType = b.reqType
+	switch {
+	case c.onLoop():
+		cl.send()
+	case c.tryLead():
+		cl.send()
+		c.release()
+	default:
+		if err := c.ep.Post(cl.sendFn); err != nil {
+			c.pending.Add(-1)
+			cl.pre.release()
+			cl.recycle()
+			return err
+		}
+		select { // an idle Run takes the loop again
+		case c.kick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// recycle clears a call and puts it back in the pool.
+func (cl *clientCall) recycle() {
+	cl.a, cl.body, cl.err = nil, nil, nil
+	cl.fin, cl.resp, cl.done, cl.call, cl.b, cl.key = nil, nil, nil, nil, nil, nil
+	cl.c.calls.Put(cl)
+}
+
+// finishAsync completes an asynchronous call on the loop: data is the
+// response (borrowed from the receive buffer for the duration).
+func finishAsync(cl *clientCall, data []byte, err error) {
+	c := cl.c
+	if err == nil {
+		off, se, perr := parseResp(data)
+		switch {
+		case perr != nil:
+			err = perr
+		case se != nil:
+			err = se
+			if se.Code == FailedPrecondition && string(se.Details) == rebindDetail {
+				c.binds.Delete(cl.key)
+			}
+		default:
+			var body []byte
+			if cl.a != nil {
+				body = cl.a.Copy(data[off:])
+			} else {
+				body = append([]byte(nil), data[off:]...)
+			}
+			if derr := cl.resp.DecodeBytes(body); derr != nil {
+				err = fmt.Errorf("service: %s: decoding the response: %w", cl.b.info.FullMethod, derr)
+			}
+		}
+	}
+	if c.obs != nil && cl.b != nil {
+		c.obs.ObserveCall(ClientSide, &cl.b.info, CodeOf(err), time.Since(cl.t0))
+	}
+	done, call, resp := cl.done, cl.call, cl.resp
+	cl.pre.release()
+	cl.recycle()
+	c.pending.Add(-1)
+	call.callDone(done, resp, err)
+}
+
+// bindAsync binds method i from the loop, then sends cl (or fails it).
+func (c *Client) bindAsync(d *ServiceDesc, i int, cl *clientCall) {
+	bc := c.calls.Get().(*clientCall)
+	bc.state.Store(stPending)
+	h := reqHeader{kind: kindBind, fp: d.Methods[i].Fingerprint}
+	bc.buf = appendReqHeader(bc.buf[:0], &h, nil)
+	bc.buf = schemaOf(d, i).encode(bc.buf)
+	bc.msg = rpc.BytesMsg(bc.buf)
+	bc.reqType, bc.sess = ReqTypeDispatch, cl.sess
+	bc.fin = func(bc *clientCall, data []byte, err error) {
+		bc.recycle()
+		var b *binding
+		if err == nil {
+			b, err = c.bound(d, i, data)
+		}
+		if err != nil {
+			cl.fin(cl, nil, err)
+			return
+		}
+		cl.b, cl.reqType = b, b.reqType
+		binary.LittleEndian.PutUint32(cl.buf[4:], b.handle)
+		cl.send()
+	}
+	bc.send()
+}
+
+// bound turns a bind's raw response into the method's binding and
+// stores it (the binding already stored wins).
+func (c *Client) bound(d *ServiceDesc, i int, data []byte) (*binding, error) {
+	off, se, err := parseResp(data)
+	switch {
+	case err != nil:
+		return nil, err
+	case se != nil:
+		if se.Code == FailedPrecondition && string(se.Details) == incompatibleDetail {
+			return nil, fmt.Errorf("%w: %w", ErrIncompatible, se)
+		}
+		return nil, se
+	}
+	return c.storeBinding(d, i, data[off:])
+}
+
+// Run runs the endpoint's loop on the calling goroutine until ctx is done
+// or the Client is closed, and returns ctx.Err() or ErrClientClosed (or
+// the endpoint's error). While asynchronous calls are in flight it polls;
+// when none are and no synchronous caller waits, it lets the loop go and
+// sleeps until the next asynchronous call (synchronous callers then run
+// the loop themselves). At most one goroutine should run Run. It yields
+// the processor every 16 iterations while synchronous callers wait, so
+// that they run, and every 4096 otherwise (a server in the same process
+// with GOMAXPROCS=1 runs then).
+func (c *Client) Run(ctx context.Context) error {
+	for {
+		if err := c.runErr(ctx); err != nil {
+			return err
+		}
+		if !c.tryLead() {
+			// A synchronous caller runs the loop: wait for it to let go.
+			select {
+			case <-ctx.Done():
+			case <-c.closeCh:
+			case <-c.kick:
+			case <-time.After(50 * time.Microsecond):
+			}
+			continue
+		}
+		err := c.runLed(ctx)
+		c.release()
+		if err != nil {
+			return err
+		}
+		// Idle: sleep until an asynchronous call comes.
+		select {
+		case <-ctx.Done():
+		case <-c.closeCh:
+		case <-c.kick:
+		}
+	}
+}
+
+func (c *Client) runErr(ctx context.Context) error {
+	if c.closed.Load() {
+		return ErrClientClosed
+	}
+	return ctx.Err()
+}
+
+// runLed runs the loop, which the caller holds, until ctx is done, the
+// Client closes (an error) or nothing is in flight for a while (nil).
+func (c *Client) runLed(ctx context.Context) error {
+	idle := 0
+	for i := 0; ; i++ {
+		if i&15 == 15 {
+			if err := c.runErr(ctx); err != nil {
+				return err
+			}
+			// Yield often while synchronous callers wait (they need the
+			// processor to take their results), rarely otherwise: on a
+			// goroutine locked to its thread a yield hands the processor
+			// to another thread and back (two futex calls).
+			if i&4095 == 4095 || c.callers.Load() > 0 {
+				runtime.Gosched()
+			}
+		}
+		if c.pending.Load() == 0 && c.callers.Load() == 0 {
+			if idle++; idle > 64 {
+				return nil
+			}
+		} else {
+			idle = 0
+		}
+		if err := c.ep.RunOnce(); err != nil {
+			return fmt.Errorf("service: running the endpoint: %w", err)
+		}
+	}
+}
