@@ -225,6 +225,9 @@ func (d *Decoder) StringList(num int, l *StringList) {
 // DecodeScalars records a list of scalars for decoding on first access.
 func DecodeScalars[T Scalar](d *Decoder, num int, l *ScalarList[T]) {
 	*l = ScalarList[T]{a: d.a}
+	if decodePacked(d, num, l) { // packed.go
+		return
+	}
 	if _, n, off, ok := d.listRegion(num, scalarWidth[T]()); ok && n > 0 {
 		l.lz.set(d.src, off, n, 0, d.depth, num)
 	}
