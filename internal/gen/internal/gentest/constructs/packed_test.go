@@ -229,7 +229,7 @@ func TestPackedHostile(t *testing.T) {
 	}
 	// An old reader (any list of 4-byte elements) rejects the flag as
 	// too many elements; a list of bools accepts and copies it.
-	b := put(8, wire.PackedFlag|8) // flags: 8 bools, the 8 bytes at 28
+	b := put(8, wire.PackedFlag|8)                    // flags: 8 bools, the 8 bytes at 28
 	binary.LittleEndian.PutUint32(b[4:], 1<<12|1<<13) // kinds: [3] at 24
 	y := constructs.NewArrays(wire.NewArena())
 	if err := y.DecodeBytes(b); err != nil {
