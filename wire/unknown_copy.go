@@ -84,7 +84,7 @@ func (r *relocator) walk(start, end, depth int) error {
 		return err
 	}
 	outStart := r.hdr
-	r.hdr += uint64(fixed)
+	r.hdr += uint64(typedFixedSize(fields)) // the minimal form (the input's W may be larger)
 	dyn := start + fixed
 	// region checks a region [off, off+n) of this message's dynamic part.
 	region := func(f TypedField, off, n int) error {
@@ -203,4 +203,18 @@ func (r *relocator) walk(start, end, depth int) error {
 		}
 	}
 	return nil
+}
+
+// typedFixedSize is the size of the fixed part AppendTypedHeader writes
+// for fields (ascending numbers).
+func typedFixedSize(fields []TypedField) int {
+	p := len(fields)
+	last := 0
+	if p > 0 {
+		last = fields[p-1].Num
+	}
+	if last > MaxFieldNumber {
+		return 4 + 4*p + kindBytes(p) + EntrySize*p
+	}
+	return 4 + 4*bitmapWords(last) + kindBytes(p) + EntrySize*p
 }

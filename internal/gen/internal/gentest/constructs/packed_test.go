@@ -441,3 +441,60 @@ func FuzzDecodeArrays(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPackedEcho decodes an Arrays holding 2048 float32 (8 KiB) from
+// a registered input, reads one element and serializes it again: zero-copy
+// (the list is viewed in place and re-sent as one entry) versus copied
+// (threshold CopyAll: the list is a header region, copied twice).
+func BenchmarkPackedEcho(b *testing.B) {
+	for _, mode := range []string{"zerocopy", "copied"} {
+		b.Run(mode, func(b *testing.B) {
+			pool := memtest.NewPool(b)
+			vals := make([]float32, 2048)
+			for i := range vals {
+				vals[i] = float32(i)
+			}
+			buf := memtest.Alloc(b, pool, f32Bytes(vals...))
+			a := wire.NewArena()
+			if mode == "copied" {
+				a.Threshold = wire.CopyAll
+			}
+			x := constructs.NewArrays(a)
+			if err := x.InitF32(0).SetBuf(buf); err != nil {
+				b.Fatal(err)
+			}
+			p, err := wire.Flatten(x, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rx := memtest.Alloc(b, pool, p)
+			var sga wire.SGA
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if i%1024 == 0 {
+					if err := a.Reset(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				y := constructs.NewArrays(a)
+				if err := y.Decode(rx); err != nil {
+					b.Fatal(err)
+				}
+				l, err := y.GetF32()
+				if err != nil || l.At(7) != 7 {
+					b.Fatal("f32")
+				}
+				if err := wire.SerializeSGA(y, &sga); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if err := a.Reset(); err != nil {
+				b.Fatal(err)
+			}
+			memtest.Release(b, rx)
+			memtest.Release(b, buf)
+		})
+	}
+}
