@@ -71,6 +71,8 @@ func (d *Decoder) initSlow(hdr []byte, start int) error {
 	case w == 0:
 	case w&SparseFlag != 0:
 		return d.initSparse(hdr, start, w) // sparse.go
+	case w&TypedFlag != 0:
+		return d.initTyped(hdr, start, w) // unknown.go
 	case w > MaxBitmapWords:
 		d.words, d.ents, d.dyn = 0, 0, 0
 		return malformed(start, 0, "bitmap word count exceeds MaxBitmapWords")
@@ -119,7 +121,7 @@ func (d *Decoder) entry(num int) int {
 		d.pw++
 	}
 	k := d.pre + bits.OnesCount32(word&(bit-1))
-	return d.start + 4 + 4*d.words + EntrySize*k
+	return d.ents + EntrySize*k
 }
 
 func (d *Decoder) u64(num int) uint64 {
@@ -225,6 +227,9 @@ func (d *Decoder) StringList(num int, l *StringList) {
 // DecodeScalars records a list of scalars for decoding on first access.
 func DecodeScalars[T Scalar](d *Decoder, num int, l *ScalarList[T]) {
 	*l = ScalarList[T]{a: d.a}
+	if decodePacked(d, num, l) { // packed.go
+		return
+	}
 	if _, n, off, ok := d.listRegion(num, scalarWidth[T]()); ok && n > 0 {
 		l.lz.set(d.src, off, n, 0, d.depth, num)
 	}

@@ -261,14 +261,7 @@ func EncodeScalars[T Scalar](e *Encoder, num int, l *ScalarList[T]) {
 	if n == 0 {
 		return
 	}
-	at := e.field(num)
-	size := n * scalarWidth[T]()
-	r := e.region(size)
-	if at < 0 || r < 0 {
-		return
-	}
-	e.put32x2(at, n, r)
-	encodeScalars(e.dst[r:r+size], l.items)
+	encodePacked(e, e.field(num), l) // packed.go
 }
 
 // EncodeMessages writes a list of messages if it is not empty: the element

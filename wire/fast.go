@@ -162,7 +162,7 @@ func SizedScalars[T Scalar](s *Sizer, l *ScalarList[T]) bool {
 		s.fail(err)
 		return false
 	}
-	s.header += len(l.items) * scalarWidth[T]()
+	sizePacked(s, l) // packed.go
 	return true
 }
 

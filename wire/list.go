@@ -437,13 +437,14 @@ type ScalarList[T Scalar] struct {
 	a     *Arena
 	items []T
 	lz    lazy
+	zc    Bytes // items view memory outside the arena (packed.go)
 }
 
 // Init makes the list empty with room for n elements.
 func (l *ScalarList[T]) Init(a *Arena, n int) {
 	l.a = a
 	l.items = scalarType[T]().newSliceRaw(a, max(n, 0))[:0]
-	l.lz = lazy{}
+	l.lz, l.zc = lazy{}, Bytes{}
 }
 
 // Load binds the list to a and decodes a decoded list (once; see
@@ -553,19 +554,34 @@ func (l *ScalarList[T]) Len() int {
 func (l *ScalarList[T]) At(i int) T { return l.items[i] }
 
 // SetAt replaces element i.
-func (l *ScalarList[T]) SetAt(i int, v T) { l.items[i] = v }
+func (l *ScalarList[T]) SetAt(i int, v T) {
+	if l.zc.data != nil {
+		l.detach() // packed.go
+	}
+	l.items[i] = v
+}
 
 // Append adds v.
 func (l *ScalarList[T]) Append(v T) {
+	if l.zc.data != nil {
+		l.detach() // packed.go
+	}
 	l.items = grow(scalarType[T](), l.a, l.items)
 	l.items[len(l.items)-1] = v
 }
 
-// Slice returns the elements; the slice aliases arena memory (valid until Reset).
+// Slice returns the elements; the slice aliases arena memory, or for a
+// zero-copy list (IsZeroCopy, SetBuf) registered memory or the decoded
+// input, which must not be modified (valid until Reset).
 func (l *ScalarList[T]) Slice() []T { return l.items }
 
 // Truncate shortens the list to n elements (panics when n > Len()).
-func (l *ScalarList[T]) Truncate(n int) { l.items = truncate(l.items, n) }
+func (l *ScalarList[T]) Truncate(n int) {
+	if l.zc.data != nil {
+		l.detach() // packed.go
+	}
+	l.items = truncate(l.items, n)
+}
 
 // Equal reports whether both lists hold the same elements, comparing
 // floats by their bits (NaN equals the same NaN; -0 differs from +0).

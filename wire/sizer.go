@@ -156,7 +156,7 @@ func SizeScalars[T Scalar](s *Sizer, num int, l *ScalarList[T]) {
 		return
 	}
 	s.field(num)
-	s.header += len(l.items) * scalarWidth[T]()
+	sizePacked(s, l) // packed.go
 }
 
 // SizeMessages counts a list of messages (present when not empty); newT

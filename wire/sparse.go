@@ -86,8 +86,12 @@ func (e *Encoder) sparseField(num int) int {
 // canonical: a message the bitmap form can express must use it), and the
 // fixed part must lie within hdr.
 func (d *Decoder) initSparse(hdr []byte, start int, w uint32) error {
-	n := int(w &^ SparseFlag)
-	if n > (len(hdr)-4)/(4+EntrySize) {
+	n := int(w &^ (SparseFlag | TypedFlag))
+	k := 0 // the typed form's kind bytes (unknown.go)
+	if w&TypedFlag != 0 {
+		k = kindBytes(n)
+	}
+	if n > (len(hdr)-4)/(4+EntrySize) || 4+(4+EntrySize)*n+k > len(hdr) {
 		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
 		return malformed(start, 0, "truncated sparse header")
 	}
@@ -104,8 +108,12 @@ func (d *Decoder) initSparse(hdr []byte, start int, w uint32) error {
 		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
 		return malformed(start, 0, "sparse header without a field number above MaxFieldNumber")
 	}
+	if k > 0 && !validKinds(hdr[4+4*n:4+4*n+k], n) {
+		d.words, d.ents, d.fixedEnd, d.dyn = 0, 0, 0, 0
+		return malformed(start+4+4*n, 0, "invalid field kinds")
+	}
 	d.words = -1
-	d.ents = start + 4 + 4*n
+	d.ents = start + 4 + 4*n + k
 	d.fixedEnd = d.ents + EntrySize*n
 	d.dyn = d.fixedEnd
 	return nil

@@ -74,6 +74,7 @@ type Item struct {
 	xKids       wire.MessageList[*Item]
 	xSparse     wire.Nested[*Sparse]
 	xSparses    wire.MessageList[*Sparse]
+	xArrays     wire.Nested[*Arrays]
 	xFar        int64
 	cfMapByBool bool // key order checked (wire.LoadMap)
 	cfMapByI32  bool // key order checked (wire.LoadMap)
@@ -1283,6 +1284,27 @@ func (x *Item) HasSparses() bool { return x.xSparses.Len() != 0 }
 // ClearSparses empties the list sparses = 61.
 func (x *Item) ClearSparses() { x.xSparses.Init(x.cf.Arena(), 0) }
 
+// GetArrays returns field arrays = 70 (nil when absent), decoding it on first access.
+func (x *Item) GetArrays() (*Arrays, error) { return x.xArrays.Get(x.cf.Arena(), NewArrays) }
+
+// HasArrays reports whether field arrays = 70 is set.
+func (x *Item) HasArrays() bool { return x.xArrays.Present() }
+
+// SetArrays sets field arrays = 70 to v (a message of the same arena; nil clears it).
+func (x *Item) SetArrays(v *Arrays) {
+	x.xArrays.Set(v)
+}
+
+// InitArrays sets field arrays = 70 to a new empty message and returns it.
+func (x *Item) InitArrays() *Arrays {
+	v := NewArrays(x.cf.Arena())
+	x.xArrays.Set(v)
+	return v
+}
+
+// ClearArrays unsets field arrays = 70.
+func (x *Item) ClearArrays() { x.xArrays.Clear() }
+
 // GetFar returns field far = 65536.
 func (x *Item) GetFar() int64 { return x.xFar }
 
@@ -1373,6 +1395,7 @@ func (x *Item) WireSizes(s *wire.Sizer) {
 	wire.SizeMessages(s, 50, &x.xKids, NewItem)
 	wire.SizeMessage(s, 60, &x.xSparse, NewSparse)
 	wire.SizeMessages(s, 61, &x.xSparses, NewSparse)
+	wire.SizeMessage(s, 70, &x.xArrays, NewArrays)
 	s.Scalar(65536, x.xFar != 0)
 	s.End(&x.cf, mk)
 }
@@ -1426,6 +1449,7 @@ func (x *Item) WireEncode(e *wire.Encoder) {
 	wire.EncodeMessages(e, 50, &x.xKids)
 	wire.EncodeMessage(e, 60, &x.xSparse)
 	wire.EncodeMessages(e, 61, &x.xSparses)
+	wire.EncodeMessage(e, 70, &x.xArrays)
 	if x.xFar != 0 {
 		e.Int64(65536, x.xFar)
 	}
@@ -1484,6 +1508,7 @@ func (x *Item) WireDecode(d *wire.Decoder) {
 	wire.DecodeMessages(d, 50, &x.xKids)
 	wire.DecodeMessage(d, 60, &x.xSparse)
 	wire.DecodeMessages(d, 61, &x.xSparses)
+	wire.DecodeMessage(d, 70, &x.xArrays)
 	x.xFar = d.Int64(65536)
 	x.wireCheck(d)
 }
@@ -1588,6 +1613,9 @@ func (x *Item) Equal(y *Item) bool {
 		return false
 	}
 	if l, m, ok := wire.Loaded2(x.GetSparses, y.GetSparses); !ok || !l.Equal(m, (*Sparse).Equal) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetArrays, y.GetArrays); !ok || !l.Equal(m) {
 		return false
 	}
 	if x.xFar != y.xFar {
@@ -1794,6 +1822,13 @@ func (x *Item) String() string {
 			t.Err("sparses", err)
 		} else {
 			wire.TextMessages(&t, "sparses", l)
+		}
+	}
+	if x.HasArrays() {
+		if v, err := x.GetArrays(); err != nil {
+			t.Err("arrays", err)
+		} else {
+			t.Message("arrays", v)
 		}
 	}
 	if x.xFar != 0 {
@@ -4200,6 +4235,606 @@ func (x *Item_ItemsEntry) WireSetMapKey(k string) { x.SetKey(k) }
 // value in a private arena that is never Reset (see wire.Clone).
 func (x *Item_ItemsEntry) Clone(a *wire.Arena) (*Item_ItemsEntry, error) {
 	return wire.Clone(x, a, NewItem_ItemsEntry)
+}
+
+// Arrays is the message gentest.constructs.Arrays.
+//
+// Arrays has a packed list of every numeric kind: at or above the
+// arena's threshold, a list set from registered memory is sent as one
+// zero-copy entry and decoded as an aligned typed view (hybrid packed
+// lists, docs/WIRE_FORMAT.md).
+type Arrays struct {
+	cf     wire.Core
+	xF32   wire.ScalarList[float32]
+	xF64   wire.ScalarList[float64]
+	xI32   wire.ScalarList[int32]
+	xI64   wire.ScalarList[int64]
+	xU32   wire.ScalarList[uint32]
+	xU64   wire.ScalarList[uint64]
+	xS32   wire.ScalarList[int32]
+	xS64   wire.ScalarList[int64]
+	xX32   wire.ScalarList[uint32]
+	xX64   wire.ScalarList[uint64]
+	xSx32  wire.ScalarList[int32]
+	xSx64  wire.ScalarList[int64]
+	xFlags wire.ScalarList[bool]
+	xKinds wire.ScalarList[int32]
+}
+
+var arraysType = wire.NewType[Arrays]()
+
+// NewArrays returns an empty Arrays in a; it and everything it holds are valid
+// until a.Reset.
+func NewArrays(a *wire.Arena) *Arrays {
+	x := arraysType.New(a)
+	x.cf.Init(a)
+	return x
+}
+
+// GetF32 returns the list f32 = 1 (decoding it on first access).
+func (x *Arrays) GetF32() (*wire.ScalarList[float32], error) {
+	return &x.xF32, x.xF32.Load(x.cf.Arena())
+}
+
+// InitF32 empties the list f32 = 1, reserves room for n elements, and returns it.
+func (x *Arrays) InitF32(n int) *wire.ScalarList[float32] {
+	x.xF32.Init(x.cf.Arena(), n)
+	return &x.xF32
+}
+
+// HasF32 reports whether the list f32 = 1 is not empty.
+func (x *Arrays) HasF32() bool { return x.xF32.Len() != 0 }
+
+// ClearF32 empties the list f32 = 1.
+func (x *Arrays) ClearF32() { x.xF32.Init(x.cf.Arena(), 0) }
+
+// GetF64 returns the list f64 = 2 (decoding it on first access).
+func (x *Arrays) GetF64() (*wire.ScalarList[float64], error) {
+	return &x.xF64, x.xF64.Load(x.cf.Arena())
+}
+
+// InitF64 empties the list f64 = 2, reserves room for n elements, and returns it.
+func (x *Arrays) InitF64(n int) *wire.ScalarList[float64] {
+	x.xF64.Init(x.cf.Arena(), n)
+	return &x.xF64
+}
+
+// HasF64 reports whether the list f64 = 2 is not empty.
+func (x *Arrays) HasF64() bool { return x.xF64.Len() != 0 }
+
+// ClearF64 empties the list f64 = 2.
+func (x *Arrays) ClearF64() { x.xF64.Init(x.cf.Arena(), 0) }
+
+// GetI32 returns the list i32 = 3 (decoding it on first access).
+func (x *Arrays) GetI32() (*wire.ScalarList[int32], error) { return &x.xI32, x.xI32.Load(x.cf.Arena()) }
+
+// InitI32 empties the list i32 = 3, reserves room for n elements, and returns it.
+func (x *Arrays) InitI32(n int) *wire.ScalarList[int32] {
+	x.xI32.Init(x.cf.Arena(), n)
+	return &x.xI32
+}
+
+// HasI32 reports whether the list i32 = 3 is not empty.
+func (x *Arrays) HasI32() bool { return x.xI32.Len() != 0 }
+
+// ClearI32 empties the list i32 = 3.
+func (x *Arrays) ClearI32() { x.xI32.Init(x.cf.Arena(), 0) }
+
+// GetI64 returns the list i64 = 4 (decoding it on first access).
+func (x *Arrays) GetI64() (*wire.ScalarList[int64], error) { return &x.xI64, x.xI64.Load(x.cf.Arena()) }
+
+// InitI64 empties the list i64 = 4, reserves room for n elements, and returns it.
+func (x *Arrays) InitI64(n int) *wire.ScalarList[int64] {
+	x.xI64.Init(x.cf.Arena(), n)
+	return &x.xI64
+}
+
+// HasI64 reports whether the list i64 = 4 is not empty.
+func (x *Arrays) HasI64() bool { return x.xI64.Len() != 0 }
+
+// ClearI64 empties the list i64 = 4.
+func (x *Arrays) ClearI64() { x.xI64.Init(x.cf.Arena(), 0) }
+
+// GetU32 returns the list u32 = 5 (decoding it on first access).
+func (x *Arrays) GetU32() (*wire.ScalarList[uint32], error) {
+	return &x.xU32, x.xU32.Load(x.cf.Arena())
+}
+
+// InitU32 empties the list u32 = 5, reserves room for n elements, and returns it.
+func (x *Arrays) InitU32(n int) *wire.ScalarList[uint32] {
+	x.xU32.Init(x.cf.Arena(), n)
+	return &x.xU32
+}
+
+// HasU32 reports whether the list u32 = 5 is not empty.
+func (x *Arrays) HasU32() bool { return x.xU32.Len() != 0 }
+
+// ClearU32 empties the list u32 = 5.
+func (x *Arrays) ClearU32() { x.xU32.Init(x.cf.Arena(), 0) }
+
+// GetU64 returns the list u64 = 6 (decoding it on first access).
+func (x *Arrays) GetU64() (*wire.ScalarList[uint64], error) {
+	return &x.xU64, x.xU64.Load(x.cf.Arena())
+}
+
+// InitU64 empties the list u64 = 6, reserves room for n elements, and returns it.
+func (x *Arrays) InitU64(n int) *wire.ScalarList[uint64] {
+	x.xU64.Init(x.cf.Arena(), n)
+	return &x.xU64
+}
+
+// HasU64 reports whether the list u64 = 6 is not empty.
+func (x *Arrays) HasU64() bool { return x.xU64.Len() != 0 }
+
+// ClearU64 empties the list u64 = 6.
+func (x *Arrays) ClearU64() { x.xU64.Init(x.cf.Arena(), 0) }
+
+// GetS32 returns the list s32 = 7 (decoding it on first access).
+func (x *Arrays) GetS32() (*wire.ScalarList[int32], error) { return &x.xS32, x.xS32.Load(x.cf.Arena()) }
+
+// InitS32 empties the list s32 = 7, reserves room for n elements, and returns it.
+func (x *Arrays) InitS32(n int) *wire.ScalarList[int32] {
+	x.xS32.Init(x.cf.Arena(), n)
+	return &x.xS32
+}
+
+// HasS32 reports whether the list s32 = 7 is not empty.
+func (x *Arrays) HasS32() bool { return x.xS32.Len() != 0 }
+
+// ClearS32 empties the list s32 = 7.
+func (x *Arrays) ClearS32() { x.xS32.Init(x.cf.Arena(), 0) }
+
+// GetS64 returns the list s64 = 8 (decoding it on first access).
+func (x *Arrays) GetS64() (*wire.ScalarList[int64], error) { return &x.xS64, x.xS64.Load(x.cf.Arena()) }
+
+// InitS64 empties the list s64 = 8, reserves room for n elements, and returns it.
+func (x *Arrays) InitS64(n int) *wire.ScalarList[int64] {
+	x.xS64.Init(x.cf.Arena(), n)
+	return &x.xS64
+}
+
+// HasS64 reports whether the list s64 = 8 is not empty.
+func (x *Arrays) HasS64() bool { return x.xS64.Len() != 0 }
+
+// ClearS64 empties the list s64 = 8.
+func (x *Arrays) ClearS64() { x.xS64.Init(x.cf.Arena(), 0) }
+
+// GetX32 returns the list x32 = 9 (decoding it on first access).
+func (x *Arrays) GetX32() (*wire.ScalarList[uint32], error) {
+	return &x.xX32, x.xX32.Load(x.cf.Arena())
+}
+
+// InitX32 empties the list x32 = 9, reserves room for n elements, and returns it.
+func (x *Arrays) InitX32(n int) *wire.ScalarList[uint32] {
+	x.xX32.Init(x.cf.Arena(), n)
+	return &x.xX32
+}
+
+// HasX32 reports whether the list x32 = 9 is not empty.
+func (x *Arrays) HasX32() bool { return x.xX32.Len() != 0 }
+
+// ClearX32 empties the list x32 = 9.
+func (x *Arrays) ClearX32() { x.xX32.Init(x.cf.Arena(), 0) }
+
+// GetX64 returns the list x64 = 10 (decoding it on first access).
+func (x *Arrays) GetX64() (*wire.ScalarList[uint64], error) {
+	return &x.xX64, x.xX64.Load(x.cf.Arena())
+}
+
+// InitX64 empties the list x64 = 10, reserves room for n elements, and returns it.
+func (x *Arrays) InitX64(n int) *wire.ScalarList[uint64] {
+	x.xX64.Init(x.cf.Arena(), n)
+	return &x.xX64
+}
+
+// HasX64 reports whether the list x64 = 10 is not empty.
+func (x *Arrays) HasX64() bool { return x.xX64.Len() != 0 }
+
+// ClearX64 empties the list x64 = 10.
+func (x *Arrays) ClearX64() { x.xX64.Init(x.cf.Arena(), 0) }
+
+// GetSx32 returns the list sx32 = 11 (decoding it on first access).
+func (x *Arrays) GetSx32() (*wire.ScalarList[int32], error) {
+	return &x.xSx32, x.xSx32.Load(x.cf.Arena())
+}
+
+// InitSx32 empties the list sx32 = 11, reserves room for n elements, and returns it.
+func (x *Arrays) InitSx32(n int) *wire.ScalarList[int32] {
+	x.xSx32.Init(x.cf.Arena(), n)
+	return &x.xSx32
+}
+
+// HasSx32 reports whether the list sx32 = 11 is not empty.
+func (x *Arrays) HasSx32() bool { return x.xSx32.Len() != 0 }
+
+// ClearSx32 empties the list sx32 = 11.
+func (x *Arrays) ClearSx32() { x.xSx32.Init(x.cf.Arena(), 0) }
+
+// GetSx64 returns the list sx64 = 12 (decoding it on first access).
+func (x *Arrays) GetSx64() (*wire.ScalarList[int64], error) {
+	return &x.xSx64, x.xSx64.Load(x.cf.Arena())
+}
+
+// InitSx64 empties the list sx64 = 12, reserves room for n elements, and returns it.
+func (x *Arrays) InitSx64(n int) *wire.ScalarList[int64] {
+	x.xSx64.Init(x.cf.Arena(), n)
+	return &x.xSx64
+}
+
+// HasSx64 reports whether the list sx64 = 12 is not empty.
+func (x *Arrays) HasSx64() bool { return x.xSx64.Len() != 0 }
+
+// ClearSx64 empties the list sx64 = 12.
+func (x *Arrays) ClearSx64() { x.xSx64.Init(x.cf.Arena(), 0) }
+
+// GetFlags returns the list flags = 13 (decoding it on first access).
+func (x *Arrays) GetFlags() (*wire.ScalarList[bool], error) {
+	return &x.xFlags, x.xFlags.Load(x.cf.Arena())
+}
+
+// InitFlags empties the list flags = 13, reserves room for n elements, and returns it.
+func (x *Arrays) InitFlags(n int) *wire.ScalarList[bool] {
+	x.xFlags.Init(x.cf.Arena(), n)
+	return &x.xFlags
+}
+
+// HasFlags reports whether the list flags = 13 is not empty.
+func (x *Arrays) HasFlags() bool { return x.xFlags.Len() != 0 }
+
+// ClearFlags empties the list flags = 13.
+func (x *Arrays) ClearFlags() { x.xFlags.Init(x.cf.Arena(), 0) }
+
+// GetKinds returns the list kinds = 14 (decoding it on first access).
+// Elements are values of the enum gentest.constructs.Kind, stored as int32.
+func (x *Arrays) GetKinds() (*wire.ScalarList[int32], error) {
+	return &x.xKinds, x.xKinds.Load(x.cf.Arena())
+}
+
+// InitKinds empties the list kinds = 14, reserves room for n elements, and returns it.
+func (x *Arrays) InitKinds(n int) *wire.ScalarList[int32] {
+	x.xKinds.Init(x.cf.Arena(), n)
+	return &x.xKinds
+}
+
+// HasKinds reports whether the list kinds = 14 is not empty.
+func (x *Arrays) HasKinds() bool { return x.xKinds.Len() != 0 }
+
+// ClearKinds empties the list kinds = 14.
+func (x *Arrays) ClearKinds() { x.xKinds.Init(x.cf.Arena(), 0) }
+
+// Sizes implements wire.Object.
+func (x *Arrays) Sizes() wire.Sizes {
+	s := x.cf.StartSizes()
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
+	return x.cf.FinishSizes(s)
+}
+
+// Serialize implements wire.Object.
+func (x *Arrays) Serialize(dst []byte, sink wire.EntrySink) error {
+	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
+}
+
+// Decode decodes x from b zero-copy; the arena holds a reference on b until
+// Reset (the caller still releases its own).
+func (x *Arrays) Decode(b mem.Buf) error {
+	d, err := x.cf.StartDecode(b)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
+
+// DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
+func (x *Arrays) DecodeBytes(p []byte) error {
+	d, err := x.cf.StartDecodeBytes(p)
+	if d == nil {
+		return err
+	}
+	x.WireDecode(d)
+	return d.FinishDecode()
+}
+
+// WireCore implements wire.Msg.
+func (x *Arrays) WireCore() *wire.Core { return &x.cf }
+
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
+func (x *Arrays) WireSizes(s *wire.Sizer) {
+	var b0 uint32
+	if wire.SizedScalars(s, &x.xF32) {
+		b0 |= 0x1
+	}
+	if wire.SizedScalars(s, &x.xF64) {
+		b0 |= 0x2
+	}
+	if wire.SizedScalars(s, &x.xI32) {
+		b0 |= 0x4
+	}
+	if wire.SizedScalars(s, &x.xI64) {
+		b0 |= 0x8
+	}
+	if wire.SizedScalars(s, &x.xU32) {
+		b0 |= 0x10
+	}
+	if wire.SizedScalars(s, &x.xU64) {
+		b0 |= 0x20
+	}
+	if wire.SizedScalars(s, &x.xS32) {
+		b0 |= 0x40
+	}
+	if wire.SizedScalars(s, &x.xS64) {
+		b0 |= 0x80
+	}
+	if wire.SizedScalars(s, &x.xX32) {
+		b0 |= 0x100
+	}
+	if wire.SizedScalars(s, &x.xX64) {
+		b0 |= 0x200
+	}
+	if wire.SizedScalars(s, &x.xSx32) {
+		b0 |= 0x400
+	}
+	if wire.SizedScalars(s, &x.xSx64) {
+		b0 |= 0x800
+	}
+	if wire.SizedScalars(s, &x.xFlags) {
+		b0 |= 0x1000
+	}
+	if wire.SizedScalars(s, &x.xKinds) {
+		b0 |= 0x2000
+	}
+	s.Fixed1(&x.cf, b0)
+}
+
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
+func (x *Arrays) WireEncode(e *wire.Encoder) {
+	var b0 uint32
+	if x.xF32.Len() != 0 {
+		b0 |= 0x1
+	}
+	if x.xF64.Len() != 0 {
+		b0 |= 0x2
+	}
+	if x.xI32.Len() != 0 {
+		b0 |= 0x4
+	}
+	if x.xI64.Len() != 0 {
+		b0 |= 0x8
+	}
+	if x.xU32.Len() != 0 {
+		b0 |= 0x10
+	}
+	if x.xU64.Len() != 0 {
+		b0 |= 0x20
+	}
+	if x.xS32.Len() != 0 {
+		b0 |= 0x40
+	}
+	if x.xS64.Len() != 0 {
+		b0 |= 0x80
+	}
+	if x.xX32.Len() != 0 {
+		b0 |= 0x100
+	}
+	if x.xX64.Len() != 0 {
+		b0 |= 0x200
+	}
+	if x.xSx32.Len() != 0 {
+		b0 |= 0x400
+	}
+	if x.xSx64.Len() != 0 {
+		b0 |= 0x800
+	}
+	if x.xFlags.Len() != 0 {
+		b0 |= 0x1000
+	}
+	if x.xKinds.Len() != 0 {
+		b0 |= 0x2000
+	}
+	mk := e.Begin1(b0)
+	wire.EncodeScalars(e, 1, &x.xF32)
+	wire.EncodeScalars(e, 2, &x.xF64)
+	wire.EncodeScalars(e, 3, &x.xI32)
+	wire.EncodeScalars(e, 4, &x.xI64)
+	wire.EncodeScalars(e, 5, &x.xU32)
+	wire.EncodeScalars(e, 6, &x.xU64)
+	wire.EncodeScalars(e, 7, &x.xS32)
+	wire.EncodeScalars(e, 8, &x.xS64)
+	wire.EncodeScalars(e, 9, &x.xX32)
+	wire.EncodeScalars(e, 10, &x.xX64)
+	wire.EncodeScalars(e, 11, &x.xSx32)
+	wire.EncodeScalars(e, 12, &x.xSx64)
+	wire.EncodeScalars(e, 13, &x.xFlags)
+	wire.EncodeScalars(e, 14, &x.xKinds)
+	e.End(mk)
+}
+
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
+func (x *Arrays) WireDecode(d *wire.Decoder) {
+	wire.DecodeScalars(d, 1, &x.xF32)
+	wire.DecodeScalars(d, 2, &x.xF64)
+	wire.DecodeScalars(d, 3, &x.xI32)
+	wire.DecodeScalars(d, 4, &x.xI64)
+	wire.DecodeScalars(d, 5, &x.xU32)
+	wire.DecodeScalars(d, 6, &x.xU64)
+	wire.DecodeScalars(d, 7, &x.xS32)
+	wire.DecodeScalars(d, 8, &x.xS64)
+	wire.DecodeScalars(d, 9, &x.xX32)
+	wire.DecodeScalars(d, 10, &x.xX64)
+	wire.DecodeScalars(d, 11, &x.xSx32)
+	wire.DecodeScalars(d, 12, &x.xSx64)
+	wire.DecodeScalars(d, 13, &x.xFlags)
+	wire.DecodeScalars(d, 14, &x.xKinds)
+}
+
+// Equal reports whether x and y hold the same fields (floats compared by bits;
+// lists and nested messages are decoded as needed; a decode error means unequal).
+func (x *Arrays) Equal(y *Arrays) bool {
+	if x == nil || y == nil {
+		return x == y
+	}
+	if l, m, ok := wire.Loaded2(x.GetF32, y.GetF32); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetF64, y.GetF64); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetI32, y.GetI32); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetI64, y.GetI64); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetU32, y.GetU32); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetU64, y.GetU64); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetS32, y.GetS32); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetS64, y.GetS64); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetX32, y.GetX32); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetX64, y.GetX64); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetSx32, y.GetSx32); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetSx64, y.GetSx64); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetFlags, y.GetFlags); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wire.Loaded2(x.GetKinds, y.GetKinds); !ok || !l.Equal(m) {
+		return false
+	}
+	return true
+}
+
+// String returns a one-line text form of x (for debugging).
+func (x *Arrays) String() string {
+	var t wire.Text
+	t.Begin("Arrays")
+	if x.HasF32() {
+		if l, err := x.GetF32(); err != nil {
+			t.Err("f32", err)
+		} else {
+			wire.TextScalars(&t, "f32", l)
+		}
+	}
+	if x.HasF64() {
+		if l, err := x.GetF64(); err != nil {
+			t.Err("f64", err)
+		} else {
+			wire.TextScalars(&t, "f64", l)
+		}
+	}
+	if x.HasI32() {
+		if l, err := x.GetI32(); err != nil {
+			t.Err("i32", err)
+		} else {
+			wire.TextScalars(&t, "i32", l)
+		}
+	}
+	if x.HasI64() {
+		if l, err := x.GetI64(); err != nil {
+			t.Err("i64", err)
+		} else {
+			wire.TextScalars(&t, "i64", l)
+		}
+	}
+	if x.HasU32() {
+		if l, err := x.GetU32(); err != nil {
+			t.Err("u32", err)
+		} else {
+			wire.TextScalars(&t, "u32", l)
+		}
+	}
+	if x.HasU64() {
+		if l, err := x.GetU64(); err != nil {
+			t.Err("u64", err)
+		} else {
+			wire.TextScalars(&t, "u64", l)
+		}
+	}
+	if x.HasS32() {
+		if l, err := x.GetS32(); err != nil {
+			t.Err("s32", err)
+		} else {
+			wire.TextScalars(&t, "s32", l)
+		}
+	}
+	if x.HasS64() {
+		if l, err := x.GetS64(); err != nil {
+			t.Err("s64", err)
+		} else {
+			wire.TextScalars(&t, "s64", l)
+		}
+	}
+	if x.HasX32() {
+		if l, err := x.GetX32(); err != nil {
+			t.Err("x32", err)
+		} else {
+			wire.TextScalars(&t, "x32", l)
+		}
+	}
+	if x.HasX64() {
+		if l, err := x.GetX64(); err != nil {
+			t.Err("x64", err)
+		} else {
+			wire.TextScalars(&t, "x64", l)
+		}
+	}
+	if x.HasSx32() {
+		if l, err := x.GetSx32(); err != nil {
+			t.Err("sx32", err)
+		} else {
+			wire.TextScalars(&t, "sx32", l)
+		}
+	}
+	if x.HasSx64() {
+		if l, err := x.GetSx64(); err != nil {
+			t.Err("sx64", err)
+		} else {
+			wire.TextScalars(&t, "sx64", l)
+		}
+	}
+	if x.HasFlags() {
+		if l, err := x.GetFlags(); err != nil {
+			t.Err("flags", err)
+		} else {
+			wire.TextScalars(&t, "flags", l)
+		}
+	}
+	if x.HasKinds() {
+		if l, err := x.GetKinds(); err != nil {
+			t.Err("kinds", err)
+		} else {
+			wire.TextScalars(&t, "kinds", l)
+		}
+	}
+	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Arrays) Clone(a *wire.Arena) (*Arrays, error) {
+	return wire.Clone(x, a, NewArrays)
 }
 
 // Sparse is the message gentest.constructs.Sparse.
