@@ -86,3 +86,35 @@ func BenchmarkStreamFloats1M(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStreamInto is BenchmarkStream with the receiver reusing its
+// array (RecvInto): no allocation per message on either side.
+func BenchmarkStreamInto(b *testing.B) {
+	for _, n := range []int{4096, 1 << 16} {
+		b.Run(fmt.Sprintf("float32-%d", n), func(b *testing.B) {
+			a, r := pair(b, "tcp", Options{})
+			v := make([]float32, n)
+			errc := make(chan error, 1)
+			go func() {
+				for i := 0; i < b.N; i++ {
+					if err := a.Send(v); err != nil {
+						errc <- err
+						return
+					}
+				}
+				errc <- nil
+			}()
+			b.ReportAllocs()
+			b.SetBytes(int64(4 * n))
+			var w []float32
+			for i := 0; i < b.N; i++ {
+				if err := RecvInto(r, &w); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := <-errc; err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

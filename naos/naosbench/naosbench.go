@@ -39,7 +39,14 @@ type Config struct {
 	Sizes      []int
 	// Budget is the measurement time per record (default 300 ms, quick
 	// 60 ms).
-	Budget   time.Duration
+	Budget time.Duration
+	// Fresh makes every TCP receiver decode each array into a new value.
+	// By default each receiver decodes into its previous value as far as
+	// its library's API allows (naos.RecvInto, msgp and gob reuse arrays,
+	// protobuf merges into a truncated list): the steady state of a
+	// receiver that is done with one array when the next arrives. Over the
+	// RPC transport every receiver decodes into a new value.
+	Fresh    bool
 	Progress io.Writer
 }
 
@@ -101,7 +108,7 @@ func Run(cfg Config) ([]Record, error) {
 		var h harness
 		switch tr {
 		case "tcp":
-			h = &tcpHarness{}
+			h = &tcpHarness{reuse: !cfg.Fresh}
 		case "rpc":
 			r, err := newRPCHarness()
 			if err != nil {

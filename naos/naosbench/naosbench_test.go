@@ -35,8 +35,8 @@ func TestCodecsDetectCorruption(t *testing.T) {
 		}
 		other, _ := newDataset(st, 11)
 		for _, lib := range Libraries {
-			enc, _ := newCodec(lib, other)
-			dec, _ := newCodec(lib, d)
+			enc, _ := newCodec(lib, other, false)
+			dec, _ := newCodec(lib, d, false)
 			f, err := enc.encode(nil)
 			if err != nil {
 				t.Fatal(err)
