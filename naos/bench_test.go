@@ -1,7 +1,9 @@
 package naos
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"testing"
 )
 
@@ -109,6 +111,43 @@ func BenchmarkStreamInto(b *testing.B) {
 			var w []float32
 			for i := 0; i < b.N; i++ {
 				if err := RecvInto(r, &w); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := <-errc; err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// BenchmarkStreamFloor moves the same bytes as BenchmarkStreamInto's
+// float32 case with one write and buffered reads into a reused buffer:
+// the kernel's two copies, for comparison.
+func BenchmarkStreamFloor(b *testing.B) {
+	for _, n := range []int{4096, 1 << 16} {
+		b.Run(fmt.Sprintf("float32-%d", n), func(b *testing.B) {
+			a, r := pair(b, "tcp", Options{})
+			msg, err := AppendEncode(nil, make([]float32, n), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			errc := make(chan error, 1)
+			go func() {
+				for i := 0; i < b.N; i++ {
+					if _, err := a.NetConn().Write(msg); err != nil {
+						errc <- err
+						return
+					}
+				}
+				errc <- nil
+			}()
+			b.ReportAllocs()
+			b.SetBytes(int64(4 * n))
+			br := bufio.NewReaderSize(r.NetConn(), 64<<10)
+			in := make([]byte, len(msg))
+			for i := 0; i < b.N; i++ {
+				if _, err := io.ReadFull(br, in); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -55,3 +55,30 @@ func TestUnknownNames(t *testing.T) {
 		}
 	}
 }
+
+// Receivers that decode every array into a new value deliver them intact
+// too (TestRunAll covers the default, reused values).
+func TestRunFresh(t *testing.T) {
+	recs, err := Run(Config{Sizes: []int{33}, Budget: time.Millisecond, Transports: []string{"tcp"}, Fresh: true, Rounds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 * (4*7 + 2); len(recs) != want {
+		t.Fatalf("%d records, want %d", len(recs), want)
+	}
+}
+
+func TestMedianResult(t *testing.T) {
+	for _, c := range []struct {
+		in   []result
+		want result
+	}{
+		{[]result{{1, 2, 3}}, result{1, 2, 3}},
+		{[]result{{5, 1, 9}, {1, 7, 2}, {3, 4, 4}}, result{3, 4, 4}},
+		{[]result{{1, 10, 2}, {3, 20, 4}}, result{2, 15, 3}},
+	} {
+		if got := medianResult(c.in); got != c.want {
+			t.Errorf("medianResult(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
