@@ -29,6 +29,7 @@ func BenchmarkStream(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			a, r := pair(b, "tcp", Options{})
 			errc := make(chan error, 1)
+			b.ResetTimer()
 			go func() {
 				for i := 0; i < b.N; i++ {
 					if err := a.Send(c.v); err != nil {
@@ -54,6 +55,7 @@ func BenchmarkStream(b *testing.B) {
 func BenchmarkDecodePairs(b *testing.B) {
 	msg, _ := AppendEncode(nil, benchPairs(1<<16), Options{})
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := Decode[[]*Pair](msg, Limits{}); err != nil {
 			b.Fatal(err)
@@ -65,6 +67,7 @@ func BenchmarkDecodePairs(b *testing.B) {
 func BenchmarkTraversePairs(b *testing.B) {
 	v := benchPairs(1 << 16)
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if err := encodeWith(v, Options{}, func(n int) ([]byte, error) { return nil, nil }); err != nil {
 			b.Fatal(err)
@@ -148,6 +151,36 @@ func BenchmarkStreamFloor(b *testing.B) {
 			in := make([]byte, len(msg))
 			for i := 0; i < b.N; i++ {
 				if _, err := io.ReadFull(br, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := <-errc; err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// BenchmarkStreamPairs sends arrays of pointers to pairs with and without
+// staging (Options.Stage) of the small objects.
+func BenchmarkStreamPairs(b *testing.B) {
+	for _, stage := range []int{0, 256} {
+		b.Run(fmt.Sprintf("stage-%d", stage), func(b *testing.B) {
+			a, r := pair(b, "tcp", Options{Stage: stage})
+			var v any = benchPairs(1 << 16)
+			errc := make(chan error, 1)
+			b.ResetTimer()
+			go func() {
+				for i := 0; i < b.N; i++ {
+					if err := a.Send(v); err != nil {
+						errc <- err
+						return
+					}
+				}
+				errc <- nil
+			}()
+			for i := 0; i < b.N; i++ {
+				if _, err := Recv[[]*Pair](r); err != nil {
 					b.Fatal(err)
 				}
 			}
