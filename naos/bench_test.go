@@ -160,33 +160,3 @@ func BenchmarkStreamFloor(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkStreamPairs sends arrays of pointers to pairs with and without
-// staging (Options.Stage) of the small objects.
-func BenchmarkStreamPairs(b *testing.B) {
-	for _, stage := range []int{0, 256} {
-		b.Run(fmt.Sprintf("stage-%d", stage), func(b *testing.B) {
-			a, r := pair(b, "tcp", Options{Stage: stage})
-			var v any = benchPairs(1 << 16)
-			errc := make(chan error, 1)
-			b.ResetTimer()
-			go func() {
-				for i := 0; i < b.N; i++ {
-					if err := a.Send(v); err != nil {
-						errc <- err
-						return
-					}
-				}
-				errc <- nil
-			}()
-			for i := 0; i < b.N; i++ {
-				if _, err := Recv[[]*Pair](r); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := <-errc; err != nil {
-				b.Fatal(err)
-			}
-		})
-	}
-}

@@ -31,13 +31,6 @@ type Options struct {
 	// list to a writer goroutine every Chunk bytes and goes on while the
 	// chunk is written. Zero sends the whole list after the traversal.
 	Chunk int
-	// Stage, if positive, copies every range shorter than Stage bytes into
-	// the Conn's staging buffers and sends it from there, as Naos does for
-	// small objects on TCP (§3.2): a graph of tiny objects then leaves in
-	// a few large iovecs instead of one per object. Zero (the default)
-	// sends all data from its own memory. Staged bytes are copied at
-	// traversal time; the lifetime rule is unchanged.
-	Stage int
 	// ReadBuffer is the receive buffer size (default 64 KiB). Reads of
 	// pointer-free ranges of 4 KiB or more bypass it.
 	ReadBuffer int
@@ -95,9 +88,6 @@ func NewConn(c net.Conn, opts Options) (*Conn, error) {
 	k.rd = reader{rd: c, buf: make([]byte, opts.ReadBuffer)}
 	k.dec = decoder{r: &k.rd, lim: opts.Limits}
 	k.enc = newEncoder(opts, true)
-	if opts.Stage > 0 {
-		k.enc.stage = uintptr(opts.Stage)
-	}
 	k.wr = newWriter()
 	return k, nil
 }

@@ -65,14 +65,6 @@ type encoder struct {
 	seen    map[seenKey]struct{}
 	head    [headerSize + maxNameLen]byte
 
-	// Staging (Options.Stage): ranges shorter than stage bytes are copied
-	// into stageBufs and sent from there; staged ranges are adjacent, so
-	// they coalesce into one entry per buffer.
-	stage     uintptr
-	stageBufs [][]byte
-	stageUsed int // buffers of stageBufs in use by this message
-	stagePos  int // bytes used of the last buffer in use
-
 	// Pipelining: every chunk bytes, flush hands the send list over.
 	chunk int64
 	since int64
@@ -92,34 +84,6 @@ func (e *encoder) reset() {
 		clear(e.seen)
 	}
 	e.since = 0
-	e.stageUsed, e.stagePos = 0, 0
-	if len(e.stageBufs) > stageKeep {
-		clear(e.stageBufs[stageKeep:])
-		e.stageBufs = e.stageBufs[:stageKeep]
-	}
-}
-
-// Staging buffers are stageBuf bytes; stageKeep of them stay with the
-// encoder between messages.
-const (
-	stageBuf  = 64 << 10
-	stageKeep = 16
-)
-
-// staged copies the n < e.stage bytes at p into the staging buffers and
-// returns where they are now.
-func (e *encoder) staged(p unsafe.Pointer, n uintptr) unsafe.Pointer {
-	if e.stageUsed == 0 || e.stagePos+int(n) > stageBuf {
-		if e.stageUsed == len(e.stageBufs) {
-			e.stageBufs = append(e.stageBufs, make([]byte, stageBuf))
-		}
-		e.stageUsed++
-		e.stagePos = 0
-	}
-	b := e.stageBufs[e.stageUsed-1][e.stagePos : e.stagePos+int(n)]
-	copy(b, unsafe.Slice((*byte)(p), n))
-	e.stagePos += int(n)
-	return unsafe.Pointer(&b[0])
 }
 
 // emit appends [p, p+n) to the send list, coalescing it with the previous
@@ -131,9 +95,6 @@ func (e *encoder) emit(p unsafe.Pointer, n uintptr) error {
 	e.total += int64(n)
 	if e.total > e.maxBytes {
 		return fmt.Errorf("naos: message exceeds %d bytes (a cycle? set Options.Sharing)", e.maxBytes)
-	}
-	if n < e.stage {
-		p = e.staged(p, n)
 	}
 	if a := uintptr(p); e.coalesce && a == e.lastEnd && len(e.iov) > 0 {
 		e.iov[len(e.iov)-1].n += n
