@@ -478,8 +478,9 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 	}
 	var data unsafe.Pointer
 	c := int(n)
+	reused := false
 	if dst == d.reuseAt && el.ptrFree && int(n) <= d.reuseCap {
-		data, c = d.reuseData, d.reuseCap // RecvInto: the caller's array
+		data, c, reused = d.reuseData, d.reuseCap, true // RecvInto: the caller's array
 	} else {
 		data = reflect.MakeSlice(p.t, int(n), int(n)).UnsafePointer()
 	}
@@ -493,10 +494,17 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 	}
 	size := uintptr(n) * el.size
 	if el.ptrFree {
-		if err := d.r.full(unsafe.Slice((*byte)(data), size)); err != nil {
-			return err
+		b := unsafe.Slice((*byte)(data), size)
+		err := d.r.full(b)
+		if err == nil {
+			err = checkBools(data, el, int(n))
 		}
-		return checkBools(data, el, int(n))
+		if err != nil && reused && len(el.bools) > 0 {
+			// The caller keeps this array: leave no invalid bool in it
+			// (a short read or a bad bool may have left some).
+			clear(b)
+		}
+		return err
 	}
 	if el.kind == kPtr && el.inline && !d.sharing {
 		return d.ptrArray(data, el, int(n))

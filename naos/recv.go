@@ -37,19 +37,24 @@ func RecvInto[T any](k *Conn, dst *T) error {
 	if err != nil {
 		return err
 	}
+	k.recvMu.Lock()
+	defer k.recvMu.Unlock()
+	return decodeInto(&k.dec, dst, p)
+}
+
+// decodeInto is RecvInto on decoder d, whose reader is positioned at a
+// message.
+func decodeInto[T any](d *decoder, dst *T, p *plan) error {
 	old := *dst
 	var zero T
 	*dst = zero
-	k.recvMu.Lock()
-	defer k.recvMu.Unlock()
-	d := &k.dec
 	if p.kind == kSlice && p.elem.ptrFree && p.elem.size > 0 {
 		h := (*sliceHeader)(unsafe.Pointer(&old))
 		if h.cap > 0 {
 			d.reuseAt, d.reuseData, d.reuseCap = unsafe.Pointer(dst), h.data, h.cap
 		}
 	}
-	err = d.decode(unsafe.Pointer(dst), p)
+	err := d.decode(unsafe.Pointer(dst), p)
 	d.reuseAt, d.reuseData, d.reuseCap = nil, nil, 0
 	if err != nil {
 		*dst = zero

@@ -1,7 +1,9 @@
 package naos
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"net"
 	"reflect"
 	"testing"
@@ -153,4 +155,47 @@ func net2(t *testing.T) (net.Conn, net.Conn) {
 	}
 	t.Cleanup(func() { _ = x.Close(); _ = y.Close() })
 	return x, y
+}
+
+// FuzzRecvInto feeds arbitrary streams to the receiver with reused
+// arrays: every message is an error of the documented kinds or a value
+// equal to a fresh Decode of the same bytes, and a reused array only ever
+// holds valid elements.
+func FuzzRecvInto(f *testing.F) {
+	fuzzSeeds(f)
+	for _, v := range []any{[]Point{{1, 2}}, []bool{true, false}, []float32{1, 2, 3}} {
+		msg, err := AppendEncode(nil, v, Options{})
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(msg)
+		f.Add(append(append([]byte{}, msg...), msg...))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		run := func(name string, step func(d *decoder) error) {
+			d := &decoder{lim: fuzzLimits.withDefaults()}
+			d.r = &reader{rd: bytes.NewReader(msg), buf: make([]byte, 4096)}
+			for i := 0; i < 4; i++ {
+				err := step(d)
+				var me *MismatchError
+				if err == nil || errors.As(err, &me) {
+					continue
+				}
+				if !errors.Is(err, ErrFormat) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Fatalf("%s: unexpected error: %v", name, err)
+				}
+				return
+			}
+		}
+		pts := make([]Point, 2, 8)
+		run("points", func(d *decoder) error { return decodeInto(d, &pts, mustPlan[[]Point]()) })
+		bs := make([]bool, 4, 64)
+		arr := bs[:cap(bs)]
+		run("bools", func(d *decoder) error { return decodeInto(d, &bs, mustPlan[[]bool]()) })
+		for i := range arr {
+			if b := *(*byte)(unsafe.Pointer(&arr[i])); b > 1 {
+				t.Fatalf("reused array holds bool %d", b)
+			}
+		}
+	})
 }
