@@ -1,7 +1,9 @@
 package naos
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"testing"
 )
 
@@ -27,6 +29,7 @@ func BenchmarkStream(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			a, r := pair(b, "tcp", Options{})
 			errc := make(chan error, 1)
+			b.ResetTimer()
 			go func() {
 				for i := 0; i < b.N; i++ {
 					if err := a.Send(c.v); err != nil {
@@ -52,6 +55,7 @@ func BenchmarkStream(b *testing.B) {
 func BenchmarkDecodePairs(b *testing.B) {
 	msg, _ := AppendEncode(nil, benchPairs(1<<16), Options{})
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := Decode[[]*Pair](msg, Limits{}); err != nil {
 			b.Fatal(err)
@@ -63,6 +67,7 @@ func BenchmarkDecodePairs(b *testing.B) {
 func BenchmarkTraversePairs(b *testing.B) {
 	v := benchPairs(1 << 16)
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if err := encodeWith(v, Options{}, func(n int) ([]byte, error) { return nil, nil }); err != nil {
 			b.Fatal(err)
@@ -84,5 +89,74 @@ func BenchmarkStreamFloats1M(b *testing.B) {
 		if _, err := Recv[[]float32](r); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkStreamInto is BenchmarkStream with the receiver reusing its
+// array (RecvInto): no allocation per message on either side.
+func BenchmarkStreamInto(b *testing.B) {
+	for _, n := range []int{4096, 1 << 16} {
+		b.Run(fmt.Sprintf("float32-%d", n), func(b *testing.B) {
+			a, r := pair(b, "tcp", Options{})
+			v := make([]float32, n)
+			errc := make(chan error, 1)
+			go func() {
+				for i := 0; i < b.N; i++ {
+					if err := a.Send(v); err != nil {
+						errc <- err
+						return
+					}
+				}
+				errc <- nil
+			}()
+			b.ReportAllocs()
+			b.SetBytes(int64(4 * n))
+			var w []float32
+			for i := 0; i < b.N; i++ {
+				if err := RecvInto(r, &w); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := <-errc; err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// BenchmarkStreamFloor moves the same bytes as BenchmarkStreamInto's
+// float32 case with one write and buffered reads into a reused buffer:
+// the kernel's two copies, for comparison.
+func BenchmarkStreamFloor(b *testing.B) {
+	for _, n := range []int{4096, 1 << 16} {
+		b.Run(fmt.Sprintf("float32-%d", n), func(b *testing.B) {
+			a, r := pair(b, "tcp", Options{})
+			msg, err := AppendEncode(nil, make([]float32, n), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			errc := make(chan error, 1)
+			go func() {
+				for i := 0; i < b.N; i++ {
+					if _, err := a.NetConn().Write(msg); err != nil {
+						errc <- err
+						return
+					}
+				}
+				errc <- nil
+			}()
+			b.ReportAllocs()
+			b.SetBytes(int64(4 * n))
+			br := bufio.NewReaderSize(r.NetConn(), 64<<10)
+			in := make([]byte, len(msg))
+			for i := 0; i < b.N; i++ {
+				if _, err := io.ReadFull(br, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := <-errc; err != nil {
+				b.Fatal(err)
+			}
+		})
 	}
 }

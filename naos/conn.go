@@ -51,7 +51,9 @@ type Conn struct {
 
 	sendMu sync.Mutex // one message on the wire at a time
 	enc    encoder
-	iovs   []rawIovec
+	wr     *writer
+	root   reflect.Value // the root's copy for values of type rootT, zeroed between sends
+	rootT  reflect.Type
 
 	asyncMu sync.Mutex
 	queue   chan *Handle // asynchronous sends, in order; nil until the first
@@ -86,6 +88,7 @@ func NewConn(c net.Conn, opts Options) (*Conn, error) {
 	k.rd = reader{rd: c, buf: make([]byte, opts.ReadBuffer)}
 	k.dec = decoder{r: &k.rd, lim: opts.Limits}
 	k.enc = newEncoder(opts, true)
+	k.wr = newWriter()
 	return k, nil
 }
 
@@ -150,19 +153,24 @@ func (k *Conn) send(v any) error {
 	if err != nil {
 		return err
 	}
-	root := reflect.New(rv.Type()) // the root's own copy (an interface's storage is not addressable)
+	// The root's own copy (an interface's storage is not addressable),
+	// kept for the next value of the same type and zeroed after the send.
+	if k.rootT != rv.Type() {
+		k.root, k.rootT = reflect.New(rv.Type()), rv.Type()
+	}
+	root := k.root
 	root.Elem().Set(rv)
+	defer root.Elem().SetZero()
 	e := &k.enc
 	defer e.reset()
 	if k.opts.Chunk > 0 {
 		return k.sendPipelined(root, p)
 	}
+	e.iov = append(e.iov, iovec{}) // the header's entry, filled in below
 	if err := e.traverse(root.UnsafePointer(), p); err != nil {
 		return err
 	}
 	h := e.header(p, uint64(e.total))
-	e.iov = append(e.iov, iovec{})
-	copy(e.iov[1:], e.iov)
 	e.iov[0] = iovec{unsafe.Pointer(&h[0]), uintptr(len(h))}
 	err = k.writev(e.iov)
 	runtime.KeepAlive(root)
@@ -179,12 +187,12 @@ func (k *Conn) sendPipelined(root reflect.Value, p *plan) error {
 	free := make(chan []iovec, 2)
 	free <- make([]iovec, 0, 256)
 	done := make(chan error, 1)
-	var iovs []rawIovec
+	w := newWriter()
 	go func() {
 		var werr error
 		for l := range work {
 			if werr == nil {
-				werr = k.writevWith(l, &iovs)
+				werr = k.writevWith(l, w)
 			}
 			clear(l)
 			free <- l[:0]
@@ -228,14 +236,45 @@ func (k *Conn) sendPipelined(root reflect.Value, p *plan) error {
 
 // writev writes the send list with writev, IOV_MAX entries per call,
 // resuming after partial writes.
-func (k *Conn) writev(l []iovec) error { return k.writevWith(l, &k.iovs) }
+func (k *Conn) writev(l []iovec) error { return k.writevWith(l, k.wr) }
 
-func (k *Conn) writevWith(l []iovec, scratch *[]rawIovec) error {
+// writer is the state of one writev loop, with the function handed to
+// RawConn.Write bound once (a closure per call would allocate).
+type writer struct {
+	vs    []rawIovec
+	wrote uintptr
+	errno syscall.Errno
+	fn    func(fd uintptr) bool
+}
+
+func newWriter() *writer {
+	w := &writer{}
+	w.fn = w.write
+	return w
+}
+
+// write is one writev of w.vs on fd; false means the socket is full (the
+// poller waits and calls again).
+func (w *writer) write(fd uintptr) bool {
+	for {
+		r, _, e := unix.Syscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&w.vs[0])), uintptr(len(w.vs)))
+		switch e {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		}
+		w.wrote, w.errno = r, e
+		return true
+	}
+}
+
+func (k *Conn) writevWith(l []iovec, w *writer) error {
 	const iovMax = 1024
 	var skip uintptr // bytes of l[0] already written
 	for len(l) > 0 {
 		n := min(len(l), iovMax)
-		vs := (*scratch)[:0]
+		vs := w.vs[:0]
 		for i, v := range l[:n] {
 			// Bases are the addresses of live heap objects (kept alive by l);
 			// the collector does not move heap objects.
@@ -247,22 +286,10 @@ func (k *Conn) writevWith(l []iovec, scratch *[]rawIovec) error {
 			}
 			vs = append(vs, rawIovec{b, ln})
 		}
-		*scratch = vs
-		var wrote uintptr
-		var errno syscall.Errno
-		err := k.raw.Write(func(fd uintptr) bool {
-			for {
-				r, _, e := unix.Syscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&vs[0])), uintptr(len(vs)))
-				switch e {
-				case unix.EINTR:
-					continue
-				case unix.EAGAIN:
-					return false
-				}
-				wrote, errno = r, e
-				return true
-			}
-		})
+		w.vs = vs
+		w.wrote, w.errno = 0, 0
+		err := k.raw.Write(w.fn)
+		wrote, errno := w.wrote, w.errno
 		runtime.KeepAlive(l)
 		if err != nil {
 			return fmt.Errorf("naos: writev: %w", err)

@@ -86,13 +86,22 @@ type decoder struct {
 	bits     []byte // ptrArray's bitmap
 	own      reader // Decode's reader over a message in memory
 	word     [8]byte
+	head     [headerSize]byte
+	name     [maxNameLen]byte
+
+	// RecvInto's reusable array: a slice received into the slot at
+	// reuseAt whose elements are pointer-free lands in reuseData if its
+	// length is at most reuseCap (once per message).
+	reuseAt   unsafe.Pointer
+	reuseData unsafe.Pointer
+	reuseCap  int
 }
 
 // readHeader reads and checks a message header, returning the flags and
 // the data length (streamedLen if unknown).
 func (d *decoder) readHeader(want *plan) (flags byte, n uint64, err error) {
-	var h [headerSize]byte
-	if err := d.r.header(h[:]); err != nil {
+	h := d.head[:]
+	if err := d.r.header(h); err != nil {
 		return 0, 0, err
 	}
 	if binary.LittleEndian.Uint32(h[0:]) != magic {
@@ -109,7 +118,7 @@ func (d *decoder) readHeader(want *plan) (flags byte, n uint64, err error) {
 	if nl > maxNameLen {
 		return 0, 0, formatErr("type name of %d bytes", nl)
 	}
-	var name [maxNameLen]byte
+	name := d.name[:]
 	if err := d.r.full(name[:nl]); err != nil {
 		return 0, 0, err
 	}
@@ -467,9 +476,16 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 	if err := d.charge(uintptr(n), el.size); err != nil {
 		return err
 	}
-	s := reflect.MakeSlice(p.t, int(n), int(n))
-	data := s.UnsafePointer()
-	*(*sliceHeader)(dst) = sliceHeader{data: data, len: int(n), cap: int(n)}
+	var data unsafe.Pointer
+	c := int(n)
+	reused := false
+	if dst == d.reuseAt && el.ptrFree && int(n) <= d.reuseCap {
+		data, c, reused = d.reuseData, d.reuseCap, true // RecvInto: the caller's array
+	} else {
+		data = reflect.MakeSlice(p.t, int(n), int(n)).UnsafePointer()
+	}
+	d.reuseAt, d.reuseData = nil, nil
+	*(*sliceHeader)(dst) = sliceHeader{data: data, len: int(n), cap: c}
 	if n == 0 {
 		return nil
 	}
@@ -478,10 +494,17 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 	}
 	size := uintptr(n) * el.size
 	if el.ptrFree {
-		if err := d.r.full(unsafe.Slice((*byte)(data), size)); err != nil {
-			return err
+		b := unsafe.Slice((*byte)(data), size)
+		err := d.r.full(b)
+		if err == nil {
+			err = checkBools(data, el, int(n))
 		}
-		return checkBools(data, el, int(n))
+		if err != nil && reused && len(el.bools) > 0 {
+			// The caller keeps this array: leave no invalid bool in it
+			// (a short read or a bad bool may have left some).
+			clear(b)
+		}
+		return err
 	}
 	if el.kind == kPtr && el.inline && !d.sharing {
 		return d.ptrArray(data, el, int(n))

@@ -93,3 +93,26 @@ func ExampleUnsupportedError() {
 	fmt.Println(err)
 	// Output: naos: cannot send struct { Done chan bool }: field .Done is a chan (channels, functions and unsafe pointers are not supported)
 }
+
+// Receive a stream of arrays into one reused array: once it is large
+// enough, each message lands in it with one read and nothing is allocated.
+func ExampleRecvInto() {
+	a, b := conns()
+	defer a.Close()
+	defer b.Close()
+	go func() {
+		_ = a.Send([]float32{1, 2, 3})
+		_ = a.Send([]float32{4, 5})
+	}()
+	buf := make([]float32, 0, 1024)
+	for i := 0; i < 2; i++ {
+		if err := naos.RecvInto(b, &buf); err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(buf, cap(buf))
+	}
+	// Output:
+	// [1 2 3] 1024
+	// [4 5] 1024
+}

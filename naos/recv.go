@@ -15,16 +15,49 @@ import (
 // unknown: close the Conn.
 func Recv[T any](k *Conn) (T, error) {
 	var v T
+	err := RecvInto(k, &v)
+	return v, err
+}
+
+// RecvInto receives the next message on k into *dst, as Recv does, and
+// reuses *dst's memory where it can: if T is a slice of pointer-free
+// elements ([]float32, []Point) and cap(*dst) is at least the received
+// length, the elements land in *dst's backing array (resliced to the new
+// length; capacity kept) with one read and nothing is allocated for them.
+// Everything else is allocated as by Recv; the previous value of *dst is
+// dropped.
+//
+// The caller owns *dst's backing array: nothing else may read or write it
+// during the call, and whoever else still holds it sees it overwritten.
+// On error *dst is the zero value of T and the old backing array's
+// contents are unspecified (they are valid values of the element type).
+// Errors are those of Recv.
+func RecvInto[T any](k *Conn, dst *T) error {
 	p, err := planOf(reflect.TypeFor[T]())
 	if err != nil {
-		return v, err
+		return err
 	}
 	k.recvMu.Lock()
 	defer k.recvMu.Unlock()
-	err = k.dec.decode(unsafe.Pointer(&v), p)
-	if err != nil {
-		var zero T
-		return zero, err
+	return decodeInto(&k.dec, dst, p)
+}
+
+// decodeInto is RecvInto on decoder d, whose reader is positioned at a
+// message.
+func decodeInto[T any](d *decoder, dst *T, p *plan) error {
+	old := *dst
+	var zero T
+	*dst = zero
+	if p.kind == kSlice && p.elem.ptrFree && p.elem.size > 0 {
+		h := (*sliceHeader)(unsafe.Pointer(&old))
+		if h.cap > 0 {
+			d.reuseAt, d.reuseData, d.reuseCap = unsafe.Pointer(dst), h.data, h.cap
+		}
 	}
-	return v, nil
+	err := d.decode(unsafe.Pointer(dst), p)
+	d.reuseAt, d.reuseData, d.reuseCap = nil, nil, 0
+	if err != nil {
+		*dst = zero
+	}
+	return err
 }

@@ -28,6 +28,8 @@ func runNaosbench(args []string, stdout, stderr io.Writer) error {
 	transports := fs.String("transports", "", "comma-separated transports (default all: "+strings.Join(naosbench.Transports, ",")+")")
 	sizes := fs.String("sizes", "", "comma-separated array sizes (default "+naosbenchSizes(naosbench.FullSizes)+")")
 	budget := fs.Duration("benchtime", 0, "measurement time per record (default 300ms, 60ms with --quick)")
+	fresh := fs.Bool("fresh", false, "TCP receivers decode every array into a new value (default: into the previous one, as far as each library allows)")
+	rounds := fs.Int("rounds", 3, "TCP: measure each library this many times, interleaved, and report the medians")
 	out := fs.String("out", "", "directory for naosbench.json, naosbench.csv and the PNG plots (default ./out/naosbench-<timestamp>)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -36,7 +38,7 @@ func runNaosbench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "cornflakes naosbench: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
-	cfg := naosbench.Config{Quick: *quick, Budget: *budget, Progress: stderr,
+	cfg := naosbench.Config{Quick: *quick, Budget: *budget, Progress: stderr, Fresh: *fresh, Rounds: *rounds,
 		Structures: microbenchList(*structures), Libraries: microbenchList(*libs), Transports: microbenchList(*transports)}
 	for _, s := range microbenchList(*sizes) {
 		n, err := strconv.Atoi(s)

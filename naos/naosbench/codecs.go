@@ -133,16 +133,38 @@ func (d *dataset) sum() float64 {
 	return s
 }
 
-func newCodec(lib string, d *dataset) (codec, error) {
+// sink is a receiver's values kept from one message to the next when
+// values are reused: each library then decodes into the previous value as
+// far as its API lets it (naos.RecvInto reuses an array of pointer-free
+// elements, gob and msgp reuse slice capacity and msgp the pointed-to
+// objects, protobuf-go merges into a message whose list is truncated,
+// vtprotobuf appends to it). The zero sink (reuse false) decodes every
+// message into a new value.
+type sink struct {
+	reuse  bool
+	floats []float32
+	pptr   []*Point
+	pval   []Point
+	pairs  []*Pair
+	pb     proto.Message
+	mf     nbmsgp.Floats
+	mpp    nbmsgp.PointsPtr
+	mpv    nbmsgp.PointsVal
+	mpairs nbmsgp.Pairs
+}
+
+// newCodec returns lib's codec for d; its decoder reuses values between
+// messages if reuse is set (see sink).
+func newCodec(lib string, d *dataset, reuse bool) (codec, error) {
 	switch lib {
 	case "naos", "naosit":
 		return naosCodec(d, naos.Options{Compact: lib == "naosit"}), nil
 	case "gob":
-		return gobCodec(d), nil
+		return gobCodec(d, &sink{reuse: reuse}), nil
 	case "protobuf", "vtprotobuf":
-		return pbCodec(d, lib == "vtprotobuf"), nil
+		return pbCodec(d, lib == "vtprotobuf", &sink{reuse: reuse}), nil
 	case "msgp":
-		return msgpCodec(d), nil
+		return msgpCodec(d, &sink{reuse: reuse}), nil
 	case "cornflakes":
 		return cfCodec(d), nil
 	case "floor":
@@ -234,7 +256,7 @@ func (d *dataset) checkPairs(v []*Pair) error {
 // gobCodec: one encoder and one decoder per codec, so the type
 // description goes once per stream as gob intends (framed mode: the
 // frames of one codec must be decoded in order).
-func gobCodec(d *dataset) codec {
+func gobCodec(d *dataset, s *sink) codec {
 	var out bytes.Buffer
 	enc := gob.NewEncoder(&out)
 	in := &frameReader{}
@@ -250,37 +272,36 @@ func gobCodec(d *dataset) codec {
 		},
 		decode: func(f []byte) error {
 			in.b = f
-			return gobDecode(d, dec)
+			return gobDecode(d, dec, s)
 		},
 	}
 }
 
-func gobDecode(d *dataset, dec *gob.Decoder) error {
+func gobDecode(d *dataset, dec *gob.Decoder, s *sink) error {
+	if !s.reuse {
+		*s = sink{}
+	}
 	switch d.structure {
 	case "float32":
-		var v []float32
-		if err := dec.Decode(&v); err != nil {
+		if err := dec.Decode(&s.floats); err != nil {
 			return err
 		}
-		return d.checkFloats(v)
+		return d.checkFloats(s.floats)
 	case "point-ptr":
-		var v []*Point
-		if err := dec.Decode(&v); err != nil {
+		if err := dec.Decode(&s.pptr); err != nil {
 			return err
 		}
-		return d.checkPointPtrs(v)
+		return d.checkPointPtrs(s.pptr)
 	case "point-val":
-		var v []Point
-		if err := dec.Decode(&v); err != nil {
+		if err := dec.Decode(&s.pval); err != nil {
 			return err
 		}
-		return d.checkPoints(v)
+		return d.checkPoints(s.pval)
 	}
-	var v []*Pair
-	if err := dec.Decode(&v); err != nil {
+	if err := dec.Decode(&s.pairs); err != nil {
 		return err
 	}
-	return d.checkPairs(v)
+	return d.checkPairs(s.pairs)
 }
 
 // frameReader feeds a gob decoder one frame at a time (an io.ByteReader,
@@ -332,7 +353,7 @@ type vtMessage interface {
 	UnmarshalVT([]byte) error
 }
 
-func pbCodec(d *dataset, vt bool) codec {
+func pbCodec(d *dataset, vt bool, sk *sink) codec {
 	m := pbMessage(d)
 	return codec{
 		encode: func(dst []byte) ([]byte, error) {
@@ -346,12 +367,24 @@ func pbCodec(d *dataset, vt bool) codec {
 			return dst, err
 		},
 		decode: func(f []byte) error {
-			r := m.ProtoReflect().New().Interface()
+			r := sk.pb
+			if !sk.reuse || r == nil {
+				r = m.ProtoReflect().New().Interface()
+				sk.pb = r
+			}
+			switch x := r.(type) { // reused: the list truncated, its capacity kept
+			case *nbpb.Floats:
+				x.V = x.V[:0]
+			case *nbpb.Points:
+				x.V = x.V[:0]
+			case *nbpb.Pairs:
+				x.V = x.V[:0]
+			}
 			var err error
 			if vt {
 				err = r.(vtMessage).UnmarshalVT(f)
 			} else {
-				err = proto.Unmarshal(f, r)
+				err = proto.UnmarshalOptions{Merge: true}.Unmarshal(f, r)
 			}
 			if err != nil {
 				return err
@@ -398,7 +431,7 @@ type msgpValue interface {
 	Msgsize() int
 }
 
-func msgpCodec(d *dataset) codec {
+func msgpCodec(d *dataset, sk *sink) codec {
 	var v msgpValue
 	switch d.structure {
 	case "float32":
@@ -430,44 +463,47 @@ func msgpCodec(d *dataset) codec {
 			return v.MarshalMsg(dst)
 		},
 		decode: func(f []byte) error {
+			if !sk.reuse {
+				*sk = sink{}
+			}
 			var s float64
 			switch d.structure {
 			case "float32":
-				var x nbmsgp.Floats
+				x := &sk.mf
 				if _, err := x.UnmarshalMsg(f); err != nil {
 					return err
 				}
-				for _, f := range x {
+				for _, f := range *x {
 					s += float64(f)
 				}
-				return d.check(len(x), s)
+				return d.check(len(*x), s)
 			case "point-ptr":
-				var x nbmsgp.PointsPtr
+				x := &sk.mpp
 				if _, err := x.UnmarshalMsg(f); err != nil {
 					return err
 				}
-				for _, p := range x {
+				for _, p := range *x {
 					s += p.X + 2*p.Y
 				}
-				return d.check(len(x), s)
+				return d.check(len(*x), s)
 			case "point-val":
-				var x nbmsgp.PointsVal
+				x := &sk.mpv
 				if _, err := x.UnmarshalMsg(f); err != nil {
 					return err
 				}
-				for _, p := range x {
+				for _, p := range *x {
 					s += p.X + 2*p.Y
 				}
-				return d.check(len(x), s)
+				return d.check(len(*x), s)
 			}
-			var x nbmsgp.Pairs
+			x := &sk.mpairs
 			if _, err := x.UnmarshalMsg(f); err != nil {
 				return err
 			}
-			for _, p := range x {
+			for _, p := range *x {
 				s += float64(p.Key) + float64(len(p.Val))
 			}
-			return d.check(len(x), s)
+			return d.check(len(*x), s)
 		},
 	}
 }

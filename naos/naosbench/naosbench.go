@@ -39,7 +39,18 @@ type Config struct {
 	Sizes      []int
 	// Budget is the measurement time per record (default 300 ms, quick
 	// 60 ms).
-	Budget   time.Duration
+	Budget time.Duration
+	// Fresh makes every TCP receiver decode each array into a new value.
+	// By default each receiver decodes into its previous value as far as
+	// its library's API allows (naos.RecvInto, msgp and gob reuse arrays,
+	// protobuf merges into a truncated list): the steady state of a
+	// receiver that is done with one array when the next arrives. Over the
+	// RPC transport every receiver decodes into a new value.
+	Fresh bool
+	// Rounds is how many times each library is measured over TCP, the
+	// libraries interleaved, each round with Budget/Rounds (default 3;
+	// the RPC transport measures once).
+	Rounds   int
 	Progress io.Writer
 }
 
@@ -76,6 +87,9 @@ func (c *Config) defaults() {
 			c.Budget = 60 * time.Millisecond
 		}
 	}
+	if c.Rounds <= 0 {
+		c.Rounds = 3
+	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
@@ -101,7 +115,7 @@ func Run(cfg Config) ([]Record, error) {
 		var h harness
 		switch tr {
 		case "tcp":
-			h = &tcpHarness{}
+			h = &tcpHarness{reuse: !cfg.Fresh}
 		case "rpc":
 			r, err := newRPCHarness()
 			if err != nil {
@@ -120,15 +134,34 @@ func Run(cfg Config) ([]Record, error) {
 				if err != nil {
 					return recs, err
 				}
+				var libs []string
 				for _, lib := range cfg.Libraries {
 					if lib == "naosit" && st != "point-ptr" && st != "pair-ptr" {
 						continue // identical to naos without pointer arrays
 					}
-					res, err := h.measure(lib, d, cfg.Budget)
-					if err != nil {
-						_ = h.close()
-						return recs, fmt.Errorf("naosbench: %s %s %d %s: %w", tr, st, n, lib, err)
+					libs = append(libs, lib)
+				}
+				rounds := cfg.Rounds
+				if tr == "rpc" {
+					rounds = 1
+				}
+				// Rounds interleave the libraries (each round in a rotated
+				// order), so that a change of the machine's load falls on
+				// all of them; each record is the median of its rounds.
+				got := make(map[string][]result, len(libs))
+				for r := 0; r < rounds; r++ {
+					for j := range libs {
+						lib := libs[(j+r)%len(libs)]
+						res, err := h.measure(lib, d, cfg.Budget/time.Duration(rounds))
+						if err != nil {
+							_ = h.close()
+							return recs, fmt.Errorf("naosbench: %s %s %d %s: %w", tr, st, n, lib, err)
+						}
+						got[lib] = append(got[lib], res)
 					}
+				}
+				for _, lib := range libs {
+					res := medianResult(got[lib])
 					fmt.Fprintf(cfg.Progress, "naosbench: %-4s %-9s %8d %-10s %10.1f µs %12.0f objects/s %10.1f µs cpu\n", tr, st, n, lib, res.lat, res.tput, res.cpu)
 					recs = append(recs,
 						Record{st, n, lib, tr, "latency", res.lat, "µs"},
@@ -164,6 +197,26 @@ func plan(rtt, budget time.Duration) (reps, stream int) {
 	reps = int(min(max(budget/2/rtt, 3), 2000))
 	stream = int(min(max(budget/2/rtt, 3), 20000))
 	return reps, stream
+}
+
+// medianResult is the median of each measurement over rounds.
+func medianResult(rs []result) result {
+	pick := func(f func(result) float64) float64 {
+		xs := make([]float64, len(rs))
+		for i, r := range rs {
+			xs[i] = f(r)
+		}
+		sort.Float64s(xs)
+		if len(xs)%2 == 0 {
+			return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+		}
+		return xs[len(xs)/2]
+	}
+	return result{
+		lat:  pick(func(r result) float64 { return r.lat }),
+		tput: pick(func(r result) float64 { return r.tput }),
+		cpu:  pick(func(r result) float64 { return r.cpu }),
+	}
 }
 
 func median(xs []time.Duration) time.Duration {

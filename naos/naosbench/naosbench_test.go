@@ -35,8 +35,8 @@ func TestCodecsDetectCorruption(t *testing.T) {
 		}
 		other, _ := newDataset(st, 11)
 		for _, lib := range Libraries {
-			enc, _ := newCodec(lib, other)
-			dec, _ := newCodec(lib, d)
+			enc, _ := newCodec(lib, other, false)
+			dec, _ := newCodec(lib, d, false)
 			f, err := enc.encode(nil)
 			if err != nil {
 				t.Fatal(err)
@@ -52,6 +52,33 @@ func TestUnknownNames(t *testing.T) {
 	for _, c := range []Config{{Structures: []string{"x"}}, {Libraries: []string{"x"}}, {Transports: []string{"x"}, Sizes: []int{1}}} {
 		if _, err := Run(c); err == nil {
 			t.Errorf("%+v accepted", c)
+		}
+	}
+}
+
+// Receivers that decode every array into a new value deliver them intact
+// too (TestRunAll covers the default, reused values).
+func TestRunFresh(t *testing.T) {
+	recs, err := Run(Config{Sizes: []int{33}, Budget: time.Millisecond, Transports: []string{"tcp"}, Fresh: true, Rounds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 * (4*7 + 2); len(recs) != want {
+		t.Fatalf("%d records, want %d", len(recs), want)
+	}
+}
+
+func TestMedianResult(t *testing.T) {
+	for _, c := range []struct {
+		in   []result
+		want result
+	}{
+		{[]result{{1, 2, 3}}, result{1, 2, 3}},
+		{[]result{{5, 1, 9}, {1, 7, 2}, {3, 4, 4}}, result{3, 4, 4}},
+		{[]result{{1, 10, 2}, {3, 20, 4}}, result{2, 15, 3}},
+	} {
+		if got := medianResult(c.in); got != c.want {
+			t.Errorf("medianResult(%v) = %v, want %v", c.in, got, c.want)
 		}
 	}
 }

@@ -135,11 +135,11 @@ func (h *rpcHarness) close() error {
 }
 
 func (h *rpcHarness) measure(lib string, d *dataset, budget time.Duration) (result, error) {
-	enc, err := newCodec(lib, d)
+	enc, err := newCodec(lib, d, false)
 	if err != nil {
 		return result{}, err
 	}
-	dec, err := newCodec(lib, d) // the server's own (gob keeps state per stream)
+	dec, err := newCodec(lib, d, false) // the server's own (gob keeps state per stream)
 	if err != nil {
 		return result{}, err
 	}

@@ -18,7 +18,8 @@ import (
 const maxFrame = 1 << 30
 
 // tcpHarness measures over a fresh loopback TCP connection per record.
-type tcpHarness struct{}
+// With reuse, receivers decode into their previous value (see sink).
+type tcpHarness struct{ reuse bool }
 
 func (*tcpHarness) close() error { return nil }
 
@@ -48,13 +49,13 @@ func tcpPair() (cli, srv net.Conn, err error) {
 	return cli, srv, nil
 }
 
-func (*tcpHarness) measure(lib string, d *dataset, budget time.Duration) (result, error) {
+func (h *tcpHarness) measure(lib string, d *dataset, budget time.Duration) (result, error) {
 	cli, srv, err := tcpPair()
 	if err != nil {
 		return result{}, err
 	}
 	srvDone := make(chan error, 1)
-	go func() { srvDone <- serveTCP(lib, d, srv) }()
+	go func() { srvDone <- serveTCP(lib, d, srv, h.reuse) }()
 	send, closeCli, err := tcpSender(lib, d, cli)
 	if err != nil {
 		_ = cli.Close()
@@ -146,7 +147,7 @@ func tcpSender(lib string, d *dataset, c net.Conn) (func() error, func(), error)
 		v := d.value()
 		return func() error { return enc.Encode(v) }, func() { _ = c.Close() }, nil
 	}
-	cd, err := newCodec(lib, d)
+	cd, err := newCodec(lib, d, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -169,8 +170,9 @@ func tcpSender(lib string, d *dataset, c net.Conn) (func() error, func(), error)
 }
 
 // serveTCP receives arrays until the client closes, acknowledging each
-// with one byte once it is fully decoded.
-func serveTCP(lib string, d *dataset, c net.Conn) error {
+// with one byte once it is fully decoded, into the previous array's
+// memory where the library allows it if reuse is set.
+func serveTCP(lib string, d *dataset, c net.Conn, reuse bool) error {
 	defer c.Close()
 	var recv func() error
 	switch lib {
@@ -180,12 +182,14 @@ func serveTCP(lib string, d *dataset, c net.Conn) error {
 			return err
 		}
 		defer k.Close()
-		recv = func() error { return naosRecv(d, k) }
+		s := &sink{reuse: reuse}
+		recv = func() error { return naosRecv(d, k, s) }
 	case "gob":
 		dec := gob.NewDecoder(bufio.NewReaderSize(c, 64<<10))
-		recv = func() error { return gobDecode(d, dec) }
+		s := &sink{reuse: reuse}
+		recv = func() error { return gobDecode(d, dec, s) }
 	default:
-		cd, err := newCodec(lib, d)
+		cd, err := newCodec(lib, d, reuse)
 		if err != nil {
 			return err
 		}
@@ -224,32 +228,33 @@ func serveTCP(lib string, d *dataset, c net.Conn) error {
 	}
 }
 
-func naosRecv(d *dataset, k *naos.Conn) error {
+// naosRecv receives one array with naos.RecvInto, into the previous one
+// if s reuses values (only arrays of pointer-free elements are reused).
+func naosRecv(d *dataset, k *naos.Conn, s *sink) error {
+	if !s.reuse {
+		*s = sink{}
+	}
 	switch d.structure {
 	case "float32":
-		v, err := naos.Recv[[]float32](k)
-		if err != nil {
+		if err := naos.RecvInto(k, &s.floats); err != nil {
 			return err
 		}
-		return d.checkFloats(v)
+		return d.checkFloats(s.floats)
 	case "point-ptr":
-		v, err := naos.Recv[[]*Point](k)
-		if err != nil {
+		if err := naos.RecvInto(k, &s.pptr); err != nil {
 			return err
 		}
-		return d.checkPointPtrs(v)
+		return d.checkPointPtrs(s.pptr)
 	case "point-val":
-		v, err := naos.Recv[[]Point](k)
-		if err != nil {
+		if err := naos.RecvInto(k, &s.pval); err != nil {
 			return err
 		}
-		return d.checkPoints(v)
+		return d.checkPoints(s.pval)
 	}
-	v, err := naos.Recv[[]*Pair](k)
-	if err != nil {
+	if err := naos.RecvInto(k, &s.pairs); err != nil {
 		return err
 	}
-	return d.checkPairs(v)
+	return d.checkPairs(s.pairs)
 }
 
 // cpuTime is the process's CPU time (user and system, all threads): both
