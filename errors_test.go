@@ -12,6 +12,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/datapath/udp"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/naos"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -23,7 +24,7 @@ func TestSharedIdentities(t *testing.T) {
 		identity error
 		each     []error
 	}{
-		{cornflakes.ErrClosed, []error{mem.ErrClosed, datapath.ErrClosed, rpc.ErrClosed}},
+		{cornflakes.ErrClosed, []error{mem.ErrClosed, datapath.ErrClosed, rpc.ErrClosed, naos.ErrClosed}},
 		{cornflakes.ErrConcurrentUse, []error{mem.ErrConcurrentUse, datapath.ErrConcurrentUse, rpc.ErrConcurrentUse}},
 		{cornflakes.ErrTooLarge, []error{mem.ErrTooLarge, datapath.ErrTooLarge, wire.ErrTooLarge, rpc.ErrTooLarge}},
 		{cornflakes.ErrConfig, []error{mem.ErrConfig, udp.ErrConfig, xdp.ErrConfig, shm.ErrConfig, rpc.ErrConfig, calibrate.ErrConfig}},

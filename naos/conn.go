@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/cornflakes-go/cornflakes"
+	"github.com/cornflakes-go/cornflakes/internal/errs"
 	"golang.org/x/sys/unix"
 )
 
@@ -122,7 +124,7 @@ func (k *Conn) Close() error {
 }
 
 // ErrClosed is returned by sends on a closed Conn.
-var ErrClosed = errors.New("naos: connection closed")
+var ErrClosed = errs.New("naos: connection closed", cornflakes.ErrClosed)
 
 // Send sends v and everything reachable from it, from the memory where it
 // lives, and returns once the kernel has taken all of it. v must not be
