@@ -178,8 +178,21 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 	case shapeMessage:
 		mt := "*" + g.QualifiedGoIdent(f.f.Message.GoIdent)
 		nf := newFunc(g, f)
-		g.P("// Get", n, " returns ", what, " (nil when absent), decoding it on first access.")
-		g.P(recv, "Get", n, "() (", mt, ", error) { return x.", f.sf, ".Get(", arena, ", ", nf, ") }")
+		if m.fast() && eagerMessage(f) {
+			// Decoded with its parent (emit_fast.go): the getter checks
+			// the parent's epoch, as a pending lazy record would.
+			g.P("// Get", n, " returns ", what, " (nil when absent); it fails with")
+			g.P("// wire.ErrArenaReset after the arena's Reset.")
+			g.P(recv, "Get", n, "() (", mt, ", error) {")
+			g.P("if x.cf.Stale() {")
+			g.P("return nil, ", g.QualifiedGoIdent(wirePkg.Ident("ErrArenaReset")))
+			g.P("}")
+			g.P("return x.", f.sf, ".Get(", arena, ", ", nf, ")")
+			g.P("}")
+		} else {
+			g.P("// Get", n, " returns ", what, " (nil when absent), decoding it on first access.")
+			g.P(recv, "Get", n, "() (", mt, ", error) { return x.", f.sf, ".Get(", arena, ", ", nf, ") }")
+		}
 		g.P()
 		g.P("// Has", n, " reports whether ", what, " is set.")
 		g.P(recv, "Has", n, "() bool { return x.", f.sf, ".Present() }")
