@@ -406,15 +406,31 @@ func (c *Core) StartDecode(b mem.Buf) (*Decoder, error) {
 	var p []byte
 	var h mem.Buf
 	if !b.IsZero() {
-		h = b.Clone()
-		a.refs = append(a.refs, h)
-		p = h.Bytes()
+		h, p = a.holdInput(b)
 	}
 	return c.startDecode(a, p, h)
 }
 
+// holdInput returns the handle and bytes of a decoded input b that the
+// arena holds until Reset. The reference is taken once per batch: an
+// input that lies within the registered input the arena decoded last (a
+// second message of the same packet) shares that input's reference (no
+// refcount operation); any other is cloned and held.
+func (a *Arena) holdInput(b mem.Buf) (mem.Buf, []byte) {
+	p := b.Bytes()
+	if src := a.lastSrc; src != nil {
+		if off, ok := within(p, src.data); ok {
+			return src.buf.Slice(off, len(p)), p
+		}
+	}
+	h := b.Clone()
+	a.refs = append(a.refs, h)
+	return h, p
+}
+
 // StartDecodeBytes is StartDecode for DecodeBytes: p is aliased (a
-// reference is taken when it lies in registered memory).
+// reference is taken when it lies in registered memory, unless p lies in
+// the registered input the arena decoded last, whose reference it shares).
 func (c *Core) StartDecodeBytes(p []byte) (*Decoder, error) {
 	a := c.a
 	if a == nil {
@@ -424,6 +440,11 @@ func (c *Core) StartDecodeBytes(p []byte) (*Decoder, error) {
 		return nil, ErrArenaReset
 	}
 	var h mem.Buf
+	if src := a.lastSrc; src != nil {
+		if off, ok := within(p, src.data); ok { // see holdInput
+			return c.startDecode(a, p, src.buf.Slice(off, len(p)))
+		}
+	}
 	if buf, ok := mem.Recover(p); ok {
 		a.refs = append(a.refs, buf)
 		h = buf
@@ -475,7 +496,7 @@ func (d *Decoder) FinishDecode() error {
 // Word returns bitmap word i of the message (0 beyond its bitmap: those
 // fields are absent).
 func (d *Decoder) Word(i int) uint32 {
-	if uint(i) < uint(d.words) { // a sparse header has words < 0
+	if 0 <= i && i < d.words { // a sparse header has words < 0
 		return leU32(d.data, d.start+4+4*i)
 	}
 	if d.words < 0 {

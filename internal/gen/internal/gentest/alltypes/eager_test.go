@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/alltypes"
+	"github.com/cornflakes-go/cornflakes/mem/memtest"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
@@ -115,4 +116,56 @@ func TestEagerNestedRoundTrip(t *testing.T) {
 	if l, err := dr.GetLeft(); l != nil || err != nil {
 		t.Errorf("absent child: %v, %v", l, err)
 	}
+}
+
+// TestDecodeOneReferencePerBatch: messages decoded in one batch from a
+// registered input the arena already holds (the same buffer again, or
+// bytes inside it) share the arena's reference on it (one held reference),
+// stay readable after the caller releases its own, and every reference is
+// returned at Reset.
+func TestDecodeOneReferencePerBatch(t *testing.T) {
+	pool := memtest.NewPool(t)
+	a := wire.NewArena()
+	a.Threshold = 4
+	inner := alltypes.NewTree(a)
+	inner.SetLeaf([]byte("inner leaf"))
+	p1 := flatten(t, inner)
+	outer := alltypes.NewTree(a)
+	outer.InitLeft().SetLeaf(p1) // a serialized message carried as bytes
+	p2 := flatten(t, outer)
+	reset(t, a)
+
+	b := memtest.Alloc(t, pool, p2)
+	m1, m2, m3 := alltypes.NewTree(a), alltypes.NewTree(a), alltypes.NewTree(a)
+	if err := m1.Decode(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.Decode(b); err != nil { // the same input again
+		t.Fatal(err)
+	}
+	l, err := m1.GetLeft()
+	if err != nil || l == nil {
+		t.Fatalf("left %v, %v", l, err)
+	}
+	if err := m3.DecodeBytes(l.GetLeaf()); err != nil { // bytes inside the input
+		t.Fatal(err)
+	}
+	if got := a.Held(); got != 1 {
+		t.Errorf("arena holds %d references, want 1 (the input's, shared)", got)
+	}
+	memtest.Release(t, b) // the caller's reference; the arena keeps the input alive
+	if !m1.Equal(m2) {
+		t.Errorf("decoded twice: %v and %v", m1, m2)
+	}
+	if string(m3.GetLeaf()) != "inner leaf" {
+		t.Errorf("inner leaf %q", m3.GetLeaf())
+	}
+	out := alltypes.NewTree(a)
+	out.SetLeaf(m3.GetLeaf())
+	if sz := out.Sizes(); sz.Entries != 1 {
+		t.Errorf("a value of the shared input above the threshold: %+v, want one zero-copy entry", sz)
+	}
+	memtest.AssertInUse(t, pool, 1)
+	reset(t, a)
+	memtest.AssertInUse(t, pool, 0)
 }
