@@ -326,9 +326,20 @@ func (e *Encoder) PutU64(v uint64) {
 
 // PutBytes writes the next entry as a bytes value.
 func (e *Encoder) PutBytes(b *Bytes) {
-	if at := e.slot(); at >= 0 {
-		e.data(at, b)
+	at := e.slot()
+	if at < 0 {
+		return
 	}
+	// Encoder.data's zero-copy case into an *SGA inline (the serialize-
+	// and-send path): the entry, the cursor and one append.
+	if n, zc := len(b.data), e.zc; !b.buf.IsZero() && e.sga != nil && n <= e.zcEnd-zc {
+		binary.LittleEndian.PutUint64(e.dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(zc))<<32)
+		e.zc = zc + n
+		e.entries++
+		e.sga.Entries = append(e.sga.Entries, b.buf)
+		return
+	}
+	e.data(at, b)
 }
 
 // PutString writes the next entry as a string value.
