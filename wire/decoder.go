@@ -36,6 +36,7 @@ type Decoder struct {
 	fixedEnd int
 	pw, pre  int // popcount of bitmap words [0, pw)
 	depth    int
+	w0       uint32 // bitmap word 0 (Word0), set with the fixed part
 	err      error
 }
 
@@ -48,14 +49,20 @@ func (d *Decoder) init(a *Arena, src *source, start, end, depth int) error {
 	hdr := data[start:end] // the caller checked [start, end) against data
 	if len(hdr) >= 8 && binary.LittleEndian.Uint32(hdr) == 1 {
 		// The common case: fields 1..32, one bitmap word.
-		n := bits.OnesCount32(binary.LittleEndian.Uint32(hdr[4:8]))
+		d.w0 = binary.LittleEndian.Uint32(hdr[4:8])
+		n := bits.OnesCount32(d.w0)
 		if EntrySize*n <= len(hdr)-8 {
 			d.words, d.ents = 1, start+8
 			d.dyn = start + 8 + EntrySize*n
 			return nil
 		}
 	}
-	return d.initSlow(hdr, start)
+	err := d.initSlow(hdr, start)
+	d.w0 = 0
+	if err == nil {
+		d.w0 = d.Word(0)
+	}
+	return err
 }
 
 // initSlow is init for a header of zero or several bitmap words, or a

@@ -24,7 +24,8 @@
 // Decode (from a mem.Buf) and DecodeBytes (from a []byte) are zero-copy and
 // lazy: fields alias the input, which the arena keeps alive (a reference,
 // when the input is registered memory) until Reset; lists and nested
-// messages are decoded on first access. Every offset and size is
+// messages are decoded on first access (generated code decodes plain nested
+// messages with their parent: Decoder.NestedAt, Enter, Leave). Every offset and size is
 // bounds-checked, counts are bounded by the input, nesting by MaxDepth;
 // malformed input gives a *DecodeError (errors.Is(err, ErrMalformed)),
 // never a panic. Strings are checked for UTF-8 when read.

@@ -326,9 +326,20 @@ func (e *Encoder) PutU64(v uint64) {
 
 // PutBytes writes the next entry as a bytes value.
 func (e *Encoder) PutBytes(b *Bytes) {
-	if at := e.slot(); at >= 0 {
-		e.data(at, b)
+	at := e.slot()
+	if at < 0 {
+		return
 	}
+	// Encoder.data's zero-copy case into an *SGA inline (the serialize-
+	// and-send path): the entry, the cursor and one append.
+	if n, zc := len(b.data), e.zc; !b.buf.IsZero() && e.sga != nil && n <= e.zcEnd-zc {
+		binary.LittleEndian.PutUint64(e.dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(zc))<<32)
+		e.zc = zc + n
+		e.entries++
+		e.sga.Entries = append(e.sga.Entries, b.buf)
+		return
+	}
+	e.data(at, b)
 }
 
 // PutString writes the next entry as a string value.
@@ -406,15 +417,31 @@ func (c *Core) StartDecode(b mem.Buf) (*Decoder, error) {
 	var p []byte
 	var h mem.Buf
 	if !b.IsZero() {
-		h = b.Clone()
-		a.refs = append(a.refs, h)
-		p = h.Bytes()
+		h, p = a.holdInput(b)
 	}
 	return c.startDecode(a, p, h)
 }
 
+// holdInput returns the handle and bytes of a decoded input b that the
+// arena holds until Reset. The reference is taken once per batch: an
+// input that lies within the registered input the arena decoded last (a
+// second message of the same packet) shares that input's reference (no
+// refcount operation); any other is cloned and held.
+func (a *Arena) holdInput(b mem.Buf) (mem.Buf, []byte) {
+	p := b.Bytes()
+	if src := a.lastSrc; src != nil {
+		if off, ok := within(p, src.data); ok {
+			return src.buf.Slice(off, len(p)), p
+		}
+	}
+	h := b.Clone()
+	a.refs = append(a.refs, h)
+	return h, p
+}
+
 // StartDecodeBytes is StartDecode for DecodeBytes: p is aliased (a
-// reference is taken when it lies in registered memory).
+// reference is taken when it lies in registered memory, unless p lies in
+// the registered input the arena decoded last, whose reference it shares).
 func (c *Core) StartDecodeBytes(p []byte) (*Decoder, error) {
 	a := c.a
 	if a == nil {
@@ -424,6 +451,11 @@ func (c *Core) StartDecodeBytes(p []byte) (*Decoder, error) {
 		return nil, ErrArenaReset
 	}
 	var h mem.Buf
+	if src := a.lastSrc; src != nil {
+		if off, ok := within(p, src.data); ok { // see holdInput
+			return c.startDecode(a, p, src.buf.Slice(off, len(p)))
+		}
+	}
 	if buf, ok := mem.Recover(p); ok {
 		a.refs = append(a.refs, buf)
 		h = buf
@@ -448,6 +480,15 @@ func (c *Core) startDecode(a *Arena, p []byte, h mem.Buf) (*Decoder, error) {
 	if d.src != nil { // re-entered: use a fresh decoder
 		d = new(Decoder)
 	}
+	// Decoder.init's common case inline (one bitmap word whose entries
+	// fit): the root's extent is the whole input.
+	if len(p) >= 8 && binary.LittleEndian.Uint32(p) == 1 {
+		w0 := binary.LittleEndian.Uint32(p[4:8])
+		if n := bits.OnesCount32(w0); EntrySize*n <= len(p)-8 {
+			*d = Decoder{a: a, src: src, data: p, end: len(p), words: 1, ents: 8, dyn: 8 + EntrySize*n, w0: w0}
+			return d, nil
+		}
+	}
 	if err := d.init(a, src, 0, len(p), 0); err != nil {
 		d.src = nil
 		return nil, err
@@ -466,14 +507,17 @@ func (d *Decoder) FinishDecode() error {
 // Word returns bitmap word i of the message (0 beyond its bitmap: those
 // fields are absent).
 func (d *Decoder) Word(i int) uint32 {
-	if i >= d.words {
-		if d.words < 0 {
-			return d.sparseWord(i) // sparse.go
-		}
-		return 0
+	if 0 <= i && i < d.words { // a sparse header has words < 0
+		return leU32(d.data, d.start+4+4*i)
 	}
-	return binary.LittleEndian.Uint32(d.data[d.start+4+4*i:])
+	if d.words < 0 {
+		return d.sparseWord(i) // sparse.go
+	}
+	return 0
 }
+
+// Word0 is Word(0), read when the message's fixed part was parsed.
+func (d *Decoder) Word0() uint32 { return d.w0 }
 
 // Ent returns the offset of the entry of the field with bit `bit` in the
 // bitmap word `word` (whose preceding words hold `pre` present fields), or
@@ -501,13 +545,26 @@ func (d *Decoder) BytesAt(at, num int, b *Bytes) bool {
 		return false
 	}
 	e := binary.LittleEndian.Uint64(d.data[at : at+EntrySize])
-	n, off := uint32(e), uint32(e>>32)
-	if !d.src.checkRef(off, n) {
+	n, off := int(uint32(e)), int(e>>32)
+	src := d.src
+	// source.checkRef and source.ref inline for a value in the input's
+	// first (or only) segment; offsets and sizes are below 2^32, so the
+	// sum does not overflow.
+	if n != 0 && off+n <= len(src.data) {
+		p := src.data[off : off+n : off+n]
+		if n >= src.thr && !src.buf.IsZero() {
+			*b = Bytes{data: p, buf: src.buf.Slice(off, n)}
+		} else {
+			*b = Bytes{data: p}
+		}
+		return true
+	}
+	if !src.checkRef(uint32(off), uint32(n)) {
 		d.fail(malformed(at, num, "data range out of bounds"))
 		*b = Bytes{}
 		return false
 	}
-	*b = d.src.ref(off, n)
+	*b = src.ref(uint32(off), uint32(n))
 	return true
 }
 
@@ -608,3 +665,92 @@ func MessageAt[P MessagePtr](d *Decoder, at, num int, n *Nested[P]) {
 	d.dyn = off + size
 	n.lz.set(d.src, off, size, 0, d.depth, num)
 }
+
+// ---- Nested messages decoded eagerly (fast path)
+
+// DecoderMark saves the state of the message being decoded across a nested
+// message decoded in place (Enter, Leave). The generated WireDecode loads
+// its bitmap words before its fields, so only the extent, the entries and
+// the dynamic cursor are saved (and a sparse header's end of entries).
+type DecoderMark struct {
+	start, end, words, ents, dyn, fixedEnd int
+}
+
+// NestedAt checks the nested message whose entry is at `at` (from Ent;
+// absent when at < 0) of field num with MessageAt's region checks, the
+// MaxDepth check and the arena's Limit, and returns its header's extent
+// [off, off+size). ok is false when the field is absent or an error was
+// recorded. Generated WireDecode methods that decode a nested message
+// eagerly call it, then make the message (its New function) and call
+// Enter, the message's WireDecode and Leave.
+func (d *Decoder) NestedAt(at, num int) (off, size int, ok bool) {
+	if at < 0 {
+		return 0, 0, false
+	}
+	e := binary.LittleEndian.Uint64(d.data[at : at+EntrySize])
+	size, off = int(uint32(e)), int(e>>32)
+	switch {
+	case off < d.dyn || off > d.end || size > d.end-off || size < 4:
+		d.fail(malformed(at, num, "nested message out of range or overlapping"))
+		return 0, 0, false
+	case d.depth >= MaxDepth:
+		d.fail(&DecodeError{Off: off, Reason: "nesting", Err: ErrTooDeep})
+		return 0, 0, false
+	case overLimit(d.a):
+		d.fail(limitErr(off, num))
+		return 0, 0, false
+	}
+	return off, size, true
+}
+
+// Arena returns the arena messages are decoded into.
+func (d *Decoder) Arena() *Arena { return d.a }
+
+// Enter positions d on the nested message [off, off+size) (from NestedAt)
+// and binds c, the core of the new message that will hold it, to the
+// input. ok is false when the message's fixed part is malformed (the error
+// is recorded); either way the caller ends with Leave(mk), which restores
+// the enclosing message's state with the nested region consumed.
+func (d *Decoder) Enter(c *Core, off, size int) (mk DecoderMark, ok bool) {
+	mk = DecoderMark{d.start, d.end, d.words, d.ents, off + size, d.fixedEnd}
+	depth := d.depth + 1
+	c.src, c.depth = d.src, int32(depth)
+	if d.err != nil {
+		return mk, false
+	}
+	// Decoder.init's common case inline: one bitmap word whose entries fit.
+	end := off + size
+	if hdr := d.data[off:end]; len(hdr) >= 8 && binary.LittleEndian.Uint32(hdr) == 1 {
+		w0 := binary.LittleEndian.Uint32(hdr[4:8])
+		if n := bits.OnesCount32(w0); EntrySize*n <= len(hdr)-8 {
+			d.start, d.end, d.depth, d.pw, d.pre, d.w0 = off, end, depth, 0, 0, w0
+			d.words, d.ents, d.dyn = 1, off+8, off+8+EntrySize*n
+			return mk, true
+		}
+	}
+	if err := d.init(d.a, d.src, off, end, depth); err != nil {
+		d.err = err
+		return mk, false
+	}
+	return mk, true
+}
+
+// Leave ends a nested message started by Enter.
+func (d *Decoder) Leave(mk DecoderMark) {
+	d.start, d.end, d.words, d.ents, d.dyn, d.fixedEnd = mk.start, mk.end, mk.words, mk.ents, mk.dyn, mk.fixedEnd
+	d.pw, d.pre = 0, 0 // the per-field calls' popcount cache restarts from word 0
+	d.depth--
+}
+
+// Err returns the first error of the decode so far.
+func (d *Decoder) Err() error { return d.err }
+
+// Stale reports whether the message's arena was Reset since the message
+// was made (its memory may have been handed out again). Getters of nested
+// messages decoded in place check it, as the lazy record of a pending one
+// does (ErrArenaReset).
+func (c *Core) Stale() bool { return c.stale() }
+
+// leU32 returns the little-endian u32 at p[i:i+4] (small enough to inline
+// into its callers).
+func leU32(p []byte, i int) uint32 { return binary.LittleEndian.Uint32(p[i : i+4]) }

@@ -206,9 +206,7 @@ func Decode(m Msg, b mem.Buf) error {
 	if b.IsZero() {
 		return decodeRoot(m, a, nil, mem.Buf{})
 	}
-	h := b.Clone()
-	a.refs = append(a.refs, h)
-	p := h.Bytes()
+	h, p := a.holdInput(b)
 	if uint64(len(p)) > MaxMessageSize {
 		return malformed(0, 0, "input larger than MaxMessageSize")
 	}

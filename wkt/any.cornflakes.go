@@ -159,7 +159,7 @@ func (x *Any) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Any) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xTypeUrl)
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }

@@ -391,7 +391,7 @@ func (x *Struct_FieldsEntry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Struct_FieldsEntry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey)
 	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
@@ -581,8 +581,12 @@ func (x *Value) InitStructValue() *Struct {
 // ClearStructValue unsets field struct_value = 5.
 func (x *Value) ClearStructValue() { x.xStructValue.Clear() }
 
-// GetListValue returns field list_value = 6 (nil when absent), decoding it on first access.
+// GetListValue returns field list_value = 6 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
 func (x *Value) GetListValue() (*ListValue, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
 	return x.xListValue.Get(x.cf.Arena(), NewListValue)
 }
 
@@ -751,7 +755,7 @@ func (x *Value) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Value) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xNullValue = NullValue(int32(d.U64At(at)))
 		x.cf.SetHas(0)
@@ -774,7 +778,16 @@ func (x *Value) WireDecode(d *wire.Decoder) {
 		x.xBoolValue = false
 	}
 	wire.MessageAt(d, d.Ent(b0, 0x10, 0), 5, &x.xStructValue)
-	wire.MessageAt(d, d.Ent(b0, 0x20, 0), 6, &x.xListValue)
+	x.xListValue.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x20, 0), 6); ok {
+		v := NewListValue(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xListValue.Set(v)
+	}
 	x.wireCheck(d)
 }
 

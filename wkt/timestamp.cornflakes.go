@@ -125,7 +125,7 @@ func (x *Timestamp) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Timestamp) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xSeconds = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xNanos = int32(d.U64At(d.Ent(b0, 0x2, 0)))
 }

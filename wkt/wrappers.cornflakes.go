@@ -105,7 +105,7 @@ func (x *DoubleValue) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *DoubleValue) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xValue = math.Float64frombits(d.U64At(d.Ent(b0, 0x1, 0)))
 }
 
@@ -233,7 +233,7 @@ func (x *FloatValue) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *FloatValue) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xValue = math.Float32frombits(uint32(d.U64At(d.Ent(b0, 0x1, 0))))
 }
 
@@ -361,7 +361,7 @@ func (x *Int64Value) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Int64Value) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xValue = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 }
 
@@ -489,7 +489,7 @@ func (x *UInt64Value) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *UInt64Value) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xValue = d.U64At(d.Ent(b0, 0x1, 0))
 }
 
@@ -617,7 +617,7 @@ func (x *Int32Value) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Int32Value) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xValue = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 }
 
@@ -745,7 +745,7 @@ func (x *UInt32Value) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *UInt32Value) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xValue = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 }
 
@@ -873,7 +873,7 @@ func (x *BoolValue) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *BoolValue) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xValue = d.U64At(d.Ent(b0, 0x1, 0)) != 0
 }
 
@@ -1022,7 +1022,7 @@ func (x *StringValue) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *StringValue) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xValue)
 }
 
@@ -1163,7 +1163,7 @@ func (x *BytesValue) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *BytesValue) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xValue)
 }
 

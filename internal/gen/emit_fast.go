@@ -50,6 +50,29 @@ func fastDecoded(f *field) bool {
 	return false
 }
 
+// eagerMessage reports whether the fast WireDecode decodes message field f
+// in place (eagerly) rather than recording it for decoding on first access:
+// when f's message is itself a plain fast-path message, without oneofs,
+// maps or required fields (whose checks, run by its WireDecode, report
+// errors at first access by contract) and with field numbers in the fast
+// path's range. Its own nested messages follow the same rule.
+func eagerMessage(f *field) bool {
+	md := f.f.Message.Desc
+	for i := range md.Oneofs().Len() {
+		if !md.Oneofs().Get(i).IsSynthetic() {
+			return false
+		}
+	}
+	fs := md.Fields()
+	for i := range fs.Len() {
+		fd := fs.Get(i)
+		if fd.IsMap() || fd.Cardinality() == protoreflect.Required || int(fd.Number()) > 32*wire.FastMaxWords {
+			return false
+		}
+	}
+	return true
+}
+
 // u64Of returns the expression of a scalar field's 64-bit entry value.
 func u64Of(g *protogen.GeneratedFile, f *field, v string) string {
 	switch scalars[f.kind].coder {
@@ -274,10 +297,15 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 		if need[j] {
 			return fmt.Sprintf("b%d", j)
 		}
+		if j == 0 {
+			return "d.Word0()"
+		}
 		return fmt.Sprintf("d.Word(%d)", j)
 	}
 	for j := 0; j <= last; j++ {
-		if need[j] {
+		if need[j] && j == 0 {
+			g.P("b0 := d.Word0()")
+		} else if need[j] {
 			g.P("b", j, " := d.Word(", j, ")")
 		}
 	}
@@ -337,7 +365,22 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 				g.P("d.", method, "(", ent, ", ", f.num, ", &x.", f.sf, ")")
 			}
 		case shapeMessage:
-			g.P(w("MessageAt"), "(d, ", ent, ", ", f.num, ", &x.", f.sf, ")")
+			if !eagerMessage(f) {
+				g.P(w("MessageAt"), "(d, ", ent, ", ", f.num, ", &x.", f.sf, ")")
+				break
+			}
+			// Decoded in place, statically: no lazy record, no interface
+			// call, the decoder's state saved and restored around it.
+			g.P("x.", f.sf, ".Clear()")
+			g.P("if off, size, ok := d.NestedAt(", ent, ", ", f.num, "); ok {")
+			g.P("v := ", newFunc(g, f), "(d.Arena())")
+			g.P("mk, ok := d.Enter(v.WireCore(), off, size)")
+			g.P("if ok {")
+			g.P("v.WireDecode(d)")
+			g.P("}")
+			g.P("d.Leave(mk)")
+			g.P("x.", f.sf, ".Set(v)")
+			g.P("}")
 		case shapeList:
 			g.P("d.BytesListAt(", ent, ", ", f.num, ", &x.", f.sf, ")")
 		}

@@ -161,7 +161,7 @@ func (x *Req) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Req) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.BytesListAt(d.Ent(b0, 0x1, 0), 1, &x.xKeys)
 	d.BytesListAt(d.Ent(b0, 0x2, 0), 2, &x.xVals)
 	x.xIndex = uint32(d.U64At(d.Ent(b0, 0x4, 0)))
@@ -374,7 +374,7 @@ func (x *Resp) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Resp) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xStatus = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xVal)
 	d.BytesListAt(d.Ent(b0, 0x4, 0), 3, &x.xVals)

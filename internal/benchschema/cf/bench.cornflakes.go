@@ -119,7 +119,7 @@ func (x *SingleBuffer) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *SingleBuffer) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xMessage)
 }
 
@@ -254,7 +254,7 @@ func (x *ListBuffers) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *ListBuffers) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.BytesListAt(d.Ent(b0, 0x1, 0), 1, &x.xMessages)
 }
 
@@ -310,8 +310,14 @@ func NewTree1(a *wire.Arena) *Tree1 {
 	return x
 }
 
-// GetLeft returns field left = 1 (nil when absent), decoding it on first access.
-func (x *Tree1) GetLeft() (*SingleBuffer, error) { return x.xLeft.Get(x.cf.Arena(), NewSingleBuffer) }
+// GetLeft returns field left = 1 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree1) GetLeft() (*SingleBuffer, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xLeft.Get(x.cf.Arena(), NewSingleBuffer)
+}
 
 // HasLeft reports whether field left = 1 is set.
 func (x *Tree1) HasLeft() bool { return x.xLeft.Present() }
@@ -331,8 +337,14 @@ func (x *Tree1) InitLeft() *SingleBuffer {
 // ClearLeft unsets field left = 1.
 func (x *Tree1) ClearLeft() { x.xLeft.Clear() }
 
-// GetRight returns field right = 2 (nil when absent), decoding it on first access.
-func (x *Tree1) GetRight() (*SingleBuffer, error) { return x.xRight.Get(x.cf.Arena(), NewSingleBuffer) }
+// GetRight returns field right = 2 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree1) GetRight() (*SingleBuffer, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xRight.Get(x.cf.Arena(), NewSingleBuffer)
+}
 
 // HasRight reports whether field right = 2 is set.
 func (x *Tree1) HasRight() bool { return x.xRight.Present() }
@@ -460,9 +472,27 @@ func (x *Tree1) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree1) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
-	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
-	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
+	b0 := d.Word0()
+	x.xLeft.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
+		v := NewSingleBuffer(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xLeft.Set(v)
+	}
+	x.xRight.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
+		v := NewSingleBuffer(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xRight.Set(v)
+	}
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -527,8 +557,14 @@ func NewTree2(a *wire.Arena) *Tree2 {
 	return x
 }
 
-// GetLeft returns field left = 1 (nil when absent), decoding it on first access.
-func (x *Tree2) GetLeft() (*Tree1, error) { return x.xLeft.Get(x.cf.Arena(), NewTree1) }
+// GetLeft returns field left = 1 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree2) GetLeft() (*Tree1, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xLeft.Get(x.cf.Arena(), NewTree1)
+}
 
 // HasLeft reports whether field left = 1 is set.
 func (x *Tree2) HasLeft() bool { return x.xLeft.Present() }
@@ -548,8 +584,14 @@ func (x *Tree2) InitLeft() *Tree1 {
 // ClearLeft unsets field left = 1.
 func (x *Tree2) ClearLeft() { x.xLeft.Clear() }
 
-// GetRight returns field right = 2 (nil when absent), decoding it on first access.
-func (x *Tree2) GetRight() (*Tree1, error) { return x.xRight.Get(x.cf.Arena(), NewTree1) }
+// GetRight returns field right = 2 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree2) GetRight() (*Tree1, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xRight.Get(x.cf.Arena(), NewTree1)
+}
 
 // HasRight reports whether field right = 2 is set.
 func (x *Tree2) HasRight() bool { return x.xRight.Present() }
@@ -677,9 +719,27 @@ func (x *Tree2) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree2) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
-	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
-	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
+	b0 := d.Word0()
+	x.xLeft.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
+		v := NewTree1(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xLeft.Set(v)
+	}
+	x.xRight.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
+		v := NewTree1(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xRight.Set(v)
+	}
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -744,8 +804,14 @@ func NewTree3(a *wire.Arena) *Tree3 {
 	return x
 }
 
-// GetLeft returns field left = 1 (nil when absent), decoding it on first access.
-func (x *Tree3) GetLeft() (*Tree2, error) { return x.xLeft.Get(x.cf.Arena(), NewTree2) }
+// GetLeft returns field left = 1 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree3) GetLeft() (*Tree2, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xLeft.Get(x.cf.Arena(), NewTree2)
+}
 
 // HasLeft reports whether field left = 1 is set.
 func (x *Tree3) HasLeft() bool { return x.xLeft.Present() }
@@ -765,8 +831,14 @@ func (x *Tree3) InitLeft() *Tree2 {
 // ClearLeft unsets field left = 1.
 func (x *Tree3) ClearLeft() { x.xLeft.Clear() }
 
-// GetRight returns field right = 2 (nil when absent), decoding it on first access.
-func (x *Tree3) GetRight() (*Tree2, error) { return x.xRight.Get(x.cf.Arena(), NewTree2) }
+// GetRight returns field right = 2 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree3) GetRight() (*Tree2, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xRight.Get(x.cf.Arena(), NewTree2)
+}
 
 // HasRight reports whether field right = 2 is set.
 func (x *Tree3) HasRight() bool { return x.xRight.Present() }
@@ -894,9 +966,27 @@ func (x *Tree3) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree3) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
-	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
-	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
+	b0 := d.Word0()
+	x.xLeft.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
+		v := NewTree2(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xLeft.Set(v)
+	}
+	x.xRight.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
+		v := NewTree2(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xRight.Set(v)
+	}
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -961,8 +1051,14 @@ func NewTree4(a *wire.Arena) *Tree4 {
 	return x
 }
 
-// GetLeft returns field left = 1 (nil when absent), decoding it on first access.
-func (x *Tree4) GetLeft() (*Tree3, error) { return x.xLeft.Get(x.cf.Arena(), NewTree3) }
+// GetLeft returns field left = 1 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree4) GetLeft() (*Tree3, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xLeft.Get(x.cf.Arena(), NewTree3)
+}
 
 // HasLeft reports whether field left = 1 is set.
 func (x *Tree4) HasLeft() bool { return x.xLeft.Present() }
@@ -982,8 +1078,14 @@ func (x *Tree4) InitLeft() *Tree3 {
 // ClearLeft unsets field left = 1.
 func (x *Tree4) ClearLeft() { x.xLeft.Clear() }
 
-// GetRight returns field right = 2 (nil when absent), decoding it on first access.
-func (x *Tree4) GetRight() (*Tree3, error) { return x.xRight.Get(x.cf.Arena(), NewTree3) }
+// GetRight returns field right = 2 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree4) GetRight() (*Tree3, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xRight.Get(x.cf.Arena(), NewTree3)
+}
 
 // HasRight reports whether field right = 2 is set.
 func (x *Tree4) HasRight() bool { return x.xRight.Present() }
@@ -1111,9 +1213,27 @@ func (x *Tree4) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree4) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
-	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
-	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
+	b0 := d.Word0()
+	x.xLeft.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
+		v := NewTree3(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xLeft.Set(v)
+	}
+	x.xRight.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
+		v := NewTree3(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xRight.Set(v)
+	}
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1178,8 +1298,14 @@ func NewTree5(a *wire.Arena) *Tree5 {
 	return x
 }
 
-// GetLeft returns field left = 1 (nil when absent), decoding it on first access.
-func (x *Tree5) GetLeft() (*Tree4, error) { return x.xLeft.Get(x.cf.Arena(), NewTree4) }
+// GetLeft returns field left = 1 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree5) GetLeft() (*Tree4, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xLeft.Get(x.cf.Arena(), NewTree4)
+}
 
 // HasLeft reports whether field left = 1 is set.
 func (x *Tree5) HasLeft() bool { return x.xLeft.Present() }
@@ -1199,8 +1325,14 @@ func (x *Tree5) InitLeft() *Tree4 {
 // ClearLeft unsets field left = 1.
 func (x *Tree5) ClearLeft() { x.xLeft.Clear() }
 
-// GetRight returns field right = 2 (nil when absent), decoding it on first access.
-func (x *Tree5) GetRight() (*Tree4, error) { return x.xRight.Get(x.cf.Arena(), NewTree4) }
+// GetRight returns field right = 2 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree5) GetRight() (*Tree4, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xRight.Get(x.cf.Arena(), NewTree4)
+}
 
 // HasRight reports whether field right = 2 is set.
 func (x *Tree5) HasRight() bool { return x.xRight.Present() }
@@ -1328,9 +1460,27 @@ func (x *Tree5) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree5) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
-	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
-	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
+	b0 := d.Word0()
+	x.xLeft.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
+		v := NewTree4(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xLeft.Set(v)
+	}
+	x.xRight.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
+		v := NewTree4(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xRight.Set(v)
+	}
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -263,7 +263,7 @@ func (x *HelloRequest) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *HelloRequest) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xName)
 	x.xBlobSize = uint32(d.U64At(d.Ent(b0, 0x2, 0)))
 	x.xMood = Mood(int32(d.U64At(d.Ent(b0, 0x4, 0))))
@@ -524,7 +524,7 @@ func (x *HelloReply) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *HelloReply) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xMessage)
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xBlob)
 	x.xSeq = d.U64At(d.Ent(b0, 0x4, 0))
@@ -753,7 +753,7 @@ func (x *FailRequest) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *FailRequest) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xCode = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xMessage)
 	d.BytesAt(d.Ent(b0, 0x4, 0), 3, &x.xDetails)
@@ -916,7 +916,7 @@ func (x *LookupRequest) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *LookupRequest) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xId)
 }
 
@@ -1049,8 +1049,14 @@ func (x *Tree) HasTags() bool { return x.xTags.Len() != 0 }
 // ClearTags empties the list tags = 4.
 func (x *Tree) ClearTags() { x.xTags.Init(x.cf.Arena(), 0) }
 
-// GetInner returns field inner = 5 (nil when absent), decoding it on first access.
-func (x *Tree) GetInner() (*Tree_Inner, error) { return x.xInner.Get(x.cf.Arena(), NewTree_Inner) }
+// GetInner returns field inner = 5 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree) GetInner() (*Tree_Inner, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xInner.Get(x.cf.Arena(), NewTree_Inner)
+}
 
 // HasInner reports whether field inner = 5 is set.
 func (x *Tree) HasInner() bool { return x.xInner.Present() }
@@ -1199,14 +1205,23 @@ func (x *Tree) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xValue = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	wire.DecodeMessages(d, 2, &x.xKids)
 	if d.StringAt(d.Ent(b0, 0x4, 0), 3, &x.xLabel) {
 		x.cf.SetHas(0)
 	}
 	d.BytesListAt(d.Ent(b0, 0x8, 0), 4, &x.xTags)
-	wire.MessageAt(d, d.Ent(b0, 0x10, 0), 5, &x.xInner)
+	x.xInner.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x10, 0), 5); ok {
+		v := NewTree_Inner(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xInner.Set(v)
+	}
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1392,7 +1407,7 @@ func (x *Tree_Inner) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree_Inner) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xA = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	wire.DecodeScalars(d, 2, &x.xB)
 }
@@ -1553,7 +1568,7 @@ func (x *Sum) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Sum) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xTotal = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xNodes = uint32(d.U64At(d.Ent(b0, 0x2, 0)))
 }

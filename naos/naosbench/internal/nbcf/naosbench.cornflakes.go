@@ -259,7 +259,7 @@ func (x *Point) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Point) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xX = math.Float64frombits(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xY = math.Float64frombits(d.U64At(d.Ent(b0, 0x2, 0)))
 }
@@ -582,7 +582,7 @@ func (x *Pair) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Pair) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xVal)
 }

@@ -503,7 +503,7 @@ func (x *Scalars) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Scalars) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xI32 = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xI64 = int64(d.U64At(d.Ent(b0, 0x2, 0)))
 	x.xU32 = uint32(d.U64At(d.Ent(b0, 0x4, 0)))
@@ -941,7 +941,7 @@ func (x *Optionals) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Optionals) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xI32 = int32(d.U64At(at))
 		x.cf.SetHas(0)
@@ -1405,7 +1405,7 @@ func (x *Lists) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Lists) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	wire.DecodeScalars(d, 1, &x.xI32S)
 	wire.DecodeScalars(d, 2, &x.xU64S)
 	wire.DecodeScalars(d, 3, &x.xS64S)
@@ -1578,8 +1578,14 @@ func NewOuter(a *wire.Arena) *Outer {
 	return x
 }
 
-// GetInner returns field inner = 1 (nil when absent), decoding it on first access.
-func (x *Outer) GetInner() (*Outer_Inner, error) { return x.xInner.Get(x.cf.Arena(), NewOuter_Inner) }
+// GetInner returns field inner = 1 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Outer) GetInner() (*Outer_Inner, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xInner.Get(x.cf.Arena(), NewOuter_Inner)
+}
 
 // HasInner reports whether field inner = 1 is set.
 func (x *Outer) HasInner() bool { return x.xInner.Present() }
@@ -1616,8 +1622,14 @@ func (x *Outer) HasInners() bool { return x.xInners.Len() != 0 }
 // ClearInners empties the list inners = 2.
 func (x *Outer) ClearInners() { x.xInners.Init(x.cf.Arena(), 0) }
 
-// GetBlob returns field blob = 3 (nil when absent), decoding it on first access.
-func (x *Outer) GetBlob() (*other.Blob, error) { return x.xBlob.Get(x.cf.Arena(), other.NewBlob) }
+// GetBlob returns field blob = 3 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Outer) GetBlob() (*other.Blob, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xBlob.Get(x.cf.Arena(), other.NewBlob)
+}
 
 // HasBlob reports whether field blob = 3 is set.
 func (x *Outer) HasBlob() bool { return x.xBlob.Present() }
@@ -1886,7 +1898,7 @@ func (x *Outer) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Outer) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	b3 := d.Word(3)
 	b31 := d.Word(31)
 	q := bits.OnesCount32(b0)
@@ -1922,9 +1934,27 @@ func (x *Outer) WireDecode(d *wire.Decoder) {
 	q += bits.OnesCount32(d.Word(29))
 	q += bits.OnesCount32(d.Word(30))
 	p31 := q
-	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xInner)
+	x.xInner.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
+		v := NewOuter_Inner(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xInner.Set(v)
+	}
 	wire.DecodeMessages(d, 2, &x.xInners)
-	wire.MessageAt(d, d.Ent(b0, 0x4, 0), 3, &x.xBlob)
+	x.xBlob.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x4, 0), 3); ok {
+		v := other.NewBlob(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xBlob.Set(v)
+	}
 	wire.DecodeMessages(d, 4, &x.xBlobs)
 	x.xLevel = other.Level(int32(d.U64At(d.Ent(b0, 0x10, 0))))
 	x.xSnakeCaseField = uint32(d.U64At(d.Ent(b3, 0x8, p3)))
@@ -2155,7 +2185,7 @@ func (x *Outer_Inner) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Outer_Inner) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xState = Outer_Inner_State(int32(d.U64At(d.Ent(b0, 0x1, 0))))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xPayload)
 }
@@ -2237,8 +2267,14 @@ func NewTree(a *wire.Arena) *Tree {
 	return x
 }
 
-// GetLeft returns field left = 1 (nil when absent), decoding it on first access.
-func (x *Tree) GetLeft() (*Tree, error) { return x.xLeft.Get(x.cf.Arena(), NewTree) }
+// GetLeft returns field left = 1 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree) GetLeft() (*Tree, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xLeft.Get(x.cf.Arena(), NewTree)
+}
 
 // HasLeft reports whether field left = 1 is set.
 func (x *Tree) HasLeft() bool { return x.xLeft.Present() }
@@ -2258,8 +2294,14 @@ func (x *Tree) InitLeft() *Tree {
 // ClearLeft unsets field left = 1.
 func (x *Tree) ClearLeft() { x.xLeft.Clear() }
 
-// GetRight returns field right = 2 (nil when absent), decoding it on first access.
-func (x *Tree) GetRight() (*Tree, error) { return x.xRight.Get(x.cf.Arena(), NewTree) }
+// GetRight returns field right = 2 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Tree) GetRight() (*Tree, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xRight.Get(x.cf.Arena(), NewTree)
+}
 
 // HasRight reports whether field right = 2 is set.
 func (x *Tree) HasRight() bool { return x.xRight.Present() }
@@ -2421,9 +2463,27 @@ func (x *Tree) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Tree) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
-	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xLeft)
-	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRight)
+	b0 := d.Word0()
+	x.xLeft.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
+		v := NewTree(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xLeft.Set(v)
+	}
+	x.xRight.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
+		v := NewTree(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xRight.Set(v)
+	}
 	d.BytesAt(d.Ent(b0, 0x4, 0), 3, &x.xLeaf)
 }
 

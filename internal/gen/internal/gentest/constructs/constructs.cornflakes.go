@@ -2088,7 +2088,7 @@ func (x *Item_ByBoolEntry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_ByBoolEntry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = d.U64At(d.Ent(b0, 0x1, 0)) != 0
 	x.xValue = int32(d.U64At(d.Ent(b0, 0x2, 0)))
 }
@@ -2272,7 +2272,7 @@ func (x *Item_ByI32Entry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_ByI32Entry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
@@ -2448,7 +2448,7 @@ func (x *Item_ByI64Entry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_ByI64Entry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
@@ -2636,7 +2636,7 @@ func (x *Item_ByU32Entry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_ByU32Entry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
@@ -2803,7 +2803,7 @@ func (x *Item_ByU64Entry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_ByU64Entry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = d.U64At(d.Ent(b0, 0x1, 0))
 	x.xValue = Kind(int32(d.U64At(d.Ent(b0, 0x2, 0))))
 }
@@ -2966,7 +2966,7 @@ func (x *Item_ByS32Entry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_ByS32Entry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = math.Float64frombits(d.U64At(d.Ent(b0, 0x2, 0)))
 }
@@ -3129,7 +3129,7 @@ func (x *Item_ByS64Entry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_ByS64Entry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = math.Float32frombits(uint32(d.U64At(d.Ent(b0, 0x2, 0))))
 }
@@ -3292,7 +3292,7 @@ func (x *Item_ByF32Entry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_ByF32Entry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = d.U64At(d.Ent(b0, 0x2, 0))
 }
@@ -3455,7 +3455,7 @@ func (x *Item_ByF64Entry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_ByF64Entry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = d.U64At(d.Ent(b0, 0x1, 0))
 	x.xValue = d.U64At(d.Ent(b0, 0x2, 0)) != 0
 }
@@ -3618,7 +3618,7 @@ func (x *Item_BySf32Entry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_BySf32Entry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = int64(d.U64At(d.Ent(b0, 0x2, 0)))
 }
@@ -3781,7 +3781,7 @@ func (x *Item_BySf64Entry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_BySf64Entry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = uint32(d.U64At(d.Ent(b0, 0x2, 0)))
 }
@@ -3978,7 +3978,7 @@ func (x *Item_ByStrEntry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_ByStrEntry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey)
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
@@ -4187,7 +4187,7 @@ func (x *Item_ItemsEntry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Item_ItemsEntry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey)
 	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
@@ -5459,7 +5459,7 @@ func (x *Sparse_MEntry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Sparse_MEntry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
@@ -5646,7 +5646,7 @@ func (x *Flat) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Flat) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	x.xI32 = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName)
 }
@@ -5840,7 +5840,7 @@ func (x *ItemOld) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *ItemOld) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xI32 = int32(d.U64At(at))
 		x.cf.SetHas(0)

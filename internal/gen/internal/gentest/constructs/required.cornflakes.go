@@ -407,7 +407,7 @@ func (x *Req) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Req) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xId = int32(d.U64At(at))
 		x.cf.SetHas(0)
@@ -670,7 +670,7 @@ func (x *Req_Inner) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Req_Inner) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xOk = d.U64At(at) != 0
 		x.cf.SetHas(0)
@@ -869,7 +869,7 @@ func (x *Req_CountsEntry) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Req_CountsEntry) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	if d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey) {
 		x.cf.SetHas(0)
 	}
@@ -997,8 +997,14 @@ func (x *Loose) ClearName() {
 	x.cf.ClearHas(1)
 }
 
-// GetNext returns field next = 3 (nil when absent), decoding it on first access.
-func (x *Loose) GetNext() (*Loose, error) { return x.xNext.Get(x.cf.Arena(), NewLoose) }
+// GetNext returns field next = 3 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Loose) GetNext() (*Loose, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xNext.Get(x.cf.Arena(), NewLoose)
+}
 
 // HasNext reports whether field next = 3 is set.
 func (x *Loose) HasNext() bool { return x.xNext.Present() }
@@ -1018,8 +1024,14 @@ func (x *Loose) InitNext() *Loose {
 // ClearNext unsets field next = 3.
 func (x *Loose) ClearNext() { x.xNext.Clear() }
 
-// GetInner returns field inner = 4 (nil when absent), decoding it on first access.
-func (x *Loose) GetInner() (*LooseInner, error) { return x.xInner.Get(x.cf.Arena(), NewLooseInner) }
+// GetInner returns field inner = 4 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Loose) GetInner() (*LooseInner, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xInner.Get(x.cf.Arena(), NewLooseInner)
+}
 
 // HasInner reports whether field inner = 4 is set.
 func (x *Loose) HasInner() bool { return x.xInner.Present() }
@@ -1166,7 +1178,7 @@ func (x *Loose) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Loose) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xId = int32(d.U64At(at))
 		x.cf.SetHas(0)
@@ -1176,8 +1188,26 @@ func (x *Loose) WireDecode(d *wire.Decoder) {
 	if d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName) {
 		x.cf.SetHas(1)
 	}
-	wire.MessageAt(d, d.Ent(b0, 0x4, 0), 3, &x.xNext)
-	wire.MessageAt(d, d.Ent(b0, 0x8, 0), 4, &x.xInner)
+	x.xNext.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x4, 0), 3); ok {
+		v := NewLoose(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xNext.Set(v)
+	}
+	x.xInner.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x8, 0), 4); ok {
+		v := NewLooseInner(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xInner.Set(v)
+	}
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1338,7 +1368,7 @@ func (x *LooseInner) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *LooseInner) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xOk = d.U64At(at) != 0
 		x.cf.SetHas(0)

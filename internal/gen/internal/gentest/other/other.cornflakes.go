@@ -210,7 +210,7 @@ func (x *Blob) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Blob) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xData)
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName)
 	x.xLevel = Level(int32(d.U64At(d.Ent(b0, 0x4, 0))))

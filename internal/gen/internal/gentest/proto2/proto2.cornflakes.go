@@ -213,8 +213,14 @@ func (x *Record) HasTags() bool { return x.xTags.Len() != 0 }
 // ClearTags empties the list tags = 7.
 func (x *Record) ClearTags() { x.xTags.Init(x.cf.Arena(), 0) }
 
-// GetChild returns field child = 8 (nil when absent), decoding it on first access.
-func (x *Record) GetChild() (*Record, error) { return x.xChild.Get(x.cf.Arena(), NewRecord) }
+// GetChild returns field child = 8 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Record) GetChild() (*Record, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xChild.Get(x.cf.Arena(), NewRecord)
+}
 
 // HasChild reports whether field child = 8 is set.
 func (x *Record) HasChild() bool { return x.xChild.Present() }
@@ -413,7 +419,7 @@ func (x *Record) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Record) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xId = int32(d.U64At(at))
 		x.cf.SetHas(0)
@@ -440,7 +446,16 @@ func (x *Record) WireDecode(d *wire.Decoder) {
 	}
 	wire.DecodeScalars(d, 6, &x.xValues)
 	d.StringList(7, &x.xTags)
-	wire.MessageAt(d, d.Ent(b0, 0x80, 0), 8, &x.xChild)
+	x.xChild.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x80, 0), 8); ok {
+		v := NewRecord(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xChild.Set(v)
+	}
 	wire.DecodeMessages(d, 9, &x.xNested)
 }
 
@@ -640,7 +655,7 @@ func (x *Record_Nested) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Record_Nested) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xN = uint32(d.U64At(at))
 		x.cf.SetHas(0)
@@ -1236,7 +1251,7 @@ func (x *Defaults) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Defaults) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xI32 = int32(d.U64At(at))
 		x.cf.SetHas(0)

@@ -142,7 +142,7 @@ func (x *A) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *A) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.StringList(1, &x.xNames)
 	if d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xData) {
 		x.cf.SetHas(0)

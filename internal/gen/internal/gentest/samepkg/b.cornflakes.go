@@ -25,8 +25,14 @@ func NewB(a *wire.Arena) *B {
 	return x
 }
 
-// GetA returns field a = 1 (nil when absent), decoding it on first access.
-func (x *B) GetA() (*A, error) { return x.xA.Get(x.cf.Arena(), NewA) }
+// GetA returns field a = 1 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *B) GetA() (*A, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xA.Get(x.cf.Arena(), NewA)
+}
 
 // HasA reports whether field a = 1 is set.
 func (x *B) HasA() bool { return x.xA.Present() }
@@ -162,8 +168,17 @@ func (x *B) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *B) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
-	wire.MessageAt(d, d.Ent(b0, 0x1, 0), 1, &x.xA)
+	b0 := d.Word0()
+	x.xA.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
+		v := NewA(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xA.Set(v)
+	}
 	wire.DecodeMessages(d, 2, &x.xAs)
 }
 

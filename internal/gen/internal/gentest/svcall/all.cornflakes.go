@@ -49,8 +49,12 @@ func (x *Batch) HasItems() bool { return x.xItems.Len() != 0 }
 // ClearItems empties the list items = 1.
 func (x *Batch) ClearItems() { x.xItems.Init(x.cf.Arena(), 0) }
 
-// GetRecord returns field record = 2 (nil when absent), decoding it on first access.
+// GetRecord returns field record = 2 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
 func (x *Batch) GetRecord() (*proto2.Record, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
 	return x.xRecord.Get(x.cf.Arena(), proto2.NewRecord)
 }
 
@@ -72,8 +76,14 @@ func (x *Batch) InitRecord() *proto2.Record {
 // ClearRecord unsets field record = 2.
 func (x *Batch) ClearRecord() { x.xRecord.Clear() }
 
-// GetNote returns field note = 3 (nil when absent), decoding it on first access.
-func (x *Batch) GetNote() (*Batch_Note, error) { return x.xNote.Get(x.cf.Arena(), NewBatch_Note) }
+// GetNote returns field note = 3 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Batch) GetNote() (*Batch_Note, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xNote.Get(x.cf.Arena(), NewBatch_Note)
+}
 
 // HasNote reports whether field note = 3 is set.
 func (x *Batch) HasNote() bool { return x.xNote.Present() }
@@ -219,10 +229,28 @@ func (x *Batch) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Batch) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	wire.DecodeMessages(d, 1, &x.xItems)
-	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xRecord)
-	wire.MessageAt(d, d.Ent(b0, 0x4, 0), 3, &x.xNote)
+	x.xRecord.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
+		v := proto2.NewRecord(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xRecord.Set(v)
+	}
+	x.xNote.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x4, 0), 3); ok {
+		v := NewBatch_Note(d.Arena())
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xNote.Set(v)
+	}
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -394,7 +422,7 @@ func (x *Batch_Note) WireEncode(e *wire.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Batch_Note) WireDecode(d *wire.Decoder) {
-	b0 := d.Word(0)
+	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xText)
 }
 
