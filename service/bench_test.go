@@ -29,8 +29,7 @@ func BenchmarkClosedLoop(b *testing.B) {
 			a    *wire.Arena
 			done func(*v1.HelloReply, error)
 		}
-		var issue func(s *slot)
-		issue = func(s *slot) {
+		issue := func(s *slot) {
 			req := v1.NewLookupRequest(s.a)
 			req.SetId(7)
 			inflight++

@@ -1,7 +1,11 @@
 package xdp
 
 import (
+	"fmt"
+	"net/netip"
+
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/mem"
 )
 
 func init() {
@@ -19,4 +23,32 @@ func init() {
 		}
 		return open(cfg)
 	})
+}
+
+// config is Open's datapath.Config with the xdp Options resolved.
+type config struct {
+	Local       netip.AddrPort
+	Pool        *mem.Pool
+	Batch       int
+	MaxPayload  int
+	MaxSegments int
+	BusyPoll    bool
+	Options
+}
+
+// resolve turns a datapath.Config into the endpoint's config.
+func resolve(c datapath.Config) (config, error) {
+	cfg := config{Local: c.Local, Pool: c.Pool, Batch: c.Batch, MaxPayload: c.MaxPayload, MaxSegments: c.MaxSegments, BusyPoll: c.BusyPoll}
+	switch v := c.Options.(type) {
+	case nil:
+	case Options:
+		cfg.Options = v
+	case *Options:
+		if v != nil {
+			cfg.Options = *v
+		}
+	default:
+		return config{}, fmt.Errorf("%w: Options of type %T, want xdp.Options", ErrConfig, c.Options)
+	}
+	return cfg, nil
 }

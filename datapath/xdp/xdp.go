@@ -165,17 +165,6 @@ type Options struct {
 	VerifyUDPChecksum bool
 }
 
-// config is Open's datapath.Config with the xdp Options resolved.
-type config struct {
-	Local       netip.AddrPort
-	Pool        *mem.Pool
-	Batch       int
-	MaxPayload  int
-	MaxSegments int
-	BusyPoll    bool
-	Options
-}
-
 // Info describes how an endpoint is set up.
 type Info struct {
 	// Interface, Ifindex and Queue are where the socket is bound.
@@ -361,23 +350,6 @@ func Open(cfg datapath.Config) (*Endpoint, error) {
 		return nil, err
 	}
 	return open(c)
-}
-
-// resolve turns a datapath.Config into the endpoint's config.
-func resolve(c datapath.Config) (config, error) {
-	cfg := config{Local: c.Local, Pool: c.Pool, Batch: c.Batch, MaxPayload: c.MaxPayload, MaxSegments: c.MaxSegments, BusyPoll: c.BusyPoll}
-	switch v := c.Options.(type) {
-	case nil:
-	case Options:
-		cfg.Options = v
-	case *Options:
-		if v != nil {
-			cfg.Options = *v
-		}
-	default:
-		return config{}, fmt.Errorf("%w: Options of type %T, want xdp.Options", ErrConfig, c.Options)
-	}
-	return cfg, nil
 }
 
 func open(cfg config) (_ *Endpoint, err error) {
