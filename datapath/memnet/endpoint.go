@@ -61,16 +61,8 @@ func init() {
 // Default()). An invalid cfg.Local gets an automatic 10.0.0.0/8 address and
 // port 0 an ephemeral port.
 func Open(cfg datapath.Config) (*Endpoint, error) {
-	var o Options
-	switch v := cfg.Options.(type) {
-	case nil:
-	case Options:
-		o = v
-	case *Options:
-		if v != nil {
-			o = *v
-		}
-	default:
+	o, ok := driver.OptionsOf[Options](cfg.Options)
+	if !ok {
 		return nil, fmt.Errorf("memnet: Config.Options is %T, want memnet.Options", cfg.Options)
 	}
 	n := o.Network

@@ -95,16 +95,8 @@ var (
 // documentation for addresses): an invalid cfg.Local means 127.0.0.1 and
 // port 0 an unused port in [49152, 65535].
 func Open(cfg datapath.Config) (*Endpoint, error) {
-	var o Options
-	switch v := cfg.Options.(type) {
-	case nil:
-	case Options:
-		o = v
-	case *Options:
-		if v != nil {
-			o = *v
-		}
-	default:
+	o, ok := driver.OptionsOf[Options](cfg.Options)
+	if !ok {
 		return nil, fmt.Errorf("%w: Config.Options is %T, want shm.Options", ErrConfig, cfg.Options)
 	}
 	def := func(v, d int) int {

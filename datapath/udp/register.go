@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 )
 
 // Options are the udp-specific settings passed in datapath.Config.Options
@@ -31,19 +32,11 @@ type Options struct {
 
 // optionsOf returns the udp options held in datapath.Config.Options.
 func optionsOf(v any) (Options, error) {
-	switch o := v.(type) {
-	case nil:
-		return Options{}, nil
-	case Options:
-		return o, nil
-	case *Options:
-		if o == nil {
-			return Options{}, nil
-		}
-		return *o, nil
-	default:
+	o, ok := driver.OptionsOf[Options](v)
+	if !ok {
 		return Options{}, fmt.Errorf("%w: Options of type %T, want udp.Options", ErrConfig, v)
 	}
+	return o, nil
 }
 
 // DefaultLocal is the address a registry-opened endpoint binds when

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/mem"
 )
 
@@ -39,16 +40,10 @@ type config struct {
 // resolve turns a datapath.Config into the endpoint's config.
 func resolve(c datapath.Config) (config, error) {
 	cfg := config{Local: c.Local, Pool: c.Pool, Batch: c.Batch, MaxPayload: c.MaxPayload, MaxSegments: c.MaxSegments, BusyPoll: c.BusyPoll}
-	switch v := c.Options.(type) {
-	case nil:
-	case Options:
-		cfg.Options = v
-	case *Options:
-		if v != nil {
-			cfg.Options = *v
-		}
-	default:
+	o, ok := driver.OptionsOf[Options](c.Options)
+	if !ok {
 		return config{}, fmt.Errorf("%w: Options of type %T, want xdp.Options", ErrConfig, c.Options)
 	}
+	cfg.Options = o
 	return cfg, nil
 }
