@@ -305,7 +305,6 @@ func ExampleMsg() {
 	// type 2: Inner{id:9 tags:["t"]}, 33 bytes
 }
 
-
 // Every generated String method returns a one-line text form: short bytes
 // and strings are quoted (invalid UTF-8 escaped), longer values shown by
 // length, enums by name, lists and nested messages in place.
