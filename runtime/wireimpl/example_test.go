@@ -9,7 +9,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 )
 
-// exampleLookup is an application's per-batch scratch record.
+// exampleLookup is a per-batch scratch record.
 type exampleLookup struct {
 	key  []byte
 	slot int
@@ -19,10 +19,10 @@ type exampleLookup struct {
 // package initialization.
 var exampleLookupType = wireimpl.NewType[exampleLookup]()
 
-// NewType gives any type of the application the arena's allocation: values
-// come from per-arena slabs, are valid until Reset and are reused after it,
-// so a steady workload allocates nothing from the Go heap. Generated code
-// declares one Type per message the same way.
+// NewType gives a type the arena's allocation: values come from per-arena
+// slabs, are valid until Reset and are reused after it, so a steady
+// workload allocates nothing from the Go heap. Generated code declares one
+// Type per message this way.
 func ExampleNewType() {
 	a := wireimpl.NewArena()
 	for batch := range 2 {
@@ -102,9 +102,9 @@ func ExampleText() {
 // EqualFloat64 compares the way generated Equal methods do: by bits, so a
 // NaN equals the same NaN and -0 differs from +0, unlike ==.
 func ExampleEqualFloat64() {
-	nan, zero, negZero := math.NaN(), 0.0, math.Copysign(0, -1)
-	fmt.Println(nan == nan, wireimpl.EqualFloat64(nan, nan))
-	fmt.Println(zero == negZero, wireimpl.EqualFloat64(zero, negZero))
+	v := []float64{math.NaN(), math.NaN(), 0, math.Copysign(0, -1)}
+	fmt.Println(v[0] == v[1], wireimpl.EqualFloat64(v[0], v[1]))
+	fmt.Println(v[2] == v[3], wireimpl.EqualFloat64(v[2], v[3]))
 	// Output:
 	// false true
 	// true false

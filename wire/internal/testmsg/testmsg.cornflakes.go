@@ -1831,8 +1831,4 @@ func (x *ItemV2) String() string {
 }
 
 // Runtime-facing constructors (generated code writes them as function literals).
-func newInner(a *wireimpl.Arena) *Inner       { return NewInner((*wire.Arena)(a)) }
-func newAllTypes(a *wireimpl.Arena) *AllTypes { return NewAllTypes((*wire.Arena)(a)) }
-func newBufs(a *wireimpl.Arena) *Bufs         { return NewBufs((*wire.Arena)(a)) }
-func newItemV1(a *wireimpl.Arena) *ItemV1     { return NewItemV1((*wire.Arena)(a)) }
-func newItemV2(a *wireimpl.Arena) *ItemV2     { return NewItemV2((*wire.Arena)(a)) }
+func newInner(a *wireimpl.Arena) *Inner { return NewInner((*wire.Arena)(a)) }
