@@ -32,37 +32,35 @@ type Arena wireimpl.Arena
 // NewArena returns an arena with DefaultThreshold and DefaultArenaLimit.
 func NewArena() *Arena { return (*Arena)(wireimpl.NewArena()) }
 
-func (a *Arena) rt() *wireimpl.Arena { return (*wireimpl.Arena)(a) }
-
 // Reset ends a batch: it releases every reference the arena holds
 // (zero-copy fields, decoded input buffers, Hold), and makes all copied
 // bytes, messages and lists of the batch available for reuse. Messages and
 // every slice obtained from them must not be used after Reset. It returns
 // the first release error (a reference released twice elsewhere), after
 // releasing all the others.
-func (a *Arena) Reset() error { return a.rt().Reset() }
+func (a *Arena) Reset() error { return (*wireimpl.Arena)(a).Reset() }
 
 // Hold gives the arena one reference that it releases at Reset. The caller
 // must not release b itself.
-func (a *Arena) Hold(b mem.Buf) { a.rt().Hold(b) }
+func (a *Arena) Hold(b mem.Buf) { (*wireimpl.Arena)(a).Hold(b) }
 
 // Held is the number of references the arena holds (released at Reset).
-func (a *Arena) Held() int { return a.rt().Held() }
+func (a *Arena) Held() int { return (*wireimpl.Arena)(a).Held() }
 
 // Grown is the number of bytes of chunks and slabs the arena has allocated
 // from the Go heap since it was made (it does not shrink at Reset).
-func (a *Arena) Grown() int { return a.rt().Grown() }
+func (a *Arena) Grown() int { return (*wireimpl.Arena)(a).Grown() }
 
 // Copy returns a copy of p in arena memory, valid until Reset.
-func (a *Arena) Copy(p []byte) []byte { return a.rt().Copy(p) }
+func (a *Arena) Copy(p []byte) []byte { return (*wireimpl.Arena)(a).Copy(p) }
 
 // CopyString returns a copy of s in arena memory, valid until Reset.
-func (a *Arena) CopyString(s string) []byte { return a.rt().CopyString(s) }
+func (a *Arena) CopyString(s string) []byte { return (*wireimpl.Arena)(a).CopyString(s) }
 
 // SilentCopies returns the number and total size of the values this arena
 // copied although they were at least Threshold long (they were not in
 // registered memory), since NewArena (Reset does not clear them).
-func (a *Arena) SilentCopies() (values, bytes uint64) { return a.rt().SilentCopies() }
+func (a *Arena) SilentCopies() (values, bytes uint64) { return (*wireimpl.Arena)(a).SilentCopies() }
 
 // SilentCopies returns the number and total size of the values, in every
 // arena of the process since it started, that were at least their arena's

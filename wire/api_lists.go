@@ -14,73 +14,69 @@ import (
 // empty.
 type BytesList wireimpl.BytesList
 
-func (l *BytesList) rt() *wireimpl.BytesList { return (*wireimpl.BytesList)(l) }
-
 // Len is the number of elements.
-func (l *BytesList) Len() int { return l.rt().Len() }
+func (l *BytesList) Len() int { return (*wireimpl.BytesList)(l).Len() }
 
 // At returns element i (aliasing; do not modify it). It panics when i is
 // out of range, like a slice index.
-func (l *BytesList) At(i int) []byte { return l.rt().At(i) }
+func (l *BytesList) At(i int) []byte { return (*wireimpl.BytesList)(l).At(i) }
 
 // Append adds p (hybrid rule: copied below the threshold, else zero-copy
 // when p lies in registered memory).
-func (l *BytesList) Append(p []byte) { l.rt().Append(p) }
+func (l *BytesList) Append(p []byte) { (*wireimpl.BytesList)(l).Append(p) }
 
 // AppendString adds s (hybrid rule of Append).
-func (l *BytesList) AppendString(s string) { l.rt().AppendString(s) }
+func (l *BytesList) AppendString(s string) { (*wireimpl.BytesList)(l).AppendString(s) }
 
 // AppendBuf adds buf's window (the arena takes its own reference; the
 // caller keeps buf's).
-func (l *BytesList) AppendBuf(buf mem.Buf) { l.rt().AppendBuf(buf) }
+func (l *BytesList) AppendBuf(buf mem.Buf) { (*wireimpl.BytesList)(l).AppendBuf(buf) }
 
 // Truncate shortens the list to n elements. It panics when n > Len(), like
 // a slice expression.
-func (l *BytesList) Truncate(n int) { l.rt().Truncate(n) }
+func (l *BytesList) Truncate(n int) { (*wireimpl.BytesList)(l).Truncate(n) }
 
 // IsZeroCopy reports whether element i is held zero-copy: a reference to
 // registered memory, sent as its own scatter-gather entry.
-func (l *BytesList) IsZeroCopy(i int) bool { return l.rt().Field(i).IsZeroCopy() }
+func (l *BytesList) IsZeroCopy(i int) bool { return (*wireimpl.BytesList)(l).Field(i).IsZeroCopy() }
 
 // Equal reports whether both lists hold the same elements.
-func (l *BytesList) Equal(o *BytesList) bool { return l.rt().Equal(o.rt()) }
+func (l *BytesList) Equal(o *BytesList) bool { return (*wireimpl.BytesList)(l).Equal((*wireimpl.BytesList)(o)) }
 
 // StringList is a repeated string field; elements are checked for UTF-8
 // when read (At). Get it from the generated GetX or InitX accessor; the
 // rules of BytesList apply.
 type StringList wireimpl.StringList
 
-func (l *StringList) rt() *wireimpl.StringList { return (*wireimpl.StringList)(l) }
-
 // Len is the number of elements.
-func (l *StringList) Len() int { return l.rt().Len() }
+func (l *StringList) Len() int { return (*wireimpl.StringList)(l).Len() }
 
 // At returns element i, or ErrInvalidUTF8. The string aliases the list's
 // memory (valid until the arena's Reset).
-func (l *StringList) At(i int) (string, error) { return l.rt().At(i) }
+func (l *StringList) At(i int) (string, error) { return (*wireimpl.StringList)(l).Field(i).Get() }
 
 // AtBytes returns element i's raw bytes without a UTF-8 check.
-func (l *StringList) AtBytes(i int) []byte { return l.rt().AtBytes(i) }
+func (l *StringList) AtBytes(i int) []byte { return (*wireimpl.StringList)(l).AtBytes(i) }
 
 // Append adds s (hybrid rule of BytesList.Append; a zero-copy value
 // aliases s).
-func (l *StringList) Append(s string) { l.rt().Append(s) }
+func (l *StringList) Append(s string) { (*wireimpl.StringList)(l).Append(s) }
 
 // AppendBytes adds p.
-func (l *StringList) AppendBytes(p []byte) { l.rt().AppendBytes(p) }
+func (l *StringList) AppendBytes(p []byte) { (*wireimpl.StringList)(l).AppendBytes(p) }
 
 // AppendBuf adds buf's window (the caller keeps its reference).
-func (l *StringList) AppendBuf(buf mem.Buf) { l.rt().AppendBuf(buf) }
+func (l *StringList) AppendBuf(buf mem.Buf) { (*wireimpl.StringList)(l).AppendBuf(buf) }
 
 // Truncate shortens the list to n elements (panics when n > Len()).
-func (l *StringList) Truncate(n int) { l.rt().Truncate(n) }
+func (l *StringList) Truncate(n int) { (*wireimpl.StringList)(l).Truncate(n) }
 
 // IsZeroCopy reports whether element i is held zero-copy: a reference to
 // registered memory, sent as its own scatter-gather entry.
-func (l *StringList) IsZeroCopy(i int) bool { return l.rt().Field(i).IsZeroCopy() }
+func (l *StringList) IsZeroCopy(i int) bool { return (*wireimpl.StringList)(l).Field(i).IsZeroCopy() }
 
 // Equal reports whether both lists hold the same elements.
-func (l *StringList) Equal(o *StringList) bool { return l.rt().Equal(o.rt()) }
+func (l *StringList) Equal(o *StringList) bool { return (*wireimpl.StringList)(l).Equal((*wireimpl.StringList)(o)) }
 
 // Scalar is the constraint of ScalarList's element types: the Go types of
 // protobuf's scalar kinds (enums are stored as int32).
@@ -92,31 +88,29 @@ type Scalar interface {
 // width (1, 4 or 8 bytes per element, little-endian, no padding).
 type ScalarList[T Scalar] wireimpl.ScalarList[T]
 
-func (l *ScalarList[T]) rt() *wireimpl.ScalarList[T] { return (*wireimpl.ScalarList[T])(l) }
-
 // Len is the number of elements.
-func (l *ScalarList[T]) Len() int { return l.rt().Len() }
+func (l *ScalarList[T]) Len() int { return (*wireimpl.ScalarList[T])(l).Len() }
 
 // At returns element i.
-func (l *ScalarList[T]) At(i int) T { return l.rt().At(i) }
+func (l *ScalarList[T]) At(i int) T { return (*wireimpl.ScalarList[T])(l).At(i) }
 
 // SetAt replaces element i.
-func (l *ScalarList[T]) SetAt(i int, v T) { l.rt().SetAt(i, v) }
+func (l *ScalarList[T]) SetAt(i int, v T) { (*wireimpl.ScalarList[T])(l).SetAt(i, v) }
 
 // Append adds v.
-func (l *ScalarList[T]) Append(v T) { l.rt().Append(v) }
+func (l *ScalarList[T]) Append(v T) { (*wireimpl.ScalarList[T])(l).Append(v) }
 
 // Slice returns the elements; the slice aliases arena memory, or for a
 // zero-copy list (IsZeroCopy, SetBuf) registered memory or the decoded
 // input, which must not be modified (valid until Reset).
-func (l *ScalarList[T]) Slice() []T { return l.rt().Slice() }
+func (l *ScalarList[T]) Slice() []T { return (*wireimpl.ScalarList[T])(l).Slice() }
 
 // Truncate shortens the list to n elements (panics when n > Len()).
-func (l *ScalarList[T]) Truncate(n int) { l.rt().Truncate(n) }
+func (l *ScalarList[T]) Truncate(n int) { (*wireimpl.ScalarList[T])(l).Truncate(n) }
 
 // Equal reports whether both lists hold the same elements, comparing
 // floats by their bits (NaN equals the same NaN; -0 differs from +0).
-func (l *ScalarList[T]) Equal(o *ScalarList[T]) bool { return l.rt().Equal(o.rt()) }
+func (l *ScalarList[T]) Equal(o *ScalarList[T]) bool { return (*wireimpl.ScalarList[T])(l).Equal((*wireimpl.ScalarList[T])(o)) }
 
 // SetBuf makes buf's window the list's elements (little-endian, at the
 // type's width, aligned for the type), viewed in place: no copy. At or
@@ -132,11 +126,11 @@ func (l *ScalarList[T]) Equal(o *ScalarList[T]) bool { return l.rt().Equal(o.rt(
 // multiple of the element width, a misaligned start or a big-endian host;
 // ErrTooLarge for more than MaxListLen elements. The list is unchanged on
 // error.
-func (l *ScalarList[T]) SetBuf(buf mem.Buf) error { return l.rt().SetBuf(buf) }
+func (l *ScalarList[T]) SetBuf(buf mem.Buf) error { return (*wireimpl.ScalarList[T])(l).SetBuf(buf) }
 
 // IsZeroCopy reports whether the list will be sent as its own zero-copy
 // entry (its elements view registered memory at or above the threshold).
-func (l *ScalarList[T]) IsZeroCopy() bool { return l.rt().IsZeroCopy() }
+func (l *ScalarList[T]) IsZeroCopy() bool { return (*wireimpl.ScalarList[T])(l).IsZeroCopy() }
 
 // MessagePtr is the constraint of message-typed fields and lists: a
 // pointer to a generated message type.
@@ -150,21 +144,19 @@ type MessagePtr interface {
 // lists and nested messages stay lazy) or InitX accessor.
 type MessageList[P MessagePtr] wireimpl.MessageList[P]
 
-func (l *MessageList[P]) rt() *wireimpl.MessageList[P] { return (*wireimpl.MessageList[P])(l) }
-
 // Len is the number of elements.
-func (l *MessageList[P]) Len() int { return l.rt().Len() }
+func (l *MessageList[P]) Len() int { return (*wireimpl.MessageList[P])(l).Len() }
 
 // At returns element i.
-func (l *MessageList[P]) At(i int) P { return l.rt().At(i) }
+func (l *MessageList[P]) At(i int) P { return (*wireimpl.MessageList[P])(l).At(i) }
 
 // Append adds m (a message of the same arena).
-func (l *MessageList[P]) Append(m P) { l.rt().Append(m) }
+func (l *MessageList[P]) Append(m P) { (*wireimpl.MessageList[P])(l).Append(m) }
 
 // Truncate shortens the list to n elements.
-func (l *MessageList[P]) Truncate(n int) { l.rt().Truncate(n) }
+func (l *MessageList[P]) Truncate(n int) { (*wireimpl.MessageList[P])(l).Truncate(n) }
 
 // Equal reports whether both lists have equal elements by eq.
 func (l *MessageList[P]) Equal(o *MessageList[P], eq func(P, P) bool) bool {
-	return l.rt().Equal(o.rt(), eq)
+	return (*wireimpl.MessageList[P])(l).Equal((*wireimpl.MessageList[P])(o), eq)
 }

@@ -18,8 +18,8 @@ func (s Sizes) Head() int { return s.Header + s.Copied }
 func (s Sizes) Total() int { return s.Header + s.Copied + s.ZeroCopy }
 
 // EntrySink receives the zero-copy entries of a message during
-// serialization, in wire order (the method set of wire.EntrySink). The Buf
-// is borrowed for the duration of the call.
+// serialization, in wire order (wire.EntrySink is this type). The Buf is
+// borrowed for the duration of the call.
 type EntrySink interface {
 	ZeroCopyEntry(b mem.Buf) error
 }
