@@ -41,7 +41,9 @@ func (l *BytesList) Truncate(n int) { (*wireimpl.BytesList)(l).Truncate(n) }
 func (l *BytesList) IsZeroCopy(i int) bool { return (*wireimpl.BytesList)(l).Field(i).IsZeroCopy() }
 
 // Equal reports whether both lists hold the same elements.
-func (l *BytesList) Equal(o *BytesList) bool { return (*wireimpl.BytesList)(l).Equal((*wireimpl.BytesList)(o)) }
+func (l *BytesList) Equal(o *BytesList) bool {
+	return (*wireimpl.BytesList)(l).Equal((*wireimpl.BytesList)(o))
+}
 
 // StringList is a repeated string field; elements are checked for UTF-8
 // when read (At). Get it from the generated GetX or InitX accessor; the
@@ -76,7 +78,9 @@ func (l *StringList) Truncate(n int) { (*wireimpl.StringList)(l).Truncate(n) }
 func (l *StringList) IsZeroCopy(i int) bool { return (*wireimpl.StringList)(l).Field(i).IsZeroCopy() }
 
 // Equal reports whether both lists hold the same elements.
-func (l *StringList) Equal(o *StringList) bool { return (*wireimpl.StringList)(l).Equal((*wireimpl.StringList)(o)) }
+func (l *StringList) Equal(o *StringList) bool {
+	return (*wireimpl.StringList)(l).Equal((*wireimpl.StringList)(o))
+}
 
 // Scalar is the constraint of ScalarList's element types: the Go types of
 // protobuf's scalar kinds (enums are stored as int32).
@@ -110,7 +114,9 @@ func (l *ScalarList[T]) Truncate(n int) { (*wireimpl.ScalarList[T])(l).Truncate(
 
 // Equal reports whether both lists hold the same elements, comparing
 // floats by their bits (NaN equals the same NaN; -0 differs from +0).
-func (l *ScalarList[T]) Equal(o *ScalarList[T]) bool { return (*wireimpl.ScalarList[T])(l).Equal((*wireimpl.ScalarList[T])(o)) }
+func (l *ScalarList[T]) Equal(o *ScalarList[T]) bool {
+	return (*wireimpl.ScalarList[T])(l).Equal((*wireimpl.ScalarList[T])(o))
+}
 
 // SetBuf makes buf's window the list's elements (little-endian, at the
 // type's width, aligned for the type), viewed in place: no copy. At or
