@@ -137,3 +137,17 @@ func ExampleBytes() {
 	fmt.Println(small.IsZeroCopy(), big.IsZeroCopy(), other.IsZeroCopy())
 	// Output: false true false
 }
+
+// Generated code names the runtime version it was made for, N, in two
+// constants; with N = Version they compile. Code for N = Version+1 (a
+// newer generator) or N < MinVersion would not: the constant expression
+// is negative, which EnforceVersion, an unsigned type, cannot hold.
+func ExampleEnforceVersion() {
+	const n = wireimpl.Version // the generator writes the number itself
+	const (
+		_ = wireimpl.EnforceVersion(n - wireimpl.MinVersion)
+		_ = wireimpl.EnforceVersion(wireimpl.Version - n)
+	)
+	fmt.Println(wireimpl.MinVersion <= n && n <= wireimpl.Version)
+	// Output: true
+}
