@@ -219,16 +219,23 @@ func StartSerialize(m Msg, c *Core, dst []byte, sink EntrySink) (*Encoder, error
 	if a.szFor != c {
 		m.Sizes()
 	}
-	sz, err := a.sz, a.szErr
-	if err != nil {
-		return nil, err
+	if a.szErr != nil {
+		return nil, a.szErr
 	}
-	if len(dst) != sz.Header+sz.Copied {
+	hdr, head := a.sz.Header, a.sz.Header+a.sz.Copied
+	if len(dst) != head {
 		return nil, ErrDstSize
 	}
-	e := &a.enc
 	a.busyEnc = true
-	e.reset(dst, sz, sink, false)
+	// Encoder.reset inline, reading the cached sizes in place.
+	e := &a.enc
+	e.dst, e.sink, e.err = dst, sink, nil
+	e.sga, _ = sink.(*SGA)
+	e.hdr, e.hdrEnd = 0, hdr
+	e.cp, e.cpEnd = hdr, head
+	e.zc, e.zcEnd = head, head+a.sz.ZeroCopy
+	e.entries, e.wantEnt, e.flat = 0, a.sz.Entries, false
+	e.base, e.words, e.ent, e.entEnd, e.depth = 0, 0, 0, 0, 0
 	return e, nil
 }
 
