@@ -91,6 +91,23 @@ func (a *Arena) Reset() error {
 // the arena's own slab, valid until Reset (the inlined fast path of
 // slab.alloc for one value).
 func (a *Arena) newSource() *source {
+	p := a.sourceSlot()
+	*p = source{a: a, epoch: a.epoch}
+	return p
+}
+
+// newSourceOf is newSource for an input p held by h, decoded at the
+// arena's current Threshold: the record is written once.
+func (a *Arena) newSourceOf(p []byte, h mem.Buf) *source {
+	src := a.sourceSlot()
+	// Field by field (every field of source): cheaper than a literal.
+	src.data, src.buf, src.thr, src.a, src.epoch, src.segs = p, h, a.Threshold, a, a.epoch, nil
+	return src
+}
+
+// sourceSlot returns the next source record of the slab (holding stale
+// contents: the caller assigns the whole record).
+func (a *Arena) sourceSlot() *source {
 	s := &a.srcs
 	if s.epoch != a.epoch { // the first decode after a Reset
 		if mem.Checked {
@@ -109,7 +126,6 @@ func (a *Arena) newSource() *source {
 	} else {
 		p = &s.alloc(a, 1, false)[0]
 	}
-	*p = source{a: a, epoch: a.epoch}
 	return p
 }
 

@@ -22,6 +22,9 @@ import (
 // values. Unknown fields (from a newer schema) are skipped. The first
 // error is kept and returned by the decode call; after it every read
 // returns zero values.
+//
+// (startDecode assigns every field one by one: keep it in step when
+// adding one.)
 type Decoder struct {
 	a     *Arena
 	src   *source

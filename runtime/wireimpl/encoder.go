@@ -47,7 +47,8 @@ type Encoder struct {
 }
 
 // reset prepares e for an object of sizes sz (field by field: cheaper
-// than assigning a whole Encoder literal).
+// than assigning a whole Encoder literal). StartSerialize has a copy of
+// it inline: keep the two in step.
 func (e *Encoder) reset(dst []byte, sz Sizes, sink EntrySink, flat bool) {
 	e.dst, e.sink, e.err = dst, sink, nil
 	e.sga, _ = sink.(*SGA)

@@ -219,16 +219,23 @@ func StartSerialize(m Msg, c *Core, dst []byte, sink EntrySink) (*Encoder, error
 	if a.szFor != c {
 		sizesOf(m, c)
 	}
-	sz, err := a.sz, a.szErr
-	if err != nil {
-		return nil, err
+	if a.szErr != nil {
+		return nil, a.szErr
 	}
-	if len(dst) != sz.Header+sz.Copied {
+	hdr, head := a.sz.Header, a.sz.Header+a.sz.Copied
+	if len(dst) != head {
 		return nil, ErrDstSize
 	}
-	e := &a.enc
 	a.busyEnc = true
-	e.reset(dst, sz, sink, false)
+	// Encoder.reset inline, reading the cached sizes in place.
+	e := &a.enc
+	e.dst, e.sink, e.err = dst, sink, nil
+	e.sga, _ = sink.(*SGA)
+	e.hdr, e.hdrEnd = 0, hdr
+	e.cp, e.cpEnd = hdr, head
+	e.zc, e.zcEnd = head, head+a.sz.ZeroCopy
+	e.entries, e.wantEnt, e.flat = 0, a.sz.Entries, false
+	e.base, e.words, e.ent, e.entEnd, e.depth = 0, 0, 0, 0, 0
 	return e, nil
 }
 
@@ -237,7 +244,8 @@ func StartSerialize(m Msg, c *Core, dst []byte, sink EntrySink) (*Encoder, error
 // (ErrModified otherwise) and returns the first error.
 func (e *Encoder) FinishSerialize(c *Core) error {
 	err := e.err
-	if err == nil && (e.hdr != e.hdrEnd || e.cp != e.cpEnd || e.zc != e.zcEnd || e.entries != e.wantEnt) {
+	// One branch for the four cursor checks: any difference is non-zero.
+	if err == nil && (e.hdr^e.hdrEnd)|(e.cp^e.cpEnd)|(e.zc^e.zcEnd)|(e.entries^e.wantEnt) != 0 {
 		err = ErrModified
 	}
 	e.dst, e.sink, e.sga, e.err = nil, nil, nil, nil
@@ -253,23 +261,26 @@ func (e *Encoder) Begin1(b0 uint32) EncoderMark {
 	mk := EncoderMark{e.base, e.words, e.ent, e.entEnd}
 	e.depth++
 	start := e.hdr
-	w := 0
-	if b0 != 0 {
-		w = 1
+	if b0 == 0 { // no field present: the word count 0 and no entries
+		end := start + 4
+		if e.err != nil || end > e.hdrEnd {
+			e.fail(ErrModified)
+			e.words, e.ent, e.entEnd = 0, 0, 0
+			return mk
+		}
+		binary.LittleEndian.PutUint32(e.dst[start:end], 0)
+		e.base, e.words, e.ent, e.entEnd, e.hdr = start, 0, end, end, end
+		return mk
 	}
-	ents := start + 4 + 4*w
+	ents := start + 8
 	end := ents + EntrySize*bits.OnesCount32(b0)
 	if e.err != nil || end > e.hdrEnd {
 		e.fail(ErrModified)
 		e.words, e.ent, e.entEnd = 0, 0, 0
 		return mk
 	}
-	if w == 0 {
-		binary.LittleEndian.PutUint32(e.dst[start:start+4], 0)
-	} else {
-		binary.LittleEndian.PutUint64(e.dst[start:start+8], 1|uint64(b0)<<32)
-	}
-	e.base, e.words, e.ent, e.entEnd, e.hdr = start, w, ents, end, end
+	binary.LittleEndian.PutUint64(e.dst[start:ents], 1|uint64(b0)<<32)
+	e.base, e.words, e.ent, e.entEnd, e.hdr = start, 1, ents, end, end
 	return mk
 }
 
@@ -467,8 +478,7 @@ func (c *Core) startDecode(a *Arena, p []byte, h mem.Buf) (*Decoder, error) {
 	if uint64(len(p)) > MaxMessageSize {
 		return nil, malformed(0, 0, "input larger than MaxMessageSize")
 	}
-	src := a.newSource()
-	src.data, src.buf, src.thr = p, h, a.Threshold
+	src := a.newSourceOf(p, h)
 	if !h.IsZero() {
 		a.lastSrc = src
 	}
@@ -485,7 +495,11 @@ func (c *Core) startDecode(a *Arena, p []byte, h mem.Buf) (*Decoder, error) {
 	if len(p) >= 8 && binary.LittleEndian.Uint32(p) == 1 {
 		w0 := binary.LittleEndian.Uint32(p[4:8])
 		if n := bits.OnesCount32(w0); EntrySize*n <= len(p)-8 {
-			*d = Decoder{a: a, src: src, data: p, end: len(p), words: 1, ents: 8, dyn: 8 + EntrySize*n, w0: w0}
+			// Field by field: cheaper than assigning a Decoder literal
+			// (every field is set; see Decoder).
+			d.a, d.src, d.data, d.err = a, src, p, nil
+			d.start, d.end, d.words, d.ents, d.dyn = 0, len(p), 1, 8, 8+EntrySize*n
+			d.fixedEnd, d.pw, d.pre, d.depth, d.w0 = 0, 0, 0, 0, w0
 			return d, nil
 		}
 	}

@@ -89,6 +89,8 @@ func (c *Core) ClearHas(i int) {
 // source is one decoded input: the bytes that decoded fields alias, and the
 // registered window (borrowed; the arena holds the reference) when the
 // input is registered memory.
+//
+// (Arena.newSourceOf assigns every field: keep it in step when adding one.)
 type source struct {
 	data  []byte
 	buf   mem.Buf
