@@ -1,11 +1,12 @@
-package kv
+package kvbench
 
 import (
 	"fmt"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"github.com/cornflakes-go/cornflakes/kv/internal/kvfb"
+		"github.com/cornflakes-go/cornflakes/kv"
+"github.com/cornflakes-go/cornflakes/kv/internal/kvfb"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/workload"
 )

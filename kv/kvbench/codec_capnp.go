@@ -1,4 +1,4 @@
-package kv
+package kvbench
 
 import (
 	"encoding/binary"
@@ -6,7 +6,8 @@ import (
 
 	capnp "capnproto.org/go/capnp/v3"
 
-	"github.com/cornflakes-go/cornflakes/kv/internal/kvcapnp"
+		"github.com/cornflakes-go/cornflakes/kv"
+"github.com/cornflakes-go/cornflakes/kv/internal/kvcapnp"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/workload"
 )

@@ -1,11 +1,12 @@
-package kv
+package kvbench
 
 import (
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/cornflakes-go/cornflakes/kv/internal/kvpbgo"
+		"github.com/cornflakes-go/cornflakes/kv"
+"github.com/cornflakes-go/cornflakes/kv/internal/kvpbgo"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
