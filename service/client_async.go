@@ -244,8 +244,8 @@ func (c *Client) bound(d *ServiceDesc, i int, data []byte) (*binding, error) {
 
 // Run runs the endpoint's loop on the calling goroutine until ctx is done
 // or the Client is closed, and returns ctx.Err() or ErrClientClosed (or
-// the endpoint's error; asynchronous calls then waiting to be sent fail
-// with it). While asynchronous calls are in flight it runs the endpoint's
+// the endpoint's error; if it is closed, asynchronous calls then waiting
+// to be sent fail with it). While asynchronous calls are in flight it runs the endpoint's
 // loop (rpc.Endpoint.Run: polling, and sleeping on the datapath's wake-up
 // when idle); when none are and no synchronous caller waits, it lets the
 // loop go and sleeps until the next asynchronous call (synchronous callers
@@ -344,7 +344,10 @@ func (c *Client) runLed(ctx context.Context) error {
 	case err == nil || errors.Is(err, ErrClientClosed) || errors.Is(err, ctx.Err()) && ctx.Err() != nil:
 		return err
 	}
-	c.failPosted(err)
+	if errors.Is(err, rpc.ErrClosed) {
+		// The endpoint ended: what was posted to it will never be sent.
+		c.failPosted(err)
+	}
 	return fmt.Errorf("service: running the endpoint: %w", err)
 }
 
