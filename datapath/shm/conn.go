@@ -277,10 +277,6 @@ func (c *conn) wakePeer() {
 // reapCompletions releases our slots the peer is done with.
 func (c *conn) reapCompletions() {
 	prod := c.remote.loadComplProd()
-	if prod == c.complCons {
-		// Nothing new: no store to the cache line the peer reads.
-		return
-	}
 	if prod-c.complCons > complRing {
 		c.violation("completion ring index jumped")
 		return

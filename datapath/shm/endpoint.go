@@ -42,9 +42,6 @@ const (
 	// pollEvery is how often a busy endpoint checks its sockets
 	// (connections, hang-ups) from Recv and Flush.
 	pollEvery = time.Millisecond
-	// pollSkip is how many calls of a busy endpoint maybePoll lets pass
-	// between two looks at the clock.
-	pollSkip = 16
 )
 
 func init() {
@@ -77,8 +74,6 @@ type Endpoint struct {
 	zc       driver.EntryCollector
 	queued   int
 	lastPoll time.Time
-	moved    bool // the last receive found packets (maybePoll)
-	skipped  int  // maybePoll calls since it last read the clock
 	pfds     []unix.PollFd
 	pconns   []*conn // the connection of each pfds entry after the first three
 	msg      []byte
@@ -639,7 +634,6 @@ func (ep *Endpoint) recv(pkts []datapath.Packet, segd []datapath.Segmented) (int
 	if n > 0 {
 		ep.rr = (ep.rr + 1) % n
 	}
-	ep.moved = got > 0
 	for _, c := range ep.conns {
 		if c.needWake && c.state == connUp {
 			c.wakePeer()

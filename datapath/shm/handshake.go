@@ -61,17 +61,8 @@ func (ep *Endpoint) dial(dst netip.AddrPort) (*conn, error) {
 }
 
 // maybePoll checks the sockets when pollEvery has passed since the last
-// check. Reading the clock costs as much as the rest of a busy poll's
-// iteration on some virtual machines, so while receives keep finding
-// packets (ep.moved) it reads it only on every pollSkip-th call: a busy
-// endpoint notices a hang-up or a new peer at most pollSkip calls after
-// pollEvery; an idle one on the first call after it.
+// check.
 func (ep *Endpoint) maybePoll() {
-	if ep.moved && ep.skipped < pollSkip {
-		ep.skipped++
-		return
-	}
-	ep.skipped = 0
 	if time.Since(ep.lastPoll) >= pollEvery {
 		ep.poll(0)
 	}
