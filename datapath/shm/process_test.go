@@ -276,9 +276,8 @@ func TestPeerCrashWhileHeld(t *testing.T) {
 }
 
 // TestBusyEndpointNoticesHangUp: an endpoint whose every Recv finds
-// packets from one peer (so it reads the clock for its socket check only
-// now and then) still notices that another peer hung up, without ever
-// calling Wait.
+// packets from one peer still notices, from Recv's socket check alone
+// (it never calls Wait), that another peer hung up.
 func TestBusyEndpointNoticesHangUp(t *testing.T) {
 	a, _ := openTest(t, randAddr())
 	b, _ := openTest(t, netip.AddrPort{})
