@@ -172,7 +172,10 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "directory for resp-bench.json, resp-bench.csv and resp-bench.png (default ./out/resp-bench-<timestamp>)")
 	sizes := fs.String("sizes", "", "comma-separated value sizes in bytes (redis-benchmark -d); default 64,4096 and, without --quick, 65536")
 	pipelines := fs.String("pipelines", "", "comma-separated pipeline depths (redis-benchmark -P); default 1,16")
-	requests := fs.Int("n", 0, "requests per test (redis-benchmark -n; 4x when pipelined, fewer for lrange_100 with large values); default 20000 with --quick, else 100000")
+	requests := fs.Int("n", 0, "requests per test (redis-benchmark -n; 4x when pipelined, fewer for lrange_100 with large values); "+
+		"default: 100000 (20000 with --quick), 4x when pipelined, bounded by --bytes")
+	budget := fs.String("bytes", "", "without -n: the most value bytes one test moves (-n is at most this divided by the value bytes of one request: "+
+		"the value for set and get, 10 values for mset, 100 for an lrange_100 reply; at least -c); with k/kb/m/mb/g/gb; default 512mb (128mb with --quick)")
 	clients := fs.Int("c", 16, "connections (redis-benchmark -c)")
 	goroutines := fs.Bool("goroutines", false, "serve each connection on a goroutine of its own instead of the epoll event loops")
 	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS/2, at least 1)")
@@ -193,6 +196,14 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	if o.Pipelines, err = intList(*pipelines, 1, 1024); err != nil {
 		fmt.Fprintf(stderr, "resp bench: --pipelines: %v\n", err)
 		return errUsage
+	}
+	if *budget != "" {
+		b, err := resp.ParseMemory(*budget)
+		if err != nil || b <= 0 {
+			fmt.Fprintf(stderr, "resp bench: --bytes %q: want a positive size\n", *budget)
+			return errUsage
+		}
+		o.Bytes = b
 	}
 	if *requests < 0 || *clients < 1 {
 		fmt.Fprintln(stderr, "resp bench: -n must be >= 0 and -c >= 1")
