@@ -193,8 +193,13 @@ func cmdLRange(cn *conn, args [][]byte) {
 		return
 	}
 	cn.out.arrayHeader(t - s + 1)
+	l, th := e.list(), cn.srv.cfg.Threshold
 	for i := s; i <= t; i++ {
-		cn.reply(e.list().index(i))
+		if p := l.index(i); th >= 0 && len(p) >= th {
+			cn.reply(p) // perhaps zero-copy
+		} else {
+			cn.out.bulk(p)
+		}
 	}
 }
 

@@ -47,7 +47,7 @@ const loopTick = 100 * time.Millisecond
 // system call and handed to another thread, and sysmon, having had work,
 // goes back to polling every 20 µs (a nanosleep each) for a millisecond
 // or more. Yielding well within the 10 ms keeps sysmon asleep.
-const yieldEvery = 2 * time.Millisecond
+const yieldEvery = 5 * time.Millisecond
 
 // maxIov is the most iovecs given to one writev (Linux's IOV_MAX).
 const maxIov = 1024
