@@ -9,8 +9,8 @@ import (
 
 func init() {
 	register(
-		&command{name: "del", arity: -2, flags: fWrite, first: 1, last: -1, step: 1, group: "generic", summary: "Delete keys", fn: cmdDel},
-		&command{name: "unlink", arity: -2, flags: fWrite | fFast, first: 1, last: -1, step: 1, group: "generic", summary: "Delete keys", fn: cmdDel},
+		&command{name: "del", arity: -2, flags: fWrite | fTouches, first: 1, last: -1, step: 1, group: "generic", summary: "Delete keys", fn: cmdDel},
+		&command{name: "unlink", arity: -2, flags: fWrite | fFast | fTouches, first: 1, last: -1, step: 1, group: "generic", summary: "Delete keys", fn: cmdDel},
 		&command{name: "exists", arity: -2, flags: fRead | fFast, first: 1, last: -1, step: 1, group: "generic", summary: "Count existing keys", fn: cmdExists},
 		&command{name: "type", arity: 2, flags: fRead | fFast, first: 1, last: 1, step: 1, group: "generic", summary: "The type of a key", fn: cmdType},
 		&command{name: "keys", arity: 2, flags: fRead, group: "generic", summary: "Keys matching a pattern", fn: cmdKeys},
@@ -35,6 +35,7 @@ func cmdDel(cn *conn, args [][]byte) {
 	n := 0
 	for _, k := range args[1:] {
 		if ks.lookup(d, k) != nil && ks.del(d, string(k)) {
+			cn.touched(k)
 			n++
 		}
 	}

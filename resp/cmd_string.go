@@ -13,16 +13,16 @@ const maxString = 512 << 20
 func init() {
 	register(
 		&command{name: "get", arity: 2, flags: fRead | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Get the value of a key", fn: cmdGet},
-		&command{name: "set", arity: -3, flags: fWrite | fDenyOOM, first: 1, last: 1, step: 1, group: "string", summary: "Set the string value of a key", fn: cmdSet},
-		&command{name: "setnx", arity: 3, flags: fWrite | fDenyOOM | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Set a key only if it does not exist", fn: cmdSetNX},
+		&command{name: "set", arity: -3, flags: fWrite | fDenyOOM | fTouches, first: 1, last: 1, step: 1, group: "string", summary: "Set the string value of a key", fn: cmdSet},
+		&command{name: "setnx", arity: 3, flags: fWrite | fDenyOOM | fFast | fTouches, first: 1, last: 1, step: 1, group: "string", summary: "Set a key only if it does not exist", fn: cmdSetNX},
 		&command{name: "setex", arity: 4, flags: fWrite | fDenyOOM, first: 1, last: 1, step: 1, group: "string", summary: "Set a key with an expiry in seconds", fn: cmdSetEX},
 		&command{name: "psetex", arity: 4, flags: fWrite | fDenyOOM, first: 1, last: 1, step: 1, group: "string", summary: "Set a key with an expiry in milliseconds", fn: cmdSetEX},
 		&command{name: "getset", arity: 3, flags: fWrite | fDenyOOM | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Set a key and return its old value", fn: cmdGetSet},
 		&command{name: "getdel", arity: 2, flags: fWrite | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Get a key and delete it", fn: cmdGetDel},
 		&command{name: "getex", arity: -2, flags: fWrite | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Get a key and set its expiry", fn: cmdGetEx},
 		&command{name: "mget", arity: -2, flags: fRead | fFast, first: 1, last: -1, step: 1, group: "string", summary: "Get the values of keys", fn: cmdMGet},
-		&command{name: "mset", arity: -3, flags: fWrite | fDenyOOM, first: 1, last: -1, step: 2, group: "string", summary: "Set keys", fn: cmdMSet},
-		&command{name: "msetnx", arity: -3, flags: fWrite | fDenyOOM, first: 1, last: -1, step: 2, group: "string", summary: "Set keys only if none exists", fn: cmdMSet},
+		&command{name: "mset", arity: -3, flags: fWrite | fDenyOOM | fTouches, first: 1, last: -1, step: 2, group: "string", summary: "Set keys", fn: cmdMSet},
+		&command{name: "msetnx", arity: -3, flags: fWrite | fDenyOOM | fTouches, first: 1, last: -1, step: 2, group: "string", summary: "Set keys only if none exists", fn: cmdMSet},
 		&command{name: "append", arity: 3, flags: fWrite | fDenyOOM | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Append to a string", fn: cmdAppend},
 		&command{name: "strlen", arity: 2, flags: fRead | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Length of a string", fn: cmdStrlen},
 		&command{name: "incr", arity: 2, flags: fWrite | fDenyOOM | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Increment an integer", fn: cmdIncr},
@@ -178,6 +178,7 @@ func cmdSet(cn *conn, args [][]byte) {
 		}
 		return
 	}
+	cn.touched(args[1])
 	ks.setString(d, args[1], args[2], keep)
 	if unit != "" {
 		d.expires[string(args[1])] = at
@@ -203,6 +204,7 @@ func cmdSetNX(cn *conn, args [][]byte) {
 		cn.out.int(0)
 		return
 	}
+	cn.touched(args[1])
 	ks.setString(d, args[1], args[2], false)
 	cn.out.int(1)
 }
@@ -307,6 +309,7 @@ func cmdMSet(cn *conn, args [][]byte) {
 		}
 	}
 	for i := 1; i < len(args); i += 2 {
+		cn.touched(args[i])
 		ks.setString(d, args[i], args[i+1], false)
 	}
 	if nx {

@@ -189,7 +189,7 @@ func (cn *conn) run(c *command, args [][]byte) {
 	}
 	if c.flags&fWrite != 0 && c.first > 0 {
 		d := cn.db()
-		if len(d.watch) > 0 {
+		if len(d.watch) > 0 && c.flags&fTouches == 0 {
 			last := c.last
 			if last < 0 {
 				last = len(args) + last
@@ -204,6 +204,10 @@ func (cn *conn) run(c *command, args [][]byte) {
 }
 
 func (cn *conn) db() *db { return cn.srv.ks.dbs[cn.dbi] }
+
+// touched marks the connections WATCHing key of the selected database
+// (a command with fTouches that changes key).
+func (cn *conn) touched(key []byte) { cn.srv.ks.touch(cn.db(), string(key)) }
 
 // flagMulti marks a transaction being queued as failed (EXEC answers
 // EXECABORT), as Redis does for a command refused while queuing.

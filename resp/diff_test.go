@@ -193,7 +193,8 @@ func TestDifferentialCases(t *testing.T) {
 }
 
 // TestDifferentialWatch: a watched key changed by another connection
-// aborts EXEC on both servers.
+// aborts EXEC on both servers; a write that changes nothing (SET NX of a
+// key that exists, SET XX, SETNX, MSETNX, DEL of an absent key) does not.
 func TestDifferentialWatch(t *testing.T) {
 	p, ts, rs := newDiffPair(t)
 	other := &diffPair{ours: dialRaw(t, ts.addr), redis: dialRaw(t, rs.addr)}
@@ -206,6 +207,14 @@ func TestDifferentialWatch(t *testing.T) {
 		{p, "WATCH w x"}, {other, "FLUSHALL"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
 		{p, "WATCH nope"}, {other, "SET nope 1"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
 		{p, "WATCH l"}, {other, "RPUSH l a"}, {p, "UNWATCH"}, {p, "MULTI"}, {p, "LPOP l"}, {p, "EXEC"},
+		{p, "SET w 1"}, {p, "WATCH w nope"}, {other, "SET w 2 NX"}, {other, "SET nope 1 XX"}, {other, "SETNX w 3"},
+		{other, "MSETNX w 4 nope 5"}, {other, "DEL nope"}, {other, "UNLINK nope gone"}, {p, "SET nope 6 XX GET"},
+		{p, "MULTI"}, {p, "GET w"}, {p, "EXEC"},
+		{p, "WATCH w"}, {other, "SET w 1"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH w"}, {other, "DEL nope w"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH w"}, {other, "MSET x 1 w 2"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH w"}, {other, "SETNX w 3"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH w"}, {p, "SET w 4 XX"}, {p, "MULTI"}, {p, "GET w"}, {p, "EXEC"},
 	} {
 		step.p.check(t, "watch", splitArgs(step.line)...)
 	}
