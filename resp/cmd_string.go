@@ -18,7 +18,7 @@ func init() {
 		&command{name: "setex", arity: 4, flags: fWrite | fDenyOOM, first: 1, last: 1, step: 1, group: "string", summary: "Set a key with an expiry in seconds", fn: cmdSetEX},
 		&command{name: "psetex", arity: 4, flags: fWrite | fDenyOOM, first: 1, last: 1, step: 1, group: "string", summary: "Set a key with an expiry in milliseconds", fn: cmdSetEX},
 		&command{name: "getset", arity: 3, flags: fWrite | fDenyOOM | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Set a key and return its old value", fn: cmdGetSet},
-		&command{name: "getdel", arity: 2, flags: fWrite | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Get a key and delete it", fn: cmdGetDel},
+		&command{name: "getdel", arity: 2, flags: fWrite | fFast | fTouches, first: 1, last: 1, step: 1, group: "string", summary: "Get a key and delete it", fn: cmdGetDel},
 		&command{name: "getex", arity: -2, flags: fWrite | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Get a key and set its expiry", fn: cmdGetEx},
 		&command{name: "mget", arity: -2, flags: fRead | fFast, first: 1, last: -1, step: 1, group: "string", summary: "Get the values of keys", fn: cmdMGet},
 		&command{name: "mset", arity: -3, flags: fWrite | fDenyOOM | fTouches, first: 1, last: -1, step: 2, group: "string", summary: "Set keys", fn: cmdMSet},
@@ -247,6 +247,7 @@ func cmdGetDel(cn *conn, args [][]byte) {
 		return
 	}
 	cn.reply(e.str())
+	cn.touched(args[1])
 	cn.srv.ks.del(cn.db(), string(args[1]))
 }
 

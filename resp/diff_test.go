@@ -215,6 +215,21 @@ func TestDifferentialWatch(t *testing.T) {
 		{p, "WATCH w"}, {other, "MSET x 1 w 2"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
 		{p, "WATCH w"}, {other, "SETNX w 3"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
 		{p, "WATCH w"}, {p, "SET w 4 XX"}, {p, "MULTI"}, {p, "GET w"}, {p, "EXEC"},
+		// No-ops of the other commands that mark only what they change.
+		{p, "RPUSH l a b"}, {p, "HSET h f 1"}, {p, "SET e 1"},
+		{p, "WATCH nope l h e"}, {other, "EXPIRE nope 10"}, {other, "PEXPIRE e 100000 XX"}, {other, "PERSIST e"},
+		{other, "PERSIST nope"}, {other, "LPUSHX nope a"}, {other, "RPUSHX nope a"}, {other, "LPOP nope"},
+		{other, "RPOP l 0"}, {other, "LREM l 0 zz"}, {other, "HSETNX h f 2"}, {other, "HDEL h g"},
+		{other, "HDEL nope f"}, {other, "GETDEL nope"}, {p, "MULTI"}, {p, "LRANGE l 0 -1"}, {p, "EXEC"},
+		{p, "WATCH e"}, {other, "EXPIRE e 100"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH e"}, {other, "PERSIST e"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH l"}, {other, "RPUSHX l c"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH l"}, {other, "LPOP l 1"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH l"}, {other, "LREM l 0 b"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH h"}, {other, "HSETNX h g 2"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH h"}, {other, "HDEL h x g"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH e"}, {other, "GETDEL e"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH l"}, {other, "EXPIRE l -1"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
 	} {
 		step.p.check(t, "watch", splitArgs(step.line)...)
 	}
