@@ -1,11 +1,11 @@
 package resp
 
 import (
-	"unsafe"
-
 	"math"
+	"math/big"
 	"sort"
 	"strconv"
+	"unsafe"
 )
 
 func init() {
@@ -268,7 +268,7 @@ func cmdHIncrBy(cn *conn, args [][]byte) {
 }
 
 func cmdHIncrByFloat(cn *conn, args [][]byte) {
-	by, ok := parseFloat(args[3])
+	by, ok := parseLD(args[3])
 	if !ok {
 		cn.fail(errFloat)
 		return
@@ -277,21 +277,21 @@ func cmdHIncrByFloat(cn *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	var cur float64
+	cur := new(big.Float)
 	if e != nil {
 		if v, has := e.hash().get(args[2]); has {
-			if cur, ok = parseFloat(v); !ok {
+			if cur, ok = parseLD(v); !ok {
 				cn.fail("hash value is not a float")
 				return
 			}
 		}
 	}
-	cur += by
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	sum, ok := addLD(cur, by)
+	if !ok {
 		cn.fail("increment would produce NaN or Infinity")
 		return
 	}
-	v := []byte(formatFloat(cur))
+	v := []byte(formatLD(sum))
 	e, _ = cn.hashForWrite(args[1])
 	cn.srv.ks.hset(e, args[2], v)
 	cn.out.bulk(v)

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -414,24 +415,24 @@ func cmdIncrByFloat(cn *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	var cur float64
+	cur := new(big.Float)
 	if e != nil {
-		if cur, ok = parseFloat(e.str()); !ok {
+		if cur, ok = parseLD(e.str()); !ok {
 			cn.fail(errFloat)
 			return
 		}
 	}
-	by, ok := parseFloat(args[2])
+	by, ok := parseLD(args[2])
 	if !ok {
 		cn.fail(errFloat)
 		return
 	}
-	cur += by
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	sum, ok := addLD(cur, by)
+	if !ok {
 		cn.fail("increment would produce NaN or Infinity")
 		return
 	}
-	v := []byte(formatFloat(cur))
+	v := []byte(formatLD(sum))
 	if e == nil {
 		cn.srv.ks.setString(cn.db(), args[1], v, false)
 	} else {

@@ -105,10 +105,6 @@ func parseFloat(b []byte) (float64, bool) {
 	return f, true
 }
 
-// formatFloat formats as Redis's human long double formatting: fixed
-// notation, no trailing zeros.
-func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
 // sanitize shortens b to 128 bytes and replaces bytes that do not belong in
 // an error line.
 func sanitize(b []byte) string {
