@@ -86,25 +86,6 @@ func (cn *conn) intArg(b []byte) (int64, bool) {
 	return v, ok
 }
 
-// parseFloat parses a float as Redis's strtold checks do: no spaces, no
-// NaN, the whole string.
-func parseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 || b[0] == ' ' || b[len(b)-1] == ' ' {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return f, true // ±Inf, as strtold
-		}
-		return 0, false
-	}
-	if f != f {
-		return 0, false
-	}
-	return f, true
-}
-
 // sanitize shortens b to 128 bytes and replaces bytes that do not belong in
 // an error line.
 func sanitize(b []byte) string {
