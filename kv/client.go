@@ -204,23 +204,35 @@ func (c *Client) poolsOf(i int) (*connPools, error) {
 	return cp, nil
 }
 
+// takeID reserves a free endpoint id of the client's Nexus.
+func (c *Client) takeID() (uint8, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := 1; i < 256; i++ {
+		if !c.ids[i] {
+			c.ids[i] = true
+			return uint8(i), nil
+		}
+	}
+	return 0, ErrTooManyConns
+}
+
+// releaseID frees an endpoint id takeID reserved.
+func (c *Client) releaseID(id uint8) {
+	c.mu.Lock()
+	c.ids[id] = false
+	c.mu.Unlock()
+}
+
 func (c *Client) dial(codec Codec, client int) (_ *Conn, err error) {
 	if err := codec.valid(); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	id := -1
-	for i := 1; i < 256; i++ {
-		if !c.ids[i] {
-			c.ids[i], id = true, i
-			break
-		}
+	id, err := c.takeID()
+	if err != nil {
+		return nil, err
 	}
-	c.mu.Unlock()
-	if id < 0 {
-		return nil, ErrTooManyConns
-	}
-	cn := &Conn{cl: c, id: uint8(id), codec: codec}
+	cn := &Conn{cl: c, id: id, codec: codec}
 	defer func() {
 		if err != nil {
 			_ = cn.Close()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/kv/internal/kvcodec"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -36,7 +37,7 @@ var (
 	// ErrUnknownSerializer: a serializer or mode name is not known.
 	ErrUnknownSerializer = errors.New("kv: unknown serializer")
 	// ErrBadMessage: a request or response body does not decode.
-	ErrBadMessage = errors.New("kv: malformed message")
+	ErrBadMessage = kvcodec.ErrBadMessage
 	// ErrServer: the server answered a request with an error status.
 	ErrServer = errors.New("kv: server error")
 )
@@ -62,11 +63,15 @@ const (
 	numCodecs
 )
 
-// AllCodecs lists every codec.
+// AllCodecs lists every codec linked into the program: the Cornflakes
+// codecs, and the baselines when kv/kvbench (which registers them with
+// RegisterCodec) is imported.
 func AllCodecs() []Codec {
 	var cs []Codec
 	for c := CodecCFHybrid; c < numCodecs; c++ {
-		cs = append(cs, c)
+		if c.Serializer() == SerCornflakes || registered(c) != nil {
+			cs = append(cs, c)
+		}
 	}
 	return cs
 }
@@ -212,50 +217,23 @@ func newCodec(c Codec) (codec, error) {
 		return newCFCodec(c.threshold(), true), nil
 	case CodecCFHybridFlat, CodecCFCopyFlat, CodecCFZeroCopyFlat:
 		return newCFCodec(c.threshold(), false), nil
-	case CodecProtobuf:
-		return newPBCodec(false), nil
-	case CodecVTProtobuf:
-		return newPBCodec(true), nil
-	case CodecFlatBuffers:
-		return newFBCodec(), nil
-	case CodecCapnp:
-		return newCapnpCodec(), nil
+	}
+	if c.valid() == nil {
+		if f := registered(c); f != nil {
+			return extCodec{f()}, nil
+		}
+		return nil, fmt.Errorf("%w: %s is not linked into this program (import kv/kvbench, which registers the baselines)", ErrUnknownSerializer, c)
 	}
 	return nil, fmt.Errorf("%w: codec %d", ErrUnknownSerializer, c)
 }
 
 // singleValue reports whether op answers with exactly one value (the
 // response's val field) rather than a list (vals).
-func singleValue(op workload.Op) bool { return op == workload.OpGet || op == workload.OpGetFromList }
+func singleValue(op workload.Op) bool { return kvcodec.SingleValue(op) }
 
-// Wire status codes of Resp.status.
-const (
-	wireOK       = 0
-	wireNotFound = 1
-	wireError    = 2
-)
+func statusToWire(s workload.Status) uint32 { return kvcodec.StatusToWire(s) }
 
-func statusToWire(s workload.Status) uint32 {
-	switch s {
-	case workload.StatusOK:
-		return wireOK
-	case workload.StatusNotFound:
-		return wireNotFound
-	}
-	return wireError
-}
-
-func statusFromWire(s uint32) (workload.Status, error) {
-	switch s {
-	case wireOK:
-		return workload.StatusOK, nil
-	case wireNotFound:
-		return workload.StatusNotFound, nil
-	case wireError:
-		return workload.StatusError, nil
-	}
-	return workload.StatusError, fmt.Errorf("%w: status %d", ErrBadMessage, s)
-}
+func statusFromWire(s uint32) (workload.Status, error) { return kvcodec.StatusFromWire(s) }
 
 // body is an encoded message as a codec produces it: a Cornflakes object
 // (serialize-and-send), a registered buffer (sent zero-copy) or bytes in
@@ -291,18 +269,7 @@ func (b body) appendTo(dst []byte) ([]byte, error) {
 }
 
 // allocMsg returns a registered buffer of exactly n bytes from pool.
-func allocMsg(pool *mem.Pool, n int) (mem.Buf, error) {
-	b, err := pool.Alloc(max(n, 1))
-	if err != nil {
-		return mem.Buf{}, err
-	}
-	return b.Slice(0, n), nil
-}
+func allocMsg(pool *mem.Pool, n int) (mem.Buf, error) { return kvcodec.AllocMsg(pool, n) }
 
 // checkIndex converts a wire list index.
-func checkIndex(i uint32) (int, error) {
-	if i > MaxListLen {
-		return 0, fmt.Errorf("%w: list index %d", ErrBadMessage, i)
-	}
-	return int(i), nil
-}
+func checkIndex(i uint32) (int, error) { return kvcodec.CheckIndex(i, MaxListLen) }

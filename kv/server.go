@@ -124,6 +124,7 @@ type Server struct {
 	cfg    ServerConfig
 	nx     *rpc.Nexus
 	store  *Store
+	svc    *kvService // the typed service (service.go)
 	eps    []*serverEP
 	byID   [256]*serverEP
 	cancel context.CancelFunc
@@ -266,6 +267,9 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 				return nil, err
 			}
 		}
+	}
+	if err := s.registerService(); err != nil {
+		return nil, err
 	}
 	for i := 0; i < cfg.Endpoints; i++ {
 		dp, err := openDatapath(cfg.Datapath, cfg.Addr.Addr(), cfg.Memnet, cfg.XDP, nil, shared)
@@ -422,6 +426,11 @@ func (s *Server) Stats() ServerStats {
 		st.Requests += e.reqs.Load()
 		st.Errors += e.errs.Load()
 		st.Denied += e.denied.Load()
+	}
+	if s.svc != nil {
+		st.Requests += s.svc.reqs.Load()
+		st.Errors += s.svc.errs.Load()
+		st.Denied += s.svc.denied.Load()
 	}
 	return st
 }

@@ -67,8 +67,9 @@ func allocTestServer(t *testing.T) *Server {
 // TestCommandAllocs: once a connection's buffers have grown, reading,
 // parsing, executing and answering the read commands (GET, MGET, LRANGE,
 // HGET, EXISTS, DEL of an absent key, PING), with values on both sides of
-// the threshold, pipelined or not, allocates nothing. (Writes allocate
-// the key and value they store.)
+// the threshold, pipelined or not, allocates nothing; nor does SET of a
+// string key that exists. (Other writes allocate the key and value they
+// store.)
 func TestCommandAllocs(t *testing.T) {
 	srv := allocTestServer(t)
 	k := []byte("k")
@@ -88,6 +89,10 @@ func TestCommandAllocs(t *testing.T) {
 			"EXISTS": encode([]byte("EXISTS"), k, []byte("absent")),
 			"DEL":    encode([]byte("DEL"), []byte("absent")),
 			"PING":   encode([]byte("PING")),
+			// SET of a string key that exists: the entry stays; a value
+			// below the threshold of the same size is overwritten in place,
+			// a larger one goes to the pool.
+			"SET": encode([]byte("SET"), k, v),
 		}
 		for name, cmd := range cmds {
 			for _, pipe := range []int{1, 16} {

@@ -1,11 +1,11 @@
 package resp
 
 import (
-	"unsafe"
-
 	"math"
+	"math/big"
 	"sort"
 	"strconv"
+	"unsafe"
 )
 
 func init() {
@@ -15,13 +15,13 @@ func init() {
 	register(
 		k1("hset", -4, fWrite|fDenyOOM|fFast, "Set fields of a hash", cmdHSet),
 		k1("hmset", -4, fWrite|fDenyOOM|fFast, "Set fields of a hash", cmdHSet),
-		k1("hsetnx", 4, fWrite|fDenyOOM|fFast, "Set a field only if it does not exist", cmdHSetNX),
+		k1("hsetnx", 4, fWrite|fDenyOOM|fFast|fTouches, "Set a field only if it does not exist", cmdHSetNX),
 		k1("hget", 3, fRead|fFast, "The value of a field", cmdHGet),
 		k1("hmget", -3, fRead|fFast, "The values of fields", cmdHMGet),
 		k1("hgetall", 2, fRead, "All fields and values", cmdHGetAll),
 		k1("hkeys", 2, fRead, "All fields", cmdHGetAll),
 		k1("hvals", 2, fRead, "All values", cmdHGetAll),
-		k1("hdel", -3, fWrite|fFast, "Delete fields", cmdHDel),
+		k1("hdel", -3, fWrite|fFast|fTouches, "Delete fields", cmdHDel),
 		k1("hlen", 2, fRead|fFast, "Number of fields", cmdHLen),
 		k1("hstrlen", 3, fRead|fFast, "Length of a field's value", cmdHStrlen),
 		k1("hexists", 3, fRead|fFast, "Whether a field exists", cmdHExists),
@@ -98,6 +98,7 @@ func cmdHSetNX(cn *conn, args [][]byte) {
 			return
 		}
 	}
+	cn.touched(args[1])
 	e, _ = cn.hashForWrite(args[1])
 	cn.srv.ks.hset(e, args[2], args[3])
 	cn.out.int(1)
@@ -182,6 +183,9 @@ func cmdHDel(cn *conn, args [][]byte) {
 	n := 0
 	for _, f := range args[2:] {
 		if v, has := e.hash().del(f); has {
+			if n == 0 {
+				cn.touched(args[1])
+			}
 			ks.used -= valSize(f) + valSize(v)
 			freeVal(v)
 			n++
@@ -264,7 +268,7 @@ func cmdHIncrBy(cn *conn, args [][]byte) {
 }
 
 func cmdHIncrByFloat(cn *conn, args [][]byte) {
-	by, ok := parseFloat(args[3])
+	by, ok := parseLD(args[3])
 	if !ok {
 		cn.fail(errFloat)
 		return
@@ -273,21 +277,21 @@ func cmdHIncrByFloat(cn *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	var cur float64
+	cur := new(big.Float)
 	if e != nil {
 		if v, has := e.hash().get(args[2]); has {
-			if cur, ok = parseFloat(v); !ok {
+			if cur, ok = parseLD(v); !ok {
 				cn.fail("hash value is not a float")
 				return
 			}
 		}
 	}
-	cur += by
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	sum, ok := addLD(cur, by)
+	if !ok {
 		cn.fail("increment would produce NaN or Infinity")
 		return
 	}
-	v := []byte(formatFloat(cur))
+	v := []byte(formatLD(sum))
 	e, _ = cn.hashForWrite(args[1])
 	cn.srv.ks.hset(e, args[2], v)
 	cn.out.bulk(v)

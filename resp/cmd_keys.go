@@ -9,8 +9,8 @@ import (
 
 func init() {
 	register(
-		&command{name: "del", arity: -2, flags: fWrite, first: 1, last: -1, step: 1, group: "generic", summary: "Delete keys", fn: cmdDel},
-		&command{name: "unlink", arity: -2, flags: fWrite | fFast, first: 1, last: -1, step: 1, group: "generic", summary: "Delete keys", fn: cmdDel},
+		&command{name: "del", arity: -2, flags: fWrite | fTouches, first: 1, last: -1, step: 1, group: "generic", summary: "Delete keys", fn: cmdDel},
+		&command{name: "unlink", arity: -2, flags: fWrite | fFast | fTouches, first: 1, last: -1, step: 1, group: "generic", summary: "Delete keys", fn: cmdDel},
 		&command{name: "exists", arity: -2, flags: fRead | fFast, first: 1, last: -1, step: 1, group: "generic", summary: "Count existing keys", fn: cmdExists},
 		&command{name: "type", arity: 2, flags: fRead | fFast, first: 1, last: 1, step: 1, group: "generic", summary: "The type of a key", fn: cmdType},
 		&command{name: "keys", arity: 2, flags: fRead, group: "generic", summary: "Keys matching a pattern", fn: cmdKeys},
@@ -18,15 +18,15 @@ func init() {
 		&command{name: "randomkey", arity: 1, flags: fRead, group: "generic", summary: "A random key", fn: cmdRandomKey},
 		&command{name: "rename", arity: 3, flags: fWrite, first: 1, last: 2, step: 1, group: "generic", summary: "Rename a key", fn: cmdRename},
 		&command{name: "renamenx", arity: 3, flags: fWrite | fFast, first: 1, last: 2, step: 1, group: "generic", summary: "Rename a key if the new name is free", fn: cmdRename},
-		&command{name: "expire", arity: -3, flags: fWrite | fFast, first: 1, last: 1, step: 1, group: "generic", summary: "Set a key's time to live in seconds", fn: cmdExpire},
-		&command{name: "pexpire", arity: -3, flags: fWrite | fFast, first: 1, last: 1, step: 1, group: "generic", summary: "Set a key's time to live in milliseconds", fn: cmdExpire},
-		&command{name: "expireat", arity: -3, flags: fWrite | fFast, first: 1, last: 1, step: 1, group: "generic", summary: "Set a key's expiry as a Unix time in seconds", fn: cmdExpire},
-		&command{name: "pexpireat", arity: -3, flags: fWrite | fFast, first: 1, last: 1, step: 1, group: "generic", summary: "Set a key's expiry as a Unix time in milliseconds", fn: cmdExpire},
+		&command{name: "expire", arity: -3, flags: fWrite | fFast | fTouches, first: 1, last: 1, step: 1, group: "generic", summary: "Set a key's time to live in seconds", fn: cmdExpire},
+		&command{name: "pexpire", arity: -3, flags: fWrite | fFast | fTouches, first: 1, last: 1, step: 1, group: "generic", summary: "Set a key's time to live in milliseconds", fn: cmdExpire},
+		&command{name: "expireat", arity: -3, flags: fWrite | fFast | fTouches, first: 1, last: 1, step: 1, group: "generic", summary: "Set a key's expiry as a Unix time in seconds", fn: cmdExpire},
+		&command{name: "pexpireat", arity: -3, flags: fWrite | fFast | fTouches, first: 1, last: 1, step: 1, group: "generic", summary: "Set a key's expiry as a Unix time in milliseconds", fn: cmdExpire},
 		&command{name: "ttl", arity: 2, flags: fRead | fFast, first: 1, last: 1, step: 1, group: "generic", summary: "A key's time to live in seconds", fn: cmdTTL},
 		&command{name: "pttl", arity: 2, flags: fRead | fFast, first: 1, last: 1, step: 1, group: "generic", summary: "A key's time to live in milliseconds", fn: cmdTTL},
 		&command{name: "expiretime", arity: 2, flags: fRead | fFast, first: 1, last: 1, step: 1, group: "generic", summary: "A key's expiry as a Unix time in seconds", fn: cmdTTL},
 		&command{name: "pexpiretime", arity: 2, flags: fRead | fFast, first: 1, last: 1, step: 1, group: "generic", summary: "A key's expiry as a Unix time in milliseconds", fn: cmdTTL},
-		&command{name: "persist", arity: 2, flags: fWrite | fFast, first: 1, last: 1, step: 1, group: "generic", summary: "Remove a key's expiry", fn: cmdPersist},
+		&command{name: "persist", arity: 2, flags: fWrite | fFast | fTouches, first: 1, last: 1, step: 1, group: "generic", summary: "Remove a key's expiry", fn: cmdPersist},
 	)
 }
 
@@ -35,6 +35,7 @@ func cmdDel(cn *conn, args [][]byte) {
 	n := 0
 	for _, k := range args[1:] {
 		if ks.lookup(d, k) != nil && ks.del(d, string(k)) {
+			cn.touched(k)
 			n++
 		}
 	}
@@ -303,6 +304,7 @@ func cmdExpire(cn *conn, args [][]byte) {
 		cn.out.int(0)
 		return
 	}
+	cn.touched(args[1])
 	if at <= now {
 		ks.del(d, string(args[1]))
 		cn.out.int(1)
@@ -345,6 +347,7 @@ func cmdPersist(cn *conn, args [][]byte) {
 		cn.out.int(0)
 		return
 	}
+	cn.touched(args[1])
 	delete(d.expires, string(args[1]))
 	cn.out.int(1)
 }

@@ -11,15 +11,15 @@ func init() {
 	register(
 		k1("lpush", -3, fWrite|fDenyOOM|fFast, "Prepend elements to a list", cmdPush),
 		k1("rpush", -3, fWrite|fDenyOOM|fFast, "Append elements to a list", cmdPush),
-		k1("lpushx", -3, fWrite|fDenyOOM|fFast, "Prepend elements to an existing list", cmdPush),
-		k1("rpushx", -3, fWrite|fDenyOOM|fFast, "Append elements to an existing list", cmdPush),
-		k1("lpop", -2, fWrite|fFast, "Remove and return the first elements", cmdPop),
-		k1("rpop", -2, fWrite|fFast, "Remove and return the last elements", cmdPop),
+		k1("lpushx", -3, fWrite|fDenyOOM|fFast|fTouches, "Prepend elements to an existing list", cmdPush),
+		k1("rpushx", -3, fWrite|fDenyOOM|fFast|fTouches, "Append elements to an existing list", cmdPush),
+		k1("lpop", -2, fWrite|fFast|fTouches, "Remove and return the first elements", cmdPop),
+		k1("rpop", -2, fWrite|fFast|fTouches, "Remove and return the last elements", cmdPop),
 		k1("llen", 2, fRead|fFast, "Length of a list", cmdLLen),
 		k1("lrange", 4, fRead, "A range of elements", cmdLRange),
 		k1("lindex", 3, fRead, "An element by index", cmdLIndex),
 		k1("lset", 4, fWrite|fDenyOOM, "Set an element by index", cmdLSet),
-		k1("lrem", 4, fWrite, "Remove elements equal to a value", cmdLRem),
+		k1("lrem", 4, fWrite|fTouches, "Remove elements equal to a value", cmdLRem),
 		k1("ltrim", 4, fWrite, "Trim a list to a range", cmdLTrim),
 		k1("linsert", 5, fWrite|fDenyOOM, "Insert an element before or after another", cmdLInsert),
 		k1("lpos", -3, fRead, "Indexes of matching elements", cmdLPos),
@@ -92,6 +92,7 @@ func cmdPush(cn *conn, args [][]byte) {
 		}
 		e = ks.newList(cn.db(), args[1])
 	}
+	cn.touched(args[1])
 	for _, v := range args[2:] {
 		ks.pushVal(e, v, left)
 	}
@@ -128,10 +129,14 @@ func cmdPop(cn *conn, args [][]byte) {
 	}
 	ks, d := cn.srv.ks, cn.db()
 	if count < 0 {
+		cn.touched(args[1])
 		cn.replyOwned(ks.popVal(d, string(args[1]), e, left))
 		return
 	}
 	n := min(count, int64(e.list().len()))
+	if n > 0 {
+		cn.touched(args[1])
+	}
 	cn.out.arrayHeader(int(n))
 	for i := int64(0); i < n; i++ {
 		cn.replyOwned(ks.popVal(d, string(args[1]), e, left))
@@ -193,8 +198,13 @@ func cmdLRange(cn *conn, args [][]byte) {
 		return
 	}
 	cn.out.arrayHeader(t - s + 1)
+	l, th := e.list(), cn.srv.cfg.Threshold
 	for i := s; i <= t; i++ {
-		cn.reply(e.list().index(i))
+		if p := l.index(i); th >= 0 && len(p) >= th {
+			cn.reply(p) // perhaps zero-copy
+		} else {
+			cn.out.bulk(p)
+		}
 	}
 }
 
@@ -287,6 +297,9 @@ func cmdLRem(cn *conn, args [][]byte) {
 				removed++
 			}
 		}
+	}
+	if removed > 0 {
+		cn.touched(args[1])
 	}
 	if e.list().len() == 0 {
 		ks.del(cn.db(), string(args[1]))

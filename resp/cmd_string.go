@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -13,16 +14,16 @@ const maxString = 512 << 20
 func init() {
 	register(
 		&command{name: "get", arity: 2, flags: fRead | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Get the value of a key", fn: cmdGet},
-		&command{name: "set", arity: -3, flags: fWrite | fDenyOOM, first: 1, last: 1, step: 1, group: "string", summary: "Set the string value of a key", fn: cmdSet},
-		&command{name: "setnx", arity: 3, flags: fWrite | fDenyOOM | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Set a key only if it does not exist", fn: cmdSetNX},
+		&command{name: "set", arity: -3, flags: fWrite | fDenyOOM | fTouches, first: 1, last: 1, step: 1, group: "string", summary: "Set the string value of a key", fn: cmdSet},
+		&command{name: "setnx", arity: 3, flags: fWrite | fDenyOOM | fFast | fTouches, first: 1, last: 1, step: 1, group: "string", summary: "Set a key only if it does not exist", fn: cmdSetNX},
 		&command{name: "setex", arity: 4, flags: fWrite | fDenyOOM, first: 1, last: 1, step: 1, group: "string", summary: "Set a key with an expiry in seconds", fn: cmdSetEX},
 		&command{name: "psetex", arity: 4, flags: fWrite | fDenyOOM, first: 1, last: 1, step: 1, group: "string", summary: "Set a key with an expiry in milliseconds", fn: cmdSetEX},
 		&command{name: "getset", arity: 3, flags: fWrite | fDenyOOM | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Set a key and return its old value", fn: cmdGetSet},
-		&command{name: "getdel", arity: 2, flags: fWrite | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Get a key and delete it", fn: cmdGetDel},
+		&command{name: "getdel", arity: 2, flags: fWrite | fFast | fTouches, first: 1, last: 1, step: 1, group: "string", summary: "Get a key and delete it", fn: cmdGetDel},
 		&command{name: "getex", arity: -2, flags: fWrite | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Get a key and set its expiry", fn: cmdGetEx},
 		&command{name: "mget", arity: -2, flags: fRead | fFast, first: 1, last: -1, step: 1, group: "string", summary: "Get the values of keys", fn: cmdMGet},
-		&command{name: "mset", arity: -3, flags: fWrite | fDenyOOM, first: 1, last: -1, step: 2, group: "string", summary: "Set keys", fn: cmdMSet},
-		&command{name: "msetnx", arity: -3, flags: fWrite | fDenyOOM, first: 1, last: -1, step: 2, group: "string", summary: "Set keys only if none exists", fn: cmdMSet},
+		&command{name: "mset", arity: -3, flags: fWrite | fDenyOOM | fTouches, first: 1, last: -1, step: 2, group: "string", summary: "Set keys", fn: cmdMSet},
+		&command{name: "msetnx", arity: -3, flags: fWrite | fDenyOOM | fTouches, first: 1, last: -1, step: 2, group: "string", summary: "Set keys only if none exists", fn: cmdMSet},
 		&command{name: "append", arity: 3, flags: fWrite | fDenyOOM | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Append to a string", fn: cmdAppend},
 		&command{name: "strlen", arity: 2, flags: fRead | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Length of a string", fn: cmdStrlen},
 		&command{name: "incr", arity: 2, flags: fWrite | fDenyOOM | fFast, first: 1, last: 1, step: 1, group: "string", summary: "Increment an integer", fn: cmdIncr},
@@ -178,6 +179,7 @@ func cmdSet(cn *conn, args [][]byte) {
 		}
 		return
 	}
+	cn.touched(args[1])
 	ks.setString(d, args[1], args[2], keep)
 	if unit != "" {
 		d.expires[string(args[1])] = at
@@ -203,6 +205,7 @@ func cmdSetNX(cn *conn, args [][]byte) {
 		cn.out.int(0)
 		return
 	}
+	cn.touched(args[1])
 	ks.setString(d, args[1], args[2], false)
 	cn.out.int(1)
 }
@@ -245,6 +248,7 @@ func cmdGetDel(cn *conn, args [][]byte) {
 		return
 	}
 	cn.reply(e.str())
+	cn.touched(args[1])
 	cn.srv.ks.del(cn.db(), string(args[1]))
 }
 
@@ -307,6 +311,7 @@ func cmdMSet(cn *conn, args [][]byte) {
 		}
 	}
 	for i := 1; i < len(args); i += 2 {
+		cn.touched(args[i])
 		ks.setString(d, args[i], args[i+1], false)
 	}
 	if nx {
@@ -410,24 +415,24 @@ func cmdIncrByFloat(cn *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	var cur float64
+	cur := new(big.Float)
 	if e != nil {
-		if cur, ok = parseFloat(e.str()); !ok {
+		if cur, ok = parseLD(e.str()); !ok {
 			cn.fail(errFloat)
 			return
 		}
 	}
-	by, ok := parseFloat(args[2])
+	by, ok := parseLD(args[2])
 	if !ok {
 		cn.fail(errFloat)
 		return
 	}
-	cur += by
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	sum, ok := addLD(cur, by)
+	if !ok {
 		cn.fail("increment would produce NaN or Infinity")
 		return
 	}
-	v := []byte(formatFloat(cur))
+	v := []byte(formatLD(sum))
 	if e == nil {
 		cn.srv.ks.setString(cn.db(), args[1], v, false)
 	} else {

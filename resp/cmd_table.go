@@ -16,6 +16,11 @@ const (
 	fAdmin                // server administration (refused to read-only users)
 	fFast                 // O(1) or O(log n)
 	fBlocking             // may block the client
+	// fTouches: the command marks the WATCHed keys it changes itself
+	// (conn.touched), as Redis's signalModifiedKey, instead of run marking
+	// every key it names: a write that changes nothing (SET NX of a key
+	// that exists, DEL of an absent key) does not abort a transaction.
+	fTouches
 )
 
 // command is one entry of the command table: Redis's arity convention

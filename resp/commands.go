@@ -86,29 +86,6 @@ func (cn *conn) intArg(b []byte) (int64, bool) {
 	return v, ok
 }
 
-// parseFloat parses a float as Redis's strtold checks do: no spaces, no
-// NaN, the whole string.
-func parseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 || b[0] == ' ' || b[len(b)-1] == ' ' {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return f, true // ±Inf, as strtold
-		}
-		return 0, false
-	}
-	if f != f {
-		return 0, false
-	}
-	return f, true
-}
-
-// formatFloat formats as Redis's human long double formatting: fixed
-// notation, no trailing zeros.
-func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
 // sanitize shortens b to 128 bytes and replaces bytes that do not belong in
 // an error line.
 func sanitize(b []byte) string {
@@ -189,7 +166,7 @@ func (cn *conn) run(c *command, args [][]byte) {
 	}
 	if c.flags&fWrite != 0 && c.first > 0 {
 		d := cn.db()
-		if len(d.watch) > 0 {
+		if len(d.watch) > 0 && c.flags&fTouches == 0 {
 			last := c.last
 			if last < 0 {
 				last = len(args) + last
@@ -204,6 +181,10 @@ func (cn *conn) run(c *command, args [][]byte) {
 }
 
 func (cn *conn) db() *db { return cn.srv.ks.dbs[cn.dbi] }
+
+// touched marks the connections WATCHing key of the selected database
+// (a command with fTouches that changes key).
+func (cn *conn) touched(key []byte) { cn.srv.ks.touch(cn.db(), string(key)) }
 
 // flagMulti marks a transaction being queued as failed (EXEC answers
 // EXECABORT), as Redis does for a command refused while queuing.

@@ -101,6 +101,16 @@ var diffCases = map[string][]string{
 		"SET i 12345678901234567890", "INCR i", "SET i -1", "INCR i", "SET f 1.5", "INCR f", "INCRBYFLOAT f 1",
 		"INCRBYFLOAT f 0.5", "INCRBYFLOAT f abc", "INCRBYFLOAT g 10", "INCRBYFLOAT g -3", "GET g", "SET e 1e3",
 		"INCRBYFLOAT e 1", "INCRBY i 9223372036854775808", "INCRBY i -9223372036854775809",
+		// Long double arithmetic and formatting (%.17Lf, zeros trimmed).
+		"INCRBYFLOAT d 0.1", "INCRBYFLOAT d 0.1", "INCRBYFLOAT d 0.1", "INCRBYFLOAT d -0.3", "GET d",
+		"INCRBYFLOAT d 1e400", "INCRBYFLOAT d -1e400", "INCRBYFLOAT d 3.0e3", "INCRBYFLOAT d 1.5e-5",
+		"INCRBYFLOAT d 5.0e-18", "INCRBYFLOAT d 12345678901234567890.123", "INCRBYFLOAT d inf",
+		"INCRBYFLOAT d 1e5000", "INCRBYFLOAT d 1.18e4932", "INCRBYFLOAT d 1.18e4932", "GET d",
+		"SET d 0.1", "INCRBYFLOAT d 0.2", "INCRBYFLOAT d -0.30000000000000000", "INCRBYFLOAT d 2.5e-20",
+		"HINCRBYFLOAT hd f 0.1", "HINCRBYFLOAT hd f 0.2", "HINCRBYFLOAT hd f 1e30", "HGET hd f",
+		"INCRBYFLOAT u 1e-5000", "INCRBYFLOAT u -0", "INCRBYFLOAT u 0x10", "INCRBYFLOAT u 1e308", "INCRBYFLOAT u 1e308",
+		"INCRBYFLOAT u -2e308", "INCRBYFLOAT u 1e-4940", "INCRBYFLOAT u .5", "INCRBYFLOAT u 5.", "INCRBYFLOAT u +1",
+		"INCRBYFLOAT u 1e", "INCRBYFLOAT u 1_0", "INCRBYFLOAT u nan", "INCRBYFLOAT u 3.14159265358979323846264338",
 	},
 	"strings": {
 		"APPEND a hello", "APPEND a ' world'", "GET a", "STRLEN a", "STRLEN none", "GETRANGE a 0 4",
@@ -193,7 +203,8 @@ func TestDifferentialCases(t *testing.T) {
 }
 
 // TestDifferentialWatch: a watched key changed by another connection
-// aborts EXEC on both servers.
+// aborts EXEC on both servers; a write that changes nothing (SET NX of a
+// key that exists, SET XX, SETNX, MSETNX, DEL of an absent key) does not.
 func TestDifferentialWatch(t *testing.T) {
 	p, ts, rs := newDiffPair(t)
 	other := &diffPair{ours: dialRaw(t, ts.addr), redis: dialRaw(t, rs.addr)}
@@ -206,6 +217,29 @@ func TestDifferentialWatch(t *testing.T) {
 		{p, "WATCH w x"}, {other, "FLUSHALL"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
 		{p, "WATCH nope"}, {other, "SET nope 1"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
 		{p, "WATCH l"}, {other, "RPUSH l a"}, {p, "UNWATCH"}, {p, "MULTI"}, {p, "LPOP l"}, {p, "EXEC"},
+		{p, "SET w 1"}, {p, "WATCH w nope"}, {other, "SET w 2 NX"}, {other, "SET nope 1 XX"}, {other, "SETNX w 3"},
+		{other, "MSETNX w 4 nope 5"}, {other, "DEL nope"}, {other, "UNLINK nope gone"}, {p, "SET nope 6 XX GET"},
+		{p, "MULTI"}, {p, "GET w"}, {p, "EXEC"},
+		{p, "WATCH w"}, {other, "SET w 1"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH w"}, {other, "DEL nope w"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH w"}, {other, "MSET x 1 w 2"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH w"}, {other, "SETNX w 3"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH w"}, {p, "SET w 4 XX"}, {p, "MULTI"}, {p, "GET w"}, {p, "EXEC"},
+		// No-ops of the other commands that mark only what they change.
+		{p, "RPUSH l a b"}, {p, "HSET h f 1"}, {p, "SET e 1"},
+		{p, "WATCH nope l h e"}, {other, "EXPIRE nope 10"}, {other, "PEXPIRE e 100000 XX"}, {other, "PERSIST e"},
+		{other, "PERSIST nope"}, {other, "LPUSHX nope a"}, {other, "RPUSHX nope a"}, {other, "LPOP nope"},
+		{other, "RPOP l 0"}, {other, "LREM l 0 zz"}, {other, "HSETNX h f 2"}, {other, "HDEL h g"},
+		{other, "HDEL nope f"}, {other, "GETDEL nope"}, {p, "MULTI"}, {p, "LRANGE l 0 -1"}, {p, "EXEC"},
+		{p, "WATCH e"}, {other, "EXPIRE e 100"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH e"}, {other, "PERSIST e"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH l"}, {other, "RPUSHX l c"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH l"}, {other, "LPOP l 1"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH l"}, {other, "LREM l 0 b"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH h"}, {other, "HSETNX h g 2"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH h"}, {other, "HDEL h x g"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH e"}, {other, "GETDEL e"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
+		{p, "WATCH l"}, {other, "EXPIRE l -1"}, {p, "MULTI"}, {p, "PING"}, {p, "EXEC"},
 	} {
 		step.p.check(t, "watch", splitArgs(step.line)...)
 	}

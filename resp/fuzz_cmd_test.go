@@ -22,6 +22,8 @@ func FuzzCommands(f *testing.F) {
 		"SETRANGE s 5 \x00\nGETRANGE s -3 -1\nBLMOVE l s LEFT RIGHT 0\nRENAME s t\nEXPIRE t -1",
 		"SELECT 3\nSET k \x00\nSCAN 0 COUNT 5 TYPE string\nKEYS *[a-\nFLUSHALL",
 		"HELLO 3\nHGETALL h\nCLIENT SETNAME x\nCLIENT LIST\nCOMMAND DOCS get\nCONFIG GET *\nINFO",
+		"INCRBYFLOAT f 0.1\nINCRBYFLOAT f 0x1p99999\nINCRBYFLOAT f 1e99999\nHINCRBYFLOAT h f 1e-4940\nINCRBYFLOAT f -inf",
+		"SET k aa\nSET k bb KEEPTTL\nGET k\nSET k \x00\nGET k\nSET k \x00 EX 5\nWATCH k n\nSET k cc NX\nDEL n\nHDEL k f\nMULTI\nGET k\nEXEC",
 	} {
 		f.Add([]byte(s))
 	}

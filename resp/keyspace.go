@@ -87,6 +87,7 @@ type keyspace struct {
 	storeMin  int   // values of at least this many bytes go to the pool
 	used      int64 // estimated bytes of the dataset (INFO used_memory_dataset, maxmemory)
 	start     time.Time
+	clock     uint32 // lruClock
 	expired   uint64 // keys removed because they expired
 	evicted   uint64 // keys removed by maxmemory
 	dirty     uint64 // changes (INFO rdb_changes_since_last_save)
@@ -116,7 +117,13 @@ func newKeyspace(p *mem.Pool, storeMin int) *keyspace {
 
 func nowMs() int64 { return time.Now().UnixMilli() }
 
-func (ks *keyspace) lruClock() uint32 { return uint32(time.Since(ks.start) / time.Second) }
+// lruClock is the LRU clock: seconds since the keyspace was made, as of
+// the last tick (as Redis's server.lruclock, it is read from a field
+// instead of the clock on every key access).
+func (ks *keyspace) lruClock() uint32 { return ks.clock }
+
+// tick updates the LRU clock (the background goroutine, every 100 ms).
+func (ks *keyspace) tick() { ks.clock = uint32(time.Since(ks.start) / time.Second) }
 
 // newVal copies b into storage owned by the keyspace: the pool for values
 // of at least storeMin bytes (when the pool has room), the Go heap otherwise.
@@ -211,6 +218,22 @@ func (ks *keyspace) freeEntry(e *entry) {
 // setString replaces key's value by a string (any type, any expiry kept
 // only when keepTTL).
 func (ks *keyspace) setString(d *db, key, val []byte, keepTTL bool) {
+	if e := d.keys[string(key)]; e != nil && e.k == kString {
+		// The key and its entry stay (no allocation, no map insertion);
+		// only the value changes.
+		if !keepTTL && len(d.expires) > 0 {
+			delete(d.expires, string(key))
+		}
+		e.lru = ks.lruClock()
+		if old := e.str(); len(old) == len(val) && len(val) > 0 && (ks.storeMin == 0 || len(val) < ks.storeMin) {
+			// A heap value (below the pool's threshold) has no reader but
+			// this entry (replies copy it): overwrite it in place.
+			copy(old, val)
+			return
+		}
+		ks.replaceString(e, ks.newVal(val))
+		return
+	}
 	var t int64
 	var hadT bool
 	if keepTTL {

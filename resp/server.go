@@ -117,6 +117,15 @@ type Config struct {
 	// EventLoops is the number of event loops (default GOMAXPROCS/2, at
 	// least 1).
 	EventLoops int
+	// BusyPoll makes an event loop poll its sockets without sleeping
+	// (epoll_wait with no timeout) for this long after its last event
+	// before it sleeps in epoll_wait again (0: never poll, always sleep).
+	// A client's request then finds the loop awake: neither it nor the
+	// loop pays a wake-up (a context switch, an inter-processor
+	// interrupt), for a loop that keeps one CPU busy while requests keep
+	// coming within BusyPoll of each other. Ignored by connections on
+	// goroutines.
+	BusyPoll time.Duration
 }
 
 // Server is a Redis-compatible (RESP2 and RESP3) server over TCP. Its
@@ -458,6 +467,7 @@ func (s *Server) background() {
 		}
 		ticks++
 		s.kmu.Lock()
+		s.ks.tick()
 		expiring := false
 		for _, d := range s.ks.dbs {
 			if len(d.expires) > 0 {

@@ -74,6 +74,7 @@ type conn struct {
 	// until the socket is writable and reads nothing meanwhile (TCP
 	// backpressure).
 	wantWrite bool
+	queued    bool // (event loop) in the loop's pending writes
 	p         Parser
 	in        []byte // read buffer: in[r:w] is unconsumed
 	r, w      int
@@ -183,6 +184,7 @@ const (
 // batch, until one of the steps above.
 func (cn *conn) process() step {
 	s := cn.srv
+	now := int64(0) // when the first command started executing
 	for !cn.quit {
 		args, n, err := cn.p.Next(cn.in[cn.r:cn.w])
 		if err != nil {
@@ -196,7 +198,10 @@ func (cn *conn) process() step {
 		}
 		cn.cmdStart = time.Time{}
 		if len(args) > 0 {
-			cn.lastCmd.Store(time.Now().UnixNano())
+			if now == 0 {
+				now = time.Now().UnixNano()
+				cn.lastCmd.Store(now)
+			}
 			cn.exec(args)
 		}
 		cn.r += n // after exec: args alias the buffer

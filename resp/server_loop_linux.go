@@ -32,11 +32,22 @@ type loop struct {
 
 	mu    sync.Mutex // guards conns (the accepting goroutine adds to it)
 	conns map[int]*conn
+
+	pending []*conn // connections with a batch to write (answer, flush)
 }
 
 // loopTick is the longest epoll_wait, and so the resolution of the idle
 // and unfinished-command timeouts of loop connections.
 const loopTick = 100 * time.Millisecond
+
+// yieldEvery is how often a busy loop goes through the Go scheduler
+// (runtime.Gosched). A goroutine that never does is seen by the runtime's
+// monitor thread (sysmon) as running one time slice for more than 10 ms:
+// it is sent a preemption signal, its P is taken from it in its next
+// system call and handed to another thread, and sysmon, having had work,
+// goes back to polling every 20 µs (a nanosleep each) for a millisecond
+// or more. Yielding well within the 10 ms keeps sysmon asleep.
+const yieldEvery = 5 * time.Millisecond
 
 // maxIov is the most iovecs given to one writev (Linux's IOV_MAX).
 const maxIov = 1024
@@ -150,8 +161,16 @@ func (l *loop) run() {
 	defer s.wg.Done()
 	events := make([]unix.EpollEvent, 256)
 	lastScan := time.Now()
+	lastYield, lastEvent := lastScan, lastScan
+	spinning, spinFor := false, s.cfg.BusyPoll
 	for {
-		n, err := unix.EpollWait(l.epfd, events, int(loopTick/time.Millisecond))
+		var n int
+		var err error
+		if spinning {
+			n, err = epollPoll(l.epfd, events)
+		} else {
+			n, err = unix.EpollWait(l.epfd, events, int(loopTick/time.Millisecond))
+		}
 		if err != nil && err != unix.EINTR {
 			n = 0
 			time.Sleep(time.Millisecond) // not expected: epfd is valid until free
@@ -181,9 +200,19 @@ func (l *loop) run() {
 				l.readable(cn)
 			}
 		}
-		if now := time.Now(); now.Sub(lastScan) >= loopTick {
+		l.flush()
+		now := time.Now()
+		if n > 0 {
+			lastEvent = now
+		}
+		spinning = spinFor > 0 && now.Sub(lastEvent) < spinFor
+		if now.Sub(lastScan) >= loopTick {
 			lastScan = now
 			l.expire(now)
+		}
+		if now.Sub(lastYield) >= yieldEvery {
+			lastYield = now
+			runtime.Gosched()
 		}
 	}
 }
@@ -194,7 +223,7 @@ func (l *loop) readable(cn *conn) {
 		l.handOff(cn, stProtoErr)
 		return
 	}
-	n, err := unix.Read(cn.fd, cn.in[cn.w:])
+	n, err := rawRead(cn.fd, cn.in[cn.w:])
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return
 	}
@@ -227,9 +256,13 @@ func (l *loop) writable(cn *conn) {
 	l.answer(cn)
 }
 
-// answer answers the complete commands buffered and writes the batches;
-// it returns when more input is needed, a write waits for the socket, or
-// the connection has left the loop.
+// answer answers the complete commands buffered. A full batch is written
+// at once; the last one is queued (l.pending) and written with the others
+// once every ready connection has been read, as Redis writes its replies
+// before it waits again: the client finds them together (one wake-up,
+// one epoll_wait for many replies) instead of one by one. answer returns
+// when more input is needed, a write waits for the socket, or the
+// connection has left the loop.
 func (l *loop) answer(cn *conn) {
 	for {
 		st := cn.process()
@@ -240,14 +273,15 @@ func (l *loop) answer(cn *conn) {
 		case stOverLimit:
 			l.close(cn)
 			return
-		}
-		if cn.out.pending() && !l.write(cn) {
-			return
-		}
-		switch st {
 		case stFull:
+			if cn.out.pending() && !l.write(cn) {
+				return
+			}
 			continue
 		case stQuit:
+			if cn.out.pending() && !l.write(cn) {
+				return // closed, or the write waits: process answers stQuit again
+			}
 			l.close(cn)
 			return
 		}
@@ -255,8 +289,24 @@ func (l *loop) answer(cn *conn) {
 			cn.r, cn.w = 0, 0
 		}
 		cn.deadline = cn.nextDeadline()
+		if cn.out.pending() && !cn.queued {
+			cn.queued = true
+			l.pending = append(l.pending, cn)
+		}
 		return
 	}
+}
+
+// flush writes the batches queued by answer.
+func (l *loop) flush() {
+	for i, cn := range l.pending {
+		l.pending[i] = nil
+		cn.queued = false
+		if cn.lp == l && !cn.wantWrite && cn.out.pending() { // not closed or handed off meanwhile
+			l.write(cn)
+		}
+	}
+	l.pending = l.pending[:0]
 }
 
 // write writes cn's batch; false when the connection was closed or must
@@ -369,7 +419,7 @@ func (o *output) writeFD(fd int) (bool, error) {
 		var n int
 		var err error
 		if len(rest) == 1 {
-			n, err = unix.Write(fd, rest[0])
+			n, err = rawWrite(fd, rest[0])
 		} else {
 			n, err = o.writev(fd, rest[:min(len(rest), maxIov)])
 		}
@@ -396,11 +446,43 @@ func (o *output) writeFD(fd int) (bool, error) {
 	return true, nil
 }
 
+// epollPoll is epoll_wait without waiting, as a raw system call (the
+// busy polling of Config.BusyPoll).
+func epollPoll(epfd int, events []unix.EpollEvent) (int, error) {
+	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// rawRead is read(2) on a non-blocking socket, as a raw system call: it
+// never blocks, so the runtime's bookkeeping around a system call that may
+// (entersyscall, exitsyscall, and the monitor taking the P of a thread
+// that stays in one) is only cost. p is not empty.
+func rawRead(fd int, p []byte) (int, error) {
+	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// rawWrite is write(2) on a non-blocking socket, as rawRead. p is not
+// empty.
+func rawWrite(fd int, p []byte) (int, error) {
+	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
 // outputSys is the output's iovec array for writev.
 type outputSys struct{ vecs []unix.Iovec }
 
 // writev is the system call on iovs (at most maxIov non-empty slices),
-// through the output's own iovec array: no allocation.
+// through the output's own iovec array: no allocation; raw, as rawRead.
 func (o *output) writev(fd int, iovs [][]byte) (int, error) {
 	vecs := o.sys.vecs[:0]
 	for _, b := range iovs {
@@ -409,7 +491,7 @@ func (o *output) writev(fd int, iovs [][]byte) (int, error) {
 		vecs = append(vecs, v)
 	}
 	o.sys.vecs = vecs
-	r, _, e := unix.Syscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&vecs[0])), uintptr(len(vecs)))
+	r, _, e := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&vecs[0])), uintptr(len(vecs)))
 	clear(vecs) // drop the pointers into the batch
 	if e != 0 {
 		return 0, e

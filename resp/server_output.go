@@ -3,6 +3,7 @@ package resp
 import (
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -184,10 +185,15 @@ func (o *output) setHeader(n int) {
 }
 
 func (o *output) bulk(b []byte) {
+	o.buf = slices.Grow(o.buf, len(b)+bulkFraming)
 	o.bulkHeader(len(b))
 	o.buf = append(o.buf, b...)
 	o.buf = append(o.buf, '\r', '\n')
 }
+
+// bulkFraming is the most bytes of a bulk string's framing: "$", 20
+// digits, two CRLFs.
+const bulkFraming = 1 + 20 + 4
 
 func (o *output) bulkString(s string) {
 	o.bulkHeader(len(s))
@@ -196,6 +202,17 @@ func (o *output) bulkString(s string) {
 }
 
 func (o *output) bulkHeader(n int) {
+	if n >= 0 && n < 1000 { // the common short value: no strconv
+		switch {
+		case n < 10:
+			o.buf = append(o.buf, '$', byte('0'+n), '\r', '\n')
+		case n < 100:
+			o.buf = append(o.buf, '$', byte('0'+n/10), byte('0'+n%10), '\r', '\n')
+		default:
+			o.buf = append(o.buf, '$', byte('0'+n/100), byte('0'+n/10%10), byte('0'+n%10), '\r', '\n')
+		}
+		return
+	}
 	o.buf = append(o.buf, '$')
 	o.buf = appendInt(o.buf, int64(n))
 	o.buf = append(o.buf, '\r', '\n')

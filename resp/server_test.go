@@ -511,3 +511,19 @@ func TestRedisBenchmark(t *testing.T) {
 		t.Fatalf("stats after redis-benchmark: %+v", st)
 	}
 }
+
+// TestBulkHeader: the short-length fast path frames as strconv does.
+func TestBulkHeader(t *testing.T) {
+	for _, n := range []int{0, 1, 9, 10, 42, 99, 100, 512, 999, 1000, 4096, 65536, 1 << 40} {
+		var o output
+		o.bulkHeader(n)
+		if want := "$" + strconv.Itoa(n) + "\r\n"; string(o.buf) != want {
+			t.Errorf("bulkHeader(%d) = %q, want %q", n, o.buf, want)
+		}
+	}
+	var o output
+	o.bulk([]byte("abc"))
+	if string(o.buf) != "$3\r\nabc\r\n" {
+		t.Errorf("bulk: %q", o.buf)
+	}
+}

@@ -5,6 +5,7 @@
 #
 # Environment:
 #   FUZZTIME   how long each fuzz target runs (default 10s; 0 skips fuzzing)
+#   FUZZMINIMIZE  cap on minimizing each new input (default 200x)
 #   SKIP_LINT  set to 1 to skip gofmt/vet/staticcheck (for quick local runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,11 +45,15 @@ go test -tags cfcheck -count=1 -timeout 10m ./...
 # 1.27). A real finding always writes a reproducer ("Failing input written
 # to testdata/fuzz/..."), so only that, or any other failure, fails the run;
 # the bare deadline report is retried once and then tolerated with a warning.
+# Minimization of newly interesting inputs is capped at FUZZMINIMIZE executions
+# (default 200): by default the engine may spend up to 60 s minimizing each new
+# input, reporting no progress meanwhile, which ate whole short runs (seen on
+# constructs' FuzzDecodeItem, docs/perf/fastpath3.md).
 fuzz_one() {
   local pkg=$1 t=$2 log try
   log=$(mktemp)
   for try in 1 2; do
-    if go test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" "$pkg" >"$log" 2>&1; then
+    if go test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "${FUZZMINIMIZE:-200x}" "$pkg" >"$log" 2>&1; then
       cat "$log"; rm -f "$log"; return 0
     fi
     cat "$log"

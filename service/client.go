@@ -103,13 +103,18 @@ type Client struct {
 	closeCh chan struct{}
 	closing sync.Once
 
-	binds  sync.Map // *MethodDesc -> *binding
+	binds sync.Map                // *MethodDesc -> *binding
+	last  atomic.Pointer[binding] // the binding used last (saves the map lookup)
+
+	postMu sync.Mutex
+	posted map[*clientCall]struct{} // asynchronous calls posted to the loop and not sent yet
 	calls  sync.Pool
 	idBase uint64
 	ids    atomic.Uint64
 }
 
 type binding struct {
+	key     *MethodDesc
 	handle  uint32
 	reqType uint8
 	fp      uint64
@@ -149,11 +154,17 @@ func Dial(ctx context.Context, ep *rpc.Endpoint, nexus netip.AddrPort, remoteEp 
 // The endpoint is left open for its owner.
 func (c *Client) Close() error {
 	c.closing.Do(func() {
+		c.postMu.Lock()
 		c.closed.Store(true)
+		c.postMu.Unlock()
 		close(c.closeCh)
+		_ = c.ep.Post(func() {})                  // wake a loop asleep in the datapath's Wait
 		for !c.lead.CompareAndSwap(false, true) { // the leader sees closed and returns
 			time.Sleep(10 * time.Microsecond)
 		}
+		// Nobody runs the loop now: fail the asynchronous calls it
+		// never sent.
+		c.failPosted(ErrClientClosed)
 	})
 	return nil
 }
@@ -201,7 +212,7 @@ func (c *Client) invoke(ctx context.Context, d *ServiceDesc, i int, b *binding, 
 		body, err := c.roundTrip(ctx, b, kindCall, a, req, nil)
 		if err != nil && attempt == 0 && isRebind(err) {
 			// The server forgot the binding (it restarted): bind again, once.
-			c.binds.Delete(&d.Methods[i])
+			c.unbind(&d.Methods[i])
 			if b, err = c.bind(ctx, d, i); err != nil {
 				return err
 			}
@@ -226,8 +237,8 @@ func isRebind(err error) bool {
 // bind returns method i's binding, binding it on first use.
 func (c *Client) bind(ctx context.Context, d *ServiceDesc, i int) (*binding, error) {
 	key := &d.Methods[i]
-	if v, ok := c.binds.Load(key); ok {
-		return v.(*binding), nil
+	if b := c.lookup(key); b != nil {
+		return b, nil
 	}
 	m := &d.Methods[i]
 	pre := &binding{reqType: ReqTypeDispatch, fp: m.Fingerprint}
@@ -243,6 +254,28 @@ func (c *Client) bind(ctx context.Context, d *ServiceDesc, i int) (*binding, err
 	return c.storeBinding(d, i, resp)
 }
 
+// lookup returns the binding of the method key, nil if it is not bound.
+func (c *Client) lookup(key *MethodDesc) *binding {
+	if b := c.last.Load(); b != nil && b.key == key {
+		return b
+	}
+	if v, ok := c.binds.Load(key); ok {
+		b := v.(*binding)
+		c.last.Store(b)
+		return b
+	}
+	return nil
+}
+
+// unbind forgets the binding of the method key (the server asked to bind
+// again).
+func (c *Client) unbind(key *MethodDesc) {
+	c.binds.Delete(key)
+	if b := c.last.Load(); b != nil && b.key == key {
+		c.last.CompareAndSwap(b, nil)
+	}
+}
+
 // storeBinding makes method i's binding from the body of the server's
 // answer to its bind and stores it (a binding stored meanwhile wins).
 func (c *Client) storeBinding(d *ServiceDesc, i int, resp []byte) (*binding, error) {
@@ -250,7 +283,7 @@ func (c *Client) storeBinding(d *ServiceDesc, i int, resp []byte) (*binding, err
 	if len(resp) < 16 {
 		return nil, fmt.Errorf("%w: bind response of %d bytes", ErrBadHeader, len(resp))
 	}
-	b := &binding{handle: binary.LittleEndian.Uint32(resp), reqType: ReqTypeDispatch, fp: m.Fingerprint,
+	b := &binding{key: key, handle: binary.LittleEndian.Uint32(resp), reqType: ReqTypeDispatch, fp: m.Fingerprint,
 		info: MethodInfo{FullMethod: d.FullMethod(i), Service: d, Method: i}}
 	if rpc.Mode(resp[4]) == rpc.Worker {
 		b.reqType = ReqTypeWorker
@@ -301,21 +334,22 @@ type clientCall struct {
 	sendFn func()
 	// Asynchronous calls (InvokeAsync): fin runs on the loop with the
 	// response instead of the state machine; resp and done are the call's.
-	fin     func(cl *clientCall, data []byte, err error)
-	resp    Decoder
-	done    any // the caller's func(R, error), called by call
-	call    doneCaller
-	b       *binding
-	key     *MethodDesc
-	t0      time.Time // when the call started (with an Observer)
-	contFn  func(*rpc.Response)
-	reqType uint8
-	msg     rpc.Msg
-	buf     []byte      // the request: service header and head of the message
-	pre     preObj      // the request with zero-copy entries
-	a       *wire.Arena // where the response body is copied (nil: the Go heap)
-	body    []byte
-	err     error
+	fin      func(cl *clientCall, data []byte, err error)
+	isPosted bool // handed to the loop with Post and tracked in Client.posted
+	resp     Decoder
+	done     any // the caller's func(R, error), called by call
+	call     doneCaller
+	b        *binding
+	key      *MethodDesc
+	t0       time.Time // when the call started (with an Observer)
+	contFn   func(*rpc.Response)
+	reqType  uint8
+	msg      rpc.Msg
+	buf      []byte      // the request: service header and head of the message
+	pre      preObj      // the request with zero-copy entries
+	a        *wire.Arena // where the response body is copied (nil: the Go heap)
+	body     []byte
+	err      error
 }
 
 // preObj is a request serialized on the caller's goroutine whose
@@ -471,6 +505,10 @@ func (o *preObj) ZeroCopyEntry(b mem.Buf) error {
 // send runs on the loop: it enqueues the request.
 func (cl *clientCall) send() {
 	c := cl.c
+	if cl.isPosted && !c.untrackPost(cl) {
+		cl.recycle() // failed by Close or the endpoint's end
+		return
+	}
 	if cl.state.Load() == stAbandoned {
 		cl.pre.release()
 		c.calls.Put(cl)

@@ -71,10 +71,8 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 		return ErrClientClosed
 	}
 	key := &d.Methods[i]
-	var b *binding
-	if v, ok := c.binds.Load(key); ok {
-		b = v.(*binding)
-	} else if !c.onLoop() {
+	b := c.lookup(key)
+	if b == nil && !c.onLoop() {
 		var err error
 		if b, err = c.bind(ctx, d, i); err != nil {
 			return err
@@ -136,7 +134,16 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 		cl.send()
 		c.release()
 	default:
+		if !c.trackPost(cl) {
+			c.pending.Add(-1)
+			cl.pre.release()
+			cl.recycle()
+			return ErrClientClosed
+		}
 		if err := c.ep.Post(cl.sendFn); err != nil {
+			if !c.untrackPost(cl) {
+				return nil // Close failed it already: done ran
+			}
 			c.pending.Add(-1)
 			cl.pre.release()
 			cl.recycle()
@@ -169,7 +176,7 @@ func finishAsync(cl *clientCall, data []byte, err error) {
 		case se != nil:
 			err = se
 			if se.Code == FailedPrecondition && string(se.Details) == rebindDetail {
-				c.binds.Delete(cl.key)
+				c.unbind(cl.key)
 			}
 		default:
 			var body []byte
@@ -237,12 +244,14 @@ func (c *Client) bound(d *ServiceDesc, i int, data []byte) (*binding, error) {
 
 // Run runs the endpoint's loop on the calling goroutine until ctx is done
 // or the Client is closed, and returns ctx.Err() or ErrClientClosed (or
-// the endpoint's error). While asynchronous calls are in flight it polls;
-// when none are and no synchronous caller waits, it lets the loop go and
-// sleeps until the next asynchronous call (synchronous callers then run
-// the loop themselves). At most one goroutine should run Run. It yields
-// the processor every 16 iterations while synchronous callers wait, so
-// that they run, and every 4096 otherwise (a server in the same process
+// the endpoint's error; if it is closed, asynchronous calls then waiting
+// to be sent fail with it). While asynchronous calls are in flight it runs the endpoint's
+// loop (rpc.Endpoint.Run: polling, and sleeping on the datapath's wake-up
+// when idle); when none are and no synchronous caller waits, it lets the
+// loop go and sleeps until the next asynchronous call (synchronous callers
+// then run the loop themselves). At most one goroutine should run Run. It
+// yields the processor every 64 iterations while synchronous callers wait,
+// so that they run, and every 4096 otherwise (a server in the same process
 // with GOMAXPROCS=1 runs then).
 func (c *Client) Run(ctx context.Context) error {
 	for {
@@ -280,32 +289,117 @@ func (c *Client) runErr(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// errRunIdle ends runLed's rpc.Endpoint.Run: nothing is in flight.
+var errRunIdle = errors.New("service: idle")
+
+// runCtx is the context runLed runs the endpoint under: rpc.Endpoint.Run
+// checks Err every 64 iterations of its loop (and before it sleeps), and
+// Err reports the Client's reasons to stop as well as the parent's. It is
+// used by the goroutine that runs the loop only (Done and Value are the
+// parent's, so rpc's cancellation hook needs no goroutine).
+type runCtx struct {
+	context.Context
+	c    *Client
+	n    int
+	idle int
+}
+
+func (r *runCtx) Err() error {
+	if err := r.Context.Err(); err != nil {
+		return err
+	}
+	c := r.c
+	if c.closed.Load() {
+		return ErrClientClosed
+	}
+	r.n++
+	// Yield at every check while synchronous callers wait (they need the
+	// processor to take their results), rarely otherwise: on a goroutine
+	// locked to its thread a yield hands the processor to another thread
+	// and back (two futex calls).
+	callers := c.callers.Load()
+	if callers > 0 || r.n&63 == 0 {
+		runtime.Gosched()
+	}
+	if c.pending.Load() == 0 && callers == 0 {
+		if r.idle++; r.idle > 1 {
+			return errRunIdle
+		}
+	} else {
+		r.idle = 0
+	}
+	return nil
+}
+
 // runLed runs the loop, which the caller holds, until ctx is done, the
 // Client closes (an error) or nothing is in flight for a while (nil).
+// The loop is rpc.Endpoint.Run's: it enters the endpoint once, reads the
+// clock once per iteration and sleeps when nothing happens.
 func (c *Client) runLed(ctx context.Context) error {
-	idle := 0
-	for i := 0; ; i++ {
-		if i&15 == 15 {
-			if err := c.runErr(ctx); err != nil {
-				return err
-			}
-			// Yield often while synchronous callers wait (they need the
-			// processor to take their results), rarely otherwise: on a
-			// goroutine locked to its thread a yield hands the processor
-			// to another thread and back (two futex calls).
-			if i&4095 == 4095 || c.callers.Load() > 0 {
-				runtime.Gosched()
-			}
+	rc := &runCtx{Context: ctx, c: c}
+	err := c.ep.Run(rc)
+	switch {
+	case errors.Is(err, errRunIdle):
+		return nil
+	case err == nil || errors.Is(err, ErrClientClosed) || errors.Is(err, ctx.Err()) && ctx.Err() != nil:
+		return err
+	}
+	if errors.Is(err, rpc.ErrClosed) {
+		// The endpoint ended: what was posted to it will never be sent.
+		c.failPosted(err)
+	}
+	return fmt.Errorf("service: running the endpoint: %w", err)
+}
+
+// trackPost records an asynchronous call about to be handed to the loop
+// with Post, so that Close (or the endpoint's end) can fail it if the loop
+// never sends it. It returns false, recording nothing, once the Client is
+// closed.
+func (c *Client) trackPost(cl *clientCall) bool {
+	c.postMu.Lock()
+	defer c.postMu.Unlock()
+	if c.closed.Load() {
+		return false
+	}
+	if c.posted == nil {
+		c.posted = map[*clientCall]struct{}{}
+	}
+	c.posted[cl] = struct{}{}
+	cl.isPosted = true
+	return true
+}
+
+// untrackPost removes a posted call when the loop sends it; false: Close
+// failed it meanwhile (it is abandoned and recycled by the caller).
+func (c *Client) untrackPost(cl *clientCall) bool {
+	c.postMu.Lock()
+	defer c.postMu.Unlock()
+	cl.isPosted = false
+	if cl.state.Load() == stAbandoned {
+		return false
+	}
+	delete(c.posted, cl)
+	return true
+}
+
+// failPosted completes every asynchronous call handed to the loop and not
+// sent yet with err (their done functions run on the calling goroutine).
+// A posted function that runs later finds its call abandoned and only
+// recycles it.
+func (c *Client) failPosted(err error) {
+	c.postMu.Lock()
+	var fail []*clientCall
+	for cl := range c.posted {
+		if cl.state.CompareAndSwap(stPending, stAbandoned) {
+			fail = append(fail, cl)
 		}
-		if c.pending.Load() == 0 && c.callers.Load() == 0 {
-			if idle++; idle > 64 {
-				return nil
-			}
-		} else {
-			idle = 0
-		}
-		if err := c.ep.RunOnce(); err != nil {
-			return fmt.Errorf("service: running the endpoint: %w", err)
-		}
+	}
+	clear(c.posted)
+	c.postMu.Unlock()
+	for _, cl := range fail {
+		done, call, resp := cl.done, cl.call, cl.resp
+		cl.pre.release()
+		c.pending.Add(-1)
+		call.callDone(done, resp, err)
 	}
 }

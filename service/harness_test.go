@@ -124,7 +124,7 @@ func (h *harness) dial(opts ...service.ClientOption) *service.Client {
 		if err := c.Close(); err != nil {
 			t.Errorf("client: %v", err)
 		}
-		if err := ep.Close(); err != nil {
+		if err := ep.Close(); err != nil && !errors.Is(err, rpc.ErrClosed) { // closed by the test
 			t.Errorf("client endpoint: %v", err)
 		}
 	})

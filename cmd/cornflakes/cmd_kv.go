@@ -14,6 +14,7 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/kv"
+	_ "github.com/cornflakes-go/cornflakes/kv/kvbench" // the baseline serializers kv serve answers and bench drives
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
 )

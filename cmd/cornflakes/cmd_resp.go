@@ -78,6 +78,7 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	cmdTimeout := fs.Duration("command-timeout", resp.DefaultCommandTimeout, "close clients that take longer to send one command (negative: never)")
 	goroutines := fs.Bool("goroutines", false, "serve each connection on a goroutine of its own instead of the epoll event loops")
 	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS/2, at least 1)")
+	busyPoll := fs.Duration("busy-poll", 0, "event loops poll without sleeping this long after their last event, e.g. 50us (0: always sleep in epoll_wait)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -90,6 +91,10 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "resp serve: unexpected arguments %q\n", fs.Args())
 		return errUsage
 	}
+	if *busyPoll < 0 {
+		fmt.Fprintf(stderr, "resp serve: --busy-poll must be >= 0\n")
+		return errUsage
+	}
 	if *threshold < -1 {
 		fmt.Fprintf(stderr, "resp serve: --threshold must be >= -1\n")
 		return errUsage
@@ -100,7 +105,7 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := resp.Config{PoolBytes: *poolMB << 20, Threshold: th, MaxConns: *maxConns, Password: *pass, Users: users,
 		NoProtectedMode: !*protected, MaxMemory: mm, MaxMemoryPolicy: *policy, IdleTimeout: *idle, CommandTimeout: *cmdTimeout,
-		GoroutinePerConn: *goroutines, EventLoops: *loops}
+		GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll}
 	if *cmdTimeout == 0 {
 		cfg.CommandTimeout = -1
 	}
@@ -172,10 +177,14 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "directory for resp-bench.json, resp-bench.csv and resp-bench.png (default ./out/resp-bench-<timestamp>)")
 	sizes := fs.String("sizes", "", "comma-separated value sizes in bytes (redis-benchmark -d); default 64,4096 and, without --quick, 65536")
 	pipelines := fs.String("pipelines", "", "comma-separated pipeline depths (redis-benchmark -P); default 1,16")
-	requests := fs.Int("n", 0, "requests per test (redis-benchmark -n; 4x when pipelined, fewer for lrange_100 with large values); default 20000 with --quick, else 100000")
+	requests := fs.Int("n", 0, "requests per test (redis-benchmark -n; 4x when pipelined, fewer for lrange_100 with large values); "+
+		"default: 100000 (20000 with --quick), 4x when pipelined, bounded by --bytes")
+	budget := fs.String("bytes", "", "without -n: the most value bytes one test moves (-n is at most this divided by the value bytes of one request: "+
+		"the value for set and get, 10 values for mset, 100 for an lrange_100 reply; at least -c); with k/kb/m/mb/g/gb; default 512mb (128mb with --quick)")
 	clients := fs.Int("c", 16, "connections (redis-benchmark -c)")
 	goroutines := fs.Bool("goroutines", false, "serve each connection on a goroutine of its own instead of the epoll event loops")
 	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS/2, at least 1)")
+	busyPoll := fs.Duration("busy-poll", 0, "event loops poll without sleeping this long after their last event, e.g. 50us (0: always sleep in epoll_wait)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -184,7 +193,7 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	o := respbench.Options{Quick: *quick, Requests: *requests, Clients: *clients, Progress: stderr,
-		Server: resp.Config{GoroutinePerConn: *goroutines, EventLoops: *loops}}
+		Server: resp.Config{GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll}}
 	var err error
 	if o.Sizes, err = intList(*sizes, 1, 1<<20); err != nil {
 		fmt.Fprintf(stderr, "resp bench: --sizes: %v\n", err)
@@ -194,8 +203,16 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "resp bench: --pipelines: %v\n", err)
 		return errUsage
 	}
-	if *requests < 0 || *clients < 1 {
-		fmt.Fprintln(stderr, "resp bench: -n must be >= 0 and -c >= 1")
+	if *budget != "" {
+		b, err := resp.ParseMemory(*budget)
+		if err != nil || b <= 0 {
+			fmt.Fprintf(stderr, "resp bench: --bytes %q: want a positive size\n", *budget)
+			return errUsage
+		}
+		o.Bytes = b
+	}
+	if *requests < 0 || *clients < 1 || *busyPoll < 0 {
+		fmt.Fprintln(stderr, "resp bench: -n and --busy-poll must be >= 0 and -c >= 1")
 		return errUsage
 	}
 	if _, _, err := respbench.Binaries(); err != nil {

@@ -30,6 +30,8 @@ func TestRESPFlags(t *testing.T) {
 		{"resp", "bench", "--sizes", "0"},
 		{"resp", "bench", "--pipelines", "2000"},
 		{"resp", "bench", "-c", "0"},
+		{"resp", "bench", "--bytes", "0"},
+		{"resp", "bench", "--bytes", "12q"},
 		{"resp", "bench", "extra"},
 	} {
 		var out, errb bytes.Buffer

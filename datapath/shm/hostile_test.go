@@ -372,3 +372,24 @@ func TestStalledPeer(t *testing.T) {
 	}
 	memtest.Release(t, seg)
 }
+
+// TestHostileCompletionIndex: a completion index that jumps past the ring
+// closes the connection.
+func TestHostileCompletionIndex(t *testing.T) {
+	ep, _ := hostileEndpoint(t)
+	f := newFakePeer(t, ep, true)
+	if err := f.handshake(ep); err != nil {
+		t.Fatal(err)
+	}
+	if len(ep.conns) != 1 {
+		t.Fatalf("%d connections after the handshake", len(ep.conns))
+	}
+	atomic.StoreUint64(f.r.u64(offComplProd), complRing+1)
+	_ = ep.Flush()
+	if ep.st.Violations != 1 {
+		t.Errorf("Violations = %d after a completion index jump, want 1", ep.st.Violations)
+	}
+	if st := ep.ShmStats(); st.Peers != 0 {
+		t.Errorf("%d peers after the violation, want 0", st.Peers)
+	}
+}

@@ -274,3 +274,71 @@ func TestPeerCrashWhileHeld(t *testing.T) {
 		_ = ep.Flush()
 	}
 }
+
+// TestBusyEndpointNoticesHangUp: an endpoint whose every Recv finds
+// packets from one peer still notices, from Recv's socket check alone
+// (it never calls Wait), that another peer hung up.
+func TestBusyEndpointNoticesHangUp(t *testing.T) {
+	a, _ := openTest(t, randAddr())
+	b, _ := openTest(t, netip.AddrPort{})
+	pool := memtest.NewPool(t, mem.PoolConfig{Name: "c " + t.Name()})
+	c, err := shm.Open(datapath.Config{Pool: pool, Options: shm.Options{Namespace: testNS}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ep := range []*shm.Endpoint{b, c} {
+		if err := ep.Send(a.LocalAddr(), []byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		if err := ep.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pk := make([]datapath.Packet, 4)
+	for got, deadline := 0, time.Now().Add(10*time.Second); got < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("received %d of 2 greetings", got)
+		}
+		n, err := a.Recv(pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pk[:n] {
+			_ = p.Buf.Release()
+		}
+		got += n
+		_ = a.Wait(time.Millisecond)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	busy := 0
+	deadline := time.Now().Add(10 * time.Second)
+	for a.ShmStats().PeersLost == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a hang-up not noticed within 10s (%d of the Recvs found packets)", busy)
+		}
+		if err := b.Send(a.LocalAddr(), []byte("busy")); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		// Spin until b's packet arrives: no Wait, so only Recv's
+		// socket check can notice the hang-up.
+		for n := 0; n == 0 && time.Now().Before(deadline); {
+			if n, err = a.Recv(pk); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pk[:n] {
+				_ = p.Buf.Release()
+			}
+			if n > 0 {
+				busy++
+			}
+		}
+	}
+	if busy == 0 {
+		t.Fatal("no Recv found packets")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/kv"
+	_ "github.com/cornflakes-go/cornflakes/kv/kvbench" // the baseline serializers
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 

@@ -4,8 +4,11 @@
 package kvpb
 
 import (
+	"context"
+
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
+	"github.com/cornflakes-go/cornflakes/service"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
@@ -439,4 +442,462 @@ func (x *Resp) String() string {
 // value in a private arena that is never Reset (see wire.Clone).
 func (x *Resp) Clone(a *wire.Arena) (*Resp, error) {
 	return wire.Clone(x, a, NewResp)
+}
+
+// KVServer is the server API of service kv.KV.
+// Each method fills resp, a message of the handler's arena, or returns an
+// error (a *service.Error for a status; any other error is sent as
+// Unknown). req and resp live until the method returns: req's decoded
+// fields alias the request bytes (the receive buffer: the arena holds a
+// reference that Arena.Reset releases after the response is sent).
+//
+// KV is the store's typed service (docs/KV.md), served by kv.Server next to
+// the raw request types and called by kv.ServiceClient through the
+// generated stubs. Every method takes a Req and answers a Resp with the
+// fields the comment on Req and Resp name for its operation.
+type KVServer interface {
+	// Get: decoding req makes keys, vals alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
+	Get(ctx context.Context, req *Req, resp *Resp) error
+
+	// Put: decoding req makes keys, vals alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
+	Put(ctx context.Context, req *Req, resp *Resp) error
+
+	// GetM: decoding req makes keys, vals alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
+	GetM(ctx context.Context, req *Req, resp *Resp) error
+
+	// PutM: decoding req makes keys, vals alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
+	PutM(ctx context.Context, req *Req, resp *Resp) error
+
+	// GetList: decoding req makes keys, vals alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
+	GetList(ctx context.Context, req *Req, resp *Resp) error
+
+	// PutList: decoding req makes keys, vals alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
+	PutList(ctx context.Context, req *Req, resp *Resp) error
+
+	// AppendToList: decoding req makes keys, vals alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
+	AppendToList(ctx context.Context, req *Req, resp *Resp) error
+
+	// GetFromList: decoding req makes keys, vals alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
+	GetFromList(ctx context.Context, req *Req, resp *Resp) error
+
+	// Delete: decoding req makes keys, vals alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning.
+	Delete(ctx context.Context, req *Req, resp *Resp) error
+}
+
+// UnimplementedKVServer answers every method of kv.KV with
+// Unimplemented. Embed it in a server so that methods added to the service
+// later do not break its build.
+type UnimplementedKVServer struct{}
+
+// Get answers Unimplemented.
+func (UnimplementedKVServer) Get(context.Context, *Req, *Resp) error {
+	return service.Errorf(service.Unimplemented, "method Get not implemented")
+}
+
+// Put answers Unimplemented.
+func (UnimplementedKVServer) Put(context.Context, *Req, *Resp) error {
+	return service.Errorf(service.Unimplemented, "method Put not implemented")
+}
+
+// GetM answers Unimplemented.
+func (UnimplementedKVServer) GetM(context.Context, *Req, *Resp) error {
+	return service.Errorf(service.Unimplemented, "method GetM not implemented")
+}
+
+// PutM answers Unimplemented.
+func (UnimplementedKVServer) PutM(context.Context, *Req, *Resp) error {
+	return service.Errorf(service.Unimplemented, "method PutM not implemented")
+}
+
+// GetList answers Unimplemented.
+func (UnimplementedKVServer) GetList(context.Context, *Req, *Resp) error {
+	return service.Errorf(service.Unimplemented, "method GetList not implemented")
+}
+
+// PutList answers Unimplemented.
+func (UnimplementedKVServer) PutList(context.Context, *Req, *Resp) error {
+	return service.Errorf(service.Unimplemented, "method PutList not implemented")
+}
+
+// AppendToList answers Unimplemented.
+func (UnimplementedKVServer) AppendToList(context.Context, *Req, *Resp) error {
+	return service.Errorf(service.Unimplemented, "method AppendToList not implemented")
+}
+
+// GetFromList answers Unimplemented.
+func (UnimplementedKVServer) GetFromList(context.Context, *Req, *Resp) error {
+	return service.Errorf(service.Unimplemented, "method GetFromList not implemented")
+}
+
+// Delete answers Unimplemented.
+func (UnimplementedKVServer) Delete(context.Context, *Req, *Resp) error {
+	return service.Errorf(service.Unimplemented, "method Delete not implemented")
+}
+
+// RegisterKVServer registers srv to serve kv.KV on s (options:
+// service.WithMode, service.WithMethodMode).
+func RegisterKVServer(s *service.Server, srv KVServer, opts ...service.RegisterOption) error {
+	return s.RegisterService(&KV_ServiceDesc, srv, opts...)
+}
+
+// KVClient is the typed client of service kv.KV. It is safe for
+// concurrent use, as its service.Client is.
+type KVClient struct{ c *service.Client }
+
+// NewKVClient returns a typed client over c.
+func NewKVClient(c *service.Client) *KVClient { return &KVClient{c} }
+
+// Get calls kv.KV.Get. req is serialized before it
+// returns; the response is a message of a, valid until a.Reset (its
+// bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
+func (c *KVClient) Get(ctx context.Context, a *wire.Arena, req *Req) (*Resp, error) {
+	resp := NewResp(a)
+	if err := c.c.Invoke(ctx, &KV_ServiceDesc, 0, a, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// GetAsync sends a call of kv.KV.Get and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *KVClient) GetAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
+	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 0, a, req, NewResp(a), done)
+}
+
+// Put calls kv.KV.Put. req is serialized before it
+// returns; the response is a message of a, valid until a.Reset (its
+// bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
+func (c *KVClient) Put(ctx context.Context, a *wire.Arena, req *Req) (*Resp, error) {
+	resp := NewResp(a)
+	if err := c.c.Invoke(ctx, &KV_ServiceDesc, 1, a, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// PutAsync sends a call of kv.KV.Put and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *KVClient) PutAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
+	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 1, a, req, NewResp(a), done)
+}
+
+// GetM calls kv.KV.GetM. req is serialized before it
+// returns; the response is a message of a, valid until a.Reset (its
+// bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
+func (c *KVClient) GetM(ctx context.Context, a *wire.Arena, req *Req) (*Resp, error) {
+	resp := NewResp(a)
+	if err := c.c.Invoke(ctx, &KV_ServiceDesc, 2, a, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// GetMAsync sends a call of kv.KV.GetM and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *KVClient) GetMAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
+	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 2, a, req, NewResp(a), done)
+}
+
+// PutM calls kv.KV.PutM. req is serialized before it
+// returns; the response is a message of a, valid until a.Reset (its
+// bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
+func (c *KVClient) PutM(ctx context.Context, a *wire.Arena, req *Req) (*Resp, error) {
+	resp := NewResp(a)
+	if err := c.c.Invoke(ctx, &KV_ServiceDesc, 3, a, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// PutMAsync sends a call of kv.KV.PutM and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *KVClient) PutMAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
+	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 3, a, req, NewResp(a), done)
+}
+
+// GetList calls kv.KV.GetList. req is serialized before it
+// returns; the response is a message of a, valid until a.Reset (its
+// bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
+func (c *KVClient) GetList(ctx context.Context, a *wire.Arena, req *Req) (*Resp, error) {
+	resp := NewResp(a)
+	if err := c.c.Invoke(ctx, &KV_ServiceDesc, 4, a, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// GetListAsync sends a call of kv.KV.GetList and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *KVClient) GetListAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
+	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 4, a, req, NewResp(a), done)
+}
+
+// PutList calls kv.KV.PutList. req is serialized before it
+// returns; the response is a message of a, valid until a.Reset (its
+// bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
+func (c *KVClient) PutList(ctx context.Context, a *wire.Arena, req *Req) (*Resp, error) {
+	resp := NewResp(a)
+	if err := c.c.Invoke(ctx, &KV_ServiceDesc, 5, a, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// PutListAsync sends a call of kv.KV.PutList and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *KVClient) PutListAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
+	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 5, a, req, NewResp(a), done)
+}
+
+// AppendToList calls kv.KV.AppendToList. req is serialized before it
+// returns; the response is a message of a, valid until a.Reset (its
+// bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
+func (c *KVClient) AppendToList(ctx context.Context, a *wire.Arena, req *Req) (*Resp, error) {
+	resp := NewResp(a)
+	if err := c.c.Invoke(ctx, &KV_ServiceDesc, 6, a, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// AppendToListAsync sends a call of kv.KV.AppendToList and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *KVClient) AppendToListAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
+	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 6, a, req, NewResp(a), done)
+}
+
+// GetFromList calls kv.KV.GetFromList. req is serialized before it
+// returns; the response is a message of a, valid until a.Reset (its
+// bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
+func (c *KVClient) GetFromList(ctx context.Context, a *wire.Arena, req *Req) (*Resp, error) {
+	resp := NewResp(a)
+	if err := c.c.Invoke(ctx, &KV_ServiceDesc, 7, a, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// GetFromListAsync sends a call of kv.KV.GetFromList and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *KVClient) GetFromListAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
+	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 7, a, req, NewResp(a), done)
+}
+
+// Delete calls kv.KV.Delete. req is serialized before it
+// returns; the response is a message of a, valid until a.Reset (its
+// bytes are a copy in a's memory: decoding it takes no references).
+// Setting a field of req from memory outside a registered pool copies
+// it (see wire.Arena.SilentCopies).
+func (c *KVClient) Delete(ctx context.Context, a *wire.Arena, req *Req) (*Resp, error) {
+	resp := NewResp(a)
+	if err := c.c.Invoke(ctx, &KV_ServiceDesc, 8, a, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// DeleteAsync sends a call of kv.KV.Delete and returns at once;
+// done runs later, on the goroutine that runs the client's loop
+// (service.Client.Run), with the response (a message of a, valid until
+// a.Reset) or the error. a belongs to the call until done runs; done must
+// not block. See service.InvokeAsync.
+func (c *KVClient) DeleteAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
+	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 8, a, req, NewResp(a), done)
+}
+
+func _KV_Get_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.DecodeBytes(data); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	resp := NewResp(a)
+	if ic == nil {
+		return resp, srv.(KVServer).Get(ctx, req, resp)
+	}
+	return resp, ic(ctx, req, resp, info, func(ctx context.Context, req, resp any) error {
+		return srv.(KVServer).Get(ctx, req.(*Req), resp.(*Resp))
+	})
+}
+
+func _KV_Put_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.DecodeBytes(data); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	resp := NewResp(a)
+	if ic == nil {
+		return resp, srv.(KVServer).Put(ctx, req, resp)
+	}
+	return resp, ic(ctx, req, resp, info, func(ctx context.Context, req, resp any) error {
+		return srv.(KVServer).Put(ctx, req.(*Req), resp.(*Resp))
+	})
+}
+
+func _KV_GetM_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.DecodeBytes(data); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	resp := NewResp(a)
+	if ic == nil {
+		return resp, srv.(KVServer).GetM(ctx, req, resp)
+	}
+	return resp, ic(ctx, req, resp, info, func(ctx context.Context, req, resp any) error {
+		return srv.(KVServer).GetM(ctx, req.(*Req), resp.(*Resp))
+	})
+}
+
+func _KV_PutM_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.DecodeBytes(data); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	resp := NewResp(a)
+	if ic == nil {
+		return resp, srv.(KVServer).PutM(ctx, req, resp)
+	}
+	return resp, ic(ctx, req, resp, info, func(ctx context.Context, req, resp any) error {
+		return srv.(KVServer).PutM(ctx, req.(*Req), resp.(*Resp))
+	})
+}
+
+func _KV_GetList_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.DecodeBytes(data); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	resp := NewResp(a)
+	if ic == nil {
+		return resp, srv.(KVServer).GetList(ctx, req, resp)
+	}
+	return resp, ic(ctx, req, resp, info, func(ctx context.Context, req, resp any) error {
+		return srv.(KVServer).GetList(ctx, req.(*Req), resp.(*Resp))
+	})
+}
+
+func _KV_PutList_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.DecodeBytes(data); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	resp := NewResp(a)
+	if ic == nil {
+		return resp, srv.(KVServer).PutList(ctx, req, resp)
+	}
+	return resp, ic(ctx, req, resp, info, func(ctx context.Context, req, resp any) error {
+		return srv.(KVServer).PutList(ctx, req.(*Req), resp.(*Resp))
+	})
+}
+
+func _KV_AppendToList_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.DecodeBytes(data); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	resp := NewResp(a)
+	if ic == nil {
+		return resp, srv.(KVServer).AppendToList(ctx, req, resp)
+	}
+	return resp, ic(ctx, req, resp, info, func(ctx context.Context, req, resp any) error {
+		return srv.(KVServer).AppendToList(ctx, req.(*Req), resp.(*Resp))
+	})
+}
+
+func _KV_GetFromList_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.DecodeBytes(data); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	resp := NewResp(a)
+	if ic == nil {
+		return resp, srv.(KVServer).GetFromList(ctx, req, resp)
+	}
+	return resp, ic(ctx, req, resp, info, func(ctx context.Context, req, resp any) error {
+		return srv.(KVServer).GetFromList(ctx, req.(*Req), resp.(*Resp))
+	})
+}
+
+func _KV_Delete_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.DecodeBytes(data); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	resp := NewResp(a)
+	if ic == nil {
+		return resp, srv.(KVServer).Delete(ctx, req, resp)
+	}
+	return resp, ic(ctx, req, resp, info, func(ctx context.Context, req, resp any) error {
+		return srv.(KVServer).Delete(ctx, req.(*Req), resp.(*Resp))
+	})
+}
+
+// KV_ServiceDesc describes service kv.KV for service.Server and
+// service.Client: its methods and the structure and fingerprints of the
+// messages they reach, checked at bind time.
+var KV_ServiceDesc = service.ServiceDesc{
+	Name:        "kv.KV",
+	HandlerType: (*KVServer)(nil),
+	Messages: []service.MessageDesc{
+		{Name: "kv.Req", Fingerprint: 0x77eb5213bf4550b1, Fields: []service.FieldDesc{
+			{Number: 1, Name: "keys", Kind: 12, Repeated: true, Message: -1},
+			{Number: 2, Name: "vals", Kind: 12, Repeated: true, Message: -1},
+			{Number: 3, Name: "index", Kind: 13, Message: -1},
+		}},
+		{Name: "kv.Resp", Fingerprint: 0xc70b28637faa8d5a, Fields: []service.FieldDesc{
+			{Number: 1, Name: "status", Kind: 13, Message: -1},
+			{Number: 2, Name: "val", Kind: 12, Message: -1},
+			{Number: 3, Name: "vals", Kind: 12, Repeated: true, Message: -1},
+		}},
+	},
+	Methods: []service.MethodDesc{
+		{Name: "Get", Request: 0, Response: 1, Fingerprint: 0xaf383abc43e501ed, Handler: _KV_Get_Handler},
+		{Name: "Put", Request: 0, Response: 1, Fingerprint: 0x10c89ff20981329e, Handler: _KV_Put_Handler},
+		{Name: "GetM", Request: 0, Response: 1, Fingerprint: 0x85a96f41ee595e88, Handler: _KV_GetM_Handler},
+		{Name: "PutM", Request: 0, Response: 1, Fingerprint: 0xfbde88ee1ef60c75, Handler: _KV_PutM_Handler},
+		{Name: "GetList", Request: 0, Response: 1, Fingerprint: 0x10d268ccc1a66c65, Handler: _KV_GetList_Handler},
+		{Name: "PutList", Request: 0, Response: 1, Fingerprint: 0xa2d0d2ef2373eef2, Handler: _KV_PutList_Handler},
+		{Name: "AppendToList", Request: 0, Response: 1, Fingerprint: 0xc847a0ee7cb8b4f2, Handler: _KV_AppendToList_Handler},
+		{Name: "GetFromList", Request: 0, Response: 1, Fingerprint: 0x9e7a3d769af517dd, Handler: _KV_GetFromList_Handler},
+		{Name: "Delete", Request: 0, Response: 1, Fingerprint: 0x97ea9052d531fc30, Handler: _KV_Delete_Handler},
+	},
 }

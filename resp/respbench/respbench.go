@@ -52,16 +52,31 @@ type Record struct {
 
 // Options configures Run.
 type Options struct {
-	Quick     bool      // sizes 64 and 4096 B, fewer requests: under a minute
-	Sizes     []int     // value sizes (-d); default 64, 4096 and, unless Quick, 65536
-	Pipelines []int     // pipeline depths (-P); default 1 and 16
-	Clients   int       // connections (-c); default 16
-	Requests  int       // requests per test (-n); default 20000 (Quick) or 100000, times 4 pipelined
-	Progress  io.Writer // progress lines (nil: none)
+	Quick     bool  // sizes 64 and 4096 B, fewer requests: under a minute
+	Sizes     []int // value sizes (-d); default 64, 4096 and, unless Quick, 65536
+	Pipelines []int // pipeline depths (-P); default 1 and 16
+	Clients   int   // connections (-c); default 16
+	// Requests is -n of every test, times 4 pipelined (lrange_100: at
+	// most what makes 400 MB of replies). Zero: 100000 (Quick: 20000),
+	// times 4 pipelined, bounded by Bytes.
+	Requests int
+	// Bytes bounds the value bytes one test moves when Requests is zero:
+	// -n is at most Bytes divided by the value bytes of one request (the
+	// value for set and get, ten values for mset, the hundred values of
+	// an lrange_100 reply), and at least Clients. Zero: DefaultBytes
+	// (Quick: QuickBytes).
+	Bytes    int64
+	Progress io.Writer // progress lines (nil: none)
 	// Server configures the cornflakes server (its zero value: the
 	// defaults of resp.NewServer).
 	Server resp.Config
 }
+
+// Byte budgets of a test when Options.Requests is zero (Options.Bytes).
+const (
+	DefaultBytes = 512 << 20
+	QuickBytes   = 128 << 20
+)
 
 // Binaries returns the paths of redis-server and redis-benchmark, or an
 // error saying how to install them.
@@ -94,10 +109,17 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	if o.Clients <= 0 {
 		o.Clients = 16
 	}
-	if o.Requests <= 0 {
-		o.Requests = 100000
+	base, budget := o.Requests, int64(0)
+	if base <= 0 {
+		base, budget = 100000, o.Bytes
 		if o.Quick {
-			o.Requests = 20000
+			base = 20000
+		}
+		if budget <= 0 {
+			budget = DefaultBytes
+			if o.Quick {
+				budget = QuickBytes
+			}
 		}
 	}
 	progress := o.Progress
@@ -132,7 +154,7 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		for _, pipe := range o.Pipelines {
 			variant := fmt.Sprintf("d%d/P%d", size, pipe)
 			for _, test := range Tests {
-				n := requests(o.Requests, test, size, pipe)
+				n := requests(base, budget, o.Clients, test, size, pipe)
 				rps := map[string]float64{}
 				for _, server := range []string{Cornflakes, Redis} {
 					if err := ctx.Err(); err != nil {
@@ -163,18 +185,35 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	return recs, nil
 }
 
-// requests is -n for one test: base (four times that pipelined), and for
-// LRANGE_100, whose replies carry 100 values, at most what makes 400 MB of
-// replies (at least 500).
-func requests(base int, test string, size, pipe int) int {
+// requests is -n for one test: base (four times that pipelined); with a
+// budget (> 0), at most budget bytes of values (valueBytes) but at least
+// clients requests; without, for LRANGE_100, whose replies carry 100
+// values, at most what makes 400 MB of replies (at least 500).
+func requests(base int, budget int64, clients int, test string, size, pipe int) int {
 	n := base
 	if pipe > 1 {
 		n *= 4
+	}
+	if budget > 0 {
+		return int(max(int64(clients), min(int64(n), budget/valueBytes(test, size))))
 	}
 	if test == "lrange_100" {
 		n = min(n, max(500, 400<<20/(100*size)))
 	}
 	return n
+}
+
+// valueBytes is the value bytes one request of test moves: redis-benchmark's
+// MSET sets 10 keys, its LRANGE_100 answers 100 elements (after an LPUSH
+// per request).
+func valueBytes(test string, size int) int64 {
+	switch test {
+	case "mset":
+		return 10 * int64(size)
+	case "lrange_100":
+		return 100 * int64(size)
+	}
+	return int64(max(size, 1))
 }
 
 func port(addr string) string {

@@ -33,10 +33,19 @@ func TestParseCSV(t *testing.T) {
 func TestRequests(t *testing.T) {
 	for _, c := range []struct {
 		test          string
+		budget        int64
 		size, pipe, n int
-	}{{"get", 4096, 1, 1000}, {"get", 4096, 16, 4000}, {"lrange_100", 64, 1, 1000}, {"lrange_100", 65536, 16, 500}, {"lrange_100", 4096, 16, 1024}} {
-		if n := requests(1000, c.test, c.size, c.pipe); n != c.n {
-			t.Errorf("requests(%s, %d, %d) = %d, want %d", c.test, c.size, c.pipe, n, c.n)
+	}{
+		// -n given: as given (x4 pipelined), lrange_100 bounded to 400 MB of replies.
+		{"get", 0, 4096, 1, 1000}, {"get", 0, 4096, 16, 4000}, {"lrange_100", 0, 64, 1, 1000},
+		{"lrange_100", 0, 65536, 16, 500}, {"lrange_100", 0, 4096, 16, 1024},
+		// A byte budget: at most budget/value bytes, at least the clients (50).
+		{"set", 1 << 20, 64, 1, 1000}, {"set", 1 << 20, 4096, 1, 256}, {"set", 1 << 20, 4096, 16, 256},
+		{"mset", 1 << 20, 4096, 16, 50}, {"mset", 10 << 20, 4096, 16, 256}, {"lrange_100", 100 << 20, 65536, 1, 50},
+		{"lrange_100", 1 << 30, 64, 16, 4000},
+	} {
+		if n := requests(1000, c.budget, 50, c.test, c.size, c.pipe); n != c.n {
+			t.Errorf("requests(%s, budget %d, %d, %d) = %d, want %d", c.test, c.budget, c.size, c.pipe, n, c.n)
 		}
 	}
 }

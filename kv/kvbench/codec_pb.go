@@ -1,10 +1,12 @@
-package kv
+package kvbench
 
 import (
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/cornflakes-go/cornflakes/kv"
+	"github.com/cornflakes-go/cornflakes/kv/internal/kvcodec"
 	"github.com/cornflakes-go/cornflakes/kv/internal/kvpbgo"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/workload"
@@ -26,7 +28,7 @@ type pbCodec struct {
 
 func newPBCodec(vt bool) *pbCodec { return &pbCodec{vt: vt} }
 
-func (c *pbCodec) done() {
+func (c *pbCodec) Done() {
 	clear(c.req.Keys)
 	clear(c.req.Vals)
 	c.req.Keys, c.req.Vals, c.req.Index = c.req.Keys[:0], c.req.Vals[:0], 0
@@ -43,16 +45,16 @@ func (c *pbCodec) marshal(m interface {
 	proto.Message
 	SizeVT() int
 	MarshalToSizedBufferVT([]byte) (int, error)
-}, pool *mem.Pool) (body, error) {
+}, pool *mem.Pool) (kv.Body, error) {
 	var n int
 	if c.vt {
 		n = m.SizeVT()
 	} else {
 		n = proto.Size(m)
 	}
-	b, err := allocMsg(pool, n)
+	b, err := kvcodec.AllocMsg(pool, n)
 	if err != nil {
-		return body{}, err
+		return kv.Body{}, err
 	}
 	if c.vt {
 		_, err = m.MarshalToSizedBufferVT(b.Bytes())
@@ -65,12 +67,12 @@ func (c *pbCodec) marshal(m interface {
 	}
 	if err != nil {
 		_ = b.Release()
-		return body{}, err
+		return kv.Body{}, err
 	}
-	return body{buf: b}, nil
+	return kv.Body{Buf: b}, nil
 }
 
-func (c *pbCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (body, error) {
+func (c *pbCodec) EncodeRequest(req *workload.Request, pool *mem.Pool) (kv.Body, error) {
 	c.req.Keys = append(c.req.Keys[:0], req.Keys...)
 	c.req.Vals = append(c.req.Vals[:0], req.Values...)
 	c.req.Index = uint32(req.Index)
@@ -96,16 +98,16 @@ func (c *pbCodec) unmarshal(p []byte, m interface {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadMessage, err)
+		return fmt.Errorf("%w: %v", kv.ErrBadMessage, err)
 	}
 	return nil
 }
 
-func (c *pbCodec) decodeResponse(op workload.Op, p []byte, resp *workload.Response) error {
+func (c *pbCodec) DecodeResponse(op workload.Op, p []byte, resp *workload.Response) error {
 	if err := c.unmarshal(p, &c.resp); err != nil {
 		return err
 	}
-	st, err := statusFromWire(c.resp.Status)
+	st, err := kvcodec.StatusFromWire(c.resp.Status)
 	if err != nil {
 		return err
 	}
@@ -114,7 +116,7 @@ func (c *pbCodec) decodeResponse(op workload.Op, p []byte, resp *workload.Respon
 	if st != workload.StatusOK {
 		return nil
 	}
-	if singleValue(op) {
+	if kvcodec.SingleValue(op) {
 		resp.Values = append(resp.Values, c.resp.Val)
 	} else {
 		resp.Values = append(resp.Values, c.resp.Vals...)
@@ -122,21 +124,21 @@ func (c *pbCodec) decodeResponse(op workload.Op, p []byte, resp *workload.Respon
 	return nil
 }
 
-func (c *pbCodec) decodeRequest(op workload.Op, p []byte, q *Query) error {
+func (c *pbCodec) DecodeRequest(op workload.Op, p []byte, q *kv.Query) error {
 	if err := c.unmarshal(p, &c.req); err != nil {
 		return err
 	}
 	q.Keys = append(q.Keys, c.req.Keys...)
 	q.Vals = append(q.Vals, c.req.Vals...)
 	var err error
-	q.Index, err = checkIndex(c.req.Index)
+	q.Index, err = kvcodec.CheckIndex(c.req.Index, kv.MaxListLen)
 	return err
 }
 
-func (c *pbCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (body, error) {
-	c.resp.Status = statusToWire(res.Status)
+func (c *pbCodec) EncodeResponse(op workload.Op, res *kv.Result, pool *mem.Pool) (kv.Body, error) {
+	c.resp.Status = kvcodec.StatusToWire(res.Status)
 	if res.Status == workload.StatusOK && op.IsRead() {
-		if singleValue(op) && len(res.Vals) == 1 {
+		if kvcodec.SingleValue(op) && len(res.Vals) == 1 {
 			c.resp.Val = res.Vals[0].Bytes()
 		} else {
 			for _, b := range res.Vals {

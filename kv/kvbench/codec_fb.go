@@ -1,10 +1,12 @@
-package kv
+package kvbench
 
 import (
 	"fmt"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
+	"github.com/cornflakes-go/cornflakes/kv"
+	"github.com/cornflakes-go/cornflakes/kv/internal/kvcodec"
 	"github.com/cornflakes-go/cornflakes/kv/internal/kvfb"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/workload"
@@ -15,7 +17,7 @@ import (
 // one contiguous buffer in the builder's own (Go heap) memory that the RPC
 // layer copies into a packet buffer. Decoding aliases the input; the Go
 // runtime has no verifier, so decoding checks vector lengths against the
-// input size and turns an out-of-range access into ErrBadMessage.
+// input size and turns an out-of-range access into kv.ErrBadMessage.
 type fbCodec struct {
 	b    *flatbuffers.Builder
 	offs []flatbuffers.UOffsetT
@@ -26,7 +28,7 @@ type fbCodec struct {
 
 func newFBCodec() *fbCodec { return &fbCodec{b: flatbuffers.NewBuilder(16 << 10)} }
 
-func (c *fbCodec) done() {}
+func (c *fbCodec) Done() {}
 
 // vector builds a vector of Value tables holding vals.
 func (c *fbCodec) vector(vals [][]byte, start func(*flatbuffers.Builder, int) flatbuffers.UOffsetT) flatbuffers.UOffsetT {
@@ -44,7 +46,7 @@ func (c *fbCodec) vector(vals [][]byte, start func(*flatbuffers.Builder, int) fl
 	return c.b.EndVector(len(c.offs))
 }
 
-func (c *fbCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (body, error) {
+func (c *fbCodec) EncodeRequest(req *workload.Request, pool *mem.Pool) (kv.Body, error) {
 	c.b.Reset()
 	keys := c.vector(req.Keys, kvfb.ReqStartKeysVector)
 	var vals flatbuffers.UOffsetT
@@ -58,14 +60,14 @@ func (c *fbCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (body, er
 	}
 	kvfb.ReqAddIndex(c.b, uint32(req.Index))
 	c.b.Finish(kvfb.ReqEnd(c.b))
-	return body{bytes: c.b.FinishedBytes()}, nil
+	return kv.Body{Bytes: c.b.FinishedBytes()}, nil
 }
 
-func (c *fbCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (body, error) {
+func (c *fbCodec) EncodeResponse(op workload.Op, res *kv.Result, pool *mem.Pool) (kv.Body, error) {
 	c.b.Reset()
 	var val, vals flatbuffers.UOffsetT
 	read := res.Status == workload.StatusOK && op.IsRead()
-	single := read && singleValue(op) && len(res.Vals) == 1
+	single := read && kvcodec.SingleValue(op) && len(res.Vals) == 1
 	if single {
 		val = c.b.CreateByteVector(res.Vals[0].Bytes())
 	} else if read {
@@ -83,22 +85,22 @@ func (c *fbCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (b
 		vals = c.b.EndVector(len(c.offs))
 	}
 	kvfb.RespStart(c.b)
-	kvfb.RespAddStatus(c.b, statusToWire(res.Status))
+	kvfb.RespAddStatus(c.b, kvcodec.StatusToWire(res.Status))
 	if single {
 		kvfb.RespAddVal(c.b, val)
 	} else if read {
 		kvfb.RespAddVals(c.b, vals)
 	}
 	c.b.Finish(kvfb.RespEnd(c.b))
-	return body{bytes: c.b.FinishedBytes()}, nil
+	return kv.Body{Bytes: c.b.FinishedBytes()}, nil
 }
 
 // fbSafe runs a FlatBuffers decode, turning the runtime's out-of-range
-// panics on malformed input into ErrBadMessage.
+// panics on malformed input into kv.ErrBadMessage.
 func fbSafe(f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: flatbuffers: %v", ErrBadMessage, r)
+			err = fmt.Errorf("%w: flatbuffers: %v", kv.ErrBadMessage, r)
 		}
 	}()
 	return f()
@@ -107,11 +109,11 @@ func fbSafe(f func() error) (err error) {
 // fbRoot checks the minimal frame and returns the root offset.
 func fbRoot(p []byte) (flatbuffers.UOffsetT, error) {
 	if len(p) < 8 {
-		return 0, fmt.Errorf("%w: flatbuffers: %d bytes", ErrBadMessage, len(p))
+		return 0, fmt.Errorf("%w: flatbuffers: %d bytes", kv.ErrBadMessage, len(p))
 	}
 	off := flatbuffers.GetUOffsetT(p)
 	if int(off) > len(p)-4 {
-		return 0, fmt.Errorf("%w: flatbuffers: root offset %d", ErrBadMessage, off)
+		return 0, fmt.Errorf("%w: flatbuffers: root offset %d", kv.ErrBadMessage, off)
 	}
 	return off, nil
 }
@@ -119,13 +121,13 @@ func fbRoot(p []byte) (flatbuffers.UOffsetT, error) {
 // fbLen bounds an untrusted vector length: each element takes at least 4
 // bytes of the input.
 func fbLen(n, size int) error {
-	if n < 0 || n > MaxKeys || n > size/4 {
-		return fmt.Errorf("%w: flatbuffers: vector of %d elements", ErrBadMessage, n)
+	if n < 0 || n > kv.MaxKeys || n > size/4 {
+		return fmt.Errorf("%w: flatbuffers: vector of %d elements", kv.ErrBadMessage, n)
 	}
 	return nil
 }
 
-func (c *fbCodec) decodeRequest(op workload.Op, p []byte, q *Query) error {
+func (c *fbCodec) DecodeRequest(op workload.Op, p []byte, q *kv.Query) error {
 	return fbSafe(func() error {
 		root, err := fbRoot(p)
 		if err != nil {
@@ -147,19 +149,19 @@ func (c *fbCodec) decodeRequest(op workload.Op, p []byte, q *Query) error {
 			c.req.Vals(&c.val, i)
 			q.Vals = append(q.Vals, c.val.DataBytes())
 		}
-		q.Index, err = checkIndex(c.req.Index())
+		q.Index, err = kvcodec.CheckIndex(c.req.Index(), kv.MaxListLen)
 		return err
 	})
 }
 
-func (c *fbCodec) decodeResponse(op workload.Op, p []byte, resp *workload.Response) error {
+func (c *fbCodec) DecodeResponse(op workload.Op, p []byte, resp *workload.Response) error {
 	return fbSafe(func() error {
 		root, err := fbRoot(p)
 		if err != nil {
 			return err
 		}
 		c.resp.Init(p, root)
-		st, err := statusFromWire(c.resp.Status())
+		st, err := kvcodec.StatusFromWire(c.resp.Status())
 		if err != nil {
 			return err
 		}
@@ -168,13 +170,13 @@ func (c *fbCodec) decodeResponse(op workload.Op, p []byte, resp *workload.Respon
 		if st != workload.StatusOK {
 			return nil
 		}
-		if singleValue(op) {
+		if kvcodec.SingleValue(op) {
 			resp.Values = append(resp.Values, c.resp.ValBytes())
 			return nil
 		}
 		n := c.resp.ValsLength()
 		if n < 0 || n > len(p)/4 {
-			return fmt.Errorf("%w: flatbuffers: vector of %d elements", ErrBadMessage, n)
+			return fmt.Errorf("%w: flatbuffers: vector of %d elements", kv.ErrBadMessage, n)
 		}
 		for i := 0; i < n; i++ {
 			c.resp.Vals(&c.val, i)
