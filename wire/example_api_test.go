@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"strings"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -306,92 +305,16 @@ func ExampleMsg() {
 	// type 2: Inner{id:9 tags:["t"]}, 33 bytes
 }
 
-// exampleLookup is an application's per-batch scratch record.
-type exampleLookup struct {
-	key  []byte
-	slot int
-}
-
-// exampleLookupType is exampleLookup's allocation key, made once, at
-// package initialization.
-var exampleLookupType = wire.NewType[exampleLookup]()
-
-// NewType gives any type of the application the arena's allocation: values
-// come from per-arena slabs, are valid until Reset and are reused after it,
-// so a steady workload allocates nothing from the Go heap. Generated code
-// declares one Type per message the same way.
-func ExampleNewType() {
-	a := wire.NewArena()
-	for batch := range 2 {
-		l := exampleLookupType.New(a) // zeroed, even when its memory is reused
-		fmt.Printf("batch %d: new %+v\n", batch, *l)
-		l.key, l.slot = a.CopyString("key"), batch
-
-		table := exampleLookupType.NewSlice(a, 4) // len == cap == 4, zeroed
-		table[l.slot] = *l
-		fmt.Printf("batch %d: table[%d] = %s, len %d\n", batch, l.slot, table[l.slot].key, len(table))
-		if err := a.Reset(); err != nil { // l and table are gone
-			panic(err)
-		}
-	}
-	// Output:
-	// batch 0: new {key:[] slot:0}
-	// batch 0: table[0] = key, len 4
-	// batch 1: new {key:[] slot:0}
-	// batch 1: table[1] = key, len 4
-}
-
-// A String field follows the hybrid rule like Bytes and checks UTF-8 when
-// read. Its value lives until the arena's Reset: to keep it longer, copy it
-// (strings.Clone) or Clone the zero-copy Buf.
-func ExampleString() {
-	pool, err := mem.NewPool(mem.PoolConfig{Name: "example-string"})
-	if err != nil {
-		panic(err)
-	}
-	doc, err := pool.AllocCopy([]byte(strings.Repeat("ü", 512))) // 1024 bytes
-	if err != nil {
-		panic(err)
-	}
-
-	a := wire.NewArena()
-	var short, bad, long wire.String
-	short.SetString(a, "grüß")
-	bad.Set(a, []byte{'o', 0xff})
-	long.SetBuf(a, doc) // the arena takes its own reference
-	_ = doc.Release()
-
-	s, err := short.Get()
-	fmt.Println(s, err, short.Len(), short.IsZeroCopy())
-	_, err = bad.Get()
-	fmt.Printf("%v %v %q\n", bad.Valid(), err, bad.Bytes())
-	fmt.Println(long.Len(), long.Valid(), long.IsZeroCopy())
-
-	keep := strings.Clone(s)   // a copy on the Go heap
-	kept := long.Buf().Clone() // a reference of our own
-	_ = a.Reset()
-	fmt.Println(keep, kept.Len(), kept.Refs())
-	_ = kept.Release()
-	fmt.Println(pool.Close())
-	// Output:
-	// grüß <nil> 6 false
-	// false wire: string field is not valid UTF-8 "o\xff"
-	// 1024 true true
-	// grüß 1024 1
-	// <nil>
-}
-
-// Text is the one-line form that every generated String method returns:
-// short bytes and strings are quoted (invalid UTF-8 escaped), longer values
-// shown by length, enums by name, lists and nested messages in place. It
-// can also give an application's own types the same look.
-func ExampleText() {
+// Every generated String method returns a one-line text form: short bytes
+// and strings are quoted (invalid UTF-8 escaped), longer values shown by
+// length, enums by name, lists and nested messages in place.
+func Example_text() {
 	a := wire.NewArena()
 	defer a.Reset()
 	m := testmsg.NewAllTypes(a)
 	m.SetI32(-3)
 	m.SetColor(testmsg.Color_BLUE)
-	m.SetData(bytes.Repeat([]byte{'d'}, 100)) // over TextMaxBytes
+	m.SetData(bytes.Repeat([]byte{'d'}, 100)) // longer than 64 bytes: shown by length
 	m.SetNameBytes([]byte("caf\xc3"))
 	r := m.InitRI32(2)
 	r.Append(1)
@@ -402,38 +325,24 @@ func ExampleText() {
 	kid.SetId(5)
 	kids.Append(kid)
 	fmt.Println(m)
-
-	var t wire.Text
-	t.Begin("Batch")
-	t.Uint("requests", 32)
-	t.Float("hit_rate", 0.75, 64)
-	t.Bool("flushed", true)
-	fmt.Println(t.End())
 	// Output:
 	// AllTypes{i32:-3 color:BLUE data:<100 bytes> name:"caf\xc3" r_i32:[1 2] kids:[Inner{} Inner{id:5}]}
-	// Batch{requests:32 hit_rate:0.75 flushed:true}
 }
 
-// EqualFloat64 compares the way generated Equal methods do: by bits, so a
-// NaN equals the same NaN and -0 differs from +0, unlike ==.
-func ExampleEqualFloat64() {
+// Generated Equal methods compare floats by bits, so a NaN equals the same
+// NaN and -0 differs from +0, unlike ==.
+func Example_equal() {
 	a := wire.NewArena()
 	defer a.Reset()
 	x, y := testmsg.NewAllTypes(a), testmsg.NewAllTypes(a)
 	x.SetDb(math.NaN())
 	y.SetDb(math.NaN())
-	fmt.Println(x.GetDb() == y.GetDb(), wire.EqualFloat64(x.GetDb(), y.GetDb()), x.Equal(y))
+	fmt.Println(x.GetDb() == y.GetDb(), x.Equal(y))
 
 	x.SetDb(math.Copysign(0, -1)) // -0: present on the wire, unlike 0
 	y.SetDb(0)
-	fmt.Println(x.GetDb() == y.GetDb(), wire.EqualFloat64(x.GetDb(), y.GetDb()), x.Equal(y))
+	fmt.Println(x.GetDb() == y.GetDb(), x.Equal(y))
 	// Output:
-	// false true true
-	// true false false
-}
-
-func ExampleEqualFloat32() {
-	nan := float32(math.NaN())
-	fmt.Println(wire.EqualFloat32(nan, nan), wire.EqualFloat32(0, float32(math.Copysign(0, -1))))
-	// Output: true false
+	// false true
+	// true false
 }

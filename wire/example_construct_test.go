@@ -39,14 +39,14 @@ func ExampleClone() {
 	// 7
 }
 
-// A map field is a wire.Map behind its generated type: entries in
+// A map field has a generated type: entries in
 // ascending key order, binary-searched. google.protobuf.Struct is a
 // map<string, Value>.
-func ExampleMap() {
+func Example_map() {
 	a := wire.NewArena()
 	defer a.Reset()
 	s := wkt.NewStruct(a)
-	m, _ := s.GetFields() // wkt.Struct_FieldsMap, over a wire.Map
+	m, _ := s.GetFields() // wkt.Struct_FieldsMap
 	m.Init("zeta").SetBoolValue(true)
 	m.Init("alpha").SetNumberValue(1)
 	m.Delete("zeta")

@@ -184,7 +184,7 @@ func ExampleBytesList() {
 	l.Append(heap)                 // large, Go heap: copied
 	l.AppendBuf(reg.Slice(0, 600)) // from a Buf: zero-copy, the arena takes its own reference
 	for i := range l.Len() {
-		fmt.Printf("element %d: %4d bytes, zero-copy %v\n", i, l.Field(i).Len(), l.Field(i).IsZeroCopy())
+		fmt.Printf("element %d: %4d bytes, zero-copy %v\n", i, len(l.At(i)), l.IsZeroCopy(i))
 	}
 	fmt.Printf("%+v\n", m.Sizes())
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
+	"github.com/cornflakes-go/cornflakes/wire/internal/testmsg"
 )
 
 // SetBuf makes a list of floats in registered memory the list's elements
@@ -30,8 +31,7 @@ func ExampleScalarList_SetBuf() {
 	}
 
 	a := wire.NewArena()
-	var l wire.ScalarList[float32]
-	l.Init(a, 0)
+	l := testmsg.NewAllTypes(a).InitRFl(0) // repeated float r_fl
 	if err := l.SetBuf(buf); err != nil {
 		fmt.Println(err)
 		return

@@ -36,28 +36,6 @@ func ExampleArena() {
 	// after Reset: 1 reference
 }
 
-// The hybrid rule: below the threshold a value is copied; at or above it,
-// registered memory is referenced and anything else is copied.
-func ExampleBytes() {
-	pool, err := mem.NewPool(mem.PoolConfig{Name: "example-bytes"})
-	if err != nil {
-		panic(err)
-	}
-	defer pool.Close()
-	reg, _ := pool.AllocCopy(make([]byte, 1024))
-	defer reg.Release()
-	heap := make([]byte, 1024)
-
-	a := wire.NewArena()
-	defer a.Reset()
-	var small, big, other wire.Bytes
-	small.Set(a, reg.Bytes()[:100]) // shorter than a.Threshold (512)
-	big.Set(a, reg.Bytes())         // registered: zero-copy
-	other.Set(a, heap)              // Go heap: copied
-	fmt.Println(small.IsZeroCopy(), big.IsZeroCopy(), other.IsZeroCopy())
-	// Output: false true false
-}
-
 // Flatten writes the whole object, zero-copy values included, into one buffer.
 func ExampleFlatten() {
 	a := wire.NewArena()

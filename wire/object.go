@@ -1,6 +1,6 @@
 package wire
 
-import "github.com/cornflakes-go/cornflakes/mem"
+import "github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 
 // Sizes describes a serialized object for serialize-and-send.
 //
@@ -21,14 +21,20 @@ func (s Sizes) Head() int { return s.Header + s.Copied }
 func (s Sizes) Total() int { return s.Header + s.Copied + s.ZeroCopy }
 
 // EntrySink receives the zero-copy entries of an object during Serialize,
-// in wire order.
+// in wire order. It is the interface
+//
+//	type EntrySink interface {
+//		ZeroCopyEntry(b mem.Buf) error
+//	}
 //
 // The Buf is borrowed for the duration of the call: a sink that needs the
 // memory after ZeroCopyEntry returns (a datapath until the send completes)
 // must Clone it and Release the clone later. A sink's error aborts Serialize.
-type EntrySink interface {
-	ZeroCopyEntry(b mem.Buf) error
-}
+//
+// It is the runtime's interface type itself (an alias, not a type of its
+// own), so that a sink reaches the generated code's runtime without an
+// interface conversion per Serialize.
+type EntrySink = wireimpl.EntrySink
 
 // Object is a message that can be serialized and sent without an
 // intermediate scatter-gather array or a flattening copy. Generated message

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 )
 
 // SGA is a scatter-gather array (the HotOS'21 API): one head buffer with
@@ -46,7 +47,9 @@ func (s *SGA) AppendTo(dst []byte) []byte {
 func SerializeSGA(obj Object, sga *SGA) error {
 	sz := obj.Sizes()
 	sga.reset(sz.Head())
-	return obj.Serialize(sga.Head, sga)
+	// The runtime's SGA has this layout: entries are appended to it
+	// without an interface call per entry.
+	return obj.Serialize(sga.Head, (*wireimpl.SGA)(sga))
 }
 
 // reset sizes Head to head bytes and empties Entries.
@@ -75,7 +78,7 @@ func Flatten(obj Object, dst []byte) ([]byte, error) {
 	out := dst[n : n+total]
 	var err error
 	if m, ok := obj.(Msg); ok {
-		err = serialize(m, out, nil, true)
+		err = wireimpl.SerializeFlat(m, out)
 	} else {
 		f := &flattener{out: out, at: sz.Head()}
 		err = obj.Serialize(out[:sz.Head()], f)

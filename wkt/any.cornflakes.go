@@ -5,23 +5,32 @@ package wkt
 
 import (
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // Any is the message google.protobuf.Any.
 type Any struct {
-	cf       wire.Core
-	xTypeUrl wire.String
-	xValue   wire.Bytes
+	cf       wireimpl.Core
+	xTypeUrl wireimpl.String
+	xValue   wireimpl.Bytes
 }
 
-var anyType = wire.NewType[Any]()
+var anyType = wireimpl.NewType[Any]()
 
 // NewAny returns an empty Any in a; it and everything it holds are valid
 // until a.Reset.
 func NewAny(a *wire.Arena) *Any {
-	x := anyType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := anyType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -87,12 +96,12 @@ func (x *Any) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Any) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -122,10 +131,10 @@ func (x *Any) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Any) WireCore() *wire.Core { return &x.cf }
+func (x *Any) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Any) WireSizes(s *wire.Sizer) {
+func (x *Any) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xTypeUrl.Len() != 0 {
 		b0 |= 0x1
@@ -139,7 +148,7 @@ func (x *Any) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Any) WireEncode(e *wire.Encoder) {
+func (x *Any) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xTypeUrl.Len() != 0 {
 		b0 |= 0x1
@@ -158,7 +167,7 @@ func (x *Any) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Any) WireDecode(d *wire.Decoder) {
+func (x *Any) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xTypeUrl)
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
@@ -181,7 +190,7 @@ func (x *Any) Equal(y *Any) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Any) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Any")
 	if x.xTypeUrl.Len() != 0 {
 		t.String("type_url", &x.xTypeUrl)

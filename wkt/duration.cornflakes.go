@@ -5,23 +5,32 @@ package wkt
 
 import (
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // Duration is the message google.protobuf.Duration.
 type Duration struct {
-	cf       wire.Core
+	cf       wireimpl.Core
 	xSeconds int64
 	xNanos   int32
 }
 
-var durationType = wire.NewType[Duration]()
+var durationType = wireimpl.NewType[Duration]()
 
 // NewDuration returns an empty Duration in a; it and everything it holds are valid
 // until a.Reset.
 func NewDuration(a *wire.Arena) *Duration {
-	x := durationType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := durationType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -55,12 +64,12 @@ func (x *Duration) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Duration) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -90,10 +99,10 @@ func (x *Duration) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Duration) WireCore() *wire.Core { return &x.cf }
+func (x *Duration) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Duration) WireSizes(s *wire.Sizer) {
+func (x *Duration) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xSeconds != 0 {
 		b0 |= 0x1
@@ -105,7 +114,7 @@ func (x *Duration) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Duration) WireEncode(e *wire.Encoder) {
+func (x *Duration) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xSeconds != 0 {
 		b0 |= 0x1
@@ -124,7 +133,7 @@ func (x *Duration) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Duration) WireDecode(d *wire.Decoder) {
+func (x *Duration) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xSeconds = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xNanos = int32(d.U64At(d.Ent(b0, 0x2, 0)))
@@ -147,7 +156,7 @@ func (x *Duration) Equal(y *Duration) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Duration) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Duration")
 	if x.xSeconds != 0 {
 		t.Int("seconds", x.xSeconds)

@@ -5,21 +5,30 @@ package wkt
 
 import (
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // Empty is the message google.protobuf.Empty.
 type Empty struct {
-	cf wire.Core
+	cf wireimpl.Core
 }
 
-var emptyType = wire.NewType[Empty]()
+var emptyType = wireimpl.NewType[Empty]()
 
 // NewEmpty returns an empty Empty in a; it and everything it holds are valid
 // until a.Reset.
 func NewEmpty(a *wire.Arena) *Empty {
-	x := emptyType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := emptyType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -29,12 +38,12 @@ func (x *Empty) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Empty) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -64,23 +73,23 @@ func (x *Empty) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Empty) WireCore() *wire.Core { return &x.cf }
+func (x *Empty) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Empty) WireSizes(s *wire.Sizer) {
+func (x *Empty) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	s.Fixed1(&x.cf, b0)
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Empty) WireEncode(e *wire.Encoder) {
+func (x *Empty) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	mk := e.Begin1(b0)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Empty) WireDecode(d *wire.Decoder) {
+func (x *Empty) WireDecode(d *wireimpl.Decoder) {
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -94,7 +103,7 @@ func (x *Empty) Equal(y *Empty) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Empty) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Empty")
 	return t.End()
 }

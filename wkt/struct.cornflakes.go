@@ -8,7 +8,15 @@ import (
 	"strconv"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // NullValue is the enum google.protobuf.NullValue.
@@ -30,25 +38,26 @@ func (v NullValue) String() string {
 
 // Struct is the message google.protobuf.Struct.
 type Struct struct {
-	cf          wire.Core
-	xFields     wire.MessageList[*Struct_FieldsEntry]
+	cf          wireimpl.Core
+	xFields     wireimpl.MessageList[*Struct_FieldsEntry]
 	cfMapFields bool // key order checked (wire.LoadMap)
 }
 
-var structType = wire.NewType[Struct]()
+var structType = wireimpl.NewType[Struct]()
 
 // NewStruct returns an empty Struct in a; it and everything it holds are valid
 // until a.Reset.
 func NewStruct(a *wire.Arena) *Struct {
-	x := structType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := structType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
 // GetFields returns the map fields = 1 (decoding it and checking its key order on
 // first access).
 func (x *Struct) GetFields() (Struct_FieldsMap, error) {
-	l, err := wire.LoadMap[string, *Struct_FieldsEntry](x.cf.Arena(), &x.xFields, NewStruct_FieldsEntry, &x.cfMapFields)
+	l, err := wireimpl.LoadMap[string, *Struct_FieldsEntry](x.cf.Arena(), &x.xFields, func(a *wireimpl.Arena) *Struct_FieldsEntry { return NewStruct_FieldsEntry((*wire.Arena)(a)) }, &x.cfMapFields)
 	return Struct_FieldsMap{l}, err
 }
 
@@ -65,7 +74,7 @@ func (x *Struct) ClearFields() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Struct_FieldsMap struct {
-	m wire.Map[string, *Struct_FieldsEntry]
+	m wireimpl.Map[string, *Struct_FieldsEntry]
 }
 
 // Len returns the number of entries.
@@ -81,7 +90,9 @@ func (m Struct_FieldsMap) Entry(k string) *Struct_FieldsEntry { return m.m.Entry
 func (m Struct_FieldsMap) Delete(k string) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Struct_FieldsMap) List() *wire.MessageList[*Struct_FieldsEntry] { return m.m.List() }
+func (m Struct_FieldsMap) List() *wire.MessageList[*Struct_FieldsEntry] {
+	return (*wire.MessageList[*Struct_FieldsEntry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Struct_FieldsMap) Equal(o Struct_FieldsMap, eq func(*Struct_FieldsEntry, *Struct_FieldsEntry) bool) bool {
@@ -111,12 +122,12 @@ func (x *Struct) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Struct) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -146,13 +157,13 @@ func (x *Struct) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Struct) WireCore() *wire.Core { return &x.cf }
+func (x *Struct) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Struct) WireSizes(s *wire.Sizer) {
+func (x *Struct) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if l := &x.xFields; l.Len() != 0 {
-		if err := l.Load(s.Arena(), NewStruct_FieldsEntry); err != nil {
+		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Struct_FieldsEntry { return NewStruct_FieldsEntry((*wire.Arena)(a)) }); err != nil {
 			s.Fail(err)
 		} else if s.Enter() {
 			b0 |= 0x1
@@ -169,19 +180,19 @@ func (x *Struct) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Struct) WireEncode(e *wire.Encoder) {
+func (x *Struct) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xFields.Len() != 0 {
 		b0 |= 0x1
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessages(e, 1, &x.xFields)
+	wireimpl.EncodeMessages(e, 1, &x.xFields)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Struct) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessages(d, 1, &x.xFields)
+func (x *Struct) WireDecode(d *wireimpl.Decoder) {
+	wireimpl.DecodeMessages(d, 1, &x.xFields)
 	x.wireCheck(d)
 }
 
@@ -191,7 +202,7 @@ func (x *Struct) Equal(y *Struct) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetFields, y.GetFields); !ok || !l.Equal(m, (*Struct_FieldsEntry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetFields, y.GetFields); !ok || !l.Equal(m, (*Struct_FieldsEntry).Equal) {
 		return false
 	}
 	return true
@@ -199,13 +210,13 @@ func (x *Struct) Equal(y *Struct) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Struct) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Struct")
 	if x.HasFields() {
-		if l, err := x.GetFields(); err != nil {
+		if _, err := x.GetFields(); err != nil {
 			t.Err("fields", err)
 		} else {
-			wire.TextMessages(&t, "fields", l.List())
+			wireimpl.TextMessages(&t, "fields", &x.xFields)
 		}
 	}
 	return t.End()
@@ -214,7 +225,7 @@ func (x *Struct) String() string {
 // wireCheck ends WireDecode: a decoded map's key order is checked again on
 // first access; a missing required field or a oneof with more than one
 // member set fails the decode.
-func (x *Struct) wireCheck(d *wire.Decoder) {
+func (x *Struct) wireCheck(d *wireimpl.Decoder) {
 	x.cfMapFields = false
 	if d.Failed() {
 		return
@@ -230,18 +241,19 @@ func (x *Struct) Clone(a *wire.Arena) (*Struct, error) {
 
 // Struct_FieldsEntry is the message google.protobuf.Struct.FieldsEntry.
 type Struct_FieldsEntry struct {
-	cf     wire.Core
-	xKey   wire.String
-	xValue wire.Nested[*Value]
+	cf     wireimpl.Core
+	xKey   wireimpl.String
+	xValue wireimpl.Nested[*Value]
 }
 
-var struct_FieldsEntryType = wire.NewType[Struct_FieldsEntry]()
+var struct_FieldsEntryType = wireimpl.NewType[Struct_FieldsEntry]()
 
 // NewStruct_FieldsEntry returns an empty Struct_FieldsEntry in a; it and everything it holds are valid
 // until a.Reset.
 func NewStruct_FieldsEntry(a *wire.Arena) *Struct_FieldsEntry {
-	x := struct_FieldsEntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := struct_FieldsEntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -278,7 +290,9 @@ func (x *Struct_FieldsEntry) ClearKey() {
 }
 
 // GetValue returns field value = 2 (nil when absent), decoding it on first access.
-func (x *Struct_FieldsEntry) GetValue() (*Value, error) { return x.xValue.Get(x.cf.Arena(), NewValue) }
+func (x *Struct_FieldsEntry) GetValue() (*Value, error) {
+	return x.xValue.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Value { return NewValue((*wire.Arena)(a)) })
+}
 
 // HasValue reports whether field value = 2 is set.
 func (x *Struct_FieldsEntry) HasValue() bool { return x.xValue.Present() }
@@ -290,7 +304,7 @@ func (x *Struct_FieldsEntry) SetValue(v *Value) {
 
 // InitValue sets field value = 2 to a new empty message and returns it.
 func (x *Struct_FieldsEntry) InitValue() *Value {
-	v := NewValue(x.cf.Arena())
+	v := NewValue((*wire.Arena)(x.cf.Arena()))
 	x.xValue.Set(v)
 	return v
 }
@@ -304,12 +318,12 @@ func (x *Struct_FieldsEntry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Struct_FieldsEntry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -339,10 +353,10 @@ func (x *Struct_FieldsEntry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Struct_FieldsEntry) WireCore() *wire.Core { return &x.cf }
+func (x *Struct_FieldsEntry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Struct_FieldsEntry) WireSizes(s *wire.Sizer) {
+func (x *Struct_FieldsEntry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
@@ -353,7 +367,7 @@ func (x *Struct_FieldsEntry) WireSizes(s *wire.Sizer) {
 			v := x.xValue.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xValue.Get(s.Arena(), NewValue)
+				v, err = x.xValue.Get(s.Arena(), func(a *wireimpl.Arena) *Value { return NewValue((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -368,7 +382,7 @@ func (x *Struct_FieldsEntry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Struct_FieldsEntry) WireEncode(e *wire.Encoder) {
+func (x *Struct_FieldsEntry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
@@ -390,10 +404,10 @@ func (x *Struct_FieldsEntry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Struct_FieldsEntry) WireDecode(d *wire.Decoder) {
+func (x *Struct_FieldsEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey)
-	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
+	wireimpl.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -405,7 +419,7 @@ func (x *Struct_FieldsEntry) Equal(y *Struct_FieldsEntry) bool {
 	if !x.xKey.Equal(&y.xKey) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetValue, y.GetValue); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetValue, y.GetValue); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -413,7 +427,7 @@ func (x *Struct_FieldsEntry) Equal(y *Struct_FieldsEntry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Struct_FieldsEntry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Struct_FieldsEntry")
 	if x.xKey.Len() != 0 {
 		t.String("key", &x.xKey)
@@ -429,7 +443,7 @@ func (x *Struct_FieldsEntry) String() string {
 }
 
 // WireMapKey implements wire.MapEntry.
-func (x *Struct_FieldsEntry) WireMapKey() string { return wire.MapStringKey(&x.xKey) }
+func (x *Struct_FieldsEntry) WireMapKey() string { return wireimpl.MapStringKey(&x.xKey) }
 
 // WireSetMapKey implements wire.MapEntry.
 func (x *Struct_FieldsEntry) WireSetMapKey(k string) { x.SetKey(k) }
@@ -443,22 +457,23 @@ func (x *Struct_FieldsEntry) Clone(a *wire.Arena) (*Struct_FieldsEntry, error) {
 
 // Value is the message google.protobuf.Value.
 type Value struct {
-	cf           wire.Core
+	cf           wireimpl.Core
 	xNullValue   NullValue
 	xNumberValue float64
-	xStringValue wire.String
+	xStringValue wireimpl.String
 	xBoolValue   bool
-	xStructValue wire.Nested[*Struct]
-	xListValue   wire.Nested[*ListValue]
+	xStructValue wireimpl.Nested[*Struct]
+	xListValue   wireimpl.Nested[*ListValue]
 }
 
-var valueType = wire.NewType[Value]()
+var valueType = wireimpl.NewType[Value]()
 
 // NewValue returns an empty Value in a; it and everything it holds are valid
 // until a.Reset.
 func NewValue(a *wire.Arena) *Value {
-	x := valueType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := valueType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -559,7 +574,9 @@ func (x *Value) ClearBoolValue() {
 }
 
 // GetStructValue returns field struct_value = 5 (nil when absent), decoding it on first access.
-func (x *Value) GetStructValue() (*Struct, error) { return x.xStructValue.Get(x.cf.Arena(), NewStruct) }
+func (x *Value) GetStructValue() (*Struct, error) {
+	return x.xStructValue.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Struct { return NewStruct((*wire.Arena)(a)) })
+}
 
 // HasStructValue reports whether field struct_value = 5 is set.
 func (x *Value) HasStructValue() bool { return x.xStructValue.Present() }
@@ -572,7 +589,7 @@ func (x *Value) SetStructValue(v *Struct) {
 
 // InitStructValue sets field struct_value = 5 to a new empty message and returns it.
 func (x *Value) InitStructValue() *Struct {
-	v := NewStruct(x.cf.Arena())
+	v := NewStruct((*wire.Arena)(x.cf.Arena()))
 	x.xStructValue.Set(v)
 	x.clearKindExcept(5)
 	return v
@@ -587,7 +604,7 @@ func (x *Value) GetListValue() (*ListValue, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xListValue.Get(x.cf.Arena(), NewListValue)
+	return x.xListValue.Get(x.cf.Arena(), func(a *wireimpl.Arena) *ListValue { return NewListValue((*wire.Arena)(a)) })
 }
 
 // HasListValue reports whether field list_value = 6 is set.
@@ -601,7 +618,7 @@ func (x *Value) SetListValue(v *ListValue) {
 
 // InitListValue sets field list_value = 6 to a new empty message and returns it.
 func (x *Value) InitListValue() *ListValue {
-	v := NewListValue(x.cf.Arena())
+	v := NewListValue((*wire.Arena)(x.cf.Arena()))
 	x.xListValue.Set(v)
 	x.clearKindExcept(6)
 	return v
@@ -616,12 +633,12 @@ func (x *Value) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Value) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -651,10 +668,10 @@ func (x *Value) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Value) WireCore() *wire.Core { return &x.cf }
+func (x *Value) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Value) WireSizes(s *wire.Sizer) {
+func (x *Value) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -674,7 +691,7 @@ func (x *Value) WireSizes(s *wire.Sizer) {
 			v := x.xStructValue.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xStructValue.Get(s.Arena(), NewStruct)
+				v, err = x.xStructValue.Get(s.Arena(), func(a *wireimpl.Arena) *Struct { return NewStruct((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -690,7 +707,7 @@ func (x *Value) WireSizes(s *wire.Sizer) {
 			v := x.xListValue.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xListValue.Get(s.Arena(), NewListValue)
+				v, err = x.xListValue.Get(s.Arena(), func(a *wireimpl.Arena) *ListValue { return NewListValue((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -705,7 +722,7 @@ func (x *Value) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Value) WireEncode(e *wire.Encoder) {
+func (x *Value) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -736,7 +753,7 @@ func (x *Value) WireEncode(e *wire.Encoder) {
 		e.PutString(&x.xStringValue)
 	}
 	if x.cf.Has(3) {
-		e.PutU64(wire.BoolBits(x.xBoolValue))
+		e.PutU64(wireimpl.BoolBits(x.xBoolValue))
 	}
 	if v := x.xStructValue.Loaded(); v != nil {
 		if at, start := e.OpenMessage(); at >= 0 {
@@ -754,7 +771,7 @@ func (x *Value) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Value) WireDecode(d *wire.Decoder) {
+func (x *Value) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xNullValue = NullValue(int32(d.U64At(at)))
@@ -777,10 +794,10 @@ func (x *Value) WireDecode(d *wire.Decoder) {
 	} else {
 		x.xBoolValue = false
 	}
-	wire.MessageAt(d, d.Ent(b0, 0x10, 0), 5, &x.xStructValue)
+	wireimpl.MessageAt(d, d.Ent(b0, 0x10, 0), 5, &x.xStructValue)
 	x.xListValue.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x20, 0), 6); ok {
-		v := NewListValue(d.Arena())
+		v := NewListValue((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -800,7 +817,7 @@ func (x *Value) Equal(y *Value) bool {
 	if x.cf.Has(0) != y.cf.Has(0) || x.xNullValue != y.xNullValue {
 		return false
 	}
-	if x.cf.Has(1) != y.cf.Has(1) || !wire.EqualFloat64(x.xNumberValue, y.xNumberValue) {
+	if x.cf.Has(1) != y.cf.Has(1) || !wireimpl.EqualFloat64(x.xNumberValue, y.xNumberValue) {
 		return false
 	}
 	if x.cf.Has(2) != y.cf.Has(2) || !x.xStringValue.Equal(&y.xStringValue) {
@@ -809,10 +826,10 @@ func (x *Value) Equal(y *Value) bool {
 	if x.cf.Has(3) != y.cf.Has(3) || x.xBoolValue != y.xBoolValue {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetStructValue, y.GetStructValue); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetStructValue, y.GetStructValue); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetListValue, y.GetListValue); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetListValue, y.GetListValue); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -820,7 +837,7 @@ func (x *Value) Equal(y *Value) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Value) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Value")
 	if x.cf.Has(0) {
 		t.Enum("null_value", int32(x.xNullValue), x.xNullValue.String())
@@ -916,11 +933,11 @@ func (x *Value) clearKindExcept(keep int) {
 // wireCheck ends WireDecode: a decoded map's key order is checked again on
 // first access; a missing required field or a oneof with more than one
 // member set fails the decode.
-func (x *Value) wireCheck(d *wire.Decoder) {
+func (x *Value) wireCheck(d *wireimpl.Decoder) {
 	if d.Failed() {
 		return
 	}
-	if wire.CountSet(x.HasNullValue(), x.HasNumberValue(), x.HasStringValue(), x.HasBoolValue(), x.HasStructValue(), x.HasListValue()) > 1 {
+	if wireimpl.CountSet(x.HasNullValue(), x.HasNumberValue(), x.HasStringValue(), x.HasBoolValue(), x.HasStructValue(), x.HasListValue()) > 1 {
 		d.OneofConflict("google.protobuf.Value.kind")
 	}
 }
@@ -934,29 +951,30 @@ func (x *Value) Clone(a *wire.Arena) (*Value, error) {
 
 // ListValue is the message google.protobuf.ListValue.
 type ListValue struct {
-	cf      wire.Core
-	xValues wire.MessageList[*Value]
+	cf      wireimpl.Core
+	xValues wireimpl.MessageList[*Value]
 }
 
-var listValueType = wire.NewType[ListValue]()
+var listValueType = wireimpl.NewType[ListValue]()
 
 // NewListValue returns an empty ListValue in a; it and everything it holds are valid
 // until a.Reset.
 func NewListValue(a *wire.Arena) *ListValue {
-	x := listValueType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := listValueType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
 // GetValues returns the list values = 1 (decoding it on first access).
 func (x *ListValue) GetValues() (*wire.MessageList[*Value], error) {
-	return &x.xValues, x.xValues.Load(x.cf.Arena(), NewValue)
+	return (*wire.MessageList[*Value])(&x.xValues), x.xValues.Load(x.cf.Arena(), func(a *wireimpl.Arena) *Value { return NewValue((*wire.Arena)(a)) })
 }
 
 // InitValues empties the list values = 1, reserves room for n elements, and returns it.
 func (x *ListValue) InitValues(n int) *wire.MessageList[*Value] {
 	x.xValues.Init(x.cf.Arena(), n)
-	return &x.xValues
+	return (*wire.MessageList[*Value])(&x.xValues)
 }
 
 // HasValues reports whether the list values = 1 is not empty.
@@ -971,12 +989,12 @@ func (x *ListValue) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *ListValue) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1006,13 +1024,13 @@ func (x *ListValue) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *ListValue) WireCore() *wire.Core { return &x.cf }
+func (x *ListValue) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *ListValue) WireSizes(s *wire.Sizer) {
+func (x *ListValue) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if l := &x.xValues; l.Len() != 0 {
-		if err := l.Load(s.Arena(), NewValue); err != nil {
+		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Value { return NewValue((*wire.Arena)(a)) }); err != nil {
 			s.Fail(err)
 		} else if s.Enter() {
 			b0 |= 0x1
@@ -1029,19 +1047,19 @@ func (x *ListValue) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *ListValue) WireEncode(e *wire.Encoder) {
+func (x *ListValue) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xValues.Len() != 0 {
 		b0 |= 0x1
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessages(e, 1, &x.xValues)
+	wireimpl.EncodeMessages(e, 1, &x.xValues)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *ListValue) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessages(d, 1, &x.xValues)
+func (x *ListValue) WireDecode(d *wireimpl.Decoder) {
+	wireimpl.DecodeMessages(d, 1, &x.xValues)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1050,7 +1068,7 @@ func (x *ListValue) Equal(y *ListValue) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetValues, y.GetValues); !ok || !l.Equal(m, (*Value).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetValues, y.GetValues); !ok || !l.Equal(m, (*Value).Equal) {
 		return false
 	}
 	return true
@@ -1058,13 +1076,13 @@ func (x *ListValue) Equal(y *ListValue) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *ListValue) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("ListValue")
 	if x.HasValues() {
-		if l, err := x.GetValues(); err != nil {
+		if _, err := x.GetValues(); err != nil {
 			t.Err("values", err)
 		} else {
-			wire.TextMessages(&t, "values", l)
+			wireimpl.TextMessages(&t, "values", &x.xValues)
 		}
 	}
 	return t.End()

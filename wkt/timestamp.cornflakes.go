@@ -5,23 +5,32 @@ package wkt
 
 import (
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // Timestamp is the message google.protobuf.Timestamp.
 type Timestamp struct {
-	cf       wire.Core
+	cf       wireimpl.Core
 	xSeconds int64
 	xNanos   int32
 }
 
-var timestampType = wire.NewType[Timestamp]()
+var timestampType = wireimpl.NewType[Timestamp]()
 
 // NewTimestamp returns an empty Timestamp in a; it and everything it holds are valid
 // until a.Reset.
 func NewTimestamp(a *wire.Arena) *Timestamp {
-	x := timestampType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := timestampType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -55,12 +64,12 @@ func (x *Timestamp) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Timestamp) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -90,10 +99,10 @@ func (x *Timestamp) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Timestamp) WireCore() *wire.Core { return &x.cf }
+func (x *Timestamp) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Timestamp) WireSizes(s *wire.Sizer) {
+func (x *Timestamp) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xSeconds != 0 {
 		b0 |= 0x1
@@ -105,7 +114,7 @@ func (x *Timestamp) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Timestamp) WireEncode(e *wire.Encoder) {
+func (x *Timestamp) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xSeconds != 0 {
 		b0 |= 0x1
@@ -124,7 +133,7 @@ func (x *Timestamp) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Timestamp) WireDecode(d *wire.Decoder) {
+func (x *Timestamp) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xSeconds = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xNanos = int32(d.U64At(d.Ent(b0, 0x2, 0)))
@@ -147,7 +156,7 @@ func (x *Timestamp) Equal(y *Timestamp) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Timestamp) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Timestamp")
 	if x.xSeconds != 0 {
 		t.Int("seconds", x.xSeconds)

@@ -7,22 +7,31 @@ import (
 	"math"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // DoubleValue is the message google.protobuf.DoubleValue.
 type DoubleValue struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xValue float64
 }
 
-var doubleValueType = wire.NewType[DoubleValue]()
+var doubleValueType = wireimpl.NewType[DoubleValue]()
 
 // NewDoubleValue returns an empty DoubleValue in a; it and everything it holds are valid
 // until a.Reset.
 func NewDoubleValue(a *wire.Arena) *DoubleValue {
-	x := doubleValueType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := doubleValueType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -44,12 +53,12 @@ func (x *DoubleValue) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *DoubleValue) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -79,10 +88,10 @@ func (x *DoubleValue) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *DoubleValue) WireCore() *wire.Core { return &x.cf }
+func (x *DoubleValue) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *DoubleValue) WireSizes(s *wire.Sizer) {
+func (x *DoubleValue) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if math.Float64bits(x.xValue) != 0 {
 		b0 |= 0x1
@@ -91,7 +100,7 @@ func (x *DoubleValue) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *DoubleValue) WireEncode(e *wire.Encoder) {
+func (x *DoubleValue) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if math.Float64bits(x.xValue) != 0 {
 		b0 |= 0x1
@@ -104,7 +113,7 @@ func (x *DoubleValue) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *DoubleValue) WireDecode(d *wire.Decoder) {
+func (x *DoubleValue) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = math.Float64frombits(d.U64At(d.Ent(b0, 0x1, 0)))
 }
@@ -115,7 +124,7 @@ func (x *DoubleValue) Equal(y *DoubleValue) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if !wire.EqualFloat64(x.xValue, y.xValue) {
+	if !wireimpl.EqualFloat64(x.xValue, y.xValue) {
 		return false
 	}
 	return true
@@ -123,7 +132,7 @@ func (x *DoubleValue) Equal(y *DoubleValue) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *DoubleValue) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("DoubleValue")
 	if math.Float64bits(x.xValue) != 0 {
 		t.Float("value", x.xValue, 64)
@@ -140,17 +149,18 @@ func (x *DoubleValue) Clone(a *wire.Arena) (*DoubleValue, error) {
 
 // FloatValue is the message google.protobuf.FloatValue.
 type FloatValue struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xValue float32
 }
 
-var floatValueType = wire.NewType[FloatValue]()
+var floatValueType = wireimpl.NewType[FloatValue]()
 
 // NewFloatValue returns an empty FloatValue in a; it and everything it holds are valid
 // until a.Reset.
 func NewFloatValue(a *wire.Arena) *FloatValue {
-	x := floatValueType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := floatValueType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -172,12 +182,12 @@ func (x *FloatValue) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *FloatValue) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -207,10 +217,10 @@ func (x *FloatValue) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *FloatValue) WireCore() *wire.Core { return &x.cf }
+func (x *FloatValue) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *FloatValue) WireSizes(s *wire.Sizer) {
+func (x *FloatValue) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if math.Float32bits(x.xValue) != 0 {
 		b0 |= 0x1
@@ -219,7 +229,7 @@ func (x *FloatValue) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *FloatValue) WireEncode(e *wire.Encoder) {
+func (x *FloatValue) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if math.Float32bits(x.xValue) != 0 {
 		b0 |= 0x1
@@ -232,7 +242,7 @@ func (x *FloatValue) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *FloatValue) WireDecode(d *wire.Decoder) {
+func (x *FloatValue) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = math.Float32frombits(uint32(d.U64At(d.Ent(b0, 0x1, 0))))
 }
@@ -243,7 +253,7 @@ func (x *FloatValue) Equal(y *FloatValue) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if !wire.EqualFloat32(x.xValue, y.xValue) {
+	if !wireimpl.EqualFloat32(x.xValue, y.xValue) {
 		return false
 	}
 	return true
@@ -251,7 +261,7 @@ func (x *FloatValue) Equal(y *FloatValue) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *FloatValue) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("FloatValue")
 	if math.Float32bits(x.xValue) != 0 {
 		t.Float("value", float64(x.xValue), 32)
@@ -268,17 +278,18 @@ func (x *FloatValue) Clone(a *wire.Arena) (*FloatValue, error) {
 
 // Int64Value is the message google.protobuf.Int64Value.
 type Int64Value struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xValue int64
 }
 
-var int64ValueType = wire.NewType[Int64Value]()
+var int64ValueType = wireimpl.NewType[Int64Value]()
 
 // NewInt64Value returns an empty Int64Value in a; it and everything it holds are valid
 // until a.Reset.
 func NewInt64Value(a *wire.Arena) *Int64Value {
-	x := int64ValueType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := int64ValueType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -300,12 +311,12 @@ func (x *Int64Value) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Int64Value) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -335,10 +346,10 @@ func (x *Int64Value) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Int64Value) WireCore() *wire.Core { return &x.cf }
+func (x *Int64Value) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Int64Value) WireSizes(s *wire.Sizer) {
+func (x *Int64Value) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -347,7 +358,7 @@ func (x *Int64Value) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Int64Value) WireEncode(e *wire.Encoder) {
+func (x *Int64Value) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -360,7 +371,7 @@ func (x *Int64Value) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Int64Value) WireDecode(d *wire.Decoder) {
+func (x *Int64Value) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 }
@@ -379,7 +390,7 @@ func (x *Int64Value) Equal(y *Int64Value) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Int64Value) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Int64Value")
 	if x.xValue != 0 {
 		t.Int("value", x.xValue)
@@ -396,17 +407,18 @@ func (x *Int64Value) Clone(a *wire.Arena) (*Int64Value, error) {
 
 // UInt64Value is the message google.protobuf.UInt64Value.
 type UInt64Value struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xValue uint64
 }
 
-var uInt64ValueType = wire.NewType[UInt64Value]()
+var uInt64ValueType = wireimpl.NewType[UInt64Value]()
 
 // NewUInt64Value returns an empty UInt64Value in a; it and everything it holds are valid
 // until a.Reset.
 func NewUInt64Value(a *wire.Arena) *UInt64Value {
-	x := uInt64ValueType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := uInt64ValueType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -428,12 +440,12 @@ func (x *UInt64Value) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *UInt64Value) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -463,10 +475,10 @@ func (x *UInt64Value) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *UInt64Value) WireCore() *wire.Core { return &x.cf }
+func (x *UInt64Value) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *UInt64Value) WireSizes(s *wire.Sizer) {
+func (x *UInt64Value) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -475,7 +487,7 @@ func (x *UInt64Value) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *UInt64Value) WireEncode(e *wire.Encoder) {
+func (x *UInt64Value) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -488,7 +500,7 @@ func (x *UInt64Value) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *UInt64Value) WireDecode(d *wire.Decoder) {
+func (x *UInt64Value) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = d.U64At(d.Ent(b0, 0x1, 0))
 }
@@ -507,7 +519,7 @@ func (x *UInt64Value) Equal(y *UInt64Value) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *UInt64Value) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("UInt64Value")
 	if x.xValue != 0 {
 		t.Uint("value", x.xValue)
@@ -524,17 +536,18 @@ func (x *UInt64Value) Clone(a *wire.Arena) (*UInt64Value, error) {
 
 // Int32Value is the message google.protobuf.Int32Value.
 type Int32Value struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xValue int32
 }
 
-var int32ValueType = wire.NewType[Int32Value]()
+var int32ValueType = wireimpl.NewType[Int32Value]()
 
 // NewInt32Value returns an empty Int32Value in a; it and everything it holds are valid
 // until a.Reset.
 func NewInt32Value(a *wire.Arena) *Int32Value {
-	x := int32ValueType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := int32ValueType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -556,12 +569,12 @@ func (x *Int32Value) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Int32Value) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -591,10 +604,10 @@ func (x *Int32Value) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Int32Value) WireCore() *wire.Core { return &x.cf }
+func (x *Int32Value) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Int32Value) WireSizes(s *wire.Sizer) {
+func (x *Int32Value) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -603,7 +616,7 @@ func (x *Int32Value) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Int32Value) WireEncode(e *wire.Encoder) {
+func (x *Int32Value) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -616,7 +629,7 @@ func (x *Int32Value) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Int32Value) WireDecode(d *wire.Decoder) {
+func (x *Int32Value) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 }
@@ -635,7 +648,7 @@ func (x *Int32Value) Equal(y *Int32Value) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Int32Value) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Int32Value")
 	if x.xValue != 0 {
 		t.Int("value", int64(x.xValue))
@@ -652,17 +665,18 @@ func (x *Int32Value) Clone(a *wire.Arena) (*Int32Value, error) {
 
 // UInt32Value is the message google.protobuf.UInt32Value.
 type UInt32Value struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xValue uint32
 }
 
-var uInt32ValueType = wire.NewType[UInt32Value]()
+var uInt32ValueType = wireimpl.NewType[UInt32Value]()
 
 // NewUInt32Value returns an empty UInt32Value in a; it and everything it holds are valid
 // until a.Reset.
 func NewUInt32Value(a *wire.Arena) *UInt32Value {
-	x := uInt32ValueType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := uInt32ValueType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -684,12 +698,12 @@ func (x *UInt32Value) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *UInt32Value) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -719,10 +733,10 @@ func (x *UInt32Value) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *UInt32Value) WireCore() *wire.Core { return &x.cf }
+func (x *UInt32Value) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *UInt32Value) WireSizes(s *wire.Sizer) {
+func (x *UInt32Value) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -731,7 +745,7 @@ func (x *UInt32Value) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *UInt32Value) WireEncode(e *wire.Encoder) {
+func (x *UInt32Value) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -744,7 +758,7 @@ func (x *UInt32Value) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *UInt32Value) WireDecode(d *wire.Decoder) {
+func (x *UInt32Value) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 }
@@ -763,7 +777,7 @@ func (x *UInt32Value) Equal(y *UInt32Value) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *UInt32Value) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("UInt32Value")
 	if x.xValue != 0 {
 		t.Uint("value", uint64(x.xValue))
@@ -780,17 +794,18 @@ func (x *UInt32Value) Clone(a *wire.Arena) (*UInt32Value, error) {
 
 // BoolValue is the message google.protobuf.BoolValue.
 type BoolValue struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xValue bool
 }
 
-var boolValueType = wire.NewType[BoolValue]()
+var boolValueType = wireimpl.NewType[BoolValue]()
 
 // NewBoolValue returns an empty BoolValue in a; it and everything it holds are valid
 // until a.Reset.
 func NewBoolValue(a *wire.Arena) *BoolValue {
-	x := boolValueType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := boolValueType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -812,12 +827,12 @@ func (x *BoolValue) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *BoolValue) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -847,10 +862,10 @@ func (x *BoolValue) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *BoolValue) WireCore() *wire.Core { return &x.cf }
+func (x *BoolValue) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *BoolValue) WireSizes(s *wire.Sizer) {
+func (x *BoolValue) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xValue {
 		b0 |= 0x1
@@ -859,20 +874,20 @@ func (x *BoolValue) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *BoolValue) WireEncode(e *wire.Encoder) {
+func (x *BoolValue) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xValue {
 		b0 |= 0x1
 	}
 	mk := e.Begin1(b0)
 	if x.xValue {
-		e.PutU64(wire.BoolBits(x.xValue))
+		e.PutU64(wireimpl.BoolBits(x.xValue))
 	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *BoolValue) WireDecode(d *wire.Decoder) {
+func (x *BoolValue) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = d.U64At(d.Ent(b0, 0x1, 0)) != 0
 }
@@ -891,7 +906,7 @@ func (x *BoolValue) Equal(y *BoolValue) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *BoolValue) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("BoolValue")
 	if x.xValue {
 		t.Bool("value", x.xValue)
@@ -908,17 +923,18 @@ func (x *BoolValue) Clone(a *wire.Arena) (*BoolValue, error) {
 
 // StringValue is the message google.protobuf.StringValue.
 type StringValue struct {
-	cf     wire.Core
-	xValue wire.String
+	cf     wireimpl.Core
+	xValue wireimpl.String
 }
 
-var stringValueType = wire.NewType[StringValue]()
+var stringValueType = wireimpl.NewType[StringValue]()
 
 // NewStringValue returns an empty StringValue in a; it and everything it holds are valid
 // until a.Reset.
 func NewStringValue(a *wire.Arena) *StringValue {
-	x := stringValueType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := stringValueType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -960,12 +976,12 @@ func (x *StringValue) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *StringValue) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -995,10 +1011,10 @@ func (x *StringValue) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *StringValue) WireCore() *wire.Core { return &x.cf }
+func (x *StringValue) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *StringValue) WireSizes(s *wire.Sizer) {
+func (x *StringValue) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xValue.Len() != 0 {
 		b0 |= 0x1
@@ -1008,7 +1024,7 @@ func (x *StringValue) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *StringValue) WireEncode(e *wire.Encoder) {
+func (x *StringValue) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xValue.Len() != 0 {
 		b0 |= 0x1
@@ -1021,7 +1037,7 @@ func (x *StringValue) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *StringValue) WireDecode(d *wire.Decoder) {
+func (x *StringValue) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xValue)
 }
@@ -1040,7 +1056,7 @@ func (x *StringValue) Equal(y *StringValue) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *StringValue) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("StringValue")
 	if x.xValue.Len() != 0 {
 		t.String("value", &x.xValue)
@@ -1057,17 +1073,18 @@ func (x *StringValue) Clone(a *wire.Arena) (*StringValue, error) {
 
 // BytesValue is the message google.protobuf.BytesValue.
 type BytesValue struct {
-	cf     wire.Core
-	xValue wire.Bytes
+	cf     wireimpl.Core
+	xValue wireimpl.Bytes
 }
 
-var bytesValueType = wire.NewType[BytesValue]()
+var bytesValueType = wireimpl.NewType[BytesValue]()
 
 // NewBytesValue returns an empty BytesValue in a; it and everything it holds are valid
 // until a.Reset.
 func NewBytesValue(a *wire.Arena) *BytesValue {
-	x := bytesValueType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := bytesValueType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -1101,12 +1118,12 @@ func (x *BytesValue) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *BytesValue) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1136,10 +1153,10 @@ func (x *BytesValue) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *BytesValue) WireCore() *wire.Core { return &x.cf }
+func (x *BytesValue) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *BytesValue) WireSizes(s *wire.Sizer) {
+func (x *BytesValue) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xValue.Len() != 0 {
 		b0 |= 0x1
@@ -1149,7 +1166,7 @@ func (x *BytesValue) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *BytesValue) WireEncode(e *wire.Encoder) {
+func (x *BytesValue) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xValue.Len() != 0 {
 		b0 |= 0x1
@@ -1162,7 +1179,7 @@ func (x *BytesValue) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *BytesValue) WireDecode(d *wire.Decoder) {
+func (x *BytesValue) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xValue)
 }
@@ -1181,7 +1198,7 @@ func (x *BytesValue) Equal(y *BytesValue) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *BytesValue) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("BytesValue")
 	if x.xValue.Len() != 0 {
 		t.Bytes("value", &x.xValue)

@@ -46,6 +46,9 @@ func emitFile(g *protogen.GeneratedFile, f *protogen.File) error {
 	g.P()
 	g.P("package ", f.GoPackageName)
 	g.P()
+	if len(f.Messages) > 0 {
+		genVersionCheck(g)
+	}
 	for _, e := range f.Enums {
 		genEnum(g, e)
 	}

@@ -173,7 +173,7 @@ func genConstructs(g *protogen.GeneratedFile, m *message) {
 		g.P()
 	}
 	if m.needsCheck() {
-		w := func(s string) string { return g.QualifiedGoIdent(wirePkg.Ident(s)) }
+		w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
 		g.P("// wireCheck ends WireDecode: a decoded map's key order is checked again on")
 		g.P("// first access; a missing required field or a oneof with more than one")
 		g.P("// member set fails the decode.")
@@ -209,7 +209,7 @@ func genConstructs(g *protogen.GeneratedFile, m *message) {
 
 // oneofCountExpr is the number of o's members that are set.
 func oneofCountExpr(g *protogen.GeneratedFile, o *protogen.Oneof) string {
-	s := g.QualifiedGoIdent(wirePkg.Ident("CountSet")) + "("
+	s := g.QualifiedGoIdent(wireIdent("CountSet")) + "("
 	for i, mf := range o.Fields {
 		if i > 0 {
 			s += ", "
@@ -225,8 +225,8 @@ func genClone(g *protogen.GeneratedFile, m *message) {
 	g.P("// Clone returns a deep copy of x in arena a, sharing no memory with x (valid")
 	g.P("// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap")
 	g.P("// value in a private arena that is never Reset (see wire.Clone).")
-	g.P("func (x *", name, ") Clone(a *", wirePkg.Ident("Arena"), ") (*", name, ", error) {")
-	g.P("return ", wirePkg.Ident("Clone"), "(x, a, New", name, ")")
+	g.P("func (x *", name, ") Clone(a *", wireIdent("Arena"), ") (*", name, ", error) {")
+	g.P("return ", wireIdent("Clone"), "(x, a, New", name, ")")
 	g.P("}")
 	g.P()
 }

@@ -3,14 +3,14 @@ package gen
 import (
 	"fmt"
 
-	"github.com/cornflakes-go/cornflakes/wire"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // The fast path (docs/CODEGEN.md, wire/fast.go): the hooks of a message
-// whose bitmap spans at most wire.FastMaxWords words compute the presence
+// whose bitmap spans at most wireimpl.FastMaxWords words compute the presence
 // bitmap once, with every field's word and bit constant, and then visit the
 // present fields with the runtime's positional primitives (Sizer.AddBytes,
 // Encoder.Put*, Encoder.OpenMessage, Decoder.Ent/...At, MessageAt). Lists
@@ -31,7 +31,7 @@ func (m *message) words() int {
 }
 
 // fast reports whether m gets the fast-path hooks.
-func (m *message) fast() bool { return m.words() <= wire.FastMaxWords }
+func (m *message) fast() bool { return m.words() <= wireimpl.FastMaxWords }
 
 // bitOf returns f's bitmap word index and bit mask literal.
 func bitOf(f *field) (int, string) {
@@ -66,7 +66,7 @@ func eagerMessage(f *field) bool {
 	fs := md.Fields()
 	for i := range fs.Len() {
 		fd := fs.Get(i)
-		if fd.IsMap() || fd.Cardinality() == protoreflect.Required || int(fd.Number()) > 32*wire.FastMaxWords {
+		if fd.IsMap() || fd.Cardinality() == protoreflect.Required || int(fd.Number()) > 32*wireimpl.FastMaxWords {
 			return false
 		}
 	}
@@ -85,7 +85,7 @@ func u64Of(g *protogen.GeneratedFile, f *field, v string) string {
 	case "Uint64":
 		return v
 	case "Bool":
-		return g.QualifiedGoIdent(wirePkg.Ident("BoolBits")) + "(" + v + ")"
+		return g.QualifiedGoIdent(wireIdent("BoolBits")) + "(" + v + ")"
 	case "Float":
 		return "uint64(" + g.QualifiedGoIdent(mathPkg.Ident("Float32bits")) + "(" + v + "))"
 	}
@@ -119,7 +119,7 @@ func fromU64(g *protogen.GeneratedFile, f *field, u string) string {
 
 func genFastHooks(g *protogen.GeneratedFile, m *message) {
 	recv := "func (x *" + m.m.GoIdent.GoName + ") "
-	w := func(s string) string { return g.QualifiedGoIdent(wirePkg.Ident(s)) }
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
 	nw := max(m.words(), 1)
 	bm := func(j int) string {
 		if nw == 1 {
@@ -373,7 +373,7 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 			// call, the decoder's state saved and restored around it.
 			g.P("x.", f.sf, ".Clear()")
 			g.P("if off, size, ok := d.NestedAt(", ent, ", ", f.num, "); ok {")
-			g.P("v := ", newFunc(g, f), "(d.Arena())")
+			g.P("v := ", newCall(g, f, "d.Arena()"))
 			g.P("mk, ok := d.Enter(v.WireCore(), off, size)")
 			g.P("if ok {")
 			g.P("v.WireDecode(d)")

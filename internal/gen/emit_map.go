@@ -27,15 +27,6 @@ func mapKeyType(k protoreflect.Kind) string {
 	return scalars[k].goType
 }
 
-// listOf returns the expression of the *wire.MessageList behind the value v
-// that the getter of list field f returned.
-func listOf(f *field, v string) string {
-	if f.cx.isMap {
-		return v + ".List()"
-	}
-	return v
-}
-
 // genMapEntry emits the wire.MapEntry methods of a map entry message.
 func genMapEntry(g *protogen.GeneratedFile, m *message) {
 	key := m.fields[0]
@@ -43,7 +34,7 @@ func genMapEntry(g *protogen.GeneratedFile, m *message) {
 	recv := "func (x *" + m.m.GoIdent.GoName + ") "
 	g.P("// WireMapKey implements wire.MapEntry.")
 	if key.kind == protoreflect.StringKind {
-		g.P(recv, "WireMapKey() string { return ", wirePkg.Ident("MapStringKey"), "(&x.", key.sf, ") }")
+		g.P(recv, "WireMapKey() string { return ", wireIdent("MapStringKey"), "(&x.", key.sf, ") }")
 	} else {
 		g.P(recv, "WireMapKey() ", kt, " { return x.", key.sf, " }")
 	}
@@ -61,14 +52,14 @@ func genMapAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 	keyF, valF := entry.Fields[0], entry.Fields[1]
 	kt := mapKeyType(keyF.Desc.Kind())
 	mt := mapTypeName(m, f)
-	wm := g.QualifiedGoIdent(wirePkg.Ident("Map")) + "[" + kt + ", " + et + "]"
+	wm := g.QualifiedGoIdent(wireIdent("Map")) + "[" + kt + ", " + et + "]"
 	recv := "func (x *" + m.m.GoIdent.GoName + ") "
 	what := fmt.Sprintf("the map %s = %d", f.name, f.num)
 
 	g.P("// Get", f.goName, " returns ", what, " (decoding it and checking its key order on")
 	g.P("// first access).")
 	g.P(recv, "Get", f.goName, "() (", mt, ", error) {")
-	g.P("l, err := ", wirePkg.Ident("LoadMap"), "[", kt, ", ", et, "](x.cf.Arena(), &x.", f.sf, ", ", newEntry, ", &x.", mapFlag(f), ")")
+	g.P("l, err := ", wireIdent("LoadMap"), "[", kt, ", ", et, "](x.cf.Arena(), &x.", f.sf, ", ", newEntry, ", &x.", mapFlag(f), ")")
 	g.P("return ", mt, "{l}, err")
 	g.P("}")
 	g.P()
@@ -102,7 +93,8 @@ func genMapAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 	g.P(r, "Delete(k ", kt, ") bool { return m.m.Delete(k) }")
 	g.P()
 	g.P("// List returns the entries as a list (for the generated String method).")
-	g.P(r, "List() *", g.QualifiedGoIdent(wirePkg.Ident("MessageList")), "[", et, "] { return m.m.List() }")
+	wl := g.QualifiedGoIdent(apiIdent("MessageList")) + "[" + et + "]"
+	g.P(r, "List() *", wl, " { return (*", wl, ")(m.m.List()) }")
 	g.P()
 	g.P("// Equal reports whether both maps hold equal entries (by eq).")
 	g.P(r, "Equal(o ", mt, ", eq func(", et, ", ", et, ") bool) bool { return m.m.Equal(o.m, eq) }")

@@ -10,7 +10,6 @@ import (
 )
 
 const (
-	wirePkg = protogen.GoImportPath("github.com/cornflakes-go/cornflakes/wire")
 	memPkg  = protogen.GoImportPath("github.com/cornflakes-go/cornflakes/mem")
 	mathPkg = protogen.GoImportPath("math")
 )
@@ -177,7 +176,7 @@ func goType(g *protogen.GeneratedFile, f *field) string {
 
 // storageType returns the Go type of f's struct field.
 func storageType(g *protogen.GeneratedFile, f *field) string {
-	w := func(s string) string { return g.QualifiedGoIdent(wirePkg.Ident(s)) }
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
 	switch f.shape {
 	case shapeScalar:
 		return goType(g, f)
@@ -191,9 +190,19 @@ func storageType(g *protogen.GeneratedFile, f *field) string {
 	return listType(g, f)
 }
 
-// listType returns the wire list type of a repeated field.
+// listType returns the runtime list type of a repeated field (its storage).
 func listType(g *protogen.GeneratedFile, f *field) string {
-	w := func(s string) string { return g.QualifiedGoIdent(wirePkg.Ident(s)) }
+	return listTypeOf(g, f, wireIdent)
+}
+
+// apiListType returns the wire list type of a repeated field (what its
+// getters return).
+func apiListType(g *protogen.GeneratedFile, f *field) string {
+	return listTypeOf(g, f, apiIdent)
+}
+
+func listTypeOf(g *protogen.GeneratedFile, f *field, ident func(string) protogen.GoIdent) string {
+	w := func(s string) string { return g.QualifiedGoIdent(ident(s)) }
 	switch f.kind {
 	case protoreflect.BytesKind:
 		return w("BytesList")
@@ -205,10 +214,24 @@ func listType(g *protogen.GeneratedFile, f *field) string {
 	return w("ScalarList") + "[" + scalars[f.kind].goType + "]"
 }
 
-// newFunc returns the (qualified) New function of a message-typed field.
-func newFunc(g *protogen.GeneratedFile, f *field) string {
+// newName returns the (qualified) New function of a message-typed field.
+func newName(g *protogen.GeneratedFile, f *field) string {
 	id := f.f.Message.GoIdent
 	return g.QualifiedGoIdent(protogen.GoIdent{GoName: "New" + id.GoName, GoImportPath: id.GoImportPath})
+}
+
+// newFunc returns the constructor the runtime calls for a message-typed
+// field: a function of the runtime's arena around its New function.
+func newFunc(g *protogen.GeneratedFile, f *field) string {
+	ra := g.QualifiedGoIdent(runtimePkg.Ident("Arena"))
+	mt := g.QualifiedGoIdent(f.f.Message.GoIdent)
+	return "func(a *" + ra + ") *" + mt + " { return " + newName(g, f) + "(" + toAppArena(g, "a") + ") }"
+}
+
+// newCall returns a call of the New function of a message-typed field with
+// the runtime's arena a.
+func newCall(g *protogen.GeneratedFile, f *field, a string) string {
+	return newName(g, f) + "(" + toAppArena(g, a) + ")"
 }
 
 // present returns the Go condition under which a singular field is on the
@@ -265,20 +288,21 @@ func genMessage(g *protogen.GeneratedFile, m *message) {
 	// Type and constructor.
 	docComment(g, m.m.Comments, fmt.Sprintf("%s is the message %s.", name, m.m.Desc.FullName()))
 	g.P("type ", name, " struct {")
-	g.P("cf ", wirePkg.Ident("Core"))
+	g.P("cf ", wireIdent("Core"))
 	for _, f := range m.fields {
 		g.P(f.sf, " ", storageType(g, f))
 	}
 	genConstructFields(g, m)
 	g.P("}")
 	g.P()
-	g.P("var ", m.typeVar, " = ", wirePkg.Ident("NewType"), "[", name, "]()")
+	g.P("var ", m.typeVar, " = ", wireIdent("NewType"), "[", name, "]()")
 	g.P()
 	g.P("// New", name, " returns an empty ", name, " in a; it and everything it holds are valid")
 	g.P("// until a.Reset.")
-	g.P("func New", name, "(a *", wirePkg.Ident("Arena"), ") *", name, " {")
-	g.P("x := ", m.typeVar, ".New(a)")
-	g.P("x.cf.Init(a)")
+	g.P("func New", name, "(a *", wireIdent("Arena"), ") *", name, " {")
+	g.P("ra := ", toRuntimeArena(g, "a"))
+	g.P("x := ", m.typeVar, ".New(ra)")
+	g.P("x.cf.Init(ra)")
 	g.P("return x")
 	g.P("}")
 	g.P()

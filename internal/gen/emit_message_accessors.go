@@ -185,7 +185,7 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 			g.P("// wire.ErrArenaReset after the arena's Reset.")
 			g.P(recv, "Get", n, "() (", mt, ", error) {")
 			g.P("if x.cf.Stale() {")
-			g.P("return nil, ", g.QualifiedGoIdent(wirePkg.Ident("ErrArenaReset")))
+			g.P("return nil, ", g.QualifiedGoIdent(wireIdent("ErrArenaReset")))
 			g.P("}")
 			g.P("return x.", f.sf, ".Get(", arena, ", ", nf, ")")
 			g.P("}")
@@ -205,7 +205,7 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 		g.P()
 		g.P("// Init", n, " sets ", what, " to a new empty message and returns it.")
 		g.P(recv, "Init", n, "() ", mt, " {")
-		g.P("v := ", nf, "(", arena, ")")
+		g.P("v := ", newCall(g, f, arena))
 		g.P("x.", f.sf, ".Set(v)")
 		oneofSet(g, f)
 		g.P("return v")
@@ -216,7 +216,7 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 		g.P()
 
 	case shapeList:
-		lt := listType(g, f)
+		lt := apiListType(g, f)
 		what = fmt.Sprintf("the list %s = %d", f.name, f.num)
 		load := "x." + f.sf + ".Load(" + arena + ")"
 		if f.kind == protoreflect.MessageKind {
@@ -226,12 +226,12 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 		if f.kind == protoreflect.EnumKind {
 			g.P("// Elements are values of the enum ", f.f.Enum.Desc.FullName(), ", stored as int32.")
 		}
-		g.P(recv, "Get", n, "() (*", lt, ", error) { return &x.", f.sf, ", ", load, " }")
+		g.P(recv, "Get", n, "() (*", lt, ", error) { return (*", lt, ")(&x.", f.sf, "), ", load, " }")
 		g.P()
 		g.P("// Init", n, " empties ", what, ", reserves room for n elements, and returns it.")
 		g.P(recv, "Init", n, "(n int) *", lt, " {")
 		g.P("x.", f.sf, ".Init(", arena, ", n)")
-		g.P("return &x.", f.sf)
+		g.P("return (*", lt, ")(&x.", f.sf, ")")
 		g.P("}")
 		g.P()
 		g.P("// Has", n, " reports whether ", what, " is not empty.")

@@ -15,17 +15,17 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 	// The entry points call the message's own hooks statically (no
 	// interface dispatch per message); see wire/fast.go.
 	g.P("// Sizes implements wire.Object.")
-	g.P(recv, "Sizes() ", wirePkg.Ident("Sizes"), " {")
+	g.P(recv, "Sizes() ", wireIdent("Sizes"), " {")
 	g.P("s := x.cf.StartSizes()")
 	g.P("if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused")
 	g.P("x.WireSizes(s)")
 	g.P("}")
-	g.P("return x.cf.FinishSizes(s)")
+	g.P("return ", wireIdent("Sizes"), "(x.cf.FinishSizes(s))")
 	g.P("}")
 	g.P()
 	g.P("// Serialize implements wire.Object.")
-	g.P(recv, "Serialize(dst []byte, sink ", wirePkg.Ident("EntrySink"), ") error {")
-	g.P("e, err := ", wirePkg.Ident("StartSerialize"), "(x, &x.cf, dst, sink)")
+	g.P(recv, "Serialize(dst []byte, sink ", wireIdent("EntrySink"), ") error {")
+	g.P("e, err := ", wireIdent("StartSerialize"), "(x, &x.cf, dst, sink)")
 	g.P("if e == nil {")
 	g.P("return err")
 	g.P("}")
@@ -55,7 +55,7 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 	g.P("}")
 	g.P()
 	g.P("// WireCore implements wire.Msg.")
-	g.P(recv, "WireCore() *", wirePkg.Ident("Core"), " { return &x.cf }")
+	g.P(recv, "WireCore() *", wireIdent("Core"), " { return &x.cf }")
 	g.P()
 }
 
@@ -65,7 +65,7 @@ func genHooks(g *protogen.GeneratedFile, m *message) {
 		return
 	}
 	recv := "func (x *" + m.m.GoIdent.GoName + ") "
-	w := func(s string) string { return g.QualifiedGoIdent(wirePkg.Ident(s)) }
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
 
 	g.P("// WireSizes implements wire.Msg.")
 	g.P(recv, "WireSizes(s *", w("Sizer"), ") {")
@@ -187,9 +187,9 @@ func genEqual(g *protogen.GeneratedFile, m *message) {
 		case shapeScalar:
 			switch f.kind {
 			case protoreflect.FloatKind:
-				g.P("if ", has, "!", wirePkg.Ident("EqualFloat32"), "(x.", f.sf, ", y.", f.sf, ") {")
+				g.P("if ", has, "!", wireIdent("EqualFloat32"), "(x.", f.sf, ", y.", f.sf, ") {")
 			case protoreflect.DoubleKind:
-				g.P("if ", has, "!", wirePkg.Ident("EqualFloat64"), "(x.", f.sf, ", y.", f.sf, ") {")
+				g.P("if ", has, "!", wireIdent("EqualFloat64"), "(x.", f.sf, ", y.", f.sf, ") {")
 			default:
 				g.P("if ", has, "x.", f.sf, " != y.", f.sf, " {")
 			}
@@ -201,7 +201,7 @@ func genEqual(g *protogen.GeneratedFile, m *message) {
 			if f.shape == shapeList && f.kind == protoreflect.MessageKind {
 				eq = "l.Equal(m, (*" + g.QualifiedGoIdent(f.f.Message.GoIdent) + ").Equal)"
 			}
-			g.P("if l, m, ok := ", wirePkg.Ident("Loaded2"), "(x.Get", f.goName, ", y.Get", f.goName, "); !ok || !", eq, " {")
+			g.P("if l, m, ok := ", wireIdent("Loaded2"), "(x.Get", f.goName, ", y.Get", f.goName, "); !ok || !", eq, " {")
 			g.P("return false")
 			g.P("}")
 			continue
@@ -218,7 +218,7 @@ func genString(g *protogen.GeneratedFile, m *message) {
 	name := m.m.GoIdent.GoName
 	g.P("// String returns a one-line text form of x (for debugging).")
 	g.P("func (x *", name, ") String() string {")
-	g.P("var t ", wirePkg.Ident("Text"))
+	g.P("var t ", wireIdent("Text"))
 	g.P("t.Begin(", fmt.Sprintf("%q", name), ")")
 	for _, f := range m.fields {
 		q := fmt.Sprintf("%q", f.name)
@@ -266,18 +266,20 @@ func genString(g *protogen.GeneratedFile, m *message) {
 			g.P("}")
 		case shapeList:
 			g.P("if x.Has", f.goName, "() {")
-			g.P("if l, err := x.Get", f.goName, "(); err != nil {")
+			// The getter loads the list; the text is made from the
+			// runtime's list it loaded (a map's list of entries).
+			g.P("if _, err := x.Get", f.goName, "(); err != nil {")
 			g.P("t.Err(", q, ", err)")
 			g.P("} else {")
 			switch f.kind {
 			case protoreflect.BytesKind:
-				g.P("t.BytesList(", q, ", l)")
+				g.P("t.BytesList(", q, ", &", v, ")")
 			case protoreflect.StringKind:
-				g.P("t.StringList(", q, ", l)")
+				g.P("t.StringList(", q, ", &", v, ")")
 			case protoreflect.MessageKind:
-				g.P(wirePkg.Ident("TextMessages"), "(&t, ", q, ", ", listOf(f, "l"), ")")
+				g.P(wireIdent("TextMessages"), "(&t, ", q, ", &", v, ")")
 			default:
-				g.P(wirePkg.Ident("TextScalars"), "(&t, ", q, ", l)")
+				g.P(wireIdent("TextScalars"), "(&t, ", q, ", &", v, ")")
 			}
 			g.P("}")
 			g.P("}")
@@ -291,7 +293,7 @@ func genString(g *protogen.GeneratedFile, m *message) {
 // emitListDecode writes WireDecode's call for a list field (the per-field
 // and the fast path share it; the fast path decodes bytes lists itself).
 func emitListDecode(g *protogen.GeneratedFile, f *field) {
-	w := func(s string) string { return g.QualifiedGoIdent(wirePkg.Ident(s)) }
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
 	switch f.kind {
 	case protoreflect.BytesKind:
 		g.P("d.BytesList(", f.num, ", &x.", f.sf, ")")
@@ -308,7 +310,7 @@ func emitListDecode(g *protogen.GeneratedFile, f *field) {
 // messages or scalars (the per-field and the fast path share it; bytes
 // lists differ between them).
 func emitListEncode(g *protogen.GeneratedFile, f *field) {
-	w := func(s string) string { return g.QualifiedGoIdent(wirePkg.Ident(s)) }
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
 	switch f.kind {
 	case protoreflect.StringKind:
 		g.P("e.StringList(", f.num, ", &x.", f.sf, ")")

@@ -86,7 +86,7 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 	full := string(s.Desc.FullName())
 	t := newServiceTable(s)
 	ctx := g.QualifiedGoIdent(contextPkg.Ident("Context"))
-	arena := g.QualifiedGoIdent(wirePkg.Ident("Arena"))
+	arena := g.QualifiedGoIdent(wireIdent("Arena"))
 	svc := func(n string) string { return g.QualifiedGoIdent(servicePkg.Ident(n)) }
 	newOf := func(m *protogen.Message) string {
 		return g.QualifiedGoIdent(protogen.GoIdent{GoName: "New" + m.GoIdent.GoName, GoImportPath: m.GoIdent.GoImportPath})
@@ -172,7 +172,7 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 	// Handlers.
 	for _, m := range s.Methods {
 		in, out := g.QualifiedGoIdent(m.Input.GoIdent), g.QualifiedGoIdent(m.Output.GoIdent)
-		g.P("func _", name, "_", m.GoName, "_Handler(srv any, ctx ", ctx, ", a *", arena, ", data []byte, ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", g.QualifiedGoIdent(wirePkg.Ident("Object")), ", error) {")
+		g.P("func _", name, "_", m.GoName, "_Handler(srv any, ctx ", ctx, ", a *", arena, ", data []byte, ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", g.QualifiedGoIdent(wireIdent("Object")), ", error) {")
 		g.P("req := ", newOf(m.Input), "(a)")
 		g.P("if err := req.DecodeBytes(data); err != nil {")
 		g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cornflakes-go/cornflakes/wire"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -95,8 +95,8 @@ func validateField(fd protoreflect.FileDescriptor, fl *protogen.Field, add func(
 		add(loc, "group "+what, "use a nested message")
 		return
 	}
-	if d.Number() > wire.MaxSparseFieldNumber {
-		add(loc, fmt.Sprintf("field number %d of %s (the Cornflakes wire format allows 1..%d)", d.Number(), what, wire.MaxSparseFieldNumber), "renumber the field")
+	if d.Number() > wireimpl.MaxSparseFieldNumber {
+		add(loc, fmt.Sprintf("field number %d of %s (the Cornflakes wire format allows 1..%d)", d.Number(), what, wireimpl.MaxSparseFieldNumber), "renumber the field")
 	}
 	switch d.Kind() {
 	case protoreflect.MessageKind:

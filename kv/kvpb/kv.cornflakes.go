@@ -7,8 +7,16 @@ import (
 	"context"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/service"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // Req is the message kv.Req.
@@ -21,29 +29,32 @@ import (
 //	GetM: keys;  PutM: keys, vals (one per key)
 //	PutList, AppendToList: keys[0], vals (the list elements in order)
 type Req struct {
-	cf     wire.Core
-	xKeys  wire.BytesList
-	xVals  wire.BytesList
+	cf     wireimpl.Core
+	xKeys  wireimpl.BytesList
+	xVals  wireimpl.BytesList
 	xIndex uint32
 }
 
-var reqType = wire.NewType[Req]()
+var reqType = wireimpl.NewType[Req]()
 
 // NewReq returns an empty Req in a; it and everything it holds are valid
 // until a.Reset.
 func NewReq(a *wire.Arena) *Req {
-	x := reqType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := reqType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
 // GetKeys returns the list keys = 1 (decoding it on first access).
-func (x *Req) GetKeys() (*wire.BytesList, error) { return &x.xKeys, x.xKeys.Load(x.cf.Arena()) }
+func (x *Req) GetKeys() (*wire.BytesList, error) {
+	return (*wire.BytesList)(&x.xKeys), x.xKeys.Load(x.cf.Arena())
+}
 
 // InitKeys empties the list keys = 1, reserves room for n elements, and returns it.
 func (x *Req) InitKeys(n int) *wire.BytesList {
 	x.xKeys.Init(x.cf.Arena(), n)
-	return &x.xKeys
+	return (*wire.BytesList)(&x.xKeys)
 }
 
 // HasKeys reports whether the list keys = 1 is not empty.
@@ -53,12 +64,14 @@ func (x *Req) HasKeys() bool { return x.xKeys.Len() != 0 }
 func (x *Req) ClearKeys() { x.xKeys.Init(x.cf.Arena(), 0) }
 
 // GetVals returns the list vals = 2 (decoding it on first access).
-func (x *Req) GetVals() (*wire.BytesList, error) { return &x.xVals, x.xVals.Load(x.cf.Arena()) }
+func (x *Req) GetVals() (*wire.BytesList, error) {
+	return (*wire.BytesList)(&x.xVals), x.xVals.Load(x.cf.Arena())
+}
 
 // InitVals empties the list vals = 2, reserves room for n elements, and returns it.
 func (x *Req) InitVals(n int) *wire.BytesList {
 	x.xVals.Init(x.cf.Arena(), n)
-	return &x.xVals
+	return (*wire.BytesList)(&x.xVals)
 }
 
 // HasVals reports whether the list vals = 2 is not empty.
@@ -85,12 +98,12 @@ func (x *Req) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Req) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -120,10 +133,10 @@ func (x *Req) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Req) WireCore() *wire.Core { return &x.cf }
+func (x *Req) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Req) WireSizes(s *wire.Sizer) {
+func (x *Req) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if s.SizedBytesList(&x.xKeys) {
 		b0 |= 0x1
@@ -138,7 +151,7 @@ func (x *Req) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Req) WireEncode(e *wire.Encoder) {
+func (x *Req) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKeys.Len() != 0 {
 		b0 |= 0x1
@@ -163,7 +176,7 @@ func (x *Req) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Req) WireDecode(d *wire.Decoder) {
+func (x *Req) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesListAt(d.Ent(b0, 0x1, 0), 1, &x.xKeys)
 	d.BytesListAt(d.Ent(b0, 0x2, 0), 2, &x.xVals)
@@ -176,10 +189,10 @@ func (x *Req) Equal(y *Req) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetKeys, y.GetKeys); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetKeys, y.GetKeys); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetVals, y.GetVals); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetVals, y.GetVals); !ok || !l.Equal(m) {
 		return false
 	}
 	if x.xIndex != y.xIndex {
@@ -190,20 +203,20 @@ func (x *Req) Equal(y *Req) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Req) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Req")
 	if x.HasKeys() {
-		if l, err := x.GetKeys(); err != nil {
+		if _, err := x.GetKeys(); err != nil {
 			t.Err("keys", err)
 		} else {
-			t.BytesList("keys", l)
+			t.BytesList("keys", &x.xKeys)
 		}
 	}
 	if x.HasVals() {
-		if l, err := x.GetVals(); err != nil {
+		if _, err := x.GetVals(); err != nil {
 			t.Err("vals", err)
 		} else {
-			t.BytesList("vals", l)
+			t.BytesList("vals", &x.xVals)
 		}
 	}
 	if x.xIndex != 0 {
@@ -224,19 +237,20 @@ func (x *Req) Clone(a *wire.Arena) (*Req, error) {
 // Resp is every response. status: 0 ok, 1 not found, 2 error.
 // Get and GetFromList answer in val; GetM and GetList in vals.
 type Resp struct {
-	cf      wire.Core
+	cf      wireimpl.Core
 	xStatus uint32
-	xVal    wire.Bytes
-	xVals   wire.BytesList
+	xVal    wireimpl.Bytes
+	xVals   wireimpl.BytesList
 }
 
-var respType = wire.NewType[Resp]()
+var respType = wireimpl.NewType[Resp]()
 
 // NewResp returns an empty Resp in a; it and everything it holds are valid
 // until a.Reset.
 func NewResp(a *wire.Arena) *Resp {
-	x := respType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := respType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -277,12 +291,14 @@ func (x *Resp) ClearVal() {
 }
 
 // GetVals returns the list vals = 3 (decoding it on first access).
-func (x *Resp) GetVals() (*wire.BytesList, error) { return &x.xVals, x.xVals.Load(x.cf.Arena()) }
+func (x *Resp) GetVals() (*wire.BytesList, error) {
+	return (*wire.BytesList)(&x.xVals), x.xVals.Load(x.cf.Arena())
+}
 
 // InitVals empties the list vals = 3, reserves room for n elements, and returns it.
 func (x *Resp) InitVals(n int) *wire.BytesList {
 	x.xVals.Init(x.cf.Arena(), n)
-	return &x.xVals
+	return (*wire.BytesList)(&x.xVals)
 }
 
 // HasVals reports whether the list vals = 3 is not empty.
@@ -297,12 +313,12 @@ func (x *Resp) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Resp) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -332,10 +348,10 @@ func (x *Resp) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Resp) WireCore() *wire.Core { return &x.cf }
+func (x *Resp) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Resp) WireSizes(s *wire.Sizer) {
+func (x *Resp) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xStatus != 0 {
 		b0 |= 0x1
@@ -351,7 +367,7 @@ func (x *Resp) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Resp) WireEncode(e *wire.Encoder) {
+func (x *Resp) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xStatus != 0 {
 		b0 |= 0x1
@@ -376,7 +392,7 @@ func (x *Resp) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Resp) WireDecode(d *wire.Decoder) {
+func (x *Resp) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xStatus = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xVal)
@@ -395,7 +411,7 @@ func (x *Resp) Equal(y *Resp) bool {
 	if !x.xVal.Equal(&y.xVal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetVals, y.GetVals); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetVals, y.GetVals); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -403,7 +419,7 @@ func (x *Resp) Equal(y *Resp) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Resp) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Resp")
 	if x.xStatus != 0 {
 		t.Uint("status", uint64(x.xStatus))
@@ -412,10 +428,10 @@ func (x *Resp) String() string {
 		t.Bytes("val", &x.xVal)
 	}
 	if x.HasVals() {
-		if l, err := x.GetVals(); err != nil {
+		if _, err := x.GetVals(); err != nil {
 			t.Err("vals", err)
 		} else {
-			t.BytesList("vals", l)
+			t.BytesList("vals", &x.xVals)
 		}
 	}
 	return t.End()

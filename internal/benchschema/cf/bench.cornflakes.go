@@ -5,7 +5,15 @@ package cf
 
 import (
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // SingleBuffer is the message cornflakes.bench.SingleBuffer.
@@ -13,17 +21,18 @@ import (
 // SingleBuffer is one bytes field (shapes 1xM, sweep-<size>); it is also the
 // leaf of the trees.
 type SingleBuffer struct {
-	cf       wire.Core
-	xMessage wire.Bytes
+	cf       wireimpl.Core
+	xMessage wireimpl.Bytes
 }
 
-var singleBufferType = wire.NewType[SingleBuffer]()
+var singleBufferType = wireimpl.NewType[SingleBuffer]()
 
 // NewSingleBuffer returns an empty SingleBuffer in a; it and everything it holds are valid
 // until a.Reset.
 func NewSingleBuffer(a *wire.Arena) *SingleBuffer {
-	x := singleBufferType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := singleBufferType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -57,12 +66,12 @@ func (x *SingleBuffer) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *SingleBuffer) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -92,10 +101,10 @@ func (x *SingleBuffer) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *SingleBuffer) WireCore() *wire.Core { return &x.cf }
+func (x *SingleBuffer) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *SingleBuffer) WireSizes(s *wire.Sizer) {
+func (x *SingleBuffer) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xMessage.Len() != 0 {
 		b0 |= 0x1
@@ -105,7 +114,7 @@ func (x *SingleBuffer) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *SingleBuffer) WireEncode(e *wire.Encoder) {
+func (x *SingleBuffer) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xMessage.Len() != 0 {
 		b0 |= 0x1
@@ -118,7 +127,7 @@ func (x *SingleBuffer) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *SingleBuffer) WireDecode(d *wire.Decoder) {
+func (x *SingleBuffer) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xMessage)
 }
@@ -137,7 +146,7 @@ func (x *SingleBuffer) Equal(y *SingleBuffer) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *SingleBuffer) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("SingleBuffer")
 	if x.xMessage.Len() != 0 {
 		t.Bytes("message", &x.xMessage)
@@ -156,29 +165,30 @@ func (x *SingleBuffer) Clone(a *wire.Arena) (*SingleBuffer, error) {
 //
 // ListBuffers is a list of bytes fields (shapes NxM with N > 1, google-*).
 type ListBuffers struct {
-	cf        wire.Core
-	xMessages wire.BytesList
+	cf        wireimpl.Core
+	xMessages wireimpl.BytesList
 }
 
-var listBuffersType = wire.NewType[ListBuffers]()
+var listBuffersType = wireimpl.NewType[ListBuffers]()
 
 // NewListBuffers returns an empty ListBuffers in a; it and everything it holds are valid
 // until a.Reset.
 func NewListBuffers(a *wire.Arena) *ListBuffers {
-	x := listBuffersType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := listBuffersType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
 // GetMessages returns the list messages = 1 (decoding it on first access).
 func (x *ListBuffers) GetMessages() (*wire.BytesList, error) {
-	return &x.xMessages, x.xMessages.Load(x.cf.Arena())
+	return (*wire.BytesList)(&x.xMessages), x.xMessages.Load(x.cf.Arena())
 }
 
 // InitMessages empties the list messages = 1, reserves room for n elements, and returns it.
 func (x *ListBuffers) InitMessages(n int) *wire.BytesList {
 	x.xMessages.Init(x.cf.Arena(), n)
-	return &x.xMessages
+	return (*wire.BytesList)(&x.xMessages)
 }
 
 // HasMessages reports whether the list messages = 1 is not empty.
@@ -193,12 +203,12 @@ func (x *ListBuffers) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *ListBuffers) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -228,10 +238,10 @@ func (x *ListBuffers) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *ListBuffers) WireCore() *wire.Core { return &x.cf }
+func (x *ListBuffers) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *ListBuffers) WireSizes(s *wire.Sizer) {
+func (x *ListBuffers) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if s.SizedBytesList(&x.xMessages) {
 		b0 |= 0x1
@@ -240,7 +250,7 @@ func (x *ListBuffers) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *ListBuffers) WireEncode(e *wire.Encoder) {
+func (x *ListBuffers) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xMessages.Len() != 0 {
 		b0 |= 0x1
@@ -253,7 +263,7 @@ func (x *ListBuffers) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *ListBuffers) WireDecode(d *wire.Decoder) {
+func (x *ListBuffers) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesListAt(d.Ent(b0, 0x1, 0), 1, &x.xMessages)
 }
@@ -264,7 +274,7 @@ func (x *ListBuffers) Equal(y *ListBuffers) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetMessages, y.GetMessages); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetMessages, y.GetMessages); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -272,13 +282,13 @@ func (x *ListBuffers) Equal(y *ListBuffers) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *ListBuffers) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("ListBuffers")
 	if x.HasMessages() {
-		if l, err := x.GetMessages(); err != nil {
+		if _, err := x.GetMessages(); err != nil {
 			t.Err("messages", err)
 		} else {
-			t.BytesList("messages", l)
+			t.BytesList("messages", &x.xMessages)
 		}
 	}
 	return t.End()
@@ -295,18 +305,19 @@ func (x *ListBuffers) Clone(a *wire.Arena) (*ListBuffers, error) {
 //
 // Tree1 is a binary tree of depth 1: two leaves.
 type Tree1 struct {
-	cf     wire.Core
-	xLeft  wire.Nested[*SingleBuffer]
-	xRight wire.Nested[*SingleBuffer]
+	cf     wireimpl.Core
+	xLeft  wireimpl.Nested[*SingleBuffer]
+	xRight wireimpl.Nested[*SingleBuffer]
 }
 
-var tree1Type = wire.NewType[Tree1]()
+var tree1Type = wireimpl.NewType[Tree1]()
 
 // NewTree1 returns an empty Tree1 in a; it and everything it holds are valid
 // until a.Reset.
 func NewTree1(a *wire.Arena) *Tree1 {
-	x := tree1Type.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := tree1Type.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -316,7 +327,7 @@ func (x *Tree1) GetLeft() (*SingleBuffer, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xLeft.Get(x.cf.Arena(), NewSingleBuffer)
+	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
 }
 
 // HasLeft reports whether field left = 1 is set.
@@ -329,7 +340,7 @@ func (x *Tree1) SetLeft(v *SingleBuffer) {
 
 // InitLeft sets field left = 1 to a new empty message and returns it.
 func (x *Tree1) InitLeft() *SingleBuffer {
-	v := NewSingleBuffer(x.cf.Arena())
+	v := NewSingleBuffer((*wire.Arena)(x.cf.Arena()))
 	x.xLeft.Set(v)
 	return v
 }
@@ -343,7 +354,7 @@ func (x *Tree1) GetRight() (*SingleBuffer, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xRight.Get(x.cf.Arena(), NewSingleBuffer)
+	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
 }
 
 // HasRight reports whether field right = 2 is set.
@@ -356,7 +367,7 @@ func (x *Tree1) SetRight(v *SingleBuffer) {
 
 // InitRight sets field right = 2 to a new empty message and returns it.
 func (x *Tree1) InitRight() *SingleBuffer {
-	v := NewSingleBuffer(x.cf.Arena())
+	v := NewSingleBuffer((*wire.Arena)(x.cf.Arena()))
 	x.xRight.Set(v)
 	return v
 }
@@ -370,12 +381,12 @@ func (x *Tree1) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Tree1) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -405,17 +416,17 @@ func (x *Tree1) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Tree1) WireCore() *wire.Core { return &x.cf }
+func (x *Tree1) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Tree1) WireSizes(s *wire.Sizer) {
+func (x *Tree1) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
 			v := x.xLeft.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xLeft.Get(s.Arena(), NewSingleBuffer)
+				v, err = x.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -431,7 +442,7 @@ func (x *Tree1) WireSizes(s *wire.Sizer) {
 			v := x.xRight.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xRight.Get(s.Arena(), NewSingleBuffer)
+				v, err = x.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -446,7 +457,7 @@ func (x *Tree1) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Tree1) WireEncode(e *wire.Encoder) {
+func (x *Tree1) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		b0 |= 0x1
@@ -471,11 +482,11 @@ func (x *Tree1) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Tree1) WireDecode(d *wire.Decoder) {
+func (x *Tree1) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xLeft.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
-		v := NewSingleBuffer(d.Arena())
+		v := NewSingleBuffer((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -485,7 +496,7 @@ func (x *Tree1) WireDecode(d *wire.Decoder) {
 	}
 	x.xRight.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
-		v := NewSingleBuffer(d.Arena())
+		v := NewSingleBuffer((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -501,10 +512,10 @@ func (x *Tree1) Equal(y *Tree1) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -512,7 +523,7 @@ func (x *Tree1) Equal(y *Tree1) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Tree1) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Tree1")
 	if x.HasLeft() {
 		if v, err := x.GetLeft(); err != nil {
@@ -542,18 +553,19 @@ func (x *Tree1) Clone(a *wire.Arena) (*Tree1, error) {
 //
 // Tree2 is a binary tree of depth 2: four leaves.
 type Tree2 struct {
-	cf     wire.Core
-	xLeft  wire.Nested[*Tree1]
-	xRight wire.Nested[*Tree1]
+	cf     wireimpl.Core
+	xLeft  wireimpl.Nested[*Tree1]
+	xRight wireimpl.Nested[*Tree1]
 }
 
-var tree2Type = wire.NewType[Tree2]()
+var tree2Type = wireimpl.NewType[Tree2]()
 
 // NewTree2 returns an empty Tree2 in a; it and everything it holds are valid
 // until a.Reset.
 func NewTree2(a *wire.Arena) *Tree2 {
-	x := tree2Type.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := tree2Type.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -563,7 +575,7 @@ func (x *Tree2) GetLeft() (*Tree1, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xLeft.Get(x.cf.Arena(), NewTree1)
+	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
 }
 
 // HasLeft reports whether field left = 1 is set.
@@ -576,7 +588,7 @@ func (x *Tree2) SetLeft(v *Tree1) {
 
 // InitLeft sets field left = 1 to a new empty message and returns it.
 func (x *Tree2) InitLeft() *Tree1 {
-	v := NewTree1(x.cf.Arena())
+	v := NewTree1((*wire.Arena)(x.cf.Arena()))
 	x.xLeft.Set(v)
 	return v
 }
@@ -590,7 +602,7 @@ func (x *Tree2) GetRight() (*Tree1, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xRight.Get(x.cf.Arena(), NewTree1)
+	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
 }
 
 // HasRight reports whether field right = 2 is set.
@@ -603,7 +615,7 @@ func (x *Tree2) SetRight(v *Tree1) {
 
 // InitRight sets field right = 2 to a new empty message and returns it.
 func (x *Tree2) InitRight() *Tree1 {
-	v := NewTree1(x.cf.Arena())
+	v := NewTree1((*wire.Arena)(x.cf.Arena()))
 	x.xRight.Set(v)
 	return v
 }
@@ -617,12 +629,12 @@ func (x *Tree2) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Tree2) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -652,17 +664,17 @@ func (x *Tree2) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Tree2) WireCore() *wire.Core { return &x.cf }
+func (x *Tree2) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Tree2) WireSizes(s *wire.Sizer) {
+func (x *Tree2) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
 			v := x.xLeft.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xLeft.Get(s.Arena(), NewTree1)
+				v, err = x.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -678,7 +690,7 @@ func (x *Tree2) WireSizes(s *wire.Sizer) {
 			v := x.xRight.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xRight.Get(s.Arena(), NewTree1)
+				v, err = x.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -693,7 +705,7 @@ func (x *Tree2) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Tree2) WireEncode(e *wire.Encoder) {
+func (x *Tree2) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		b0 |= 0x1
@@ -718,11 +730,11 @@ func (x *Tree2) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Tree2) WireDecode(d *wire.Decoder) {
+func (x *Tree2) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xLeft.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
-		v := NewTree1(d.Arena())
+		v := NewTree1((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -732,7 +744,7 @@ func (x *Tree2) WireDecode(d *wire.Decoder) {
 	}
 	x.xRight.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
-		v := NewTree1(d.Arena())
+		v := NewTree1((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -748,10 +760,10 @@ func (x *Tree2) Equal(y *Tree2) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -759,7 +771,7 @@ func (x *Tree2) Equal(y *Tree2) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Tree2) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Tree2")
 	if x.HasLeft() {
 		if v, err := x.GetLeft(); err != nil {
@@ -789,18 +801,19 @@ func (x *Tree2) Clone(a *wire.Arena) (*Tree2, error) {
 //
 // Tree3 is a binary tree of depth 3: eight leaves.
 type Tree3 struct {
-	cf     wire.Core
-	xLeft  wire.Nested[*Tree2]
-	xRight wire.Nested[*Tree2]
+	cf     wireimpl.Core
+	xLeft  wireimpl.Nested[*Tree2]
+	xRight wireimpl.Nested[*Tree2]
 }
 
-var tree3Type = wire.NewType[Tree3]()
+var tree3Type = wireimpl.NewType[Tree3]()
 
 // NewTree3 returns an empty Tree3 in a; it and everything it holds are valid
 // until a.Reset.
 func NewTree3(a *wire.Arena) *Tree3 {
-	x := tree3Type.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := tree3Type.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -810,7 +823,7 @@ func (x *Tree3) GetLeft() (*Tree2, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xLeft.Get(x.cf.Arena(), NewTree2)
+	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
 }
 
 // HasLeft reports whether field left = 1 is set.
@@ -823,7 +836,7 @@ func (x *Tree3) SetLeft(v *Tree2) {
 
 // InitLeft sets field left = 1 to a new empty message and returns it.
 func (x *Tree3) InitLeft() *Tree2 {
-	v := NewTree2(x.cf.Arena())
+	v := NewTree2((*wire.Arena)(x.cf.Arena()))
 	x.xLeft.Set(v)
 	return v
 }
@@ -837,7 +850,7 @@ func (x *Tree3) GetRight() (*Tree2, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xRight.Get(x.cf.Arena(), NewTree2)
+	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
 }
 
 // HasRight reports whether field right = 2 is set.
@@ -850,7 +863,7 @@ func (x *Tree3) SetRight(v *Tree2) {
 
 // InitRight sets field right = 2 to a new empty message and returns it.
 func (x *Tree3) InitRight() *Tree2 {
-	v := NewTree2(x.cf.Arena())
+	v := NewTree2((*wire.Arena)(x.cf.Arena()))
 	x.xRight.Set(v)
 	return v
 }
@@ -864,12 +877,12 @@ func (x *Tree3) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Tree3) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -899,17 +912,17 @@ func (x *Tree3) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Tree3) WireCore() *wire.Core { return &x.cf }
+func (x *Tree3) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Tree3) WireSizes(s *wire.Sizer) {
+func (x *Tree3) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
 			v := x.xLeft.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xLeft.Get(s.Arena(), NewTree2)
+				v, err = x.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -925,7 +938,7 @@ func (x *Tree3) WireSizes(s *wire.Sizer) {
 			v := x.xRight.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xRight.Get(s.Arena(), NewTree2)
+				v, err = x.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -940,7 +953,7 @@ func (x *Tree3) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Tree3) WireEncode(e *wire.Encoder) {
+func (x *Tree3) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		b0 |= 0x1
@@ -965,11 +978,11 @@ func (x *Tree3) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Tree3) WireDecode(d *wire.Decoder) {
+func (x *Tree3) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xLeft.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
-		v := NewTree2(d.Arena())
+		v := NewTree2((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -979,7 +992,7 @@ func (x *Tree3) WireDecode(d *wire.Decoder) {
 	}
 	x.xRight.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
-		v := NewTree2(d.Arena())
+		v := NewTree2((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -995,10 +1008,10 @@ func (x *Tree3) Equal(y *Tree3) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -1006,7 +1019,7 @@ func (x *Tree3) Equal(y *Tree3) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Tree3) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Tree3")
 	if x.HasLeft() {
 		if v, err := x.GetLeft(); err != nil {
@@ -1036,18 +1049,19 @@ func (x *Tree3) Clone(a *wire.Arena) (*Tree3, error) {
 //
 // Tree4 is a binary tree of depth 4: sixteen leaves.
 type Tree4 struct {
-	cf     wire.Core
-	xLeft  wire.Nested[*Tree3]
-	xRight wire.Nested[*Tree3]
+	cf     wireimpl.Core
+	xLeft  wireimpl.Nested[*Tree3]
+	xRight wireimpl.Nested[*Tree3]
 }
 
-var tree4Type = wire.NewType[Tree4]()
+var tree4Type = wireimpl.NewType[Tree4]()
 
 // NewTree4 returns an empty Tree4 in a; it and everything it holds are valid
 // until a.Reset.
 func NewTree4(a *wire.Arena) *Tree4 {
-	x := tree4Type.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := tree4Type.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -1057,7 +1071,7 @@ func (x *Tree4) GetLeft() (*Tree3, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xLeft.Get(x.cf.Arena(), NewTree3)
+	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
 }
 
 // HasLeft reports whether field left = 1 is set.
@@ -1070,7 +1084,7 @@ func (x *Tree4) SetLeft(v *Tree3) {
 
 // InitLeft sets field left = 1 to a new empty message and returns it.
 func (x *Tree4) InitLeft() *Tree3 {
-	v := NewTree3(x.cf.Arena())
+	v := NewTree3((*wire.Arena)(x.cf.Arena()))
 	x.xLeft.Set(v)
 	return v
 }
@@ -1084,7 +1098,7 @@ func (x *Tree4) GetRight() (*Tree3, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xRight.Get(x.cf.Arena(), NewTree3)
+	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
 }
 
 // HasRight reports whether field right = 2 is set.
@@ -1097,7 +1111,7 @@ func (x *Tree4) SetRight(v *Tree3) {
 
 // InitRight sets field right = 2 to a new empty message and returns it.
 func (x *Tree4) InitRight() *Tree3 {
-	v := NewTree3(x.cf.Arena())
+	v := NewTree3((*wire.Arena)(x.cf.Arena()))
 	x.xRight.Set(v)
 	return v
 }
@@ -1111,12 +1125,12 @@ func (x *Tree4) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Tree4) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1146,17 +1160,17 @@ func (x *Tree4) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Tree4) WireCore() *wire.Core { return &x.cf }
+func (x *Tree4) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Tree4) WireSizes(s *wire.Sizer) {
+func (x *Tree4) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
 			v := x.xLeft.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xLeft.Get(s.Arena(), NewTree3)
+				v, err = x.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -1172,7 +1186,7 @@ func (x *Tree4) WireSizes(s *wire.Sizer) {
 			v := x.xRight.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xRight.Get(s.Arena(), NewTree3)
+				v, err = x.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -1187,7 +1201,7 @@ func (x *Tree4) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Tree4) WireEncode(e *wire.Encoder) {
+func (x *Tree4) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		b0 |= 0x1
@@ -1212,11 +1226,11 @@ func (x *Tree4) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Tree4) WireDecode(d *wire.Decoder) {
+func (x *Tree4) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xLeft.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
-		v := NewTree3(d.Arena())
+		v := NewTree3((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -1226,7 +1240,7 @@ func (x *Tree4) WireDecode(d *wire.Decoder) {
 	}
 	x.xRight.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
-		v := NewTree3(d.Arena())
+		v := NewTree3((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -1242,10 +1256,10 @@ func (x *Tree4) Equal(y *Tree4) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -1253,7 +1267,7 @@ func (x *Tree4) Equal(y *Tree4) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Tree4) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Tree4")
 	if x.HasLeft() {
 		if v, err := x.GetLeft(); err != nil {
@@ -1283,18 +1297,19 @@ func (x *Tree4) Clone(a *wire.Arena) (*Tree4, error) {
 //
 // Tree5 is a binary tree of depth 5: thirty-two leaves (shape tree5).
 type Tree5 struct {
-	cf     wire.Core
-	xLeft  wire.Nested[*Tree4]
-	xRight wire.Nested[*Tree4]
+	cf     wireimpl.Core
+	xLeft  wireimpl.Nested[*Tree4]
+	xRight wireimpl.Nested[*Tree4]
 }
 
-var tree5Type = wire.NewType[Tree5]()
+var tree5Type = wireimpl.NewType[Tree5]()
 
 // NewTree5 returns an empty Tree5 in a; it and everything it holds are valid
 // until a.Reset.
 func NewTree5(a *wire.Arena) *Tree5 {
-	x := tree5Type.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := tree5Type.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -1304,7 +1319,7 @@ func (x *Tree5) GetLeft() (*Tree4, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xLeft.Get(x.cf.Arena(), NewTree4)
+	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
 }
 
 // HasLeft reports whether field left = 1 is set.
@@ -1317,7 +1332,7 @@ func (x *Tree5) SetLeft(v *Tree4) {
 
 // InitLeft sets field left = 1 to a new empty message and returns it.
 func (x *Tree5) InitLeft() *Tree4 {
-	v := NewTree4(x.cf.Arena())
+	v := NewTree4((*wire.Arena)(x.cf.Arena()))
 	x.xLeft.Set(v)
 	return v
 }
@@ -1331,7 +1346,7 @@ func (x *Tree5) GetRight() (*Tree4, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xRight.Get(x.cf.Arena(), NewTree4)
+	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
 }
 
 // HasRight reports whether field right = 2 is set.
@@ -1344,7 +1359,7 @@ func (x *Tree5) SetRight(v *Tree4) {
 
 // InitRight sets field right = 2 to a new empty message and returns it.
 func (x *Tree5) InitRight() *Tree4 {
-	v := NewTree4(x.cf.Arena())
+	v := NewTree4((*wire.Arena)(x.cf.Arena()))
 	x.xRight.Set(v)
 	return v
 }
@@ -1358,12 +1373,12 @@ func (x *Tree5) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Tree5) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1393,17 +1408,17 @@ func (x *Tree5) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Tree5) WireCore() *wire.Core { return &x.cf }
+func (x *Tree5) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Tree5) WireSizes(s *wire.Sizer) {
+func (x *Tree5) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
 			v := x.xLeft.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xLeft.Get(s.Arena(), NewTree4)
+				v, err = x.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -1419,7 +1434,7 @@ func (x *Tree5) WireSizes(s *wire.Sizer) {
 			v := x.xRight.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xRight.Get(s.Arena(), NewTree4)
+				v, err = x.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -1434,7 +1449,7 @@ func (x *Tree5) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Tree5) WireEncode(e *wire.Encoder) {
+func (x *Tree5) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		b0 |= 0x1
@@ -1459,11 +1474,11 @@ func (x *Tree5) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Tree5) WireDecode(d *wire.Decoder) {
+func (x *Tree5) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xLeft.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
-		v := NewTree4(d.Arena())
+		v := NewTree4((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -1473,7 +1488,7 @@ func (x *Tree5) WireDecode(d *wire.Decoder) {
 	}
 	x.xRight.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
-		v := NewTree4(d.Arena())
+		v := NewTree4((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -1489,10 +1504,10 @@ func (x *Tree5) Equal(y *Tree5) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -1500,7 +1515,7 @@ func (x *Tree5) Equal(y *Tree5) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Tree5) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Tree5")
 	if x.HasLeft() {
 		if v, err := x.GetLeft(); err != nil {

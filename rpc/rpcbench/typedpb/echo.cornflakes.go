@@ -7,23 +7,32 @@ import (
 	"context"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/service"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
+)
+
 // Blob is the message cornflakes.rpcbench.Blob.
 type Blob struct {
-	cf    wire.Core
-	xData wire.Bytes
+	cf    wireimpl.Core
+	xData wireimpl.Bytes
 }
 
-var blobType = wire.NewType[Blob]()
+var blobType = wireimpl.NewType[Blob]()
 
 // NewBlob returns an empty Blob in a; it and everything it holds are valid
 // until a.Reset.
 func NewBlob(a *wire.Arena) *Blob {
-	x := blobType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := blobType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -57,12 +66,12 @@ func (x *Blob) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Blob) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -92,10 +101,10 @@ func (x *Blob) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Blob) WireCore() *wire.Core { return &x.cf }
+func (x *Blob) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Blob) WireSizes(s *wire.Sizer) {
+func (x *Blob) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xData.Len() != 0 {
 		b0 |= 0x1
@@ -105,7 +114,7 @@ func (x *Blob) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Blob) WireEncode(e *wire.Encoder) {
+func (x *Blob) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xData.Len() != 0 {
 		b0 |= 0x1
@@ -118,7 +127,7 @@ func (x *Blob) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Blob) WireDecode(d *wire.Decoder) {
+func (x *Blob) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xData)
 }
@@ -137,7 +146,7 @@ func (x *Blob) Equal(y *Blob) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Blob) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Blob")
 	if x.xData.Len() != 0 {
 		t.Bytes("data", &x.xData)

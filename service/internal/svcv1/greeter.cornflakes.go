@@ -8,8 +8,16 @@ import (
 	"strconv"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/service"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // Mood is the enum cornflakes.svctest.Mood.
@@ -34,20 +42,21 @@ func (v Mood) String() string {
 
 // HelloRequest is the message cornflakes.svctest.HelloRequest.
 type HelloRequest struct {
-	cf        wire.Core
-	xName     wire.String
+	cf        wireimpl.Core
+	xName     wireimpl.String
 	xBlobSize uint32
 	xMood     Mood
 	xSeq      uint64
 }
 
-var helloRequestType = wire.NewType[HelloRequest]()
+var helloRequestType = wireimpl.NewType[HelloRequest]()
 
 // NewHelloRequest returns an empty HelloRequest in a; it and everything it holds are valid
 // until a.Reset.
 func NewHelloRequest(a *wire.Arena) *HelloRequest {
-	x := helloRequestType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := helloRequestType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -131,12 +140,12 @@ func (x *HelloRequest) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *HelloRequest) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -166,10 +175,10 @@ func (x *HelloRequest) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *HelloRequest) WireCore() *wire.Core { return &x.cf }
+func (x *HelloRequest) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *HelloRequest) WireSizes(s *wire.Sizer) {
+func (x *HelloRequest) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xName.Len() != 0 {
 		b0 |= 0x1
@@ -188,7 +197,7 @@ func (x *HelloRequest) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *HelloRequest) WireEncode(e *wire.Encoder) {
+func (x *HelloRequest) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xName.Len() != 0 {
 		b0 |= 0x1
@@ -219,7 +228,7 @@ func (x *HelloRequest) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *HelloRequest) WireDecode(d *wire.Decoder) {
+func (x *HelloRequest) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xName)
 	x.xBlobSize = uint32(d.U64At(d.Ent(b0, 0x2, 0)))
@@ -255,7 +264,7 @@ func (x *HelloRequest) Equal(y *HelloRequest) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *HelloRequest) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("HelloRequest")
 	if x.xName.Len() != 0 {
 		t.String("name", &x.xName)
@@ -281,19 +290,20 @@ func (x *HelloRequest) Clone(a *wire.Arena) (*HelloRequest, error) {
 
 // HelloReply is the message cornflakes.svctest.HelloReply.
 type HelloReply struct {
-	cf       wire.Core
-	xMessage wire.String
-	xBlob    wire.Bytes
+	cf       wireimpl.Core
+	xMessage wireimpl.String
+	xBlob    wireimpl.Bytes
 	xSeq     uint64
 }
 
-var helloReplyType = wire.NewType[HelloReply]()
+var helloReplyType = wireimpl.NewType[HelloReply]()
 
 // NewHelloReply returns an empty HelloReply in a; it and everything it holds are valid
 // until a.Reset.
 func NewHelloReply(a *wire.Arena) *HelloReply {
-	x := helloReplyType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := helloReplyType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -371,12 +381,12 @@ func (x *HelloReply) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *HelloReply) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -406,10 +416,10 @@ func (x *HelloReply) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *HelloReply) WireCore() *wire.Core { return &x.cf }
+func (x *HelloReply) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *HelloReply) WireSizes(s *wire.Sizer) {
+func (x *HelloReply) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xMessage.Len() != 0 {
 		b0 |= 0x1
@@ -426,7 +436,7 @@ func (x *HelloReply) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *HelloReply) WireEncode(e *wire.Encoder) {
+func (x *HelloReply) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xMessage.Len() != 0 {
 		b0 |= 0x1
@@ -451,7 +461,7 @@ func (x *HelloReply) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *HelloReply) WireDecode(d *wire.Decoder) {
+func (x *HelloReply) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xMessage)
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xBlob)
@@ -478,7 +488,7 @@ func (x *HelloReply) Equal(y *HelloReply) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *HelloReply) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("HelloReply")
 	if x.xMessage.Len() != 0 {
 		t.String("message", &x.xMessage)
@@ -503,19 +513,20 @@ func (x *HelloReply) Clone(a *wire.Arena) (*HelloReply, error) {
 //
 // FailRequest asks Fail for a status.
 type FailRequest struct {
-	cf       wire.Core
+	cf       wireimpl.Core
 	xCode    uint32
-	xMessage wire.String
-	xDetails wire.Bytes
+	xMessage wireimpl.String
+	xDetails wireimpl.Bytes
 }
 
-var failRequestType = wire.NewType[FailRequest]()
+var failRequestType = wireimpl.NewType[FailRequest]()
 
 // NewFailRequest returns an empty FailRequest in a; it and everything it holds are valid
 // until a.Reset.
 func NewFailRequest(a *wire.Arena) *FailRequest {
-	x := failRequestType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := failRequestType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -593,12 +604,12 @@ func (x *FailRequest) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *FailRequest) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -628,10 +639,10 @@ func (x *FailRequest) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *FailRequest) WireCore() *wire.Core { return &x.cf }
+func (x *FailRequest) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *FailRequest) WireSizes(s *wire.Sizer) {
+func (x *FailRequest) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xCode != 0 {
 		b0 |= 0x1
@@ -648,7 +659,7 @@ func (x *FailRequest) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *FailRequest) WireEncode(e *wire.Encoder) {
+func (x *FailRequest) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xCode != 0 {
 		b0 |= 0x1
@@ -673,7 +684,7 @@ func (x *FailRequest) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *FailRequest) WireDecode(d *wire.Decoder) {
+func (x *FailRequest) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xCode = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xMessage)
@@ -700,7 +711,7 @@ func (x *FailRequest) Equal(y *FailRequest) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *FailRequest) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("FailRequest")
 	if x.xCode != 0 {
 		t.Uint("code", uint64(x.xCode))
@@ -723,17 +734,18 @@ func (x *FailRequest) Clone(a *wire.Arena) (*FailRequest, error) {
 
 // LookupRequest is the message cornflakes.svctest.LookupRequest.
 type LookupRequest struct {
-	cf  wire.Core
+	cf  wireimpl.Core
 	xId uint64
 }
 
-var lookupRequestType = wire.NewType[LookupRequest]()
+var lookupRequestType = wireimpl.NewType[LookupRequest]()
 
 // NewLookupRequest returns an empty LookupRequest in a; it and everything it holds are valid
 // until a.Reset.
 func NewLookupRequest(a *wire.Arena) *LookupRequest {
-	x := lookupRequestType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := lookupRequestType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -755,12 +767,12 @@ func (x *LookupRequest) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *LookupRequest) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -790,10 +802,10 @@ func (x *LookupRequest) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *LookupRequest) WireCore() *wire.Core { return &x.cf }
+func (x *LookupRequest) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *LookupRequest) WireSizes(s *wire.Sizer) {
+func (x *LookupRequest) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xId != 0 {
 		b0 |= 0x1
@@ -802,7 +814,7 @@ func (x *LookupRequest) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *LookupRequest) WireEncode(e *wire.Encoder) {
+func (x *LookupRequest) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xId != 0 {
 		b0 |= 0x1
@@ -815,7 +827,7 @@ func (x *LookupRequest) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *LookupRequest) WireDecode(d *wire.Decoder) {
+func (x *LookupRequest) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xId = d.U64At(d.Ent(b0, 0x1, 0))
 }
@@ -834,7 +846,7 @@ func (x *LookupRequest) Equal(y *LookupRequest) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *LookupRequest) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("LookupRequest")
 	if x.xId != 0 {
 		t.Uint("id", x.xId)
@@ -851,21 +863,22 @@ func (x *LookupRequest) Clone(a *wire.Arena) (*LookupRequest, error) {
 
 // Tree is the message cornflakes.svctest.Tree.
 type Tree struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xValue int64
-	xKids  wire.MessageList[*Tree]
-	xLabel wire.String
-	xTags  wire.BytesList
-	xInner wire.Nested[*Tree_Inner]
+	xKids  wireimpl.MessageList[*Tree]
+	xLabel wireimpl.String
+	xTags  wireimpl.BytesList
+	xInner wireimpl.Nested[*Tree_Inner]
 }
 
-var treeType = wire.NewType[Tree]()
+var treeType = wireimpl.NewType[Tree]()
 
 // NewTree returns an empty Tree in a; it and everything it holds are valid
 // until a.Reset.
 func NewTree(a *wire.Arena) *Tree {
-	x := treeType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := treeType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -883,13 +896,13 @@ func (x *Tree) ClearValue() { x.xValue = 0 }
 
 // GetKids returns the list kids = 2 (decoding it on first access).
 func (x *Tree) GetKids() (*wire.MessageList[*Tree], error) {
-	return &x.xKids, x.xKids.Load(x.cf.Arena(), NewTree)
+	return (*wire.MessageList[*Tree])(&x.xKids), x.xKids.Load(x.cf.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
 }
 
 // InitKids empties the list kids = 2, reserves room for n elements, and returns it.
 func (x *Tree) InitKids(n int) *wire.MessageList[*Tree] {
 	x.xKids.Init(x.cf.Arena(), n)
-	return &x.xKids
+	return (*wire.MessageList[*Tree])(&x.xKids)
 }
 
 // HasKids reports whether the list kids = 2 is not empty.
@@ -935,12 +948,14 @@ func (x *Tree) ClearLabel() {
 }
 
 // GetTags returns the list tags = 4 (decoding it on first access).
-func (x *Tree) GetTags() (*wire.BytesList, error) { return &x.xTags, x.xTags.Load(x.cf.Arena()) }
+func (x *Tree) GetTags() (*wire.BytesList, error) {
+	return (*wire.BytesList)(&x.xTags), x.xTags.Load(x.cf.Arena())
+}
 
 // InitTags empties the list tags = 4, reserves room for n elements, and returns it.
 func (x *Tree) InitTags(n int) *wire.BytesList {
 	x.xTags.Init(x.cf.Arena(), n)
-	return &x.xTags
+	return (*wire.BytesList)(&x.xTags)
 }
 
 // HasTags reports whether the list tags = 4 is not empty.
@@ -955,7 +970,7 @@ func (x *Tree) GetInner() (*Tree_Inner, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xInner.Get(x.cf.Arena(), NewTree_Inner)
+	return x.xInner.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree_Inner { return NewTree_Inner((*wire.Arena)(a)) })
 }
 
 // HasInner reports whether field inner = 5 is set.
@@ -968,7 +983,7 @@ func (x *Tree) SetInner(v *Tree_Inner) {
 
 // InitInner sets field inner = 5 to a new empty message and returns it.
 func (x *Tree) InitInner() *Tree_Inner {
-	v := NewTree_Inner(x.cf.Arena())
+	v := NewTree_Inner((*wire.Arena)(x.cf.Arena()))
 	x.xInner.Set(v)
 	return v
 }
@@ -982,12 +997,12 @@ func (x *Tree) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Tree) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1017,16 +1032,16 @@ func (x *Tree) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Tree) WireCore() *wire.Core { return &x.cf }
+func (x *Tree) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Tree) WireSizes(s *wire.Sizer) {
+func (x *Tree) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
 	}
 	if l := &x.xKids; l.Len() != 0 {
-		if err := l.Load(s.Arena(), NewTree); err != nil {
+		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) }); err != nil {
 			s.Fail(err)
 		} else if s.Enter() {
 			b0 |= 0x2
@@ -1051,7 +1066,7 @@ func (x *Tree) WireSizes(s *wire.Sizer) {
 			v := x.xInner.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xInner.Get(s.Arena(), NewTree_Inner)
+				v, err = x.xInner.Get(s.Arena(), func(a *wireimpl.Arena) *Tree_Inner { return NewTree_Inner((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -1066,7 +1081,7 @@ func (x *Tree) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Tree) WireEncode(e *wire.Encoder) {
+func (x *Tree) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -1087,7 +1102,7 @@ func (x *Tree) WireEncode(e *wire.Encoder) {
 	if x.xValue != 0 {
 		e.PutU64(uint64(x.xValue))
 	}
-	wire.EncodeMessages(e, 2, &x.xKids)
+	wireimpl.EncodeMessages(e, 2, &x.xKids)
 	if x.cf.Has(0) {
 		e.PutString(&x.xLabel)
 	}
@@ -1104,17 +1119,17 @@ func (x *Tree) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Tree) WireDecode(d *wire.Decoder) {
+func (x *Tree) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = int64(d.U64At(d.Ent(b0, 0x1, 0)))
-	wire.DecodeMessages(d, 2, &x.xKids)
+	wireimpl.DecodeMessages(d, 2, &x.xKids)
 	if d.StringAt(d.Ent(b0, 0x4, 0), 3, &x.xLabel) {
 		x.cf.SetHas(0)
 	}
 	d.BytesListAt(d.Ent(b0, 0x8, 0), 4, &x.xTags)
 	x.xInner.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x10, 0), 5); ok {
-		v := NewTree_Inner(d.Arena())
+		v := NewTree_Inner((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -1133,16 +1148,16 @@ func (x *Tree) Equal(y *Tree) bool {
 	if x.xValue != y.xValue {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetKids, y.GetKids); !ok || !l.Equal(m, (*Tree).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetKids, y.GetKids); !ok || !l.Equal(m, (*Tree).Equal) {
 		return false
 	}
 	if x.cf.Has(0) != y.cf.Has(0) || !x.xLabel.Equal(&y.xLabel) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetTags, y.GetTags); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetTags, y.GetTags); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetInner, y.GetInner); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetInner, y.GetInner); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -1150,26 +1165,26 @@ func (x *Tree) Equal(y *Tree) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Tree) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Tree")
 	if x.xValue != 0 {
 		t.Int("value", x.xValue)
 	}
 	if x.HasKids() {
-		if l, err := x.GetKids(); err != nil {
+		if _, err := x.GetKids(); err != nil {
 			t.Err("kids", err)
 		} else {
-			wire.TextMessages(&t, "kids", l)
+			wireimpl.TextMessages(&t, "kids", &x.xKids)
 		}
 	}
 	if x.cf.Has(0) {
 		t.String("label", &x.xLabel)
 	}
 	if x.HasTags() {
-		if l, err := x.GetTags(); err != nil {
+		if _, err := x.GetTags(); err != nil {
 			t.Err("tags", err)
 		} else {
-			t.BytesList("tags", l)
+			t.BytesList("tags", &x.xTags)
 		}
 	}
 	if x.HasInner() {
@@ -1191,18 +1206,19 @@ func (x *Tree) Clone(a *wire.Arena) (*Tree, error) {
 
 // Tree_Inner is the message cornflakes.svctest.Tree.Inner.
 type Tree_Inner struct {
-	cf wire.Core
+	cf wireimpl.Core
 	xA uint32
-	xB wire.ScalarList[float64]
+	xB wireimpl.ScalarList[float64]
 }
 
-var tree_InnerType = wire.NewType[Tree_Inner]()
+var tree_InnerType = wireimpl.NewType[Tree_Inner]()
 
 // NewTree_Inner returns an empty Tree_Inner in a; it and everything it holds are valid
 // until a.Reset.
 func NewTree_Inner(a *wire.Arena) *Tree_Inner {
-	x := tree_InnerType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := tree_InnerType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -1219,12 +1235,14 @@ func (x *Tree_Inner) SetA(v uint32) { x.xA = v }
 func (x *Tree_Inner) ClearA() { x.xA = 0 }
 
 // GetB returns the list b = 2 (decoding it on first access).
-func (x *Tree_Inner) GetB() (*wire.ScalarList[float64], error) { return &x.xB, x.xB.Load(x.cf.Arena()) }
+func (x *Tree_Inner) GetB() (*wire.ScalarList[float64], error) {
+	return (*wire.ScalarList[float64])(&x.xB), x.xB.Load(x.cf.Arena())
+}
 
 // InitB empties the list b = 2, reserves room for n elements, and returns it.
 func (x *Tree_Inner) InitB(n int) *wire.ScalarList[float64] {
 	x.xB.Init(x.cf.Arena(), n)
-	return &x.xB
+	return (*wire.ScalarList[float64])(&x.xB)
 }
 
 // HasB reports whether the list b = 2 is not empty.
@@ -1239,12 +1257,12 @@ func (x *Tree_Inner) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Tree_Inner) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1274,22 +1292,22 @@ func (x *Tree_Inner) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Tree_Inner) WireCore() *wire.Core { return &x.cf }
+func (x *Tree_Inner) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Tree_Inner) WireSizes(s *wire.Sizer) {
+func (x *Tree_Inner) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xA != 0 {
 		b0 |= 0x1
 	}
-	if wire.SizedScalars(s, &x.xB) {
+	if wireimpl.SizedScalars(s, &x.xB) {
 		b0 |= 0x2
 	}
 	s.Fixed1(&x.cf, b0)
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Tree_Inner) WireEncode(e *wire.Encoder) {
+func (x *Tree_Inner) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xA != 0 {
 		b0 |= 0x1
@@ -1301,15 +1319,15 @@ func (x *Tree_Inner) WireEncode(e *wire.Encoder) {
 	if x.xA != 0 {
 		e.PutU64(uint64(x.xA))
 	}
-	wire.EncodeScalars(e, 2, &x.xB)
+	wireimpl.EncodeScalars(e, 2, &x.xB)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Tree_Inner) WireDecode(d *wire.Decoder) {
+func (x *Tree_Inner) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xA = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
-	wire.DecodeScalars(d, 2, &x.xB)
+	wireimpl.DecodeScalars(d, 2, &x.xB)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1321,7 +1339,7 @@ func (x *Tree_Inner) Equal(y *Tree_Inner) bool {
 	if x.xA != y.xA {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetB, y.GetB); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetB, y.GetB); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -1329,16 +1347,16 @@ func (x *Tree_Inner) Equal(y *Tree_Inner) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Tree_Inner) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Tree_Inner")
 	if x.xA != 0 {
 		t.Uint("a", uint64(x.xA))
 	}
 	if x.HasB() {
-		if l, err := x.GetB(); err != nil {
+		if _, err := x.GetB(); err != nil {
 			t.Err("b", err)
 		} else {
-			wire.TextScalars(&t, "b", l)
+			wireimpl.TextScalars(&t, "b", &x.xB)
 		}
 	}
 	return t.End()
@@ -1353,18 +1371,19 @@ func (x *Tree_Inner) Clone(a *wire.Arena) (*Tree_Inner, error) {
 
 // Sum is the message cornflakes.svctest.Sum.
 type Sum struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xTotal int64
 	xNodes uint32
 }
 
-var sumType = wire.NewType[Sum]()
+var sumType = wireimpl.NewType[Sum]()
 
 // NewSum returns an empty Sum in a; it and everything it holds are valid
 // until a.Reset.
 func NewSum(a *wire.Arena) *Sum {
-	x := sumType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := sumType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -1398,12 +1417,12 @@ func (x *Sum) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Sum) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1433,10 +1452,10 @@ func (x *Sum) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Sum) WireCore() *wire.Core { return &x.cf }
+func (x *Sum) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Sum) WireSizes(s *wire.Sizer) {
+func (x *Sum) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xTotal != 0 {
 		b0 |= 0x1
@@ -1448,7 +1467,7 @@ func (x *Sum) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Sum) WireEncode(e *wire.Encoder) {
+func (x *Sum) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xTotal != 0 {
 		b0 |= 0x1
@@ -1467,7 +1486,7 @@ func (x *Sum) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Sum) WireDecode(d *wire.Decoder) {
+func (x *Sum) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xTotal = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xNodes = uint32(d.U64At(d.Ent(b0, 0x2, 0)))
@@ -1490,7 +1509,7 @@ func (x *Sum) Equal(y *Sum) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Sum) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Sum")
 	if x.xTotal != 0 {
 		t.Int("total", x.xTotal)

@@ -198,8 +198,8 @@ func TestSetFromDecodedInput(t *testing.T) {
 		if v := out.At(i); &v[0] != &vals.At(i)[0] {
 			t.Errorf("value %d was copied, want it to alias the decoded input", i)
 		}
-		if f := out.Field(i); f.IsZeroCopy() != (f.Len() >= wire.DefaultThreshold) {
-			t.Errorf("value %d (%d bytes): zero-copy %v", i, f.Len(), f.IsZeroCopy())
+		if zc, n := out.IsZeroCopy(i), len(out.At(i)); zc != (n >= wire.DefaultThreshold) {
+			t.Errorf("value %d (%d bytes): zero-copy %v", i, n, zc)
 		}
 	}
 	if sz := resp.Sizes(); sz.Entries != 1 || sz.Copied != 100 || sz.ZeroCopy != 2048 {

@@ -425,7 +425,7 @@ func TestUseAfterResetNested(t *testing.T) {
 func TestUseAfterResetLazy(t *testing.T) {
 	src := NewAllTypes(wire.NewArena())
 	src.InitChild().SetId(7)
-	src.InitKids(1).Append(NewInner(src.WireCore().Arena()))
+	src.InitKids(1).Append(NewInner((*wire.Arena)(src.WireCore().Arena())))
 	src.InitBlobs(1).Append([]byte("blob"))
 	src.InitNames(1).Append("name")
 	src.InitRI64(1).Append(9)

@@ -99,7 +99,7 @@ func TestDecodeSegmentsAlias(t *testing.T) {
 		if b := gl.At(k); len(b) != len(segs[1+i]) || &b[0] != &segs[1+i][0] {
 			t.Errorf("value %d does not alias its segment", k)
 		}
-		if gl.Field(k).IsZeroCopy() {
+		if gl.IsZeroCopy(k) {
 			t.Errorf("value %d of a segmented input is zero-copy: its memory is not this process's", k)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
@@ -40,20 +41,20 @@ func (v Color) String() string {
 // Inner is the message cornflakes.testmsg.Inner. It is the element and nested type of AllTypes
 // and nests itself (deep-nesting tests).
 type Inner struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xId    int64
-	xData  wire.Bytes
-	xTags  wire.StringList
-	xChild wire.Nested[*Inner]
+	xData  wireimpl.Bytes
+	xTags  wireimpl.StringList
+	xChild wireimpl.Nested[*Inner]
 }
 
-var innerType = wire.NewType[Inner]()
+var innerType = wireimpl.NewType[Inner]()
 
 // NewInner returns an empty Inner in a; it and everything it holds are valid
 // until a.Reset.
 func NewInner(a *wire.Arena) *Inner {
-	x := innerType.New(a)
-	x.cf.Init(a)
+	x := innerType.New((*wireimpl.Arena)(a))
+	x.cf.Init((*wireimpl.Arena)(a))
 	return x
 }
 
@@ -94,12 +95,14 @@ func (x *Inner) ClearData() {
 }
 
 // GetTags returns the list tags = 3 (decoding it on first access).
-func (x *Inner) GetTags() (*wire.StringList, error) { return &x.xTags, x.xTags.Load(x.cf.Arena()) }
+func (x *Inner) GetTags() (*wire.StringList, error) {
+	return (*wire.StringList)(&x.xTags), x.xTags.Load(x.cf.Arena())
+}
 
 // InitTags empties the list tags = 3, reserves room for n elements, and returns it.
 func (x *Inner) InitTags(n int) *wire.StringList {
 	x.xTags.Init(x.cf.Arena(), n)
-	return &x.xTags
+	return (*wire.StringList)(&x.xTags)
 }
 
 // HasTags reports whether the list tags = 3 is not empty.
@@ -109,7 +112,7 @@ func (x *Inner) HasTags() bool { return x.xTags.Len() != 0 }
 func (x *Inner) ClearTags() { x.xTags.Init(x.cf.Arena(), 0) }
 
 // GetChild returns field child = 4 (nil when absent), decoding it on first access.
-func (x *Inner) GetChild() (*Inner, error) { return x.xChild.Get(x.cf.Arena(), NewInner) }
+func (x *Inner) GetChild() (*Inner, error) { return x.xChild.Get(x.cf.Arena(), newInner) }
 
 // HasChild reports whether field child = 4 is set.
 func (x *Inner) HasChild() bool { return x.xChild.Present() }
@@ -119,7 +122,7 @@ func (x *Inner) SetChild(v *Inner) { x.xChild.Set(v) }
 
 // InitChild sets field child = 4 to a new empty message and returns it.
 func (x *Inner) InitChild() *Inner {
-	v := NewInner(x.cf.Arena())
+	v := NewInner((*wire.Arena)(x.cf.Arena()))
 	x.xChild.Set(v)
 	return v
 }
@@ -143,20 +146,20 @@ func (x *Inner) Decode(b mem.Buf) error { return wire.Decode(x, b) }
 func (x *Inner) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
 
 // WireCore implements wire.Msg.
-func (x *Inner) WireCore() *wire.Core { return &x.cf }
+func (x *Inner) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg.
-func (x *Inner) WireSizes(s *wire.Sizer) {
+func (x *Inner) WireSizes(s *wireimpl.Sizer) {
 	mk := s.Begin()
 	s.Scalar(1, x.xId != 0)
 	s.Bytes(2, &x.xData, x.xData.Len() != 0)
 	s.StringList(3, &x.xTags)
-	wire.SizeMessage(s, 4, &x.xChild, NewInner)
+	wireimpl.SizeMessage(s, 4, &x.xChild, newInner)
 	s.End(&x.cf, mk)
 }
 
 // WireEncode implements wire.Msg.
-func (x *Inner) WireEncode(e *wire.Encoder) {
+func (x *Inner) WireEncode(e *wireimpl.Encoder) {
 	mk := e.Begin(&x.cf)
 	if x.xId != 0 {
 		e.Int64(1, x.xId)
@@ -165,16 +168,16 @@ func (x *Inner) WireEncode(e *wire.Encoder) {
 		e.Bytes(2, &x.xData)
 	}
 	e.StringList(3, &x.xTags)
-	wire.EncodeMessage(e, 4, &x.xChild)
+	wireimpl.EncodeMessage(e, 4, &x.xChild)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg.
-func (x *Inner) WireDecode(d *wire.Decoder) {
+func (x *Inner) WireDecode(d *wireimpl.Decoder) {
 	x.xId = d.Int64(1)
 	d.Bytes(2, &x.xData)
 	d.StringList(3, &x.xTags)
-	wire.DecodeMessage(d, 4, &x.xChild)
+	wireimpl.DecodeMessage(d, 4, &x.xChild)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -189,10 +192,10 @@ func (x *Inner) Equal(y *Inner) bool {
 	if !x.xData.Equal(&y.xData) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetTags, y.GetTags); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetTags, y.GetTags); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetChild, y.GetChild); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetChild, y.GetChild); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -200,7 +203,7 @@ func (x *Inner) Equal(y *Inner) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Inner) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Inner")
 	if x.xId != 0 {
 		t.Int("id", x.xId)
@@ -209,10 +212,10 @@ func (x *Inner) String() string {
 		t.Bytes("data", &x.xData)
 	}
 	if !x.HasTags() {
-	} else if l, err := x.GetTags(); err != nil {
+	} else if _, err := x.GetTags(); err != nil {
 		t.Err("tags", err)
 	} else {
-		t.StringList("tags", l)
+		t.StringList("tags", &x.xTags)
 	}
 	if x.HasChild() {
 		if v, err := x.GetChild(); err != nil {
@@ -227,7 +230,7 @@ func (x *Inner) String() string {
 // AllTypes is the message cornflakes.testmsg.AllTypes. It uses every supported field kind, explicit
 // presence, and a sparse field number (1000).
 type AllTypes struct {
-	cf       wire.Core
+	cf       wireimpl.Core
 	xI32     int32
 	xI64     int64
 	xU32     uint32
@@ -242,35 +245,35 @@ type AllTypes struct {
 	xFl      float32
 	xDb      float64
 	xColor   Color
-	xData    wire.Bytes
-	xName    wire.String
+	xData    wireimpl.Bytes
+	xName    wireimpl.String
 	xOptI32  int32
-	xOptData wire.Bytes
-	xOptName wire.String
+	xOptData wireimpl.Bytes
+	xOptName wireimpl.String
 	xOptFlag bool
 	xOptDb   float64
-	xBlobs   wire.BytesList
-	xNames   wire.StringList
-	xRI32    wire.ScalarList[int32]
-	xRI64    wire.ScalarList[int64]
-	xRU32    wire.ScalarList[uint32]
-	xRU64    wire.ScalarList[uint64]
-	xRBool   wire.ScalarList[bool]
-	xRFl     wire.ScalarList[float32]
-	xRDb     wire.ScalarList[float64]
-	xRColor  wire.ScalarList[int32]
-	xKids    wire.MessageList[*Inner]
-	xChild   wire.Nested[*Inner]
-	xFar     wire.Bytes
+	xBlobs   wireimpl.BytesList
+	xNames   wireimpl.StringList
+	xRI32    wireimpl.ScalarList[int32]
+	xRI64    wireimpl.ScalarList[int64]
+	xRU32    wireimpl.ScalarList[uint32]
+	xRU64    wireimpl.ScalarList[uint64]
+	xRBool   wireimpl.ScalarList[bool]
+	xRFl     wireimpl.ScalarList[float32]
+	xRDb     wireimpl.ScalarList[float64]
+	xRColor  wireimpl.ScalarList[int32]
+	xKids    wireimpl.MessageList[*Inner]
+	xChild   wireimpl.Nested[*Inner]
+	xFar     wireimpl.Bytes
 }
 
-var allTypesType = wire.NewType[AllTypes]()
+var allTypesType = wireimpl.NewType[AllTypes]()
 
 // NewAllTypes returns an empty AllTypes in a; it and everything it holds are valid
 // until a.Reset.
 func NewAllTypes(a *wire.Arena) *AllTypes {
-	x := allTypesType.New(a)
-	x.cf.Init(a)
+	x := allTypesType.New((*wireimpl.Arena)(a))
+	x.cf.Init((*wireimpl.Arena)(a))
 	return x
 }
 
@@ -616,12 +619,14 @@ func (x *AllTypes) ClearOptDb() {
 }
 
 // GetBlobs returns the list blobs = 22 (decoding it on first access).
-func (x *AllTypes) GetBlobs() (*wire.BytesList, error) { return &x.xBlobs, x.xBlobs.Load(x.cf.Arena()) }
+func (x *AllTypes) GetBlobs() (*wire.BytesList, error) {
+	return (*wire.BytesList)(&x.xBlobs), x.xBlobs.Load(x.cf.Arena())
+}
 
 // InitBlobs empties the list blobs = 22, reserves room for n elements, and returns it.
 func (x *AllTypes) InitBlobs(n int) *wire.BytesList {
 	x.xBlobs.Init(x.cf.Arena(), n)
-	return &x.xBlobs
+	return (*wire.BytesList)(&x.xBlobs)
 }
 
 // HasBlobs reports whether the list blobs = 22 is not empty.
@@ -632,13 +637,13 @@ func (x *AllTypes) ClearBlobs() { x.xBlobs.Init(x.cf.Arena(), 0) }
 
 // GetNames returns the list names = 23 (decoding it on first access).
 func (x *AllTypes) GetNames() (*wire.StringList, error) {
-	return &x.xNames, x.xNames.Load(x.cf.Arena())
+	return (*wire.StringList)(&x.xNames), x.xNames.Load(x.cf.Arena())
 }
 
 // InitNames empties the list names = 23, reserves room for n elements, and returns it.
 func (x *AllTypes) InitNames(n int) *wire.StringList {
 	x.xNames.Init(x.cf.Arena(), n)
-	return &x.xNames
+	return (*wire.StringList)(&x.xNames)
 }
 
 // HasNames reports whether the list names = 23 is not empty.
@@ -649,13 +654,13 @@ func (x *AllTypes) ClearNames() { x.xNames.Init(x.cf.Arena(), 0) }
 
 // GetRI32 returns the list r_i32 = 24 (decoding it on first access).
 func (x *AllTypes) GetRI32() (*wire.ScalarList[int32], error) {
-	return &x.xRI32, x.xRI32.Load(x.cf.Arena())
+	return (*wire.ScalarList[int32])(&x.xRI32), x.xRI32.Load(x.cf.Arena())
 }
 
 // InitRI32 empties the list r_i32 = 24, reserves room for n elements, and returns it.
 func (x *AllTypes) InitRI32(n int) *wire.ScalarList[int32] {
 	x.xRI32.Init(x.cf.Arena(), n)
-	return &x.xRI32
+	return (*wire.ScalarList[int32])(&x.xRI32)
 }
 
 // HasRI32 reports whether the list r_i32 = 24 is not empty.
@@ -666,13 +671,13 @@ func (x *AllTypes) ClearRI32() { x.xRI32.Init(x.cf.Arena(), 0) }
 
 // GetRI64 returns the list r_i64 = 25 (decoding it on first access).
 func (x *AllTypes) GetRI64() (*wire.ScalarList[int64], error) {
-	return &x.xRI64, x.xRI64.Load(x.cf.Arena())
+	return (*wire.ScalarList[int64])(&x.xRI64), x.xRI64.Load(x.cf.Arena())
 }
 
 // InitRI64 empties the list r_i64 = 25, reserves room for n elements, and returns it.
 func (x *AllTypes) InitRI64(n int) *wire.ScalarList[int64] {
 	x.xRI64.Init(x.cf.Arena(), n)
-	return &x.xRI64
+	return (*wire.ScalarList[int64])(&x.xRI64)
 }
 
 // HasRI64 reports whether the list r_i64 = 25 is not empty.
@@ -683,13 +688,13 @@ func (x *AllTypes) ClearRI64() { x.xRI64.Init(x.cf.Arena(), 0) }
 
 // GetRU32 returns the list r_u32 = 26 (decoding it on first access).
 func (x *AllTypes) GetRU32() (*wire.ScalarList[uint32], error) {
-	return &x.xRU32, x.xRU32.Load(x.cf.Arena())
+	return (*wire.ScalarList[uint32])(&x.xRU32), x.xRU32.Load(x.cf.Arena())
 }
 
 // InitRU32 empties the list r_u32 = 26, reserves room for n elements, and returns it.
 func (x *AllTypes) InitRU32(n int) *wire.ScalarList[uint32] {
 	x.xRU32.Init(x.cf.Arena(), n)
-	return &x.xRU32
+	return (*wire.ScalarList[uint32])(&x.xRU32)
 }
 
 // HasRU32 reports whether the list r_u32 = 26 is not empty.
@@ -700,13 +705,13 @@ func (x *AllTypes) ClearRU32() { x.xRU32.Init(x.cf.Arena(), 0) }
 
 // GetRU64 returns the list r_u64 = 27 (decoding it on first access).
 func (x *AllTypes) GetRU64() (*wire.ScalarList[uint64], error) {
-	return &x.xRU64, x.xRU64.Load(x.cf.Arena())
+	return (*wire.ScalarList[uint64])(&x.xRU64), x.xRU64.Load(x.cf.Arena())
 }
 
 // InitRU64 empties the list r_u64 = 27, reserves room for n elements, and returns it.
 func (x *AllTypes) InitRU64(n int) *wire.ScalarList[uint64] {
 	x.xRU64.Init(x.cf.Arena(), n)
-	return &x.xRU64
+	return (*wire.ScalarList[uint64])(&x.xRU64)
 }
 
 // HasRU64 reports whether the list r_u64 = 27 is not empty.
@@ -717,13 +722,13 @@ func (x *AllTypes) ClearRU64() { x.xRU64.Init(x.cf.Arena(), 0) }
 
 // GetRBool returns the list r_bool = 28 (decoding it on first access).
 func (x *AllTypes) GetRBool() (*wire.ScalarList[bool], error) {
-	return &x.xRBool, x.xRBool.Load(x.cf.Arena())
+	return (*wire.ScalarList[bool])(&x.xRBool), x.xRBool.Load(x.cf.Arena())
 }
 
 // InitRBool empties the list r_bool = 28, reserves room for n elements, and returns it.
 func (x *AllTypes) InitRBool(n int) *wire.ScalarList[bool] {
 	x.xRBool.Init(x.cf.Arena(), n)
-	return &x.xRBool
+	return (*wire.ScalarList[bool])(&x.xRBool)
 }
 
 // HasRBool reports whether the list r_bool = 28 is not empty.
@@ -734,13 +739,13 @@ func (x *AllTypes) ClearRBool() { x.xRBool.Init(x.cf.Arena(), 0) }
 
 // GetRFl returns the list r_fl = 29 (decoding it on first access).
 func (x *AllTypes) GetRFl() (*wire.ScalarList[float32], error) {
-	return &x.xRFl, x.xRFl.Load(x.cf.Arena())
+	return (*wire.ScalarList[float32])(&x.xRFl), x.xRFl.Load(x.cf.Arena())
 }
 
 // InitRFl empties the list r_fl = 29, reserves room for n elements, and returns it.
 func (x *AllTypes) InitRFl(n int) *wire.ScalarList[float32] {
 	x.xRFl.Init(x.cf.Arena(), n)
-	return &x.xRFl
+	return (*wire.ScalarList[float32])(&x.xRFl)
 }
 
 // HasRFl reports whether the list r_fl = 29 is not empty.
@@ -751,13 +756,13 @@ func (x *AllTypes) ClearRFl() { x.xRFl.Init(x.cf.Arena(), 0) }
 
 // GetRDb returns the list r_db = 30 (decoding it on first access).
 func (x *AllTypes) GetRDb() (*wire.ScalarList[float64], error) {
-	return &x.xRDb, x.xRDb.Load(x.cf.Arena())
+	return (*wire.ScalarList[float64])(&x.xRDb), x.xRDb.Load(x.cf.Arena())
 }
 
 // InitRDb empties the list r_db = 30, reserves room for n elements, and returns it.
 func (x *AllTypes) InitRDb(n int) *wire.ScalarList[float64] {
 	x.xRDb.Init(x.cf.Arena(), n)
-	return &x.xRDb
+	return (*wire.ScalarList[float64])(&x.xRDb)
 }
 
 // HasRDb reports whether the list r_db = 30 is not empty.
@@ -768,13 +773,13 @@ func (x *AllTypes) ClearRDb() { x.xRDb.Init(x.cf.Arena(), 0) }
 
 // GetRColor returns the list r_color = 31 (decoding it on first access).
 func (x *AllTypes) GetRColor() (*wire.ScalarList[int32], error) {
-	return &x.xRColor, x.xRColor.Load(x.cf.Arena())
+	return (*wire.ScalarList[int32])(&x.xRColor), x.xRColor.Load(x.cf.Arena())
 }
 
 // InitRColor empties the list r_color = 31, reserves room for n elements, and returns it.
 func (x *AllTypes) InitRColor(n int) *wire.ScalarList[int32] {
 	x.xRColor.Init(x.cf.Arena(), n)
-	return &x.xRColor
+	return (*wire.ScalarList[int32])(&x.xRColor)
 }
 
 // HasRColor reports whether the list r_color = 31 is not empty.
@@ -785,13 +790,13 @@ func (x *AllTypes) ClearRColor() { x.xRColor.Init(x.cf.Arena(), 0) }
 
 // GetKids returns the list kids = 32 (decoding it on first access).
 func (x *AllTypes) GetKids() (*wire.MessageList[*Inner], error) {
-	return &x.xKids, x.xKids.Load(x.cf.Arena(), NewInner)
+	return (*wire.MessageList[*Inner])(&x.xKids), x.xKids.Load(x.cf.Arena(), newInner)
 }
 
 // InitKids empties the list kids = 32, reserves room for n elements, and returns it.
 func (x *AllTypes) InitKids(n int) *wire.MessageList[*Inner] {
 	x.xKids.Init(x.cf.Arena(), n)
-	return &x.xKids
+	return (*wire.MessageList[*Inner])(&x.xKids)
 }
 
 // HasKids reports whether the list kids = 32 is not empty.
@@ -801,7 +806,7 @@ func (x *AllTypes) HasKids() bool { return x.xKids.Len() != 0 }
 func (x *AllTypes) ClearKids() { x.xKids.Init(x.cf.Arena(), 0) }
 
 // GetChild returns field child = 33 (nil when absent), decoding it on first access.
-func (x *AllTypes) GetChild() (*Inner, error) { return x.xChild.Get(x.cf.Arena(), NewInner) }
+func (x *AllTypes) GetChild() (*Inner, error) { return x.xChild.Get(x.cf.Arena(), newInner) }
 
 // HasChild reports whether field child = 33 is set.
 func (x *AllTypes) HasChild() bool { return x.xChild.Present() }
@@ -811,7 +816,7 @@ func (x *AllTypes) SetChild(v *Inner) { x.xChild.Set(v) }
 
 // InitChild sets field child = 33 to a new empty message and returns it.
 func (x *AllTypes) InitChild() *Inner {
-	v := NewInner(x.cf.Arena())
+	v := NewInner((*wire.Arena)(x.cf.Arena()))
 	x.xChild.Set(v)
 	return v
 }
@@ -859,10 +864,10 @@ func (x *AllTypes) Decode(b mem.Buf) error { return wire.Decode(x, b) }
 func (x *AllTypes) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
 
 // WireCore implements wire.Msg.
-func (x *AllTypes) WireCore() *wire.Core { return &x.cf }
+func (x *AllTypes) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg.
-func (x *AllTypes) WireSizes(s *wire.Sizer) {
+func (x *AllTypes) WireSizes(s *wireimpl.Sizer) {
 	mk := s.Begin()
 	s.Scalar(1, x.xI32 != 0)
 	s.Scalar(2, x.xI64 != 0)
@@ -887,22 +892,22 @@ func (x *AllTypes) WireSizes(s *wire.Sizer) {
 	s.Scalar(21, x.cf.Has(4))
 	s.BytesList(22, &x.xBlobs)
 	s.StringList(23, &x.xNames)
-	wire.SizeScalars(s, 24, &x.xRI32)
-	wire.SizeScalars(s, 25, &x.xRI64)
-	wire.SizeScalars(s, 26, &x.xRU32)
-	wire.SizeScalars(s, 27, &x.xRU64)
-	wire.SizeScalars(s, 28, &x.xRBool)
-	wire.SizeScalars(s, 29, &x.xRFl)
-	wire.SizeScalars(s, 30, &x.xRDb)
-	wire.SizeScalars(s, 31, &x.xRColor)
-	wire.SizeMessages(s, 32, &x.xKids, NewInner)
-	wire.SizeMessage(s, 33, &x.xChild, NewInner)
+	wireimpl.SizeScalars(s, 24, &x.xRI32)
+	wireimpl.SizeScalars(s, 25, &x.xRI64)
+	wireimpl.SizeScalars(s, 26, &x.xRU32)
+	wireimpl.SizeScalars(s, 27, &x.xRU64)
+	wireimpl.SizeScalars(s, 28, &x.xRBool)
+	wireimpl.SizeScalars(s, 29, &x.xRFl)
+	wireimpl.SizeScalars(s, 30, &x.xRDb)
+	wireimpl.SizeScalars(s, 31, &x.xRColor)
+	wireimpl.SizeMessages(s, 32, &x.xKids, newInner)
+	wireimpl.SizeMessage(s, 33, &x.xChild, newInner)
 	s.Bytes(1000, &x.xFar, x.xFar.Len() != 0)
 	s.End(&x.cf, mk)
 }
 
 // WireEncode implements wire.Msg.
-func (x *AllTypes) WireEncode(e *wire.Encoder) {
+func (x *AllTypes) WireEncode(e *wireimpl.Encoder) {
 	mk := e.Begin(&x.cf)
 	if x.xI32 != 0 {
 		e.Int32(1, x.xI32)
@@ -969,16 +974,16 @@ func (x *AllTypes) WireEncode(e *wire.Encoder) {
 	}
 	e.BytesList(22, &x.xBlobs)
 	e.StringList(23, &x.xNames)
-	wire.EncodeScalars(e, 24, &x.xRI32)
-	wire.EncodeScalars(e, 25, &x.xRI64)
-	wire.EncodeScalars(e, 26, &x.xRU32)
-	wire.EncodeScalars(e, 27, &x.xRU64)
-	wire.EncodeScalars(e, 28, &x.xRBool)
-	wire.EncodeScalars(e, 29, &x.xRFl)
-	wire.EncodeScalars(e, 30, &x.xRDb)
-	wire.EncodeScalars(e, 31, &x.xRColor)
-	wire.EncodeMessages(e, 32, &x.xKids)
-	wire.EncodeMessage(e, 33, &x.xChild)
+	wireimpl.EncodeScalars(e, 24, &x.xRI32)
+	wireimpl.EncodeScalars(e, 25, &x.xRI64)
+	wireimpl.EncodeScalars(e, 26, &x.xRU32)
+	wireimpl.EncodeScalars(e, 27, &x.xRU64)
+	wireimpl.EncodeScalars(e, 28, &x.xRBool)
+	wireimpl.EncodeScalars(e, 29, &x.xRFl)
+	wireimpl.EncodeScalars(e, 30, &x.xRDb)
+	wireimpl.EncodeScalars(e, 31, &x.xRColor)
+	wireimpl.EncodeMessages(e, 32, &x.xKids)
+	wireimpl.EncodeMessage(e, 33, &x.xChild)
 	if x.xFar.Len() != 0 {
 		e.Bytes(1000, &x.xFar)
 	}
@@ -986,7 +991,7 @@ func (x *AllTypes) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg.
-func (x *AllTypes) WireDecode(d *wire.Decoder) {
+func (x *AllTypes) WireDecode(d *wireimpl.Decoder) {
 	x.xI32 = d.Int32(1)
 	x.xI64 = d.Int64(2)
 	x.xU32 = d.Uint32(3)
@@ -1023,16 +1028,16 @@ func (x *AllTypes) WireDecode(d *wire.Decoder) {
 	}
 	d.BytesList(22, &x.xBlobs)
 	d.StringList(23, &x.xNames)
-	wire.DecodeScalars(d, 24, &x.xRI32)
-	wire.DecodeScalars(d, 25, &x.xRI64)
-	wire.DecodeScalars(d, 26, &x.xRU32)
-	wire.DecodeScalars(d, 27, &x.xRU64)
-	wire.DecodeScalars(d, 28, &x.xRBool)
-	wire.DecodeScalars(d, 29, &x.xRFl)
-	wire.DecodeScalars(d, 30, &x.xRDb)
-	wire.DecodeScalars(d, 31, &x.xRColor)
-	wire.DecodeMessages(d, 32, &x.xKids)
-	wire.DecodeMessage(d, 33, &x.xChild)
+	wireimpl.DecodeScalars(d, 24, &x.xRI32)
+	wireimpl.DecodeScalars(d, 25, &x.xRI64)
+	wireimpl.DecodeScalars(d, 26, &x.xRU32)
+	wireimpl.DecodeScalars(d, 27, &x.xRU64)
+	wireimpl.DecodeScalars(d, 28, &x.xRBool)
+	wireimpl.DecodeScalars(d, 29, &x.xRFl)
+	wireimpl.DecodeScalars(d, 30, &x.xRDb)
+	wireimpl.DecodeScalars(d, 31, &x.xRColor)
+	wireimpl.DecodeMessages(d, 32, &x.xKids)
+	wireimpl.DecodeMessage(d, 33, &x.xChild)
 	d.Bytes(1000, &x.xFar)
 }
 
@@ -1075,10 +1080,10 @@ func (x *AllTypes) Equal(y *AllTypes) bool {
 	if x.xFlag != y.xFlag {
 		return false
 	}
-	if !wire.EqualFloat32(x.xFl, y.xFl) {
+	if !wireimpl.EqualFloat32(x.xFl, y.xFl) {
 		return false
 	}
-	if !wire.EqualFloat64(x.xDb, y.xDb) {
+	if !wireimpl.EqualFloat64(x.xDb, y.xDb) {
 		return false
 	}
 	if x.xColor != y.xColor {
@@ -1102,43 +1107,43 @@ func (x *AllTypes) Equal(y *AllTypes) bool {
 	if x.cf.Has(3) != y.cf.Has(3) || x.xOptFlag != y.xOptFlag {
 		return false
 	}
-	if x.cf.Has(4) != y.cf.Has(4) || !wire.EqualFloat64(x.xOptDb, y.xOptDb) {
+	if x.cf.Has(4) != y.cf.Has(4) || !wireimpl.EqualFloat64(x.xOptDb, y.xOptDb) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetBlobs, y.GetBlobs); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetBlobs, y.GetBlobs); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetNames, y.GetNames); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetNames, y.GetNames); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRI32, y.GetRI32); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRI32, y.GetRI32); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRI64, y.GetRI64); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRI64, y.GetRI64); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRU32, y.GetRU32); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRU32, y.GetRU32); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRU64, y.GetRU64); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRU64, y.GetRU64); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRBool, y.GetRBool); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRBool, y.GetRBool); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRFl, y.GetRFl); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRFl, y.GetRFl); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRDb, y.GetRDb); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRDb, y.GetRDb); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRColor, y.GetRColor); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRColor, y.GetRColor); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetKids, y.GetKids); !ok || !l.Equal(m, (*Inner).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetKids, y.GetKids); !ok || !l.Equal(m, (*Inner).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetChild, y.GetChild); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetChild, y.GetChild); !ok || !l.Equal(m) {
 		return false
 	}
 	if !x.xFar.Equal(&y.xFar) {
@@ -1149,7 +1154,7 @@ func (x *AllTypes) Equal(y *AllTypes) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *AllTypes) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("AllTypes")
 	if x.xI32 != 0 {
 		t.Int("i32", int64(x.xI32))
@@ -1215,70 +1220,70 @@ func (x *AllTypes) String() string {
 		t.Float("opt_db", x.xOptDb, 64)
 	}
 	if !x.HasBlobs() {
-	} else if l, err := x.GetBlobs(); err != nil {
+	} else if _, err := x.GetBlobs(); err != nil {
 		t.Err("blobs", err)
 	} else {
-		t.BytesList("blobs", l)
+		t.BytesList("blobs", &x.xBlobs)
 	}
 	if !x.HasNames() {
-	} else if l, err := x.GetNames(); err != nil {
+	} else if _, err := x.GetNames(); err != nil {
 		t.Err("names", err)
 	} else {
-		t.StringList("names", l)
+		t.StringList("names", &x.xNames)
 	}
 	if !x.HasRI32() {
-	} else if l, err := x.GetRI32(); err != nil {
+	} else if _, err := x.GetRI32(); err != nil {
 		t.Err("r_i32", err)
 	} else {
-		wire.TextScalars(&t, "r_i32", l)
+		wireimpl.TextScalars(&t, "r_i32", &x.xRI32)
 	}
 	if !x.HasRI64() {
-	} else if l, err := x.GetRI64(); err != nil {
+	} else if _, err := x.GetRI64(); err != nil {
 		t.Err("r_i64", err)
 	} else {
-		wire.TextScalars(&t, "r_i64", l)
+		wireimpl.TextScalars(&t, "r_i64", &x.xRI64)
 	}
 	if !x.HasRU32() {
-	} else if l, err := x.GetRU32(); err != nil {
+	} else if _, err := x.GetRU32(); err != nil {
 		t.Err("r_u32", err)
 	} else {
-		wire.TextScalars(&t, "r_u32", l)
+		wireimpl.TextScalars(&t, "r_u32", &x.xRU32)
 	}
 	if !x.HasRU64() {
-	} else if l, err := x.GetRU64(); err != nil {
+	} else if _, err := x.GetRU64(); err != nil {
 		t.Err("r_u64", err)
 	} else {
-		wire.TextScalars(&t, "r_u64", l)
+		wireimpl.TextScalars(&t, "r_u64", &x.xRU64)
 	}
 	if !x.HasRBool() {
-	} else if l, err := x.GetRBool(); err != nil {
+	} else if _, err := x.GetRBool(); err != nil {
 		t.Err("r_bool", err)
 	} else {
-		wire.TextScalars(&t, "r_bool", l)
+		wireimpl.TextScalars(&t, "r_bool", &x.xRBool)
 	}
 	if !x.HasRFl() {
-	} else if l, err := x.GetRFl(); err != nil {
+	} else if _, err := x.GetRFl(); err != nil {
 		t.Err("r_fl", err)
 	} else {
-		wire.TextScalars(&t, "r_fl", l)
+		wireimpl.TextScalars(&t, "r_fl", &x.xRFl)
 	}
 	if !x.HasRDb() {
-	} else if l, err := x.GetRDb(); err != nil {
+	} else if _, err := x.GetRDb(); err != nil {
 		t.Err("r_db", err)
 	} else {
-		wire.TextScalars(&t, "r_db", l)
+		wireimpl.TextScalars(&t, "r_db", &x.xRDb)
 	}
 	if !x.HasRColor() {
-	} else if l, err := x.GetRColor(); err != nil {
+	} else if _, err := x.GetRColor(); err != nil {
 		t.Err("r_color", err)
 	} else {
-		wire.TextScalars(&t, "r_color", l)
+		wireimpl.TextScalars(&t, "r_color", &x.xRColor)
 	}
 	if !x.HasKids() {
-	} else if l, err := x.GetKids(); err != nil {
+	} else if _, err := x.GetKids(); err != nil {
 		t.Err("kids", err)
 	} else {
-		wire.TextMessages(&t, "kids", l)
+		wireimpl.TextMessages(&t, "kids", &x.xKids)
 	}
 	if x.HasChild() {
 		if v, err := x.GetChild(); err != nil {
@@ -1296,29 +1301,29 @@ func (x *AllTypes) String() string {
 // Bufs is the message cornflakes.testmsg.Bufs. It is the microbenchmark shape "NxM": a list
 // of bytes values (BenchmarkEcho2x2048).
 type Bufs struct {
-	cf        wire.Core
-	xMessages wire.BytesList
+	cf        wireimpl.Core
+	xMessages wireimpl.BytesList
 }
 
-var bufsType = wire.NewType[Bufs]()
+var bufsType = wireimpl.NewType[Bufs]()
 
 // NewBufs returns an empty Bufs in a; it and everything it holds are valid
 // until a.Reset.
 func NewBufs(a *wire.Arena) *Bufs {
-	x := bufsType.New(a)
-	x.cf.Init(a)
+	x := bufsType.New((*wireimpl.Arena)(a))
+	x.cf.Init((*wireimpl.Arena)(a))
 	return x
 }
 
 // GetMessages returns the list messages = 1 (decoding it on first access).
 func (x *Bufs) GetMessages() (*wire.BytesList, error) {
-	return &x.xMessages, x.xMessages.Load(x.cf.Arena())
+	return (*wire.BytesList)(&x.xMessages), x.xMessages.Load(x.cf.Arena())
 }
 
 // InitMessages empties the list messages = 1, reserves room for n elements, and returns it.
 func (x *Bufs) InitMessages(n int) *wire.BytesList {
 	x.xMessages.Init(x.cf.Arena(), n)
-	return &x.xMessages
+	return (*wire.BytesList)(&x.xMessages)
 }
 
 // HasMessages reports whether the list messages = 1 is not empty.
@@ -1343,24 +1348,24 @@ func (x *Bufs) Decode(b mem.Buf) error { return wire.Decode(x, b) }
 func (x *Bufs) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
 
 // WireCore implements wire.Msg.
-func (x *Bufs) WireCore() *wire.Core { return &x.cf }
+func (x *Bufs) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg.
-func (x *Bufs) WireSizes(s *wire.Sizer) {
+func (x *Bufs) WireSizes(s *wireimpl.Sizer) {
 	mk := s.Begin()
 	s.BytesList(1, &x.xMessages)
 	s.End(&x.cf, mk)
 }
 
 // WireEncode implements wire.Msg.
-func (x *Bufs) WireEncode(e *wire.Encoder) {
+func (x *Bufs) WireEncode(e *wireimpl.Encoder) {
 	mk := e.Begin(&x.cf)
 	e.BytesList(1, &x.xMessages)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg.
-func (x *Bufs) WireDecode(d *wire.Decoder) {
+func (x *Bufs) WireDecode(d *wireimpl.Decoder) {
 	d.BytesList(1, &x.xMessages)
 }
 
@@ -1370,7 +1375,7 @@ func (x *Bufs) Equal(y *Bufs) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetMessages, y.GetMessages); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetMessages, y.GetMessages); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -1378,13 +1383,13 @@ func (x *Bufs) Equal(y *Bufs) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Bufs) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Bufs")
 	if !x.HasMessages() {
-	} else if l, err := x.GetMessages(); err != nil {
+	} else if _, err := x.GetMessages(); err != nil {
 		t.Err("messages", err)
 	} else {
-		t.BytesList("messages", l)
+		t.BytesList("messages", &x.xMessages)
 	}
 	return t.End()
 }
@@ -1392,19 +1397,19 @@ func (x *Bufs) String() string {
 // ItemV1 is the message cornflakes.testmsg.ItemV1. It is version 1 of a schema that ItemV2
 // extends (compatibility tests).
 type ItemV1 struct {
-	cf    wire.Core
+	cf    wireimpl.Core
 	xId   uint64
-	xName wire.String
-	xData wire.Bytes
+	xName wireimpl.String
+	xData wireimpl.Bytes
 }
 
-var itemV1Type = wire.NewType[ItemV1]()
+var itemV1Type = wireimpl.NewType[ItemV1]()
 
 // NewItemV1 returns an empty ItemV1 in a; it and everything it holds are valid
 // until a.Reset.
 func NewItemV1(a *wire.Arena) *ItemV1 {
-	x := itemV1Type.New(a)
-	x.cf.Init(a)
+	x := itemV1Type.New((*wireimpl.Arena)(a))
+	x.cf.Init((*wireimpl.Arena)(a))
 	return x
 }
 
@@ -1492,10 +1497,10 @@ func (x *ItemV1) Decode(b mem.Buf) error { return wire.Decode(x, b) }
 func (x *ItemV1) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
 
 // WireCore implements wire.Msg.
-func (x *ItemV1) WireCore() *wire.Core { return &x.cf }
+func (x *ItemV1) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg.
-func (x *ItemV1) WireSizes(s *wire.Sizer) {
+func (x *ItemV1) WireSizes(s *wireimpl.Sizer) {
 	mk := s.Begin()
 	s.Scalar(1, x.xId != 0)
 	s.String(2, &x.xName, x.xName.Len() != 0)
@@ -1504,7 +1509,7 @@ func (x *ItemV1) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg.
-func (x *ItemV1) WireEncode(e *wire.Encoder) {
+func (x *ItemV1) WireEncode(e *wireimpl.Encoder) {
 	mk := e.Begin(&x.cf)
 	if x.xId != 0 {
 		e.Uint64(1, x.xId)
@@ -1519,7 +1524,7 @@ func (x *ItemV1) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg.
-func (x *ItemV1) WireDecode(d *wire.Decoder) {
+func (x *ItemV1) WireDecode(d *wireimpl.Decoder) {
 	x.xId = d.Uint64(1)
 	d.String(2, &x.xName)
 	d.Bytes(3, &x.xData)
@@ -1545,7 +1550,7 @@ func (x *ItemV1) Equal(y *ItemV1) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *ItemV1) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("ItemV1")
 	if x.xId != 0 {
 		t.Uint("id", x.xId)
@@ -1562,22 +1567,22 @@ func (x *ItemV1) String() string {
 // ItemV2 is the message cornflakes.testmsg.ItemV2. It is version 2 of ItemV1: the same fields
 // plus a list, a nested message and an optional field with a higher number.
 type ItemV2 struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xId    uint64
-	xName  wire.String
-	xData  wire.Bytes
-	xExtra wire.ScalarList[int64]
-	xMeta  wire.Nested[*Inner]
+	xName  wireimpl.String
+	xData  wireimpl.Bytes
+	xExtra wireimpl.ScalarList[int64]
+	xMeta  wireimpl.Nested[*Inner]
 	xScore float64
 }
 
-var itemV2Type = wire.NewType[ItemV2]()
+var itemV2Type = wireimpl.NewType[ItemV2]()
 
 // NewItemV2 returns an empty ItemV2 in a; it and everything it holds are valid
 // until a.Reset.
 func NewItemV2(a *wire.Arena) *ItemV2 {
-	x := itemV2Type.New(a)
-	x.cf.Init(a)
+	x := itemV2Type.New((*wireimpl.Arena)(a))
+	x.cf.Init((*wireimpl.Arena)(a))
 	return x
 }
 
@@ -1651,13 +1656,13 @@ func (x *ItemV2) ClearData() {
 
 // GetExtra returns the list extra = 4 (decoding it on first access).
 func (x *ItemV2) GetExtra() (*wire.ScalarList[int64], error) {
-	return &x.xExtra, x.xExtra.Load(x.cf.Arena())
+	return (*wire.ScalarList[int64])(&x.xExtra), x.xExtra.Load(x.cf.Arena())
 }
 
 // InitExtra empties the list extra = 4, reserves room for n elements, and returns it.
 func (x *ItemV2) InitExtra(n int) *wire.ScalarList[int64] {
 	x.xExtra.Init(x.cf.Arena(), n)
-	return &x.xExtra
+	return (*wire.ScalarList[int64])(&x.xExtra)
 }
 
 // HasExtra reports whether the list extra = 4 is not empty.
@@ -1667,7 +1672,7 @@ func (x *ItemV2) HasExtra() bool { return x.xExtra.Len() != 0 }
 func (x *ItemV2) ClearExtra() { x.xExtra.Init(x.cf.Arena(), 0) }
 
 // GetMeta returns field meta = 5 (nil when absent), decoding it on first access.
-func (x *ItemV2) GetMeta() (*Inner, error) { return x.xMeta.Get(x.cf.Arena(), NewInner) }
+func (x *ItemV2) GetMeta() (*Inner, error) { return x.xMeta.Get(x.cf.Arena(), newInner) }
 
 // HasMeta reports whether field meta = 5 is set.
 func (x *ItemV2) HasMeta() bool { return x.xMeta.Present() }
@@ -1677,7 +1682,7 @@ func (x *ItemV2) SetMeta(v *Inner) { x.xMeta.Set(v) }
 
 // InitMeta sets field meta = 5 to a new empty message and returns it.
 func (x *ItemV2) InitMeta() *Inner {
-	v := NewInner(x.cf.Arena())
+	v := NewInner((*wire.Arena)(x.cf.Arena()))
 	x.xMeta.Set(v)
 	return v
 }
@@ -1719,22 +1724,22 @@ func (x *ItemV2) Decode(b mem.Buf) error { return wire.Decode(x, b) }
 func (x *ItemV2) DecodeBytes(p []byte) error { return wire.DecodeBytes(x, p) }
 
 // WireCore implements wire.Msg.
-func (x *ItemV2) WireCore() *wire.Core { return &x.cf }
+func (x *ItemV2) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg.
-func (x *ItemV2) WireSizes(s *wire.Sizer) {
+func (x *ItemV2) WireSizes(s *wireimpl.Sizer) {
 	mk := s.Begin()
 	s.Scalar(1, x.xId != 0)
 	s.String(2, &x.xName, x.xName.Len() != 0)
 	s.Bytes(3, &x.xData, x.xData.Len() != 0)
-	wire.SizeScalars(s, 4, &x.xExtra)
-	wire.SizeMessage(s, 5, &x.xMeta, NewInner)
+	wireimpl.SizeScalars(s, 4, &x.xExtra)
+	wireimpl.SizeMessage(s, 5, &x.xMeta, newInner)
 	s.Scalar(40, x.cf.Has(0))
 	s.End(&x.cf, mk)
 }
 
 // WireEncode implements wire.Msg.
-func (x *ItemV2) WireEncode(e *wire.Encoder) {
+func (x *ItemV2) WireEncode(e *wireimpl.Encoder) {
 	mk := e.Begin(&x.cf)
 	if x.xId != 0 {
 		e.Uint64(1, x.xId)
@@ -1745,8 +1750,8 @@ func (x *ItemV2) WireEncode(e *wire.Encoder) {
 	if x.xData.Len() != 0 {
 		e.Bytes(3, &x.xData)
 	}
-	wire.EncodeScalars(e, 4, &x.xExtra)
-	wire.EncodeMessage(e, 5, &x.xMeta)
+	wireimpl.EncodeScalars(e, 4, &x.xExtra)
+	wireimpl.EncodeMessage(e, 5, &x.xMeta)
 	if x.cf.Has(0) {
 		e.Double(40, x.xScore)
 	}
@@ -1754,12 +1759,12 @@ func (x *ItemV2) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg.
-func (x *ItemV2) WireDecode(d *wire.Decoder) {
+func (x *ItemV2) WireDecode(d *wireimpl.Decoder) {
 	x.xId = d.Uint64(1)
 	d.String(2, &x.xName)
 	d.Bytes(3, &x.xData)
-	wire.DecodeScalars(d, 4, &x.xExtra)
-	wire.DecodeMessage(d, 5, &x.xMeta)
+	wireimpl.DecodeScalars(d, 4, &x.xExtra)
+	wireimpl.DecodeMessage(d, 5, &x.xMeta)
 	x.xScore = d.Double(40)
 	if d.Has(40) {
 		x.cf.SetHas(0)
@@ -1781,13 +1786,13 @@ func (x *ItemV2) Equal(y *ItemV2) bool {
 	if !x.xData.Equal(&y.xData) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetExtra, y.GetExtra); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetExtra, y.GetExtra); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetMeta, y.GetMeta); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetMeta, y.GetMeta); !ok || !l.Equal(m) {
 		return false
 	}
-	if x.cf.Has(0) != y.cf.Has(0) || !wire.EqualFloat64(x.xScore, y.xScore) {
+	if x.cf.Has(0) != y.cf.Has(0) || !wireimpl.EqualFloat64(x.xScore, y.xScore) {
 		return false
 	}
 	return true
@@ -1795,7 +1800,7 @@ func (x *ItemV2) Equal(y *ItemV2) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *ItemV2) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("ItemV2")
 	if x.xId != 0 {
 		t.Uint("id", x.xId)
@@ -1807,10 +1812,10 @@ func (x *ItemV2) String() string {
 		t.Bytes("data", &x.xData)
 	}
 	if !x.HasExtra() {
-	} else if l, err := x.GetExtra(); err != nil {
+	} else if _, err := x.GetExtra(); err != nil {
 		t.Err("extra", err)
 	} else {
-		wire.TextScalars(&t, "extra", l)
+		wireimpl.TextScalars(&t, "extra", &x.xExtra)
 	}
 	if x.HasMeta() {
 		if v, err := x.GetMeta(); err != nil {
@@ -1824,3 +1829,6 @@ func (x *ItemV2) String() string {
 	}
 	return t.End()
 }
+
+// Runtime-facing constructors (generated code writes them as function literals).
+func newInner(a *wireimpl.Arena) *Inner { return NewInner((*wire.Arena)(a)) }

@@ -7,32 +7,43 @@ import (
 	"math"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // Floats is the message naosbench.Floats.
 type Floats struct {
-	cf wire.Core
-	xV wire.ScalarList[float32]
+	cf wireimpl.Core
+	xV wireimpl.ScalarList[float32]
 }
 
-var floatsType = wire.NewType[Floats]()
+var floatsType = wireimpl.NewType[Floats]()
 
 // NewFloats returns an empty Floats in a; it and everything it holds are valid
 // until a.Reset.
 func NewFloats(a *wire.Arena) *Floats {
-	x := floatsType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := floatsType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
 // GetV returns the list v = 1 (decoding it on first access).
-func (x *Floats) GetV() (*wire.ScalarList[float32], error) { return &x.xV, x.xV.Load(x.cf.Arena()) }
+func (x *Floats) GetV() (*wire.ScalarList[float32], error) {
+	return (*wire.ScalarList[float32])(&x.xV), x.xV.Load(x.cf.Arena())
+}
 
 // InitV empties the list v = 1, reserves room for n elements, and returns it.
 func (x *Floats) InitV(n int) *wire.ScalarList[float32] {
 	x.xV.Init(x.cf.Arena(), n)
-	return &x.xV
+	return (*wire.ScalarList[float32])(&x.xV)
 }
 
 // HasV reports whether the list v = 1 is not empty.
@@ -47,12 +58,12 @@ func (x *Floats) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Floats) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -82,31 +93,31 @@ func (x *Floats) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Floats) WireCore() *wire.Core { return &x.cf }
+func (x *Floats) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Floats) WireSizes(s *wire.Sizer) {
+func (x *Floats) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
-	if wire.SizedScalars(s, &x.xV) {
+	if wireimpl.SizedScalars(s, &x.xV) {
 		b0 |= 0x1
 	}
 	s.Fixed1(&x.cf, b0)
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Floats) WireEncode(e *wire.Encoder) {
+func (x *Floats) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xV.Len() != 0 {
 		b0 |= 0x1
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeScalars(e, 1, &x.xV)
+	wireimpl.EncodeScalars(e, 1, &x.xV)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Floats) WireDecode(d *wire.Decoder) {
-	wire.DecodeScalars(d, 1, &x.xV)
+func (x *Floats) WireDecode(d *wireimpl.Decoder) {
+	wireimpl.DecodeScalars(d, 1, &x.xV)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -115,7 +126,7 @@ func (x *Floats) Equal(y *Floats) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetV, y.GetV); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetV, y.GetV); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -123,13 +134,13 @@ func (x *Floats) Equal(y *Floats) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Floats) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Floats")
 	if x.HasV() {
-		if l, err := x.GetV(); err != nil {
+		if _, err := x.GetV(); err != nil {
 			t.Err("v", err)
 		} else {
-			wire.TextScalars(&t, "v", l)
+			wireimpl.TextScalars(&t, "v", &x.xV)
 		}
 	}
 	return t.End()
@@ -144,18 +155,19 @@ func (x *Floats) Clone(a *wire.Arena) (*Floats, error) {
 
 // Point is the message naosbench.Point.
 type Point struct {
-	cf wire.Core
+	cf wireimpl.Core
 	xX float64
 	xY float64
 }
 
-var pointType = wire.NewType[Point]()
+var pointType = wireimpl.NewType[Point]()
 
 // NewPoint returns an empty Point in a; it and everything it holds are valid
 // until a.Reset.
 func NewPoint(a *wire.Arena) *Point {
-	x := pointType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := pointType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -189,12 +201,12 @@ func (x *Point) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Point) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -224,10 +236,10 @@ func (x *Point) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Point) WireCore() *wire.Core { return &x.cf }
+func (x *Point) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Point) WireSizes(s *wire.Sizer) {
+func (x *Point) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if math.Float64bits(x.xX) != 0 {
 		b0 |= 0x1
@@ -239,7 +251,7 @@ func (x *Point) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Point) WireEncode(e *wire.Encoder) {
+func (x *Point) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if math.Float64bits(x.xX) != 0 {
 		b0 |= 0x1
@@ -258,7 +270,7 @@ func (x *Point) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Point) WireDecode(d *wire.Decoder) {
+func (x *Point) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xX = math.Float64frombits(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xY = math.Float64frombits(d.U64At(d.Ent(b0, 0x2, 0)))
@@ -270,10 +282,10 @@ func (x *Point) Equal(y *Point) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if !wire.EqualFloat64(x.xX, y.xX) {
+	if !wireimpl.EqualFloat64(x.xX, y.xX) {
 		return false
 	}
-	if !wire.EqualFloat64(x.xY, y.xY) {
+	if !wireimpl.EqualFloat64(x.xY, y.xY) {
 		return false
 	}
 	return true
@@ -281,7 +293,7 @@ func (x *Point) Equal(y *Point) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Point) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Point")
 	if math.Float64bits(x.xX) != 0 {
 		t.Float("x", x.xX, 64)
@@ -301,29 +313,30 @@ func (x *Point) Clone(a *wire.Arena) (*Point, error) {
 
 // Points is the message naosbench.Points.
 type Points struct {
-	cf wire.Core
-	xV wire.MessageList[*Point]
+	cf wireimpl.Core
+	xV wireimpl.MessageList[*Point]
 }
 
-var pointsType = wire.NewType[Points]()
+var pointsType = wireimpl.NewType[Points]()
 
 // NewPoints returns an empty Points in a; it and everything it holds are valid
 // until a.Reset.
 func NewPoints(a *wire.Arena) *Points {
-	x := pointsType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := pointsType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
 // GetV returns the list v = 1 (decoding it on first access).
 func (x *Points) GetV() (*wire.MessageList[*Point], error) {
-	return &x.xV, x.xV.Load(x.cf.Arena(), NewPoint)
+	return (*wire.MessageList[*Point])(&x.xV), x.xV.Load(x.cf.Arena(), func(a *wireimpl.Arena) *Point { return NewPoint((*wire.Arena)(a)) })
 }
 
 // InitV empties the list v = 1, reserves room for n elements, and returns it.
 func (x *Points) InitV(n int) *wire.MessageList[*Point] {
 	x.xV.Init(x.cf.Arena(), n)
-	return &x.xV
+	return (*wire.MessageList[*Point])(&x.xV)
 }
 
 // HasV reports whether the list v = 1 is not empty.
@@ -338,12 +351,12 @@ func (x *Points) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Points) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -373,13 +386,13 @@ func (x *Points) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Points) WireCore() *wire.Core { return &x.cf }
+func (x *Points) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Points) WireSizes(s *wire.Sizer) {
+func (x *Points) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if l := &x.xV; l.Len() != 0 {
-		if err := l.Load(s.Arena(), NewPoint); err != nil {
+		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Point { return NewPoint((*wire.Arena)(a)) }); err != nil {
 			s.Fail(err)
 		} else if s.Enter() {
 			b0 |= 0x1
@@ -396,19 +409,19 @@ func (x *Points) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Points) WireEncode(e *wire.Encoder) {
+func (x *Points) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xV.Len() != 0 {
 		b0 |= 0x1
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessages(e, 1, &x.xV)
+	wireimpl.EncodeMessages(e, 1, &x.xV)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Points) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessages(d, 1, &x.xV)
+func (x *Points) WireDecode(d *wireimpl.Decoder) {
+	wireimpl.DecodeMessages(d, 1, &x.xV)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -417,7 +430,7 @@ func (x *Points) Equal(y *Points) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetV, y.GetV); !ok || !l.Equal(m, (*Point).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetV, y.GetV); !ok || !l.Equal(m, (*Point).Equal) {
 		return false
 	}
 	return true
@@ -425,13 +438,13 @@ func (x *Points) Equal(y *Points) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Points) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Points")
 	if x.HasV() {
-		if l, err := x.GetV(); err != nil {
+		if _, err := x.GetV(); err != nil {
 			t.Err("v", err)
 		} else {
-			wire.TextMessages(&t, "v", l)
+			wireimpl.TextMessages(&t, "v", &x.xV)
 		}
 	}
 	return t.End()
@@ -446,18 +459,19 @@ func (x *Points) Clone(a *wire.Arena) (*Points, error) {
 
 // Pair is the message naosbench.Pair.
 type Pair struct {
-	cf   wire.Core
+	cf   wireimpl.Core
 	xKey int32
-	xVal wire.String
+	xVal wireimpl.String
 }
 
-var pairType = wire.NewType[Pair]()
+var pairType = wireimpl.NewType[Pair]()
 
 // NewPair returns an empty Pair in a; it and everything it holds are valid
 // until a.Reset.
 func NewPair(a *wire.Arena) *Pair {
-	x := pairType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := pairType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -511,12 +525,12 @@ func (x *Pair) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Pair) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -546,10 +560,10 @@ func (x *Pair) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Pair) WireCore() *wire.Core { return &x.cf }
+func (x *Pair) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Pair) WireSizes(s *wire.Sizer) {
+func (x *Pair) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -562,7 +576,7 @@ func (x *Pair) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Pair) WireEncode(e *wire.Encoder) {
+func (x *Pair) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -581,7 +595,7 @@ func (x *Pair) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Pair) WireDecode(d *wire.Decoder) {
+func (x *Pair) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xVal)
@@ -604,7 +618,7 @@ func (x *Pair) Equal(y *Pair) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Pair) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Pair")
 	if x.xKey != 0 {
 		t.Int("key", int64(x.xKey))
@@ -624,29 +638,30 @@ func (x *Pair) Clone(a *wire.Arena) (*Pair, error) {
 
 // Pairs is the message naosbench.Pairs.
 type Pairs struct {
-	cf wire.Core
-	xV wire.MessageList[*Pair]
+	cf wireimpl.Core
+	xV wireimpl.MessageList[*Pair]
 }
 
-var pairsType = wire.NewType[Pairs]()
+var pairsType = wireimpl.NewType[Pairs]()
 
 // NewPairs returns an empty Pairs in a; it and everything it holds are valid
 // until a.Reset.
 func NewPairs(a *wire.Arena) *Pairs {
-	x := pairsType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := pairsType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
 // GetV returns the list v = 1 (decoding it on first access).
 func (x *Pairs) GetV() (*wire.MessageList[*Pair], error) {
-	return &x.xV, x.xV.Load(x.cf.Arena(), NewPair)
+	return (*wire.MessageList[*Pair])(&x.xV), x.xV.Load(x.cf.Arena(), func(a *wireimpl.Arena) *Pair { return NewPair((*wire.Arena)(a)) })
 }
 
 // InitV empties the list v = 1, reserves room for n elements, and returns it.
 func (x *Pairs) InitV(n int) *wire.MessageList[*Pair] {
 	x.xV.Init(x.cf.Arena(), n)
-	return &x.xV
+	return (*wire.MessageList[*Pair])(&x.xV)
 }
 
 // HasV reports whether the list v = 1 is not empty.
@@ -661,12 +676,12 @@ func (x *Pairs) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Pairs) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -696,13 +711,13 @@ func (x *Pairs) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Pairs) WireCore() *wire.Core { return &x.cf }
+func (x *Pairs) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Pairs) WireSizes(s *wire.Sizer) {
+func (x *Pairs) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if l := &x.xV; l.Len() != 0 {
-		if err := l.Load(s.Arena(), NewPair); err != nil {
+		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Pair { return NewPair((*wire.Arena)(a)) }); err != nil {
 			s.Fail(err)
 		} else if s.Enter() {
 			b0 |= 0x1
@@ -719,19 +734,19 @@ func (x *Pairs) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Pairs) WireEncode(e *wire.Encoder) {
+func (x *Pairs) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xV.Len() != 0 {
 		b0 |= 0x1
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessages(e, 1, &x.xV)
+	wireimpl.EncodeMessages(e, 1, &x.xV)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Pairs) WireDecode(d *wire.Decoder) {
-	wire.DecodeMessages(d, 1, &x.xV)
+func (x *Pairs) WireDecode(d *wireimpl.Decoder) {
+	wireimpl.DecodeMessages(d, 1, &x.xV)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -740,7 +755,7 @@ func (x *Pairs) Equal(y *Pairs) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetV, y.GetV); !ok || !l.Equal(m, (*Pair).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetV, y.GetV); !ok || !l.Equal(m, (*Pair).Equal) {
 		return false
 	}
 	return true
@@ -748,13 +763,13 @@ func (x *Pairs) Equal(y *Pairs) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Pairs) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Pairs")
 	if x.HasV() {
-		if l, err := x.GetV(); err != nil {
+		if _, err := x.GetV(); err != nil {
 			t.Err("v", err)
 		} else {
-			wire.TextMessages(&t, "v", l)
+			wireimpl.TextMessages(&t, "v", &x.xV)
 		}
 	}
 	return t.End()

@@ -10,7 +10,15 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/other"
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // Kind is the enum gentest.alltypes.Kind.
@@ -46,7 +54,7 @@ func (v Kind) String() string {
 //
 // Scalars has one field of every scalar type, with implicit presence.
 type Scalars struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xI32   int32
 	xI64   int64
 	xU32   uint32
@@ -61,17 +69,18 @@ type Scalars struct {
 	xRatio float32
 	xScore float64
 	xKind  Kind
-	xText  wire.String
-	xData  wire.Bytes
+	xText  wireimpl.String
+	xData  wireimpl.Bytes
 }
 
-var scalarsType = wire.NewType[Scalars]()
+var scalarsType = wireimpl.NewType[Scalars]()
 
 // NewScalars returns an empty Scalars in a; it and everything it holds are valid
 // until a.Reset.
 func NewScalars(a *wire.Arena) *Scalars {
-	x := scalarsType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := scalarsType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -305,12 +314,12 @@ func (x *Scalars) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Scalars) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -340,10 +349,10 @@ func (x *Scalars) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Scalars) WireCore() *wire.Core { return &x.cf }
+func (x *Scalars) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Scalars) WireSizes(s *wire.Sizer) {
+func (x *Scalars) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xI32 != 0 {
 		b0 |= 0x1
@@ -399,7 +408,7 @@ func (x *Scalars) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Scalars) WireEncode(e *wire.Encoder) {
+func (x *Scalars) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xI32 != 0 {
 		b0 |= 0x1
@@ -481,7 +490,7 @@ func (x *Scalars) WireEncode(e *wire.Encoder) {
 		e.PutU64(uint64(x.xSf64))
 	}
 	if x.xFlag {
-		e.PutU64(wire.BoolBits(x.xFlag))
+		e.PutU64(wireimpl.BoolBits(x.xFlag))
 	}
 	if math.Float32bits(x.xRatio) != 0 {
 		e.PutU64(uint64(math.Float32bits(x.xRatio)))
@@ -502,7 +511,7 @@ func (x *Scalars) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Scalars) WireDecode(d *wire.Decoder) {
+func (x *Scalars) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xI32 = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xI64 = int64(d.U64At(d.Ent(b0, 0x2, 0)))
@@ -561,10 +570,10 @@ func (x *Scalars) Equal(y *Scalars) bool {
 	if x.xFlag != y.xFlag {
 		return false
 	}
-	if !wire.EqualFloat32(x.xRatio, y.xRatio) {
+	if !wireimpl.EqualFloat32(x.xRatio, y.xRatio) {
 		return false
 	}
-	if !wire.EqualFloat64(x.xScore, y.xScore) {
+	if !wireimpl.EqualFloat64(x.xScore, y.xScore) {
 		return false
 	}
 	if x.xKind != y.xKind {
@@ -581,7 +590,7 @@ func (x *Scalars) Equal(y *Scalars) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Scalars) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Scalars")
 	if x.xI32 != 0 {
 		t.Int("i32", int64(x.xI32))
@@ -645,23 +654,24 @@ func (x *Scalars) Clone(a *wire.Arena) (*Scalars, error) {
 //
 // Optionals has proto3 optional fields: explicit presence.
 type Optionals struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xI32   int32
 	xU64   uint64
 	xFlag  bool
 	xScore float64
 	xKind  Kind
-	xText  wire.String
-	xData  wire.Bytes
+	xText  wireimpl.String
+	xData  wireimpl.Bytes
 }
 
-var optionalsType = wire.NewType[Optionals]()
+var optionalsType = wireimpl.NewType[Optionals]()
 
 // NewOptionals returns an empty Optionals in a; it and everything it holds are valid
 // until a.Reset.
 func NewOptionals(a *wire.Arena) *Optionals {
-	x := optionalsType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := optionalsType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -824,12 +834,12 @@ func (x *Optionals) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Optionals) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -859,10 +869,10 @@ func (x *Optionals) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Optionals) WireCore() *wire.Core { return &x.cf }
+func (x *Optionals) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Optionals) WireSizes(s *wire.Sizer) {
+func (x *Optionals) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -891,7 +901,7 @@ func (x *Optionals) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Optionals) WireEncode(e *wire.Encoder) {
+func (x *Optionals) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -922,7 +932,7 @@ func (x *Optionals) WireEncode(e *wire.Encoder) {
 		e.PutU64(x.xU64)
 	}
 	if x.cf.Has(2) {
-		e.PutU64(wire.BoolBits(x.xFlag))
+		e.PutU64(wireimpl.BoolBits(x.xFlag))
 	}
 	if x.cf.Has(3) {
 		e.PutU64(math.Float64bits(x.xScore))
@@ -940,7 +950,7 @@ func (x *Optionals) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Optionals) WireDecode(d *wire.Decoder) {
+func (x *Optionals) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xI32 = int32(d.U64At(at))
@@ -995,7 +1005,7 @@ func (x *Optionals) Equal(y *Optionals) bool {
 	if x.cf.Has(2) != y.cf.Has(2) || x.xFlag != y.xFlag {
 		return false
 	}
-	if x.cf.Has(3) != y.cf.Has(3) || !wire.EqualFloat64(x.xScore, y.xScore) {
+	if x.cf.Has(3) != y.cf.Has(3) || !wireimpl.EqualFloat64(x.xScore, y.xScore) {
 		return false
 	}
 	if x.cf.Has(4) != y.cf.Has(4) || x.xKind != y.xKind {
@@ -1012,7 +1022,7 @@ func (x *Optionals) Equal(y *Optionals) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Optionals) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Optionals")
 	if x.cf.Has(0) {
 		t.Int("i32", int64(x.xI32))
@@ -1049,39 +1059,40 @@ func (x *Optionals) Clone(a *wire.Arena) (*Optionals, error) {
 //
 // Lists has a repeated field of every kind.
 type Lists struct {
-	cf      wire.Core
-	xI32S   wire.ScalarList[int32]
-	xU64S   wire.ScalarList[uint64]
-	xS64S   wire.ScalarList[int64]
-	xF32S   wire.ScalarList[uint32]
-	xFlags  wire.ScalarList[bool]
-	xRatios wire.ScalarList[float32]
-	xScores wire.ScalarList[float64]
-	xKinds  wire.ScalarList[int32]
-	xTexts  wire.StringList
-	xBlobs  wire.BytesList
-	xItems  wire.MessageList[*Scalars]
+	cf      wireimpl.Core
+	xI32S   wireimpl.ScalarList[int32]
+	xU64S   wireimpl.ScalarList[uint64]
+	xS64S   wireimpl.ScalarList[int64]
+	xF32S   wireimpl.ScalarList[uint32]
+	xFlags  wireimpl.ScalarList[bool]
+	xRatios wireimpl.ScalarList[float32]
+	xScores wireimpl.ScalarList[float64]
+	xKinds  wireimpl.ScalarList[int32]
+	xTexts  wireimpl.StringList
+	xBlobs  wireimpl.BytesList
+	xItems  wireimpl.MessageList[*Scalars]
 }
 
-var listsType = wire.NewType[Lists]()
+var listsType = wireimpl.NewType[Lists]()
 
 // NewLists returns an empty Lists in a; it and everything it holds are valid
 // until a.Reset.
 func NewLists(a *wire.Arena) *Lists {
-	x := listsType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := listsType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
 // GetI32S returns the list i32s = 1 (decoding it on first access).
 func (x *Lists) GetI32S() (*wire.ScalarList[int32], error) {
-	return &x.xI32S, x.xI32S.Load(x.cf.Arena())
+	return (*wire.ScalarList[int32])(&x.xI32S), x.xI32S.Load(x.cf.Arena())
 }
 
 // InitI32S empties the list i32s = 1, reserves room for n elements, and returns it.
 func (x *Lists) InitI32S(n int) *wire.ScalarList[int32] {
 	x.xI32S.Init(x.cf.Arena(), n)
-	return &x.xI32S
+	return (*wire.ScalarList[int32])(&x.xI32S)
 }
 
 // HasI32S reports whether the list i32s = 1 is not empty.
@@ -1092,13 +1103,13 @@ func (x *Lists) ClearI32S() { x.xI32S.Init(x.cf.Arena(), 0) }
 
 // GetU64S returns the list u64s = 2 (decoding it on first access).
 func (x *Lists) GetU64S() (*wire.ScalarList[uint64], error) {
-	return &x.xU64S, x.xU64S.Load(x.cf.Arena())
+	return (*wire.ScalarList[uint64])(&x.xU64S), x.xU64S.Load(x.cf.Arena())
 }
 
 // InitU64S empties the list u64s = 2, reserves room for n elements, and returns it.
 func (x *Lists) InitU64S(n int) *wire.ScalarList[uint64] {
 	x.xU64S.Init(x.cf.Arena(), n)
-	return &x.xU64S
+	return (*wire.ScalarList[uint64])(&x.xU64S)
 }
 
 // HasU64S reports whether the list u64s = 2 is not empty.
@@ -1109,13 +1120,13 @@ func (x *Lists) ClearU64S() { x.xU64S.Init(x.cf.Arena(), 0) }
 
 // GetS64S returns the list s64s = 3 (decoding it on first access).
 func (x *Lists) GetS64S() (*wire.ScalarList[int64], error) {
-	return &x.xS64S, x.xS64S.Load(x.cf.Arena())
+	return (*wire.ScalarList[int64])(&x.xS64S), x.xS64S.Load(x.cf.Arena())
 }
 
 // InitS64S empties the list s64s = 3, reserves room for n elements, and returns it.
 func (x *Lists) InitS64S(n int) *wire.ScalarList[int64] {
 	x.xS64S.Init(x.cf.Arena(), n)
-	return &x.xS64S
+	return (*wire.ScalarList[int64])(&x.xS64S)
 }
 
 // HasS64S reports whether the list s64s = 3 is not empty.
@@ -1126,13 +1137,13 @@ func (x *Lists) ClearS64S() { x.xS64S.Init(x.cf.Arena(), 0) }
 
 // GetF32S returns the list f32s = 4 (decoding it on first access).
 func (x *Lists) GetF32S() (*wire.ScalarList[uint32], error) {
-	return &x.xF32S, x.xF32S.Load(x.cf.Arena())
+	return (*wire.ScalarList[uint32])(&x.xF32S), x.xF32S.Load(x.cf.Arena())
 }
 
 // InitF32S empties the list f32s = 4, reserves room for n elements, and returns it.
 func (x *Lists) InitF32S(n int) *wire.ScalarList[uint32] {
 	x.xF32S.Init(x.cf.Arena(), n)
-	return &x.xF32S
+	return (*wire.ScalarList[uint32])(&x.xF32S)
 }
 
 // HasF32S reports whether the list f32s = 4 is not empty.
@@ -1143,13 +1154,13 @@ func (x *Lists) ClearF32S() { x.xF32S.Init(x.cf.Arena(), 0) }
 
 // GetFlags returns the list flags = 5 (decoding it on first access).
 func (x *Lists) GetFlags() (*wire.ScalarList[bool], error) {
-	return &x.xFlags, x.xFlags.Load(x.cf.Arena())
+	return (*wire.ScalarList[bool])(&x.xFlags), x.xFlags.Load(x.cf.Arena())
 }
 
 // InitFlags empties the list flags = 5, reserves room for n elements, and returns it.
 func (x *Lists) InitFlags(n int) *wire.ScalarList[bool] {
 	x.xFlags.Init(x.cf.Arena(), n)
-	return &x.xFlags
+	return (*wire.ScalarList[bool])(&x.xFlags)
 }
 
 // HasFlags reports whether the list flags = 5 is not empty.
@@ -1160,13 +1171,13 @@ func (x *Lists) ClearFlags() { x.xFlags.Init(x.cf.Arena(), 0) }
 
 // GetRatios returns the list ratios = 6 (decoding it on first access).
 func (x *Lists) GetRatios() (*wire.ScalarList[float32], error) {
-	return &x.xRatios, x.xRatios.Load(x.cf.Arena())
+	return (*wire.ScalarList[float32])(&x.xRatios), x.xRatios.Load(x.cf.Arena())
 }
 
 // InitRatios empties the list ratios = 6, reserves room for n elements, and returns it.
 func (x *Lists) InitRatios(n int) *wire.ScalarList[float32] {
 	x.xRatios.Init(x.cf.Arena(), n)
-	return &x.xRatios
+	return (*wire.ScalarList[float32])(&x.xRatios)
 }
 
 // HasRatios reports whether the list ratios = 6 is not empty.
@@ -1177,13 +1188,13 @@ func (x *Lists) ClearRatios() { x.xRatios.Init(x.cf.Arena(), 0) }
 
 // GetScores returns the list scores = 7 (decoding it on first access).
 func (x *Lists) GetScores() (*wire.ScalarList[float64], error) {
-	return &x.xScores, x.xScores.Load(x.cf.Arena())
+	return (*wire.ScalarList[float64])(&x.xScores), x.xScores.Load(x.cf.Arena())
 }
 
 // InitScores empties the list scores = 7, reserves room for n elements, and returns it.
 func (x *Lists) InitScores(n int) *wire.ScalarList[float64] {
 	x.xScores.Init(x.cf.Arena(), n)
-	return &x.xScores
+	return (*wire.ScalarList[float64])(&x.xScores)
 }
 
 // HasScores reports whether the list scores = 7 is not empty.
@@ -1195,13 +1206,13 @@ func (x *Lists) ClearScores() { x.xScores.Init(x.cf.Arena(), 0) }
 // GetKinds returns the list kinds = 8 (decoding it on first access).
 // Elements are values of the enum gentest.alltypes.Kind, stored as int32.
 func (x *Lists) GetKinds() (*wire.ScalarList[int32], error) {
-	return &x.xKinds, x.xKinds.Load(x.cf.Arena())
+	return (*wire.ScalarList[int32])(&x.xKinds), x.xKinds.Load(x.cf.Arena())
 }
 
 // InitKinds empties the list kinds = 8, reserves room for n elements, and returns it.
 func (x *Lists) InitKinds(n int) *wire.ScalarList[int32] {
 	x.xKinds.Init(x.cf.Arena(), n)
-	return &x.xKinds
+	return (*wire.ScalarList[int32])(&x.xKinds)
 }
 
 // HasKinds reports whether the list kinds = 8 is not empty.
@@ -1211,12 +1222,14 @@ func (x *Lists) HasKinds() bool { return x.xKinds.Len() != 0 }
 func (x *Lists) ClearKinds() { x.xKinds.Init(x.cf.Arena(), 0) }
 
 // GetTexts returns the list texts = 9 (decoding it on first access).
-func (x *Lists) GetTexts() (*wire.StringList, error) { return &x.xTexts, x.xTexts.Load(x.cf.Arena()) }
+func (x *Lists) GetTexts() (*wire.StringList, error) {
+	return (*wire.StringList)(&x.xTexts), x.xTexts.Load(x.cf.Arena())
+}
 
 // InitTexts empties the list texts = 9, reserves room for n elements, and returns it.
 func (x *Lists) InitTexts(n int) *wire.StringList {
 	x.xTexts.Init(x.cf.Arena(), n)
-	return &x.xTexts
+	return (*wire.StringList)(&x.xTexts)
 }
 
 // HasTexts reports whether the list texts = 9 is not empty.
@@ -1226,12 +1239,14 @@ func (x *Lists) HasTexts() bool { return x.xTexts.Len() != 0 }
 func (x *Lists) ClearTexts() { x.xTexts.Init(x.cf.Arena(), 0) }
 
 // GetBlobs returns the list blobs = 10 (decoding it on first access).
-func (x *Lists) GetBlobs() (*wire.BytesList, error) { return &x.xBlobs, x.xBlobs.Load(x.cf.Arena()) }
+func (x *Lists) GetBlobs() (*wire.BytesList, error) {
+	return (*wire.BytesList)(&x.xBlobs), x.xBlobs.Load(x.cf.Arena())
+}
 
 // InitBlobs empties the list blobs = 10, reserves room for n elements, and returns it.
 func (x *Lists) InitBlobs(n int) *wire.BytesList {
 	x.xBlobs.Init(x.cf.Arena(), n)
-	return &x.xBlobs
+	return (*wire.BytesList)(&x.xBlobs)
 }
 
 // HasBlobs reports whether the list blobs = 10 is not empty.
@@ -1242,13 +1257,13 @@ func (x *Lists) ClearBlobs() { x.xBlobs.Init(x.cf.Arena(), 0) }
 
 // GetItems returns the list items = 11 (decoding it on first access).
 func (x *Lists) GetItems() (*wire.MessageList[*Scalars], error) {
-	return &x.xItems, x.xItems.Load(x.cf.Arena(), NewScalars)
+	return (*wire.MessageList[*Scalars])(&x.xItems), x.xItems.Load(x.cf.Arena(), func(a *wireimpl.Arena) *Scalars { return NewScalars((*wire.Arena)(a)) })
 }
 
 // InitItems empties the list items = 11, reserves room for n elements, and returns it.
 func (x *Lists) InitItems(n int) *wire.MessageList[*Scalars] {
 	x.xItems.Init(x.cf.Arena(), n)
-	return &x.xItems
+	return (*wire.MessageList[*Scalars])(&x.xItems)
 }
 
 // HasItems reports whether the list items = 11 is not empty.
@@ -1263,12 +1278,12 @@ func (x *Lists) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Lists) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1298,33 +1313,33 @@ func (x *Lists) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Lists) WireCore() *wire.Core { return &x.cf }
+func (x *Lists) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Lists) WireSizes(s *wire.Sizer) {
+func (x *Lists) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
-	if wire.SizedScalars(s, &x.xI32S) {
+	if wireimpl.SizedScalars(s, &x.xI32S) {
 		b0 |= 0x1
 	}
-	if wire.SizedScalars(s, &x.xU64S) {
+	if wireimpl.SizedScalars(s, &x.xU64S) {
 		b0 |= 0x2
 	}
-	if wire.SizedScalars(s, &x.xS64S) {
+	if wireimpl.SizedScalars(s, &x.xS64S) {
 		b0 |= 0x4
 	}
-	if wire.SizedScalars(s, &x.xF32S) {
+	if wireimpl.SizedScalars(s, &x.xF32S) {
 		b0 |= 0x8
 	}
-	if wire.SizedScalars(s, &x.xFlags) {
+	if wireimpl.SizedScalars(s, &x.xFlags) {
 		b0 |= 0x10
 	}
-	if wire.SizedScalars(s, &x.xRatios) {
+	if wireimpl.SizedScalars(s, &x.xRatios) {
 		b0 |= 0x20
 	}
-	if wire.SizedScalars(s, &x.xScores) {
+	if wireimpl.SizedScalars(s, &x.xScores) {
 		b0 |= 0x40
 	}
-	if wire.SizedScalars(s, &x.xKinds) {
+	if wireimpl.SizedScalars(s, &x.xKinds) {
 		b0 |= 0x80
 	}
 	if s.SizedStringList(&x.xTexts) {
@@ -1334,7 +1349,7 @@ func (x *Lists) WireSizes(s *wire.Sizer) {
 		b0 |= 0x200
 	}
 	if l := &x.xItems; l.Len() != 0 {
-		if err := l.Load(s.Arena(), NewScalars); err != nil {
+		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Scalars { return NewScalars((*wire.Arena)(a)) }); err != nil {
 			s.Fail(err)
 		} else if s.Enter() {
 			b0 |= 0x400
@@ -1351,7 +1366,7 @@ func (x *Lists) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Lists) WireEncode(e *wire.Encoder) {
+func (x *Lists) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xI32S.Len() != 0 {
 		b0 |= 0x1
@@ -1387,36 +1402,36 @@ func (x *Lists) WireEncode(e *wire.Encoder) {
 		b0 |= 0x400
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeScalars(e, 1, &x.xI32S)
-	wire.EncodeScalars(e, 2, &x.xU64S)
-	wire.EncodeScalars(e, 3, &x.xS64S)
-	wire.EncodeScalars(e, 4, &x.xF32S)
-	wire.EncodeScalars(e, 5, &x.xFlags)
-	wire.EncodeScalars(e, 6, &x.xRatios)
-	wire.EncodeScalars(e, 7, &x.xScores)
-	wire.EncodeScalars(e, 8, &x.xKinds)
+	wireimpl.EncodeScalars(e, 1, &x.xI32S)
+	wireimpl.EncodeScalars(e, 2, &x.xU64S)
+	wireimpl.EncodeScalars(e, 3, &x.xS64S)
+	wireimpl.EncodeScalars(e, 4, &x.xF32S)
+	wireimpl.EncodeScalars(e, 5, &x.xFlags)
+	wireimpl.EncodeScalars(e, 6, &x.xRatios)
+	wireimpl.EncodeScalars(e, 7, &x.xScores)
+	wireimpl.EncodeScalars(e, 8, &x.xKinds)
 	e.StringList(9, &x.xTexts)
 	if x.xBlobs.Len() != 0 {
 		e.PutBytesList(&x.xBlobs)
 	}
-	wire.EncodeMessages(e, 11, &x.xItems)
+	wireimpl.EncodeMessages(e, 11, &x.xItems)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Lists) WireDecode(d *wire.Decoder) {
+func (x *Lists) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
-	wire.DecodeScalars(d, 1, &x.xI32S)
-	wire.DecodeScalars(d, 2, &x.xU64S)
-	wire.DecodeScalars(d, 3, &x.xS64S)
-	wire.DecodeScalars(d, 4, &x.xF32S)
-	wire.DecodeScalars(d, 5, &x.xFlags)
-	wire.DecodeScalars(d, 6, &x.xRatios)
-	wire.DecodeScalars(d, 7, &x.xScores)
-	wire.DecodeScalars(d, 8, &x.xKinds)
+	wireimpl.DecodeScalars(d, 1, &x.xI32S)
+	wireimpl.DecodeScalars(d, 2, &x.xU64S)
+	wireimpl.DecodeScalars(d, 3, &x.xS64S)
+	wireimpl.DecodeScalars(d, 4, &x.xF32S)
+	wireimpl.DecodeScalars(d, 5, &x.xFlags)
+	wireimpl.DecodeScalars(d, 6, &x.xRatios)
+	wireimpl.DecodeScalars(d, 7, &x.xScores)
+	wireimpl.DecodeScalars(d, 8, &x.xKinds)
 	d.StringList(9, &x.xTexts)
 	d.BytesListAt(d.Ent(b0, 0x200, 0), 10, &x.xBlobs)
-	wire.DecodeMessages(d, 11, &x.xItems)
+	wireimpl.DecodeMessages(d, 11, &x.xItems)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1425,37 +1440,37 @@ func (x *Lists) Equal(y *Lists) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetI32S, y.GetI32S); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetI32S, y.GetI32S); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetU64S, y.GetU64S); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetU64S, y.GetU64S); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetS64S, y.GetS64S); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetS64S, y.GetS64S); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetF32S, y.GetF32S); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetF32S, y.GetF32S); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetFlags, y.GetFlags); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetFlags, y.GetFlags); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRatios, y.GetRatios); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRatios, y.GetRatios); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetScores, y.GetScores); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetScores, y.GetScores); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetKinds, y.GetKinds); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetKinds, y.GetKinds); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetTexts, y.GetTexts); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetTexts, y.GetTexts); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetBlobs, y.GetBlobs); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetBlobs, y.GetBlobs); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetItems, y.GetItems); !ok || !l.Equal(m, (*Scalars).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetItems, y.GetItems); !ok || !l.Equal(m, (*Scalars).Equal) {
 		return false
 	}
 	return true
@@ -1463,83 +1478,83 @@ func (x *Lists) Equal(y *Lists) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Lists) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Lists")
 	if x.HasI32S() {
-		if l, err := x.GetI32S(); err != nil {
+		if _, err := x.GetI32S(); err != nil {
 			t.Err("i32s", err)
 		} else {
-			wire.TextScalars(&t, "i32s", l)
+			wireimpl.TextScalars(&t, "i32s", &x.xI32S)
 		}
 	}
 	if x.HasU64S() {
-		if l, err := x.GetU64S(); err != nil {
+		if _, err := x.GetU64S(); err != nil {
 			t.Err("u64s", err)
 		} else {
-			wire.TextScalars(&t, "u64s", l)
+			wireimpl.TextScalars(&t, "u64s", &x.xU64S)
 		}
 	}
 	if x.HasS64S() {
-		if l, err := x.GetS64S(); err != nil {
+		if _, err := x.GetS64S(); err != nil {
 			t.Err("s64s", err)
 		} else {
-			wire.TextScalars(&t, "s64s", l)
+			wireimpl.TextScalars(&t, "s64s", &x.xS64S)
 		}
 	}
 	if x.HasF32S() {
-		if l, err := x.GetF32S(); err != nil {
+		if _, err := x.GetF32S(); err != nil {
 			t.Err("f32s", err)
 		} else {
-			wire.TextScalars(&t, "f32s", l)
+			wireimpl.TextScalars(&t, "f32s", &x.xF32S)
 		}
 	}
 	if x.HasFlags() {
-		if l, err := x.GetFlags(); err != nil {
+		if _, err := x.GetFlags(); err != nil {
 			t.Err("flags", err)
 		} else {
-			wire.TextScalars(&t, "flags", l)
+			wireimpl.TextScalars(&t, "flags", &x.xFlags)
 		}
 	}
 	if x.HasRatios() {
-		if l, err := x.GetRatios(); err != nil {
+		if _, err := x.GetRatios(); err != nil {
 			t.Err("ratios", err)
 		} else {
-			wire.TextScalars(&t, "ratios", l)
+			wireimpl.TextScalars(&t, "ratios", &x.xRatios)
 		}
 	}
 	if x.HasScores() {
-		if l, err := x.GetScores(); err != nil {
+		if _, err := x.GetScores(); err != nil {
 			t.Err("scores", err)
 		} else {
-			wire.TextScalars(&t, "scores", l)
+			wireimpl.TextScalars(&t, "scores", &x.xScores)
 		}
 	}
 	if x.HasKinds() {
-		if l, err := x.GetKinds(); err != nil {
+		if _, err := x.GetKinds(); err != nil {
 			t.Err("kinds", err)
 		} else {
-			wire.TextScalars(&t, "kinds", l)
+			wireimpl.TextScalars(&t, "kinds", &x.xKinds)
 		}
 	}
 	if x.HasTexts() {
-		if l, err := x.GetTexts(); err != nil {
+		if _, err := x.GetTexts(); err != nil {
 			t.Err("texts", err)
 		} else {
-			t.StringList("texts", l)
+			t.StringList("texts", &x.xTexts)
 		}
 	}
 	if x.HasBlobs() {
-		if l, err := x.GetBlobs(); err != nil {
+		if _, err := x.GetBlobs(); err != nil {
 			t.Err("blobs", err)
 		} else {
-			t.BytesList("blobs", l)
+			t.BytesList("blobs", &x.xBlobs)
 		}
 	}
 	if x.HasItems() {
-		if l, err := x.GetItems(); err != nil {
+		if _, err := x.GetItems(); err != nil {
 			t.Err("items", err)
 		} else {
-			wire.TextMessages(&t, "items", l)
+			wireimpl.TextMessages(&t, "items", &x.xItems)
 		}
 	}
 	return t.End()
@@ -1557,24 +1572,25 @@ func (x *Lists) Clone(a *wire.Arena) (*Lists, error) {
 // Outer has nested types, sparse field numbers and references to a message
 // and an enum of another Go package.
 type Outer struct {
-	cf              wire.Core
-	xInner          wire.Nested[*Outer_Inner]
-	xInners         wire.MessageList[*Outer_Inner]
-	xBlob           wire.Nested[*other.Blob]
-	xBlobs          wire.MessageList[*other.Blob]
+	cf              wireimpl.Core
+	xInner          wireimpl.Nested[*Outer_Inner]
+	xInners         wireimpl.MessageList[*Outer_Inner]
+	xBlob           wireimpl.Nested[*other.Blob]
+	xBlobs          wireimpl.MessageList[*other.Blob]
 	xLevel          other.Level
 	xSnakeCaseField uint32
 	xState          Outer_Inner_State
-	xLevels         wire.ScalarList[int32]
+	xLevels         wireimpl.ScalarList[int32]
 }
 
-var outerType = wire.NewType[Outer]()
+var outerType = wireimpl.NewType[Outer]()
 
 // NewOuter returns an empty Outer in a; it and everything it holds are valid
 // until a.Reset.
 func NewOuter(a *wire.Arena) *Outer {
-	x := outerType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := outerType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -1584,7 +1600,7 @@ func (x *Outer) GetInner() (*Outer_Inner, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xInner.Get(x.cf.Arena(), NewOuter_Inner)
+	return x.xInner.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Outer_Inner { return NewOuter_Inner((*wire.Arena)(a)) })
 }
 
 // HasInner reports whether field inner = 1 is set.
@@ -1597,7 +1613,7 @@ func (x *Outer) SetInner(v *Outer_Inner) {
 
 // InitInner sets field inner = 1 to a new empty message and returns it.
 func (x *Outer) InitInner() *Outer_Inner {
-	v := NewOuter_Inner(x.cf.Arena())
+	v := NewOuter_Inner((*wire.Arena)(x.cf.Arena()))
 	x.xInner.Set(v)
 	return v
 }
@@ -1607,13 +1623,13 @@ func (x *Outer) ClearInner() { x.xInner.Clear() }
 
 // GetInners returns the list inners = 2 (decoding it on first access).
 func (x *Outer) GetInners() (*wire.MessageList[*Outer_Inner], error) {
-	return &x.xInners, x.xInners.Load(x.cf.Arena(), NewOuter_Inner)
+	return (*wire.MessageList[*Outer_Inner])(&x.xInners), x.xInners.Load(x.cf.Arena(), func(a *wireimpl.Arena) *Outer_Inner { return NewOuter_Inner((*wire.Arena)(a)) })
 }
 
 // InitInners empties the list inners = 2, reserves room for n elements, and returns it.
 func (x *Outer) InitInners(n int) *wire.MessageList[*Outer_Inner] {
 	x.xInners.Init(x.cf.Arena(), n)
-	return &x.xInners
+	return (*wire.MessageList[*Outer_Inner])(&x.xInners)
 }
 
 // HasInners reports whether the list inners = 2 is not empty.
@@ -1628,7 +1644,7 @@ func (x *Outer) GetBlob() (*other.Blob, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xBlob.Get(x.cf.Arena(), other.NewBlob)
+	return x.xBlob.Get(x.cf.Arena(), func(a *wireimpl.Arena) *other.Blob { return other.NewBlob((*wire.Arena)(a)) })
 }
 
 // HasBlob reports whether field blob = 3 is set.
@@ -1641,7 +1657,7 @@ func (x *Outer) SetBlob(v *other.Blob) {
 
 // InitBlob sets field blob = 3 to a new empty message and returns it.
 func (x *Outer) InitBlob() *other.Blob {
-	v := other.NewBlob(x.cf.Arena())
+	v := other.NewBlob((*wire.Arena)(x.cf.Arena()))
 	x.xBlob.Set(v)
 	return v
 }
@@ -1651,13 +1667,13 @@ func (x *Outer) ClearBlob() { x.xBlob.Clear() }
 
 // GetBlobs returns the list blobs = 4 (decoding it on first access).
 func (x *Outer) GetBlobs() (*wire.MessageList[*other.Blob], error) {
-	return &x.xBlobs, x.xBlobs.Load(x.cf.Arena(), other.NewBlob)
+	return (*wire.MessageList[*other.Blob])(&x.xBlobs), x.xBlobs.Load(x.cf.Arena(), func(a *wireimpl.Arena) *other.Blob { return other.NewBlob((*wire.Arena)(a)) })
 }
 
 // InitBlobs empties the list blobs = 4, reserves room for n elements, and returns it.
 func (x *Outer) InitBlobs(n int) *wire.MessageList[*other.Blob] {
 	x.xBlobs.Init(x.cf.Arena(), n)
-	return &x.xBlobs
+	return (*wire.MessageList[*other.Blob])(&x.xBlobs)
 }
 
 // HasBlobs reports whether the list blobs = 4 is not empty.
@@ -1705,13 +1721,13 @@ func (x *Outer) ClearState() { x.xState = 0 }
 // GetLevels returns the list levels = 1001 (decoding it on first access).
 // Elements are values of the enum gentest.other.Level, stored as int32.
 func (x *Outer) GetLevels() (*wire.ScalarList[int32], error) {
-	return &x.xLevels, x.xLevels.Load(x.cf.Arena())
+	return (*wire.ScalarList[int32])(&x.xLevels), x.xLevels.Load(x.cf.Arena())
 }
 
 // InitLevels empties the list levels = 1001, reserves room for n elements, and returns it.
 func (x *Outer) InitLevels(n int) *wire.ScalarList[int32] {
 	x.xLevels.Init(x.cf.Arena(), n)
-	return &x.xLevels
+	return (*wire.ScalarList[int32])(&x.xLevels)
 }
 
 // HasLevels reports whether the list levels = 1001 is not empty.
@@ -1726,12 +1742,12 @@ func (x *Outer) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Outer) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1761,17 +1777,17 @@ func (x *Outer) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Outer) WireCore() *wire.Core { return &x.cf }
+func (x *Outer) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Outer) WireSizes(s *wire.Sizer) {
+func (x *Outer) WireSizes(s *wireimpl.Sizer) {
 	var bm [32]uint32
 	if x.xInner.Present() {
 		if s.Enter() {
 			v := x.xInner.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xInner.Get(s.Arena(), NewOuter_Inner)
+				v, err = x.xInner.Get(s.Arena(), func(a *wireimpl.Arena) *Outer_Inner { return NewOuter_Inner((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -1783,7 +1799,7 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 		s.Leave()
 	}
 	if l := &x.xInners; l.Len() != 0 {
-		if err := l.Load(s.Arena(), NewOuter_Inner); err != nil {
+		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Outer_Inner { return NewOuter_Inner((*wire.Arena)(a)) }); err != nil {
 			s.Fail(err)
 		} else if s.Enter() {
 			bm[0] |= 0x2
@@ -1801,7 +1817,7 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 			v := x.xBlob.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xBlob.Get(s.Arena(), other.NewBlob)
+				v, err = x.xBlob.Get(s.Arena(), func(a *wireimpl.Arena) *other.Blob { return other.NewBlob((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -1813,7 +1829,7 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 		s.Leave()
 	}
 	if l := &x.xBlobs; l.Len() != 0 {
-		if err := l.Load(s.Arena(), other.NewBlob); err != nil {
+		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *other.Blob { return other.NewBlob((*wire.Arena)(a)) }); err != nil {
 			s.Fail(err)
 		} else if s.Enter() {
 			bm[0] |= 0x8
@@ -1835,14 +1851,14 @@ func (x *Outer) WireSizes(s *wire.Sizer) {
 	if x.xState != 0 {
 		bm[31] |= 0x80
 	}
-	if wire.SizedScalars(s, &x.xLevels) {
+	if wireimpl.SizedScalars(s, &x.xLevels) {
 		bm[31] |= 0x100
 	}
 	s.FixedBitmap(&x.cf, bm[:])
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Outer) WireEncode(e *wire.Encoder) {
+func (x *Outer) WireEncode(e *wireimpl.Encoder) {
 	var bm [32]uint32
 	if x.xInner.Present() {
 		bm[0] |= 0x1
@@ -1875,14 +1891,14 @@ func (x *Outer) WireEncode(e *wire.Encoder) {
 			e.CloseMessage(at, start)
 		}
 	}
-	wire.EncodeMessages(e, 2, &x.xInners)
+	wireimpl.EncodeMessages(e, 2, &x.xInners)
 	if v := x.xBlob.Loaded(); v != nil {
 		if at, start := e.OpenMessage(); at >= 0 {
 			v.WireEncode(e)
 			e.CloseMessage(at, start)
 		}
 	}
-	wire.EncodeMessages(e, 4, &x.xBlobs)
+	wireimpl.EncodeMessages(e, 4, &x.xBlobs)
 	if x.xLevel != 0 {
 		e.PutU64(uint64(int64(x.xLevel)))
 	}
@@ -1892,12 +1908,12 @@ func (x *Outer) WireEncode(e *wire.Encoder) {
 	if x.xState != 0 {
 		e.PutU64(uint64(int64(x.xState)))
 	}
-	wire.EncodeScalars(e, 1001, &x.xLevels)
+	wireimpl.EncodeScalars(e, 1001, &x.xLevels)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Outer) WireDecode(d *wire.Decoder) {
+func (x *Outer) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	b3 := d.Word(3)
 	b31 := d.Word(31)
@@ -1936,7 +1952,7 @@ func (x *Outer) WireDecode(d *wire.Decoder) {
 	p31 := q
 	x.xInner.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
-		v := NewOuter_Inner(d.Arena())
+		v := NewOuter_Inner((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -1944,10 +1960,10 @@ func (x *Outer) WireDecode(d *wire.Decoder) {
 		d.Leave(mk)
 		x.xInner.Set(v)
 	}
-	wire.DecodeMessages(d, 2, &x.xInners)
+	wireimpl.DecodeMessages(d, 2, &x.xInners)
 	x.xBlob.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x4, 0), 3); ok {
-		v := other.NewBlob(d.Arena())
+		v := other.NewBlob((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -1955,11 +1971,11 @@ func (x *Outer) WireDecode(d *wire.Decoder) {
 		d.Leave(mk)
 		x.xBlob.Set(v)
 	}
-	wire.DecodeMessages(d, 4, &x.xBlobs)
+	wireimpl.DecodeMessages(d, 4, &x.xBlobs)
 	x.xLevel = other.Level(int32(d.U64At(d.Ent(b0, 0x10, 0))))
 	x.xSnakeCaseField = uint32(d.U64At(d.Ent(b3, 0x8, p3)))
 	x.xState = Outer_Inner_State(int32(d.U64At(d.Ent(b31, 0x80, p31))))
-	wire.DecodeScalars(d, 1001, &x.xLevels)
+	wireimpl.DecodeScalars(d, 1001, &x.xLevels)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1968,16 +1984,16 @@ func (x *Outer) Equal(y *Outer) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetInner, y.GetInner); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetInner, y.GetInner); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetInners, y.GetInners); !ok || !l.Equal(m, (*Outer_Inner).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetInners, y.GetInners); !ok || !l.Equal(m, (*Outer_Inner).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetBlob, y.GetBlob); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetBlob, y.GetBlob); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetBlobs, y.GetBlobs); !ok || !l.Equal(m, (*other.Blob).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetBlobs, y.GetBlobs); !ok || !l.Equal(m, (*other.Blob).Equal) {
 		return false
 	}
 	if x.xLevel != y.xLevel {
@@ -1989,7 +2005,7 @@ func (x *Outer) Equal(y *Outer) bool {
 	if x.xState != y.xState {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetLevels, y.GetLevels); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetLevels, y.GetLevels); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -1997,7 +2013,7 @@ func (x *Outer) Equal(y *Outer) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Outer) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Outer")
 	if x.HasInner() {
 		if v, err := x.GetInner(); err != nil {
@@ -2007,10 +2023,10 @@ func (x *Outer) String() string {
 		}
 	}
 	if x.HasInners() {
-		if l, err := x.GetInners(); err != nil {
+		if _, err := x.GetInners(); err != nil {
 			t.Err("inners", err)
 		} else {
-			wire.TextMessages(&t, "inners", l)
+			wireimpl.TextMessages(&t, "inners", &x.xInners)
 		}
 	}
 	if x.HasBlob() {
@@ -2021,10 +2037,10 @@ func (x *Outer) String() string {
 		}
 	}
 	if x.HasBlobs() {
-		if l, err := x.GetBlobs(); err != nil {
+		if _, err := x.GetBlobs(); err != nil {
 			t.Err("blobs", err)
 		} else {
-			wire.TextMessages(&t, "blobs", l)
+			wireimpl.TextMessages(&t, "blobs", &x.xBlobs)
 		}
 	}
 	if x.xLevel != 0 {
@@ -2037,10 +2053,10 @@ func (x *Outer) String() string {
 		t.Enum("state", int32(x.xState), x.xState.String())
 	}
 	if x.HasLevels() {
-		if l, err := x.GetLevels(); err != nil {
+		if _, err := x.GetLevels(); err != nil {
 			t.Err("levels", err)
 		} else {
-			wire.TextScalars(&t, "levels", l)
+			wireimpl.TextScalars(&t, "levels", &x.xLevels)
 		}
 	}
 	return t.End()
@@ -2057,18 +2073,19 @@ func (x *Outer) Clone(a *wire.Arena) (*Outer, error) {
 //
 // Inner is a nested message.
 type Outer_Inner struct {
-	cf       wire.Core
+	cf       wireimpl.Core
 	xState   Outer_Inner_State
-	xPayload wire.Bytes
+	xPayload wireimpl.Bytes
 }
 
-var outer_InnerType = wire.NewType[Outer_Inner]()
+var outer_InnerType = wireimpl.NewType[Outer_Inner]()
 
 // NewOuter_Inner returns an empty Outer_Inner in a; it and everything it holds are valid
 // until a.Reset.
 func NewOuter_Inner(a *wire.Arena) *Outer_Inner {
-	x := outer_InnerType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := outer_InnerType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -2114,12 +2131,12 @@ func (x *Outer_Inner) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Outer_Inner) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -2149,10 +2166,10 @@ func (x *Outer_Inner) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Outer_Inner) WireCore() *wire.Core { return &x.cf }
+func (x *Outer_Inner) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Outer_Inner) WireSizes(s *wire.Sizer) {
+func (x *Outer_Inner) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xState != 0 {
 		b0 |= 0x1
@@ -2165,7 +2182,7 @@ func (x *Outer_Inner) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Outer_Inner) WireEncode(e *wire.Encoder) {
+func (x *Outer_Inner) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xState != 0 {
 		b0 |= 0x1
@@ -2184,7 +2201,7 @@ func (x *Outer_Inner) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Outer_Inner) WireDecode(d *wire.Decoder) {
+func (x *Outer_Inner) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xState = Outer_Inner_State(int32(d.U64At(d.Ent(b0, 0x1, 0))))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xPayload)
@@ -2207,7 +2224,7 @@ func (x *Outer_Inner) Equal(y *Outer_Inner) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Outer_Inner) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Outer_Inner")
 	if x.xState != 0 {
 		t.Enum("state", int32(x.xState), x.xState.String())
@@ -2251,19 +2268,20 @@ func (v Outer_Inner_State) String() string {
 //
 // Tree is recursive: a binary tree with bytes leaves.
 type Tree struct {
-	cf     wire.Core
-	xLeft  wire.Nested[*Tree]
-	xRight wire.Nested[*Tree]
-	xLeaf  wire.Bytes
+	cf     wireimpl.Core
+	xLeft  wireimpl.Nested[*Tree]
+	xRight wireimpl.Nested[*Tree]
+	xLeaf  wireimpl.Bytes
 }
 
-var treeType = wire.NewType[Tree]()
+var treeType = wireimpl.NewType[Tree]()
 
 // NewTree returns an empty Tree in a; it and everything it holds are valid
 // until a.Reset.
 func NewTree(a *wire.Arena) *Tree {
-	x := treeType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := treeType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -2273,7 +2291,7 @@ func (x *Tree) GetLeft() (*Tree, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xLeft.Get(x.cf.Arena(), NewTree)
+	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
 }
 
 // HasLeft reports whether field left = 1 is set.
@@ -2286,7 +2304,7 @@ func (x *Tree) SetLeft(v *Tree) {
 
 // InitLeft sets field left = 1 to a new empty message and returns it.
 func (x *Tree) InitLeft() *Tree {
-	v := NewTree(x.cf.Arena())
+	v := NewTree((*wire.Arena)(x.cf.Arena()))
 	x.xLeft.Set(v)
 	return v
 }
@@ -2300,7 +2318,7 @@ func (x *Tree) GetRight() (*Tree, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xRight.Get(x.cf.Arena(), NewTree)
+	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
 }
 
 // HasRight reports whether field right = 2 is set.
@@ -2313,7 +2331,7 @@ func (x *Tree) SetRight(v *Tree) {
 
 // InitRight sets field right = 2 to a new empty message and returns it.
 func (x *Tree) InitRight() *Tree {
-	v := NewTree(x.cf.Arena())
+	v := NewTree((*wire.Arena)(x.cf.Arena()))
 	x.xRight.Set(v)
 	return v
 }
@@ -2351,12 +2369,12 @@ func (x *Tree) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Tree) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -2386,17 +2404,17 @@ func (x *Tree) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Tree) WireCore() *wire.Core { return &x.cf }
+func (x *Tree) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Tree) WireSizes(s *wire.Sizer) {
+func (x *Tree) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
 			v := x.xLeft.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xLeft.Get(s.Arena(), NewTree)
+				v, err = x.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -2412,7 +2430,7 @@ func (x *Tree) WireSizes(s *wire.Sizer) {
 			v := x.xRight.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xRight.Get(s.Arena(), NewTree)
+				v, err = x.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -2431,7 +2449,7 @@ func (x *Tree) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Tree) WireEncode(e *wire.Encoder) {
+func (x *Tree) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xLeft.Present() {
 		b0 |= 0x1
@@ -2462,11 +2480,11 @@ func (x *Tree) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Tree) WireDecode(d *wire.Decoder) {
+func (x *Tree) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xLeft.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
-		v := NewTree(d.Arena())
+		v := NewTree((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -2476,7 +2494,7 @@ func (x *Tree) WireDecode(d *wire.Decoder) {
 	}
 	x.xRight.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
-		v := NewTree(d.Arena())
+		v := NewTree((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -2493,10 +2511,10 @@ func (x *Tree) Equal(y *Tree) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetLeft, y.GetLeft); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRight, y.GetRight); !ok || !l.Equal(m) {
 		return false
 	}
 	if !x.xLeaf.Equal(&y.xLeaf) {
@@ -2507,7 +2525,7 @@ func (x *Tree) Equal(y *Tree) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Tree) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Tree")
 	if x.HasLeft() {
 		if v, err := x.GetLeft(); err != nil {
@@ -2540,16 +2558,17 @@ func (x *Tree) Clone(a *wire.Arena) (*Tree, error) {
 //
 // Empty has no fields.
 type Empty struct {
-	cf wire.Core
+	cf wireimpl.Core
 }
 
-var emptyType = wire.NewType[Empty]()
+var emptyType = wireimpl.NewType[Empty]()
 
 // NewEmpty returns an empty Empty in a; it and everything it holds are valid
 // until a.Reset.
 func NewEmpty(a *wire.Arena) *Empty {
-	x := emptyType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := emptyType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -2559,12 +2578,12 @@ func (x *Empty) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Empty) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -2594,23 +2613,23 @@ func (x *Empty) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Empty) WireCore() *wire.Core { return &x.cf }
+func (x *Empty) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Empty) WireSizes(s *wire.Sizer) {
+func (x *Empty) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	s.Fixed1(&x.cf, b0)
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Empty) WireEncode(e *wire.Encoder) {
+func (x *Empty) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	mk := e.Begin1(b0)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Empty) WireDecode(d *wire.Decoder) {
+func (x *Empty) WireDecode(d *wireimpl.Decoder) {
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2624,7 +2643,7 @@ func (x *Empty) Equal(y *Empty) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Empty) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Empty")
 	return t.End()
 }
@@ -2641,20 +2660,21 @@ func (x *Empty) Clone(a *wire.Arena) (*Empty, error) {
 // Wide has a field number above 1024 (more than wire.FastMaxWords bitmap
 // words): the generator keeps the per-field hooks for it.
 type Wide struct {
-	cf       wire.Core
+	cf       wireimpl.Core
 	xId      int32
-	xNames   wire.StringList
-	xPayload wire.Bytes
-	xTree    wire.Nested[*Tree]
+	xNames   wireimpl.StringList
+	xPayload wireimpl.Bytes
+	xTree    wireimpl.Nested[*Tree]
 }
 
-var wideType = wire.NewType[Wide]()
+var wideType = wireimpl.NewType[Wide]()
 
 // NewWide returns an empty Wide in a; it and everything it holds are valid
 // until a.Reset.
 func NewWide(a *wire.Arena) *Wide {
-	x := wideType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := wideType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -2671,12 +2691,14 @@ func (x *Wide) SetId(v int32) { x.xId = v }
 func (x *Wide) ClearId() { x.xId = 0 }
 
 // GetNames returns the list names = 40 (decoding it on first access).
-func (x *Wide) GetNames() (*wire.StringList, error) { return &x.xNames, x.xNames.Load(x.cf.Arena()) }
+func (x *Wide) GetNames() (*wire.StringList, error) {
+	return (*wire.StringList)(&x.xNames), x.xNames.Load(x.cf.Arena())
+}
 
 // InitNames empties the list names = 40, reserves room for n elements, and returns it.
 func (x *Wide) InitNames(n int) *wire.StringList {
 	x.xNames.Init(x.cf.Arena(), n)
-	return &x.xNames
+	return (*wire.StringList)(&x.xNames)
 }
 
 // HasNames reports whether the list names = 40 is not empty.
@@ -2710,7 +2732,9 @@ func (x *Wide) ClearPayload() {
 }
 
 // GetTree returns field tree = 2001 (nil when absent), decoding it on first access.
-func (x *Wide) GetTree() (*Tree, error) { return x.xTree.Get(x.cf.Arena(), NewTree) }
+func (x *Wide) GetTree() (*Tree, error) {
+	return x.xTree.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
+}
 
 // HasTree reports whether field tree = 2001 is set.
 func (x *Wide) HasTree() bool { return x.xTree.Present() }
@@ -2722,7 +2746,7 @@ func (x *Wide) SetTree(v *Tree) {
 
 // InitTree sets field tree = 2001 to a new empty message and returns it.
 func (x *Wide) InitTree() *Tree {
-	v := NewTree(x.cf.Arena())
+	v := NewTree((*wire.Arena)(x.cf.Arena()))
 	x.xTree.Set(v)
 	return v
 }
@@ -2736,12 +2760,12 @@ func (x *Wide) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Wide) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -2771,20 +2795,20 @@ func (x *Wide) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Wide) WireCore() *wire.Core { return &x.cf }
+func (x *Wide) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg.
-func (x *Wide) WireSizes(s *wire.Sizer) {
+func (x *Wide) WireSizes(s *wireimpl.Sizer) {
 	mk := s.Begin()
 	s.Scalar(1, x.xId != 0)
 	s.StringList(40, &x.xNames)
 	s.Bytes(2000, &x.xPayload, x.xPayload.Len() != 0)
-	wire.SizeMessage(s, 2001, &x.xTree, NewTree)
+	wireimpl.SizeMessage(s, 2001, &x.xTree, func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
 	s.End(&x.cf, mk)
 }
 
 // WireEncode implements wire.Msg.
-func (x *Wide) WireEncode(e *wire.Encoder) {
+func (x *Wide) WireEncode(e *wireimpl.Encoder) {
 	mk := e.Begin(&x.cf)
 	if x.xId != 0 {
 		e.Int32(1, x.xId)
@@ -2793,16 +2817,16 @@ func (x *Wide) WireEncode(e *wire.Encoder) {
 	if x.xPayload.Len() != 0 {
 		e.Bytes(2000, &x.xPayload)
 	}
-	wire.EncodeMessage(e, 2001, &x.xTree)
+	wireimpl.EncodeMessage(e, 2001, &x.xTree)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg.
-func (x *Wide) WireDecode(d *wire.Decoder) {
+func (x *Wide) WireDecode(d *wireimpl.Decoder) {
 	x.xId = d.Int32(1)
 	d.StringList(40, &x.xNames)
 	d.Bytes(2000, &x.xPayload)
-	wire.DecodeMessage(d, 2001, &x.xTree)
+	wireimpl.DecodeMessage(d, 2001, &x.xTree)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2814,13 +2838,13 @@ func (x *Wide) Equal(y *Wide) bool {
 	if x.xId != y.xId {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetNames, y.GetNames); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetNames, y.GetNames); !ok || !l.Equal(m) {
 		return false
 	}
 	if !x.xPayload.Equal(&y.xPayload) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetTree, y.GetTree); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetTree, y.GetTree); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -2828,16 +2852,16 @@ func (x *Wide) Equal(y *Wide) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Wide) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Wide")
 	if x.xId != 0 {
 		t.Int("id", int64(x.xId))
 	}
 	if x.HasNames() {
-		if l, err := x.GetNames(); err != nil {
+		if _, err := x.GetNames(); err != nil {
 			t.Err("names", err)
 		} else {
-			t.StringList("names", l)
+			t.StringList("names", &x.xNames)
 		}
 	}
 	if x.xPayload.Len() != 0 {

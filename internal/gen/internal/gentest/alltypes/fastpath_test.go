@@ -331,7 +331,7 @@ func TestFastPathUseAfterResetNested(t *testing.T) {
 func TestFastPathUseAfterResetLazy(t *testing.T) {
 	src := alltypes.NewOuter(wire.NewArena())
 	src.InitInner().SetPayload([]byte("p"))
-	src.InitInners(1).Append(alltypes.NewOuter_Inner(src.WireCore().Arena()))
+	src.InitInners(1).Append(alltypes.NewOuter_Inner((*wire.Arena)(src.WireCore().Arena())))
 	src.InitLevels(1).Append(2)
 	flat := flatten(t, src)
 	cases := []struct {

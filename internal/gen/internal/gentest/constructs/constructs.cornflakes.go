@@ -8,8 +8,16 @@ import (
 	"strconv"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
 	"github.com/cornflakes-go/cornflakes/wkt"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // Kind is the enum gentest.constructs.Kind.
@@ -41,40 +49,40 @@ func (v Kind) String() string {
 //
 // Item uses every construct.
 type Item struct {
-	cf          wire.Core
+	cf          wireimpl.Core
 	xI32        int32
-	xName       wire.String
-	xBlob       wire.Bytes
-	xChild      wire.Nested[*Item]
+	xName       wireimpl.String
+	xBlob       wireimpl.Bytes
+	xChild      wireimpl.Nested[*Item]
 	xKind       Kind
 	xDbl        float64
-	xByBool     wire.MessageList[*Item_ByBoolEntry]
-	xByI32      wire.MessageList[*Item_ByI32Entry]
-	xByI64      wire.MessageList[*Item_ByI64Entry]
-	xByU32      wire.MessageList[*Item_ByU32Entry]
-	xByU64      wire.MessageList[*Item_ByU64Entry]
-	xByS32      wire.MessageList[*Item_ByS32Entry]
-	xByS64      wire.MessageList[*Item_ByS64Entry]
-	xByF32      wire.MessageList[*Item_ByF32Entry]
-	xByF64      wire.MessageList[*Item_ByF64Entry]
-	xBySf32     wire.MessageList[*Item_BySf32Entry]
-	xBySf64     wire.MessageList[*Item_BySf64Entry]
-	xByStr      wire.MessageList[*Item_ByStrEntry]
-	xItems      wire.MessageList[*Item_ItemsEntry]
-	xAt         wire.Nested[*wkt.Timestamp]
-	xTook       wire.Nested[*wkt.Duration]
-	xNothing    wire.Nested[*wkt.Empty]
-	xMaybe      wire.Nested[*wkt.Int64Value]
-	xLabel      wire.Nested[*wkt.StringValue]
-	xMeta       wire.Nested[*wkt.Struct]
-	xExtra      wire.Nested[*wkt.Any]
-	xRaw        wire.Nested[*wkt.BytesValue]
+	xByBool     wireimpl.MessageList[*Item_ByBoolEntry]
+	xByI32      wireimpl.MessageList[*Item_ByI32Entry]
+	xByI64      wireimpl.MessageList[*Item_ByI64Entry]
+	xByU32      wireimpl.MessageList[*Item_ByU32Entry]
+	xByU64      wireimpl.MessageList[*Item_ByU64Entry]
+	xByS32      wireimpl.MessageList[*Item_ByS32Entry]
+	xByS64      wireimpl.MessageList[*Item_ByS64Entry]
+	xByF32      wireimpl.MessageList[*Item_ByF32Entry]
+	xByF64      wireimpl.MessageList[*Item_ByF64Entry]
+	xBySf32     wireimpl.MessageList[*Item_BySf32Entry]
+	xBySf64     wireimpl.MessageList[*Item_BySf64Entry]
+	xByStr      wireimpl.MessageList[*Item_ByStrEntry]
+	xItems      wireimpl.MessageList[*Item_ItemsEntry]
+	xAt         wireimpl.Nested[*wkt.Timestamp]
+	xTook       wireimpl.Nested[*wkt.Duration]
+	xNothing    wireimpl.Nested[*wkt.Empty]
+	xMaybe      wireimpl.Nested[*wkt.Int64Value]
+	xLabel      wireimpl.Nested[*wkt.StringValue]
+	xMeta       wireimpl.Nested[*wkt.Struct]
+	xExtra      wireimpl.Nested[*wkt.Any]
+	xRaw        wireimpl.Nested[*wkt.BytesValue]
 	xU          uint64
-	xS          wire.String
-	xKids       wire.MessageList[*Item]
-	xSparse     wire.Nested[*Sparse]
-	xSparses    wire.MessageList[*Sparse]
-	xArrays     wire.Nested[*Arrays]
+	xS          wireimpl.String
+	xKids       wireimpl.MessageList[*Item]
+	xSparse     wireimpl.Nested[*Sparse]
+	xSparses    wireimpl.MessageList[*Sparse]
+	xArrays     wireimpl.Nested[*Arrays]
 	xFar        int64
 	cfMapByBool bool // key order checked (wire.LoadMap)
 	cfMapByI32  bool // key order checked (wire.LoadMap)
@@ -91,13 +99,14 @@ type Item struct {
 	cfMapItems  bool // key order checked (wire.LoadMap)
 }
 
-var itemType = wire.NewType[Item]()
+var itemType = wireimpl.NewType[Item]()
 
 // NewItem returns an empty Item in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem(a *wire.Arena) *Item {
-	x := itemType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := itemType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -189,7 +198,9 @@ func (x *Item) ClearBlob() {
 }
 
 // GetChild returns field child = 4 (nil when absent), decoding it on first access.
-func (x *Item) GetChild() (*Item, error) { return x.xChild.Get(x.cf.Arena(), NewItem) }
+func (x *Item) GetChild() (*Item, error) {
+	return x.xChild.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Item { return NewItem((*wire.Arena)(a)) })
+}
 
 // HasChild reports whether field child = 4 is set.
 func (x *Item) HasChild() bool { return x.xChild.Present() }
@@ -202,7 +213,7 @@ func (x *Item) SetChild(v *Item) {
 
 // InitChild sets field child = 4 to a new empty message and returns it.
 func (x *Item) InitChild() *Item {
-	v := NewItem(x.cf.Arena())
+	v := NewItem((*wire.Arena)(x.cf.Arena()))
 	x.xChild.Set(v)
 	x.clearChoiceExcept(4)
 	return v
@@ -252,7 +263,7 @@ func (x *Item) ClearDbl() {
 // GetByBool returns the map by_bool = 10 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByBool() (Item_ByBoolMap, error) {
-	l, err := wire.LoadMap[bool, *Item_ByBoolEntry](x.cf.Arena(), &x.xByBool, NewItem_ByBoolEntry, &x.cfMapByBool)
+	l, err := wireimpl.LoadMap[bool, *Item_ByBoolEntry](x.cf.Arena(), &x.xByBool, func(a *wireimpl.Arena) *Item_ByBoolEntry { return NewItem_ByBoolEntry((*wire.Arena)(a)) }, &x.cfMapByBool)
 	return Item_ByBoolMap{l}, err
 }
 
@@ -269,7 +280,7 @@ func (x *Item) ClearByBool() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_ByBoolMap struct {
-	m wire.Map[bool, *Item_ByBoolEntry]
+	m wireimpl.Map[bool, *Item_ByBoolEntry]
 }
 
 // Len returns the number of entries.
@@ -285,7 +296,9 @@ func (m Item_ByBoolMap) Entry(k bool) *Item_ByBoolEntry { return m.m.Entry(k) }
 func (m Item_ByBoolMap) Delete(k bool) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_ByBoolMap) List() *wire.MessageList[*Item_ByBoolEntry] { return m.m.List() }
+func (m Item_ByBoolMap) List() *wire.MessageList[*Item_ByBoolEntry] {
+	return (*wire.MessageList[*Item_ByBoolEntry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_ByBoolMap) Equal(o Item_ByBoolMap, eq func(*Item_ByBoolEntry, *Item_ByBoolEntry) bool) bool {
@@ -308,7 +321,7 @@ func (m Item_ByBoolMap) Set(k bool, v int32) { m.m.Entry(k).SetValue(v) }
 // GetByI32 returns the map by_i32 = 11 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByI32() (Item_ByI32Map, error) {
-	l, err := wire.LoadMap[int32, *Item_ByI32Entry](x.cf.Arena(), &x.xByI32, NewItem_ByI32Entry, &x.cfMapByI32)
+	l, err := wireimpl.LoadMap[int32, *Item_ByI32Entry](x.cf.Arena(), &x.xByI32, func(a *wireimpl.Arena) *Item_ByI32Entry { return NewItem_ByI32Entry((*wire.Arena)(a)) }, &x.cfMapByI32)
 	return Item_ByI32Map{l}, err
 }
 
@@ -325,7 +338,7 @@ func (x *Item) ClearByI32() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_ByI32Map struct {
-	m wire.Map[int32, *Item_ByI32Entry]
+	m wireimpl.Map[int32, *Item_ByI32Entry]
 }
 
 // Len returns the number of entries.
@@ -341,7 +354,9 @@ func (m Item_ByI32Map) Entry(k int32) *Item_ByI32Entry { return m.m.Entry(k) }
 func (m Item_ByI32Map) Delete(k int32) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_ByI32Map) List() *wire.MessageList[*Item_ByI32Entry] { return m.m.List() }
+func (m Item_ByI32Map) List() *wire.MessageList[*Item_ByI32Entry] {
+	return (*wire.MessageList[*Item_ByI32Entry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_ByI32Map) Equal(o Item_ByI32Map, eq func(*Item_ByI32Entry, *Item_ByI32Entry) bool) bool {
@@ -370,7 +385,7 @@ func (m Item_ByI32Map) SetBuf(k int32, b mem.Buf) { m.m.Entry(k).SetValueBuf(b) 
 // GetByI64 returns the map by_i64 = 12 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByI64() (Item_ByI64Map, error) {
-	l, err := wire.LoadMap[int64, *Item_ByI64Entry](x.cf.Arena(), &x.xByI64, NewItem_ByI64Entry, &x.cfMapByI64)
+	l, err := wireimpl.LoadMap[int64, *Item_ByI64Entry](x.cf.Arena(), &x.xByI64, func(a *wireimpl.Arena) *Item_ByI64Entry { return NewItem_ByI64Entry((*wire.Arena)(a)) }, &x.cfMapByI64)
 	return Item_ByI64Map{l}, err
 }
 
@@ -387,7 +402,7 @@ func (x *Item) ClearByI64() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_ByI64Map struct {
-	m wire.Map[int64, *Item_ByI64Entry]
+	m wireimpl.Map[int64, *Item_ByI64Entry]
 }
 
 // Len returns the number of entries.
@@ -403,7 +418,9 @@ func (m Item_ByI64Map) Entry(k int64) *Item_ByI64Entry { return m.m.Entry(k) }
 func (m Item_ByI64Map) Delete(k int64) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_ByI64Map) List() *wire.MessageList[*Item_ByI64Entry] { return m.m.List() }
+func (m Item_ByI64Map) List() *wire.MessageList[*Item_ByI64Entry] {
+	return (*wire.MessageList[*Item_ByI64Entry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_ByI64Map) Equal(o Item_ByI64Map, eq func(*Item_ByI64Entry, *Item_ByI64Entry) bool) bool {
@@ -430,7 +447,7 @@ func (m Item_ByI64Map) SetBuf(k int64, b mem.Buf) { m.m.Entry(k).SetValueBuf(b) 
 // GetByU32 returns the map by_u32 = 13 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByU32() (Item_ByU32Map, error) {
-	l, err := wire.LoadMap[uint32, *Item_ByU32Entry](x.cf.Arena(), &x.xByU32, NewItem_ByU32Entry, &x.cfMapByU32)
+	l, err := wireimpl.LoadMap[uint32, *Item_ByU32Entry](x.cf.Arena(), &x.xByU32, func(a *wireimpl.Arena) *Item_ByU32Entry { return NewItem_ByU32Entry((*wire.Arena)(a)) }, &x.cfMapByU32)
 	return Item_ByU32Map{l}, err
 }
 
@@ -447,7 +464,7 @@ func (x *Item) ClearByU32() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_ByU32Map struct {
-	m wire.Map[uint32, *Item_ByU32Entry]
+	m wireimpl.Map[uint32, *Item_ByU32Entry]
 }
 
 // Len returns the number of entries.
@@ -463,7 +480,9 @@ func (m Item_ByU32Map) Entry(k uint32) *Item_ByU32Entry { return m.m.Entry(k) }
 func (m Item_ByU32Map) Delete(k uint32) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_ByU32Map) List() *wire.MessageList[*Item_ByU32Entry] { return m.m.List() }
+func (m Item_ByU32Map) List() *wire.MessageList[*Item_ByU32Entry] {
+	return (*wire.MessageList[*Item_ByU32Entry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_ByU32Map) Equal(o Item_ByU32Map, eq func(*Item_ByU32Entry, *Item_ByU32Entry) bool) bool {
@@ -490,7 +509,7 @@ func (m Item_ByU32Map) Init(k uint32) *Item { return m.m.Entry(k).InitValue() }
 // GetByU64 returns the map by_u64 = 14 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByU64() (Item_ByU64Map, error) {
-	l, err := wire.LoadMap[uint64, *Item_ByU64Entry](x.cf.Arena(), &x.xByU64, NewItem_ByU64Entry, &x.cfMapByU64)
+	l, err := wireimpl.LoadMap[uint64, *Item_ByU64Entry](x.cf.Arena(), &x.xByU64, func(a *wireimpl.Arena) *Item_ByU64Entry { return NewItem_ByU64Entry((*wire.Arena)(a)) }, &x.cfMapByU64)
 	return Item_ByU64Map{l}, err
 }
 
@@ -507,7 +526,7 @@ func (x *Item) ClearByU64() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_ByU64Map struct {
-	m wire.Map[uint64, *Item_ByU64Entry]
+	m wireimpl.Map[uint64, *Item_ByU64Entry]
 }
 
 // Len returns the number of entries.
@@ -523,7 +542,9 @@ func (m Item_ByU64Map) Entry(k uint64) *Item_ByU64Entry { return m.m.Entry(k) }
 func (m Item_ByU64Map) Delete(k uint64) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_ByU64Map) List() *wire.MessageList[*Item_ByU64Entry] { return m.m.List() }
+func (m Item_ByU64Map) List() *wire.MessageList[*Item_ByU64Entry] {
+	return (*wire.MessageList[*Item_ByU64Entry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_ByU64Map) Equal(o Item_ByU64Map, eq func(*Item_ByU64Entry, *Item_ByU64Entry) bool) bool {
@@ -546,7 +567,7 @@ func (m Item_ByU64Map) Set(k uint64, v Kind) { m.m.Entry(k).SetValue(v) }
 // GetByS32 returns the map by_s32 = 15 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByS32() (Item_ByS32Map, error) {
-	l, err := wire.LoadMap[int32, *Item_ByS32Entry](x.cf.Arena(), &x.xByS32, NewItem_ByS32Entry, &x.cfMapByS32)
+	l, err := wireimpl.LoadMap[int32, *Item_ByS32Entry](x.cf.Arena(), &x.xByS32, func(a *wireimpl.Arena) *Item_ByS32Entry { return NewItem_ByS32Entry((*wire.Arena)(a)) }, &x.cfMapByS32)
 	return Item_ByS32Map{l}, err
 }
 
@@ -563,7 +584,7 @@ func (x *Item) ClearByS32() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_ByS32Map struct {
-	m wire.Map[int32, *Item_ByS32Entry]
+	m wireimpl.Map[int32, *Item_ByS32Entry]
 }
 
 // Len returns the number of entries.
@@ -579,7 +600,9 @@ func (m Item_ByS32Map) Entry(k int32) *Item_ByS32Entry { return m.m.Entry(k) }
 func (m Item_ByS32Map) Delete(k int32) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_ByS32Map) List() *wire.MessageList[*Item_ByS32Entry] { return m.m.List() }
+func (m Item_ByS32Map) List() *wire.MessageList[*Item_ByS32Entry] {
+	return (*wire.MessageList[*Item_ByS32Entry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_ByS32Map) Equal(o Item_ByS32Map, eq func(*Item_ByS32Entry, *Item_ByS32Entry) bool) bool {
@@ -602,7 +625,7 @@ func (m Item_ByS32Map) Set(k int32, v float64) { m.m.Entry(k).SetValue(v) }
 // GetByS64 returns the map by_s64 = 16 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByS64() (Item_ByS64Map, error) {
-	l, err := wire.LoadMap[int64, *Item_ByS64Entry](x.cf.Arena(), &x.xByS64, NewItem_ByS64Entry, &x.cfMapByS64)
+	l, err := wireimpl.LoadMap[int64, *Item_ByS64Entry](x.cf.Arena(), &x.xByS64, func(a *wireimpl.Arena) *Item_ByS64Entry { return NewItem_ByS64Entry((*wire.Arena)(a)) }, &x.cfMapByS64)
 	return Item_ByS64Map{l}, err
 }
 
@@ -619,7 +642,7 @@ func (x *Item) ClearByS64() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_ByS64Map struct {
-	m wire.Map[int64, *Item_ByS64Entry]
+	m wireimpl.Map[int64, *Item_ByS64Entry]
 }
 
 // Len returns the number of entries.
@@ -635,7 +658,9 @@ func (m Item_ByS64Map) Entry(k int64) *Item_ByS64Entry { return m.m.Entry(k) }
 func (m Item_ByS64Map) Delete(k int64) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_ByS64Map) List() *wire.MessageList[*Item_ByS64Entry] { return m.m.List() }
+func (m Item_ByS64Map) List() *wire.MessageList[*Item_ByS64Entry] {
+	return (*wire.MessageList[*Item_ByS64Entry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_ByS64Map) Equal(o Item_ByS64Map, eq func(*Item_ByS64Entry, *Item_ByS64Entry) bool) bool {
@@ -658,7 +683,7 @@ func (m Item_ByS64Map) Set(k int64, v float32) { m.m.Entry(k).SetValue(v) }
 // GetByF32 returns the map by_f32 = 17 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByF32() (Item_ByF32Map, error) {
-	l, err := wire.LoadMap[uint32, *Item_ByF32Entry](x.cf.Arena(), &x.xByF32, NewItem_ByF32Entry, &x.cfMapByF32)
+	l, err := wireimpl.LoadMap[uint32, *Item_ByF32Entry](x.cf.Arena(), &x.xByF32, func(a *wireimpl.Arena) *Item_ByF32Entry { return NewItem_ByF32Entry((*wire.Arena)(a)) }, &x.cfMapByF32)
 	return Item_ByF32Map{l}, err
 }
 
@@ -675,7 +700,7 @@ func (x *Item) ClearByF32() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_ByF32Map struct {
-	m wire.Map[uint32, *Item_ByF32Entry]
+	m wireimpl.Map[uint32, *Item_ByF32Entry]
 }
 
 // Len returns the number of entries.
@@ -691,7 +716,9 @@ func (m Item_ByF32Map) Entry(k uint32) *Item_ByF32Entry { return m.m.Entry(k) }
 func (m Item_ByF32Map) Delete(k uint32) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_ByF32Map) List() *wire.MessageList[*Item_ByF32Entry] { return m.m.List() }
+func (m Item_ByF32Map) List() *wire.MessageList[*Item_ByF32Entry] {
+	return (*wire.MessageList[*Item_ByF32Entry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_ByF32Map) Equal(o Item_ByF32Map, eq func(*Item_ByF32Entry, *Item_ByF32Entry) bool) bool {
@@ -714,7 +741,7 @@ func (m Item_ByF32Map) Set(k uint32, v uint64) { m.m.Entry(k).SetValue(v) }
 // GetByF64 returns the map by_f64 = 18 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByF64() (Item_ByF64Map, error) {
-	l, err := wire.LoadMap[uint64, *Item_ByF64Entry](x.cf.Arena(), &x.xByF64, NewItem_ByF64Entry, &x.cfMapByF64)
+	l, err := wireimpl.LoadMap[uint64, *Item_ByF64Entry](x.cf.Arena(), &x.xByF64, func(a *wireimpl.Arena) *Item_ByF64Entry { return NewItem_ByF64Entry((*wire.Arena)(a)) }, &x.cfMapByF64)
 	return Item_ByF64Map{l}, err
 }
 
@@ -731,7 +758,7 @@ func (x *Item) ClearByF64() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_ByF64Map struct {
-	m wire.Map[uint64, *Item_ByF64Entry]
+	m wireimpl.Map[uint64, *Item_ByF64Entry]
 }
 
 // Len returns the number of entries.
@@ -747,7 +774,9 @@ func (m Item_ByF64Map) Entry(k uint64) *Item_ByF64Entry { return m.m.Entry(k) }
 func (m Item_ByF64Map) Delete(k uint64) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_ByF64Map) List() *wire.MessageList[*Item_ByF64Entry] { return m.m.List() }
+func (m Item_ByF64Map) List() *wire.MessageList[*Item_ByF64Entry] {
+	return (*wire.MessageList[*Item_ByF64Entry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_ByF64Map) Equal(o Item_ByF64Map, eq func(*Item_ByF64Entry, *Item_ByF64Entry) bool) bool {
@@ -770,7 +799,7 @@ func (m Item_ByF64Map) Set(k uint64, v bool) { m.m.Entry(k).SetValue(v) }
 // GetBySf32 returns the map by_sf32 = 19 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetBySf32() (Item_BySf32Map, error) {
-	l, err := wire.LoadMap[int32, *Item_BySf32Entry](x.cf.Arena(), &x.xBySf32, NewItem_BySf32Entry, &x.cfMapBySf32)
+	l, err := wireimpl.LoadMap[int32, *Item_BySf32Entry](x.cf.Arena(), &x.xBySf32, func(a *wireimpl.Arena) *Item_BySf32Entry { return NewItem_BySf32Entry((*wire.Arena)(a)) }, &x.cfMapBySf32)
 	return Item_BySf32Map{l}, err
 }
 
@@ -787,7 +816,7 @@ func (x *Item) ClearBySf32() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_BySf32Map struct {
-	m wire.Map[int32, *Item_BySf32Entry]
+	m wireimpl.Map[int32, *Item_BySf32Entry]
 }
 
 // Len returns the number of entries.
@@ -803,7 +832,9 @@ func (m Item_BySf32Map) Entry(k int32) *Item_BySf32Entry { return m.m.Entry(k) }
 func (m Item_BySf32Map) Delete(k int32) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_BySf32Map) List() *wire.MessageList[*Item_BySf32Entry] { return m.m.List() }
+func (m Item_BySf32Map) List() *wire.MessageList[*Item_BySf32Entry] {
+	return (*wire.MessageList[*Item_BySf32Entry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_BySf32Map) Equal(o Item_BySf32Map, eq func(*Item_BySf32Entry, *Item_BySf32Entry) bool) bool {
@@ -826,7 +857,7 @@ func (m Item_BySf32Map) Set(k int32, v int64) { m.m.Entry(k).SetValue(v) }
 // GetBySf64 returns the map by_sf64 = 20 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetBySf64() (Item_BySf64Map, error) {
-	l, err := wire.LoadMap[int64, *Item_BySf64Entry](x.cf.Arena(), &x.xBySf64, NewItem_BySf64Entry, &x.cfMapBySf64)
+	l, err := wireimpl.LoadMap[int64, *Item_BySf64Entry](x.cf.Arena(), &x.xBySf64, func(a *wireimpl.Arena) *Item_BySf64Entry { return NewItem_BySf64Entry((*wire.Arena)(a)) }, &x.cfMapBySf64)
 	return Item_BySf64Map{l}, err
 }
 
@@ -843,7 +874,7 @@ func (x *Item) ClearBySf64() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_BySf64Map struct {
-	m wire.Map[int64, *Item_BySf64Entry]
+	m wireimpl.Map[int64, *Item_BySf64Entry]
 }
 
 // Len returns the number of entries.
@@ -859,7 +890,9 @@ func (m Item_BySf64Map) Entry(k int64) *Item_BySf64Entry { return m.m.Entry(k) }
 func (m Item_BySf64Map) Delete(k int64) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_BySf64Map) List() *wire.MessageList[*Item_BySf64Entry] { return m.m.List() }
+func (m Item_BySf64Map) List() *wire.MessageList[*Item_BySf64Entry] {
+	return (*wire.MessageList[*Item_BySf64Entry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_BySf64Map) Equal(o Item_BySf64Map, eq func(*Item_BySf64Entry, *Item_BySf64Entry) bool) bool {
@@ -882,7 +915,7 @@ func (m Item_BySf64Map) Set(k int64, v uint32) { m.m.Entry(k).SetValue(v) }
 // GetByStr returns the map by_str = 21 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetByStr() (Item_ByStrMap, error) {
-	l, err := wire.LoadMap[string, *Item_ByStrEntry](x.cf.Arena(), &x.xByStr, NewItem_ByStrEntry, &x.cfMapByStr)
+	l, err := wireimpl.LoadMap[string, *Item_ByStrEntry](x.cf.Arena(), &x.xByStr, func(a *wireimpl.Arena) *Item_ByStrEntry { return NewItem_ByStrEntry((*wire.Arena)(a)) }, &x.cfMapByStr)
 	return Item_ByStrMap{l}, err
 }
 
@@ -899,7 +932,7 @@ func (x *Item) ClearByStr() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_ByStrMap struct {
-	m wire.Map[string, *Item_ByStrEntry]
+	m wireimpl.Map[string, *Item_ByStrEntry]
 }
 
 // Len returns the number of entries.
@@ -915,7 +948,9 @@ func (m Item_ByStrMap) Entry(k string) *Item_ByStrEntry { return m.m.Entry(k) }
 func (m Item_ByStrMap) Delete(k string) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_ByStrMap) List() *wire.MessageList[*Item_ByStrEntry] { return m.m.List() }
+func (m Item_ByStrMap) List() *wire.MessageList[*Item_ByStrEntry] {
+	return (*wire.MessageList[*Item_ByStrEntry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_ByStrMap) Equal(o Item_ByStrMap, eq func(*Item_ByStrEntry, *Item_ByStrEntry) bool) bool {
@@ -942,7 +977,7 @@ func (m Item_ByStrMap) SetBuf(k string, b mem.Buf) { m.m.Entry(k).SetValueBuf(b)
 // GetItems returns the map items = 22 (decoding it and checking its key order on
 // first access).
 func (x *Item) GetItems() (Item_ItemsMap, error) {
-	l, err := wire.LoadMap[string, *Item_ItemsEntry](x.cf.Arena(), &x.xItems, NewItem_ItemsEntry, &x.cfMapItems)
+	l, err := wireimpl.LoadMap[string, *Item_ItemsEntry](x.cf.Arena(), &x.xItems, func(a *wireimpl.Arena) *Item_ItemsEntry { return NewItem_ItemsEntry((*wire.Arena)(a)) }, &x.cfMapItems)
 	return Item_ItemsMap{l}, err
 }
 
@@ -959,7 +994,7 @@ func (x *Item) ClearItems() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Item_ItemsMap struct {
-	m wire.Map[string, *Item_ItemsEntry]
+	m wireimpl.Map[string, *Item_ItemsEntry]
 }
 
 // Len returns the number of entries.
@@ -975,7 +1010,9 @@ func (m Item_ItemsMap) Entry(k string) *Item_ItemsEntry { return m.m.Entry(k) }
 func (m Item_ItemsMap) Delete(k string) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Item_ItemsMap) List() *wire.MessageList[*Item_ItemsEntry] { return m.m.List() }
+func (m Item_ItemsMap) List() *wire.MessageList[*Item_ItemsEntry] {
+	return (*wire.MessageList[*Item_ItemsEntry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Item_ItemsMap) Equal(o Item_ItemsMap, eq func(*Item_ItemsEntry, *Item_ItemsEntry) bool) bool {
@@ -1000,7 +1037,9 @@ func (m Item_ItemsMap) Set(k string, v *Item) { m.m.Entry(k).SetValue(v) }
 func (m Item_ItemsMap) Init(k string) *Item { return m.m.Entry(k).InitValue() }
 
 // GetAt returns field at = 30 (nil when absent), decoding it on first access.
-func (x *Item) GetAt() (*wkt.Timestamp, error) { return x.xAt.Get(x.cf.Arena(), wkt.NewTimestamp) }
+func (x *Item) GetAt() (*wkt.Timestamp, error) {
+	return x.xAt.Get(x.cf.Arena(), func(a *wireimpl.Arena) *wkt.Timestamp { return wkt.NewTimestamp((*wire.Arena)(a)) })
+}
 
 // HasAt reports whether field at = 30 is set.
 func (x *Item) HasAt() bool { return x.xAt.Present() }
@@ -1012,7 +1051,7 @@ func (x *Item) SetAt(v *wkt.Timestamp) {
 
 // InitAt sets field at = 30 to a new empty message and returns it.
 func (x *Item) InitAt() *wkt.Timestamp {
-	v := wkt.NewTimestamp(x.cf.Arena())
+	v := wkt.NewTimestamp((*wire.Arena)(x.cf.Arena()))
 	x.xAt.Set(v)
 	return v
 }
@@ -1021,7 +1060,9 @@ func (x *Item) InitAt() *wkt.Timestamp {
 func (x *Item) ClearAt() { x.xAt.Clear() }
 
 // GetTook returns field took = 31 (nil when absent), decoding it on first access.
-func (x *Item) GetTook() (*wkt.Duration, error) { return x.xTook.Get(x.cf.Arena(), wkt.NewDuration) }
+func (x *Item) GetTook() (*wkt.Duration, error) {
+	return x.xTook.Get(x.cf.Arena(), func(a *wireimpl.Arena) *wkt.Duration { return wkt.NewDuration((*wire.Arena)(a)) })
+}
 
 // HasTook reports whether field took = 31 is set.
 func (x *Item) HasTook() bool { return x.xTook.Present() }
@@ -1033,7 +1074,7 @@ func (x *Item) SetTook(v *wkt.Duration) {
 
 // InitTook sets field took = 31 to a new empty message and returns it.
 func (x *Item) InitTook() *wkt.Duration {
-	v := wkt.NewDuration(x.cf.Arena())
+	v := wkt.NewDuration((*wire.Arena)(x.cf.Arena()))
 	x.xTook.Set(v)
 	return v
 }
@@ -1042,7 +1083,9 @@ func (x *Item) InitTook() *wkt.Duration {
 func (x *Item) ClearTook() { x.xTook.Clear() }
 
 // GetNothing returns field nothing = 32 (nil when absent), decoding it on first access.
-func (x *Item) GetNothing() (*wkt.Empty, error) { return x.xNothing.Get(x.cf.Arena(), wkt.NewEmpty) }
+func (x *Item) GetNothing() (*wkt.Empty, error) {
+	return x.xNothing.Get(x.cf.Arena(), func(a *wireimpl.Arena) *wkt.Empty { return wkt.NewEmpty((*wire.Arena)(a)) })
+}
 
 // HasNothing reports whether field nothing = 32 is set.
 func (x *Item) HasNothing() bool { return x.xNothing.Present() }
@@ -1054,7 +1097,7 @@ func (x *Item) SetNothing(v *wkt.Empty) {
 
 // InitNothing sets field nothing = 32 to a new empty message and returns it.
 func (x *Item) InitNothing() *wkt.Empty {
-	v := wkt.NewEmpty(x.cf.Arena())
+	v := wkt.NewEmpty((*wire.Arena)(x.cf.Arena()))
 	x.xNothing.Set(v)
 	return v
 }
@@ -1064,7 +1107,7 @@ func (x *Item) ClearNothing() { x.xNothing.Clear() }
 
 // GetMaybe returns field maybe = 33 (nil when absent), decoding it on first access.
 func (x *Item) GetMaybe() (*wkt.Int64Value, error) {
-	return x.xMaybe.Get(x.cf.Arena(), wkt.NewInt64Value)
+	return x.xMaybe.Get(x.cf.Arena(), func(a *wireimpl.Arena) *wkt.Int64Value { return wkt.NewInt64Value((*wire.Arena)(a)) })
 }
 
 // HasMaybe reports whether field maybe = 33 is set.
@@ -1077,7 +1120,7 @@ func (x *Item) SetMaybe(v *wkt.Int64Value) {
 
 // InitMaybe sets field maybe = 33 to a new empty message and returns it.
 func (x *Item) InitMaybe() *wkt.Int64Value {
-	v := wkt.NewInt64Value(x.cf.Arena())
+	v := wkt.NewInt64Value((*wire.Arena)(x.cf.Arena()))
 	x.xMaybe.Set(v)
 	return v
 }
@@ -1087,7 +1130,7 @@ func (x *Item) ClearMaybe() { x.xMaybe.Clear() }
 
 // GetLabel returns field label = 34 (nil when absent), decoding it on first access.
 func (x *Item) GetLabel() (*wkt.StringValue, error) {
-	return x.xLabel.Get(x.cf.Arena(), wkt.NewStringValue)
+	return x.xLabel.Get(x.cf.Arena(), func(a *wireimpl.Arena) *wkt.StringValue { return wkt.NewStringValue((*wire.Arena)(a)) })
 }
 
 // HasLabel reports whether field label = 34 is set.
@@ -1100,7 +1143,7 @@ func (x *Item) SetLabel(v *wkt.StringValue) {
 
 // InitLabel sets field label = 34 to a new empty message and returns it.
 func (x *Item) InitLabel() *wkt.StringValue {
-	v := wkt.NewStringValue(x.cf.Arena())
+	v := wkt.NewStringValue((*wire.Arena)(x.cf.Arena()))
 	x.xLabel.Set(v)
 	return v
 }
@@ -1109,7 +1152,9 @@ func (x *Item) InitLabel() *wkt.StringValue {
 func (x *Item) ClearLabel() { x.xLabel.Clear() }
 
 // GetMeta returns field meta = 35 (nil when absent), decoding it on first access.
-func (x *Item) GetMeta() (*wkt.Struct, error) { return x.xMeta.Get(x.cf.Arena(), wkt.NewStruct) }
+func (x *Item) GetMeta() (*wkt.Struct, error) {
+	return x.xMeta.Get(x.cf.Arena(), func(a *wireimpl.Arena) *wkt.Struct { return wkt.NewStruct((*wire.Arena)(a)) })
+}
 
 // HasMeta reports whether field meta = 35 is set.
 func (x *Item) HasMeta() bool { return x.xMeta.Present() }
@@ -1121,7 +1166,7 @@ func (x *Item) SetMeta(v *wkt.Struct) {
 
 // InitMeta sets field meta = 35 to a new empty message and returns it.
 func (x *Item) InitMeta() *wkt.Struct {
-	v := wkt.NewStruct(x.cf.Arena())
+	v := wkt.NewStruct((*wire.Arena)(x.cf.Arena()))
 	x.xMeta.Set(v)
 	return v
 }
@@ -1130,7 +1175,9 @@ func (x *Item) InitMeta() *wkt.Struct {
 func (x *Item) ClearMeta() { x.xMeta.Clear() }
 
 // GetExtra returns field extra = 36 (nil when absent), decoding it on first access.
-func (x *Item) GetExtra() (*wkt.Any, error) { return x.xExtra.Get(x.cf.Arena(), wkt.NewAny) }
+func (x *Item) GetExtra() (*wkt.Any, error) {
+	return x.xExtra.Get(x.cf.Arena(), func(a *wireimpl.Arena) *wkt.Any { return wkt.NewAny((*wire.Arena)(a)) })
+}
 
 // HasExtra reports whether field extra = 36 is set.
 func (x *Item) HasExtra() bool { return x.xExtra.Present() }
@@ -1142,7 +1189,7 @@ func (x *Item) SetExtra(v *wkt.Any) {
 
 // InitExtra sets field extra = 36 to a new empty message and returns it.
 func (x *Item) InitExtra() *wkt.Any {
-	v := wkt.NewAny(x.cf.Arena())
+	v := wkt.NewAny((*wire.Arena)(x.cf.Arena()))
 	x.xExtra.Set(v)
 	return v
 }
@@ -1151,7 +1198,9 @@ func (x *Item) InitExtra() *wkt.Any {
 func (x *Item) ClearExtra() { x.xExtra.Clear() }
 
 // GetRaw returns field raw = 37 (nil when absent), decoding it on first access.
-func (x *Item) GetRaw() (*wkt.BytesValue, error) { return x.xRaw.Get(x.cf.Arena(), wkt.NewBytesValue) }
+func (x *Item) GetRaw() (*wkt.BytesValue, error) {
+	return x.xRaw.Get(x.cf.Arena(), func(a *wireimpl.Arena) *wkt.BytesValue { return wkt.NewBytesValue((*wire.Arena)(a)) })
+}
 
 // HasRaw reports whether field raw = 37 is set.
 func (x *Item) HasRaw() bool { return x.xRaw.Present() }
@@ -1163,7 +1212,7 @@ func (x *Item) SetRaw(v *wkt.BytesValue) {
 
 // InitRaw sets field raw = 37 to a new empty message and returns it.
 func (x *Item) InitRaw() *wkt.BytesValue {
-	v := wkt.NewBytesValue(x.cf.Arena())
+	v := wkt.NewBytesValue((*wire.Arena)(x.cf.Arena()))
 	x.xRaw.Set(v)
 	return v
 }
@@ -1231,13 +1280,13 @@ func (x *Item) ClearS() {
 
 // GetKids returns the list kids = 50 (decoding it on first access).
 func (x *Item) GetKids() (*wire.MessageList[*Item], error) {
-	return &x.xKids, x.xKids.Load(x.cf.Arena(), NewItem)
+	return (*wire.MessageList[*Item])(&x.xKids), x.xKids.Load(x.cf.Arena(), func(a *wireimpl.Arena) *Item { return NewItem((*wire.Arena)(a)) })
 }
 
 // InitKids empties the list kids = 50, reserves room for n elements, and returns it.
 func (x *Item) InitKids(n int) *wire.MessageList[*Item] {
 	x.xKids.Init(x.cf.Arena(), n)
-	return &x.xKids
+	return (*wire.MessageList[*Item])(&x.xKids)
 }
 
 // HasKids reports whether the list kids = 50 is not empty.
@@ -1247,7 +1296,9 @@ func (x *Item) HasKids() bool { return x.xKids.Len() != 0 }
 func (x *Item) ClearKids() { x.xKids.Init(x.cf.Arena(), 0) }
 
 // GetSparse returns field sparse = 60 (nil when absent), decoding it on first access.
-func (x *Item) GetSparse() (*Sparse, error) { return x.xSparse.Get(x.cf.Arena(), NewSparse) }
+func (x *Item) GetSparse() (*Sparse, error) {
+	return x.xSparse.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Sparse { return NewSparse((*wire.Arena)(a)) })
+}
 
 // HasSparse reports whether field sparse = 60 is set.
 func (x *Item) HasSparse() bool { return x.xSparse.Present() }
@@ -1259,7 +1310,7 @@ func (x *Item) SetSparse(v *Sparse) {
 
 // InitSparse sets field sparse = 60 to a new empty message and returns it.
 func (x *Item) InitSparse() *Sparse {
-	v := NewSparse(x.cf.Arena())
+	v := NewSparse((*wire.Arena)(x.cf.Arena()))
 	x.xSparse.Set(v)
 	return v
 }
@@ -1269,13 +1320,13 @@ func (x *Item) ClearSparse() { x.xSparse.Clear() }
 
 // GetSparses returns the list sparses = 61 (decoding it on first access).
 func (x *Item) GetSparses() (*wire.MessageList[*Sparse], error) {
-	return &x.xSparses, x.xSparses.Load(x.cf.Arena(), NewSparse)
+	return (*wire.MessageList[*Sparse])(&x.xSparses), x.xSparses.Load(x.cf.Arena(), func(a *wireimpl.Arena) *Sparse { return NewSparse((*wire.Arena)(a)) })
 }
 
 // InitSparses empties the list sparses = 61, reserves room for n elements, and returns it.
 func (x *Item) InitSparses(n int) *wire.MessageList[*Sparse] {
 	x.xSparses.Init(x.cf.Arena(), n)
-	return &x.xSparses
+	return (*wire.MessageList[*Sparse])(&x.xSparses)
 }
 
 // HasSparses reports whether the list sparses = 61 is not empty.
@@ -1285,7 +1336,9 @@ func (x *Item) HasSparses() bool { return x.xSparses.Len() != 0 }
 func (x *Item) ClearSparses() { x.xSparses.Init(x.cf.Arena(), 0) }
 
 // GetArrays returns field arrays = 70 (nil when absent), decoding it on first access.
-func (x *Item) GetArrays() (*Arrays, error) { return x.xArrays.Get(x.cf.Arena(), NewArrays) }
+func (x *Item) GetArrays() (*Arrays, error) {
+	return x.xArrays.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Arrays { return NewArrays((*wire.Arena)(a)) })
+}
 
 // HasArrays reports whether field arrays = 70 is set.
 func (x *Item) HasArrays() bool { return x.xArrays.Present() }
@@ -1297,7 +1350,7 @@ func (x *Item) SetArrays(v *Arrays) {
 
 // InitArrays sets field arrays = 70 to a new empty message and returns it.
 func (x *Item) InitArrays() *Arrays {
-	v := NewArrays(x.cf.Arena())
+	v := NewArrays((*wire.Arena)(x.cf.Arena()))
 	x.xArrays.Set(v)
 	return v
 }
@@ -1323,12 +1376,12 @@ func (x *Item) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1358,50 +1411,50 @@ func (x *Item) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item) WireCore() *wire.Core { return &x.cf }
+func (x *Item) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg.
-func (x *Item) WireSizes(s *wire.Sizer) {
+func (x *Item) WireSizes(s *wireimpl.Sizer) {
 	mk := s.Begin()
 	s.Scalar(1, x.cf.Has(0))
 	s.String(2, &x.xName, x.cf.Has(1))
 	s.Bytes(3, &x.xBlob, x.cf.Has(2))
-	wire.SizeMessage(s, 4, &x.xChild, NewItem)
+	wireimpl.SizeMessage(s, 4, &x.xChild, func(a *wireimpl.Arena) *Item { return NewItem((*wire.Arena)(a)) })
 	s.Scalar(5, x.cf.Has(3))
 	s.Scalar(6, x.cf.Has(4))
-	wire.SizeMessages(s, 10, &x.xByBool, NewItem_ByBoolEntry)
-	wire.SizeMessages(s, 11, &x.xByI32, NewItem_ByI32Entry)
-	wire.SizeMessages(s, 12, &x.xByI64, NewItem_ByI64Entry)
-	wire.SizeMessages(s, 13, &x.xByU32, NewItem_ByU32Entry)
-	wire.SizeMessages(s, 14, &x.xByU64, NewItem_ByU64Entry)
-	wire.SizeMessages(s, 15, &x.xByS32, NewItem_ByS32Entry)
-	wire.SizeMessages(s, 16, &x.xByS64, NewItem_ByS64Entry)
-	wire.SizeMessages(s, 17, &x.xByF32, NewItem_ByF32Entry)
-	wire.SizeMessages(s, 18, &x.xByF64, NewItem_ByF64Entry)
-	wire.SizeMessages(s, 19, &x.xBySf32, NewItem_BySf32Entry)
-	wire.SizeMessages(s, 20, &x.xBySf64, NewItem_BySf64Entry)
-	wire.SizeMessages(s, 21, &x.xByStr, NewItem_ByStrEntry)
-	wire.SizeMessages(s, 22, &x.xItems, NewItem_ItemsEntry)
-	wire.SizeMessage(s, 30, &x.xAt, wkt.NewTimestamp)
-	wire.SizeMessage(s, 31, &x.xTook, wkt.NewDuration)
-	wire.SizeMessage(s, 32, &x.xNothing, wkt.NewEmpty)
-	wire.SizeMessage(s, 33, &x.xMaybe, wkt.NewInt64Value)
-	wire.SizeMessage(s, 34, &x.xLabel, wkt.NewStringValue)
-	wire.SizeMessage(s, 35, &x.xMeta, wkt.NewStruct)
-	wire.SizeMessage(s, 36, &x.xExtra, wkt.NewAny)
-	wire.SizeMessage(s, 37, &x.xRaw, wkt.NewBytesValue)
+	wireimpl.SizeMessages(s, 10, &x.xByBool, func(a *wireimpl.Arena) *Item_ByBoolEntry { return NewItem_ByBoolEntry((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 11, &x.xByI32, func(a *wireimpl.Arena) *Item_ByI32Entry { return NewItem_ByI32Entry((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 12, &x.xByI64, func(a *wireimpl.Arena) *Item_ByI64Entry { return NewItem_ByI64Entry((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 13, &x.xByU32, func(a *wireimpl.Arena) *Item_ByU32Entry { return NewItem_ByU32Entry((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 14, &x.xByU64, func(a *wireimpl.Arena) *Item_ByU64Entry { return NewItem_ByU64Entry((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 15, &x.xByS32, func(a *wireimpl.Arena) *Item_ByS32Entry { return NewItem_ByS32Entry((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 16, &x.xByS64, func(a *wireimpl.Arena) *Item_ByS64Entry { return NewItem_ByS64Entry((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 17, &x.xByF32, func(a *wireimpl.Arena) *Item_ByF32Entry { return NewItem_ByF32Entry((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 18, &x.xByF64, func(a *wireimpl.Arena) *Item_ByF64Entry { return NewItem_ByF64Entry((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 19, &x.xBySf32, func(a *wireimpl.Arena) *Item_BySf32Entry { return NewItem_BySf32Entry((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 20, &x.xBySf64, func(a *wireimpl.Arena) *Item_BySf64Entry { return NewItem_BySf64Entry((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 21, &x.xByStr, func(a *wireimpl.Arena) *Item_ByStrEntry { return NewItem_ByStrEntry((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 22, &x.xItems, func(a *wireimpl.Arena) *Item_ItemsEntry { return NewItem_ItemsEntry((*wire.Arena)(a)) })
+	wireimpl.SizeMessage(s, 30, &x.xAt, func(a *wireimpl.Arena) *wkt.Timestamp { return wkt.NewTimestamp((*wire.Arena)(a)) })
+	wireimpl.SizeMessage(s, 31, &x.xTook, func(a *wireimpl.Arena) *wkt.Duration { return wkt.NewDuration((*wire.Arena)(a)) })
+	wireimpl.SizeMessage(s, 32, &x.xNothing, func(a *wireimpl.Arena) *wkt.Empty { return wkt.NewEmpty((*wire.Arena)(a)) })
+	wireimpl.SizeMessage(s, 33, &x.xMaybe, func(a *wireimpl.Arena) *wkt.Int64Value { return wkt.NewInt64Value((*wire.Arena)(a)) })
+	wireimpl.SizeMessage(s, 34, &x.xLabel, func(a *wireimpl.Arena) *wkt.StringValue { return wkt.NewStringValue((*wire.Arena)(a)) })
+	wireimpl.SizeMessage(s, 35, &x.xMeta, func(a *wireimpl.Arena) *wkt.Struct { return wkt.NewStruct((*wire.Arena)(a)) })
+	wireimpl.SizeMessage(s, 36, &x.xExtra, func(a *wireimpl.Arena) *wkt.Any { return wkt.NewAny((*wire.Arena)(a)) })
+	wireimpl.SizeMessage(s, 37, &x.xRaw, func(a *wireimpl.Arena) *wkt.BytesValue { return wkt.NewBytesValue((*wire.Arena)(a)) })
 	s.Scalar(40, x.cf.Has(5))
 	s.String(41, &x.xS, x.cf.Has(6))
-	wire.SizeMessages(s, 50, &x.xKids, NewItem)
-	wire.SizeMessage(s, 60, &x.xSparse, NewSparse)
-	wire.SizeMessages(s, 61, &x.xSparses, NewSparse)
-	wire.SizeMessage(s, 70, &x.xArrays, NewArrays)
+	wireimpl.SizeMessages(s, 50, &x.xKids, func(a *wireimpl.Arena) *Item { return NewItem((*wire.Arena)(a)) })
+	wireimpl.SizeMessage(s, 60, &x.xSparse, func(a *wireimpl.Arena) *Sparse { return NewSparse((*wire.Arena)(a)) })
+	wireimpl.SizeMessages(s, 61, &x.xSparses, func(a *wireimpl.Arena) *Sparse { return NewSparse((*wire.Arena)(a)) })
+	wireimpl.SizeMessage(s, 70, &x.xArrays, func(a *wireimpl.Arena) *Arrays { return NewArrays((*wire.Arena)(a)) })
 	s.Scalar(65536, x.xFar != 0)
 	s.End(&x.cf, mk)
 }
 
 // WireEncode implements wire.Msg.
-func (x *Item) WireEncode(e *wire.Encoder) {
+func (x *Item) WireEncode(e *wireimpl.Encoder) {
 	mk := e.Begin(&x.cf)
 	if x.cf.Has(0) {
 		e.Int32(1, x.xI32)
@@ -1412,44 +1465,44 @@ func (x *Item) WireEncode(e *wire.Encoder) {
 	if x.cf.Has(2) {
 		e.Bytes(3, &x.xBlob)
 	}
-	wire.EncodeMessage(e, 4, &x.xChild)
+	wireimpl.EncodeMessage(e, 4, &x.xChild)
 	if x.cf.Has(3) {
 		e.Int32(5, int32(x.xKind))
 	}
 	if x.cf.Has(4) {
 		e.Double(6, x.xDbl)
 	}
-	wire.EncodeMessages(e, 10, &x.xByBool)
-	wire.EncodeMessages(e, 11, &x.xByI32)
-	wire.EncodeMessages(e, 12, &x.xByI64)
-	wire.EncodeMessages(e, 13, &x.xByU32)
-	wire.EncodeMessages(e, 14, &x.xByU64)
-	wire.EncodeMessages(e, 15, &x.xByS32)
-	wire.EncodeMessages(e, 16, &x.xByS64)
-	wire.EncodeMessages(e, 17, &x.xByF32)
-	wire.EncodeMessages(e, 18, &x.xByF64)
-	wire.EncodeMessages(e, 19, &x.xBySf32)
-	wire.EncodeMessages(e, 20, &x.xBySf64)
-	wire.EncodeMessages(e, 21, &x.xByStr)
-	wire.EncodeMessages(e, 22, &x.xItems)
-	wire.EncodeMessage(e, 30, &x.xAt)
-	wire.EncodeMessage(e, 31, &x.xTook)
-	wire.EncodeMessage(e, 32, &x.xNothing)
-	wire.EncodeMessage(e, 33, &x.xMaybe)
-	wire.EncodeMessage(e, 34, &x.xLabel)
-	wire.EncodeMessage(e, 35, &x.xMeta)
-	wire.EncodeMessage(e, 36, &x.xExtra)
-	wire.EncodeMessage(e, 37, &x.xRaw)
+	wireimpl.EncodeMessages(e, 10, &x.xByBool)
+	wireimpl.EncodeMessages(e, 11, &x.xByI32)
+	wireimpl.EncodeMessages(e, 12, &x.xByI64)
+	wireimpl.EncodeMessages(e, 13, &x.xByU32)
+	wireimpl.EncodeMessages(e, 14, &x.xByU64)
+	wireimpl.EncodeMessages(e, 15, &x.xByS32)
+	wireimpl.EncodeMessages(e, 16, &x.xByS64)
+	wireimpl.EncodeMessages(e, 17, &x.xByF32)
+	wireimpl.EncodeMessages(e, 18, &x.xByF64)
+	wireimpl.EncodeMessages(e, 19, &x.xBySf32)
+	wireimpl.EncodeMessages(e, 20, &x.xBySf64)
+	wireimpl.EncodeMessages(e, 21, &x.xByStr)
+	wireimpl.EncodeMessages(e, 22, &x.xItems)
+	wireimpl.EncodeMessage(e, 30, &x.xAt)
+	wireimpl.EncodeMessage(e, 31, &x.xTook)
+	wireimpl.EncodeMessage(e, 32, &x.xNothing)
+	wireimpl.EncodeMessage(e, 33, &x.xMaybe)
+	wireimpl.EncodeMessage(e, 34, &x.xLabel)
+	wireimpl.EncodeMessage(e, 35, &x.xMeta)
+	wireimpl.EncodeMessage(e, 36, &x.xExtra)
+	wireimpl.EncodeMessage(e, 37, &x.xRaw)
 	if x.cf.Has(5) {
 		e.Uint64(40, x.xU)
 	}
 	if x.cf.Has(6) {
 		e.String(41, &x.xS)
 	}
-	wire.EncodeMessages(e, 50, &x.xKids)
-	wire.EncodeMessage(e, 60, &x.xSparse)
-	wire.EncodeMessages(e, 61, &x.xSparses)
-	wire.EncodeMessage(e, 70, &x.xArrays)
+	wireimpl.EncodeMessages(e, 50, &x.xKids)
+	wireimpl.EncodeMessage(e, 60, &x.xSparse)
+	wireimpl.EncodeMessages(e, 61, &x.xSparses)
+	wireimpl.EncodeMessage(e, 70, &x.xArrays)
 	if x.xFar != 0 {
 		e.Int64(65536, x.xFar)
 	}
@@ -1457,7 +1510,7 @@ func (x *Item) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg.
-func (x *Item) WireDecode(d *wire.Decoder) {
+func (x *Item) WireDecode(d *wireimpl.Decoder) {
 	x.xI32 = d.Int32(1)
 	if d.Has(1) {
 		x.cf.SetHas(0)
@@ -1468,7 +1521,7 @@ func (x *Item) WireDecode(d *wire.Decoder) {
 	if d.Bytes(3, &x.xBlob) {
 		x.cf.SetHas(2)
 	}
-	wire.DecodeMessage(d, 4, &x.xChild)
+	wireimpl.DecodeMessage(d, 4, &x.xChild)
 	x.xKind = Kind(d.Int32(5))
 	if d.Has(5) {
 		x.cf.SetHas(3)
@@ -1477,27 +1530,27 @@ func (x *Item) WireDecode(d *wire.Decoder) {
 	if d.Has(6) {
 		x.cf.SetHas(4)
 	}
-	wire.DecodeMessages(d, 10, &x.xByBool)
-	wire.DecodeMessages(d, 11, &x.xByI32)
-	wire.DecodeMessages(d, 12, &x.xByI64)
-	wire.DecodeMessages(d, 13, &x.xByU32)
-	wire.DecodeMessages(d, 14, &x.xByU64)
-	wire.DecodeMessages(d, 15, &x.xByS32)
-	wire.DecodeMessages(d, 16, &x.xByS64)
-	wire.DecodeMessages(d, 17, &x.xByF32)
-	wire.DecodeMessages(d, 18, &x.xByF64)
-	wire.DecodeMessages(d, 19, &x.xBySf32)
-	wire.DecodeMessages(d, 20, &x.xBySf64)
-	wire.DecodeMessages(d, 21, &x.xByStr)
-	wire.DecodeMessages(d, 22, &x.xItems)
-	wire.DecodeMessage(d, 30, &x.xAt)
-	wire.DecodeMessage(d, 31, &x.xTook)
-	wire.DecodeMessage(d, 32, &x.xNothing)
-	wire.DecodeMessage(d, 33, &x.xMaybe)
-	wire.DecodeMessage(d, 34, &x.xLabel)
-	wire.DecodeMessage(d, 35, &x.xMeta)
-	wire.DecodeMessage(d, 36, &x.xExtra)
-	wire.DecodeMessage(d, 37, &x.xRaw)
+	wireimpl.DecodeMessages(d, 10, &x.xByBool)
+	wireimpl.DecodeMessages(d, 11, &x.xByI32)
+	wireimpl.DecodeMessages(d, 12, &x.xByI64)
+	wireimpl.DecodeMessages(d, 13, &x.xByU32)
+	wireimpl.DecodeMessages(d, 14, &x.xByU64)
+	wireimpl.DecodeMessages(d, 15, &x.xByS32)
+	wireimpl.DecodeMessages(d, 16, &x.xByS64)
+	wireimpl.DecodeMessages(d, 17, &x.xByF32)
+	wireimpl.DecodeMessages(d, 18, &x.xByF64)
+	wireimpl.DecodeMessages(d, 19, &x.xBySf32)
+	wireimpl.DecodeMessages(d, 20, &x.xBySf64)
+	wireimpl.DecodeMessages(d, 21, &x.xByStr)
+	wireimpl.DecodeMessages(d, 22, &x.xItems)
+	wireimpl.DecodeMessage(d, 30, &x.xAt)
+	wireimpl.DecodeMessage(d, 31, &x.xTook)
+	wireimpl.DecodeMessage(d, 32, &x.xNothing)
+	wireimpl.DecodeMessage(d, 33, &x.xMaybe)
+	wireimpl.DecodeMessage(d, 34, &x.xLabel)
+	wireimpl.DecodeMessage(d, 35, &x.xMeta)
+	wireimpl.DecodeMessage(d, 36, &x.xExtra)
+	wireimpl.DecodeMessage(d, 37, &x.xRaw)
 	x.xU = d.Uint64(40)
 	if d.Has(40) {
 		x.cf.SetHas(5)
@@ -1505,10 +1558,10 @@ func (x *Item) WireDecode(d *wire.Decoder) {
 	if d.String(41, &x.xS) {
 		x.cf.SetHas(6)
 	}
-	wire.DecodeMessages(d, 50, &x.xKids)
-	wire.DecodeMessage(d, 60, &x.xSparse)
-	wire.DecodeMessages(d, 61, &x.xSparses)
-	wire.DecodeMessage(d, 70, &x.xArrays)
+	wireimpl.DecodeMessages(d, 50, &x.xKids)
+	wireimpl.DecodeMessage(d, 60, &x.xSparse)
+	wireimpl.DecodeMessages(d, 61, &x.xSparses)
+	wireimpl.DecodeMessage(d, 70, &x.xArrays)
 	x.xFar = d.Int64(65536)
 	x.wireCheck(d)
 }
@@ -1528,76 +1581,76 @@ func (x *Item) Equal(y *Item) bool {
 	if x.cf.Has(2) != y.cf.Has(2) || !x.xBlob.Equal(&y.xBlob) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetChild, y.GetChild); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetChild, y.GetChild); !ok || !l.Equal(m) {
 		return false
 	}
 	if x.cf.Has(3) != y.cf.Has(3) || x.xKind != y.xKind {
 		return false
 	}
-	if x.cf.Has(4) != y.cf.Has(4) || !wire.EqualFloat64(x.xDbl, y.xDbl) {
+	if x.cf.Has(4) != y.cf.Has(4) || !wireimpl.EqualFloat64(x.xDbl, y.xDbl) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetByBool, y.GetByBool); !ok || !l.Equal(m, (*Item_ByBoolEntry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetByBool, y.GetByBool); !ok || !l.Equal(m, (*Item_ByBoolEntry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetByI32, y.GetByI32); !ok || !l.Equal(m, (*Item_ByI32Entry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetByI32, y.GetByI32); !ok || !l.Equal(m, (*Item_ByI32Entry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetByI64, y.GetByI64); !ok || !l.Equal(m, (*Item_ByI64Entry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetByI64, y.GetByI64); !ok || !l.Equal(m, (*Item_ByI64Entry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetByU32, y.GetByU32); !ok || !l.Equal(m, (*Item_ByU32Entry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetByU32, y.GetByU32); !ok || !l.Equal(m, (*Item_ByU32Entry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetByU64, y.GetByU64); !ok || !l.Equal(m, (*Item_ByU64Entry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetByU64, y.GetByU64); !ok || !l.Equal(m, (*Item_ByU64Entry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetByS32, y.GetByS32); !ok || !l.Equal(m, (*Item_ByS32Entry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetByS32, y.GetByS32); !ok || !l.Equal(m, (*Item_ByS32Entry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetByS64, y.GetByS64); !ok || !l.Equal(m, (*Item_ByS64Entry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetByS64, y.GetByS64); !ok || !l.Equal(m, (*Item_ByS64Entry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetByF32, y.GetByF32); !ok || !l.Equal(m, (*Item_ByF32Entry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetByF32, y.GetByF32); !ok || !l.Equal(m, (*Item_ByF32Entry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetByF64, y.GetByF64); !ok || !l.Equal(m, (*Item_ByF64Entry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetByF64, y.GetByF64); !ok || !l.Equal(m, (*Item_ByF64Entry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetBySf32, y.GetBySf32); !ok || !l.Equal(m, (*Item_BySf32Entry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetBySf32, y.GetBySf32); !ok || !l.Equal(m, (*Item_BySf32Entry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetBySf64, y.GetBySf64); !ok || !l.Equal(m, (*Item_BySf64Entry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetBySf64, y.GetBySf64); !ok || !l.Equal(m, (*Item_BySf64Entry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetByStr, y.GetByStr); !ok || !l.Equal(m, (*Item_ByStrEntry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetByStr, y.GetByStr); !ok || !l.Equal(m, (*Item_ByStrEntry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetItems, y.GetItems); !ok || !l.Equal(m, (*Item_ItemsEntry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetItems, y.GetItems); !ok || !l.Equal(m, (*Item_ItemsEntry).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetAt, y.GetAt); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetAt, y.GetAt); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetTook, y.GetTook); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetTook, y.GetTook); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetNothing, y.GetNothing); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetNothing, y.GetNothing); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetMaybe, y.GetMaybe); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetMaybe, y.GetMaybe); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetLabel, y.GetLabel); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetLabel, y.GetLabel); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetMeta, y.GetMeta); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetMeta, y.GetMeta); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetExtra, y.GetExtra); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetExtra, y.GetExtra); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRaw, y.GetRaw); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRaw, y.GetRaw); !ok || !l.Equal(m) {
 		return false
 	}
 	if x.cf.Has(5) != y.cf.Has(5) || x.xU != y.xU {
@@ -1606,16 +1659,16 @@ func (x *Item) Equal(y *Item) bool {
 	if x.cf.Has(6) != y.cf.Has(6) || !x.xS.Equal(&y.xS) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetKids, y.GetKids); !ok || !l.Equal(m, (*Item).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetKids, y.GetKids); !ok || !l.Equal(m, (*Item).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetSparse, y.GetSparse); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetSparse, y.GetSparse); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetSparses, y.GetSparses); !ok || !l.Equal(m, (*Sparse).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetSparses, y.GetSparses); !ok || !l.Equal(m, (*Sparse).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetArrays, y.GetArrays); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetArrays, y.GetArrays); !ok || !l.Equal(m) {
 		return false
 	}
 	if x.xFar != y.xFar {
@@ -1626,7 +1679,7 @@ func (x *Item) Equal(y *Item) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item")
 	if x.cf.Has(0) {
 		t.Int("i32", int64(x.xI32))
@@ -1651,94 +1704,94 @@ func (x *Item) String() string {
 		t.Float("dbl", x.xDbl, 64)
 	}
 	if x.HasByBool() {
-		if l, err := x.GetByBool(); err != nil {
+		if _, err := x.GetByBool(); err != nil {
 			t.Err("by_bool", err)
 		} else {
-			wire.TextMessages(&t, "by_bool", l.List())
+			wireimpl.TextMessages(&t, "by_bool", &x.xByBool)
 		}
 	}
 	if x.HasByI32() {
-		if l, err := x.GetByI32(); err != nil {
+		if _, err := x.GetByI32(); err != nil {
 			t.Err("by_i32", err)
 		} else {
-			wire.TextMessages(&t, "by_i32", l.List())
+			wireimpl.TextMessages(&t, "by_i32", &x.xByI32)
 		}
 	}
 	if x.HasByI64() {
-		if l, err := x.GetByI64(); err != nil {
+		if _, err := x.GetByI64(); err != nil {
 			t.Err("by_i64", err)
 		} else {
-			wire.TextMessages(&t, "by_i64", l.List())
+			wireimpl.TextMessages(&t, "by_i64", &x.xByI64)
 		}
 	}
 	if x.HasByU32() {
-		if l, err := x.GetByU32(); err != nil {
+		if _, err := x.GetByU32(); err != nil {
 			t.Err("by_u32", err)
 		} else {
-			wire.TextMessages(&t, "by_u32", l.List())
+			wireimpl.TextMessages(&t, "by_u32", &x.xByU32)
 		}
 	}
 	if x.HasByU64() {
-		if l, err := x.GetByU64(); err != nil {
+		if _, err := x.GetByU64(); err != nil {
 			t.Err("by_u64", err)
 		} else {
-			wire.TextMessages(&t, "by_u64", l.List())
+			wireimpl.TextMessages(&t, "by_u64", &x.xByU64)
 		}
 	}
 	if x.HasByS32() {
-		if l, err := x.GetByS32(); err != nil {
+		if _, err := x.GetByS32(); err != nil {
 			t.Err("by_s32", err)
 		} else {
-			wire.TextMessages(&t, "by_s32", l.List())
+			wireimpl.TextMessages(&t, "by_s32", &x.xByS32)
 		}
 	}
 	if x.HasByS64() {
-		if l, err := x.GetByS64(); err != nil {
+		if _, err := x.GetByS64(); err != nil {
 			t.Err("by_s64", err)
 		} else {
-			wire.TextMessages(&t, "by_s64", l.List())
+			wireimpl.TextMessages(&t, "by_s64", &x.xByS64)
 		}
 	}
 	if x.HasByF32() {
-		if l, err := x.GetByF32(); err != nil {
+		if _, err := x.GetByF32(); err != nil {
 			t.Err("by_f32", err)
 		} else {
-			wire.TextMessages(&t, "by_f32", l.List())
+			wireimpl.TextMessages(&t, "by_f32", &x.xByF32)
 		}
 	}
 	if x.HasByF64() {
-		if l, err := x.GetByF64(); err != nil {
+		if _, err := x.GetByF64(); err != nil {
 			t.Err("by_f64", err)
 		} else {
-			wire.TextMessages(&t, "by_f64", l.List())
+			wireimpl.TextMessages(&t, "by_f64", &x.xByF64)
 		}
 	}
 	if x.HasBySf32() {
-		if l, err := x.GetBySf32(); err != nil {
+		if _, err := x.GetBySf32(); err != nil {
 			t.Err("by_sf32", err)
 		} else {
-			wire.TextMessages(&t, "by_sf32", l.List())
+			wireimpl.TextMessages(&t, "by_sf32", &x.xBySf32)
 		}
 	}
 	if x.HasBySf64() {
-		if l, err := x.GetBySf64(); err != nil {
+		if _, err := x.GetBySf64(); err != nil {
 			t.Err("by_sf64", err)
 		} else {
-			wire.TextMessages(&t, "by_sf64", l.List())
+			wireimpl.TextMessages(&t, "by_sf64", &x.xBySf64)
 		}
 	}
 	if x.HasByStr() {
-		if l, err := x.GetByStr(); err != nil {
+		if _, err := x.GetByStr(); err != nil {
 			t.Err("by_str", err)
 		} else {
-			wire.TextMessages(&t, "by_str", l.List())
+			wireimpl.TextMessages(&t, "by_str", &x.xByStr)
 		}
 	}
 	if x.HasItems() {
-		if l, err := x.GetItems(); err != nil {
+		if _, err := x.GetItems(); err != nil {
 			t.Err("items", err)
 		} else {
-			wire.TextMessages(&t, "items", l.List())
+			wireimpl.TextMessages(&t, "items", &x.xItems)
 		}
 	}
 	if x.HasAt() {
@@ -1804,10 +1857,10 @@ func (x *Item) String() string {
 		t.String("s", &x.xS)
 	}
 	if x.HasKids() {
-		if l, err := x.GetKids(); err != nil {
+		if _, err := x.GetKids(); err != nil {
 			t.Err("kids", err)
 		} else {
-			wire.TextMessages(&t, "kids", l)
+			wireimpl.TextMessages(&t, "kids", &x.xKids)
 		}
 	}
 	if x.HasSparse() {
@@ -1818,10 +1871,10 @@ func (x *Item) String() string {
 		}
 	}
 	if x.HasSparses() {
-		if l, err := x.GetSparses(); err != nil {
+		if _, err := x.GetSparses(); err != nil {
 			t.Err("sparses", err)
 		} else {
-			wire.TextMessages(&t, "sparses", l)
+			wireimpl.TextMessages(&t, "sparses", &x.xSparses)
 		}
 	}
 	if x.HasArrays() {
@@ -1939,7 +1992,7 @@ func (x *Item) clearSecondExcept(keep int) {
 // wireCheck ends WireDecode: a decoded map's key order is checked again on
 // first access; a missing required field or a oneof with more than one
 // member set fails the decode.
-func (x *Item) wireCheck(d *wire.Decoder) {
+func (x *Item) wireCheck(d *wireimpl.Decoder) {
 	x.cfMapByBool = false
 	x.cfMapByI32 = false
 	x.cfMapByI64 = false
@@ -1956,10 +2009,10 @@ func (x *Item) wireCheck(d *wire.Decoder) {
 	if d.Failed() {
 		return
 	}
-	if wire.CountSet(x.HasI32(), x.HasName(), x.HasBlob(), x.HasChild(), x.HasKind(), x.HasDbl()) > 1 {
+	if wireimpl.CountSet(x.HasI32(), x.HasName(), x.HasBlob(), x.HasChild(), x.HasKind(), x.HasDbl()) > 1 {
 		d.OneofConflict("gentest.constructs.Item.choice")
 	}
-	if wire.CountSet(x.HasU(), x.HasS()) > 1 {
+	if wireimpl.CountSet(x.HasU(), x.HasS()) > 1 {
 		d.OneofConflict("gentest.constructs.Item.second")
 	}
 }
@@ -1973,18 +2026,19 @@ func (x *Item) Clone(a *wire.Arena) (*Item, error) {
 
 // Item_ByBoolEntry is the message gentest.constructs.Item.ByBoolEntry.
 type Item_ByBoolEntry struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xKey   bool
 	xValue int32
 }
 
-var item_ByBoolEntryType = wire.NewType[Item_ByBoolEntry]()
+var item_ByBoolEntryType = wireimpl.NewType[Item_ByBoolEntry]()
 
 // NewItem_ByBoolEntry returns an empty Item_ByBoolEntry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_ByBoolEntry(a *wire.Arena) *Item_ByBoolEntry {
-	x := item_ByBoolEntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_ByBoolEntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -2018,12 +2072,12 @@ func (x *Item_ByBoolEntry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_ByBoolEntry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -2053,10 +2107,10 @@ func (x *Item_ByBoolEntry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_ByBoolEntry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_ByBoolEntry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_ByBoolEntry) WireSizes(s *wire.Sizer) {
+func (x *Item_ByBoolEntry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey {
 		b0 |= 0x1
@@ -2068,7 +2122,7 @@ func (x *Item_ByBoolEntry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_ByBoolEntry) WireEncode(e *wire.Encoder) {
+func (x *Item_ByBoolEntry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey {
 		b0 |= 0x1
@@ -2078,7 +2132,7 @@ func (x *Item_ByBoolEntry) WireEncode(e *wire.Encoder) {
 	}
 	mk := e.Begin1(b0)
 	if x.xKey {
-		e.PutU64(wire.BoolBits(x.xKey))
+		e.PutU64(wireimpl.BoolBits(x.xKey))
 	}
 	if x.xValue != 0 {
 		e.PutU64(uint64(int64(x.xValue)))
@@ -2087,7 +2141,7 @@ func (x *Item_ByBoolEntry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_ByBoolEntry) WireDecode(d *wire.Decoder) {
+func (x *Item_ByBoolEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = d.U64At(d.Ent(b0, 0x1, 0)) != 0
 	x.xValue = int32(d.U64At(d.Ent(b0, 0x2, 0)))
@@ -2110,7 +2164,7 @@ func (x *Item_ByBoolEntry) Equal(y *Item_ByBoolEntry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_ByBoolEntry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_ByBoolEntry")
 	if x.xKey {
 		t.Bool("key", x.xKey)
@@ -2136,18 +2190,19 @@ func (x *Item_ByBoolEntry) Clone(a *wire.Arena) (*Item_ByBoolEntry, error) {
 
 // Item_ByI32Entry is the message gentest.constructs.Item.ByI32Entry.
 type Item_ByI32Entry struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xKey   int32
-	xValue wire.String
+	xValue wireimpl.String
 }
 
-var item_ByI32EntryType = wire.NewType[Item_ByI32Entry]()
+var item_ByI32EntryType = wireimpl.NewType[Item_ByI32Entry]()
 
 // NewItem_ByI32Entry returns an empty Item_ByI32Entry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_ByI32Entry(a *wire.Arena) *Item_ByI32Entry {
-	x := item_ByI32EntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_ByI32EntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -2201,12 +2256,12 @@ func (x *Item_ByI32Entry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_ByI32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -2236,10 +2291,10 @@ func (x *Item_ByI32Entry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_ByI32Entry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_ByI32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_ByI32Entry) WireSizes(s *wire.Sizer) {
+func (x *Item_ByI32Entry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2252,7 +2307,7 @@ func (x *Item_ByI32Entry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_ByI32Entry) WireEncode(e *wire.Encoder) {
+func (x *Item_ByI32Entry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2271,7 +2326,7 @@ func (x *Item_ByI32Entry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_ByI32Entry) WireDecode(d *wire.Decoder) {
+func (x *Item_ByI32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
@@ -2294,7 +2349,7 @@ func (x *Item_ByI32Entry) Equal(y *Item_ByI32Entry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_ByI32Entry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_ByI32Entry")
 	if x.xKey != 0 {
 		t.Int("key", int64(x.xKey))
@@ -2320,18 +2375,19 @@ func (x *Item_ByI32Entry) Clone(a *wire.Arena) (*Item_ByI32Entry, error) {
 
 // Item_ByI64Entry is the message gentest.constructs.Item.ByI64Entry.
 type Item_ByI64Entry struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xKey   int64
-	xValue wire.Bytes
+	xValue wireimpl.Bytes
 }
 
-var item_ByI64EntryType = wire.NewType[Item_ByI64Entry]()
+var item_ByI64EntryType = wireimpl.NewType[Item_ByI64Entry]()
 
 // NewItem_ByI64Entry returns an empty Item_ByI64Entry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_ByI64Entry(a *wire.Arena) *Item_ByI64Entry {
-	x := item_ByI64EntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_ByI64EntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -2377,12 +2433,12 @@ func (x *Item_ByI64Entry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_ByI64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -2412,10 +2468,10 @@ func (x *Item_ByI64Entry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_ByI64Entry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_ByI64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_ByI64Entry) WireSizes(s *wire.Sizer) {
+func (x *Item_ByI64Entry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2428,7 +2484,7 @@ func (x *Item_ByI64Entry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_ByI64Entry) WireEncode(e *wire.Encoder) {
+func (x *Item_ByI64Entry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2447,7 +2503,7 @@ func (x *Item_ByI64Entry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_ByI64Entry) WireDecode(d *wire.Decoder) {
+func (x *Item_ByI64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
@@ -2470,7 +2526,7 @@ func (x *Item_ByI64Entry) Equal(y *Item_ByI64Entry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_ByI64Entry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_ByI64Entry")
 	if x.xKey != 0 {
 		t.Int("key", x.xKey)
@@ -2496,18 +2552,19 @@ func (x *Item_ByI64Entry) Clone(a *wire.Arena) (*Item_ByI64Entry, error) {
 
 // Item_ByU32Entry is the message gentest.constructs.Item.ByU32Entry.
 type Item_ByU32Entry struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xKey   uint32
-	xValue wire.Nested[*Item]
+	xValue wireimpl.Nested[*Item]
 }
 
-var item_ByU32EntryType = wire.NewType[Item_ByU32Entry]()
+var item_ByU32EntryType = wireimpl.NewType[Item_ByU32Entry]()
 
 // NewItem_ByU32Entry returns an empty Item_ByU32Entry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_ByU32Entry(a *wire.Arena) *Item_ByU32Entry {
-	x := item_ByU32EntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_ByU32EntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -2524,7 +2581,9 @@ func (x *Item_ByU32Entry) SetKey(v uint32) { x.xKey = v }
 func (x *Item_ByU32Entry) ClearKey() { x.xKey = 0 }
 
 // GetValue returns field value = 2 (nil when absent), decoding it on first access.
-func (x *Item_ByU32Entry) GetValue() (*Item, error) { return x.xValue.Get(x.cf.Arena(), NewItem) }
+func (x *Item_ByU32Entry) GetValue() (*Item, error) {
+	return x.xValue.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Item { return NewItem((*wire.Arena)(a)) })
+}
 
 // HasValue reports whether field value = 2 is set.
 func (x *Item_ByU32Entry) HasValue() bool { return x.xValue.Present() }
@@ -2536,7 +2595,7 @@ func (x *Item_ByU32Entry) SetValue(v *Item) {
 
 // InitValue sets field value = 2 to a new empty message and returns it.
 func (x *Item_ByU32Entry) InitValue() *Item {
-	v := NewItem(x.cf.Arena())
+	v := NewItem((*wire.Arena)(x.cf.Arena()))
 	x.xValue.Set(v)
 	return v
 }
@@ -2550,12 +2609,12 @@ func (x *Item_ByU32Entry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_ByU32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -2585,10 +2644,10 @@ func (x *Item_ByU32Entry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_ByU32Entry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_ByU32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_ByU32Entry) WireSizes(s *wire.Sizer) {
+func (x *Item_ByU32Entry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2598,7 +2657,7 @@ func (x *Item_ByU32Entry) WireSizes(s *wire.Sizer) {
 			v := x.xValue.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xValue.Get(s.Arena(), NewItem)
+				v, err = x.xValue.Get(s.Arena(), func(a *wireimpl.Arena) *Item { return NewItem((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -2613,7 +2672,7 @@ func (x *Item_ByU32Entry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_ByU32Entry) WireEncode(e *wire.Encoder) {
+func (x *Item_ByU32Entry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2635,10 +2694,10 @@ func (x *Item_ByU32Entry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_ByU32Entry) WireDecode(d *wire.Decoder) {
+func (x *Item_ByU32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
-	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
+	wireimpl.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2650,7 +2709,7 @@ func (x *Item_ByU32Entry) Equal(y *Item_ByU32Entry) bool {
 	if x.xKey != y.xKey {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetValue, y.GetValue); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetValue, y.GetValue); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -2658,7 +2717,7 @@ func (x *Item_ByU32Entry) Equal(y *Item_ByU32Entry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_ByU32Entry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_ByU32Entry")
 	if x.xKey != 0 {
 		t.Uint("key", uint64(x.xKey))
@@ -2688,18 +2747,19 @@ func (x *Item_ByU32Entry) Clone(a *wire.Arena) (*Item_ByU32Entry, error) {
 
 // Item_ByU64Entry is the message gentest.constructs.Item.ByU64Entry.
 type Item_ByU64Entry struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xKey   uint64
 	xValue Kind
 }
 
-var item_ByU64EntryType = wire.NewType[Item_ByU64Entry]()
+var item_ByU64EntryType = wireimpl.NewType[Item_ByU64Entry]()
 
 // NewItem_ByU64Entry returns an empty Item_ByU64Entry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_ByU64Entry(a *wire.Arena) *Item_ByU64Entry {
-	x := item_ByU64EntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_ByU64EntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -2733,12 +2793,12 @@ func (x *Item_ByU64Entry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_ByU64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -2768,10 +2828,10 @@ func (x *Item_ByU64Entry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_ByU64Entry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_ByU64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_ByU64Entry) WireSizes(s *wire.Sizer) {
+func (x *Item_ByU64Entry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2783,7 +2843,7 @@ func (x *Item_ByU64Entry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_ByU64Entry) WireEncode(e *wire.Encoder) {
+func (x *Item_ByU64Entry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2802,7 +2862,7 @@ func (x *Item_ByU64Entry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_ByU64Entry) WireDecode(d *wire.Decoder) {
+func (x *Item_ByU64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = d.U64At(d.Ent(b0, 0x1, 0))
 	x.xValue = Kind(int32(d.U64At(d.Ent(b0, 0x2, 0))))
@@ -2825,7 +2885,7 @@ func (x *Item_ByU64Entry) Equal(y *Item_ByU64Entry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_ByU64Entry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_ByU64Entry")
 	if x.xKey != 0 {
 		t.Uint("key", x.xKey)
@@ -2851,18 +2911,19 @@ func (x *Item_ByU64Entry) Clone(a *wire.Arena) (*Item_ByU64Entry, error) {
 
 // Item_ByS32Entry is the message gentest.constructs.Item.ByS32Entry.
 type Item_ByS32Entry struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xKey   int32
 	xValue float64
 }
 
-var item_ByS32EntryType = wire.NewType[Item_ByS32Entry]()
+var item_ByS32EntryType = wireimpl.NewType[Item_ByS32Entry]()
 
 // NewItem_ByS32Entry returns an empty Item_ByS32Entry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_ByS32Entry(a *wire.Arena) *Item_ByS32Entry {
-	x := item_ByS32EntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_ByS32EntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -2896,12 +2957,12 @@ func (x *Item_ByS32Entry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_ByS32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -2931,10 +2992,10 @@ func (x *Item_ByS32Entry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_ByS32Entry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_ByS32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_ByS32Entry) WireSizes(s *wire.Sizer) {
+func (x *Item_ByS32Entry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2946,7 +3007,7 @@ func (x *Item_ByS32Entry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_ByS32Entry) WireEncode(e *wire.Encoder) {
+func (x *Item_ByS32Entry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2965,7 +3026,7 @@ func (x *Item_ByS32Entry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_ByS32Entry) WireDecode(d *wire.Decoder) {
+func (x *Item_ByS32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = math.Float64frombits(d.U64At(d.Ent(b0, 0x2, 0)))
@@ -2980,7 +3041,7 @@ func (x *Item_ByS32Entry) Equal(y *Item_ByS32Entry) bool {
 	if x.xKey != y.xKey {
 		return false
 	}
-	if !wire.EqualFloat64(x.xValue, y.xValue) {
+	if !wireimpl.EqualFloat64(x.xValue, y.xValue) {
 		return false
 	}
 	return true
@@ -2988,7 +3049,7 @@ func (x *Item_ByS32Entry) Equal(y *Item_ByS32Entry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_ByS32Entry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_ByS32Entry")
 	if x.xKey != 0 {
 		t.Int("key", int64(x.xKey))
@@ -3014,18 +3075,19 @@ func (x *Item_ByS32Entry) Clone(a *wire.Arena) (*Item_ByS32Entry, error) {
 
 // Item_ByS64Entry is the message gentest.constructs.Item.ByS64Entry.
 type Item_ByS64Entry struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xKey   int64
 	xValue float32
 }
 
-var item_ByS64EntryType = wire.NewType[Item_ByS64Entry]()
+var item_ByS64EntryType = wireimpl.NewType[Item_ByS64Entry]()
 
 // NewItem_ByS64Entry returns an empty Item_ByS64Entry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_ByS64Entry(a *wire.Arena) *Item_ByS64Entry {
-	x := item_ByS64EntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_ByS64EntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -3059,12 +3121,12 @@ func (x *Item_ByS64Entry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_ByS64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -3094,10 +3156,10 @@ func (x *Item_ByS64Entry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_ByS64Entry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_ByS64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_ByS64Entry) WireSizes(s *wire.Sizer) {
+func (x *Item_ByS64Entry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3109,7 +3171,7 @@ func (x *Item_ByS64Entry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_ByS64Entry) WireEncode(e *wire.Encoder) {
+func (x *Item_ByS64Entry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3128,7 +3190,7 @@ func (x *Item_ByS64Entry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_ByS64Entry) WireDecode(d *wire.Decoder) {
+func (x *Item_ByS64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = math.Float32frombits(uint32(d.U64At(d.Ent(b0, 0x2, 0))))
@@ -3143,7 +3205,7 @@ func (x *Item_ByS64Entry) Equal(y *Item_ByS64Entry) bool {
 	if x.xKey != y.xKey {
 		return false
 	}
-	if !wire.EqualFloat32(x.xValue, y.xValue) {
+	if !wireimpl.EqualFloat32(x.xValue, y.xValue) {
 		return false
 	}
 	return true
@@ -3151,7 +3213,7 @@ func (x *Item_ByS64Entry) Equal(y *Item_ByS64Entry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_ByS64Entry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_ByS64Entry")
 	if x.xKey != 0 {
 		t.Int("key", x.xKey)
@@ -3177,18 +3239,19 @@ func (x *Item_ByS64Entry) Clone(a *wire.Arena) (*Item_ByS64Entry, error) {
 
 // Item_ByF32Entry is the message gentest.constructs.Item.ByF32Entry.
 type Item_ByF32Entry struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xKey   uint32
 	xValue uint64
 }
 
-var item_ByF32EntryType = wire.NewType[Item_ByF32Entry]()
+var item_ByF32EntryType = wireimpl.NewType[Item_ByF32Entry]()
 
 // NewItem_ByF32Entry returns an empty Item_ByF32Entry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_ByF32Entry(a *wire.Arena) *Item_ByF32Entry {
-	x := item_ByF32EntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_ByF32EntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -3222,12 +3285,12 @@ func (x *Item_ByF32Entry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_ByF32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -3257,10 +3320,10 @@ func (x *Item_ByF32Entry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_ByF32Entry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_ByF32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_ByF32Entry) WireSizes(s *wire.Sizer) {
+func (x *Item_ByF32Entry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3272,7 +3335,7 @@ func (x *Item_ByF32Entry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_ByF32Entry) WireEncode(e *wire.Encoder) {
+func (x *Item_ByF32Entry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3291,7 +3354,7 @@ func (x *Item_ByF32Entry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_ByF32Entry) WireDecode(d *wire.Decoder) {
+func (x *Item_ByF32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = d.U64At(d.Ent(b0, 0x2, 0))
@@ -3314,7 +3377,7 @@ func (x *Item_ByF32Entry) Equal(y *Item_ByF32Entry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_ByF32Entry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_ByF32Entry")
 	if x.xKey != 0 {
 		t.Uint("key", uint64(x.xKey))
@@ -3340,18 +3403,19 @@ func (x *Item_ByF32Entry) Clone(a *wire.Arena) (*Item_ByF32Entry, error) {
 
 // Item_ByF64Entry is the message gentest.constructs.Item.ByF64Entry.
 type Item_ByF64Entry struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xKey   uint64
 	xValue bool
 }
 
-var item_ByF64EntryType = wire.NewType[Item_ByF64Entry]()
+var item_ByF64EntryType = wireimpl.NewType[Item_ByF64Entry]()
 
 // NewItem_ByF64Entry returns an empty Item_ByF64Entry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_ByF64Entry(a *wire.Arena) *Item_ByF64Entry {
-	x := item_ByF64EntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_ByF64EntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -3385,12 +3449,12 @@ func (x *Item_ByF64Entry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_ByF64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -3420,10 +3484,10 @@ func (x *Item_ByF64Entry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_ByF64Entry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_ByF64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_ByF64Entry) WireSizes(s *wire.Sizer) {
+func (x *Item_ByF64Entry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3435,7 +3499,7 @@ func (x *Item_ByF64Entry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_ByF64Entry) WireEncode(e *wire.Encoder) {
+func (x *Item_ByF64Entry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3448,13 +3512,13 @@ func (x *Item_ByF64Entry) WireEncode(e *wire.Encoder) {
 		e.PutU64(x.xKey)
 	}
 	if x.xValue {
-		e.PutU64(wire.BoolBits(x.xValue))
+		e.PutU64(wireimpl.BoolBits(x.xValue))
 	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_ByF64Entry) WireDecode(d *wire.Decoder) {
+func (x *Item_ByF64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = d.U64At(d.Ent(b0, 0x1, 0))
 	x.xValue = d.U64At(d.Ent(b0, 0x2, 0)) != 0
@@ -3477,7 +3541,7 @@ func (x *Item_ByF64Entry) Equal(y *Item_ByF64Entry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_ByF64Entry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_ByF64Entry")
 	if x.xKey != 0 {
 		t.Uint("key", x.xKey)
@@ -3503,18 +3567,19 @@ func (x *Item_ByF64Entry) Clone(a *wire.Arena) (*Item_ByF64Entry, error) {
 
 // Item_BySf32Entry is the message gentest.constructs.Item.BySf32Entry.
 type Item_BySf32Entry struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xKey   int32
 	xValue int64
 }
 
-var item_BySf32EntryType = wire.NewType[Item_BySf32Entry]()
+var item_BySf32EntryType = wireimpl.NewType[Item_BySf32Entry]()
 
 // NewItem_BySf32Entry returns an empty Item_BySf32Entry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_BySf32Entry(a *wire.Arena) *Item_BySf32Entry {
-	x := item_BySf32EntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_BySf32EntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -3548,12 +3613,12 @@ func (x *Item_BySf32Entry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_BySf32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -3583,10 +3648,10 @@ func (x *Item_BySf32Entry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_BySf32Entry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_BySf32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_BySf32Entry) WireSizes(s *wire.Sizer) {
+func (x *Item_BySf32Entry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3598,7 +3663,7 @@ func (x *Item_BySf32Entry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_BySf32Entry) WireEncode(e *wire.Encoder) {
+func (x *Item_BySf32Entry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3617,7 +3682,7 @@ func (x *Item_BySf32Entry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_BySf32Entry) WireDecode(d *wire.Decoder) {
+func (x *Item_BySf32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = int64(d.U64At(d.Ent(b0, 0x2, 0)))
@@ -3640,7 +3705,7 @@ func (x *Item_BySf32Entry) Equal(y *Item_BySf32Entry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_BySf32Entry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_BySf32Entry")
 	if x.xKey != 0 {
 		t.Int("key", int64(x.xKey))
@@ -3666,18 +3731,19 @@ func (x *Item_BySf32Entry) Clone(a *wire.Arena) (*Item_BySf32Entry, error) {
 
 // Item_BySf64Entry is the message gentest.constructs.Item.BySf64Entry.
 type Item_BySf64Entry struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xKey   int64
 	xValue uint32
 }
 
-var item_BySf64EntryType = wire.NewType[Item_BySf64Entry]()
+var item_BySf64EntryType = wireimpl.NewType[Item_BySf64Entry]()
 
 // NewItem_BySf64Entry returns an empty Item_BySf64Entry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_BySf64Entry(a *wire.Arena) *Item_BySf64Entry {
-	x := item_BySf64EntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_BySf64EntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -3711,12 +3777,12 @@ func (x *Item_BySf64Entry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_BySf64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -3746,10 +3812,10 @@ func (x *Item_BySf64Entry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_BySf64Entry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_BySf64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_BySf64Entry) WireSizes(s *wire.Sizer) {
+func (x *Item_BySf64Entry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3761,7 +3827,7 @@ func (x *Item_BySf64Entry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_BySf64Entry) WireEncode(e *wire.Encoder) {
+func (x *Item_BySf64Entry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3780,7 +3846,7 @@ func (x *Item_BySf64Entry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_BySf64Entry) WireDecode(d *wire.Decoder) {
+func (x *Item_BySf64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = uint32(d.U64At(d.Ent(b0, 0x2, 0)))
@@ -3803,7 +3869,7 @@ func (x *Item_BySf64Entry) Equal(y *Item_BySf64Entry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_BySf64Entry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_BySf64Entry")
 	if x.xKey != 0 {
 		t.Int("key", x.xKey)
@@ -3829,18 +3895,19 @@ func (x *Item_BySf64Entry) Clone(a *wire.Arena) (*Item_BySf64Entry, error) {
 
 // Item_ByStrEntry is the message gentest.constructs.Item.ByStrEntry.
 type Item_ByStrEntry struct {
-	cf     wire.Core
-	xKey   wire.String
-	xValue wire.Bytes
+	cf     wireimpl.Core
+	xKey   wireimpl.String
+	xValue wireimpl.Bytes
 }
 
-var item_ByStrEntryType = wire.NewType[Item_ByStrEntry]()
+var item_ByStrEntryType = wireimpl.NewType[Item_ByStrEntry]()
 
 // NewItem_ByStrEntry returns an empty Item_ByStrEntry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_ByStrEntry(a *wire.Arena) *Item_ByStrEntry {
-	x := item_ByStrEntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_ByStrEntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -3906,12 +3973,12 @@ func (x *Item_ByStrEntry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_ByStrEntry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -3941,10 +4008,10 @@ func (x *Item_ByStrEntry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_ByStrEntry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_ByStrEntry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_ByStrEntry) WireSizes(s *wire.Sizer) {
+func (x *Item_ByStrEntry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
@@ -3958,7 +4025,7 @@ func (x *Item_ByStrEntry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_ByStrEntry) WireEncode(e *wire.Encoder) {
+func (x *Item_ByStrEntry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
@@ -3977,7 +4044,7 @@ func (x *Item_ByStrEntry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_ByStrEntry) WireDecode(d *wire.Decoder) {
+func (x *Item_ByStrEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey)
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
@@ -4000,7 +4067,7 @@ func (x *Item_ByStrEntry) Equal(y *Item_ByStrEntry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_ByStrEntry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_ByStrEntry")
 	if x.xKey.Len() != 0 {
 		t.String("key", &x.xKey)
@@ -4012,7 +4079,7 @@ func (x *Item_ByStrEntry) String() string {
 }
 
 // WireMapKey implements wire.MapEntry.
-func (x *Item_ByStrEntry) WireMapKey() string { return wire.MapStringKey(&x.xKey) }
+func (x *Item_ByStrEntry) WireMapKey() string { return wireimpl.MapStringKey(&x.xKey) }
 
 // WireSetMapKey implements wire.MapEntry.
 func (x *Item_ByStrEntry) WireSetMapKey(k string) { x.SetKey(k) }
@@ -4026,18 +4093,19 @@ func (x *Item_ByStrEntry) Clone(a *wire.Arena) (*Item_ByStrEntry, error) {
 
 // Item_ItemsEntry is the message gentest.constructs.Item.ItemsEntry.
 type Item_ItemsEntry struct {
-	cf     wire.Core
-	xKey   wire.String
-	xValue wire.Nested[*Item]
+	cf     wireimpl.Core
+	xKey   wireimpl.String
+	xValue wireimpl.Nested[*Item]
 }
 
-var item_ItemsEntryType = wire.NewType[Item_ItemsEntry]()
+var item_ItemsEntryType = wireimpl.NewType[Item_ItemsEntry]()
 
 // NewItem_ItemsEntry returns an empty Item_ItemsEntry in a; it and everything it holds are valid
 // until a.Reset.
 func NewItem_ItemsEntry(a *wire.Arena) *Item_ItemsEntry {
-	x := item_ItemsEntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := item_ItemsEntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -4074,7 +4142,9 @@ func (x *Item_ItemsEntry) ClearKey() {
 }
 
 // GetValue returns field value = 2 (nil when absent), decoding it on first access.
-func (x *Item_ItemsEntry) GetValue() (*Item, error) { return x.xValue.Get(x.cf.Arena(), NewItem) }
+func (x *Item_ItemsEntry) GetValue() (*Item, error) {
+	return x.xValue.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Item { return NewItem((*wire.Arena)(a)) })
+}
 
 // HasValue reports whether field value = 2 is set.
 func (x *Item_ItemsEntry) HasValue() bool { return x.xValue.Present() }
@@ -4086,7 +4156,7 @@ func (x *Item_ItemsEntry) SetValue(v *Item) {
 
 // InitValue sets field value = 2 to a new empty message and returns it.
 func (x *Item_ItemsEntry) InitValue() *Item {
-	v := NewItem(x.cf.Arena())
+	v := NewItem((*wire.Arena)(x.cf.Arena()))
 	x.xValue.Set(v)
 	return v
 }
@@ -4100,12 +4170,12 @@ func (x *Item_ItemsEntry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Item_ItemsEntry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -4135,10 +4205,10 @@ func (x *Item_ItemsEntry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Item_ItemsEntry) WireCore() *wire.Core { return &x.cf }
+func (x *Item_ItemsEntry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Item_ItemsEntry) WireSizes(s *wire.Sizer) {
+func (x *Item_ItemsEntry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
@@ -4149,7 +4219,7 @@ func (x *Item_ItemsEntry) WireSizes(s *wire.Sizer) {
 			v := x.xValue.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xValue.Get(s.Arena(), NewItem)
+				v, err = x.xValue.Get(s.Arena(), func(a *wireimpl.Arena) *Item { return NewItem((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -4164,7 +4234,7 @@ func (x *Item_ItemsEntry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Item_ItemsEntry) WireEncode(e *wire.Encoder) {
+func (x *Item_ItemsEntry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
@@ -4186,10 +4256,10 @@ func (x *Item_ItemsEntry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Item_ItemsEntry) WireDecode(d *wire.Decoder) {
+func (x *Item_ItemsEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey)
-	wire.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
+	wireimpl.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -4201,7 +4271,7 @@ func (x *Item_ItemsEntry) Equal(y *Item_ItemsEntry) bool {
 	if !x.xKey.Equal(&y.xKey) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetValue, y.GetValue); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetValue, y.GetValue); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -4209,7 +4279,7 @@ func (x *Item_ItemsEntry) Equal(y *Item_ItemsEntry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Item_ItemsEntry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Item_ItemsEntry")
 	if x.xKey.Len() != 0 {
 		t.String("key", &x.xKey)
@@ -4225,7 +4295,7 @@ func (x *Item_ItemsEntry) String() string {
 }
 
 // WireMapKey implements wire.MapEntry.
-func (x *Item_ItemsEntry) WireMapKey() string { return wire.MapStringKey(&x.xKey) }
+func (x *Item_ItemsEntry) WireMapKey() string { return wireimpl.MapStringKey(&x.xKey) }
 
 // WireSetMapKey implements wire.MapEntry.
 func (x *Item_ItemsEntry) WireSetMapKey(k string) { x.SetKey(k) }
@@ -4244,42 +4314,43 @@ func (x *Item_ItemsEntry) Clone(a *wire.Arena) (*Item_ItemsEntry, error) {
 // zero-copy entry and decoded as an aligned typed view (hybrid packed
 // lists, docs/WIRE_FORMAT.md).
 type Arrays struct {
-	cf     wire.Core
-	xF32   wire.ScalarList[float32]
-	xF64   wire.ScalarList[float64]
-	xI32   wire.ScalarList[int32]
-	xI64   wire.ScalarList[int64]
-	xU32   wire.ScalarList[uint32]
-	xU64   wire.ScalarList[uint64]
-	xS32   wire.ScalarList[int32]
-	xS64   wire.ScalarList[int64]
-	xX32   wire.ScalarList[uint32]
-	xX64   wire.ScalarList[uint64]
-	xSx32  wire.ScalarList[int32]
-	xSx64  wire.ScalarList[int64]
-	xFlags wire.ScalarList[bool]
-	xKinds wire.ScalarList[int32]
+	cf     wireimpl.Core
+	xF32   wireimpl.ScalarList[float32]
+	xF64   wireimpl.ScalarList[float64]
+	xI32   wireimpl.ScalarList[int32]
+	xI64   wireimpl.ScalarList[int64]
+	xU32   wireimpl.ScalarList[uint32]
+	xU64   wireimpl.ScalarList[uint64]
+	xS32   wireimpl.ScalarList[int32]
+	xS64   wireimpl.ScalarList[int64]
+	xX32   wireimpl.ScalarList[uint32]
+	xX64   wireimpl.ScalarList[uint64]
+	xSx32  wireimpl.ScalarList[int32]
+	xSx64  wireimpl.ScalarList[int64]
+	xFlags wireimpl.ScalarList[bool]
+	xKinds wireimpl.ScalarList[int32]
 }
 
-var arraysType = wire.NewType[Arrays]()
+var arraysType = wireimpl.NewType[Arrays]()
 
 // NewArrays returns an empty Arrays in a; it and everything it holds are valid
 // until a.Reset.
 func NewArrays(a *wire.Arena) *Arrays {
-	x := arraysType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := arraysType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
 // GetF32 returns the list f32 = 1 (decoding it on first access).
 func (x *Arrays) GetF32() (*wire.ScalarList[float32], error) {
-	return &x.xF32, x.xF32.Load(x.cf.Arena())
+	return (*wire.ScalarList[float32])(&x.xF32), x.xF32.Load(x.cf.Arena())
 }
 
 // InitF32 empties the list f32 = 1, reserves room for n elements, and returns it.
 func (x *Arrays) InitF32(n int) *wire.ScalarList[float32] {
 	x.xF32.Init(x.cf.Arena(), n)
-	return &x.xF32
+	return (*wire.ScalarList[float32])(&x.xF32)
 }
 
 // HasF32 reports whether the list f32 = 1 is not empty.
@@ -4290,13 +4361,13 @@ func (x *Arrays) ClearF32() { x.xF32.Init(x.cf.Arena(), 0) }
 
 // GetF64 returns the list f64 = 2 (decoding it on first access).
 func (x *Arrays) GetF64() (*wire.ScalarList[float64], error) {
-	return &x.xF64, x.xF64.Load(x.cf.Arena())
+	return (*wire.ScalarList[float64])(&x.xF64), x.xF64.Load(x.cf.Arena())
 }
 
 // InitF64 empties the list f64 = 2, reserves room for n elements, and returns it.
 func (x *Arrays) InitF64(n int) *wire.ScalarList[float64] {
 	x.xF64.Init(x.cf.Arena(), n)
-	return &x.xF64
+	return (*wire.ScalarList[float64])(&x.xF64)
 }
 
 // HasF64 reports whether the list f64 = 2 is not empty.
@@ -4306,12 +4377,14 @@ func (x *Arrays) HasF64() bool { return x.xF64.Len() != 0 }
 func (x *Arrays) ClearF64() { x.xF64.Init(x.cf.Arena(), 0) }
 
 // GetI32 returns the list i32 = 3 (decoding it on first access).
-func (x *Arrays) GetI32() (*wire.ScalarList[int32], error) { return &x.xI32, x.xI32.Load(x.cf.Arena()) }
+func (x *Arrays) GetI32() (*wire.ScalarList[int32], error) {
+	return (*wire.ScalarList[int32])(&x.xI32), x.xI32.Load(x.cf.Arena())
+}
 
 // InitI32 empties the list i32 = 3, reserves room for n elements, and returns it.
 func (x *Arrays) InitI32(n int) *wire.ScalarList[int32] {
 	x.xI32.Init(x.cf.Arena(), n)
-	return &x.xI32
+	return (*wire.ScalarList[int32])(&x.xI32)
 }
 
 // HasI32 reports whether the list i32 = 3 is not empty.
@@ -4321,12 +4394,14 @@ func (x *Arrays) HasI32() bool { return x.xI32.Len() != 0 }
 func (x *Arrays) ClearI32() { x.xI32.Init(x.cf.Arena(), 0) }
 
 // GetI64 returns the list i64 = 4 (decoding it on first access).
-func (x *Arrays) GetI64() (*wire.ScalarList[int64], error) { return &x.xI64, x.xI64.Load(x.cf.Arena()) }
+func (x *Arrays) GetI64() (*wire.ScalarList[int64], error) {
+	return (*wire.ScalarList[int64])(&x.xI64), x.xI64.Load(x.cf.Arena())
+}
 
 // InitI64 empties the list i64 = 4, reserves room for n elements, and returns it.
 func (x *Arrays) InitI64(n int) *wire.ScalarList[int64] {
 	x.xI64.Init(x.cf.Arena(), n)
-	return &x.xI64
+	return (*wire.ScalarList[int64])(&x.xI64)
 }
 
 // HasI64 reports whether the list i64 = 4 is not empty.
@@ -4337,13 +4412,13 @@ func (x *Arrays) ClearI64() { x.xI64.Init(x.cf.Arena(), 0) }
 
 // GetU32 returns the list u32 = 5 (decoding it on first access).
 func (x *Arrays) GetU32() (*wire.ScalarList[uint32], error) {
-	return &x.xU32, x.xU32.Load(x.cf.Arena())
+	return (*wire.ScalarList[uint32])(&x.xU32), x.xU32.Load(x.cf.Arena())
 }
 
 // InitU32 empties the list u32 = 5, reserves room for n elements, and returns it.
 func (x *Arrays) InitU32(n int) *wire.ScalarList[uint32] {
 	x.xU32.Init(x.cf.Arena(), n)
-	return &x.xU32
+	return (*wire.ScalarList[uint32])(&x.xU32)
 }
 
 // HasU32 reports whether the list u32 = 5 is not empty.
@@ -4354,13 +4429,13 @@ func (x *Arrays) ClearU32() { x.xU32.Init(x.cf.Arena(), 0) }
 
 // GetU64 returns the list u64 = 6 (decoding it on first access).
 func (x *Arrays) GetU64() (*wire.ScalarList[uint64], error) {
-	return &x.xU64, x.xU64.Load(x.cf.Arena())
+	return (*wire.ScalarList[uint64])(&x.xU64), x.xU64.Load(x.cf.Arena())
 }
 
 // InitU64 empties the list u64 = 6, reserves room for n elements, and returns it.
 func (x *Arrays) InitU64(n int) *wire.ScalarList[uint64] {
 	x.xU64.Init(x.cf.Arena(), n)
-	return &x.xU64
+	return (*wire.ScalarList[uint64])(&x.xU64)
 }
 
 // HasU64 reports whether the list u64 = 6 is not empty.
@@ -4370,12 +4445,14 @@ func (x *Arrays) HasU64() bool { return x.xU64.Len() != 0 }
 func (x *Arrays) ClearU64() { x.xU64.Init(x.cf.Arena(), 0) }
 
 // GetS32 returns the list s32 = 7 (decoding it on first access).
-func (x *Arrays) GetS32() (*wire.ScalarList[int32], error) { return &x.xS32, x.xS32.Load(x.cf.Arena()) }
+func (x *Arrays) GetS32() (*wire.ScalarList[int32], error) {
+	return (*wire.ScalarList[int32])(&x.xS32), x.xS32.Load(x.cf.Arena())
+}
 
 // InitS32 empties the list s32 = 7, reserves room for n elements, and returns it.
 func (x *Arrays) InitS32(n int) *wire.ScalarList[int32] {
 	x.xS32.Init(x.cf.Arena(), n)
-	return &x.xS32
+	return (*wire.ScalarList[int32])(&x.xS32)
 }
 
 // HasS32 reports whether the list s32 = 7 is not empty.
@@ -4385,12 +4462,14 @@ func (x *Arrays) HasS32() bool { return x.xS32.Len() != 0 }
 func (x *Arrays) ClearS32() { x.xS32.Init(x.cf.Arena(), 0) }
 
 // GetS64 returns the list s64 = 8 (decoding it on first access).
-func (x *Arrays) GetS64() (*wire.ScalarList[int64], error) { return &x.xS64, x.xS64.Load(x.cf.Arena()) }
+func (x *Arrays) GetS64() (*wire.ScalarList[int64], error) {
+	return (*wire.ScalarList[int64])(&x.xS64), x.xS64.Load(x.cf.Arena())
+}
 
 // InitS64 empties the list s64 = 8, reserves room for n elements, and returns it.
 func (x *Arrays) InitS64(n int) *wire.ScalarList[int64] {
 	x.xS64.Init(x.cf.Arena(), n)
-	return &x.xS64
+	return (*wire.ScalarList[int64])(&x.xS64)
 }
 
 // HasS64 reports whether the list s64 = 8 is not empty.
@@ -4401,13 +4480,13 @@ func (x *Arrays) ClearS64() { x.xS64.Init(x.cf.Arena(), 0) }
 
 // GetX32 returns the list x32 = 9 (decoding it on first access).
 func (x *Arrays) GetX32() (*wire.ScalarList[uint32], error) {
-	return &x.xX32, x.xX32.Load(x.cf.Arena())
+	return (*wire.ScalarList[uint32])(&x.xX32), x.xX32.Load(x.cf.Arena())
 }
 
 // InitX32 empties the list x32 = 9, reserves room for n elements, and returns it.
 func (x *Arrays) InitX32(n int) *wire.ScalarList[uint32] {
 	x.xX32.Init(x.cf.Arena(), n)
-	return &x.xX32
+	return (*wire.ScalarList[uint32])(&x.xX32)
 }
 
 // HasX32 reports whether the list x32 = 9 is not empty.
@@ -4418,13 +4497,13 @@ func (x *Arrays) ClearX32() { x.xX32.Init(x.cf.Arena(), 0) }
 
 // GetX64 returns the list x64 = 10 (decoding it on first access).
 func (x *Arrays) GetX64() (*wire.ScalarList[uint64], error) {
-	return &x.xX64, x.xX64.Load(x.cf.Arena())
+	return (*wire.ScalarList[uint64])(&x.xX64), x.xX64.Load(x.cf.Arena())
 }
 
 // InitX64 empties the list x64 = 10, reserves room for n elements, and returns it.
 func (x *Arrays) InitX64(n int) *wire.ScalarList[uint64] {
 	x.xX64.Init(x.cf.Arena(), n)
-	return &x.xX64
+	return (*wire.ScalarList[uint64])(&x.xX64)
 }
 
 // HasX64 reports whether the list x64 = 10 is not empty.
@@ -4435,13 +4514,13 @@ func (x *Arrays) ClearX64() { x.xX64.Init(x.cf.Arena(), 0) }
 
 // GetSx32 returns the list sx32 = 11 (decoding it on first access).
 func (x *Arrays) GetSx32() (*wire.ScalarList[int32], error) {
-	return &x.xSx32, x.xSx32.Load(x.cf.Arena())
+	return (*wire.ScalarList[int32])(&x.xSx32), x.xSx32.Load(x.cf.Arena())
 }
 
 // InitSx32 empties the list sx32 = 11, reserves room for n elements, and returns it.
 func (x *Arrays) InitSx32(n int) *wire.ScalarList[int32] {
 	x.xSx32.Init(x.cf.Arena(), n)
-	return &x.xSx32
+	return (*wire.ScalarList[int32])(&x.xSx32)
 }
 
 // HasSx32 reports whether the list sx32 = 11 is not empty.
@@ -4452,13 +4531,13 @@ func (x *Arrays) ClearSx32() { x.xSx32.Init(x.cf.Arena(), 0) }
 
 // GetSx64 returns the list sx64 = 12 (decoding it on first access).
 func (x *Arrays) GetSx64() (*wire.ScalarList[int64], error) {
-	return &x.xSx64, x.xSx64.Load(x.cf.Arena())
+	return (*wire.ScalarList[int64])(&x.xSx64), x.xSx64.Load(x.cf.Arena())
 }
 
 // InitSx64 empties the list sx64 = 12, reserves room for n elements, and returns it.
 func (x *Arrays) InitSx64(n int) *wire.ScalarList[int64] {
 	x.xSx64.Init(x.cf.Arena(), n)
-	return &x.xSx64
+	return (*wire.ScalarList[int64])(&x.xSx64)
 }
 
 // HasSx64 reports whether the list sx64 = 12 is not empty.
@@ -4469,13 +4548,13 @@ func (x *Arrays) ClearSx64() { x.xSx64.Init(x.cf.Arena(), 0) }
 
 // GetFlags returns the list flags = 13 (decoding it on first access).
 func (x *Arrays) GetFlags() (*wire.ScalarList[bool], error) {
-	return &x.xFlags, x.xFlags.Load(x.cf.Arena())
+	return (*wire.ScalarList[bool])(&x.xFlags), x.xFlags.Load(x.cf.Arena())
 }
 
 // InitFlags empties the list flags = 13, reserves room for n elements, and returns it.
 func (x *Arrays) InitFlags(n int) *wire.ScalarList[bool] {
 	x.xFlags.Init(x.cf.Arena(), n)
-	return &x.xFlags
+	return (*wire.ScalarList[bool])(&x.xFlags)
 }
 
 // HasFlags reports whether the list flags = 13 is not empty.
@@ -4487,13 +4566,13 @@ func (x *Arrays) ClearFlags() { x.xFlags.Init(x.cf.Arena(), 0) }
 // GetKinds returns the list kinds = 14 (decoding it on first access).
 // Elements are values of the enum gentest.constructs.Kind, stored as int32.
 func (x *Arrays) GetKinds() (*wire.ScalarList[int32], error) {
-	return &x.xKinds, x.xKinds.Load(x.cf.Arena())
+	return (*wire.ScalarList[int32])(&x.xKinds), x.xKinds.Load(x.cf.Arena())
 }
 
 // InitKinds empties the list kinds = 14, reserves room for n elements, and returns it.
 func (x *Arrays) InitKinds(n int) *wire.ScalarList[int32] {
 	x.xKinds.Init(x.cf.Arena(), n)
-	return &x.xKinds
+	return (*wire.ScalarList[int32])(&x.xKinds)
 }
 
 // HasKinds reports whether the list kinds = 14 is not empty.
@@ -4508,12 +4587,12 @@ func (x *Arrays) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Arrays) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -4543,58 +4622,58 @@ func (x *Arrays) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Arrays) WireCore() *wire.Core { return &x.cf }
+func (x *Arrays) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Arrays) WireSizes(s *wire.Sizer) {
+func (x *Arrays) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
-	if wire.SizedScalars(s, &x.xF32) {
+	if wireimpl.SizedScalars(s, &x.xF32) {
 		b0 |= 0x1
 	}
-	if wire.SizedScalars(s, &x.xF64) {
+	if wireimpl.SizedScalars(s, &x.xF64) {
 		b0 |= 0x2
 	}
-	if wire.SizedScalars(s, &x.xI32) {
+	if wireimpl.SizedScalars(s, &x.xI32) {
 		b0 |= 0x4
 	}
-	if wire.SizedScalars(s, &x.xI64) {
+	if wireimpl.SizedScalars(s, &x.xI64) {
 		b0 |= 0x8
 	}
-	if wire.SizedScalars(s, &x.xU32) {
+	if wireimpl.SizedScalars(s, &x.xU32) {
 		b0 |= 0x10
 	}
-	if wire.SizedScalars(s, &x.xU64) {
+	if wireimpl.SizedScalars(s, &x.xU64) {
 		b0 |= 0x20
 	}
-	if wire.SizedScalars(s, &x.xS32) {
+	if wireimpl.SizedScalars(s, &x.xS32) {
 		b0 |= 0x40
 	}
-	if wire.SizedScalars(s, &x.xS64) {
+	if wireimpl.SizedScalars(s, &x.xS64) {
 		b0 |= 0x80
 	}
-	if wire.SizedScalars(s, &x.xX32) {
+	if wireimpl.SizedScalars(s, &x.xX32) {
 		b0 |= 0x100
 	}
-	if wire.SizedScalars(s, &x.xX64) {
+	if wireimpl.SizedScalars(s, &x.xX64) {
 		b0 |= 0x200
 	}
-	if wire.SizedScalars(s, &x.xSx32) {
+	if wireimpl.SizedScalars(s, &x.xSx32) {
 		b0 |= 0x400
 	}
-	if wire.SizedScalars(s, &x.xSx64) {
+	if wireimpl.SizedScalars(s, &x.xSx64) {
 		b0 |= 0x800
 	}
-	if wire.SizedScalars(s, &x.xFlags) {
+	if wireimpl.SizedScalars(s, &x.xFlags) {
 		b0 |= 0x1000
 	}
-	if wire.SizedScalars(s, &x.xKinds) {
+	if wireimpl.SizedScalars(s, &x.xKinds) {
 		b0 |= 0x2000
 	}
 	s.Fixed1(&x.cf, b0)
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Arrays) WireEncode(e *wire.Encoder) {
+func (x *Arrays) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xF32.Len() != 0 {
 		b0 |= 0x1
@@ -4639,39 +4718,39 @@ func (x *Arrays) WireEncode(e *wire.Encoder) {
 		b0 |= 0x2000
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeScalars(e, 1, &x.xF32)
-	wire.EncodeScalars(e, 2, &x.xF64)
-	wire.EncodeScalars(e, 3, &x.xI32)
-	wire.EncodeScalars(e, 4, &x.xI64)
-	wire.EncodeScalars(e, 5, &x.xU32)
-	wire.EncodeScalars(e, 6, &x.xU64)
-	wire.EncodeScalars(e, 7, &x.xS32)
-	wire.EncodeScalars(e, 8, &x.xS64)
-	wire.EncodeScalars(e, 9, &x.xX32)
-	wire.EncodeScalars(e, 10, &x.xX64)
-	wire.EncodeScalars(e, 11, &x.xSx32)
-	wire.EncodeScalars(e, 12, &x.xSx64)
-	wire.EncodeScalars(e, 13, &x.xFlags)
-	wire.EncodeScalars(e, 14, &x.xKinds)
+	wireimpl.EncodeScalars(e, 1, &x.xF32)
+	wireimpl.EncodeScalars(e, 2, &x.xF64)
+	wireimpl.EncodeScalars(e, 3, &x.xI32)
+	wireimpl.EncodeScalars(e, 4, &x.xI64)
+	wireimpl.EncodeScalars(e, 5, &x.xU32)
+	wireimpl.EncodeScalars(e, 6, &x.xU64)
+	wireimpl.EncodeScalars(e, 7, &x.xS32)
+	wireimpl.EncodeScalars(e, 8, &x.xS64)
+	wireimpl.EncodeScalars(e, 9, &x.xX32)
+	wireimpl.EncodeScalars(e, 10, &x.xX64)
+	wireimpl.EncodeScalars(e, 11, &x.xSx32)
+	wireimpl.EncodeScalars(e, 12, &x.xSx64)
+	wireimpl.EncodeScalars(e, 13, &x.xFlags)
+	wireimpl.EncodeScalars(e, 14, &x.xKinds)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Arrays) WireDecode(d *wire.Decoder) {
-	wire.DecodeScalars(d, 1, &x.xF32)
-	wire.DecodeScalars(d, 2, &x.xF64)
-	wire.DecodeScalars(d, 3, &x.xI32)
-	wire.DecodeScalars(d, 4, &x.xI64)
-	wire.DecodeScalars(d, 5, &x.xU32)
-	wire.DecodeScalars(d, 6, &x.xU64)
-	wire.DecodeScalars(d, 7, &x.xS32)
-	wire.DecodeScalars(d, 8, &x.xS64)
-	wire.DecodeScalars(d, 9, &x.xX32)
-	wire.DecodeScalars(d, 10, &x.xX64)
-	wire.DecodeScalars(d, 11, &x.xSx32)
-	wire.DecodeScalars(d, 12, &x.xSx64)
-	wire.DecodeScalars(d, 13, &x.xFlags)
-	wire.DecodeScalars(d, 14, &x.xKinds)
+func (x *Arrays) WireDecode(d *wireimpl.Decoder) {
+	wireimpl.DecodeScalars(d, 1, &x.xF32)
+	wireimpl.DecodeScalars(d, 2, &x.xF64)
+	wireimpl.DecodeScalars(d, 3, &x.xI32)
+	wireimpl.DecodeScalars(d, 4, &x.xI64)
+	wireimpl.DecodeScalars(d, 5, &x.xU32)
+	wireimpl.DecodeScalars(d, 6, &x.xU64)
+	wireimpl.DecodeScalars(d, 7, &x.xS32)
+	wireimpl.DecodeScalars(d, 8, &x.xS64)
+	wireimpl.DecodeScalars(d, 9, &x.xX32)
+	wireimpl.DecodeScalars(d, 10, &x.xX64)
+	wireimpl.DecodeScalars(d, 11, &x.xSx32)
+	wireimpl.DecodeScalars(d, 12, &x.xSx64)
+	wireimpl.DecodeScalars(d, 13, &x.xFlags)
+	wireimpl.DecodeScalars(d, 14, &x.xKinds)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -4680,46 +4759,46 @@ func (x *Arrays) Equal(y *Arrays) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetF32, y.GetF32); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetF32, y.GetF32); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetF64, y.GetF64); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetF64, y.GetF64); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetI32, y.GetI32); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetI32, y.GetI32); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetI64, y.GetI64); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetI64, y.GetI64); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetU32, y.GetU32); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetU32, y.GetU32); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetU64, y.GetU64); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetU64, y.GetU64); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetS32, y.GetS32); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetS32, y.GetS32); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetS64, y.GetS64); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetS64, y.GetS64); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetX32, y.GetX32); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetX32, y.GetX32); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetX64, y.GetX64); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetX64, y.GetX64); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetSx32, y.GetSx32); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetSx32, y.GetSx32); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetSx64, y.GetSx64); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetSx64, y.GetSx64); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetFlags, y.GetFlags); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetFlags, y.GetFlags); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetKinds, y.GetKinds); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetKinds, y.GetKinds); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -4727,104 +4806,104 @@ func (x *Arrays) Equal(y *Arrays) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Arrays) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Arrays")
 	if x.HasF32() {
-		if l, err := x.GetF32(); err != nil {
+		if _, err := x.GetF32(); err != nil {
 			t.Err("f32", err)
 		} else {
-			wire.TextScalars(&t, "f32", l)
+			wireimpl.TextScalars(&t, "f32", &x.xF32)
 		}
 	}
 	if x.HasF64() {
-		if l, err := x.GetF64(); err != nil {
+		if _, err := x.GetF64(); err != nil {
 			t.Err("f64", err)
 		} else {
-			wire.TextScalars(&t, "f64", l)
+			wireimpl.TextScalars(&t, "f64", &x.xF64)
 		}
 	}
 	if x.HasI32() {
-		if l, err := x.GetI32(); err != nil {
+		if _, err := x.GetI32(); err != nil {
 			t.Err("i32", err)
 		} else {
-			wire.TextScalars(&t, "i32", l)
+			wireimpl.TextScalars(&t, "i32", &x.xI32)
 		}
 	}
 	if x.HasI64() {
-		if l, err := x.GetI64(); err != nil {
+		if _, err := x.GetI64(); err != nil {
 			t.Err("i64", err)
 		} else {
-			wire.TextScalars(&t, "i64", l)
+			wireimpl.TextScalars(&t, "i64", &x.xI64)
 		}
 	}
 	if x.HasU32() {
-		if l, err := x.GetU32(); err != nil {
+		if _, err := x.GetU32(); err != nil {
 			t.Err("u32", err)
 		} else {
-			wire.TextScalars(&t, "u32", l)
+			wireimpl.TextScalars(&t, "u32", &x.xU32)
 		}
 	}
 	if x.HasU64() {
-		if l, err := x.GetU64(); err != nil {
+		if _, err := x.GetU64(); err != nil {
 			t.Err("u64", err)
 		} else {
-			wire.TextScalars(&t, "u64", l)
+			wireimpl.TextScalars(&t, "u64", &x.xU64)
 		}
 	}
 	if x.HasS32() {
-		if l, err := x.GetS32(); err != nil {
+		if _, err := x.GetS32(); err != nil {
 			t.Err("s32", err)
 		} else {
-			wire.TextScalars(&t, "s32", l)
+			wireimpl.TextScalars(&t, "s32", &x.xS32)
 		}
 	}
 	if x.HasS64() {
-		if l, err := x.GetS64(); err != nil {
+		if _, err := x.GetS64(); err != nil {
 			t.Err("s64", err)
 		} else {
-			wire.TextScalars(&t, "s64", l)
+			wireimpl.TextScalars(&t, "s64", &x.xS64)
 		}
 	}
 	if x.HasX32() {
-		if l, err := x.GetX32(); err != nil {
+		if _, err := x.GetX32(); err != nil {
 			t.Err("x32", err)
 		} else {
-			wire.TextScalars(&t, "x32", l)
+			wireimpl.TextScalars(&t, "x32", &x.xX32)
 		}
 	}
 	if x.HasX64() {
-		if l, err := x.GetX64(); err != nil {
+		if _, err := x.GetX64(); err != nil {
 			t.Err("x64", err)
 		} else {
-			wire.TextScalars(&t, "x64", l)
+			wireimpl.TextScalars(&t, "x64", &x.xX64)
 		}
 	}
 	if x.HasSx32() {
-		if l, err := x.GetSx32(); err != nil {
+		if _, err := x.GetSx32(); err != nil {
 			t.Err("sx32", err)
 		} else {
-			wire.TextScalars(&t, "sx32", l)
+			wireimpl.TextScalars(&t, "sx32", &x.xSx32)
 		}
 	}
 	if x.HasSx64() {
-		if l, err := x.GetSx64(); err != nil {
+		if _, err := x.GetSx64(); err != nil {
 			t.Err("sx64", err)
 		} else {
-			wire.TextScalars(&t, "sx64", l)
+			wireimpl.TextScalars(&t, "sx64", &x.xSx64)
 		}
 	}
 	if x.HasFlags() {
-		if l, err := x.GetFlags(); err != nil {
+		if _, err := x.GetFlags(); err != nil {
 			t.Err("flags", err)
 		} else {
-			wire.TextScalars(&t, "flags", l)
+			wireimpl.TextScalars(&t, "flags", &x.xFlags)
 		}
 	}
 	if x.HasKinds() {
-		if l, err := x.GetKinds(); err != nil {
+		if _, err := x.GetKinds(); err != nil {
 			t.Err("kinds", err)
 		} else {
-			wire.TextScalars(&t, "kinds", l)
+			wireimpl.TextScalars(&t, "kinds", &x.xKinds)
 		}
 	}
 	return t.End()
@@ -4842,25 +4921,26 @@ func (x *Arrays) Clone(a *wire.Arena) (*Arrays, error) {
 // Sparse has field numbers up to protobuf's largest: it is written in the
 // sparse header form when a field above 65536 is present.
 type Sparse struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xA     int32
-	xB     wire.String
-	xNext  wire.Nested[*Sparse]
-	xList  wire.ScalarList[int64]
-	xMid   wire.Bytes
-	xM     wire.MessageList[*Sparse_MEntry]
+	xB     wireimpl.String
+	xNext  wireimpl.Nested[*Sparse]
+	xList  wireimpl.ScalarList[int64]
+	xMid   wireimpl.Bytes
+	xM     wireimpl.MessageList[*Sparse_MEntry]
 	xX     uint32
-	xY     wire.String
+	xY     wireimpl.String
 	cfMapM bool // key order checked (wire.LoadMap)
 }
 
-var sparseType = wire.NewType[Sparse]()
+var sparseType = wireimpl.NewType[Sparse]()
 
 // NewSparse returns an empty Sparse in a; it and everything it holds are valid
 // until a.Reset.
 func NewSparse(a *wire.Arena) *Sparse {
-	x := sparseType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := sparseType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -4909,7 +4989,9 @@ func (x *Sparse) ClearB() {
 }
 
 // GetNext returns field next = 3 (nil when absent), decoding it on first access.
-func (x *Sparse) GetNext() (*Sparse, error) { return x.xNext.Get(x.cf.Arena(), NewSparse) }
+func (x *Sparse) GetNext() (*Sparse, error) {
+	return x.xNext.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Sparse { return NewSparse((*wire.Arena)(a)) })
+}
 
 // HasNext reports whether field next = 3 is set.
 func (x *Sparse) HasNext() bool { return x.xNext.Present() }
@@ -4921,7 +5003,7 @@ func (x *Sparse) SetNext(v *Sparse) {
 
 // InitNext sets field next = 3 to a new empty message and returns it.
 func (x *Sparse) InitNext() *Sparse {
-	v := NewSparse(x.cf.Arena())
+	v := NewSparse((*wire.Arena)(x.cf.Arena()))
 	x.xNext.Set(v)
 	return v
 }
@@ -4931,13 +5013,13 @@ func (x *Sparse) ClearNext() { x.xNext.Clear() }
 
 // GetList returns the list list = 100 (decoding it on first access).
 func (x *Sparse) GetList() (*wire.ScalarList[int64], error) {
-	return &x.xList, x.xList.Load(x.cf.Arena())
+	return (*wire.ScalarList[int64])(&x.xList), x.xList.Load(x.cf.Arena())
 }
 
 // InitList empties the list list = 100, reserves room for n elements, and returns it.
 func (x *Sparse) InitList(n int) *wire.ScalarList[int64] {
 	x.xList.Init(x.cf.Arena(), n)
-	return &x.xList
+	return (*wire.ScalarList[int64])(&x.xList)
 }
 
 // HasList reports whether the list list = 100 is not empty.
@@ -4973,7 +5055,7 @@ func (x *Sparse) ClearMid() {
 // GetM returns the map m = 1000000 (decoding it and checking its key order on
 // first access).
 func (x *Sparse) GetM() (Sparse_MMap, error) {
-	l, err := wire.LoadMap[int32, *Sparse_MEntry](x.cf.Arena(), &x.xM, NewSparse_MEntry, &x.cfMapM)
+	l, err := wireimpl.LoadMap[int32, *Sparse_MEntry](x.cf.Arena(), &x.xM, func(a *wireimpl.Arena) *Sparse_MEntry { return NewSparse_MEntry((*wire.Arena)(a)) }, &x.cfMapM)
 	return Sparse_MMap{l}, err
 }
 
@@ -4990,7 +5072,7 @@ func (x *Sparse) ClearM() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Sparse_MMap struct {
-	m wire.Map[int32, *Sparse_MEntry]
+	m wireimpl.Map[int32, *Sparse_MEntry]
 }
 
 // Len returns the number of entries.
@@ -5006,7 +5088,9 @@ func (m Sparse_MMap) Entry(k int32) *Sparse_MEntry { return m.m.Entry(k) }
 func (m Sparse_MMap) Delete(k int32) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Sparse_MMap) List() *wire.MessageList[*Sparse_MEntry] { return m.m.List() }
+func (m Sparse_MMap) List() *wire.MessageList[*Sparse_MEntry] {
+	return (*wire.MessageList[*Sparse_MEntry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Sparse_MMap) Equal(o Sparse_MMap, eq func(*Sparse_MEntry, *Sparse_MEntry) bool) bool {
@@ -5096,12 +5180,12 @@ func (x *Sparse) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Sparse) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -5131,24 +5215,24 @@ func (x *Sparse) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Sparse) WireCore() *wire.Core { return &x.cf }
+func (x *Sparse) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg.
-func (x *Sparse) WireSizes(s *wire.Sizer) {
+func (x *Sparse) WireSizes(s *wireimpl.Sizer) {
 	mk := s.Begin()
 	s.Scalar(1, x.xA != 0)
 	s.String(2, &x.xB, x.xB.Len() != 0)
-	wire.SizeMessage(s, 3, &x.xNext, NewSparse)
-	wire.SizeScalars(s, 100, &x.xList)
+	wireimpl.SizeMessage(s, 3, &x.xNext, func(a *wireimpl.Arena) *Sparse { return NewSparse((*wire.Arena)(a)) })
+	wireimpl.SizeScalars(s, 100, &x.xList)
 	s.Bytes(65537, &x.xMid, x.xMid.Len() != 0)
-	wire.SizeMessages(s, 1000000, &x.xM, NewSparse_MEntry)
+	wireimpl.SizeMessages(s, 1000000, &x.xM, func(a *wireimpl.Arena) *Sparse_MEntry { return NewSparse_MEntry((*wire.Arena)(a)) })
 	s.Scalar(20000000, x.cf.Has(0))
 	s.String(536870911, &x.xY, x.cf.Has(1))
 	s.End(&x.cf, mk)
 }
 
 // WireEncode implements wire.Msg.
-func (x *Sparse) WireEncode(e *wire.Encoder) {
+func (x *Sparse) WireEncode(e *wireimpl.Encoder) {
 	mk := e.Begin(&x.cf)
 	if x.xA != 0 {
 		e.Int32(1, x.xA)
@@ -5156,12 +5240,12 @@ func (x *Sparse) WireEncode(e *wire.Encoder) {
 	if x.xB.Len() != 0 {
 		e.String(2, &x.xB)
 	}
-	wire.EncodeMessage(e, 3, &x.xNext)
-	wire.EncodeScalars(e, 100, &x.xList)
+	wireimpl.EncodeMessage(e, 3, &x.xNext)
+	wireimpl.EncodeScalars(e, 100, &x.xList)
 	if x.xMid.Len() != 0 {
 		e.Bytes(65537, &x.xMid)
 	}
-	wire.EncodeMessages(e, 1000000, &x.xM)
+	wireimpl.EncodeMessages(e, 1000000, &x.xM)
 	if x.cf.Has(0) {
 		e.Uint32(20000000, x.xX)
 	}
@@ -5172,13 +5256,13 @@ func (x *Sparse) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg.
-func (x *Sparse) WireDecode(d *wire.Decoder) {
+func (x *Sparse) WireDecode(d *wireimpl.Decoder) {
 	x.xA = d.Int32(1)
 	d.String(2, &x.xB)
-	wire.DecodeMessage(d, 3, &x.xNext)
-	wire.DecodeScalars(d, 100, &x.xList)
+	wireimpl.DecodeMessage(d, 3, &x.xNext)
+	wireimpl.DecodeScalars(d, 100, &x.xList)
 	d.Bytes(65537, &x.xMid)
-	wire.DecodeMessages(d, 1000000, &x.xM)
+	wireimpl.DecodeMessages(d, 1000000, &x.xM)
 	x.xX = d.Uint32(20000000)
 	if d.Has(20000000) {
 		x.cf.SetHas(0)
@@ -5201,16 +5285,16 @@ func (x *Sparse) Equal(y *Sparse) bool {
 	if !x.xB.Equal(&y.xB) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetNext, y.GetNext); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetNext, y.GetNext); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetList, y.GetList); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetList, y.GetList); !ok || !l.Equal(m) {
 		return false
 	}
 	if !x.xMid.Equal(&y.xMid) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetM, y.GetM); !ok || !l.Equal(m, (*Sparse_MEntry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetM, y.GetM); !ok || !l.Equal(m, (*Sparse_MEntry).Equal) {
 		return false
 	}
 	if x.cf.Has(0) != y.cf.Has(0) || x.xX != y.xX {
@@ -5224,7 +5308,7 @@ func (x *Sparse) Equal(y *Sparse) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Sparse) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Sparse")
 	if x.xA != 0 {
 		t.Int("a", int64(x.xA))
@@ -5240,20 +5324,20 @@ func (x *Sparse) String() string {
 		}
 	}
 	if x.HasList() {
-		if l, err := x.GetList(); err != nil {
+		if _, err := x.GetList(); err != nil {
 			t.Err("list", err)
 		} else {
-			wire.TextScalars(&t, "list", l)
+			wireimpl.TextScalars(&t, "list", &x.xList)
 		}
 	}
 	if x.xMid.Len() != 0 {
 		t.Bytes("mid", &x.xMid)
 	}
 	if x.HasM() {
-		if l, err := x.GetM(); err != nil {
+		if _, err := x.GetM(); err != nil {
 			t.Err("m", err)
 		} else {
-			wire.TextMessages(&t, "m", l.List())
+			wireimpl.TextMessages(&t, "m", &x.xM)
 		}
 	}
 	if x.cf.Has(0) {
@@ -5304,12 +5388,12 @@ func (x *Sparse) clearOExcept(keep int) {
 // wireCheck ends WireDecode: a decoded map's key order is checked again on
 // first access; a missing required field or a oneof with more than one
 // member set fails the decode.
-func (x *Sparse) wireCheck(d *wire.Decoder) {
+func (x *Sparse) wireCheck(d *wireimpl.Decoder) {
 	x.cfMapM = false
 	if d.Failed() {
 		return
 	}
-	if wire.CountSet(x.HasX(), x.HasY()) > 1 {
+	if wireimpl.CountSet(x.HasX(), x.HasY()) > 1 {
 		d.OneofConflict("gentest.constructs.Sparse.o")
 	}
 }
@@ -5323,18 +5407,19 @@ func (x *Sparse) Clone(a *wire.Arena) (*Sparse, error) {
 
 // Sparse_MEntry is the message gentest.constructs.Sparse.MEntry.
 type Sparse_MEntry struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xKey   int32
-	xValue wire.String
+	xValue wireimpl.String
 }
 
-var sparse_MEntryType = wire.NewType[Sparse_MEntry]()
+var sparse_MEntryType = wireimpl.NewType[Sparse_MEntry]()
 
 // NewSparse_MEntry returns an empty Sparse_MEntry in a; it and everything it holds are valid
 // until a.Reset.
 func NewSparse_MEntry(a *wire.Arena) *Sparse_MEntry {
-	x := sparse_MEntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := sparse_MEntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -5388,12 +5473,12 @@ func (x *Sparse_MEntry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Sparse_MEntry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -5423,10 +5508,10 @@ func (x *Sparse_MEntry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Sparse_MEntry) WireCore() *wire.Core { return &x.cf }
+func (x *Sparse_MEntry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Sparse_MEntry) WireSizes(s *wire.Sizer) {
+func (x *Sparse_MEntry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -5439,7 +5524,7 @@ func (x *Sparse_MEntry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Sparse_MEntry) WireEncode(e *wire.Encoder) {
+func (x *Sparse_MEntry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -5458,7 +5543,7 @@ func (x *Sparse_MEntry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Sparse_MEntry) WireDecode(d *wire.Decoder) {
+func (x *Sparse_MEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
@@ -5481,7 +5566,7 @@ func (x *Sparse_MEntry) Equal(y *Sparse_MEntry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Sparse_MEntry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Sparse_MEntry")
 	if x.xKey != 0 {
 		t.Int("key", int64(x.xKey))
@@ -5510,18 +5595,19 @@ func (x *Sparse_MEntry) Clone(a *wire.Arena) (*Sparse_MEntry, error) {
 // Flat has Item's choice members as plain fields (a writer that can set
 // several of them: hostile input for Item's oneof check).
 type Flat struct {
-	cf    wire.Core
+	cf    wireimpl.Core
 	xI32  int32
-	xName wire.String
+	xName wireimpl.String
 }
 
-var flatType = wire.NewType[Flat]()
+var flatType = wireimpl.NewType[Flat]()
 
 // NewFlat returns an empty Flat in a; it and everything it holds are valid
 // until a.Reset.
 func NewFlat(a *wire.Arena) *Flat {
-	x := flatType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := flatType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -5575,12 +5661,12 @@ func (x *Flat) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Flat) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -5610,10 +5696,10 @@ func (x *Flat) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Flat) WireCore() *wire.Core { return &x.cf }
+func (x *Flat) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Flat) WireSizes(s *wire.Sizer) {
+func (x *Flat) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xI32 != 0 {
 		b0 |= 0x1
@@ -5626,7 +5712,7 @@ func (x *Flat) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Flat) WireEncode(e *wire.Encoder) {
+func (x *Flat) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xI32 != 0 {
 		b0 |= 0x1
@@ -5645,7 +5731,7 @@ func (x *Flat) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Flat) WireDecode(d *wire.Decoder) {
+func (x *Flat) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xI32 = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName)
@@ -5668,7 +5754,7 @@ func (x *Flat) Equal(y *Flat) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Flat) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Flat")
 	if x.xI32 != 0 {
 		t.Int("i32", int64(x.xI32))
@@ -5690,18 +5776,19 @@ func (x *Flat) Clone(a *wire.Arena) (*Flat, error) {
 //
 // ItemOld is an older version of Item: a reader of it skips the rest.
 type ItemOld struct {
-	cf    wire.Core
+	cf    wireimpl.Core
 	xI32  int32
-	xName wire.String
+	xName wireimpl.String
 }
 
-var itemOldType = wire.NewType[ItemOld]()
+var itemOldType = wireimpl.NewType[ItemOld]()
 
 // NewItemOld returns an empty ItemOld in a; it and everything it holds are valid
 // until a.Reset.
 func NewItemOld(a *wire.Arena) *ItemOld {
-	x := itemOldType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := itemOldType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -5769,12 +5856,12 @@ func (x *ItemOld) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *ItemOld) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -5804,10 +5891,10 @@ func (x *ItemOld) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *ItemOld) WireCore() *wire.Core { return &x.cf }
+func (x *ItemOld) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *ItemOld) WireSizes(s *wire.Sizer) {
+func (x *ItemOld) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -5820,7 +5907,7 @@ func (x *ItemOld) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *ItemOld) WireEncode(e *wire.Encoder) {
+func (x *ItemOld) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -5839,7 +5926,7 @@ func (x *ItemOld) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *ItemOld) WireDecode(d *wire.Decoder) {
+func (x *ItemOld) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xI32 = int32(d.U64At(at))
@@ -5870,7 +5957,7 @@ func (x *ItemOld) Equal(y *ItemOld) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *ItemOld) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("ItemOld")
 	if x.cf.Has(0) {
 		t.Int("i32", int64(x.xI32))
@@ -5920,11 +6007,11 @@ func (x *ItemOld) clearChoiceExcept(keep int) {
 // wireCheck ends WireDecode: a decoded map's key order is checked again on
 // first access; a missing required field or a oneof with more than one
 // member set fails the decode.
-func (x *ItemOld) wireCheck(d *wire.Decoder) {
+func (x *ItemOld) wireCheck(d *wireimpl.Decoder) {
 	if d.Failed() {
 		return
 	}
-	if wire.CountSet(x.HasI32(), x.HasName()) > 1 {
+	if wireimpl.CountSet(x.HasI32(), x.HasName()) > 1 {
 		d.OneofConflict("gentest.constructs.ItemOld.choice")
 	}
 }

@@ -5,31 +5,40 @@ package constructs
 
 import (
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // Req is the message gentest.constructs.req.Req.
 //
 // Req has required fields of several shapes.
 type Req struct {
-	cf          wire.Core
+	cf          wireimpl.Core
 	xId         int32
-	xName       wire.String
-	xNext       wire.Nested[*Req]
-	xInner      wire.Nested[*Req_Inner]
+	xName       wireimpl.String
+	xNext       wireimpl.Nested[*Req]
+	xInner      wireimpl.Nested[*Req_Inner]
 	xA          int32
-	xB          wire.String
-	xCounts     wire.MessageList[*Req_CountsEntry]
+	xB          wireimpl.String
+	xCounts     wireimpl.MessageList[*Req_CountsEntry]
 	cfMapCounts bool // key order checked (wire.LoadMap)
 }
 
-var reqType = wire.NewType[Req]()
+var reqType = wireimpl.NewType[Req]()
 
 // NewReq returns an empty Req in a; it and everything it holds are valid
 // until a.Reset.
 func NewReq(a *wire.Arena) *Req {
-	x := reqType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := reqType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -88,7 +97,9 @@ func (x *Req) ClearName() {
 }
 
 // GetNext returns field next = 3 (nil when absent), decoding it on first access.
-func (x *Req) GetNext() (*Req, error) { return x.xNext.Get(x.cf.Arena(), NewReq) }
+func (x *Req) GetNext() (*Req, error) {
+	return x.xNext.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Req { return NewReq((*wire.Arena)(a)) })
+}
 
 // HasNext reports whether field next = 3 is set.
 func (x *Req) HasNext() bool { return x.xNext.Present() }
@@ -100,7 +111,7 @@ func (x *Req) SetNext(v *Req) {
 
 // InitNext sets field next = 3 to a new empty message and returns it.
 func (x *Req) InitNext() *Req {
-	v := NewReq(x.cf.Arena())
+	v := NewReq((*wire.Arena)(x.cf.Arena()))
 	x.xNext.Set(v)
 	return v
 }
@@ -109,7 +120,9 @@ func (x *Req) InitNext() *Req {
 func (x *Req) ClearNext() { x.xNext.Clear() }
 
 // GetInner returns field inner = 4 (nil when absent), decoding it on first access.
-func (x *Req) GetInner() (*Req_Inner, error) { return x.xInner.Get(x.cf.Arena(), NewReq_Inner) }
+func (x *Req) GetInner() (*Req_Inner, error) {
+	return x.xInner.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Req_Inner { return NewReq_Inner((*wire.Arena)(a)) })
+}
 
 // HasInner reports whether field inner = 4 is set.
 func (x *Req) HasInner() bool { return x.xInner.Present() }
@@ -121,7 +134,7 @@ func (x *Req) SetInner(v *Req_Inner) {
 
 // InitInner sets field inner = 4 to a new empty message and returns it.
 func (x *Req) InitInner() *Req_Inner {
-	v := NewReq_Inner(x.cf.Arena())
+	v := NewReq_Inner((*wire.Arena)(x.cf.Arena()))
 	x.xInner.Set(v)
 	return v
 }
@@ -190,7 +203,7 @@ func (x *Req) ClearB() {
 // GetCounts returns the map counts = 7 (decoding it and checking its key order on
 // first access).
 func (x *Req) GetCounts() (Req_CountsMap, error) {
-	l, err := wire.LoadMap[string, *Req_CountsEntry](x.cf.Arena(), &x.xCounts, NewReq_CountsEntry, &x.cfMapCounts)
+	l, err := wireimpl.LoadMap[string, *Req_CountsEntry](x.cf.Arena(), &x.xCounts, func(a *wireimpl.Arena) *Req_CountsEntry { return NewReq_CountsEntry((*wire.Arena)(a)) }, &x.cfMapCounts)
 	return Req_CountsMap{l}, err
 }
 
@@ -207,7 +220,7 @@ func (x *Req) ClearCounts() {
 // order (the iteration order of At and the wire order). It is valid until the
 // arena's Reset.
 type Req_CountsMap struct {
-	m wire.Map[string, *Req_CountsEntry]
+	m wireimpl.Map[string, *Req_CountsEntry]
 }
 
 // Len returns the number of entries.
@@ -223,7 +236,9 @@ func (m Req_CountsMap) Entry(k string) *Req_CountsEntry { return m.m.Entry(k) }
 func (m Req_CountsMap) Delete(k string) bool { return m.m.Delete(k) }
 
 // List returns the entries as a list (for the generated String method).
-func (m Req_CountsMap) List() *wire.MessageList[*Req_CountsEntry] { return m.m.List() }
+func (m Req_CountsMap) List() *wire.MessageList[*Req_CountsEntry] {
+	return (*wire.MessageList[*Req_CountsEntry])(m.m.List())
+}
 
 // Equal reports whether both maps hold equal entries (by eq).
 func (m Req_CountsMap) Equal(o Req_CountsMap, eq func(*Req_CountsEntry, *Req_CountsEntry) bool) bool {
@@ -249,12 +264,12 @@ func (x *Req) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Req) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -284,10 +299,10 @@ func (x *Req) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Req) WireCore() *wire.Core { return &x.cf }
+func (x *Req) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Req) WireSizes(s *wire.Sizer) {
+func (x *Req) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -301,7 +316,7 @@ func (x *Req) WireSizes(s *wire.Sizer) {
 			v := x.xNext.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xNext.Get(s.Arena(), NewReq)
+				v, err = x.xNext.Get(s.Arena(), func(a *wireimpl.Arena) *Req { return NewReq((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -317,7 +332,7 @@ func (x *Req) WireSizes(s *wire.Sizer) {
 			v := x.xInner.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xInner.Get(s.Arena(), NewReq_Inner)
+				v, err = x.xInner.Get(s.Arena(), func(a *wireimpl.Arena) *Req_Inner { return NewReq_Inner((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -336,7 +351,7 @@ func (x *Req) WireSizes(s *wire.Sizer) {
 		s.AddString(&x.xB)
 	}
 	if l := &x.xCounts; l.Len() != 0 {
-		if err := l.Load(s.Arena(), NewReq_CountsEntry); err != nil {
+		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Req_CountsEntry { return NewReq_CountsEntry((*wire.Arena)(a)) }); err != nil {
 			s.Fail(err)
 		} else if s.Enter() {
 			b0 |= 0x40
@@ -353,7 +368,7 @@ func (x *Req) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Req) WireEncode(e *wire.Encoder) {
+func (x *Req) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -401,12 +416,12 @@ func (x *Req) WireEncode(e *wire.Encoder) {
 	if x.cf.Has(3) {
 		e.PutString(&x.xB)
 	}
-	wire.EncodeMessages(e, 7, &x.xCounts)
+	wireimpl.EncodeMessages(e, 7, &x.xCounts)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Req) WireDecode(d *wire.Decoder) {
+func (x *Req) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xId = int32(d.U64At(at))
@@ -417,8 +432,8 @@ func (x *Req) WireDecode(d *wire.Decoder) {
 	if d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName) {
 		x.cf.SetHas(1)
 	}
-	wire.MessageAt(d, d.Ent(b0, 0x4, 0), 3, &x.xNext)
-	wire.MessageAt(d, d.Ent(b0, 0x8, 0), 4, &x.xInner)
+	wireimpl.MessageAt(d, d.Ent(b0, 0x4, 0), 3, &x.xNext)
+	wireimpl.MessageAt(d, d.Ent(b0, 0x8, 0), 4, &x.xInner)
 	if at := d.Ent(b0, 0x10, 0); at >= 0 {
 		x.xA = int32(d.U64At(at))
 		x.cf.SetHas(2)
@@ -428,7 +443,7 @@ func (x *Req) WireDecode(d *wire.Decoder) {
 	if d.StringAt(d.Ent(b0, 0x20, 0), 6, &x.xB) {
 		x.cf.SetHas(3)
 	}
-	wire.DecodeMessages(d, 7, &x.xCounts)
+	wireimpl.DecodeMessages(d, 7, &x.xCounts)
 	x.wireCheck(d)
 }
 
@@ -444,10 +459,10 @@ func (x *Req) Equal(y *Req) bool {
 	if x.cf.Has(1) != y.cf.Has(1) || !x.xName.Equal(&y.xName) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetNext, y.GetNext); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetNext, y.GetNext); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetInner, y.GetInner); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetInner, y.GetInner); !ok || !l.Equal(m) {
 		return false
 	}
 	if x.cf.Has(2) != y.cf.Has(2) || x.xA != y.xA {
@@ -456,7 +471,7 @@ func (x *Req) Equal(y *Req) bool {
 	if x.cf.Has(3) != y.cf.Has(3) || !x.xB.Equal(&y.xB) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetCounts, y.GetCounts); !ok || !l.Equal(m, (*Req_CountsEntry).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetCounts, y.GetCounts); !ok || !l.Equal(m, (*Req_CountsEntry).Equal) {
 		return false
 	}
 	return true
@@ -464,7 +479,7 @@ func (x *Req) Equal(y *Req) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Req) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Req")
 	if x.cf.Has(0) {
 		t.Int("id", int64(x.xId))
@@ -493,10 +508,10 @@ func (x *Req) String() string {
 		t.String("b", &x.xB)
 	}
 	if x.HasCounts() {
-		if l, err := x.GetCounts(); err != nil {
+		if _, err := x.GetCounts(); err != nil {
 			t.Err("counts", err)
 		} else {
-			wire.TextMessages(&t, "counts", l.List())
+			wireimpl.TextMessages(&t, "counts", &x.xCounts)
 		}
 	}
 	return t.End()
@@ -541,7 +556,7 @@ func (x *Req) clearOExcept(keep int) {
 // wireCheck ends WireDecode: a decoded map's key order is checked again on
 // first access; a missing required field or a oneof with more than one
 // member set fails the decode.
-func (x *Req) wireCheck(d *wire.Decoder) {
+func (x *Req) wireCheck(d *wireimpl.Decoder) {
 	x.cfMapCounts = false
 	if d.Failed() {
 		return
@@ -555,7 +570,7 @@ func (x *Req) wireCheck(d *wire.Decoder) {
 	if !x.HasInner() {
 		d.MissingRequired(4, "gentest.constructs.req.Req.inner")
 	}
-	if wire.CountSet(x.HasA(), x.HasB()) > 1 {
+	if wireimpl.CountSet(x.HasA(), x.HasB()) > 1 {
 		d.OneofConflict("gentest.constructs.req.Req.o")
 	}
 }
@@ -571,17 +586,18 @@ func (x *Req) Clone(a *wire.Arena) (*Req, error) {
 //
 // Inner is a required nested message with a required field.
 type Req_Inner struct {
-	cf  wire.Core
+	cf  wireimpl.Core
 	xOk bool
 }
 
-var req_InnerType = wire.NewType[Req_Inner]()
+var req_InnerType = wireimpl.NewType[Req_Inner]()
 
 // NewReq_Inner returns an empty Req_Inner in a; it and everything it holds are valid
 // until a.Reset.
 func NewReq_Inner(a *wire.Arena) *Req_Inner {
-	x := req_InnerType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := req_InnerType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -609,12 +625,12 @@ func (x *Req_Inner) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Req_Inner) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -644,10 +660,10 @@ func (x *Req_Inner) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Req_Inner) WireCore() *wire.Core { return &x.cf }
+func (x *Req_Inner) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Req_Inner) WireSizes(s *wire.Sizer) {
+func (x *Req_Inner) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -656,20 +672,20 @@ func (x *Req_Inner) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Req_Inner) WireEncode(e *wire.Encoder) {
+func (x *Req_Inner) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
 	}
 	mk := e.Begin1(b0)
 	if x.cf.Has(0) {
-		e.PutU64(wire.BoolBits(x.xOk))
+		e.PutU64(wireimpl.BoolBits(x.xOk))
 	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Req_Inner) WireDecode(d *wire.Decoder) {
+func (x *Req_Inner) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xOk = d.U64At(at) != 0
@@ -694,7 +710,7 @@ func (x *Req_Inner) Equal(y *Req_Inner) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Req_Inner) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Req_Inner")
 	if x.cf.Has(0) {
 		t.Bool("ok", x.xOk)
@@ -705,7 +721,7 @@ func (x *Req_Inner) String() string {
 // wireCheck ends WireDecode: a decoded map's key order is checked again on
 // first access; a missing required field or a oneof with more than one
 // member set fails the decode.
-func (x *Req_Inner) wireCheck(d *wire.Decoder) {
+func (x *Req_Inner) wireCheck(d *wireimpl.Decoder) {
 	if d.Failed() {
 		return
 	}
@@ -723,18 +739,19 @@ func (x *Req_Inner) Clone(a *wire.Arena) (*Req_Inner, error) {
 
 // Req_CountsEntry is the message gentest.constructs.req.Req.CountsEntry.
 type Req_CountsEntry struct {
-	cf     wire.Core
-	xKey   wire.String
+	cf     wireimpl.Core
+	xKey   wireimpl.String
 	xValue int32
 }
 
-var req_CountsEntryType = wire.NewType[Req_CountsEntry]()
+var req_CountsEntryType = wireimpl.NewType[Req_CountsEntry]()
 
 // NewReq_CountsEntry returns an empty Req_CountsEntry in a; it and everything it holds are valid
 // until a.Reset.
 func NewReq_CountsEntry(a *wire.Arena) *Req_CountsEntry {
-	x := req_CountsEntryType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := req_CountsEntryType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -798,12 +815,12 @@ func (x *Req_CountsEntry) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Req_CountsEntry) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -833,10 +850,10 @@ func (x *Req_CountsEntry) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Req_CountsEntry) WireCore() *wire.Core { return &x.cf }
+func (x *Req_CountsEntry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Req_CountsEntry) WireSizes(s *wire.Sizer) {
+func (x *Req_CountsEntry) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -849,7 +866,7 @@ func (x *Req_CountsEntry) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Req_CountsEntry) WireEncode(e *wire.Encoder) {
+func (x *Req_CountsEntry) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -868,7 +885,7 @@ func (x *Req_CountsEntry) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Req_CountsEntry) WireDecode(d *wire.Decoder) {
+func (x *Req_CountsEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	if d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey) {
 		x.cf.SetHas(0)
@@ -898,7 +915,7 @@ func (x *Req_CountsEntry) Equal(y *Req_CountsEntry) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Req_CountsEntry) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Req_CountsEntry")
 	if x.cf.Has(0) {
 		t.String("key", &x.xKey)
@@ -910,7 +927,7 @@ func (x *Req_CountsEntry) String() string {
 }
 
 // WireMapKey implements wire.MapEntry.
-func (x *Req_CountsEntry) WireMapKey() string { return wire.MapStringKey(&x.xKey) }
+func (x *Req_CountsEntry) WireMapKey() string { return wireimpl.MapStringKey(&x.xKey) }
 
 // WireSetMapKey implements wire.MapEntry.
 func (x *Req_CountsEntry) WireSetMapKey(k string) { x.SetKey(k) }
@@ -926,20 +943,21 @@ func (x *Req_CountsEntry) Clone(a *wire.Arena) (*Req_CountsEntry, error) {
 //
 // Loose is Req without the required rule (a writer that omits them).
 type Loose struct {
-	cf     wire.Core
+	cf     wireimpl.Core
 	xId    int32
-	xName  wire.String
-	xNext  wire.Nested[*Loose]
-	xInner wire.Nested[*LooseInner]
+	xName  wireimpl.String
+	xNext  wireimpl.Nested[*Loose]
+	xInner wireimpl.Nested[*LooseInner]
 }
 
-var looseType = wire.NewType[Loose]()
+var looseType = wireimpl.NewType[Loose]()
 
 // NewLoose returns an empty Loose in a; it and everything it holds are valid
 // until a.Reset.
 func NewLoose(a *wire.Arena) *Loose {
-	x := looseType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := looseType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -1003,7 +1021,7 @@ func (x *Loose) GetNext() (*Loose, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xNext.Get(x.cf.Arena(), NewLoose)
+	return x.xNext.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Loose { return NewLoose((*wire.Arena)(a)) })
 }
 
 // HasNext reports whether field next = 3 is set.
@@ -1016,7 +1034,7 @@ func (x *Loose) SetNext(v *Loose) {
 
 // InitNext sets field next = 3 to a new empty message and returns it.
 func (x *Loose) InitNext() *Loose {
-	v := NewLoose(x.cf.Arena())
+	v := NewLoose((*wire.Arena)(x.cf.Arena()))
 	x.xNext.Set(v)
 	return v
 }
@@ -1030,7 +1048,7 @@ func (x *Loose) GetInner() (*LooseInner, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xInner.Get(x.cf.Arena(), NewLooseInner)
+	return x.xInner.Get(x.cf.Arena(), func(a *wireimpl.Arena) *LooseInner { return NewLooseInner((*wire.Arena)(a)) })
 }
 
 // HasInner reports whether field inner = 4 is set.
@@ -1043,7 +1061,7 @@ func (x *Loose) SetInner(v *LooseInner) {
 
 // InitInner sets field inner = 4 to a new empty message and returns it.
 func (x *Loose) InitInner() *LooseInner {
-	v := NewLooseInner(x.cf.Arena())
+	v := NewLooseInner((*wire.Arena)(x.cf.Arena()))
 	x.xInner.Set(v)
 	return v
 }
@@ -1057,12 +1075,12 @@ func (x *Loose) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Loose) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1092,10 +1110,10 @@ func (x *Loose) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Loose) WireCore() *wire.Core { return &x.cf }
+func (x *Loose) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Loose) WireSizes(s *wire.Sizer) {
+func (x *Loose) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1109,7 +1127,7 @@ func (x *Loose) WireSizes(s *wire.Sizer) {
 			v := x.xNext.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xNext.Get(s.Arena(), NewLoose)
+				v, err = x.xNext.Get(s.Arena(), func(a *wireimpl.Arena) *Loose { return NewLoose((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -1125,7 +1143,7 @@ func (x *Loose) WireSizes(s *wire.Sizer) {
 			v := x.xInner.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xInner.Get(s.Arena(), NewLooseInner)
+				v, err = x.xInner.Get(s.Arena(), func(a *wireimpl.Arena) *LooseInner { return NewLooseInner((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -1140,7 +1158,7 @@ func (x *Loose) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Loose) WireEncode(e *wire.Encoder) {
+func (x *Loose) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1177,7 +1195,7 @@ func (x *Loose) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Loose) WireDecode(d *wire.Decoder) {
+func (x *Loose) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xId = int32(d.U64At(at))
@@ -1190,7 +1208,7 @@ func (x *Loose) WireDecode(d *wire.Decoder) {
 	}
 	x.xNext.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x4, 0), 3); ok {
-		v := NewLoose(d.Arena())
+		v := NewLoose((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -1200,7 +1218,7 @@ func (x *Loose) WireDecode(d *wire.Decoder) {
 	}
 	x.xInner.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x8, 0), 4); ok {
-		v := NewLooseInner(d.Arena())
+		v := NewLooseInner((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -1222,10 +1240,10 @@ func (x *Loose) Equal(y *Loose) bool {
 	if x.cf.Has(1) != y.cf.Has(1) || !x.xName.Equal(&y.xName) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetNext, y.GetNext); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetNext, y.GetNext); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetInner, y.GetInner); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetInner, y.GetInner); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -1233,7 +1251,7 @@ func (x *Loose) Equal(y *Loose) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Loose) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Loose")
 	if x.cf.Has(0) {
 		t.Int("id", int64(x.xId))
@@ -1269,17 +1287,18 @@ func (x *Loose) Clone(a *wire.Arena) (*Loose, error) {
 //
 // LooseInner is Req.Inner without the required rule.
 type LooseInner struct {
-	cf  wire.Core
+	cf  wireimpl.Core
 	xOk bool
 }
 
-var looseInnerType = wire.NewType[LooseInner]()
+var looseInnerType = wireimpl.NewType[LooseInner]()
 
 // NewLooseInner returns an empty LooseInner in a; it and everything it holds are valid
 // until a.Reset.
 func NewLooseInner(a *wire.Arena) *LooseInner {
-	x := looseInnerType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := looseInnerType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -1307,12 +1326,12 @@ func (x *LooseInner) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *LooseInner) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1342,10 +1361,10 @@ func (x *LooseInner) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *LooseInner) WireCore() *wire.Core { return &x.cf }
+func (x *LooseInner) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *LooseInner) WireSizes(s *wire.Sizer) {
+func (x *LooseInner) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1354,20 +1373,20 @@ func (x *LooseInner) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *LooseInner) WireEncode(e *wire.Encoder) {
+func (x *LooseInner) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
 	}
 	mk := e.Begin1(b0)
 	if x.cf.Has(0) {
-		e.PutU64(wire.BoolBits(x.xOk))
+		e.PutU64(wireimpl.BoolBits(x.xOk))
 	}
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *LooseInner) WireDecode(d *wire.Decoder) {
+func (x *LooseInner) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xOk = d.U64At(at) != 0
@@ -1391,7 +1410,7 @@ func (x *LooseInner) Equal(y *LooseInner) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *LooseInner) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("LooseInner")
 	if x.cf.Has(0) {
 		t.Bool("ok", x.xOk)

@@ -8,7 +8,15 @@ import (
 	"strconv"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // Color is the enum gentest.proto2.Color.
@@ -37,25 +45,26 @@ func (v Color) String() string {
 //
 // Record has proto2 optional and repeated fields.
 type Record struct {
-	cf      wire.Core
+	cf      wireimpl.Core
 	xId     int32
-	xName   wire.String
-	xBody   wire.Bytes
+	xName   wireimpl.String
+	xBody   wireimpl.Bytes
 	xColor  Color
 	xFlag   bool
-	xValues wire.ScalarList[int64]
-	xTags   wire.StringList
-	xChild  wire.Nested[*Record]
-	xNested wire.MessageList[*Record_Nested]
+	xValues wireimpl.ScalarList[int64]
+	xTags   wireimpl.StringList
+	xChild  wireimpl.Nested[*Record]
+	xNested wireimpl.MessageList[*Record_Nested]
 }
 
-var recordType = wire.NewType[Record]()
+var recordType = wireimpl.NewType[Record]()
 
 // NewRecord returns an empty Record in a; it and everything it holds are valid
 // until a.Reset.
 func NewRecord(a *wire.Arena) *Record {
-	x := recordType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := recordType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -183,13 +192,13 @@ func (x *Record) ClearFlag() {
 
 // GetValues returns the list values = 6 (decoding it on first access).
 func (x *Record) GetValues() (*wire.ScalarList[int64], error) {
-	return &x.xValues, x.xValues.Load(x.cf.Arena())
+	return (*wire.ScalarList[int64])(&x.xValues), x.xValues.Load(x.cf.Arena())
 }
 
 // InitValues empties the list values = 6, reserves room for n elements, and returns it.
 func (x *Record) InitValues(n int) *wire.ScalarList[int64] {
 	x.xValues.Init(x.cf.Arena(), n)
-	return &x.xValues
+	return (*wire.ScalarList[int64])(&x.xValues)
 }
 
 // HasValues reports whether the list values = 6 is not empty.
@@ -199,12 +208,14 @@ func (x *Record) HasValues() bool { return x.xValues.Len() != 0 }
 func (x *Record) ClearValues() { x.xValues.Init(x.cf.Arena(), 0) }
 
 // GetTags returns the list tags = 7 (decoding it on first access).
-func (x *Record) GetTags() (*wire.StringList, error) { return &x.xTags, x.xTags.Load(x.cf.Arena()) }
+func (x *Record) GetTags() (*wire.StringList, error) {
+	return (*wire.StringList)(&x.xTags), x.xTags.Load(x.cf.Arena())
+}
 
 // InitTags empties the list tags = 7, reserves room for n elements, and returns it.
 func (x *Record) InitTags(n int) *wire.StringList {
 	x.xTags.Init(x.cf.Arena(), n)
-	return &x.xTags
+	return (*wire.StringList)(&x.xTags)
 }
 
 // HasTags reports whether the list tags = 7 is not empty.
@@ -219,7 +230,7 @@ func (x *Record) GetChild() (*Record, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xChild.Get(x.cf.Arena(), NewRecord)
+	return x.xChild.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Record { return NewRecord((*wire.Arena)(a)) })
 }
 
 // HasChild reports whether field child = 8 is set.
@@ -232,7 +243,7 @@ func (x *Record) SetChild(v *Record) {
 
 // InitChild sets field child = 8 to a new empty message and returns it.
 func (x *Record) InitChild() *Record {
-	v := NewRecord(x.cf.Arena())
+	v := NewRecord((*wire.Arena)(x.cf.Arena()))
 	x.xChild.Set(v)
 	return v
 }
@@ -242,13 +253,13 @@ func (x *Record) ClearChild() { x.xChild.Clear() }
 
 // GetNested returns the list nested = 9 (decoding it on first access).
 func (x *Record) GetNested() (*wire.MessageList[*Record_Nested], error) {
-	return &x.xNested, x.xNested.Load(x.cf.Arena(), NewRecord_Nested)
+	return (*wire.MessageList[*Record_Nested])(&x.xNested), x.xNested.Load(x.cf.Arena(), func(a *wireimpl.Arena) *Record_Nested { return NewRecord_Nested((*wire.Arena)(a)) })
 }
 
 // InitNested empties the list nested = 9, reserves room for n elements, and returns it.
 func (x *Record) InitNested(n int) *wire.MessageList[*Record_Nested] {
 	x.xNested.Init(x.cf.Arena(), n)
-	return &x.xNested
+	return (*wire.MessageList[*Record_Nested])(&x.xNested)
 }
 
 // HasNested reports whether the list nested = 9 is not empty.
@@ -263,12 +274,12 @@ func (x *Record) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Record) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -298,10 +309,10 @@ func (x *Record) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Record) WireCore() *wire.Core { return &x.cf }
+func (x *Record) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Record) WireSizes(s *wire.Sizer) {
+func (x *Record) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -320,7 +331,7 @@ func (x *Record) WireSizes(s *wire.Sizer) {
 	if x.cf.Has(4) {
 		b0 |= 0x10
 	}
-	if wire.SizedScalars(s, &x.xValues) {
+	if wireimpl.SizedScalars(s, &x.xValues) {
 		b0 |= 0x20
 	}
 	if s.SizedStringList(&x.xTags) {
@@ -331,7 +342,7 @@ func (x *Record) WireSizes(s *wire.Sizer) {
 			v := x.xChild.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xChild.Get(s.Arena(), NewRecord)
+				v, err = x.xChild.Get(s.Arena(), func(a *wireimpl.Arena) *Record { return NewRecord((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -343,7 +354,7 @@ func (x *Record) WireSizes(s *wire.Sizer) {
 		s.Leave()
 	}
 	if l := &x.xNested; l.Len() != 0 {
-		if err := l.Load(s.Arena(), NewRecord_Nested); err != nil {
+		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Record_Nested { return NewRecord_Nested((*wire.Arena)(a)) }); err != nil {
 			s.Fail(err)
 		} else if s.Enter() {
 			b0 |= 0x100
@@ -360,7 +371,7 @@ func (x *Record) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Record) WireEncode(e *wire.Encoder) {
+func (x *Record) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -403,9 +414,9 @@ func (x *Record) WireEncode(e *wire.Encoder) {
 		e.PutU64(uint64(int64(x.xColor)))
 	}
 	if x.cf.Has(4) {
-		e.PutU64(wire.BoolBits(x.xFlag))
+		e.PutU64(wireimpl.BoolBits(x.xFlag))
 	}
-	wire.EncodeScalars(e, 6, &x.xValues)
+	wireimpl.EncodeScalars(e, 6, &x.xValues)
 	e.StringList(7, &x.xTags)
 	if v := x.xChild.Loaded(); v != nil {
 		if at, start := e.OpenMessage(); at >= 0 {
@@ -413,12 +424,12 @@ func (x *Record) WireEncode(e *wire.Encoder) {
 			e.CloseMessage(at, start)
 		}
 	}
-	wire.EncodeMessages(e, 9, &x.xNested)
+	wireimpl.EncodeMessages(e, 9, &x.xNested)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Record) WireDecode(d *wire.Decoder) {
+func (x *Record) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xId = int32(d.U64At(at))
@@ -444,11 +455,11 @@ func (x *Record) WireDecode(d *wire.Decoder) {
 	} else {
 		x.xFlag = false
 	}
-	wire.DecodeScalars(d, 6, &x.xValues)
+	wireimpl.DecodeScalars(d, 6, &x.xValues)
 	d.StringList(7, &x.xTags)
 	x.xChild.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x80, 0), 8); ok {
-		v := NewRecord(d.Arena())
+		v := NewRecord((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -456,7 +467,7 @@ func (x *Record) WireDecode(d *wire.Decoder) {
 		d.Leave(mk)
 		x.xChild.Set(v)
 	}
-	wire.DecodeMessages(d, 9, &x.xNested)
+	wireimpl.DecodeMessages(d, 9, &x.xNested)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -480,16 +491,16 @@ func (x *Record) Equal(y *Record) bool {
 	if x.cf.Has(4) != y.cf.Has(4) || x.xFlag != y.xFlag {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetValues, y.GetValues); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetValues, y.GetValues); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetTags, y.GetTags); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetTags, y.GetTags); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetChild, y.GetChild); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetChild, y.GetChild); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetNested, y.GetNested); !ok || !l.Equal(m, (*Record_Nested).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetNested, y.GetNested); !ok || !l.Equal(m, (*Record_Nested).Equal) {
 		return false
 	}
 	return true
@@ -497,7 +508,7 @@ func (x *Record) Equal(y *Record) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Record) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Record")
 	if x.cf.Has(0) {
 		t.Int("id", int64(x.xId))
@@ -515,17 +526,17 @@ func (x *Record) String() string {
 		t.Bool("flag", x.xFlag)
 	}
 	if x.HasValues() {
-		if l, err := x.GetValues(); err != nil {
+		if _, err := x.GetValues(); err != nil {
 			t.Err("values", err)
 		} else {
-			wire.TextScalars(&t, "values", l)
+			wireimpl.TextScalars(&t, "values", &x.xValues)
 		}
 	}
 	if x.HasTags() {
-		if l, err := x.GetTags(); err != nil {
+		if _, err := x.GetTags(); err != nil {
 			t.Err("tags", err)
 		} else {
-			t.StringList("tags", l)
+			t.StringList("tags", &x.xTags)
 		}
 	}
 	if x.HasChild() {
@@ -536,10 +547,10 @@ func (x *Record) String() string {
 		}
 	}
 	if x.HasNested() {
-		if l, err := x.GetNested(); err != nil {
+		if _, err := x.GetNested(); err != nil {
 			t.Err("nested", err)
 		} else {
-			wire.TextMessages(&t, "nested", l)
+			wireimpl.TextMessages(&t, "nested", &x.xNested)
 		}
 	}
 	return t.End()
@@ -556,17 +567,18 @@ func (x *Record) Clone(a *wire.Arena) (*Record, error) {
 //
 // Nested is a nested proto2 message.
 type Record_Nested struct {
-	cf wire.Core
+	cf wireimpl.Core
 	xN uint32
 }
 
-var record_NestedType = wire.NewType[Record_Nested]()
+var record_NestedType = wireimpl.NewType[Record_Nested]()
 
 // NewRecord_Nested returns an empty Record_Nested in a; it and everything it holds are valid
 // until a.Reset.
 func NewRecord_Nested(a *wire.Arena) *Record_Nested {
-	x := record_NestedType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := record_NestedType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -594,12 +606,12 @@ func (x *Record_Nested) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Record_Nested) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -629,10 +641,10 @@ func (x *Record_Nested) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Record_Nested) WireCore() *wire.Core { return &x.cf }
+func (x *Record_Nested) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Record_Nested) WireSizes(s *wire.Sizer) {
+func (x *Record_Nested) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -641,7 +653,7 @@ func (x *Record_Nested) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Record_Nested) WireEncode(e *wire.Encoder) {
+func (x *Record_Nested) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -654,7 +666,7 @@ func (x *Record_Nested) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Record_Nested) WireDecode(d *wire.Decoder) {
+func (x *Record_Nested) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xN = uint32(d.U64At(at))
@@ -678,7 +690,7 @@ func (x *Record_Nested) Equal(y *Record_Nested) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Record_Nested) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Record_Nested")
 	if x.cf.Has(0) {
 		t.Uint("n", uint64(x.xN))
@@ -697,7 +709,7 @@ func (x *Record_Nested) Clone(a *wire.Arena) (*Record_Nested, error) {
 //
 // Defaults has a proto2 default value on every kind of singular field.
 type Defaults struct {
-	cf       wire.Core
+	cf       wireimpl.Core
 	xI32     int32
 	xU64     uint64
 	xS64     int64
@@ -707,19 +719,20 @@ type Defaults struct {
 	xNan     float64
 	xNegZero float64
 	xColor   Color
-	xText    wire.String
-	xData    wire.Bytes
+	xText    wireimpl.String
+	xData    wireimpl.Bytes
 	xZero    int32
-	xEmpty   wire.String
+	xEmpty   wireimpl.String
 }
 
-var defaultsType = wire.NewType[Defaults]()
+var defaultsType = wireimpl.NewType[Defaults]()
 
 // NewDefaults returns an empty Defaults in a; it and everything it holds are valid
 // until a.Reset.
 func NewDefaults(a *wire.Arena) *Defaults {
-	x := defaultsType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := defaultsType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -1079,12 +1092,12 @@ func (x *Defaults) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Defaults) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -1114,10 +1127,10 @@ func (x *Defaults) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Defaults) WireCore() *wire.Core { return &x.cf }
+func (x *Defaults) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Defaults) WireSizes(s *wire.Sizer) {
+func (x *Defaults) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1165,7 +1178,7 @@ func (x *Defaults) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Defaults) WireEncode(e *wire.Encoder) {
+func (x *Defaults) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1217,7 +1230,7 @@ func (x *Defaults) WireEncode(e *wire.Encoder) {
 		e.PutU64(uint64(x.xS64))
 	}
 	if x.cf.Has(3) {
-		e.PutU64(wire.BoolBits(x.xFlag))
+		e.PutU64(wireimpl.BoolBits(x.xFlag))
 	}
 	if x.cf.Has(4) {
 		e.PutU64(uint64(math.Float32bits(x.xRatio)))
@@ -1250,7 +1263,7 @@ func (x *Defaults) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Defaults) WireDecode(d *wire.Decoder) {
+func (x *Defaults) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	if at := d.Ent(b0, 0x1, 0); at >= 0 {
 		x.xI32 = int32(d.U64At(at))
@@ -1341,16 +1354,16 @@ func (x *Defaults) Equal(y *Defaults) bool {
 	if x.cf.Has(3) != y.cf.Has(3) || x.xFlag != y.xFlag {
 		return false
 	}
-	if x.cf.Has(4) != y.cf.Has(4) || !wire.EqualFloat32(x.xRatio, y.xRatio) {
+	if x.cf.Has(4) != y.cf.Has(4) || !wireimpl.EqualFloat32(x.xRatio, y.xRatio) {
 		return false
 	}
-	if x.cf.Has(5) != y.cf.Has(5) || !wire.EqualFloat64(x.xScore, y.xScore) {
+	if x.cf.Has(5) != y.cf.Has(5) || !wireimpl.EqualFloat64(x.xScore, y.xScore) {
 		return false
 	}
-	if x.cf.Has(6) != y.cf.Has(6) || !wire.EqualFloat64(x.xNan, y.xNan) {
+	if x.cf.Has(6) != y.cf.Has(6) || !wireimpl.EqualFloat64(x.xNan, y.xNan) {
 		return false
 	}
-	if x.cf.Has(7) != y.cf.Has(7) || !wire.EqualFloat64(x.xNegZero, y.xNegZero) {
+	if x.cf.Has(7) != y.cf.Has(7) || !wireimpl.EqualFloat64(x.xNegZero, y.xNegZero) {
 		return false
 	}
 	if x.cf.Has(8) != y.cf.Has(8) || x.xColor != y.xColor {
@@ -1373,7 +1386,7 @@ func (x *Defaults) Equal(y *Defaults) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Defaults) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Defaults")
 	if x.cf.Has(0) {
 		t.Int("i32", int64(x.xI32))

@@ -5,33 +5,44 @@ package samepkg
 
 import (
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // A is the message gentest.samepkg.A.
 type A struct {
-	cf     wire.Core
-	xNames wire.StringList
-	xData  wire.Bytes
+	cf     wireimpl.Core
+	xNames wireimpl.StringList
+	xData  wireimpl.Bytes
 }
 
-var aType = wire.NewType[A]()
+var aType = wireimpl.NewType[A]()
 
 // NewA returns an empty A in a; it and everything it holds are valid
 // until a.Reset.
 func NewA(a *wire.Arena) *A {
-	x := aType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := aType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
 // GetNames returns the list names = 1 (decoding it on first access).
-func (x *A) GetNames() (*wire.StringList, error) { return &x.xNames, x.xNames.Load(x.cf.Arena()) }
+func (x *A) GetNames() (*wire.StringList, error) {
+	return (*wire.StringList)(&x.xNames), x.xNames.Load(x.cf.Arena())
+}
 
 // InitNames empties the list names = 1, reserves room for n elements, and returns it.
 func (x *A) InitNames(n int) *wire.StringList {
 	x.xNames.Init(x.cf.Arena(), n)
-	return &x.xNames
+	return (*wire.StringList)(&x.xNames)
 }
 
 // HasNames reports whether the list names = 1 is not empty.
@@ -73,12 +84,12 @@ func (x *A) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *A) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -108,10 +119,10 @@ func (x *A) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *A) WireCore() *wire.Core { return &x.cf }
+func (x *A) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *A) WireSizes(s *wire.Sizer) {
+func (x *A) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if s.SizedStringList(&x.xNames) {
 		b0 |= 0x1
@@ -124,7 +135,7 @@ func (x *A) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *A) WireEncode(e *wire.Encoder) {
+func (x *A) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xNames.Len() != 0 {
 		b0 |= 0x1
@@ -141,7 +152,7 @@ func (x *A) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *A) WireDecode(d *wire.Decoder) {
+func (x *A) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringList(1, &x.xNames)
 	if d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xData) {
@@ -155,7 +166,7 @@ func (x *A) Equal(y *A) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetNames, y.GetNames); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetNames, y.GetNames); !ok || !l.Equal(m) {
 		return false
 	}
 	if x.cf.Has(0) != y.cf.Has(0) || !x.xData.Equal(&y.xData) {
@@ -166,13 +177,13 @@ func (x *A) Equal(y *A) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *A) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("A")
 	if x.HasNames() {
-		if l, err := x.GetNames(); err != nil {
+		if _, err := x.GetNames(); err != nil {
 			t.Err("names", err)
 		} else {
-			t.StringList("names", l)
+			t.StringList("names", &x.xNames)
 		}
 	}
 	if x.cf.Has(0) {

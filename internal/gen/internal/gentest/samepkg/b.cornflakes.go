@@ -5,23 +5,32 @@ package samepkg
 
 import (
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
 )
 
 // B is the message gentest.samepkg.B.
 type B struct {
-	cf  wire.Core
-	xA  wire.Nested[*A]
-	xAs wire.MessageList[*A]
+	cf  wireimpl.Core
+	xA  wireimpl.Nested[*A]
+	xAs wireimpl.MessageList[*A]
 }
 
-var bType = wire.NewType[B]()
+var bType = wireimpl.NewType[B]()
 
 // NewB returns an empty B in a; it and everything it holds are valid
 // until a.Reset.
 func NewB(a *wire.Arena) *B {
-	x := bType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := bType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -31,7 +40,7 @@ func (x *B) GetA() (*A, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xA.Get(x.cf.Arena(), NewA)
+	return x.xA.Get(x.cf.Arena(), func(a *wireimpl.Arena) *A { return NewA((*wire.Arena)(a)) })
 }
 
 // HasA reports whether field a = 1 is set.
@@ -44,7 +53,7 @@ func (x *B) SetA(v *A) {
 
 // InitA sets field a = 1 to a new empty message and returns it.
 func (x *B) InitA() *A {
-	v := NewA(x.cf.Arena())
+	v := NewA((*wire.Arena)(x.cf.Arena()))
 	x.xA.Set(v)
 	return v
 }
@@ -53,12 +62,14 @@ func (x *B) InitA() *A {
 func (x *B) ClearA() { x.xA.Clear() }
 
 // GetAs returns the list as = 2 (decoding it on first access).
-func (x *B) GetAs() (*wire.MessageList[*A], error) { return &x.xAs, x.xAs.Load(x.cf.Arena(), NewA) }
+func (x *B) GetAs() (*wire.MessageList[*A], error) {
+	return (*wire.MessageList[*A])(&x.xAs), x.xAs.Load(x.cf.Arena(), func(a *wireimpl.Arena) *A { return NewA((*wire.Arena)(a)) })
+}
 
 // InitAs empties the list as = 2, reserves room for n elements, and returns it.
 func (x *B) InitAs(n int) *wire.MessageList[*A] {
 	x.xAs.Init(x.cf.Arena(), n)
-	return &x.xAs
+	return (*wire.MessageList[*A])(&x.xAs)
 }
 
 // HasAs reports whether the list as = 2 is not empty.
@@ -73,12 +84,12 @@ func (x *B) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *B) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -108,17 +119,17 @@ func (x *B) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *B) WireCore() *wire.Core { return &x.cf }
+func (x *B) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *B) WireSizes(s *wire.Sizer) {
+func (x *B) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xA.Present() {
 		if s.Enter() {
 			v := x.xA.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xA.Get(s.Arena(), NewA)
+				v, err = x.xA.Get(s.Arena(), func(a *wireimpl.Arena) *A { return NewA((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -130,7 +141,7 @@ func (x *B) WireSizes(s *wire.Sizer) {
 		s.Leave()
 	}
 	if l := &x.xAs; l.Len() != 0 {
-		if err := l.Load(s.Arena(), NewA); err != nil {
+		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *A { return NewA((*wire.Arena)(a)) }); err != nil {
 			s.Fail(err)
 		} else if s.Enter() {
 			b0 |= 0x2
@@ -147,7 +158,7 @@ func (x *B) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *B) WireEncode(e *wire.Encoder) {
+func (x *B) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xA.Present() {
 		b0 |= 0x1
@@ -162,16 +173,16 @@ func (x *B) WireEncode(e *wire.Encoder) {
 			e.CloseMessage(at, start)
 		}
 	}
-	wire.EncodeMessages(e, 2, &x.xAs)
+	wireimpl.EncodeMessages(e, 2, &x.xAs)
 	e.End(mk)
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *B) WireDecode(d *wire.Decoder) {
+func (x *B) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xA.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
-		v := NewA(d.Arena())
+		v := NewA((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -179,7 +190,7 @@ func (x *B) WireDecode(d *wire.Decoder) {
 		d.Leave(mk)
 		x.xA.Set(v)
 	}
-	wire.DecodeMessages(d, 2, &x.xAs)
+	wireimpl.DecodeMessages(d, 2, &x.xAs)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -188,10 +199,10 @@ func (x *B) Equal(y *B) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetA, y.GetA); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetA, y.GetA); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetAs, y.GetAs); !ok || !l.Equal(m, (*A).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetAs, y.GetAs); !ok || !l.Equal(m, (*A).Equal) {
 		return false
 	}
 	return true
@@ -199,7 +210,7 @@ func (x *B) Equal(y *B) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *B) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("B")
 	if x.HasA() {
 		if v, err := x.GetA(); err != nil {
@@ -209,10 +220,10 @@ func (x *B) String() string {
 		}
 	}
 	if x.HasAs() {
-		if l, err := x.GetAs(); err != nil {
+		if _, err := x.GetAs(); err != nil {
 			t.Err("as", err)
 		} else {
-			wire.TextMessages(&t, "as", l)
+			wireimpl.TextMessages(&t, "as", &x.xAs)
 		}
 	}
 	return t.End()

@@ -10,37 +10,46 @@ import (
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/other"
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/proto2"
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/service"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
+// This code was generated for version 1 of the runtime; the
+// constants fail to compile against a runtime that does not support it.
+const (
+	_ = wireimpl.EnforceVersion(1 - wireimpl.MinVersion)
+	_ = wireimpl.EnforceVersion(wireimpl.Version - 1)
+)
+
 // Batch is the message gentest.svcall.Batch.
 type Batch struct {
-	cf      wire.Core
-	xItems  wire.MessageList[*alltypes.Outer]
-	xRecord wire.Nested[*proto2.Record]
-	xNote   wire.Nested[*Batch_Note]
+	cf      wireimpl.Core
+	xItems  wireimpl.MessageList[*alltypes.Outer]
+	xRecord wireimpl.Nested[*proto2.Record]
+	xNote   wireimpl.Nested[*Batch_Note]
 }
 
-var batchType = wire.NewType[Batch]()
+var batchType = wireimpl.NewType[Batch]()
 
 // NewBatch returns an empty Batch in a; it and everything it holds are valid
 // until a.Reset.
 func NewBatch(a *wire.Arena) *Batch {
-	x := batchType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := batchType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
 // GetItems returns the list items = 1 (decoding it on first access).
 func (x *Batch) GetItems() (*wire.MessageList[*alltypes.Outer], error) {
-	return &x.xItems, x.xItems.Load(x.cf.Arena(), alltypes.NewOuter)
+	return (*wire.MessageList[*alltypes.Outer])(&x.xItems), x.xItems.Load(x.cf.Arena(), func(a *wireimpl.Arena) *alltypes.Outer { return alltypes.NewOuter((*wire.Arena)(a)) })
 }
 
 // InitItems empties the list items = 1, reserves room for n elements, and returns it.
 func (x *Batch) InitItems(n int) *wire.MessageList[*alltypes.Outer] {
 	x.xItems.Init(x.cf.Arena(), n)
-	return &x.xItems
+	return (*wire.MessageList[*alltypes.Outer])(&x.xItems)
 }
 
 // HasItems reports whether the list items = 1 is not empty.
@@ -55,7 +64,7 @@ func (x *Batch) GetRecord() (*proto2.Record, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xRecord.Get(x.cf.Arena(), proto2.NewRecord)
+	return x.xRecord.Get(x.cf.Arena(), func(a *wireimpl.Arena) *proto2.Record { return proto2.NewRecord((*wire.Arena)(a)) })
 }
 
 // HasRecord reports whether field record = 2 is set.
@@ -68,7 +77,7 @@ func (x *Batch) SetRecord(v *proto2.Record) {
 
 // InitRecord sets field record = 2 to a new empty message and returns it.
 func (x *Batch) InitRecord() *proto2.Record {
-	v := proto2.NewRecord(x.cf.Arena())
+	v := proto2.NewRecord((*wire.Arena)(x.cf.Arena()))
 	x.xRecord.Set(v)
 	return v
 }
@@ -82,7 +91,7 @@ func (x *Batch) GetNote() (*Batch_Note, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
-	return x.xNote.Get(x.cf.Arena(), NewBatch_Note)
+	return x.xNote.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Batch_Note { return NewBatch_Note((*wire.Arena)(a)) })
 }
 
 // HasNote reports whether field note = 3 is set.
@@ -95,7 +104,7 @@ func (x *Batch) SetNote(v *Batch_Note) {
 
 // InitNote sets field note = 3 to a new empty message and returns it.
 func (x *Batch) InitNote() *Batch_Note {
-	v := NewBatch_Note(x.cf.Arena())
+	v := NewBatch_Note((*wire.Arena)(x.cf.Arena()))
 	x.xNote.Set(v)
 	return v
 }
@@ -109,12 +118,12 @@ func (x *Batch) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Batch) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -144,13 +153,13 @@ func (x *Batch) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Batch) WireCore() *wire.Core { return &x.cf }
+func (x *Batch) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Batch) WireSizes(s *wire.Sizer) {
+func (x *Batch) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if l := &x.xItems; l.Len() != 0 {
-		if err := l.Load(s.Arena(), alltypes.NewOuter); err != nil {
+		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *alltypes.Outer { return alltypes.NewOuter((*wire.Arena)(a)) }); err != nil {
 			s.Fail(err)
 		} else if s.Enter() {
 			b0 |= 0x1
@@ -168,7 +177,7 @@ func (x *Batch) WireSizes(s *wire.Sizer) {
 			v := x.xRecord.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xRecord.Get(s.Arena(), proto2.NewRecord)
+				v, err = x.xRecord.Get(s.Arena(), func(a *wireimpl.Arena) *proto2.Record { return proto2.NewRecord((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -184,7 +193,7 @@ func (x *Batch) WireSizes(s *wire.Sizer) {
 			v := x.xNote.Loaded()
 			var err error
 			if v == nil {
-				v, err = x.xNote.Get(s.Arena(), NewBatch_Note)
+				v, err = x.xNote.Get(s.Arena(), func(a *wireimpl.Arena) *Batch_Note { return NewBatch_Note((*wire.Arena)(a)) })
 			}
 			if err != nil {
 				s.Fail(err)
@@ -199,7 +208,7 @@ func (x *Batch) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Batch) WireEncode(e *wire.Encoder) {
+func (x *Batch) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xItems.Len() != 0 {
 		b0 |= 0x1
@@ -211,7 +220,7 @@ func (x *Batch) WireEncode(e *wire.Encoder) {
 		b0 |= 0x4
 	}
 	mk := e.Begin1(b0)
-	wire.EncodeMessages(e, 1, &x.xItems)
+	wireimpl.EncodeMessages(e, 1, &x.xItems)
 	if v := x.xRecord.Loaded(); v != nil {
 		if at, start := e.OpenMessage(); at >= 0 {
 			v.WireEncode(e)
@@ -228,12 +237,12 @@ func (x *Batch) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Batch) WireDecode(d *wire.Decoder) {
+func (x *Batch) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
-	wire.DecodeMessages(d, 1, &x.xItems)
+	wireimpl.DecodeMessages(d, 1, &x.xItems)
 	x.xRecord.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
-		v := proto2.NewRecord(d.Arena())
+		v := proto2.NewRecord((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -243,7 +252,7 @@ func (x *Batch) WireDecode(d *wire.Decoder) {
 	}
 	x.xNote.Clear()
 	if off, size, ok := d.NestedAt(d.Ent(b0, 0x4, 0), 3); ok {
-		v := NewBatch_Note(d.Arena())
+		v := NewBatch_Note((*wire.Arena)(d.Arena()))
 		mk, ok := d.Enter(v.WireCore(), off, size)
 		if ok {
 			v.WireDecode(d)
@@ -259,13 +268,13 @@ func (x *Batch) Equal(y *Batch) bool {
 	if x == nil || y == nil {
 		return x == y
 	}
-	if l, m, ok := wire.Loaded2(x.GetItems, y.GetItems); !ok || !l.Equal(m, (*alltypes.Outer).Equal) {
+	if l, m, ok := wireimpl.Loaded2(x.GetItems, y.GetItems); !ok || !l.Equal(m, (*alltypes.Outer).Equal) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetRecord, y.GetRecord); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetRecord, y.GetRecord); !ok || !l.Equal(m) {
 		return false
 	}
-	if l, m, ok := wire.Loaded2(x.GetNote, y.GetNote); !ok || !l.Equal(m) {
+	if l, m, ok := wireimpl.Loaded2(x.GetNote, y.GetNote); !ok || !l.Equal(m) {
 		return false
 	}
 	return true
@@ -273,13 +282,13 @@ func (x *Batch) Equal(y *Batch) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Batch) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Batch")
 	if x.HasItems() {
-		if l, err := x.GetItems(); err != nil {
+		if _, err := x.GetItems(); err != nil {
 			t.Err("items", err)
 		} else {
-			wire.TextMessages(&t, "items", l)
+			wireimpl.TextMessages(&t, "items", &x.xItems)
 		}
 	}
 	if x.HasRecord() {
@@ -308,17 +317,18 @@ func (x *Batch) Clone(a *wire.Arena) (*Batch, error) {
 
 // Batch_Note is the message gentest.svcall.Batch.Note.
 type Batch_Note struct {
-	cf    wire.Core
-	xText wire.String
+	cf    wireimpl.Core
+	xText wireimpl.String
 }
 
-var batch_NoteType = wire.NewType[Batch_Note]()
+var batch_NoteType = wireimpl.NewType[Batch_Note]()
 
 // NewBatch_Note returns an empty Batch_Note in a; it and everything it holds are valid
 // until a.Reset.
 func NewBatch_Note(a *wire.Arena) *Batch_Note {
-	x := batch_NoteType.New(a)
-	x.cf.Init(a)
+	ra := (*wireimpl.Arena)(a)
+	x := batch_NoteType.New(ra)
+	x.cf.Init(ra)
 	return x
 }
 
@@ -360,12 +370,12 @@ func (x *Batch_Note) Sizes() wire.Sizes {
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
 	}
-	return x.cf.FinishSizes(s)
+	return wire.Sizes(x.cf.FinishSizes(s))
 }
 
 // Serialize implements wire.Object.
 func (x *Batch_Note) Serialize(dst []byte, sink wire.EntrySink) error {
-	e, err := wire.StartSerialize(x, &x.cf, dst, sink)
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
 	}
@@ -395,10 +405,10 @@ func (x *Batch_Note) DecodeBytes(p []byte) error {
 }
 
 // WireCore implements wire.Msg.
-func (x *Batch_Note) WireCore() *wire.Core { return &x.cf }
+func (x *Batch_Note) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
-func (x *Batch_Note) WireSizes(s *wire.Sizer) {
+func (x *Batch_Note) WireSizes(s *wireimpl.Sizer) {
 	var b0 uint32
 	if x.xText.Len() != 0 {
 		b0 |= 0x1
@@ -408,7 +418,7 @@ func (x *Batch_Note) WireSizes(s *wire.Sizer) {
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
-func (x *Batch_Note) WireEncode(e *wire.Encoder) {
+func (x *Batch_Note) WireEncode(e *wireimpl.Encoder) {
 	var b0 uint32
 	if x.xText.Len() != 0 {
 		b0 |= 0x1
@@ -421,7 +431,7 @@ func (x *Batch_Note) WireEncode(e *wire.Encoder) {
 }
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
-func (x *Batch_Note) WireDecode(d *wire.Decoder) {
+func (x *Batch_Note) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xText)
 }
@@ -440,7 +450,7 @@ func (x *Batch_Note) Equal(y *Batch_Note) bool {
 
 // String returns a one-line text form of x (for debugging).
 func (x *Batch_Note) String() string {
-	var t wire.Text
+	var t wireimpl.Text
 	t.Begin("Batch_Note")
 	if x.xText.Len() != 0 {
 		t.String("text", &x.xText)

@@ -1,4 +1,4 @@
-package wire
+package wireimpl
 
 // Clone returns a deep copy of src made in arena a with newT (the
 // generated New function of src's type). The copy shares nothing with src
@@ -17,7 +17,10 @@ package wire
 // a.Limit; ErrRequired when src lacks a proto2 required field).
 func Clone[P MessagePtr](src P, a *Arena, newT func(*Arena) P) (P, error) {
 	var zero P
-	sz := src.Sizes()
+	sz, err := sizesOf(src, src.WireCore())
+	if err != nil {
+		return zero, err
+	}
 	total := sz.Total()
 	var buf []byte
 	if a == nil {

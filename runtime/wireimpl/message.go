@@ -1,17 +1,15 @@
-package wire
+package wireimpl
 
 import (
 	"github.com/cornflakes-go/cornflakes/mem"
 )
 
-// Msg is implemented by generated message types (as pointers). Its Wire*
-// methods are the per-message hooks the runtime drives; applications use
-// the generated accessors and the Object methods instead.
+// Msg is implemented by generated message types (as pointers): the
+// per-message hooks the runtime drives (wire.Msg adds wire.Object).
 //
 // The hooks visit fields in ascending field-number order and must agree
 // with each other on which fields are present.
 type Msg interface {
-	Object
 	// String returns a one-line text form (for debugging).
 	String() string
 	// WireCore returns the message's runtime state.

@@ -1,4 +1,4 @@
-package wire
+package wireimpl
 
 import (
 	"encoding/binary"

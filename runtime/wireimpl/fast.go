@@ -1,4 +1,4 @@
-package wire
+package wireimpl
 
 import (
 	"encoding/binary"
@@ -217,7 +217,7 @@ func StartSerialize(m Msg, c *Core, dst []byte, sink EntrySink) (*Encoder, error
 		return nil, serialize(m, dst, sink, false)
 	}
 	if a.szFor != c {
-		m.Sizes()
+		sizesOf(m, c)
 	}
 	if a.szErr != nil {
 		return nil, a.szErr

@@ -1,4 +1,4 @@
-package wire
+package wireimpl
 
 // Sizer computes an object's Sizes. Generated WireSizes methods drive it:
 //
