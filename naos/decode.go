@@ -587,6 +587,9 @@ func (d *decoder) ptrArray(data unsafe.Pointer, el *plan, n int) error {
 	if obj.size > 0 {
 		slab = reflect.MakeSlice(reflect.SliceOf(obj.t), k, k).UnsafePointer()
 	}
+	if obj.flat {
+		return d.flatObjs(data, bm, n, slab, obj)
+	}
 	w := 0
 	for i := 0; i < n; i++ {
 		if bm[i/8]&(1<<(i%8)) == 0 {

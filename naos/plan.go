@@ -51,6 +51,7 @@ type plan struct {
 	vals    *plan     // kMap: []V
 	keyCmp  bool      // kMap: K holds an interface, so each received key must be checked comparable
 	inline  bool      // not pointer-free, and everything below it can be sent and recovered by plain recursion (see inlinable)
+	flat    bool      // a struct or array whose slots are all strings (at most maxInlineSlots): sent and recovered by a tight loop
 	fp      uint64    // structural fingerprint
 	name    string    // t.String(), for errors
 }
@@ -86,6 +87,10 @@ func planOf(t reflect.Type) (*plan, error) {
 	}
 	for _, q := range b.order {
 		q.inline = inlinable(q, map[*plan]bool{})
+		q.flat = q.inline && q.kind == kStruct && q.size > 0
+		for _, s := range q.slots {
+			q.flat = q.flat && s.p.kind == kString
+		}
 	}
 	for t, q := range b.done {
 		plans.LoadOrStore(t, q)

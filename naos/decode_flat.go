@@ -1,0 +1,73 @@
+package naos
+
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
+// flatObjs recovers the objects of an array of n pointers to flat objects
+// (bm marks the non-nil elements) into slab, in order, each followed by
+// its strings: the work of value, inlineObj and slot for each object, in
+// one loop that takes each object's bytes from the read buffer where they
+// lie whole.
+func (d *decoder) flatObjs(data unsafe.Pointer, bm []byte, n int, slab unsafe.Pointer, obj *plan) error {
+	var lens [maxInlineSlots]uint64
+	w := 0
+	for i := 0; i < n; i++ {
+		if bm[i/8]&(1<<(i%8)) == 0 {
+			continue
+		}
+		q := unsafe.Add(slab, uintptr(w)*obj.size)
+		w++
+		*(*unsafe.Pointer)(unsafe.Add(data, uintptr(i)*ptrSize)) = q
+		raw, err := d.take(int(obj.size))
+		if err != nil {
+			return err
+		}
+		for _, r := range obj.runs {
+			copy(unsafe.Slice((*byte)(unsafe.Add(q, r.off)), r.n), raw[r.off:r.off+r.n])
+		}
+		for _, off := range obj.bools {
+			if raw[off] > 1 {
+				return formatErr("bool of value %d in %s", raw[off], obj.name)
+			}
+		}
+		for j, s := range obj.slots {
+			lens[j] = binary.LittleEndian.Uint64(raw[s.off+8:])
+		}
+		// raw may be the read buffer: its words are taken, now read on.
+		for j, s := range obj.slots {
+			m := lens[j]
+			if m == 0 {
+				continue
+			}
+			if m > uint64(d.lim.MaxElems) {
+				return formatErr("string of %d bytes exceeds the limit of %d", m, d.lim.MaxElems)
+			}
+			if err := d.charge(uintptr(m), 1); err != nil {
+				return err
+			}
+			b := d.stringBytes(int(m))
+			if err := d.r.full(b); err != nil {
+				return err
+			}
+			*(*string)(unsafe.Add(q, s.off)) = unsafe.String(&b[0], len(b))
+		}
+	}
+	return nil
+}
+
+// take returns the next n bytes of the message: a window of the read
+// buffer when they lie whole in it (valid until the next read), else a
+// copy in the scratch buffer.
+func (d *decoder) take(n int) ([]byte, error) {
+	r := d.r
+	if r.w-r.r >= n && int64(n) <= r.limit-r.count {
+		b := r.buf[r.r : r.r+n : r.r+n]
+		r.r += n
+		r.count += int64(n)
+		return b, nil
+	}
+	b := d.buf(n)
+	return b, d.r.full(b)
+}
