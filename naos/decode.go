@@ -95,6 +95,12 @@ type decoder struct {
 	reuseAt   unsafe.Pointer
 	reuseData unsafe.Pointer
 	reuseCap  int
+	// A reused array of pointers to flat objects (RecvInto): its old
+	// length, and the run of objects its elements pointed to (objs
+	// consecutive objects from objs), which the new elements reuse.
+	reuseLen  int
+	reuseObjs unsafe.Pointer
+	reuseNObj int
 }
 
 // readHeader reads and checks a message header, returning the flags and
@@ -481,6 +487,10 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 	reused := false
 	if dst == d.reuseAt && el.ptrFree && int(n) <= d.reuseCap {
 		data, c, reused = d.reuseData, d.reuseCap, true // RecvInto: the caller's array
+	} else if dst == d.reuseAt && d.flatReusable(el) && int(n) <= d.reuseCap {
+		data, c = d.reuseData, d.reuseCap
+		d.reuseObjs, d.reuseNObj = reusableObjs(data, d.reuseLen, el.elem.size)
+		clear(unsafe.Slice((*unsafe.Pointer)(data), max(int(n), d.reuseLen)))
 	} else {
 		data = reflect.MakeSlice(p.t, int(n), int(n)).UnsafePointer()
 	}
@@ -584,9 +594,12 @@ func (d *decoder) ptrArray(data unsafe.Pointer, el *plan, n int) error {
 		return err
 	}
 	var slab unsafe.Pointer
-	if obj.size > 0 {
+	if obj.flat && d.reuseObjs != nil && k <= d.reuseNObj {
+		slab = d.reuseObjs // RecvInto: the caller's objects
+	} else if obj.size > 0 {
 		slab = reflect.MakeSlice(reflect.SliceOf(obj.t), k, k).UnsafePointer()
 	}
+	d.reuseObjs, d.reuseNObj = nil, 0
 	if obj.flat {
 		return d.flatObjs(data, bm, n, slab, obj)
 	}

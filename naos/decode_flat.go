@@ -24,13 +24,13 @@ func (d *decoder) flatObjs(data unsafe.Pointer, bm []byte, n int, slab unsafe.Po
 		if err != nil {
 			return err
 		}
-		for _, r := range obj.runs {
-			copy(unsafe.Slice((*byte)(unsafe.Add(q, r.off)), r.n), raw[r.off:r.off+r.n])
-		}
 		for _, off := range obj.bools {
 			if raw[off] > 1 {
 				return formatErr("bool of value %d in %s", raw[off], obj.name)
 			}
+		}
+		for _, r := range obj.runs {
+			copy(unsafe.Slice((*byte)(unsafe.Add(q, r.off)), r.n), raw[r.off:r.off+r.n])
 		}
 		for j, s := range obj.slots {
 			lens[j] = binary.LittleEndian.Uint64(raw[s.off+8:])
@@ -39,6 +39,7 @@ func (d *decoder) flatObjs(data unsafe.Pointer, bm []byte, n int, slab unsafe.Po
 		for j, s := range obj.slots {
 			m := lens[j]
 			if m == 0 {
+				*(*string)(unsafe.Add(q, s.off)) = "" // q may be a reused object
 				continue
 			}
 			if m > uint64(d.lim.MaxElems) {
@@ -70,4 +71,33 @@ func (d *decoder) take(n int) ([]byte, error) {
 	}
 	b := d.buf(n)
 	return b, d.r.full(b)
+}
+
+// flatReusable reports whether a slice of el received into RecvInto's
+// array may reuse it and the objects it points to: el is a pointer to
+// flat objects, sent without sharing detection or compaction.
+func (d *decoder) flatReusable(el *plan) bool {
+	return el.kind == kPtr && el.elem.flat && !d.sharing && !d.compact
+}
+
+// reusableObjs finds the objects of size bytes that the first n elements
+// of the pointer array at data point to and that may be reused: the
+// non-nil elements in order, as long as each points size bytes after the
+// previous one (as the objects of a slab Recv made do). Such objects are
+// distinct, so no two new elements share one.
+func reusableObjs(data unsafe.Pointer, n int, size uintptr) (unsafe.Pointer, int) {
+	var base unsafe.Pointer
+	k := 0
+	for _, q := range unsafe.Slice((*unsafe.Pointer)(data), n) {
+		if q == nil {
+			continue
+		}
+		if base == nil {
+			base = q
+		} else if uintptr(q) != uintptr(base)+uintptr(k)*size {
+			break
+		}
+		k++
+	}
+	return base, k
 }

@@ -48,14 +48,15 @@ func decodeInto[T any](d *decoder, dst *T, p *plan) error {
 	old := *dst
 	var zero T
 	*dst = zero
-	if p.kind == kSlice && p.elem.ptrFree && p.elem.size > 0 {
+	if p.kind == kSlice && (p.elem.ptrFree && p.elem.size > 0 || p.elem.kind == kPtr && p.elem.elem.flat) {
 		h := (*sliceHeader)(unsafe.Pointer(&old))
 		if h.cap > 0 {
-			d.reuseAt, d.reuseData, d.reuseCap = unsafe.Pointer(dst), h.data, h.cap
+			d.reuseAt, d.reuseData, d.reuseCap, d.reuseLen = unsafe.Pointer(dst), h.data, h.cap, h.len
 		}
 	}
 	err := d.decode(unsafe.Pointer(dst), p)
-	d.reuseAt, d.reuseData, d.reuseCap = nil, nil, 0
+	d.reuseAt, d.reuseData, d.reuseCap, d.reuseLen = nil, nil, 0, 0
+	d.reuseObjs, d.reuseNObj = nil, 0
 	if err != nil {
 		*dst = zero
 	}
