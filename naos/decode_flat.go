@@ -20,6 +20,9 @@ func (d *decoder) flatObjs(data unsafe.Pointer, bm []byte, n int, slab unsafe.Po
 		q := unsafe.Add(slab, uintptr(w)*obj.size)
 		w++
 		*(*unsafe.Pointer)(unsafe.Add(data, uintptr(i)*ptrSize)) = q
+		if d.takeFlat(q, obj) {
+			continue
+		}
 		raw, err := d.take(int(obj.size))
 		if err != nil {
 			return err
@@ -100,4 +103,55 @@ func reusableObjs(data unsafe.Pointer, n int, size uintptr) (unsafe.Pointer, int
 		k++
 	}
 	return base, k
+}
+
+// takeFlat receives the flat object q and its strings straight from the
+// read buffer when they lie whole in it and pass every check; it reports
+// whether it did (else the caller goes the checked way, which reports the
+// error).
+func (d *decoder) takeFlat(q unsafe.Pointer, obj *plan) bool {
+	r := d.r
+	avail := r.w - r.r
+	if avail < int(obj.size) {
+		return false
+	}
+	raw := r.buf[r.r : r.r+int(obj.size)]
+	for _, off := range obj.bools {
+		if raw[off] > 1 {
+			return false
+		}
+	}
+	var lens [maxInlineSlots]int
+	n := int(obj.size)
+	for j, s := range obj.slots {
+		m := binary.LittleEndian.Uint64(raw[s.off+8:])
+		if m > smallString || m > uint64(d.lim.MaxElems) {
+			return false
+		}
+		lens[j] = int(m)
+		n += int(m)
+	}
+	strs := n - int(obj.size)
+	if avail < n || int64(n) > r.limit-r.count || int64(strs) > d.lim.MaxBytes-d.alloc || int64(strs) > r.limit-r.count-int64(obj.size) {
+		return false
+	}
+	for _, rn := range obj.runs {
+		copy(unsafe.Slice((*byte)(unsafe.Add(q, rn.off)), rn.n), raw[rn.off:rn.off+rn.n])
+	}
+	o := r.r + int(obj.size)
+	for j, s := range obj.slots {
+		m := lens[j]
+		if m == 0 {
+			*(*string)(unsafe.Add(q, s.off)) = ""
+			continue
+		}
+		b := d.stringBytes(m)
+		copy(b, r.buf[o:o+m])
+		o += m
+		*(*string)(unsafe.Add(q, s.off)) = unsafe.String(&b[0], m)
+	}
+	d.alloc += int64(strs)
+	r.r += n
+	r.count += int64(n)
+	return true
 }

@@ -373,7 +373,7 @@ func (e *encoder) compactPtrs(h *sliceHeader, el *plan) error {
 func (e *encoder) flatPtrs(h *sliceHeader, obj *plan) error {
 	ptrs := unsafe.Slice((*unsafe.Pointer)(h.data), h.len)
 	for _, q := range ptrs {
-		if q == nil {
+		if q == nil || e.stageFlat(q, obj) {
 			continue
 		}
 		if err := e.emit(q, obj.size); err != nil {

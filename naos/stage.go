@@ -63,3 +63,36 @@ func (s *stager) reset() {
 		s.blocks = s.blocks[:stageKeep]
 	}
 }
+
+// stageFlat stages the flat object at q and its strings at once when they
+// all go to staging and fit in the current block behind the last staged
+// range, without pipelining; it reports whether it did (else the caller
+// emits them one by one).
+func (e *encoder) stageFlat(q unsafe.Pointer, obj *plan) bool {
+	st := &e.st
+	if !st.tail || e.chunk > 0 || obj.size > st.max {
+		return false
+	}
+	n := obj.size
+	for _, s := range obj.slots {
+		m := uintptr((*stringHeader)(unsafe.Add(q, s.off)).len)
+		if m > st.max {
+			return false
+		}
+		n += m
+	}
+	if st.bo+int(n) > stageBlock || e.total+int64(n) > e.maxBytes {
+		return false
+	}
+	b := st.blocks[st.bi][st.bo : st.bo+int(n)]
+	o := copy(b, unsafe.Slice((*byte)(q), obj.size))
+	for _, s := range obj.slots {
+		if h := (*stringHeader)(unsafe.Add(q, s.off)); h.len > 0 {
+			o += copy(b[o:], unsafe.Slice((*byte)(h.data), h.len))
+		}
+	}
+	st.bo += int(n)
+	e.iov[len(e.iov)-1].n += n
+	e.total += int64(n)
+	return true
+}
