@@ -33,6 +33,7 @@ func TestStagingRoundTrip(t *testing.T) {
 		benchPairs(5000),
 		[]*Pair{nil, {1, ""}, {2, "x"}, nil},
 		[]*flatB{{1, true, "a", ""}, nil, {2, false, "", "bb"}},
+		[]*Point{{1, 2}, nil, {3, 4}},
 		mixed{"m", big, benchPairs(300), []string{"a", "", "ccc"}},
 	}
 	for _, stage := range []int{-1, 0, 1, 24, 1 << 20} {
@@ -51,6 +52,8 @@ func TestStagingRoundTrip(t *testing.T) {
 						*w, err = Recv[[]*Pair](b)
 					case *[]*flatB:
 						*w, err = Recv[[]*flatB](b)
+					case *[]*Point:
+						*w, err = Recv[[]*Point](b)
 					case *mixed:
 						*w, err = Recv[mixed](b)
 					}
@@ -166,5 +169,29 @@ func TestRecvIntoFlatAllocs(t *testing.T) {
 	}
 	if !reflect.DeepEqual(w, v) {
 		t.Fatal("received pairs differ")
+	}
+}
+
+// Arrays of pointers to small pointer-free objects are reused the same
+// way.
+func TestRecvIntoReusesPointObjects(t *testing.T) {
+	a, b := pair(t, "tcp", Options{})
+	if err := a.Send([]*Point{{1, 2}, {3, 4}}); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := Recv[[]*Point](b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := ps[0]
+	want := []*Point{nil, {5, 6}}
+	if err := a.Send(want); err != nil {
+		t.Fatal(err)
+	}
+	if err := RecvInto(b, &ps); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ps, want) || ps[1] != first {
+		t.Fatalf("got %v (reused %v)", ps, ps[1] == first)
 	}
 }

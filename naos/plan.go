@@ -51,7 +51,7 @@ type plan struct {
 	vals    *plan     // kMap: []V
 	keyCmp  bool      // kMap: K holds an interface, so each received key must be checked comparable
 	inline  bool      // not pointer-free, and everything below it can be sent and recovered by plain recursion (see inlinable)
-	flat    bool      // a struct or array whose slots are all strings (at most maxInlineSlots): sent and recovered by a tight loop
+	flat    bool      // pointer-free of at most smallString bytes, or a struct whose slots are all strings (at most maxInlineSlots): arrays of pointers to it are sent and recovered by a tight loop
 	fp      uint64    // structural fingerprint
 	name    string    // t.String(), for errors
 }
@@ -87,7 +87,7 @@ func planOf(t reflect.Type) (*plan, error) {
 	}
 	for _, q := range b.order {
 		q.inline = inlinable(q, map[*plan]bool{})
-		q.flat = q.inline && q.kind == kStruct && q.size > 0
+		q.flat = q.size > 0 && (q.ptrFree && q.size <= smallString || q.inline && q.kind == kStruct)
 		for _, s := range q.slots {
 			q.flat = q.flat && s.p.kind == kString
 		}

@@ -25,7 +25,8 @@ func Recv[T any](k *Conn) (T, error) {
 // length, the elements land in *dst's backing array (resliced to the new
 // length; capacity kept) with one read and nothing is allocated for them.
 // If T is a slice of pointers to flat structs (whose only pointer-holding
-// fields are strings, such as struct{K int32; V string}) and cap(*dst)
+// fields are strings, such as struct{K int32; V string}) or to pointer-free
+// values of at most 128 bytes, and cap(*dst)
 // holds the received length, the pointer array is reused, and so are the
 // objects its elements point to if they are distinct objects at
 // consecutive addresses (as Recv allocates them) and enough of them; the
