@@ -6,18 +6,24 @@ import (
 )
 
 // flatObjs recovers the objects of an array of n pointers to flat objects
-// (bm marks the non-nil elements) into slab, in order, each followed by
+// (bm marks the non-nil elements) into slab, or into the objects of objs
+// if slab is nil, in order, each followed by
 // its strings: the work of value, inlineObj and slot for each object, in
 // one loop that takes each object's bytes from the read buffer where they
 // lie whole.
-func (d *decoder) flatObjs(data unsafe.Pointer, bm []byte, n int, slab unsafe.Pointer, obj *plan) error {
+func (d *decoder) flatObjs(data unsafe.Pointer, bm []byte, n int, slab unsafe.Pointer, objs []unsafe.Pointer, obj *plan) error {
 	var lens [maxInlineSlots]uint64
 	w := 0
 	for i := 0; i < n; i++ {
 		if bm[i/8]&(1<<(i%8)) == 0 {
 			continue
 		}
-		q := unsafe.Add(slab, uintptr(w)*obj.size)
+		var q unsafe.Pointer
+		if slab != nil {
+			q = unsafe.Add(slab, uintptr(w)*obj.size)
+		} else {
+			q = objs[w]
+		}
 		w++
 		*(*unsafe.Pointer)(unsafe.Add(data, uintptr(i)*ptrSize)) = q
 		if d.takeFlat(q, obj) {
@@ -83,26 +89,22 @@ func (d *decoder) flatReusable(el *plan) bool {
 	return el.kind == kPtr && el.elem.flat && !d.sharing && !d.compact
 }
 
-// reusableObjs finds the objects of size bytes that the first n elements
-// of the pointer array at data point to and that may be reused: the
-// non-nil elements in order, as long as each points size bytes after the
-// previous one (as the objects of a slab Recv made do). Such objects are
-// distinct, so no two new elements share one.
-func reusableObjs(data unsafe.Pointer, n int, size uintptr) (unsafe.Pointer, int) {
-	var base unsafe.Pointer
-	k := 0
+// reusableObjs appends to dst the objects of size bytes that the first n
+// elements of the pointer array at data point to and that may be reused:
+// the non-nil elements in order, as long as each points size bytes after
+// the previous one (as the objects of a slab Recv made do). Such objects
+// are distinct and do not overlap, so no two new elements share one.
+func reusableObjs(dst []unsafe.Pointer, data unsafe.Pointer, n int, size uintptr) []unsafe.Pointer {
 	for _, q := range unsafe.Slice((*unsafe.Pointer)(data), n) {
 		if q == nil {
 			continue
 		}
-		if base == nil {
-			base = q
-		} else if uintptr(q) != uintptr(base)+uintptr(k)*size {
+		if len(dst) > 0 && uintptr(q) != uintptr(dst[0])+uintptr(len(dst))*size {
 			break
 		}
-		k++
+		dst = append(dst, q)
 	}
-	return base, k
+	return dst
 }
 
 // takeFlat receives the flat object q and its strings straight from the

@@ -64,7 +64,8 @@ func decodeInto[T any](d *decoder, dst *T, p *plan) error {
 	}
 	err := d.decode(unsafe.Pointer(dst), p)
 	d.reuseAt, d.reuseData, d.reuseCap, d.reuseLen = nil, nil, 0, 0
-	d.reuseObjs, d.reuseNObj = nil, 0
+	clear(d.reuseObjs)
+	d.reuseObjs = d.reuseObjs[:0]
 	if err != nil {
 		*dst = zero
 	}
