@@ -164,7 +164,7 @@ func BenchmarkStreamFloor(b *testing.B) {
 // BenchmarkStreamIntoPairs is BenchmarkStreamInto for an array of
 // pointers to pairs: the receiver reuses the array and its objects.
 func BenchmarkStreamIntoPairs(b *testing.B) {
-	for _, n := range []int{4096, 1 << 16} {
+	for _, n := range []int{4096, 1 << 16, 1 << 18} {
 		b.Run(fmt.Sprintf("pairptr-%d", n), func(b *testing.B) {
 			a, r := pair(b, "tcp", Options{})
 			var v any = benchPairs(n)

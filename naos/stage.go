@@ -14,7 +14,7 @@ const (
 	// DefaultStage is the default Options.Stage.
 	DefaultStage = 128
 	stageBlock   = 64 << 10
-	stageKeep    = 64 // blocks a Conn keeps between messages (4 MiB)
+	stageKeep    = 256 // blocks a Conn keeps between messages (16 MiB at most: as many as its largest message used)
 )
 
 // stager holds the staging blocks of one encoder. Blocks are only
