@@ -160,3 +160,34 @@ func BenchmarkStreamFloor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStreamIntoPairs is BenchmarkStreamInto for an array of
+// pointers to pairs: the receiver reuses the array and its objects.
+func BenchmarkStreamIntoPairs(b *testing.B) {
+	for _, n := range []int{4096, 1 << 16, 1 << 18} {
+		b.Run(fmt.Sprintf("pairptr-%d", n), func(b *testing.B) {
+			a, r := pair(b, "tcp", Options{})
+			var v any = benchPairs(n)
+			errc := make(chan error, 1)
+			go func() {
+				for i := 0; i < b.N; i++ {
+					if err := a.Send(v); err != nil {
+						errc <- err
+						return
+					}
+				}
+				errc <- nil
+			}()
+			b.ReportAllocs()
+			var w []*Pair
+			for i := 0; i < b.N; i++ {
+				if err := RecvInto(r, &w); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := <-errc; err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

@@ -36,6 +36,12 @@ type Options struct {
 	// ReadBuffer is the receive buffer size (default 64 KiB). Reads of
 	// pointer-free ranges of 4 KiB or more bypass it.
 	ReadBuffer int
+	// Stage is the size up to which a range of the send list that does not
+	// coalesce with the previous one is copied into a staging buffer (one
+	// iovec for many small objects in traversal order) on the stream path:
+	// 0 means DefaultStage, negative turns staging off. Larger ranges are
+	// sent from their own memory.
+	Stage int
 	// Limits bound what a receiver allocates per message.
 	Limits Limits
 }
@@ -99,6 +105,12 @@ func newEncoder(opts Options, coalesce bool) encoder {
 	e := encoder{sharing: opts.Sharing, compact: opts.Compact && !opts.Sharing, coalesce: coalesce, maxBytes: lim.MaxBytes}
 	if e.sharing {
 		e.seen = map[seenKey]struct{}{}
+	}
+	if coalesce && opts.Stage >= 0 {
+		e.st.max = DefaultStage
+		if opts.Stage > 0 {
+			e.st.max = uintptr(min(opts.Stage, stageBlock))
+		}
 	}
 	return e
 }

@@ -95,6 +95,11 @@ type decoder struct {
 	reuseAt   unsafe.Pointer
 	reuseData unsafe.Pointer
 	reuseCap  int
+	// A reused array of pointers to flat objects (RecvInto): its old
+	// length, and the run of distinct objects its elements pointed to,
+	// which the new elements reuse.
+	reuseLen  int
+	reuseObjs []unsafe.Pointer
 }
 
 // readHeader reads and checks a message header, returning the flags and
@@ -481,6 +486,10 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 	reused := false
 	if dst == d.reuseAt && el.ptrFree && int(n) <= d.reuseCap {
 		data, c, reused = d.reuseData, d.reuseCap, true // RecvInto: the caller's array
+	} else if dst == d.reuseAt && d.flatReusable(el) && int(n) <= d.reuseCap {
+		data, c = d.reuseData, d.reuseCap
+		d.reuseObjs = reusableObjs(d.reuseObjs[:0], data, d.reuseLen, el.elem.size)
+		clear(unsafe.Slice((*unsafe.Pointer)(data), max(int(n), d.reuseLen)))
 	} else {
 		data = reflect.MakeSlice(p.t, int(n), int(n)).UnsafePointer()
 	}
@@ -583,9 +592,22 @@ func (d *decoder) ptrArray(data unsafe.Pointer, el *plan, n int) error {
 	if err := d.charge(uintptr(k), obj.size); err != nil {
 		return err
 	}
+	if obj.flat && k <= len(d.reuseObjs) {
+		objs := d.reuseObjs // RecvInto: the caller's objects
+		d.reuseObjs = nil
+		err := d.flatObjs(data, bm, n, nil, objs, obj)
+		clear(objs)
+		d.reuseObjs = objs[:0]
+		return err
+	}
+	clear(d.reuseObjs)
+	d.reuseObjs = d.reuseObjs[:0]
 	var slab unsafe.Pointer
 	if obj.size > 0 {
 		slab = reflect.MakeSlice(reflect.SliceOf(obj.t), k, k).UnsafePointer()
+	}
+	if obj.flat {
+		return d.flatObjs(data, bm, n, slab, nil, obj)
 	}
 	w := 0
 	for i := 0; i < n; i++ {

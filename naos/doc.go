@@ -38,7 +38,10 @@
 // start of every range it sends, and the value itself is referenced until
 // the send completes); it relies on no property of the garbage collector
 // beyond the one every system call on Go memory relies on, that heap
-// objects do not move. Received values are ordinary Go values, allocated
+// objects do not move. On a stream, ranges of at most Options.Stage bytes
+// (small objects and short strings) are copied into the Conn's staging
+// buffer during the traversal and sent from there, consecutive ones as one
+// range; larger ranges leave from their own memory. Received values are ordinary Go values, allocated
 // by the receiver with their types (reflect), their pointers stored with
 // typed writes so that write barriers stay in place. Objects an array of
 // pointers points to are allocated together in one slab (as Naos' received

@@ -55,6 +55,7 @@ type seenKey struct {
 type encoder struct {
 	sharing, compact, coalesce bool
 	maxBytes                   int64
+	st                         stager // stream path only (coalesce)
 
 	iov     []iovec
 	lastEnd uintptr
@@ -84,6 +85,7 @@ func (e *encoder) reset() {
 		clear(e.seen)
 	}
 	e.since = 0
+	e.st.reset()
 }
 
 // emit appends [p, p+n) to the send list, coalescing it with the previous
@@ -99,7 +101,10 @@ func (e *encoder) emit(p unsafe.Pointer, n uintptr) error {
 	if a := uintptr(p); e.coalesce && a == e.lastEnd && len(e.iov) > 0 {
 		e.iov[len(e.iov)-1].n += n
 		e.lastEnd += n
+	} else if n <= e.st.max {
+		e.stage(p, n)
 	} else {
+		e.st.tail = false
 		e.iov = append(e.iov, iovec{p, n})
 		e.lastEnd = a + n
 	}
@@ -112,6 +117,7 @@ func (e *encoder) emit(p unsafe.Pointer, n uintptr) error {
 				return err
 			}
 			e.lastEnd = 0
+			e.st.tail = false
 		}
 	}
 	return nil
@@ -289,6 +295,9 @@ func (e *encoder) slot(addr unsafe.Pointer, p *plan) error {
 		if err := e.emit(h.data, uintptr(h.len)*el.size); err != nil {
 			return err
 		}
+		if el.kind == kPtr && el.elem.flat && !e.sharing {
+			return e.flatPtrs(h, el.elem)
+		}
 		if !el.ptrFree {
 			e.stack = append(e.stack, sendOp{addr: h.data, p: el, n: h.len, op: opElems})
 		}
@@ -355,5 +364,27 @@ func (e *encoder) compactPtrs(h *sliceHeader, el *plan) error {
 		return err
 	}
 	e.stack = append(e.stack, sendOp{addr: h.data, p: el, n: h.len, op: opElemsPtrC})
+	return nil
+}
+
+// flatPtrs sends the objects an array of pointers to flat objects points
+// to, in order, each followed by its strings: what the stack would send,
+// in one loop.
+func (e *encoder) flatPtrs(h *sliceHeader, obj *plan) error {
+	ptrs := unsafe.Slice((*unsafe.Pointer)(h.data), h.len)
+	for _, q := range ptrs {
+		if q == nil || e.stageFlat(q, obj) {
+			continue
+		}
+		if err := e.emit(q, obj.size); err != nil {
+			return err
+		}
+		for _, s := range obj.slots {
+			sh := (*stringHeader)(unsafe.Add(q, s.off))
+			if err := e.emit(sh.data, uintptr(sh.len)); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }

@@ -51,6 +51,7 @@ type plan struct {
 	vals    *plan     // kMap: []V
 	keyCmp  bool      // kMap: K holds an interface, so each received key must be checked comparable
 	inline  bool      // not pointer-free, and everything below it can be sent and recovered by plain recursion (see inlinable)
+	flat    bool      // pointer-free of at most smallString bytes, or a struct whose slots are all strings (at most maxInlineSlots): arrays of pointers to it are sent and recovered by a tight loop
 	fp      uint64    // structural fingerprint
 	name    string    // t.String(), for errors
 }
@@ -86,6 +87,10 @@ func planOf(t reflect.Type) (*plan, error) {
 	}
 	for _, q := range b.order {
 		q.inline = inlinable(q, map[*plan]bool{})
+		q.flat = q.size > 0 && (q.ptrFree && q.size <= smallString || q.inline && q.kind == kStruct)
+		for _, s := range q.slots {
+			q.flat = q.flat && s.p.kind == kString
+		}
 	}
 	for t, q := range b.done {
 		plans.LoadOrStore(t, q)

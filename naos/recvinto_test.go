@@ -163,7 +163,8 @@ func net2(t *testing.T) (net.Conn, net.Conn) {
 // holds valid elements.
 func FuzzRecvInto(f *testing.F) {
 	fuzzSeeds(f)
-	for _, v := range []any{[]Point{{1, 2}}, []bool{true, false}, []float32{1, 2, 3}} {
+	for _, v := range []any{[]Point{{1, 2}}, []bool{true, false}, []float32{1, 2, 3},
+		[]*Pair{{1, "a"}, nil, {2, ""}}, []*flatB{{1, true, "s", "t"}, nil}} {
 		msg, err := AppendEncode(nil, v, Options{})
 		if err != nil {
 			f.Fatal(err)
@@ -189,6 +190,19 @@ func FuzzRecvInto(f *testing.F) {
 		}
 		pts := make([]Point, 2, 8)
 		run("points", func(d *decoder) error { return decodeInto(d, &pts, mustPlan[[]Point]()) })
+		ps := []*Pair{{1, "old"}, {2, "old"}, {3, "old"}}
+		run("pairs", func(d *decoder) error { return decodeInto(d, &ps, mustPlan[[]*Pair]()) })
+		fb := make([]*flatB, 3, 16)
+		objs := make([]flatB, 3)
+		for i := range fb {
+			fb[i] = &objs[i]
+		}
+		run("flat", func(d *decoder) error { return decodeInto(d, &fb, mustPlan[[]*flatB]()) })
+		for i := range objs {
+			if b := *(*byte)(unsafe.Pointer(&objs[i].B)); b > 1 {
+				t.Fatalf("reused object holds bool %d", b)
+			}
+		}
 		bs := make([]bool, 4, 64)
 		arr := bs[:cap(bs)]
 		run("bools", func(d *decoder) error { return decodeInto(d, &bs, mustPlan[[]bool]()) })
