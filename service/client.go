@@ -578,7 +578,7 @@ func (cl *clientCall) complete(data []byte, err error) {
 // done (nil), or ctx is done or the client closes (cl is abandoned to the
 // loop), then lets it go.
 func (c *Client) drive(ctx context.Context, cl *clientCall) error {
-	defer c.release()
+	defer c.release(true)
 	for i := 0; ; i++ {
 		if cl.state.Load() == stDone {
 			return nil
@@ -617,14 +617,22 @@ func (c *Client) tryLead() bool {
 func (c *Client) onLoop() bool { return c.leadG.Load() == goid.Get() }
 
 // release lets the loop go and, if callers wait, hands it to one of them;
-// if asynchronous calls are in flight, it also wakes an idle Run.
-func (c *Client) release() {
+// if asynchronous calls are in flight, it also wakes an idle Run. counted
+// says whether the releasing goroutine is itself one of c.callers (a
+// synchronous caller that ran the loop): a releaser that is not (Run, an
+// asynchronous call, sendCancel) must hand the loop on to a single waiting
+// caller too, or that caller sleeps until its context ends.
+func (c *Client) release(counted bool) {
 	c.leadG.Store(0)
 	c.lead.Store(false)
 	if c.closed.Load() {
 		return
 	}
-	if c.callers.Load() > 1 {
+	waiting := c.callers.Load()
+	if counted {
+		waiting--
+	}
+	if waiting > 0 {
 		select {
 		case c.handoff <- struct{}{}:
 		default: // a hand-off is pending already
@@ -684,7 +692,7 @@ func (c *Client) wait(ctx context.Context, cl *clientCall) error {
 				return c.drive(ctx, cl)
 			}
 			<-cl.ch // completed meanwhile
-			c.release()
+			c.release(true)
 			return nil
 		}
 		var err error
@@ -722,6 +730,6 @@ func (c *Client) sendCancel(s rpc.Session, id uint64) {
 	_ = c.ep.Post(func() { _ = c.ep.Enqueue(s, ReqTypeDispatch, rpc.BytesMsg(b), nil) })
 	if !c.closed.Load() && c.tryLead() {
 		_ = c.ep.RunOnce() // send it now: nobody else may run the loop soon
-		c.release()
+		c.release(false)
 	}
 }

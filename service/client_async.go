@@ -132,7 +132,7 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 		cl.send()
 	case c.tryLead():
 		cl.send()
-		c.release()
+		c.release(false)
 	default:
 		if !c.trackPost(cl) {
 			c.pending.Add(-1)
@@ -269,7 +269,7 @@ func (c *Client) Run(ctx context.Context) error {
 			continue
 		}
 		err := c.runLed(ctx)
-		c.release()
+		c.release(false)
 		if err != nil {
 			return err
 		}
