@@ -78,25 +78,7 @@ func (c *cfCodec) decodeRequest(op workload.Op, p []byte, q *Query) error {
 	if err := m.DecodeBytes(p); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
-	ks, err := m.GetKeys()
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadMessage, err)
-	}
-	vs, err := m.GetVals()
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadMessage, err)
-	}
-	if ks.Len() > MaxKeys || vs.Len() > MaxKeys {
-		return fmt.Errorf("%w: more than %d keys or values", ErrBadMessage, MaxKeys)
-	}
-	for i := 0; i < ks.Len(); i++ {
-		q.Keys = append(q.Keys, ks.At(i))
-	}
-	for i := 0; i < vs.Len(); i++ {
-		q.Vals = append(q.Vals, vs.At(i))
-	}
-	q.Index, err = checkIndex(m.GetIndex())
-	return err
+	return queryOfReq(m, q)
 }
 
 func (c *cfCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (body, error) {

@@ -60,7 +60,7 @@ func (k *kvService) exec(op workload.Op, req *kvpb.Req, resp *kvpb.Resp) error {
 	sc := k.scratch.Get().(*svcScratch)
 	defer k.scratch.Put(sc)
 	sc.q.reset(op)
-	err := decodeServiceReq(req, &sc.q)
+	err := queryOfReq(req, &sc.q)
 	if err == nil {
 		err = k.s.store.Exec(&sc.q, &sc.res, k.s.eps[0].maxResp)
 	} else {
@@ -86,7 +86,10 @@ func (k *kvService) exec(op workload.Op, req *kvpb.Req, resp *kvpb.Resp) error {
 	return nil
 }
 
-func decodeServiceReq(m *kvpb.Req, q *Query) error {
+// queryOfReq appends a decoded request's keys and values to q (they alias
+// the message's arena) and checks its counts and index: the one reading of
+// a kvpb.Req, for the raw codec and the service alike.
+func queryOfReq(m *kvpb.Req, q *Query) error {
 	ks, err := m.GetKeys()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadMessage, err)
