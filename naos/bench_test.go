@@ -4,7 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
+	"reflect"
+	"strconv"
 	"testing"
+	"unsafe"
 )
 
 func benchPairs(n int) []*Pair {
@@ -166,7 +170,7 @@ func BenchmarkStreamFloor(b *testing.B) {
 func BenchmarkStreamIntoPairs(b *testing.B) {
 	for _, n := range []int{4096, 1 << 16, 1 << 18} {
 		b.Run(fmt.Sprintf("pairptr-%d", n), func(b *testing.B) {
-			a, r := pair(b, "tcp", Options{})
+			a, r := pair(b, "tcp", benchOpts())
 			var v any = benchPairs(n)
 			errc := make(chan error, 1)
 			go func() {
@@ -190,4 +194,66 @@ func BenchmarkStreamIntoPairs(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchOpts: NAOS_RB (read buffer bytes) and NAOS_COMPACT=1 for experiments.
+func benchOpts() Options {
+	var o Options
+	if s := os.Getenv("NAOS_RB"); s != "" {
+		o.ReadBuffer, _ = strconv.Atoi(s)
+	}
+	o.Compact = os.Getenv("NAOS_COMPACT") == "1"
+	return o
+}
+
+// BenchmarkDecodeIntoPairs is the receiver's recovery alone, into the
+// previous value (RecvInto's reuse), from a message in memory; compact is
+// NaosIt's encoding.
+func BenchmarkDecodeIntoPairs(b *testing.B) {
+	for _, compact := range []bool{false, true} {
+		b.Run(fmt.Sprintf("compact=%v", compact), func(b *testing.B) {
+			msg, err := AppendEncode(nil, benchPairs(1<<16), Options{Compact: compact})
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := &decoder{}
+			var w []*Pair
+			p, _ := planOf(reflect.TypeFor[[]*Pair]())
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				d.own = reader{buf: msg, w: len(msg)}
+				d.r, d.lim = &d.own, Limits{}.withDefaults()
+				if err := decodeInto(d, &w, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkStagePairs is the stream sender's traversal alone: 2^16 pairs
+// staged (hybrid send list), without the writev.
+func BenchmarkStagePairs(b *testing.B) {
+	for _, compact := range []bool{false, true} {
+		b.Run(fmt.Sprintf("compact=%v", compact), func(b *testing.B) {
+			v := benchPairs(1 << 16)
+			root := reflect.New(reflect.TypeOf(v))
+			root.Elem().Set(reflect.ValueOf(v))
+			p, _ := planOf(root.Elem().Type())
+			e := newEncoder(Options{Compact: compact}, true)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := stageOnce(&e, root.UnsafePointer(), p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func stageOnce(e *encoder, root unsafe.Pointer, p *plan) error {
+	defer e.reset()
+	return e.traverse(root, p)
 }

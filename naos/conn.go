@@ -33,7 +33,9 @@ type Options struct {
 	// list to a writer goroutine every Chunk bytes and goes on while the
 	// chunk is written. Zero sends the whole list after the traversal.
 	Chunk int
-	// ReadBuffer is the receive buffer size (default 64 KiB). Reads of
+	// ReadBuffer is the receive buffer size. By default it is
+	// DefaultReadBuffer and grows, once, up to MaxReadBuffer when a larger
+	// message arrives; a positive ReadBuffer is used as it is. Reads of
 	// pointer-free ranges of 4 KiB or more bypass it.
 	ReadBuffer int
 	// Stage is the size up to which a range of the send list that does not
@@ -85,15 +87,16 @@ func NewConn(c net.Conn, opts Options) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("naos: %w", err)
 	}
+	grow := opts.ReadBuffer
 	if opts.ReadBuffer <= 0 {
-		opts.ReadBuffer = 64 << 10
+		opts.ReadBuffer, grow = DefaultReadBuffer, MaxReadBuffer
 	}
 	opts.Limits = opts.Limits.withDefaults()
 	if opts.Sharing {
 		opts.Compact = false
 	}
 	k := &Conn{c: c, raw: raw, opts: opts}
-	k.rd = reader{rd: c, buf: make([]byte, opts.ReadBuffer)}
+	k.rd = reader{rd: c, buf: make([]byte, opts.ReadBuffer), grow: grow}
 	k.dec = decoder{r: &k.rd, lim: opts.Limits}
 	k.enc = newEncoder(opts, true)
 	k.wr = newWriter()

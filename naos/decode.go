@@ -100,6 +100,11 @@ type decoder struct {
 	// which the new elements reuse.
 	reuseLen  int
 	reuseObjs []unsafe.Pointer
+	// flatReuse: an array of pointers to flat objects is being received
+	// into the caller's array, whose old length is flatOld; flatTargets
+	// (or dropReuse) decides which of its objects are reused.
+	flatReuse bool
+	flatOld   int
 }
 
 // readHeader reads and checks a message header, returning the flags and
@@ -141,6 +146,7 @@ func (d *decoder) readHeader(want *plan) (flags byte, n uint64, err error) {
 	if n != streamedLen && n > uint64(d.lim.MaxBytes) {
 		return 0, 0, formatErr("data of %d bytes exceeds the limit of %d", n, d.lim.MaxBytes)
 	}
+	d.r.fit(n)
 	return flags, n, nil
 }
 
@@ -221,6 +227,26 @@ func (d *decoder) charge(count, size uintptr) error {
 	if n > uint64(d.r.limit-d.r.count) {
 		// Every allocated byte is a byte of data still to come.
 		return formatErr("allocation of %d x %d bytes exceeds the %d bytes left in the message", count, size, d.r.limit-d.r.count)
+	}
+	d.alloc += int64(n)
+	return nil
+}
+
+// chargeCompact is charge for the pointer array of a compact (NaosIt)
+// slice of count elements, which the message carries as a bitmap: what
+// must still come is its ceil(count/8) bytes (so a message can make the
+// receiver allocate at most 64 bytes of pointers per byte, within
+// MaxBytes).
+func (d *decoder) chargeCompact(count uintptr) error {
+	if uint64(count) > uint64(d.lim.MaxElems) {
+		return formatErr("length %d exceeds the limit of %d", count, d.lim.MaxElems)
+	}
+	n := uint64(count) * uint64(ptrSize) // count ≤ MaxElems: no overflow
+	if n > uint64(d.lim.MaxBytes-d.alloc) {
+		return formatErr("allocation of %d x %d bytes exceeds the limit of %d", count, ptrSize, d.lim.MaxBytes)
+	}
+	if (uint64(count)+7)/8 > uint64(d.r.limit-d.r.count) {
+		return formatErr("a bitmap of %d elements exceeds the %d bytes left in the message", count, d.r.limit-d.r.count)
 	}
 	d.alloc += int64(n)
 	return nil
@@ -478,7 +504,13 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 	if n > uint64(d.lim.MaxElems) {
 		return formatErr("slice of %d elements exceeds the limit of %d", n, d.lim.MaxElems)
 	}
-	if err := d.charge(uintptr(n), el.size); err != nil {
+	var err error
+	if d.compact && el.kind == kPtr {
+		err = d.chargeCompact(uintptr(n))
+	} else {
+		err = d.charge(uintptr(n), el.size)
+	}
+	if err != nil {
 		return err
 	}
 	var data unsafe.Pointer
@@ -488,8 +520,10 @@ func (d *decoder) slice(dst unsafe.Pointer, p *plan, n uint64) error {
 		data, c, reused = d.reuseData, d.reuseCap, true // RecvInto: the caller's array
 	} else if dst == d.reuseAt && d.flatReusable(el) && int(n) <= d.reuseCap {
 		data, c = d.reuseData, d.reuseCap
-		d.reuseObjs = reusableObjs(d.reuseObjs[:0], data, d.reuseLen, el.elem.size)
-		clear(unsafe.Slice((*unsafe.Pointer)(data), max(int(n), d.reuseLen)))
+		d.flatReuse, d.flatOld = true, d.reuseLen // flatTargets decides which objects to reuse
+		if n == 0 {
+			d.dropReuse(data, 0)
+		}
 	} else {
 		data = reflect.MakeSlice(p.t, int(n), int(n)).UnsafePointer()
 	}
@@ -586,28 +620,20 @@ func (d *decoder) ptrArray(data unsafe.Pointer, el *plan, n int) error {
 		off += m
 	}
 	if k == 0 {
+		d.dropReuse(data, n)
 		return nil
 	}
 	obj := el.elem
 	if err := d.charge(uintptr(k), obj.size); err != nil {
+		d.dropReuse(data, n)
 		return err
 	}
-	if obj.flat && k <= len(d.reuseObjs) {
-		objs := d.reuseObjs // RecvInto: the caller's objects
-		d.reuseObjs = nil
-		err := d.flatObjs(data, bm, n, nil, objs, obj)
-		clear(objs)
-		d.reuseObjs = objs[:0]
-		return err
+	if obj.flat {
+		return d.flatObjs(d.flatTargets(data, n, k, obj), bm, n, obj)
 	}
-	clear(d.reuseObjs)
-	d.reuseObjs = d.reuseObjs[:0]
 	var slab unsafe.Pointer
 	if obj.size > 0 {
 		slab = reflect.MakeSlice(reflect.SliceOf(obj.t), k, k).UnsafePointer()
-	}
-	if obj.flat {
-		return d.flatObjs(data, bm, n, slab, nil, obj)
 	}
 	w := 0
 	for i := 0; i < n; i++ {
@@ -675,8 +701,18 @@ func (d *decoder) elems(op recvOp) error {
 // compactPtrs receives a NaosIt array: the bitmap of non-nil elements,
 // then their objects, which it allocates in one slab.
 func (d *decoder) compactPtrs(data unsafe.Pointer, el *plan, n int) error {
-	bm := make([]byte, (n+7)/8)
+	flat := el.elem.flat && !d.sharing
+	var bm []byte
+	if flat { // the bitmap is only read by flatObjs, before this returns
+		if cap(d.bits) < (n+7)/8 {
+			d.bits = make([]byte, (n+7)/8)
+		}
+		bm = d.bits[:(n+7)/8]
+	} else {
+		bm = make([]byte, (n+7)/8) // kept by the stack entry
+	}
 	if err := d.r.full(bm); err != nil {
+		d.dropReuse(data, n)
 		return err
 	}
 	k := 0
@@ -684,13 +720,19 @@ func (d *decoder) compactPtrs(data unsafe.Pointer, el *plan, n int) error {
 		k += bits.OnesCount8(b)
 	}
 	if n%8 != 0 && bm[len(bm)-1]>>(n%8) != 0 {
+		d.dropReuse(data, n)
 		return formatErr("bitmap of %d elements has bits beyond its end", n)
 	}
 	if k == 0 {
+		d.dropReuse(data, n)
 		return nil
 	}
 	if err := d.charge(uintptr(k), el.elem.size); err != nil {
+		d.dropReuse(data, n)
 		return err
+	}
+	if flat {
+		return d.flatObjs(d.flatTargets(data, n, k, el.elem), bm, n, el.elem)
 	}
 	var slab unsafe.Pointer
 	if el.elem.size > 0 {

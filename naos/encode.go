@@ -363,6 +363,9 @@ func (e *encoder) compactPtrs(h *sliceHeader, el *plan) error {
 	if err := e.emit(unsafe.Pointer(&bm[0]), uintptr(len(bm))); err != nil {
 		return err
 	}
+	if el.elem.flat && !e.sharing {
+		return e.flatPtrs(h, el.elem) // the same objects in the same order, in one loop
+	}
 	e.stack = append(e.stack, sendOp{addr: h.data, p: el, n: h.len, op: opElemsPtrC})
 	return nil
 }

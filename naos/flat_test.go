@@ -38,36 +38,38 @@ func TestStagingRoundTrip(t *testing.T) {
 	}
 	for _, stage := range []int{-1, 0, 1, 24, 1 << 20} {
 		for _, chunk := range []int{0, 4096} {
-			t.Run(fmt.Sprintf("stage=%d/chunk=%d", stage, chunk), func(t *testing.T) {
-				a, b := pair(t, "tcp", Options{Stage: stage, Chunk: chunk})
-				for i, v := range values {
-					errc := make(chan error, 1)
-					go func() { errc <- a.Send(v) }()
-					got := reflect.New(reflect.TypeOf(v))
-					var err error
-					switch w := got.Interface().(type) {
-					case *Everything:
-						*w, err = Recv[Everything](b)
-					case *[]*Pair:
-						*w, err = Recv[[]*Pair](b)
-					case *[]*flatB:
-						*w, err = Recv[[]*flatB](b)
-					case *[]*Point:
-						*w, err = Recv[[]*Point](b)
-					case *mixed:
-						*w, err = Recv[mixed](b)
+			for _, compact := range []bool{false, true} {
+				t.Run(fmt.Sprintf("stage=%d/chunk=%d/compact=%v", stage, chunk, compact), func(t *testing.T) {
+					a, b := pair(t, "tcp", Options{Stage: stage, Chunk: chunk, Compact: compact})
+					for i, v := range values {
+						errc := make(chan error, 1)
+						go func() { errc <- a.Send(v) }()
+						got := reflect.New(reflect.TypeOf(v))
+						var err error
+						switch w := got.Interface().(type) {
+						case *Everything:
+							*w, err = Recv[Everything](b)
+						case *[]*Pair:
+							*w, err = Recv[[]*Pair](b)
+						case *[]*flatB:
+							*w, err = Recv[[]*flatB](b)
+						case *[]*Point:
+							*w, err = Recv[[]*Point](b)
+						case *mixed:
+							*w, err = Recv[mixed](b)
+						}
+						if err != nil {
+							t.Fatalf("value %d: %v", i, err)
+						}
+						if err := <-errc; err != nil {
+							t.Fatalf("value %d: send: %v", i, err)
+						}
+						if !reflect.DeepEqual(got.Elem().Interface(), v) {
+							t.Fatalf("value %d: got %#v, want %#v", i, got.Elem().Interface(), v)
+						}
 					}
-					if err != nil {
-						t.Fatalf("value %d: %v", i, err)
-					}
-					if err := <-errc; err != nil {
-						t.Fatalf("value %d: send: %v", i, err)
-					}
-					if !reflect.DeepEqual(got.Elem().Interface(), v) {
-						t.Fatalf("value %d: got %#v, want %#v", i, got.Elem().Interface(), v)
-					}
-				}
-			})
+				})
+			}
 		}
 	}
 }
@@ -77,7 +79,13 @@ func TestStagingRoundTrip(t *testing.T) {
 // falls back to new objects otherwise; the result is always the value
 // sent.
 func TestRecvIntoReusesFlatObjects(t *testing.T) {
-	a, b := pair(t, "tcp", Options{})
+	for _, o := range []Options{{}, {Compact: true}} {
+		t.Run(fmt.Sprintf("compact=%v", o.Compact), func(t *testing.T) { testRecvIntoReusesFlatObjects(t, o) })
+	}
+}
+
+func testRecvIntoReusesFlatObjects(t *testing.T, o Options) {
+	a, b := pair(t, "tcp", o)
 	send := func(v []*Pair) {
 		t.Helper()
 		if err := a.Send(v); err != nil {
@@ -133,6 +141,31 @@ func TestRecvIntoReusesFlatObjects(t *testing.T) {
 	}
 	if ps[0] == ps[1] || !reflect.DeepEqual(ps, []*Pair{{2, "x"}, {3, "y"}}) || *shared != (Pair{1, "s"}) {
 		t.Fatalf("shared old objects: got %v (%p %p)", ps, ps[0], ps[1])
+	}
+	// Every element non-nil, over distinct consecutive objects: each
+	// element keeps its object (in place), and elements past the new
+	// length are cleared.
+	send([]*Pair{{1, "a"}, {2, "b"}, {3, "c"}})
+	if ps, err = Recv[[]*Pair](b); err != nil {
+		t.Fatal(err)
+	}
+	old := append([]*Pair(nil), ps...)
+	for i, s := range [][]*Pair{{{4, "d"}, {5, ""}, {6, "f"}}, {{7, "g"}, {8, "h"}}} {
+		send(s)
+		if err := RecvInto(b, &ps); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(ps, s) {
+			t.Fatalf("in place %d: got %v, want %v", i, ps, s)
+		}
+		for j := range ps {
+			if ps[j] != old[j] {
+				t.Fatalf("in place %d: element %d has another object", i, j)
+			}
+		}
+		if full := ps[:cap(ps)]; len(s) < len(old) && full[len(s)] != nil {
+			t.Fatalf("in place %d: element %d past the length not cleared", i, len(s))
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package naos
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"net"
@@ -305,5 +306,27 @@ func TestUnsupported(t *testing.T) {
 	_, err := AppendEncode(nil, struct{ A any }{unreg{}}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "not registered") {
 		t.Fatalf("unregistered: %v", err)
+	}
+}
+
+// A compact array of nil pointers (one bitmap byte for many elements) is
+// received, and its pointer array is bounded by the bitmap still to come.
+func TestCompactNils(t *testing.T) {
+	v := make([]*Pair, 100)
+	v[50] = &Pair{1, "x"}
+	msg, err := AppendEncode(nil, v, Options{Compact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode[[]*Pair](msg, Limits{})
+	if err != nil || !reflect.DeepEqual(got, v) {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	// A length of 2^16 elements needs a bitmap of 8 KiB, which the message
+	// does not have: refused before the pointer array is allocated.
+	hl := headerSize + len("[]*naos.Pair")
+	binary.LittleEndian.PutUint64(msg[hl+8:], 1<<16)
+	if _, err := Decode[[]*Pair](msg, Limits{}); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "bitmap of 65536") {
+		t.Fatalf("long bitmap: %v", err)
 	}
 }

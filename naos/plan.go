@@ -52,6 +52,7 @@ type plan struct {
 	keyCmp  bool      // kMap: K holds an interface, so each received key must be checked comparable
 	inline  bool      // not pointer-free, and everything below it can be sent and recovered by plain recursion (see inlinable)
 	flat    bool      // pointer-free of at most smallString bytes, or a struct whose slots are all strings (at most maxInlineSlots): arrays of pointers to it are sent and recovered by a tight loop
+	spans   []run     // flat: the bytes outside the slots' string headers, padding included, coalesced (copied as they come)
 	fp      uint64    // structural fingerprint
 	name    string    // t.String(), for errors
 }
@@ -91,6 +92,9 @@ func planOf(t reflect.Type) (*plan, error) {
 		for _, s := range q.slots {
 			q.flat = q.flat && s.p.kind == kString
 		}
+		if q.flat {
+			q.spans = flatSpans(q)
+		}
 	}
 	for t, q := range b.done {
 		plans.LoadOrStore(t, q)
@@ -98,6 +102,24 @@ func planOf(t reflect.Type) (*plan, error) {
 	v, _ := plans.Load(t)
 	_ = p
 	return v.(*plan), nil
+}
+
+// flatSpans returns the byte ranges of a flat plan's value outside its
+// string headers, padding included: what the receiver copies as it
+// comes (bools are checked separately).
+func flatSpans(q *plan) []run {
+	var out []run
+	off := uintptr(0)
+	for _, s := range q.slots { // by offset
+		if s.off > off {
+			out = append(out, run{off, s.off - off})
+		}
+		off = s.off + 2*ptrSize
+	}
+	if q.size > off {
+		out = append(out, run{off, q.size - off})
+	}
+	return out
 }
 
 type builder struct {

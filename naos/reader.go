@@ -15,6 +15,28 @@ type reader struct {
 	r, w  int
 	count int64 // data bytes of the current message read so far
 	limit int64 // data bytes the current message may use
+	grow  int   // a stream's buffer grows up to this size for large messages
+}
+
+// DefaultReadBuffer and MaxReadBuffer are a Conn's receive buffer sizes
+// when Options.ReadBuffer is not set: it starts at the first and grows,
+// once, up to the second for a message whose data is larger (fewer read
+// calls for large messages of small objects).
+const (
+	DefaultReadBuffer = 64 << 10
+	MaxReadBuffer     = 256 << 10
+)
+
+// fit grows a stream's read buffer toward a message of n data bytes
+// (streamedLen: unknown), within r.grow; unread bytes are kept.
+func (r *reader) fit(n uint64) {
+	if r.rd == nil || len(r.buf) >= r.grow || n <= uint64(len(r.buf)) {
+		return
+	}
+	b := make([]byte, min(n, uint64(r.grow)))
+	r.w = copy(b, r.buf[r.r:r.w])
+	r.r = 0
+	r.buf = b
 }
 
 // directMin is the smallest read that bypasses the buffer once it is

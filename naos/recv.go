@@ -63,7 +63,7 @@ func decodeInto[T any](d *decoder, dst *T, p *plan) error {
 		}
 	}
 	err := d.decode(unsafe.Pointer(dst), p)
-	d.reuseAt, d.reuseData, d.reuseCap, d.reuseLen = nil, nil, 0, 0
+	d.reuseAt, d.reuseData, d.reuseCap, d.reuseLen, d.flatReuse = nil, nil, 0, 0, false
 	clear(d.reuseObjs)
 	d.reuseObjs = d.reuseObjs[:0]
 	if err != nil {

@@ -165,12 +165,14 @@ func FuzzRecvInto(f *testing.F) {
 	fuzzSeeds(f)
 	for _, v := range []any{[]Point{{1, 2}}, []bool{true, false}, []float32{1, 2, 3},
 		[]*Pair{{1, "a"}, nil, {2, ""}}, []*flatB{{1, true, "s", "t"}, nil}} {
-		msg, err := AppendEncode(nil, v, Options{})
-		if err != nil {
-			f.Fatal(err)
+		for _, o := range []Options{{}, {Compact: true}} {
+			msg, err := AppendEncode(nil, v, o)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(msg)
+			f.Add(append(append([]byte{}, msg...), msg...))
 		}
-		f.Add(msg)
-		f.Add(append(append([]byte{}, msg...), msg...))
 	}
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		run := func(name string, step func(d *decoder) error) {
