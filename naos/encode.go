@@ -375,7 +375,11 @@ func (e *encoder) compactPtrs(h *sliceHeader, el *plan) error {
 // in one loop.
 func (e *encoder) flatPtrs(h *sliceHeader, obj *plan) error {
 	ptrs := unsafe.Slice((*unsafe.Pointer)(h.data), h.len)
-	for _, q := range ptrs {
+	for i := 0; i < len(ptrs); i++ {
+		if i += e.stageFlats(ptrs[i:], obj); i == len(ptrs) {
+			break
+		}
+		q := ptrs[i]
 		if q == nil || e.stageFlat(q, obj) {
 			continue
 		}

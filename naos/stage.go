@@ -96,3 +96,93 @@ func (e *encoder) stageFlat(q unsafe.Pointer, obj *plan) bool {
 	e.total += int64(n)
 	return true
 }
+
+// stageFlats stages the flat objects ptrs point to (nil elements are
+// skipped), each followed by its strings, while they go to staging and
+// fit in the current block behind the last staged range, without
+// pipelining: stageFlat for a run of objects, with the block, its offset
+// and the message's byte budget in locals. It returns how many elements
+// of ptrs it consumed.
+func (e *encoder) stageFlats(ptrs []unsafe.Pointer, obj *plan) int {
+	st := &e.st
+	if !st.tail || e.chunk > 0 || obj.size > st.max {
+		return 0
+	}
+	blk := st.blocks[st.bi][:stageBlock]
+	start := st.bo
+	bo := start
+	end := stageBlock
+	if left := e.maxBytes - e.total; left < int64(end-bo) {
+		end = bo + int(max(left, 0))
+	}
+	size := int(obj.size)
+	maxStr := int(st.max)
+	k := 0
+	if len(obj.slots) == 1 {
+		off := obj.slots[0].off
+		for ; k < len(ptrs); k++ {
+			q := ptrs[k]
+			if q == nil {
+				continue
+			}
+			sh := (*stringHeader)(unsafe.Add(q, off))
+			m := sh.len
+			if m > maxStr || end-bo < size+m {
+				break
+			}
+			copyObj(blk[bo:bo+size], q)
+			bo += size
+			if m > 0 {
+				copy(blk[bo:bo+m], unsafe.Slice((*byte)(sh.data), m))
+				bo += m
+			}
+		}
+	} else {
+		for ; k < len(ptrs); k++ {
+			q := ptrs[k]
+			if q == nil {
+				continue
+			}
+			n := size
+			for _, s := range obj.slots {
+				m := (*stringHeader)(unsafe.Add(q, s.off)).len
+				if m > maxStr {
+					n = end - bo + 1
+					break
+				}
+				n += m
+			}
+			if end-bo < n {
+				break
+			}
+			copyObj(blk[bo:bo+size], q)
+			o := bo + size
+			for _, s := range obj.slots {
+				if h := (*stringHeader)(unsafe.Add(q, s.off)); h.len > 0 {
+					o += copy(blk[o:], unsafe.Slice((*byte)(h.data), h.len))
+				}
+			}
+			bo += n
+		}
+	}
+	n := uintptr(bo - start)
+	st.bo = bo
+	e.iov[len(e.iov)-1].n += n
+	e.total += int64(n)
+	return k
+}
+
+// copyObj copies the len(dst) bytes of the object at q into dst: common
+// object sizes as one fixed-size move, others with copy.
+func copyObj(dst []byte, q unsafe.Pointer) {
+	switch len(dst) {
+	case 16:
+		*(*[16]byte)(dst) = *(*[16]byte)(q)
+	case 24:
+		*(*[24]byte)(dst) = *(*[24]byte)(q)
+	case 32:
+		*(*[32]byte)(dst) = *(*[32]byte)(q)
+	default:
+		copy(dst, unsafe.Slice((*byte)(q), len(dst)))
+	}
+}
