@@ -40,9 +40,10 @@ type Options struct {
 	ReadBuffer int
 	// Stage is the size up to which a range of the send list that does not
 	// coalesce with the previous one is copied into a staging buffer (one
-	// iovec for many small objects in traversal order) on the stream path:
-	// 0 means DefaultStage, negative turns staging off. Larger ranges are
-	// sent from their own memory.
+	// iovec for many small objects in traversal order), on the stream path
+	// and when a message is built in memory (AppendEncode, EncodeBuf, the
+	// RPC path): 0 means DefaultStage, negative turns staging off. Larger
+	// ranges are sent (or copied) from their own memory.
 	Stage int
 	// Limits bound what a receiver allocates per message.
 	Limits Limits
@@ -109,7 +110,7 @@ func newEncoder(opts Options, coalesce bool) encoder {
 	if e.sharing {
 		e.seen = map[seenKey]struct{}{}
 	}
-	if coalesce && opts.Stage >= 0 {
+	if opts.Stage >= 0 {
 		e.st.max = DefaultStage
 		if opts.Stage > 0 {
 			e.st.max = uintptr(min(opts.Stage, stageBlock))

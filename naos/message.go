@@ -35,9 +35,12 @@ func encodeWith(v any, opts Options, alloc func(n int) ([]byte, error)) error {
 	root.Elem().Set(rv)
 	e := encoders.Get().(*encoder)
 	defer func() { e.reset(); encoders.Put(e) }()
-	*e = encoder{iov: e.iov[:0], stack: e.stack[:0], keep: e.keep[:0]}
-	ne := newEncoder(opts, false) // no coalescing: each range is copied from its own object
-	e.sharing, e.compact, e.coalesce, e.maxBytes, e.seen = ne.sharing, ne.compact, ne.coalesce, ne.maxBytes, ne.seen
+	*e = encoder{iov: e.iov[:0], stack: e.stack[:0], keep: e.keep[:0], st: stager{blocks: e.st.blocks}}
+	// No coalescing: each range is copied from its own object. Small
+	// ranges are staged (one copy into the staging blocks, then a few
+	// large copies into dst) rather than listed one iovec each.
+	ne := newEncoder(opts, false)
+	e.sharing, e.compact, e.coalesce, e.maxBytes, e.seen, e.st.max = ne.sharing, ne.compact, ne.coalesce, ne.maxBytes, ne.seen, ne.st.max
 	if err := e.traverse(root.UnsafePointer(), p); err != nil {
 		return err
 	}
