@@ -146,7 +146,12 @@ func (d *decoder) readHeader(want *plan) (flags byte, n uint64, err error) {
 	if n != streamedLen && n > uint64(d.lim.MaxBytes) {
 		return 0, 0, formatErr("data of %d bytes exceeds the limit of %d", n, d.lim.MaxBytes)
 	}
-	d.r.fit(n)
+	if !(want.kind == kSlice && want.elem.ptrFree) {
+		// A larger buffer pays for messages of many small objects; an
+		// array of pointer-free elements is read straight into its
+		// destination instead, past whatever the buffer holds.
+		d.r.fit(n)
+	}
 	return flags, n, nil
 }
 
