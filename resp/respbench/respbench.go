@@ -80,7 +80,7 @@ type Options struct {
 	// value for set and get, ten values for mset, the hundred values of
 	// an lrange_100 reply), and at least Clients. Zero: DefaultBytes
 	// (Quick: QuickBytes).
-	Bytes    int64
+	Bytes int64
 	// Threads is redis-benchmark's --threads (0 or 1: its default single
 	// thread): the client's work spread over that many threads.
 	Threads int
