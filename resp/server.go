@@ -161,8 +161,11 @@ type Server struct {
 	stats struct {
 		conns, commands, errors, zc, zcBytes                 atomic.Uint64
 		rejected, denied, idleClosed, slowClosed, queryLimit atomic.Uint64
-		outputLimit, authFailed, aclDenied                   atomic.Uint64
+		outputLimit, authFailed, aclDenied, bigArgs          atomic.Uint64
 	}
+	// bigPending is the pool memory held for large argument bodies not
+	// yet received (maxBigPending).
+	bigPending atomic.Int64
 
 	// bigBufs recycles read buffers larger than keepBuf, which a
 	// connection holds only while a command that needs one is buffered:

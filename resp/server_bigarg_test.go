@@ -1,0 +1,112 @@
+package resp
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func (s *Server) giftedCount() uint64 {
+	s.kmu.Lock()
+	defer s.kmu.Unlock()
+	return s.ks.gifted
+}
+
+// TestBigArgs sends large arguments (received into pool buffers of their
+// own) in pieces and pipelined, over both serving modes: the values are
+// stored without a copy, replies are exact, and every pool reference is
+// returned (newTestServer's memtest pool) after FLUSHALL, after a
+// protocol error in the middle of a large command, and after a client
+// that goes away in the middle of a body.
+func TestBigArgs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{{"loops", Config{EventLoops: 1}}, {"goroutines", Config{GoroutinePerConn: true}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newTestServer(t, tc.cfg)
+			val := func(n int, c byte) string { return strings.Repeat(string(c), n) }
+			v64, v40, v33 := val(64<<10, 'a'), val(40<<10, 'b'), val(33<<10, 'c')
+			rc := dialRaw(t, ts.addr)
+			_ = rc.c.SetDeadline(time.Now().Add(20 * time.Second))
+
+			// A SET whose value arrives in pieces.
+			cmd := encodeCommand([]string{"SET", "k", v64})
+			for off := 0; off < len(cmd); off += 7000 {
+				if _, err := rc.c.Write(cmd[off:min(off+7000, len(cmd))]); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Millisecond) // separate reads (not a timing assertion)
+			}
+			if r, err := readReply(rc.r); r != "+OK\r\n" || err != nil {
+				t.Fatalf("SET: %q %v", r, err)
+			}
+			if n := ts.srv.giftedCount(); n != 1 {
+				t.Fatalf("%d values kept without a copy, want 1", n)
+			}
+
+			// Pipelined: MSET of large values, a large key, ECHO (not
+			// stored), RPUSH and HSET of large values, GETs.
+			var in bytes.Buffer
+			var want strings.Builder
+			in.Write(encodeCommand([]string{"MSET", "a", v40, "b", v33, "c", "small"}))
+			want.WriteString("+OK\r\n")
+			in.Write(encodeCommand([]string{"SET", v33, "x"}))
+			want.WriteString("+OK\r\n")
+			in.Write(encodeCommand([]string{"ECHO", v40}))
+			want.WriteString("$40960\r\n" + v40 + "\r\n")
+			in.Write(encodeCommand([]string{"RPUSH", "l", v33, v40}))
+			want.WriteString(":2\r\n")
+			in.Write(encodeCommand([]string{"HSET", "h", "f", v64}))
+			want.WriteString(":1\r\n")
+			for _, k := range []string{"a", "b", "c", v33, "k"} {
+				in.Write(encodeCommand([]string{"GET", k}))
+			}
+			want.WriteString("$40960\r\n" + v40 + "\r\n$33792\r\n" + v33 + "\r\n$5\r\nsmall\r\n$1\r\nx\r\n$65536\r\n" + v64 + "\r\n")
+			in.Write(encodeCommand([]string{"LRANGE", "l", "0", "-1"}))
+			want.WriteString("*2\r\n$33792\r\n" + v33 + "\r\n$40960\r\n" + v40 + "\r\n")
+			in.Write(encodeCommand([]string{"HGET", "h", "f"}))
+			want.WriteString("$65536\r\n" + v64 + "\r\n")
+			go func() { _, _ = rc.c.Write(in.Bytes()) }()
+			got := make([]byte, want.Len())
+			if _, err := io.ReadFull(rc.r, got); err != nil || string(got) != want.String() {
+				t.Fatalf("pipelined replies differ (%v): got %d bytes, want %d", err, len(got), want.Len())
+			}
+			if r, err := rc.do("FLUSHALL"); r != "+OK\r\n" || err != nil {
+				t.Fatalf("FLUSHALL: %q %v", r, err)
+			}
+			ts.waitInUse(t, 0)
+
+			// A large body not followed by CRLF: a protocol error.
+			bad := dialRaw(t, ts.addr)
+			_ = bad.c.SetDeadline(time.Now().Add(10 * time.Second))
+			hdr := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$40000\r\n"
+			_, _ = bad.c.Write([]byte(hdr))
+			time.Sleep(time.Millisecond)
+			_, _ = bad.c.Write([]byte(val(40000, 'z') + "XX"))
+			if r, err := readReply(bad.r); !strings.HasPrefix(r, "-ERR Protocol error: bulk string not terminated") {
+				t.Fatalf("bad terminator: %q %v", r, err)
+			}
+			ts.waitInUse(t, 0)
+
+			// A client that leaves in the middle of a large body.
+			gone := dialRaw(t, ts.addr)
+			_, _ = gone.c.Write([]byte(hdr + val(10000, 'y')))
+			for deadline := time.Now().Add(5 * time.Second); ts.srv.bigPending.Load() != 40000; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no large body being received: %d bytes pending", ts.srv.bigPending.Load())
+				}
+			}
+			if r, err := rc.do("PING"); r != "+PONG\r\n" || err != nil {
+				t.Fatalf("PING: %q %v", r, err)
+			}
+			_ = gone.c.Close()
+			ts.waitInUse(t, 0)
+			if r, err := rc.do("DBSIZE"); r != ":0\r\n" || err != nil {
+				t.Fatalf("DBSIZE: %q %v", r, err)
+			}
+		})
+	}
+}
