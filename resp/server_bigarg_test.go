@@ -43,8 +43,8 @@ func TestBigArgs(t *testing.T) {
 			if r, err := readReply(rc.r); r != "+OK\r\n" || err != nil {
 				t.Fatalf("SET: %q %v", r, err)
 			}
-			if n := ts.srv.giftedCount(); n != 1 {
-				t.Fatalf("%d values kept without a copy, want 1", n)
+			if n, st := ts.srv.giftedCount(), ts.srv.Stats(); n != 1 || st.BigArgs != 1 {
+				t.Fatalf("%d values kept without a copy, %d large arguments received, want 1 and 1", n, st.BigArgs)
 			}
 
 			// Pipelined: MSET of large values, a large key, ECHO (not
