@@ -19,6 +19,11 @@ const (
 	// bigTail is the most bytes read into the connection's buffer along
 	// with the end of a large body (its CRLF and what follows it).
 	bigTail = 1 << 10
+	// bigNext bounds the next read after a command with a large
+	// argument: the next command is likely large too, and a read of the
+	// whole buffer would take its body into the buffer (to be copied)
+	// instead of into a buffer of its own.
+	bigNext = 4 << 10
 	// maxBigPending bounds the pool memory the whole server holds for
 	// large bodies declared but not yet received: past it, a large
 	// argument is received through the connection's buffer, which grows
@@ -58,6 +63,15 @@ func (cn *conn) bigRoom() []byte {
 	cn.bigN = copy(cn.bigBuf, cn.in[cn.r+pos:cn.w])
 	cn.w = cn.r + pos
 	return cn.bigBuf[cn.bigN:]
+}
+
+// readRoom is the part of the read buffer the next plain read fills:
+// at most bigNext bytes after a command with a large argument.
+func (cn *conn) readRoom() []byte {
+	if cn.bigLast {
+		return cn.in[cn.w:min(len(cn.in), cn.w+bigNext)]
+	}
+	return cn.in[cn.w:]
 }
 
 // bigRead accounts n bytes read into bigRoom's slice; once the body is

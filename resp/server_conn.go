@@ -100,6 +100,8 @@ type conn struct {
 	bigBuf []byte
 	bigN   int
 	bigs   []mem.Buf
+	// bigLast: the last command executed had a large argument (readRoom).
+	bigLast bool
 
 	id          int64
 	created     time.Time
@@ -215,7 +217,8 @@ func (cn *conn) process() step {
 			}
 			cn.exec(args)
 		}
-		if len(cn.bigs) > 0 {
+		cn.bigLast = len(cn.bigs) > 0
+		if cn.bigLast {
 			cn.dropBigs()
 		}
 		cn.r += n // after exec: args alias the buffer
@@ -306,7 +309,7 @@ func (cn *conn) serve() {
 			n, err = cn.c.Read(big)
 			cn.bigRead(n)
 		} else {
-			n, err = cn.c.Read(cn.in[cn.w:])
+			n, err = cn.c.Read(cn.readRoom())
 			cn.filled = n == len(cn.in)-cn.w
 			cn.w += n
 		}

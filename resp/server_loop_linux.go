@@ -230,7 +230,7 @@ func (l *loop) readable(cn *conn) {
 		l.readBig(cn, big)
 		return
 	}
-	n, err := rawRead(cn.fd, cn.in[cn.w:])
+	n, err := rawRead(cn.fd, cn.readRoom())
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return
 	}
