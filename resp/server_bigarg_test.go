@@ -136,3 +136,42 @@ func TestDifferentialBigArgs(t *testing.T) {
 		t.Fatal("no argument was received into a buffer of its own")
 	}
 }
+
+// TestBigArgsBounded: clients that declare large arguments and send one
+// byte of them hold at most maxBigPending of pool memory between them;
+// the others' bodies wait in their read buffers, which grow only with
+// bytes received.
+func TestBigArgsBounded(t *testing.T) {
+	ts := newTestServer(t, Config{EventLoops: 1})
+	const n, size = 80, 1 << 20 // 80 MiB declared
+	var conns []*rawConn
+	for range n {
+		rc := dialRaw(t, ts.addr)
+		if _, err := rc.c.Write([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1048576\r\nx")); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, rc)
+	}
+	// A body's buffer is taken at the read after its header: a second byte.
+	time.Sleep(50 * time.Millisecond) // (the headers are read first; not a timing assertion)
+	for _, rc := range conns {
+		if _, err := rc.c.Write([]byte("y")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	probe := dialRaw(t, ts.addr)
+	// 64 of the 80 bodies get a pool buffer (maxBigPending), never more.
+	deadline := time.Now().Add(10 * time.Second)
+	for cur := int64(0); cur != maxBigPending; time.Sleep(5 * time.Millisecond) {
+		if cur = ts.srv.bigPending.Load(); cur > maxBigPending || time.Now().After(deadline) {
+			t.Fatalf("%d bytes pending for large arguments, want the bound %d", cur, maxBigPending)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // the other 16 have been read too (not a timing assertion)
+	if cur := ts.srv.bigPending.Load(); cur != maxBigPending {
+		t.Fatalf("%d bytes pending for large arguments, want the bound %d", cur, maxBigPending)
+	}
+	if r, err := probe.do("PING"); r != "+PONG\r\n" || err != nil {
+		t.Fatalf("PING: %q %v", r, err)
+	}
+}
