@@ -151,7 +151,9 @@ func (cn *conn) exec(args [][]byte) {
 	}
 	s := cn.srv
 	s.kmu.Lock()
+	s.ks.gifts = cn.bigs
 	cn.run(c, args)
+	s.ks.gifts = nil
 	s.serveBlocked()
 	s.kmu.Unlock()
 }

@@ -93,6 +93,28 @@ func ExampleParser() {
 	// Protocol error: invalid bulk length
 }
 
+// A large argument's body received apart from the connection's buffer
+// (as the server reads one into registered memory): once the header is
+// parsed, PendingBulk says where the body starts and how long it is; the
+// body is given with SetExternal, and the buffer holds only its CRLF.
+func ExampleParser_SetExternal() {
+	var p resp.Parser
+	buf := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\n0123")
+	_, n, _ := p.Next(buf)
+	pos, length, ok := p.PendingBulk()
+	fmt.Println(n, pos, length, ok)
+	body := make([]byte, length)       // elsewhere (the server: a pool buffer)
+	k := copy(body, buf[pos:])         // what had arrived
+	copy(body[k:], "456789")           // the rest, read straight into it
+	buf = append(buf[:pos], "\r\n"...) // then the CRLF
+	p.SetExternal(body)
+	args, n, err := p.Next(buf)
+	fmt.Printf("%q %d %v %v\n", args, n, err, &args[2][0] == &body[0])
+	// Output:
+	// 0 25 10 true
+	// ["SET" "k" "0123456789"] 27 <nil> true
+}
+
 // A server with a password and a read-only user: clients authenticate
 // with AUTH (or HELLO ... AUTH), and the read-only user may not write.
 func ExampleConfig_users() {

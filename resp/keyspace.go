@@ -97,6 +97,11 @@ type keyspace struct {
 	rnd       *rand.Rand
 	keyspaceH uint64 // lookups that found a key
 	keyspaceM uint64 // lookups that did not
+	// gifts are the large argument bodies (pool buffers) of the command
+	// executing, which newVal takes instead of copying; nil between
+	// commands.
+	gifts  []mem.Buf
+	gifted uint64 // large bodies kept without a copy
 }
 
 // Per-key and per-element overheads of the used-memory estimate: the map
@@ -126,8 +131,13 @@ func (ks *keyspace) lruClock() uint32 { return ks.clock }
 func (ks *keyspace) tick() { ks.clock = uint32(time.Since(ks.start) / time.Second) }
 
 // newVal copies b into storage owned by the keyspace: the pool for values
-// of at least storeMin bytes (when the pool has room), the Go heap otherwise.
+// of at least storeMin bytes (when the pool has room), the Go heap
+// otherwise. A large argument body of the command executing (ks.gifts) is
+// kept as it is, not copied: the keyspace takes the connection's reference.
 func (ks *keyspace) newVal(b []byte) []byte {
+	if len(ks.gifts) > 0 && ks.take(b) {
+		return b
+	}
 	if ks.pool != nil && ks.storeMin > 0 && len(b) >= ks.storeMin && len(b) <= ks.pool.MaxSize() {
 		if buf, err := ks.pool.AllocCopy(b); err == nil {
 			return buf.Bytes()

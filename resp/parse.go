@@ -56,7 +56,8 @@ func (e *ProtocolError) Error() string { return "Protocol error: " + e.Msg }
 
 func protoErr(msg string) error { return &ProtocolError{msg} }
 
-// span is one argument: offsets relative to the start of its command.
+// span is one argument: offsets relative to the start of its command, or,
+// when start is negative, the external body ext[-1-start] (SetExternal).
 type span struct{ start, end int }
 
 // Parser parses RESP2 requests incrementally: arrays of bulk strings
@@ -82,12 +83,44 @@ type Parser struct {
 	bulk  int  // declared length of the bulk being read, -1 if none
 	spans []span
 	args  [][]byte
+	// ext are the bodies given by SetExternal (extBody: the one of the
+	// bulk being read, not yet terminated), extBytes their total length.
+	ext      [][]byte
+	extBody  []byte
+	extBytes int
 }
 
 // Reset forgets a partially parsed command (for a new connection).
 func (p *Parser) Reset() {
 	p.pos, p.multi, p.want, p.bulk = 0, false, 0, -1
 	p.spans = p.spans[:0]
+	clear(p.ext)
+	p.ext, p.extBody, p.extBytes = p.ext[:0], nil, 0
+}
+
+// PendingBulk reports the bulk string whose body the parser waits for, when
+// its header has been parsed and no external body has been given for it:
+// the offset of its body from the start of the command (in the buffer
+// given to Next) and its declared length. A caller may then receive the
+// body elsewhere and hand it over with SetExternal.
+func (p *Parser) PendingBulk() (pos, length int, ok bool) {
+	if !p.multi || p.bulk < 0 || p.extBody != nil {
+		return 0, 0, false
+	}
+	return p.pos, p.bulk, true
+}
+
+// SetExternal gives the parser the whole body of the pending bulk
+// (PendingBulk), received outside the connection's buffer: the buffer
+// given to Next is then expected to hold, at the body's offset, only the
+// CRLF that ends it. The argument Next returns for it is body itself
+// (the caller keeps it valid until the command is consumed). It panics
+// when no bulk is pending or the length differs.
+func (p *Parser) SetExternal(body []byte) {
+	if _, l, ok := p.PendingBulk(); !ok || l != len(body) {
+		panic("resp: SetExternal without a pending bulk of that length")
+	}
+	p.extBody = body
 }
 
 // Next parses the command at the start of buf. It returns the command's
@@ -146,23 +179,38 @@ func (p *Parser) next(buf []byte) ([][]byte, int, error) {
 			if !ok || l < 0 || l > int64(p.lim.MaxBulk) {
 				return nil, 0, protoErr("invalid bulk length")
 			}
-			if line+2+int(l)+2 > p.lim.MaxCommand {
+			if p.extBytes+line+2+int(l)+2 > p.lim.MaxCommand {
 				return nil, 0, protoErr("command too large")
 			}
 			p.bulk, p.pos = int(l), line+2
 		}
 		end := p.pos + p.bulk
+		if p.extBody != nil {
+			end = p.pos
+		}
 		if end+2 > len(buf) {
 			return nil, 0, nil
 		}
 		if buf[end] != '\r' || buf[end+1] != '\n' {
 			return nil, 0, protoErr("bulk string not terminated by CRLF")
 		}
-		p.spans = append(p.spans, span{p.pos, end})
+		if p.extBody != nil {
+			p.spans = append(p.spans, span{-1 - len(p.ext), 0})
+			p.ext = append(p.ext, p.extBody)
+			p.extBytes += len(p.extBody)
+			p.extBody = nil
+		} else {
+			p.spans = append(p.spans, span{p.pos, end})
+		}
 		p.pos, p.bulk = end+2, -1
 	}
 	p.args = p.args[:0]
 	for _, s := range p.spans {
+		if s.start < 0 {
+			e := p.ext[-1-s.start]
+			p.args = append(p.args, e[:len(e):len(e)])
+			continue
+		}
 		p.args = append(p.args, buf[s.start:s.end:s.end])
 	}
 	return p.args, p.pos, nil

@@ -11,9 +11,29 @@ import (
 // returns the commands (arguments joined by "|"), the first error, and
 // how many bytes were left unconsumed.
 func parseAll(lim Limits, in []byte, chunk int) (cmds []string, rest int, err error) {
+	cmds, rest, _, err = parseAllExt(lim, in, chunk, 0)
+	return cmds, rest, err
+}
+
+// parseAllExt is parseAll that, when extMin > 0 and the parser waits for
+// the body of a bulk of at least extMin bytes whose whole body is in the
+// input, takes that body out of the stream and gives it with SetExternal,
+// as a connection receiving a large argument into a buffer of its own.
+// ext reports whether it did; the unconsumed count then excludes the
+// bodies taken.
+func parseAllExt(lim Limits, in []byte, chunk, extMin int) (cmds []string, rest int, ext bool, err error) {
 	p := Parser{Limits: lim}
 	var buf []byte
 	for off := 0; ; {
+		if pos, l, ok := p.PendingBulk(); ok && extMin > 0 && l >= extMin && len(buf)-pos < l && len(buf)-pos+len(in)-off >= l {
+			body := append([]byte(nil), buf[pos:]...)
+			take := l - len(body)
+			body = append(body, in[off:off+take]...)
+			off += take
+			buf = buf[:pos:pos]
+			p.SetExternal(body)
+			ext = true
+		}
 		if chunk <= 0 {
 			buf, off = in, len(in)
 		} else if off < len(in) {
@@ -24,7 +44,7 @@ func parseAll(lim Limits, in []byte, chunk int) (cmds []string, rest int, err er
 		for {
 			args, n, err := p.Next(buf)
 			if err != nil {
-				return cmds, len(buf), err
+				return cmds, len(buf), ext, err
 			}
 			if n == 0 {
 				break
@@ -40,7 +60,7 @@ func parseAll(lim Limits, in []byte, chunk int) (cmds []string, rest int, err er
 			buf = buf[n:]
 		}
 		if off >= len(in) {
-			return cmds, len(buf), nil
+			return cmds, len(buf), ext, nil
 		}
 	}
 }
@@ -138,9 +158,20 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("*1\r\n$99999999999\r\n"), uint8(5))
 	f.Add([]byte("*-5\r\n$-3\r\n"), uint8(4))
 	lim := Limits{MaxBulk: 64, MaxArgs: 8, MaxInline: 32, MaxCommand: 256}
+	f.Add([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$20\r\n01234567890123456789\r\n*1\r\n$4\r\nPING\r\n"), uint8(7))
+	f.Add([]byte("*2\r\n$4\r\nECHO\r\n$10\r\n0123456789xx"), uint8(3))
 	f.Fuzz(func(t *testing.T, in []byte, split uint8) {
 		whole, wrest, werr := parseAll(lim, in, 0)
 		parts, prest, perr := parseAll(lim, in, int(split)%17+1)
+		// Bodies of at least 8 bytes received apart (SetExternal): the same
+		// commands and errors.
+		extd, _, ext, eerr := parseAllExt(lim, in, int(split)%17+1, 8)
+		if (werr == nil) != (eerr == nil) || (ext && fmt.Sprintf("%q", whole) != fmt.Sprintf("%q", extd)) {
+			t.Fatalf("whole: %q %v, with external bodies: %q %v", whole, werr, extd, eerr)
+		}
+		if eerr != nil && !IsProtocolError(eerr) {
+			t.Fatalf("not a protocol error: %v", eerr)
+		}
 		if (werr == nil) != (perr == nil) {
 			t.Fatalf("whole: %v, in chunks of %d: %v", werr, split%17+1, perr)
 		}

@@ -161,8 +161,11 @@ type Server struct {
 	stats struct {
 		conns, commands, errors, zc, zcBytes                 atomic.Uint64
 		rejected, denied, idleClosed, slowClosed, queryLimit atomic.Uint64
-		outputLimit, authFailed, aclDenied                   atomic.Uint64
+		outputLimit, authFailed, aclDenied, bigArgs          atomic.Uint64
 	}
+	// bigPending is the pool memory held for large argument bodies not
+	// yet received (maxBigPending).
+	bigPending atomic.Int64
 
 	// bigBufs recycles read buffers larger than keepBuf, which a
 	// connection holds only while a command that needs one is buffered:
@@ -283,6 +286,7 @@ type Stats struct {
 	OutputLimit uint64 // connections closed over OutputLimit
 	AuthFailed  uint64 // AUTH and HELLO AUTH refused
 	ACLDenied   uint64 // commands refused to read-only users
+	BigArgs     uint64 // arguments of at least 32 KiB received into a pool buffer of their own
 }
 
 // Stats returns the server's counters.
@@ -290,7 +294,7 @@ func (s *Server) Stats() Stats {
 	st := &s.stats
 	return Stats{st.conns.Load(), st.commands.Load(), st.errors.Load(), st.zc.Load(), st.zcBytes.Load(),
 		st.rejected.Load(), st.denied.Load(), st.idleClosed.Load(), st.slowClosed.Load(), st.queryLimit.Load(),
-		st.outputLimit.Load(), st.authFailed.Load(), st.aclDenied.Load()}
+		st.outputLimit.Load(), st.authFailed.Load(), st.aclDenied.Load(), st.bigArgs.Load()}
 }
 
 // ListenAndServe listens on the TCP address addr and serves it until Close.

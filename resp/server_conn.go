@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
+
+	"github.com/cornflakes-go/cornflakes/mem"
 )
 
 // newConn makes the state of a connection on c (nil for a connection of
@@ -54,6 +56,7 @@ func (s *Server) dropConn(cn *conn) {
 	cn.unwatchAll()
 	s.kmu.Unlock()
 	cn.out.release()
+	cn.releaseBig()
 	if len(cn.in) > keepBuf {
 		cn.putBig()
 	}
@@ -90,6 +93,15 @@ type conn struct {
 	// when in was not taken from the pool).
 	spare []byte
 	box   *[]byte
+	// A large argument's body being received (server_bigarg.go): big
+	// (bigBuf its bytes, bigN of them received), and the complete bodies
+	// of the command being parsed, owned until it has executed.
+	big    mem.Buf
+	bigBuf []byte
+	bigN   int
+	bigs   []mem.Buf
+	// bigLast: the last command executed had a large argument (readRoom).
+	bigLast bool
 
 	id          int64
 	created     time.Time
@@ -188,6 +200,7 @@ func (cn *conn) process() step {
 	for !cn.quit {
 		args, n, err := cn.p.Next(cn.in[cn.r:cn.w])
 		if err != nil {
+			cn.releaseBig()
 			s.stats.errors.Add(1)
 			s.stats.queryLimit.Add(1)
 			cn.out.err(err.Error())
@@ -203,6 +216,10 @@ func (cn *conn) process() step {
 				cn.lastCmd.Store(now)
 			}
 			cn.exec(args)
+		}
+		cn.bigLast = len(cn.bigs) > 0
+		if cn.bigLast {
+			cn.dropBigs()
 		}
 		cn.r += n // after exec: args alias the buffer
 		if cn.blocked != nil {
@@ -284,10 +301,18 @@ func (cn *conn) serve() {
 			cn.closeAfterError()
 			return
 		}
+		big := cn.bigRoom()
 		cn.setDeadline()
-		n, err := cn.c.Read(cn.in[cn.w:])
-		cn.filled = n == len(cn.in)-cn.w
-		cn.w += n
+		var n int
+		var err error
+		if big != nil {
+			n, err = cn.c.Read(big)
+			cn.bigRead(n)
+		} else {
+			n, err = cn.c.Read(cn.readRoom())
+			cn.filled = n == len(cn.in)-cn.w
+			cn.w += n
+		}
 		if err != nil && n == 0 {
 			if isTimeout(err) {
 				if cn.w > 0 {

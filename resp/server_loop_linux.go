@@ -34,6 +34,8 @@ type loop struct {
 	conns map[int]*conn
 
 	pending []*conn // connections with a batch to write (answer, flush)
+
+	riov [2]unix.Iovec // readv's vectors (readBig)
 }
 
 // loopTick is the longest epoll_wait, and so the resolution of the idle
@@ -219,11 +221,16 @@ func (l *loop) run() {
 
 // readable reads once from cn and answers what it can.
 func (l *loop) readable(cn *conn) {
+	big := cn.bigRoom()
 	if !cn.makeRoom() {
 		l.handOff(cn, stProtoErr)
 		return
 	}
-	n, err := rawRead(cn.fd, cn.in[cn.w:])
+	if big != nil {
+		l.readBig(cn, big)
+		return
+	}
+	n, err := rawRead(cn.fd, cn.readRoom())
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return
 	}
@@ -234,6 +241,47 @@ func (l *loop) readable(cn *conn) {
 	cn.filled = n == len(cn.in)-cn.w
 	cn.w += n
 	l.answer(cn)
+}
+
+// readBig reads the rest of a large argument's body into big (its pool
+// buffer) and, with the same readv, at most bigTail bytes that follow it
+// into the connection's buffer.
+func (l *loop) readBig(cn *conn, big []byte) {
+	tail := cn.in[cn.w:min(len(cn.in), cn.w+bigTail)]
+	n, err := l.readv(cn.fd, big, tail)
+	if err == unix.EAGAIN || err == unix.EINTR {
+		return
+	}
+	if err != nil || n <= 0 {
+		l.close(cn)
+		return
+	}
+	inBig := min(n, len(big))
+	cn.bigRead(inBig)
+	cn.w += n - inBig
+	cn.filled = false
+	if n > inBig || cn.bigBuf == nil {
+		l.answer(cn)
+	}
+}
+
+// readv is readv(2) into a and b (b may be empty) on a non-blocking
+// socket, raw as rawRead.
+func (l *loop) readv(fd int, a, b []byte) (int, error) {
+	l.riov[0] = unix.Iovec{Base: &a[0]}
+	l.riov[0].SetLen(len(a))
+	nv := 1
+	if len(b) > 0 {
+		l.riov[1] = unix.Iovec{Base: &b[0]}
+		l.riov[1].SetLen(len(b))
+		nv = 2
+	}
+	r, _, e := unix.RawSyscall(unix.SYS_READV, uintptr(fd), uintptr(unsafe.Pointer(&l.riov[0])), uintptr(nv))
+	l.riov = [2]unix.Iovec{} // drop the pointers
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
 }
 
 // writable goes on with cn's pending write and, once it is done, with the

@@ -20,13 +20,14 @@ import (
 func init() {
 	register(&command{
 		name:    "resp",
-		summary: "Redis-compatible server: resp serve [--addr host:port]; resp bench [--quick] [--json] [--out dir] (vs redis-server)",
+		summary: "Redis-compatible server: resp serve [--addr host:port]; resp bench [--quick] [--json] [--out dir] [--threads n] [--procs n] [--pin] (vs redis-server)",
 		run:     runRESP,
 	})
 }
 
 const respUsage = `usage: cornflakes resp serve [--addr 127.0.0.1:6380] [flags]   serve RESP2/RESP3 until interrupted
-       cornflakes resp bench [--quick] [--json] [--out dir]        redis-benchmark: this server vs redis-server`
+       cornflakes resp bench [--quick] [--json] [--out dir]        redis-benchmark: this server vs redis-server
+                             [--threads n] [--procs n] [--pin]   (the same driver for both; server and client CPU per request reported)`
 
 func runRESP(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -185,6 +186,9 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	goroutines := fs.Bool("goroutines", false, "serve each connection on a goroutine of its own instead of the epoll event loops")
 	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS/2, at least 1)")
 	busyPoll := fs.Duration("busy-poll", 0, "event loops poll without sleeping this long after their last event, e.g. 50us (0: always sleep in epoll_wait)")
+	threads := fs.Int("threads", 0, "redis-benchmark --threads: client threads per redis-benchmark process (0: its single thread)")
+	procs := fs.Int("procs", 1, "redis-benchmark processes run at once per test, each with -c connections and its share of the requests; the rates are summed")
+	pin := fs.Bool("pin", false, "pin the server under test to CPU 0 and redis-benchmark to the other CPUs (taskset), the same for both servers")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -193,6 +197,7 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	o := respbench.Options{Quick: *quick, Requests: *requests, Clients: *clients, Progress: stderr,
+		Threads: *threads, Procs: *procs, Pin: *pin,
 		Server: resp.Config{GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll}}
 	var err error
 	if o.Sizes, err = intList(*sizes, 1, 1<<20); err != nil {
@@ -211,8 +216,8 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 		}
 		o.Bytes = b
 	}
-	if *requests < 0 || *clients < 1 || *busyPoll < 0 {
-		fmt.Fprintln(stderr, "resp bench: -n and --busy-poll must be >= 0 and -c >= 1")
+	if *requests < 0 || *clients < 1 || *busyPoll < 0 || *threads < 0 || *threads > 64 || *procs < 1 || *procs > 64 {
+		fmt.Fprintln(stderr, "resp bench: -n and --busy-poll must be >= 0, -c >= 1, --threads in [0, 64] and --procs in [1, 64]")
 		return errUsage
 	}
 	if _, _, err := respbench.Binaries(); err != nil {

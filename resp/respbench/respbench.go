@@ -14,6 +14,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -36,12 +37,26 @@ const (
 	Ratio      = "cornflakes/redis"
 )
 
+// Record units.
+const (
+	UnitRPS       = "rps"
+	UnitRatio     = "ratio"
+	UnitServerCPU = "server_us_per_req"
+	UnitClientCPU = "client_us_per_req"
+	UnitCPURatio  = "server_cpu_ratio"
+)
+
 // Tests are the redis-benchmark tests run (its -t names), in this order:
 // get reads what set wrote.
 var Tests = []string{"set", "get", "mset", "lrange_100"}
 
-// Record is one measurement: requests/s of one server for one test and
-// variant ("d<value bytes>/P<pipeline depth>"), or the ratio of the two.
+// Record is one measurement of one test and variant ("d<value
+// bytes>/P<pipeline depth>"), told apart by Unit: the requests/s of one
+// server (UnitRPS) and their ratio (UnitRatio, server Ratio); the CPU time
+// per request of a server process (UnitServerCPU) and of the
+// redis-benchmark processes driving it (UnitClientCPU); and Redis's server
+// CPU per request divided by ours (UnitCPURatio, server Ratio: above 1,
+// ours spends less CPU per request).
 type Record struct {
 	Test    string  `json:"test"`
 	Variant string  `json:"variant"`
@@ -65,7 +80,19 @@ type Options struct {
 	// value for set and get, ten values for mset, the hundred values of
 	// an lrange_100 reply), and at least Clients. Zero: DefaultBytes
 	// (Quick: QuickBytes).
-	Bytes    int64
+	Bytes int64
+	// Threads is redis-benchmark's --threads (0 or 1: its default single
+	// thread): the client's work spread over that many threads.
+	Threads int
+	// Procs runs that many redis-benchmark processes at once per test
+	// (0 or 1: one), each with Clients connections and its share of the
+	// requests; the rate of a test is the sum of theirs.
+	Procs int
+	// Pin pins the server (ours: every thread of this process; Redis:
+	// every thread of redis-server) to CPU 0 and the redis-benchmark
+	// processes to the other CPUs (taskset), so the client never takes the
+	// server's CPU. It needs at least two CPUs.
+	Pin      bool
 	Progress io.Writer // progress lines (nil: none)
 	// Server configures the cornflakes server (its zero value: the
 	// defaults of resp.NewServer).
@@ -148,6 +175,17 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	}
 	defer rs.stop()
 
+	pids := map[string]int{Cornflakes: os.Getpid(), Redis: rs.cmd.Process.Pid}
+	var clientCPUs string
+	if o.Pin {
+		restore, cpus, err := pinServers(pids)
+		if err != nil {
+			return nil, err
+		}
+		defer restore()
+		clientCPUs = cpus
+	}
+	drv := driver{bin: benchBin, clients: o.Clients, threads: o.Threads, procs: max(o.Procs, 1), cpus: clientCPUs}
 	ports := map[string]string{Cornflakes: port(ln.Addr().String()), Redis: rs.port}
 	var recs []Record
 	for _, size := range o.Sizes {
@@ -155,7 +193,7 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 			variant := fmt.Sprintf("d%d/P%d", size, pipe)
 			for _, test := range Tests {
 				n := requests(base, budget, o.Clients, test, size, pipe)
-				rps := map[string]float64{}
+				rps, srvCPU := map[string]float64{}, map[string]float64{}
 				for _, server := range []string{Cornflakes, Redis} {
 					if err := ctx.Err(); err != nil {
 						return recs, err
@@ -169,21 +207,39 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 						}
 					}
 					t0 := time.Now()
-					v, err := benchmark(ctx, benchBin, ports[server], test, size, pipe, o.Clients, n)
+					cpu0, err := processCPU(pids[server])
+					if err != nil {
+						return recs, err
+					}
+					res, err := drv.run(ctx, ports[server], test, size, pipe, n)
 					if err != nil {
 						return recs, fmt.Errorf("respbench: %s %s %s: %w", server, test, variant, err)
 					}
-					fmt.Fprintf(progress, "respbench: %-10s %-10s %-10s %9.0f req/s  (%d requests, %v)\n",
-						server, test, variant, v, n, time.Since(t0).Round(time.Millisecond))
-					rps[server] = v
-					recs = append(recs, Record{Test: test, Variant: variant, Server: server, Value: v, Unit: "rps"})
+					cpu1, err := processCPU(pids[server])
+					if err != nil {
+						return recs, err
+					}
+					srvCPU[server] = us(cpu1-cpu0) / float64(res.requests)
+					cliCPU := us(res.cpu) / float64(res.requests)
+					fmt.Fprintf(progress, "respbench: %-10s %-10s %-10s %9.0f req/s  server %6.2f µs/req  client %6.2f µs/req  (%d requests, %v)\n",
+						server, test, variant, res.rps, srvCPU[server], cliCPU, res.requests, time.Since(t0).Round(time.Millisecond))
+					rps[server] = res.rps
+					recs = append(recs,
+						Record{Test: test, Variant: variant, Server: server, Value: res.rps, Unit: UnitRPS},
+						Record{Test: test, Variant: variant, Server: server, Value: srvCPU[server], Unit: UnitServerCPU},
+						Record{Test: test, Variant: variant, Server: server, Value: cliCPU, Unit: UnitClientCPU})
 				}
-				recs = append(recs, Record{Test: test, Variant: variant, Server: Ratio, Value: rps[Cornflakes] / rps[Redis], Unit: "ratio"})
+				recs = append(recs, Record{Test: test, Variant: variant, Server: Ratio, Value: rps[Cornflakes] / rps[Redis], Unit: UnitRatio})
+				if srvCPU[Cornflakes] > 0 {
+					recs = append(recs, Record{Test: test, Variant: variant, Server: Ratio, Value: srvCPU[Redis] / srvCPU[Cornflakes], Unit: UnitCPURatio})
+				}
 			}
 		}
 	}
 	return recs, nil
 }
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // requests is -n for one test: base (four times that pipelined); with a
 // budget (> 0), at most budget bytes of values (valueBytes) but at least
@@ -221,20 +277,126 @@ func port(addr string) string {
 	return p
 }
 
-// benchmark runs one redis-benchmark test and returns its requests/s.
-func benchmark(ctx context.Context, bin, port, test string, size, pipe, clients, n int) (float64, error) {
-	cmd := exec.CommandContext(ctx, bin, "-h", "127.0.0.1", "-p", port, "-t", test,
-		"-d", strconv.Itoa(size), "-P", strconv.Itoa(pipe), "-c", strconv.Itoa(clients),
-		"-n", strconv.Itoa(n), "--csv")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("redis-benchmark: %v: %s", err, strings.TrimSpace(errb.String()))
+// driver runs redis-benchmark the same way against either server.
+type driver struct {
+	bin              string
+	clients, threads int
+	procs            int    // processes at once, >= 1
+	cpus             string // taskset CPU list of the processes ("": not pinned)
+}
+
+// result is what one test measured: requests/s (summed over the
+// processes), requests sent (of the test), and the processes' CPU time.
+type result struct {
+	rps      float64
+	requests int
+	cpu      time.Duration
+}
+
+// run runs one redis-benchmark test against port: d.procs processes at
+// once, each with d.clients connections and n/d.procs requests (at least
+// d.clients).
+func (d driver) run(ctx context.Context, port, test string, size, pipe, n int) (result, error) {
+	per := max(n/d.procs, d.clients)
+	type done struct {
+		rps float64
+		cpu time.Duration
+		err error
 	}
-	if s := errb.String() + out.String(); strings.Contains(strings.ToLower(s), "error") {
-		return 0, fmt.Errorf("redis-benchmark reported errors: %s", strings.TrimSpace(s))
+	ch := make(chan done, d.procs)
+	var cmds []*exec.Cmd
+	var outs []*bytes.Buffer
+	for range d.procs {
+		args := []string{"-h", "127.0.0.1", "-p", port, "-t", test, "-d", strconv.Itoa(size), "-P", strconv.Itoa(pipe),
+			"-c", strconv.Itoa(d.clients), "-n", strconv.Itoa(per), "--csv"}
+		if d.threads > 1 {
+			args = append(args, "--threads", strconv.Itoa(d.threads))
+		}
+		bin := d.bin
+		if d.cpus != "" {
+			args = append([]string{"-c", d.cpus, bin}, args...)
+			bin = "taskset"
+		}
+		cmd := exec.CommandContext(ctx, bin, args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cmds, outs = append(cmds, cmd), append(outs, &out)
 	}
-	return ParseCSV(out.Bytes(), test)
+	for i, cmd := range cmds {
+		if err := cmd.Start(); err != nil {
+			for _, c := range cmds[:i] {
+				_ = c.Process.Kill()
+				_ = c.Wait()
+			}
+			return result{}, fmt.Errorf("redis-benchmark: %w", err)
+		}
+	}
+	for i, cmd := range cmds {
+		go func() {
+			err := cmd.Wait()
+			var cpu time.Duration
+			if cmd.ProcessState != nil {
+				cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			}
+			out := outs[i].Bytes()
+			if err != nil {
+				ch <- done{err: fmt.Errorf("redis-benchmark: %v: %s", err, bytes.TrimSpace(out))}
+				return
+			}
+			if strings.Contains(strings.ToLower(string(out)), "error") {
+				ch <- done{err: fmt.Errorf("redis-benchmark reported errors: %s", bytes.TrimSpace(out))}
+				return
+			}
+			v, err := ParseCSV(out, test)
+			ch <- done{rps: v, cpu: cpu, err: err}
+		}()
+	}
+	res := result{requests: per * d.procs}
+	var first error
+	for range cmds {
+		r := <-ch
+		if r.err != nil && first == nil {
+			first = r.err
+		}
+		res.rps += r.rps
+		res.cpu += r.cpu
+	}
+	return res, first
+}
+
+// processCPU is the user and system CPU time the process pid has used
+// (/proc/<pid>/stat, in clock ticks of 10 ms).
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("respbench: CPU time of process %d: %w", pid, err)
+	}
+	return parseStatCPU(b)
+}
+
+// clockTick is the unit of /proc/<pid>/stat's times (USER_HZ, 100 on
+// Linux everywhere).
+const clockTick = 10 * time.Millisecond
+
+// parseStatCPU returns utime+stime of a /proc/<pid>/stat line: fields 14
+// and 15, counted after the command name, which is in parentheses and may
+// hold spaces.
+func parseStatCPU(b []byte) (time.Duration, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("respbench: /proc stat line without a command name")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state): utime is field 14, f[11].
+	if len(f) < 13 {
+		return 0, errors.New("respbench: short /proc stat line")
+	}
+	ut, err1 := strconv.ParseUint(f[11], 10, 63)
+	st, err2 := strconv.ParseUint(f[12], 10, 63)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("respbench: /proc stat times %q %q", f[11], f[12])
+	}
+	return time.Duration(ut+st) * clockTick, nil
 }
 
 // ParseCSV returns the requests/s of test in redis-benchmark's --csv
@@ -347,20 +509,21 @@ func (rs *redisServer) stop() {
 // servers and their ratio.
 func WriteTable(w io.Writer, recs []Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "test\tvariant\tcornflakes req/s\tredis req/s\tcornflakes/redis\t")
+	fmt.Fprintln(tw, "test\tvariant\tcornflakes req/s\tredis req/s\tcornflakes/redis\tcornflakes µs/req\tredis µs/req\t")
 	for _, r := range recs {
-		if r.Server != Ratio {
+		if r.Server != Ratio || r.Unit != UnitRatio {
 			continue
 		}
-		cf, rd := find(recs, r.Test, r.Variant, Cornflakes), find(recs, r.Test, r.Variant, Redis)
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.2f\t\n", r.Test, r.Variant, cf, rd, r.Value)
+		cf, rd := find(recs, r.Test, r.Variant, Cornflakes, UnitRPS), find(recs, r.Test, r.Variant, Redis, UnitRPS)
+		cfc, rdc := find(recs, r.Test, r.Variant, Cornflakes, UnitServerCPU), find(recs, r.Test, r.Variant, Redis, UnitServerCPU)
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t\n", r.Test, r.Variant, cf, rd, r.Value, cfc, rdc)
 	}
 	return tw.Flush()
 }
 
-func find(recs []Record, test, variant, server string) float64 {
+func find(recs []Record, test, variant, server, unit string) float64 {
 	for _, r := range recs {
-		if r.Test == test && r.Variant == variant && r.Server == server {
+		if r.Test == test && r.Variant == variant && r.Server == server && r.Unit == unit {
 			return r.Value
 		}
 	}
@@ -394,12 +557,12 @@ func plotRPS(path string, recs []Record) error {
 	vals := map[string][]float64{}
 	lo, hi := math.Inf(1), 0.0
 	for _, r := range recs {
-		if r.Server != Ratio {
+		if r.Server != Ratio || r.Unit != UnitRatio {
 			continue
 		}
 		cats = append(cats, r.Test+" "+r.Variant)
 		for _, s := range []string{Cornflakes, Redis} {
-			v := find(recs, r.Test, r.Variant, s)
+			v := find(recs, r.Test, r.Variant, s, UnitRPS)
 			vals[s] = append(vals[s], v)
 			if v > 0 {
 				lo, hi = min(lo, v), max(hi, v)

@@ -2,8 +2,10 @@ package respbench
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -53,16 +55,33 @@ func TestRequests(t *testing.T) {
 func TestWriteTable(t *testing.T) {
 	recs := []Record{
 		{"get", "d64/P1", Cornflakes, 100, "rps"}, {"get", "d64/P1", Redis, 50, "rps"}, {"get", "d64/P1", Ratio, 2, "ratio"},
+		{"get", "d64/P1", Cornflakes, 1.5, UnitServerCPU}, {"get", "d64/P1", Redis, 3, UnitServerCPU}, {"get", "d64/P1", Ratio, 2, UnitCPURatio},
 	}
 	var b bytes.Buffer
 	if err := WriteTable(&b, recs); err != nil {
 		t.Fatal(err)
 	}
-	if f := strings.Fields(b.String()); strings.Join(f[len(f)-5:], " ") != "get d64/P1 100 50 2.00" {
+	if f := strings.Fields(b.String()); strings.Join(f[len(f)-7:], " ") != "get d64/P1 100 50 2.00 1.50 3.00" {
 		t.Fatalf("table:\n%s", b.String())
 	}
 	paths, err := WriteFiles(t.TempDir(), recs)
 	if err != nil || len(paths) != 3 {
 		t.Fatalf("WriteFiles: %v %v", paths, err)
+	}
+}
+
+func TestParseStatCPU(t *testing.T) {
+	// A command name with spaces and a parenthesis; utime 150, stime 25 ticks.
+	line := "1234 (redis-server *:6) x) S 1 1234 1234 0 -1 4194560 500 0 0 0 150 25 0 0 20 0 4 0 100 0 0\n"
+	if d, err := parseStatCPU([]byte(line)); err != nil || d != 1750*time.Millisecond {
+		t.Fatalf("parseStatCPU = %v, %v", d, err)
+	}
+	for _, bad := range []string{"", "1 (x) S 1 2", "1 (x) S 1 1 1 0 -1 0 0 0 0 0 a 25 0"} {
+		if _, err := parseStatCPU([]byte(bad)); err == nil {
+			t.Errorf("parseStatCPU(%q) succeeded", bad)
+		}
+	}
+	if d, err := processCPU(os.Getpid()); err != nil || d < 0 {
+		t.Fatalf("processCPU(self) = %v, %v", d, err)
 	}
 }
