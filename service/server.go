@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -109,7 +110,7 @@ type Server struct {
 	workerOnce sync.Once
 	workerErr  error
 
-	inflight sync.Map // inflightKey -> context.CancelFunc
+	inflight inflight // worker-mode calls a client may cancel
 	calls    sync.Pool
 }
 
@@ -260,6 +261,37 @@ func (o *respObj) Serialize(dst []byte, sink wire.EntrySink) error {
 	return o.obj.Serialize(dst[respFixed:], sink)
 }
 
+// respond answers r with the OK header and out. A response without
+// zero-copy fields whose serialization fits rpc.InlineMax is serialized
+// into sc.buf and sent as bytes (the endpoint copies it into its record
+// of the message: no serialization through an entry collector); any other
+// is sent as an object (its zero-copy fields from where they live).
+func (sc *serverCall) respond(r *rpc.Request, out wire.Object) error {
+	sz := out.Sizes()
+	if n := respFixed + sz.Head(); sz.Entries == 0 && n <= rpc.InlineMax {
+		if cap(sc.buf) < n {
+			sc.buf = make([]byte, n, rpc.InlineMax)
+		}
+		b := appendRespOK(sc.buf[:0])[:n]
+		sc.buf = b
+		if err := out.Serialize(b[respFixed:], noEntries{}); err != nil {
+			return err
+		}
+		return r.RespondBytes(b)
+	}
+	sc.ro.obj = out
+	err := r.Respond(rpc.ObjectMsg(&sc.ro))
+	sc.ro.obj = nil
+	return err
+}
+
+// noEntries is the entry sink of a message without zero-copy fields.
+type noEntries struct{}
+
+func (noEntries) ZeroCopyEntry(mem.Buf) error {
+	return errors.New("service: a zero-copy entry in a response sized without any")
+}
+
 // serve is the rpc handler of both request types.
 func (s *Server) serve(r *rpc.Request) {
 	sc := s.calls.Get().(*serverCall)
@@ -271,9 +303,7 @@ func (s *Server) serve(r *rpc.Request) {
 	case sc.h.kind == kindBind:
 		s.bind(r, sc, data[off:])
 	case sc.h.kind == kindCancel:
-		if f, ok := s.inflight.LoadAndDelete(inflightKey{r.Endpoint(), r.Session(), sc.h.callID}); ok {
-			f.(context.CancelFunc)()
-		}
+		s.inflight.cancel(inflightKey{r.Endpoint(), r.Session(), sc.h.callID})
 		sc.buf = appendRespOK(sc.buf[:0])
 		_ = r.RespondBytes(sc.buf)
 	default:
@@ -310,23 +340,21 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 	if s.obs != nil {
 		t0 = time.Now()
 	}
-	ctx := context.Background()
-	var cancel context.CancelFunc
+	// No context.WithTimeout: the deadline is carried by sc.ctx, whose
+	// timer starts only if the handler waits on Done. Only a worker-mode
+	// call can be cancelled by the client while it runs (a dispatch
+	// handler holds the loop that would read the cancellation).
+	var dl time.Time
 	if h.flags&flagDeadline != 0 {
-		ctx, cancel = context.WithTimeout(ctx, h.timeout)
+		dl = time.Now().Add(h.timeout)
 	}
-	if h.flags&flagCallID != 0 {
-		if cancel == nil {
-			ctx, cancel = context.WithCancel(ctx)
-		}
+	cancellable := h.flags&flagCallID != 0 && m.mode == rpc.Worker
+	sc.ctx.start(&m.info, dl, cancellable)
+	if cancellable {
 		k := inflightKey{r.Endpoint(), r.Session(), h.callID}
-		s.inflight.Store(k, cancel)
-		defer s.inflight.Delete(k)
+		s.inflight.add(k, &sc.ctx)
+		defer s.inflight.remove(k)
 	}
-	if cancel != nil {
-		defer cancel()
-	}
-	sc.ctx = callCtx{Context: ctx, info: &m.info}
 	if len(h.md) > 0 {
 		sc.ctx.md = decodeMetadata(h.md)
 	}
@@ -341,16 +369,14 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 			s.obs.ObserveCall(ServerSide, &m.info, st.Code, time.Since(t0))
 		}
 	} else {
-		sc.ro.obj = out
-		if rerr := r.Respond(rpc.ObjectMsg(&sc.ro)); rerr != nil && !errors.Is(rerr, rpc.ErrClosed) && !errors.Is(rerr, rpc.ErrAlreadyResponded) {
+		if rerr := sc.respond(r, out); rerr != nil && !errors.Is(rerr, rpc.ErrClosed) && !errors.Is(rerr, rpc.ErrAlreadyResponded) {
 			s.fail(r, sc, &Error{Code: Internal, Message: "sending the response: " + rerr.Error()})
 		}
-		sc.ro.obj = nil
 		if s.obs != nil {
 			s.obs.ObserveCall(ServerSide, &m.info, OK, time.Since(t0))
 		}
 	}
-	sc.ctx = callCtx{}
+	sc.ctx.finish()
 	_ = sc.a.Reset()
 }
 
@@ -408,24 +434,6 @@ func (s *Server) bind(r *rpc.Request, sc *serverCall, body []byte) {
 type mdKey struct{}
 type outMDKey struct{}
 type infoKey struct{}
-
-// callCtx is a handler's context: the deadline and cancellation of the
-// call, its metadata and method, without an allocation per call.
-type callCtx struct {
-	context.Context
-	md   Metadata
-	info *MethodInfo
-}
-
-func (c *callCtx) Value(key any) any {
-	switch key.(type) {
-	case mdKey:
-		return &c.md
-	case infoKey:
-		return c.info
-	}
-	return c.Context.Value(key)
-}
 
 // IncomingMetadata returns the metadata the client sent with the call
 // whose handler ctx is (nil if none). The pairs are the handler's to keep.
