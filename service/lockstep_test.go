@@ -106,7 +106,9 @@ func newLockstep(b testing.TB, raw bool) *lockstep {
 	return l
 }
 
-type lockstepEcho struct{ typedpb.UnimplementedEchoServer }
+type lockstepEcho struct {
+	typedpb.UnimplementedEchoServer
+}
 
 func (lockstepEcho) Echo(_ context.Context, req, resp *typedpb.Blob) error {
 	resp.SetData(req.GetData())
