@@ -109,8 +109,11 @@ type Client struct {
 	postMu sync.Mutex
 	posted map[*clientCall]struct{} // asynchronous calls posted to the loop and not sent yet
 	calls  sync.Pool
-	idBase uint64
-	ids    atomic.Uint64
+	// loopFree holds asynchronous calls for reuse; only the goroutine
+	// that runs the loop (onLoop) touches it.
+	loopFree []*clientCall
+	idBase   uint64
+	ids      atomic.Uint64
 }
 
 type binding struct {
