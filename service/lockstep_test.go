@@ -161,8 +161,7 @@ func BenchmarkLockstep(b *testing.B) {
 			a    *wire.Arena
 			done func(*typedpb.Blob, error)
 		}
-		var issue func(s *slot)
-		issue = func(s *slot) {
+		issue := func(s *slot) {
 			issued++
 			req := typedpb.NewBlob(s.a)
 			req.SetData(data)
