@@ -112,15 +112,24 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 		cl.t0 = time.Now()
 	}
 	cl.sess = c.sess[0]
-	if len(c.sess) > 1 {
-		cl.sess = c.sess[c.rr.Add(1)%uint32(len(c.sess))]
+	if n := uint32(len(c.sess)); n > 1 {
+		if onLoop {
+			c.loopRR++
+			cl.sess = c.sess[c.loopRR%n]
+		} else {
+			cl.sess = c.sess[c.rr.Add(1)%n]
+		}
 	}
 	if err := cl.setBody(req, nil); err != nil {
 		cl.pre.release()
 		cl.recycle()
 		return err
 	}
-	c.pending.Add(1)
+	if onLoop {
+		c.loopPending++
+	} else {
+		c.pending.Add(1)
+	}
 	if b == nil {
 		// On the loop, not bound yet: bind first, then send (the handle
 		// and request type are patched in when the bind is answered).
@@ -222,7 +231,7 @@ func finishAsync(cl *clientCall, data []byte, err error) {
 	done, call, resp := cl.done, cl.call, cl.resp
 	cl.pre.release()
 	cl.recycle()
-	c.pending.Add(-1)
+	c.loopPending-- // on the loop, whoever counted the call
 	call.callDone(done, resp, err)
 }
 
@@ -347,7 +356,7 @@ func (r *runCtx) Err() error {
 	if callers > 0 || r.n&63 == 0 {
 		runtime.Gosched()
 	}
-	if c.pending.Load() == 0 && callers == 0 {
+	if c.inFlight() == 0 && callers == 0 {
 		if r.idle++; r.idle > 1 {
 			return errRunIdle
 		}
