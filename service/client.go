@@ -120,7 +120,7 @@ type Client struct {
 	loopPending int64
 	loopRR      uint32
 	idBase      uint64
-	ids      atomic.Uint64
+	ids         atomic.Uint64
 }
 
 type binding struct {

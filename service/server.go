@@ -175,7 +175,7 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 	for _, o := range opts {
 		o(s)
 	}
-	s.calls.New = func() any { return &serverCall{a: wire.NewArena()} }
+	s.calls.New = func() any { return &serverCall{a: wire.NewArena(), ctx: new(callCtx)} }
 	if err := nx.Register(ReqTypeDispatch, rpc.Dispatch, s.serve); err != nil {
 		return nil, err
 	}
@@ -240,7 +240,7 @@ type serverCall struct {
 	h   reqHeader
 	a   *wire.Arena
 	ro  respObj
-	ctx callCtx
+	ctx *callCtx // the handler's context; replaced when a call let it escape (callCtx.finish)
 	buf []byte
 }
 
@@ -352,13 +352,13 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 	sc.ctx.start(&m.info, dl, cancellable)
 	if cancellable {
 		k := inflightKey{r.Endpoint(), r.Session(), h.callID}
-		s.inflight.add(k, &sc.ctx)
+		s.inflight.add(k, sc.ctx)
 		defer s.inflight.remove(k)
 	}
 	if len(h.md) > 0 {
 		sc.ctx.md = decodeMetadata(h.md)
 	}
-	out, err := s.invoke(m, &sc.ctx, sc.a, body)
+	out, err := s.invoke(m, sc.ctx, sc.a, body)
 	if err == nil && out == nil {
 		err = &Error{Code: Internal, Message: "handler returned no response"}
 	}
@@ -376,7 +376,9 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 			s.obs.ObserveCall(ServerSide, &m.info, OK, time.Since(t0))
 		}
 	}
-	sc.ctx.finish()
+	if !sc.ctx.finish() {
+		sc.ctx = new(callCtx)
+	}
 	_ = sc.a.Reset()
 }
 

@@ -3,14 +3,13 @@ package service
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // callCtx is a handler's context: the call's deadline and cancellation,
 // its metadata and method, without an allocation, a timer or a goroutine
-// per call. It is the Context of a call from the start of its handler to
-// the end of the call (the server reuses it for a later call then: a
-// handler keeps no reference to it).
+// per call.
 //
 // Done makes its channel on first use only; with a deadline it then starts
 // the timer that closes the channel when the deadline passes (a handler
@@ -18,46 +17,76 @@ import (
 // from the clock whether or not Done was called. The call's end, and a
 // client's cancellation of a worker-mode call (cancel), close the channel
 // with Canceled.
+//
+// The server reuses a callCtx for its next call only if nothing can still
+// observe it: once Done made a channel (a handler waited on it, or derived
+// a context that watches it, possibly from a goroutine after the call),
+// the context stays ended, with its error, and the next call gets a new
+// one (finish).
 type callCtx struct {
-	md    Metadata
-	info  *MethodInfo
-	dl    time.Time
-	hasDL bool
-	canc  bool // the client may cancel the call (a worker-mode call with an id)
+	md   Metadata
+	info *MethodInfo
+	// state says what can end the call early: ctxDeadline, ctxCancellable
+	// (a worker-mode call the client may cancel), 0 nothing.
+	state atomic.Uint32
 
 	mu    sync.Mutex
-	gen   uint64 // counts the calls this context served (stale timers and cancels)
+	dl    time.Time
+	gen   uint64 // counts the calls this context served (stale cancels)
 	done  chan struct{}
 	err   error
 	timer *time.Timer
 }
 
+const (
+	ctxDeadline    = 1
+	ctxCancellable = 2
+)
+
 // start prepares c for a call with the given deadline (zero: none).
 func (c *callCtx) start(info *MethodInfo, dl time.Time, cancellable bool) {
-	c.info, c.dl, c.hasDL, c.canc = info, dl, !dl.IsZero(), cancellable
+	c.info = info
+	var st uint32
+	if !dl.IsZero() {
+		st |= ctxDeadline
+		c.mu.Lock()
+		c.dl = dl
+		c.mu.Unlock()
+	}
+	if cancellable {
+		st |= ctxCancellable
+	}
+	if st != 0 {
+		c.state.Store(st) // 0 since the previous call's finish
+	}
 }
 
 // finish ends the call: the channel, if any, closes with Canceled (as
-// context.WithTimeout's cancel at a call's end), a timer stops, and c is
-// ready for the next call.
-func (c *callCtx) finish() {
-	if !c.hasDL && !c.canc {
-		// No timer, no channel, no registration: nothing refers to this call.
-		c.md, c.info = nil, nil
-		return
+// context.WithTimeout's cancel at a call's end) and a timer stops. It
+// reports whether c may serve another call: false once Done made a
+// channel (c then stays ended for whoever still watches it).
+func (c *callCtx) finish() (reuse bool) {
+	c.md, c.info = nil, nil
+	if c.state.Load() == 0 {
+		return true // no timer, no channel, no registration: nothing refers to this call
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.gen++
 	if c.timer != nil {
 		c.timer.Stop()
 		c.timer = nil
 	}
-	if c.done != nil && c.err == nil {
-		close(c.done)
+	if c.done != nil {
+		if c.err == nil {
+			c.err = context.Canceled
+			close(c.done)
+		}
+		return false
 	}
-	c.done, c.err = nil, nil
-	c.mu.Unlock()
-	c.md, c.info, c.dl, c.hasDL, c.canc = nil, nil, time.Time{}, false, false
+	c.err, c.dl = nil, time.Time{}
+	c.state.Store(0)
+	return true
 }
 
 // cancel cancels call gen (the client gave it up); a later call is left alone.
@@ -69,12 +98,10 @@ func (c *callCtx) cancel(gen uint64) {
 	c.mu.Unlock()
 }
 
-// expire is the deadline timer of call gen.
-func (c *callCtx) expire(gen uint64) {
+// expire is the deadline timer (of a context that is never reused).
+func (c *callCtx) expire() {
 	c.mu.Lock()
-	if c.gen == gen {
-		c.endLocked(context.DeadlineExceeded)
-	}
+	c.endLocked(context.DeadlineExceeded)
 	c.mu.Unlock()
 }
 
@@ -94,18 +121,25 @@ func (c *callCtx) endLocked(err error) {
 
 // expiredLocked ends the call with DeadlineExceeded if its deadline passed.
 func (c *callCtx) expiredLocked() {
-	if c.err == nil && c.hasDL && !time.Now().Before(c.dl) {
+	if c.err == nil && !c.dl.IsZero() && !time.Now().Before(c.dl) {
 		c.endLocked(context.DeadlineExceeded)
 	}
 }
 
-func (c *callCtx) Deadline() (time.Time, bool) { return c.dl, c.hasDL }
+func (c *callCtx) Deadline() (time.Time, bool) {
+	if c.state.Load()&ctxDeadline == 0 {
+		return time.Time{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dl, !c.dl.IsZero()
+}
 
 // Done returns nil for a call that nothing can end early (no deadline, a
 // dispatch-mode call: the loop that would deliver a cancellation is busy
 // running the handler), as context.Background does.
 func (c *callCtx) Done() <-chan struct{} {
-	if !c.hasDL && !c.canc {
+	if c.state.Load() == 0 {
 		return nil
 	}
 	c.mu.Lock()
@@ -116,16 +150,15 @@ func (c *callCtx) Done() <-chan struct{} {
 		switch {
 		case c.err != nil:
 			close(c.done)
-		case c.hasDL:
-			gen := c.gen
-			c.timer = time.AfterFunc(time.Until(c.dl), func() { c.expire(gen) })
+		case !c.dl.IsZero():
+			c.timer = time.AfterFunc(time.Until(c.dl), c.expire)
 		}
 	}
 	return c.done
 }
 
 func (c *callCtx) Err() error {
-	if !c.hasDL && !c.canc {
+	if c.state.Load() == 0 {
 		return nil
 	}
 	c.mu.Lock()

@@ -63,14 +63,16 @@ func TestCallCtx(t *testing.T) {
 		var c callCtx
 		c.start(info, time.Now().Add(time.Hour), false)
 		d := c.Done()
-		c.finish()
+		if c.finish() {
+			t.Fatal("a context whose Done was asked for is reused")
+		}
 		select {
 		case <-d:
 		default:
 			t.Fatal("Done open after the call")
 		}
-		if c.timer != nil || c.done != nil {
-			t.Fatal("not reset")
+		if c.timer != nil || !errors.Is(c.Err(), context.Canceled) || c.Done() != d {
+			t.Fatal("not ended for good")
 		}
 	})
 	t.Run("cancel", func(t *testing.T) {
@@ -92,11 +94,33 @@ func TestCallCtx(t *testing.T) {
 		f.remove(k)
 		c.finish()
 	})
+	t.Run("derived context", func(t *testing.T) {
+		// context.WithTimeout of a handler's ctx watches it from a
+		// goroutine of its own, which may look at it after the call.
+		for i := 0; i < 100; i++ {
+			c := new(callCtx)
+			c.start(info, time.Now().Add(time.Hour), false)
+			child, cancel := context.WithTimeout(c, time.Minute)
+			if d, _ := child.Deadline(); d.After(time.Now().Add(2 * time.Minute)) {
+				t.Fatal("child deadline")
+			}
+			if i%2 == 0 {
+				cancel()
+				c.finish()
+			} else {
+				c.finish()
+				<-child.Done() // the end of the call reaches the child
+				cancel()
+			}
+		}
+	})
 	t.Run("stale cancel", func(t *testing.T) {
 		var c callCtx
 		c.start(info, time.Time{}, true)
 		gen := c.gen
-		c.finish()
+		if !c.finish() {
+			t.Fatal("not reused")
+		}
 		c.start(info, time.Time{}, true) // the next call
 		c.cancel(gen)
 		if c.Err() != nil {
