@@ -383,14 +383,16 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 }
 
 // invoke runs the method, turning a panic into an Internal error.
-func (s *Server) invoke(m *method, ctx context.Context, a *wire.Arena, body []byte) (out wire.Object, err error) {
+func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, body []byte) (out wire.Object, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			out, err = nil, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", m.info.FullMethod, p)}
 		}
 	}()
-	if err := ctx.Err(); err != nil { // the deadline passed on the way
-		return nil, err
+	if ctx.state.Load() != 0 {
+		if err := ctx.Err(); err != nil { // the deadline passed on the way
+			return nil, err
+		}
 	}
 	return m.desc.Handler(m.impl, ctx, a, body, s.ic, &m.info)
 }
