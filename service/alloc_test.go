@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	v1 "github.com/cornflakes-go/cornflakes/service/internal/svcv1"
@@ -24,6 +25,40 @@ func TestCallAllocs(t *testing.T) {
 	a := wire.NewArena()
 	defer a.Reset()
 	ctx := context.Background()
+	call := func() {
+		req := v1.NewLookupRequest(a)
+		req.SetId(77)
+		resp, err := g.Lookup(ctx, a, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.GetSeq() != 77 {
+			t.Fatal("bad reply")
+		}
+		_ = a.Reset()
+	}
+	for i := 0; i < 1000; i++ {
+		call()
+	}
+	if n := testing.AllocsPerRun(2000, call); n > 0.5 {
+		t.Errorf("%.2f allocations per call", n)
+	}
+}
+
+// TestDeadlineCallAllocs: a warm call whose ctx has a deadline (and so
+// also a call id) allocates nothing either: the server carries the
+// deadline in the handler's context without context.WithTimeout, and
+// registers no dispatch-mode call for cancellation.
+func TestDeadlineCallAllocs(t *testing.T) {
+	if testing.Short() || raceEnabled || mem.Checked {
+		t.Skip("short, or instrumented (race detector, cfcheck): allocations are counted without them")
+	}
+	h := newHarness(t, netKind{}, registerV1(newGreeterV1()))
+	g := v1.NewGreeterClient(h.dial())
+	a := wire.NewArena()
+	defer a.Reset()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
 	call := func() {
 		req := v1.NewLookupRequest(a)
 		req.SetId(77)
@@ -93,13 +128,23 @@ func TestAsyncCallAllocs(t *testing.T) {
 		}
 	}
 	run(1000)
+	// run itself allocates a few objects (its context and closures). An
+	// endpoint's loop that finds nothing to do for a while sleeps in the
+	// datapath's Wait, which may allocate (a timer): on a loaded machine
+	// the server's loop does so between calls now and then, which is not
+	// the calls' doing. The best of a few runs is what the calls cost.
 	const n = 5000
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	run(n)
-	runtime.ReadMemStats(&after)
-	// run itself allocates a few objects (its context and closures).
-	if per := float64(after.Mallocs-before.Mallocs) / n; per > 0.01 {
-		t.Errorf("%.3f allocations per call", per)
+	best := -1.0
+	for i := 0; i < 5 && best != 0; i++ {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		run(n)
+		runtime.ReadMemStats(&after)
+		if per := float64(after.Mallocs-before.Mallocs) / n; best < 0 || per < best {
+			best = per
+		}
+	}
+	if best > 0.01 {
+		t.Errorf("%.3f allocations per call", best)
 	}
 }

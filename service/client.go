@@ -95,7 +95,7 @@ type Client struct {
 
 	lead    atomic.Bool   // somebody runs the endpoint's loop
 	leadG   atomic.Int64  // the goroutine that runs it (0: none)
-	pending atomic.Int64  // asynchronous calls in flight
+	pending atomic.Int64  // asynchronous calls in flight, counted off the loop (see inFlight)
 	kick    chan struct{} // wakes an idle Run: asynchronous calls wait for the loop
 	callers atomic.Int64  // callers between the start and the end of a round trip
 	handoff chan struct{} // the loop is free and callers wait: one of them takes it
@@ -109,8 +109,18 @@ type Client struct {
 	postMu sync.Mutex
 	posted map[*clientCall]struct{} // asynchronous calls posted to the loop and not sent yet
 	calls  sync.Pool
-	idBase uint64
-	ids    atomic.Uint64
+	// loopFree holds asynchronous calls for reuse; only the goroutine
+	// that runs the loop (onLoop) touches it.
+	loopFree []*clientCall
+	// loopPending counts asynchronous calls made and completed by the
+	// goroutine that runs the loop (completions of calls counted in
+	// pending too: it may go negative); loopRR is its session round
+	// robin. Only that goroutine touches them: no atomic operation per
+	// call on the loop.
+	loopPending int64
+	loopRR      uint32
+	idBase      uint64
+	ids         atomic.Uint64
 }
 
 type binding struct {
@@ -623,6 +633,7 @@ func (c *Client) onLoop() bool { return c.leadG.Load() == goid.Get() }
 // asynchronous call, sendCancel) must hand the loop on to a single waiting
 // caller too, or that caller sleeps until its context ends.
 func (c *Client) release(counted bool) {
+	busy := c.inFlight() > 0 // read while holding the loop
 	c.leadG.Store(0)
 	c.lead.Store(false)
 	if c.closed.Load() {
@@ -638,13 +649,18 @@ func (c *Client) release(counted bool) {
 		default: // a hand-off is pending already
 		}
 	}
-	if c.pending.Load() > 0 {
+	if busy {
+		// Calls posted meanwhile kick the loop themselves.
 		select {
 		case c.kick <- struct{}{}:
 		default:
 		}
 	}
 }
+
+// inFlight is the number of asynchronous calls in flight; only the
+// goroutine that runs the loop may ask.
+func (c *Client) inFlight() int64 { return c.pending.Load() + c.loopPending }
 
 // wait waits for cl, handed to the loop with Post: it spins for c.spin,
 // then sleeps until its result, the loop's hand-off, ctx's end or the

@@ -72,7 +72,8 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 	}
 	key := &d.Methods[i]
 	b := c.lookup(key)
-	if b == nil && !c.onLoop() {
+	onLoop := c.onLoop()
+	if b == nil && !onLoop {
 		var err error
 		if b, err = c.bind(ctx, d, i); err != nil {
 			return err
@@ -102,7 +103,7 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 		}
 		md = v
 	}
-	cl := c.calls.Get().(*clientCall)
+	cl := c.getCall(onLoop)
 	cl.state.Store(stPending)
 	cl.buf = appendReqHeader(cl.buf[:0], &h, md)
 	cl.a, cl.body, cl.err = a, nil, nil
@@ -111,15 +112,24 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 		cl.t0 = time.Now()
 	}
 	cl.sess = c.sess[0]
-	if len(c.sess) > 1 {
-		cl.sess = c.sess[c.rr.Add(1)%uint32(len(c.sess))]
+	if n := uint32(len(c.sess)); n > 1 {
+		if onLoop {
+			c.loopRR++
+			cl.sess = c.sess[c.loopRR%n]
+		} else {
+			cl.sess = c.sess[c.rr.Add(1)%n]
+		}
 	}
 	if err := cl.setBody(req, nil); err != nil {
 		cl.pre.release()
 		cl.recycle()
 		return err
 	}
-	c.pending.Add(1)
+	if onLoop {
+		c.loopPending++
+	} else {
+		c.pending.Add(1)
+	}
 	if b == nil {
 		// On the loop, not bound yet: bind first, then send (the handle
 		// and request type are patched in when the bind is answered).
@@ -128,7 +138,7 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 	}
 	cl.reqType = b.reqType
 	switch {
-	case c.onLoop():
+	case onLoop:
 		cl.send()
 	case c.tryLead():
 		cl.send()
@@ -157,11 +167,36 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 	return nil
 }
 
-// recycle clears a call and puts it back in the pool.
+// maxLoopFree bounds Client.loopFree.
+const maxLoopFree = 256
+
+// getCall takes a call from the loop's free list (onLoop: the caller runs
+// the loop) or the pool.
+func (c *Client) getCall(onLoop bool) *clientCall {
+	if onLoop {
+		if n := len(c.loopFree); n > 0 {
+			cl := c.loopFree[n-1]
+			c.loopFree[n-1] = nil
+			c.loopFree = c.loopFree[:n-1]
+			return cl
+		}
+	}
+	return c.calls.Get().(*clientCall)
+}
+
+// recycle clears an asynchronous call and puts it back: on the loop's
+// free list from the goroutine that runs the loop (an asynchronous call
+// completes there and its done function usually sends the next one from
+// there: no sync.Pool round trip per call), in the pool otherwise.
 func (cl *clientCall) recycle() {
 	cl.a, cl.body, cl.err = nil, nil, nil
 	cl.fin, cl.resp, cl.done, cl.call, cl.b, cl.key = nil, nil, nil, nil, nil, nil
-	cl.c.calls.Put(cl)
+	c := cl.c
+	if c.onLoop() && len(c.loopFree) < maxLoopFree {
+		c.loopFree = append(c.loopFree, cl)
+		return
+	}
+	c.calls.Put(cl)
 }
 
 // finishAsync completes an asynchronous call on the loop: data is the
@@ -196,7 +231,7 @@ func finishAsync(cl *clientCall, data []byte, err error) {
 	done, call, resp := cl.done, cl.call, cl.resp
 	cl.pre.release()
 	cl.recycle()
-	c.pending.Add(-1)
+	c.loopPending-- // on the loop, whoever counted the call
 	call.callDone(done, resp, err)
 }
 
@@ -321,7 +356,7 @@ func (r *runCtx) Err() error {
 	if callers > 0 || r.n&63 == 0 {
 		runtime.Gosched()
 	}
-	if c.pending.Load() == 0 && callers == 0 {
+	if c.inFlight() == 0 && callers == 0 {
 		if r.idle++; r.idle > 1 {
 			return errRunIdle
 		}

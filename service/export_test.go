@@ -14,3 +14,14 @@ func HoldLoop(c *Client) (release func()) {
 		c.lead.Store(false)
 	}
 }
+
+// LeadHere takes c's endpoint loop on the calling goroutine, as Run does,
+// without running it: the caller then steps the endpoint itself
+// (rpc.Endpoint.RunOnce) and asynchronous calls it makes are sent at
+// once. For the lockstep benchmark.
+func LeadHere(c *Client) (release func()) {
+	if !c.tryLead() {
+		panic("service: LeadHere: the loop is busy")
+	}
+	return func() { c.release(false) }
+}

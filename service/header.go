@@ -115,6 +115,14 @@ func appendReqHeader(dst []byte, h *reqHeader, md Metadata) []byte {
 	if len(md) > 0 {
 		flags |= flagMetadata
 	}
+	if flags == 0 {
+		// The common call: the fixed part only, a multiple of 8.
+		var b [reqFixed]byte
+		b[0], b[1] = magic, h.kind
+		binary.LittleEndian.PutUint32(b[4:], h.handle)
+		binary.LittleEndian.PutUint64(b[8:], h.fp)
+		return append(dst, b[:]...)
+	}
 	start := len(dst)
 	dst = append(dst, magic, h.kind, flags, 0)
 	dst = binary.LittleEndian.AppendUint32(dst, h.handle)
@@ -154,6 +162,9 @@ func parseReqHeader(p []byte, h *reqHeader) (int, error) {
 		handle: binary.LittleEndian.Uint32(p[4:]), fp: binary.LittleEndian.Uint64(p[8:])}
 	if h.kind < kindCall || h.kind > kindCancel || h.flags&^(flagDeadline|flagCallID|flagMetadata) != 0 {
 		return 0, ErrBadHeader
+	}
+	if h.flags == 0 {
+		return reqFixed, nil // no optional part, no padding
 	}
 	off := reqFixed
 	if h.flags&flagDeadline != 0 {
@@ -284,6 +295,9 @@ func parseResp(p []byte) (int, *Error, error) {
 	}
 	code := Code(p[1])
 	sl := int(binary.LittleEndian.Uint32(p[4:]))
+	if code == OK && sl == 0 {
+		return respFixed, nil, nil // the common answer: no status, no padding
+	}
 	if sl > 2+MaxStatusMessage+MaxStatusDetails || len(p)-respFixed < sl {
 		return 0, nil, ErrBadHeader
 	}

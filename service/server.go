@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -109,7 +110,7 @@ type Server struct {
 	workerOnce sync.Once
 	workerErr  error
 
-	inflight sync.Map // inflightKey -> context.CancelFunc
+	inflight inflight // worker-mode calls a client may cancel
 	calls    sync.Pool
 }
 
@@ -174,7 +175,7 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 	for _, o := range opts {
 		o(s)
 	}
-	s.calls.New = func() any { return &serverCall{a: wire.NewArena()} }
+	s.calls.New = func() any { return &serverCall{a: wire.NewArena(), ctx: new(callCtx)} }
 	if err := nx.Register(ReqTypeDispatch, rpc.Dispatch, s.serve); err != nil {
 		return nil, err
 	}
@@ -239,7 +240,7 @@ type serverCall struct {
 	h   reqHeader
 	a   *wire.Arena
 	ro  respObj
-	ctx callCtx
+	ctx *callCtx // the handler's context; replaced when a call let it escape (callCtx.finish)
 	buf []byte
 }
 
@@ -260,6 +261,37 @@ func (o *respObj) Serialize(dst []byte, sink wire.EntrySink) error {
 	return o.obj.Serialize(dst[respFixed:], sink)
 }
 
+// respond answers r with the OK header and out. A response without
+// zero-copy fields whose serialization fits rpc.InlineMax is serialized
+// into sc.buf and sent as bytes (the endpoint copies it into its record
+// of the message: no serialization through an entry collector); any other
+// is sent as an object (its zero-copy fields from where they live).
+func (sc *serverCall) respond(r *rpc.Request, out wire.Object) error {
+	sz := out.Sizes()
+	if n := respFixed + sz.Head(); sz.Entries == 0 && n <= rpc.InlineMax {
+		if cap(sc.buf) < n {
+			sc.buf = make([]byte, n, rpc.InlineMax)
+		}
+		b := appendRespOK(sc.buf[:0])[:n]
+		sc.buf = b
+		if err := out.Serialize(b[respFixed:], noEntries{}); err != nil {
+			return err
+		}
+		return r.RespondBytes(b)
+	}
+	sc.ro.obj = out
+	err := r.Respond(rpc.ObjectMsg(&sc.ro))
+	sc.ro.obj = nil
+	return err
+}
+
+// noEntries is the entry sink of a message without zero-copy fields.
+type noEntries struct{}
+
+func (noEntries) ZeroCopyEntry(mem.Buf) error {
+	return errors.New("service: a zero-copy entry in a response sized without any")
+}
+
 // serve is the rpc handler of both request types.
 func (s *Server) serve(r *rpc.Request) {
 	sc := s.calls.Get().(*serverCall)
@@ -271,9 +303,7 @@ func (s *Server) serve(r *rpc.Request) {
 	case sc.h.kind == kindBind:
 		s.bind(r, sc, data[off:])
 	case sc.h.kind == kindCancel:
-		if f, ok := s.inflight.LoadAndDelete(inflightKey{r.Endpoint(), r.Session(), sc.h.callID}); ok {
-			f.(context.CancelFunc)()
-		}
+		s.inflight.cancel(inflightKey{r.Endpoint(), r.Session(), sc.h.callID})
 		sc.buf = appendRespOK(sc.buf[:0])
 		_ = r.RespondBytes(sc.buf)
 	default:
@@ -310,27 +340,25 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 	if s.obs != nil {
 		t0 = time.Now()
 	}
-	ctx := context.Background()
-	var cancel context.CancelFunc
+	// No context.WithTimeout: the deadline is carried by sc.ctx, whose
+	// timer starts only if the handler waits on Done. Only a worker-mode
+	// call can be cancelled by the client while it runs (a dispatch
+	// handler holds the loop that would read the cancellation).
+	var dl time.Time
 	if h.flags&flagDeadline != 0 {
-		ctx, cancel = context.WithTimeout(ctx, h.timeout)
+		dl = time.Now().Add(h.timeout)
 	}
-	if h.flags&flagCallID != 0 {
-		if cancel == nil {
-			ctx, cancel = context.WithCancel(ctx)
-		}
+	cancellable := h.flags&flagCallID != 0 && m.mode == rpc.Worker
+	sc.ctx.start(&m.info, dl, cancellable)
+	if cancellable {
 		k := inflightKey{r.Endpoint(), r.Session(), h.callID}
-		s.inflight.Store(k, cancel)
-		defer s.inflight.Delete(k)
+		s.inflight.add(k, sc.ctx)
+		defer s.inflight.remove(k)
 	}
-	if cancel != nil {
-		defer cancel()
-	}
-	sc.ctx = callCtx{Context: ctx, info: &m.info}
 	if len(h.md) > 0 {
 		sc.ctx.md = decodeMetadata(h.md)
 	}
-	out, err := s.invoke(m, &sc.ctx, sc.a, body)
+	out, err := s.invoke(m, sc.ctx, sc.a, body)
 	if err == nil && out == nil {
 		err = &Error{Code: Internal, Message: "handler returned no response"}
 	}
@@ -341,28 +369,30 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 			s.obs.ObserveCall(ServerSide, &m.info, st.Code, time.Since(t0))
 		}
 	} else {
-		sc.ro.obj = out
-		if rerr := r.Respond(rpc.ObjectMsg(&sc.ro)); rerr != nil && !errors.Is(rerr, rpc.ErrClosed) && !errors.Is(rerr, rpc.ErrAlreadyResponded) {
+		if rerr := sc.respond(r, out); rerr != nil && !errors.Is(rerr, rpc.ErrClosed) && !errors.Is(rerr, rpc.ErrAlreadyResponded) {
 			s.fail(r, sc, &Error{Code: Internal, Message: "sending the response: " + rerr.Error()})
 		}
-		sc.ro.obj = nil
 		if s.obs != nil {
 			s.obs.ObserveCall(ServerSide, &m.info, OK, time.Since(t0))
 		}
 	}
-	sc.ctx = callCtx{}
+	if !sc.ctx.finish() {
+		sc.ctx = new(callCtx)
+	}
 	_ = sc.a.Reset()
 }
 
 // invoke runs the method, turning a panic into an Internal error.
-func (s *Server) invoke(m *method, ctx context.Context, a *wire.Arena, body []byte) (out wire.Object, err error) {
+func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, body []byte) (out wire.Object, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			out, err = nil, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", m.info.FullMethod, p)}
 		}
 	}()
-	if err := ctx.Err(); err != nil { // the deadline passed on the way
-		return nil, err
+	if ctx.state.Load() != 0 {
+		if err := ctx.Err(); err != nil { // the deadline passed on the way
+			return nil, err
+		}
 	}
 	return m.desc.Handler(m.impl, ctx, a, body, s.ic, &m.info)
 }
@@ -408,24 +438,6 @@ func (s *Server) bind(r *rpc.Request, sc *serverCall, body []byte) {
 type mdKey struct{}
 type outMDKey struct{}
 type infoKey struct{}
-
-// callCtx is a handler's context: the deadline and cancellation of the
-// call, its metadata and method, without an allocation per call.
-type callCtx struct {
-	context.Context
-	md   Metadata
-	info *MethodInfo
-}
-
-func (c *callCtx) Value(key any) any {
-	switch key.(type) {
-	case mdKey:
-		return &c.md
-	case infoKey:
-		return c.info
-	}
-	return c.Context.Value(key)
-}
 
 // IncomingMetadata returns the metadata the client sent with the call
 // whose handler ctx is (nil if none). The pairs are the handler's to keep.

@@ -1,0 +1,274 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/datapath/memnet"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/mem/memtest"
+	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/rpc/rpcbench/typedpb"
+	"github.com/cornflakes-go/cornflakes/service"
+	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// lockstep is a client and a server endpoint over memnet, both stepped by
+// the benchmark's goroutine (rpc.Endpoint.RunOnce, one after the other):
+// no busy-polling loop runs, so the work per call is the code's alone,
+// countable exactly (instructions under callgrind, docs/perf/svc4.md).
+type lockstep struct {
+	cliEp, srvEp *rpc.Endpoint
+	srvNx        *rpc.Nexus
+	c            *service.Client // typed
+	sess         []rpc.Session   // raw
+}
+
+const (
+	lockstepWindow = 32
+	lockstepSize   = 32 // rpcbench's small RPC
+	reqEchoRaw     = 9
+)
+
+// newLockstep connects the two endpoints: a service.Client, or with raw
+// plain rpc sessions.
+func newLockstep(b testing.TB, raw bool) *lockstep {
+	b.Helper()
+	net := memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
+	nc := rpc.NexusConfig{FailureTimeout: 60 * time.Second, ConnectTimeout: 60 * time.Second} // slow under valgrind
+	srvNx, err := rpc.NewNexus(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = srvNx.Close() })
+	srv, err := service.NewServer(srvNx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := typedpb.RegisterEchoServer(srv, lockstepEcho{}); err != nil {
+		b.Fatal(err)
+	}
+	// rpcbench's rpc variant: the body echoed from the request, inline.
+	if err := srvNx.Register(reqEchoRaw, rpc.Dispatch, func(r *rpc.Request) { _ = r.RespondBytes(r.Data()) }); err != nil {
+		b.Fatal(err)
+	}
+	open := func(nx *rpc.Nexus, id uint8, name string) *rpc.Endpoint {
+		p := memtest.NewPool(b, mem.PoolConfig{Name: name})
+		dp, err := net.Open(datapath.Config{Pool: p}, memnet.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ep, err := nx.NewEndpoint(rpc.EndpointConfig{ID: id, Datapath: dp, Pool: p, NoReserve: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = ep.Close() })
+		return ep
+	}
+	l := &lockstep{srvNx: srvNx, srvEp: open(srvNx, 1, "srv")}
+	cliNx, err := rpc.NewNexus(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cliNx.Close() })
+	l.cliEp = open(cliNx, 2, "cli")
+	// The server runs on a goroutine while the sessions connect only.
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.srvEp.Run(ctx) }()
+	dctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	nSess := lockstepWindow / rpc.DefaultWindow
+	if raw {
+		for i := 0; i < nSess && err == nil; i++ {
+			var s rpc.Session
+			if s, err = l.cliEp.Connect(srvNx.Addr(), 1); err == nil {
+				err = l.cliEp.WaitConnected(dctx, s)
+				l.sess = append(l.sess, s)
+			}
+		}
+	} else {
+		l.c, err = service.Dial(dctx, l.cliEp, srvNx.Addr(), 1, service.WithSessions(nSess))
+	}
+	stop()
+	if derr := <-done; !errors.Is(derr, context.Canceled) {
+		b.Fatal(derr)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	if l.c != nil {
+		b.Cleanup(func() { _ = l.c.Close() })
+	}
+	return l
+}
+
+type lockstepEcho struct {
+	typedpb.UnimplementedEchoServer
+}
+
+func (lockstepEcho) Echo(_ context.Context, req, resp *typedpb.Blob) error {
+	resp.SetData(req.GetData())
+	return nil
+}
+
+// step runs one iteration of each loop, the client's first.
+func (l *lockstep) step(b testing.TB) {
+	if err := l.clientStep(); err != nil {
+		b.Fatal(err)
+	}
+	if err := l.serverStep(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// clientStep and serverStep are one iteration of either side's loop
+// (functions of their own for callgrind's per-side counts).
+//
+//go:noinline
+func (l *lockstep) clientStep() error { return l.cliEp.RunOnce() }
+
+//go:noinline
+func (l *lockstep) serverStep() error { return l.srvEp.RunOnce() }
+
+// measured steps both loops until b.N calls completed (*n) or one failed:
+// the part of BenchmarkLockstep that callgrind counts
+// (--toggle-collect='*lockstep).measured').
+func (l *lockstep) measured(b *testing.B, n *int, failed *error) {
+	for i := 0; *n < b.N && *failed == nil && i < 100*b.N+1e6; i++ {
+		l.step(b)
+	}
+}
+
+// BenchmarkLockstep: lockstepWindow calls of lockstepSize bytes kept in
+// flight over 4 sessions, client and server stepped in turn by this
+// goroutine over memnet (no polling loop, no second thread). "typed" is
+// rpcbench's typed variant (generated EchoAsync, the Client's loop held
+// as Client.Run holds it); "rpc" its rpc variant (a registered buffer
+// enqueued per call, echoed inline by a dispatch handler). ns/op is one
+// call's client and server work; callgrind counts its instructions.
+func BenchmarkLockstep(b *testing.B) {
+	b.Run("typed", func(b *testing.B) {
+		l := newLockstep(b, false)
+		cl := typedpb.NewEchoClient(l.c)
+		data := make([]byte, lockstepSize)
+		n, issued := 0, 0
+		var failed error
+		type slot struct {
+			a    *wire.Arena
+			done func(*typedpb.Blob, error)
+		}
+		issue := func(s *slot) {
+			issued++
+			req := typedpb.NewBlob(s.a)
+			req.SetData(data)
+			if err := cl.EchoAsync(context.Background(), s.a, req, s.done); err != nil && failed == nil {
+				failed = err
+			}
+		}
+		slots := make([]*slot, lockstepWindow)
+		for i := range slots {
+			s := &slot{a: wire.NewArena()}
+			s.done = func(resp *typedpb.Blob, err error) {
+				if err == nil && len(resp.GetData()) != lockstepSize {
+					err = errors.New("wrong echo")
+				}
+				if err == nil {
+					err = s.a.Reset()
+				}
+				if err != nil {
+					if failed == nil {
+						failed = err
+					}
+					return
+				}
+				n++
+				if issued < b.N+lockstepWindow*2 {
+					issue(s)
+				}
+			}
+			slots[i] = s
+		}
+		// Warm up (binds the method) outside the count.
+		release := service.LeadHere(l.c)
+		defer release()
+		for _, s := range slots {
+			issue(s)
+		}
+		for i := 0; n < lockstepWindow && failed == nil && i < 1e6; i++ {
+			l.step(b)
+		}
+		b.ResetTimer()
+		n, issued = 0, lockstepWindow
+		l.measured(b, &n, &failed)
+		b.StopTimer()
+		if failed != nil || n < b.N {
+			b.Fatalf("%d of %d calls: %v", n, b.N, failed)
+		}
+		for i := 0; i < 1e5 && l.c.Endpoint().Stats().Proto.Retransmits == 0 && n < issued; i++ {
+			l.step(b) // drain
+		}
+		for _, s := range slots {
+			_ = s.a.Reset()
+		}
+	})
+	b.Run("rpc", func(b *testing.B) {
+		l := newLockstep(b, true)
+		ep := l.cliEp
+		p := ep.Pool()
+		req, err := p.Alloc(lockstepSize)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = req.Release() }()
+		clear(req.Bytes())
+		sess := l.sess
+		n, issued, next := 0, 0, 0
+		var failed error
+		var cont func(*rpc.Response)
+		issue := func() {
+			issued++
+			s := sess[next]
+			if next++; next == len(sess) {
+				next = 0
+			}
+			if err := ep.Enqueue(s, reqEchoRaw, rpc.BufMsg(req.Clone()), cont); err != nil && failed == nil {
+				failed = err
+			}
+		}
+		cont = func(r *rpc.Response) {
+			if r.Err == nil && len(r.Data()) != lockstepSize {
+				r.Err = errors.New("wrong echo")
+			}
+			if r.Err != nil {
+				if failed == nil {
+					failed = r.Err
+				}
+				return
+			}
+			n++
+			if issued < b.N+lockstepWindow*2 {
+				issue()
+			}
+		}
+		for i := 0; i < lockstepWindow; i++ {
+			issue()
+		}
+		for i := 0; n < lockstepWindow && failed == nil && i < 1e6; i++ {
+			l.step(b)
+		}
+		b.ResetTimer()
+		n, issued = 0, lockstepWindow
+		l.measured(b, &n, &failed)
+		b.StopTimer()
+		if failed != nil || n < b.N {
+			b.Fatalf("%d of %d calls: %v", n, b.N, failed)
+		}
+		for i := 0; i < 1e5 && n < issued; i++ {
+			l.step(b) // drain
+		}
+	})
+}
