@@ -75,11 +75,10 @@ func (x *Duration) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Duration) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -166,13 +165,16 @@ func (x *Duration) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, de
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Duration) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xSeconds != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xNanos != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}

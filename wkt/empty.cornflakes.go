@@ -49,11 +49,10 @@ func (x *Empty) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Empty) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -113,7 +112,8 @@ func (x *Empty) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Empty) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
-	at, end := w.Begin1(hdr, b0)
+	n := 0
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}

@@ -64,11 +64,10 @@ func (x *DoubleValue) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *DoubleValue) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -142,10 +141,12 @@ func (x *DoubleValue) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents,
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *DoubleValue) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if math.Float64bits(x.xValue) != 0 {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -233,11 +234,10 @@ func (x *FloatValue) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *FloatValue) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -311,10 +311,12 @@ func (x *FloatValue) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *FloatValue) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if math.Float32bits(x.xValue) != 0 {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -402,11 +404,10 @@ func (x *Int64Value) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Int64Value) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -480,10 +481,12 @@ func (x *Int64Value) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Int64Value) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xValue != 0 {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -571,11 +574,10 @@ func (x *UInt64Value) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *UInt64Value) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -649,10 +651,12 @@ func (x *UInt64Value) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents,
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *UInt64Value) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xValue != 0 {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -740,11 +744,10 @@ func (x *Int32Value) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Int32Value) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -818,10 +821,12 @@ func (x *Int32Value) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Int32Value) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xValue != 0 {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -909,11 +914,10 @@ func (x *UInt32Value) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *UInt32Value) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -987,10 +991,12 @@ func (x *UInt32Value) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents,
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *UInt32Value) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xValue != 0 {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -1078,11 +1084,10 @@ func (x *BoolValue) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *BoolValue) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -1156,10 +1161,12 @@ func (x *BoolValue) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, d
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *BoolValue) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xValue {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -1267,11 +1274,10 @@ func (x *StringValue) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *StringValue) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -1347,10 +1353,12 @@ func (x *StringValue) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents,
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *StringValue) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xValue.Len() != 0 {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -1450,11 +1458,10 @@ func (x *BytesValue) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *BytesValue) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -1530,10 +1537,12 @@ func (x *BytesValue) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *BytesValue) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xValue.Len() != 0 {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}

@@ -71,11 +71,10 @@ func genDirectSizesEntry(g *protogen.GeneratedFile) {
 
 func genDirectSerializeEntry(g *protogen.GeneratedFile) {
 	g.P("var dw ", g.QualifiedGoIdent(wireIdent("DirectWriter")))
-	g.P("if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {")
-	g.P("hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)")
+	g.P("if x.cf.StartDirect(&dw, dst, sink) {")
+	g.P("cp, zc := dw.Cursors()")
+	g.P("hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)")
 	g.P("return x.cf.FinishDirect(&dw, hdr, cp, zc)")
-	g.P("} else if err != nil {")
-	g.P("return err")
 	g.P("}")
 }
 
@@ -129,6 +128,7 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 	g.P("// wireEncDirect writes x at the cursors and returns them advanced (direct path).")
 	g.P(recv, "wireEncDirect(w *", w("DirectWriter"), ", hdr, cp, zc, depth int) (int, int, int) {")
 	g.P("var b0 uint32")
+	g.P("n := 0")
 	for _, f := range m.fields {
 		switch f.shape {
 		case shapeScalar, shapeBytes, shapeString:
@@ -140,9 +140,10 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 		}
 		_, bit := bitOf(f)
 		g.P("b0 |= ", bit)
+		g.P("n++")
 		g.P("}")
 	}
-	g.P("at, end := w.Begin1(hdr, b0)")
+	g.P("at, end := w.Begin1(hdr, b0, n)")
 	g.P("if at < 0 {")
 	g.P("return hdr, cp, zc")
 	g.P("}")

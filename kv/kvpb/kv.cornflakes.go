@@ -109,11 +109,10 @@ func (x *Req) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Req) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -215,16 +214,20 @@ func (x *Req) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth i
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Req) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKeys.Len() != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xVals.Len() != 0 {
 		b0 |= 0x2
+		n++
 	}
 	if x.xIndex != 0 {
 		b0 |= 0x4
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -386,11 +389,10 @@ func (x *Resp) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Resp) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -493,16 +495,20 @@ func (x *Resp) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Resp) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xStatus != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xVal.Len() != 0 {
 		b0 |= 0x2
+		n++
 	}
 	if x.xVals.Len() != 0 {
 		b0 |= 0x4
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}

@@ -1,9 +1,6 @@
 package wireimpl
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "encoding/binary"
 
 // The generated direct path (docs/CODEGEN.md, "Direct Sizes and Serialize").
 //
@@ -152,28 +149,28 @@ type DirectWriter struct {
 
 // StartDirect prepares w for serializing c's message into dst (exactly
 // Sizes().Head() bytes) with its zero-copy entries appended to sink, using
-// the sizes cached by the message's last Sizes, and returns the start of
-// the header, copied and zero-copy cursors. ok is false when the direct
-// path does not apply (no arena, sizes not cached for c, a cached error,
-// or a sink that is not an *SGA): the generated Serialize then takes the
-// Encoder path, which computes the sizes or reports the error. A dst of
-// the wrong length fails with ErrDstSize.
-func (c *Core) StartDirect(w *DirectWriter, dst []byte, sink EntrySink) (hdr, cp, zc int, ok bool, err error) {
+// the sizes cached by the message's last Sizes, and reports whether the
+// direct path applies. It does not when c has no arena, its sizes are not
+// the ones cached (or hold an error), dst has the wrong length, or sink is
+// not an *SGA: the generated Serialize then takes the Encoder path, which
+// computes the sizes or reports the error (ErrDstSize, ...). The cursors
+// start at 0 (header) and w.Cursors() (copied, zero-copy).
+func (c *Core) StartDirect(w *DirectWriter, dst []byte, sink EntrySink) bool {
 	a := c.a
-	if a == nil || a.szFor != c || a.szErr != nil {
-		return 0, 0, 0, false, nil
+	if a == nil || a.szFor != c || a.szErr != nil || len(dst) != a.sz.Header+a.sz.Copied {
+		return false
 	}
 	sga, isSGA := sink.(*SGA)
 	if !isSGA || sga == nil {
-		return 0, 0, 0, false, nil
+		return false
 	}
-	h, head := a.sz.Header, a.sz.Header+a.sz.Copied
-	if len(dst) != head {
-		return 0, 0, 0, false, ErrDstSize
-	}
-	w.dst, w.hdrEnd, w.sga, w.ents0 = dst, h, sga, len(sga.Entries)
-	return 0, h, head, true, nil
+	w.dst, w.hdrEnd, w.sga, w.ents0 = dst, a.sz.Header, sga, len(sga.Entries)
+	return true
 }
+
+// Cursors returns the start of the copied region and of the zero-copy
+// offsets (the end of the header region and of the head).
+func (w *DirectWriter) Cursors() (cp, zc int) { return w.hdrEnd, len(w.dst) }
 
 // FinishDirect ends a direct serialization: the first recorded error, or
 // ErrModified when the final cursors or the number of zero-copy entries
@@ -196,12 +193,13 @@ func (w *DirectWriter) Fail(err error) {
 	}
 }
 
-// Begin1 writes, at hdr, the bitmap word count and bitmap b0 of a message
-// whose fields are numbered 1..32 and returns the offset of its first
+// Begin1 writes, at hdr, the bitmap word count and bitmap b0 (n bits set:
+// the generated code counts them as it sets them) of a message whose
+// fields are numbered 1..32 and returns the offset of its first
 // entry and the end of its fixed part (where its lists and nested messages
 // follow). ents is -1 (ErrModified recorded) when the fixed part does not
 // fit in the header region of the cached sizes.
-func (w *DirectWriter) Begin1(hdr int, b0 uint32) (ents, end int) {
+func (w *DirectWriter) Begin1(hdr int, b0 uint32, n int) (ents, end int) {
 	if b0 == 0 {
 		end = hdr + 4
 		if end > w.hdrEnd || hdr < 0 {
@@ -212,7 +210,7 @@ func (w *DirectWriter) Begin1(hdr int, b0 uint32) (ents, end int) {
 		return end, end
 	}
 	ents = hdr + 8
-	end = ents + EntrySize*bits.OnesCount32(b0)
+	end = ents + EntrySize*n
 	if end > w.hdrEnd || hdr < 0 {
 		w.Fail(ErrModified)
 		return -1, hdr

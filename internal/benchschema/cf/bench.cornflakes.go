@@ -77,11 +77,10 @@ func (x *SingleBuffer) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *SingleBuffer) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -157,10 +156,12 @@ func (x *SingleBuffer) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *SingleBuffer) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xMessage.Len() != 0 {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -255,11 +256,10 @@ func (x *ListBuffers) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *ListBuffers) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -334,10 +334,12 @@ func (x *ListBuffers) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents,
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *ListBuffers) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xMessages.Len() != 0 {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -474,11 +476,10 @@ func (x *Tree1) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Tree1) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -635,13 +636,16 @@ func (x *Tree1) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Tree1) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xLeft.Present() {
 		b0 |= 0x1
+		n++
 	}
 	if x.xRight.Present() {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -796,11 +800,10 @@ func (x *Tree2) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Tree2) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -957,13 +960,16 @@ func (x *Tree2) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Tree2) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xLeft.Present() {
 		b0 |= 0x1
+		n++
 	}
 	if x.xRight.Present() {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -1118,11 +1124,10 @@ func (x *Tree3) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Tree3) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -1279,13 +1284,16 @@ func (x *Tree3) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Tree3) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xLeft.Present() {
 		b0 |= 0x1
+		n++
 	}
 	if x.xRight.Present() {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -1440,11 +1448,10 @@ func (x *Tree4) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Tree4) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -1601,13 +1608,16 @@ func (x *Tree4) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Tree4) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xLeft.Present() {
 		b0 |= 0x1
+		n++
 	}
 	if x.xRight.Present() {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -1762,11 +1772,10 @@ func (x *Tree5) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Tree5) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -1923,13 +1932,16 @@ func (x *Tree5) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Tree5) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xLeft.Present() {
 		b0 |= 0x1
+		n++
 	}
 	if x.xRight.Present() {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}

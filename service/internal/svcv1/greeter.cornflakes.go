@@ -151,11 +151,10 @@ func (x *HelloRequest) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *HelloRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -275,19 +274,24 @@ func (x *HelloRequest) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *HelloRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xName.Len() != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xBlobSize != 0 {
 		b0 |= 0x2
+		n++
 	}
 	if x.xMood != 0 {
 		b0 |= 0x4
+		n++
 	}
 	if x.cf.Has(0) {
 		b0 |= 0x8
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -463,11 +467,10 @@ func (x *HelloReply) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *HelloReply) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -571,16 +574,20 @@ func (x *HelloReply) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *HelloReply) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xMessage.Len() != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xBlob.Len() != 0 {
 		b0 |= 0x2
+		n++
 	}
 	if x.xSeq != 0 {
 		b0 |= 0x4
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -748,11 +755,10 @@ func (x *FailRequest) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *FailRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -856,16 +862,20 @@ func (x *FailRequest) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents,
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *FailRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xCode != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xMessage.Len() != 0 {
 		b0 |= 0x2
+		n++
 	}
 	if x.xDetails.Len() != 0 {
 		b0 |= 0x4
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -973,11 +983,10 @@ func (x *LookupRequest) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *LookupRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -1051,10 +1060,12 @@ func (x *LookupRequest) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ent
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *LookupRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xId != 0 {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -1663,11 +1674,10 @@ func (x *Sum) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Sum) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -1754,13 +1764,16 @@ func (x *Sum) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth i
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Sum) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xTotal != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xNodes != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}

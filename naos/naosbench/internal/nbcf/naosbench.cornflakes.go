@@ -212,11 +212,10 @@ func (x *Point) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Point) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -303,13 +302,16 @@ func (x *Point) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Point) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if math.Float64bits(x.xX) != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if math.Float64bits(x.xY) != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -586,11 +588,10 @@ func (x *Pair) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Pair) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -679,13 +680,16 @@ func (x *Pair) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xVal.Len() != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}

@@ -325,11 +325,10 @@ func (x *Scalars) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Scalars) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -602,55 +601,72 @@ func (x *Scalars) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, dep
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Scalars) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xI32 != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xI64 != 0 {
 		b0 |= 0x2
+		n++
 	}
 	if x.xU32 != 0 {
 		b0 |= 0x4
+		n++
 	}
 	if x.xU64 != 0 {
 		b0 |= 0x8
+		n++
 	}
 	if x.xS32 != 0 {
 		b0 |= 0x10
+		n++
 	}
 	if x.xS64 != 0 {
 		b0 |= 0x20
+		n++
 	}
 	if x.xF32 != 0 {
 		b0 |= 0x40
+		n++
 	}
 	if x.xF64 != 0 {
 		b0 |= 0x80
+		n++
 	}
 	if x.xSf32 != 0 {
 		b0 |= 0x100
+		n++
 	}
 	if x.xSf64 != 0 {
 		b0 |= 0x200
+		n++
 	}
 	if x.xFlag {
 		b0 |= 0x400
+		n++
 	}
 	if math.Float32bits(x.xRatio) != 0 {
 		b0 |= 0x800
+		n++
 	}
 	if math.Float64bits(x.xScore) != 0 {
 		b0 |= 0x1000
+		n++
 	}
 	if x.xKind != 0 {
 		b0 |= 0x2000
+		n++
 	}
 	if x.xText.Len() != 0 {
 		b0 |= 0x4000
+		n++
 	}
 	if x.xData.Len() != 0 {
 		b0 |= 0x8000
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -1037,11 +1053,10 @@ func (x *Optionals) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Optionals) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -1226,28 +1241,36 @@ func (x *Optionals) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, d
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Optionals) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.cf.Has(0) {
 		b0 |= 0x1
+		n++
 	}
 	if x.cf.Has(1) {
 		b0 |= 0x2
+		n++
 	}
 	if x.cf.Has(2) {
 		b0 |= 0x4
+		n++
 	}
 	if x.cf.Has(3) {
 		b0 |= 0x8
+		n++
 	}
 	if x.cf.Has(4) {
 		b0 |= 0x10
+		n++
 	}
 	if x.cf.Has(5) {
 		b0 |= 0x20
+		n++
 	}
 	if x.cf.Has(6) {
 		b0 |= 0x40
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -2436,11 +2459,10 @@ func (x *Outer_Inner) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Outer_Inner) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -2529,13 +2551,16 @@ func (x *Outer_Inner) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents,
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Outer_Inner) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xState != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xPayload.Len() != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -2725,11 +2750,10 @@ func (x *Tree) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Tree) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -2901,16 +2925,20 @@ func (x *Tree) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Tree) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xLeft.Present() {
 		b0 |= 0x1
+		n++
 	}
 	if x.xRight.Present() {
 		b0 |= 0x2
+		n++
 	}
 	if x.xLeaf.Len() != 0 {
 		b0 |= 0x4
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -3019,11 +3047,10 @@ func (x *Empty) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Empty) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -3083,7 +3110,8 @@ func (x *Empty) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Empty) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
-	at, end := w.Begin1(hdr, b0)
+	n := 0
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}

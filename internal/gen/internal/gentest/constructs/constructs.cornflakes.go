@@ -2083,11 +2083,10 @@ func (x *Item_ByBoolEntry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Item_ByBoolEntry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -2174,13 +2173,16 @@ func (x *Item_ByBoolEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Item_ByBoolEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey {
 		b0 |= 0x1
+		n++
 	}
 	if x.xValue != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -2317,11 +2319,10 @@ func (x *Item_ByI32Entry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Item_ByI32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -2410,13 +2411,16 @@ func (x *Item_ByI32Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, e
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Item_ByI32Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xValue.Len() != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -2545,11 +2549,10 @@ func (x *Item_ByI64Entry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Item_ByI64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -2638,13 +2641,16 @@ func (x *Item_ByI64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, e
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Item_ByI64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xValue.Len() != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -2956,11 +2962,10 @@ func (x *Item_ByU64Entry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Item_ByU64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -3047,13 +3052,16 @@ func (x *Item_ByU64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, e
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Item_ByU64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xValue != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -3170,11 +3178,10 @@ func (x *Item_ByS32Entry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Item_ByS32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -3261,13 +3268,16 @@ func (x *Item_ByS32Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, e
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Item_ByS32Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if math.Float64bits(x.xValue) != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -3384,11 +3394,10 @@ func (x *Item_ByS64Entry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Item_ByS64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -3475,13 +3484,16 @@ func (x *Item_ByS64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, e
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Item_ByS64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if math.Float32bits(x.xValue) != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -3598,11 +3610,10 @@ func (x *Item_ByF32Entry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Item_ByF32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -3689,13 +3700,16 @@ func (x *Item_ByF32Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, e
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Item_ByF32Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xValue != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -3812,11 +3826,10 @@ func (x *Item_ByF64Entry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Item_ByF64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -3903,13 +3916,16 @@ func (x *Item_ByF64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, e
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Item_ByF64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xValue {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -4026,11 +4042,10 @@ func (x *Item_BySf32Entry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Item_BySf32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -4117,13 +4132,16 @@ func (x *Item_BySf32Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Item_BySf32Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xValue != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -4240,11 +4258,10 @@ func (x *Item_BySf64Entry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Item_BySf64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -4331,13 +4348,16 @@ func (x *Item_BySf64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Item_BySf64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xValue != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -4486,11 +4506,10 @@ func (x *Item_ByStrEntry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Item_ByStrEntry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -4581,13 +4600,16 @@ func (x *Item_ByStrEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, e
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Item_ByStrEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xValue.Len() != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -6038,11 +6060,10 @@ func (x *Sparse_MEntry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Sparse_MEntry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -6131,13 +6152,16 @@ func (x *Sparse_MEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ent
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Sparse_MEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xKey != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xValue.Len() != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -6277,11 +6301,10 @@ func (x *Flat) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Flat) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -6370,13 +6393,16 @@ func (x *Flat) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Flat) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.xI32 != 0 {
 		b0 |= 0x1
+		n++
 	}
 	if x.xName.Len() != 0 {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}

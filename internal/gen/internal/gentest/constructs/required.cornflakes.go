@@ -826,11 +826,10 @@ func (x *Req_CountsEntry) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Req_CountsEntry) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -926,13 +925,16 @@ func (x *Req_CountsEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, e
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Req_CountsEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.cf.Has(0) {
 		b0 |= 0x1
+		n++
 	}
 	if x.cf.Has(1) {
 		b0 |= 0x2
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -1137,11 +1139,10 @@ func (x *Loose) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Loose) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -1333,19 +1334,24 @@ func (x *Loose) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Loose) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.cf.Has(0) {
 		b0 |= 0x1
+		n++
 	}
 	if x.cf.Has(1) {
 		b0 |= 0x2
+		n++
 	}
 	if x.xNext.Present() {
 		b0 |= 0x4
+		n++
 	}
 	if x.xInner.Present() {
 		b0 |= 0x8
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -1483,11 +1489,10 @@ func (x *LooseInner) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *LooseInner) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -1566,10 +1571,12 @@ func (x *LooseInner) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, 
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *LooseInner) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.cf.Has(0) {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}

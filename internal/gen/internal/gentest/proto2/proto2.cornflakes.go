@@ -617,11 +617,10 @@ func (x *Record_Nested) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Record_Nested) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -700,10 +699,12 @@ func (x *Record_Nested) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ent
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Record_Nested) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.cf.Has(0) {
 		b0 |= 0x1
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
@@ -1143,11 +1144,10 @@ func (x *Defaults) Sizes() wire.Sizes {
 // Serialize implements wire.Object.
 func (x *Defaults) Serialize(dst []byte, sink wire.EntrySink) error {
 	var dw wireimpl.DirectWriter
-	if hdr, cp, zc, ok, err := x.cf.StartDirect(&dw, dst, sink); ok {
-		hdr, cp, zc = x.wireEncDirect(&dw, hdr, cp, zc, 0)
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
 		return x.cf.FinishDirect(&dw, hdr, cp, zc)
-	} else if err != nil {
-		return err
 	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
@@ -1439,46 +1439,60 @@ func (x *Defaults) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, de
 // wireEncDirect writes x at the cursors and returns them advanced (direct path).
 func (x *Defaults) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
 	var b0 uint32
+	n := 0
 	if x.cf.Has(0) {
 		b0 |= 0x1
+		n++
 	}
 	if x.cf.Has(1) {
 		b0 |= 0x2
+		n++
 	}
 	if x.cf.Has(2) {
 		b0 |= 0x4
+		n++
 	}
 	if x.cf.Has(3) {
 		b0 |= 0x8
+		n++
 	}
 	if x.cf.Has(4) {
 		b0 |= 0x10
+		n++
 	}
 	if x.cf.Has(5) {
 		b0 |= 0x20
+		n++
 	}
 	if x.cf.Has(6) {
 		b0 |= 0x40
+		n++
 	}
 	if x.cf.Has(7) {
 		b0 |= 0x80
+		n++
 	}
 	if x.cf.Has(8) {
 		b0 |= 0x100
+		n++
 	}
 	if x.cf.Has(9) {
 		b0 |= 0x200
+		n++
 	}
 	if x.cf.Has(10) {
 		b0 |= 0x400
+		n++
 	}
 	if x.cf.Has(11) {
 		b0 |= 0x800
+		n++
 	}
 	if x.cf.Has(12) {
 		b0 |= 0x1000
+		n++
 	}
-	at, end := w.Begin1(hdr, b0)
+	at, end := w.Begin1(hdr, b0, n)
 	if at < 0 {
 		return hdr, cp, zc
 	}
