@@ -1,6 +1,9 @@
 package wireimpl
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // The generated direct path (docs/CODEGEN.md, "Direct Sizes and Serialize").
 //
@@ -275,26 +278,37 @@ func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int
 	}
 	dst := w.dst
 	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(hdr))<<32)
-	ents := dst[hdr:r]
+	// Room for every element in the SGA up front: the zero-copy ones are
+	// stored by index (no append per element) and the length set once.
 	sga := w.sga
+	es := sga.Entries
+	j := len(es)
+	if cap(es)-j < n {
+		es = slices.Grow(es, n)
+	}
+	es = es[:j+n]
+	off := hdr
 	for i := range items {
 		b := &items[i]
 		k := len(b.data)
-		ent := ents[EntrySize*i : EntrySize*i+EntrySize]
 		if b.buf.IsZero() {
 			if cp < w.hdrEnd || k > len(dst)-cp {
 				w.Fail(ErrModified)
+				sga.Entries = es[:j]
 				return r, cp, zc
 			}
 			copy(dst[cp:cp+k], b.data)
-			binary.LittleEndian.PutUint64(ent, uint64(uint32(k))|uint64(uint32(cp))<<32)
+			binary.LittleEndian.PutUint64(dst[off:off+EntrySize], uint64(uint32(k))|uint64(uint32(cp))<<32)
 			cp += k
-			continue
+		} else {
+			binary.LittleEndian.PutUint64(dst[off:off+EntrySize], uint64(uint32(k))|uint64(uint32(zc))<<32)
+			zc += k
+			es[j] = b.buf
+			j++
 		}
-		binary.LittleEndian.PutUint64(ent, uint64(uint32(k))|uint64(uint32(zc))<<32)
-		zc += k
-		sga.Entries = append(sga.Entries, b.buf)
+		off += EntrySize
 	}
+	sga.Entries = es[:j]
 	return r, cp, zc
 }
 
