@@ -92,6 +92,11 @@ func (x *Any) ClearValue() {
 
 // Sizes implements wire.Object.
 func (x *Any) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -101,6 +106,12 @@ func (x *Any) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Any) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -171,6 +182,49 @@ func (x *Any) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xTypeUrl)
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Any) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xTypeUrl.Len() != 0 {
+		n++
+		cp, zc, ents = x.xTypeUrl.SizeDirect(cp, zc, ents)
+	}
+	if x.xValue.Len() != 0 {
+		n++
+		cp, zc, ents = x.xValue.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Any) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xTypeUrl.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xTypeUrl.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xTypeUrl)
+		at += wireimpl.EntrySize
+	}
+	if x.xValue.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -60,6 +60,11 @@ func (x *Timestamp) ClearNanos() { x.xNanos = 0 }
 
 // Sizes implements wire.Object.
 func (x *Timestamp) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -69,6 +74,12 @@ func (x *Timestamp) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Timestamp) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -137,6 +148,47 @@ func (x *Timestamp) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xSeconds = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xNanos = int32(d.U64At(d.Ent(b0, 0x2, 0)))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Timestamp) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xSeconds != 0 {
+		n++
+	}
+	if x.xNanos != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Timestamp) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xSeconds != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xNanos != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xSeconds != 0 {
+		w.PutU64(at, uint64(x.xSeconds))
+		at += wireimpl.EntrySize
+	}
+	if x.xNanos != 0 {
+		w.PutU64(at, uint64(int64(x.xNanos)))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

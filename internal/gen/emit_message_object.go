@@ -16,6 +16,9 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 	// interface dispatch per message); see wire/fast.go.
 	g.P("// Sizes implements wire.Object.")
 	g.P(recv, "Sizes() ", wireIdent("Sizes"), " {")
+	if m.direct() {
+		genDirectSizesEntry(g) // emit_fast_encode.go
+	}
 	g.P("s := x.cf.StartSizes()")
 	g.P("if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused")
 	g.P("x.WireSizes(s)")
@@ -25,6 +28,9 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 	g.P()
 	g.P("// Serialize implements wire.Object.")
 	g.P(recv, "Serialize(dst []byte, sink ", wireIdent("EntrySink"), ") error {")
+	if m.direct() {
+		genDirectSerializeEntry(g) // emit_fast_encode.go
+	}
 	g.P("e, err := ", wireIdent("StartSerialize"), "(x, &x.cf, dst, sink)")
 	g.P("if e == nil {")
 	g.P("return err")
@@ -62,6 +68,9 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 func genHooks(g *protogen.GeneratedFile, m *message) {
 	if m.fast() {
 		genFastHooks(g, m)
+		if m.direct() {
+			genDirectHooks(g, m) // emit_fast_encode.go
+		}
 		return
 	}
 	recv := "func (x *" + m.m.GoIdent.GoName + ") "

@@ -94,6 +94,11 @@ func (x *Req) ClearIndex() { x.xIndex = 0 }
 
 // Sizes implements wire.Object.
 func (x *Req) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -103,6 +108,12 @@ func (x *Req) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Req) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -181,6 +192,60 @@ func (x *Req) WireDecode(d *wireimpl.Decoder) {
 	d.BytesListAt(d.Ent(b0, 0x1, 0), 1, &x.xKeys)
 	d.BytesListAt(d.Ent(b0, 0x2, 0), 2, &x.xVals)
 	x.xIndex = uint32(d.U64At(d.Ent(b0, 0x4, 0)))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Req) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if h, c, z, e, ok := x.xKeys.SizeDirect(s, hdr, cp, zc, ents); ok {
+		n++
+		hdr, cp, zc, ents = h, c, z, e
+	}
+	if h, c, z, e, ok := x.xVals.SizeDirect(s, hdr, cp, zc, ents); ok {
+		n++
+		hdr, cp, zc, ents = h, c, z, e
+	}
+	if x.xIndex != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Req) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKeys.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xVals.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xIndex != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKeys.Len() != 0 {
+		hdr, cp, zc = w.PutBytesList(at, hdr, cp, zc, &x.xKeys)
+		at += wireimpl.EntrySize
+	}
+	if x.xVals.Len() != 0 {
+		hdr, cp, zc = w.PutBytesList(at, hdr, cp, zc, &x.xVals)
+		at += wireimpl.EntrySize
+	}
+	if x.xIndex != 0 {
+		w.PutU64(at, uint64(x.xIndex))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -309,6 +374,11 @@ func (x *Resp) ClearVals() { x.xVals.Init(x.cf.Arena(), 0) }
 
 // Sizes implements wire.Object.
 func (x *Resp) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -318,6 +388,12 @@ func (x *Resp) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Resp) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -397,6 +473,60 @@ func (x *Resp) WireDecode(d *wireimpl.Decoder) {
 	x.xStatus = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xVal)
 	d.BytesListAt(d.Ent(b0, 0x4, 0), 3, &x.xVals)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Resp) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xStatus != 0 {
+		n++
+	}
+	if x.xVal.Len() != 0 {
+		n++
+		cp, zc, ents = x.xVal.SizeDirect(cp, zc, ents)
+	}
+	if h, c, z, e, ok := x.xVals.SizeDirect(s, hdr, cp, zc, ents); ok {
+		n++
+		hdr, cp, zc, ents = h, c, z, e
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Resp) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xStatus != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xVal.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xVals.Len() != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xStatus != 0 {
+		w.PutU64(at, uint64(x.xStatus))
+		at += wireimpl.EntrySize
+	}
+	if x.xVal.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xVal)
+		at += wireimpl.EntrySize
+	}
+	if x.xVals.Len() != 0 {
+		hdr, cp, zc = w.PutBytesList(at, hdr, cp, zc, &x.xVals)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -62,6 +62,11 @@ func (x *SingleBuffer) ClearMessage() {
 
 // Sizes implements wire.Object.
 func (x *SingleBuffer) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -71,6 +76,12 @@ func (x *SingleBuffer) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *SingleBuffer) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -130,6 +141,37 @@ func (x *SingleBuffer) WireEncode(e *wireimpl.Encoder) {
 func (x *SingleBuffer) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xMessage)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *SingleBuffer) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xMessage.Len() != 0 {
+		n++
+		cp, zc, ents = x.xMessage.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *SingleBuffer) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xMessage.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xMessage)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -199,6 +241,11 @@ func (x *ListBuffers) ClearMessages() { x.xMessages.Init(x.cf.Arena(), 0) }
 
 // Sizes implements wire.Object.
 func (x *ListBuffers) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -208,6 +255,12 @@ func (x *ListBuffers) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *ListBuffers) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -266,6 +319,37 @@ func (x *ListBuffers) WireEncode(e *wireimpl.Encoder) {
 func (x *ListBuffers) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesListAt(d.Ent(b0, 0x1, 0), 1, &x.xMessages)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *ListBuffers) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if h, c, z, e, ok := x.xMessages.SizeDirect(s, hdr, cp, zc, ents); ok {
+		n++
+		hdr, cp, zc, ents = h, c, z, e
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *ListBuffers) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xMessages.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xMessages.Len() != 0 {
+		hdr, cp, zc = w.PutBytesList(at, hdr, cp, zc, &x.xMessages)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -377,6 +461,11 @@ func (x *Tree1) ClearRight() { x.xRight.Clear() }
 
 // Sizes implements wire.Object.
 func (x *Tree1) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -386,6 +475,12 @@ func (x *Tree1) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Tree1) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -504,6 +599,71 @@ func (x *Tree1) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Tree1) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xLeft.Present() {
+		v := x.xLeft.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	if x.xRight.Present() {
+		v := x.xRight.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Tree1) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xLeft.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xLeft.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -625,6 +785,11 @@ func (x *Tree2) ClearRight() { x.xRight.Clear() }
 
 // Sizes implements wire.Object.
 func (x *Tree2) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -634,6 +799,12 @@ func (x *Tree2) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Tree2) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -752,6 +923,71 @@ func (x *Tree2) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Tree2) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xLeft.Present() {
+		v := x.xLeft.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	if x.xRight.Present() {
+		v := x.xRight.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Tree2) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xLeft.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xLeft.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -873,6 +1109,11 @@ func (x *Tree3) ClearRight() { x.xRight.Clear() }
 
 // Sizes implements wire.Object.
 func (x *Tree3) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -882,6 +1123,12 @@ func (x *Tree3) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Tree3) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -1000,6 +1247,71 @@ func (x *Tree3) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Tree3) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xLeft.Present() {
+		v := x.xLeft.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	if x.xRight.Present() {
+		v := x.xRight.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Tree3) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xLeft.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xLeft.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1121,6 +1433,11 @@ func (x *Tree4) ClearRight() { x.xRight.Clear() }
 
 // Sizes implements wire.Object.
 func (x *Tree4) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -1130,6 +1447,12 @@ func (x *Tree4) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Tree4) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -1248,6 +1571,71 @@ func (x *Tree4) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Tree4) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xLeft.Present() {
+		v := x.xLeft.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	if x.xRight.Present() {
+		v := x.xRight.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Tree4) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xLeft.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xLeft.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1369,6 +1757,11 @@ func (x *Tree5) ClearRight() { x.xRight.Clear() }
 
 // Sizes implements wire.Object.
 func (x *Tree5) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -1378,6 +1771,12 @@ func (x *Tree5) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Tree5) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -1496,6 +1895,71 @@ func (x *Tree5) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Tree5) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xLeft.Present() {
+		v := x.xLeft.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	if x.xRight.Present() {
+		v := x.xRight.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Tree5) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xLeft.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xLeft.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

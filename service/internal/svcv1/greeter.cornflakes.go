@@ -136,6 +136,11 @@ func (x *HelloRequest) ClearSeq() {
 
 // Sizes implements wire.Object.
 func (x *HelloRequest) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -145,6 +150,12 @@ func (x *HelloRequest) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *HelloRequest) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -239,6 +250,70 @@ func (x *HelloRequest) WireDecode(d *wireimpl.Decoder) {
 	} else {
 		x.xSeq = 0
 	}
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *HelloRequest) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xName.Len() != 0 {
+		n++
+		cp, zc, ents = x.xName.SizeDirect(cp, zc, ents)
+	}
+	if x.xBlobSize != 0 {
+		n++
+	}
+	if x.xMood != 0 {
+		n++
+	}
+	if x.cf.Has(0) {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *HelloRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xName.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlobSize != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xMood != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x8
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xName.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xName)
+		at += wireimpl.EntrySize
+	}
+	if x.xBlobSize != 0 {
+		w.PutU64(at, uint64(x.xBlobSize))
+		at += wireimpl.EntrySize
+	}
+	if x.xMood != 0 {
+		w.PutU64(at, uint64(int64(x.xMood)))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(0) {
+		w.PutU64(at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -377,6 +452,11 @@ func (x *HelloReply) ClearSeq() { x.xSeq = 0 }
 
 // Sizes implements wire.Object.
 func (x *HelloReply) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -386,6 +466,12 @@ func (x *HelloReply) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *HelloReply) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -466,6 +552,60 @@ func (x *HelloReply) WireDecode(d *wireimpl.Decoder) {
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xMessage)
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xBlob)
 	x.xSeq = d.U64At(d.Ent(b0, 0x4, 0))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *HelloReply) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xMessage.Len() != 0 {
+		n++
+		cp, zc, ents = x.xMessage.SizeDirect(cp, zc, ents)
+	}
+	if x.xBlob.Len() != 0 {
+		n++
+		cp, zc, ents = x.xBlob.SizeDirect(cp, zc, ents)
+	}
+	if x.xSeq != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *HelloReply) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xMessage.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xMessage)
+		at += wireimpl.EntrySize
+	}
+	if x.xBlob.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xBlob)
+		at += wireimpl.EntrySize
+	}
+	if x.xSeq != 0 {
+		w.PutU64(at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -600,6 +740,11 @@ func (x *FailRequest) ClearDetails() {
 
 // Sizes implements wire.Object.
 func (x *FailRequest) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -609,6 +754,12 @@ func (x *FailRequest) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *FailRequest) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -691,6 +842,60 @@ func (x *FailRequest) WireDecode(d *wireimpl.Decoder) {
 	d.BytesAt(d.Ent(b0, 0x4, 0), 3, &x.xDetails)
 }
 
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *FailRequest) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xCode != 0 {
+		n++
+	}
+	if x.xMessage.Len() != 0 {
+		n++
+		cp, zc, ents = x.xMessage.SizeDirect(cp, zc, ents)
+	}
+	if x.xDetails.Len() != 0 {
+		n++
+		cp, zc, ents = x.xDetails.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *FailRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xCode != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xDetails.Len() != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xCode != 0 {
+		w.PutU64(at, uint64(x.xCode))
+		at += wireimpl.EntrySize
+	}
+	if x.xMessage.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xMessage)
+		at += wireimpl.EntrySize
+	}
+	if x.xDetails.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xDetails)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
 // Equal reports whether x and y hold the same fields (floats compared by bits;
 // lists and nested messages are decoded as needed; a decode error means unequal).
 func (x *FailRequest) Equal(y *FailRequest) bool {
@@ -763,6 +968,11 @@ func (x *LookupRequest) ClearId() { x.xId = 0 }
 
 // Sizes implements wire.Object.
 func (x *LookupRequest) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -772,6 +982,12 @@ func (x *LookupRequest) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *LookupRequest) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -830,6 +1046,36 @@ func (x *LookupRequest) WireEncode(e *wireimpl.Encoder) {
 func (x *LookupRequest) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xId = d.U64At(d.Ent(b0, 0x1, 0))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *LookupRequest) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xId != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *LookupRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xId != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xId != 0 {
+		w.PutU64(at, x.xId)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1413,6 +1659,11 @@ func (x *Sum) ClearNodes() { x.xNodes = 0 }
 
 // Sizes implements wire.Object.
 func (x *Sum) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -1422,6 +1673,12 @@ func (x *Sum) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Sum) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -1490,6 +1747,47 @@ func (x *Sum) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xTotal = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xNodes = uint32(d.U64At(d.Ent(b0, 0x2, 0)))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Sum) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xTotal != 0 {
+		n++
+	}
+	if x.xNodes != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Sum) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xTotal != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xNodes != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xTotal != 0 {
+		w.PutU64(at, uint64(x.xTotal))
+		at += wireimpl.EntrySize
+	}
+	if x.xNodes != 0 {
+		w.PutU64(at, uint64(x.xNodes))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -169,6 +169,11 @@ func (x *HelloRequest) ClearGreeting() {
 
 // Sizes implements wire.Object.
 func (x *HelloRequest) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -178,6 +183,12 @@ func (x *HelloRequest) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *HelloRequest) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -283,6 +294,82 @@ func (x *HelloRequest) WireDecode(d *wireimpl.Decoder) {
 		x.xSeq = 0
 	}
 	d.StringAt(d.Ent(b0, 0x10, 0), 5, &x.xGreeting)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *HelloRequest) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xName.Len() != 0 {
+		n++
+		cp, zc, ents = x.xName.SizeDirect(cp, zc, ents)
+	}
+	if x.xBlobSize != 0 {
+		n++
+	}
+	if x.xMood != 0 {
+		n++
+	}
+	if x.cf.Has(0) {
+		n++
+	}
+	if x.xGreeting.Len() != 0 {
+		n++
+		cp, zc, ents = x.xGreeting.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *HelloRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xName.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlobSize != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xMood != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x8
+		n++
+	}
+	if x.xGreeting.Len() != 0 {
+		b0 |= 0x10
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xName.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xName)
+		at += wireimpl.EntrySize
+	}
+	if x.xBlobSize != 0 {
+		w.PutU64(at, uint64(x.xBlobSize))
+		at += wireimpl.EntrySize
+	}
+	if x.xMood != 0 {
+		w.PutU64(at, uint64(int64(x.xMood)))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(0) {
+		w.PutU64(at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	if x.xGreeting.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xGreeting)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -440,6 +527,11 @@ func (x *HelloReply) ClearLength() { x.xLength = 0 }
 
 // Sizes implements wire.Object.
 func (x *HelloReply) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -449,6 +541,12 @@ func (x *HelloReply) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *HelloReply) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -539,6 +637,71 @@ func (x *HelloReply) WireDecode(d *wireimpl.Decoder) {
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xBlob)
 	x.xSeq = d.U64At(d.Ent(b0, 0x4, 0))
 	x.xLength = uint32(d.U64At(d.Ent(b0, 0x8, 0)))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *HelloReply) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xMessage.Len() != 0 {
+		n++
+		cp, zc, ents = x.xMessage.SizeDirect(cp, zc, ents)
+	}
+	if x.xBlob.Len() != 0 {
+		n++
+		cp, zc, ents = x.xBlob.SizeDirect(cp, zc, ents)
+	}
+	if x.xSeq != 0 {
+		n++
+	}
+	if x.xLength != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *HelloReply) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.xLength != 0 {
+		b0 |= 0x8
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xMessage.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xMessage)
+		at += wireimpl.EntrySize
+	}
+	if x.xBlob.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xBlob)
+		at += wireimpl.EntrySize
+	}
+	if x.xSeq != 0 {
+		w.PutU64(at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	if x.xLength != 0 {
+		w.PutU64(at, uint64(x.xLength))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -679,6 +842,11 @@ func (x *FailRequest) ClearDetails() {
 
 // Sizes implements wire.Object.
 func (x *FailRequest) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -688,6 +856,12 @@ func (x *FailRequest) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *FailRequest) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -768,6 +942,60 @@ func (x *FailRequest) WireDecode(d *wireimpl.Decoder) {
 	x.xCode = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xMessage)
 	d.BytesAt(d.Ent(b0, 0x4, 0), 3, &x.xDetails)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *FailRequest) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xCode != 0 {
+		n++
+	}
+	if x.xMessage.Len() != 0 {
+		n++
+		cp, zc, ents = x.xMessage.SizeDirect(cp, zc, ents)
+	}
+	if x.xDetails.Len() != 0 {
+		n++
+		cp, zc, ents = x.xDetails.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *FailRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xCode != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xDetails.Len() != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xCode != 0 {
+		w.PutU64(at, uint64(x.xCode))
+		at += wireimpl.EntrySize
+	}
+	if x.xMessage.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xMessage)
+		at += wireimpl.EntrySize
+	}
+	if x.xDetails.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xDetails)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -862,6 +1090,11 @@ func (x *LookupRequest) ClearId() {
 
 // Sizes implements wire.Object.
 func (x *LookupRequest) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -871,6 +1104,12 @@ func (x *LookupRequest) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *LookupRequest) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -930,6 +1169,37 @@ func (x *LookupRequest) WireEncode(e *wireimpl.Encoder) {
 func (x *LookupRequest) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xId)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *LookupRequest) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xId.Len() != 0 {
+		n++
+		cp, zc, ents = x.xId.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *LookupRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xId.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xId.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xId)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1513,6 +1783,11 @@ func (x *Sum) ClearNodes() { x.xNodes = 0 }
 
 // Sizes implements wire.Object.
 func (x *Sum) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -1522,6 +1797,12 @@ func (x *Sum) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Sum) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -1590,6 +1871,47 @@ func (x *Sum) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xTotal = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xNodes = uint32(d.U64At(d.Ent(b0, 0x2, 0)))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Sum) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xTotal != 0 {
+		n++
+	}
+	if x.xNodes != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Sum) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xTotal != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xNodes != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xTotal != 0 {
+		w.PutU64(at, uint64(x.xTotal))
+		at += wireimpl.EntrySize
+	}
+	if x.xNodes != 0 {
+		w.PutU64(at, uint64(x.xNodes))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

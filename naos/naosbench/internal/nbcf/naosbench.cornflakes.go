@@ -197,6 +197,11 @@ func (x *Point) ClearY() { x.xY = 0 }
 
 // Sizes implements wire.Object.
 func (x *Point) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -206,6 +211,12 @@ func (x *Point) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Point) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -274,6 +285,47 @@ func (x *Point) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xX = math.Float64frombits(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xY = math.Float64frombits(d.U64At(d.Ent(b0, 0x2, 0)))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Point) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if math.Float64bits(x.xX) != 0 {
+		n++
+	}
+	if math.Float64bits(x.xY) != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Point) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if math.Float64bits(x.xX) != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if math.Float64bits(x.xY) != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if math.Float64bits(x.xX) != 0 {
+		w.PutU64(at, math.Float64bits(x.xX))
+		at += wireimpl.EntrySize
+	}
+	if math.Float64bits(x.xY) != 0 {
+		w.PutU64(at, math.Float64bits(x.xY))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -521,6 +573,11 @@ func (x *Pair) ClearVal() {
 
 // Sizes implements wire.Object.
 func (x *Pair) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -530,6 +587,12 @@ func (x *Pair) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Pair) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -599,6 +662,48 @@ func (x *Pair) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xVal)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Pair) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey != 0 {
+		n++
+	}
+	if x.xVal.Len() != 0 {
+		n++
+		cp, zc, ents = x.xVal.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xVal.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey != 0 {
+		w.PutU64(at, uint64(int64(x.xKey)))
+		at += wireimpl.EntrySize
+	}
+	if x.xVal.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xVal)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

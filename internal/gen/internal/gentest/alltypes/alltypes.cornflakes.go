@@ -310,6 +310,11 @@ func (x *Scalars) ClearData() {
 
 // Sizes implements wire.Object.
 func (x *Scalars) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -319,6 +324,12 @@ func (x *Scalars) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Scalars) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -529,6 +540,203 @@ func (x *Scalars) WireDecode(d *wireimpl.Decoder) {
 	x.xKind = Kind(int32(d.U64At(d.Ent(b0, 0x2000, 0))))
 	d.StringAt(d.Ent(b0, 0x4000, 0), 15, &x.xText)
 	d.BytesAt(d.Ent(b0, 0x8000, 0), 16, &x.xData)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Scalars) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xI32 != 0 {
+		n++
+	}
+	if x.xI64 != 0 {
+		n++
+	}
+	if x.xU32 != 0 {
+		n++
+	}
+	if x.xU64 != 0 {
+		n++
+	}
+	if x.xS32 != 0 {
+		n++
+	}
+	if x.xS64 != 0 {
+		n++
+	}
+	if x.xF32 != 0 {
+		n++
+	}
+	if x.xF64 != 0 {
+		n++
+	}
+	if x.xSf32 != 0 {
+		n++
+	}
+	if x.xSf64 != 0 {
+		n++
+	}
+	if x.xFlag {
+		n++
+	}
+	if math.Float32bits(x.xRatio) != 0 {
+		n++
+	}
+	if math.Float64bits(x.xScore) != 0 {
+		n++
+	}
+	if x.xKind != 0 {
+		n++
+	}
+	if x.xText.Len() != 0 {
+		n++
+		cp, zc, ents = x.xText.SizeDirect(cp, zc, ents)
+	}
+	if x.xData.Len() != 0 {
+		n++
+		cp, zc, ents = x.xData.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Scalars) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xI32 != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xI64 != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xU32 != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.xU64 != 0 {
+		b0 |= 0x8
+		n++
+	}
+	if x.xS32 != 0 {
+		b0 |= 0x10
+		n++
+	}
+	if x.xS64 != 0 {
+		b0 |= 0x20
+		n++
+	}
+	if x.xF32 != 0 {
+		b0 |= 0x40
+		n++
+	}
+	if x.xF64 != 0 {
+		b0 |= 0x80
+		n++
+	}
+	if x.xSf32 != 0 {
+		b0 |= 0x100
+		n++
+	}
+	if x.xSf64 != 0 {
+		b0 |= 0x200
+		n++
+	}
+	if x.xFlag {
+		b0 |= 0x400
+		n++
+	}
+	if math.Float32bits(x.xRatio) != 0 {
+		b0 |= 0x800
+		n++
+	}
+	if math.Float64bits(x.xScore) != 0 {
+		b0 |= 0x1000
+		n++
+	}
+	if x.xKind != 0 {
+		b0 |= 0x2000
+		n++
+	}
+	if x.xText.Len() != 0 {
+		b0 |= 0x4000
+		n++
+	}
+	if x.xData.Len() != 0 {
+		b0 |= 0x8000
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xI32 != 0 {
+		w.PutU64(at, uint64(int64(x.xI32)))
+		at += wireimpl.EntrySize
+	}
+	if x.xI64 != 0 {
+		w.PutU64(at, uint64(x.xI64))
+		at += wireimpl.EntrySize
+	}
+	if x.xU32 != 0 {
+		w.PutU64(at, uint64(x.xU32))
+		at += wireimpl.EntrySize
+	}
+	if x.xU64 != 0 {
+		w.PutU64(at, x.xU64)
+		at += wireimpl.EntrySize
+	}
+	if x.xS32 != 0 {
+		w.PutU64(at, uint64(int64(x.xS32)))
+		at += wireimpl.EntrySize
+	}
+	if x.xS64 != 0 {
+		w.PutU64(at, uint64(x.xS64))
+		at += wireimpl.EntrySize
+	}
+	if x.xF32 != 0 {
+		w.PutU64(at, uint64(x.xF32))
+		at += wireimpl.EntrySize
+	}
+	if x.xF64 != 0 {
+		w.PutU64(at, x.xF64)
+		at += wireimpl.EntrySize
+	}
+	if x.xSf32 != 0 {
+		w.PutU64(at, uint64(int64(x.xSf32)))
+		at += wireimpl.EntrySize
+	}
+	if x.xSf64 != 0 {
+		w.PutU64(at, uint64(x.xSf64))
+		at += wireimpl.EntrySize
+	}
+	if x.xFlag {
+		w.PutU64(at, wireimpl.BoolBits(x.xFlag))
+		at += wireimpl.EntrySize
+	}
+	if math.Float32bits(x.xRatio) != 0 {
+		w.PutU64(at, uint64(math.Float32bits(x.xRatio)))
+		at += wireimpl.EntrySize
+	}
+	if math.Float64bits(x.xScore) != 0 {
+		w.PutU64(at, math.Float64bits(x.xScore))
+		at += wireimpl.EntrySize
+	}
+	if x.xKind != 0 {
+		w.PutU64(at, uint64(int64(x.xKind)))
+		at += wireimpl.EntrySize
+	}
+	if x.xText.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xText)
+		at += wireimpl.EntrySize
+	}
+	if x.xData.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -830,6 +1038,11 @@ func (x *Optionals) ClearData() {
 
 // Sizes implements wire.Object.
 func (x *Optionals) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -839,6 +1052,12 @@ func (x *Optionals) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Optionals) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -988,6 +1207,104 @@ func (x *Optionals) WireDecode(d *wireimpl.Decoder) {
 	if d.BytesAt(d.Ent(b0, 0x40, 0), 7, &x.xData) {
 		x.cf.SetHas(6)
 	}
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Optionals) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.cf.Has(0) {
+		n++
+	}
+	if x.cf.Has(1) {
+		n++
+	}
+	if x.cf.Has(2) {
+		n++
+	}
+	if x.cf.Has(3) {
+		n++
+	}
+	if x.cf.Has(4) {
+		n++
+	}
+	if x.cf.Has(5) {
+		n++
+		cp, zc, ents = x.xText.SizeDirect(cp, zc, ents)
+	}
+	if x.cf.Has(6) {
+		n++
+		cp, zc, ents = x.xData.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Optionals) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.cf.Has(0) {
+		b0 |= 0x1
+		n++
+	}
+	if x.cf.Has(1) {
+		b0 |= 0x2
+		n++
+	}
+	if x.cf.Has(2) {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(3) {
+		b0 |= 0x8
+		n++
+	}
+	if x.cf.Has(4) {
+		b0 |= 0x10
+		n++
+	}
+	if x.cf.Has(5) {
+		b0 |= 0x20
+		n++
+	}
+	if x.cf.Has(6) {
+		b0 |= 0x40
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.cf.Has(0) {
+		w.PutU64(at, uint64(int64(x.xI32)))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(1) {
+		w.PutU64(at, x.xU64)
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(2) {
+		w.PutU64(at, wireimpl.BoolBits(x.xFlag))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(3) {
+		w.PutU64(at, math.Float64bits(x.xScore))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(4) {
+		w.PutU64(at, uint64(int64(x.xKind)))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(5) {
+		cp, zc = w.PutString(at, cp, zc, &x.xText)
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(6) {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2127,6 +2444,11 @@ func (x *Outer_Inner) ClearPayload() {
 
 // Sizes implements wire.Object.
 func (x *Outer_Inner) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -2136,6 +2458,12 @@ func (x *Outer_Inner) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Outer_Inner) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -2205,6 +2533,48 @@ func (x *Outer_Inner) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xState = Outer_Inner_State(int32(d.U64At(d.Ent(b0, 0x1, 0))))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xPayload)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Outer_Inner) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xState != 0 {
+		n++
+	}
+	if x.xPayload.Len() != 0 {
+		n++
+		cp, zc, ents = x.xPayload.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Outer_Inner) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xState != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xPayload.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xState != 0 {
+		w.PutU64(at, uint64(int64(x.xState)))
+		at += wireimpl.EntrySize
+	}
+	if x.xPayload.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xPayload)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2365,6 +2735,11 @@ func (x *Tree) ClearLeaf() {
 
 // Sizes implements wire.Object.
 func (x *Tree) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -2374,6 +2749,12 @@ func (x *Tree) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Tree) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -2505,6 +2886,83 @@ func (x *Tree) WireDecode(d *wireimpl.Decoder) {
 	d.BytesAt(d.Ent(b0, 0x4, 0), 3, &x.xLeaf)
 }
 
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Tree) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xLeft.Present() {
+		v := x.xLeft.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	if x.xRight.Present() {
+		v := x.xRight.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	if x.xLeaf.Len() != 0 {
+		n++
+		cp, zc, ents = x.xLeaf.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Tree) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xLeft.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+		n++
+	}
+	if x.xLeaf.Len() != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xLeft.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if x.xLeaf.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xLeaf)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
 // Equal reports whether x and y hold the same fields (floats compared by bits;
 // lists and nested messages are decoded as needed; a decode error means unequal).
 func (x *Tree) Equal(y *Tree) bool {
@@ -2574,6 +3032,11 @@ func NewEmpty(a *wire.Arena) *Empty {
 
 // Sizes implements wire.Object.
 func (x *Empty) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -2583,6 +3046,12 @@ func (x *Empty) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Empty) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -2630,6 +3099,25 @@ func (x *Empty) WireEncode(e *wireimpl.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Empty) WireDecode(d *wireimpl.Decoder) {
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Empty) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Empty) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -1,6 +1,7 @@
 package alltypes_test
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -61,6 +62,19 @@ func FuzzDecode(f *testing.F) {
 			q, err := wire.Flatten(m, nil)
 			if err != nil {
 				return // a lazily decoded part is malformed
+			}
+			// SerializeSGA (the direct path where the message has one)
+			// writes the same bytes as Flatten (the Encoder path).
+			var sga wire.SGA
+			if err := wire.SerializeSGA(m, &sga); err != nil {
+				t.Fatalf("SerializeSGA after Flatten: %v", err)
+			}
+			flat := append([]byte(nil), sga.Head...)
+			for _, e := range sga.Entries {
+				flat = append(flat, e.Bytes()...)
+			}
+			if !bytes.Equal(flat, q) {
+				t.Fatalf("SerializeSGA and Flatten differ")
 			}
 			n := fresh()
 			if err := n.DecodeBytes(q); err != nil {

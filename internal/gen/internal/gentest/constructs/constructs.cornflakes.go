@@ -2068,6 +2068,11 @@ func (x *Item_ByBoolEntry) ClearValue() { x.xValue = 0 }
 
 // Sizes implements wire.Object.
 func (x *Item_ByBoolEntry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -2077,6 +2082,12 @@ func (x *Item_ByBoolEntry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Item_ByBoolEntry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -2145,6 +2156,47 @@ func (x *Item_ByBoolEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = d.U64At(d.Ent(b0, 0x1, 0)) != 0
 	x.xValue = int32(d.U64At(d.Ent(b0, 0x2, 0)))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Item_ByBoolEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey {
+		n++
+	}
+	if x.xValue != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Item_ByBoolEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey {
+		w.PutU64(at, wireimpl.BoolBits(x.xKey))
+		at += wireimpl.EntrySize
+	}
+	if x.xValue != 0 {
+		w.PutU64(at, uint64(int64(x.xValue)))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2252,6 +2304,11 @@ func (x *Item_ByI32Entry) ClearValue() {
 
 // Sizes implements wire.Object.
 func (x *Item_ByI32Entry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -2261,6 +2318,12 @@ func (x *Item_ByI32Entry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Item_ByI32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -2330,6 +2393,48 @@ func (x *Item_ByI32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Item_ByI32Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey != 0 {
+		n++
+	}
+	if x.xValue.Len() != 0 {
+		n++
+		cp, zc, ents = x.xValue.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Item_ByI32Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey != 0 {
+		w.PutU64(at, uint64(int64(x.xKey)))
+		at += wireimpl.EntrySize
+	}
+	if x.xValue.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xValue)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2429,6 +2534,11 @@ func (x *Item_ByI64Entry) ClearValue() {
 
 // Sizes implements wire.Object.
 func (x *Item_ByI64Entry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -2438,6 +2548,12 @@ func (x *Item_ByI64Entry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Item_ByI64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -2507,6 +2623,48 @@ func (x *Item_ByI64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Item_ByI64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey != 0 {
+		n++
+	}
+	if x.xValue.Len() != 0 {
+		n++
+		cp, zc, ents = x.xValue.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Item_ByI64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey != 0 {
+		w.PutU64(at, uint64(x.xKey))
+		at += wireimpl.EntrySize
+	}
+	if x.xValue.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2789,6 +2947,11 @@ func (x *Item_ByU64Entry) ClearValue() { x.xValue = 0 }
 
 // Sizes implements wire.Object.
 func (x *Item_ByU64Entry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -2798,6 +2961,12 @@ func (x *Item_ByU64Entry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Item_ByU64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -2866,6 +3035,47 @@ func (x *Item_ByU64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = d.U64At(d.Ent(b0, 0x1, 0))
 	x.xValue = Kind(int32(d.U64At(d.Ent(b0, 0x2, 0))))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Item_ByU64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey != 0 {
+		n++
+	}
+	if x.xValue != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Item_ByU64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey != 0 {
+		w.PutU64(at, x.xKey)
+		at += wireimpl.EntrySize
+	}
+	if x.xValue != 0 {
+		w.PutU64(at, uint64(int64(x.xValue)))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2953,6 +3163,11 @@ func (x *Item_ByS32Entry) ClearValue() { x.xValue = 0 }
 
 // Sizes implements wire.Object.
 func (x *Item_ByS32Entry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -2962,6 +3177,12 @@ func (x *Item_ByS32Entry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Item_ByS32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -3030,6 +3251,47 @@ func (x *Item_ByS32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = math.Float64frombits(d.U64At(d.Ent(b0, 0x2, 0)))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Item_ByS32Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey != 0 {
+		n++
+	}
+	if math.Float64bits(x.xValue) != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Item_ByS32Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if math.Float64bits(x.xValue) != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey != 0 {
+		w.PutU64(at, uint64(int64(x.xKey)))
+		at += wireimpl.EntrySize
+	}
+	if math.Float64bits(x.xValue) != 0 {
+		w.PutU64(at, math.Float64bits(x.xValue))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -3117,6 +3379,11 @@ func (x *Item_ByS64Entry) ClearValue() { x.xValue = 0 }
 
 // Sizes implements wire.Object.
 func (x *Item_ByS64Entry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -3126,6 +3393,12 @@ func (x *Item_ByS64Entry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Item_ByS64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -3194,6 +3467,47 @@ func (x *Item_ByS64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = math.Float32frombits(uint32(d.U64At(d.Ent(b0, 0x2, 0))))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Item_ByS64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey != 0 {
+		n++
+	}
+	if math.Float32bits(x.xValue) != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Item_ByS64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if math.Float32bits(x.xValue) != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey != 0 {
+		w.PutU64(at, uint64(x.xKey))
+		at += wireimpl.EntrySize
+	}
+	if math.Float32bits(x.xValue) != 0 {
+		w.PutU64(at, uint64(math.Float32bits(x.xValue)))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -3281,6 +3595,11 @@ func (x *Item_ByF32Entry) ClearValue() { x.xValue = 0 }
 
 // Sizes implements wire.Object.
 func (x *Item_ByF32Entry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -3290,6 +3609,12 @@ func (x *Item_ByF32Entry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Item_ByF32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -3358,6 +3683,47 @@ func (x *Item_ByF32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = d.U64At(d.Ent(b0, 0x2, 0))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Item_ByF32Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey != 0 {
+		n++
+	}
+	if x.xValue != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Item_ByF32Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey != 0 {
+		w.PutU64(at, uint64(x.xKey))
+		at += wireimpl.EntrySize
+	}
+	if x.xValue != 0 {
+		w.PutU64(at, x.xValue)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -3445,6 +3811,11 @@ func (x *Item_ByF64Entry) ClearValue() { x.xValue = false }
 
 // Sizes implements wire.Object.
 func (x *Item_ByF64Entry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -3454,6 +3825,12 @@ func (x *Item_ByF64Entry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Item_ByF64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -3522,6 +3899,47 @@ func (x *Item_ByF64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = d.U64At(d.Ent(b0, 0x1, 0))
 	x.xValue = d.U64At(d.Ent(b0, 0x2, 0)) != 0
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Item_ByF64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey != 0 {
+		n++
+	}
+	if x.xValue {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Item_ByF64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey != 0 {
+		w.PutU64(at, x.xKey)
+		at += wireimpl.EntrySize
+	}
+	if x.xValue {
+		w.PutU64(at, wireimpl.BoolBits(x.xValue))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -3609,6 +4027,11 @@ func (x *Item_BySf32Entry) ClearValue() { x.xValue = 0 }
 
 // Sizes implements wire.Object.
 func (x *Item_BySf32Entry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -3618,6 +4041,12 @@ func (x *Item_BySf32Entry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Item_BySf32Entry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -3686,6 +4115,47 @@ func (x *Item_BySf32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = int64(d.U64At(d.Ent(b0, 0x2, 0)))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Item_BySf32Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey != 0 {
+		n++
+	}
+	if x.xValue != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Item_BySf32Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey != 0 {
+		w.PutU64(at, uint64(int64(x.xKey)))
+		at += wireimpl.EntrySize
+	}
+	if x.xValue != 0 {
+		w.PutU64(at, uint64(x.xValue))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -3773,6 +4243,11 @@ func (x *Item_BySf64Entry) ClearValue() { x.xValue = 0 }
 
 // Sizes implements wire.Object.
 func (x *Item_BySf64Entry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -3782,6 +4257,12 @@ func (x *Item_BySf64Entry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Item_BySf64Entry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -3850,6 +4331,47 @@ func (x *Item_BySf64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = uint32(d.U64At(d.Ent(b0, 0x2, 0)))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Item_BySf64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey != 0 {
+		n++
+	}
+	if x.xValue != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Item_BySf64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey != 0 {
+		w.PutU64(at, uint64(x.xKey))
+		at += wireimpl.EntrySize
+	}
+	if x.xValue != 0 {
+		w.PutU64(at, uint64(x.xValue))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -3969,6 +4491,11 @@ func (x *Item_ByStrEntry) ClearValue() {
 
 // Sizes implements wire.Object.
 func (x *Item_ByStrEntry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -3978,6 +4505,12 @@ func (x *Item_ByStrEntry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Item_ByStrEntry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -4048,6 +4581,49 @@ func (x *Item_ByStrEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey)
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Item_ByStrEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey.Len() != 0 {
+		n++
+		cp, zc, ents = x.xKey.SizeDirect(cp, zc, ents)
+	}
+	if x.xValue.Len() != 0 {
+		n++
+		cp, zc, ents = x.xValue.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Item_ByStrEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xKey)
+		at += wireimpl.EntrySize
+	}
+	if x.xValue.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -5469,6 +6045,11 @@ func (x *Sparse_MEntry) ClearValue() {
 
 // Sizes implements wire.Object.
 func (x *Sparse_MEntry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -5478,6 +6059,12 @@ func (x *Sparse_MEntry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Sparse_MEntry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -5547,6 +6134,48 @@ func (x *Sparse_MEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Sparse_MEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey != 0 {
+		n++
+	}
+	if x.xValue.Len() != 0 {
+		n++
+		cp, zc, ents = x.xValue.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Sparse_MEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey != 0 {
+		w.PutU64(at, uint64(int64(x.xKey)))
+		at += wireimpl.EntrySize
+	}
+	if x.xValue.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xValue)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -5657,6 +6286,11 @@ func (x *Flat) ClearName() {
 
 // Sizes implements wire.Object.
 func (x *Flat) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -5666,6 +6300,12 @@ func (x *Flat) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Flat) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -5735,6 +6375,48 @@ func (x *Flat) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xI32 = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName)
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Flat) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xI32 != 0 {
+		n++
+	}
+	if x.xName.Len() != 0 {
+		n++
+		cp, zc, ents = x.xName.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Flat) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xI32 != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xName.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xI32 != 0 {
+		w.PutU64(at, uint64(int64(x.xI32)))
+		at += wireimpl.EntrySize
+	}
+	if x.xName.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xName)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

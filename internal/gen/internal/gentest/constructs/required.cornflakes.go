@@ -811,6 +811,11 @@ func (x *Req_CountsEntry) ClearValue() {
 
 // Sizes implements wire.Object.
 func (x *Req_CountsEntry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -820,6 +825,12 @@ func (x *Req_CountsEntry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Req_CountsEntry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -896,6 +907,48 @@ func (x *Req_CountsEntry) WireDecode(d *wireimpl.Decoder) {
 	} else {
 		x.xValue = 0
 	}
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Req_CountsEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.cf.Has(0) {
+		n++
+		cp, zc, ents = x.xKey.SizeDirect(cp, zc, ents)
+	}
+	if x.cf.Has(1) {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Req_CountsEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.cf.Has(0) {
+		b0 |= 0x1
+		n++
+	}
+	if x.cf.Has(1) {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.cf.Has(0) {
+		cp, zc = w.PutString(at, cp, zc, &x.xKey)
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(1) {
+		w.PutU64(at, uint64(int64(x.xValue)))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1071,6 +1124,11 @@ func (x *Loose) ClearInner() { x.xInner.Clear() }
 
 // Sizes implements wire.Object.
 func (x *Loose) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -1080,6 +1138,12 @@ func (x *Loose) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Loose) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -1228,6 +1292,94 @@ func (x *Loose) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Loose) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.cf.Has(0) {
+		n++
+	}
+	if x.cf.Has(1) {
+		n++
+		cp, zc, ents = x.xName.SizeDirect(cp, zc, ents)
+	}
+	if x.xNext.Present() {
+		v := x.xNext.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xNext.Get(s.Arena(), func(a *wireimpl.Arena) *Loose { return NewLoose((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	if x.xInner.Present() {
+		v := x.xInner.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xInner.Get(s.Arena(), func(a *wireimpl.Arena) *LooseInner { return NewLooseInner((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Loose) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.cf.Has(0) {
+		b0 |= 0x1
+		n++
+	}
+	if x.cf.Has(1) {
+		b0 |= 0x2
+		n++
+	}
+	if x.xNext.Present() {
+		b0 |= 0x4
+		n++
+	}
+	if x.xInner.Present() {
+		b0 |= 0x8
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.cf.Has(0) {
+		w.PutU64(at, uint64(int64(x.xId)))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(1) {
+		cp, zc = w.PutString(at, cp, zc, &x.xName)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xNext.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xInner.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
 // Equal reports whether x and y hold the same fields (floats compared by bits;
 // lists and nested messages are decoded as needed; a decode error means unequal).
 func (x *Loose) Equal(y *Loose) bool {
@@ -1322,6 +1474,11 @@ func (x *LooseInner) ClearOk() {
 
 // Sizes implements wire.Object.
 func (x *LooseInner) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -1331,6 +1488,12 @@ func (x *LooseInner) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *LooseInner) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -1394,6 +1557,36 @@ func (x *LooseInner) WireDecode(d *wireimpl.Decoder) {
 	} else {
 		x.xOk = false
 	}
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *LooseInner) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.cf.Has(0) {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *LooseInner) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.cf.Has(0) {
+		b0 |= 0x1
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.cf.Has(0) {
+		w.PutU64(at, wireimpl.BoolBits(x.xOk))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

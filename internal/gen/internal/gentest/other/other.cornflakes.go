@@ -134,6 +134,11 @@ func (x *Blob) ClearLevel() { x.xLevel = 0 }
 
 // Sizes implements wire.Object.
 func (x *Blob) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -143,6 +148,12 @@ func (x *Blob) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Blob) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -223,6 +234,60 @@ func (x *Blob) WireDecode(d *wireimpl.Decoder) {
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xData)
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName)
 	x.xLevel = Level(int32(d.U64At(d.Ent(b0, 0x4, 0))))
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Blob) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xData.Len() != 0 {
+		n++
+		cp, zc, ents = x.xData.SizeDirect(cp, zc, ents)
+	}
+	if x.xName.Len() != 0 {
+		n++
+		cp, zc, ents = x.xName.SizeDirect(cp, zc, ents)
+	}
+	if x.xLevel != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Blob) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xData.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xName.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xLevel != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xData.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		at += wireimpl.EntrySize
+	}
+	if x.xName.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xName)
+		at += wireimpl.EntrySize
+	}
+	if x.xLevel != 0 {
+		w.PutU64(at, uint64(int64(x.xLevel)))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

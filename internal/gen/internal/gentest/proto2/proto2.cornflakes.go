@@ -602,6 +602,11 @@ func (x *Record_Nested) ClearN() {
 
 // Sizes implements wire.Object.
 func (x *Record_Nested) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -611,6 +616,12 @@ func (x *Record_Nested) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Record_Nested) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -674,6 +685,36 @@ func (x *Record_Nested) WireDecode(d *wireimpl.Decoder) {
 	} else {
 		x.xN = 0
 	}
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Record_Nested) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.cf.Has(0) {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Record_Nested) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.cf.Has(0) {
+		b0 |= 0x1
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.cf.Has(0) {
+		w.PutU64(at, uint64(x.xN))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1088,6 +1129,11 @@ func (x *Defaults) ClearEmpty() {
 
 // Sizes implements wire.Object.
 func (x *Defaults) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -1097,6 +1143,12 @@ func (x *Defaults) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Defaults) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -1334,6 +1386,171 @@ func (x *Defaults) WireDecode(d *wireimpl.Decoder) {
 	if d.StringAt(d.Ent(b0, 0x1000, 0), 13, &x.xEmpty) {
 		x.cf.SetHas(12)
 	}
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Defaults) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.cf.Has(0) {
+		n++
+	}
+	if x.cf.Has(1) {
+		n++
+	}
+	if x.cf.Has(2) {
+		n++
+	}
+	if x.cf.Has(3) {
+		n++
+	}
+	if x.cf.Has(4) {
+		n++
+	}
+	if x.cf.Has(5) {
+		n++
+	}
+	if x.cf.Has(6) {
+		n++
+	}
+	if x.cf.Has(7) {
+		n++
+	}
+	if x.cf.Has(8) {
+		n++
+	}
+	if x.cf.Has(9) {
+		n++
+		cp, zc, ents = x.xText.SizeDirect(cp, zc, ents)
+	}
+	if x.cf.Has(10) {
+		n++
+		cp, zc, ents = x.xData.SizeDirect(cp, zc, ents)
+	}
+	if x.cf.Has(11) {
+		n++
+	}
+	if x.cf.Has(12) {
+		n++
+		cp, zc, ents = x.xEmpty.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Defaults) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.cf.Has(0) {
+		b0 |= 0x1
+		n++
+	}
+	if x.cf.Has(1) {
+		b0 |= 0x2
+		n++
+	}
+	if x.cf.Has(2) {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(3) {
+		b0 |= 0x8
+		n++
+	}
+	if x.cf.Has(4) {
+		b0 |= 0x10
+		n++
+	}
+	if x.cf.Has(5) {
+		b0 |= 0x20
+		n++
+	}
+	if x.cf.Has(6) {
+		b0 |= 0x40
+		n++
+	}
+	if x.cf.Has(7) {
+		b0 |= 0x80
+		n++
+	}
+	if x.cf.Has(8) {
+		b0 |= 0x100
+		n++
+	}
+	if x.cf.Has(9) {
+		b0 |= 0x200
+		n++
+	}
+	if x.cf.Has(10) {
+		b0 |= 0x400
+		n++
+	}
+	if x.cf.Has(11) {
+		b0 |= 0x800
+		n++
+	}
+	if x.cf.Has(12) {
+		b0 |= 0x1000
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.cf.Has(0) {
+		w.PutU64(at, uint64(int64(x.xI32)))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(1) {
+		w.PutU64(at, x.xU64)
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(2) {
+		w.PutU64(at, uint64(x.xS64))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(3) {
+		w.PutU64(at, wireimpl.BoolBits(x.xFlag))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(4) {
+		w.PutU64(at, uint64(math.Float32bits(x.xRatio)))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(5) {
+		w.PutU64(at, math.Float64bits(x.xScore))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(6) {
+		w.PutU64(at, math.Float64bits(x.xNan))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(7) {
+		w.PutU64(at, math.Float64bits(x.xNegZero))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(8) {
+		w.PutU64(at, uint64(int64(x.xColor)))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(9) {
+		cp, zc = w.PutString(at, cp, zc, &x.xText)
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(10) {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(11) {
+		w.PutU64(at, uint64(int64(x.xZero)))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(12) {
+		cp, zc = w.PutString(at, cp, zc, &x.xEmpty)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

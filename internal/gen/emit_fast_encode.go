@@ -1,0 +1,185 @@
+package gen
+
+import (
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The direct path (runtime/wireimpl/fast_encode.go, docs/CODEGEN.md): for a
+// message whose fields are scalars, bytes, strings, lists of bytes and
+// nested messages of the same kind defined in the same file, all numbered
+// 1..32, Sizes and Serialize call two recursive methods that keep every
+// cursor in arguments and results:
+//
+//	func (x *T) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int)
+//	func (x *T) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int)
+//
+// Every other message (and the cases the runtime refuses: no arena, a sink
+// that is not an *SGA) keeps the Sizer/Encoder path of emit_fast.go.
+
+// directField reports whether field f of a message in file path may be
+// sent on the direct path (seen: messages already being checked, assumed
+// eligible so that recursive types terminate).
+func directField(f *protogen.Field, path string, seen map[protoreflect.FullName]bool) bool {
+	d := f.Desc
+	if d.Number() > 32 || d.IsMap() || d.Cardinality() == protoreflect.Required {
+		return false
+	}
+	if o := f.Oneof; o != nil && !o.Desc.IsSynthetic() {
+		return false
+	}
+	switch {
+	case d.IsList():
+		return d.Kind() == protoreflect.BytesKind
+	case d.Kind() == protoreflect.MessageKind:
+		return f.Message.Desc.ParentFile().Path() == path && directMessage(f.Message, seen)
+	case d.Kind() == protoreflect.GroupKind:
+		return false
+	}
+	return true
+}
+
+func directMessage(m *protogen.Message, seen map[protoreflect.FullName]bool) bool {
+	if seen == nil {
+		seen = map[protoreflect.FullName]bool{}
+	}
+	if seen[m.Desc.FullName()] {
+		return true
+	}
+	seen[m.Desc.FullName()] = true
+	path := m.Desc.ParentFile().Path()
+	for _, f := range m.Fields {
+		if !directField(f, path, seen) {
+			return false
+		}
+	}
+	return true
+}
+
+// direct reports whether m gets the direct Sizes and Serialize.
+func (m *message) direct() bool { return directMessage(m.m, nil) }
+
+// genDirectEntry emits the first lines of Sizes and Serialize that take
+// the direct path.
+func genDirectSizesEntry(g *protogen.GeneratedFile) {
+	g.P("var ds ", g.QualifiedGoIdent(wireIdent("DirectSizer")))
+	g.P("if x.cf.StartDirectSizes(&ds) {")
+	g.P("hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)")
+	g.P("return ", g.QualifiedGoIdent(wireIdent("Sizes")), "(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))")
+	g.P("}")
+}
+
+func genDirectSerializeEntry(g *protogen.GeneratedFile) {
+	g.P("var dw ", g.QualifiedGoIdent(wireIdent("DirectWriter")))
+	g.P("if x.cf.StartDirect(&dw, dst, sink) {")
+	g.P("cp, zc := dw.Cursors()")
+	g.P("hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)")
+	g.P("return x.cf.FinishDirect(&dw, hdr, cp, zc)")
+	g.P("}")
+}
+
+func genDirectHooks(g *protogen.GeneratedFile, m *message) {
+	recv := "func (x *" + m.m.GoIdent.GoName + ") "
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
+
+	// wireSizeDirect: the data of the present fields, the nested messages'
+	// parts, then the fixed part from the count of present fields.
+	g.P("// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).")
+	g.P(recv, "wireSizeDirect(s *", w("DirectSizer"), ", hdr, cp, zc, ents, depth int) (int, int, int, int) {")
+	g.P("n := 0")
+	for _, f := range m.fields {
+		switch f.shape {
+		case shapeScalar:
+			g.P("if ", present(g, f, "x"), " {")
+			g.P("n++")
+			g.P("}")
+		case shapeBytes, shapeString:
+			g.P("if ", present(g, f, "x"), " {")
+			g.P("n++")
+			g.P("cp, zc, ents = x.", f.sf, ".SizeDirect(cp, zc, ents)")
+			g.P("}")
+		case shapeMessage:
+			g.P("if x.", f.sf, ".Present() {")
+			g.P("v := x.", f.sf, ".Loaded()")
+			g.P("var err error")
+			g.P("if v == nil {")
+			g.P("v, err = x.", f.sf, ".Get(s.Arena(), ", newFunc(g, f), ")")
+			g.P("}")
+			g.P("if err != nil {")
+			g.P("s.Fail(err)")
+			g.P("} else if s.Nested(v.WireCore(), depth+1) {")
+			g.P("n++")
+			g.P("hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)")
+			g.P("}")
+			g.P("}")
+		case shapeList: // bytes
+			g.P("if h, c, z, e, ok := x.", f.sf, ".SizeDirect(s, hdr, cp, zc, ents); ok {")
+			g.P("n++")
+			g.P("hdr, cp, zc, ents = h, c, z, e")
+			g.P("}")
+		}
+	}
+	g.P("return hdr + ", w("Fixed1"), "(n), cp, zc, ents")
+	g.P("}")
+	g.P()
+
+	// wireEncDirect: the bitmap, then the entries in field order at a
+	// local offset; lists and nested messages follow at the header cursor.
+	g.P("// wireEncDirect writes x at the cursors and returns them advanced (direct path).")
+	g.P(recv, "wireEncDirect(w *", w("DirectWriter"), ", hdr, cp, zc, depth int) (int, int, int) {")
+	g.P("var b0 uint32")
+	g.P("n := 0")
+	for _, f := range m.fields {
+		switch f.shape {
+		case shapeScalar, shapeBytes, shapeString:
+			g.P("if ", present(g, f, "x"), " {")
+		case shapeMessage:
+			g.P("if x.", f.sf, ".Present() {")
+		default:
+			g.P("if x.", f.sf, ".Len() != 0 {")
+		}
+		_, bit := bitOf(f)
+		g.P("b0 |= ", bit)
+		g.P("n++")
+		g.P("}")
+	}
+	g.P("at, end := w.Begin1(hdr, b0, n)")
+	g.P("if at < 0 {")
+	g.P("return hdr, cp, zc")
+	g.P("}")
+	g.P("hdr = end")
+	for _, f := range m.fields {
+		switch f.shape {
+		case shapeScalar:
+			g.P("if ", present(g, f, "x"), " {")
+			g.P("w.PutU64(at, ", u64Of(g, f, "x."+f.sf), ")")
+			g.P("at += ", w("EntrySize"))
+			g.P("}")
+		case shapeBytes, shapeString:
+			method := "PutBytes"
+			if f.shape == shapeString {
+				method = "PutString"
+			}
+			g.P("if ", present(g, f, "x"), " {")
+			g.P("cp, zc = w.", method, "(at, cp, zc, &x.", f.sf, ")")
+			g.P("at += ", w("EntrySize"))
+			g.P("}")
+		case shapeMessage:
+			g.P("if v := x.", f.sf, ".Loaded(); v != nil && w.Nested(depth+1) {")
+			g.P("start := hdr")
+			g.P("hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)")
+			g.P("w.PutRef(at, hdr-start, start)")
+			g.P("at += ", w("EntrySize"))
+			g.P("}")
+		case shapeList:
+			g.P("if x.", f.sf, ".Len() != 0 {")
+			g.P("hdr, cp, zc = w.PutBytesList(at, hdr, cp, zc, &x.", f.sf, ")")
+			g.P("at += ", w("EntrySize"))
+			g.P("}")
+		}
+	}
+	g.P("w.Check(at, end)")
+	g.P("return hdr, cp, zc")
+	g.P("}")
+	g.P()
+}
