@@ -292,6 +292,43 @@ func TestProxyGolden(t *testing.T) {
 	if want := readHex(t, "testdata/proxy.hex"); !bytes.Equal(out, want) {
 		t.Fatalf("proxy bytes\n got %x\nwant %x", out, want)
 	}
+	z := keepv2.NewRec(wire.NewArena())
+	if err := z.DecodeBytes(out); err != nil {
+		t.Fatal(err)
+	}
+	in := keepv2.NewRec(wire.NewArena())
+	if err := in.DecodeBytes(goldenIn(t)); err != nil {
+		t.Fatal(err)
+	}
+	in.SetId(8)
+	if !in.Equal(z) {
+		t.Fatalf("v2 reads %v, want %v", z, in)
+	}
+}
+
+// TestCloneKeeps: Clone (into an arena and onto the heap) keeps the kept
+// fields of a proxied message.
+func TestCloneKeeps(t *testing.T) {
+	y := keepv1.NewRec(wire.NewArena())
+	if err := y.DecodeBytes(goldenIn(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []*wire.Arena{wire.NewArena(), nil} {
+		c, err := y.Clone(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(c.WireCore().UnknownNums(nil)); got != "[4 5 10]" {
+			t.Fatalf("clone keeps %s", got)
+		}
+		p, err := wire.Flatten(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := proxy(t, goldenIn(t), nil); !bytes.Equal(p, want) {
+			t.Fatalf("clone writes %x, want %x", p, want)
+		}
+	}
 }
 
 // TestKeptZeroCopy: a kept bytes value of a registered input at or above
