@@ -3,6 +3,7 @@ package wireimpl
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // The slow path of messages written in the typed form (unknown_keep.go):
@@ -31,7 +32,10 @@ import (
 // Keep reports whether c's message is sized by its kept slow path: it has
 // kept unknown fields, was made in an arena with WriteTyped, or lies
 // inside a message written in the typed form.
-func (s *Sizer) Keep(c *Core) bool { return c.uk != nil || s.typed }
+//
+// It is one test and one branch: the kept set's address ORed with the
+// typed flag.
+func (s *Sizer) Keep(c *Core) bool { return uintptr(unsafe.Pointer(c.uk))|uintptr(s.typed) != 0 }
 
 // KeptSizerMark is the state of a message sized by the slow path.
 type KeptSizerMark struct {
@@ -39,14 +43,14 @@ type KeptSizerMark struct {
 	src    *source
 	fields []keptField
 	i      int
-	typed  bool
+	typed  uint8
 }
 
 // BeginKept starts sizing c's message in the typed form.
 func (s *Sizer) BeginKept(c *Core) KeptSizerMark {
 	src, fs := c.fieldsOf()
 	mk := KeptSizerMark{mk: s.Begin(), src: src, fields: fs, typed: s.typed}
-	s.typed = true
+	s.typed = 1
 	return mk
 }
 
@@ -76,7 +80,7 @@ func (s *Sizer) EndKept(c *Core, mk *KeptSizerMark) {
 
 // Keep reports whether c's message is written by its kept slow path (as
 // Sizer.Keep).
-func (e *Encoder) Keep(c *Core) bool { return c.uk != nil || e.typed }
+func (e *Encoder) Keep(c *Core) bool { return uintptr(unsafe.Pointer(c.uk))|uintptr(e.typed) != 0 }
 
 // KeptEncoderMark is the state of a message written by the slow path.
 type KeptEncoderMark struct {
@@ -84,7 +88,7 @@ type KeptEncoderMark struct {
 	src    *source
 	fields []keptField
 	i      int
-	typed  bool
+	typed  uint8
 	ok     bool
 	ents   int // first entry
 	kinds  int // first spare (kind) byte, the end of the entries
@@ -96,7 +100,7 @@ type KeptEncoderMark struct {
 func (e *Encoder) BeginKept(c *Core) KeptEncoderMark {
 	src, fs := c.fieldsOf()
 	mk := KeptEncoderMark{src: src, fields: fs, typed: e.typed}
-	e.typed = true
+	e.typed = 1
 	k := kindBytes(int(c.count))
 	mk.mk = e.Begin(c)
 	if e.err != nil {
