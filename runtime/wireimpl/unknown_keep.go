@@ -149,9 +149,14 @@ func (d *Decoder) KeepUnknown(c *Core, known []KnownField) {
 		return
 	}
 	a := d.a
+	kf, ok := keptFieldType.tryNewSlice(a, n)
+	if !ok {
+		d.fail(&DecodeError{Off: d.start, Reason: "keeping unknown fields", Err: ErrArenaLimit})
+		return
+	}
 	u := keptSetType.New(a)
 	u.src = src
-	u.fields = keptFieldType.NewSlice(a, n)[:0]
+	u.fields = kf[:0]
 	for _, f := range fields {
 		if f.Num != 0 {
 			u.fields = append(u.fields, keptField{num: uint32(f.Num), kind: f.Kind, entry: f.Entry})
