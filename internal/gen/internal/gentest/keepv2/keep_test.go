@@ -413,7 +413,9 @@ func TestNoUnknownAllocs(t *testing.T) {
 		}
 	}
 	run()
-	if n := testing.AllocsPerRun(100, run); n != 0 {
+	if n := testing.AllocsPerRun(100, run); n != 0 && !mem.Checked {
+		// (the checked build gives a Reset arena new memory for its
+		// messages, so that a message used after Reset is detected)
 		t.Fatalf("%v allocs per decode+serialize without unknown fields", n)
 	}
 	if !bytes.Equal(sga.AppendTo(nil), in) {
@@ -530,7 +532,5 @@ func goldenInF(f *testing.F) []byte {
 	p, _ := wire.Flatten(x, nil)
 	return p
 }
-
-var _ = mem.Buf{}
 
 func uintptrOf(p []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(p))) }
