@@ -534,3 +534,39 @@ func goldenInF(f *testing.F) []byte {
 }
 
 func uintptrOf(p []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(p))) }
+
+// BenchmarkProxy: a v1 proxy decodes a typed v2 message with kept fields
+// of every kind, sets a known field and re-serializes it (the slow path),
+// against the same message written untyped (the fast path, fields dropped).
+func BenchmarkProxy(b *testing.B) {
+	for _, typed := range []bool{true, false} {
+		a := wire.NewArena()
+		a.WriteTyped = typed
+		x := keepv2.NewRec(a)
+		fillRec(rand.New(rand.NewPCG(1, 2)), a, x, 1)
+		x.SetId(1)
+		x.SetName("proxy")
+		in, err := wire.Flatten(x, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("typed=%v", typed), func(b *testing.B) {
+			pa := wire.NewArena()
+			var sga wire.SGA
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := pa.Reset(); err != nil {
+					b.Fatal(err)
+				}
+				y := keepv1.NewRec(pa)
+				if err := y.DecodeBytes(in); err != nil {
+					b.Fatal(err)
+				}
+				y.SetId(2)
+				if err := wire.SerializeSGA(y, &sga); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
