@@ -146,6 +146,10 @@ func (x *Any) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Any) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xTypeUrl.Len() != 0 {
 		b0 |= 0x1
@@ -160,6 +164,10 @@ func (x *Any) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Any) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xTypeUrl.Len() != 0 {
 		b0 |= 0x1
@@ -182,6 +190,42 @@ func (x *Any) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xTypeUrl)
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, anyKnownFields)
+	}
+}
+
+// anyKnownFields are the fields of Any and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var anyKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Any) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xTypeUrl, x.xTypeUrl.Len() != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xValue, x.xValue.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Any) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xTypeUrl.Len() != 0 {
+		e.String(1, &x.xTypeUrl)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	if x.xValue.Len() != 0 {
+		e.Bytes(2, &x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

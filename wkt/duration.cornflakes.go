@@ -114,6 +114,10 @@ func (x *Duration) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Duration) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xSeconds != 0 {
 		b0 |= 0x1
@@ -126,6 +130,10 @@ func (x *Duration) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Duration) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xSeconds != 0 {
 		b0 |= 0x1
@@ -148,6 +156,42 @@ func (x *Duration) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xSeconds = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xNanos = int32(d.U64At(d.Ent(b0, 0x2, 0)))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, durationKnownFields)
+	}
+}
+
+// durationKnownFields are the fields of Duration and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var durationKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Duration) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xSeconds != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xNanos != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Duration) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xSeconds != 0 {
+		e.Int64(1, x.xSeconds)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xNanos != 0 {
+		e.Int32(2, x.xNanos)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

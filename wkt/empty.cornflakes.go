@@ -88,12 +88,20 @@ func (x *Empty) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Empty) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	s.Fixed1(&x.cf, b0)
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Empty) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	mk := e.Begin1(b0)
 	e.End(mk)
@@ -101,6 +109,25 @@ func (x *Empty) WireEncode(e *wireimpl.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Empty) WireDecode(d *wireimpl.Decoder) {
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, emptyKnownFields)
+	}
+}
+
+// emptyKnownFields are the fields of Empty and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var emptyKnownFields = []wireimpl.KnownField{}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Empty) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Empty) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

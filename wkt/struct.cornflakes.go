@@ -161,6 +161,10 @@ func (x *Struct) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Struct) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if l := &x.xFields; l.Len() != 0 {
 		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Struct_FieldsEntry { return NewStruct_FieldsEntry((*wire.Arena)(a)) }); err != nil {
@@ -181,6 +185,10 @@ func (x *Struct) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Struct) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xFields.Len() != 0 {
 		b0 |= 0x1
@@ -193,7 +201,33 @@ func (x *Struct) WireEncode(e *wireimpl.Encoder) {
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Struct) WireDecode(d *wireimpl.Decoder) {
 	wireimpl.DecodeMessages(d, 1, &x.xFields)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, structKnownFields)
+	}
 	x.wireCheck(d)
+}
+
+// structKnownFields are the fields of Struct and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var structKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessageList},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Struct) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessages(s, 1, &x.xFields, func(a *wireimpl.Arena) *Struct_FieldsEntry { return NewStruct_FieldsEntry((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Struct) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessages(e, 1, &x.xFields)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -357,6 +391,10 @@ func (x *Struct_FieldsEntry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Struct_FieldsEntry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
@@ -383,6 +421,10 @@ func (x *Struct_FieldsEntry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Struct_FieldsEntry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
@@ -408,6 +450,40 @@ func (x *Struct_FieldsEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey)
 	wireimpl.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, struct_FieldsEntryKnownFields)
+	}
+}
+
+// struct_FieldsEntryKnownFields are the fields of Struct_FieldsEntry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var struct_FieldsEntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Struct_FieldsEntry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xKey, x.xKey.Len() != 0)
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xValue, func(a *wireimpl.Arena) *Value { return NewValue((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Struct_FieldsEntry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey.Len() != 0 {
+		e.String(1, &x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xValue)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -672,6 +748,10 @@ func (x *Value) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Value) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -723,6 +803,10 @@ func (x *Value) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Value) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -805,7 +889,71 @@ func (x *Value) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xListValue.Set(v)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, valueKnownFields)
+	}
 	x.wireCheck(d)
+}
+
+// valueKnownFields are the fields of Value and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var valueKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+	{Num: 3, Kind: wireimpl.KindBytes},
+	{Num: 4, Kind: wireimpl.KindScalar},
+	{Num: 5, Kind: wireimpl.KindMessage},
+	{Num: 6, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Value) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.cf.Has(1))
+	s.KeptBefore(&mk, 3)
+	s.String(3, &x.xStringValue, x.cf.Has(2))
+	s.KeptBefore(&mk, 4)
+	s.Scalar(4, x.cf.Has(3))
+	s.KeptBefore(&mk, 5)
+	wireimpl.SizeMessage(s, 5, &x.xStructValue, func(a *wireimpl.Arena) *Struct { return NewStruct((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 6)
+	wireimpl.SizeMessage(s, 6, &x.xListValue, func(a *wireimpl.Arena) *ListValue { return NewListValue((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Value) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Int32(1, int32(x.xNullValue))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.Double(2, x.xNumberValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 3)
+	if x.cf.Has(2) {
+		e.String(3, &x.xStringValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 4)
+	if x.cf.Has(3) {
+		e.Bool(4, x.xBoolValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 5)
+	wireimpl.EncodeMessage(e, 5, &x.xStructValue)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 6)
+	wireimpl.EncodeMessage(e, 6, &x.xListValue)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1028,6 +1176,10 @@ func (x *ListValue) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *ListValue) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if l := &x.xValues; l.Len() != 0 {
 		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Value { return NewValue((*wire.Arena)(a)) }); err != nil {
@@ -1048,6 +1200,10 @@ func (x *ListValue) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *ListValue) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xValues.Len() != 0 {
 		b0 |= 0x1
@@ -1060,6 +1216,32 @@ func (x *ListValue) WireEncode(e *wireimpl.Encoder) {
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *ListValue) WireDecode(d *wireimpl.Decoder) {
 	wireimpl.DecodeMessages(d, 1, &x.xValues)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, listValueKnownFields)
+	}
+}
+
+// listValueKnownFields are the fields of ListValue and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var listValueKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessageList},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *ListValue) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessages(s, 1, &x.xValues, func(a *wireimpl.Arena) *Value { return NewValue((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *ListValue) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessages(e, 1, &x.xValues)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -103,6 +103,10 @@ func (x *DoubleValue) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *DoubleValue) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if math.Float64bits(x.xValue) != 0 {
 		b0 |= 0x1
@@ -112,6 +116,10 @@ func (x *DoubleValue) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *DoubleValue) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if math.Float64bits(x.xValue) != 0 {
 		b0 |= 0x1
@@ -127,6 +135,34 @@ func (x *DoubleValue) WireEncode(e *wireimpl.Encoder) {
 func (x *DoubleValue) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = math.Float64frombits(d.U64At(d.Ent(b0, 0x1, 0)))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, doubleValueKnownFields)
+	}
+}
+
+// doubleValueKnownFields are the fields of DoubleValue and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var doubleValueKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *DoubleValue) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, math.Float64bits(x.xValue) != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *DoubleValue) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if math.Float64bits(x.xValue) != 0 {
+		e.Double(1, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -273,6 +309,10 @@ func (x *FloatValue) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *FloatValue) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if math.Float32bits(x.xValue) != 0 {
 		b0 |= 0x1
@@ -282,6 +322,10 @@ func (x *FloatValue) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *FloatValue) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if math.Float32bits(x.xValue) != 0 {
 		b0 |= 0x1
@@ -297,6 +341,34 @@ func (x *FloatValue) WireEncode(e *wireimpl.Encoder) {
 func (x *FloatValue) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = math.Float32frombits(uint32(d.U64At(d.Ent(b0, 0x1, 0))))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, floatValueKnownFields)
+	}
+}
+
+// floatValueKnownFields are the fields of FloatValue and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var floatValueKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *FloatValue) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, math.Float32bits(x.xValue) != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *FloatValue) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if math.Float32bits(x.xValue) != 0 {
+		e.Float(1, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -443,6 +515,10 @@ func (x *Int64Value) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Int64Value) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -452,6 +528,10 @@ func (x *Int64Value) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Int64Value) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -467,6 +547,34 @@ func (x *Int64Value) WireEncode(e *wireimpl.Encoder) {
 func (x *Int64Value) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = int64(d.U64At(d.Ent(b0, 0x1, 0)))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, int64ValueKnownFields)
+	}
+}
+
+// int64ValueKnownFields are the fields of Int64Value and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var int64ValueKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Int64Value) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Int64Value) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xValue != 0 {
+		e.Int64(1, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -613,6 +721,10 @@ func (x *UInt64Value) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *UInt64Value) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -622,6 +734,10 @@ func (x *UInt64Value) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *UInt64Value) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -637,6 +753,34 @@ func (x *UInt64Value) WireEncode(e *wireimpl.Encoder) {
 func (x *UInt64Value) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = d.U64At(d.Ent(b0, 0x1, 0))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, uInt64ValueKnownFields)
+	}
+}
+
+// uInt64ValueKnownFields are the fields of UInt64Value and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var uInt64ValueKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *UInt64Value) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *UInt64Value) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xValue != 0 {
+		e.Uint64(1, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -783,6 +927,10 @@ func (x *Int32Value) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Int32Value) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -792,6 +940,10 @@ func (x *Int32Value) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Int32Value) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -807,6 +959,34 @@ func (x *Int32Value) WireEncode(e *wireimpl.Encoder) {
 func (x *Int32Value) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = int32(d.U64At(d.Ent(b0, 0x1, 0)))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, int32ValueKnownFields)
+	}
+}
+
+// int32ValueKnownFields are the fields of Int32Value and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var int32ValueKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Int32Value) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Int32Value) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xValue != 0 {
+		e.Int32(1, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -953,6 +1133,10 @@ func (x *UInt32Value) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *UInt32Value) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -962,6 +1146,10 @@ func (x *UInt32Value) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *UInt32Value) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -977,6 +1165,34 @@ func (x *UInt32Value) WireEncode(e *wireimpl.Encoder) {
 func (x *UInt32Value) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, uInt32ValueKnownFields)
+	}
+}
+
+// uInt32ValueKnownFields are the fields of UInt32Value and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var uInt32ValueKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *UInt32Value) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *UInt32Value) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xValue != 0 {
+		e.Uint32(1, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1123,6 +1339,10 @@ func (x *BoolValue) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *BoolValue) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xValue {
 		b0 |= 0x1
@@ -1132,6 +1352,10 @@ func (x *BoolValue) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *BoolValue) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xValue {
 		b0 |= 0x1
@@ -1147,6 +1371,34 @@ func (x *BoolValue) WireEncode(e *wireimpl.Encoder) {
 func (x *BoolValue) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xValue = d.U64At(d.Ent(b0, 0x1, 0)) != 0
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, boolValueKnownFields)
+	}
+}
+
+// boolValueKnownFields are the fields of BoolValue and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var boolValueKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *BoolValue) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xValue)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *BoolValue) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xValue {
+		e.Bool(1, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1313,6 +1565,10 @@ func (x *StringValue) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *StringValue) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xValue.Len() != 0 {
 		b0 |= 0x1
@@ -1323,6 +1579,10 @@ func (x *StringValue) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *StringValue) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xValue.Len() != 0 {
 		b0 |= 0x1
@@ -1338,6 +1598,34 @@ func (x *StringValue) WireEncode(e *wireimpl.Encoder) {
 func (x *StringValue) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xValue)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, stringValueKnownFields)
+	}
+}
+
+// stringValueKnownFields are the fields of StringValue and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var stringValueKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *StringValue) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xValue, x.xValue.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *StringValue) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xValue.Len() != 0 {
+		e.String(1, &x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1497,6 +1785,10 @@ func (x *BytesValue) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *BytesValue) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xValue.Len() != 0 {
 		b0 |= 0x1
@@ -1507,6 +1799,10 @@ func (x *BytesValue) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *BytesValue) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xValue.Len() != 0 {
 		b0 |= 0x1
@@ -1522,6 +1818,34 @@ func (x *BytesValue) WireEncode(e *wireimpl.Encoder) {
 func (x *BytesValue) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xValue)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, bytesValueKnownFields)
+	}
+}
+
+// bytesValueKnownFields are the fields of BytesValue and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var bytesValueKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *BytesValue) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Bytes(1, &x.xValue, x.xValue.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *BytesValue) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xValue.Len() != 0 {
+		e.Bytes(1, &x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

@@ -70,6 +70,7 @@ func (m *message) needsCheck() bool {
 
 // emitDecodeCheck ends a WireDecode hook with the construct checks, if any.
 func emitDecodeCheck(g *protogen.GeneratedFile, m *message) {
+	emitKeepDecodeHook(g, m) // emit_unknown.go
 	if m.needsCheck() {
 		g.P("x.wireCheck(d)")
 	}

@@ -142,6 +142,7 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 	// WireSizes: presence bitmap and data sizes in one pass, fixed part last.
 	g.P("// WireSizes implements wire.Msg (fast path: bitmap computed once).")
 	g.P(recv, "WireSizes(s *", w("Sizer"), ") {")
+	emitKeepSizesHook(g) // emit_unknown.go
 	declare()
 	for _, f := range m.fields {
 		switch f.shape {
@@ -221,6 +222,7 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 	// entries in field order.
 	g.P("// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).")
 	g.P(recv, "WireEncode(e *", w("Encoder"), ") {")
+	emitKeepEncodeHook(g) // emit_unknown.go
 	declare()
 	for _, f := range m.fields {
 		switch f.shape {

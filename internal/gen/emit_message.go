@@ -312,6 +312,7 @@ func genMessage(g *protogen.GeneratedFile, m *message) {
 	}
 	genObject(g, m)
 	genHooks(g, m)
+	genKeptHooks(g, m) // emit_unknown.go
 	genEqual(g, m)
 	genString(g, m)
 	genConstructs(g, m)

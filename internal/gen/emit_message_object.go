@@ -78,6 +78,7 @@ func genHooks(g *protogen.GeneratedFile, m *message) {
 
 	g.P("// WireSizes implements wire.Msg.")
 	g.P(recv, "WireSizes(s *", w("Sizer"), ") {")
+	emitKeepSizesHook(g) // emit_unknown.go
 	g.P("mk := s.Begin()")
 	for _, f := range m.fields {
 		switch f.shape {
@@ -108,6 +109,7 @@ func genHooks(g *protogen.GeneratedFile, m *message) {
 
 	g.P("// WireEncode implements wire.Msg.")
 	g.P(recv, "WireEncode(e *", w("Encoder"), ") {")
+	emitKeepEncodeHook(g) // emit_unknown.go
 	g.P("mk := e.Begin(&x.cf)")
 	for _, f := range m.fields {
 		switch f.shape {

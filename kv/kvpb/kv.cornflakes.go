@@ -148,6 +148,10 @@ func (x *Req) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Req) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if s.SizedBytesList(&x.xKeys) {
 		b0 |= 0x1
@@ -163,6 +167,10 @@ func (x *Req) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Req) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKeys.Len() != 0 {
 		b0 |= 0x1
@@ -192,6 +200,46 @@ func (x *Req) WireDecode(d *wireimpl.Decoder) {
 	d.BytesListAt(d.Ent(b0, 0x1, 0), 1, &x.xKeys)
 	d.BytesListAt(d.Ent(b0, 0x2, 0), 2, &x.xVals)
 	x.xIndex = uint32(d.U64At(d.Ent(b0, 0x4, 0)))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, reqKnownFields)
+	}
+}
+
+// reqKnownFields are the fields of Req and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var reqKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytesList},
+	{Num: 2, Kind: wireimpl.KindBytesList},
+	{Num: 3, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Req) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.BytesList(1, &x.xKeys)
+	s.KeptBefore(&mk, 2)
+	s.BytesList(2, &x.xVals)
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.xIndex != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Req) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	e.BytesList(1, &x.xKeys)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.KeptBefore(&mk, 2)
+	e.BytesList(2, &x.xVals)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.KeptBefore(&mk, 3)
+	if x.xIndex != 0 {
+		e.Uint32(3, x.xIndex)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -428,6 +476,10 @@ func (x *Resp) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Resp) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xStatus != 0 {
 		b0 |= 0x1
@@ -444,6 +496,10 @@ func (x *Resp) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Resp) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xStatus != 0 {
 		b0 |= 0x1
@@ -473,6 +529,48 @@ func (x *Resp) WireDecode(d *wireimpl.Decoder) {
 	x.xStatus = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xVal)
 	d.BytesListAt(d.Ent(b0, 0x4, 0), 3, &x.xVals)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, respKnownFields)
+	}
+}
+
+// respKnownFields are the fields of Resp and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var respKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindBytesList},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Resp) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xStatus != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xVal, x.xVal.Len() != 0)
+	s.KeptBefore(&mk, 3)
+	s.BytesList(3, &x.xVals)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Resp) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xStatus != 0 {
+		e.Uint32(1, x.xStatus)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xVal.Len() != 0 {
+		e.Bytes(2, &x.xVal)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	e.BytesList(3, &x.xVals)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

@@ -29,6 +29,12 @@ type Arena struct {
 	// grow to; exceeding it fails the decode with ErrArenaLimit.
 	// NewArena sets DefaultArenaLimit; 0 means no limit.
 	Limit int
+	// WriteTyped makes every message made by New after it is set write
+	// itself in the typed header form (docs/WIRE_FORMAT.md), so that a
+	// reader of an older schema can keep the fields it does not know and
+	// write them back. Messages with kept unknown fields are written typed
+	// regardless.
+	WriteTyped bool
 
 	// copied bytes: bump allocation over reused chunks
 	chunks [][]byte

@@ -44,6 +44,7 @@ type Encoder struct {
 	entEnd int
 	depth  int
 	err    error
+	typed  uint8 // 1 inside a message written typed (unknown_keep_write.go)
 }
 
 // reset prepares e for an object of sizes sz (field by field: cheaper

@@ -34,6 +34,8 @@ type Core struct {
 	words uint32 // bitmap words, computed by Sizes for Serialize
 	depth int32  // nesting depth of a decoded message
 	epoch uint32 // the arena's epoch at New: a Reset since makes the message stale
+
+	uk *keptSet // kept unknown fields / typed-form writing (unknown_keep.go); nil: neither
 }
 
 // Init binds the message to a (generated New functions call it).
@@ -41,6 +43,9 @@ func (c *Core) Init(a *Arena) {
 	c.a = a
 	if a != nil {
 		c.epoch = uint32(a.epoch)
+		if a.WriteTyped {
+			c.initTypedWrite() // unknown_keep.go
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ type Sizer struct {
 	count, maxNum               int // tally of the current message
 	depth                       int
 	err                         error
+	typed                       uint8 // 1 inside a message written typed (unknown_keep_write.go)
 }
 
 // SizerMark saves the enclosing message's tally across a nested message.

@@ -116,6 +116,10 @@ func (x *SingleBuffer) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *SingleBuffer) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xMessage.Len() != 0 {
 		b0 |= 0x1
@@ -126,6 +130,10 @@ func (x *SingleBuffer) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *SingleBuffer) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xMessage.Len() != 0 {
 		b0 |= 0x1
@@ -141,6 +149,34 @@ func (x *SingleBuffer) WireEncode(e *wireimpl.Encoder) {
 func (x *SingleBuffer) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xMessage)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, singleBufferKnownFields)
+	}
+}
+
+// singleBufferKnownFields are the fields of SingleBuffer and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var singleBufferKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *SingleBuffer) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Bytes(1, &x.xMessage, x.xMessage.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *SingleBuffer) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xMessage.Len() != 0 {
+		e.Bytes(1, &x.xMessage)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -295,6 +331,10 @@ func (x *ListBuffers) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *ListBuffers) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if s.SizedBytesList(&x.xMessages) {
 		b0 |= 0x1
@@ -304,6 +344,10 @@ func (x *ListBuffers) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *ListBuffers) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xMessages.Len() != 0 {
 		b0 |= 0x1
@@ -319,6 +363,32 @@ func (x *ListBuffers) WireEncode(e *wireimpl.Encoder) {
 func (x *ListBuffers) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesListAt(d.Ent(b0, 0x1, 0), 1, &x.xMessages)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, listBuffersKnownFields)
+	}
+}
+
+// listBuffersKnownFields are the fields of ListBuffers and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var listBuffersKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytesList},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *ListBuffers) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.BytesList(1, &x.xMessages)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *ListBuffers) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	e.BytesList(1, &x.xMessages)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -515,6 +585,10 @@ func (x *Tree1) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree1) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
@@ -553,6 +627,10 @@ func (x *Tree1) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree1) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xLeft.Present() {
 		b0 |= 0x1
@@ -599,6 +677,38 @@ func (x *Tree1) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, tree1KnownFields)
+	}
+}
+
+// tree1KnownFields are the fields of Tree1 and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var tree1KnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree1) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree1) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xLeft)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRight)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -839,6 +949,10 @@ func (x *Tree2) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree2) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
@@ -877,6 +991,10 @@ func (x *Tree2) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree2) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xLeft.Present() {
 		b0 |= 0x1
@@ -923,6 +1041,38 @@ func (x *Tree2) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, tree2KnownFields)
+	}
+}
+
+// tree2KnownFields are the fields of Tree2 and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var tree2KnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree2) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree2) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xLeft)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRight)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1163,6 +1313,10 @@ func (x *Tree3) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree3) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
@@ -1201,6 +1355,10 @@ func (x *Tree3) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree3) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xLeft.Present() {
 		b0 |= 0x1
@@ -1247,6 +1405,38 @@ func (x *Tree3) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, tree3KnownFields)
+	}
+}
+
+// tree3KnownFields are the fields of Tree3 and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var tree3KnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree3) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree3) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xLeft)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRight)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1487,6 +1677,10 @@ func (x *Tree4) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree4) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
@@ -1525,6 +1719,10 @@ func (x *Tree4) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree4) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xLeft.Present() {
 		b0 |= 0x1
@@ -1571,6 +1769,38 @@ func (x *Tree4) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, tree4KnownFields)
+	}
+}
+
+// tree4KnownFields are the fields of Tree4 and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var tree4KnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree4) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree4) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xLeft)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRight)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1811,6 +2041,10 @@ func (x *Tree5) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree5) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
@@ -1849,6 +2083,10 @@ func (x *Tree5) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree5) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xLeft.Present() {
 		b0 |= 0x1
@@ -1895,6 +2133,38 @@ func (x *Tree5) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, tree5KnownFields)
+	}
+}
+
+// tree5KnownFields are the fields of Tree5 and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var tree5KnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree5) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree5) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xLeft)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRight)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

@@ -116,6 +116,10 @@ func (x *Blob) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Blob) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xData.Len() != 0 {
 		b0 |= 0x1
@@ -126,6 +130,10 @@ func (x *Blob) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Blob) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xData.Len() != 0 {
 		b0 |= 0x1
@@ -141,6 +149,34 @@ func (x *Blob) WireEncode(e *wireimpl.Encoder) {
 func (x *Blob) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xData)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, blobKnownFields)
+	}
+}
+
+// blobKnownFields are the fields of Blob and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var blobKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Blob) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Bytes(1, &x.xData, x.xData.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Blob) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xData.Len() != 0 {
+		e.Bytes(1, &x.xData)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

@@ -190,6 +190,10 @@ func (x *HelloRequest) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *HelloRequest) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xName.Len() != 0 {
 		b0 |= 0x1
@@ -209,6 +213,10 @@ func (x *HelloRequest) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *HelloRequest) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xName.Len() != 0 {
 		b0 |= 0x1
@@ -250,6 +258,58 @@ func (x *HelloRequest) WireDecode(d *wireimpl.Decoder) {
 	} else {
 		x.xSeq = 0
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, helloRequestKnownFields)
+	}
+}
+
+// helloRequestKnownFields are the fields of HelloRequest and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var helloRequestKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindScalar},
+	{Num: 3, Kind: wireimpl.KindScalar},
+	{Num: 4, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *HelloRequest) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xName, x.xName.Len() != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xBlobSize != 0)
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.xMood != 0)
+	s.KeptBefore(&mk, 4)
+	s.Scalar(4, x.cf.Has(0))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *HelloRequest) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xName.Len() != 0 {
+		e.String(1, &x.xName)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	if x.xBlobSize != 0 {
+		e.Uint32(2, x.xBlobSize)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 3)
+	if x.xMood != 0 {
+		e.Int32(3, int32(x.xMood))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 4)
+	if x.cf.Has(0) {
+		e.Uint64(4, x.xSeq)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -506,6 +566,10 @@ func (x *HelloReply) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *HelloReply) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xMessage.Len() != 0 {
 		b0 |= 0x1
@@ -523,6 +587,10 @@ func (x *HelloReply) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *HelloReply) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xMessage.Len() != 0 {
 		b0 |= 0x1
@@ -552,6 +620,50 @@ func (x *HelloReply) WireDecode(d *wireimpl.Decoder) {
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xMessage)
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xBlob)
 	x.xSeq = d.U64At(d.Ent(b0, 0x4, 0))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, helloReplyKnownFields)
+	}
+}
+
+// helloReplyKnownFields are the fields of HelloReply and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var helloReplyKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *HelloReply) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xMessage, x.xMessage.Len() != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xBlob, x.xBlob.Len() != 0)
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.xSeq != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *HelloReply) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xMessage.Len() != 0 {
+		e.String(1, &x.xMessage)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	if x.xBlob.Len() != 0 {
+		e.Bytes(2, &x.xBlob)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	if x.xSeq != 0 {
+		e.Uint64(3, x.xSeq)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -794,6 +906,10 @@ func (x *FailRequest) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *FailRequest) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xCode != 0 {
 		b0 |= 0x1
@@ -811,6 +927,10 @@ func (x *FailRequest) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *FailRequest) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xCode != 0 {
 		b0 |= 0x1
@@ -840,6 +960,50 @@ func (x *FailRequest) WireDecode(d *wireimpl.Decoder) {
 	x.xCode = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xMessage)
 	d.BytesAt(d.Ent(b0, 0x4, 0), 3, &x.xDetails)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, failRequestKnownFields)
+	}
+}
+
+// failRequestKnownFields are the fields of FailRequest and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var failRequestKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *FailRequest) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xCode != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xMessage, x.xMessage.Len() != 0)
+	s.KeptBefore(&mk, 3)
+	s.Bytes(3, &x.xDetails, x.xDetails.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *FailRequest) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xCode != 0 {
+		e.Uint32(1, x.xCode)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xMessage.Len() != 0 {
+		e.String(2, &x.xMessage)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	if x.xDetails.Len() != 0 {
+		e.Bytes(3, &x.xDetails)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1022,6 +1186,10 @@ func (x *LookupRequest) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *LookupRequest) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xId != 0 {
 		b0 |= 0x1
@@ -1031,6 +1199,10 @@ func (x *LookupRequest) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *LookupRequest) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xId != 0 {
 		b0 |= 0x1
@@ -1046,6 +1218,34 @@ func (x *LookupRequest) WireEncode(e *wireimpl.Encoder) {
 func (x *LookupRequest) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xId = d.U64At(d.Ent(b0, 0x1, 0))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, lookupRequestKnownFields)
+	}
+}
+
+// lookupRequestKnownFields are the fields of LookupRequest and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var lookupRequestKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *LookupRequest) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xId != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *LookupRequest) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xId != 0 {
+		e.Uint64(1, x.xId)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1282,6 +1482,10 @@ func (x *Tree) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -1328,6 +1532,10 @@ func (x *Tree) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xValue != 0 {
 		b0 |= 0x1
@@ -1383,6 +1591,60 @@ func (x *Tree) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xInner.Set(v)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, treeKnownFields)
+	}
+}
+
+// treeKnownFields are the fields of Tree and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var treeKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindMessageList},
+	{Num: 3, Kind: wireimpl.KindBytes},
+	{Num: 4, Kind: wireimpl.KindBytesList},
+	{Num: 5, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xValue != 0)
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessages(s, 2, &x.xKids, func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 3)
+	s.String(3, &x.xLabel, x.cf.Has(0))
+	s.KeptBefore(&mk, 4)
+	s.BytesList(4, &x.xTags)
+	s.KeptBefore(&mk, 5)
+	wireimpl.SizeMessage(s, 5, &x.xInner, func(a *wireimpl.Arena) *Tree_Inner { return NewTree_Inner((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xValue != 0 {
+		e.Int64(1, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessages(e, 2, &x.xKids)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 3)
+	if x.cf.Has(0) {
+		e.String(3, &x.xLabel)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 4)
+	e.BytesList(4, &x.xTags)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.KeptBefore(&mk, 5)
+	wireimpl.EncodeMessage(e, 5, &x.xInner)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1542,6 +1804,10 @@ func (x *Tree_Inner) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree_Inner) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xA != 0 {
 		b0 |= 0x1
@@ -1554,6 +1820,10 @@ func (x *Tree_Inner) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree_Inner) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xA != 0 {
 		b0 |= 0x1
@@ -1574,6 +1844,40 @@ func (x *Tree_Inner) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xA = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	wireimpl.DecodeScalars(d, 2, &x.xB)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, tree_InnerKnownFields)
+	}
+}
+
+// tree_InnerKnownFields are the fields of Tree_Inner and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var tree_InnerKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindList8},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree_Inner) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xA != 0)
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeScalars(s, 2, &x.xB)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree_Inner) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xA != 0 {
+		e.Uint32(1, x.xA)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeScalars(e, 2, &x.xB)
+	e.Known(&mk, wireimpl.KindList8)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1713,6 +2017,10 @@ func (x *Sum) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Sum) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xTotal != 0 {
 		b0 |= 0x1
@@ -1725,6 +2033,10 @@ func (x *Sum) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Sum) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xTotal != 0 {
 		b0 |= 0x1
@@ -1747,6 +2059,42 @@ func (x *Sum) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xTotal = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xNodes = uint32(d.U64At(d.Ent(b0, 0x2, 0)))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, sumKnownFields)
+	}
+}
+
+// sumKnownFields are the fields of Sum and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var sumKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Sum) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xTotal != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xNodes != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Sum) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xTotal != 0 {
+		e.Int64(1, x.xTotal)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xNodes != 0 {
+		e.Uint32(2, x.xNodes)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

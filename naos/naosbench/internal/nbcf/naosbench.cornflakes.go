@@ -97,6 +97,10 @@ func (x *Floats) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Floats) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if wireimpl.SizedScalars(s, &x.xV) {
 		b0 |= 0x1
@@ -106,6 +110,10 @@ func (x *Floats) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Floats) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xV.Len() != 0 {
 		b0 |= 0x1
@@ -118,6 +126,32 @@ func (x *Floats) WireEncode(e *wireimpl.Encoder) {
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Floats) WireDecode(d *wireimpl.Decoder) {
 	wireimpl.DecodeScalars(d, 1, &x.xV)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, floatsKnownFields)
+	}
+}
+
+// floatsKnownFields are the fields of Floats and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var floatsKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindList4},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Floats) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeScalars(s, 1, &x.xV)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Floats) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeScalars(e, 1, &x.xV)
+	e.Known(&mk, wireimpl.KindList4)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -251,6 +285,10 @@ func (x *Point) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Point) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if math.Float64bits(x.xX) != 0 {
 		b0 |= 0x1
@@ -263,6 +301,10 @@ func (x *Point) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Point) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if math.Float64bits(x.xX) != 0 {
 		b0 |= 0x1
@@ -285,6 +327,42 @@ func (x *Point) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xX = math.Float64frombits(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xY = math.Float64frombits(d.U64At(d.Ent(b0, 0x2, 0)))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, pointKnownFields)
+	}
+}
+
+// pointKnownFields are the fields of Point and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var pointKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Point) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, math.Float64bits(x.xX) != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, math.Float64bits(x.xY) != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Point) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if math.Float64bits(x.xX) != 0 {
+		e.Double(1, x.xX)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if math.Float64bits(x.xY) != 0 {
+		e.Double(2, x.xY)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -442,6 +520,10 @@ func (x *Points) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Points) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if l := &x.xV; l.Len() != 0 {
 		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Point { return NewPoint((*wire.Arena)(a)) }); err != nil {
@@ -462,6 +544,10 @@ func (x *Points) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Points) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xV.Len() != 0 {
 		b0 |= 0x1
@@ -474,6 +560,32 @@ func (x *Points) WireEncode(e *wireimpl.Encoder) {
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Points) WireDecode(d *wireimpl.Decoder) {
 	wireimpl.DecodeMessages(d, 1, &x.xV)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, pointsKnownFields)
+	}
+}
+
+// pointsKnownFields are the fields of Points and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var pointsKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessageList},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Points) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessages(s, 1, &x.xV, func(a *wireimpl.Arena) *Point { return NewPoint((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Points) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessages(e, 1, &x.xV)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -627,6 +739,10 @@ func (x *Pair) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Pair) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -640,6 +756,10 @@ func (x *Pair) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Pair) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -662,6 +782,42 @@ func (x *Pair) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xVal)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, pairKnownFields)
+	}
+}
+
+// pairKnownFields are the fields of Pair and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var pairKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Pair) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xVal, x.xVal.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Pair) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xVal.Len() != 0 {
+		e.String(2, &x.xVal)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -820,6 +976,10 @@ func (x *Pairs) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Pairs) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if l := &x.xV; l.Len() != 0 {
 		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *Pair { return NewPair((*wire.Arena)(a)) }); err != nil {
@@ -840,6 +1000,10 @@ func (x *Pairs) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Pairs) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xV.Len() != 0 {
 		b0 |= 0x1
@@ -852,6 +1016,32 @@ func (x *Pairs) WireEncode(e *wireimpl.Encoder) {
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Pairs) WireDecode(d *wireimpl.Decoder) {
 	wireimpl.DecodeMessages(d, 1, &x.xV)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, pairsKnownFields)
+	}
+}
+
+// pairsKnownFields are the fields of Pairs and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var pairsKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessageList},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Pairs) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessages(s, 1, &x.xV, func(a *wireimpl.Arena) *Pair { return NewPair((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Pairs) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessages(e, 1, &x.xV)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -364,6 +364,10 @@ func (x *Scalars) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Scalars) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xI32 != 0 {
 		b0 |= 0x1
@@ -420,6 +424,10 @@ func (x *Scalars) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Scalars) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xI32 != 0 {
 		b0 |= 0x1
@@ -540,6 +548,154 @@ func (x *Scalars) WireDecode(d *wireimpl.Decoder) {
 	x.xKind = Kind(int32(d.U64At(d.Ent(b0, 0x2000, 0))))
 	d.StringAt(d.Ent(b0, 0x4000, 0), 15, &x.xText)
 	d.BytesAt(d.Ent(b0, 0x8000, 0), 16, &x.xData)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, scalarsKnownFields)
+	}
+}
+
+// scalarsKnownFields are the fields of Scalars and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var scalarsKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+	{Num: 3, Kind: wireimpl.KindScalar},
+	{Num: 4, Kind: wireimpl.KindScalar},
+	{Num: 5, Kind: wireimpl.KindScalar},
+	{Num: 6, Kind: wireimpl.KindScalar},
+	{Num: 7, Kind: wireimpl.KindScalar},
+	{Num: 8, Kind: wireimpl.KindScalar},
+	{Num: 9, Kind: wireimpl.KindScalar},
+	{Num: 10, Kind: wireimpl.KindScalar},
+	{Num: 11, Kind: wireimpl.KindScalar},
+	{Num: 12, Kind: wireimpl.KindScalar},
+	{Num: 13, Kind: wireimpl.KindScalar},
+	{Num: 14, Kind: wireimpl.KindScalar},
+	{Num: 15, Kind: wireimpl.KindBytes},
+	{Num: 16, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Scalars) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xI32 != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xI64 != 0)
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.xU32 != 0)
+	s.KeptBefore(&mk, 4)
+	s.Scalar(4, x.xU64 != 0)
+	s.KeptBefore(&mk, 5)
+	s.Scalar(5, x.xS32 != 0)
+	s.KeptBefore(&mk, 6)
+	s.Scalar(6, x.xS64 != 0)
+	s.KeptBefore(&mk, 7)
+	s.Scalar(7, x.xF32 != 0)
+	s.KeptBefore(&mk, 8)
+	s.Scalar(8, x.xF64 != 0)
+	s.KeptBefore(&mk, 9)
+	s.Scalar(9, x.xSf32 != 0)
+	s.KeptBefore(&mk, 10)
+	s.Scalar(10, x.xSf64 != 0)
+	s.KeptBefore(&mk, 11)
+	s.Scalar(11, x.xFlag)
+	s.KeptBefore(&mk, 12)
+	s.Scalar(12, math.Float32bits(x.xRatio) != 0)
+	s.KeptBefore(&mk, 13)
+	s.Scalar(13, math.Float64bits(x.xScore) != 0)
+	s.KeptBefore(&mk, 14)
+	s.Scalar(14, x.xKind != 0)
+	s.KeptBefore(&mk, 15)
+	s.String(15, &x.xText, x.xText.Len() != 0)
+	s.KeptBefore(&mk, 16)
+	s.Bytes(16, &x.xData, x.xData.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Scalars) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xI32 != 0 {
+		e.Int32(1, x.xI32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xI64 != 0 {
+		e.Int64(2, x.xI64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 3)
+	if x.xU32 != 0 {
+		e.Uint32(3, x.xU32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 4)
+	if x.xU64 != 0 {
+		e.Uint64(4, x.xU64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 5)
+	if x.xS32 != 0 {
+		e.Int32(5, x.xS32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 6)
+	if x.xS64 != 0 {
+		e.Int64(6, x.xS64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 7)
+	if x.xF32 != 0 {
+		e.Uint32(7, x.xF32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 8)
+	if x.xF64 != 0 {
+		e.Uint64(8, x.xF64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 9)
+	if x.xSf32 != 0 {
+		e.Int32(9, x.xSf32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 10)
+	if x.xSf64 != 0 {
+		e.Int64(10, x.xSf64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 11)
+	if x.xFlag {
+		e.Bool(11, x.xFlag)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 12)
+	if math.Float32bits(x.xRatio) != 0 {
+		e.Float(12, x.xRatio)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 13)
+	if math.Float64bits(x.xScore) != 0 {
+		e.Double(13, x.xScore)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 14)
+	if x.xKind != 0 {
+		e.Int32(14, int32(x.xKind))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 15)
+	if x.xText.Len() != 0 {
+		e.String(15, &x.xText)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 16)
+	if x.xData.Len() != 0 {
+		e.Bytes(16, &x.xData)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1092,6 +1248,10 @@ func (x *Optionals) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Optionals) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1121,6 +1281,10 @@ func (x *Optionals) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Optionals) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1207,6 +1371,82 @@ func (x *Optionals) WireDecode(d *wireimpl.Decoder) {
 	if d.BytesAt(d.Ent(b0, 0x40, 0), 7, &x.xData) {
 		x.cf.SetHas(6)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, optionalsKnownFields)
+	}
+}
+
+// optionalsKnownFields are the fields of Optionals and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var optionalsKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+	{Num: 3, Kind: wireimpl.KindScalar},
+	{Num: 4, Kind: wireimpl.KindScalar},
+	{Num: 5, Kind: wireimpl.KindScalar},
+	{Num: 6, Kind: wireimpl.KindBytes},
+	{Num: 7, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Optionals) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.cf.Has(1))
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.cf.Has(2))
+	s.KeptBefore(&mk, 4)
+	s.Scalar(4, x.cf.Has(3))
+	s.KeptBefore(&mk, 5)
+	s.Scalar(5, x.cf.Has(4))
+	s.KeptBefore(&mk, 6)
+	s.String(6, &x.xText, x.cf.Has(5))
+	s.KeptBefore(&mk, 7)
+	s.Bytes(7, &x.xData, x.cf.Has(6))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Optionals) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Int32(1, x.xI32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.Uint64(2, x.xU64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 3)
+	if x.cf.Has(2) {
+		e.Bool(3, x.xFlag)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 4)
+	if x.cf.Has(3) {
+		e.Double(4, x.xScore)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 5)
+	if x.cf.Has(4) {
+		e.Int32(5, int32(x.xKind))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 6)
+	if x.cf.Has(5) {
+		e.String(6, &x.xText)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 7)
+	if x.cf.Has(6) {
+		e.Bytes(7, &x.xData)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1634,6 +1874,10 @@ func (x *Lists) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Lists) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if wireimpl.SizedScalars(s, &x.xI32S) {
 		b0 |= 0x1
@@ -1684,6 +1928,10 @@ func (x *Lists) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Lists) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xI32S.Len() != 0 {
 		b0 |= 0x1
@@ -1749,6 +1997,92 @@ func (x *Lists) WireDecode(d *wireimpl.Decoder) {
 	d.StringList(9, &x.xTexts)
 	d.BytesListAt(d.Ent(b0, 0x200, 0), 10, &x.xBlobs)
 	wireimpl.DecodeMessages(d, 11, &x.xItems)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, listsKnownFields)
+	}
+}
+
+// listsKnownFields are the fields of Lists and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var listsKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindList4},
+	{Num: 2, Kind: wireimpl.KindList8},
+	{Num: 3, Kind: wireimpl.KindList8},
+	{Num: 4, Kind: wireimpl.KindList4},
+	{Num: 5, Kind: wireimpl.KindList1},
+	{Num: 6, Kind: wireimpl.KindList4},
+	{Num: 7, Kind: wireimpl.KindList8},
+	{Num: 8, Kind: wireimpl.KindList4},
+	{Num: 9, Kind: wireimpl.KindBytesList},
+	{Num: 10, Kind: wireimpl.KindBytesList},
+	{Num: 11, Kind: wireimpl.KindMessageList},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Lists) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeScalars(s, 1, &x.xI32S)
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeScalars(s, 2, &x.xU64S)
+	s.KeptBefore(&mk, 3)
+	wireimpl.SizeScalars(s, 3, &x.xS64S)
+	s.KeptBefore(&mk, 4)
+	wireimpl.SizeScalars(s, 4, &x.xF32S)
+	s.KeptBefore(&mk, 5)
+	wireimpl.SizeScalars(s, 5, &x.xFlags)
+	s.KeptBefore(&mk, 6)
+	wireimpl.SizeScalars(s, 6, &x.xRatios)
+	s.KeptBefore(&mk, 7)
+	wireimpl.SizeScalars(s, 7, &x.xScores)
+	s.KeptBefore(&mk, 8)
+	wireimpl.SizeScalars(s, 8, &x.xKinds)
+	s.KeptBefore(&mk, 9)
+	s.StringList(9, &x.xTexts)
+	s.KeptBefore(&mk, 10)
+	s.BytesList(10, &x.xBlobs)
+	s.KeptBefore(&mk, 11)
+	wireimpl.SizeMessages(s, 11, &x.xItems, func(a *wireimpl.Arena) *Scalars { return NewScalars((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Lists) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeScalars(e, 1, &x.xI32S)
+	e.Known(&mk, wireimpl.KindList4)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeScalars(e, 2, &x.xU64S)
+	e.Known(&mk, wireimpl.KindList8)
+	e.KeptBefore(&mk, 3)
+	wireimpl.EncodeScalars(e, 3, &x.xS64S)
+	e.Known(&mk, wireimpl.KindList8)
+	e.KeptBefore(&mk, 4)
+	wireimpl.EncodeScalars(e, 4, &x.xF32S)
+	e.Known(&mk, wireimpl.KindList4)
+	e.KeptBefore(&mk, 5)
+	wireimpl.EncodeScalars(e, 5, &x.xFlags)
+	e.Known(&mk, wireimpl.KindList1)
+	e.KeptBefore(&mk, 6)
+	wireimpl.EncodeScalars(e, 6, &x.xRatios)
+	e.Known(&mk, wireimpl.KindList4)
+	e.KeptBefore(&mk, 7)
+	wireimpl.EncodeScalars(e, 7, &x.xScores)
+	e.Known(&mk, wireimpl.KindList8)
+	e.KeptBefore(&mk, 8)
+	wireimpl.EncodeScalars(e, 8, &x.xKinds)
+	e.Known(&mk, wireimpl.KindList4)
+	e.KeptBefore(&mk, 9)
+	e.StringList(9, &x.xTexts)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.KeptBefore(&mk, 10)
+	e.BytesList(10, &x.xBlobs)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.KeptBefore(&mk, 11)
+	wireimpl.EncodeMessages(e, 11, &x.xItems)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2098,6 +2432,10 @@ func (x *Outer) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Outer) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var bm [32]uint32
 	if x.xInner.Present() {
 		if s.Enter() {
@@ -2176,6 +2514,10 @@ func (x *Outer) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Outer) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var bm [32]uint32
 	if x.xInner.Present() {
 		bm[0] |= 0x1
@@ -2293,6 +2635,80 @@ func (x *Outer) WireDecode(d *wireimpl.Decoder) {
 	x.xSnakeCaseField = uint32(d.U64At(d.Ent(b3, 0x8, p3)))
 	x.xState = Outer_Inner_State(int32(d.U64At(d.Ent(b31, 0x80, p31))))
 	wireimpl.DecodeScalars(d, 1001, &x.xLevels)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, outerKnownFields)
+	}
+}
+
+// outerKnownFields are the fields of Outer and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var outerKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessageList},
+	{Num: 3, Kind: wireimpl.KindMessage},
+	{Num: 4, Kind: wireimpl.KindMessageList},
+	{Num: 5, Kind: wireimpl.KindScalar},
+	{Num: 100, Kind: wireimpl.KindScalar},
+	{Num: 1000, Kind: wireimpl.KindScalar},
+	{Num: 1001, Kind: wireimpl.KindList4},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Outer) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xInner, func(a *wireimpl.Arena) *Outer_Inner { return NewOuter_Inner((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessages(s, 2, &x.xInners, func(a *wireimpl.Arena) *Outer_Inner { return NewOuter_Inner((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 3)
+	wireimpl.SizeMessage(s, 3, &x.xBlob, func(a *wireimpl.Arena) *other.Blob { return other.NewBlob((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 4)
+	wireimpl.SizeMessages(s, 4, &x.xBlobs, func(a *wireimpl.Arena) *other.Blob { return other.NewBlob((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 5)
+	s.Scalar(5, x.xLevel != 0)
+	s.KeptBefore(&mk, 100)
+	s.Scalar(100, x.xSnakeCaseField != 0)
+	s.KeptBefore(&mk, 1000)
+	s.Scalar(1000, x.xState != 0)
+	s.KeptBefore(&mk, 1001)
+	wireimpl.SizeScalars(s, 1001, &x.xLevels)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Outer) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xInner)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessages(e, 2, &x.xInners)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 3)
+	wireimpl.EncodeMessage(e, 3, &x.xBlob)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 4)
+	wireimpl.EncodeMessages(e, 4, &x.xBlobs)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 5)
+	if x.xLevel != 0 {
+		e.Int32(5, int32(x.xLevel))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 100)
+	if x.xSnakeCaseField != 0 {
+		e.Uint32(100, x.xSnakeCaseField)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 1000)
+	if x.xState != 0 {
+		e.Int32(1000, int32(x.xState))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 1001)
+	wireimpl.EncodeScalars(e, 1001, &x.xLevels)
+	e.Known(&mk, wireimpl.KindList4)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2498,6 +2914,10 @@ func (x *Outer_Inner) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Outer_Inner) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xState != 0 {
 		b0 |= 0x1
@@ -2511,6 +2931,10 @@ func (x *Outer_Inner) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Outer_Inner) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xState != 0 {
 		b0 |= 0x1
@@ -2533,6 +2957,42 @@ func (x *Outer_Inner) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xState = Outer_Inner_State(int32(d.U64At(d.Ent(b0, 0x1, 0))))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xPayload)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, outer_InnerKnownFields)
+	}
+}
+
+// outer_InnerKnownFields are the fields of Outer_Inner and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var outer_InnerKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Outer_Inner) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xState != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xPayload, x.xPayload.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Outer_Inner) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xState != 0 {
+		e.Int32(1, int32(x.xState))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xPayload.Len() != 0 {
+		e.Bytes(2, &x.xPayload)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -2789,6 +3249,10 @@ func (x *Tree) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Tree) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xLeft.Present() {
 		if s.Enter() {
@@ -2831,6 +3295,10 @@ func (x *Tree) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Tree) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xLeft.Present() {
 		b0 |= 0x1
@@ -2884,6 +3352,46 @@ func (x *Tree) WireDecode(d *wireimpl.Decoder) {
 		x.xRight.Set(v)
 	}
 	d.BytesAt(d.Ent(b0, 0x4, 0), 3, &x.xLeaf)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, treeKnownFields)
+	}
+}
+
+// treeKnownFields are the fields of Tree and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var treeKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+	{Num: 3, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 3)
+	s.Bytes(3, &x.xLeaf, x.xLeaf.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xLeft)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRight)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 3)
+	if x.xLeaf.Len() != 0 {
+		e.Bytes(3, &x.xLeaf)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -3086,12 +3594,20 @@ func (x *Empty) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Empty) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	s.Fixed1(&x.cf, b0)
 }
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Empty) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	mk := e.Begin1(b0)
 	e.End(mk)
@@ -3099,6 +3615,25 @@ func (x *Empty) WireEncode(e *wireimpl.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Empty) WireDecode(d *wireimpl.Decoder) {
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, emptyKnownFields)
+	}
+}
+
+// emptyKnownFields are the fields of Empty and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var emptyKnownFields = []wireimpl.KnownField{}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Empty) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Empty) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -3287,6 +3822,10 @@ func (x *Wide) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg.
 func (x *Wide) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	mk := s.Begin()
 	s.Scalar(1, x.xId != 0)
 	s.StringList(40, &x.xNames)
@@ -3297,6 +3836,10 @@ func (x *Wide) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg.
 func (x *Wide) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	mk := e.Begin(&x.cf)
 	if x.xId != 0 {
 		e.Int32(1, x.xId)
@@ -3315,6 +3858,54 @@ func (x *Wide) WireDecode(d *wireimpl.Decoder) {
 	d.StringList(40, &x.xNames)
 	d.Bytes(2000, &x.xPayload)
 	wireimpl.DecodeMessage(d, 2001, &x.xTree)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, wideKnownFields)
+	}
+}
+
+// wideKnownFields are the fields of Wide and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var wideKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 40, Kind: wireimpl.KindBytesList},
+	{Num: 2000, Kind: wireimpl.KindBytes},
+	{Num: 2001, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Wide) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xId != 0)
+	s.KeptBefore(&mk, 40)
+	s.StringList(40, &x.xNames)
+	s.KeptBefore(&mk, 2000)
+	s.Bytes(2000, &x.xPayload, x.xPayload.Len() != 0)
+	s.KeptBefore(&mk, 2001)
+	wireimpl.SizeMessage(s, 2001, &x.xTree, func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Wide) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xId != 0 {
+		e.Int32(1, x.xId)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 40)
+	e.StringList(40, &x.xNames)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.KeptBefore(&mk, 2000)
+	if x.xPayload.Len() != 0 {
+		e.Bytes(2000, &x.xPayload)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2001)
+	wireimpl.EncodeMessage(e, 2001, &x.xTree)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

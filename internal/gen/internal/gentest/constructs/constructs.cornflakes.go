@@ -1415,6 +1415,10 @@ func (x *Item) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg.
 func (x *Item) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	mk := s.Begin()
 	s.Scalar(1, x.cf.Has(0))
 	s.String(2, &x.xName, x.cf.Has(1))
@@ -1455,6 +1459,10 @@ func (x *Item) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg.
 func (x *Item) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	mk := e.Begin(&x.cf)
 	if x.cf.Has(0) {
 		e.Int32(1, x.xI32)
@@ -1563,7 +1571,247 @@ func (x *Item) WireDecode(d *wireimpl.Decoder) {
 	wireimpl.DecodeMessages(d, 61, &x.xSparses)
 	wireimpl.DecodeMessage(d, 70, &x.xArrays)
 	x.xFar = d.Int64(65536)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, itemKnownFields)
+	}
 	x.wireCheck(d)
+}
+
+// itemKnownFields are the fields of Item and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var itemKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindBytes},
+	{Num: 4, Kind: wireimpl.KindMessage},
+	{Num: 5, Kind: wireimpl.KindScalar},
+	{Num: 6, Kind: wireimpl.KindScalar},
+	{Num: 10, Kind: wireimpl.KindMessageList},
+	{Num: 11, Kind: wireimpl.KindMessageList},
+	{Num: 12, Kind: wireimpl.KindMessageList},
+	{Num: 13, Kind: wireimpl.KindMessageList},
+	{Num: 14, Kind: wireimpl.KindMessageList},
+	{Num: 15, Kind: wireimpl.KindMessageList},
+	{Num: 16, Kind: wireimpl.KindMessageList},
+	{Num: 17, Kind: wireimpl.KindMessageList},
+	{Num: 18, Kind: wireimpl.KindMessageList},
+	{Num: 19, Kind: wireimpl.KindMessageList},
+	{Num: 20, Kind: wireimpl.KindMessageList},
+	{Num: 21, Kind: wireimpl.KindMessageList},
+	{Num: 22, Kind: wireimpl.KindMessageList},
+	{Num: 30, Kind: wireimpl.KindMessage},
+	{Num: 31, Kind: wireimpl.KindMessage},
+	{Num: 32, Kind: wireimpl.KindMessage},
+	{Num: 33, Kind: wireimpl.KindMessage},
+	{Num: 34, Kind: wireimpl.KindMessage},
+	{Num: 35, Kind: wireimpl.KindMessage},
+	{Num: 36, Kind: wireimpl.KindMessage},
+	{Num: 37, Kind: wireimpl.KindMessage},
+	{Num: 40, Kind: wireimpl.KindScalar},
+	{Num: 41, Kind: wireimpl.KindBytes},
+	{Num: 50, Kind: wireimpl.KindMessageList},
+	{Num: 60, Kind: wireimpl.KindMessage},
+	{Num: 61, Kind: wireimpl.KindMessageList},
+	{Num: 70, Kind: wireimpl.KindMessage},
+	{Num: 65536, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xName, x.cf.Has(1))
+	s.KeptBefore(&mk, 3)
+	s.Bytes(3, &x.xBlob, x.cf.Has(2))
+	s.KeptBefore(&mk, 4)
+	wireimpl.SizeMessage(s, 4, &x.xChild, func(a *wireimpl.Arena) *Item { return NewItem((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 5)
+	s.Scalar(5, x.cf.Has(3))
+	s.KeptBefore(&mk, 6)
+	s.Scalar(6, x.cf.Has(4))
+	s.KeptBefore(&mk, 10)
+	wireimpl.SizeMessages(s, 10, &x.xByBool, func(a *wireimpl.Arena) *Item_ByBoolEntry { return NewItem_ByBoolEntry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 11)
+	wireimpl.SizeMessages(s, 11, &x.xByI32, func(a *wireimpl.Arena) *Item_ByI32Entry { return NewItem_ByI32Entry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 12)
+	wireimpl.SizeMessages(s, 12, &x.xByI64, func(a *wireimpl.Arena) *Item_ByI64Entry { return NewItem_ByI64Entry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 13)
+	wireimpl.SizeMessages(s, 13, &x.xByU32, func(a *wireimpl.Arena) *Item_ByU32Entry { return NewItem_ByU32Entry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 14)
+	wireimpl.SizeMessages(s, 14, &x.xByU64, func(a *wireimpl.Arena) *Item_ByU64Entry { return NewItem_ByU64Entry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 15)
+	wireimpl.SizeMessages(s, 15, &x.xByS32, func(a *wireimpl.Arena) *Item_ByS32Entry { return NewItem_ByS32Entry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 16)
+	wireimpl.SizeMessages(s, 16, &x.xByS64, func(a *wireimpl.Arena) *Item_ByS64Entry { return NewItem_ByS64Entry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 17)
+	wireimpl.SizeMessages(s, 17, &x.xByF32, func(a *wireimpl.Arena) *Item_ByF32Entry { return NewItem_ByF32Entry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 18)
+	wireimpl.SizeMessages(s, 18, &x.xByF64, func(a *wireimpl.Arena) *Item_ByF64Entry { return NewItem_ByF64Entry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 19)
+	wireimpl.SizeMessages(s, 19, &x.xBySf32, func(a *wireimpl.Arena) *Item_BySf32Entry { return NewItem_BySf32Entry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 20)
+	wireimpl.SizeMessages(s, 20, &x.xBySf64, func(a *wireimpl.Arena) *Item_BySf64Entry { return NewItem_BySf64Entry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 21)
+	wireimpl.SizeMessages(s, 21, &x.xByStr, func(a *wireimpl.Arena) *Item_ByStrEntry { return NewItem_ByStrEntry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 22)
+	wireimpl.SizeMessages(s, 22, &x.xItems, func(a *wireimpl.Arena) *Item_ItemsEntry { return NewItem_ItemsEntry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 30)
+	wireimpl.SizeMessage(s, 30, &x.xAt, func(a *wireimpl.Arena) *wkt.Timestamp { return wkt.NewTimestamp((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 31)
+	wireimpl.SizeMessage(s, 31, &x.xTook, func(a *wireimpl.Arena) *wkt.Duration { return wkt.NewDuration((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 32)
+	wireimpl.SizeMessage(s, 32, &x.xNothing, func(a *wireimpl.Arena) *wkt.Empty { return wkt.NewEmpty((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 33)
+	wireimpl.SizeMessage(s, 33, &x.xMaybe, func(a *wireimpl.Arena) *wkt.Int64Value { return wkt.NewInt64Value((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 34)
+	wireimpl.SizeMessage(s, 34, &x.xLabel, func(a *wireimpl.Arena) *wkt.StringValue { return wkt.NewStringValue((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 35)
+	wireimpl.SizeMessage(s, 35, &x.xMeta, func(a *wireimpl.Arena) *wkt.Struct { return wkt.NewStruct((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 36)
+	wireimpl.SizeMessage(s, 36, &x.xExtra, func(a *wireimpl.Arena) *wkt.Any { return wkt.NewAny((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 37)
+	wireimpl.SizeMessage(s, 37, &x.xRaw, func(a *wireimpl.Arena) *wkt.BytesValue { return wkt.NewBytesValue((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 40)
+	s.Scalar(40, x.cf.Has(5))
+	s.KeptBefore(&mk, 41)
+	s.String(41, &x.xS, x.cf.Has(6))
+	s.KeptBefore(&mk, 50)
+	wireimpl.SizeMessages(s, 50, &x.xKids, func(a *wireimpl.Arena) *Item { return NewItem((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 60)
+	wireimpl.SizeMessage(s, 60, &x.xSparse, func(a *wireimpl.Arena) *Sparse { return NewSparse((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 61)
+	wireimpl.SizeMessages(s, 61, &x.xSparses, func(a *wireimpl.Arena) *Sparse { return NewSparse((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 70)
+	wireimpl.SizeMessage(s, 70, &x.xArrays, func(a *wireimpl.Arena) *Arrays { return NewArrays((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 65536)
+	s.Scalar(65536, x.xFar != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Int32(1, x.xI32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.String(2, &x.xName)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	if x.cf.Has(2) {
+		e.Bytes(3, &x.xBlob)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 4)
+	wireimpl.EncodeMessage(e, 4, &x.xChild)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 5)
+	if x.cf.Has(3) {
+		e.Int32(5, int32(x.xKind))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 6)
+	if x.cf.Has(4) {
+		e.Double(6, x.xDbl)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 10)
+	wireimpl.EncodeMessages(e, 10, &x.xByBool)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 11)
+	wireimpl.EncodeMessages(e, 11, &x.xByI32)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 12)
+	wireimpl.EncodeMessages(e, 12, &x.xByI64)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 13)
+	wireimpl.EncodeMessages(e, 13, &x.xByU32)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 14)
+	wireimpl.EncodeMessages(e, 14, &x.xByU64)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 15)
+	wireimpl.EncodeMessages(e, 15, &x.xByS32)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 16)
+	wireimpl.EncodeMessages(e, 16, &x.xByS64)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 17)
+	wireimpl.EncodeMessages(e, 17, &x.xByF32)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 18)
+	wireimpl.EncodeMessages(e, 18, &x.xByF64)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 19)
+	wireimpl.EncodeMessages(e, 19, &x.xBySf32)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 20)
+	wireimpl.EncodeMessages(e, 20, &x.xBySf64)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 21)
+	wireimpl.EncodeMessages(e, 21, &x.xByStr)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 22)
+	wireimpl.EncodeMessages(e, 22, &x.xItems)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 30)
+	wireimpl.EncodeMessage(e, 30, &x.xAt)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 31)
+	wireimpl.EncodeMessage(e, 31, &x.xTook)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 32)
+	wireimpl.EncodeMessage(e, 32, &x.xNothing)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 33)
+	wireimpl.EncodeMessage(e, 33, &x.xMaybe)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 34)
+	wireimpl.EncodeMessage(e, 34, &x.xLabel)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 35)
+	wireimpl.EncodeMessage(e, 35, &x.xMeta)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 36)
+	wireimpl.EncodeMessage(e, 36, &x.xExtra)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 37)
+	wireimpl.EncodeMessage(e, 37, &x.xRaw)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 40)
+	if x.cf.Has(5) {
+		e.Uint64(40, x.xU)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 41)
+	if x.cf.Has(6) {
+		e.String(41, &x.xS)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 50)
+	wireimpl.EncodeMessages(e, 50, &x.xKids)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 60)
+	wireimpl.EncodeMessage(e, 60, &x.xSparse)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 61)
+	wireimpl.EncodeMessages(e, 61, &x.xSparses)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 70)
+	wireimpl.EncodeMessage(e, 70, &x.xArrays)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 65536)
+	if x.xFar != 0 {
+		e.Int64(65536, x.xFar)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2122,6 +2370,10 @@ func (x *Item_ByBoolEntry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_ByBoolEntry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey {
 		b0 |= 0x1
@@ -2134,6 +2386,10 @@ func (x *Item_ByBoolEntry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_ByBoolEntry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey {
 		b0 |= 0x1
@@ -2156,6 +2412,42 @@ func (x *Item_ByBoolEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = d.U64At(d.Ent(b0, 0x1, 0)) != 0
 	x.xValue = int32(d.U64At(d.Ent(b0, 0x2, 0)))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_ByBoolEntryKnownFields)
+	}
+}
+
+// item_ByBoolEntryKnownFields are the fields of Item_ByBoolEntry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByBoolEntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByBoolEntry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByBoolEntry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey {
+		e.Bool(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue != 0 {
+		e.Int32(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -2358,6 +2650,10 @@ func (x *Item_ByI32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_ByI32Entry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2371,6 +2667,10 @@ func (x *Item_ByI32Entry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_ByI32Entry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2393,6 +2693,42 @@ func (x *Item_ByI32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_ByI32EntryKnownFields)
+	}
+}
+
+// item_ByI32EntryKnownFields are the fields of Item_ByI32Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByI32EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByI32Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xValue, x.xValue.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByI32Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue.Len() != 0 {
+		e.String(2, &x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -2588,6 +2924,10 @@ func (x *Item_ByI64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_ByI64Entry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2601,6 +2941,10 @@ func (x *Item_ByI64Entry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_ByI64Entry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2623,6 +2967,42 @@ func (x *Item_ByI64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_ByI64EntryKnownFields)
+	}
+}
+
+// item_ByI64EntryKnownFields are the fields of Item_ByI64Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByI64EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByI64Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xValue, x.xValue.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByI64Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int64(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue.Len() != 0 {
+		e.Bytes(2, &x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -2806,6 +3186,10 @@ func (x *Item_ByU32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_ByU32Entry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2831,6 +3215,10 @@ func (x *Item_ByU32Entry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_ByU32Entry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -2856,6 +3244,40 @@ func (x *Item_ByU32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	wireimpl.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_ByU32EntryKnownFields)
+	}
+}
+
+// item_ByU32EntryKnownFields are the fields of Item_ByU32Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByU32EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByU32Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xValue, func(a *wireimpl.Arena) *Item { return NewItem((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByU32Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Uint32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xValue)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -3001,6 +3423,10 @@ func (x *Item_ByU64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_ByU64Entry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3013,6 +3439,10 @@ func (x *Item_ByU64Entry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_ByU64Entry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3035,6 +3465,42 @@ func (x *Item_ByU64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = d.U64At(d.Ent(b0, 0x1, 0))
 	x.xValue = Kind(int32(d.U64At(d.Ent(b0, 0x2, 0))))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_ByU64EntryKnownFields)
+	}
+}
+
+// item_ByU64EntryKnownFields are the fields of Item_ByU64Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByU64EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByU64Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByU64Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Uint64(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue != 0 {
+		e.Int32(2, int32(x.xValue))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -3217,6 +3683,10 @@ func (x *Item_ByS32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_ByS32Entry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3229,6 +3699,10 @@ func (x *Item_ByS32Entry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_ByS32Entry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3251,6 +3725,42 @@ func (x *Item_ByS32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = math.Float64frombits(d.U64At(d.Ent(b0, 0x2, 0)))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_ByS32EntryKnownFields)
+	}
+}
+
+// item_ByS32EntryKnownFields are the fields of Item_ByS32Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByS32EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByS32Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, math.Float64bits(x.xValue) != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByS32Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if math.Float64bits(x.xValue) != 0 {
+		e.Double(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -3433,6 +3943,10 @@ func (x *Item_ByS64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_ByS64Entry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3445,6 +3959,10 @@ func (x *Item_ByS64Entry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_ByS64Entry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3467,6 +3985,42 @@ func (x *Item_ByS64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = math.Float32frombits(uint32(d.U64At(d.Ent(b0, 0x2, 0))))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_ByS64EntryKnownFields)
+	}
+}
+
+// item_ByS64EntryKnownFields are the fields of Item_ByS64Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByS64EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByS64Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, math.Float32bits(x.xValue) != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByS64Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int64(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if math.Float32bits(x.xValue) != 0 {
+		e.Float(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -3649,6 +4203,10 @@ func (x *Item_ByF32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_ByF32Entry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3661,6 +4219,10 @@ func (x *Item_ByF32Entry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_ByF32Entry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3683,6 +4245,42 @@ func (x *Item_ByF32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = d.U64At(d.Ent(b0, 0x2, 0))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_ByF32EntryKnownFields)
+	}
+}
+
+// item_ByF32EntryKnownFields are the fields of Item_ByF32Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByF32EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByF32Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByF32Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Uint32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue != 0 {
+		e.Uint64(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -3865,6 +4463,10 @@ func (x *Item_ByF64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_ByF64Entry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3877,6 +4479,10 @@ func (x *Item_ByF64Entry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_ByF64Entry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -3899,6 +4505,42 @@ func (x *Item_ByF64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = d.U64At(d.Ent(b0, 0x1, 0))
 	x.xValue = d.U64At(d.Ent(b0, 0x2, 0)) != 0
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_ByF64EntryKnownFields)
+	}
+}
+
+// item_ByF64EntryKnownFields are the fields of Item_ByF64Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByF64EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByF64Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xValue)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByF64Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Uint64(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue {
+		e.Bool(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -4081,6 +4723,10 @@ func (x *Item_BySf32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_BySf32Entry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -4093,6 +4739,10 @@ func (x *Item_BySf32Entry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_BySf32Entry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -4115,6 +4765,42 @@ func (x *Item_BySf32Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = int64(d.U64At(d.Ent(b0, 0x2, 0)))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_BySf32EntryKnownFields)
+	}
+}
+
+// item_BySf32EntryKnownFields are the fields of Item_BySf32Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_BySf32EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_BySf32Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_BySf32Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue != 0 {
+		e.Int64(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -4297,6 +4983,10 @@ func (x *Item_BySf64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_BySf64Entry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -4309,6 +4999,10 @@ func (x *Item_BySf64Entry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_BySf64Entry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -4331,6 +5025,42 @@ func (x *Item_BySf64Entry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xValue = uint32(d.U64At(d.Ent(b0, 0x2, 0)))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_BySf64EntryKnownFields)
+	}
+}
+
+// item_BySf64EntryKnownFields are the fields of Item_BySf64Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_BySf64EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_BySf64Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_BySf64Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int64(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue != 0 {
+		e.Uint32(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -4545,6 +5275,10 @@ func (x *Item_ByStrEntry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_ByStrEntry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
@@ -4559,6 +5293,10 @@ func (x *Item_ByStrEntry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_ByStrEntry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
@@ -4581,6 +5319,42 @@ func (x *Item_ByStrEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey)
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_ByStrEntryKnownFields)
+	}
+}
+
+// item_ByStrEntryKnownFields are the fields of Item_ByStrEntry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByStrEntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByStrEntry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xKey, x.xKey.Len() != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xValue, x.xValue.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByStrEntry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey.Len() != 0 {
+		e.String(1, &x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	if x.xValue.Len() != 0 {
+		e.Bytes(2, &x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -4785,6 +5559,10 @@ func (x *Item_ItemsEntry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Item_ItemsEntry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
@@ -4811,6 +5589,10 @@ func (x *Item_ItemsEntry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Item_ItemsEntry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey.Len() != 0 {
 		b0 |= 0x1
@@ -4836,6 +5618,40 @@ func (x *Item_ItemsEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xKey)
 	wireimpl.MessageAt(d, d.Ent(b0, 0x2, 0), 2, &x.xValue)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, item_ItemsEntryKnownFields)
+	}
+}
+
+// item_ItemsEntryKnownFields are the fields of Item_ItemsEntry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ItemsEntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ItemsEntry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xKey, x.xKey.Len() != 0)
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xValue, func(a *wireimpl.Arena) *Item { return NewItem((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ItemsEntry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey.Len() != 0 {
+		e.String(1, &x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xValue)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -5202,6 +6018,10 @@ func (x *Arrays) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Arrays) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if wireimpl.SizedScalars(s, &x.xF32) {
 		b0 |= 0x1
@@ -5250,6 +6070,10 @@ func (x *Arrays) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Arrays) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xF32.Len() != 0 {
 		b0 |= 0x1
@@ -5327,6 +6151,110 @@ func (x *Arrays) WireDecode(d *wireimpl.Decoder) {
 	wireimpl.DecodeScalars(d, 12, &x.xSx64)
 	wireimpl.DecodeScalars(d, 13, &x.xFlags)
 	wireimpl.DecodeScalars(d, 14, &x.xKinds)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, arraysKnownFields)
+	}
+}
+
+// arraysKnownFields are the fields of Arrays and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var arraysKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindList4},
+	{Num: 2, Kind: wireimpl.KindList8},
+	{Num: 3, Kind: wireimpl.KindList4},
+	{Num: 4, Kind: wireimpl.KindList8},
+	{Num: 5, Kind: wireimpl.KindList4},
+	{Num: 6, Kind: wireimpl.KindList8},
+	{Num: 7, Kind: wireimpl.KindList4},
+	{Num: 8, Kind: wireimpl.KindList8},
+	{Num: 9, Kind: wireimpl.KindList4},
+	{Num: 10, Kind: wireimpl.KindList8},
+	{Num: 11, Kind: wireimpl.KindList4},
+	{Num: 12, Kind: wireimpl.KindList8},
+	{Num: 13, Kind: wireimpl.KindList1},
+	{Num: 14, Kind: wireimpl.KindList4},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Arrays) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeScalars(s, 1, &x.xF32)
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeScalars(s, 2, &x.xF64)
+	s.KeptBefore(&mk, 3)
+	wireimpl.SizeScalars(s, 3, &x.xI32)
+	s.KeptBefore(&mk, 4)
+	wireimpl.SizeScalars(s, 4, &x.xI64)
+	s.KeptBefore(&mk, 5)
+	wireimpl.SizeScalars(s, 5, &x.xU32)
+	s.KeptBefore(&mk, 6)
+	wireimpl.SizeScalars(s, 6, &x.xU64)
+	s.KeptBefore(&mk, 7)
+	wireimpl.SizeScalars(s, 7, &x.xS32)
+	s.KeptBefore(&mk, 8)
+	wireimpl.SizeScalars(s, 8, &x.xS64)
+	s.KeptBefore(&mk, 9)
+	wireimpl.SizeScalars(s, 9, &x.xX32)
+	s.KeptBefore(&mk, 10)
+	wireimpl.SizeScalars(s, 10, &x.xX64)
+	s.KeptBefore(&mk, 11)
+	wireimpl.SizeScalars(s, 11, &x.xSx32)
+	s.KeptBefore(&mk, 12)
+	wireimpl.SizeScalars(s, 12, &x.xSx64)
+	s.KeptBefore(&mk, 13)
+	wireimpl.SizeScalars(s, 13, &x.xFlags)
+	s.KeptBefore(&mk, 14)
+	wireimpl.SizeScalars(s, 14, &x.xKinds)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Arrays) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeScalars(e, 1, &x.xF32)
+	e.Known(&mk, wireimpl.KindList4)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeScalars(e, 2, &x.xF64)
+	e.Known(&mk, wireimpl.KindList8)
+	e.KeptBefore(&mk, 3)
+	wireimpl.EncodeScalars(e, 3, &x.xI32)
+	e.Known(&mk, wireimpl.KindList4)
+	e.KeptBefore(&mk, 4)
+	wireimpl.EncodeScalars(e, 4, &x.xI64)
+	e.Known(&mk, wireimpl.KindList8)
+	e.KeptBefore(&mk, 5)
+	wireimpl.EncodeScalars(e, 5, &x.xU32)
+	e.Known(&mk, wireimpl.KindList4)
+	e.KeptBefore(&mk, 6)
+	wireimpl.EncodeScalars(e, 6, &x.xU64)
+	e.Known(&mk, wireimpl.KindList8)
+	e.KeptBefore(&mk, 7)
+	wireimpl.EncodeScalars(e, 7, &x.xS32)
+	e.Known(&mk, wireimpl.KindList4)
+	e.KeptBefore(&mk, 8)
+	wireimpl.EncodeScalars(e, 8, &x.xS64)
+	e.Known(&mk, wireimpl.KindList8)
+	e.KeptBefore(&mk, 9)
+	wireimpl.EncodeScalars(e, 9, &x.xX32)
+	e.Known(&mk, wireimpl.KindList4)
+	e.KeptBefore(&mk, 10)
+	wireimpl.EncodeScalars(e, 10, &x.xX64)
+	e.Known(&mk, wireimpl.KindList8)
+	e.KeptBefore(&mk, 11)
+	wireimpl.EncodeScalars(e, 11, &x.xSx32)
+	e.Known(&mk, wireimpl.KindList4)
+	e.KeptBefore(&mk, 12)
+	wireimpl.EncodeScalars(e, 12, &x.xSx64)
+	e.Known(&mk, wireimpl.KindList8)
+	e.KeptBefore(&mk, 13)
+	wireimpl.EncodeScalars(e, 13, &x.xFlags)
+	e.Known(&mk, wireimpl.KindList1)
+	e.KeptBefore(&mk, 14)
+	wireimpl.EncodeScalars(e, 14, &x.xKinds)
+	e.Known(&mk, wireimpl.KindList4)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -5795,6 +6723,10 @@ func (x *Sparse) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg.
 func (x *Sparse) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	mk := s.Begin()
 	s.Scalar(1, x.xA != 0)
 	s.String(2, &x.xB, x.xB.Len() != 0)
@@ -5809,6 +6741,10 @@ func (x *Sparse) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg.
 func (x *Sparse) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	mk := e.Begin(&x.cf)
 	if x.xA != 0 {
 		e.Int32(1, x.xA)
@@ -5846,7 +6782,85 @@ func (x *Sparse) WireDecode(d *wireimpl.Decoder) {
 	if d.String(536870911, &x.xY) {
 		x.cf.SetHas(1)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, sparseKnownFields)
+	}
 	x.wireCheck(d)
+}
+
+// sparseKnownFields are the fields of Sparse and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var sparseKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindMessage},
+	{Num: 100, Kind: wireimpl.KindList8},
+	{Num: 65537, Kind: wireimpl.KindBytes},
+	{Num: 1000000, Kind: wireimpl.KindMessageList},
+	{Num: 20000000, Kind: wireimpl.KindScalar},
+	{Num: 536870911, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Sparse) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xA != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xB, x.xB.Len() != 0)
+	s.KeptBefore(&mk, 3)
+	wireimpl.SizeMessage(s, 3, &x.xNext, func(a *wireimpl.Arena) *Sparse { return NewSparse((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 100)
+	wireimpl.SizeScalars(s, 100, &x.xList)
+	s.KeptBefore(&mk, 65537)
+	s.Bytes(65537, &x.xMid, x.xMid.Len() != 0)
+	s.KeptBefore(&mk, 1000000)
+	wireimpl.SizeMessages(s, 1000000, &x.xM, func(a *wireimpl.Arena) *Sparse_MEntry { return NewSparse_MEntry((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 20000000)
+	s.Scalar(20000000, x.cf.Has(0))
+	s.KeptBefore(&mk, 536870911)
+	s.String(536870911, &x.xY, x.cf.Has(1))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Sparse) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xA != 0 {
+		e.Int32(1, x.xA)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xB.Len() != 0 {
+		e.String(2, &x.xB)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	wireimpl.EncodeMessage(e, 3, &x.xNext)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 100)
+	wireimpl.EncodeScalars(e, 100, &x.xList)
+	e.Known(&mk, wireimpl.KindList8)
+	e.KeptBefore(&mk, 65537)
+	if x.xMid.Len() != 0 {
+		e.Bytes(65537, &x.xMid)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 1000000)
+	wireimpl.EncodeMessages(e, 1000000, &x.xM)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 20000000)
+	if x.cf.Has(0) {
+		e.Uint32(20000000, x.xX)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 536870911)
+	if x.cf.Has(1) {
+		e.String(536870911, &x.xY)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -6099,6 +7113,10 @@ func (x *Sparse_MEntry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Sparse_MEntry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -6112,6 +7130,10 @@ func (x *Sparse_MEntry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Sparse_MEntry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xKey != 0 {
 		b0 |= 0x1
@@ -6134,6 +7156,42 @@ func (x *Sparse_MEntry) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xKey = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xValue)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, sparse_MEntryKnownFields)
+	}
+}
+
+// sparse_MEntryKnownFields are the fields of Sparse_MEntry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var sparse_MEntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Sparse_MEntry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xValue, x.xValue.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Sparse_MEntry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue.Len() != 0 {
+		e.String(2, &x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -6340,6 +7398,10 @@ func (x *Flat) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Flat) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xI32 != 0 {
 		b0 |= 0x1
@@ -6353,6 +7415,10 @@ func (x *Flat) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Flat) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xI32 != 0 {
 		b0 |= 0x1
@@ -6375,6 +7441,42 @@ func (x *Flat) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xI32 = int32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, flatKnownFields)
+	}
+}
+
+// flatKnownFields are the fields of Flat and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var flatKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Flat) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xI32 != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xName, x.xName.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Flat) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xI32 != 0 {
+		e.Int32(1, x.xI32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xName.Len() != 0 {
+		e.String(2, &x.xName)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -6577,6 +7679,10 @@ func (x *ItemOld) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *ItemOld) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -6590,6 +7696,10 @@ func (x *ItemOld) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *ItemOld) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -6619,7 +7729,43 @@ func (x *ItemOld) WireDecode(d *wireimpl.Decoder) {
 	if d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName) {
 		x.cf.SetHas(1)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, itemOldKnownFields)
+	}
 	x.wireCheck(d)
+}
+
+// itemOldKnownFields are the fields of ItemOld and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var itemOldKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *ItemOld) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xName, x.cf.Has(1))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *ItemOld) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Int32(1, x.xI32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.String(2, &x.xName)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -303,6 +303,10 @@ func (x *Req) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Req) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -369,6 +373,10 @@ func (x *Req) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Req) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -444,7 +452,77 @@ func (x *Req) WireDecode(d *wireimpl.Decoder) {
 		x.cf.SetHas(3)
 	}
 	wireimpl.DecodeMessages(d, 7, &x.xCounts)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, reqKnownFields)
+	}
 	x.wireCheck(d)
+}
+
+// reqKnownFields are the fields of Req and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var reqKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindMessage},
+	{Num: 4, Kind: wireimpl.KindMessage},
+	{Num: 5, Kind: wireimpl.KindScalar},
+	{Num: 6, Kind: wireimpl.KindBytes},
+	{Num: 7, Kind: wireimpl.KindMessageList},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Req) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xName, x.cf.Has(1))
+	s.KeptBefore(&mk, 3)
+	wireimpl.SizeMessage(s, 3, &x.xNext, func(a *wireimpl.Arena) *Req { return NewReq((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 4)
+	wireimpl.SizeMessage(s, 4, &x.xInner, func(a *wireimpl.Arena) *Req_Inner { return NewReq_Inner((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 5)
+	s.Scalar(5, x.cf.Has(2))
+	s.KeptBefore(&mk, 6)
+	s.String(6, &x.xB, x.cf.Has(3))
+	s.KeptBefore(&mk, 7)
+	wireimpl.SizeMessages(s, 7, &x.xCounts, func(a *wireimpl.Arena) *Req_CountsEntry { return NewReq_CountsEntry((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Req) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Int32(1, x.xId)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.String(2, &x.xName)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	wireimpl.EncodeMessage(e, 3, &x.xNext)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 4)
+	wireimpl.EncodeMessage(e, 4, &x.xInner)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 5)
+	if x.cf.Has(2) {
+		e.Int32(5, x.xA)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 6)
+	if x.cf.Has(3) {
+		e.String(6, &x.xB)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 7)
+	wireimpl.EncodeMessages(e, 7, &x.xCounts)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -664,6 +742,10 @@ func (x *Req_Inner) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Req_Inner) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -673,6 +755,10 @@ func (x *Req_Inner) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Req_Inner) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -693,7 +779,35 @@ func (x *Req_Inner) WireDecode(d *wireimpl.Decoder) {
 	} else {
 		x.xOk = false
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, req_InnerKnownFields)
+	}
 	x.wireCheck(d)
+}
+
+// req_InnerKnownFields are the fields of Req_Inner and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var req_InnerKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Req_Inner) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Req_Inner) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Bool(1, x.xOk)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -865,6 +979,10 @@ func (x *Req_CountsEntry) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Req_CountsEntry) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -878,6 +996,10 @@ func (x *Req_CountsEntry) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Req_CountsEntry) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -907,6 +1029,42 @@ func (x *Req_CountsEntry) WireDecode(d *wireimpl.Decoder) {
 	} else {
 		x.xValue = 0
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, req_CountsEntryKnownFields)
+	}
+}
+
+// req_CountsEntryKnownFields are the fields of Req_CountsEntry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var req_CountsEntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Req_CountsEntry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xKey, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.cf.Has(1))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Req_CountsEntry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.String(1, &x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.Int32(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1178,6 +1336,10 @@ func (x *Loose) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Loose) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1223,6 +1385,10 @@ func (x *Loose) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Loose) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1290,6 +1456,54 @@ func (x *Loose) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xInner.Set(v)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, looseKnownFields)
+	}
+}
+
+// looseKnownFields are the fields of Loose and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var looseKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindMessage},
+	{Num: 4, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Loose) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xName, x.cf.Has(1))
+	s.KeptBefore(&mk, 3)
+	wireimpl.SizeMessage(s, 3, &x.xNext, func(a *wireimpl.Arena) *Loose { return NewLoose((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 4)
+	wireimpl.SizeMessage(s, 4, &x.xInner, func(a *wireimpl.Arena) *LooseInner { return NewLooseInner((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Loose) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Int32(1, x.xId)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.String(2, &x.xName)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	wireimpl.EncodeMessage(e, 3, &x.xNext)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 4)
+	wireimpl.EncodeMessage(e, 4, &x.xInner)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1528,6 +1742,10 @@ func (x *LooseInner) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *LooseInner) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1537,6 +1755,10 @@ func (x *LooseInner) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *LooseInner) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1557,6 +1779,34 @@ func (x *LooseInner) WireDecode(d *wireimpl.Decoder) {
 	} else {
 		x.xOk = false
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, looseInnerKnownFields)
+	}
+}
+
+// looseInnerKnownFields are the fields of LooseInner and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var looseInnerKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *LooseInner) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *LooseInner) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Bool(1, x.xOk)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

@@ -188,6 +188,10 @@ func (x *Blob) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Blob) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xData.Len() != 0 {
 		b0 |= 0x1
@@ -205,6 +209,10 @@ func (x *Blob) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Blob) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xData.Len() != 0 {
 		b0 |= 0x1
@@ -234,6 +242,50 @@ func (x *Blob) WireDecode(d *wireimpl.Decoder) {
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xData)
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName)
 	x.xLevel = Level(int32(d.U64At(d.Ent(b0, 0x4, 0))))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, blobKnownFields)
+	}
+}
+
+// blobKnownFields are the fields of Blob and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var blobKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Blob) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Bytes(1, &x.xData, x.xData.Len() != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xName, x.xName.Len() != 0)
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.xLevel != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Blob) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xData.Len() != 0 {
+		e.Bytes(1, &x.xData)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	if x.xName.Len() != 0 {
+		e.String(2, &x.xName)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	if x.xLevel != 0 {
+		e.Int32(3, int32(x.xLevel))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

@@ -313,6 +313,10 @@ func (x *Record) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Record) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -372,6 +376,10 @@ func (x *Record) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Record) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -468,6 +476,90 @@ func (x *Record) WireDecode(d *wireimpl.Decoder) {
 		x.xChild.Set(v)
 	}
 	wireimpl.DecodeMessages(d, 9, &x.xNested)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, recordKnownFields)
+	}
+}
+
+// recordKnownFields are the fields of Record and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var recordKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindBytes},
+	{Num: 4, Kind: wireimpl.KindScalar},
+	{Num: 5, Kind: wireimpl.KindScalar},
+	{Num: 6, Kind: wireimpl.KindList8},
+	{Num: 7, Kind: wireimpl.KindBytesList},
+	{Num: 8, Kind: wireimpl.KindMessage},
+	{Num: 9, Kind: wireimpl.KindMessageList},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Record) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xName, x.cf.Has(1))
+	s.KeptBefore(&mk, 3)
+	s.Bytes(3, &x.xBody, x.cf.Has(2))
+	s.KeptBefore(&mk, 4)
+	s.Scalar(4, x.cf.Has(3))
+	s.KeptBefore(&mk, 5)
+	s.Scalar(5, x.cf.Has(4))
+	s.KeptBefore(&mk, 6)
+	wireimpl.SizeScalars(s, 6, &x.xValues)
+	s.KeptBefore(&mk, 7)
+	s.StringList(7, &x.xTags)
+	s.KeptBefore(&mk, 8)
+	wireimpl.SizeMessage(s, 8, &x.xChild, func(a *wireimpl.Arena) *Record { return NewRecord((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 9)
+	wireimpl.SizeMessages(s, 9, &x.xNested, func(a *wireimpl.Arena) *Record_Nested { return NewRecord_Nested((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Record) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Int32(1, x.xId)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.String(2, &x.xName)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	if x.cf.Has(2) {
+		e.Bytes(3, &x.xBody)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 4)
+	if x.cf.Has(3) {
+		e.Int32(4, int32(x.xColor))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 5)
+	if x.cf.Has(4) {
+		e.Bool(5, x.xFlag)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 6)
+	wireimpl.EncodeScalars(e, 6, &x.xValues)
+	e.Known(&mk, wireimpl.KindList8)
+	e.KeptBefore(&mk, 7)
+	e.StringList(7, &x.xTags)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.KeptBefore(&mk, 8)
+	wireimpl.EncodeMessage(e, 8, &x.xChild)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 9)
+	wireimpl.EncodeMessages(e, 9, &x.xNested)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -656,6 +748,10 @@ func (x *Record_Nested) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Record_Nested) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -665,6 +761,10 @@ func (x *Record_Nested) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Record_Nested) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -685,6 +785,34 @@ func (x *Record_Nested) WireDecode(d *wireimpl.Decoder) {
 	} else {
 		x.xN = 0
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, record_NestedKnownFields)
+	}
+}
+
+// record_NestedKnownFields are the fields of Record_Nested and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var record_NestedKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Record_Nested) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Record_Nested) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Uint32(1, x.xN)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1183,6 +1311,10 @@ func (x *Defaults) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Defaults) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1231,6 +1363,10 @@ func (x *Defaults) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Defaults) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.cf.Has(0) {
 		b0 |= 0x1
@@ -1386,6 +1522,130 @@ func (x *Defaults) WireDecode(d *wireimpl.Decoder) {
 	if d.StringAt(d.Ent(b0, 0x1000, 0), 13, &x.xEmpty) {
 		x.cf.SetHas(12)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, defaultsKnownFields)
+	}
+}
+
+// defaultsKnownFields are the fields of Defaults and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var defaultsKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+	{Num: 3, Kind: wireimpl.KindScalar},
+	{Num: 4, Kind: wireimpl.KindScalar},
+	{Num: 5, Kind: wireimpl.KindScalar},
+	{Num: 6, Kind: wireimpl.KindScalar},
+	{Num: 7, Kind: wireimpl.KindScalar},
+	{Num: 8, Kind: wireimpl.KindScalar},
+	{Num: 9, Kind: wireimpl.KindScalar},
+	{Num: 10, Kind: wireimpl.KindBytes},
+	{Num: 11, Kind: wireimpl.KindBytes},
+	{Num: 12, Kind: wireimpl.KindScalar},
+	{Num: 13, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Defaults) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.cf.Has(1))
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.cf.Has(2))
+	s.KeptBefore(&mk, 4)
+	s.Scalar(4, x.cf.Has(3))
+	s.KeptBefore(&mk, 5)
+	s.Scalar(5, x.cf.Has(4))
+	s.KeptBefore(&mk, 6)
+	s.Scalar(6, x.cf.Has(5))
+	s.KeptBefore(&mk, 7)
+	s.Scalar(7, x.cf.Has(6))
+	s.KeptBefore(&mk, 8)
+	s.Scalar(8, x.cf.Has(7))
+	s.KeptBefore(&mk, 9)
+	s.Scalar(9, x.cf.Has(8))
+	s.KeptBefore(&mk, 10)
+	s.String(10, &x.xText, x.cf.Has(9))
+	s.KeptBefore(&mk, 11)
+	s.Bytes(11, &x.xData, x.cf.Has(10))
+	s.KeptBefore(&mk, 12)
+	s.Scalar(12, x.cf.Has(11))
+	s.KeptBefore(&mk, 13)
+	s.String(13, &x.xEmpty, x.cf.Has(12))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Defaults) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Int32(1, x.xI32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.Uint64(2, x.xU64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 3)
+	if x.cf.Has(2) {
+		e.Int64(3, x.xS64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 4)
+	if x.cf.Has(3) {
+		e.Bool(4, x.xFlag)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 5)
+	if x.cf.Has(4) {
+		e.Float(5, x.xRatio)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 6)
+	if x.cf.Has(5) {
+		e.Double(6, x.xScore)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 7)
+	if x.cf.Has(6) {
+		e.Double(7, x.xNan)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 8)
+	if x.cf.Has(7) {
+		e.Double(8, x.xNegZero)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 9)
+	if x.cf.Has(8) {
+		e.Int32(9, int32(x.xColor))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 10)
+	if x.cf.Has(9) {
+		e.String(10, &x.xText)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 11)
+	if x.cf.Has(10) {
+		e.Bytes(11, &x.xData)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 12)
+	if x.cf.Has(11) {
+		e.Int32(12, x.xZero)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 13)
+	if x.cf.Has(12) {
+		e.String(13, &x.xEmpty)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

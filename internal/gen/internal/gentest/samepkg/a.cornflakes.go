@@ -123,6 +123,10 @@ func (x *A) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *A) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if s.SizedStringList(&x.xNames) {
 		b0 |= 0x1
@@ -136,6 +140,10 @@ func (x *A) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *A) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xNames.Len() != 0 {
 		b0 |= 0x1
@@ -158,6 +166,40 @@ func (x *A) WireDecode(d *wireimpl.Decoder) {
 	if d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xData) {
 		x.cf.SetHas(0)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, aKnownFields)
+	}
+}
+
+// aKnownFields are the fields of A and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var aKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytesList},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *A) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.StringList(1, &x.xNames)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xData, x.cf.Has(0))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *A) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	e.StringList(1, &x.xNames)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(0) {
+		e.Bytes(2, &x.xData)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -123,6 +123,10 @@ func (x *B) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *B) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xA.Present() {
 		if s.Enter() {
@@ -159,6 +163,10 @@ func (x *B) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *B) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xA.Present() {
 		b0 |= 0x1
@@ -191,6 +199,38 @@ func (x *B) WireDecode(d *wireimpl.Decoder) {
 		x.xA.Set(v)
 	}
 	wireimpl.DecodeMessages(d, 2, &x.xAs)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, bKnownFields)
+	}
+}
+
+// bKnownFields are the fields of B and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var bKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessageList},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *B) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xA, func(a *wireimpl.Arena) *A { return NewA((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessages(s, 2, &x.xAs, func(a *wireimpl.Arena) *A { return NewA((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *B) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xA)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessages(e, 2, &x.xAs)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

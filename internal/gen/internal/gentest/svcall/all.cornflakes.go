@@ -157,6 +157,10 @@ func (x *Batch) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Batch) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if l := &x.xItems; l.Len() != 0 {
 		if err := l.Load(s.Arena(), func(a *wireimpl.Arena) *alltypes.Outer { return alltypes.NewOuter((*wire.Arena)(a)) }); err != nil {
@@ -209,6 +213,10 @@ func (x *Batch) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Batch) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xItems.Len() != 0 {
 		b0 |= 0x1
@@ -260,6 +268,44 @@ func (x *Batch) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xNote.Set(v)
 	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, batchKnownFields)
+	}
+}
+
+// batchKnownFields are the fields of Batch and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var batchKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessageList},
+	{Num: 2, Kind: wireimpl.KindMessage},
+	{Num: 3, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Batch) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessages(s, 1, &x.xItems, func(a *wireimpl.Arena) *alltypes.Outer { return alltypes.NewOuter((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRecord, func(a *wireimpl.Arena) *proto2.Record { return proto2.NewRecord((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 3)
+	wireimpl.SizeMessage(s, 3, &x.xNote, func(a *wireimpl.Arena) *Batch_Note { return NewBatch_Note((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Batch) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessages(e, 1, &x.xItems)
+	e.Known(&mk, wireimpl.KindMessageList)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRecord)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 3)
+	wireimpl.EncodeMessage(e, 3, &x.xNote)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -420,6 +466,10 @@ func (x *Batch_Note) WireCore() *wireimpl.Core { return &x.cf }
 
 // WireSizes implements wire.Msg (fast path: bitmap computed once).
 func (x *Batch_Note) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
 	var b0 uint32
 	if x.xText.Len() != 0 {
 		b0 |= 0x1
@@ -430,6 +480,10 @@ func (x *Batch_Note) WireSizes(s *wireimpl.Sizer) {
 
 // WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
 func (x *Batch_Note) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
 	var b0 uint32
 	if x.xText.Len() != 0 {
 		b0 |= 0x1
@@ -445,6 +499,34 @@ func (x *Batch_Note) WireEncode(e *wireimpl.Encoder) {
 func (x *Batch_Note) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xText)
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, batch_NoteKnownFields)
+	}
+}
+
+// batch_NoteKnownFields are the fields of Batch_Note and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var batch_NoteKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Batch_Note) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xText, x.xText.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Batch_Note) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xText.Len() != 0 {
+		e.String(1, &x.xText)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
