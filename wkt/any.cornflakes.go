@@ -195,39 +195,6 @@ func (x *Any) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// anyKnownFields are the fields of Any and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var anyKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindBytes},
-	{Num: 2, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Any) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.String(1, &x.xTypeUrl, x.xTypeUrl.Len() != 0)
-	s.KeptBefore(&mk, 2)
-	s.Bytes(2, &x.xValue, x.xValue.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Any) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xTypeUrl.Len() != 0 {
-		e.String(1, &x.xTypeUrl)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 2)
-	if x.xValue.Len() != 0 {
-		e.Bytes(2, &x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Any) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -269,6 +236,39 @@ func (x *Any) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (i
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// anyKnownFields are the fields of Any and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var anyKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Any) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xTypeUrl, x.xTypeUrl.Len() != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xValue, x.xValue.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Any) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xTypeUrl.Len() != 0 {
+		e.String(1, &x.xTypeUrl)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	if x.xValue.Len() != 0 {
+		e.Bytes(2, &x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

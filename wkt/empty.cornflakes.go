@@ -114,22 +114,6 @@ func (x *Empty) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// emptyKnownFields are the fields of Empty and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var emptyKnownFields = []wireimpl.KnownField{}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Empty) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Empty) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Empty) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -147,6 +131,22 @@ func (x *Empty) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	hdr = end
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// emptyKnownFields are the fields of Empty and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var emptyKnownFields = []wireimpl.KnownField{}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Empty) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Empty) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -161,39 +161,6 @@ func (x *Timestamp) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// timestampKnownFields are the fields of Timestamp and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var timestampKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Timestamp) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xSeconds != 0)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.xNanos != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Timestamp) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xSeconds != 0 {
-		e.Int64(1, x.xSeconds)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xNanos != 0 {
-		e.Int32(2, x.xNanos)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Timestamp) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -233,6 +200,39 @@ func (x *Timestamp) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth i
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// timestampKnownFields are the fields of Timestamp and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var timestampKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Timestamp) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xSeconds != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xNanos != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Timestamp) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xSeconds != 0 {
+		e.Int64(1, x.xSeconds)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xNanos != 0 {
+		e.Int32(2, x.xNanos)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

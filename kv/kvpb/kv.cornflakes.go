@@ -205,43 +205,6 @@ func (x *Req) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// reqKnownFields are the fields of Req and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var reqKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindBytesList},
-	{Num: 2, Kind: wireimpl.KindBytesList},
-	{Num: 3, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Req) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.BytesList(1, &x.xKeys)
-	s.KeptBefore(&mk, 2)
-	s.BytesList(2, &x.xVals)
-	s.KeptBefore(&mk, 3)
-	s.Scalar(3, x.xIndex != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Req) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	e.BytesList(1, &x.xKeys)
-	e.Known(&mk, wireimpl.KindBytesList)
-	e.KeptBefore(&mk, 2)
-	e.BytesList(2, &x.xVals)
-	e.Known(&mk, wireimpl.KindBytesList)
-	e.KeptBefore(&mk, 3)
-	if x.xIndex != 0 {
-		e.Uint32(3, x.xIndex)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Req) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -294,6 +257,43 @@ func (x *Req) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (i
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// reqKnownFields are the fields of Req and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var reqKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytesList},
+	{Num: 2, Kind: wireimpl.KindBytesList},
+	{Num: 3, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Req) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.BytesList(1, &x.xKeys)
+	s.KeptBefore(&mk, 2)
+	s.BytesList(2, &x.xVals)
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.xIndex != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Req) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	e.BytesList(1, &x.xKeys)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.KeptBefore(&mk, 2)
+	e.BytesList(2, &x.xVals)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.KeptBefore(&mk, 3)
+	if x.xIndex != 0 {
+		e.Uint32(3, x.xIndex)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -534,45 +534,6 @@ func (x *Resp) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// respKnownFields are the fields of Resp and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var respKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindBytes},
-	{Num: 3, Kind: wireimpl.KindBytesList},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Resp) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xStatus != 0)
-	s.KeptBefore(&mk, 2)
-	s.Bytes(2, &x.xVal, x.xVal.Len() != 0)
-	s.KeptBefore(&mk, 3)
-	s.BytesList(3, &x.xVals)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Resp) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xStatus != 0 {
-		e.Uint32(1, x.xStatus)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xVal.Len() != 0 {
-		e.Bytes(2, &x.xVal)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 3)
-	e.BytesList(3, &x.xVals)
-	e.Known(&mk, wireimpl.KindBytesList)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Resp) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -625,6 +586,45 @@ func (x *Resp) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// respKnownFields are the fields of Resp and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var respKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindBytesList},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Resp) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xStatus != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xVal, x.xVal.Len() != 0)
+	s.KeptBefore(&mk, 3)
+	s.BytesList(3, &x.xVals)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Resp) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xStatus != 0 {
+		e.Uint32(1, x.xStatus)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xVal.Len() != 0 {
+		e.Bytes(2, &x.xVal)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	e.BytesList(3, &x.xVals)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -154,31 +154,6 @@ func (x *SingleBuffer) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// singleBufferKnownFields are the fields of SingleBuffer and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var singleBufferKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *SingleBuffer) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Bytes(1, &x.xMessage, x.xMessage.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *SingleBuffer) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xMessage.Len() != 0 {
-		e.Bytes(1, &x.xMessage)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *SingleBuffer) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -208,6 +183,31 @@ func (x *SingleBuffer) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, dept
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// singleBufferKnownFields are the fields of SingleBuffer and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var singleBufferKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *SingleBuffer) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Bytes(1, &x.xMessage, x.xMessage.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *SingleBuffer) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xMessage.Len() != 0 {
+		e.Bytes(1, &x.xMessage)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -368,29 +368,6 @@ func (x *ListBuffers) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// listBuffersKnownFields are the fields of ListBuffers and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var listBuffersKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindBytesList},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *ListBuffers) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.BytesList(1, &x.xMessages)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *ListBuffers) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	e.BytesList(1, &x.xMessages)
-	e.Known(&mk, wireimpl.KindBytesList)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *ListBuffers) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -420,6 +397,29 @@ func (x *ListBuffers) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// listBuffersKnownFields are the fields of ListBuffers and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var listBuffersKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytesList},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *ListBuffers) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.BytesList(1, &x.xMessages)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *ListBuffers) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	e.BytesList(1, &x.xMessages)
+	e.Known(&mk, wireimpl.KindBytesList)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -682,35 +682,6 @@ func (x *Tree1) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// tree1KnownFields are the fields of Tree1 and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var tree1KnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindMessage},
-	{Num: 2, Kind: wireimpl.KindMessage},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Tree1) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
-	s.KeptBefore(&mk, 2)
-	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Tree1) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	wireimpl.EncodeMessage(e, 1, &x.xLeft)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.KeptBefore(&mk, 2)
-	wireimpl.EncodeMessage(e, 2, &x.xRight)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Tree1) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -774,6 +745,35 @@ func (x *Tree1) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// tree1KnownFields are the fields of Tree1 and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var tree1KnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree1) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree1) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xLeft)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRight)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1046,35 +1046,6 @@ func (x *Tree2) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// tree2KnownFields are the fields of Tree2 and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var tree2KnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindMessage},
-	{Num: 2, Kind: wireimpl.KindMessage},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Tree2) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
-	s.KeptBefore(&mk, 2)
-	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Tree2) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	wireimpl.EncodeMessage(e, 1, &x.xLeft)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.KeptBefore(&mk, 2)
-	wireimpl.EncodeMessage(e, 2, &x.xRight)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Tree2) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -1138,6 +1109,35 @@ func (x *Tree2) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// tree2KnownFields are the fields of Tree2 and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var tree2KnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree2) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree2) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xLeft)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRight)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1410,35 +1410,6 @@ func (x *Tree3) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// tree3KnownFields are the fields of Tree3 and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var tree3KnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindMessage},
-	{Num: 2, Kind: wireimpl.KindMessage},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Tree3) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
-	s.KeptBefore(&mk, 2)
-	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Tree3) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	wireimpl.EncodeMessage(e, 1, &x.xLeft)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.KeptBefore(&mk, 2)
-	wireimpl.EncodeMessage(e, 2, &x.xRight)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Tree3) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -1502,6 +1473,35 @@ func (x *Tree3) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// tree3KnownFields are the fields of Tree3 and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var tree3KnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree3) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree3) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xLeft)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRight)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1774,35 +1774,6 @@ func (x *Tree4) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// tree4KnownFields are the fields of Tree4 and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var tree4KnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindMessage},
-	{Num: 2, Kind: wireimpl.KindMessage},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Tree4) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
-	s.KeptBefore(&mk, 2)
-	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Tree4) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	wireimpl.EncodeMessage(e, 1, &x.xLeft)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.KeptBefore(&mk, 2)
-	wireimpl.EncodeMessage(e, 2, &x.xRight)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Tree4) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -1866,6 +1837,35 @@ func (x *Tree4) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// tree4KnownFields are the fields of Tree4 and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var tree4KnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree4) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree4) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xLeft)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRight)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2138,35 +2138,6 @@ func (x *Tree5) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// tree5KnownFields are the fields of Tree5 and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var tree5KnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindMessage},
-	{Num: 2, Kind: wireimpl.KindMessage},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Tree5) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
-	s.KeptBefore(&mk, 2)
-	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Tree5) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	wireimpl.EncodeMessage(e, 1, &x.xLeft)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.KeptBefore(&mk, 2)
-	wireimpl.EncodeMessage(e, 2, &x.xRight)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Tree5) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -2230,6 +2201,35 @@ func (x *Tree5) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// tree5KnownFields are the fields of Tree5 and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var tree5KnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree5) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree5) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xLeft)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRight)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -307,63 +307,6 @@ func (x *HelloRequest) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// helloRequestKnownFields are the fields of HelloRequest and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var helloRequestKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindBytes},
-	{Num: 2, Kind: wireimpl.KindScalar},
-	{Num: 3, Kind: wireimpl.KindScalar},
-	{Num: 4, Kind: wireimpl.KindScalar},
-	{Num: 5, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *HelloRequest) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.String(1, &x.xName, x.xName.Len() != 0)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.xBlobSize != 0)
-	s.KeptBefore(&mk, 3)
-	s.Scalar(3, x.xMood != 0)
-	s.KeptBefore(&mk, 4)
-	s.Scalar(4, x.cf.Has(0))
-	s.KeptBefore(&mk, 5)
-	s.String(5, &x.xGreeting, x.xGreeting.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *HelloRequest) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xName.Len() != 0 {
-		e.String(1, &x.xName)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 2)
-	if x.xBlobSize != 0 {
-		e.Uint32(2, x.xBlobSize)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 3)
-	if x.xMood != 0 {
-		e.Int32(3, int32(x.xMood))
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 4)
-	if x.cf.Has(0) {
-		e.Uint64(4, x.xSeq)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 5)
-	if x.xGreeting.Len() != 0 {
-		e.String(5, &x.xGreeting)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *HelloRequest) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -438,6 +381,63 @@ func (x *HelloRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, dept
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// helloRequestKnownFields are the fields of HelloRequest and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var helloRequestKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindScalar},
+	{Num: 3, Kind: wireimpl.KindScalar},
+	{Num: 4, Kind: wireimpl.KindScalar},
+	{Num: 5, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *HelloRequest) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xName, x.xName.Len() != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xBlobSize != 0)
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.xMood != 0)
+	s.KeptBefore(&mk, 4)
+	s.Scalar(4, x.cf.Has(0))
+	s.KeptBefore(&mk, 5)
+	s.String(5, &x.xGreeting, x.xGreeting.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *HelloRequest) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xName.Len() != 0 {
+		e.String(1, &x.xName)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	if x.xBlobSize != 0 {
+		e.Uint32(2, x.xBlobSize)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 3)
+	if x.xMood != 0 {
+		e.Int32(3, int32(x.xMood))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 4)
+	if x.cf.Has(0) {
+		e.Uint64(4, x.xSeq)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 5)
+	if x.xGreeting.Len() != 0 {
+		e.String(5, &x.xGreeting)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -718,55 +718,6 @@ func (x *HelloReply) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// helloReplyKnownFields are the fields of HelloReply and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var helloReplyKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindBytes},
-	{Num: 2, Kind: wireimpl.KindBytes},
-	{Num: 3, Kind: wireimpl.KindScalar},
-	{Num: 4, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *HelloReply) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.String(1, &x.xMessage, x.xMessage.Len() != 0)
-	s.KeptBefore(&mk, 2)
-	s.Bytes(2, &x.xBlob, x.xBlob.Len() != 0)
-	s.KeptBefore(&mk, 3)
-	s.Scalar(3, x.xSeq != 0)
-	s.KeptBefore(&mk, 4)
-	s.Scalar(4, x.xLength != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *HelloReply) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xMessage.Len() != 0 {
-		e.String(1, &x.xMessage)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 2)
-	if x.xBlob.Len() != 0 {
-		e.Bytes(2, &x.xBlob)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 3)
-	if x.xSeq != 0 {
-		e.Uint64(3, x.xSeq)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 4)
-	if x.xLength != 0 {
-		e.Uint32(4, x.xLength)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *HelloReply) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -830,6 +781,55 @@ func (x *HelloReply) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// helloReplyKnownFields are the fields of HelloReply and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var helloReplyKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindScalar},
+	{Num: 4, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *HelloReply) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xMessage, x.xMessage.Len() != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xBlob, x.xBlob.Len() != 0)
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.xSeq != 0)
+	s.KeptBefore(&mk, 4)
+	s.Scalar(4, x.xLength != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *HelloReply) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xMessage.Len() != 0 {
+		e.String(1, &x.xMessage)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	if x.xBlob.Len() != 0 {
+		e.Bytes(2, &x.xBlob)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	if x.xSeq != 0 {
+		e.Uint64(3, x.xSeq)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 4)
+	if x.xLength != 0 {
+		e.Uint32(4, x.xLength)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1083,47 +1083,6 @@ func (x *FailRequest) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// failRequestKnownFields are the fields of FailRequest and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var failRequestKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindBytes},
-	{Num: 3, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *FailRequest) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xCode != 0)
-	s.KeptBefore(&mk, 2)
-	s.String(2, &x.xMessage, x.xMessage.Len() != 0)
-	s.KeptBefore(&mk, 3)
-	s.Bytes(3, &x.xDetails, x.xDetails.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *FailRequest) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xCode != 0 {
-		e.Uint32(1, x.xCode)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xMessage.Len() != 0 {
-		e.String(2, &x.xMessage)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 3)
-	if x.xDetails.Len() != 0 {
-		e.Bytes(3, &x.xDetails)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *FailRequest) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -1176,6 +1135,47 @@ func (x *FailRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// failRequestKnownFields are the fields of FailRequest and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var failRequestKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *FailRequest) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xCode != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xMessage, x.xMessage.Len() != 0)
+	s.KeptBefore(&mk, 3)
+	s.Bytes(3, &x.xDetails, x.xDetails.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *FailRequest) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xCode != 0 {
+		e.Uint32(1, x.xCode)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xMessage.Len() != 0 {
+		e.String(2, &x.xMessage)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	if x.xDetails.Len() != 0 {
+		e.Bytes(3, &x.xDetails)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1362,31 +1362,6 @@ func (x *LookupRequest) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// lookupRequestKnownFields are the fields of LookupRequest and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var lookupRequestKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *LookupRequest) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.String(1, &x.xId, x.xId.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *LookupRequest) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xId.Len() != 0 {
-		e.String(1, &x.xId)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *LookupRequest) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -1416,6 +1391,31 @@ func (x *LookupRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, dep
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// lookupRequestKnownFields are the fields of LookupRequest and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var lookupRequestKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *LookupRequest) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xId, x.xId.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *LookupRequest) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xId.Len() != 0 {
+		e.String(1, &x.xId)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2204,39 +2204,6 @@ func (x *Sum) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// sumKnownFields are the fields of Sum and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var sumKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Sum) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xTotal != 0)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.xNodes != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Sum) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xTotal != 0 {
-		e.Int64(1, x.xTotal)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xNodes != 0 {
-		e.Uint32(2, x.xNodes)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Sum) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -2276,6 +2243,39 @@ func (x *Sum) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (i
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// sumKnownFields are the fields of Sum and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var sumKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Sum) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xTotal != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xNodes != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Sum) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xTotal != 0 {
+		e.Int64(1, x.xTotal)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xNodes != 0 {
+		e.Uint32(2, x.xNodes)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

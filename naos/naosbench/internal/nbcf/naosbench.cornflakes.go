@@ -332,39 +332,6 @@ func (x *Point) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// pointKnownFields are the fields of Point and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var pointKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Point) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, math.Float64bits(x.xX) != 0)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, math.Float64bits(x.xY) != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Point) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if math.Float64bits(x.xX) != 0 {
-		e.Double(1, x.xX)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if math.Float64bits(x.xY) != 0 {
-		e.Double(2, x.xY)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Point) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -404,6 +371,39 @@ func (x *Point) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// pointKnownFields are the fields of Point and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var pointKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Point) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, math.Float64bits(x.xX) != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, math.Float64bits(x.xY) != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Point) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if math.Float64bits(x.xX) != 0 {
+		e.Double(1, x.xX)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if math.Float64bits(x.xY) != 0 {
+		e.Double(2, x.xY)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -787,39 +787,6 @@ func (x *Pair) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// pairKnownFields are the fields of Pair and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var pairKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Pair) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xKey != 0)
-	s.KeptBefore(&mk, 2)
-	s.String(2, &x.xVal, x.xVal.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Pair) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey != 0 {
-		e.Int32(1, x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xVal.Len() != 0 {
-		e.String(2, &x.xVal)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Pair) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -860,6 +827,39 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// pairKnownFields are the fields of Pair and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var pairKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Pair) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xVal, x.xVal.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Pair) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xVal.Len() != 0 {
+		e.String(2, &x.xVal)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -553,151 +553,6 @@ func (x *Scalars) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// scalarsKnownFields are the fields of Scalars and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var scalarsKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-	{Num: 3, Kind: wireimpl.KindScalar},
-	{Num: 4, Kind: wireimpl.KindScalar},
-	{Num: 5, Kind: wireimpl.KindScalar},
-	{Num: 6, Kind: wireimpl.KindScalar},
-	{Num: 7, Kind: wireimpl.KindScalar},
-	{Num: 8, Kind: wireimpl.KindScalar},
-	{Num: 9, Kind: wireimpl.KindScalar},
-	{Num: 10, Kind: wireimpl.KindScalar},
-	{Num: 11, Kind: wireimpl.KindScalar},
-	{Num: 12, Kind: wireimpl.KindScalar},
-	{Num: 13, Kind: wireimpl.KindScalar},
-	{Num: 14, Kind: wireimpl.KindScalar},
-	{Num: 15, Kind: wireimpl.KindBytes},
-	{Num: 16, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Scalars) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xI32 != 0)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.xI64 != 0)
-	s.KeptBefore(&mk, 3)
-	s.Scalar(3, x.xU32 != 0)
-	s.KeptBefore(&mk, 4)
-	s.Scalar(4, x.xU64 != 0)
-	s.KeptBefore(&mk, 5)
-	s.Scalar(5, x.xS32 != 0)
-	s.KeptBefore(&mk, 6)
-	s.Scalar(6, x.xS64 != 0)
-	s.KeptBefore(&mk, 7)
-	s.Scalar(7, x.xF32 != 0)
-	s.KeptBefore(&mk, 8)
-	s.Scalar(8, x.xF64 != 0)
-	s.KeptBefore(&mk, 9)
-	s.Scalar(9, x.xSf32 != 0)
-	s.KeptBefore(&mk, 10)
-	s.Scalar(10, x.xSf64 != 0)
-	s.KeptBefore(&mk, 11)
-	s.Scalar(11, x.xFlag)
-	s.KeptBefore(&mk, 12)
-	s.Scalar(12, math.Float32bits(x.xRatio) != 0)
-	s.KeptBefore(&mk, 13)
-	s.Scalar(13, math.Float64bits(x.xScore) != 0)
-	s.KeptBefore(&mk, 14)
-	s.Scalar(14, x.xKind != 0)
-	s.KeptBefore(&mk, 15)
-	s.String(15, &x.xText, x.xText.Len() != 0)
-	s.KeptBefore(&mk, 16)
-	s.Bytes(16, &x.xData, x.xData.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Scalars) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xI32 != 0 {
-		e.Int32(1, x.xI32)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xI64 != 0 {
-		e.Int64(2, x.xI64)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 3)
-	if x.xU32 != 0 {
-		e.Uint32(3, x.xU32)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 4)
-	if x.xU64 != 0 {
-		e.Uint64(4, x.xU64)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 5)
-	if x.xS32 != 0 {
-		e.Int32(5, x.xS32)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 6)
-	if x.xS64 != 0 {
-		e.Int64(6, x.xS64)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 7)
-	if x.xF32 != 0 {
-		e.Uint32(7, x.xF32)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 8)
-	if x.xF64 != 0 {
-		e.Uint64(8, x.xF64)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 9)
-	if x.xSf32 != 0 {
-		e.Int32(9, x.xSf32)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 10)
-	if x.xSf64 != 0 {
-		e.Int64(10, x.xSf64)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 11)
-	if x.xFlag {
-		e.Bool(11, x.xFlag)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 12)
-	if math.Float32bits(x.xRatio) != 0 {
-		e.Float(12, x.xRatio)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 13)
-	if math.Float64bits(x.xScore) != 0 {
-		e.Double(13, x.xScore)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 14)
-	if x.xKind != 0 {
-		e.Int32(14, int32(x.xKind))
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 15)
-	if x.xText.Len() != 0 {
-		e.String(15, &x.xText)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 16)
-	if x.xData.Len() != 0 {
-		e.Bytes(16, &x.xData)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Scalars) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -893,6 +748,151 @@ func (x *Scalars) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// scalarsKnownFields are the fields of Scalars and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var scalarsKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+	{Num: 3, Kind: wireimpl.KindScalar},
+	{Num: 4, Kind: wireimpl.KindScalar},
+	{Num: 5, Kind: wireimpl.KindScalar},
+	{Num: 6, Kind: wireimpl.KindScalar},
+	{Num: 7, Kind: wireimpl.KindScalar},
+	{Num: 8, Kind: wireimpl.KindScalar},
+	{Num: 9, Kind: wireimpl.KindScalar},
+	{Num: 10, Kind: wireimpl.KindScalar},
+	{Num: 11, Kind: wireimpl.KindScalar},
+	{Num: 12, Kind: wireimpl.KindScalar},
+	{Num: 13, Kind: wireimpl.KindScalar},
+	{Num: 14, Kind: wireimpl.KindScalar},
+	{Num: 15, Kind: wireimpl.KindBytes},
+	{Num: 16, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Scalars) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xI32 != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xI64 != 0)
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.xU32 != 0)
+	s.KeptBefore(&mk, 4)
+	s.Scalar(4, x.xU64 != 0)
+	s.KeptBefore(&mk, 5)
+	s.Scalar(5, x.xS32 != 0)
+	s.KeptBefore(&mk, 6)
+	s.Scalar(6, x.xS64 != 0)
+	s.KeptBefore(&mk, 7)
+	s.Scalar(7, x.xF32 != 0)
+	s.KeptBefore(&mk, 8)
+	s.Scalar(8, x.xF64 != 0)
+	s.KeptBefore(&mk, 9)
+	s.Scalar(9, x.xSf32 != 0)
+	s.KeptBefore(&mk, 10)
+	s.Scalar(10, x.xSf64 != 0)
+	s.KeptBefore(&mk, 11)
+	s.Scalar(11, x.xFlag)
+	s.KeptBefore(&mk, 12)
+	s.Scalar(12, math.Float32bits(x.xRatio) != 0)
+	s.KeptBefore(&mk, 13)
+	s.Scalar(13, math.Float64bits(x.xScore) != 0)
+	s.KeptBefore(&mk, 14)
+	s.Scalar(14, x.xKind != 0)
+	s.KeptBefore(&mk, 15)
+	s.String(15, &x.xText, x.xText.Len() != 0)
+	s.KeptBefore(&mk, 16)
+	s.Bytes(16, &x.xData, x.xData.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Scalars) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xI32 != 0 {
+		e.Int32(1, x.xI32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xI64 != 0 {
+		e.Int64(2, x.xI64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 3)
+	if x.xU32 != 0 {
+		e.Uint32(3, x.xU32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 4)
+	if x.xU64 != 0 {
+		e.Uint64(4, x.xU64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 5)
+	if x.xS32 != 0 {
+		e.Int32(5, x.xS32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 6)
+	if x.xS64 != 0 {
+		e.Int64(6, x.xS64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 7)
+	if x.xF32 != 0 {
+		e.Uint32(7, x.xF32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 8)
+	if x.xF64 != 0 {
+		e.Uint64(8, x.xF64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 9)
+	if x.xSf32 != 0 {
+		e.Int32(9, x.xSf32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 10)
+	if x.xSf64 != 0 {
+		e.Int64(10, x.xSf64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 11)
+	if x.xFlag {
+		e.Bool(11, x.xFlag)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 12)
+	if math.Float32bits(x.xRatio) != 0 {
+		e.Float(12, x.xRatio)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 13)
+	if math.Float64bits(x.xScore) != 0 {
+		e.Double(13, x.xScore)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 14)
+	if x.xKind != 0 {
+		e.Int32(14, int32(x.xKind))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 15)
+	if x.xText.Len() != 0 {
+		e.String(15, &x.xText)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 16)
+	if x.xData.Len() != 0 {
+		e.Bytes(16, &x.xData)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1376,79 +1376,6 @@ func (x *Optionals) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// optionalsKnownFields are the fields of Optionals and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var optionalsKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-	{Num: 3, Kind: wireimpl.KindScalar},
-	{Num: 4, Kind: wireimpl.KindScalar},
-	{Num: 5, Kind: wireimpl.KindScalar},
-	{Num: 6, Kind: wireimpl.KindBytes},
-	{Num: 7, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Optionals) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.cf.Has(0))
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.cf.Has(1))
-	s.KeptBefore(&mk, 3)
-	s.Scalar(3, x.cf.Has(2))
-	s.KeptBefore(&mk, 4)
-	s.Scalar(4, x.cf.Has(3))
-	s.KeptBefore(&mk, 5)
-	s.Scalar(5, x.cf.Has(4))
-	s.KeptBefore(&mk, 6)
-	s.String(6, &x.xText, x.cf.Has(5))
-	s.KeptBefore(&mk, 7)
-	s.Bytes(7, &x.xData, x.cf.Has(6))
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Optionals) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.cf.Has(0) {
-		e.Int32(1, x.xI32)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.cf.Has(1) {
-		e.Uint64(2, x.xU64)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 3)
-	if x.cf.Has(2) {
-		e.Bool(3, x.xFlag)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 4)
-	if x.cf.Has(3) {
-		e.Double(4, x.xScore)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 5)
-	if x.cf.Has(4) {
-		e.Int32(5, int32(x.xKind))
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 6)
-	if x.cf.Has(5) {
-		e.String(6, &x.xText)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 7)
-	if x.cf.Has(6) {
-		e.Bytes(7, &x.xData)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Optionals) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -1545,6 +1472,79 @@ func (x *Optionals) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth i
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// optionalsKnownFields are the fields of Optionals and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var optionalsKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+	{Num: 3, Kind: wireimpl.KindScalar},
+	{Num: 4, Kind: wireimpl.KindScalar},
+	{Num: 5, Kind: wireimpl.KindScalar},
+	{Num: 6, Kind: wireimpl.KindBytes},
+	{Num: 7, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Optionals) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.cf.Has(1))
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.cf.Has(2))
+	s.KeptBefore(&mk, 4)
+	s.Scalar(4, x.cf.Has(3))
+	s.KeptBefore(&mk, 5)
+	s.Scalar(5, x.cf.Has(4))
+	s.KeptBefore(&mk, 6)
+	s.String(6, &x.xText, x.cf.Has(5))
+	s.KeptBefore(&mk, 7)
+	s.Bytes(7, &x.xData, x.cf.Has(6))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Optionals) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Int32(1, x.xI32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.Uint64(2, x.xU64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 3)
+	if x.cf.Has(2) {
+		e.Bool(3, x.xFlag)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 4)
+	if x.cf.Has(3) {
+		e.Double(4, x.xScore)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 5)
+	if x.cf.Has(4) {
+		e.Int32(5, int32(x.xKind))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 6)
+	if x.cf.Has(5) {
+		e.String(6, &x.xText)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 7)
+	if x.cf.Has(6) {
+		e.Bytes(7, &x.xData)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2962,39 +2962,6 @@ func (x *Outer_Inner) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// outer_InnerKnownFields are the fields of Outer_Inner and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var outer_InnerKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Outer_Inner) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xState != 0)
-	s.KeptBefore(&mk, 2)
-	s.Bytes(2, &x.xPayload, x.xPayload.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Outer_Inner) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xState != 0 {
-		e.Int32(1, int32(x.xState))
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xPayload.Len() != 0 {
-		e.Bytes(2, &x.xPayload)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Outer_Inner) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -3035,6 +3002,39 @@ func (x *Outer_Inner) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// outer_InnerKnownFields are the fields of Outer_Inner and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var outer_InnerKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Outer_Inner) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xState != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xPayload, x.xPayload.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Outer_Inner) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xState != 0 {
+		e.Int32(1, int32(x.xState))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xPayload.Len() != 0 {
+		e.Bytes(2, &x.xPayload)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -3357,43 +3357,6 @@ func (x *Tree) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// treeKnownFields are the fields of Tree and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var treeKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindMessage},
-	{Num: 2, Kind: wireimpl.KindMessage},
-	{Num: 3, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Tree) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
-	s.KeptBefore(&mk, 2)
-	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
-	s.KeptBefore(&mk, 3)
-	s.Bytes(3, &x.xLeaf, x.xLeaf.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Tree) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	wireimpl.EncodeMessage(e, 1, &x.xLeft)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.KeptBefore(&mk, 2)
-	wireimpl.EncodeMessage(e, 2, &x.xRight)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.KeptBefore(&mk, 3)
-	if x.xLeaf.Len() != 0 {
-		e.Bytes(3, &x.xLeaf)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Tree) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -3469,6 +3432,43 @@ func (x *Tree) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// treeKnownFields are the fields of Tree and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var treeKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+	{Num: 3, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Tree) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xLeft, func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xRight, func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 3)
+	s.Bytes(3, &x.xLeaf, x.xLeaf.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Tree) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xLeft)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xRight)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 3)
+	if x.xLeaf.Len() != 0 {
+		e.Bytes(3, &x.xLeaf)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -3620,22 +3620,6 @@ func (x *Empty) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// emptyKnownFields are the fields of Empty and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var emptyKnownFields = []wireimpl.KnownField{}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Empty) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Empty) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Empty) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -3653,6 +3637,22 @@ func (x *Empty) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	hdr = end
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// emptyKnownFields are the fields of Empty and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var emptyKnownFields = []wireimpl.KnownField{}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Empty) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Empty) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

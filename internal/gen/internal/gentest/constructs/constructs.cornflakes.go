@@ -2417,39 +2417,6 @@ func (x *Item_ByBoolEntry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// item_ByBoolEntryKnownFields are the fields of Item_ByBoolEntry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var item_ByBoolEntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Item_ByBoolEntry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xKey)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.xValue != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Item_ByBoolEntry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey {
-		e.Bool(1, x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xValue != 0 {
-		e.Int32(2, x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Item_ByBoolEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -2489,6 +2456,39 @@ func (x *Item_ByBoolEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// item_ByBoolEntryKnownFields are the fields of Item_ByBoolEntry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByBoolEntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByBoolEntry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByBoolEntry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey {
+		e.Bool(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue != 0 {
+		e.Int32(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2698,39 +2698,6 @@ func (x *Item_ByI32Entry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// item_ByI32EntryKnownFields are the fields of Item_ByI32Entry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var item_ByI32EntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Item_ByI32Entry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xKey != 0)
-	s.KeptBefore(&mk, 2)
-	s.String(2, &x.xValue, x.xValue.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Item_ByI32Entry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey != 0 {
-		e.Int32(1, x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xValue.Len() != 0 {
-		e.String(2, &x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Item_ByI32Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -2771,6 +2738,39 @@ func (x *Item_ByI32Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// item_ByI32EntryKnownFields are the fields of Item_ByI32Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByI32EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByI32Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xValue, x.xValue.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByI32Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue.Len() != 0 {
+		e.String(2, &x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2972,39 +2972,6 @@ func (x *Item_ByI64Entry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// item_ByI64EntryKnownFields are the fields of Item_ByI64Entry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var item_ByI64EntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Item_ByI64Entry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xKey != 0)
-	s.KeptBefore(&mk, 2)
-	s.Bytes(2, &x.xValue, x.xValue.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Item_ByI64Entry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey != 0 {
-		e.Int64(1, x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xValue.Len() != 0 {
-		e.Bytes(2, &x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Item_ByI64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -3045,6 +3012,39 @@ func (x *Item_ByI64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// item_ByI64EntryKnownFields are the fields of Item_ByI64Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByI64EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByI64Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xValue, x.xValue.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByI64Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int64(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue.Len() != 0 {
+		e.Bytes(2, &x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -3470,39 +3470,6 @@ func (x *Item_ByU64Entry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// item_ByU64EntryKnownFields are the fields of Item_ByU64Entry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var item_ByU64EntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Item_ByU64Entry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xKey != 0)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.xValue != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Item_ByU64Entry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey != 0 {
-		e.Uint64(1, x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xValue != 0 {
-		e.Int32(2, int32(x.xValue))
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Item_ByU64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -3542,6 +3509,39 @@ func (x *Item_ByU64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// item_ByU64EntryKnownFields are the fields of Item_ByU64Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByU64EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByU64Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByU64Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Uint64(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue != 0 {
+		e.Int32(2, int32(x.xValue))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -3730,39 +3730,6 @@ func (x *Item_ByS32Entry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// item_ByS32EntryKnownFields are the fields of Item_ByS32Entry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var item_ByS32EntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Item_ByS32Entry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xKey != 0)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, math.Float64bits(x.xValue) != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Item_ByS32Entry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey != 0 {
-		e.Int32(1, x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if math.Float64bits(x.xValue) != 0 {
-		e.Double(2, x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Item_ByS32Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -3802,6 +3769,39 @@ func (x *Item_ByS32Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// item_ByS32EntryKnownFields are the fields of Item_ByS32Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByS32EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByS32Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, math.Float64bits(x.xValue) != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByS32Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if math.Float64bits(x.xValue) != 0 {
+		e.Double(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -3990,39 +3990,6 @@ func (x *Item_ByS64Entry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// item_ByS64EntryKnownFields are the fields of Item_ByS64Entry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var item_ByS64EntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Item_ByS64Entry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xKey != 0)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, math.Float32bits(x.xValue) != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Item_ByS64Entry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey != 0 {
-		e.Int64(1, x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if math.Float32bits(x.xValue) != 0 {
-		e.Float(2, x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Item_ByS64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -4062,6 +4029,39 @@ func (x *Item_ByS64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// item_ByS64EntryKnownFields are the fields of Item_ByS64Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByS64EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByS64Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, math.Float32bits(x.xValue) != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByS64Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int64(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if math.Float32bits(x.xValue) != 0 {
+		e.Float(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -4250,39 +4250,6 @@ func (x *Item_ByF32Entry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// item_ByF32EntryKnownFields are the fields of Item_ByF32Entry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var item_ByF32EntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Item_ByF32Entry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xKey != 0)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.xValue != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Item_ByF32Entry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey != 0 {
-		e.Uint32(1, x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xValue != 0 {
-		e.Uint64(2, x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Item_ByF32Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -4322,6 +4289,39 @@ func (x *Item_ByF32Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// item_ByF32EntryKnownFields are the fields of Item_ByF32Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByF32EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByF32Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByF32Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Uint32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue != 0 {
+		e.Uint64(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -4510,39 +4510,6 @@ func (x *Item_ByF64Entry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// item_ByF64EntryKnownFields are the fields of Item_ByF64Entry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var item_ByF64EntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Item_ByF64Entry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xKey != 0)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.xValue)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Item_ByF64Entry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey != 0 {
-		e.Uint64(1, x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xValue {
-		e.Bool(2, x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Item_ByF64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -4582,6 +4549,39 @@ func (x *Item_ByF64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// item_ByF64EntryKnownFields are the fields of Item_ByF64Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByF64EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByF64Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xValue)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByF64Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Uint64(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue {
+		e.Bool(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -4770,39 +4770,6 @@ func (x *Item_BySf32Entry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// item_BySf32EntryKnownFields are the fields of Item_BySf32Entry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var item_BySf32EntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Item_BySf32Entry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xKey != 0)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.xValue != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Item_BySf32Entry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey != 0 {
-		e.Int32(1, x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xValue != 0 {
-		e.Int64(2, x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Item_BySf32Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -4842,6 +4809,39 @@ func (x *Item_BySf32Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// item_BySf32EntryKnownFields are the fields of Item_BySf32Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_BySf32EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_BySf32Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_BySf32Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue != 0 {
+		e.Int64(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -5030,39 +5030,6 @@ func (x *Item_BySf64Entry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// item_BySf64EntryKnownFields are the fields of Item_BySf64Entry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var item_BySf64EntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Item_BySf64Entry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xKey != 0)
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.xValue != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Item_BySf64Entry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey != 0 {
-		e.Int64(1, x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xValue != 0 {
-		e.Uint32(2, x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Item_BySf64Entry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -5102,6 +5069,39 @@ func (x *Item_BySf64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// item_BySf64EntryKnownFields are the fields of Item_BySf64Entry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_BySf64EntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_BySf64Entry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.xValue != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_BySf64Entry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int64(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue != 0 {
+		e.Uint32(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -5324,39 +5324,6 @@ func (x *Item_ByStrEntry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// item_ByStrEntryKnownFields are the fields of Item_ByStrEntry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var item_ByStrEntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindBytes},
-	{Num: 2, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Item_ByStrEntry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.String(1, &x.xKey, x.xKey.Len() != 0)
-	s.KeptBefore(&mk, 2)
-	s.Bytes(2, &x.xValue, x.xValue.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Item_ByStrEntry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey.Len() != 0 {
-		e.String(1, &x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 2)
-	if x.xValue.Len() != 0 {
-		e.Bytes(2, &x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Item_ByStrEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -5398,6 +5365,39 @@ func (x *Item_ByStrEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// item_ByStrEntryKnownFields are the fields of Item_ByStrEntry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var item_ByStrEntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Item_ByStrEntry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xKey, x.xKey.Len() != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xValue, x.xValue.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Item_ByStrEntry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey.Len() != 0 {
+		e.String(1, &x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	if x.xValue.Len() != 0 {
+		e.Bytes(2, &x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -7161,39 +7161,6 @@ func (x *Sparse_MEntry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// sparse_MEntryKnownFields are the fields of Sparse_MEntry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var sparse_MEntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Sparse_MEntry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xKey != 0)
-	s.KeptBefore(&mk, 2)
-	s.String(2, &x.xValue, x.xValue.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Sparse_MEntry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xKey != 0 {
-		e.Int32(1, x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xValue.Len() != 0 {
-		e.String(2, &x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Sparse_MEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -7234,6 +7201,39 @@ func (x *Sparse_MEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, dep
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// sparse_MEntryKnownFields are the fields of Sparse_MEntry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var sparse_MEntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Sparse_MEntry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xKey != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xValue, x.xValue.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Sparse_MEntry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xKey != 0 {
+		e.Int32(1, x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xValue.Len() != 0 {
+		e.String(2, &x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -7446,39 +7446,6 @@ func (x *Flat) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// flatKnownFields are the fields of Flat and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var flatKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Flat) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.xI32 != 0)
-	s.KeptBefore(&mk, 2)
-	s.String(2, &x.xName, x.xName.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Flat) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xI32 != 0 {
-		e.Int32(1, x.xI32)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.xName.Len() != 0 {
-		e.String(2, &x.xName)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Flat) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -7519,6 +7486,39 @@ func (x *Flat) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// flatKnownFields are the fields of Flat and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var flatKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Flat) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xI32 != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xName, x.xName.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Flat) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xI32 != 0 {
+		e.Int32(1, x.xI32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xName.Len() != 0 {
+		e.String(2, &x.xName)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -1034,39 +1034,6 @@ func (x *Req_CountsEntry) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// req_CountsEntryKnownFields are the fields of Req_CountsEntry and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var req_CountsEntryKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindBytes},
-	{Num: 2, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Req_CountsEntry) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.String(1, &x.xKey, x.cf.Has(0))
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.cf.Has(1))
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Req_CountsEntry) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.cf.Has(0) {
-		e.String(1, &x.xKey)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 2)
-	if x.cf.Has(1) {
-		e.Int32(2, x.xValue)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Req_CountsEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -1107,6 +1074,39 @@ func (x *Req_CountsEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// req_CountsEntryKnownFields are the fields of Req_CountsEntry and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var req_CountsEntryKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Req_CountsEntry) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xKey, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.cf.Has(1))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Req_CountsEntry) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.String(1, &x.xKey)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.Int32(2, x.xValue)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1461,51 +1461,6 @@ func (x *Loose) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// looseKnownFields are the fields of Loose and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var looseKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindBytes},
-	{Num: 3, Kind: wireimpl.KindMessage},
-	{Num: 4, Kind: wireimpl.KindMessage},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Loose) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.cf.Has(0))
-	s.KeptBefore(&mk, 2)
-	s.String(2, &x.xName, x.cf.Has(1))
-	s.KeptBefore(&mk, 3)
-	wireimpl.SizeMessage(s, 3, &x.xNext, func(a *wireimpl.Arena) *Loose { return NewLoose((*wire.Arena)(a)) })
-	s.KeptBefore(&mk, 4)
-	wireimpl.SizeMessage(s, 4, &x.xInner, func(a *wireimpl.Arena) *LooseInner { return NewLooseInner((*wire.Arena)(a)) })
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Loose) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.cf.Has(0) {
-		e.Int32(1, x.xId)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.cf.Has(1) {
-		e.String(2, &x.xName)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 3)
-	wireimpl.EncodeMessage(e, 3, &x.xNext)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.KeptBefore(&mk, 4)
-	wireimpl.EncodeMessage(e, 4, &x.xInner)
-	e.Known(&mk, wireimpl.KindMessage)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Loose) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -1592,6 +1547,51 @@ func (x *Loose) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// looseKnownFields are the fields of Loose and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var looseKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindMessage},
+	{Num: 4, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Loose) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xName, x.cf.Has(1))
+	s.KeptBefore(&mk, 3)
+	wireimpl.SizeMessage(s, 3, &x.xNext, func(a *wireimpl.Arena) *Loose { return NewLoose((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 4)
+	wireimpl.SizeMessage(s, 4, &x.xInner, func(a *wireimpl.Arena) *LooseInner { return NewLooseInner((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Loose) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Int32(1, x.xId)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.String(2, &x.xName)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	wireimpl.EncodeMessage(e, 3, &x.xNext)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 4)
+	wireimpl.EncodeMessage(e, 4, &x.xInner)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1784,31 +1784,6 @@ func (x *LooseInner) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// looseInnerKnownFields are the fields of LooseInner and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var looseInnerKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *LooseInner) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.cf.Has(0))
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *LooseInner) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.cf.Has(0) {
-		e.Bool(1, x.xOk)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *LooseInner) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -1837,6 +1812,31 @@ func (x *LooseInner) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// looseInnerKnownFields are the fields of LooseInner and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var looseInnerKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *LooseInner) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *LooseInner) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Bool(1, x.xOk)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -1242,6 +1242,11 @@ func (x *Inner_MEntry) ClearValue() { x.xValue = 0 }
 
 // Sizes implements wire.Object.
 func (x *Inner_MEntry) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -1251,6 +1256,12 @@ func (x *Inner_MEntry) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *Inner_MEntry) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -1331,6 +1342,48 @@ func (x *Inner_MEntry) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, inner_MEntryKnownFields)
 	}
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Inner_MEntry) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xKey.Len() != 0 {
+		n++
+		cp, zc, ents = x.xKey.SizeDirect(cp, zc, ents)
+	}
+	if x.xValue != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Inner_MEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xKey.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xKey.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xKey)
+		at += wireimpl.EntrySize
+	}
+	if x.xValue != 0 {
+		w.PutU64(at, uint64(x.xValue))
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // inner_MEntryKnownFields are the fields of Inner_MEntry and their kinds in the typed

@@ -247,47 +247,6 @@ func (x *Blob) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// blobKnownFields are the fields of Blob and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var blobKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindBytes},
-	{Num: 2, Kind: wireimpl.KindBytes},
-	{Num: 3, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Blob) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Bytes(1, &x.xData, x.xData.Len() != 0)
-	s.KeptBefore(&mk, 2)
-	s.String(2, &x.xName, x.xName.Len() != 0)
-	s.KeptBefore(&mk, 3)
-	s.Scalar(3, x.xLevel != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Blob) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xData.Len() != 0 {
-		e.Bytes(1, &x.xData)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 2)
-	if x.xName.Len() != 0 {
-		e.String(2, &x.xName)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 3)
-	if x.xLevel != 0 {
-		e.Int32(3, int32(x.xLevel))
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Blob) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -340,6 +299,47 @@ func (x *Blob) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// blobKnownFields are the fields of Blob and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var blobKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Blob) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Bytes(1, &x.xData, x.xData.Len() != 0)
+	s.KeptBefore(&mk, 2)
+	s.String(2, &x.xName, x.xName.Len() != 0)
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.xLevel != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Blob) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xData.Len() != 0 {
+		e.Bytes(1, &x.xData)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 2)
+	if x.xName.Len() != 0 {
+		e.String(2, &x.xName)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	if x.xLevel != 0 {
+		e.Int32(3, int32(x.xLevel))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -790,31 +790,6 @@ func (x *Record_Nested) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// record_NestedKnownFields are the fields of Record_Nested and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var record_NestedKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Record_Nested) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.cf.Has(0))
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Record_Nested) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.cf.Has(0) {
-		e.Uint32(1, x.xN)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Record_Nested) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -843,6 +818,31 @@ func (x *Record_Nested) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, dep
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// record_NestedKnownFields are the fields of Record_Nested and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var record_NestedKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Record_Nested) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Record_Nested) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Uint32(1, x.xN)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1527,127 +1527,6 @@ func (x *Defaults) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// defaultsKnownFields are the fields of Defaults and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var defaultsKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindScalar},
-	{Num: 2, Kind: wireimpl.KindScalar},
-	{Num: 3, Kind: wireimpl.KindScalar},
-	{Num: 4, Kind: wireimpl.KindScalar},
-	{Num: 5, Kind: wireimpl.KindScalar},
-	{Num: 6, Kind: wireimpl.KindScalar},
-	{Num: 7, Kind: wireimpl.KindScalar},
-	{Num: 8, Kind: wireimpl.KindScalar},
-	{Num: 9, Kind: wireimpl.KindScalar},
-	{Num: 10, Kind: wireimpl.KindBytes},
-	{Num: 11, Kind: wireimpl.KindBytes},
-	{Num: 12, Kind: wireimpl.KindScalar},
-	{Num: 13, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Defaults) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.Scalar(1, x.cf.Has(0))
-	s.KeptBefore(&mk, 2)
-	s.Scalar(2, x.cf.Has(1))
-	s.KeptBefore(&mk, 3)
-	s.Scalar(3, x.cf.Has(2))
-	s.KeptBefore(&mk, 4)
-	s.Scalar(4, x.cf.Has(3))
-	s.KeptBefore(&mk, 5)
-	s.Scalar(5, x.cf.Has(4))
-	s.KeptBefore(&mk, 6)
-	s.Scalar(6, x.cf.Has(5))
-	s.KeptBefore(&mk, 7)
-	s.Scalar(7, x.cf.Has(6))
-	s.KeptBefore(&mk, 8)
-	s.Scalar(8, x.cf.Has(7))
-	s.KeptBefore(&mk, 9)
-	s.Scalar(9, x.cf.Has(8))
-	s.KeptBefore(&mk, 10)
-	s.String(10, &x.xText, x.cf.Has(9))
-	s.KeptBefore(&mk, 11)
-	s.Bytes(11, &x.xData, x.cf.Has(10))
-	s.KeptBefore(&mk, 12)
-	s.Scalar(12, x.cf.Has(11))
-	s.KeptBefore(&mk, 13)
-	s.String(13, &x.xEmpty, x.cf.Has(12))
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Defaults) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.cf.Has(0) {
-		e.Int32(1, x.xI32)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 2)
-	if x.cf.Has(1) {
-		e.Uint64(2, x.xU64)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 3)
-	if x.cf.Has(2) {
-		e.Int64(3, x.xS64)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 4)
-	if x.cf.Has(3) {
-		e.Bool(4, x.xFlag)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 5)
-	if x.cf.Has(4) {
-		e.Float(5, x.xRatio)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 6)
-	if x.cf.Has(5) {
-		e.Double(6, x.xScore)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 7)
-	if x.cf.Has(6) {
-		e.Double(7, x.xNan)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 8)
-	if x.cf.Has(7) {
-		e.Double(8, x.xNegZero)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 9)
-	if x.cf.Has(8) {
-		e.Int32(9, int32(x.xColor))
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 10)
-	if x.cf.Has(9) {
-		e.String(10, &x.xText)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 11)
-	if x.cf.Has(10) {
-		e.Bytes(11, &x.xData)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.KeptBefore(&mk, 12)
-	if x.cf.Has(11) {
-		e.Int32(12, x.xZero)
-	}
-	e.Known(&mk, wireimpl.KindScalar)
-	e.KeptBefore(&mk, 13)
-	if x.cf.Has(12) {
-		e.String(13, &x.xEmpty)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Defaults) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -1811,6 +1690,127 @@ func (x *Defaults) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth in
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// defaultsKnownFields are the fields of Defaults and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var defaultsKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindScalar},
+	{Num: 3, Kind: wireimpl.KindScalar},
+	{Num: 4, Kind: wireimpl.KindScalar},
+	{Num: 5, Kind: wireimpl.KindScalar},
+	{Num: 6, Kind: wireimpl.KindScalar},
+	{Num: 7, Kind: wireimpl.KindScalar},
+	{Num: 8, Kind: wireimpl.KindScalar},
+	{Num: 9, Kind: wireimpl.KindScalar},
+	{Num: 10, Kind: wireimpl.KindBytes},
+	{Num: 11, Kind: wireimpl.KindBytes},
+	{Num: 12, Kind: wireimpl.KindScalar},
+	{Num: 13, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Defaults) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.cf.Has(0))
+	s.KeptBefore(&mk, 2)
+	s.Scalar(2, x.cf.Has(1))
+	s.KeptBefore(&mk, 3)
+	s.Scalar(3, x.cf.Has(2))
+	s.KeptBefore(&mk, 4)
+	s.Scalar(4, x.cf.Has(3))
+	s.KeptBefore(&mk, 5)
+	s.Scalar(5, x.cf.Has(4))
+	s.KeptBefore(&mk, 6)
+	s.Scalar(6, x.cf.Has(5))
+	s.KeptBefore(&mk, 7)
+	s.Scalar(7, x.cf.Has(6))
+	s.KeptBefore(&mk, 8)
+	s.Scalar(8, x.cf.Has(7))
+	s.KeptBefore(&mk, 9)
+	s.Scalar(9, x.cf.Has(8))
+	s.KeptBefore(&mk, 10)
+	s.String(10, &x.xText, x.cf.Has(9))
+	s.KeptBefore(&mk, 11)
+	s.Bytes(11, &x.xData, x.cf.Has(10))
+	s.KeptBefore(&mk, 12)
+	s.Scalar(12, x.cf.Has(11))
+	s.KeptBefore(&mk, 13)
+	s.String(13, &x.xEmpty, x.cf.Has(12))
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Defaults) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.cf.Has(0) {
+		e.Int32(1, x.xI32)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.cf.Has(1) {
+		e.Uint64(2, x.xU64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 3)
+	if x.cf.Has(2) {
+		e.Int64(3, x.xS64)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 4)
+	if x.cf.Has(3) {
+		e.Bool(4, x.xFlag)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 5)
+	if x.cf.Has(4) {
+		e.Float(5, x.xRatio)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 6)
+	if x.cf.Has(5) {
+		e.Double(6, x.xScore)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 7)
+	if x.cf.Has(6) {
+		e.Double(7, x.xNan)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 8)
+	if x.cf.Has(7) {
+		e.Double(8, x.xNegZero)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 9)
+	if x.cf.Has(8) {
+		e.Int32(9, int32(x.xColor))
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 10)
+	if x.cf.Has(9) {
+		e.String(10, &x.xText)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 11)
+	if x.cf.Has(10) {
+		e.Bytes(11, &x.xData)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 12)
+	if x.cf.Has(11) {
+		e.Int32(12, x.xZero)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 13)
+	if x.cf.Has(12) {
+		e.String(13, &x.xEmpty)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -504,31 +504,6 @@ func (x *Batch_Note) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
-// batch_NoteKnownFields are the fields of Batch_Note and their kinds in the typed
-// header form, by number (Decoder.KeepUnknown keeps the others).
-var batch_NoteKnownFields = []wireimpl.KnownField{
-	{Num: 1, Kind: wireimpl.KindBytes},
-}
-
-// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
-func (x *Batch_Note) wireSizesKept(s *wireimpl.Sizer) {
-	mk := s.BeginKept(&x.cf)
-	s.KeptBefore(&mk, 1)
-	s.String(1, &x.xText, x.xText.Len() != 0)
-	s.EndKept(&x.cf, &mk)
-}
-
-// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
-func (x *Batch_Note) wireEncodeKept(e *wireimpl.Encoder) {
-	mk := e.BeginKept(&x.cf)
-	e.KeptBefore(&mk, 1)
-	if x.xText.Len() != 0 {
-		e.String(1, &x.xText)
-	}
-	e.Known(&mk, wireimpl.KindBytes)
-	e.EndKept(&mk)
-}
-
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
 func (x *Batch_Note) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
 	n := 0
@@ -558,6 +533,31 @@ func (x *Batch_Note) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth 
 	}
 	w.Check(at, end)
 	return hdr, cp, zc
+}
+
+// batch_NoteKnownFields are the fields of Batch_Note and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var batch_NoteKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindBytes},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Batch_Note) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.String(1, &x.xText, x.xText.Len() != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Batch_Note) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xText.Len() != 0 {
+		e.String(1, &x.xText)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.EndKept(&mk)
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
