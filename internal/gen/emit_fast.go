@@ -388,4 +388,7 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 	emitDecodeCheck(g, m)
 	g.P("}")
 	g.P()
+	if m.direct() {
+		genDirectDecode(g, m) // emit_fast_decode.go
+	}
 }

@@ -33,6 +33,19 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 	g.P("return e.FinishSerialize(&x.cf)")
 	g.P("}")
 	g.P()
+	if m.direct() { // emit_fast_decode.go
+		genDirectEntry(g, m)
+	} else {
+		genDecoderEntry(g, m)
+	}
+	g.P("// WireCore implements wire.Msg.")
+	g.P(recv, "WireCore() *", wireIdent("Core"), " { return &x.cf }")
+	g.P()
+}
+
+// genDecoderEntry emits Decode and DecodeBytes through the Decoder.
+func genDecoderEntry(g *protogen.GeneratedFile, m *message) {
+	recv := "func (x *" + m.m.GoIdent.GoName + ") "
 	g.P("// Decode decodes x from b zero-copy; the arena holds a reference on b until")
 	g.P("// Reset (the caller still releases its own).")
 	g.P(recv, "Decode(b ", memPkg.Ident("Buf"), ") error {")
@@ -53,9 +66,6 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 	g.P("x.WireDecode(d)")
 	g.P("return d.FinishDecode()")
 	g.P("}")
-	g.P()
-	g.P("// WireCore implements wire.Msg.")
-	g.P(recv, "WireCore() *", wireIdent("Core"), " { return &x.cf }")
 	g.P()
 }
 

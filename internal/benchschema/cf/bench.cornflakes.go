@@ -82,22 +82,20 @@ func (x *SingleBuffer) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *SingleBuffer) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *SingleBuffer) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -130,6 +128,26 @@ func (x *SingleBuffer) WireEncode(e *wireimpl.Encoder) {
 func (x *SingleBuffer) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xMessage)
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *SingleBuffer) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		if at := ents; !src.BytesEnt(at, &x.xMessage) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xMessage = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -219,22 +237,20 @@ func (x *ListBuffers) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *ListBuffers) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *ListBuffers) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -266,6 +282,30 @@ func (x *ListBuffers) WireEncode(e *wireimpl.Encoder) {
 func (x *ListBuffers) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.BytesListAt(d.Ent(b0, 0x1, 0), 1, &x.xMessages)
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *ListBuffers) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	{
+		at := -1
+		if b0&0x1 != 0 {
+			at = ents
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 1, dyn, end, depth, &x.xMessages); err != nil {
+			return err
+		}
+	}
+	_ = dyn
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -397,22 +437,20 @@ func (x *Tree1) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree1) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Tree1) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -504,6 +542,48 @@ func (x *Tree1) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		o, n, err := src.NestedEnt(ents, 1, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xLeft.Set(v)
+	} else {
+		x.xLeft.Clear()
+	}
+	if b0&0x2 != 0 {
+		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x2), 2, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xRight.Set(v)
+	} else {
+		x.xRight.Clear()
+	}
+	_ = dyn
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -645,22 +725,20 @@ func (x *Tree2) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree2) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Tree2) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -752,6 +830,48 @@ func (x *Tree2) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Tree2) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		o, n, err := src.NestedEnt(ents, 1, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewTree1((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xLeft.Set(v)
+	} else {
+		x.xLeft.Clear()
+	}
+	if b0&0x2 != 0 {
+		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x2), 2, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewTree1((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xRight.Set(v)
+	} else {
+		x.xRight.Clear()
+	}
+	_ = dyn
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -893,22 +1013,20 @@ func (x *Tree3) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree3) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Tree3) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -1000,6 +1118,48 @@ func (x *Tree3) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Tree3) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		o, n, err := src.NestedEnt(ents, 1, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewTree2((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xLeft.Set(v)
+	} else {
+		x.xLeft.Clear()
+	}
+	if b0&0x2 != 0 {
+		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x2), 2, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewTree2((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xRight.Set(v)
+	} else {
+		x.xRight.Clear()
+	}
+	_ = dyn
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1141,22 +1301,20 @@ func (x *Tree4) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree4) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Tree4) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -1248,6 +1406,48 @@ func (x *Tree4) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Tree4) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		o, n, err := src.NestedEnt(ents, 1, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewTree3((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xLeft.Set(v)
+	} else {
+		x.xLeft.Clear()
+	}
+	if b0&0x2 != 0 {
+		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x2), 2, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewTree3((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xRight.Set(v)
+	} else {
+		x.xRight.Clear()
+	}
+	_ = dyn
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1389,22 +1589,20 @@ func (x *Tree5) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree5) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Tree5) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -1496,6 +1694,48 @@ func (x *Tree5) WireDecode(d *wireimpl.Decoder) {
 		d.Leave(mk)
 		x.xRight.Set(v)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Tree5) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		o, n, err := src.NestedEnt(ents, 1, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewTree4((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xLeft.Set(v)
+	} else {
+		x.xLeft.Clear()
+	}
+	if b0&0x2 != 0 {
+		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x2), 2, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewTree4((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xRight.Set(v)
+	} else {
+		x.xRight.Clear()
+	}
+	_ = dyn
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

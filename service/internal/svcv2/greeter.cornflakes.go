@@ -189,22 +189,20 @@ func (x *HelloRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *HelloRequest) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *HelloRequest) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -283,6 +281,49 @@ func (x *HelloRequest) WireDecode(d *wireimpl.Decoder) {
 		x.xSeq = 0
 	}
 	d.StringAt(d.Ent(b0, 0x10, 0), 5, &x.xGreeting)
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *HelloRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		if at := ents; !src.StringEnt(at, &x.xName) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xName = wireimpl.String{}
+	}
+	if b0&0x2 != 0 {
+		x.xBlobSize = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	} else {
+		x.xBlobSize = 0
+	}
+	if b0&0x4 != 0 {
+		x.xMood = Mood(int32(src.U64(wireimpl.EntAt(ents, b0, 0x4))))
+	} else {
+		x.xMood = 0
+	}
+	if b0&0x8 != 0 {
+		x.xSeq = src.U64(wireimpl.EntAt(ents, b0, 0x8))
+		x.cf.SetHas(0)
+	} else {
+		x.xSeq = 0
+	}
+	if b0&0x10 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x10); !src.StringEnt(at, &x.xGreeting) {
+			return wireimpl.BadData(at, 5)
+		}
+	} else {
+		x.xGreeting = wireimpl.String{}
+	}
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -460,22 +501,20 @@ func (x *HelloReply) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *HelloReply) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *HelloReply) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -539,6 +578,43 @@ func (x *HelloReply) WireDecode(d *wireimpl.Decoder) {
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xBlob)
 	x.xSeq = d.U64At(d.Ent(b0, 0x4, 0))
 	x.xLength = uint32(d.U64At(d.Ent(b0, 0x8, 0)))
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *HelloReply) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		if at := ents; !src.StringEnt(at, &x.xMessage) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xMessage = wireimpl.String{}
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesEnt(at, &x.xBlob) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xBlob = wireimpl.Bytes{}
+	}
+	if b0&0x4 != 0 {
+		x.xSeq = src.U64(wireimpl.EntAt(ents, b0, 0x4))
+	} else {
+		x.xSeq = 0
+	}
+	if b0&0x8 != 0 {
+		x.xLength = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x8)))
+	} else {
+		x.xLength = 0
+	}
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -699,22 +775,20 @@ func (x *FailRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *FailRequest) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *FailRequest) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -768,6 +842,38 @@ func (x *FailRequest) WireDecode(d *wireimpl.Decoder) {
 	x.xCode = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xMessage)
 	d.BytesAt(d.Ent(b0, 0x4, 0), 3, &x.xDetails)
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *FailRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xCode = uint32(src.U64(ents))
+	} else {
+		x.xCode = 0
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringEnt(at, &x.xMessage) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xMessage = wireimpl.String{}
+	}
+	if b0&0x4 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesEnt(at, &x.xDetails) {
+			return wireimpl.BadData(at, 3)
+		}
+	} else {
+		x.xDetails = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -882,22 +988,20 @@ func (x *LookupRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *LookupRequest) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *LookupRequest) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -930,6 +1034,26 @@ func (x *LookupRequest) WireEncode(e *wireimpl.Encoder) {
 func (x *LookupRequest) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	d.StringAt(d.Ent(b0, 0x1, 0), 1, &x.xId)
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *LookupRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		if at := ents; !src.StringEnt(at, &x.xId) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xId = wireimpl.String{}
+	}
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -1533,22 +1657,20 @@ func (x *Sum) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Sum) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Sum) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -1590,6 +1712,29 @@ func (x *Sum) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xTotal = int64(d.U64At(d.Ent(b0, 0x1, 0)))
 	x.xNodes = uint32(d.U64At(d.Ent(b0, 0x2, 0)))
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Sum) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xTotal = int64(src.U64(ents))
+	} else {
+		x.xTotal = 0
+	}
+	if b0&0x2 != 0 {
+		x.xNodes = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	} else {
+		x.xNodes = 0
+	}
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -330,22 +330,20 @@ func (x *Scalars) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Scalars) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Scalars) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -529,6 +527,103 @@ func (x *Scalars) WireDecode(d *wireimpl.Decoder) {
 	x.xKind = Kind(int32(d.U64At(d.Ent(b0, 0x2000, 0))))
 	d.StringAt(d.Ent(b0, 0x4000, 0), 15, &x.xText)
 	d.BytesAt(d.Ent(b0, 0x8000, 0), 16, &x.xData)
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Scalars) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+	} else {
+		x.xI32 = 0
+	}
+	if b0&0x2 != 0 {
+		x.xI64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	} else {
+		x.xI64 = 0
+	}
+	if b0&0x4 != 0 {
+		x.xU32 = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x4)))
+	} else {
+		x.xU32 = 0
+	}
+	if b0&0x8 != 0 {
+		x.xU64 = src.U64(wireimpl.EntAt(ents, b0, 0x8))
+	} else {
+		x.xU64 = 0
+	}
+	if b0&0x10 != 0 {
+		x.xS32 = int32(src.U64(wireimpl.EntAt(ents, b0, 0x10)))
+	} else {
+		x.xS32 = 0
+	}
+	if b0&0x20 != 0 {
+		x.xS64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x20)))
+	} else {
+		x.xS64 = 0
+	}
+	if b0&0x40 != 0 {
+		x.xF32 = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x40)))
+	} else {
+		x.xF32 = 0
+	}
+	if b0&0x80 != 0 {
+		x.xF64 = src.U64(wireimpl.EntAt(ents, b0, 0x80))
+	} else {
+		x.xF64 = 0
+	}
+	if b0&0x100 != 0 {
+		x.xSf32 = int32(src.U64(wireimpl.EntAt(ents, b0, 0x100)))
+	} else {
+		x.xSf32 = 0
+	}
+	if b0&0x200 != 0 {
+		x.xSf64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x200)))
+	} else {
+		x.xSf64 = 0
+	}
+	if b0&0x400 != 0 {
+		x.xFlag = src.U64(wireimpl.EntAt(ents, b0, 0x400)) != 0
+	} else {
+		x.xFlag = false
+	}
+	if b0&0x800 != 0 {
+		x.xRatio = math.Float32frombits(uint32(src.U64(wireimpl.EntAt(ents, b0, 0x800))))
+	} else {
+		x.xRatio = 0
+	}
+	if b0&0x1000 != 0 {
+		x.xScore = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x1000)))
+	} else {
+		x.xScore = 0
+	}
+	if b0&0x2000 != 0 {
+		x.xKind = Kind(int32(src.U64(wireimpl.EntAt(ents, b0, 0x2000))))
+	} else {
+		x.xKind = 0
+	}
+	if b0&0x4000 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x4000); !src.StringEnt(at, &x.xText) {
+			return wireimpl.BadData(at, 15)
+		}
+	} else {
+		x.xText = wireimpl.String{}
+	}
+	if b0&0x8000 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x8000); !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 16)
+		}
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -850,22 +945,20 @@ func (x *Optionals) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Optionals) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Optionals) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -988,6 +1081,65 @@ func (x *Optionals) WireDecode(d *wireimpl.Decoder) {
 	if d.BytesAt(d.Ent(b0, 0x40, 0), 7, &x.xData) {
 		x.cf.SetHas(6)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Optionals) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+		x.cf.SetHas(0)
+	} else {
+		x.xI32 = 0
+	}
+	if b0&0x2 != 0 {
+		x.xU64 = src.U64(wireimpl.EntAt(ents, b0, 0x2))
+		x.cf.SetHas(1)
+	} else {
+		x.xU64 = 0
+	}
+	if b0&0x4 != 0 {
+		x.xFlag = src.U64(wireimpl.EntAt(ents, b0, 0x4)) != 0
+		x.cf.SetHas(2)
+	} else {
+		x.xFlag = false
+	}
+	if b0&0x8 != 0 {
+		x.xScore = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x8)))
+		x.cf.SetHas(3)
+	} else {
+		x.xScore = 0
+	}
+	if b0&0x10 != 0 {
+		x.xKind = Kind(int32(src.U64(wireimpl.EntAt(ents, b0, 0x10))))
+		x.cf.SetHas(4)
+	} else {
+		x.xKind = 0
+	}
+	if b0&0x20 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x20); !src.StringEnt(at, &x.xText) {
+			return wireimpl.BadData(at, 6)
+		}
+		x.cf.SetHas(5)
+	} else {
+		x.xText = wireimpl.String{}
+	}
+	if b0&0x40 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x40); !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 7)
+		}
+		x.cf.SetHas(6)
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2147,22 +2299,20 @@ func (x *Outer_Inner) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Outer_Inner) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Outer_Inner) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -2205,6 +2355,31 @@ func (x *Outer_Inner) WireDecode(d *wireimpl.Decoder) {
 	b0 := d.Word0()
 	x.xState = Outer_Inner_State(int32(d.U64At(d.Ent(b0, 0x1, 0))))
 	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xPayload)
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Outer_Inner) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xState = Outer_Inner_State(int32(src.U64(ents)))
+	} else {
+		x.xState = 0
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesEnt(at, &x.xPayload) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xPayload = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
@@ -2385,22 +2560,20 @@ func (x *Tree) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Tree) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -2505,6 +2678,55 @@ func (x *Tree) WireDecode(d *wireimpl.Decoder) {
 	d.BytesAt(d.Ent(b0, 0x4, 0), 3, &x.xLeaf)
 }
 
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Tree) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		o, n, err := src.NestedEnt(ents, 1, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewTree((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xLeft.Set(v)
+	} else {
+		x.xLeft.Clear()
+	}
+	if b0&0x2 != 0 {
+		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x2), 2, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewTree((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xRight.Set(v)
+	} else {
+		x.xRight.Clear()
+	}
+	if b0&0x4 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesEnt(at, &x.xLeaf) {
+			return wireimpl.BadData(at, 3)
+		}
+	} else {
+		x.xLeaf = wireimpl.Bytes{}
+	}
+	_ = dyn
+	return nil
+}
+
 // Equal reports whether x and y hold the same fields (floats compared by bits;
 // lists and nested messages are decoded as needed; a decode error means unequal).
 func (x *Tree) Equal(y *Tree) bool {
@@ -2594,22 +2816,20 @@ func (x *Empty) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Empty) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Empty) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -2630,6 +2850,19 @@ func (x *Empty) WireEncode(e *wireimpl.Encoder) {
 
 // WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
 func (x *Empty) WireDecode(d *wireimpl.Decoder) {
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Empty) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	_, _, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

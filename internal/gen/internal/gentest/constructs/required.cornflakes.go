@@ -1091,22 +1091,20 @@ func (x *Loose) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Loose) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Loose) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -1228,6 +1226,62 @@ func (x *Loose) WireDecode(d *wireimpl.Decoder) {
 	}
 }
 
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Loose) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xId = int32(src.U64(ents))
+		x.cf.SetHas(0)
+	} else {
+		x.xId = 0
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringEnt(at, &x.xName) {
+			return wireimpl.BadData(at, 2)
+		}
+		x.cf.SetHas(1)
+	} else {
+		x.xName = wireimpl.String{}
+	}
+	if b0&0x4 != 0 {
+		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x4), 3, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewLoose((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xNext.Set(v)
+	} else {
+		x.xNext.Clear()
+	}
+	if b0&0x8 != 0 {
+		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x8), 4, dyn, end, depth)
+		if err != nil {
+			return err
+		}
+		dyn = o + n
+		v := NewLooseInner((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xInner.Set(v)
+	} else {
+		x.xInner.Clear()
+	}
+	_ = dyn
+	return nil
+}
+
 // Equal reports whether x and y hold the same fields (floats compared by bits;
 // lists and nested messages are decoded as needed; a decode error means unequal).
 func (x *Loose) Equal(y *Loose) bool {
@@ -1342,22 +1396,20 @@ func (x *LooseInner) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *LooseInner) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *LooseInner) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -1394,6 +1446,25 @@ func (x *LooseInner) WireDecode(d *wireimpl.Decoder) {
 	} else {
 		x.xOk = false
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *LooseInner) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xOk = src.U64(ents) != 0
+		x.cf.SetHas(0)
+	} else {
+		x.xOk = false
+	}
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;

@@ -154,22 +154,20 @@ func (x *Blob) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Blob) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Blob) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -223,6 +221,38 @@ func (x *Blob) WireDecode(d *wireimpl.Decoder) {
 	d.BytesAt(d.Ent(b0, 0x1, 0), 1, &x.xData)
 	d.StringAt(d.Ent(b0, 0x2, 0), 2, &x.xName)
 	x.xLevel = Level(int32(d.U64At(d.Ent(b0, 0x4, 0))))
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Blob) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		if at := ents; !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringEnt(at, &x.xName) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xName = wireimpl.String{}
+	}
+	if b0&0x4 != 0 {
+		x.xLevel = Level(int32(src.U64(wireimpl.EntAt(ents, b0, 0x4))))
+	} else {
+		x.xLevel = 0
+	}
+	return nil
 }
 
 // Equal reports whether x and y hold the same fields (floats compared by bits;
