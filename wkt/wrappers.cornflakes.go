@@ -1163,7 +1163,7 @@ func (x *StringValue) WireDecodeAt(src *wireimpl.Source, off, end, depth int) er
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.StringEnt(at, &x.xValue) {
+		if at := ents; !src.StringCopied(at, &x.xValue) && !src.StringEnt(at, &x.xValue) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
@@ -1323,7 +1323,7 @@ func (x *BytesValue) WireDecodeAt(src *wireimpl.Source, off, end, depth int) err
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.BytesEnt(at, &x.xValue) {
+		if at := ents; !src.BytesCopied(at, &x.xValue) && !src.BytesEnt(at, &x.xValue) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {

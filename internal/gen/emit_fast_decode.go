@@ -144,12 +144,12 @@ func genDirectDecode(g *protogen.GeneratedFile, m *message) {
 			g.P("x.", f.sf, " = ", zeroValue(f))
 			g.P("}")
 		case shapeBytes, shapeString:
-			method, zero := "BytesEnt", w("Bytes")
+			kind, zero := "Bytes", w("Bytes")
 			if f.shape == shapeString {
-				method, zero = "StringEnt", w("String")
+				kind, zero = "String", w("String")
 			}
 			g.P("if b0&", bit, " != 0 {")
-			g.P("if at := ", at, "; !src.", method, "(at, &x.", f.sf, ") {")
+			g.P("if at := ", at, "; !src.", kind, "Copied(at, &x.", f.sf, ") && !src.", kind, "Ent(at, &x.", f.sf, ") {")
 			g.P("return ", w("BadData"), "(at, ", f.num, ")")
 			g.P("}")
 			setHas()
@@ -173,9 +173,10 @@ func genDirectDecode(g *protogen.GeneratedFile, m *message) {
 			g.P("}")
 		case shapeMessage:
 			g.P("if b0&", bit, " != 0 {")
-			g.P("o, n, err := src.NestedEnt(", at, ", ", f.num, ", dyn, end, depth)")
-			g.P("if err != nil {")
-			g.P("return err")
+			g.P("at := ", at)
+			g.P("o, n, ok := src.NestedEnt(at, dyn, end, depth)")
+			g.P("if !ok {")
+			g.P("return src.NestedErr(at, ", f.num, ", dyn, end, depth)")
 			g.P("}")
 			g.P("dyn = o + n")
 			g.P("v := ", newCall(g, f, "src.Arena()"))

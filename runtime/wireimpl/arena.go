@@ -1,6 +1,7 @@
 package wireimpl
 
 import (
+	"math"
 	"sync/atomic"
 	"unsafe"
 
@@ -45,6 +46,10 @@ type Arena struct {
 
 	lastSrc *source      // the most recent registered decoded input (see Bytes.Set)
 	srcs    slab[source] // decoded inputs (one per Decode): a slab of its own, no Type lookup
+	// src0 is the record of the first input of a batch (newSourceOf), in
+	// use when src0Epoch is epoch+1.
+	src0      source
+	src0Epoch uint64
 
 	szFor *Core // the message whose Sizes were computed last, for Serialize
 	sz    Sizes
@@ -99,9 +104,29 @@ func (a *Arena) newSource() *source {
 // newSourceOf is newSource for an input p held by h, decoded at the
 // arena's current Threshold: the record is written once.
 func (a *Arena) newSourceOf(p []byte, h mem.Buf) *source {
-	src := a.sourceSlot()
+	var src *source
+	if a.src0Epoch != a.epoch+1 && !mem.Checked {
+		// The batch's first input: the record embedded in the arena (no
+		// slab; its arena field is always a). The checked build keeps using
+		// the slab, which gives every record new memory after a Reset.
+		a.src0Epoch = a.epoch + 1
+		src = &a.src0
+		if src.a == nil {
+			src.a = a
+		}
+	} else {
+		src = a.sourceSlot()
+		src.a = a
+	}
 	// Field by field (every field of source): cheaper than a literal.
-	src.data, src.buf, src.thr, src.a, src.epoch, src.segs = p, h, a.Threshold, a, a.epoch, nil
+	src.data, src.buf, src.thr, src.epoch = p, h, a.Threshold, a.epoch
+	if src.segs != nil {
+		src.segs = nil
+	}
+	src.cpBelow = a.Threshold
+	if h.IsZero() {
+		src.cpBelow = math.MaxInt
+	}
 	return src
 }
 

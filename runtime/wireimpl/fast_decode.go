@@ -39,6 +39,34 @@ type Source = source
 // then its own WireDecodeAt(src, 0, src.Len(), 0).
 func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
 	a := c.a
+	if a == nil || c.epoch != uint32(a.epoch) || b.IsZero() {
+		return c.beginDecodeSlow(b)
+	}
+	// holdInput inline: share the reference of the registered input decoded
+	// last in this batch when b lies within it, else take one.
+	p := b.Bytes()
+	var h mem.Buf
+	if last := a.lastSrc; last != nil {
+		if off, ok := within(p, last.data); ok {
+			h = last.buf.Slice(off, len(p))
+		}
+	}
+	if h.IsZero() {
+		h = b.Clone()
+		a.refs = append(a.refs, h)
+	}
+	if uint64(len(p)) > MaxMessageSize {
+		return nil, malformed(0, 0, "input larger than MaxMessageSize")
+	}
+	src := a.newSourceOf(p, h)
+	a.lastSrc = src
+	return src, nil
+}
+
+// beginDecodeSlow is BeginDecode without an arena, for a stale message or
+// an empty input.
+func (c *Core) beginDecodeSlow(b mem.Buf) (*Source, error) {
+	a := c.a
 	if a == nil {
 		return nil, ErrNoArena
 	}
@@ -106,24 +134,21 @@ func (c *Core) BindSource(s *Source, depth int) {
 }
 
 // Head1 parses the fixed part of the message header at [off, end) of s
-// (a range already checked against the input) when it has the empty form
-// (word count 0) or the one-word form (fields 1..32) and its entries fit in
-// the extent: it returns bitmap word 0, the offset of the first entry and
-// the offset where the dynamic part (list and nested regions) begins. ok
-// is false for any other header, which the caller hands to DecodeSlow.
+// (a range already checked against the input) when it has the one-word
+// form (fields 1..32) and its entries fit in the extent: it returns bitmap word 0, the offset of the first entry
+// and the offset where the dynamic part (list and nested regions) begins.
+// ok is false for any other header, which the caller hands to DecodeSlow.
+// The one-word case is small enough to be inlined into generated code.
 func (s *Source) Head1(off, end int) (w0 uint32, ents, dyn int, ok bool) {
 	hdr := s.data[off:end]
-	if len(hdr) >= 8 && binary.LittleEndian.Uint32(hdr) == 1 {
-		w0 = binary.LittleEndian.Uint32(hdr[4:8])
-		if n := bits.OnesCount32(w0); EntrySize*n <= len(hdr)-8 {
-			return w0, off + 8, off + 8 + EntrySize*n, true
-		}
+	if len(hdr) < 8 || binary.LittleEndian.Uint32(hdr) != 1 {
 		return 0, 0, 0, false
 	}
-	if len(hdr) >= 4 && binary.LittleEndian.Uint32(hdr) == 0 {
-		return 0, off + 4, off + 4, true
-	}
-	return 0, 0, 0, false
+	w0 = binary.LittleEndian.Uint32(hdr[4:8])
+	ents = off + 8
+	// At most 32 entries: no overflow.
+	dyn = ents + EntrySize*bits.OnesCount32(w0)
+	return w0, ents, dyn, dyn <= end
 }
 
 // DecodeSlow decodes m from the message header at [off, end) of s at
@@ -144,6 +169,22 @@ func (s *Source) U64(at int) uint64 {
 	return binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
 }
 
+// BytesCopied reads the bytes entry at `at` into b when its value is a
+// non-empty one that is read without a registered window (shorter than
+// the threshold, or an input in plain memory) and lies in the input, and
+// reports whether it did; the generated code then calls BytesEnt for the
+// other cases. It is small enough to be inlined.
+func (s *Source) BytesCopied(at int, b *Bytes) bool {
+	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
+	o, k := int(e>>32), int(uint32(e))
+	// Offsets and sizes are below 2^32: the sum does not overflow.
+	if k != 0 && o+k <= len(s.data) && k < s.cpBelow {
+		b.data, b.buf = s.data[o:o+k:o+k], mem.Buf{}
+		return true
+	}
+	return false
+}
+
 // BytesEnt reads the bytes entry at `at` into b, aliasing the input (and
 // its registered window at or above the threshold). It reports false when
 // the value's range lies outside the input; the caller returns
@@ -151,8 +192,7 @@ func (s *Source) U64(at int) uint64 {
 func (s *Source) BytesEnt(at int, b *Bytes) bool {
 	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
 	n, off := int(uint32(e)), int(e>>32)
-	// Offsets and sizes are below 2^32: the sum does not overflow.
-	if n != 0 && off+n <= len(s.data) {
+	if n != 0 && off+n <= len(s.data) { // in the input's first (or only) segment
 		p := s.data[off : off+n : off+n]
 		if n >= s.thr && !s.buf.IsZero() {
 			b.data, b.buf = p, s.buf.Slice(off, n)
@@ -161,21 +201,22 @@ func (s *Source) BytesEnt(at int, b *Bytes) bool {
 		}
 		return true
 	}
-	return s.bytesEntSlow(uint32(off), uint32(n), b)
-}
-
-// bytesEntSlow is BytesEnt for an empty value, a value in a later segment
-// or one out of bounds.
-func (s *Source) bytesEntSlow(off, n uint32, b *Bytes) bool {
-	if !s.checkRef(off, n) {
+	if !s.checkRef(uint32(off), uint32(n)) {
 		*b = Bytes{}
 		return false
 	}
-	*b = s.ref(off, n)
+	*b = s.ref(uint32(off), uint32(n))
 	return true
 }
 
-// StringEnt is BytesEnt for a string (UTF-8 is checked when it is read).
+// StringCopied is BytesCopied for a string (UTF-8 is checked when it is
+// read).
+func (s *Source) StringCopied(at int, v *String) bool {
+	v.utf8s = utf8Unchecked
+	return s.BytesCopied(at, &v.b)
+}
+
+// StringEnt is BytesEnt for a string.
 func (s *Source) StringEnt(at int, v *String) bool {
 	v.utf8s = utf8Unchecked
 	return s.BytesEnt(at, &v.b)
@@ -234,23 +275,31 @@ func (s *Source) StringListEnt(at, num, dyn, end, depth int, l *StringList) (int
 	return off + n*EntrySize, nil
 }
 
-// NestedEnt checks the nested message whose entry is at `at` of field num,
-// in the message at depth depth whose dynamic part continues at dyn and
-// ends at end: its region (in range, after dyn, at least a word), MaxDepth
-// and the arena's Limit, with the errors of Decoder.NestedAt. It returns
-// the nested header's extent [off, off+size); the caller continues its
-// dynamic part at off+size.
-func (s *Source) NestedEnt(at, num, dyn, end, depth int) (off, size int, err error) {
+// NestedEnt checks the nested message whose entry is at `at`, in the
+// message at depth depth whose dynamic part continues at dyn and ends at
+// end: its region (in range, after dyn, at least a word), MaxDepth and the
+// arena's Limit, the checks of Decoder.NestedAt. It returns the nested
+// header's extent [off, off+size); the caller continues its dynamic part at
+// off+size. When ok is false the caller returns NestedErr with the same
+// arguments (and the field's number).
+func (s *Source) NestedEnt(at, dyn, end, depth int) (off, size int, ok bool) {
 	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
 	size, off = int(uint32(e)), int(e>>32)
-	if off < dyn || off > end || size > end-off || size < 4 {
-		return 0, 0, malformed(at, num, "nested message out of range or overlapping")
+	a := s.a
+	ok = off >= dyn && off <= end && size <= end-off && size >= 4 && depth < MaxDepth &&
+		(a.Limit <= 0 || a.grown <= a.Limit)
+	return off, size, ok
+}
+
+// NestedErr is the error of a nested message entry that NestedEnt refused.
+func (s *Source) NestedErr(at, num, dyn, end, depth int) error {
+	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
+	size, off := int(uint32(e)), int(e>>32)
+	switch {
+	case off < dyn || off > end || size > end-off || size < 4:
+		return malformed(at, num, "nested message out of range or overlapping")
+	case depth >= MaxDepth:
+		return &DecodeError{Off: off, Reason: "nesting", Err: ErrTooDeep}
 	}
-	if depth >= MaxDepth {
-		return 0, 0, &DecodeError{Off: off, Reason: "nesting", Err: ErrTooDeep}
-	}
-	if a := s.a; a.Limit > 0 && a.grown > a.Limit {
-		return 0, 0, limitErr(off, num)
-	}
-	return off, size, nil
+	return limitErr(off, num)
 }

@@ -141,7 +141,7 @@ func (x *SingleBuffer) WireDecodeAt(src *wireimpl.Source, off, end, depth int) e
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.BytesEnt(at, &x.xMessage) {
+		if at := ents; !src.BytesCopied(at, &x.xMessage) && !src.BytesEnt(at, &x.xMessage) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
@@ -555,9 +555,10 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		o, n, err := src.NestedEnt(ents, 1, dyn, end, depth)
-		if err != nil {
-			return err
+		at := ents
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
@@ -569,9 +570,10 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xLeft.Clear()
 	}
 	if b0&0x2 != 0 {
-		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x2), 2, dyn, end, depth)
-		if err != nil {
-			return err
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
@@ -843,9 +845,10 @@ func (x *Tree2) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		o, n, err := src.NestedEnt(ents, 1, dyn, end, depth)
-		if err != nil {
-			return err
+		at := ents
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewTree1((*wire.Arena)(src.Arena()))
@@ -857,9 +860,10 @@ func (x *Tree2) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xLeft.Clear()
 	}
 	if b0&0x2 != 0 {
-		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x2), 2, dyn, end, depth)
-		if err != nil {
-			return err
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewTree1((*wire.Arena)(src.Arena()))
@@ -1131,9 +1135,10 @@ func (x *Tree3) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		o, n, err := src.NestedEnt(ents, 1, dyn, end, depth)
-		if err != nil {
-			return err
+		at := ents
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewTree2((*wire.Arena)(src.Arena()))
@@ -1145,9 +1150,10 @@ func (x *Tree3) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xLeft.Clear()
 	}
 	if b0&0x2 != 0 {
-		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x2), 2, dyn, end, depth)
-		if err != nil {
-			return err
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewTree2((*wire.Arena)(src.Arena()))
@@ -1419,9 +1425,10 @@ func (x *Tree4) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		o, n, err := src.NestedEnt(ents, 1, dyn, end, depth)
-		if err != nil {
-			return err
+		at := ents
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewTree3((*wire.Arena)(src.Arena()))
@@ -1433,9 +1440,10 @@ func (x *Tree4) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xLeft.Clear()
 	}
 	if b0&0x2 != 0 {
-		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x2), 2, dyn, end, depth)
-		if err != nil {
-			return err
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewTree3((*wire.Arena)(src.Arena()))
@@ -1707,9 +1715,10 @@ func (x *Tree5) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		o, n, err := src.NestedEnt(ents, 1, dyn, end, depth)
-		if err != nil {
-			return err
+		at := ents
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewTree4((*wire.Arena)(src.Arena()))
@@ -1721,9 +1730,10 @@ func (x *Tree5) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xLeft.Clear()
 	}
 	if b0&0x2 != 0 {
-		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x2), 2, dyn, end, depth)
-		if err != nil {
-			return err
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewTree4((*wire.Arena)(src.Arena()))

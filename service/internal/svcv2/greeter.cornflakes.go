@@ -294,7 +294,7 @@ func (x *HelloRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) e
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.StringEnt(at, &x.xName) {
+		if at := ents; !src.StringCopied(at, &x.xName) && !src.StringEnt(at, &x.xName) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
@@ -317,7 +317,7 @@ func (x *HelloRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) e
 		x.xSeq = 0
 	}
 	if b0&0x10 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x10); !src.StringEnt(at, &x.xGreeting) {
+		if at := wireimpl.EntAt(ents, b0, 0x10); !src.StringCopied(at, &x.xGreeting) && !src.StringEnt(at, &x.xGreeting) {
 			return wireimpl.BadData(at, 5)
 		}
 	} else {
@@ -591,14 +591,14 @@ func (x *HelloReply) WireDecodeAt(src *wireimpl.Source, off, end, depth int) err
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.StringEnt(at, &x.xMessage) {
+		if at := ents; !src.StringCopied(at, &x.xMessage) && !src.StringEnt(at, &x.xMessage) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
 		x.xMessage = wireimpl.String{}
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesEnt(at, &x.xBlob) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xBlob) && !src.BytesEnt(at, &x.xBlob) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {
@@ -860,14 +860,14 @@ func (x *FailRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) er
 		x.xCode = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringEnt(at, &x.xMessage) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringCopied(at, &x.xMessage) && !src.StringEnt(at, &x.xMessage) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {
 		x.xMessage = wireimpl.String{}
 	}
 	if b0&0x4 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesEnt(at, &x.xDetails) {
+		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesCopied(at, &x.xDetails) && !src.BytesEnt(at, &x.xDetails) {
 			return wireimpl.BadData(at, 3)
 		}
 	} else {
@@ -1047,7 +1047,7 @@ func (x *LookupRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) 
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.StringEnt(at, &x.xId) {
+		if at := ents; !src.StringCopied(at, &x.xId) && !src.StringEnt(at, &x.xId) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {

@@ -636,7 +636,7 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xKey = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringEnt(at, &x.xVal) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringCopied(at, &x.xVal) && !src.StringEnt(at, &x.xVal) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {

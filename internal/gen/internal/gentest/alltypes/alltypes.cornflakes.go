@@ -610,14 +610,14 @@ func (x *Scalars) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error 
 		x.xKind = 0
 	}
 	if b0&0x4000 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x4000); !src.StringEnt(at, &x.xText) {
+		if at := wireimpl.EntAt(ents, b0, 0x4000); !src.StringCopied(at, &x.xText) && !src.StringEnt(at, &x.xText) {
 			return wireimpl.BadData(at, 15)
 		}
 	} else {
 		x.xText = wireimpl.String{}
 	}
 	if b0&0x8000 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x8000); !src.BytesEnt(at, &x.xData) {
+		if at := wireimpl.EntAt(ents, b0, 0x8000); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 16)
 		}
 	} else {
@@ -1124,7 +1124,7 @@ func (x *Optionals) WireDecodeAt(src *wireimpl.Source, off, end, depth int) erro
 		x.xKind = 0
 	}
 	if b0&0x20 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x20); !src.StringEnt(at, &x.xText) {
+		if at := wireimpl.EntAt(ents, b0, 0x20); !src.StringCopied(at, &x.xText) && !src.StringEnt(at, &x.xText) {
 			return wireimpl.BadData(at, 6)
 		}
 		x.cf.SetHas(5)
@@ -1132,7 +1132,7 @@ func (x *Optionals) WireDecodeAt(src *wireimpl.Source, off, end, depth int) erro
 		x.xText = wireimpl.String{}
 	}
 	if b0&0x40 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x40); !src.BytesEnt(at, &x.xData) {
+		if at := wireimpl.EntAt(ents, b0, 0x40); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 7)
 		}
 		x.cf.SetHas(6)
@@ -2373,7 +2373,7 @@ func (x *Outer_Inner) WireDecodeAt(src *wireimpl.Source, off, end, depth int) er
 		x.xState = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesEnt(at, &x.xPayload) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xPayload) && !src.BytesEnt(at, &x.xPayload) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {
@@ -2689,9 +2689,10 @@ func (x *Tree) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		o, n, err := src.NestedEnt(ents, 1, dyn, end, depth)
-		if err != nil {
-			return err
+		at := ents
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewTree((*wire.Arena)(src.Arena()))
@@ -2703,9 +2704,10 @@ func (x *Tree) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xLeft.Clear()
 	}
 	if b0&0x2 != 0 {
-		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x2), 2, dyn, end, depth)
-		if err != nil {
-			return err
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewTree((*wire.Arena)(src.Arena()))
@@ -2717,7 +2719,7 @@ func (x *Tree) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xRight.Clear()
 	}
 	if b0&0x4 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesEnt(at, &x.xLeaf) {
+		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesCopied(at, &x.xLeaf) && !src.BytesEnt(at, &x.xLeaf) {
 			return wireimpl.BadData(at, 3)
 		}
 	} else {

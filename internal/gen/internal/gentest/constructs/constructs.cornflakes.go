@@ -5751,7 +5751,7 @@ func (x *Flat) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xI32 = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringEnt(at, &x.xName) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringCopied(at, &x.xName) && !src.StringEnt(at, &x.xName) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {

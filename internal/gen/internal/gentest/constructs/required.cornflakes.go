@@ -1243,7 +1243,7 @@ func (x *Loose) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xId = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringEnt(at, &x.xName) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringCopied(at, &x.xName) && !src.StringEnt(at, &x.xName) {
 			return wireimpl.BadData(at, 2)
 		}
 		x.cf.SetHas(1)
@@ -1251,9 +1251,10 @@ func (x *Loose) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xName = wireimpl.String{}
 	}
 	if b0&0x4 != 0 {
-		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x4), 3, dyn, end, depth)
-		if err != nil {
-			return err
+		at := wireimpl.EntAt(ents, b0, 0x4)
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 3, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewLoose((*wire.Arena)(src.Arena()))
@@ -1265,9 +1266,10 @@ func (x *Loose) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xNext.Clear()
 	}
 	if b0&0x8 != 0 {
-		o, n, err := src.NestedEnt(wireimpl.EntAt(ents, b0, 0x8), 4, dyn, end, depth)
-		if err != nil {
-			return err
+		at := wireimpl.EntAt(ents, b0, 0x8)
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 4, dyn, end, depth)
 		}
 		dyn = o + n
 		v := NewLooseInner((*wire.Arena)(src.Arena()))

@@ -234,14 +234,14 @@ func (x *Blob) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.BytesEnt(at, &x.xData) {
+		if at := ents; !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
 		x.xData = wireimpl.Bytes{}
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringEnt(at, &x.xName) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringCopied(at, &x.xName) && !src.StringEnt(at, &x.xName) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {

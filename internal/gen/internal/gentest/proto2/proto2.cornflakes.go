@@ -1416,7 +1416,7 @@ func (x *Defaults) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error
 		x.xColor = 0
 	}
 	if b0&0x200 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x200); !src.StringEnt(at, &x.xText) {
+		if at := wireimpl.EntAt(ents, b0, 0x200); !src.StringCopied(at, &x.xText) && !src.StringEnt(at, &x.xText) {
 			return wireimpl.BadData(at, 10)
 		}
 		x.cf.SetHas(9)
@@ -1424,7 +1424,7 @@ func (x *Defaults) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error
 		x.xText = wireimpl.String{}
 	}
 	if b0&0x400 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x400); !src.BytesEnt(at, &x.xData) {
+		if at := wireimpl.EntAt(ents, b0, 0x400); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 11)
 		}
 		x.cf.SetHas(10)
@@ -1438,7 +1438,7 @@ func (x *Defaults) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error
 		x.xZero = 0
 	}
 	if b0&0x1000 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x1000); !src.StringEnt(at, &x.xEmpty) {
+		if at := wireimpl.EntAt(ents, b0, 0x1000); !src.StringCopied(at, &x.xEmpty) && !src.StringEnt(at, &x.xEmpty) {
 			return wireimpl.BadData(at, 13)
 		}
 		x.cf.SetHas(12)

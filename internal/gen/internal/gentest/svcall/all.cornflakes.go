@@ -445,7 +445,7 @@ func (x *Batch_Note) WireDecodeAt(src *wireimpl.Source, off, end, depth int) err
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.StringEnt(at, &x.xText) {
+		if at := ents; !src.StringCopied(at, &x.xText) && !src.StringEnt(at, &x.xText) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
