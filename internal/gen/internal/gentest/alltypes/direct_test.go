@@ -85,7 +85,7 @@ func directSeeds(t testing.TB) [][]byte {
 		[]byte{},
 		[]byte{0, 0, 0, 0},
 		[]byte{1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff},
-		[]byte{2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0}, // two bitmap words
+		[]byte{2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0},  // two bitmap words
 		[]byte{1, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0}, // nested header
 	)
 	return out
