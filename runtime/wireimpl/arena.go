@@ -38,6 +38,7 @@ type Arena struct {
 	off    int
 
 	refs  []mem.Buf        // references released at Reset
+	in    mem.Buf          // the reference of the batch's first decoded input (BeginDecode), released at Reset
 	slabs []unsafe.Pointer // *slab[T] by Type id (ids are unique per T); nil until used
 	epoch uint64           // advanced by Reset; slabs rewind lazily
 	grown int              // bytes of chunks and slabs allocated so far
@@ -74,6 +75,10 @@ func NewArena() *Arena {
 // releasing all the others.
 func (a *Arena) Reset() error {
 	var first error
+	if in := a.in; !in.IsZero() {
+		first = in.Release()
+		a.in = mem.Buf{}
+	}
 	refs := a.refs
 	for i := range refs {
 		if err := refs[i].Release(); err != nil && first == nil {
@@ -163,7 +168,12 @@ func (a *Arena) Hold(b mem.Buf) {
 }
 
 // Held is the number of references the arena holds (released at Reset).
-func (a *Arena) Held() int { return len(a.refs) }
+func (a *Arena) Held() int {
+	if a.in.IsZero() {
+		return len(a.refs)
+	}
+	return len(a.refs) + 1
+}
 
 // Grown is the number of bytes of chunks and slabs the arena has allocated
 // from the Go heap since it was made (it does not shrink at Reset).

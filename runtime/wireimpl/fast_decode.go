@@ -53,7 +53,11 @@ func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
 	}
 	if h.IsZero() {
 		h = b.Clone()
-		a.refs = append(a.refs, h)
+		if a.in.IsZero() { // the batch's first: a slot of its own, no append
+			a.in = h
+		} else {
+			a.refs = append(a.refs, h)
+		}
 	}
 	if uint64(len(p)) > MaxMessageSize {
 		return nil, malformed(0, 0, "input larger than MaxMessageSize")
