@@ -63,7 +63,7 @@ func (x *Timestamp) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -91,22 +91,20 @@ func (x *Timestamp) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Timestamp) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Timestamp) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -159,6 +157,29 @@ func (x *Timestamp) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, timestampKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Timestamp) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xSeconds = int64(src.U64(ents))
+	} else {
+		x.xSeconds = 0
+	}
+	if b0&0x2 != 0 {
+		x.xNanos = int32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	} else {
+		x.xNanos = 0
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

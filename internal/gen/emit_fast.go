@@ -390,4 +390,7 @@ func genFastHooks(g *protogen.GeneratedFile, m *message) {
 	emitDecodeCheck(g, m)
 	g.P("}")
 	g.P()
+	if m.directDecode() {
+		genDirectDecode(g, m) // emit_fast_decode.go
+	}
 }

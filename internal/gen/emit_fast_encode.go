@@ -56,8 +56,8 @@ func directMessage(m *protogen.Message, seen map[protoreflect.FullName]bool) boo
 	return true
 }
 
-// direct reports whether m gets the direct Sizes and Serialize.
-func (m *message) direct() bool { return directMessage(m.m, nil) }
+// directEncode reports whether m gets the direct Sizes and Serialize.
+func (m *message) directEncode() bool { return directMessage(m.m, nil) }
 
 // genDirectEntry emits the first lines of Sizes and Serialize that take
 // the direct path.
@@ -65,7 +65,7 @@ func genDirectSizesEntry(g *protogen.GeneratedFile) {
 	g.P("var ds ", g.QualifiedGoIdent(wireIdent("DirectSizer")))
 	g.P("if x.cf.StartDirectSizes(&ds) {")
 	g.P("hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)")
-	g.P("return ", g.QualifiedGoIdent(wireIdent("Sizes")), "(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))")
+	g.P("return ", g.QualifiedGoIdent(wireIdent("Sizes")), "(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))")
 	g.P("}")
 }
 

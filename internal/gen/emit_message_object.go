@@ -16,7 +16,7 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 	// interface dispatch per message); see wire/fast.go.
 	g.P("// Sizes implements wire.Object.")
 	g.P(recv, "Sizes() ", wireIdent("Sizes"), " {")
-	if m.direct() {
+	if m.directEncode() {
 		genDirectSizesEntry(g) // emit_fast_encode.go
 	}
 	g.P("s := x.cf.StartSizes()")
@@ -28,7 +28,7 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 	g.P()
 	g.P("// Serialize implements wire.Object.")
 	g.P(recv, "Serialize(dst []byte, sink ", wireIdent("EntrySink"), ") error {")
-	if m.direct() {
+	if m.directEncode() {
 		genDirectSerializeEntry(g) // emit_fast_encode.go
 	}
 	g.P("e, err := ", wireIdent("StartSerialize"), "(x, &x.cf, dst, sink)")
@@ -39,6 +39,19 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 	g.P("return e.FinishSerialize(&x.cf)")
 	g.P("}")
 	g.P()
+	if m.directDecode() { // emit_fast_decode.go
+		genDirectEntry(g, m)
+	} else {
+		genDecoderEntry(g, m)
+	}
+	g.P("// WireCore implements wire.Msg.")
+	g.P(recv, "WireCore() *", wireIdent("Core"), " { return &x.cf }")
+	g.P()
+}
+
+// genDecoderEntry emits Decode and DecodeBytes through the Decoder.
+func genDecoderEntry(g *protogen.GeneratedFile, m *message) {
+	recv := "func (x *" + m.m.GoIdent.GoName + ") "
 	g.P("// Decode decodes x from b zero-copy; the arena holds a reference on b until")
 	g.P("// Reset (the caller still releases its own).")
 	g.P(recv, "Decode(b ", memPkg.Ident("Buf"), ") error {")
@@ -60,15 +73,12 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 	g.P("return d.FinishDecode()")
 	g.P("}")
 	g.P()
-	g.P("// WireCore implements wire.Msg.")
-	g.P(recv, "WireCore() *", wireIdent("Core"), " { return &x.cf }")
-	g.P()
 }
 
 func genHooks(g *protogen.GeneratedFile, m *message) {
 	if m.fast() {
 		genFastHooks(g, m)
-		if m.direct() {
+		if m.directEncode() {
 			genDirectHooks(g, m) // emit_fast_encode.go
 		}
 		return

@@ -97,7 +97,7 @@ func (x *Req) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -125,22 +125,20 @@ func (x *Req) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Req) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Req) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -203,6 +201,45 @@ func (x *Req) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, reqKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Req) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	{
+		at := -1
+		if b0&0x1 != 0 {
+			at = ents
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 1, dyn, end, depth, &x.xKeys); err != nil {
+			return err
+		}
+	}
+	{
+		at := -1
+		if b0&0x2 != 0 {
+			at = wireimpl.EntAt(ents, b0, 0x2)
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 2, dyn, end, depth, &x.xVals); err != nil {
+			return err
+		}
+	}
+	if b0&0x4 != 0 {
+		x.xIndex = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x4)))
+	} else {
+		x.xIndex = 0
+	}
+	_ = dyn
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -425,7 +462,7 @@ func (x *Resp) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -453,22 +490,20 @@ func (x *Resp) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Resp) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Resp) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -532,6 +567,42 @@ func (x *Resp) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, respKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Resp) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xStatus = uint32(src.U64(ents))
+	} else {
+		x.xStatus = 0
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xVal) && !src.BytesEnt(at, &x.xVal) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xVal = wireimpl.Bytes{}
+	}
+	{
+		at := -1
+		if b0&0x4 != 0 {
+			at = wireimpl.EntAt(ents, b0, 0x4)
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 3, dyn, end, depth, &x.xVals); err != nil {
+			return err
+		}
+	}
+	_ = dyn
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

@@ -1,6 +1,7 @@
 package wireimpl
 
 import (
+	"math"
 	"sync/atomic"
 	"unsafe"
 
@@ -43,6 +44,7 @@ type Arena struct {
 	off    int
 
 	refs  []mem.Buf        // references released at Reset
+	in    mem.Buf          // the reference of the batch's first decoded input (BeginDecode), released at Reset
 	slabs []unsafe.Pointer // *slab[T] by Type id (ids are unique per T); nil until used
 	epoch uint64           // advanced by Reset; slabs rewind lazily
 	grown int              // bytes of chunks and slabs allocated so far
@@ -51,10 +53,18 @@ type Arena struct {
 
 	lastSrc *source      // the most recent registered decoded input (see Bytes.Set)
 	srcs    slab[source] // decoded inputs (one per Decode): a slab of its own, no Type lookup
+	// src0 is the record of the first input of a batch (newSourceOf), in
+	// use when src0Epoch is epoch+1.
+	src0      source
+	src0Epoch uint64
 
 	szFor *Core // the message whose Sizes were computed last, for Serialize
-	sz    Sizes
-	szErr error
+	// szDirect: szFor's sizes came from the direct path (fast_encode.go),
+	// so its Serialize may take it (a message tree with kept unknown fields
+	// is sized, and must be written, by the Sizer/Encoder path).
+	szDirect bool
+	sz       Sizes
+	szErr    error
 
 	sizer   Sizer
 	enc     Encoder
@@ -75,6 +85,10 @@ func NewArena() *Arena {
 // releasing all the others.
 func (a *Arena) Reset() error {
 	var first error
+	if in := a.in; !in.IsZero() {
+		first = in.Release()
+		a.in = mem.Buf{}
+	}
 	refs := a.refs
 	for i := range refs {
 		if err := refs[i].Release(); err != nil && first == nil {
@@ -105,9 +119,29 @@ func (a *Arena) newSource() *source {
 // newSourceOf is newSource for an input p held by h, decoded at the
 // arena's current Threshold: the record is written once.
 func (a *Arena) newSourceOf(p []byte, h mem.Buf) *source {
-	src := a.sourceSlot()
+	var src *source
+	if a.src0Epoch != a.epoch+1 && !mem.Checked {
+		// The batch's first input: the record embedded in the arena (no
+		// slab; its arena field is always a). The checked build keeps using
+		// the slab, which gives every record new memory after a Reset.
+		a.src0Epoch = a.epoch + 1
+		src = &a.src0
+		if src.a == nil {
+			src.a = a
+		}
+	} else {
+		src = a.sourceSlot()
+		src.a = a
+	}
 	// Field by field (every field of source): cheaper than a literal.
-	src.data, src.buf, src.thr, src.a, src.epoch, src.segs = p, h, a.Threshold, a, a.epoch, nil
+	src.data, src.buf, src.thr, src.epoch = p, h, a.Threshold, a.epoch
+	if src.segs != nil {
+		src.segs = nil
+	}
+	src.cpBelow = a.Threshold
+	if h.IsZero() {
+		src.cpBelow = math.MaxInt
+	}
 	return src
 }
 
@@ -144,7 +178,12 @@ func (a *Arena) Hold(b mem.Buf) {
 }
 
 // Held is the number of references the arena holds (released at Reset).
-func (a *Arena) Held() int { return len(a.refs) }
+func (a *Arena) Held() int {
+	if a.in.IsZero() {
+		return len(a.refs)
+	}
+	return len(a.refs) + 1
+}
 
 // Grown is the number of bytes of chunks and slabs the arena has allocated
 // from the Go heap since it was made (it does not shrink at Reset).

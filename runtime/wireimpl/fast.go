@@ -61,7 +61,7 @@ func (c *Core) FinishSizes(s *Sizer) Sizes {
 		err = ErrTooLarge
 	}
 	if a := c.a; a != nil {
-		a.szFor, a.sz, a.szErr = c, sz, err
+		a.szFor, a.sz, a.szErr, a.szDirect = c, sz, err, false
 	}
 	return sz
 }

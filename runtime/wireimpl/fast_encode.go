@@ -31,16 +31,21 @@ import (
 type DirectSizer struct {
 	a   *Arena
 	err error
+	// slow: a nested message keeps unknown fields or is written in the
+	// typed form (Core.uk); the whole tree is then sized and written by the
+	// Sizer/Encoder path, which merges them (unknown_keep_write.go).
+	slow bool
 }
 
 // StartDirectSizes prepares s for computing the sizes of c's message on
 // the direct path and reports whether that path applies: c has an arena
-// and was made since its last Reset. Otherwise the generated Sizes uses
-// the Sizer path (which reports ErrArenaReset, or sizes a message without
-// an arena).
+// was made since its last Reset, and neither keeps unknown fields nor is
+// written in the typed form. Otherwise the generated Sizes uses the Sizer
+// path (which reports ErrArenaReset, sizes a message without an arena, or
+// merges the kept fields).
 func (c *Core) StartDirectSizes(s *DirectSizer) bool {
 	a := c.a
-	if a == nil || c.stale() {
+	if a == nil || c.stale() || c.uk != nil {
 		return false
 	}
 	s.a = a
@@ -48,16 +53,21 @@ func (c *Core) StartDirectSizes(s *DirectSizer) bool {
 }
 
 // FinishDirectSizes returns the sizes the direct methods computed for c's
-// message and caches them in the arena for a following Serialize, like
-// FinishSizes.
-func (c *Core) FinishDirectSizes(s *DirectSizer, hdr, cp, zc, ents int) Sizes {
+// message m (whose core is c) and caches them in the arena for a following
+// Serialize, like FinishSizes. When a nested message turned out to need
+// the Sizer path (DirectSizer.Nested), it sizes m on that path instead.
+func (c *Core) FinishDirectSizes(m Msg, s *DirectSizer, hdr, cp, zc, ents int) Sizes {
+	if s.slow {
+		sz, _ := sizesOf(m, c)
+		return sz
+	}
 	sz := Sizes{Header: hdr, Copied: cp, ZeroCopy: zc, Entries: ents}
 	err := s.err
 	if err == nil && uint64(hdr)+uint64(cp)+uint64(zc) > MaxMessageSize {
 		err = ErrTooLarge
 	}
 	a := c.a
-	a.szFor, a.sz, a.szErr = c, sz, err
+	a.szFor, a.sz, a.szErr, a.szDirect = c, sz, err, true
 	return sz
 }
 
@@ -82,6 +92,10 @@ func (s *DirectSizer) Nested(c *Core, depth int) bool {
 	}
 	if c.stale() {
 		s.Fail(ErrArenaReset)
+		return false
+	}
+	if c.uk != nil {
+		s.slow = true
 		return false
 	}
 	return true
@@ -160,7 +174,7 @@ type DirectWriter struct {
 // start at 0 (header) and w.Cursors() (copied, zero-copy).
 func (c *Core) StartDirect(w *DirectWriter, dst []byte, sink EntrySink) bool {
 	a := c.a
-	if a == nil || a.szFor != c || a.szErr != nil || len(dst) != a.sz.Header+a.sz.Copied {
+	if a == nil || a.szFor != c || !a.szDirect || a.szErr != nil || len(dst) != a.sz.Header+a.sz.Copied {
 		return false
 	}
 	sga, isSGA := sink.(*SGA)

@@ -103,6 +103,11 @@ type source struct {
 	a     *Arena    // the arena whose Reset releases the input
 	epoch uint64    // a's epoch at the decode
 	segs  []segPart // segments after data (DecodeSegments), in order
+	// cpBelow: a value shorter than cpBelow is read without a registered
+	// window (Source.BytesEnt's inline case): thr for a registered input,
+	// MaxInt otherwise; 0 (every value through the general case) for
+	// records not made by newSourceOf.
+	cpBelow int
 }
 
 var (
@@ -139,7 +144,7 @@ func sizesOf(m Msg, c *Core) (Sizes, error) {
 		err = ErrTooLarge
 	}
 	if a != nil {
-		a.szFor, a.sz, a.szErr = c, sz, err
+		a.szFor, a.sz, a.szErr, a.szDirect = c, sz, err, false
 	}
 	return sz, err
 }

@@ -172,7 +172,7 @@ func (x *HelloRequest) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -200,22 +200,20 @@ func (x *HelloRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *HelloRequest) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *HelloRequest) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -305,6 +303,49 @@ func (x *HelloRequest) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, helloRequestKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *HelloRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		if at := ents; !src.StringCopied(at, &x.xName) && !src.StringEnt(at, &x.xName) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xName = wireimpl.String{}
+	}
+	if b0&0x2 != 0 {
+		x.xBlobSize = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	} else {
+		x.xBlobSize = 0
+	}
+	if b0&0x4 != 0 {
+		x.xMood = Mood(int32(src.U64(wireimpl.EntAt(ents, b0, 0x4))))
+	} else {
+		x.xMood = 0
+	}
+	if b0&0x8 != 0 {
+		x.xSeq = src.U64(wireimpl.EntAt(ents, b0, 0x8))
+		x.cf.SetHas(0)
+	} else {
+		x.xSeq = 0
+	}
+	if b0&0x10 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x10); !src.StringCopied(at, &x.xGreeting) && !src.StringEnt(at, &x.xGreeting) {
+			return wireimpl.BadData(at, 5)
+		}
+	} else {
+		x.xGreeting = wireimpl.String{}
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -598,7 +639,7 @@ func (x *HelloReply) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -626,22 +667,20 @@ func (x *HelloReply) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *HelloReply) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *HelloReply) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -716,6 +755,43 @@ func (x *HelloReply) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, helloReplyKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *HelloReply) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		if at := ents; !src.StringCopied(at, &x.xMessage) && !src.StringEnt(at, &x.xMessage) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xMessage = wireimpl.String{}
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xBlob) && !src.BytesEnt(at, &x.xBlob) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xBlob = wireimpl.Bytes{}
+	}
+	if b0&0x4 != 0 {
+		x.xSeq = src.U64(wireimpl.EntAt(ents, b0, 0x4))
+	} else {
+		x.xSeq = 0
+	}
+	if b0&0x8 != 0 {
+		x.xLength = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x8)))
+	} else {
+		x.xLength = 0
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -973,7 +1049,7 @@ func (x *FailRequest) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -1001,22 +1077,20 @@ func (x *FailRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *FailRequest) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *FailRequest) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -1081,6 +1155,38 @@ func (x *FailRequest) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, failRequestKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *FailRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xCode = uint32(src.U64(ents))
+	} else {
+		x.xCode = 0
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringCopied(at, &x.xMessage) && !src.StringEnt(at, &x.xMessage) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xMessage = wireimpl.String{}
+	}
+	if b0&0x4 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesCopied(at, &x.xDetails) && !src.BytesEnt(at, &x.xDetails) {
+			return wireimpl.BadData(at, 3)
+		}
+	} else {
+		x.xDetails = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1273,7 +1379,7 @@ func (x *LookupRequest) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -1301,22 +1407,20 @@ func (x *LookupRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *LookupRequest) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *LookupRequest) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -1360,6 +1464,26 @@ func (x *LookupRequest) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, lookupRequestKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *LookupRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		if at := ents; !src.StringCopied(at, &x.xId) && !src.StringEnt(at, &x.xId) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xId = wireimpl.String{}
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -2106,7 +2230,7 @@ func (x *Sum) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -2134,22 +2258,20 @@ func (x *Sum) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Sum) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Sum) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -2202,6 +2324,29 @@ func (x *Sum) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, sumKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Sum) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xTotal = int64(src.U64(ents))
+	} else {
+		x.xTotal = 0
+	}
+	if b0&0x2 != 0 {
+		x.xNodes = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	} else {
+		x.xNodes = 0
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

@@ -313,7 +313,7 @@ func (x *Scalars) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -341,22 +341,20 @@ func (x *Scalars) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Scalars) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Scalars) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -551,6 +549,103 @@ func (x *Scalars) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, scalarsKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Scalars) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+	} else {
+		x.xI32 = 0
+	}
+	if b0&0x2 != 0 {
+		x.xI64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	} else {
+		x.xI64 = 0
+	}
+	if b0&0x4 != 0 {
+		x.xU32 = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x4)))
+	} else {
+		x.xU32 = 0
+	}
+	if b0&0x8 != 0 {
+		x.xU64 = src.U64(wireimpl.EntAt(ents, b0, 0x8))
+	} else {
+		x.xU64 = 0
+	}
+	if b0&0x10 != 0 {
+		x.xS32 = int32(src.U64(wireimpl.EntAt(ents, b0, 0x10)))
+	} else {
+		x.xS32 = 0
+	}
+	if b0&0x20 != 0 {
+		x.xS64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x20)))
+	} else {
+		x.xS64 = 0
+	}
+	if b0&0x40 != 0 {
+		x.xF32 = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x40)))
+	} else {
+		x.xF32 = 0
+	}
+	if b0&0x80 != 0 {
+		x.xF64 = src.U64(wireimpl.EntAt(ents, b0, 0x80))
+	} else {
+		x.xF64 = 0
+	}
+	if b0&0x100 != 0 {
+		x.xSf32 = int32(src.U64(wireimpl.EntAt(ents, b0, 0x100)))
+	} else {
+		x.xSf32 = 0
+	}
+	if b0&0x200 != 0 {
+		x.xSf64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x200)))
+	} else {
+		x.xSf64 = 0
+	}
+	if b0&0x400 != 0 {
+		x.xFlag = src.U64(wireimpl.EntAt(ents, b0, 0x400)) != 0
+	} else {
+		x.xFlag = false
+	}
+	if b0&0x800 != 0 {
+		x.xRatio = math.Float32frombits(uint32(src.U64(wireimpl.EntAt(ents, b0, 0x800))))
+	} else {
+		x.xRatio = 0
+	}
+	if b0&0x1000 != 0 {
+		x.xScore = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x1000)))
+	} else {
+		x.xScore = 0
+	}
+	if b0&0x2000 != 0 {
+		x.xKind = Kind(int32(src.U64(wireimpl.EntAt(ents, b0, 0x2000))))
+	} else {
+		x.xKind = 0
+	}
+	if b0&0x4000 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x4000); !src.StringCopied(at, &x.xText) && !src.StringEnt(at, &x.xText) {
+			return wireimpl.BadData(at, 15)
+		}
+	} else {
+		x.xText = wireimpl.String{}
+	}
+	if b0&0x8000 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x8000); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 16)
+		}
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1197,7 +1292,7 @@ func (x *Optionals) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -1225,22 +1320,20 @@ func (x *Optionals) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Optionals) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Optionals) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -1374,6 +1467,65 @@ func (x *Optionals) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, optionalsKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Optionals) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+		x.cf.SetHas(0)
+	} else {
+		x.xI32 = 0
+	}
+	if b0&0x2 != 0 {
+		x.xU64 = src.U64(wireimpl.EntAt(ents, b0, 0x2))
+		x.cf.SetHas(1)
+	} else {
+		x.xU64 = 0
+	}
+	if b0&0x4 != 0 {
+		x.xFlag = src.U64(wireimpl.EntAt(ents, b0, 0x4)) != 0
+		x.cf.SetHas(2)
+	} else {
+		x.xFlag = false
+	}
+	if b0&0x8 != 0 {
+		x.xScore = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x8)))
+		x.cf.SetHas(3)
+	} else {
+		x.xScore = 0
+	}
+	if b0&0x10 != 0 {
+		x.xKind = Kind(int32(src.U64(wireimpl.EntAt(ents, b0, 0x10))))
+		x.cf.SetHas(4)
+	} else {
+		x.xKind = 0
+	}
+	if b0&0x20 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x20); !src.StringCopied(at, &x.xText) && !src.StringEnt(at, &x.xText) {
+			return wireimpl.BadData(at, 6)
+		}
+		x.cf.SetHas(5)
+	} else {
+		x.xText = wireimpl.String{}
+	}
+	if b0&0x40 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x40); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 7)
+		}
+		x.cf.SetHas(6)
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -2863,7 +3015,7 @@ func (x *Outer_Inner) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -2891,22 +3043,20 @@ func (x *Outer_Inner) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Outer_Inner) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Outer_Inner) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -2960,6 +3110,31 @@ func (x *Outer_Inner) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, outer_InnerKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Outer_Inner) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xState = Outer_Inner_State(int32(src.U64(ents)))
+	} else {
+		x.xState = 0
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xPayload) && !src.BytesEnt(at, &x.xPayload) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xPayload = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -3198,7 +3373,7 @@ func (x *Tree) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -3226,22 +3401,20 @@ func (x *Tree) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Tree) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -3355,6 +3528,57 @@ func (x *Tree) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, treeKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Tree) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		at := ents
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 1, dyn, end, depth)
+		}
+		dyn = o + n
+		v := NewTree((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xLeft.Set(v)
+	} else {
+		x.xLeft.Clear()
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 2, dyn, end, depth)
+		}
+		dyn = o + n
+		v := NewTree((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xRight.Set(v)
+	} else {
+		x.xRight.Clear()
+	}
+	if b0&0x4 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesCopied(at, &x.xLeaf) && !src.BytesEnt(at, &x.xLeaf) {
+			return wireimpl.BadData(at, 3)
+		}
+	} else {
+		x.xLeaf = wireimpl.Bytes{}
+	}
+	_ = dyn
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -3543,7 +3767,7 @@ func (x *Empty) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -3571,22 +3795,20 @@ func (x *Empty) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Empty) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Empty) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -3618,6 +3840,19 @@ func (x *Empty) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, emptyKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Empty) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	_, _, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

@@ -2319,7 +2319,7 @@ func (x *Item_ByBoolEntry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -2599,7 +2599,7 @@ func (x *Item_ByI32Entry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -2873,7 +2873,7 @@ func (x *Item_ByI64Entry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -3372,7 +3372,7 @@ func (x *Item_ByU64Entry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -3632,7 +3632,7 @@ func (x *Item_ByS32Entry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -3892,7 +3892,7 @@ func (x *Item_ByS64Entry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -4152,7 +4152,7 @@ func (x *Item_ByF32Entry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -4412,7 +4412,7 @@ func (x *Item_ByF64Entry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -4672,7 +4672,7 @@ func (x *Item_BySf32Entry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -4932,7 +4932,7 @@ func (x *Item_BySf64Entry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -5224,7 +5224,7 @@ func (x *Item_ByStrEntry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -7062,7 +7062,7 @@ func (x *Sparse_MEntry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -7347,7 +7347,7 @@ func (x *Flat) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -7375,22 +7375,20 @@ func (x *Flat) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Flat) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Flat) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -7444,6 +7442,31 @@ func (x *Flat) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, flatKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Flat) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+	} else {
+		x.xI32 = 0
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringCopied(at, &x.xName) && !src.StringEnt(at, &x.xName) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xName = wireimpl.String{}
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

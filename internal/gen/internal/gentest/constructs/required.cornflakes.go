@@ -928,7 +928,7 @@ func (x *Req_CountsEntry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -1285,7 +1285,7 @@ func (x *Loose) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -1313,22 +1313,20 @@ func (x *Loose) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Loose) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Loose) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -1459,6 +1457,64 @@ func (x *Loose) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, looseKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Loose) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xId = int32(src.U64(ents))
+		x.cf.SetHas(0)
+	} else {
+		x.xId = 0
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringCopied(at, &x.xName) && !src.StringEnt(at, &x.xName) {
+			return wireimpl.BadData(at, 2)
+		}
+		x.cf.SetHas(1)
+	} else {
+		x.xName = wireimpl.String{}
+	}
+	if b0&0x4 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x4)
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 3, dyn, end, depth)
+		}
+		dyn = o + n
+		v := NewLoose((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xNext.Set(v)
+	} else {
+		x.xNext.Clear()
+	}
+	if b0&0x8 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x8)
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 4, dyn, end, depth)
+		}
+		dyn = o + n
+		v := NewLooseInner((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xInner.Set(v)
+	} else {
+		x.xInner.Clear()
+	}
+	_ = dyn
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1691,7 +1747,7 @@ func (x *LooseInner) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -1719,22 +1775,20 @@ func (x *LooseInner) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *LooseInner) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *LooseInner) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -1782,6 +1836,25 @@ func (x *LooseInner) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, looseInnerKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *LooseInner) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xOk = src.U64(ents) != 0
+		x.cf.SetHas(0)
+	} else {
+		x.xOk = false
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

@@ -1245,7 +1245,7 @@ func (x *Inner_MEntry) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -1458,4 +1458,831 @@ func (x *Inner_MEntry) WireSetMapKey(k string) { x.SetKey(k) }
 // value in a private arena that is never Reset (see wire.Clone).
 func (x *Inner_MEntry) Clone(a *wire.Arena) (*Inner_MEntry, error) {
 	return wire.Clone(x, a, NewInner_MEntry)
+}
+
+// Leaf is the message gentest.keepv2.Leaf.
+//
+// Leaf adds fields 3 and 4 to keepv1.Leaf; Pair is unchanged.
+type Leaf struct {
+	cf     wireimpl.Core
+	xId    uint32
+	xData  wireimpl.Bytes
+	xExtra wireimpl.String
+	xMore  uint64
+}
+
+var leafType = wireimpl.NewType[Leaf]()
+
+// NewLeaf returns an empty Leaf in a; it and everything it holds are valid
+// until a.Reset.
+func NewLeaf(a *wire.Arena) *Leaf {
+	ra := (*wireimpl.Arena)(a)
+	x := leafType.New(ra)
+	x.cf.Init(ra)
+	return x
+}
+
+// GetId returns field id = 1.
+func (x *Leaf) GetId() uint32 { return x.xId }
+
+// HasId reports whether field id = 1 is not zero.
+func (x *Leaf) HasId() bool { return x.xId != 0 }
+
+// SetId sets field id = 1.
+func (x *Leaf) SetId(v uint32) { x.xId = v }
+
+// ClearId clears field id = 1.
+func (x *Leaf) ClearId() { x.xId = 0 }
+
+// GetData returns field data = 2. The slice aliases the message's memory (arena,
+// registered memory or decoded input): do not modify it; valid until the arena's Reset.
+func (x *Leaf) GetData() []byte { return x.xData.Get() }
+
+// HasData reports whether field data = 2 is not empty.
+func (x *Leaf) HasData() bool { return x.xData.Len() != 0 }
+
+// SetData sets field data = 2 (copied below the arena's threshold, else zero-copy
+// when v lies in registered memory).
+func (x *Leaf) SetData(v []byte) {
+	x.xData.Set(x.cf.Arena(), v)
+}
+
+// SetDataBuf sets field data = 2 from a registered buffer (the arena takes its own
+// reference; the caller keeps b).
+func (x *Leaf) SetDataBuf(b mem.Buf) {
+	x.xData.SetBuf(x.cf.Arena(), b)
+}
+
+// ClearData clears field data = 2.
+func (x *Leaf) ClearData() {
+	x.xData.Clear()
+}
+
+// GetExtra returns field extra = 3, or wire.ErrInvalidUTF8 when it is not valid UTF-8.
+// The string aliases the message's memory: valid until the arena's Reset.
+func (x *Leaf) GetExtra() (string, error) { return x.xExtra.Get() }
+
+// GetExtraBytes returns field extra = 3 without a UTF-8 check (aliasing; valid until Reset).
+func (x *Leaf) GetExtraBytes() []byte { return x.xExtra.Bytes() }
+
+// HasExtra reports whether field extra = 3 is not empty.
+func (x *Leaf) HasExtra() bool { return x.xExtra.Len() != 0 }
+
+// SetExtra sets field extra = 3 (copied below the arena's threshold, else zero-copy
+// when v lies in registered memory).
+func (x *Leaf) SetExtra(v string) {
+	x.xExtra.SetString(x.cf.Arena(), v)
+}
+
+// SetExtraBytes sets field extra = 3 from bytes (hybrid rule of SetExtra).
+func (x *Leaf) SetExtraBytes(v []byte) {
+	x.xExtra.Set(x.cf.Arena(), v)
+}
+
+// SetExtraBuf sets field extra = 3 from a registered buffer (the arena takes its own
+// reference; the caller keeps b).
+func (x *Leaf) SetExtraBuf(b mem.Buf) {
+	x.xExtra.SetBuf(x.cf.Arena(), b)
+}
+
+// ClearExtra clears field extra = 3.
+func (x *Leaf) ClearExtra() {
+	x.xExtra.Clear()
+}
+
+// GetMore returns field more = 4.
+func (x *Leaf) GetMore() uint64 { return x.xMore }
+
+// HasMore reports whether field more = 4 is not zero.
+func (x *Leaf) HasMore() bool { return x.xMore != 0 }
+
+// SetMore sets field more = 4.
+func (x *Leaf) SetMore(v uint64) { x.xMore = v }
+
+// ClearMore clears field more = 4.
+func (x *Leaf) ClearMore() { x.xMore = 0 }
+
+// Sizes implements wire.Object.
+func (x *Leaf) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
+	}
+	s := x.cf.StartSizes()
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
+	return wire.Sizes(x.cf.FinishSizes(s))
+}
+
+// Serialize implements wire.Object.
+func (x *Leaf) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
+}
+
+// Decode decodes x from b zero-copy; the arena holds a reference on b until
+// Reset (the caller still releases its own).
+func (x *Leaf) Decode(b mem.Buf) error {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
+		return err
+	}
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
+func (x *Leaf) DecodeBytes(p []byte) error {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
+		return err
+	}
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireCore implements wire.Msg.
+func (x *Leaf) WireCore() *wireimpl.Core { return &x.cf }
+
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
+func (x *Leaf) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
+	var b0 uint32
+	if x.xId != 0 {
+		b0 |= 0x1
+	}
+	if x.xData.Len() != 0 {
+		b0 |= 0x2
+		s.AddBytes(&x.xData)
+	}
+	if x.xExtra.Len() != 0 {
+		b0 |= 0x4
+		s.AddString(&x.xExtra)
+	}
+	if x.xMore != 0 {
+		b0 |= 0x8
+	}
+	s.Fixed1(&x.cf, b0)
+}
+
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
+func (x *Leaf) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
+	var b0 uint32
+	if x.xId != 0 {
+		b0 |= 0x1
+	}
+	if x.xData.Len() != 0 {
+		b0 |= 0x2
+	}
+	if x.xExtra.Len() != 0 {
+		b0 |= 0x4
+	}
+	if x.xMore != 0 {
+		b0 |= 0x8
+	}
+	mk := e.Begin1(b0)
+	if x.xId != 0 {
+		e.PutU64(uint64(x.xId))
+	}
+	if x.xData.Len() != 0 {
+		e.PutBytes(&x.xData)
+	}
+	if x.xExtra.Len() != 0 {
+		e.PutString(&x.xExtra)
+	}
+	if x.xMore != 0 {
+		e.PutU64(x.xMore)
+	}
+	e.End(mk)
+}
+
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
+func (x *Leaf) WireDecode(d *wireimpl.Decoder) {
+	b0 := d.Word0()
+	x.xId = uint32(d.U64At(d.Ent(b0, 0x1, 0)))
+	d.BytesAt(d.Ent(b0, 0x2, 0), 2, &x.xData)
+	d.StringAt(d.Ent(b0, 0x4, 0), 3, &x.xExtra)
+	x.xMore = d.U64At(d.Ent(b0, 0x8, 0))
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, leafKnownFields)
+	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Leaf) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xId = uint32(src.U64(ents))
+	} else {
+		x.xId = 0
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	if b0&0x4 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x4); !src.StringCopied(at, &x.xExtra) && !src.StringEnt(at, &x.xExtra) {
+			return wireimpl.BadData(at, 3)
+		}
+	} else {
+		x.xExtra = wireimpl.String{}
+	}
+	if b0&0x8 != 0 {
+		x.xMore = src.U64(wireimpl.EntAt(ents, b0, 0x8))
+	} else {
+		x.xMore = 0
+	}
+	return nil
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Leaf) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xId != 0 {
+		n++
+	}
+	if x.xData.Len() != 0 {
+		n++
+		cp, zc, ents = x.xData.SizeDirect(cp, zc, ents)
+	}
+	if x.xExtra.Len() != 0 {
+		n++
+		cp, zc, ents = x.xExtra.SizeDirect(cp, zc, ents)
+	}
+	if x.xMore != 0 {
+		n++
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Leaf) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xId != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xData.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xExtra.Len() != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.xMore != 0 {
+		b0 |= 0x8
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xId != 0 {
+		w.PutU64(at, uint64(x.xId))
+		at += wireimpl.EntrySize
+	}
+	if x.xData.Len() != 0 {
+		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		at += wireimpl.EntrySize
+	}
+	if x.xExtra.Len() != 0 {
+		cp, zc = w.PutString(at, cp, zc, &x.xExtra)
+		at += wireimpl.EntrySize
+	}
+	if x.xMore != 0 {
+		w.PutU64(at, x.xMore)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
+// leafKnownFields are the fields of Leaf and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var leafKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindScalar},
+	{Num: 2, Kind: wireimpl.KindBytes},
+	{Num: 3, Kind: wireimpl.KindBytes},
+	{Num: 4, Kind: wireimpl.KindScalar},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Leaf) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	s.Scalar(1, x.xId != 0)
+	s.KeptBefore(&mk, 2)
+	s.Bytes(2, &x.xData, x.xData.Len() != 0)
+	s.KeptBefore(&mk, 3)
+	s.String(3, &x.xExtra, x.xExtra.Len() != 0)
+	s.KeptBefore(&mk, 4)
+	s.Scalar(4, x.xMore != 0)
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Leaf) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	if x.xId != 0 {
+		e.Uint32(1, x.xId)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.KeptBefore(&mk, 2)
+	if x.xData.Len() != 0 {
+		e.Bytes(2, &x.xData)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 3)
+	if x.xExtra.Len() != 0 {
+		e.String(3, &x.xExtra)
+	}
+	e.Known(&mk, wireimpl.KindBytes)
+	e.KeptBefore(&mk, 4)
+	if x.xMore != 0 {
+		e.Uint64(4, x.xMore)
+	}
+	e.Known(&mk, wireimpl.KindScalar)
+	e.EndKept(&mk)
+}
+
+// Equal reports whether x and y hold the same fields (floats compared by bits;
+// lists and nested messages are decoded as needed; a decode error means unequal).
+func (x *Leaf) Equal(y *Leaf) bool {
+	if x == nil || y == nil {
+		return x == y
+	}
+	if x.xId != y.xId {
+		return false
+	}
+	if !x.xData.Equal(&y.xData) {
+		return false
+	}
+	if !x.xExtra.Equal(&y.xExtra) {
+		return false
+	}
+	if x.xMore != y.xMore {
+		return false
+	}
+	return true
+}
+
+// String returns a one-line text form of x (for debugging).
+func (x *Leaf) String() string {
+	var t wireimpl.Text
+	t.Begin("Leaf")
+	if x.xId != 0 {
+		t.Uint("id", uint64(x.xId))
+	}
+	if x.xData.Len() != 0 {
+		t.Bytes("data", &x.xData)
+	}
+	if x.xExtra.Len() != 0 {
+		t.String("extra", &x.xExtra)
+	}
+	if x.xMore != 0 {
+		t.Uint("more", x.xMore)
+	}
+	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Leaf) Clone(a *wire.Arena) (*Leaf, error) {
+	return wire.Clone(x, a, NewLeaf)
+}
+
+// Pair is the message gentest.keepv2.Pair.
+type Pair struct {
+	cf wireimpl.Core
+	xA wireimpl.Nested[*Leaf]
+	xB wireimpl.Nested[*Leaf]
+}
+
+var pairType = wireimpl.NewType[Pair]()
+
+// NewPair returns an empty Pair in a; it and everything it holds are valid
+// until a.Reset.
+func NewPair(a *wire.Arena) *Pair {
+	ra := (*wireimpl.Arena)(a)
+	x := pairType.New(ra)
+	x.cf.Init(ra)
+	return x
+}
+
+// GetA returns field a = 1 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Pair) GetA() (*Leaf, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xA.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
+}
+
+// HasA reports whether field a = 1 is set.
+func (x *Pair) HasA() bool { return x.xA.Present() }
+
+// SetA sets field a = 1 to v (a message of the same arena; nil clears it).
+func (x *Pair) SetA(v *Leaf) {
+	x.xA.Set(v)
+}
+
+// InitA sets field a = 1 to a new empty message and returns it.
+func (x *Pair) InitA() *Leaf {
+	v := NewLeaf((*wire.Arena)(x.cf.Arena()))
+	x.xA.Set(v)
+	return v
+}
+
+// ClearA unsets field a = 1.
+func (x *Pair) ClearA() { x.xA.Clear() }
+
+// GetB returns field b = 2 (nil when absent); it fails with
+// wire.ErrArenaReset after the arena's Reset.
+func (x *Pair) GetB() (*Leaf, error) {
+	if x.cf.Stale() {
+		return nil, wire.ErrArenaReset
+	}
+	return x.xB.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
+}
+
+// HasB reports whether field b = 2 is set.
+func (x *Pair) HasB() bool { return x.xB.Present() }
+
+// SetB sets field b = 2 to v (a message of the same arena; nil clears it).
+func (x *Pair) SetB(v *Leaf) {
+	x.xB.Set(v)
+}
+
+// InitB sets field b = 2 to a new empty message and returns it.
+func (x *Pair) InitB() *Leaf {
+	v := NewLeaf((*wire.Arena)(x.cf.Arena()))
+	x.xB.Set(v)
+	return v
+}
+
+// ClearB unsets field b = 2.
+func (x *Pair) ClearB() { x.xB.Clear() }
+
+// Sizes implements wire.Object.
+func (x *Pair) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
+	}
+	s := x.cf.StartSizes()
+	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
+		x.WireSizes(s)
+	}
+	return wire.Sizes(x.cf.FinishSizes(s))
+}
+
+// Serialize implements wire.Object.
+func (x *Pair) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
+	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
+	if e == nil {
+		return err
+	}
+	x.WireEncode(e)
+	return e.FinishSerialize(&x.cf)
+}
+
+// Decode decodes x from b zero-copy; the arena holds a reference on b until
+// Reset (the caller still releases its own).
+func (x *Pair) Decode(b mem.Buf) error {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
+		return err
+	}
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
+func (x *Pair) DecodeBytes(p []byte) error {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
+		return err
+	}
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireCore implements wire.Msg.
+func (x *Pair) WireCore() *wireimpl.Core { return &x.cf }
+
+// WireSizes implements wire.Msg (fast path: bitmap computed once).
+func (x *Pair) WireSizes(s *wireimpl.Sizer) {
+	if s.Keep(&x.cf) {
+		x.wireSizesKept(s)
+		return
+	}
+	var b0 uint32
+	if x.xA.Present() {
+		if s.Enter() {
+			v := x.xA.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xA.Get(s.Arena(), func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
+			}
+			if err != nil {
+				s.Fail(err)
+			} else if s.Fresh(v.WireCore()) {
+				b0 |= 0x1
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	if x.xB.Present() {
+		if s.Enter() {
+			v := x.xB.Loaded()
+			var err error
+			if v == nil {
+				v, err = x.xB.Get(s.Arena(), func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
+			}
+			if err != nil {
+				s.Fail(err)
+			} else if s.Fresh(v.WireCore()) {
+				b0 |= 0x2
+				v.WireSizes(s)
+			}
+		}
+		s.Leave()
+	}
+	s.Fixed1(&x.cf, b0)
+}
+
+// WireEncode implements wire.Msg (fast path: bitmap written once, entries in order).
+func (x *Pair) WireEncode(e *wireimpl.Encoder) {
+	if e.Keep(&x.cf) {
+		x.wireEncodeKept(e)
+		return
+	}
+	var b0 uint32
+	if x.xA.Present() {
+		b0 |= 0x1
+	}
+	if x.xB.Present() {
+		b0 |= 0x2
+	}
+	mk := e.Begin1(b0)
+	if v := x.xA.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	if v := x.xB.Loaded(); v != nil {
+		if at, start := e.OpenMessage(); at >= 0 {
+			v.WireEncode(e)
+			e.CloseMessage(at, start)
+		}
+	}
+	e.End(mk)
+}
+
+// WireDecode implements wire.Msg (fast path: entries located from the bitmap words).
+func (x *Pair) WireDecode(d *wireimpl.Decoder) {
+	b0 := d.Word0()
+	x.xA.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x1, 0), 1); ok {
+		v := NewLeaf((*wire.Arena)(d.Arena()))
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xA.Set(v)
+	}
+	x.xB.Clear()
+	if off, size, ok := d.NestedAt(d.Ent(b0, 0x2, 0), 2); ok {
+		v := NewLeaf((*wire.Arena)(d.Arena()))
+		mk, ok := d.Enter(v.WireCore(), off, size)
+		if ok {
+			v.WireDecode(d)
+		}
+		d.Leave(mk)
+		x.xB.Set(v)
+	}
+	if d.Typed() {
+		d.KeepUnknown(&x.cf, pairKnownFields)
+	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		at := ents
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 1, dyn, end, depth)
+		}
+		dyn = o + n
+		v := NewLeaf((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xA.Set(v)
+	} else {
+		x.xA.Clear()
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		o, n, ok := src.NestedEnt(at, dyn, end, depth)
+		if !ok {
+			return src.NestedErr(at, 2, dyn, end, depth)
+		}
+		dyn = o + n
+		v := NewLeaf((*wire.Arena)(src.Arena()))
+		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+			return err
+		}
+		x.xB.Set(v)
+	} else {
+		x.xB.Clear()
+	}
+	_ = dyn
+	return nil
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *Pair) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if x.xA.Present() {
+		v := x.xA.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xA.Get(s.Arena(), func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	if x.xB.Present() {
+		v := x.xB.Loaded()
+		var err error
+		if v == nil {
+			v, err = x.xB.Get(s.Arena(), func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
+		}
+		if err != nil {
+			s.Fail(err)
+		} else if s.Nested(v.WireCore(), depth+1) {
+			n++
+			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+		}
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xA.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xB.Present() {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xA.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xB.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
+// pairKnownFields are the fields of Pair and their kinds in the typed
+// header form, by number (Decoder.KeepUnknown keeps the others).
+var pairKnownFields = []wireimpl.KnownField{
+	{Num: 1, Kind: wireimpl.KindMessage},
+	{Num: 2, Kind: wireimpl.KindMessage},
+}
+
+// wireSizesKept is WireSizes in the typed form, kept unknown fields merged in.
+func (x *Pair) wireSizesKept(s *wireimpl.Sizer) {
+	mk := s.BeginKept(&x.cf)
+	s.KeptBefore(&mk, 1)
+	wireimpl.SizeMessage(s, 1, &x.xA, func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
+	s.KeptBefore(&mk, 2)
+	wireimpl.SizeMessage(s, 2, &x.xB, func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
+	s.EndKept(&x.cf, &mk)
+}
+
+// wireEncodeKept is WireEncode in the typed form, kept unknown fields merged in.
+func (x *Pair) wireEncodeKept(e *wireimpl.Encoder) {
+	mk := e.BeginKept(&x.cf)
+	e.KeptBefore(&mk, 1)
+	wireimpl.EncodeMessage(e, 1, &x.xA)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.KeptBefore(&mk, 2)
+	wireimpl.EncodeMessage(e, 2, &x.xB)
+	e.Known(&mk, wireimpl.KindMessage)
+	e.EndKept(&mk)
+}
+
+// Equal reports whether x and y hold the same fields (floats compared by bits;
+// lists and nested messages are decoded as needed; a decode error means unequal).
+func (x *Pair) Equal(y *Pair) bool {
+	if x == nil || y == nil {
+		return x == y
+	}
+	if l, m, ok := wireimpl.Loaded2(x.GetA, y.GetA); !ok || !l.Equal(m) {
+		return false
+	}
+	if l, m, ok := wireimpl.Loaded2(x.GetB, y.GetB); !ok || !l.Equal(m) {
+		return false
+	}
+	return true
+}
+
+// String returns a one-line text form of x (for debugging).
+func (x *Pair) String() string {
+	var t wireimpl.Text
+	t.Begin("Pair")
+	if x.HasA() {
+		if v, err := x.GetA(); err != nil {
+			t.Err("a", err)
+		} else {
+			t.Message("a", v)
+		}
+	}
+	if x.HasB() {
+		if v, err := x.GetB(); err != nil {
+			t.Err("b", err)
+		} else {
+			t.Message("b", v)
+		}
+	}
+	return t.End()
+}
+
+// Clone returns a deep copy of x in arena a, sharing no memory with x (valid
+// after x's arena is Reset, until a's Reset). A nil a makes a plain Go heap
+// value in a private arena that is never Reset (see wire.Clone).
+func (x *Pair) Clone(a *wire.Arena) (*Pair, error) {
+	return wire.Clone(x, a, NewPair)
 }

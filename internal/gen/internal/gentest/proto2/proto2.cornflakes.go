@@ -697,7 +697,7 @@ func (x *Record_Nested) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -725,22 +725,20 @@ func (x *Record_Nested) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Record_Nested) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Record_Nested) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -788,6 +786,25 @@ func (x *Record_Nested) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, record_NestedKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Record_Nested) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xN = uint32(src.U64(ents))
+		x.cf.SetHas(0)
+	} else {
+		x.xN = 0
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
@@ -1260,7 +1277,7 @@ func (x *Defaults) Sizes() wire.Sizes {
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		return wire.Sizes(x.cf.FinishDirectSizes(&ds, hdr, cp, zc, ents))
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
 	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
@@ -1288,22 +1305,20 @@ func (x *Defaults) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Defaults) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *Defaults) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -1525,6 +1540,103 @@ func (x *Defaults) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, defaultsKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *Defaults) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, _, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+		x.cf.SetHas(0)
+	} else {
+		x.xI32 = 0
+	}
+	if b0&0x2 != 0 {
+		x.xU64 = src.U64(wireimpl.EntAt(ents, b0, 0x2))
+		x.cf.SetHas(1)
+	} else {
+		x.xU64 = 0
+	}
+	if b0&0x4 != 0 {
+		x.xS64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x4)))
+		x.cf.SetHas(2)
+	} else {
+		x.xS64 = 0
+	}
+	if b0&0x8 != 0 {
+		x.xFlag = src.U64(wireimpl.EntAt(ents, b0, 0x8)) != 0
+		x.cf.SetHas(3)
+	} else {
+		x.xFlag = false
+	}
+	if b0&0x10 != 0 {
+		x.xRatio = math.Float32frombits(uint32(src.U64(wireimpl.EntAt(ents, b0, 0x10))))
+		x.cf.SetHas(4)
+	} else {
+		x.xRatio = 0
+	}
+	if b0&0x20 != 0 {
+		x.xScore = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x20)))
+		x.cf.SetHas(5)
+	} else {
+		x.xScore = 0
+	}
+	if b0&0x40 != 0 {
+		x.xNan = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x40)))
+		x.cf.SetHas(6)
+	} else {
+		x.xNan = 0
+	}
+	if b0&0x80 != 0 {
+		x.xNegZero = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x80)))
+		x.cf.SetHas(7)
+	} else {
+		x.xNegZero = 0
+	}
+	if b0&0x100 != 0 {
+		x.xColor = Color(int32(src.U64(wireimpl.EntAt(ents, b0, 0x100))))
+		x.cf.SetHas(8)
+	} else {
+		x.xColor = 0
+	}
+	if b0&0x200 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x200); !src.StringCopied(at, &x.xText) && !src.StringEnt(at, &x.xText) {
+			return wireimpl.BadData(at, 10)
+		}
+		x.cf.SetHas(9)
+	} else {
+		x.xText = wireimpl.String{}
+	}
+	if b0&0x400 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x400); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 11)
+		}
+		x.cf.SetHas(10)
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	if b0&0x800 != 0 {
+		x.xZero = int32(src.U64(wireimpl.EntAt(ents, b0, 0x800)))
+		x.cf.SetHas(11)
+	} else {
+		x.xZero = 0
+	}
+	if b0&0x1000 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x1000); !src.StringCopied(at, &x.xEmpty) && !src.StringEnt(at, &x.xEmpty) {
+			return wireimpl.BadData(at, 13)
+		}
+		x.cf.SetHas(12)
+	} else {
+		x.xEmpty = wireimpl.String{}
+	}
+	return nil
 }
 
 // wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).

@@ -100,22 +100,20 @@ func (x *A) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *A) Decode(b mem.Buf) error {
-	d, err := x.cf.StartDecode(b)
-	if d == nil {
+	src, err := x.cf.BeginDecode(b)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
 func (x *A) DecodeBytes(p []byte) error {
-	d, err := x.cf.StartDecodeBytes(p)
-	if d == nil {
+	src, err := x.cf.BeginDecodeBytes(p)
+	if src == nil {
 		return err
 	}
-	x.WireDecode(d)
-	return d.FinishDecode()
+	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
 // WireCore implements wire.Msg.
@@ -169,6 +167,38 @@ func (x *A) WireDecode(d *wireimpl.Decoder) {
 	if d.Typed() {
 		d.KeepUnknown(&x.cf, aKnownFields)
 	}
+}
+
+// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting
+// depth depth (the direct decode: header and entries read with the cursors in
+// locals; another header form is decoded by the Decoder path). Decode and the
+// WireDecodeAt of messages that hold x call it.
+func (x *A) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
+	b0, ents, dyn, ok := src.Head1(off, end)
+	if !ok {
+		return src.DecodeSlow(x, off, end, depth)
+	}
+	x.cf.BindSource(src, depth)
+	{
+		at := -1
+		if b0&0x1 != 0 {
+			at = ents
+		}
+		var err error
+		if dyn, err = src.StringListEnt(at, 1, dyn, end, depth, &x.xNames); err != nil {
+			return err
+		}
+	}
+	if b0&0x2 != 0 {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 2)
+		}
+		x.cf.SetHas(0)
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	_ = dyn
+	return nil
 }
 
 // aKnownFields are the fields of A and their kinds in the typed

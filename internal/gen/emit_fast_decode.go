@@ -1,0 +1,200 @@
+package gen
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The direct decode (docs/CODEGEN.md, runtime/wireimpl/fast_decode.go): a
+// message whose fields all have numbers 1..32 and are scalars, bytes,
+// strings, lists of bytes or strings, or nested messages of the same kind
+// gets a WireDecodeAt method that parses its header with the cursors in
+// local variables and reads each present entry from the input directly;
+// its Decode and DecodeBytes call it without setting up a Decoder. Any
+// other header form (several bitmap words, sparse, typed) is handed to the
+// Decoder path at run time (wireimpl.Source.DecodeSlow).
+
+// directMax is the widest field number the direct decode reads (one
+// bitmap word).
+const directMax = 32
+
+// directDecoded reports whether messages of descriptor md get the direct
+// decode. seen breaks cycles of recursive messages (a message being
+// checked counts as direct: its own nested decode is the same method).
+func directDecoded(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
+	if v, ok := seen[md.FullName()]; ok {
+		return v
+	}
+	seen[md.FullName()] = true
+	ok := directFields(md, seen)
+	seen[md.FullName()] = ok
+	return ok
+}
+
+func directFields(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
+	if md.IsMapEntry() {
+		return false
+	}
+	for i := range md.Oneofs().Len() {
+		if !md.Oneofs().Get(i).IsSynthetic() {
+			return false
+		}
+	}
+	fs := md.Fields()
+	for i := range fs.Len() {
+		fd := fs.Get(i)
+		if fd.IsMap() || fd.Cardinality() == protoreflect.Required || int(fd.Number()) > directMax {
+			return false
+		}
+		switch {
+		case fd.IsList():
+			if k := fd.Kind(); k != protoreflect.BytesKind && k != protoreflect.StringKind {
+				return false
+			}
+		case fd.Kind() == protoreflect.GroupKind:
+			return false
+		case fd.Kind() == protoreflect.MessageKind:
+			if !directDecoded(fd.Message(), seen) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// directDecode reports whether m gets the direct decode.
+func (m *message) directDecode() bool {
+	return directDecoded(m.m.Desc, map[protoreflect.FullName]bool{})
+}
+
+// genDirectEntry emits Decode and DecodeBytes of a message with the direct
+// decode.
+func genDirectEntry(g *protogen.GeneratedFile, m *message) {
+	recv := "func (x *" + m.m.GoIdent.GoName + ") "
+	g.P("// Decode decodes x from b zero-copy; the arena holds a reference on b until")
+	g.P("// Reset (the caller still releases its own).")
+	g.P(recv, "Decode(b ", memPkg.Ident("Buf"), ") error {")
+	g.P("src, err := x.cf.BeginDecode(b)")
+	g.P("if src == nil {")
+	g.P("return err")
+	g.P("}")
+	g.P("return x.WireDecodeAt(src, 0, src.Len(), 0)")
+	g.P("}")
+	g.P()
+	g.P("// DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).")
+	g.P(recv, "DecodeBytes(p []byte) error {")
+	g.P("src, err := x.cf.BeginDecodeBytes(p)")
+	g.P("if src == nil {")
+	g.P("return err")
+	g.P("}")
+	g.P("return x.WireDecodeAt(src, 0, src.Len(), 0)")
+	g.P("}")
+	g.P()
+}
+
+// genDirectDecode emits WireDecodeAt.
+func genDirectDecode(g *protogen.GeneratedFile, m *message) {
+	w := func(s string) string { return g.QualifiedGoIdent(runtimePkg.Ident(s)) }
+	needDyn := false
+	for _, f := range m.fields {
+		if f.shape == shapeMessage || f.shape == shapeList {
+			needDyn = true
+		}
+	}
+	ents, dyn := "_", "_"
+	if len(m.fields) > 0 {
+		ents = "ents"
+	}
+	if needDyn {
+		dyn = "dyn"
+	}
+	b0 := "_"
+	if len(m.fields) > 0 {
+		b0 = "b0"
+	}
+	g.P("// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting")
+	g.P("// depth depth (the direct decode: header and entries read with the cursors in")
+	g.P("// locals; another header form is decoded by the Decoder path). Decode and the")
+	g.P("// WireDecodeAt of messages that hold x call it.")
+	g.P("func (x *", m.m.GoIdent.GoName, ") WireDecodeAt(src *", w("Source"), ", off, end, depth int) error {")
+	g.P(b0, ", ", ents, ", ", dyn, ", ok := src.Head1(off, end)")
+	g.P("if !ok {")
+	g.P("return src.DecodeSlow(x, off, end, depth)")
+	g.P("}")
+	g.P("x.cf.BindSource(src, depth)")
+	for _, f := range m.fields {
+		_, bit := bitOf(f)
+		at := "ents"
+		if f.num != 1 {
+			at = w("EntAt") + "(ents, b0, " + bit + ")"
+		}
+		setHas := func() {
+			if f.hasBit >= 0 {
+				g.P("x.cf.SetHas(", f.hasBit, ")")
+			}
+		}
+		switch f.shape {
+		case shapeScalar:
+			g.P("if b0&", bit, " != 0 {")
+			g.P("x.", f.sf, " = ", fromU64(g, f, "src.U64("+at+")"))
+			setHas()
+			g.P("} else {")
+			g.P("x.", f.sf, " = ", zeroValue(f))
+			g.P("}")
+		case shapeBytes, shapeString:
+			kind, zero := "Bytes", w("Bytes")
+			if f.shape == shapeString {
+				kind, zero = "String", w("String")
+			}
+			g.P("if b0&", bit, " != 0 {")
+			g.P("if at := ", at, "; !src.", kind, "Copied(at, &x.", f.sf, ") && !src.", kind, "Ent(at, &x.", f.sf, ") {")
+			g.P("return ", w("BadData"), "(at, ", f.num, ")")
+			g.P("}")
+			setHas()
+			g.P("} else {")
+			g.P("x.", f.sf, " = ", zero, "{}")
+			g.P("}")
+		case shapeList:
+			method := "BytesListEnt"
+			if f.kind == protoreflect.StringKind {
+				method = "StringListEnt"
+			}
+			g.P("{")
+			g.P("at := -1")
+			g.P("if b0&", bit, " != 0 {")
+			g.P("at = ", at)
+			g.P("}")
+			g.P("var err error")
+			g.P("if dyn, err = src.", method, "(at, ", f.num, ", dyn, end, depth, &x.", f.sf, "); err != nil {")
+			g.P("return err")
+			g.P("}")
+			g.P("}")
+		case shapeMessage:
+			g.P("if b0&", bit, " != 0 {")
+			g.P("at := ", at)
+			g.P("o, n, ok := src.NestedEnt(at, dyn, end, depth)")
+			g.P("if !ok {")
+			g.P("return src.NestedErr(at, ", f.num, ", dyn, end, depth)")
+			g.P("}")
+			g.P("dyn = o + n")
+			g.P("v := ", newCall(g, f, "src.Arena()"))
+			g.P("if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {")
+			g.P("return err")
+			g.P("}")
+			g.P("x.", f.sf, ".Set(v)")
+			g.P("} else {")
+			g.P("x.", f.sf, ".Clear()")
+			g.P("}")
+		default:
+			panic(fmt.Sprintf("direct decode of field %s (shape %v)", f.name, f.shape))
+		}
+	}
+	if needDyn {
+		g.P("_ = dyn")
+	}
+	g.P("return nil")
+	g.P("}")
+	g.P()
+}

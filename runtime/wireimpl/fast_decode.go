@@ -1,0 +1,309 @@
+package wireimpl
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+)
+
+// The generated direct decode (docs/CODEGEN.md, "Direct decode").
+//
+// A message whose fields all have numbers 1..32 and are scalars, bytes,
+// strings, lists of bytes or strings, or nested messages of the same kind
+// (no oneofs, maps, required fields) gets a generated WireDecodeAt method
+// that parses its header with the cursors in local variables: it loads the
+// first word and the bitmap word, checks the entries against the header's
+// extent once (Source.Head1), and reads each present entry from the input
+// directly (Source.U64, BytesEnt, StringEnt, BytesListEnt, StringListEnt,
+// NestedEnt), decoding a nested message by a static call of its own
+// WireDecodeAt on the same input record. No Decoder is set up and no per-
+// message source record is made: one Source per input. A header of any
+// other form (several bitmap words, sparse, typed, or malformed) is handed
+// to the Decoder path (Source.DecodeSlow), which decodes or reports it
+// exactly as before; every check of that path (entry and region bounds,
+// region order, MaxDepth, the arena's Limit, use after Reset) is applied
+// with the same errors.
+
+// Source is one decoded input: the bytes that decoded fields alias and the
+// registered window the arena holds for them. The generated direct decode
+// receives it from Core.BeginDecode or Core.BeginDecodeBytes and passes it
+// down to nested messages; it is valid until the arena's Reset.
+type Source = source
+
+// BeginDecode prepares a direct decode of c's message from b, zero-copy,
+// like Decode: the arena takes its reference on b (once per batch, see
+// holdInput; released at Reset) and records the input. It returns nil and
+// the error when c has no arena, its arena was Reset since c was made, or
+// b is larger than MaxMessageSize. The generated Decode method calls it,
+// then its own WireDecodeAt(src, 0, src.Len(), 0).
+func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
+	a := c.a
+	if a == nil || c.epoch != uint32(a.epoch) || b.IsZero() {
+		return c.beginDecodeSlow(b)
+	}
+	// holdInput inline: share the reference of the registered input decoded
+	// last in this batch when b lies within it, else take one.
+	p := b.Bytes()
+	var h mem.Buf
+	if last := a.lastSrc; last != nil {
+		if off, ok := within(p, last.data); ok {
+			h = last.buf.Slice(off, len(p))
+		}
+	}
+	if h.IsZero() {
+		h = b.Clone()
+		if a.in.IsZero() { // the batch's first: a slot of its own, no append
+			a.in = h
+		} else {
+			a.refs = append(a.refs, h)
+		}
+	}
+	if uint64(len(p)) > MaxMessageSize {
+		return nil, malformed(0, 0, "input larger than MaxMessageSize")
+	}
+	src := a.newSourceOf(p, h)
+	a.lastSrc = src
+	return src, nil
+}
+
+// beginDecodeSlow is BeginDecode without an arena, for a stale message or
+// an empty input.
+func (c *Core) beginDecodeSlow(b mem.Buf) (*Source, error) {
+	a := c.a
+	if a == nil {
+		return nil, ErrNoArena
+	}
+	if c.stale() {
+		return nil, ErrArenaReset
+	}
+	var p []byte
+	var h mem.Buf
+	if !b.IsZero() {
+		h, p = a.holdInput(b)
+	}
+	return a.beginSource(p, h)
+}
+
+// BeginDecodeBytes is BeginDecode for DecodeBytes: p is aliased (a
+// reference is taken when it lies in registered memory, unless p lies in
+// the registered input the arena decoded last, whose reference it shares).
+func (c *Core) BeginDecodeBytes(p []byte) (*Source, error) {
+	a := c.a
+	if a == nil {
+		return nil, ErrNoArena
+	}
+	if c.stale() {
+		return nil, ErrArenaReset
+	}
+	if src := a.lastSrc; src != nil {
+		if off, ok := within(p, src.data); ok { // see holdInput
+			return a.beginSource(p, src.buf.Slice(off, len(p)))
+		}
+	}
+	var h mem.Buf
+	if buf, ok := mem.Recover(p); ok {
+		a.refs = append(a.refs, buf)
+		h = buf
+	}
+	return a.beginSource(p, h)
+}
+
+// beginSource records the input p (held by h) of a direct decode.
+func (a *Arena) beginSource(p []byte, h mem.Buf) (*Source, error) {
+	if uint64(len(p)) > MaxMessageSize {
+		return nil, malformed(0, 0, "input larger than MaxMessageSize")
+	}
+	src := a.newSourceOf(p, h)
+	if !h.IsZero() {
+		a.lastSrc = src
+	}
+	return src, nil
+}
+
+// Len is the length of the input.
+func (s *Source) Len() int { return len(s.data) }
+
+// Arena returns the arena decoding the input.
+func (s *Source) Arena() *Arena { return s.a }
+
+// BindSource binds c, the message about to be decoded from s at nesting
+// depth depth, to the input, and clears its explicit-presence bits. The
+// generated WireDecodeAt calls it first.
+func (c *Core) BindSource(s *Source, depth int) {
+	c.src, c.depth, c.has = s, int32(depth), 0
+	if c.hasX != nil {
+		clear(c.hasX)
+	}
+}
+
+// Head1 parses the fixed part of the message header at [off, end) of s
+// (a range already checked against the input) when it has the one-word
+// form (fields 1..32) and its entries fit in the extent: it returns bitmap word 0, the offset of the first entry
+// and the offset where the dynamic part (list and nested regions) begins.
+// ok is false for any other header, which the caller hands to DecodeSlow.
+// The one-word case is small enough to be inlined into generated code.
+func (s *Source) Head1(off, end int) (w0 uint32, ents, dyn int, ok bool) {
+	hdr := s.data[off:end]
+	if len(hdr) < 8 || binary.LittleEndian.Uint32(hdr) != 1 {
+		return 0, 0, 0, false
+	}
+	w0 = binary.LittleEndian.Uint32(hdr[4:8])
+	ents = off + 8
+	// At most 32 entries: no overflow.
+	dyn = ents + EntrySize*bits.OnesCount32(w0)
+	return w0, ents, dyn, dyn <= end
+}
+
+// DecodeSlow decodes m from the message header at [off, end) of s at
+// nesting depth depth with the Decoder (the per-field path): the fallback
+// of WireDecodeAt for a header that Head1 does not parse.
+func (s *Source) DecodeSlow(m Msg, off, end, depth int) error {
+	return decodeAt(m, s.a, s, off, end, depth)
+}
+
+// EntAt returns the offset of the entry of the field with bit `bit` of
+// bitmap word w0, whose entries start at ents.
+func EntAt(ents int, w0, bit uint32) int {
+	return ents + EntrySize*bits.OnesCount32(w0&(bit-1))
+}
+
+// U64 returns the inline scalar entry at `at`.
+func (s *Source) U64(at int) uint64 {
+	return binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
+}
+
+// BytesCopied reads the bytes entry at `at` into b when its value is a
+// non-empty one that is read without a registered window (shorter than
+// the threshold, or an input in plain memory) and lies in the input, and
+// reports whether it did; the generated code then calls BytesEnt for the
+// other cases. It is small enough to be inlined.
+func (s *Source) BytesCopied(at int, b *Bytes) bool {
+	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
+	o, k := int(e>>32), int(uint32(e))
+	// Offsets and sizes are below 2^32: the sum does not overflow.
+	if k != 0 && o+k <= len(s.data) && k < s.cpBelow {
+		b.data, b.buf = s.data[o:o+k:o+k], mem.Buf{}
+		return true
+	}
+	return false
+}
+
+// BytesEnt reads the bytes entry at `at` into b, aliasing the input (and
+// its registered window at or above the threshold). It reports false when
+// the value's range lies outside the input; the caller returns
+// BadData(at, field).
+func (s *Source) BytesEnt(at int, b *Bytes) bool {
+	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
+	n, off := int(uint32(e)), int(e>>32)
+	if n != 0 && off+n <= len(s.data) { // in the input's first (or only) segment
+		p := s.data[off : off+n : off+n]
+		if n >= s.thr && !s.buf.IsZero() {
+			b.data, b.buf = p, s.buf.Slice(off, n)
+		} else {
+			b.data, b.buf = p, mem.Buf{}
+		}
+		return true
+	}
+	if !s.checkRef(uint32(off), uint32(n)) {
+		*b = Bytes{}
+		return false
+	}
+	*b = s.ref(uint32(off), uint32(n))
+	return true
+}
+
+// StringCopied is BytesCopied for a string (UTF-8 is checked when it is
+// read).
+func (s *Source) StringCopied(at int, v *String) bool {
+	v.utf8s = utf8Unchecked
+	return s.BytesCopied(at, &v.b)
+}
+
+// StringEnt is BytesEnt for a string.
+func (s *Source) StringEnt(at int, v *String) bool {
+	v.utf8s = utf8Unchecked
+	return s.BytesEnt(at, &v.b)
+}
+
+// BadData is the error of a bytes or string entry at `at` of field num
+// whose value lies outside the input.
+func BadData(at, num int) error { return malformed(at, num, "data range out of bounds") }
+
+// listEnt checks the region of a list entry at `at` of field num against
+// [dyn, end) and returns its count and offset.
+func (s *Source) listEnt(at, num, dyn, end int) (n, off int, err error) {
+	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
+	n, off = int(uint32(e)), int(e>>32)
+	if n > MaxListLen {
+		return 0, 0, malformed(at, num, "list count exceeds MaxListLen")
+	}
+	if off < dyn || off > end || n*EntrySize > end-off {
+		return 0, 0, malformed(at, num, "list region out of range or overlapping")
+	}
+	return n, off, nil
+}
+
+// BytesListEnt records the list of bytes whose entry is at `at` (absent
+// when at < 0) of field num, in the message at depth depth whose dynamic
+// part continues at dyn and ends at end, for decoding on first access. It
+// returns the new dynamic cursor (after the list's entries).
+func (s *Source) BytesListEnt(at, num, dyn, end, depth int, l *BytesList) (int, error) {
+	*l = BytesList{a: s.a}
+	if at < 0 {
+		return dyn, nil
+	}
+	n, off, err := s.listEnt(at, num, dyn, end)
+	if err != nil {
+		return dyn, err
+	}
+	if n > 0 {
+		l.lz.set(s, off, n, 0, depth, num)
+	}
+	return off + n*EntrySize, nil
+}
+
+// StringListEnt is BytesListEnt for a list of strings.
+func (s *Source) StringListEnt(at, num, dyn, end, depth int, l *StringList) (int, error) {
+	*l = StringList{a: s.a}
+	if at < 0 {
+		return dyn, nil
+	}
+	n, off, err := s.listEnt(at, num, dyn, end)
+	if err != nil {
+		return dyn, err
+	}
+	if n > 0 {
+		l.lz.set(s, off, n, 0, depth, num)
+	}
+	return off + n*EntrySize, nil
+}
+
+// NestedEnt checks the nested message whose entry is at `at`, in the
+// message at depth depth whose dynamic part continues at dyn and ends at
+// end: its region (in range, after dyn, at least a word), MaxDepth and the
+// arena's Limit, the checks of Decoder.NestedAt. It returns the nested
+// header's extent [off, off+size); the caller continues its dynamic part at
+// off+size. When ok is false the caller returns NestedErr with the same
+// arguments (and the field's number).
+func (s *Source) NestedEnt(at, dyn, end, depth int) (off, size int, ok bool) {
+	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
+	size, off = int(uint32(e)), int(e>>32)
+	a := s.a
+	ok = off >= dyn && off <= end && size <= end-off && size >= 4 && depth < MaxDepth &&
+		(a.Limit <= 0 || a.grown <= a.Limit)
+	return off, size, ok
+}
+
+// NestedErr is the error of a nested message entry that NestedEnt refused.
+func (s *Source) NestedErr(at, num, dyn, end, depth int) error {
+	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
+	size, off := int(uint32(e)), int(e>>32)
+	switch {
+	case off < dyn || off > end || size > end-off || size < 4:
+		return malformed(at, num, "nested message out of range or overlapping")
+	case depth >= MaxDepth:
+		return &DecodeError{Off: off, Reason: "nesting", Err: ErrTooDeep}
+	}
+	return limitErr(off, num)
+}
