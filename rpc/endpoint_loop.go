@@ -162,16 +162,31 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 	}
 	// Recv may return packets and an error together: the packets are
 	// served (and released) first.
-	n, rerr := ep.dp.Recv(ep.rx)
+	var n int
+	var rerr error
+	if ep.segRx != nil {
+		n, rerr = ep.recvSegmented()
+	} else {
+		n, rerr = ep.dp.Recv(ep.rx)
+	}
 	if n > 0 {
 		progress = true
 		// The batch's buffers stay in ep.rx until its handlers and
 		// continuations ran (borrowed data, Retain by rxID).
 		rx := ep.rx[:n]
 		for i := range rx {
-			if ep.cfg.AcceptAnySource {
+			switch {
+			case ep.segRx != nil && ep.rxIn[i].parts != nil:
+				var from netip.AddrPort
+				if !ep.cfg.AcceptAnySource {
+					from = unmap(rx[i].From)
+				}
+				ep.core.StepSegmented(from, ep.rxIn[i].parts[0], ep.rxIn[i].tail, i)
+			case rx[i].Buf.IsZero():
+				// Dropped by recvSegmented (no memory to gather it).
+			case ep.cfg.AcceptAnySource:
 				ep.core.Step(rx[i].Buf.Bytes(), i)
-			} else {
+			default:
 				ep.core.StepFrom(unmap(rx[i].From), rx[i].Buf.Bytes(), i)
 			}
 			if ep.cfg.FlushEvery > 0 && ep.core.Events() >= ep.cfg.FlushEvery && i+1 < n {
@@ -184,8 +199,14 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 		}
 		ep.process()
 		for i := range rx {
-			_ = rx[i].Buf.Release()
+			if !rx[i].Buf.IsZero() {
+				_ = rx[i].Buf.Release()
+			}
 			rx[i] = datapath.Packet{}
+		}
+		if ep.segRx != nil {
+			clear(ep.rxIn[:n])
+			clear(ep.rxSeg[:n])
 		}
 	}
 	ep.core.Tick(now)
