@@ -361,6 +361,7 @@ type Endpoint struct {
 	rx []datapath.Packet
 	// The datapath's segmented receive (nil: Recv), its batch, and per
 	// packet of ep.rx the parts of one received in place (endpoint_segrx.go).
+	loopClk  datapath.LoopClock // the datapath takes the loop's clock reading
 	segRx    datapath.SegmentReceiver
 	rxSeg    []datapath.Segmented
 	rxIn     []rxInPlace
@@ -506,6 +507,7 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	ep.copyBuf = make([]byte, cfg.Datapath.MaxPayload())
 	ep.appender, _ = cfg.Datapath.(packetAppender)
 	ep.waker, _ = cfg.Datapath.(waker)
+	ep.loopClk, _ = cfg.Datapath.(datapath.LoopClock)
 	if err := n.addEndpoint(cfg.ID, ep); err != nil {
 		if ep.ownPool {
 			_ = ep.pool.Close()

@@ -15,6 +15,17 @@ import (
 
 func (ep *Endpoint) now() int64 { return int64(time.Since(ep.start)) }
 
+// LoopTime is the clock reading the event loop's current (or last)
+// iteration started with (RunOnce, Run, Call), with its monotonic part: a
+// caller that runs the loop and accounts its time uses it instead of
+// reading the clock again. The zero Time before the first iteration.
+func (ep *Endpoint) LoopTime() time.Time {
+	if ep.loopNow == 0 {
+		return time.Time{}
+	}
+	return ep.start.Add(time.Duration(ep.loopNow))
+}
+
 // RunOnce runs one iteration of the event loop: session management and
 // handed-over work, timers (loss detection, rate limiter), one receive batch,
 // handlers and continuations, and a transmit flush. Like Run, it returns
@@ -134,6 +145,11 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 	defer func() { ep.inLoop = false }()
 	now := ep.now()
 	ep.loopNow = now
+	if ep.loopClk != nil {
+		// The iteration's one clock read serves the datapath's timers
+		// in this iteration's receive and flush too.
+		ep.loopClk.SetLoopTime(ep.start.Add(time.Duration(now)))
+	}
 	if now >= ep.nextPub {
 		ep.publishStats()
 		ep.nextPub = now + int64(statsPublishEvery)

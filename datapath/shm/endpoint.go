@@ -74,6 +74,8 @@ type Endpoint struct {
 	zc       driver.EntryCollector
 	queued   int
 	lastPoll time.Time
+	loopNow  time.Time // SetLoopTime's reading, for loopUses more socket checks
+	loopUses int
 	pfds     []unix.PollFd
 	pconns   []*conn // the connection of each pfds entry after the first three
 	msg      []byte
@@ -89,6 +91,7 @@ var (
 	_ datapath.SegmentReceiver   = (*Endpoint)(nil)
 	_ datapath.HybridThresholder = (*Endpoint)(nil)
 	_ datapath.TimelyTuner       = (*Endpoint)(nil)
+	_ datapath.LoopClock         = (*Endpoint)(nil)
 )
 
 // Open creates an endpoint listening at cfg.Local (see the package
