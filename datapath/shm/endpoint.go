@@ -37,8 +37,10 @@ const (
 	DefaultCloseLinger = 100 * time.Millisecond
 	// HybridThresholdShm is the hybrid threshold reported by shm
 	// endpoints (datapath.HybridThresholder): a zero-copy entry costs a
-	// descriptor, a reference and a completion instead of a copy.
-	HybridThresholdShm = 512
+	// descriptor, a reference and a completion instead of a copy, which
+	// `cornflakes calibrate --datapath shm` finds cheaper than copying
+	// from 256 bytes per entry on (docs/perf/shm4.md).
+	HybridThresholdShm = 256
 	// pollEvery is how often a busy endpoint checks its sockets
 	// (connections, hang-ups) from Recv and Flush.
 	pollEvery = time.Millisecond
