@@ -577,6 +577,7 @@ func (ep *Endpoint) reap() {
 		if len(c.held) > 0 {
 			c.scanHeld()
 		}
+		c.publishCompl()
 		if c.state == connDead && len(c.held) == 0 {
 			c.finalize()
 			ep.conns = append(ep.conns[:i], ep.conns[i+1:]...)
@@ -640,6 +641,7 @@ func (ep *Endpoint) recv(pkts []datapath.Packet, segd []datapath.Segmented) (int
 		ep.rr = (ep.rr + 1) % n
 	}
 	for _, c := range ep.conns {
+		c.publishCompl()
 		if c.needWake && c.state == connUp {
 			c.wakePeer()
 		}
