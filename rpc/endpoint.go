@@ -163,10 +163,12 @@ type EndpointConfig struct {
 	CopyRequests bool
 	// ContiguousRecv receives with the datapath's Recv even when it can
 	// hand packets over in place (datapath.SegmentReceiver: datapath/shm).
-	// By default such a datapath's single-packet responses whose payload
-	// lies partly in the sender's memory are delivered in place
-	// (Response.Segments); every other packet is gathered into one buffer
-	// as Recv would.
+	// By default, once the endpoint has connected a client session (only
+	// responses can be delivered in place), such a datapath's
+	// single-packet responses whose payload lies partly in the sender's
+	// memory are delivered in place (Response.Segments); every other
+	// packet is gathered into one buffer as Recv would. An endpoint that
+	// only serves keeps Recv: requests are always parsed contiguously.
 	ContiguousRecv bool
 	// OnSession, if set, is called on the endpoint goroutine for session events.
 	OnSession func(s Session, ev SessionEvent, err error)
@@ -361,8 +363,9 @@ type Endpoint struct {
 	rx []datapath.Packet
 	// The datapath's segmented receive (nil: Recv), its batch, and per
 	// packet of ep.rx the parts of one received in place (endpoint_segrx.go).
-	loopClk  datapath.LoopClock // the datapath takes the loop's clock reading
-	segRx    datapath.SegmentReceiver
+	loopClk  datapath.LoopClock       // the datapath takes the loop's clock reading
+	segRxDP  datapath.SegmentReceiver // the datapath's, unless ContiguousRecv
+	segRx    datapath.SegmentReceiver // segRxDP once the endpoint connected a client session
 	rxSeg    []datapath.Segmented
 	rxIn     []rxInPlace
 	respSegs [][]byte // Response.Segments of the current continuation
@@ -500,7 +503,7 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	}
 	ep.rx = make([]datapath.Packet, cfg.Batch)
 	if sr, ok := cfg.Datapath.(datapath.SegmentReceiver); ok && !cfg.ContiguousRecv {
-		ep.segRx = sr
+		ep.segRxDP = sr
 		ep.rxSeg = make([]datapath.Segmented, cfg.Batch)
 		ep.rxIn = make([]rxInPlace, cfg.Batch)
 	}
