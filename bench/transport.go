@@ -27,12 +27,18 @@ type TransportStats struct {
 	// copied out of the sender's memory and handed over in place, sends
 	// refused because the peer held every TX slot (Busy), zero-copy
 	// entries copied because the peer held its budget, and drops.
-	TxPackets         uint64 `json:"tx_packets"`
-	RxPackets         uint64 `json:"rx_packets"`
-	ZeroCopyBytes     uint64 `json:"zero_copy_bytes"`
-	CopiedBytes       uint64 `json:"copied_bytes"`
-	RxCopiedBytes     uint64 `json:"rx_copied_bytes,omitempty"`
-	RxZeroCopyBytes   uint64 `json:"rx_zero_copy_bytes,omitempty"`
+	TxPackets       uint64 `json:"tx_packets"`
+	RxPackets       uint64 `json:"rx_packets"`
+	ZeroCopyBytes   uint64 `json:"zero_copy_bytes"`
+	CopiedBytes     uint64 `json:"copied_bytes"`
+	RxCopiedBytes   uint64 `json:"rx_copied_bytes,omitempty"`
+	RxZeroCopyBytes uint64 `json:"rx_zero_copy_bytes,omitempty"`
+	// RPC receive in place (rpc.Stats): responses whose zero-copy values
+	// the receiver read in the sender's memory, and packets with such
+	// segments it gathered into one buffer instead (requests, parts of
+	// large messages, or a codec that reads contiguous bytes).
+	RxInPlace         uint64 `json:"rx_in_place,omitempty"`
+	RxGathered        uint64 `json:"rx_gathered,omitempty"`
 	Busy              uint64 `json:"busy"`
 	ZeroCopyFallbacks uint64 `json:"zero_copy_fallbacks"`
 	Drops             uint64 `json:"drops"`
@@ -57,6 +63,8 @@ func (t TransportStats) Sub(before TransportStats) TransportStats {
 	d.CopiedBytes -= before.CopiedBytes
 	d.RxCopiedBytes -= before.RxCopiedBytes
 	d.RxZeroCopyBytes -= before.RxZeroCopyBytes
+	d.RxInPlace -= before.RxInPlace
+	d.RxGathered -= before.RxGathered
 	d.Busy -= before.Busy
 	d.ZeroCopyFallbacks -= before.ZeroCopyFallbacks
 	d.Drops -= before.Drops
@@ -76,6 +84,8 @@ func (t *TransportStats) Add(o TransportStats) {
 	t.CopiedBytes += o.CopiedBytes
 	t.RxCopiedBytes += o.RxCopiedBytes
 	t.RxZeroCopyBytes += o.RxZeroCopyBytes
+	t.RxInPlace += o.RxInPlace
+	t.RxGathered += o.RxGathered
 	t.Busy += o.Busy
 	t.ZeroCopyFallbacks += o.ZeroCopyFallbacks
 	t.Drops += o.Drops

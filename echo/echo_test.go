@@ -50,7 +50,7 @@ func TestEcho(t *testing.T) {
 							t.Fatalf("%s sent zero-copy entries: %+v", a, st)
 						}
 					case "cornflakes-hybrid":
-						// memnet's and shm's threshold is 512 B: 128-byte tree
+						// memnet's threshold is 512 B, shm's 256 B: 128-byte tree
 						// leaves are copied, the 512-4096-byte values are not.
 						// On udp (16 KB) every value is copied.
 						if wantZC := (dp == "memnet" || dp == "shm") && s != "tree5"; wantZC != (st.ZeroCopyEntries > 0) {

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cornflakes-go/cornflakes/bench"
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -130,25 +134,75 @@ func BenchmarkEndToEnd(b *testing.B) {
 		for _, dp := range []string{DatapathUDP, DatapathShm} {
 			name := dp + "/" + strings.Split(spec, ":")[0]
 			for _, c := range []Codec{CodecCFHybrid, CodecVTProtobuf, CodecFlatBuffers} {
-				b.Run(fmt.Sprintf("%s/%v", name, c), func(b *testing.B) { benchEndToEnd(b, dp, w, c, 0) })
+				b.Run(fmt.Sprintf("%s/%v", name, c), func(b *testing.B) { benchEndToEnd(b, dp, w, c, 0, false) })
+				if dp == DatapathShm {
+					// The client receiving with Recv (every response
+					// copied out of the server's memory) instead of in
+					// place: the receive path before issue 22's redesign.
+					b.Run(fmt.Sprintf("%s/%v/contiguous", name, c), func(b *testing.B) { benchEndToEnd(b, dp, w, c, 0, true) })
+				}
 			}
 			if dp == DatapathUDP {
 				// Hybrid with a threshold below the 8000-byte CDN segments:
 				// values go out as their own iovec instead of being copied
 				// into the packet buffer.
-				b.Run(fmt.Sprintf("%s/%v@4096", name, CodecCFHybrid), func(b *testing.B) { benchEndToEnd(b, dp, w, CodecCFHybrid, 4096) })
+				b.Run(fmt.Sprintf("%s/%v@4096", name, CodecCFHybrid), func(b *testing.B) { benchEndToEnd(b, dp, w, CodecCFHybrid, 4096, false) })
 			}
 		}
 	}
 }
 
-func benchEndToEnd(b *testing.B, dp string, w workload.Workload, c Codec, threshold int) {
-	srv, err := NewServer(ServerConfig{Datapath: dp, PoolBytes: 256 << 20, BusyPoll: true, Codecs: []Codec{CodecCFHybrid, c}, Threshold: threshold})
+// threadCPU is the CPU time of the calling thread.
+func threadCPU(b *testing.B) time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchEndToEnd reports, besides the time per request, the server's busy
+// time per request (server-ns/op) and the client goroutine's CPU time per
+// request (client-ns/op: its thread's, the goroutine locked to it).
+// contiguous makes the client receive with Recv (rpc.EndpointConfig.
+// ContiguousRecv).
+func benchEndToEnd(b *testing.B, dp string, w workload.Workload, c Codec, threshold int, contiguous bool) {
+	benchEndToEndWith(b, dp, w, c, threshold, contiguous, true)
+}
+
+// BenchmarkShmReceive is BenchmarkEndToEnd's ycsb 2x2048 on shm with a
+// server that sleeps when idle (no busy polling: it runs under callgrind,
+// which serializes threads), the client receiving in place and, for
+// comparison, with Recv (contiguous). For instruction counts per request:
+//
+//	go test -c -o kv.test ./kv
+//	GODEBUG=cpu.rdtscp=off valgrind --tool=callgrind ./kv.test -test.run XXX \
+//		-test.bench 'ShmReceive/cornflakes-hybrid$' -test.benchtime 5000x
+func BenchmarkShmReceive(b *testing.B) {
+	w, err := workload.Parse("ycsb:records=2000,shape=2x2048")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []Codec{CodecCFHybrid, CodecVTProtobuf} {
+		for _, contiguous := range []bool{false, true} {
+			name := strings.ReplaceAll(c.String(), "/", "-")
+			if contiguous {
+				name += "-contiguous"
+			}
+			b.Run(name, func(b *testing.B) { benchEndToEndWith(b, DatapathShm, w, c, 0, contiguous, false) })
+		}
+	}
+}
+
+func benchEndToEndWith(b *testing.B, dp string, w workload.Workload, c Codec, threshold int, contiguous, busyPoll bool) {
+	srv, err := NewServer(ServerConfig{Datapath: dp, PoolBytes: 256 << 20, BusyPoll: busyPoll, Codecs: []Codec{CodecCFHybrid, c}, Threshold: threshold})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	cl, err := NewClient(ClientConfig{Server: srv.Addr(), Endpoints: 1, Datapath: dp})
+	cc := ClientConfig{Server: srv.Addr(), Endpoints: 1, Datapath: dp}
+	cc.RPC.ContiguousRecv = contiguous
+	cl, err := NewClient(cc)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -190,14 +244,19 @@ func benchEndToEnd(b *testing.B, dp string, w workload.Workload, c Codec, thresh
 			}
 		}
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	run(10000) // warm-up
 	busy0, n0, _ := srv.Usage()
+	cpu0 := threadCPU(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	run(b.N)
 	b.StopTimer()
+	cpu1 := threadCPU(b)
 	busy1, n1, _ := srv.Usage()
 	if n1 > n0 {
 		b.ReportMetric(float64(busy1-busy0)/float64(n1-n0), "server-ns/op")
 	}
+	b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "client-ns/op")
 }

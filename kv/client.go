@@ -350,16 +350,34 @@ func (c *Conn) complete(slot int, r *rpc.Response) {
 		c.pend = append(c.pend, pending{slot: slot, buf: b, err: r.Err})
 		return
 	}
+	if r.Err == nil {
+		if segs, hold := r.Segments(); segs != nil {
+			if sd, ok := c.dec.(segDecoder); ok {
+				c.finishWith(slot, nil, segs, hold, sd, nil)
+				return
+			}
+		}
+	}
 	c.finish(slot, r.Data(), r.Err)
 }
 
 func (c *Conn) finish(slot int, data []byte, err error) {
+	c.finishWith(slot, data, nil, mem.Buf{}, nil, err)
+}
+
+// finishWith decodes and delivers slot's response: data, or segs (and
+// hold) through sd when the response was received in place.
+func (c *Conn) finishWith(slot int, data []byte, segs [][]byte, hold mem.Buf, sd segDecoder, err error) {
 	st := &c.slots[slot]
 	st.busy = false
 	c.busy--
 	resp := &c.resp
 	if err == nil {
-		err = c.dec.decodeResponse(st.op, data, resp)
+		if sd != nil {
+			err = sd.decodeResponseSegs(st.op, segs, hold, resp)
+		} else {
+			err = c.dec.decodeResponse(st.op, data, resp)
+		}
 	}
 	if err != nil {
 		resp.Status = workload.StatusError

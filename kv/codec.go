@@ -211,6 +211,14 @@ type codec interface {
 	done()
 }
 
+// segDecoder is a codec that decodes a response received in place
+// (rpc.Response.Segments) without gathering it: Cornflakes, whose decoder
+// aliases zero-copy fields in the sender's segments. Other codecs read
+// rpc.Response.Data, the gathered copy.
+type segDecoder interface {
+	decodeResponseSegs(op workload.Op, segs [][]byte, hold mem.Buf, resp *workload.Response) error
+}
+
 func newCodec(c Codec) (codec, error) {
 	switch c {
 	case CodecCFHybrid, CodecCFCopy, CodecCFZeroCopy:

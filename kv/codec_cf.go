@@ -50,6 +50,22 @@ func (c *cfCodec) decodeResponse(op workload.Op, p []byte, resp *workload.Respon
 	if err := m.DecodeBytes(p); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
+	return respValues(m, op, resp)
+}
+
+// decodeResponseSegs decodes a response received in place (rpc.Response.
+// Segments): the values of zero-copy fields alias the server's memory, and
+// the arena holds the packet (a clone of hold) until done().
+func (c *cfCodec) decodeResponseSegs(op workload.Op, segs [][]byte, hold mem.Buf, resp *workload.Response) error {
+	m := kvpb.NewResp(c.a)
+	if err := wire.DecodeSegments(m, segs, 0, hold); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadMessage, err)
+	}
+	return respValues(m, op, resp)
+}
+
+// respValues fills resp from a decoded response.
+func respValues(m *kvpb.Resp, op workload.Op, resp *workload.Response) error {
 	st, err := statusFromWire(m.GetStatus())
 	if err != nil {
 		return err

@@ -364,8 +364,11 @@ func (s *Server) trimStore(ctx context.Context, idle time.Duration) {
 // continues on the same thread.
 func (st *serverEP) poll(ctx context.Context) error {
 	const pollYield = 20 * time.Microsecond // at most this often after empty polls
-	start := time.Now()
-	last, yielded := time.Duration(0), time.Duration(0)
+	// Each iteration's start is the endpoint's own clock reading
+	// (rpc.Endpoint.LoopTime): an iteration that served requests adds
+	// the time to the next one's start. No clock read of its own.
+	var prev, yielded time.Time
+	served := false
 	for i := 0; ; i++ {
 		if i&1023 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -374,19 +377,21 @@ func (st *serverEP) poll(ctx context.Context) error {
 		if err := st.ep.RunOnce(); err != nil {
 			return err
 		}
-		now := time.Since(start)
-		if st.reqs.Load() != before {
-			st.busy.Add(int64(now - last))
-		} else if now-yielded >= pollYield {
+		now := st.ep.LoopTime()
+		if served {
+			st.busy.Add(int64(now.Sub(prev)))
+		}
+		served = st.reqs.Load() != before
+		prev = now
+		if !served && now.Sub(yielded) >= pollYield {
 			// Nothing served: let other goroutines have the processor,
 			// above all the garbage collector's workers (an allocating
 			// codec's server collapsed from 30k to 6-9k req/s when the
 			// poll loop held its processor until preempted). Not on every
 			// empty poll: Gosched takes the scheduler's global lock.
 			runtime.Gosched()
-			yielded = time.Since(start)
+			yielded = now
 		}
-		last = now
 	}
 }
 

@@ -23,7 +23,8 @@ func transportOf(ep *rpc.Endpoint, dp datapath.Endpoint) bench.TransportStats {
 		DropOrder: es.Proto.DropOrder, Deferred: es.Deferred,
 		TxPackets: es.Datapath.TxPackets, RxPackets: es.Datapath.RxPackets,
 		ZeroCopyBytes: es.Datapath.ZeroCopyBytes, CopiedBytes: es.Datapath.CopiedBytes,
-		Drops: es.Datapath.Drops,
+		Drops:     es.Datapath.Drops,
+		RxInPlace: es.RxInPlace - es.RxInPlaceGathered, RxGathered: es.RxGathered + es.RxInPlaceGathered,
 	}
 	if s, ok := dp.(shmStatser); ok {
 		ss := s.ShmStats()

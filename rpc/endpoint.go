@@ -161,6 +161,15 @@ type EndpointConfig struct {
 	// requests are copied out of the receive buffer before the handler
 	// runs (for factor analysis; eRPC Table 3).
 	CopyRequests bool
+	// ContiguousRecv receives with the datapath's Recv even when it can
+	// hand packets over in place (datapath.SegmentReceiver: datapath/shm).
+	// By default, once the endpoint has connected a client session (only
+	// responses can be delivered in place), such a datapath's
+	// single-packet responses whose payload lies partly in the sender's
+	// memory are delivered in place (Response.Segments); every other
+	// packet is gathered into one buffer as Recv would. An endpoint that
+	// only serves keeps Recv: requests are always parsed contiguously.
+	ContiguousRecv bool
 	// OnSession, if set, is called on the endpoint goroutine for session events.
 	OnSession func(s Session, ev SessionEvent, err error)
 
@@ -286,6 +295,13 @@ type Stats struct {
 	// (nil if none): transient errors do not end the event loop, they are
 	// counted above and kept here for diagnosis.
 	LastDatapathErr error
+	// On a datapath that hands packets over in place (ContiguousRecv):
+	// RxInPlace counts responses delivered in place (Response.Segments),
+	// RxInPlaceGathered those of them whose continuation asked for Data
+	// (gathered then), and RxGathered the packets with segments of the
+	// sender's memory gathered at once (requests, parts of large
+	// messages).
+	RxInPlace, RxInPlaceGathered, RxGathered uint64
 	// CopiedPackets counts packets whose segments exceeded MaxSegments and were copied.
 	CopiedPackets uint64
 	// SessionsAccepted counts server sessions created; SessionsRefused
@@ -344,7 +360,16 @@ type Endpoint struct {
 	inLoop     bool
 	loopNow    int64 // the clock read of the current (or last) runOnce
 
-	rx       []datapath.Packet
+	rx []datapath.Packet
+	// The datapath's segmented receive (nil: Recv), its batch, and per
+	// packet of ep.rx the parts of one received in place (endpoint_segrx.go).
+	loopClk  datapath.LoopClock       // the datapath takes the loop's clock reading
+	segRxDP  datapath.SegmentReceiver // the datapath's, unless ContiguousRecv
+	segRx    datapath.SegmentReceiver // segRxDP once the endpoint connected a client session
+	rxSeg    []datapath.Segmented
+	rxIn     []rxInPlace
+	respSegs [][]byte // Response.Segments of the current continuation
+	gather   []byte   // Response.Data of a response received in place
 	segs     []mem.Buf
 	hdr      [proto.HeaderSize]byte
 	copyBuf  []byte
@@ -477,9 +502,15 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 		reserveClasses(ep.pool, InlineMax+1, cfg.PreRespSize) // smaller bodies live inline
 	}
 	ep.rx = make([]datapath.Packet, cfg.Batch)
+	if sr, ok := cfg.Datapath.(datapath.SegmentReceiver); ok && !cfg.ContiguousRecv {
+		ep.segRxDP = sr
+		ep.rxSeg = make([]datapath.Segmented, cfg.Batch)
+		ep.rxIn = make([]rxInPlace, cfg.Batch)
+	}
 	ep.copyBuf = make([]byte, cfg.Datapath.MaxPayload())
 	ep.appender, _ = cfg.Datapath.(packetAppender)
 	ep.waker, _ = cfg.Datapath.(waker)
+	ep.loopClk, _ = cfg.Datapath.(datapath.LoopClock)
 	if err := n.addEndpoint(cfg.ID, ep); err != nil {
 		if ep.ownPool {
 			_ = ep.pool.Close()
@@ -599,6 +630,8 @@ func (ep *Endpoint) Close() error {
 			ep.rx[i] = datapath.Packet{}
 		}
 	}
+	clear(ep.rxIn)
+	clear(ep.rxSeg)
 	ep.publishStats() // the final counts, for Stats after Close
 	err = ep.dp.Close()
 	ep.coll.Release()

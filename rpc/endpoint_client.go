@@ -99,6 +99,7 @@ func (ep *Endpoint) handleResponse(e *proto.Event) {
 		r.data = e.Data
 		r.rxID = e.RxID
 		r.borrowed = true
+		ep.setSegments(r, e.RxID)
 	}
 	ep.stats.Continuations++
 	if fn != nil {
@@ -135,7 +136,7 @@ func (ep *Endpoint) Call(ctx context.Context, s Session, reqType uint8, req Msg)
 	tag, err := ep.enqueueLocked(s, reqType, req, func(r *Response) {
 		done = true
 		if cerr = r.Err; cerr == nil {
-			out = r.Retain()
+			out, cerr = r.retain()
 		}
 	})
 	if err != nil {

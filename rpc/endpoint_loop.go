@@ -15,6 +15,17 @@ import (
 
 func (ep *Endpoint) now() int64 { return int64(time.Since(ep.start)) }
 
+// LoopTime is the clock reading the event loop's current (or last)
+// iteration started with (RunOnce, Run, Call), with its monotonic part: a
+// caller that runs the loop and accounts its time uses it instead of
+// reading the clock again. The zero Time before the first iteration.
+func (ep *Endpoint) LoopTime() time.Time {
+	if ep.loopNow == 0 {
+		return time.Time{}
+	}
+	return ep.start.Add(time.Duration(ep.loopNow))
+}
+
 // RunOnce runs one iteration of the event loop: session management and
 // handed-over work, timers (loss detection, rate limiter), one receive batch,
 // handlers and continuations, and a transmit flush. Like Run, it returns
@@ -134,6 +145,11 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 	defer func() { ep.inLoop = false }()
 	now := ep.now()
 	ep.loopNow = now
+	if ep.loopClk != nil {
+		// The iteration's one clock read serves the datapath's timers
+		// in this iteration's receive and flush too.
+		ep.loopClk.SetLoopTime(ep.start.Add(time.Duration(now)))
+	}
 	if now >= ep.nextPub {
 		ep.publishStats()
 		ep.nextPub = now + int64(statsPublishEvery)
@@ -162,16 +178,31 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 	}
 	// Recv may return packets and an error together: the packets are
 	// served (and released) first.
-	n, rerr := ep.dp.Recv(ep.rx)
+	var n int
+	var rerr error
+	if ep.segRx != nil {
+		n, rerr = ep.recvSegmented()
+	} else {
+		n, rerr = ep.dp.Recv(ep.rx)
+	}
 	if n > 0 {
 		progress = true
 		// The batch's buffers stay in ep.rx until its handlers and
 		// continuations ran (borrowed data, Retain by rxID).
 		rx := ep.rx[:n]
 		for i := range rx {
-			if ep.cfg.AcceptAnySource {
+			switch {
+			case ep.segRx != nil && ep.rxIn[i].parts != nil:
+				var from netip.AddrPort
+				if !ep.cfg.AcceptAnySource {
+					from = unmap(rx[i].From)
+				}
+				ep.core.StepSegmented(from, ep.rxIn[i].parts[0], ep.rxIn[i].tail, i)
+			case rx[i].Buf.IsZero():
+				// Dropped by recvSegmented (no memory to gather it).
+			case ep.cfg.AcceptAnySource:
 				ep.core.Step(rx[i].Buf.Bytes(), i)
-			} else {
+			default:
 				ep.core.StepFrom(unmap(rx[i].From), rx[i].Buf.Bytes(), i)
 			}
 			if ep.cfg.FlushEvery > 0 && ep.core.Events() >= ep.cfg.FlushEvery && i+1 < n {
@@ -184,8 +215,14 @@ func (ep *Endpoint) runOnce() (progress bool, err error) {
 		}
 		ep.process()
 		for i := range rx {
-			_ = rx[i].Buf.Release()
+			if !rx[i].Buf.IsZero() {
+				_ = rx[i].Buf.Release()
+			}
 			rx[i] = datapath.Packet{}
+		}
+		if ep.segRx != nil {
+			clear(ep.rxIn[:n])
+			clear(ep.rxSeg[:n])
 		}
 	}
 	ep.core.Tick(now)

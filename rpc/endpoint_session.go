@@ -37,6 +37,9 @@ func (ep *Endpoint) Connect(nexus netip.AddrPort, remoteEp uint8) (Session, erro
 	if !ok {
 		return 0, fmt.Errorf("%w: out of session numbers", ErrConnectFailed)
 	}
+	// From now on responses may arrive: receive in place if the datapath
+	// can (endpoint_segrx.go).
+	ep.segRx = ep.segRxDP
 	return Session(si.num), nil
 }
 

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/cornflakes-go/cornflakes/datapath/driver"
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -288,7 +289,6 @@ func (r *Request) runHandler() {
 }
 
 // Response is a completed (or failed) request, passed to continuations.
-// It is valid only during the continuation.
 type Response struct {
 	// Err is nil on success; otherwise why the request failed
 	// (ErrPeerFailed, ErrNoHandler, context errors for cancelled calls, ...).
@@ -298,20 +298,69 @@ type Response struct {
 	buf      mem.Buf
 	borrowed bool
 	rxID     int
+	// A response received in place (Segments): its parts, the packet's
+	// Hold (borrowed from the receive batch), its length, and whether data
+	// is their gathered copy yet.
+	segs     [][]byte
+	hold     mem.Buf
+	total    int
+	gathered bool
 }
 
 // Data is the response body, valid during the continuation only (it may be
-// the receive buffer itself); Retain keeps it longer.
-func (r *Response) Data() []byte { return r.data }
+// the receive buffer itself); Retain keeps it longer. For a response
+// received in place (Segments) the first call gathers the parts into a
+// scratch buffer of the endpoint (one copy), valid during the
+// continuation only.
+func (r *Response) Data() []byte {
+	if r.segs != nil && !r.gathered {
+		r.gatherResp()
+	}
+	return r.data
+}
+
+// Segments returns the body of a response received in place, nil
+// otherwise (then Data is the body). It happens on a datapath that hands
+// packets over in place (datapath.SegmentReceiver: datapath/shm) for a
+// response that fits in one packet and carried zero-copy entries: segs[0]
+// is the head (the serialized object's header and copied fields, copied
+// into this endpoint's memory) and segs[1:] are read-only views of the
+// sender's memory, the body being their concatenation. Decode an object
+// from them in place with wire.DecodeSegments(m, segs, 0, hold): its
+// arena takes its own reference on hold, so the decoded fields stay valid
+// until the arena's Reset. Without such a reference, segs and hold are
+// valid during the continuation only; hold is borrowed (Clone it to keep
+// it). The sender reuses the memory only after hold and every clone of it
+// were released. Never write through segs.
+func (r *Response) Segments() (segs [][]byte, hold mem.Buf) {
+	if r.segs == nil {
+		return nil, mem.Buf{}
+	}
+	return r.segs, r.hold
+}
 
 // Retain returns a new reference on the response bytes that the caller
-// owns (Release it); the zero Buf for an empty or failed response.
+// owns (Release it); the zero Buf for an empty or failed response. A
+// response received in place (Segments) is copied into the endpoint's
+// pool: Retain returns the zero Buf when the pool has no memory for it.
 func (r *Response) Retain() mem.Buf {
+	b, _ := r.retain()
+	return b
+}
+
+func (r *Response) retain() (mem.Buf, error) {
+	if r.segs != nil {
+		b, err := r.ep.pool.AllocCopy(r.Data())
+		if err != nil {
+			return mem.Buf{}, fmt.Errorf("rpc: copying a response received in place: %w", err)
+		}
+		return b, nil
+	}
 	if len(r.data) == 0 {
-		return mem.Buf{}
+		return mem.Buf{}, nil
 	}
 	if r.borrowed {
-		return r.ep.rx[r.rxID].Buf.Clone().Slice(proto.HeaderSize, len(r.data))
+		return r.ep.rx[r.rxID].Buf.Clone().Slice(proto.HeaderSize, len(r.data)), nil
 	}
-	return r.buf.Clone()
+	return r.buf.Clone(), nil
 }

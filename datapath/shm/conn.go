@@ -68,6 +68,7 @@ type conn struct {
 	rx        []rxSlot
 	held      []uint32
 	complProd uint64
+	complPub  uint64 // completions visible to the peer (complProd published)
 	needWake  bool
 }
 
@@ -267,6 +268,7 @@ func (c *conn) publish() {
 // before its last look at the rings, and we store our index before
 // loading the flag, so one of us sees the other).
 func (c *conn) wakePeer() {
+	c.publishCompl()
 	c.needWake = false
 	if c.remote.sleeping() {
 		var one = [8]byte{1}
@@ -302,13 +304,24 @@ func (c *conn) complete(s uint32) {
 	r := c.local
 	atomic.StoreUint32(r.u32(r.complAt+4*(c.complProd%complRing)), s)
 	c.complProd++
-	atomic.StoreUint64(r.u64(offComplProd), c.complProd)
+	// The index is published once per call (publishCompl), not per
+	// completion: one store to the line the peer polls per batch.
 	// A completion is urgent only for a sender short of slots: waking a
 	// peer that sleeps waiting for packets would cost it (and us) a
 	// system call for nothing; it reaps completions in its next call.
 	// (The peer's index only steers this wake-up.)
 	if c.remote.loadTxProd()-c.complProd >= uint64(c.remote.g.slots)/2 {
 		c.needWake = true
+	}
+}
+
+// publishCompl makes the completions written since the last call
+// visible to the peer. Every endpoint call that completes packets (Recv,
+// RecvSegments, Flush, Wait) ends with it, and wakePeer starts with it.
+func (c *conn) publishCompl() {
+	if c.complPub != c.complProd && c.local != nil && c.state != connDead {
+		atomic.StoreUint64(c.local.u64(offComplProd), c.complProd)
+		c.complPub = c.complProd
 	}
 }
 

@@ -37,8 +37,10 @@ const (
 	DefaultCloseLinger = 100 * time.Millisecond
 	// HybridThresholdShm is the hybrid threshold reported by shm
 	// endpoints (datapath.HybridThresholder): a zero-copy entry costs a
-	// descriptor, a reference and a completion instead of a copy.
-	HybridThresholdShm = 512
+	// descriptor, a reference and a completion instead of a copy, which
+	// `cornflakes calibrate --datapath shm` finds cheaper than copying
+	// from 256 bytes per entry on (docs/perf/shm4.md).
+	HybridThresholdShm = 256
 	// pollEvery is how often a busy endpoint checks its sockets
 	// (connections, hang-ups) from Recv and Flush.
 	pollEvery = time.Millisecond
@@ -74,6 +76,8 @@ type Endpoint struct {
 	zc       driver.EntryCollector
 	queued   int
 	lastPoll time.Time
+	loopNow  time.Time // SetLoopTime's reading, for loopUses more socket checks
+	loopUses int
 	pfds     []unix.PollFd
 	pconns   []*conn // the connection of each pfds entry after the first three
 	msg      []byte
@@ -89,6 +93,7 @@ var (
 	_ datapath.SegmentReceiver   = (*Endpoint)(nil)
 	_ datapath.HybridThresholder = (*Endpoint)(nil)
 	_ datapath.TimelyTuner       = (*Endpoint)(nil)
+	_ datapath.LoopClock         = (*Endpoint)(nil)
 )
 
 // Open creates an endpoint listening at cfg.Local (see the package
@@ -572,6 +577,7 @@ func (ep *Endpoint) reap() {
 		if len(c.held) > 0 {
 			c.scanHeld()
 		}
+		c.publishCompl()
 		if c.state == connDead && len(c.held) == 0 {
 			c.finalize()
 			ep.conns = append(ep.conns[:i], ep.conns[i+1:]...)
@@ -635,6 +641,7 @@ func (ep *Endpoint) recv(pkts []datapath.Packet, segd []datapath.Segmented) (int
 		ep.rr = (ep.rr + 1) % n
 	}
 	for _, c := range ep.conns {
+		c.publishCompl()
 		if c.needWake && c.state == connUp {
 			c.wakePeer()
 		}

@@ -63,10 +63,23 @@ func (ep *Endpoint) dial(dst netip.AddrPort) (*conn, error) {
 // maybePoll checks the sockets when pollEvery has passed since the last
 // check.
 func (ep *Endpoint) maybePoll() {
-	if time.Since(ep.lastPoll) >= pollEvery {
+	var since time.Duration
+	if ep.loopUses > 0 {
+		// The caller's reading (SetLoopTime): no clock read here.
+		ep.loopUses--
+		since = ep.loopNow.Sub(ep.lastPoll)
+	} else {
+		since = time.Since(ep.lastPoll)
+	}
+	if since >= pollEvery {
 		ep.poll(0)
 	}
 }
+
+// SetLoopTime implements datapath.LoopClock: now serves the socket check
+// of the next two Recv, RecvSegments or Flush calls, which then read no
+// clock. Call it on the endpoint's goroutine.
+func (ep *Endpoint) SetLoopTime(now time.Time) { ep.loopNow, ep.loopUses = now, 2 }
 
 // poll checks the listening socket and every connection's socket, waiting
 // at most timeout (0 or less: not at all), together with the doorbell and

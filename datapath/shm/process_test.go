@@ -277,8 +277,32 @@ func TestPeerCrashWhileHeld(t *testing.T) {
 
 // TestBusyEndpointNoticesHangUp: an endpoint whose every Recv finds
 // packets from one peer still notices, from Recv's socket check alone
-// (it never calls Wait), that another peer hung up.
+// (it never calls Wait), that another peer hung up: with its own clock,
+// with the reading an event loop passes down each iteration
+// (SetLoopTime), and after such a caller stopped passing it.
 func TestBusyEndpointNoticesHangUp(t *testing.T) {
+	stale := time.Now()
+	for _, tc := range []struct {
+		name string
+		set  func(*shm.Endpoint) // before each busy Recv
+	}{
+		{"own-clock", func(*shm.Endpoint) {}},
+		// An event loop passes its reading down (rpc does).
+		{"loop-time", func(ep *shm.Endpoint) { ep.SetLoopTime(time.Now()) }},
+		// A caller that stopped passing it: the reading serves two
+		// calls, then the endpoint reads the clock again.
+		{"stale-loop-time", func(ep *shm.Endpoint) {
+			if !stale.IsZero() {
+				ep.SetLoopTime(stale)
+				stale = time.Time{}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { busyNoticesHangUp(t, tc.set) })
+	}
+}
+
+func busyNoticesHangUp(t *testing.T, set func(*shm.Endpoint)) {
 	a, _ := openTest(t, randAddr())
 	b, _ := openTest(t, netip.AddrPort{})
 	pool := memtest.NewPool(t, mem.PoolConfig{Name: "c " + t.Name()})
@@ -327,6 +351,7 @@ func TestBusyEndpointNoticesHangUp(t *testing.T) {
 		// Spin until b's packet arrives: no Wait, so only Recv's
 		// socket check can notice the hang-up.
 		for n := 0; n == 0 && time.Now().Before(deadline); {
+			set(a)
 			if n, err = a.Recv(pk); err != nil {
 				t.Fatal(err)
 			}

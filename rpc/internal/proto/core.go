@@ -598,16 +598,37 @@ func (c *Core) NextDeadline() int64 {
 // buffer alive. Malformed or unexpected packets are dropped (counted); Step
 // never panics on bad input and never retains pkt after returning except
 // through such events.
-func (c *Core) Step(pkt []byte, rxID int) { c.step(netip.AddrPort{}, pkt, rxID) }
+func (c *Core) Step(pkt []byte, rxID int) { c.step(netip.AddrPort{}, pkt, 0, rxID) }
 
 // StepFrom is Step for a packet that arrived from the address from: a data
 // packet for a session whose peer is another address is dropped (a stray
 // or spoofed packet must not complete or inject requests).
-func (c *Core) StepFrom(from netip.AddrPort, pkt []byte, rxID int) { c.step(from, pkt, rxID) }
+func (c *Core) StepFrom(from netip.AddrPort, pkt []byte, rxID int) { c.step(from, pkt, 0, rxID) }
 
-func (c *Core) step(from netip.AddrPort, pkt []byte, rxID int) {
+// StepSegmented is StepFrom for a packet received in place as a head
+// (header and the first payload bytes, head) followed by tail more payload
+// bytes that the caller keeps elsewhere (the sender's segments on
+// datapath/shm). Only a response that fits in one packet can complete
+// that way: its EvResponse event's Data is the head's payload part only,
+// and the caller finds the rest by RxID. Any other packet with tail > 0
+// (a request, a control packet, one packet of a multi-packet response) is
+// dropped as malformed: the caller must gather such packets and Step the
+// contiguous copy. A from that is not valid matches every session (Step).
+func (c *Core) StepSegmented(from netip.AddrPort, head []byte, tail int, rxID int) {
+	if tail < 0 {
+		c.stats.DropBad++
+		return
+	}
+	c.step(from, head, tail, rxID)
+}
+
+func (c *Core) step(from netip.AddrPort, pkt []byte, tail int, rxID int) {
 	var h Header
 	if err := h.Decode(pkt); err != nil {
+		c.stats.DropBad++
+		return
+	}
+	if tail > 0 && h.Type != PktResp {
 		c.stats.DropBad++
 		return
 	}
@@ -647,6 +668,6 @@ func (c *Core) step(from netip.AddrPort, pkt []byte, rxID int) {
 			c.stats.DropBad++
 			return
 		}
-		c.clientRx(s, sl, &h, data, rxID)
+		c.clientRx(s, sl, &h, data, tail, rxID)
 	}
 }

@@ -278,7 +278,10 @@ func (c *Core) stampTx(sl *slot, pkt int) {
 	ts.pkt, ts.ts = int32(pkt), c.txTime()
 }
 
-func (c *Core) clientRx(s *session, sl *slot, h *Header, data []byte, rxID int) {
+// clientRx handles a response or control packet of a client slot. data is
+// the payload received contiguously; tail more payload bytes follow it
+// elsewhere (StepSegmented: single-packet responses only).
+func (c *Core) clientRx(s *session, sl *slot, h *Header, data []byte, tail int, rxID int) {
 	if sl.req == nil || h.ReqNum != sl.reqNum {
 		c.stats.DropOrder++
 		return
@@ -328,7 +331,12 @@ func (c *Core) clientRx(s *session, sl *slot, h *Header, data []byte, rxID int) 
 			c.stats.DropBad++
 			return
 		}
-		if _, n := c.pktRange(size, idx); len(data) != n {
+		if _, n := c.pktRange(size, idx); len(data)+tail != n {
+			c.stats.DropBad++
+			return
+		}
+		if tail > 0 && S > 1 {
+			// Only a single-packet response completes in place.
 			c.stats.DropBad++
 			return
 		}
