@@ -91,27 +91,7 @@ func genHooks(g *protogen.GeneratedFile, m *message) {
 	emitKeepSizesHook(g) // emit_unknown.go
 	g.P("mk := s.Begin()")
 	for _, f := range m.fields {
-		switch f.shape {
-		case shapeScalar:
-			g.P("s.Scalar(", f.num, ", ", present(g, f, "x"), ")")
-		case shapeBytes:
-			g.P("s.Bytes(", f.num, ", &x.", f.sf, ", ", present(g, f, "x"), ")")
-		case shapeString:
-			g.P("s.String(", f.num, ", &x.", f.sf, ", ", present(g, f, "x"), ")")
-		case shapeMessage:
-			g.P(w("SizeMessage"), "(s, ", f.num, ", &x.", f.sf, ", ", newFunc(g, f), ")")
-		case shapeList:
-			switch f.kind {
-			case protoreflect.BytesKind:
-				g.P("s.BytesList(", f.num, ", &x.", f.sf, ")")
-			case protoreflect.StringKind:
-				g.P("s.StringList(", f.num, ", &x.", f.sf, ")")
-			case protoreflect.MessageKind:
-				g.P(w("SizeMessages"), "(s, ", f.num, ", &x.", f.sf, ", ", newFunc(g, f), ")")
-			default:
-				g.P(w("SizeScalars"), "(s, ", f.num, ", &x.", f.sf, ")")
-			}
-		}
+		emitSizerField(g, f, w)
 	}
 	g.P("s.End(&x.cf, mk)")
 	g.P("}")
@@ -122,32 +102,7 @@ func genHooks(g *protogen.GeneratedFile, m *message) {
 	emitKeepEncodeHook(g) // emit_unknown.go
 	g.P("mk := e.Begin(&x.cf)")
 	for _, f := range m.fields {
-		switch f.shape {
-		case shapeScalar:
-			v := "x." + f.sf
-			if f.kind == protoreflect.EnumKind {
-				v = "int32(" + v + ")"
-			}
-			g.P("if ", present(g, f, "x"), " {")
-			g.P("e.", scalars[f.kind].coder, "(", f.num, ", ", v, ")")
-			g.P("}")
-		case shapeBytes:
-			g.P("if ", present(g, f, "x"), " {")
-			g.P("e.Bytes(", f.num, ", &x.", f.sf, ")")
-			g.P("}")
-		case shapeString:
-			g.P("if ", present(g, f, "x"), " {")
-			g.P("e.String(", f.num, ", &x.", f.sf, ")")
-			g.P("}")
-		case shapeMessage:
-			g.P(w("EncodeMessage"), "(e, ", f.num, ", &x.", f.sf, ")")
-		case shapeList:
-			if f.kind == protoreflect.BytesKind {
-				g.P("e.BytesList(", f.num, ", &x.", f.sf, ")")
-			} else {
-				emitListEncode(g, f)
-			}
-		}
+		emitEncoderField(g, f, w)
 	}
 	g.P("e.End(mk)")
 	g.P("}")
@@ -339,5 +294,62 @@ func emitListEncode(g *protogen.GeneratedFile, f *field) {
 		g.P(w("EncodeMessages"), "(e, ", f.num, ", &x.", f.sf, ")")
 	default:
 		g.P(w("EncodeScalars"), "(e, ", f.num, ", &x.", f.sf, ")")
+	}
+}
+
+// emitSizerField emits the per-field Sizer call for f (the slow WireSizes
+// and its kept-fields variant in emit_unknown.go share it).
+func emitSizerField(g *protogen.GeneratedFile, f *field, w func(string) string) {
+	switch f.shape {
+	case shapeScalar:
+		g.P("s.Scalar(", f.num, ", ", present(g, f, "x"), ")")
+	case shapeBytes:
+		g.P("s.Bytes(", f.num, ", &x.", f.sf, ", ", present(g, f, "x"), ")")
+	case shapeString:
+		g.P("s.String(", f.num, ", &x.", f.sf, ", ", present(g, f, "x"), ")")
+	case shapeMessage:
+		g.P(w("SizeMessage"), "(s, ", f.num, ", &x.", f.sf, ", ", newFunc(g, f), ")")
+	case shapeList:
+		switch f.kind {
+		case protoreflect.BytesKind:
+			g.P("s.BytesList(", f.num, ", &x.", f.sf, ")")
+		case protoreflect.StringKind:
+			g.P("s.StringList(", f.num, ", &x.", f.sf, ")")
+		case protoreflect.MessageKind:
+			g.P(w("SizeMessages"), "(s, ", f.num, ", &x.", f.sf, ", ", newFunc(g, f), ")")
+		default:
+			g.P(w("SizeScalars"), "(s, ", f.num, ", &x.", f.sf, ")")
+		}
+	}
+}
+
+// emitEncoderField emits the per-field Encoder call for f (the slow
+// WireEncode and its kept-fields variant in emit_unknown.go share it).
+func emitEncoderField(g *protogen.GeneratedFile, f *field, w func(string) string) {
+	switch f.shape {
+	case shapeScalar:
+		v := "x." + f.sf
+		if f.kind == protoreflect.EnumKind {
+			v = "int32(" + v + ")"
+		}
+		g.P("if ", present(g, f, "x"), " {")
+		g.P("e.", scalars[f.kind].coder, "(", f.num, ", ", v, ")")
+		g.P("}")
+	case shapeBytes:
+		g.P("if ", present(g, f, "x"), " {")
+		g.P("e.Bytes(", f.num, ", &x.", f.sf, ")")
+		g.P("}")
+	case shapeString:
+		g.P("if ", present(g, f, "x"), " {")
+		g.P("e.String(", f.num, ", &x.", f.sf, ")")
+		g.P("}")
+	case shapeMessage:
+		g.P(w("EncodeMessage"), "(e, ", f.num, ", &x.", f.sf, ")")
+	case shapeList:
+		if f.kind == protoreflect.BytesKind {
+			g.P("e.BytesList(", f.num, ", &x.", f.sf, ")")
+		} else {
+			emitListEncode(g, f)
+		}
 	}
 }

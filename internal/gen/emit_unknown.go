@@ -84,27 +84,7 @@ func genKeptHooks(g *protogen.GeneratedFile, m *message) {
 	g.P("mk := s.BeginKept(&x.cf)")
 	for _, f := range m.fields {
 		g.P("s.KeptBefore(&mk, ", f.num, ")")
-		switch f.shape {
-		case shapeScalar:
-			g.P("s.Scalar(", f.num, ", ", present(g, f, "x"), ")")
-		case shapeBytes:
-			g.P("s.Bytes(", f.num, ", &x.", f.sf, ", ", present(g, f, "x"), ")")
-		case shapeString:
-			g.P("s.String(", f.num, ", &x.", f.sf, ", ", present(g, f, "x"), ")")
-		case shapeMessage:
-			g.P(w("SizeMessage"), "(s, ", f.num, ", &x.", f.sf, ", ", newFunc(g, f), ")")
-		case shapeList:
-			switch f.kind {
-			case protoreflect.BytesKind:
-				g.P("s.BytesList(", f.num, ", &x.", f.sf, ")")
-			case protoreflect.StringKind:
-				g.P("s.StringList(", f.num, ", &x.", f.sf, ")")
-			case protoreflect.MessageKind:
-				g.P(w("SizeMessages"), "(s, ", f.num, ", &x.", f.sf, ", ", newFunc(g, f), ")")
-			default:
-				g.P(w("SizeScalars"), "(s, ", f.num, ", &x.", f.sf, ")")
-			}
-		}
+		emitSizerField(g, f, w)
 	}
 	g.P("s.EndKept(&x.cf, &mk)")
 	g.P("}")
@@ -115,32 +95,7 @@ func genKeptHooks(g *protogen.GeneratedFile, m *message) {
 	g.P("mk := e.BeginKept(&x.cf)")
 	for _, f := range m.fields {
 		g.P("e.KeptBefore(&mk, ", f.num, ")")
-		switch f.shape {
-		case shapeScalar:
-			v := "x." + f.sf
-			if f.kind == protoreflect.EnumKind {
-				v = "int32(" + v + ")"
-			}
-			g.P("if ", present(g, f, "x"), " {")
-			g.P("e.", scalars[f.kind].coder, "(", f.num, ", ", v, ")")
-			g.P("}")
-		case shapeBytes:
-			g.P("if ", present(g, f, "x"), " {")
-			g.P("e.Bytes(", f.num, ", &x.", f.sf, ")")
-			g.P("}")
-		case shapeString:
-			g.P("if ", present(g, f, "x"), " {")
-			g.P("e.String(", f.num, ", &x.", f.sf, ")")
-			g.P("}")
-		case shapeMessage:
-			g.P(w("EncodeMessage"), "(e, ", f.num, ", &x.", f.sf, ")")
-		case shapeList:
-			if f.kind == protoreflect.BytesKind {
-				g.P("e.BytesList(", f.num, ", &x.", f.sf, ")")
-			} else {
-				emitListEncode(g, f)
-			}
-		}
+		emitEncoderField(g, f, w)
 		g.P("e.Known(&mk, ", w(kindOf(f)), ")")
 	}
 	g.P("e.EndKept(&mk)")
