@@ -178,8 +178,15 @@ func TestHandshakeFlood(t *testing.T) {
 	if ns.Challenges == 0 || rounds < 2 {
 		t.Fatalf("no challenges (%d) or too few client rounds (%d)", ns.Challenges, rounds)
 	}
-	if st.ServerSessions > perPeer+1 {
-		t.Fatalf("%d server sessions, the attacker may hold %d", st.ServerSessions, perPeer)
+	// The honest client's last disconnect requests may still be in flight
+	// (or lost to the flood and retransmitted): once they land, every
+	// server session left is the attacker's, and it may hold perPeer.
+	for deadline := time.Now().Add(10 * time.Second); st.ServerSessions > perPeer && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		st = postStats(t, srv)
+	}
+	if st.ServerSessions > perPeer {
+		t.Fatalf("%d server sessions 10 s after the flood, the attacker may hold %d", st.ServerSessions, perPeer)
 	}
 	if echoed.Load() > perPeer && st.SessionsEvicted == 0 && st.SessionsRefused == 0 {
 		t.Fatal("the attacker got more sessions than its limit, and nothing was evicted or refused")

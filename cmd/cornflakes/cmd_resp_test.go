@@ -120,7 +120,7 @@ func TestRESPBenchTiny(t *testing.T) {
 		t.Fatalf("stdout is not one JSON array: %v\n%s", err, out.String())
 	}
 	// Per test: rps, server and client CPU of both servers, the ratio,
-	// and the CPU ratio when our server's CPU time was measurable (10 ms ticks).
+	// and the CPU ratio when both servers' CPU times were measurable (10 ms ticks).
 	if len(recs) < 4*8 || len(recs) > 4*9 {
 		t.Fatalf("%d records, want 32-36: %v", len(recs), recs)
 	}

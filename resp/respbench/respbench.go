@@ -55,7 +55,7 @@ var Tests = []string{"set", "get", "mset", "lrange_100"}
 // server (UnitRPS) and their ratio (UnitRatio, server Ratio); the CPU time
 // per request of a server process (UnitServerCPU) and of the
 // redis-benchmark processes driving it (UnitClientCPU); and Redis's server
-// CPU per request divided by ours (UnitCPURatio, server Ratio: above 1,
+// CPU per request divided by ours (UnitCPURatio, server Ratio, only when both were measurable: above 1,
 // ours spends less CPU per request).
 type Record struct {
 	Test    string  `json:"test"`
@@ -230,7 +230,7 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 						Record{Test: test, Variant: variant, Server: server, Value: cliCPU, Unit: UnitClientCPU})
 				}
 				recs = append(recs, Record{Test: test, Variant: variant, Server: Ratio, Value: rps[Cornflakes] / rps[Redis], Unit: UnitRatio})
-				if srvCPU[Cornflakes] > 0 {
+				if srvCPU[Cornflakes] > 0 && srvCPU[Redis] > 0 { // both measurable (10 ms ticks)
 					recs = append(recs, Record{Test: test, Variant: variant, Server: Ratio, Value: srvCPU[Redis] / srvCPU[Cornflakes], Unit: UnitCPURatio})
 				}
 			}
