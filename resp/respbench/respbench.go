@@ -55,8 +55,8 @@ var Tests = []string{"set", "get", "mset", "lrange_100"}
 // server (UnitRPS) and their ratio (UnitRatio, server Ratio); the CPU time
 // per request of a server process (UnitServerCPU) and of the
 // redis-benchmark processes driving it (UnitClientCPU); and Redis's server
-// CPU per request divided by ours (UnitCPURatio, server Ratio, only when both were measurable: above 1,
-// ours spends less CPU per request).
+// CPU per request divided by ours (UnitCPURatio, server Ratio, only when
+// both were measurable: above 1, ours spends less CPU per request).
 type Record struct {
 	Test    string  `json:"test"`
 	Variant string  `json:"variant"`
