@@ -350,3 +350,43 @@ func TestTargetFuncDialFailure(t *testing.T) {
 		t.Fatalf("Dial = %v, %v; want nil and the error", c, err)
 	}
 }
+
+// TestSampledVerification: a corrupted byte that the spot check reads is
+// caught in every response; one between the words it reads is caught in
+// exactly the responses verified byte by byte (one in VerifyEvery), and in
+// all of them with VerifyEvery 1.
+func TestSampledVerification(t *testing.T) {
+	w := mustParse(t, "ycsb:records=200,shape=1x4096,update=0")
+	for _, tc := range []struct {
+		name  string
+		mid   bool
+		every int
+	}{
+		{"first-byte", false, DefaultVerifyEvery},
+		{"mid-sampled", true, 4},
+		{"mid-every", true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := preloaded(w, time.Microsecond)
+			srv.corruptEvery, srv.corruptMid = 1, tc.mid
+			r, err := Run(context.Background(), Config{Workload: w, Target: srv, Outstanding: 4, Duration: 100 * time.Millisecond,
+				Warmup: -1, Drain: time.Second, Check: true, VerifyEvery: tc.every})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Received < 40 || r.Lost != 0 {
+				t.Fatalf("received %d, lost %d", r.Received, r.Lost)
+			}
+			want := r.Received
+			if tc.mid && tc.every > 1 {
+				want = r.Received / uint64(tc.every)
+			}
+			if r.Mismatches != want {
+				t.Fatalf("%d mismatches in %d responses, want %d", r.Mismatches, r.Received, want)
+			}
+		})
+	}
+	if _, err := Run(context.Background(), Config{Workload: w, Target: preloaded(w, 0), Outstanding: 1, Duration: time.Millisecond, VerifyEvery: -1}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("VerifyEvery -1: %v, want ErrConfig", err)
+	}
+}

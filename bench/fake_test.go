@@ -20,7 +20,10 @@ type fakeServer struct {
 	freeAt  time.Time
 	// corruptEvery > 0 flips one byte of every n-th read response.
 	corruptEvery int
-	reads        int
+	// corruptMid flips the byte at 3/4 of the value instead of byte 0
+	// (outside the words workload.VerifySpot reads, for values >= 64 bytes).
+	corruptMid bool
+	reads      int
 	// silent servers never answer
 	silent bool
 	// failPuts answers puts with StatusError
@@ -109,7 +112,11 @@ func (c *fakeConn) Poll(deliver func(uint64, *workload.Response)) (int, error) {
 			c.s.mu.Unlock()
 			if bad {
 				c.scratch = append(c.scratch[:0], c.resp.Values[0]...)
-				c.scratch[0] ^= 0xff
+				at := 0
+				if c.s.corruptMid {
+					at = 3 * len(c.scratch) / 4
+				}
+				c.scratch[at] ^= 0xff
 				c.resp.Values[0] = c.scratch
 			}
 		}

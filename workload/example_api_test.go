@@ -465,3 +465,23 @@ func countOps(w workload.Workload, n int) map[workload.Op]int {
 	}
 	return counts
 }
+
+// CheckSpot checks a response's shape and a few words of each value at a
+// cost independent of the value sizes; Check reads every byte.
+func ExampleModel_CheckSpot() {
+	m := workload.NewModel()
+	key := []byte("big")
+	m.Set(key, 1<<16)
+	v := make([]byte, 1<<16)
+	workload.Fill(v, key, 0)
+	req := &workload.Request{Op: workload.OpGet, Keys: [][]byte{key}}
+	resp := &workload.Response{Values: [][]byte{v}}
+	fmt.Println(m.CheckSpot(req, resp), m.Check(req, resp))
+	v[1000] ^= 1 // neither the first, middle nor last word
+	fmt.Println(m.CheckSpot(req, resp), m.Check(req, resp))
+	fmt.Println(m.CheckSpot(req, &workload.Response{Values: [][]byte{v[:100]}}))
+	// Output:
+	// <nil> <nil>
+	// <nil> workload: get "big": element 0 content differs
+	// workload: get "big": element 0 has 100 bytes, want 65536
+}

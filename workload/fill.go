@@ -85,3 +85,36 @@ func Verify(v []byte, key []byte, index int) bool {
 	}
 	return true
 }
+
+// VerifySpot reports whether v's first, middle and last 8-byte words (the
+// last one possibly partial) are the content Fill produces for (key,
+// index) at their offsets: a check of constant cost that catches a value
+// of the wrong key, element or offset, but not every corrupted byte (see
+// Verify).
+func VerifySpot(v []byte, key []byte, index int) bool {
+	if len(v) == 0 {
+		return true
+	}
+	seed := fillSeed(key, index)
+	last := (len(v) - 1) / 8
+	return spotWord(v, seed, 0) && spotWord(v, seed, last/2) && spotWord(v, seed, last)
+}
+
+// spotWord checks word k of v (bytes 8k up to 8k+8 or the end) against
+// Fill's stream: word k is splitmix's (k+1)-th output from the seed.
+func spotWord(v []byte, seed uint64, k int) bool {
+	x := seed + uint64(k)*0x9E3779B97F4A7C15
+	want := splitmix(&x)
+	off := 8 * k
+	if off+8 <= len(v) {
+		return binary.LittleEndian.Uint64(v[off:]) == want
+	}
+	var tmp [8]byte
+	binary.LittleEndian.PutUint64(tmp[:], want)
+	for j := off; j < len(v); j++ {
+		if v[j] != tmp[j-off] {
+			return false
+		}
+	}
+	return true
+}

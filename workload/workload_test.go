@@ -408,3 +408,100 @@ func BenchmarkNext(b *testing.B) {
 		})
 	}
 }
+
+// TestVerifySpot: the spot check accepts Fill's content of every length,
+// rejects another key's or element's content and a corrupted first,
+// middle or last word, and (by design) misses a byte between them.
+func TestVerifySpot(t *testing.T) {
+	key := []byte("key")
+	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 100, 2048, 4096, 4099} {
+		b := make([]byte, n)
+		Fill(b, key, 2)
+		if !VerifySpot(b, key, 2) {
+			t.Fatalf("n=%d: VerifySpot(Fill) false", n)
+		}
+		if n == 0 {
+			continue
+		}
+		if VerifySpot(b, key, 3) || VerifySpot(b, []byte("kez"), 2) {
+			t.Fatalf("n=%d: another element's or key's content passes", n)
+		}
+		last := (n - 1) / 8
+		for _, off := range []int{0, 8 * (last / 2), n - 1} {
+			b[off] ^= 0x01
+			if VerifySpot(b, key, 2) {
+				t.Fatalf("n=%d: byte %d corrupted passes", n, off)
+			}
+			b[off] ^= 0x01
+		}
+		if n >= 4096 {
+			b[3*n/4] ^= 0x01 // between the middle and the last word
+			if !VerifySpot(b, key, 2) || Verify(b, key, 2) {
+				t.Fatalf("n=%d: VerifySpot should miss byte %d, Verify catch it", n, 3*n/4)
+			}
+		}
+	}
+}
+
+// TestCheckSpotAgreesOnShape: CheckSpot reports the same status, count and
+// length mismatches as Check.
+func TestCheckSpotAgreesOnShape(t *testing.T) {
+	m := NewModel()
+	m.Set([]byte("a"), 4096)
+	m.Set([]byte("l"), 100, 200)
+	val := func(key string, idx, n int) []byte {
+		v := make([]byte, n)
+		Fill(v, []byte(key), idx)
+		return v
+	}
+	get := &Request{Op: OpGet, Keys: [][]byte{[]byte("a")}}
+	list := &Request{Op: OpGetList, Keys: [][]byte{[]byte("l")}}
+	getm := &Request{Op: OpGetM, Keys: [][]byte{[]byte("a"), []byte("a")}}
+	for i, tc := range []struct {
+		req  *Request
+		resp Response
+		ok   bool
+	}{
+		{get, Response{Values: [][]byte{val("a", 0, 4096)}}, true},
+		{get, Response{Values: [][]byte{val("a", 0, 4095)}}, false},
+		{get, Response{Values: [][]byte{val("a", 1, 4096)}}, false},
+		{get, Response{Status: StatusNotFound}, false},
+		{list, Response{Values: [][]byte{val("l", 0, 100), val("l", 1, 200)}}, true},
+		{list, Response{Values: [][]byte{val("l", 1, 100), val("l", 0, 200)}}, false},
+		{list, Response{Values: [][]byte{val("l", 0, 100)}}, false},
+		{getm, Response{Values: [][]byte{val("a", 0, 4096), val("a", 0, 4096)}}, true},
+		{getm, Response{Values: [][]byte{val("a", 0, 4096), val("l", 0, 4096)}}, false},
+	} {
+		full, spot := m.Check(tc.req, &tc.resp), m.CheckSpot(tc.req, &tc.resp)
+		if (full == nil) != tc.ok || (spot == nil) != tc.ok {
+			t.Fatalf("case %d: Check %v, CheckSpot %v, want ok=%v", i, full, spot, tc.ok)
+		}
+	}
+}
+
+// BenchmarkCheck compares the full and the spot check of a 2x2048 GetM
+// response.
+func BenchmarkCheck(b *testing.B) {
+	m := NewModel()
+	keys := [][]byte{[]byte("user1234"), []byte("user5678")}
+	req := &Request{Op: OpGetM, Keys: keys}
+	resp := &Response{}
+	for _, k := range keys {
+		m.Set(k, 2048)
+		v := make([]byte, 2048)
+		Fill(v, k, 0)
+		resp.Values = append(resp.Values, v)
+	}
+	for _, bc := range []struct {
+		name string
+		fn   func(*Request, *Response) error
+	}{{"full", m.Check}, {"spot", m.CheckSpot}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for range b.N {
+				if err := bc.fn(req, resp); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
