@@ -75,6 +75,29 @@ type Endpoint interface {
 	Close() error
 }
 
+// Holder is what a HeldSender keeps instead of references to a packet's
+// segments: its owner guarantees that the segments' memory stays valid and
+// unmodified until Release is called.
+type Holder interface {
+	// Release tells the owner that the datapath no longer reads the
+	// segments. It is called once per SendSegmentsHeld, from one of the
+	// endpoint's own calls (on the goroutine using the endpoint).
+	Release()
+}
+
+// HeldSender is implemented by an Endpoint that can send segments kept
+// alive by their owner instead of taking a reference to each: the owner
+// (e.g. an RPC message that holds the segments' references anyway) saves
+// a clone and a release per segment.
+type HeldSender interface {
+	// SendSegmentsHeld is SendSegments with segs borrowed until h.Release:
+	// the endpoint takes no reference of its own. It calls h.Release
+	// exactly once whatever it returns: before returning when the packet
+	// was not queued, else when the send completed (or its peer went away,
+	// or the endpoint closed).
+	SendSegmentsHeld(dst netip.AddrPort, head []byte, segs []mem.Buf, h Holder) error
+}
+
 // HybridThresholder is implemented by an Endpoint that knows from which
 // field size a value is cheaper to send as its own scatter-gather entry
 // than to copy next to the header: the threshold of Cornflakes' hybrid

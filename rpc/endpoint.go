@@ -373,7 +373,8 @@ type Endpoint struct {
 	segs     []mem.Buf
 	hdr      [proto.HeaderSize]byte
 	copyBuf  []byte
-	appender packetAppender // the datapath's in-place send, if it has one
+	appender packetAppender      // the datapath's in-place send, if it has one
+	held     datapath.HeldSender // the datapath's send of segments a message keeps alive, if it has one
 	// Packets a busy peer refused, in order per peer (endpoint_defer.go).
 	deferred  map[netip.AddrPort][]mem.Buf
 	nDeferred int
@@ -509,6 +510,7 @@ func (n *Nexus) NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	}
 	ep.copyBuf = make([]byte, cfg.Datapath.MaxPayload())
 	ep.appender, _ = cfg.Datapath.(packetAppender)
+	ep.held, _ = cfg.Datapath.(datapath.HeldSender)
 	ep.waker, _ = cfg.Datapath.(waker)
 	ep.loopClk, _ = cfg.Datapath.(datapath.LoopClock)
 	if err := n.addEndpoint(cfg.ID, ep); err != nil {

@@ -373,7 +373,14 @@ func (ep *Endpoint) sendPkt(p *proto.OutPacket) {
 		m := p.Msg.(*txMsg)
 		segs := m.window(ep.segs[:0], p.Off, p.Len)
 		if len(segs) <= ep.dp.MaxSegments()-1 {
-			err = ep.dp.SendSegments(p.Peer, ep.hdr[:], segs)
+			if ep.held != nil {
+				// The datapath reads m's references until it releases
+				// the hold: no clone and release per segment.
+				m.dpHolds++
+				err = ep.held.SendSegmentsHeld(p.Peer, ep.hdr[:], segs, (*txHold)(m))
+			} else {
+				err = ep.dp.SendSegments(p.Peer, ep.hdr[:], segs)
+			}
 		} else {
 			// More pieces than scatter-gather entries: copy this packet.
 			ep.stats.CopiedPackets++

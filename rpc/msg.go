@@ -99,10 +99,29 @@ type txMsg struct {
 	// otherwise: copyRange's common case without copying the segment's
 	// reference to compute its window per packet.
 	flat []byte
+	// dpHolds counts the datapath's sends of m's segments not yet
+	// completed (datapath.HeldSender: the datapath reads m's references
+	// instead of cloning them); released records that the core let go of
+	// m meanwhile, so the last hold frees it.
+	dpHolds  int
+	released bool
 	// inline holds a body of at most InlineMax bytes (flat is a window
 	// of it and segs is empty): last, so that a small body touches only
 	// the cache lines it needs.
 	inline [InlineMax]byte
+}
+
+// txHold is a txMsg as the datapath.Holder of one held send.
+type txHold txMsg
+
+// Release implements datapath.Holder: the datapath is done with one send
+// of m's segments.
+func (h *txHold) Release() {
+	m := (*txMsg)(h)
+	if m.dpHolds--; m.dpHolds == 0 && m.released {
+		m.released = false
+		m.free()
+	}
 }
 
 func (m *txMsg) Len() int { return m.total }
@@ -111,7 +130,18 @@ func (m *txMsg) Len() int { return m.total }
 // core keeps a small response in its slot).
 func (m *txMsg) Flat() []byte { return m.flat }
 
+// Release implements proto.Msg: the core is done with m. While a datapath
+// send still reads m's segments (dpHolds), m is freed by its last hold.
 func (m *txMsg) Release() {
+	if m.dpHolds > 0 {
+		m.released = true
+		return
+	}
+	m.free()
+}
+
+// free releases m's references and puts m on the free list.
+func (m *txMsg) free() {
 	m.flat = nil
 	if m.home != nil {
 		// segs[0] is a window of homeBuf's reference: give that back.

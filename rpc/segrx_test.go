@@ -231,6 +231,35 @@ func TestShmResponseInPlace(t *testing.T) {
 	}
 }
 
+// TestShmHeldSend: the server's datapath reads a zero-copy response's own
+// references (datapath.HeldSender) instead of cloning them: while the
+// client holds four responses, the value has one reference per response
+// message besides its owner's (a message the next request on its slot
+// buried lives until its send completes), none per send in flight;
+// everything is released when the sessions go away.
+func TestShmHeldSend(t *testing.T) {
+	p := newShmPair(t, 0, rpc.EndpointConfig{})
+	var kept []mem.Buf
+	for range 4 {
+		p.call(t, 4096, func(r *rpc.Response) {
+			if _, hold := r.Segments(); !hold.IsZero() {
+				kept = append(kept, hold.Clone())
+			}
+		})
+	}
+	p.stopServer(t) // the server's loop is done: its counts are ours to read
+	if len(kept) != 4 {
+		t.Fatalf("%d responses in place, want 4", len(kept))
+	}
+	if refs := p.val.Refs(); refs != 1+4 {
+		t.Fatalf("value refs %d while the client holds 4 responses: want 5 (owner + 4 messages, no datapath clones)", refs)
+	}
+	for _, k := range kept {
+		_ = k.Release()
+	}
+	p.close(t) // checks the values pool is back to zero
+}
+
 // A zero-copy response larger than a packet, and every response with
 // ContiguousRecv, is gathered: the same bytes, no response in place.
 func TestShmResponseGathered(t *testing.T) {

@@ -28,6 +28,7 @@ type txSlot struct {
 	inflight bool
 	zc       []mem.Buf
 	zcBytes  int64
+	hold     datapath.Holder // SendSegmentsHeld's owner of the segments
 }
 
 // rxSlot is the receiver's state of one of the peer's slots: held while
@@ -192,6 +193,10 @@ func (c *conn) freeSlot(s uint32) {
 		c.inflight--
 	}
 	c.free = append(c.free, s)
+	if h := t.hold; h != nil {
+		t.hold = nil
+		h.Release() // last: the slot is consistent when the owner runs
+	}
 }
 
 // slotFor returns the connection to dst (dialing it on first use) and a

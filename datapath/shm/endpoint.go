@@ -401,27 +401,37 @@ func (b *txBuilder) reserve(n int) {
 // made); otherwise it copies the bytes and releases ref. It reports
 // whether the entry went zero-copy.
 func (b *txBuilder) entry(ref mem.Buf) (bool, error) {
-	p := ref.Bytes()
+	if b.zeroCopy(ref.Bytes()) {
+		b.slot.zc = append(b.slot.zc, ref)
+		return true, nil
+	}
+	return false, ref.Release()
+}
+
+// zeroCopy adds p as a descriptor when it lies in a registered space and
+// the peer's budget allows, counting it against the budget (whoever keeps
+// p alive until the slot is freed: a reference in slot.zc, or the slot's
+// Holder); otherwise it copies p. It reports whether p went zero-copy.
+func (b *txBuilder) zeroCopy(p []byte) bool {
 	n := len(p)
 	if n == 0 {
-		return false, ref.Release()
+		return false
 	}
 	if b.c.zcBytes+int64(n) <= b.ep.opts.MaxZeroCopyBytes {
 		for i, s := range b.ep.spaces {
 			if off, ok := s.Offset(p); ok {
 				b.flushSeg()
 				b.last, b.open = seg{space: uint32(i + 1), n: uint32(n), off: off}, true
-				b.slot.zc = append(b.slot.zc, ref)
 				b.slot.zcBytes += int64(n)
 				b.c.zcBytes += int64(n)
-				return true, nil
+				return true
 			}
 		}
 	} else {
 		b.ep.st.ZeroCopyFallbacks++
 	}
 	b.copied(p)
-	return false, ref.Release()
+	return false
 }
 
 func (ep *Endpoint) builder(c *conn, s uint32) txBuilder {
@@ -439,18 +449,9 @@ func (ep *Endpoint) SendSegments(dst netip.AddrPort, head []byte, segs []mem.Buf
 		return err
 	}
 	defer ep.guard.Exit()
-	if len(segs) > ep.maxSegs-1 {
-		return fmt.Errorf("%w: %d segments + head > %d", datapath.ErrTooManySegments, len(segs), ep.maxSegs)
-	}
-	size := len(head)
-	for i, s := range segs {
-		if err := s.Check(); err != nil {
-			return fmt.Errorf("shm: segment %d: %w", i, err)
-		}
-		size += s.Len()
-	}
-	if size > ep.maxPay {
-		return fmt.Errorf("%w: %d > %d", datapath.ErrTooLarge, size, ep.maxPay)
+	size, err := ep.checkSegs(head, segs)
+	if err != nil {
+		return err
 	}
 	c, s, err := ep.slotFor(dst)
 	if err != nil {
@@ -469,6 +470,56 @@ func (ep *Endpoint) SendSegments(dst netip.AddrPort, head []byte, segs []mem.Buf
 	}
 	b.flushSeg()
 	return ep.post(c, s, b.nseg, size, true)
+}
+
+// SendSegmentsHeld implements datapath.HeldSender: SendSegments without a
+// reference per segment; the TX slot keeps h until the peer releases the
+// packet (or goes away), and h.Release is called when the slot is freed.
+func (ep *Endpoint) SendSegmentsHeld(dst netip.AddrPort, head []byte, segs []mem.Buf, h datapath.Holder) error {
+	if err := ep.guard.Enter(); err != nil {
+		h.Release()
+		return err
+	}
+	defer ep.guard.Exit()
+	size, err := ep.checkSegs(head, segs)
+	if err != nil {
+		h.Release()
+		return err
+	}
+	c, s, err := ep.slotFor(dst)
+	if err != nil {
+		h.Release()
+		return err
+	}
+	b := ep.builder(c, s)
+	c.tx[s].hold = h // from here on freeSlot releases it
+	b.copied(head)
+	ep.st.CopiedEntries++
+	ep.st.CopiedBytes += uint64(len(head))
+	for _, sg := range segs {
+		ep.count(b.zeroCopy(sg.Bytes()), sg.Len())
+	}
+	b.flushSeg()
+	return ep.post(c, s, b.nseg, size, true)
+}
+
+// checkSegs checks a SendSegments packet's segment count, the segments'
+// liveness and its size, which it returns.
+func (ep *Endpoint) checkSegs(head []byte, segs []mem.Buf) (int, error) {
+	if len(segs) > ep.maxSegs-1 {
+		return 0, fmt.Errorf("%w: %d segments + head > %d", datapath.ErrTooManySegments, len(segs), ep.maxSegs)
+	}
+	size := len(head)
+	for i, s := range segs {
+		if err := s.Check(); err != nil {
+			return 0, fmt.Errorf("shm: segment %d: %w", i, err)
+		}
+		size += s.Len()
+	}
+	if size > ep.maxPay {
+		return 0, fmt.Errorf("%w: %d > %d", datapath.ErrTooLarge, size, ep.maxPay)
+	}
+	return size, nil
 }
 
 func (ep *Endpoint) count(zc bool, n int) {

@@ -296,4 +296,7 @@ func (ep *Endpoint) woken() bool {
 	return false
 }
 
-var _ datapath.Endpoint = (*Endpoint)(nil)
+var (
+	_ datapath.Endpoint   = (*Endpoint)(nil)
+	_ datapath.HeldSender = (*Endpoint)(nil)
+)

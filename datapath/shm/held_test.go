@@ -1,0 +1,92 @@
+package shm_test
+
+import (
+	"bytes"
+	"errors"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/mem/memtest"
+)
+
+// countHold is a datapath.Holder counting its releases.
+type countHold struct{ n int }
+
+func (h *countHold) Release() { h.n++ }
+
+// TestSendSegmentsHeld: a held send takes no reference of its own; the
+// receiver reads the owner's memory in place; the hold is released exactly
+// once, when the receiver releases the packet, or before the call returns
+// when the packet is refused, or when the peer goes away.
+func TestSendSegmentsHeld(t *testing.T) {
+	a, app := openTest(t, netip.AddrPort{})
+	b := openBudget(t, testSpace(t), 0) // closed by the test (its cleanup's second Close is ignored)
+	v := memtest.Alloc(t, app, pattern(3000, 7))
+	var h countHold
+	if err := a.SendSegmentsHeld(b.LocalAddr(), []byte("hd"), []mem.Buf{v.Slice(0, 1000), v.Slice(1000, 2000)}, &h); err != nil {
+		t.Fatal(err)
+	}
+	if v.Refs() != 1 {
+		t.Fatalf("refs %d after a held send, want 1 (the owner's only)", v.Refs())
+	}
+	if st := a.Stats(); st.ZeroCopyEntries != 2 || st.ZeroCopyBytes != 3000 {
+		t.Errorf("stats %+v: want 2 zero-copy entries of 3000 bytes", st)
+	}
+	_ = a.Flush()
+	p := recvSegs(t, b)
+	if got := p.AppendTo(nil); !bytes.Equal(got, append([]byte("hd"), v.Bytes()...)) {
+		t.Fatal("payload differs")
+	}
+	for range 3 {
+		_ = b.Flush()
+		_ = a.Flush()
+	}
+	if h.n != 0 {
+		t.Fatalf("hold released %d times while the receiver holds the packet", h.n)
+	}
+	memtest.Release(t, p.Hold)
+	for deadline := time.Now().Add(10 * time.Second); h.n == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("hold not released after the receiver released the packet")
+		}
+		_ = b.Flush()
+		_ = a.Flush()
+		_ = a.Wait(time.Millisecond)
+	}
+
+	// Refused: too many segments. Released before the call returns.
+	var h2 countHold
+	many := make([]mem.Buf, a.MaxSegments())
+	for i := range many {
+		many[i] = v.Slice(i, 1)
+	}
+	if err := a.SendSegmentsHeld(b.LocalAddr(), nil, many, &h2); !errors.Is(err, datapath.ErrTooManySegments) || h2.n != 1 {
+		t.Fatalf("too many segments: err %v, %d releases; want ErrTooManySegments, 1", err, h2.n)
+	}
+
+	// The receiver goes away: the hold is released.
+	var h3 countHold
+	if err := a.SendSegmentsHeld(b.LocalAddr(), nil, []mem.Buf{v}, &h3); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Flush()
+	p = recvSegs(t, b)
+	memtest.Release(t, p.Hold)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); h3.n == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("hold not released after the peer closed")
+		}
+		_ = a.Flush()
+		_ = a.Wait(time.Millisecond)
+	}
+	if h.n != 1 || h3.n != 1 {
+		t.Fatalf("releases %d, %d; want 1 each", h.n, h3.n)
+	}
+	memtest.Release(t, v)
+}
