@@ -15,21 +15,36 @@ import (
 func BenchmarkServerHandle(b *testing.B) {
 	for _, a := range Approaches() {
 		b.Run(a, func(b *testing.B) {
-			benchHandle(b, a, "2x2048")
+			benchHandle(b, "udp", a, "2x2048")
 		})
 	}
 }
 
-func benchHandle(b *testing.B, approach, shapeName string) {
+// BenchmarkServerHandleShm is BenchmarkServerHandle on shm for raw and
+// the Cornflakes approaches (the hybrid-vs-raw ratio). For
+// instruction counts per request:
+//
+//	go test -c -o echo.test ./echo
+//	GODEBUG=cpu.rdtscp=off valgrind --tool=callgrind ./echo.test -test.run XXX \
+//		-test.bench 'ServerHandleShm/raw$' -test.benchtime 20000x
+func BenchmarkServerHandleShm(b *testing.B) {
+	for _, a := range []string{"raw", "cornflakes-hybrid", "cornflakes-copy", "cornflakes-zerocopy"} {
+		b.Run(a, func(b *testing.B) {
+			benchHandle(b, "shm", a, "2x2048")
+		})
+	}
+}
+
+func benchHandle(b *testing.B, dp, approach, shapeName string) {
 	shape, err := shapeByName(shapeName)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ss, err := openSide("udp", "bench server", nil, nil)
+	ss, err := openSide(dp, "bench server", nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cs, err := openSide("udp", "bench client", nil, nil)
+	cs, err := openSide(dp, "bench client", nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
