@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
@@ -242,6 +242,7 @@ type serverCall struct {
 	ro  respObj
 	ctx *callCtx // the handler's context; replaced when a call let it escape (callCtx.finish)
 	buf []byte
+	sga wireimpl.SGA // respond's sink (empty between calls)
 }
 
 // respObj prepends the OK response header to a response message.
@@ -274,7 +275,14 @@ func (sc *serverCall) respond(r *rpc.Request, out wire.Object) error {
 		}
 		b := appendRespOK(sc.buf[:0])[:n]
 		sc.buf = b
-		if err := out.Serialize(b[respFixed:], noEntries{}); err != nil {
+		// The runtime's SGA: the generated Serialize's direct path.
+		err := out.Serialize(b[respFixed:], &sc.sga)
+		if err == nil && len(sc.sga.Entries) != 0 {
+			err = errZeroCopyInline
+		}
+		clear(sc.sga.Entries)
+		sc.sga.Entries = sc.sga.Entries[:0]
+		if err != nil {
 			return err
 		}
 		return r.RespondBytes(b)
@@ -285,12 +293,9 @@ func (sc *serverCall) respond(r *rpc.Request, out wire.Object) error {
 	return err
 }
 
-// noEntries is the entry sink of a message without zero-copy fields.
-type noEntries struct{}
-
-func (noEntries) ZeroCopyEntry(mem.Buf) error {
-	return errors.New("service: a zero-copy entry in a response sized without any")
-}
+// errZeroCopyInline: a response sized without zero-copy entries produced
+// one (the message changed between Sizes and Serialize).
+var errZeroCopyInline = errors.New("service: a zero-copy entry in a response sized without any")
 
 // serve is the rpc handler of both request types.
 func (s *Server) serve(r *rpc.Request) {
