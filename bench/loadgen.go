@@ -23,51 +23,17 @@ import (
 
 	"github.com/cornflakes-go/cornflakes"
 	"github.com/cornflakes-go/cornflakes/internal/errs"
+	"github.com/cornflakes-go/cornflakes/internal/loadgen"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
-// Conn is one client's connection to the server under test. It is used by
-// exactly one goroutine.
-//
-// Request ids are unique among in-flight requests, and SlotOf(id) is a dense
-// index in [0, MaxOutstanding) (or [0, Outstanding) in closed loop) that no
-// other in-flight request shares, so an implementation can keep per-request
-// state, e.g. a preallocated RPC continuation per slot, in a fixed array
-// instead of a map. Over an asynchronous RPC API (Enqueue with a
-// continuation), Send serializes and enqueues; Poll runs the endpoint's event
-// loop once, and the continuations, which run inside it on the same
-// goroutine, call deliver.
-type Conn interface {
-	// Send issues req under id without waiting for the response. req (and
-	// the memory its Keys and Values alias) stays valid and unmodified until
-	// the response for id is delivered, so an implementation may serialize
-	// lazily. An error wrapping ErrBusy means "no room now" (e.g. no free
-	// session slot or credit): the generator polls and retries the same
-	// request later, its latency still counted from the intended time. Any
-	// other error means the request was not issued (it is counted as an error
-	// and never delivered).
-	Send(id uint64, req *workload.Request) error
-	// Poll delivers the responses that have completed, calling deliver once
-	// per response, and returns how many it delivered. resp and the memory
-	// its Values alias are borrowed for the duration of the call only.
-	// A failed request is delivered with Status StatusError. Poll must not
-	// block for long: the generator calls it while waiting for send times.
-	Poll(deliver func(id uint64, resp *workload.Response)) (int, error)
-	// Close releases the connection; responses not yet delivered are lost.
-	Close() error
-}
+// Conn is one client's connection to the server under test (see
+// loadgen.Conn, whose contract it is).
+type Conn = loadgen.Conn
 
 // Waiter is implemented by a Conn that can block until a response may have
-// arrived (e.g. in the datapath's poll). When the next send is more than
-// 2*WaitMargin away and requests are in flight, the generator (unless
-// Config.Spin) calls Wait with a timeout ending WaitMargin before the send
-// instead of yielding in a loop, so on a small machine an idle client
-// leaves the core to the server. Wait should time out with sub-millisecond
-// precision (the UDP and XDP datapaths use ppoll); it may return early; it
-// must return at once when nothing is in flight.
-type Waiter interface {
-	Wait(timeout time.Duration) error
-}
+// arrived (see loadgen.Waiter).
+type Waiter = loadgen.Waiter
 
 // MinWait is the shortest gap before the next send for which the generator
 // sleeps in time.Sleep instead of yielding when nothing is in flight: Go
@@ -80,9 +46,7 @@ const MinWait = 2 * time.Millisecond
 const WaitMargin = 50 * time.Microsecond
 
 // Target opens one Conn per client goroutine.
-type Target interface {
-	Dial(client int) (Conn, error)
-}
+type Target = loadgen.Target
 
 // ServerMeter is implemented by a Target whose server can report its own
 // cost: the CPU time its request-serving threads have used and the requests
@@ -96,17 +60,7 @@ type ServerMeter interface {
 }
 
 // TargetFunc adapts a function to Target.
-type TargetFunc func(client int) (Conn, error)
-
-// Dial calls f. A failed dial returns a nil Conn, even when f returned its
-// connection type's nil pointer (a non-nil interface) with the error.
-func (f TargetFunc) Dial(client int) (Conn, error) {
-	c, err := f(client)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
+type TargetFunc = loadgen.TargetFunc
 
 // Defaults of Config.
 const (
@@ -216,7 +170,7 @@ var (
 	ErrConfig = errs.New("bench: invalid config", cornflakes.ErrConfig)
 	// ErrBusy is returned (wrapped) by Conn.Send when the transport cannot
 	// take a request right now; the generator retries it after polling.
-	ErrBusy = errors.New("bench: transport busy")
+	ErrBusy = loadgen.ErrBusy
 )
 
 // String summarises the result on one line.
@@ -365,10 +319,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 // idShift is where the sequence number starts in a request id; the bits
 // below hold the slot index.
-const idShift = 21
+const idShift = loadgen.IDShift
 
 // SlotOf returns the in-flight slot index of a request id (see Conn).
-func SlotOf(id uint64) int { return int(id & (1<<idShift - 1)) }
+func SlotOf(id uint64) int { return loadgen.SlotOf(id) }
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(MaxLatency), 3) }
 

@@ -16,6 +16,25 @@ import (
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
+// Preload loads w into the server through cn (bench.Preload); the
+// package's tests use it, kvbench.Preload is the same for programs.
+func Preload(ctx context.Context, w workload.Workload, cn bench.Conn, window int) (int, error) {
+	return bench.Preload(ctx, w, cn, window, 0)
+}
+
+// preload loads w through one Cornflakes connection of cl.
+func preload(ctx context.Context, cl *Client, w workload.Workload) error {
+	cn, err := cl.Dial(CodecCFHybrid)
+	if err != nil {
+		return err
+	}
+	_, err = Preload(ctx, w, cn, 32)
+	if cerr := cn.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // countSink stands in for the datapath's scatter-gather list.
 type countSink struct{ n, bytes int }
 

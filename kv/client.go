@@ -7,10 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cornflakes-go/cornflakes/bench"
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
-	"github.com/cornflakes-go/cornflakes/datapath/xdp"
+	"github.com/cornflakes-go/cornflakes/internal/loadgen"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
@@ -27,9 +26,9 @@ type ClientConfig struct {
 	Datapath string
 	Memnet   *memnet.Network
 	// XDP is the AF_XDP topology of Datapath "xdp" (nil: the process-wide
-	// automatic one); it must be the server's when the server runs in the
-	// same process.
-	XDP *xdp.Topology
+	// automatic one, datapath.Open("xdp") with datapath/xdp linked); it
+	// must be the server's when the server runs in the same process.
+	XDP XDPTopology
 	// Local is the IP the client binds (default 127.0.0.1).
 	Local netip.Addr
 	// Threshold overrides the hybrid Cornflakes codecs' copy threshold for
@@ -53,7 +52,7 @@ type Client struct {
 	ids   [256]bool
 	pools map[int]*connPools // by load-generator client index (Target)
 	// transport sums the counters of the closed connections (Transport).
-	transport bench.TransportStats
+	transport loadgen.TransportStats
 }
 
 // connPools is the registered memory of the connections a Target dials
@@ -118,16 +117,16 @@ func (c *Client) Close() error {
 	return errors.Join(errs...)
 }
 
-// Target returns a bench.Target dialing one connection with codec per
+// Target returns a loadgen.Target dialing one connection with codec per
 // client goroutine.
-func (c *Client) Target(codec Codec) bench.Target {
-	return bench.TargetFunc(func(i int) (bench.Conn, error) { return c.dial(codec, i) })
+func (c *Client) Target(codec Codec) loadgen.Target {
+	return loadgen.TargetFunc(func(i int) (loadgen.Conn, error) { return c.dial(codec, i) })
 }
 
 // Conn is one client connection: an RPC endpoint with one session per
-// server endpoint, speaking one codec. It implements bench.Conn and is used
+// server endpoint, speaking one codec. It implements loadgen.Conn and is used
 // by one goroutine. Send serializes the request and enqueues it with a
-// preallocated continuation for its slot (bench.SlotOf); Poll runs the
+// preallocated continuation for its slot (loadgen.SlotOf); Poll runs the
 // endpoint loop once and the continuations decode the responses and
 // deliver them.
 type Conn struct {
@@ -300,13 +299,13 @@ func (c *Conn) grow(slot int) {
 	}
 }
 
-// Send serializes req and enqueues it (see bench.Conn). A full session
-// backlog is reported as bench.ErrBusy.
+// Send serializes req and enqueues it (see loadgen.Conn). A full session
+// backlog is reported as loadgen.ErrBusy.
 func (c *Conn) Send(id uint64, req *workload.Request) error {
 	if c.closed {
 		return rpc.ErrClosed
 	}
-	slot := bench.SlotOf(id)
+	slot := loadgen.SlotOf(id)
 	c.grow(slot)
 	if c.slots[slot].busy {
 		return fmt.Errorf("kv: slot %d already in flight", slot)
@@ -328,7 +327,7 @@ func (c *Conn) Send(id uint64, req *workload.Request) error {
 		c.slots[slot].busy = false
 		c.busy--
 		if errors.Is(err, rpc.ErrBacklogFull) {
-			return fmt.Errorf("%w: %v", bench.ErrBusy, err)
+			return fmt.Errorf("%w: %v", loadgen.ErrBusy, err)
 		}
 		return err
 	}
@@ -419,7 +418,7 @@ func (c *Conn) Poll(deliver func(id uint64, resp *workload.Response)) (int, erro
 }
 
 // Wait blocks until a packet may have arrived for the connection or
-// timeout has passed (bench.Waiter): the load generator calls it instead of
+// timeout has passed (loadgen.Waiter): the load generator calls it instead of
 // spinning when its next send is far away and requests are in flight, so an
 // idle client leaves the core to the server. It returns at once when
 // nothing is in flight or responses are waiting to be delivered.
@@ -445,7 +444,7 @@ func (c *Conn) Close() error {
 	}
 	c.closed = true
 	var err error
-	var ts bench.TransportStats
+	var ts loadgen.TransportStats
 	if c.ep != nil {
 		err = c.ep.Close()
 		// Final counts: the endpoint and its datapath are closed and

@@ -1,7 +1,6 @@
 package kv_test
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -164,68 +163,6 @@ func ExampleConn_Send() {
 	// getlist: ok ["x" "y" "z"]
 	// getfromlist: ok ["y"]
 	// getfromlist: not-found []
-}
-
-// PreloadServer loads a workload's data set into a server through an
-// in-process client (what `cornflakes kv serve --workload` does).
-func ExamplePreloadServer() {
-	srv, err := kv.NewServer(kv.ServerConfig{PoolBytes: 64 << 20})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer func() {
-		if err := srv.Close(); err != nil {
-			fmt.Println(err)
-		}
-	}()
-	w, err := workload.Parse("ycsb:records=100,shape=1x4096")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	n, err := kv.PreloadServer(context.Background(), srv, w)
-	fmt.Println(n, "preload requests,", srv.Store().Len(), "keys stored,", err)
-	// Output:
-	// 100 preload requests, 100 keys stored, <nil>
-}
-
-// Preload a workload through a connection, then send a few of its
-// requests and check every response against the workload's model, as the
-// load generator does.
-func ExamplePreload() {
-	conn, stop, err := exampleConn(kv.CodecProtobuf)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer stop()
-
-	w, err := workload.NewGoogle(workload.GoogleConfig{Keys: 50, MaxValues: 4})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	n, err := kv.Preload(context.Background(), w, conn, 8) // up to 8 in flight
-	fmt.Println("preloaded:", n, err)
-
-	s := w.NewStream(0, 1, 1)
-	var req workload.Request
-	for range 3 {
-		s.Next(&req)
-		err := roundTrip(conn, &req, func(resp *workload.Response) {
-			fmt.Println(req.Op, resp.Status, len(resp.Values), "values, check:", w.Model().Check(&req, resp))
-		})
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-	}
-	// Output:
-	// preloaded: 50 <nil>
-	// getlist ok 1 values, check: <nil>
-	// getlist ok 3 values, check: <nil>
-	// getlist ok 1 values, check: <nil>
 }
 
 // ShardOf is how a client with ClientConfig.Endpoints > 1 picks the server

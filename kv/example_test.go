@@ -1,7 +1,6 @@
 package kv_test
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -58,28 +57,6 @@ func Example() {
 	// put: ok
 	// get: ok "hello"
 	// get: not-found
-}
-
-// RunBench is what `cornflakes bench` runs: here every serializer on a
-// tiny YCSB data set over memnet, with very short points.
-func ExampleRunBench() {
-	series, err := kv.RunBench(context.Background(), kv.BenchConfig{
-		Workload: "ycsb:records=200,shape=2x2048,layout=multi", Datapath: kv.DatapathMemnet,
-		Quick: true, Duration: 100 * time.Millisecond, Budget: 3 * time.Second,
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, s := range series {
-		fmt.Println(s.Serializer, len(s.Points) > 0)
-	}
-	// Output:
-	// cornflakes true
-	// protobuf true
-	// vtprotobuf true
-	// flatbuffers true
-	// capnp true
 }
 
 // A busy-polling server on kernel UDP (one core per endpoint, no wake-up

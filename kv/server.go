@@ -17,7 +17,6 @@ import (
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	_ "github.com/cornflakes-go/cornflakes/datapath/udp" // registers "udp"
-	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
@@ -29,9 +28,10 @@ const (
 	DatapathUDP    = "udp"
 	DatapathMemnet = "memnet"
 	// DatapathXDP is AF_XDP (datapath/xdp): endpoints in network
-	// namespaces of an xdp.Topology (ServerConfig.XDP, or the process-wide
-	// automatic one), store values in the topology's UMEM so responses
-	// carry them zero-copy. Needs root; see xdp.Available.
+	// namespaces of an AF_XDP topology (ServerConfig.XDP, or the
+	// process-wide automatic one that kv/kvbench registers, RegisterXDP),
+	// store values in the topology's UMEM so responses carry them
+	// zero-copy. Needs root; see xdp.Available.
 	DatapathXDP = "xdp"
 )
 
@@ -71,9 +71,11 @@ type ServerConfig struct {
 	// RPC tunes the endpoints (Datapath, ID and Pool are set by the server).
 	RPC rpc.EndpointConfig
 	// XDP is the AF_XDP topology the endpoints of Datapath "xdp" are
-	// opened on (nil: xdp.AutoTopology, the process-wide one; the caller
-	// closes it, e.g. with xdp.CloseAutoTopology, after the server).
-	XDP *xdp.Topology
+	// opened on (kvbench.XDP adapts an xdp.Topology; nil: the process-wide
+	// one RegisterXDP provides, xdp.AutoTopology with kv/kvbench linked;
+	// the caller closes it, e.g. with xdp.CloseAutoTopology, after the
+	// server).
+	XDP XDPTopology
 	// LockThread runs each endpoint's loop on its own locked OS thread
 	// (runtime.LockOSThread), for endpoints that busy-poll (large
 	// RPC.IdleSpin) so the Go scheduler never parks them behind other
@@ -158,13 +160,13 @@ var ErrXDPPoolTooLarge = errors.New("kv: store pool larger than the AF_XDP UMEM"
 // openDatapath opens an endpoint of kind whose buffers come from pool (nil:
 // the endpoint creates its own; xdp always uses its UMEM); on shm, shared
 // is the shared space it sends from (nil: none).
-func openDatapath(kind string, ip netip.Addr, nw *memnet.Network, topo *xdp.Topology, pool *mem.Pool, shared *mem.Space) (datapath.Endpoint, error) {
+func openDatapath(kind string, ip netip.Addr, nw *memnet.Network, topo XDPTopology, pool *mem.Pool, shared *mem.Space) (datapath.Endpoint, error) {
 	cfg := datapath.Config{Pool: pool}
 	if kind == DatapathXDP {
 		cfg.Pool = nil
 	}
 	if kind == DatapathXDP && topo != nil {
-		ep, err := topo.Open(datapath.Config{})
+		ep, err := topo.OpenEndpoint(datapath.Config{})
 		if err != nil {
 			return nil, err
 		}
@@ -205,12 +207,9 @@ func NewServer(cfg ServerConfig) (_ *Server, err error) {
 	}
 	var space *mem.Space
 	if cfg.Datapath == DatapathXDP {
-		if err := xdp.Available(); err != nil {
-			return nil, fmt.Errorf("kv: datapath xdp: %w", err)
-		}
 		topo := cfg.XDP
 		if topo == nil {
-			if topo, err = xdp.AutoTopology(); err != nil {
+			if topo, err = autoXDP(); err != nil {
 				return nil, fmt.Errorf("kv: datapath xdp: %w", err)
 			}
 		}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cornflakes-go/cornflakes/bench"
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/shm"
+	"github.com/cornflakes-go/cornflakes/internal/loadgen"
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
 
@@ -16,9 +16,9 @@ type shmStatser interface{ ShmStats() shm.Stats }
 // transportOf reads the counters of ep and its datapath dp. It must run
 // on ep's goroutine (or after its loop ended): shm's counters belong to
 // the endpoint's owner.
-func transportOf(ep *rpc.Endpoint, dp datapath.Endpoint) bench.TransportStats {
+func transportOf(ep *rpc.Endpoint, dp datapath.Endpoint) loadgen.TransportStats {
 	es := ep.Stats()
-	t := bench.TransportStats{
+	t := loadgen.TransportStats{
 		SendErrors: es.SendErrors, Retransmits: es.Proto.Retransmits, RTOs: es.Proto.RTOs,
 		DropOrder: es.Proto.DropOrder, Deferred: es.Deferred,
 		TxPackets: es.Datapath.TxPackets, RxPackets: es.Datapath.RxPackets,
@@ -39,19 +39,19 @@ func transportOf(ep *rpc.Endpoint, dp datapath.Endpoint) bench.TransportStats {
 // loop to read its counters.
 const transportWait = 2 * time.Second
 
-// Transport sums the transport counters (bench.TransportStats) of the
+// Transport sums the transport counters (loadgen.TransportStats) of the
 // server's endpoints, cumulative since the server started. Each
 // endpoint's counters are read on its own goroutine (a function posted to
 // its loop); an endpoint that does not answer within 2 s is an error.
 // After Close it reads the final counts.
-func (s *Server) Transport() (bench.TransportStats, error) {
-	var sum bench.TransportStats
+func (s *Server) Transport() (loadgen.TransportStats, error) {
+	var sum loadgen.TransportStats
 	for _, e := range s.eps {
 		if s.closed {
 			sum.Add(transportOf(e.ep, e.dp))
 			continue
 		}
-		ch := make(chan bench.TransportStats, 1)
+		ch := make(chan loadgen.TransportStats, 1)
 		if err := e.ep.Post(func() { ch <- transportOf(e.ep, e.dp) }); err != nil {
 			return sum, err
 		}
@@ -66,9 +66,9 @@ func (s *Server) Transport() (bench.TransportStats, error) {
 }
 
 // Transport sums the transport counters of the client's connections
-// closed so far (bench.TransportStats; each connection adds its counts
+// closed so far (loadgen.TransportStats; each connection adds its counts
 // when it closes).
-func (c *Client) Transport() bench.TransportStats {
+func (c *Client) Transport() loadgen.TransportStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.transport

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
 	"github.com/petermattis/goid"
 )
@@ -355,9 +356,10 @@ type clientCall struct {
 	contFn   func(*rpc.Response)
 	reqType  uint8
 	msg      rpc.Msg
-	buf      []byte      // the request: service header and head of the message
-	pre      preObj      // the request with zero-copy entries
-	a        *wire.Arena // where the response body is copied (nil: the Go heap)
+	buf      []byte       // the request: service header and head of the message
+	pre      preObj       // the request with zero-copy entries
+	sga      wireimpl.SGA // setBody's sink (empty between calls)
+	a        *wire.Arena  // where the response body is copied (nil: the Go heap)
 	body     []byte
 	err      error
 }
@@ -491,25 +493,26 @@ func (cl *clientCall) setBody(req wire.Object, raw []byte) error {
 		cl.buf = nb
 	}
 	cl.buf = cl.buf[:n]
-	if sz.Entries == 0 {
-		if err := req.Serialize(cl.buf[hl:], &cl.pre); err != nil {
-			return err
-		}
+	// The sink is the runtime's SGA, the one sink the generated Serialize
+	// takes its direct path for (its cached sizes, no Encoder); the
+	// entries it collects are borrowed from req until the call takes its
+	// own references below.
+	sga := &cl.sga
+	err := req.Serialize(cl.buf[hl:], sga)
+	if err == nil && len(sga.Entries) == 0 {
 		cl.msg = rpc.BytesMsg(cl.buf)
 		return nil
 	}
-	cl.pre.head, cl.pre.zc = cl.buf, sz.ZeroCopy
-	if err := req.Serialize(cl.buf[hl:], &cl.pre); err != nil {
-		return err
+	if err == nil {
+		for _, e := range sga.Entries {
+			cl.pre.entries = append(cl.pre.entries, e.Clone())
+		}
+		cl.pre.head, cl.pre.zc = cl.buf, sz.ZeroCopy
+		cl.msg = rpc.ObjectMsg(&cl.pre)
 	}
-	cl.msg = rpc.ObjectMsg(&cl.pre)
-	return nil
-}
-
-// ZeroCopyEntry keeps a reference on each zero-copy entry of the request.
-func (o *preObj) ZeroCopyEntry(b mem.Buf) error {
-	o.entries = append(o.entries, b.Clone())
-	return nil
+	clear(sga.Entries)
+	sga.Entries = sga.Entries[:0]
+	return err
 }
 
 // send runs on the loop: it enqueues the request.

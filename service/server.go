@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
@@ -112,6 +112,10 @@ type Server struct {
 
 	inflight inflight // worker-mode calls a client may cancel
 	calls    sync.Pool
+	// loopCalls keeps, per endpoint id, the serverCall of the endpoint's
+	// dispatch-mode requests: they run one at a time on the endpoint's
+	// loop, so the next one takes it back without a sync.Pool round trip.
+	loopCalls [256]atomic.Pointer[serverCall]
 }
 
 type method struct {
@@ -176,7 +180,7 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 		o(s)
 	}
 	s.calls.New = func() any { return &serverCall{a: wire.NewArena(), ctx: new(callCtx)} }
-	if err := nx.Register(ReqTypeDispatch, rpc.Dispatch, s.serve); err != nil {
+	if err := nx.Register(ReqTypeDispatch, rpc.Dispatch, s.serveDispatch); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -242,6 +246,7 @@ type serverCall struct {
 	ro  respObj
 	ctx *callCtx // the handler's context; replaced when a call let it escape (callCtx.finish)
 	buf []byte
+	sga wireimpl.SGA // respond's sink (empty between calls)
 }
 
 // respObj prepends the OK response header to a response message.
@@ -274,7 +279,14 @@ func (sc *serverCall) respond(r *rpc.Request, out wire.Object) error {
 		}
 		b := appendRespOK(sc.buf[:0])[:n]
 		sc.buf = b
-		if err := out.Serialize(b[respFixed:], noEntries{}); err != nil {
+		// The runtime's SGA: the generated Serialize's direct path.
+		err := out.Serialize(b[respFixed:], &sc.sga)
+		if err == nil && len(sc.sga.Entries) != 0 {
+			err = errZeroCopyInline
+		}
+		clear(sc.sga.Entries)
+		sc.sga.Entries = sc.sga.Entries[:0]
+		if err != nil {
 			return err
 		}
 		return r.RespondBytes(b)
@@ -285,16 +297,35 @@ func (sc *serverCall) respond(r *rpc.Request, out wire.Object) error {
 	return err
 }
 
-// noEntries is the entry sink of a message without zero-copy fields.
-type noEntries struct{}
+// errZeroCopyInline: a response sized without zero-copy entries produced
+// one (the message changed between Sizes and Serialize).
+var errZeroCopyInline = errors.New("service: a zero-copy entry in a response sized without any")
 
-func (noEntries) ZeroCopyEntry(mem.Buf) error {
-	return errors.New("service: a zero-copy entry in a response sized without any")
+// serveDispatch is the rpc handler of ReqTypeDispatch: serve with the
+// endpoint's cached serverCall (taken atomically, so a request that
+// finds it taken uses the pool instead).
+func (s *Server) serveDispatch(r *rpc.Request) {
+	slot := &s.loopCalls[r.Endpoint().ID()]
+	sc := slot.Swap(nil)
+	if sc == nil {
+		sc = s.calls.Get().(*serverCall)
+	}
+	s.handle(r, sc)
+	if !slot.CompareAndSwap(nil, sc) {
+		s.calls.Put(sc)
+	}
 }
 
-// serve is the rpc handler of both request types.
+// serve is the rpc handler of ReqTypeWorker (requests on the Nexus's
+// worker goroutines).
 func (s *Server) serve(r *rpc.Request) {
 	sc := s.calls.Get().(*serverCall)
+	s.handle(r, sc)
+	s.calls.Put(sc)
+}
+
+// handle serves one request with sc.
+func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 	data := r.Data()
 	off, err := parseReqHeader(data, &sc.h)
 	switch {
@@ -310,7 +341,6 @@ func (s *Server) serve(r *rpc.Request) {
 		s.call(r, sc, data[off:])
 	}
 	sc.h.md = nil
-	s.calls.Put(sc)
 }
 
 // rebindDetail marks a status that asks the client to bind again (the

@@ -16,6 +16,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/bench"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/kv"
+	"github.com/cornflakes-go/cornflakes/kv/kvbench"
 )
 
 func init() {
@@ -58,7 +59,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	if *anchor == 0 {
-		*anchor = -1 // kv.BenchConfig: negative for the fixed start
+		*anchor = -1 // kvbench.BenchConfig: negative for the fixed start
 	} else if !(*anchor > 0 && *anchor <= 1) {
 		fmt.Fprintf(stderr, "bench: --anchor %v: want a fraction in (0, 1], or 0\n", *anchor)
 		return errUsage
@@ -80,7 +81,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	cfg := kv.BenchConfig{
+	cfg := kvbench.BenchConfig{
 		Experiment: *exp, Workload: benchWorkloadSpec(*wl), Quick: *quick,
 		SLO: time.Duration(*sloUS * float64(time.Microsecond)), Duration: *dur, Budget: *budget, Anchor: *anchor,
 		Endpoints: *endpoints, Threshold: *threshold, BusyPoll: busyPoll.mode, CC: *cc, Progress: stderr, Log: stderr,
@@ -152,7 +153,7 @@ var mainJobDatapaths = []string{kv.DatapathShm, kv.DatapathUDP}
 // stays within three minutes from a fresh clone), and a datapath that
 // fails does not stop the others: its error is reported on stderr and
 // returned, joined with the others', after the last.
-func runBenchOn(ctx context.Context, cfg kv.BenchConfig, datapaths []string, stderr io.Writer) ([]bench.Series, error) {
+func runBenchOn(ctx context.Context, cfg kvbench.BenchConfig, datapaths []string, stderr io.Writer) ([]bench.Series, error) {
 	if len(datapaths) > 1 && cfg.Budget == 0 {
 		_, sweep := bench.PresetDefaults(cfg.Quick)
 		if cfg.Experiment == "" && cfg.Workload == "" && !cfg.Quick {
@@ -171,7 +172,7 @@ func runBenchOn(ctx context.Context, cfg kv.BenchConfig, datapaths []string, std
 		if len(datapaths) > 1 {
 			fmt.Fprintf(stderr, "bench: datapath %s\n", dp)
 		}
-		series, err := kv.RunBench(ctx, c)
+		series, err := kvbench.RunBench(ctx, c)
 		all = append(all, series...)
 		if err != nil {
 			err = fmt.Errorf("datapath %s: %w", dp, err)
@@ -202,13 +203,13 @@ func benchWorkloadSpec(w string) string {
 
 // busyPollFlag is --busy-poll: auto (default), or a boolean (a bare
 // --busy-poll means true).
-type busyPollFlag struct{ mode kv.BusyPollMode }
+type busyPollFlag struct{ mode kvbench.BusyPollMode }
 
 func (f *busyPollFlag) String() string {
 	switch f.mode {
-	case kv.BusyPollOn:
+	case kvbench.BusyPollOn:
 		return "true"
-	case kv.BusyPollOff:
+	case kvbench.BusyPollOff:
 		return "false"
 	}
 	return "auto"
@@ -217,16 +218,16 @@ func (f *busyPollFlag) String() string {
 func (f *busyPollFlag) Set(s string) error {
 	switch s {
 	case "auto":
-		f.mode = kv.BusyPollAuto
+		f.mode = kvbench.BusyPollAuto
 		return nil
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
 		return fmt.Errorf("want auto, true or false")
 	}
-	f.mode = kv.BusyPollOff
+	f.mode = kvbench.BusyPollOff
 	if b {
-		f.mode = kv.BusyPollOn
+		f.mode = kvbench.BusyPollOn
 	}
 	return nil
 }

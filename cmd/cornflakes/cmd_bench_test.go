@@ -15,6 +15,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/bench"
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/kv"
+	"github.com/cornflakes-go/cornflakes/kv/kvbench"
 )
 
 // TestBenchJSON runs a tiny `cornflakes bench --json` over memnet (kernel
@@ -130,12 +131,12 @@ func TestBenchMarkdown(t *testing.T) {
 func TestBusyPollFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		want kv.BusyPollMode
+		want kvbench.BusyPollMode
 	}{
-		{nil, kv.BusyPollAuto},
-		{[]string{"--busy-poll"}, kv.BusyPollOn},
-		{[]string{"--busy-poll=false"}, kv.BusyPollOff},
-		{[]string{"--busy-poll=auto"}, kv.BusyPollAuto},
+		{nil, kvbench.BusyPollAuto},
+		{[]string{"--busy-poll"}, kvbench.BusyPollOn},
+		{[]string{"--busy-poll=false"}, kvbench.BusyPollOff},
+		{[]string{"--busy-poll=auto"}, kvbench.BusyPollAuto},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		var f busyPollFlag
@@ -186,8 +187,8 @@ func TestBenchOnDatapaths(t *testing.T) {
 		t.Fatalf("main job datapaths %v, want shm then udp", mainJobDatapaths)
 	}
 	var errb bytes.Buffer
-	cfg := kv.BenchConfig{Workload: "ycsb:records=200,shape=2x2048,layout=multi", Quick: true, Duration: 100 * time.Millisecond,
-		Budget: 2 * time.Second, Serializers: []string{"cornflakes", "flatbuffers"}, BusyPoll: kv.BusyPollOff}
+	cfg := kvbench.BenchConfig{Workload: "ycsb:records=200,shape=2x2048,layout=multi", Quick: true, Duration: 100 * time.Millisecond,
+		Budget: 2 * time.Second, Serializers: []string{"cornflakes", "flatbuffers"}, BusyPoll: kvbench.BusyPollOff}
 	dps := []string{kv.DatapathMemnet, kv.DatapathUDP}
 	if slices.Contains(datapath.Kinds(), kv.DatapathShm) {
 		dps = []string{kv.DatapathShm, kv.DatapathUDP}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/kv"
-	_ "github.com/cornflakes-go/cornflakes/kv/kvbench" // the baseline serializers kv serve answers and bench drives
+	"github.com/cornflakes-go/cornflakes/kv/kvbench" // the baseline serializers kv serve answers and bench drives; the AF_XDP topology
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
@@ -115,7 +115,7 @@ func runKV(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		t0 := time.Now()
-		n, err := kv.PreloadServer(context.Background(), srv, w)
+		n, err := kvbench.PreloadServer(context.Background(), srv, w)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package kv_test
+package kvbench_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/kv"
+	"github.com/cornflakes-go/cornflakes/kv/kvbench"
 )
 
 // The load generator drives a server it did not start (`cornflakes bench
@@ -25,9 +26,9 @@ func TestRunBenchRemoteServer(t *testing.T) {
 		}
 	}()
 	var log strings.Builder
-	series, err := kv.RunBench(context.Background(), kv.BenchConfig{
+	series, err := kvbench.RunBench(context.Background(), kvbench.BenchConfig{
 		Workload: "ycsb:records=200,shape=2x2048,layout=multi", Serializers: []string{"cornflakes", "flatbuffers"},
-		Quick: true, Duration: 100 * time.Millisecond, Budget: 2 * time.Second, BusyPoll: kv.BusyPollOff,
+		Quick: true, Duration: 100 * time.Millisecond, Budget: 2 * time.Second, BusyPoll: kvbench.BusyPollOff,
 		Server: srv.Addr(), Local: netip.MustParseAddr("127.0.0.1"), Log: &log,
 	})
 	if err != nil {
@@ -54,7 +55,7 @@ func TestRunBenchRemoteServer(t *testing.T) {
 
 // A remote server is reached over kernel UDP only.
 func TestRunBenchRemoteServerNeedsUDP(t *testing.T) {
-	_, err := kv.RunBench(context.Background(), kv.BenchConfig{
+	_, err := kvbench.RunBench(context.Background(), kvbench.BenchConfig{
 		Workload: "ycsb:records=10", Datapath: kv.DatapathMemnet, Server: netip.MustParseAddrPort("127.0.0.1:1"),
 		Quick: true, Budget: time.Second,
 	})

@@ -1,4 +1,4 @@
-package kv
+package kvbench
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/bench"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
+	"github.com/cornflakes-go/cornflakes/kv"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
 )
@@ -52,7 +53,7 @@ type BenchConfig struct {
 	// last request before it sleeps (default DefaultServerSpin; ignored
 	// with BusyPoll).
 	ServerSpin time.Duration
-	// BusyPoll decides whether the server endpoints (ServerConfig.BusyPoll)
+	// BusyPoll decides whether the server endpoints (kv.ServerConfig.BusyPoll)
 	// and the load generator (bench.Config.Spin) poll without ever
 	// sleeping, as the paper's servers and clients do: one core for each
 	// server endpoint, one for the clients. Server CPU per request is then
@@ -136,7 +137,7 @@ func (m BusyPollMode) decide(endpoints int, dp string, r bench.StallReport) (boo
 		return true, "requested"
 	case m == BusyPollOff:
 		return false, "requested"
-	case dp == DatapathMemnet:
+	case dp == kv.DatapathMemnet:
 		return false, "memnet"
 	case runtime.NumCPU() < max(endpoints, 1)+1:
 		return false, fmt.Sprintf("%d CPUs for %d server endpoint(s) and the load generator", runtime.NumCPU(), max(endpoints, 1))
@@ -189,22 +190,22 @@ func (cfg BenchConfig) experiment() (bench.Experiment, error) {
 		var runs []bench.RunSpec
 		for _, r := range e.Runs {
 			runs = append(runs, r)
-			if r.Serializer == SerProtobuf {
+			if r.Serializer == kv.SerProtobuf {
 				v := r
-				v.Serializer = SerVTProtobuf
+				v.Serializer = kv.SerVTProtobuf
 				runs = append(runs, v)
 			}
 		}
 		e.Runs = runs
 	}
 	for _, s := range cfg.Serializers {
-		if _, err := LookupCodec(s, "", true); err != nil {
+		if _, err := kv.LookupCodec(s, "", true); err != nil {
 			return e, err
 		}
 	}
 	e = e.Filter(cfg.Serializers...)
 	if len(e.Runs) == 0 {
-		return e, fmt.Errorf("%w: no run left after filtering by %v", ErrUnknownSerializer, cfg.Serializers)
+		return e, fmt.Errorf("%w: no run left after filtering by %v", kv.ErrUnknownSerializer, cfg.Serializers)
 	}
 	return e, nil
 }
@@ -222,10 +223,10 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		return nil, err
 	}
 	if cfg.Datapath == "" {
-		cfg.Datapath = DatapathUDP
+		cfg.Datapath = kv.DatapathUDP
 	}
 	remote := cfg.Server.IsValid()
-	if remote && cfg.Datapath != DatapathUDP && cfg.Datapath != DatapathShm {
+	if remote && cfg.Datapath != kv.DatapathUDP && cfg.Datapath != kv.DatapathShm {
 		return nil, fmt.Errorf("kv: bench: a remote server (BenchConfig.Server) needs datapath udp or shm, not %q", cfg.Datapath)
 	}
 	load, sweep := bench.PresetDefaults(cfg.Quick)
@@ -267,9 +268,9 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	var nw *memnet.Network
 	var topo *xdp.Topology
 	switch cfg.Datapath {
-	case DatapathMemnet:
+	case kv.DatapathMemnet:
 		nw = memnet.NewNetwork(memnet.NetworkConfig{})
-	case DatapathXDP:
+	case kv.DatapathXDP:
 		if err := xdp.Available(); err != nil {
 			return nil, fmt.Errorf("kv: bench: datapath xdp: %w", err)
 		}
@@ -283,14 +284,14 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 				fmt.Fprintf(cfg.Log, "bench: closing the AF_XDP topology: %v\n", cerr)
 			}
 		}()
-	case DatapathUDP, DatapathShm:
+	case kv.DatapathUDP, kv.DatapathShm:
 	default:
 		return nil, fmt.Errorf("kv: bench: unknown datapath %q (want udp, shm, memnet or xdp)", cfg.Datapath)
 	}
 
 	var (
-		srv     *Server
-		cl      *Client
+		srv     *kv.Server
+		cl      *kv.Client
 		current string
 	)
 	stop := func() error {
@@ -305,37 +306,37 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		return errors.Join(errs...)
 	}
 	setup := func(ctx context.Context, run bench.RunSpec, w workload.Workload) (bench.Target, func() error, error) {
-		codec, err := LookupCodec(run.Serializer, run.Mode, run.SerializeAndSend)
+		codec, err := kv.LookupCodec(run.Serializer, run.Mode, run.SerializeAndSend)
 		if err != nil {
 			return nil, nil, err
 		}
 		if cl == nil || current != run.Workload {
 			// The load generator's client; its server is cfg.Server, or
 			// one started here (again for each workload).
-			ccfg := ClientConfig{Server: cfg.Server, Endpoints: max(cfg.Endpoints, 1), Datapath: cfg.Datapath, Memnet: nw, XDP: topo,
+			ccfg := kv.ClientConfig{Server: cfg.Server, Endpoints: max(cfg.Endpoints, 1), Datapath: cfg.Datapath, Memnet: nw, XDP: xdpOf(topo),
 				Local: cfg.Local, Threshold: cfg.Threshold, RPC: cfg.rpc()}
 			var keys func() int // the server's key count, for the log
 			if !remote {
 				if err := stop(); err != nil {
 					return nil, nil, err
 				}
-				sc := ServerConfig{Datapath: cfg.Datapath, Memnet: nw, XDP: topo, Endpoints: cfg.Endpoints, Threshold: cfg.Threshold}
+				sc := kv.ServerConfig{Datapath: cfg.Datapath, Memnet: nw, XDP: xdpOf(topo), Endpoints: cfg.Endpoints, Threshold: cfg.Threshold}
 				if topo != nil {
 					sc.PoolBytes = int64(topo.Space().Len()) * 3 / 4
 				}
-				sc.LockThread = true // endpoints on their own threads: Server.Usage measures their CPU time
+				sc.LockThread = true // endpoints on their own threads: kv.Server.Usage measures their CPU time
 				sc.BusyPoll = busyPoll
 				sc.RPC.IdleSpin = cfg.ServerSpin
 				if sc.RPC.IdleSpin == 0 {
 					sc.RPC.IdleSpin = DefaultServerSpin
 				}
-				if srv, err = NewServer(sc); err != nil {
+				if srv, err = kv.NewServer(sc); err != nil {
 					return nil, nil, err
 				}
 				ccfg.Server, ccfg.Endpoints, keys = srv.Addr(), srv.Endpoints(), srv.Store().Len
 			}
 			if cl == nil {
-				if cl, err = NewClient(ccfg); err != nil {
+				if cl, err = kv.NewClient(ccfg); err != nil {
 					return nil, nil, err
 				}
 			}
@@ -373,7 +374,7 @@ func (cfg BenchConfig) rpc() rpc.EndpointConfig {
 // (its garbage, cold caches, the kernel's socket buffers, the scheduler's
 // view of the threads). keys, if not nil, counts the server's keys for the
 // log.
-func warmUp(ctx context.Context, cfg BenchConfig, cl *Client, codec Codec, w workload.Workload, spin bool, keys func() int) error {
+func warmUp(ctx context.Context, cfg BenchConfig, cl *kv.Client, codec kv.Codec, w workload.Workload, spin bool, keys func() int) error {
 	t0 := time.Now()
 	if err := preload(ctx, cl, w); err != nil {
 		return err
@@ -398,12 +399,12 @@ func warmUp(ctx context.Context, cfg BenchConfig, cl *Client, codec Codec, w wor
 }
 
 // meteredTarget is a client Target whose server reports its CPU time per
-// request (bench.ServerMeter via Server.Usage) and whose server and client
+// request (bench.ServerMeter via kv.Server.Usage) and whose server and client
 // report their transport counters (bench.TransportMeter).
 type meteredTarget struct {
 	bench.Target
-	srv *Server
-	cl  *Client
+	srv *kv.Server
+	cl  *kv.Client
 }
 
 func (t meteredTarget) ServerUsage() (time.Duration, uint64, error) { return t.srv.Usage() }
@@ -417,7 +418,7 @@ func (t meteredTarget) TransportUsage() (server, client bench.TransportStats, er
 // generator's transport counters are known (the server's read zero).
 type clientMeteredTarget struct {
 	bench.Target
-	cl *Client
+	cl *kv.Client
 }
 
 func (t clientMeteredTarget) TransportUsage() (server, client bench.TransportStats, err error) {
@@ -433,8 +434,8 @@ func Preload(ctx context.Context, w workload.Workload, cn bench.Conn, window int
 }
 
 // preload loads w through one Cornflakes connection.
-func preload(ctx context.Context, cl *Client, w workload.Workload) error {
-	cn, err := cl.Dial(CodecCFHybrid)
+func preload(ctx context.Context, cl *kv.Client, w workload.Workload) error {
+	cn, err := cl.Dial(kv.CodecCFHybrid)
 	if err != nil {
 		return err
 	}
@@ -448,17 +449,17 @@ func preload(ctx context.Context, cl *Client, w workload.Workload) error {
 // PreloadServer loads w into srv through an in-process client over the
 // server's datapath (for `cornflakes kv serve --workload`). It returns the
 // number of preload requests.
-func PreloadServer(ctx context.Context, srv *Server, w workload.Workload) (int, error) {
-	addr := srv.Addr()
+func PreloadServer(ctx context.Context, srv *kv.Server, w workload.Workload) (int, error) {
+	addr, sc := srv.Addr(), srv.Config()
 	if addr.Addr().IsUnspecified() {
 		addr = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), addr.Port())
 	}
-	cl, err := NewClient(ClientConfig{Server: addr, Endpoints: srv.Endpoints(), Datapath: srv.cfg.Datapath, Memnet: srv.cfg.Memnet, XDP: srv.cfg.XDP, Local: addr.Addr()})
+	cl, err := kv.NewClient(kv.ClientConfig{Server: addr, Endpoints: srv.Endpoints(), Datapath: sc.Datapath, Memnet: sc.Memnet, XDP: sc.XDP, Local: addr.Addr()})
 	if err != nil {
 		return 0, err
 	}
 	defer cl.Close()
-	cn, err := cl.Dial(srv.cfg.Codecs[0])
+	cn, err := cl.Dial(sc.Codecs[0])
 	if err != nil {
 		return 0, err
 	}
