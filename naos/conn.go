@@ -47,6 +47,8 @@ type Options struct {
 	Stage int
 	// Limits bound what a receiver allocates per message.
 	Limits Limits
+
+	asIs bool // tests: flat objects as they are in memory (no flagDense), as earlier senders did
 }
 
 // Conn sends and receives Go values over a stream socket (TCP or Unix).
@@ -106,7 +108,7 @@ func NewConn(c net.Conn, opts Options) (*Conn, error) {
 
 func newEncoder(opts Options, coalesce bool) encoder {
 	lim := opts.Limits.withDefaults()
-	e := encoder{sharing: opts.Sharing, compact: opts.Compact && !opts.Sharing, coalesce: coalesce, maxBytes: lim.MaxBytes}
+	e := encoder{sharing: opts.Sharing, compact: opts.Compact && !opts.Sharing, coalesce: coalesce, dense: !opts.asIs, maxBytes: lim.MaxBytes}
 	if e.sharing {
 		e.seen = map[seenKey]struct{}{}
 	}
