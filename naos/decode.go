@@ -76,7 +76,7 @@ type decoder struct {
 	lim      Limits
 	sharing  bool
 	compact  bool
-	dense    bool // flagDense: flat objects of pointer arrays come packed
+	dense    bool  // flagDense: flat objects of pointer arrays come packed
 	alloc    int64 // bytes allocated for this message
 	stack    []recvOp
 	seen     map[seenKey]unsafe.Pointer
