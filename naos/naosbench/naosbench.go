@@ -190,12 +190,20 @@ type harness interface {
 // process (sender and receiver) per streamed array (µs).
 type result struct{ lat, tput, cpu float64 }
 
+// maxReps and maxStream bound the round trips and the streamed arrays
+// of one measurement.
+const (
+	maxReps   = 2000
+	maxStream = 20000
+)
+
 // plan returns how many round trips and streamed messages fit in budget,
-// given one warm-up round trip of rtt.
+// given one warm-up round trip of rtt (the RPC harness).
+
 func plan(rtt, budget time.Duration) (reps, stream int) {
 	rtt = max(rtt, time.Microsecond)
-	reps = int(min(max(budget/2/rtt, 3), 2000))
-	stream = int(min(max(budget/2/rtt, 3), 20000))
+	reps = int(min(max(budget/2/rtt, 3), maxReps))
+	stream = int(min(max(budget/2/rtt, 3), maxStream))
 	return reps, stream
 }
 
