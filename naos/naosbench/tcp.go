@@ -75,9 +75,14 @@ func (h *tcpHarness) measure(lib string, d *dataset, budget time.Duration) (resu
 	return result{lat, tput, cpu}, err
 }
 
+// inFlight bounds the arrays sent and not yet acknowledged while
+// streaming: deep enough to keep the pipe full, shallow enough that the
+// arrays in flight at the deadline are acknowledged quickly.
+const inFlight = 64
+
 // drive measures latency (send, wait for the acknowledgement) and then
-// throughput (a goroutine sends while the caller counts acknowledgements).
-// Both phases run for budget/2 (at least 3 arrays, at most maxReps and
+// throughput (a goroutine sends, at most inFlight arrays ahead, while the
+// caller counts acknowledgements). Both phases run for budget/2 (at least 3 arrays, at most maxReps and
 // maxStream), so a slow warm-up round trip on a loaded machine does not
 // shrink the sample. CPU is the process's CPU time over the throughput
 // phase divided by the arrays sent in it (all acknowledged before the
@@ -108,13 +113,20 @@ func drive(send func() error, ack func() error, budget time.Duration) (lat, tput
 		xs = append(xs, x)
 	}
 	lat = float64(median(xs)) / 1e3
-	var stop atomic.Bool
+	quit := make(chan struct{})
 	var sent atomic.Int64
 	errc := make(chan error, 1)
+	window := make(chan struct{}, inFlight)
 	c0 := cpuTime()
 	t0 := time.Now()
 	go func() {
-		for i := 0; i < maxStream && (i < 3 || !stop.Load()); i++ {
+		for i := 0; i < maxStream; i++ {
+			select {
+			case window <- struct{}{}:
+			case <-quit:
+				errc <- nil
+				return
+			}
 			if err := send(); err != nil {
 				errc <- err
 				return
@@ -128,6 +140,7 @@ func drive(send func() error, ack func() error, budget time.Duration) (lat, tput
 		if err = ack(); err != nil {
 			break
 		}
+		<-window
 		got++
 		if got >= 3 && time.Since(t0) >= budget/2 {
 			break
@@ -135,13 +148,13 @@ func drive(send func() error, ack func() error, budget time.Duration) (lat, tput
 	}
 	el := time.Since(t0)
 	counted := got
-	stop.Store(true)
+	close(quit)
 	serr := <-errc
 	if err == nil {
 		err = serr
 	}
 	for n := int(sent.Load()); err == nil && got < n; got++ {
-		err = ack() // the arrays still in flight
+		err = ack() // the arrays still in flight (at most inFlight)
 	}
 	if err != nil {
 		return 0, 0, 0, err
