@@ -38,8 +38,7 @@ type Config struct {
 	Transports []string
 	Sizes      []int
 	// Budget is the measurement time per record (default 300 ms, quick
-	// 150 ms: at 2 vCPUs shared with other work, 20 ms rounds swung
-	// throughput by 3x).
+	// 150 ms), split over its rounds.
 	Budget time.Duration
 	// Fresh makes every TCP receiver decode each array into a new value.
 	// By default each receiver decodes into its previous value as far as
