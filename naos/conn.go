@@ -43,7 +43,11 @@ type Options struct {
 	// iovec for many small objects in traversal order), on the stream path
 	// and when a message is built in memory (AppendEncode, EncodeBuf, the
 	// RPC path): 0 means DefaultStage, negative turns staging off. Larger
-	// ranges are sent (or copied) from their own memory.
+	// ranges are sent (or copied) from their own memory. The packed
+	// objects of arrays of pointers to flat objects (docs/NAOS.md) are
+	// written into staging buffers whatever Stage is; their strings
+	// longer than Stage (all of them when it is negative) are sent from
+	// their own memory.
 	Stage int
 	// Limits bound what a receiver allocates per message.
 	Limits Limits
