@@ -75,13 +75,17 @@ func (h *tcpHarness) measure(lib string, d *dataset, budget time.Duration) (resu
 	return result{lat, tput, cpu}, err
 }
 
-// inFlight bounds the arrays sent and not yet acknowledged while
-// streaming: deep enough to keep the pipe full, shallow enough that the
-// arrays in flight at the deadline are acknowledged quickly.
-const inFlight = 64
+// inFlight returns how many arrays may be sent and not yet acknowledged
+// while streaming, given a round trip of rtt: deep enough to keep the
+// pipe full (at least 2), shallow enough that the arrays in flight at
+// the deadline are acknowledged within a few milliseconds (at most 64).
+func inFlight(rtt time.Duration) int {
+	return int(min(max(2*time.Millisecond/max(rtt, time.Microsecond), 2), 64))
+}
 
 // drive measures latency (send, wait for the acknowledgement) and then
-// throughput (a goroutine sends, at most inFlight arrays ahead, while the
+// throughput (a goroutine sends, at most inFlight(median round trip)
+// arrays ahead, while the
 // caller counts acknowledgements). Both phases run for budget/2 (at least 3 arrays, at most maxReps and
 // maxStream), so a slow warm-up round trip on a loaded machine does not
 // shrink the sample. CPU is the process's CPU time over the throughput
@@ -112,11 +116,12 @@ func drive(send func() error, ack func() error, budget time.Duration) (lat, tput
 		}
 		xs = append(xs, x)
 	}
-	lat = float64(median(xs)) / 1e3
+	med := median(xs)
+	lat = float64(med) / 1e3
 	quit := make(chan struct{})
 	var sent atomic.Int64
 	errc := make(chan error, 1)
-	window := make(chan struct{}, inFlight)
+	window := make(chan struct{}, inFlight(med))
 	c0 := cpuTime()
 	t0 := time.Now()
 	go func() {
