@@ -85,9 +85,8 @@ func inFlight(rtt time.Duration) int {
 
 // drive measures latency (send, wait for the acknowledgement) and then
 // throughput (a goroutine sends, at most inFlight(median round trip)
-// arrays ahead, while the
-// caller counts acknowledgements). Both phases run for budget/2 (at least 3 arrays, at most maxReps and
-// maxStream), so a slow warm-up round trip on a loaded machine does not
+// arrays ahead, while the caller counts acknowledgements). Both phases
+// run for budget/2 (at least 3 arrays, at most maxReps and maxStream), so a slow warm-up round trip on a loaded machine does not
 // shrink the sample. CPU is the process's CPU time over the throughput
 // phase divided by the arrays sent in it (all acknowledged before the
 // clock stops).
