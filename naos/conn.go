@@ -43,10 +43,16 @@ type Options struct {
 	// iovec for many small objects in traversal order), on the stream path
 	// and when a message is built in memory (AppendEncode, EncodeBuf, the
 	// RPC path): 0 means DefaultStage, negative turns staging off. Larger
-	// ranges are sent (or copied) from their own memory.
+	// ranges are sent (or copied) from their own memory. The packed
+	// objects of arrays of pointers to flat objects (docs/NAOS.md) are
+	// written into staging buffers whatever Stage is; their strings
+	// longer than Stage (all of them when it is negative) are sent from
+	// their own memory.
 	Stage int
 	// Limits bound what a receiver allocates per message.
 	Limits Limits
+
+	asIs bool // tests: flat objects as they are in memory (no flagDense), as earlier senders did
 }
 
 // Conn sends and receives Go values over a stream socket (TCP or Unix).
@@ -106,7 +112,7 @@ func NewConn(c net.Conn, opts Options) (*Conn, error) {
 
 func newEncoder(opts Options, coalesce bool) encoder {
 	lim := opts.Limits.withDefaults()
-	e := encoder{sharing: opts.Sharing, compact: opts.Compact && !opts.Sharing, coalesce: coalesce, maxBytes: lim.MaxBytes}
+	e := encoder{sharing: opts.Sharing, compact: opts.Compact && !opts.Sharing, coalesce: coalesce, dense: !opts.asIs, maxBytes: lim.MaxBytes}
 	if e.sharing {
 		e.seen = map[seenKey]struct{}{}
 	}

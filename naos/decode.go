@@ -76,6 +76,7 @@ type decoder struct {
 	lim      Limits
 	sharing  bool
 	compact  bool
+	dense    bool  // flagDense: flat objects of pointer arrays come packed
 	alloc    int64 // bytes allocated for this message
 	stack    []recvOp
 	seen     map[seenKey]unsafe.Pointer
@@ -121,7 +122,7 @@ func (d *decoder) readHeader(want *plan) (flags byte, n uint64, err error) {
 		return 0, 0, formatErr("version %d, want %d", h[4], version)
 	}
 	flags = h[5]
-	if flags&^(flagSharing|flagCompact) != 0 {
+	if flags&^(flagSharing|flagCompact|flagDense) != 0 {
 		return 0, 0, formatErr("unknown flags %#x", flags)
 	}
 	nl := int(binary.LittleEndian.Uint16(h[6:]))
@@ -164,6 +165,7 @@ func (d *decoder) decode(dst unsafe.Pointer, p *plan) error {
 	}
 	d.sharing = flags&flagSharing != 0
 	d.compact = flags&flagCompact != 0
+	d.dense = flags&flagDense != 0
 	d.alloc = 0
 	d.rawDepth = 0
 	d.stack = d.stack[:0]
@@ -629,7 +631,7 @@ func (d *decoder) ptrArray(data unsafe.Pointer, el *plan, n int) error {
 		return nil
 	}
 	obj := el.elem
-	if err := d.charge(uintptr(k), obj.size); err != nil {
+	if err := d.chargeFlat(k, obj); err != nil {
 		d.dropReuse(data, n)
 		return err
 	}
@@ -732,7 +734,7 @@ func (d *decoder) compactPtrs(data unsafe.Pointer, el *plan, n int) error {
 		d.dropReuse(data, n)
 		return nil
 	}
-	if err := d.charge(uintptr(k), el.elem.size); err != nil {
+	if err := d.chargeFlat(k, el.elem); err != nil {
 		d.dropReuse(data, n)
 		return err
 	}

@@ -98,6 +98,9 @@ func consecutiveObjs(ptrs []unsafe.Pointer, size uintptr) bool {
 // and the checked way one range at a time for an object that straddles a
 // read.
 func (d *decoder) flatObjs(f flatDst, bm []byte, n int, obj *plan) error {
+	if d.packs(obj) {
+		return d.denseObjs(f, bm, n, obj)
+	}
 	defer func() {
 		if f.objs != nil {
 			clear(f.objs)

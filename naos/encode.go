@@ -17,6 +17,7 @@ const (
 	version     = 1
 	flagSharing = 1 << 0
 	flagCompact = 1 << 1
+	flagDense   = 1 << 2 // flat objects of pointer arrays are packed (dense.go)
 	streamedLen = ^uint64(0)
 	maxNameLen  = 512
 )
@@ -54,6 +55,7 @@ type seenKey struct {
 // encoder builds the send list of one message by a depth-first traversal.
 type encoder struct {
 	sharing, compact, coalesce bool
+	dense                      bool // pack flat objects (flagDense)
 	maxBytes                   int64
 	st                         stager // stream path only (coalesce)
 
@@ -96,7 +98,7 @@ func (e *encoder) emit(p unsafe.Pointer, n uintptr) error {
 	}
 	e.total += int64(n)
 	if e.total > e.maxBytes {
-		return fmt.Errorf("naos: message exceeds %d bytes (a cycle? set Options.Sharing)", e.maxBytes)
+		return errTooLarge(e.maxBytes)
 	}
 	if a := uintptr(p); e.coalesce && a == e.lastEnd && len(e.iov) > 0 {
 		e.iov[len(e.iov)-1].n += n
@@ -108,8 +110,18 @@ func (e *encoder) emit(p unsafe.Pointer, n uintptr) error {
 		e.iov = append(e.iov, iovec{p, n})
 		e.lastEnd = a + n
 	}
+	return e.account(int64(n))
+}
+
+func errTooLarge(max int64) error {
+	return fmt.Errorf("naos: message exceeds %d bytes (a cycle? set Options.Sharing)", max)
+}
+
+// account counts n bytes added to the send list and, when pipelining,
+// hands the list over every chunk bytes.
+func (e *encoder) account(n int64) error {
 	if e.chunk > 0 {
-		e.since += int64(n)
+		e.since += n
 		if e.since >= e.chunk {
 			e.since = 0
 			var err error
@@ -148,6 +160,9 @@ func (e *encoder) header(p *plan, n uint64) []byte {
 	}
 	if e.compact {
 		h[5] |= flagCompact
+	}
+	if e.dense {
+		h[5] |= flagDense
 	}
 	binary.LittleEndian.PutUint16(h[6:], uint16(len(name)))
 	binary.LittleEndian.PutUint64(h[8:], p.fp)
@@ -375,6 +390,9 @@ func (e *encoder) compactPtrs(h *sliceHeader, el *plan) error {
 // in one loop.
 func (e *encoder) flatPtrs(h *sliceHeader, obj *plan) error {
 	ptrs := unsafe.Slice((*unsafe.Pointer)(h.data), h.len)
+	if e.dense && obj.dense {
+		return e.densePtrs(ptrs, obj)
+	}
 	for i := 0; i < len(ptrs); i++ {
 		if i += e.stageFlats(ptrs[i:], obj); i == len(ptrs) {
 			break

@@ -3,6 +3,7 @@ package naos
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -35,40 +36,46 @@ func TestStagingRoundTrip(t *testing.T) {
 		[]*flatB{{1, true, "a", ""}, nil, {2, false, "", "bb"}},
 		[]*Point{{1, 2}, nil, {3, 4}},
 		mixed{"m", big, benchPairs(300), []string{"a", "", "ccc"}},
+		// Lengths of one, two and three uvarint bytes; strings below, at
+		// and above the staging threshold.
+		[]*Pair{{1, strings.Repeat("y", 127)}, {2, strings.Repeat("z", 128)}, {3, strings.Repeat("w", 129)}, {4, strings.Repeat("v", 70000)}, {5, "u"}},
+		[]*flatB{{1, true, strings.Repeat("a", 200), "b"}, {2, false, "c", strings.Repeat("d", 20000)}},
 	}
 	for _, stage := range []int{-1, 0, 1, 24, 1 << 20} {
 		for _, chunk := range []int{0, 4096} {
 			for _, compact := range []bool{false, true} {
-				t.Run(fmt.Sprintf("stage=%d/chunk=%d/compact=%v", stage, chunk, compact), func(t *testing.T) {
-					a, b := pair(t, "tcp", Options{Stage: stage, Chunk: chunk, Compact: compact})
-					for i, v := range values {
-						errc := make(chan error, 1)
-						go func() { errc <- a.Send(v) }()
-						got := reflect.New(reflect.TypeOf(v))
-						var err error
-						switch w := got.Interface().(type) {
-						case *Everything:
-							*w, err = Recv[Everything](b)
-						case *[]*Pair:
-							*w, err = Recv[[]*Pair](b)
-						case *[]*flatB:
-							*w, err = Recv[[]*flatB](b)
-						case *[]*Point:
-							*w, err = Recv[[]*Point](b)
-						case *mixed:
-							*w, err = Recv[mixed](b)
+				for _, asIs := range []bool{false, true} {
+					t.Run(fmt.Sprintf("stage=%d/chunk=%d/compact=%v/asIs=%v", stage, chunk, compact, asIs), func(t *testing.T) {
+						a, b := pair(t, "tcp", Options{Stage: stage, Chunk: chunk, Compact: compact, asIs: asIs})
+						for i, v := range values {
+							errc := make(chan error, 1)
+							go func() { errc <- a.Send(v) }()
+							got := reflect.New(reflect.TypeOf(v))
+							var err error
+							switch w := got.Interface().(type) {
+							case *Everything:
+								*w, err = Recv[Everything](b)
+							case *[]*Pair:
+								*w, err = Recv[[]*Pair](b)
+							case *[]*flatB:
+								*w, err = Recv[[]*flatB](b)
+							case *[]*Point:
+								*w, err = Recv[[]*Point](b)
+							case *mixed:
+								*w, err = Recv[mixed](b)
+							}
+							if err != nil {
+								t.Fatalf("value %d: %v", i, err)
+							}
+							if err := <-errc; err != nil {
+								t.Fatalf("value %d: send: %v", i, err)
+							}
+							if !reflect.DeepEqual(got.Elem().Interface(), v) {
+								t.Fatalf("value %d: got %#v, want %#v", i, got.Elem().Interface(), v)
+							}
 						}
-						if err != nil {
-							t.Fatalf("value %d: %v", i, err)
-						}
-						if err := <-errc; err != nil {
-							t.Fatalf("value %d: send: %v", i, err)
-						}
-						if !reflect.DeepEqual(got.Elem().Interface(), v) {
-							t.Fatalf("value %d: got %#v, want %#v", i, got.Elem().Interface(), v)
-						}
-					}
-				})
+					})
+				}
 			}
 		}
 	}

@@ -21,6 +21,9 @@ func fuzzSeeds(f *testing.F) {
 		{everything(), Options{Sharing: true}},
 		{[]*Pair{{1, "a"}, nil, {2, "b"}}, Options{Compact: true}},
 		{[]*Pair{{1, "a"}, nil, {2, "b"}}, Options{}},
+		{[]*Pair{{1, "a"}, nil, {2, "b"}}, Options{asIs: true}},
+		{[]*Pair{{1, "a"}, nil, {2, "b"}}, Options{Compact: true, asIs: true}},
+		{[]*Pair{{1, string(make([]byte, 200))}, {2, ""}}, Options{}},
 		{cyc, Options{Sharing: true}},
 		{map[string][]int{"k": {1, 2}}, Options{}},
 		{[]Point{{1, 2}}, Options{}},
@@ -70,7 +73,7 @@ func FuzzDecode(f *testing.F) {
 }
 
 func TestHostile(t *testing.T) {
-	good, _ := AppendEncode(nil, []*Pair{{1, "abc"}}, Options{})
+	good, _ := AppendEncode(nil, []*Pair{{1, "abc"}}, Options{asIs: true}) // flat objects as they are
 	patch := func(off int, word uint64) []byte {
 		b := append([]byte(nil), good...)
 		binary.LittleEndian.PutUint64(b[off:], word)
@@ -89,6 +92,45 @@ func TestHostile(t *testing.T) {
 	} {
 		if _, err := Decode[[]*Pair](msg, Limits{}); err == nil || !errors.Is(err, ErrFormat) && name != "empty" {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// Packed flat objects (flagDense): the slice header (24 bytes), the
+	// pointer array (8), Key (4), the string's length (a uvarint), "abc".
+	dense, _ := AppendEncode(nil, []*Pair{{1, "abc"}}, Options{})
+	if len(dense) != hl+40 || dense[hl+36] != 3 || string(dense[hl+37:]) != "abc" {
+		t.Fatalf("dense message % x", dense[hl:])
+	}
+	edit := func(off int, b ...byte) []byte {
+		return append(append(append([]byte(nil), dense[:off]...), b...), dense[off+len(b):]...)
+	}
+	cut := func(off int, tail ...byte) []byte {
+		m := append(append([]byte(nil), dense[:off]...), tail...)
+		binary.LittleEndian.PutUint64(m[16:], uint64(len(m)-hl))
+		return m
+	}
+	for name, msg := range map[string][]byte{
+		"len > data": edit(hl+8, 100), // 100 elements, 32 bytes of pointers
+		"many objects": func() []byte {
+			m := cut(hl+24, make([]byte, 8*64)...)
+			m[hl+8] = 64
+			m[hl+16] = 64
+			for i := 0; i < 64; i++ {
+				m[hl+24+8*i] = 1
+			}
+			return m
+		}(), // 64 non-nil pointers, no objects
+		"string > data":     edit(hl+36, 4),                                                         // 4 bytes of string, 3 follow
+		"long string":       cut(hl+36, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01), // 2^63
+		"overflow":          cut(hl+36, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f), // 70 bits
+		"unended length":    cut(hl+36, 0x80),
+		"huge string":       cut(hl+36, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01), // 2^35
+		"no length":         cut(hl + 36),
+		"header says more":  patch2(dense, 16, 41),
+		"header says less":  patch2(dense, 16, 39),
+		"sharing and dense": edit(5, flagDense|flagSharing),
+	} {
+		if _, err := Decode[[]*Pair](msg, Limits{}); !errors.Is(err, ErrFormat) {
+			t.Errorf("dense, %s: %v", name, err)
 		}
 	}
 	// An invalid bool.
@@ -123,6 +165,13 @@ func TestHostile(t *testing.T) {
 	if _, err := Decode[[]float64](big, Limits{MaxElems: 999}); !errors.Is(err, ErrFormat) {
 		t.Errorf("elems: %v", err)
 	}
+}
+
+// patch2 returns a copy of msg with the 8-byte word at off set.
+func patch2(msg []byte, off int, word uint64) []byte {
+	b := append([]byte(nil), msg...)
+	binary.LittleEndian.PutUint64(b[off:], word)
+	return b
 }
 
 func mustPlan[T any]() *plan {

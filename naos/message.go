@@ -40,7 +40,7 @@ func encodeWith(v any, opts Options, alloc func(n int) ([]byte, error)) error {
 	// ranges are staged (one copy into the staging blocks, then a few
 	// large copies into dst) rather than listed one iovec each.
 	ne := newEncoder(opts, false)
-	e.sharing, e.compact, e.coalesce, e.maxBytes, e.seen, e.st.max = ne.sharing, ne.compact, ne.coalesce, ne.maxBytes, ne.seen, ne.st.max
+	e.sharing, e.compact, e.coalesce, e.dense, e.maxBytes, e.seen, e.st.max = ne.sharing, ne.compact, ne.coalesce, ne.dense, ne.maxBytes, ne.seen, ne.st.max
 	if err := e.traverse(root.UnsafePointer(), p); err != nil {
 		return err
 	}

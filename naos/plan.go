@@ -53,6 +53,9 @@ type plan struct {
 	inline  bool      // not pointer-free, and everything below it can be sent and recovered by plain recursion (see inlinable)
 	flat    bool      // pointer-free of at most smallString bytes, or a struct whose slots are all strings (at most maxInlineSlots): arrays of pointers to it are sent and recovered by a tight loop
 	spans   []run     // flat: the bytes outside the slots' string headers, padding included, coalesced (copied as they come)
+	dense   bool      // flat, with packed+len(slots) > 0: sent packed in messages with flagDense (see denseLayout)
+	packed  int       // dense: the bytes of runs (the object's pointer-free bytes, padding excluded)
+	pbools  []int     // dense: the offsets of bools in the packed bytes
 	fp      uint64    // structural fingerprint
 	name    string    // t.String(), for errors
 }
@@ -94,6 +97,7 @@ func planOf(t reflect.Type) (*plan, error) {
 		}
 		if q.flat {
 			q.spans = flatSpans(q)
+			denseLayout(q)
 		}
 	}
 	for t, q := range b.done {
@@ -102,6 +106,23 @@ func planOf(t reflect.Type) (*plan, error) {
 	v, _ := plans.Load(t)
 	_ = p
 	return v.(*plan), nil
+}
+
+// denseLayout sets the packed layout of a flat plan: in a message with
+// flagDense, an object an array of pointers points to is sent as its runs
+// (pointer-free bytes without padding, in offset order: packed bytes),
+// then for each string slot in offset order its length as a uvarint and
+// its bytes. A plan with no packed bytes and no strings is sent as it is.
+func denseLayout(q *plan) {
+	for _, r := range q.runs {
+		for _, b := range q.bools {
+			if b >= r.off && b < r.off+r.n {
+				q.pbools = append(q.pbools, q.packed+int(b-r.off))
+			}
+		}
+		q.packed += int(r.n)
+	}
+	q.dense = q.packed+len(q.slots) > 0
 }
 
 // flatSpans returns the byte ranges of a flat plan's value outside its

@@ -27,7 +27,7 @@ func runNaosbench(args []string, stdout, stderr io.Writer) error {
 	libs := fs.String("libraries", "", "comma-separated libraries (default all: "+strings.Join(naosbench.Libraries, ",")+")")
 	transports := fs.String("transports", "", "comma-separated transports (default all: "+strings.Join(naosbench.Transports, ",")+")")
 	sizes := fs.String("sizes", "", "comma-separated array sizes (default "+naosbenchSizes(naosbench.FullSizes)+")")
-	budget := fs.Duration("benchtime", 0, "measurement time per record (default 300ms, 60ms with --quick)")
+	budget := fs.Duration("benchtime", 0, "measurement time per record (default 300ms, 150ms with --quick)")
 	fresh := fs.Bool("fresh", false, "TCP receivers decode every array into a new value (default: into the previous one, as far as each library allows)")
 	rounds := fs.Int("rounds", 3, "TCP: measure each library this many times, interleaved, and report the medians")
 	out := fs.String("out", "", "directory for naosbench.json, naosbench.csv and the PNG plots (default ./out/naosbench-<timestamp>)")

@@ -38,7 +38,7 @@ type Config struct {
 	Transports []string
 	Sizes      []int
 	// Budget is the measurement time per record (default 300 ms, quick
-	// 60 ms).
+	// 150 ms), split over its rounds.
 	Budget time.Duration
 	// Fresh makes every TCP receiver decode each array into a new value.
 	// By default each receiver decodes into its previous value as far as
@@ -84,7 +84,7 @@ func (c *Config) defaults() {
 	if c.Budget <= 0 {
 		c.Budget = 300 * time.Millisecond
 		if c.Quick {
-			c.Budget = 60 * time.Millisecond
+			c.Budget = 150 * time.Millisecond
 		}
 	}
 	if c.Rounds <= 0 {
@@ -190,12 +190,20 @@ type harness interface {
 // process (sender and receiver) per streamed array (µs).
 type result struct{ lat, tput, cpu float64 }
 
+// maxReps and maxStream bound the round trips and the streamed arrays
+// of one measurement.
+const (
+	maxReps   = 2000
+	maxStream = 20000
+)
+
 // plan returns how many round trips and streamed messages fit in budget,
-// given one warm-up round trip of rtt.
+// given one warm-up round trip of rtt (the RPC harness).
+
 func plan(rtt, budget time.Duration) (reps, stream int) {
 	rtt = max(rtt, time.Microsecond)
-	reps = int(min(max(budget/2/rtt, 3), 2000))
-	stream = int(min(max(budget/2/rtt, 3), 20000))
+	reps = int(min(max(budget/2/rtt, 3), maxReps))
+	stream = int(min(max(budget/2/rtt, 3), maxStream))
 	return reps, stream
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -74,8 +75,21 @@ func (h *tcpHarness) measure(lib string, d *dataset, budget time.Duration) (resu
 	return result{lat, tput, cpu}, err
 }
 
+// inFlight returns how many arrays may be sent and not yet acknowledged
+// while streaming, given a round trip of rtt: deep enough to keep the
+// pipe full (at least 2), shallow enough that the arrays in flight at
+// the deadline are acknowledged within a few milliseconds (at most 64).
+func inFlight(rtt time.Duration) int {
+	return int(min(max(2*time.Millisecond/max(rtt, time.Microsecond), 2), 64))
+}
+
 // drive measures latency (send, wait for the acknowledgement) and then
-// throughput (a goroutine sends while the caller counts acknowledgements).
+// throughput (a goroutine sends, at most inFlight(median round trip)
+// arrays ahead, while the caller counts acknowledgements). Both phases
+// run for budget/2 (at least 3 arrays, at most maxReps and maxStream), so a slow warm-up round trip on a loaded machine does not
+// shrink the sample. CPU is the process's CPU time over the throughput
+// phase divided by the arrays sent in it (all acknowledged before the
+// clock stops).
 func drive(send func() error, ack func() error, budget time.Duration) (lat, tput, cpu float64, err error) {
 	rt := func() (time.Duration, error) {
 		t0 := time.Now()
@@ -87,49 +101,70 @@ func drive(send func() error, ack func() error, budget time.Duration) (lat, tput
 		}
 		return time.Since(t0), nil
 	}
-	var warm time.Duration
 	for i := 0; i < 2; i++ {
-		if warm, err = rt(); err != nil {
+		if _, err = rt(); err != nil {
 			return 0, 0, 0, err
 		}
 	}
-	reps, stream := plan(warm, budget)
-	xs := make([]time.Duration, 0, reps)
-	deadline := time.Now().Add(budget)
-	for i := 0; i < reps && (i < 3 || time.Now().Before(deadline)); i++ {
+	xs := make([]time.Duration, 0, 64)
+	deadline := time.Now().Add(budget / 2)
+	for i := 0; i < maxReps && (i < 3 || time.Now().Before(deadline)); i++ {
 		x, err := rt()
 		if err != nil {
 			return 0, 0, 0, err
 		}
 		xs = append(xs, x)
 	}
-	lat = float64(median(xs)) / 1e3
+	med := median(xs)
+	lat = float64(med) / 1e3
+	quit := make(chan struct{})
+	var sent atomic.Int64
 	errc := make(chan error, 1)
+	window := make(chan struct{}, inFlight(med))
 	c0 := cpuTime()
 	t0 := time.Now()
 	go func() {
-		for i := 0; i < stream; i++ {
+		for i := 0; i < maxStream; i++ {
+			select {
+			case window <- struct{}{}:
+			case <-quit:
+				errc <- nil
+				return
+			}
 			if err := send(); err != nil {
 				errc <- err
 				return
 			}
+			sent.Add(1)
 		}
 		errc <- nil
 	}()
-	for i := 0; i < stream; i++ {
+	got := 0
+	for got < maxStream {
 		if err = ack(); err != nil {
+			break
+		}
+		<-window
+		got++
+		if got >= 3 && time.Since(t0) >= budget/2 {
 			break
 		}
 	}
 	el := time.Since(t0)
-	if serr := <-errc; err == nil {
+	counted := got
+	close(quit)
+	serr := <-errc
+	if err == nil {
 		err = serr
+	}
+	for n := int(sent.Load()); err == nil && got < n; got++ {
+		err = ack() // the arrays still in flight (at most inFlight)
 	}
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	cpu = float64(cpuTime()-c0) / 1e3 / float64(stream)
-	return lat, float64(stream) / el.Seconds(), cpu, nil
+	cpu = float64(cpuTime()-c0) / 1e3 / float64(got)
+	return lat, float64(counted) / el.Seconds(), cpu, nil
 }
 
 // tcpSender returns the client's send of one array and its close.
