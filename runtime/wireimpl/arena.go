@@ -52,10 +52,10 @@ type Arena struct {
 
 	lastSrc *source      // the most recent registered decoded input (see Bytes.Set)
 	srcs    slab[source] // decoded inputs (one per Decode): a slab of its own, no Type lookup
-	// src0 is the record of the first input of a batch (newSourceOf), in
-	// use when src0Epoch is epoch+1.
-	src0      source
-	src0Epoch uint64
+	// src0 is the record of the batch's first registered input when
+	// BeginDecode's common case decodes it; in use exactly when lastSrc
+	// points to it (its a is a once set, its segs always nil).
+	src0 source
 
 	szFor *Core // the message whose Sizes were computed last, for Serialize
 	// szDirect: szFor's sizes came from the direct path (fast_encode.go),
@@ -88,6 +88,26 @@ func (a *Arena) Reset() error {
 		first = in.Release()
 		a.in = mem.Buf{}
 	}
+	if len(a.refs) != 0 {
+		first = a.releaseRefs(first)
+	}
+	a.epoch++
+	if a.ci != 0 {
+		a.ci, a.cur = 0, a.chunks[0]
+	}
+	a.off = 0
+	if a.lastSrc != nil {
+		a.lastSrc = nil
+	}
+	if a.szFor != nil {
+		a.szFor = nil
+	}
+	return first
+}
+
+// releaseRefs releases a.refs (Reset's loop, out of line: most batches
+// hold only their input) and returns first, or the first release error.
+func (a *Arena) releaseRefs(first error) error {
 	refs := a.refs
 	for i := range refs {
 		if err := refs[i].Release(); err != nil && first == nil {
@@ -96,13 +116,6 @@ func (a *Arena) Reset() error {
 		refs[i] = mem.Buf{} // inline stores: cheaper than clear's bulk barrier for a few refs
 	}
 	a.refs = refs[:0]
-	a.epoch++
-	if a.ci != 0 {
-		a.cur = a.chunks[0]
-	}
-	a.ci, a.off = 0, 0
-	a.lastSrc = nil
-	a.szFor = nil
 	return first
 }
 

@@ -18,36 +18,31 @@ import (
 // then its own WireDecodeAt(src, 0, src.Len(), 0).
 func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
 	a := c.a
-	if a == nil || c.epoch != uint32(a.epoch) || b.IsZero() {
-		return c.beginDecodeSlow(b)
-	}
-	// holdInput inline: share the reference of the registered input decoded
-	// last in this batch when b lies within it, else take one.
-	p := b.Bytes()
-	var h mem.Buf
-	if last := a.lastSrc; last != nil {
-		if off, ok := within(p, last.data); ok {
-			h = last.buf.Slice(off, len(p))
+	// The common case, straight-line: the batch's first registered input
+	// (the arena holds no input yet: lastSrc is nil exactly until one is
+	// recorded), of a live message, in the unchecked build. Its record is
+	// the one embedded in the arena (src0: no slab, its arena and segs
+	// fields are fixed), its reference the arena's input slot (no append).
+	// A Buf's window is shorter than 2^32, so MaxMessageSize holds.
+	if a != nil && a.lastSrc == nil && c.epoch == uint32(a.epoch) && !b.IsZero() && !mem.Checked {
+		h := b.Clone()
+		a.in = h
+		src := &a.src0
+		if src.a == nil {
+			src.a = a
 		}
+		thr := a.Threshold
+		src.data, src.buf, src.thr, src.epoch, src.cpBelow = h.Bytes(), h, thr, a.epoch, thr
+		a.lastSrc = src
+		return src, nil
 	}
-	if h.IsZero() {
-		h = b.Clone()
-		if a.in.IsZero() { // the batch's first: a slot of its own, no append
-			a.in = h
-		} else {
-			a.refs = append(a.refs, h)
-		}
-	}
-	if uint64(len(p)) > MaxMessageSize {
-		return nil, malformed(0, 0, "input larger than MaxMessageSize")
-	}
-	src := a.newSourceOf(p, h)
-	a.lastSrc = src
-	return src, nil
+	return c.beginDecodeSlow(b)
 }
 
-// beginDecodeSlow is BeginDecode without an arena, for a stale message or
-// an empty input.
+// beginDecodeSlow is BeginDecode outside its common case: no arena, a
+// stale message, an empty input, a second input in the batch (sharing the
+// reference of the input decoded last when it lies within it), or the
+// checked build.
 func (c *Core) beginDecodeSlow(b mem.Buf) (*Source, error) {
 	a := c.a
 	if a == nil {
@@ -110,24 +105,12 @@ func (a *Arena) newSource() *source {
 }
 
 // newSourceOf is newSource for an input p held by h, decoded at the
-// arena's current Threshold: the record is written once.
+// arena's current Threshold: the record is written once. (BeginDecode's
+// common case uses the arena's embedded record instead.)
 func (a *Arena) newSourceOf(p []byte, h mem.Buf) *source {
-	var src *source
-	if a.src0Epoch != a.epoch+1 && !mem.Checked {
-		// The batch's first input: the record embedded in the arena (no
-		// slab; its arena field is always a). The checked build keeps using
-		// the slab, which gives every record new memory after a Reset.
-		a.src0Epoch = a.epoch + 1
-		src = &a.src0
-		if src.a == nil {
-			src.a = a
-		}
-	} else {
-		src = a.sourceSlot()
-		src.a = a
-	}
+	src := a.sourceSlot()
 	// Field by field (every field of source): cheaper than a literal.
-	src.data, src.buf, src.thr, src.epoch = p, h, a.Threshold, a.epoch
+	src.a, src.data, src.buf, src.thr, src.epoch = a, p, h, a.Threshold, a.epoch
 	if src.segs != nil {
 		src.segs = nil
 	}
