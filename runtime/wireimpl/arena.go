@@ -88,9 +88,14 @@ func (a *Arena) Reset() error {
 		first = in.Release()
 		a.in = mem.Buf{}
 	}
-	if len(a.refs) != 0 {
-		first = a.releaseRefs(first)
+	refs := a.refs
+	for i := range refs {
+		if err := refs[i].Release(); err != nil && first == nil {
+			first = err
+		}
+		refs[i] = mem.Buf{} // inline stores: cheaper than clear's bulk barrier for a few refs
 	}
+	a.refs = refs[:0]
 	a.epoch++
 	if a.ci != 0 {
 		a.ci, a.cur = 0, a.chunks[0]
@@ -102,20 +107,6 @@ func (a *Arena) Reset() error {
 	if a.szFor != nil {
 		a.szFor = nil
 	}
-	return first
-}
-
-// releaseRefs releases a.refs (Reset's loop, out of line: most batches
-// hold only their input) and returns first, or the first release error.
-func (a *Arena) releaseRefs(first error) error {
-	refs := a.refs
-	for i := range refs {
-		if err := refs[i].Release(); err != nil && first == nil {
-			first = err
-		}
-		refs[i] = mem.Buf{} // inline stores: cheaper than clear's bulk barrier for a few refs
-	}
-	a.refs = refs[:0]
 	return first
 }
 
