@@ -88,14 +88,15 @@ func (a *Arena) Reset() error {
 		first = in.Release()
 		a.in = mem.Buf{}
 	}
-	refs := a.refs
-	for i := range refs {
-		if err := refs[i].Release(); err != nil && first == nil {
-			first = err
+	if refs := a.refs; len(refs) != 0 {
+		for i := range refs {
+			if err := refs[i].Release(); err != nil && first == nil {
+				first = err
+			}
+			refs[i] = mem.Buf{} // inline stores: cheaper than clear's bulk barrier for a few refs
 		}
-		refs[i] = mem.Buf{} // inline stores: cheaper than clear's bulk barrier for a few refs
+		a.refs = refs[:0]
 	}
-	a.refs = refs[:0]
 	a.epoch++
 	if a.ci != 0 {
 		a.ci, a.cur = 0, a.chunks[0]
