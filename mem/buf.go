@@ -139,6 +139,25 @@ func (b Buf) Release() error {
 	return b.releaseSlow()
 }
 
+// ReleaseAll releases every reference in bufs, as Release would one by
+// one, and sets each to the zero Buf. It returns the first error (see
+// Release) after releasing all the others. Dropping one of several
+// references of a single-goroutine pool is done inline, without a call
+// per reference.
+func ReleaseAll(bufs []Buf) error {
+	var first error
+	for i := range bufs {
+		b := &bufs[i]
+		if r := b.r; r != nil && !r.atomic && r.refs[b.item] > 1 && r.gen[b.item] == b.gen {
+			r.refs[b.item]--
+		} else if err := b.releaseSlow(); err != nil && first == nil {
+			first = err
+		}
+		*b = Buf{}
+	}
+	return first
+}
+
 // releaseSlow is Release outside its fast path.
 func (b Buf) releaseSlow() error {
 	r := b.r
@@ -243,6 +262,40 @@ func (b Buf) staleErr(op string) *UseAfterReleaseError {
 // item. It is O(1): a range check per space and one table lookup. The
 // reference follows the concurrency rules of the item's pool.
 func Recover(p []byte) (Buf, bool) {
+	// find and lookupRegion inline for the default space (the common
+	// case): one range check, one slot load, the item's count.
+	if len(p) != 0 && !checked {
+		addr := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+		if s := defaultFast.Load(); s != nil {
+			if off := addr - uintptr(s.base); off < s.size {
+				r := s.slots[off>>SlotShift].Load()
+				if r == nil || r.atomic {
+					return recoverSlow(p)
+				}
+				off = addr - uintptr(r.ptr)
+				if off >= r.length {
+					return Buf{}, false
+				}
+				item := int32(off >> r.shift)
+				ioff := off & (1<<r.shift - 1)
+				if uintptr(len(p)) > 1<<r.shift-ioff {
+					return Buf{}, false
+				}
+				rp := &r.refs[item]
+				if *rp <= 0 {
+					return Buf{}, false
+				}
+				*rp++
+				return Buf{r: r, item: item, gen: r.gen[item], win: makeWin(uint32(ioff), uint32(len(p)))}, true
+			}
+		}
+	}
+	return recoverSlow(p)
+}
+
+// recoverSlow is Recover outside its inline case (other spaces, Concurrent
+// pools, the checked build).
+func recoverSlow(p []byte) (Buf, bool) {
 	b, ok := find(p)
 	if !ok {
 		return Buf{}, false

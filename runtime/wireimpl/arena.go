@@ -1,7 +1,6 @@
 package wireimpl
 
 import (
-	"math"
 	"sync/atomic"
 	"unsafe"
 
@@ -53,10 +52,10 @@ type Arena struct {
 
 	lastSrc *source      // the most recent registered decoded input (see Bytes.Set)
 	srcs    slab[source] // decoded inputs (one per Decode): a slab of its own, no Type lookup
-	// src0 is the record of the first input of a batch (newSourceOf), in
-	// use when src0Epoch is epoch+1.
-	src0      source
-	src0Epoch uint64
+	// src0 is the record of the batch's first registered input when
+	// BeginDecode's common case decodes it; in use exactly when lastSrc
+	// points to it (its a is a once set, its segs always nil).
+	src0 source
 
 	szFor *Core // the message whose Sizes were computed last, for Serialize
 	// szDirect: szFor's sizes came from the direct path (fast_encode.go),
@@ -89,84 +88,24 @@ func (a *Arena) Reset() error {
 		first = in.Release()
 		a.in = mem.Buf{}
 	}
-	refs := a.refs
-	for i := range refs {
-		if err := refs[i].Release(); err != nil && first == nil {
+	if refs := a.refs; len(refs) != 0 {
+		if err := mem.ReleaseAll(refs); err != nil && first == nil {
 			first = err
 		}
-		refs[i] = mem.Buf{} // inline stores: cheaper than clear's bulk barrier for a few refs
+		a.refs = refs[:0]
 	}
-	a.refs = refs[:0]
 	a.epoch++
 	if a.ci != 0 {
-		a.cur = a.chunks[0]
+		a.ci, a.cur = 0, a.chunks[0]
 	}
-	a.ci, a.off = 0, 0
-	a.lastSrc = nil
-	a.szFor = nil
+	a.off = 0
+	if a.lastSrc != nil {
+		a.lastSrc = nil
+	}
+	if a.szFor != nil {
+		a.szFor = nil
+	}
 	return first
-}
-
-// newSource returns a source of a's current epoch, otherwise zeroed, from
-// the arena's own slab, valid until Reset (the inlined fast path of
-// slab.alloc for one value).
-func (a *Arena) newSource() *source {
-	p := a.sourceSlot()
-	*p = source{a: a, epoch: a.epoch}
-	return p
-}
-
-// newSourceOf is newSource for an input p held by h, decoded at the
-// arena's current Threshold: the record is written once.
-func (a *Arena) newSourceOf(p []byte, h mem.Buf) *source {
-	var src *source
-	if a.src0Epoch != a.epoch+1 && !mem.Checked {
-		// The batch's first input: the record embedded in the arena (no
-		// slab; its arena field is always a). The checked build keeps using
-		// the slab, which gives every record new memory after a Reset.
-		a.src0Epoch = a.epoch + 1
-		src = &a.src0
-		if src.a == nil {
-			src.a = a
-		}
-	} else {
-		src = a.sourceSlot()
-		src.a = a
-	}
-	// Field by field (every field of source): cheaper than a literal.
-	src.data, src.buf, src.thr, src.epoch = p, h, a.Threshold, a.epoch
-	if src.segs != nil {
-		src.segs = nil
-	}
-	src.cpBelow = a.Threshold
-	if h.IsZero() {
-		src.cpBelow = math.MaxInt
-	}
-	return src
-}
-
-// sourceSlot returns the next source record of the slab (holding stale
-// contents: the caller assigns the whole record).
-func (a *Arena) sourceSlot() *source {
-	s := &a.srcs
-	if s.epoch != a.epoch { // the first decode after a Reset
-		if mem.Checked {
-			s.rewind(a) // new memory, as for messages
-		} else {
-			s.epoch, s.n = a.epoch, 0
-			if s.ci != 0 {
-				s.ci, s.cur = 0, s.chunks[0]
-			}
-		}
-	}
-	var p *source
-	if s.n < len(s.cur) {
-		p = &s.cur[s.n]
-		s.n++
-	} else {
-		p = &s.alloc(a, 1, false)[0]
-	}
-	return p
 }
 
 // Hold gives the arena one reference that it releases at Reset. The caller

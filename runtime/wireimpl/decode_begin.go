@@ -1,0 +1,146 @@
+package wireimpl
+
+import (
+	"math"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+)
+
+// The start of a decode: the arena takes (or shares) the input's reference
+// and records the input in a source record (Source), which the direct and
+// Decoder paths read.
+
+// BeginDecode prepares a direct decode of c's message from b, zero-copy,
+// like Decode: the arena takes its reference on b (once per batch, see
+// holdInput; released at Reset) and records the input. It returns nil and
+// the error when c has no arena, its arena was Reset since c was made, or
+// b is larger than MaxMessageSize. The generated Decode method calls it,
+// then its own WireDecodeAt(src, 0, src.Len(), 0).
+func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
+	a := c.a
+	// The common case, straight-line: the batch's first registered input
+	// (the arena holds no input yet: lastSrc is nil exactly until one is
+	// recorded), of a live message, in the unchecked build. Its record is
+	// the one embedded in the arena (src0: no slab, its arena and segs
+	// fields are fixed), its reference the arena's input slot (no append).
+	// A Buf's window is shorter than 2^32, so MaxMessageSize holds.
+	if a != nil && a.lastSrc == nil && c.epoch == uint32(a.epoch) && !b.IsZero() && !mem.Checked {
+		h := b.Clone()
+		a.in = h
+		src := &a.src0
+		if src.a == nil {
+			src.a = a
+		}
+		thr := a.Threshold
+		src.data, src.buf, src.thr, src.epoch, src.cpBelow = h.Bytes(), h, thr, a.epoch, thr
+		a.lastSrc = src
+		return src, nil
+	}
+	return c.beginDecodeSlow(b)
+}
+
+// beginDecodeSlow is BeginDecode outside its common case: no arena, a
+// stale message, an empty input, a second input in the batch (sharing the
+// reference of the input decoded last when it lies within it), or the
+// checked build.
+func (c *Core) beginDecodeSlow(b mem.Buf) (*Source, error) {
+	a := c.a
+	if a == nil {
+		return nil, ErrNoArena
+	}
+	if c.stale() {
+		return nil, ErrArenaReset
+	}
+	var p []byte
+	var h mem.Buf
+	if !b.IsZero() {
+		h, p = a.holdInput(b)
+	}
+	return a.beginSource(p, h)
+}
+
+// BeginDecodeBytes is BeginDecode for DecodeBytes: p is aliased (a
+// reference is taken when it lies in registered memory, unless p lies in
+// the registered input the arena decoded last, whose reference it shares).
+func (c *Core) BeginDecodeBytes(p []byte) (*Source, error) {
+	a := c.a
+	if a == nil {
+		return nil, ErrNoArena
+	}
+	if c.stale() {
+		return nil, ErrArenaReset
+	}
+	if src := a.lastSrc; src != nil {
+		if off, ok := within(p, src.data); ok { // see holdInput
+			return a.beginSource(p, src.buf.Slice(off, len(p)))
+		}
+	}
+	var h mem.Buf
+	if buf, ok := mem.Recover(p); ok {
+		a.refs = append(a.refs, buf)
+		h = buf
+	}
+	return a.beginSource(p, h)
+}
+
+// beginSource records the input p (held by h) of a direct decode.
+func (a *Arena) beginSource(p []byte, h mem.Buf) (*Source, error) {
+	if uint64(len(p)) > MaxMessageSize {
+		return nil, malformed(0, 0, "input larger than MaxMessageSize")
+	}
+	src := a.newSourceOf(p, h)
+	if !h.IsZero() {
+		a.lastSrc = src
+	}
+	return src, nil
+}
+
+// newSource returns a source of a's current epoch, otherwise zeroed, from
+// the arena's own slab, valid until Reset (the inlined fast path of
+// slab.alloc for one value).
+func (a *Arena) newSource() *source {
+	p := a.sourceSlot()
+	*p = source{a: a, epoch: a.epoch}
+	return p
+}
+
+// newSourceOf is newSource for an input p held by h, decoded at the
+// arena's current Threshold: the record is written once. (BeginDecode's
+// common case uses the arena's embedded record instead.)
+func (a *Arena) newSourceOf(p []byte, h mem.Buf) *source {
+	src := a.sourceSlot()
+	// Field by field (every field of source): cheaper than a literal.
+	src.a, src.data, src.buf, src.thr, src.epoch = a, p, h, a.Threshold, a.epoch
+	if src.segs != nil {
+		src.segs = nil
+	}
+	src.cpBelow = a.Threshold
+	if h.IsZero() {
+		src.cpBelow = math.MaxInt
+	}
+	return src
+}
+
+// sourceSlot returns the next source record of the slab (holding stale
+// contents: the caller assigns the whole record).
+func (a *Arena) sourceSlot() *source {
+	s := &a.srcs
+	if s.epoch != a.epoch { // the first decode after a Reset
+		if mem.Checked {
+			s.rewind(a) // new memory, as for messages
+		} else {
+			s.epoch, s.n = a.epoch, 0
+			if s.ci != 0 {
+				s.ci, s.cur = 0, s.chunks[0]
+			}
+		}
+	}
+	var p *source
+	if s.n < len(s.cur) {
+		p = &s.cur[s.n]
+		s.n++
+	} else {
+		p = &s.alloc(a, 1, false)[0]
+	}
+	return p
+}
