@@ -78,6 +78,76 @@ func genDirectSerializeEntry(g *protogen.GeneratedFile) {
 	g.P("}")
 }
 
+// leafOf returns the message of field f when it is a leaf of the direct
+// path (its fields are scalars, bytes and strings only), whose sizes and
+// encode the parent's direct methods emit inline instead of calling them;
+// nil otherwise.
+func leafOf(f *field) *message {
+	if f.shape != shapeMessage {
+		return nil
+	}
+	lm, err := newMessage(f.f.Message)
+	if err != nil {
+		return nil
+	}
+	for _, lf := range lm.fields {
+		switch lf.shape {
+		case shapeScalar, shapeBytes, shapeString:
+		default:
+			return nil
+		}
+	}
+	return lm
+}
+
+// emitSizeLeaf emits the sizes of the leaf message lm held in v, added to
+// the cursors hdr, cp, zc and ents (the body of lm's wireSizeDirect).
+func emitSizeLeaf(g *protogen.GeneratedFile, lm *message, v string) {
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
+	g.P("ln := 0")
+	for _, f := range lm.fields {
+		g.P("if ", present(g, f, v), " {")
+		g.P("ln++")
+		if f.shape != shapeScalar {
+			g.P("cp, zc, ents = ", v, ".", f.sf, ".SizeDirect(cp, zc, ents)")
+		}
+		g.P("}")
+	}
+	g.P("hdr += ", w("Fixed1"), "(ln)")
+}
+
+// emitEncLeaf emits the encode of the leaf message lm held in v at the
+// cursors hdr, cp and zc (the body of lm's wireEncDirect).
+func emitEncLeaf(g *protogen.GeneratedFile, lm *message, v string) {
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
+	g.P("var lb0 uint32")
+	g.P("ln := 0")
+	for _, f := range lm.fields {
+		_, bit := bitOf(f)
+		g.P("if ", present(g, f, v), " {")
+		g.P("lb0 |= ", bit)
+		g.P("ln++")
+		g.P("}")
+	}
+	g.P("if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {")
+	g.P("hdr = lend")
+	for _, f := range lm.fields {
+		g.P("if ", present(g, f, v), " {")
+		switch f.shape {
+		case shapeScalar:
+			g.P("w.PutU64(lat, ", u64Of(g, f, v+"."+f.sf), ")")
+		case shapeBytes:
+			g.P("cp, zc = w.PutBytes(lat, cp, zc, &", v, ".", f.sf, ")")
+		case shapeString:
+			g.P("cp, zc = w.PutString(lat, cp, zc, &", v, ".", f.sf, ")")
+		}
+		g.P("lat += ", w("EntrySize"))
+		g.P("}")
+	}
+	g.P("w.Check(lat, lend)")
+	g.P("}")
+}
+
 func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 	recv := "func (x *" + m.m.GoIdent.GoName + ") "
 	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
@@ -109,7 +179,11 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 			g.P("s.Fail(err)")
 			g.P("} else if s.Nested(v.WireCore(), depth+1) {")
 			g.P("n++")
-			g.P("hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)")
+			if lm := leafOf(f); lm != nil {
+				emitSizeLeaf(g, lm, "v")
+			} else {
+				g.P("hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)")
+			}
 			g.P("}")
 			g.P("}")
 		case shapeList: // bytes
@@ -167,7 +241,11 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 		case shapeMessage:
 			g.P("if v := x.", f.sf, ".Loaded(); v != nil && w.Nested(depth+1) {")
 			g.P("start := hdr")
-			g.P("hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)")
+			if lm := leafOf(f); lm != nil {
+				emitEncLeaf(g, lm, "v")
+			} else {
+				g.P("hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)")
+			}
 			g.P("w.PutRef(at, hdr-start, start)")
 			g.P("at += ", w("EntrySize"))
 			g.P("}")

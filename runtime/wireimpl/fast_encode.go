@@ -162,6 +162,10 @@ type DirectWriter struct {
 	sga    *SGA
 	ents0  int // len(sga.Entries) at the start
 	err    error
+	// modified: a write did not fit the cached sizes (ErrModified, unless
+	// an error was recorded in err); set without a call by the inlined
+	// Begin1.
+	modified bool
 }
 
 // StartDirect prepares w for serializing c's message into dst (exactly
@@ -197,6 +201,9 @@ func (c *Core) FinishDirect(w *DirectWriter, hdr, cp, zc int) error {
 		return w.err
 	}
 	sz := &c.a.sz
+	if w.modified {
+		return ErrModified
+	}
 	if (hdr^sz.Header)|(cp^(sz.Header+sz.Copied))|(zc^(sz.Header+sz.Copied+sz.ZeroCopy))|(len(w.sga.Entries)-w.ents0-sz.Entries) != 0 {
 		return ErrModified
 	}
@@ -217,10 +224,12 @@ func (w *DirectWriter) Fail(err error) {
 // follow). ents is -1 (ErrModified recorded) when the fixed part does not
 // fit in the header region of the cached sizes.
 func (w *DirectWriter) Begin1(hdr int, b0 uint32, n int) (ents, end int) {
+	// Small enough to be inlined into generated code: a failure is flagged
+	// (FinishDirect reports it) rather than recorded by a call.
 	if b0 == 0 {
 		end = hdr + 4
 		if end > w.hdrEnd || hdr < 0 {
-			w.Fail(ErrModified)
+			w.modified = true
 			return -1, hdr
 		}
 		binary.LittleEndian.PutUint32(w.dst[hdr:end], 0)
@@ -229,7 +238,7 @@ func (w *DirectWriter) Begin1(hdr int, b0 uint32, n int) (ents, end int) {
 	ents = hdr + 8
 	end = ents + EntrySize*n
 	if end > w.hdrEnd || hdr < 0 {
-		w.Fail(ErrModified)
+		w.modified = true
 		return -1, hdr
 	}
 	binary.LittleEndian.PutUint64(w.dst[hdr:ents], 1|uint64(b0)<<32)
@@ -280,50 +289,62 @@ func (w *DirectWriter) putCopied(at, cp, zc int, p []byte) (int, int) {
 
 // PutBytesList writes the entry at `at` of the present list l, its element
 // entries at the header cursor hdr and each element's value (copied or
-// zero-copy), and returns the advanced cursors. A list whose region does
-// not fit records ErrModified and leaves the cursors unchanged.
+// zero-copy), and returns the advanced cursors. A list whose region or
+// copied values do not fit records ErrModified and leaves the cursors
+// unchanged.
+//
+// Two tight loops rather than one with a call per element: the entries and
+// the zero-copy elements' SGA stores (room reserved once, no call, so the
+// cursors stay in registers), then, once the copied total is checked
+// against the head buffer, the copies.
 func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int, int) {
 	items := l.items
 	n := len(items)
 	r := hdr + EntrySize*n
-	if hdr < 0 || r > w.hdrEnd {
-		w.Fail(ErrModified)
+	dst := w.dst
+	if hdr < 0 || r > w.hdrEnd || cp < w.hdrEnd {
+		w.modified = true
 		return hdr, cp, zc
 	}
-	dst := w.dst
-	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(hdr))<<32)
-	// Room for every element in the SGA up front: the zero-copy ones are
-	// stored by index (no append per element) and the length set once.
+	ents := dst[hdr:r]
 	sga := w.sga
 	es := sga.Entries
-	j := len(es)
-	if cap(es)-j < n {
+	j0 := len(es)
+	if cap(es)-j0 < n {
 		es = slices.Grow(es, n)
 	}
-	es = es[:j+n]
-	off := hdr
+	es = es[:j0+n]
+	j := j0
+	c, z := cp, zc
 	for i := range items {
 		b := &items[i]
 		k := len(b.data)
+		e := ents[EntrySize*i : EntrySize*i+EntrySize]
 		if b.buf.IsZero() {
-			if cp < w.hdrEnd || k > len(dst)-cp {
-				w.Fail(ErrModified)
-				sga.Entries = es[:j]
-				return r, cp, zc
-			}
-			copy(dst[cp:cp+k], b.data)
-			binary.LittleEndian.PutUint64(dst[off:off+EntrySize], uint64(uint32(k))|uint64(uint32(cp))<<32)
-			cp += k
+			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
+			c += k
 		} else {
-			binary.LittleEndian.PutUint64(dst[off:off+EntrySize], uint64(uint32(k))|uint64(uint32(zc))<<32)
-			zc += k
+			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
+			z += k
 			es[j] = b.buf
 			j++
 		}
-		off += EntrySize
+	}
+	if c > len(dst) { // element lengths are below 2^32: no overflow
+		w.modified = true
+		sga.Entries = es[:j0]
+		return hdr, cp, zc
 	}
 	sga.Entries = es[:j]
-	return r, cp, zc
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(hdr))<<32)
+	if c != cp {
+		for i := range items {
+			if b := &items[i]; b.buf.IsZero() {
+				cp += copy(dst[cp:], b.data)
+			}
+		}
+	}
+	return r, c, z
 }
 
 // Nested reports whether a nested message at nesting depth depth (the root
@@ -340,6 +361,6 @@ func (w *DirectWriter) Nested(depth int) bool {
 // the fixed part (every field counted in the bitmap was written).
 func (w *DirectWriter) Check(at, end int) {
 	if at != end {
-		w.Fail(ErrModified)
+		w.modified = true
 	}
 }

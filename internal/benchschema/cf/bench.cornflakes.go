@@ -777,7 +777,12 @@ func (x *Tree1) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.xMessage.Len() != 0 {
+				ln++
+				cp, zc, ents = v.xMessage.SizeDirect(cp, zc, ents)
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	if x.xRight.Present() {
@@ -790,7 +795,12 @@ func (x *Tree1) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.xMessage.Len() != 0 {
+				ln++
+				cp, zc, ents = v.xMessage.SizeDirect(cp, zc, ents)
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	return hdr + wireimpl.Fixed1(n), cp, zc, ents
@@ -815,13 +825,39 @@ func (x *Tree1) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	hdr = end
 	if v := x.xLeft.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xMessage.Len() != 0 {
+			lb0 |= 0x1
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.xMessage.Len() != 0 {
+				cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
 	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xMessage.Len() != 0 {
+			lb0 |= 0x1
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.xMessage.Len() != 0 {
+				cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}

@@ -1006,7 +1006,15 @@ func (x *Pair) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth 
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.xId != 0 {
+				ln++
+			}
+			if v.xData.Len() != 0 {
+				ln++
+				cp, zc, ents = v.xData.SizeDirect(cp, zc, ents)
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	if x.xB.Present() {
@@ -1019,7 +1027,15 @@ func (x *Pair) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth 
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.xId != 0 {
+				ln++
+			}
+			if v.xData.Len() != 0 {
+				ln++
+				cp, zc, ents = v.xData.SizeDirect(cp, zc, ents)
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	return hdr + wireimpl.Fixed1(n), cp, zc, ents
@@ -1044,13 +1060,55 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	hdr = end
 	if v := x.xA.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xId != 0 {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xData.Len() != 0 {
+			lb0 |= 0x2
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.xId != 0 {
+				w.PutU64(lat, uint64(v.xId))
+				lat += wireimpl.EntrySize
+			}
+			if v.xData.Len() != 0 {
+				cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
 	if v := x.xB.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xId != 0 {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xData.Len() != 0 {
+			lb0 |= 0x2
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.xId != 0 {
+				w.PutU64(lat, uint64(v.xId))
+				lat += wireimpl.EntrySize
+			}
+			if v.xData.Len() != 0 {
+				cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}

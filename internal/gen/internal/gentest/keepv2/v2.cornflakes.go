@@ -2163,7 +2163,22 @@ func (x *Pair) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth 
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.xId != 0 {
+				ln++
+			}
+			if v.xData.Len() != 0 {
+				ln++
+				cp, zc, ents = v.xData.SizeDirect(cp, zc, ents)
+			}
+			if v.xExtra.Len() != 0 {
+				ln++
+				cp, zc, ents = v.xExtra.SizeDirect(cp, zc, ents)
+			}
+			if v.xMore != 0 {
+				ln++
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	if x.xB.Present() {
@@ -2176,7 +2191,22 @@ func (x *Pair) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth 
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.xId != 0 {
+				ln++
+			}
+			if v.xData.Len() != 0 {
+				ln++
+				cp, zc, ents = v.xData.SizeDirect(cp, zc, ents)
+			}
+			if v.xExtra.Len() != 0 {
+				ln++
+				cp, zc, ents = v.xExtra.SizeDirect(cp, zc, ents)
+			}
+			if v.xMore != 0 {
+				ln++
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	return hdr + wireimpl.Fixed1(n), cp, zc, ents
@@ -2201,13 +2231,87 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	hdr = end
 	if v := x.xA.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xId != 0 {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xData.Len() != 0 {
+			lb0 |= 0x2
+			ln++
+		}
+		if v.xExtra.Len() != 0 {
+			lb0 |= 0x4
+			ln++
+		}
+		if v.xMore != 0 {
+			lb0 |= 0x8
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.xId != 0 {
+				w.PutU64(lat, uint64(v.xId))
+				lat += wireimpl.EntrySize
+			}
+			if v.xData.Len() != 0 {
+				cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				lat += wireimpl.EntrySize
+			}
+			if v.xExtra.Len() != 0 {
+				cp, zc = w.PutString(lat, cp, zc, &v.xExtra)
+				lat += wireimpl.EntrySize
+			}
+			if v.xMore != 0 {
+				w.PutU64(lat, v.xMore)
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
 	if v := x.xB.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xId != 0 {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xData.Len() != 0 {
+			lb0 |= 0x2
+			ln++
+		}
+		if v.xExtra.Len() != 0 {
+			lb0 |= 0x4
+			ln++
+		}
+		if v.xMore != 0 {
+			lb0 |= 0x8
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.xId != 0 {
+				w.PutU64(lat, uint64(v.xId))
+				lat += wireimpl.EntrySize
+			}
+			if v.xData.Len() != 0 {
+				cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				lat += wireimpl.EntrySize
+			}
+			if v.xExtra.Len() != 0 {
+				cp, zc = w.PutString(lat, cp, zc, &v.xExtra)
+				lat += wireimpl.EntrySize
+			}
+			if v.xMore != 0 {
+				w.PutU64(lat, v.xMore)
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
