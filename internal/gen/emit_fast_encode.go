@@ -79,11 +79,12 @@ func genDirectSerializeEntry(g *protogen.GeneratedFile) {
 }
 
 // leafOf returns the message of field f when it is a leaf of the direct
-// path (its fields are scalars, bytes and strings only), whose sizes and
-// encode the parent's direct methods emit inline instead of calling them;
-// nil otherwise.
+// path (in the parent's package, its fields scalars, bytes and strings
+// numbered 1..32), whose sizes, encode and decode the parent's direct
+// methods emit inline instead of calling them; nil otherwise. Only called
+// for a parent on the direct path, so the leaf is on it too.
 func leafOf(f *field) *message {
-	if f.shape != shapeMessage {
+	if f.shape != shapeMessage || f.f.Message.GoIdent.GoImportPath != f.f.Parent.GoIdent.GoImportPath {
 		return nil
 	}
 	lm, err := newMessage(f.f.Message)
@@ -91,8 +92,10 @@ func leafOf(f *field) *message {
 		return nil
 	}
 	for _, lf := range lm.fields {
-		switch lf.shape {
-		case shapeScalar, shapeBytes, shapeString:
+		switch {
+		case lf.num > directMax:
+			return nil
+		case lf.shape == shapeScalar, lf.shape == shapeBytes, lf.shape == shapeString:
 		default:
 			return nil
 		}

@@ -738,7 +738,16 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		}
 		dyn = o + n
 		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
-		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
+			v.cf.BindSource(src, depth+1)
+			if lb0&0x1 != 0 {
+				if at := lents; !src.BytesCopied(at, &v.xMessage) && !src.BytesEnt(at, &v.xMessage) {
+					return wireimpl.BadData(at, 1)
+				}
+			} else {
+				v.xMessage = wireimpl.Bytes{}
+			}
+		} else if err := src.DecodeSlow(v, o, o+n, depth+1); err != nil {
 			return err
 		}
 		x.xLeft.Set(v)
@@ -753,7 +762,16 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		}
 		dyn = o + n
 		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
-		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
+			v.cf.BindSource(src, depth+1)
+			if lb0&0x1 != 0 {
+				if at := lents; !src.BytesCopied(at, &v.xMessage) && !src.BytesEnt(at, &v.xMessage) {
+					return wireimpl.BadData(at, 1)
+				}
+			} else {
+				v.xMessage = wireimpl.Bytes{}
+			}
+		} else if err := src.DecodeSlow(v, o, o+n, depth+1); err != nil {
 			return err
 		}
 		x.xRight.Set(v)

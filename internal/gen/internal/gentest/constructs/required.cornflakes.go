@@ -1506,7 +1506,15 @@ func (x *Loose) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		}
 		dyn = o + n
 		v := NewLooseInner((*wire.Arena)(src.Arena()))
-		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
+			v.cf.BindSource(src, depth+1)
+			if lb0&0x1 != 0 {
+				v.xOk = src.U64(lents) != 0
+				v.cf.SetHas(0)
+			} else {
+				v.xOk = false
+			}
+		} else if err := src.DecodeSlow(v, o, o+n, depth+1); err != nil {
 			return err
 		}
 		x.xInner.Set(v)

@@ -2124,7 +2124,33 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		}
 		dyn = o + n
 		v := NewLeaf((*wire.Arena)(src.Arena()))
-		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
+			v.cf.BindSource(src, depth+1)
+			if lb0&0x1 != 0 {
+				v.xId = uint32(src.U64(lents))
+			} else {
+				v.xId = 0
+			}
+			if lb0&0x2 != 0 {
+				if at := wireimpl.EntAt(lents, lb0, 0x2); !src.BytesCopied(at, &v.xData) && !src.BytesEnt(at, &v.xData) {
+					return wireimpl.BadData(at, 2)
+				}
+			} else {
+				v.xData = wireimpl.Bytes{}
+			}
+			if lb0&0x4 != 0 {
+				if at := wireimpl.EntAt(lents, lb0, 0x4); !src.StringCopied(at, &v.xExtra) && !src.StringEnt(at, &v.xExtra) {
+					return wireimpl.BadData(at, 3)
+				}
+			} else {
+				v.xExtra = wireimpl.String{}
+			}
+			if lb0&0x8 != 0 {
+				v.xMore = src.U64(wireimpl.EntAt(lents, lb0, 0x8))
+			} else {
+				v.xMore = 0
+			}
+		} else if err := src.DecodeSlow(v, o, o+n, depth+1); err != nil {
 			return err
 		}
 		x.xA.Set(v)
@@ -2139,7 +2165,33 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		}
 		dyn = o + n
 		v := NewLeaf((*wire.Arena)(src.Arena()))
-		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
+			v.cf.BindSource(src, depth+1)
+			if lb0&0x1 != 0 {
+				v.xId = uint32(src.U64(lents))
+			} else {
+				v.xId = 0
+			}
+			if lb0&0x2 != 0 {
+				if at := wireimpl.EntAt(lents, lb0, 0x2); !src.BytesCopied(at, &v.xData) && !src.BytesEnt(at, &v.xData) {
+					return wireimpl.BadData(at, 2)
+				}
+			} else {
+				v.xData = wireimpl.Bytes{}
+			}
+			if lb0&0x4 != 0 {
+				if at := wireimpl.EntAt(lents, lb0, 0x4); !src.StringCopied(at, &v.xExtra) && !src.StringEnt(at, &v.xExtra) {
+					return wireimpl.BadData(at, 3)
+				}
+			} else {
+				v.xExtra = wireimpl.String{}
+			}
+			if lb0&0x8 != 0 {
+				v.xMore = src.U64(wireimpl.EntAt(lents, lb0, 0x8))
+			} else {
+				v.xMore = 0
+			}
+		} else if err := src.DecodeSlow(v, o, o+n, depth+1); err != nil {
 			return err
 		}
 		x.xB.Set(v)
