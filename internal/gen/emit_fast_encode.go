@@ -6,8 +6,8 @@ import (
 )
 
 // The direct path (runtime/wireimpl/fast_encode.go, docs/CODEGEN.md): for a
-// message whose fields are scalars, bytes, strings, lists of bytes and
-// nested messages of the same kind defined in the same file, all numbered
+// message whose fields are scalars, bytes, strings, lists of bytes or
+// strings and nested messages of the same kind defined in the same file, all numbered
 // 1..32, Sizes and Serialize call two recursive methods that keep every
 // cursor in arguments and results:
 //
@@ -30,7 +30,7 @@ func directField(f *protogen.Field, path string, seen map[protoreflect.FullName]
 	}
 	switch {
 	case d.IsList():
-		return d.Kind() == protoreflect.BytesKind
+		return d.Kind() == protoreflect.BytesKind || d.Kind() == protoreflect.StringKind
 	case d.Kind() == protoreflect.MessageKind:
 		return f.Message.Desc.ParentFile().Path() == path && directMessage(f.Message, seen)
 	case d.Kind() == protoreflect.GroupKind:
@@ -189,7 +189,7 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 			}
 			g.P("}")
 			g.P("}")
-		case shapeList: // bytes
+		case shapeList: // bytes or strings
 			g.P("if h, c, z, e, ok := x.", f.sf, ".SizeDirect(s, hdr, cp, zc, ents); ok {")
 			g.P("n++")
 			g.P("hdr, cp, zc, ents = h, c, z, e")
@@ -254,7 +254,11 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 			g.P("}")
 		case shapeList:
 			g.P("if x.", f.sf, ".Len() != 0 {")
-			g.P("hdr, cp, zc = w.PutBytesList(at, hdr, cp, zc, &x.", f.sf, ")")
+			method := "PutBytesList"
+			if f.kind == protoreflect.StringKind {
+				method = "PutStringList"
+			}
+			g.P("hdr, cp, zc = w.", method, "(at, hdr, cp, zc, &x.", f.sf, ")")
 			g.P("at += ", w("EntrySize"))
 			g.P("}")
 		}
