@@ -85,3 +85,40 @@ func TestDirectStringList(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDirectA decodes arbitrary bytes as an A (list of strings) and, when
+// they decode, requires the direct Serialize (SerializeSGA) and the
+// Encoder path (Flatten) to write the same bytes.
+func FuzzDirectA(f *testing.F) {
+	a := wire.NewArena()
+	x := samepkg.NewA(a)
+	l := x.InitNames(3)
+	l.Append("one")
+	l.Append("")
+	l.Append("three")
+	x.SetData([]byte("d"))
+	p, err := wire.Flatten(x, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(p)
+	f.Add([]byte{})
+	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 16, 0, 0, 0, 1, 0, 0, 0, 32, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		a := wire.NewArena()
+		defer a.Reset()
+		y := samepkg.NewA(a)
+		if y.DecodeBytes(p) != nil {
+			return
+		}
+		want, err := wire.Flatten(y, nil)
+		var sga wire.SGA
+		err2 := wire.SerializeSGA(y, &sga)
+		if (err == nil) != (err2 == nil) {
+			t.Fatalf("Flatten error %v, SerializeSGA error %v", err, err2)
+		}
+		if err == nil && !bytes.Equal(sgaBytes(&sga), want) {
+			t.Fatalf("direct bytes differ from Flatten:\n got %x\nwant %x", sgaBytes(&sga), want)
+		}
+	})
+}
