@@ -140,7 +140,11 @@ func emitEncLeaf(g *protogen.GeneratedFile, lm *message, v string) {
 		case shapeScalar:
 			g.P("w.PutU64(lat, ", u64Of(g, f, v+"."+f.sf), ")")
 		case shapeBytes:
+			g.P("if c, ok := w.TryCopied(lat, cp, &", v, ".", f.sf, "); ok {")
+			g.P("cp = c")
+			g.P("} else {")
 			g.P("cp, zc = w.PutBytes(lat, cp, zc, &", v, ".", f.sf, ")")
+			g.P("}")
 		case shapeString:
 			g.P("cp, zc = w.PutString(lat, cp, zc, &", v, ".", f.sf, ")")
 		}
@@ -238,7 +242,15 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 				method = "PutString"
 			}
 			g.P("if ", present(g, f, "x"), " {")
-			g.P("cp, zc = w.", method, "(at, cp, zc, &x.", f.sf, ")")
+			if f.shape == shapeBytes {
+				g.P("if c, ok := w.TryCopied(at, cp, &x.", f.sf, "); ok {")
+				g.P("cp = c")
+				g.P("} else {")
+				g.P("cp, zc = w.", method, "(at, cp, zc, &x.", f.sf, ")")
+				g.P("}")
+			} else {
+				g.P("cp, zc = w.", method, "(at, cp, zc, &x.", f.sf, ")")
+			}
 			g.P("at += ", w("EntrySize"))
 			g.P("}")
 		case shapeMessage:

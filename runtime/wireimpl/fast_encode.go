@@ -239,6 +239,21 @@ func (w *DirectWriter) PutBytes(at, cp, zc int, b *Bytes) (int, int) {
 	return w.putCopied(at, cp, zc, b.data)
 }
 
+// TryCopied writes the entry at `at` of the present value b and copies it
+// at cp when b is a copied value that fits, returning the advanced copied
+// cursor and true; otherwise it writes nothing and returns false (the
+// generated code then calls PutBytes). It is small enough to be inlined.
+func (w *DirectWriter) TryCopied(at, cp int, b *Bytes) (int, bool) {
+	p := b.data
+	n := len(p)
+	if !b.buf.IsZero() || cp < w.hdrEnd || n > len(w.dst)-cp {
+		return cp, false
+	}
+	copy(w.dst[cp:cp+n], p)
+	binary.LittleEndian.PutUint64(w.dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(cp))<<32)
+	return cp + n, true
+}
+
 // PutString is PutBytes for a string value.
 func (w *DirectWriter) PutString(at, cp, zc int, s *String) (int, int) {
 	return w.PutBytes(at, cp, zc, &s.b)

@@ -196,7 +196,11 @@ func (x *SingleBuffer) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, dept
 	}
 	hdr = end
 	if x.xMessage.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xMessage)
+		if c, ok := w.TryCopied(at, cp, &x.xMessage); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xMessage)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)
@@ -852,7 +856,11 @@ func (x *Tree1) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
 			hdr = lend
 			if v.xMessage.Len() != 0 {
-				cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
+				if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
+					cp = c
+				} else {
+					cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
+				}
 				lat += wireimpl.EntrySize
 			}
 			w.Check(lat, lend)
@@ -871,7 +879,11 @@ func (x *Tree1) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
 			hdr = lend
 			if v.xMessage.Len() != 0 {
-				cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
+				if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
+					cp = c
+				} else {
+					cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
+				}
 				lat += wireimpl.EntrySize
 			}
 			w.Check(lat, lend)

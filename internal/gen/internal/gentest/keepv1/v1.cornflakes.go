@@ -651,7 +651,11 @@ func (x *Leaf) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 		at += wireimpl.EntrySize
 	}
 	if x.xData.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)
@@ -1105,7 +1109,11 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 				lat += wireimpl.EntrySize
 			}
 			if v.xData.Len() != 0 {
-				cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				if c, ok := w.TryCopied(lat, cp, &v.xData); ok {
+					cp = c
+				} else {
+					cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				}
 				lat += wireimpl.EntrySize
 			}
 			w.Check(lat, lend)
@@ -1132,7 +1140,11 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 				lat += wireimpl.EntrySize
 			}
 			if v.xData.Len() != 0 {
-				cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				if c, ok := w.TryCopied(lat, cp, &v.xData); ok {
+					cp = c
+				} else {
+					cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				}
 				lat += wireimpl.EntrySize
 			}
 			w.Check(lat, lend)

@@ -1772,7 +1772,11 @@ func (x *Leaf) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 		at += wireimpl.EntrySize
 	}
 	if x.xData.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		}
 		at += wireimpl.EntrySize
 	}
 	if x.xExtra.Len() != 0 {
@@ -2308,7 +2312,11 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 				lat += wireimpl.EntrySize
 			}
 			if v.xData.Len() != 0 {
-				cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				if c, ok := w.TryCopied(lat, cp, &v.xData); ok {
+					cp = c
+				} else {
+					cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				}
 				lat += wireimpl.EntrySize
 			}
 			if v.xExtra.Len() != 0 {
@@ -2351,7 +2359,11 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 				lat += wireimpl.EntrySize
 			}
 			if v.xData.Len() != 0 {
-				cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				if c, ok := w.TryCopied(lat, cp, &v.xData); ok {
+					cp = c
+				} else {
+					cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				}
 				lat += wireimpl.EntrySize
 			}
 			if v.xExtra.Len() != 0 {

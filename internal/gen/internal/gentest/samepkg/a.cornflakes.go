@@ -248,7 +248,11 @@ func (x *A) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int
 		at += wireimpl.EntrySize
 	}
 	if x.cf.Has(0) {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)
