@@ -256,7 +256,11 @@ func (x *Any) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (i
 		at += wireimpl.EntrySize
 	}
 	if x.xValue.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
+		if c, ok := w.TryCopied(at, cp, &x.xValue); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)

@@ -1995,7 +1995,11 @@ func (x *BytesValue) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth 
 	}
 	hdr = end
 	if x.xValue.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
+		if c, ok := w.TryCopied(at, cp, &x.xValue); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)

@@ -130,32 +130,9 @@ func genDirectDecode(g *protogen.GeneratedFile, m *message) {
 		if f.num != 1 {
 			at = w("EntAt") + "(ents, b0, " + bit + ")"
 		}
-		setHas := func() {
-			if f.hasBit >= 0 {
-				g.P("x.cf.SetHas(", f.hasBit, ")")
-			}
-		}
 		switch f.shape {
-		case shapeScalar:
-			g.P("if b0&", bit, " != 0 {")
-			g.P("x.", f.sf, " = ", fromU64(g, f, "src.U64("+at+")"))
-			setHas()
-			g.P("} else {")
-			g.P("x.", f.sf, " = ", zeroValue(f))
-			g.P("}")
-		case shapeBytes, shapeString:
-			kind, zero := "Bytes", w("Bytes")
-			if f.shape == shapeString {
-				kind, zero = "String", w("String")
-			}
-			g.P("if b0&", bit, " != 0 {")
-			g.P("if at := ", at, "; !src.", kind, "Copied(at, &x.", f.sf, ") && !src.", kind, "Ent(at, &x.", f.sf, ") {")
-			g.P("return ", w("BadData"), "(at, ", f.num, ")")
-			g.P("}")
-			setHas()
-			g.P("} else {")
-			g.P("x.", f.sf, " = ", zero, "{}")
-			g.P("}")
+		case shapeScalar, shapeBytes, shapeString:
+			emitDecodeValue(g, f, "x", "b0", "ents")
 		case shapeList:
 			method := "BytesListEnt"
 			if f.kind == protoreflect.StringKind {
@@ -180,9 +157,21 @@ func genDirectDecode(g *protogen.GeneratedFile, m *message) {
 			g.P("}")
 			g.P("dyn = o + n")
 			g.P("v := ", newCall(g, f, "src.Arena()"))
-			g.P("if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {")
-			g.P("return err")
-			g.P("}")
+			if lm := leafOf(f); lm != nil {
+				// The leaf's WireDecodeAt inline.
+				g.P("if lb0, lents, _, ok := src.Head1(o, o+n); ok {")
+				g.P("v.cf.BindSource(src, depth+1)")
+				for _, lf := range lm.fields {
+					emitDecodeValue(g, lf, "v", "lb0", "lents")
+				}
+				g.P("} else if err := src.DecodeSlow(v, o, o+n, depth+1); err != nil {")
+				g.P("return err")
+				g.P("}")
+			} else {
+				g.P("if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {")
+				g.P("return err")
+				g.P("}")
+			}
 			g.P("x.", f.sf, ".Set(v)")
 			g.P("} else {")
 			g.P("x.", f.sf, ".Clear()")
@@ -197,4 +186,45 @@ func genDirectDecode(g *protogen.GeneratedFile, m *message) {
 	g.P("return nil")
 	g.P("}")
 	g.P()
+}
+
+// emitDecodeValue emits the direct decode of the scalar, bytes or string
+// field f of the message held in x, whose bitmap word is b0 and whose
+// entries start at ents.
+func emitDecodeValue(g *protogen.GeneratedFile, f *field, x, b0, ents string) {
+	w := func(s string) string { return g.QualifiedGoIdent(runtimePkg.Ident(s)) }
+	_, bit := bitOf(f)
+	at := ents
+	if f.num != 1 {
+		at = w("EntAt") + "(" + ents + ", " + b0 + ", " + bit + ")"
+	}
+	setHas := func() {
+		if f.hasBit >= 0 {
+			g.P(x, ".cf.SetHas(", f.hasBit, ")")
+		}
+	}
+	switch f.shape {
+	case shapeScalar:
+		g.P("if ", b0, "&", bit, " != 0 {")
+		g.P(x, ".", f.sf, " = ", fromU64(g, f, "src.U64("+at+")"))
+		setHas()
+		g.P("} else {")
+		g.P(x, ".", f.sf, " = ", zeroValue(f))
+		g.P("}")
+	case shapeBytes, shapeString:
+		kind, zero := "Bytes", w("Bytes")
+		if f.shape == shapeString {
+			kind, zero = "String", w("String")
+		}
+		g.P("if ", b0, "&", bit, " != 0 {")
+		g.P("if at := ", at, "; !src.", kind, "Copied(at, &", x, ".", f.sf, ") && !src.", kind, "Ent(at, &", x, ".", f.sf, ") {")
+		g.P("return ", w("BadData"), "(at, ", f.num, ")")
+		g.P("}")
+		setHas()
+		g.P("} else {")
+		g.P(x, ".", f.sf, " = ", zero, "{}")
+		g.P("}")
+	default:
+		panic(fmt.Sprintf("direct decode of value field %s (shape %v)", f.name, f.shape))
+	}
 }

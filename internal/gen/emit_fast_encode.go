@@ -6,8 +6,8 @@ import (
 )
 
 // The direct path (runtime/wireimpl/fast_encode.go, docs/CODEGEN.md): for a
-// message whose fields are scalars, bytes, strings, lists of bytes and
-// nested messages of the same kind defined in the same file, all numbered
+// message whose fields are scalars, bytes, strings, lists of bytes or
+// strings and nested messages of the same kind defined in the same file, all numbered
 // 1..32, Sizes and Serialize call two recursive methods that keep every
 // cursor in arguments and results:
 //
@@ -30,7 +30,7 @@ func directField(f *protogen.Field, path string, seen map[protoreflect.FullName]
 	}
 	switch {
 	case d.IsList():
-		return d.Kind() == protoreflect.BytesKind
+		return d.Kind() == protoreflect.BytesKind || d.Kind() == protoreflect.StringKind
 	case d.Kind() == protoreflect.MessageKind:
 		return f.Message.Desc.ParentFile().Path() == path && directMessage(f.Message, seen)
 	case d.Kind() == protoreflect.GroupKind:
@@ -78,6 +78,83 @@ func genDirectSerializeEntry(g *protogen.GeneratedFile) {
 	g.P("}")
 }
 
+// leafOf returns the message of field f when it is a leaf of the direct
+// path (in the parent's package, its fields scalars, bytes and strings
+// numbered 1..32), whose sizes, encode and decode the parent's direct
+// methods emit inline instead of calling them; nil otherwise. Only called
+// for a parent on the direct path, so the leaf is on it too.
+func leafOf(f *field) *message {
+	if f.shape != shapeMessage || f.f.Message.GoIdent.GoImportPath != f.f.Parent.GoIdent.GoImportPath {
+		return nil
+	}
+	lm, err := newMessage(f.f.Message)
+	if err != nil {
+		return nil
+	}
+	for _, lf := range lm.fields {
+		switch {
+		case lf.num > directMax:
+			return nil
+		case lf.shape == shapeScalar, lf.shape == shapeBytes, lf.shape == shapeString:
+		default:
+			return nil
+		}
+	}
+	return lm
+}
+
+// emitSizeLeaf emits the sizes of the leaf message lm held in v, added to
+// the cursors hdr, cp, zc and ents (the body of lm's wireSizeDirect).
+func emitSizeLeaf(g *protogen.GeneratedFile, lm *message, v string) {
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
+	g.P("ln := 0")
+	for _, f := range lm.fields {
+		g.P("if ", present(g, f, v), " {")
+		g.P("ln++")
+		if f.shape != shapeScalar {
+			g.P("cp, zc, ents = ", v, ".", f.sf, ".SizeDirect(cp, zc, ents)")
+		}
+		g.P("}")
+	}
+	g.P("hdr += ", w("Fixed1"), "(ln)")
+}
+
+// emitEncLeaf emits the encode of the leaf message lm held in v at the
+// cursors hdr, cp and zc (the body of lm's wireEncDirect).
+func emitEncLeaf(g *protogen.GeneratedFile, lm *message, v string) {
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
+	g.P("var lb0 uint32")
+	g.P("ln := 0")
+	for _, f := range lm.fields {
+		_, bit := bitOf(f)
+		g.P("if ", present(g, f, v), " {")
+		g.P("lb0 |= ", bit)
+		g.P("ln++")
+		g.P("}")
+	}
+	g.P("if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {")
+	g.P("hdr = lend")
+	for _, f := range lm.fields {
+		g.P("if ", present(g, f, v), " {")
+		switch f.shape {
+		case shapeScalar:
+			g.P("w.PutU64(lat, ", u64Of(g, f, v+"."+f.sf), ")")
+		case shapeBytes:
+			g.P("if c, ok := w.TryCopied(lat, cp, &", v, ".", f.sf, "); ok {")
+			g.P("cp = c")
+			g.P("} else {")
+			g.P("cp, zc = w.PutBytes(lat, cp, zc, &", v, ".", f.sf, ")")
+			g.P("}")
+		case shapeString:
+			g.P("cp, zc = w.PutString(lat, cp, zc, &", v, ".", f.sf, ")")
+		}
+		g.P("lat += ", w("EntrySize"))
+		g.P("}")
+	}
+	g.P("w.Check(lat, lend)")
+	g.P("}")
+}
+
 func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 	recv := "func (x *" + m.m.GoIdent.GoName + ") "
 	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
@@ -109,10 +186,14 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 			g.P("s.Fail(err)")
 			g.P("} else if s.Nested(v.WireCore(), depth+1) {")
 			g.P("n++")
-			g.P("hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)")
+			if lm := leafOf(f); lm != nil {
+				emitSizeLeaf(g, lm, "v")
+			} else {
+				g.P("hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)")
+			}
 			g.P("}")
 			g.P("}")
-		case shapeList: // bytes
+		case shapeList: // bytes or strings
 			g.P("if h, c, z, e, ok := x.", f.sf, ".SizeDirect(s, hdr, cp, zc, ents); ok {")
 			g.P("n++")
 			g.P("hdr, cp, zc, ents = h, c, z, e")
@@ -161,19 +242,35 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 				method = "PutString"
 			}
 			g.P("if ", present(g, f, "x"), " {")
-			g.P("cp, zc = w.", method, "(at, cp, zc, &x.", f.sf, ")")
+			if f.shape == shapeBytes {
+				g.P("if c, ok := w.TryCopied(at, cp, &x.", f.sf, "); ok {")
+				g.P("cp = c")
+				g.P("} else {")
+				g.P("cp, zc = w.", method, "(at, cp, zc, &x.", f.sf, ")")
+				g.P("}")
+			} else {
+				g.P("cp, zc = w.", method, "(at, cp, zc, &x.", f.sf, ")")
+			}
 			g.P("at += ", w("EntrySize"))
 			g.P("}")
 		case shapeMessage:
 			g.P("if v := x.", f.sf, ".Loaded(); v != nil && w.Nested(depth+1) {")
 			g.P("start := hdr")
-			g.P("hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)")
+			if lm := leafOf(f); lm != nil {
+				emitEncLeaf(g, lm, "v")
+			} else {
+				g.P("hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)")
+			}
 			g.P("w.PutRef(at, hdr-start, start)")
 			g.P("at += ", w("EntrySize"))
 			g.P("}")
 		case shapeList:
 			g.P("if x.", f.sf, ".Len() != 0 {")
-			g.P("hdr, cp, zc = w.PutBytesList(at, hdr, cp, zc, &x.", f.sf, ")")
+			method := "PutBytesList"
+			if f.kind == protoreflect.StringKind {
+				method = "PutStringList"
+			}
+			g.P("hdr, cp, zc = w.", method, "(at, hdr, cp, zc, &x.", f.sf, ")")
 			g.P("at += ", w("EntrySize"))
 			g.P("}")
 		}

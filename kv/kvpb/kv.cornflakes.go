@@ -648,7 +648,11 @@ func (x *Resp) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 		at += wireimpl.EntrySize
 	}
 	if x.xVal.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xVal)
+		if c, ok := w.TryCopied(at, cp, &x.xVal); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xVal)
+		}
 		at += wireimpl.EntrySize
 	}
 	if x.xVals.Len() != 0 {

@@ -2,14 +2,13 @@ package wireimpl
 
 import (
 	"encoding/binary"
-	"slices"
 )
 
 // The generated direct path (docs/CODEGEN.md, "Direct Sizes and Serialize").
 //
-// For a message whose fields are scalars, bytes, strings, lists of bytes
-// and nested messages of the same kind, all numbered 1..32 (one bitmap
-// word), the generator emits two recursive methods that keep every cursor
+// For a message whose fields are scalars, bytes, strings, lists of bytes or
+// strings and nested messages of the same kind, all numbered 1..32 (one
+// bitmap word), the generator emits two recursive methods that keep every cursor
 // in arguments and results instead of a Sizer or Encoder:
 //
 //	wireSizeDirect(s *DirectSizer, hdr, cp, zc, ents, depth int) (hdr, cp, zc, ents int)
@@ -121,37 +120,6 @@ func (b *Bytes) SizeDirect(cp, zc, ents int) (int, int, int) {
 // SizeDirect adds the present value s to the copied or zero-copy cursors.
 func (s *String) SizeDirect(cp, zc, ents int) (int, int, int) { return s.b.SizeDirect(cp, zc, ents) }
 
-// SizeDirect adds the list l (a decoded list is loaded first) to the
-// cursors and reports whether it is present (not empty). A load error is
-// recorded in s and the list counts as absent.
-func (l *BytesList) SizeDirect(s *DirectSizer, hdr, cp, zc, ents int) (int, int, int, int, bool) {
-	if l.lz.src != nil {
-		if l.lz.n == 0 {
-			return hdr, cp, zc, ents, false
-		}
-		if err := l.Load(s.a); err != nil {
-			s.Fail(err)
-			return hdr, cp, zc, ents, false
-		}
-		l.materialize()
-	}
-	items := l.items
-	if len(items) == 0 {
-		return hdr, cp, zc, ents, false
-	}
-	hdr += EntrySize * len(items)
-	for i := range items {
-		b := &items[i]
-		if b.buf.IsZero() {
-			cp += len(b.data)
-		} else {
-			zc += len(b.data)
-			ents++
-		}
-	}
-	return hdr, cp, zc, ents, true
-}
-
 // DirectWriter carries what the direct encode methods need besides their
 // cursors: the head buffer, the end of its header region, the SGA the
 // zero-copy entries are appended to, and the first error. It lives on the
@@ -162,6 +130,10 @@ type DirectWriter struct {
 	sga    *SGA
 	ents0  int // len(sga.Entries) at the start
 	err    error
+	// modified: a write did not fit the cached sizes (ErrModified, unless
+	// an error was recorded in err); set without a call by the inlined
+	// Begin1.
+	modified bool
 }
 
 // StartDirect prepares w for serializing c's message into dst (exactly
@@ -197,6 +169,9 @@ func (c *Core) FinishDirect(w *DirectWriter, hdr, cp, zc int) error {
 		return w.err
 	}
 	sz := &c.a.sz
+	if w.modified {
+		return ErrModified
+	}
 	if (hdr^sz.Header)|(cp^(sz.Header+sz.Copied))|(zc^(sz.Header+sz.Copied+sz.ZeroCopy))|(len(w.sga.Entries)-w.ents0-sz.Entries) != 0 {
 		return ErrModified
 	}
@@ -217,10 +192,12 @@ func (w *DirectWriter) Fail(err error) {
 // follow). ents is -1 (ErrModified recorded) when the fixed part does not
 // fit in the header region of the cached sizes.
 func (w *DirectWriter) Begin1(hdr int, b0 uint32, n int) (ents, end int) {
+	// Small enough to be inlined into generated code: a failure is flagged
+	// (FinishDirect reports it) rather than recorded by a call.
 	if b0 == 0 {
 		end = hdr + 4
 		if end > w.hdrEnd || hdr < 0 {
-			w.Fail(ErrModified)
+			w.modified = true
 			return -1, hdr
 		}
 		binary.LittleEndian.PutUint32(w.dst[hdr:end], 0)
@@ -229,7 +206,7 @@ func (w *DirectWriter) Begin1(hdr int, b0 uint32, n int) (ents, end int) {
 	ents = hdr + 8
 	end = ents + EntrySize*n
 	if end > w.hdrEnd || hdr < 0 {
-		w.Fail(ErrModified)
+		w.modified = true
 		return -1, hdr
 	}
 	binary.LittleEndian.PutUint64(w.dst[hdr:ents], 1|uint64(b0)<<32)
@@ -262,6 +239,21 @@ func (w *DirectWriter) PutBytes(at, cp, zc int, b *Bytes) (int, int) {
 	return w.putCopied(at, cp, zc, b.data)
 }
 
+// TryCopied writes the entry at `at` of the present value b and copies it
+// at cp when b is a copied value that fits, returning the advanced copied
+// cursor and true; otherwise it writes nothing and returns false (the
+// generated code then calls PutBytes). It is small enough to be inlined.
+func (w *DirectWriter) TryCopied(at, cp int, b *Bytes) (int, bool) {
+	p := b.data
+	n := len(p)
+	if !b.buf.IsZero() || cp < w.hdrEnd || n > len(w.dst)-cp {
+		return cp, false
+	}
+	copy(w.dst[cp:cp+n], p)
+	binary.LittleEndian.PutUint64(w.dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(cp))<<32)
+	return cp + n, true
+}
+
 // PutString is PutBytes for a string value.
 func (w *DirectWriter) PutString(at, cp, zc int, s *String) (int, int) {
 	return w.PutBytes(at, cp, zc, &s.b)
@@ -278,54 +270,6 @@ func (w *DirectWriter) putCopied(at, cp, zc int, p []byte) (int, int) {
 	return cp + n, zc
 }
 
-// PutBytesList writes the entry at `at` of the present list l, its element
-// entries at the header cursor hdr and each element's value (copied or
-// zero-copy), and returns the advanced cursors. A list whose region does
-// not fit records ErrModified and leaves the cursors unchanged.
-func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int, int) {
-	items := l.items
-	n := len(items)
-	r := hdr + EntrySize*n
-	if hdr < 0 || r > w.hdrEnd {
-		w.Fail(ErrModified)
-		return hdr, cp, zc
-	}
-	dst := w.dst
-	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(hdr))<<32)
-	// Room for every element in the SGA up front: the zero-copy ones are
-	// stored by index (no append per element) and the length set once.
-	sga := w.sga
-	es := sga.Entries
-	j := len(es)
-	if cap(es)-j < n {
-		es = slices.Grow(es, n)
-	}
-	es = es[:j+n]
-	off := hdr
-	for i := range items {
-		b := &items[i]
-		k := len(b.data)
-		if b.buf.IsZero() {
-			if cp < w.hdrEnd || k > len(dst)-cp {
-				w.Fail(ErrModified)
-				sga.Entries = es[:j]
-				return r, cp, zc
-			}
-			copy(dst[cp:cp+k], b.data)
-			binary.LittleEndian.PutUint64(dst[off:off+EntrySize], uint64(uint32(k))|uint64(uint32(cp))<<32)
-			cp += k
-		} else {
-			binary.LittleEndian.PutUint64(dst[off:off+EntrySize], uint64(uint32(k))|uint64(uint32(zc))<<32)
-			zc += k
-			es[j] = b.buf
-			j++
-		}
-		off += EntrySize
-	}
-	sga.Entries = es[:j]
-	return r, cp, zc
-}
-
 // Nested reports whether a nested message at nesting depth depth (the root
 // is 0) may be written (ErrTooDeep otherwise).
 func (w *DirectWriter) Nested(depth int) bool {
@@ -340,6 +284,6 @@ func (w *DirectWriter) Nested(depth int) bool {
 // the fixed part (every field counted in the bitmap was written).
 func (w *DirectWriter) Check(at, end int) {
 	if at != end {
-		w.Fail(ErrModified)
+		w.modified = true
 	}
 }

@@ -196,7 +196,11 @@ func (x *SingleBuffer) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, dept
 	}
 	hdr = end
 	if x.xMessage.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xMessage)
+		if c, ok := w.TryCopied(at, cp, &x.xMessage); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xMessage)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)
@@ -738,7 +742,16 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		}
 		dyn = o + n
 		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
-		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
+			v.cf.BindSource(src, depth+1)
+			if lb0&0x1 != 0 {
+				if at := lents; !src.BytesCopied(at, &v.xMessage) && !src.BytesEnt(at, &v.xMessage) {
+					return wireimpl.BadData(at, 1)
+				}
+			} else {
+				v.xMessage = wireimpl.Bytes{}
+			}
+		} else if err := src.DecodeSlow(v, o, o+n, depth+1); err != nil {
 			return err
 		}
 		x.xLeft.Set(v)
@@ -753,7 +766,16 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		}
 		dyn = o + n
 		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
-		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
+			v.cf.BindSource(src, depth+1)
+			if lb0&0x1 != 0 {
+				if at := lents; !src.BytesCopied(at, &v.xMessage) && !src.BytesEnt(at, &v.xMessage) {
+					return wireimpl.BadData(at, 1)
+				}
+			} else {
+				v.xMessage = wireimpl.Bytes{}
+			}
+		} else if err := src.DecodeSlow(v, o, o+n, depth+1); err != nil {
 			return err
 		}
 		x.xRight.Set(v)
@@ -777,7 +799,12 @@ func (x *Tree1) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.xMessage.Len() != 0 {
+				ln++
+				cp, zc, ents = v.xMessage.SizeDirect(cp, zc, ents)
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	if x.xRight.Present() {
@@ -790,7 +817,12 @@ func (x *Tree1) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.xMessage.Len() != 0 {
+				ln++
+				cp, zc, ents = v.xMessage.SizeDirect(cp, zc, ents)
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	return hdr + wireimpl.Fixed1(n), cp, zc, ents
@@ -815,13 +847,47 @@ func (x *Tree1) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	hdr = end
 	if v := x.xLeft.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xMessage.Len() != 0 {
+			lb0 |= 0x1
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.xMessage.Len() != 0 {
+				if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
+					cp = c
+				} else {
+					cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
+				}
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
 	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xMessage.Len() != 0 {
+			lb0 |= 0x1
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.xMessage.Len() != 0 {
+				if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
+					cp = c
+				} else {
+					cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
+				}
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}

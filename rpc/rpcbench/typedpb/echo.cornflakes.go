@@ -196,7 +196,11 @@ func (x *Blob) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	}
 	hdr = end
 	if x.xData.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)

@@ -844,7 +844,11 @@ func (x *HelloReply) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth 
 		at += wireimpl.EntrySize
 	}
 	if x.xBlob.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xBlob)
+		if c, ok := w.TryCopied(at, cp, &x.xBlob); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xBlob)
+		}
 		at += wireimpl.EntrySize
 	}
 	if x.xSeq != 0 {
@@ -1236,7 +1240,11 @@ func (x *FailRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth
 		at += wireimpl.EntrySize
 	}
 	if x.xDetails.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xDetails)
+		if c, ok := w.TryCopied(at, cp, &x.xDetails); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xDetails)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)

@@ -838,7 +838,11 @@ func (x *Scalars) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int
 		at += wireimpl.EntrySize
 	}
 	if x.xData.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)
@@ -1619,7 +1623,11 @@ func (x *Optionals) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth i
 		at += wireimpl.EntrySize
 	}
 	if x.cf.Has(6) {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)
@@ -3172,7 +3180,11 @@ func (x *Outer_Inner) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth
 		at += wireimpl.EntrySize
 	}
 	if x.xPayload.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xPayload)
+		if c, ok := w.TryCopied(at, cp, &x.xPayload); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xPayload)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)
@@ -3651,7 +3663,11 @@ func (x *Tree) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 		at += wireimpl.EntrySize
 	}
 	if x.xLeaf.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xLeaf)
+		if c, ok := w.TryCopied(at, cp, &x.xLeaf); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xLeaf)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)

@@ -3007,7 +3007,11 @@ func (x *Item_ByI64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 		at += wireimpl.EntrySize
 	}
 	if x.xValue.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
+		if c, ok := w.TryCopied(at, cp, &x.xValue); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)
@@ -5360,7 +5364,11 @@ func (x *Item_ByStrEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 		at += wireimpl.EntrySize
 	}
 	if x.xValue.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
+		if c, ok := w.TryCopied(at, cp, &x.xValue); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)

@@ -1506,7 +1506,15 @@ func (x *Loose) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		}
 		dyn = o + n
 		v := NewLooseInner((*wire.Arena)(src.Arena()))
-		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
+			v.cf.BindSource(src, depth+1)
+			if lb0&0x1 != 0 {
+				v.xOk = src.U64(lents) != 0
+				v.cf.SetHas(0)
+			} else {
+				v.xOk = false
+			}
+		} else if err := src.DecodeSlow(v, o, o+n, depth+1); err != nil {
 			return err
 		}
 		x.xInner.Set(v)
@@ -1550,7 +1558,11 @@ func (x *Loose) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.cf.Has(0) {
+				ln++
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	return hdr + wireimpl.Fixed1(n), cp, zc, ents
@@ -1597,7 +1609,20 @@ func (x *Loose) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	}
 	if v := x.xInner.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.cf.Has(0) {
+			lb0 |= 0x1
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.cf.Has(0) {
+				w.PutU64(lat, wireimpl.BoolBits(v.xOk))
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}

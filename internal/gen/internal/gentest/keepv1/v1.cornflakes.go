@@ -651,7 +651,11 @@ func (x *Leaf) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 		at += wireimpl.EntrySize
 	}
 	if x.xData.Len() != 0 {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		}
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)
@@ -967,7 +971,21 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		}
 		dyn = o + n
 		v := NewLeaf((*wire.Arena)(src.Arena()))
-		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
+			v.cf.BindSource(src, depth+1)
+			if lb0&0x1 != 0 {
+				v.xId = uint32(src.U64(lents))
+			} else {
+				v.xId = 0
+			}
+			if lb0&0x2 != 0 {
+				if at := wireimpl.EntAt(lents, lb0, 0x2); !src.BytesCopied(at, &v.xData) && !src.BytesEnt(at, &v.xData) {
+					return wireimpl.BadData(at, 2)
+				}
+			} else {
+				v.xData = wireimpl.Bytes{}
+			}
+		} else if err := src.DecodeSlow(v, o, o+n, depth+1); err != nil {
 			return err
 		}
 		x.xA.Set(v)
@@ -982,7 +1000,21 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		}
 		dyn = o + n
 		v := NewLeaf((*wire.Arena)(src.Arena()))
-		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
+		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
+			v.cf.BindSource(src, depth+1)
+			if lb0&0x1 != 0 {
+				v.xId = uint32(src.U64(lents))
+			} else {
+				v.xId = 0
+			}
+			if lb0&0x2 != 0 {
+				if at := wireimpl.EntAt(lents, lb0, 0x2); !src.BytesCopied(at, &v.xData) && !src.BytesEnt(at, &v.xData) {
+					return wireimpl.BadData(at, 2)
+				}
+			} else {
+				v.xData = wireimpl.Bytes{}
+			}
+		} else if err := src.DecodeSlow(v, o, o+n, depth+1); err != nil {
 			return err
 		}
 		x.xB.Set(v)
@@ -1006,7 +1038,15 @@ func (x *Pair) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth 
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.xId != 0 {
+				ln++
+			}
+			if v.xData.Len() != 0 {
+				ln++
+				cp, zc, ents = v.xData.SizeDirect(cp, zc, ents)
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	if x.xB.Present() {
@@ -1019,7 +1059,15 @@ func (x *Pair) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth 
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.xId != 0 {
+				ln++
+			}
+			if v.xData.Len() != 0 {
+				ln++
+				cp, zc, ents = v.xData.SizeDirect(cp, zc, ents)
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	return hdr + wireimpl.Fixed1(n), cp, zc, ents
@@ -1044,13 +1092,63 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	hdr = end
 	if v := x.xA.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xId != 0 {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xData.Len() != 0 {
+			lb0 |= 0x2
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.xId != 0 {
+				w.PutU64(lat, uint64(v.xId))
+				lat += wireimpl.EntrySize
+			}
+			if v.xData.Len() != 0 {
+				if c, ok := w.TryCopied(lat, cp, &v.xData); ok {
+					cp = c
+				} else {
+					cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				}
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
 	if v := x.xB.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xId != 0 {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xData.Len() != 0 {
+			lb0 |= 0x2
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.xId != 0 {
+				w.PutU64(lat, uint64(v.xId))
+				lat += wireimpl.EntrySize
+			}
+			if v.xData.Len() != 0 {
+				if c, ok := w.TryCopied(lat, cp, &v.xData); ok {
+					cp = c
+				} else {
+					cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
+				}
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}

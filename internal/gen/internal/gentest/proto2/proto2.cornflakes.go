@@ -1789,7 +1789,11 @@ func (x *Defaults) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth in
 		at += wireimpl.EntrySize
 	}
 	if x.cf.Has(10) {
-		cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		}
 		at += wireimpl.EntrySize
 	}
 	if x.cf.Has(11) {

@@ -80,6 +80,11 @@ func (x *A) ClearData() {
 
 // Sizes implements wire.Object.
 func (x *A) Sizes() wire.Sizes {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		return wire.Sizes(x.cf.FinishDirectSizes(x, &ds, hdr, cp, zc, ents))
+	}
 	s := x.cf.StartSizes()
 	if s.Fresh(&x.cf) { // not walked after its arena's Reset: its memory may be reused
 		x.WireSizes(s)
@@ -89,6 +94,12 @@ func (x *A) Sizes() wire.Sizes {
 
 // Serialize implements wire.Object.
 func (x *A) Serialize(dst []byte, sink wire.EntrySink) error {
+	var dw wireimpl.DirectWriter
+	if x.cf.StartDirect(&dw, dst, sink) {
+		cp, zc := dw.Cursors()
+		hdr, cp, zc := x.wireEncDirect(&dw, 0, cp, zc, 0)
+		return x.cf.FinishDirect(&dw, hdr, cp, zc)
+	}
 	e, err := wireimpl.StartSerialize(x, &x.cf, dst, sink)
 	if e == nil {
 		return err
@@ -199,6 +210,53 @@ func (x *A) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 	}
 	_ = dyn
 	return nil
+}
+
+// wireSizeDirect adds x to the sizes cursors (direct path; nested messages at depth+1).
+func (x *A) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth int) (int, int, int, int) {
+	n := 0
+	if h, c, z, e, ok := x.xNames.SizeDirect(s, hdr, cp, zc, ents); ok {
+		n++
+		hdr, cp, zc, ents = h, c, z, e
+	}
+	if x.cf.Has(0) {
+		n++
+		cp, zc, ents = x.xData.SizeDirect(cp, zc, ents)
+	}
+	return hdr + wireimpl.Fixed1(n), cp, zc, ents
+}
+
+// wireEncDirect writes x at the cursors and returns them advanced (direct path).
+func (x *A) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xNames.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.xNames.Len() != 0 {
+		hdr, cp, zc = w.PutStringList(at, hdr, cp, zc, &x.xNames)
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(0) {
+		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
+			cp = c
+		} else {
+			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
+		}
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
 }
 
 // aKnownFields are the fields of A and their kinds in the typed

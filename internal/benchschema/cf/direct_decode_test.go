@@ -1,0 +1,137 @@
+package cf_test
+
+import (
+	"testing"
+
+	"github.com/cornflakes-go/cornflakes/internal/benchschema/cf"
+	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// The direct decode of Tree1 reads its SingleBuffer leaves inline (their
+// WireDecodeAt emitted into Tree1's); these tests hold it, and the other
+// bench messages' direct decode, to the Decoder path's results on valid,
+// truncated, corrupted and fuzzed inputs.
+
+type directDecodeCase struct {
+	name  string
+	fresh func(a *wire.Arena) (direct, viaDecoder wire.Msg, eq func() bool)
+}
+
+var directDecodeCases = []directDecodeCase{
+	{"SingleBuffer", func(a *wire.Arena) (wire.Msg, wire.Msg, func() bool) {
+		x, y := cf.NewSingleBuffer(a), cf.NewSingleBuffer(a)
+		return x, y, func() bool { return x.Equal(y) }
+	}},
+	{"ListBuffers", func(a *wire.Arena) (wire.Msg, wire.Msg, func() bool) {
+		x, y := cf.NewListBuffers(a), cf.NewListBuffers(a)
+		// A list is loaded lazily: when its elements are out of range
+		// both fail at access, with the same error in String.
+		return x, y, func() bool { return x.Equal(y) || x.String() == y.String() }
+	}},
+	{"Tree1", func(a *wire.Arena) (wire.Msg, wire.Msg, func() bool) {
+		x, y := cf.NewTree1(a), cf.NewTree1(a)
+		return x, y, func() bool { return x.Equal(y) }
+	}},
+	{"Tree2", func(a *wire.Arena) (wire.Msg, wire.Msg, func() bool) {
+		x, y := cf.NewTree2(a), cf.NewTree2(a)
+		return x, y, func() bool { return x.Equal(y) }
+	}},
+}
+
+// checkDirectDecode decodes p with each message's generated direct decode
+// (DecodeBytes → WireDecodeAt) and with the Decoder path (wire.DecodeBytes
+// → WireDecode) and fails unless both agree: the same error text, or equal
+// messages.
+func checkDirectDecode(t *testing.T, p []byte, limit int) {
+	t.Helper()
+	for _, c := range directDecodeCases {
+		a := wire.NewArena()
+		a.Limit = limit
+		x, y, eq := c.fresh(a)
+		errX := x.(interface{ DecodeBytes([]byte) error }).DecodeBytes(p)
+		errY := wire.DecodeBytes(y, p)
+		switch {
+		case (errX == nil) != (errY == nil):
+			t.Fatalf("%s: direct decode error %v, Decoder path error %v", c.name, errX, errY)
+		case errX != nil && errX.Error() != errY.Error():
+			t.Fatalf("%s: direct decode error %q, Decoder path error %q", c.name, errX, errY)
+		case errX == nil && !eq():
+			t.Fatalf("%s: direct decode and Decoder path differ:\n%s\n%s", c.name, x, y)
+		}
+		if err := a.Reset(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// directDecodeSeeds are valid bench messages (leaves present, empty and
+// absent) and a few headers the direct decode hands to the Decoder path.
+func directDecodeSeeds(t testing.TB) [][]byte {
+	a := wire.NewArena()
+	defer a.Reset()
+	var out [][]byte
+	add := func(m wire.Object) {
+		p, err := wire.Flatten(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	t1 := cf.NewTree1(a)
+	t1.InitLeft().SetMessage([]byte("left leaf"))
+	t1.InitRight()
+	add(t1)
+	t2 := cf.NewTree2(a)
+	t2.InitLeft().InitRight().SetMessage([]byte("r"))
+	l := t2.InitRight()
+	l.InitLeft().SetMessage([]byte("left"))
+	l.InitRight().SetMessage([]byte("right"))
+	add(t2)
+	lb := cf.NewListBuffers(a)
+	ml := lb.InitMessages(3)
+	ml.Append([]byte("one"))
+	ml.Append(nil)
+	ml.Append([]byte("three"))
+	add(lb)
+	out = append(out,
+		[]byte{},
+		[]byte{0, 0, 0, 0},
+		[]byte{1, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0},                                                             // nested header out of range
+		[]byte{1, 0, 0, 0, 1, 0, 0, 0, 12, 0, 0, 0, 16, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},                        // nested: two bitmap words
+		[]byte{1, 0, 0, 0, 1, 0, 0, 0, 16, 0, 0, 0, 16, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 0xff, 0, 0, 0, 'a', 'b', 'c', 'd'}, // leaf value out of range
+	)
+	return out
+}
+
+// TestDirectDecodeMatchesDecoder compares the two decode paths on valid
+// messages, every truncation of them and single-byte corruptions.
+func TestDirectDecodeMatchesDecoder(t *testing.T) {
+	for _, p := range directDecodeSeeds(t) {
+		for n := 0; n <= len(p); n++ {
+			checkDirectDecode(t, p[:n], 0)
+		}
+		q := make([]byte, len(p))
+		for i := range p {
+			for _, v := range []byte{0, 1, 4, 0x7f, 0xff} {
+				copy(q, p)
+				q[i] = v
+				checkDirectDecode(t, q, 0)
+				checkDirectDecode(t, q, 1) // the arena Limit (every nested message over it)
+			}
+		}
+	}
+}
+
+// FuzzDirectDecode is TestDirectDecodeMatchesDecoder over arbitrary inputs.
+func FuzzDirectDecode(f *testing.F) {
+	for _, p := range directDecodeSeeds(f) {
+		f.Add(p, false)
+	}
+	f.Fuzz(func(t *testing.T, p []byte, limit bool) {
+		l := 16 << 20
+		if limit {
+			l = 1
+		}
+		checkDirectDecode(t, p, l)
+	})
+}

@@ -1,0 +1,183 @@
+package wireimpl
+
+import (
+	"encoding/binary"
+	"slices"
+)
+
+// The direct path's lists (fast_encode.go): sizes and writes of lists of
+// bytes and strings, each element's entry written in one loop with the
+// cursors in registers.
+
+// SizeDirect adds the list l (a decoded list is loaded first) to the
+// cursors and reports whether it is present (not empty). A load error is
+// recorded in s and the list counts as absent.
+func (l *BytesList) SizeDirect(s *DirectSizer, hdr, cp, zc, ents int) (int, int, int, int, bool) {
+	if l.lz.src != nil {
+		if l.lz.n == 0 {
+			return hdr, cp, zc, ents, false
+		}
+		if err := l.Load(s.a); err != nil {
+			s.Fail(err)
+			return hdr, cp, zc, ents, false
+		}
+		l.materialize()
+	}
+	items := l.items
+	if len(items) == 0 {
+		return hdr, cp, zc, ents, false
+	}
+	hdr += EntrySize * len(items)
+	for i := range items {
+		b := &items[i]
+		if b.buf.IsZero() {
+			cp += len(b.data)
+		} else {
+			zc += len(b.data)
+			ents++
+		}
+	}
+	return hdr, cp, zc, ents, true
+}
+
+// SizeDirect adds the list l (a decoded list is loaded first) to the
+// cursors and reports whether it is present (not empty). A load error is
+// recorded in s and the list counts as absent.
+func (l *StringList) SizeDirect(s *DirectSizer, hdr, cp, zc, ents int) (int, int, int, int, bool) {
+	if l.lz.src != nil {
+		if l.lz.n == 0 {
+			return hdr, cp, zc, ents, false
+		}
+		if err := l.Load(s.a); err != nil {
+			s.Fail(err)
+			return hdr, cp, zc, ents, false
+		}
+	}
+	items := l.items
+	if len(items) == 0 {
+		return hdr, cp, zc, ents, false
+	}
+	hdr += EntrySize * len(items)
+	for i := range items {
+		b := &items[i].b
+		if b.buf.IsZero() {
+			cp += len(b.data)
+		} else {
+			zc += len(b.data)
+			ents++
+		}
+	}
+	return hdr, cp, zc, ents, true
+}
+
+// PutBytesList writes the entry at `at` of the present list l, its element
+// entries at the header cursor hdr and each element's value (copied or
+// zero-copy), and returns the advanced cursors. A list whose region or
+// copied values do not fit records ErrModified and leaves the cursors
+// unchanged.
+//
+// Two tight loops rather than one with a call per element: the entries and
+// the zero-copy elements' SGA stores (room reserved once, no call, so the
+// cursors stay in registers), then, once the copied total is checked
+// against the head buffer, the copies.
+func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int, int) {
+	items := l.items
+	n := len(items)
+	r := hdr + EntrySize*n
+	dst := w.dst
+	if hdr < 0 || r > w.hdrEnd || cp < w.hdrEnd {
+		w.modified = true
+		return hdr, cp, zc
+	}
+	ents := dst[hdr:r]
+	sga := w.sga
+	es := sga.Entries
+	j0 := len(es)
+	if cap(es)-j0 < n {
+		es = slices.Grow(es, n)
+	}
+	es = es[:j0+n]
+	j := j0
+	c, z := cp, zc
+	for i := range items {
+		b := &items[i]
+		k := len(b.data)
+		e := ents[EntrySize*i : EntrySize*i+EntrySize]
+		if b.buf.IsZero() {
+			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
+			c += k
+		} else {
+			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
+			z += k
+			es[j] = b.buf
+			j++
+		}
+	}
+	if c > len(dst) { // element lengths are below 2^32: no overflow
+		w.modified = true
+		sga.Entries = es[:j0]
+		return hdr, cp, zc
+	}
+	sga.Entries = es[:j]
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(hdr))<<32)
+	if c != cp {
+		for i := range items {
+			if b := &items[i]; b.buf.IsZero() {
+				cp += copy(dst[cp:], b.data)
+			}
+		}
+	}
+	return r, c, z
+}
+
+// PutStringList is PutBytesList for a list of strings (the same wire
+// form).
+func (w *DirectWriter) PutStringList(at, hdr, cp, zc int, l *StringList) (int, int, int) {
+	items := l.items
+	n := len(items)
+	r := hdr + EntrySize*n
+	dst := w.dst
+	if hdr < 0 || r > w.hdrEnd || cp < w.hdrEnd {
+		w.modified = true
+		return hdr, cp, zc
+	}
+	ents := dst[hdr:r]
+	sga := w.sga
+	es := sga.Entries
+	j0 := len(es)
+	if cap(es)-j0 < n {
+		es = slices.Grow(es, n)
+	}
+	es = es[:j0+n]
+	j := j0
+	c, z := cp, zc
+	for i := range items {
+		b := &items[i].b
+		k := len(b.data)
+		e := ents[EntrySize*i : EntrySize*i+EntrySize]
+		if b.buf.IsZero() {
+			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
+			c += k
+		} else {
+			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
+			z += k
+			es[j] = b.buf
+			j++
+		}
+	}
+	if c > len(dst) {
+		w.modified = true
+		sga.Entries = es[:j0]
+		return hdr, cp, zc
+	}
+	sga.Entries = es[:j]
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(hdr))<<32)
+	if c != cp {
+		for i := range items {
+			if b := &items[i].b; b.buf.IsZero() {
+				cp += copy(dst[cp:], b.data)
+			}
+		}
+	}
+	return r, c, z
+}
