@@ -3,7 +3,6 @@ package resp
 import (
 	"os"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -247,56 +246,4 @@ func avgTTL(d *db, now int64) int64 {
 		return 0
 	}
 	return sum / n
-}
-
-func cmdACL(cn *conn, args [][]byte) {
-	s := cn.srv
-	o := &cn.out
-	switch strings.ToUpper(string(args[1])) {
-	case "WHOAMI":
-		if cn.user == nil {
-			o.bulkString("default")
-		} else {
-			o.bulkString(cn.user.Name)
-		}
-	case "USERS":
-		names := make([]string, 0, len(s.users))
-		for n := range s.users {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		o.arrayHeader(len(names))
-		for _, n := range names {
-			o.bulkString(n)
-		}
-	case "LIST":
-		if cn.user != nil && cn.user.ReadOnly {
-			cn.fail("NOPERM this user has no permissions to run the 'acl|list' command")
-			return
-		}
-		names := make([]string, 0, len(s.users))
-		for n := range s.users {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		o.arrayHeader(len(names))
-		for _, n := range names {
-			u := s.users[n]
-			line := "user " + n + " on"
-			if u.nopass {
-				line += " nopass"
-			} else {
-				line += " #<sha256>"
-			}
-			line += " ~* &*"
-			if u.ReadOnly {
-				line += " -@all +@read +@connection"
-			} else {
-				line += " +@all"
-			}
-			o.bulkString(line)
-		}
-	default:
-		cn.fail("unknown subcommand '" + sanitize(args[1]) + "'. Try ACL HELP.")
-	}
 }

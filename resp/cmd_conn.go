@@ -1,9 +1,9 @@
 package resp
 
 import (
-	"crypto/subtle"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,9 +18,18 @@ type User struct {
 	ReadOnly bool
 }
 
+// user is an ACL user: its name and its current rules (ACL SETUSER swaps
+// them; connections authenticated as the user see the change at their
+// next command).
 type user struct {
-	User
-	nopass bool
+	name  string
+	rules atomic.Pointer[aclRules]
+}
+
+func newUser(name string, r *aclRules) *user {
+	u := &user{name: name}
+	u.rules.Store(r)
+	return u
 }
 
 func init() {
@@ -134,15 +143,23 @@ func (cn *conn) unwatchAll() {
 }
 
 // authenticate checks a user name and password; nil when they do not match.
+// A disabled user (off) authenticates nobody.
 func (s *Server) authenticate(name, pass []byte) *user {
-	u := s.users[string(name)]
+	u := s.user(string(name))
 	if u == nil {
 		return nil
 	}
-	if u.nopass || subtle.ConstantTimeCompare([]byte(u.Password), pass) == 1 {
+	if r := u.rules.Load(); r.enabled && !r.deleted && r.checkPassword(pass) {
 		return u
 	}
 	return nil
+}
+
+// user returns the user named name, or nil.
+func (s *Server) user(name string) *user {
+	s.umu.RLock()
+	defer s.umu.RUnlock()
+	return s.users[name]
 }
 
 func cmdAuth(cn *conn, args [][]byte) {
@@ -153,7 +170,7 @@ func cmdAuth(cn *conn, args [][]byte) {
 	name, pass := []byte("default"), args[1]
 	if len(args) == 3 {
 		name, pass = args[1], args[2]
-	} else if u := cn.srv.users["default"]; u != nil && u.nopass {
+	} else if u := cn.srv.user("default"); u != nil && u.rules.Load().nopass {
 		cn.fail("AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return
 	}

@@ -33,6 +33,7 @@ type command struct {
 	group             string
 	summary           string
 	fn                func(cn *conn, args [][]byte)
+	aclID             int // its ACL entry (aclTable); -1: checked by the command (ACL)
 }
 
 var commands = map[string]*command{}
@@ -96,8 +97,23 @@ func aclCategories(c *command) []string {
 	if c.flags&fBlocking != 0 {
 		s = append(s, "@blocking")
 	}
-	s = append(s, "@"+c.group)
-	return s
+	switch c.group { // the command groups that are ACL categories, in Redis's names
+	case "generic":
+		s = append(s, "@keyspace")
+	case "transactions":
+		s = append(s, "@transaction")
+	case "server":
+	default:
+		s = append(s, "@"+c.group)
+	}
+	return append(s, extraCategories[c.name]...)
+}
+
+// extraCategories are categories Redis gives commands beyond what their
+// flags and group say.
+var extraCategories = map[string][]string{
+	"dbsize": {"@keyspace"}, "flushall": {"@keyspace", "@dangerous"}, "flushdb": {"@keyspace", "@dangerous"},
+	"info": {"@dangerous"}, "keys": {"@dangerous"}, "command": {"@connection"},
 }
 
 // commandInfo writes Redis 7's COMMAND INFO reply entry for c.

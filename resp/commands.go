@@ -130,11 +130,21 @@ func (cn *conn) exec(args [][]byte) {
 		cn.fail(errNoAuth)
 		return
 	}
-	if cn.user != nil && cn.user.ReadOnly && c.flags&(fWrite|fAdmin) != 0 {
-		cn.flagMulti()
-		cn.srv.stats.aclDenied.Add(1)
-		cn.fail("NOPERM this user has no permissions to run the '" + c.name + "' command")
-		return
+	if cn.user != nil {
+		r := cn.user.rules.Load()
+		if r.deleted { // ACL DELUSER: close, as Redis does
+			cn.quit = true
+			return
+		}
+		if c.aclID >= 0 && c.flags&fNoAuth == 0 && !cn.permitted(r, c.aclID, aclName(c, args)) {
+			return
+		}
+		if !r.keysAllowed(c, args) {
+			cn.flagMulti()
+			cn.srv.stats.aclDenied.Add(1)
+			cn.fail("NOPERM this user has no permissions to access one of the keys used as arguments")
+			return
+		}
 	}
 	if cn.inMulti && c.flags&fNoMulti == 0 {
 		q := make([][]byte, len(args))

@@ -142,6 +142,7 @@ type Server struct {
 	kmu sync.Mutex // guards ks and every conn's keyspace-related state
 	ks  *keyspace
 
+	umu       sync.RWMutex // guards users (the map; each user's rules are atomic)
 	users     map[string]*user
 	maxMemory atomic.Int64
 	policy    atomic.Int32 // 0 noeviction, 1 allkeys-lru
@@ -195,12 +196,12 @@ func NewServer(cfg Config) (*Server, error) {
 	cfg.Limits = cfg.Limits.withDefaults()
 	s := &Server{cfg: cfg, listeners: map[net.Listener]struct{}{}, clients: map[*conn]struct{}{},
 		users: map[string]*user{}, done: make(chan struct{})}
-	s.users["default"] = &user{User: User{Name: "default", Password: cfg.Password}, nopass: cfg.Password == ""}
+	s.users["default"] = newUser("default", rulesOf(User{Name: "default", Password: cfg.Password}, true))
 	for _, u := range cfg.Users {
-		if u.Name == "" {
-			return nil, errors.New("resp: a user without a name")
+		if u.Name == "" || hasSpaces(u.Name) {
+			return nil, errors.New("resp: a user name must be non-empty without spaces")
 		}
-		s.users[u.Name] = &user{User: u, nopass: u.Password == "" && u.Name == "default"}
+		s.users[u.Name] = newUser(u.Name, rulesOf(u, u.Name == "default"))
 	}
 	switch cfg.MaxMemoryPolicy {
 	case "", PolicyNoEviction:
@@ -311,8 +312,10 @@ func (s *Server) protected() bool {
 	if s.cfg.NoProtectedMode {
 		return false
 	}
+	s.umu.RLock()
+	defer s.umu.RUnlock()
 	for _, u := range s.users {
-		if !u.nopass {
+		if !u.rules.Load().nopass {
 			return false
 		}
 	}

@@ -22,8 +22,10 @@ func (s *Server) newConn(c net.Conn) *conn {
 	cn.p.Limits = s.cfg.Limits
 	cn.out.proto = 2
 	cn.pubProto.Store(2)
-	if u := s.users["default"]; u.nopass {
-		cn.user = u
+	if u := s.user("default"); u != nil {
+		if r := u.rules.Load(); r.nopass && r.enabled {
+			cn.user = u
+		}
 	}
 	return cn
 }
@@ -135,7 +137,7 @@ func (cn *conn) publish() {
 	name := cn.name
 	cn.pubName.Store(&name)
 	if cn.user != nil {
-		u := cn.user.Name
+		u := cn.user.name
 		cn.pubUser.Store(&u)
 	}
 	cn.pubDB.Store(int32(cn.dbi))

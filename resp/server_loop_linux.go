@@ -36,6 +36,11 @@ type loop struct {
 	pending []*conn // connections with a batch to write (answer, flush)
 
 	riov [2]unix.Iovec // readv's vectors (readBig)
+
+	// rawWait: epoll_wait is a raw system call (rawEpollWait) instead of
+	// one the runtime is told may block. Set when the loops leave Ps to
+	// spare for the other goroutines (GOMAXPROCS > loops).
+	rawWait bool
 }
 
 // loopTick is the longest epoll_wait, and so the resolution of the idle
@@ -70,7 +75,9 @@ func (s *Server) startLoops() error {
 		}
 		s.loops = append(s.loops, l)
 	}
+	raw := runtime.GOMAXPROCS(0) > n
 	for _, l := range s.loops {
+		l.rawWait = raw
 		s.wg.Add(1)
 		go l.run()
 	}
@@ -168,9 +175,12 @@ func (l *loop) run() {
 	for {
 		var n int
 		var err error
-		if spinning {
+		switch {
+		case spinning:
 			n, err = epollPoll(l.epfd, events)
-		} else {
+		case l.rawWait:
+			n, err = rawEpollWait(l.epfd, events, int(loopTick/time.Millisecond))
+		default:
 			n, err = unix.EpollWait(l.epfd, events, int(loopTick/time.Millisecond))
 		}
 		if err != nil && err != unix.EINTR {
@@ -492,6 +502,24 @@ func (o *output) writeFD(fd int) (bool, error) {
 	}
 	o.done()
 	return true, nil
+}
+
+// rawEpollWait is epoll_wait for at most msec milliseconds as a raw system
+// call: the loop's goroutine keeps its P while it waits. Through
+// entersyscall (unix.EpollWait) the runtime's monitor thread (sysmon)
+// watches the P of a thread blocked in a system call and, whenever it
+// takes it back for other work, returns to polling every 20 µs (a
+// nanosleep and a context switch each; docs/RESP.md). Kept by the loop,
+// the P is not sysmon's to retake. The cost: the P serves nothing else while the
+// loop waits, so this is used only when other Ps remain (loop.rawWait);
+// a preemption request (GC, sysmon after 10 ms) interrupts the wait with
+// a signal (EINTR), and the loop yields at its next function call.
+func rawEpollWait(epfd int, events []unix.EpollEvent, msec int) (int, error) {
+	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
 }
 
 // epollPoll is epoll_wait without waiting, as a raw system call (the
