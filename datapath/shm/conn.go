@@ -498,6 +498,21 @@ func (c *conn) scanHeld() {
 	}
 }
 
+// dropHeld releases the connection's own reference on every packet the
+// application still holds, for Close: nothing scans them afterwards, so
+// the application's release is then the last one and returns the head
+// buffer to the pool. The peer's memory those packets alias stays mapped.
+func (c *conn) dropHeld() {
+	for _, s := range c.held {
+		rx := &c.rx[s]
+		if err := rx.tok.Release(); err != nil {
+			c.ep.st.Errors++
+		}
+		rx.tok, rx.held = mem.Buf{}, false
+	}
+	c.held = c.held[:0]
+}
+
 func (c *conn) violation(why string) {
 	c.ep.st.Violations++
 	c.kill(fmt.Errorf("shm: peer %v: %s", c.peer, why))

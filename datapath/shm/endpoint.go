@@ -730,6 +730,8 @@ func (ep *Endpoint) Close() error {
 		c.kill(nil)
 		if len(c.held) == 0 {
 			c.finalize()
+		} else {
+			c.dropHeld()
 		}
 	}
 	ep.conns, ep.last = nil, nil

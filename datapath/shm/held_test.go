@@ -90,3 +90,37 @@ func TestSendSegmentsHeld(t *testing.T) {
 	}
 	memtest.Release(t, v)
 }
+
+// TestReleaseAfterClose: a segmented packet the application releases after
+// its endpoint was closed returns its head buffer to the endpoint's pool
+// (the pool's accounting returns to zero, checked by memtest at cleanup),
+// and its zero-copy segments stay readable until then.
+func TestReleaseAfterClose(t *testing.T) {
+	a, app := openTest(t, netip.AddrPort{})
+	b := openBudget(t, testSpace(t), 0)
+	v := memtest.Alloc(t, app, pattern(3000, 9))
+	var h countHold
+	if err := a.SendSegmentsHeld(b.LocalAddr(), []byte("hd"), []mem.Buf{v}, &h); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Flush()
+	p := recvSegs(t, b)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.AppendTo(nil); !bytes.Equal(got, append([]byte("hd"), v.Bytes()...)) {
+		t.Fatal("payload differs after the receiver closed")
+	}
+	if r := p.Hold.Refs(); r != 1 {
+		t.Errorf("refs %d on the head after Close, want 1 (the application's only)", r)
+	}
+	memtest.Release(t, p.Hold)
+	for deadline := time.Now().Add(10 * time.Second); h.n == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("hold not released after the peer closed")
+		}
+		_ = a.Flush()
+		_ = a.Wait(time.Millisecond)
+	}
+	memtest.Release(t, v)
+}
