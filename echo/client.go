@@ -26,19 +26,23 @@ type slot struct {
 // client generates load for one run; it is used by the client goroutine
 // only.
 type client struct {
-	side   *side
-	ep     datapath.Endpoint
-	dst    netip.AddrPort
-	reqs   []mem.Buf // per variant: the serialized request payload (app pool)
-	slots  []slot
-	free   []int // free slot indices (open loop)
-	next   int   // next variant
-	hdr    [hdrLen]byte
-	segs   [1]mem.Buf
-	pkts   []datapath.Packet
-	hist   *hdrhistogram.Histogram
-	verify bool
-	start  time.Time
+	side  *side
+	ep    datapath.Endpoint
+	dst   netip.AddrPort
+	reqs  []mem.Buf // per variant: the serialized request payload (app pool)
+	slots []slot
+	free  []int // free slot indices (open loop)
+	next  int   // next variant
+	hdr   [hdrLen]byte
+	segs  [1]mem.Buf
+	pkts  []datapath.Packet
+	// segRx is ep when it receives in place (shm), with spkts its batch.
+	segRx     datapath.SegmentReceiver
+	spkts     []datapath.Segmented
+	completed []int // slots completed by the last receive
+	hist      *hdrhistogram.Histogram
+	verify    bool
+	start     time.Time
 	// measuring tells the server when the measured window is open.
 	measuring *atomic.Bool
 
@@ -113,6 +117,11 @@ func newClient(s *side, dst netip.AddrPort, approach string, shape microbench.Sh
 		hist:   hdrhistogram.New(100, int64(10*time.Second), 3),
 		verify: cfg.Verify,
 	}
+	if sr, ok := s.ep.(datapath.SegmentReceiver); ok {
+		c.segRx = sr
+		c.spkts = make([]datapath.Segmented, datapath.DefaultBatch)
+	}
+	c.completed = make([]int, 0, datapath.DefaultBatch)
 	for i := n - 1; i >= 0; i-- {
 		c.free = append(c.free, i)
 	}
@@ -153,10 +162,18 @@ func (c *client) send(i int, t int64) error {
 	return err
 }
 
-// response checks one response and returns the slot it completes (-1 for
-// stale or unknown responses).
+// response checks one contiguous response and returns the slot it
+// completes (-1 for stale or unknown responses).
 func (c *client) response(p datapath.Packet, now int64) int {
-	b := p.Buf.Bytes()
+	return c.check(p.Buf.Bytes(), nil, now)
+}
+
+// check checks one response, given as its first part (which must hold
+// the application header) and the parts after it (in-place receive: views
+// of the server's memory), and returns the slot it completes (-1 for
+// stale or unknown responses). The size is always checked, the bytes with
+// Config.Verify.
+func (c *client) check(b []byte, rest [][]byte, now int64) int {
 	if len(b) < hdrLen || binary.LittleEndian.Uint32(b[12:]) != magic {
 		c.bad++
 		return -1
@@ -171,14 +188,88 @@ func (c *client) response(p datapath.Packet, now int64) int {
 		return -1 // answer to a request already counted lost
 	}
 	want := c.reqs[s.variant].Bytes()
-	got := b[hdrLen:]
-	if len(got) != len(want) || int(binary.LittleEndian.Uint32(b[8:])) != s.variant || (c.verify && !bytes.Equal(got, want)) {
+	n := len(b) - hdrLen
+	for _, r := range rest {
+		n += len(r)
+	}
+	if n != len(want) || int(binary.LittleEndian.Uint32(b[8:])) != s.variant || (c.verify && !equalParts(want, b[hdrLen:], rest)) {
 		c.bad++
 	}
 	s.busy = false
 	c.done++
 	c.hist.RecordValue(max(now-s.sent, 1))
 	return i
+}
+
+// equalParts reports whether want equals first followed by rest (their
+// total length equals len(want)).
+func equalParts(want, first []byte, rest [][]byte) bool {
+	if !bytes.Equal(want[:len(first)], first) {
+		return false
+	}
+	want = want[len(first):]
+	for _, r := range rest {
+		if !bytes.Equal(want[:len(r)], r) {
+			return false
+		}
+		want = want[len(r):]
+	}
+	return true
+}
+
+// receive receives one batch of responses without blocking, checks each,
+// releases it, and appends the slots they complete to c.completed. On an
+// endpoint that receives in place (datapath.SegmentReceiver: shm) it uses
+// RecvSegments, so that the client reads each response where the server
+// wrote it instead of copying it first: the load generator's cost per
+// response then does not grow with the response's size, as with the
+// papers' client machines, and the run measures the server. It returns
+// how many packets it received.
+func (c *client) receive(now func() int64) (int, error) {
+	c.completed = c.completed[:0]
+	if c.segRx != nil {
+		n, err := c.segRx.RecvSegments(c.spkts)
+		if err != nil || n == 0 {
+			return n, err
+		}
+		t := now()
+		var first error
+		for k := range c.spkts[:n] {
+			p := &c.spkts[k]
+			i := -1
+			if len(p.Segs) == 0 {
+				c.bad++
+			} else {
+				i = c.check(p.Segs[0], p.Segs[1:], t)
+			}
+			if err := p.Hold.Release(); err != nil && first == nil {
+				first = err
+			}
+			*p = datapath.Segmented{}
+			if i >= 0 {
+				c.completed = append(c.completed, i)
+			}
+		}
+		return n, first
+	}
+	n, err := c.ep.Recv(c.pkts)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	t := now()
+	var first error
+	for k := range c.pkts[:n] {
+		p := c.pkts[k]
+		c.pkts[k] = datapath.Packet{}
+		i := c.response(p, t)
+		if err := p.Buf.Release(); err != nil && first == nil {
+			first = err
+		}
+		if i >= 0 {
+			c.completed = append(c.completed, i)
+		}
+	}
+	return n, first
 }
 
 // run drives load for warmup+duration and reports the measured window.
@@ -196,7 +287,7 @@ func (c *client) run(cfg Config) (Result, error) {
 	var doneAt0 uint64
 	var measureStart int64
 	lastScan := int64(0)
-	idle := 0
+	var spin spinner
 	if !open {
 		for i := range c.slots {
 			if err := c.send(i, c.now()); err != nil {
@@ -252,23 +343,14 @@ func (c *client) run(cfg Config) (Result, error) {
 				nextAt += int64(rng.ExpFloat64() * meanGap)
 			}
 		}
-		n, err := c.ep.Recv(c.pkts)
+		n, err := c.receive(c.now)
 		if err != nil {
 			return Result{}, err
 		}
 		if n > 0 {
 			now = c.now()
 		}
-		for k := range c.pkts[:n] {
-			p := c.pkts[k]
-			c.pkts[k] = datapath.Packet{}
-			i := c.response(p, now)
-			if err := p.Buf.Release(); err != nil {
-				return Result{}, err
-			}
-			if i < 0 {
-				continue
-			}
+		for _, i := range c.completed {
 			if open {
 				c.free = append(c.free, i)
 			} else {
@@ -302,8 +384,8 @@ func (c *client) run(cfg Config) (Result, error) {
 			}
 		}
 		if n > 0 || sent {
-			idle = 0
-		} else if idle++; idle > SpinPolls {
+			spin.reset()
+		} else if spin.idle() {
 			wait := time.Millisecond
 			if open {
 				wait = min(wait, time.Duration(max(nextAt-c.now(), 0)))
@@ -322,13 +404,8 @@ func (c *client) run(cfg Config) (Result, error) {
 func (c *client) drain() error {
 	deadline := time.Now().Add(20 * time.Millisecond)
 	for time.Now().Before(deadline) {
-		n, err := c.ep.Recv(c.pkts)
-		if err != nil {
+		if _, err := c.receive(c.now); err != nil {
 			return err
-		}
-		for k := range c.pkts[:n] {
-			c.pkts[k].Buf.Release()
-			c.pkts[k] = datapath.Packet{}
 		}
 	}
 	return nil

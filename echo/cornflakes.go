@@ -17,8 +17,8 @@ import (
 // response in the same arena by setting each field from the decoded value
 // (the hybrid rule then decides per field: copied below the arena's
 // threshold, zero-copy above it, sharing the request buffer's reference)
-// and serialize-and-sends it with SendObject. The arena is reset once per
-// batch, after Flush.
+// and serialize-and-sends it with SendObject. The arena is reset after
+// every request (SendObject has serialized it and holds its own references).
 
 func cornflakesAvailable() error { return nil }
 
@@ -67,7 +67,20 @@ func (c *cfServer) reset() error { return c.arena.Reset() }
 
 func (c *cfServer) close() error { return c.arena.Reset() }
 
+// handle answers one request and resets the arena: SendObject serializes
+// before it returns and the endpoint holds its own reference on every
+// zero-copy entry it still sends, so the request and the response are
+// dead once it returns, and every request decodes into a fresh arena (the
+// decoder's fast path: the arena's first input).
 func (c *cfServer) handle(ep datapath.Endpoint, p datapath.Packet, hdr []byte) error {
+	err := c.answer(ep, p, hdr)
+	if rerr := c.arena.Reset(); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+func (c *cfServer) answer(ep datapath.Endpoint, p datapath.Packet, hdr []byte) error {
 	a := c.arena
 	in := p.Buf.Slice(hdrLen, p.Buf.Len()-hdrLen)
 	switch c.kind {

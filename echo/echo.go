@@ -8,7 +8,9 @@
 // xdp: AF_XDP sockets in network namespaces joined by a bridge, see RunOne).
 //
 // The server and the client each run on their own goroutine locked to an
-// OS thread and busy-poll their endpoint. Every request carries a 16-byte
+// OS thread and busy-poll their endpoint (yielding, then blocking, when
+// idle: SpinPolls, SpinTime). On an endpoint that receives in place
+// (shm), the client reads each response where the server wrote it. Every request carries a 16-byte
 // application header (slot, sequence number, variant, magic) that the
 // server copies into the response; the client keeps N requests outstanding
 // (closed loop) or sends on a Poisson schedule at a given rate (open loop,
@@ -70,9 +72,11 @@ func DefaultShapes() []string {
 
 // Defaults of Config.
 const (
-	// DefaultClients is the number of outstanding requests, as in
-	// Cornflakes §2.2.
-	DefaultClients = 16
+	// DefaultClients is the number of outstanding requests: enough that
+	// the server always has a batch queued while the client handles the
+	// previous one, so that a run measures the server's saturated rate,
+	// as the papers' many client machines do (docs/ECHO.md).
+	DefaultClients = 64
 	// DefaultDuration and DefaultWarmup are the measured and the
 	// discarded time of one run.
 	DefaultDuration = 5 * time.Second
@@ -131,8 +135,9 @@ type Result struct {
 
 	// ServerNsPerReq is the server thread's CPU time per request in the
 	// measured window, counting request handling, Flush and arena reset
-	// (not the receive syscall): robust to other load on the machine,
-	// unlike wall-clock throughput.
+	// (not the receive), timed on one batch in CPUSample: robust to other
+	// load on the machine, unlike wall-clock throughput. Zero when the
+	// window timed no batch.
 	ServerNsPerReq float64 `json:"server_cpu_ns_per_req"`
 	// XDPMode is the AF_XDP bind mode the server's socket got ("copy" or
 	// "zerocopy"; empty on other datapaths): zero-copy fields are only
