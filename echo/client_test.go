@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"testing"
 	"time"
+
+	"github.com/cornflakes-go/cornflakes/mem"
 )
 
 // TestClientReceivesInPlace checks that the client receives in place
@@ -125,5 +127,92 @@ func TestSpinner(t *testing.T) {
 	s.reset()
 	if s.polls != 0 || s.idle() {
 		t.Fatal("reset did not restart the count")
+	}
+}
+
+// TestClientServerNoAllocs checks that one request's round trip on shm
+// (client send, server receive and answer, client in-place receive and
+// check) allocates nothing, for raw and cornflakes-hybrid.
+func TestClientServerNoAllocs(t *testing.T) {
+	shape, err := shapeByName("2x2048")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"raw", "cornflakes-hybrid"} {
+		t.Run(a, func(t *testing.T) {
+			ss, err := openSide("shm", "server", nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := openSide("shm", "client", nil, nil)
+			if err != nil {
+				ss.close()
+				t.Fatal(err)
+			}
+			srv, err := newServer(ss, a, shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := newClient(cs, ss.ep.LocalAddr(), a, shape, Config{Clients: 1, Verify: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.start = time.Now()
+			roundTrip := func() {
+				if err := c.send(0, c.now()); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.ep.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				for served := false; ; { // bounded by the deadline below
+					if !served {
+						n, err := srv.ep.Recv(srv.pkts)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for _, p := range srv.pkts[:n] {
+							if err := srv.handle(p); err != nil {
+								t.Fatal(err)
+							}
+							p.Buf.Release()
+							served = true
+						}
+						if err := srv.ep.Flush(); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if _, err := c.receive(c.now); err != nil {
+						t.Fatal(err)
+					}
+					if len(c.completed) > 0 {
+						return
+					}
+					if c.now() > int64(5*time.Second) {
+						t.Fatal("no response within 5 s")
+					}
+				}
+			}
+			roundTrip() // connects (allocates once); AllocsPerRun adds one more warm-up run
+			// The race detector and the checked build allocate on their
+			// own: the round trips still run, uncounted.
+			if allocs := testing.AllocsPerRun(50, roundTrip); allocs != 0 && !raceEnabled && !mem.Checked {
+				t.Errorf("%v allocations per round trip", allocs)
+			}
+			if c.bad != 0 || c.done != 52 {
+				t.Errorf("done %d, bad %d", c.done, c.bad)
+			}
+			if err := c.drain(); err != nil {
+				t.Error(err)
+			}
+			if err := srv.ep.Flush(); err != nil {
+				t.Error(err)
+			}
+			for _, err := range []error{c.close(), srv.close(), cs.close(), ss.close()} {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package echo
+
+const raceEnabled = false
