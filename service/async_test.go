@@ -119,7 +119,7 @@ func TestAsyncClient(t *testing.T) {
 			c := h.dial(service.WithSessions(4))
 			g := v1.NewGreeterClient(c)
 			const window, calls, syncers = 64, 100, 8
-			ctx, cancel := context.WithCancel(callCtx(t))
+			ctx, cancel := workloadCtx(t)
 			defer cancel()
 			l := &asyncLoop{g: g, calls: calls, left: window, cancel: cancel}
 			slots := make([]*asyncSlot, window)
@@ -162,7 +162,7 @@ func TestAsyncClient(t *testing.T) {
 				t.Errorf("Run: %v", err)
 			}
 			if l.left != 0 {
-				t.Errorf("%d slots unfinished", l.left)
+				t.Errorf("%d slots unfinished (server ran %d calls)", l.left, gs.calls.Load())
 			}
 			for _, err := range l.errs {
 				t.Error(err)
