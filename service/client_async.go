@@ -244,7 +244,7 @@ func finishAsync(cl *clientCall, data []byte, err error) {
 	done, call, resp := cl.done, cl.call, cl.resp
 	cl.pre.release()
 	cl.recycleOn(true) // finishAsync runs on the loop
-	c.loopPending-- // on the loop, whoever counted the call
+	c.loopPending--    // on the loop, whoever counted the call
 	call.callDone(done, resp, err)
 }
 
