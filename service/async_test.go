@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cornflakes-go/cornflakes/service"
 	v1 "github.com/cornflakes-go/cornflakes/service/internal/svcv1"
@@ -119,7 +120,7 @@ func TestAsyncClient(t *testing.T) {
 			c := h.dial(service.WithSessions(4))
 			g := v1.NewGreeterClient(c)
 			const window, calls, syncers = 64, 100, 8
-			ctx, cancel := context.WithCancel(callCtx(t))
+			ctx, cancel := workloadCtx(t)
 			defer cancel()
 			l := &asyncLoop{g: g, calls: calls, left: window, cancel: cancel}
 			slots := make([]*asyncSlot, window)
@@ -162,7 +163,7 @@ func TestAsyncClient(t *testing.T) {
 				t.Errorf("Run: %v", err)
 			}
 			if l.left != 0 {
-				t.Errorf("%d slots unfinished", l.left)
+				t.Errorf("%d slots unfinished (server ran %d calls)", l.left, gs.calls.Load())
 			}
 			for _, err := range l.errs {
 				t.Error(err)
@@ -214,5 +215,61 @@ func TestAsyncFromLoop(t *testing.T) {
 		t.Error("done ran")
 	}); !errors.Is(err, service.ErrAsyncInterceptors) {
 		t.Fatalf("got %v, want ErrAsyncInterceptors", err)
+	}
+}
+
+// TestAsyncContext: an asynchronous call's context other than
+// context.Background() is honoured (the background fast path of
+// invokeAsync skips it only for Background itself): its metadata reaches
+// the handler, an expired deadline fails the call before it is sent, and
+// context.TODO() (not Background) calls as Background does.
+func TestAsyncContext(t *testing.T) {
+	h := newHarness(t, netKind{}, registerV1(newGreeterV1()))
+	c := h.dial()
+	g := v1.NewGreeterClient(c)
+	a := wire.NewArena()
+	defer a.Reset()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"background", context.Background(), "hello, x"},
+		{"todo", context.TODO(), "hello, x"},
+		{"metadata", service.WithMetadata(context.Background(), service.Metadata{{"trace", "t-7"}}), "hello, x trace=t-7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(callCtx(t))
+			defer cancel()
+			req := v1.NewHelloRequest(a)
+			req.SetName("x")
+			var got string
+			var gotErr error
+			if err := g.SayHelloAsync(tc.ctx, a, req, func(resp *v1.HelloReply, err error) {
+				if err == nil {
+					got, _ = resp.GetMessage()
+				}
+				gotErr = err
+				cancel()
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Run(ctx); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Run: %v", err)
+			}
+			if gotErr != nil || got != tc.want {
+				t.Fatalf("got %q, %v; want %q", got, gotErr, tc.want)
+			}
+			if err := a.Reset(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	req := v1.NewHelloRequest(a)
+	req.SetName("x")
+	if err := g.SayHelloAsync(expired, a, req, func(*v1.HelloReply, error) { t.Error("done ran") }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("expired deadline: got %v, want DeadlineExceeded", err)
 	}
 }

@@ -387,6 +387,12 @@ func (o *preObj) Serialize(dst []byte, sink wire.EntrySink) error {
 }
 
 func (o *preObj) release() {
+	if len(o.entries) != 0 { // inlined: most requests hold no entry
+		o.releaseEntries()
+	}
+}
+
+func (o *preObj) releaseEntries() {
 	for i := range o.entries {
 		_ = o.entries[i].Release()
 		o.entries[i] = mem.Buf{}
@@ -537,11 +543,16 @@ func (cl *clientCall) send() {
 
 // cont runs on the loop with the response.
 func (cl *clientCall) cont(r *rpc.Response) {
-	if r.Err != nil {
-		cl.complete(nil, r.Err)
+	var data []byte
+	err := r.Err
+	if err == nil {
+		data = r.Data()
+	}
+	if cl.fin != nil { // an asynchronous call: straight to its finish
+		cl.fin(cl, data, err)
 		return
 	}
-	cl.complete(r.Data(), nil)
+	cl.complete(data, err)
 }
 
 // complete publishes the result to the caller (or recycles an abandoned

@@ -85,23 +85,25 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 	} else {
 		h.fp = key.Fingerprint
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		t := time.Until(dl)
-		if t <= 0 {
-			return context.DeadlineExceeded
-		}
-		h.flags |= flagDeadline
-		h.timeout = t
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	var md Metadata
-	if v, ok := ctx.Value(outMDKey{}).(Metadata); ok {
-		if err := v.check(); err != nil {
+	if !isBackground(ctx) {
+		if dl, ok := ctx.Deadline(); ok {
+			t := time.Until(dl)
+			if t <= 0 {
+				return context.DeadlineExceeded
+			}
+			h.flags |= flagDeadline
+			h.timeout = t
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		md = v
+		if v, ok := ctx.Value(outMDKey{}).(Metadata); ok {
+			if err := v.check(); err != nil {
+				return err
+			}
+			md = v
+		}
 	}
 	cl := c.getCall(onLoop)
 	cl.state.Store(stPending)
@@ -167,6 +169,14 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 	return nil
 }
 
+// bgCtx is context.Background(): a call with it has no deadline, no
+// cancellation and no metadata, so its header needs none of ctx's three
+// method calls.
+var bgCtx = context.Background()
+
+// isBackground reports whether ctx is context.Background() itself.
+func isBackground(ctx context.Context) bool { return ctx == bgCtx }
+
 // maxLoopFree bounds Client.loopFree.
 const maxLoopFree = 256
 
@@ -188,11 +198,14 @@ func (c *Client) getCall(onLoop bool) *clientCall {
 // free list from the goroutine that runs the loop (an asynchronous call
 // completes there and its done function usually sends the next one from
 // there: no sync.Pool round trip per call), in the pool otherwise.
-func (cl *clientCall) recycle() {
+func (cl *clientCall) recycle() { cl.recycleOn(cl.c.onLoop()) }
+
+// recycleOn is recycle for a caller that knows whether it runs the loop.
+func (cl *clientCall) recycleOn(onLoop bool) {
 	cl.a, cl.body, cl.err = nil, nil, nil
 	cl.fin, cl.resp, cl.done, cl.call, cl.b, cl.key = nil, nil, nil, nil, nil, nil
 	c := cl.c
-	if c.onLoop() && len(c.loopFree) < maxLoopFree {
+	if onLoop && len(c.loopFree) < maxLoopFree {
 		c.loopFree = append(c.loopFree, cl)
 		return
 	}
@@ -230,8 +243,8 @@ func finishAsync(cl *clientCall, data []byte, err error) {
 	}
 	done, call, resp := cl.done, cl.call, cl.resp
 	cl.pre.release()
-	cl.recycle()
-	c.loopPending-- // on the loop, whoever counted the call
+	cl.recycleOn(true) // finishAsync runs on the loop
+	c.loopPending--    // on the loop, whoever counted the call
 	call.callDone(done, resp, err)
 }
 

@@ -131,6 +131,23 @@ func (h *harness) dial(opts ...service.ClientOption) *service.Client {
 	return c
 }
 
+// workloadCtx bounds a test's whole workload (thousands of calls run by
+// one Run): not by a fixed budget, which a loaded machine exceeds (six
+// other -race test binaries make TestAsyncClient's memnet-loss workload
+// take 10-25 s), but only by the test binary's own deadline (go test
+// -timeout), minus a margin so that the test reports what did not finish
+// before the binary is killed. Without a deadline it ends with cancel.
+func workloadCtx(t *testing.T) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if dl, ok := t.Deadline(); ok {
+		margin := time.Until(dl) / 10
+		cancel()
+		ctx, cancel = context.WithDeadline(context.Background(), dl.Add(-margin))
+	}
+	t.Cleanup(cancel)
+	return ctx, cancel
+}
+
 // callCtx bounds one call of a test.
 func callCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
