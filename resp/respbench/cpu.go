@@ -24,6 +24,10 @@ func processCPU(pid int) (time.Duration, error) {
 // Linux everywhere).
 const clockTick = 10 * time.Millisecond
 
+// maxTicks bounds each time of a stat line (about 348 years of CPU), so
+// that their sum in clock ticks fits a time.Duration.
+const maxTicks = 1 << 40
+
 // parseStatCPU returns utime+stime of a /proc/<pid>/stat line: fields 14
 // and 15, counted after the command name, which is in parentheses and may
 // hold spaces.
@@ -39,7 +43,7 @@ func parseStatCPU(b []byte) (time.Duration, error) {
 	}
 	ut, err1 := strconv.ParseUint(f[11], 10, 63)
 	st, err2 := strconv.ParseUint(f[12], 10, 63)
-	if err1 != nil || err2 != nil {
+	if err1 != nil || err2 != nil || ut > maxTicks || st > maxTicks {
 		return 0, fmt.Errorf("respbench: /proc stat times %q %q", f[11], f[12])
 	}
 	return time.Duration(ut+st) * clockTick, nil

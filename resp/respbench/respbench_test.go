@@ -148,3 +148,10 @@ func TestParseStatCPU(t *testing.T) {
 		t.Fatalf("processCPU(self) = %v, %v", d, err)
 	}
 }
+
+func TestParseStatCPUOverflow(t *testing.T) {
+	line := "1 (x) S 1 1 1 0 -1 0 0 0 0 0 9223372036854775807 9223372036854775807 0\n"
+	if d, err := parseStatCPU([]byte(line)); err == nil {
+		t.Fatalf("parseStatCPU of huge times = %v, want an error", d)
+	}
+}
