@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "resp",
-		summary: "Redis-compatible server: resp serve [--addr host:port]; resp bench [--quick] [--json] [--out dir] [--threads n] [--procs n] [--pin] (vs redis-server)",
+		summary: "Redis-compatible server: resp serve [--addr host:port]; resp bench [--quick] [--json] [--out dir] [--rounds n] [--threads n] [--procs n] [--pin] (vs redis-server)",
 		run:     runRESP,
 	})
 }
@@ -174,7 +174,7 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("resp bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "value sizes 64 and 4096 B only and fewer requests (under a minute)")
-	asJSON := fs.Bool("json", false, "print an array of {test,variant,server,value,unit} records")
+	asJSON := fs.Bool("json", false, "print an array of {test,variant,server,value,unit,min,max,rounds} records")
 	out := fs.String("out", "", "directory for resp-bench.json, resp-bench.csv and resp-bench.png (default ./out/resp-bench-<timestamp>)")
 	sizes := fs.String("sizes", "", "comma-separated value sizes in bytes (redis-benchmark -d); default 64,4096 and, without --quick, 65536")
 	pipelines := fs.String("pipelines", "", "comma-separated pipeline depths (redis-benchmark -P); default 1,16")
@@ -188,6 +188,8 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	busyPoll := fs.Duration("busy-poll", 0, "event loops poll without sleeping this long after their last event, e.g. 50us (0: always sleep in epoll_wait)")
 	threads := fs.Int("threads", 0, "redis-benchmark --threads: client threads per redis-benchmark process (0: its single thread)")
 	procs := fs.Int("procs", 1, "redis-benchmark processes run at once per test, each with -c connections and its share of the requests; the rates are summed")
+	rounds := fs.Int("rounds", 0, "rounds per test and variant, alternating the servers, the requests split across them; "+
+		"the records are the median with the least and greatest round (default 5, 3 with --quick)")
 	pin := fs.Bool("pin", false, "pin the server under test to CPU 0 and redis-benchmark to the other CPUs (taskset), the same for both servers")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -197,7 +199,7 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	o := respbench.Options{Quick: *quick, Requests: *requests, Clients: *clients, Progress: stderr,
-		Threads: *threads, Procs: *procs, Pin: *pin,
+		Threads: *threads, Procs: *procs, Pin: *pin, Rounds: *rounds,
 		Server: resp.Config{GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll}}
 	var err error
 	if o.Sizes, err = intList(*sizes, 1, 1<<20); err != nil {
@@ -216,8 +218,8 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 		}
 		o.Bytes = b
 	}
-	if *requests < 0 || *clients < 1 || *busyPoll < 0 || *threads < 0 || *threads > 64 || *procs < 1 || *procs > 64 {
-		fmt.Fprintln(stderr, "resp bench: -n and --busy-poll must be >= 0, -c >= 1, --threads in [0, 64] and --procs in [1, 64]")
+	if *requests < 0 || *clients < 1 || *busyPoll < 0 || *threads < 0 || *threads > 64 || *procs < 1 || *procs > 64 || *rounds < 0 || *rounds > 100 {
+		fmt.Fprintln(stderr, "resp bench: -n and --busy-poll must be >= 0, -c >= 1, --threads in [0, 64], --procs in [1, 64] and --rounds in [0, 100]")
 		return errUsage
 	}
 	if _, _, err := respbench.Binaries(); err != nil {

@@ -35,6 +35,7 @@ func TestRESPFlags(t *testing.T) {
 		{"resp", "bench", "extra"},
 		{"resp", "bench", "--procs", "0"},
 		{"resp", "bench", "--threads", "-1"},
+		{"resp", "bench", "--rounds", "-1"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, &out, &errb); code != 2 {
@@ -111,7 +112,7 @@ func TestRESPBenchTiny(t *testing.T) {
 	before := redisPIDs()
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	code := run([]string{"resp", "bench", "--json", "--sizes", "64", "--pipelines", "4", "-n", "500", "-c", "2", "--out", dir}, &out, &errb)
+	code := run([]string{"resp", "bench", "--json", "--sizes", "64", "--pipelines", "4", "-n", "500", "-c", "2", "--rounds", "2", "--out", dir}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
 	}
@@ -119,20 +120,23 @@ func TestRESPBenchTiny(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &recs); err != nil {
 		t.Fatalf("stdout is not one JSON array: %v\n%s", err, out.String())
 	}
-	// Per test: rps, server and client CPU of both servers, the ratio,
-	// and the CPU ratio when both servers' CPU times were measurable (10 ms ticks).
-	if len(recs) < 4*7 || len(recs) > 4*8 {
-		t.Fatalf("%d records, want 28-32: %v", len(recs), recs)
+	// Per test: rps, server and client CPU per request and CPUs busy of
+	// both servers, the ratio, and the CPU ratio when both servers' CPU
+	// times were measurable.
+	if len(recs) < 4*11 || len(recs) > 4*12 {
+		t.Fatalf("%d records, want 44-48: %v", len(recs), recs)
 	}
 	servers := map[string]int{}
 	for _, r := range recs {
-		for _, k := range []string{"test", "variant", "server", "value", "unit"} {
+		for _, k := range []string{"test", "variant", "server", "value", "unit", "min", "max", "rounds"} {
 			if _, ok := r[k]; !ok {
 				t.Errorf("record lacks %q: %v", k, r)
 			}
 		}
 		v := r["value"].(float64)
-		if r["variant"] != "d64/P4" || !(v > 0 || v == 0 && strings.HasSuffix(r["unit"].(string), "_per_req")) {
+		lo, hi, n := r["min"].(float64), r["max"].(float64), r["rounds"].(float64)
+		if r["variant"] != "d64/P4" || !(v > 0 || v == 0 && strings.HasSuffix(r["unit"].(string), "_per_req")) ||
+			!(lo <= v && v <= hi) || n != 2 {
 			t.Errorf("record %v", r)
 		}
 		servers[r["server"].(string)+"/"+r["unit"].(string)]++

@@ -2,6 +2,18 @@
 // against a real Redis (redis-server) with the real load generator
 // (redis-benchmark): the same redis-benchmark flags against both, for a
 // few value sizes and pipeline depths, parsed from its CSV output.
+//
+// Every test and variant is measured in rounds that alternate the servers
+// (ours then Redis, Redis then ours, ...), each round with its share of
+// the test's requests, so that load from elsewhere on the machine falls
+// on both; a Record is the median of its rounds with the least and the
+// greatest value (Min, Max), and the ratio of the two servers is the
+// median of the ratios of the rounds' pairs. Next to the rate, each round
+// measures the CPU time of the server process (the scheduler's run time of
+// its threads) and of the redis-benchmark processes (their rusage): per
+// request, and as CPUs kept busy on average over the round, which tells
+// who bounded the rate (a side near 1.0 CPU that cannot use more is the
+// bound).
 package respbench
 
 import (
@@ -16,6 +28,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -44,6 +57,15 @@ const (
 	UnitServerCPU = "server_us_per_req"
 	UnitClientCPU = "client_us_per_req"
 	UnitCPURatio  = "server_cpu_ratio"
+	// CPUs kept busy on average during a round: CPU time over wall time.
+	UnitServerCPUs = "server_cpus"
+	UnitClientCPUs = "client_cpus"
+)
+
+// Rounds per test and variant when Options.Rounds is zero.
+const (
+	DefaultRounds = 5
+	QuickRounds   = 3
 )
 
 // Tests are the redis-benchmark tests run (its -t names), in this order:
@@ -54,23 +76,34 @@ var Tests = []string{"set", "get", "mset", "lrange_100"}
 // bytes>/P<pipeline depth>"), told apart by Unit: the requests/s of one
 // server (UnitRPS) and their ratio (UnitRatio, server Ratio); the CPU time
 // per request of a server process (UnitServerCPU) and of the
-// redis-benchmark processes driving it (UnitClientCPU); and Redis's server
-// CPU per request divided by ours (UnitCPURatio, server Ratio, only when
-// both were measurable: above 1, ours spends less CPU per request).
+// redis-benchmark processes driving it (UnitClientCPU); the CPUs each kept
+// busy (UnitServerCPUs, UnitClientCPUs); and Redis's server CPU per request
+// divided by ours (UnitCPURatio, server Ratio, only when both were
+// measurable: above 1, ours spends less CPU per request). Value is the
+// median of Rounds rounds, Min and Max the least and greatest of them; a
+// ratio's rounds are the pairs of a round (the ratio of each pair).
 type Record struct {
 	Test    string  `json:"test"`
 	Variant string  `json:"variant"`
 	Server  string  `json:"server"`
 	Value   float64 `json:"value"`
 	Unit    string  `json:"unit"`
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+	Rounds  int     `json:"rounds"`
 }
 
 // Options configures Run.
 type Options struct {
-	Quick     bool  // sizes 64 and 4096 B, fewer requests: under a minute
+	Quick     bool  // sizes 64 and 4096 B, fewer requests and rounds: about a minute
 	Sizes     []int // value sizes (-d); default 64, 4096 and, unless Quick, 65536
 	Pipelines []int // pipeline depths (-P); default 1 and 16
 	Clients   int   // connections (-c); default 16
+	// Rounds is how many rounds of each test and variant run against each
+	// server, alternating the servers; the requests of a test (Requests,
+	// Bytes) are split evenly across them, each round at least Clients.
+	// Zero: DefaultRounds (Quick: QuickRounds).
+	Rounds int
 	// Requests is -n of every test, times 4 pipelined (lrange_100: at
 	// most what makes 400 MB of replies). Zero: 100000 (Quick: 20000),
 	// times 4 pipelined, bounded by Bytes.
@@ -117,8 +150,9 @@ func Binaries() (server, benchmark string, err error) {
 }
 
 // Run starts the cornflakes server and a redis-server on free loopback
-// ports, runs redis-benchmark against each, stops both, and returns the
-// records in run order (cornflakes, redis, ratio per test and variant).
+// ports, runs rounds of redis-benchmark against each in turn, stops both,
+// and returns the records per test and variant (cornflakes, redis, then
+// the ratios), in run order.
 func Run(ctx context.Context, o Options) ([]Record, error) {
 	serverBin, benchBin, err := Binaries()
 	if err != nil {
@@ -135,6 +169,13 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	}
 	if o.Clients <= 0 {
 		o.Clients = 16
+	}
+	rounds := o.Rounds
+	if rounds <= 0 {
+		rounds = DefaultRounds
+		if o.Quick {
+			rounds = QuickRounds
+		}
 	}
 	base, budget := o.Requests, int64(0)
 	if base <= 0 {
@@ -187,56 +228,141 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	}
 	drv := driver{bin: benchBin, clients: o.Clients, threads: o.Threads, procs: max(o.Procs, 1), cpus: clientCPUs}
 	ports := map[string]string{Cornflakes: port(ln.Addr().String()), Redis: rs.port}
+	m := measurer{drv: drv, ports: ports, pids: pids, progress: progress}
 	var recs []Record
 	for _, size := range o.Sizes {
 		for _, pipe := range o.Pipelines {
 			variant := fmt.Sprintf("d%d/P%d", size, pipe)
 			for _, test := range Tests {
-				n := requests(base, budget, o.Clients, test, size, pipe)
-				rps, srvCPU := map[string]float64{}, map[string]float64{}
-				for _, server := range []string{Cornflakes, Redis} {
-					if err := ctx.Err(); err != nil {
-						return recs, err
+				n := max(requests(base, budget, o.Clients, test, size, pipe)/rounds, o.Clients)
+				got := map[string][]sample{}
+				var ratios, cpuRatios []float64
+				for r := range rounds {
+					order := []string{Cornflakes, Redis}
+					if r%2 == 1 { // ABBA: neither server always runs second
+						order[0], order[1] = Redis, Cornflakes
 					}
-					// Not before get: it reads the key ("key:__rand_int__")
-					// that set has just written with the same size, and
-					// after a FLUSHALL every GET would be answered nil.
-					if test != "get" {
-						if err := flushAll(ports[server]); err != nil {
-							return recs, fmt.Errorf("respbench: %s: FLUSHALL: %w", server, err)
+					pair := map[string]sample{}
+					for _, server := range order {
+						if err := ctx.Err(); err != nil {
+							return recs, err
 						}
+						sm, err := m.round(ctx, server, test, variant, size, pipe, n, r, rounds)
+						if err != nil {
+							return recs, err
+						}
+						pair[server] = sm
+						got[server] = append(got[server], sm)
 					}
-					t0 := time.Now()
-					cpu0, err := processCPU(pids[server])
-					if err != nil {
-						return recs, err
+					ratios = append(ratios, pair[Cornflakes].rps/pair[Redis].rps)
+					if pair[Cornflakes].serverCPU > 0 && pair[Redis].serverCPU > 0 { // both measurable
+						cpuRatios = append(cpuRatios, pair[Redis].serverCPU/pair[Cornflakes].serverCPU)
 					}
-					res, err := drv.run(ctx, ports[server], test, size, pipe, n)
-					if err != nil {
-						return recs, fmt.Errorf("respbench: %s %s %s: %w", server, test, variant, err)
-					}
-					cpu1, err := processCPU(pids[server])
-					if err != nil {
-						return recs, err
-					}
-					srvCPU[server] = us(cpu1-cpu0) / float64(res.requests)
-					cliCPU := us(res.cpu) / float64(res.requests)
-					fmt.Fprintf(progress, "respbench: %-10s %-10s %-10s %9.0f req/s  server %6.2f µs/req  client %6.2f µs/req  (%d requests, %v)\n",
-						server, test, variant, res.rps, srvCPU[server], cliCPU, res.requests, time.Since(t0).Round(time.Millisecond))
-					rps[server] = res.rps
-					recs = append(recs,
-						Record{Test: test, Variant: variant, Server: server, Value: res.rps, Unit: UnitRPS},
-						Record{Test: test, Variant: variant, Server: server, Value: srvCPU[server], Unit: UnitServerCPU},
-						Record{Test: test, Variant: variant, Server: server, Value: cliCPU, Unit: UnitClientCPU})
 				}
-				recs = append(recs, Record{Test: test, Variant: variant, Server: Ratio, Value: rps[Cornflakes] / rps[Redis], Unit: UnitRatio})
-				if srvCPU[Cornflakes] > 0 && srvCPU[Redis] > 0 { // both measurable (10 ms ticks)
-					recs = append(recs, Record{Test: test, Variant: variant, Server: Ratio, Value: srvCPU[Redis] / srvCPU[Cornflakes], Unit: UnitCPURatio})
+				for _, server := range []string{Cornflakes, Redis} {
+					ss := got[server]
+					recs = append(recs,
+						summary(test, variant, server, UnitRPS, ss, func(s sample) float64 { return s.rps }),
+						summary(test, variant, server, UnitServerCPU, ss, func(s sample) float64 { return s.serverCPU }),
+						summary(test, variant, server, UnitClientCPU, ss, func(s sample) float64 { return s.clientCPU }),
+						summary(test, variant, server, UnitServerCPUs, ss, func(s sample) float64 { return s.serverCPUs }),
+						summary(test, variant, server, UnitClientCPUs, ss, func(s sample) float64 { return s.clientCPUs }))
+				}
+				recs = append(recs, newRecord(test, variant, Ratio, UnitRatio, ratios))
+				if len(cpuRatios) > 0 {
+					recs = append(recs, newRecord(test, variant, Ratio, UnitCPURatio, cpuRatios))
 				}
 			}
 		}
 	}
 	return recs, nil
+}
+
+// flushSettle is how long a round waits after its FLUSHALL: longer than
+// the 100 ms tick on which package resp returns freed memory.
+const flushSettle = 250 * time.Millisecond
+
+// sample is what one round of one test measured against one server: its
+// rate, the CPU time per request of the server and of the client, and the
+// CPUs each kept busy on average (CPU time over the round's wall time).
+type sample struct {
+	rps, serverCPU, clientCPU, serverCPUs, clientCPUs float64
+}
+
+// measurer runs the rounds of Run.
+type measurer struct {
+	drv      driver
+	ports    map[string]string
+	pids     map[string]int
+	progress io.Writer
+}
+
+// round runs one redis-benchmark test with n requests against server and
+// returns what it measured.
+func (m measurer) round(ctx context.Context, server, test, variant string, size, pipe, n, r, rounds int) (sample, error) {
+	// Only before lrange_100, whose LPUSH grows the list with every
+	// round: set, mset and get use fixed keys (redis-benchmark without -r
+	// writes "key:__rand_int__" itself), which set and mset overwrite and
+	// get reads after set has written them with the same size. A FLUSHALL
+	// before them would also charge their rounds with the deferred work of
+	// the flush (our server returns freed memory to the system on its next
+	// background tick; Redis frees synchronously), hence the settling time
+	// after it.
+	if test == "lrange_100" {
+		if err := flushAll(m.ports[server]); err != nil {
+			return sample{}, fmt.Errorf("respbench: %s: FLUSHALL: %w", server, err)
+		}
+		select {
+		case <-ctx.Done():
+			return sample{}, ctx.Err()
+		case <-time.After(flushSettle):
+		}
+	}
+	cpu0, err := processRuntime(m.pids[server])
+	if err != nil {
+		return sample{}, err
+	}
+	t0 := time.Now()
+	res, err := m.drv.run(ctx, m.ports[server], test, size, pipe, n)
+	if err != nil {
+		return sample{}, fmt.Errorf("respbench: %s %s %s: %w", server, test, variant, err)
+	}
+	wall := time.Since(t0)
+	cpu1, err := processRuntime(m.pids[server])
+	if err != nil {
+		return sample{}, err
+	}
+	s := sample{
+		rps:        res.rps,
+		serverCPU:  us(cpu1-cpu0) / float64(res.requests),
+		clientCPU:  us(res.cpu) / float64(res.requests),
+		serverCPUs: float64(cpu1-cpu0) / float64(wall),
+		clientCPUs: float64(res.cpu) / float64(wall),
+	}
+	fmt.Fprintf(m.progress, "respbench: %-10s %-10s %-10s round %d/%d %9.0f req/s  server %6.2f µs/req %4.2f CPUs  client %6.2f µs/req %4.2f CPUs  (%d requests, %v)\n",
+		server, test, variant, r+1, rounds, s.rps, s.serverCPU, s.serverCPUs, s.clientCPU, s.clientCPUs, res.requests, wall.Round(time.Millisecond))
+	return s, nil
+}
+
+// summary is newRecord over one field of samples.
+func summary(test, variant, server, unit string, ss []sample, field func(sample) float64) Record {
+	xs := make([]float64, len(ss))
+	for i, s := range ss {
+		xs[i] = field(s)
+	}
+	return newRecord(test, variant, server, unit, xs)
+}
+
+// newRecord is the record of the rounds xs (at least one): their median
+// (of an even count, the mean of the middle two), least and greatest.
+func newRecord(test, variant, server, unit string, xs []float64) Record {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + med) / 2
+	}
+	return Record{Test: test, Variant: variant, Server: server, Value: med, Unit: unit, Min: s[0], Max: s[len(s)-1], Rounds: len(s)}
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
@@ -364,41 +490,6 @@ func (d driver) run(ctx context.Context, port, test string, size, pipe, n int) (
 	return res, first
 }
 
-// processCPU is the user and system CPU time the process pid has used
-// (/proc/<pid>/stat, in clock ticks of 10 ms).
-func processCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, fmt.Errorf("respbench: CPU time of process %d: %w", pid, err)
-	}
-	return parseStatCPU(b)
-}
-
-// clockTick is the unit of /proc/<pid>/stat's times (USER_HZ, 100 on
-// Linux everywhere).
-const clockTick = 10 * time.Millisecond
-
-// parseStatCPU returns utime+stime of a /proc/<pid>/stat line: fields 14
-// and 15, counted after the command name, which is in parentheses and may
-// hold spaces.
-func parseStatCPU(b []byte) (time.Duration, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("respbench: /proc stat line without a command name")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state): utime is field 14, f[11].
-	if len(f) < 13 {
-		return 0, errors.New("respbench: short /proc stat line")
-	}
-	ut, err1 := strconv.ParseUint(f[11], 10, 63)
-	st, err2 := strconv.ParseUint(f[12], 10, 63)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("respbench: /proc stat times %q %q", f[11], f[12])
-	}
-	return time.Duration(ut+st) * clockTick, nil
-}
-
 // ParseCSV returns the requests/s of test in redis-benchmark's --csv
 // output: a header row naming the columns ("test", "rps", ...) and one row
 // per test, named in upper case with a comment ("LRANGE_100 (first 100
@@ -505,18 +596,23 @@ func (rs *redisServer) stop() {
 	<-rs.exited
 }
 
-// WriteTable prints one row per test and variant: requests/s of both
-// servers and their ratio.
+// WriteTable prints one row per test and variant: the median requests/s
+// of both servers, their ratio with its least and greatest round, the
+// server CPU per request of both, and the CPUs server and client kept
+// busy.
 func WriteTable(w io.Writer, recs []Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "test\tvariant\tcornflakes req/s\tredis req/s\tcornflakes/redis\tcornflakes µs/req\tredis µs/req\t")
+	fmt.Fprintln(tw, "test\tvariant\tcornflakes req/s\tredis req/s\tcornflakes/redis\t(min-max)\tcornflakes µs/req\tredis µs/req\tCPUs: cf srv/cli\tredis srv/cli\t")
 	for _, r := range recs {
 		if r.Server != Ratio || r.Unit != UnitRatio {
 			continue
 		}
 		cf, rd := find(recs, r.Test, r.Variant, Cornflakes, UnitRPS), find(recs, r.Test, r.Variant, Redis, UnitRPS)
 		cfc, rdc := find(recs, r.Test, r.Variant, Cornflakes, UnitServerCPU), find(recs, r.Test, r.Variant, Redis, UnitServerCPU)
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t\n", r.Test, r.Variant, cf, rd, r.Value, cfc, rdc)
+		cfs, cfl := find(recs, r.Test, r.Variant, Cornflakes, UnitServerCPUs), find(recs, r.Test, r.Variant, Cornflakes, UnitClientCPUs)
+		rds, rdl := find(recs, r.Test, r.Variant, Redis, UnitServerCPUs), find(recs, r.Test, r.Variant, Redis, UnitClientCPUs)
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.2f\t(%.2f-%.2f)\t%.2f\t%.2f\t%.2f/%.2f\t%.2f/%.2f\t\n",
+			r.Test, r.Variant, cf, rd, r.Value, r.Min, r.Max, cfc, rdc, cfs, cfl, rds, rdl)
 	}
 	return tw.Flush()
 }
@@ -543,9 +639,10 @@ func WriteFiles(dir string, recs []Record) ([]string, error) {
 	}
 	rows := make([][]string, len(recs))
 	for i, r := range recs {
-		rows[i] = []string{r.Test, r.Variant, r.Server, strconv.FormatFloat(r.Value, 'g', -1, 64), r.Unit}
+		rows[i] = []string{r.Test, r.Variant, r.Server, strconv.FormatFloat(r.Value, 'g', -1, 64), r.Unit,
+			strconv.FormatFloat(r.Min, 'g', -1, 64), strconv.FormatFloat(r.Max, 'g', -1, 64), strconv.Itoa(r.Rounds)}
 	}
-	if err := d.CSV("resp-bench.csv", []string{"test", "variant", "server", "value", "unit"}, rows); err != nil {
+	if err := d.CSV("resp-bench.csv", []string{"test", "variant", "server", "value", "unit", "min", "max", "rounds"}, rows); err != nil {
 		return d.Paths(), err
 	}
 	err = d.Write("resp-bench.png", func(path string) error { return plotRPS(path, recs) })

@@ -3,6 +3,8 @@ package respbench
 import (
 	"bytes"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,20 +55,81 @@ func TestRequests(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
+	r := func(server string, v float64, unit string) Record {
+		return Record{Test: "get", Variant: "d64/P1", Server: server, Value: v, Unit: unit, Min: v, Max: v, Rounds: 1}
+	}
 	recs := []Record{
-		{"get", "d64/P1", Cornflakes, 100, "rps"}, {"get", "d64/P1", Redis, 50, "rps"}, {"get", "d64/P1", Ratio, 2, "ratio"},
-		{"get", "d64/P1", Cornflakes, 1.5, UnitServerCPU}, {"get", "d64/P1", Redis, 3, UnitServerCPU}, {"get", "d64/P1", Ratio, 2, UnitCPURatio},
+		r(Cornflakes, 100, UnitRPS), r(Redis, 50, UnitRPS), r(Cornflakes, 1.5, UnitServerCPU), r(Redis, 3, UnitServerCPU),
+		r(Cornflakes, 0.5, UnitServerCPUs), r(Cornflakes, 0.75, UnitClientCPUs), r(Redis, 0.25, UnitServerCPUs), r(Redis, 1, UnitClientCPUs),
+		{Test: "get", Variant: "d64/P1", Server: Ratio, Value: 2, Unit: UnitRatio, Min: 1.5, Max: 2.5, Rounds: 3}, r(Ratio, 2, UnitCPURatio),
 	}
 	var b bytes.Buffer
 	if err := WriteTable(&b, recs); err != nil {
 		t.Fatal(err)
 	}
-	if f := strings.Fields(b.String()); strings.Join(f[len(f)-7:], " ") != "get d64/P1 100 50 2.00 1.50 3.00" {
+	if f := strings.Fields(b.String()); strings.Join(f[len(f)-10:], " ") != "get d64/P1 100 50 2.00 (1.50-2.50) 1.50 3.00 0.50/0.75 0.25/1.00" {
 		t.Fatalf("table:\n%s", b.String())
 	}
-	paths, err := WriteFiles(t.TempDir(), recs)
+	dir := t.TempDir()
+	paths, err := WriteFiles(dir, recs)
 	if err != nil || len(paths) != 3 {
 		t.Fatalf("WriteFiles: %v %v", paths, err)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "resp-bench.csv"))
+	if err != nil || !strings.Contains(string(csv), "get,d64/P1,cornflakes/redis,2,ratio,1.5,2.5,3") {
+		t.Fatalf("resp-bench.csv: %v\n%s", err, csv)
+	}
+}
+
+func TestNewRecord(t *testing.T) {
+	for _, c := range []struct {
+		xs            []float64
+		med, min, max float64
+	}{
+		{[]float64{3}, 3, 3, 3},
+		{[]float64{5, 1, 3}, 3, 1, 5},
+		{[]float64{4, 1, 3, 2}, 2.5, 1, 4},
+		{[]float64{1.2, 0.8, 1.0, 9, 1.1}, 1.1, 0.8, 9},
+	} {
+		in := slices.Clone(c.xs)
+		r := newRecord("get", "d64/P1", Ratio, UnitRatio, in)
+		if r.Value != c.med || r.Min != c.min || r.Max != c.max || r.Rounds != len(c.xs) || r.Test != "get" || r.Unit != UnitRatio {
+			t.Errorf("newRecord(%v) = %+v", c.xs, r)
+		}
+		if !slices.Equal(in, c.xs) {
+			t.Errorf("newRecord sorted its argument: %v", in)
+		}
+	}
+}
+
+func TestParseSchedstat(t *testing.T) {
+	if d, err := parseSchedstat([]byte("2211799 0 1\n")); err != nil || d != 2211799*time.Nanosecond {
+		t.Fatalf("parseSchedstat = %v, %v", d, err)
+	}
+	for _, bad := range []string{"", "\n", "x 0 1", "-5 0 1"} {
+		if _, err := parseSchedstat([]byte(bad)); err == nil {
+			t.Errorf("parseSchedstat(%q) succeeded", bad)
+		}
+	}
+	// This process burns CPU between two readings: its run time grows.
+	d0, err := processRuntime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for x, deadline := 0, time.Now().Add(time.Second); ; x++ {
+		d1, err := processRuntime(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d1 > d0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run time stayed at %v for a second of spinning (%d loops)", d0, x)
+		}
+	}
+	if _, err := processRuntime(1 << 30); err == nil {
+		t.Error("processRuntime of no process succeeded")
 	}
 }
 
@@ -83,5 +146,12 @@ func TestParseStatCPU(t *testing.T) {
 	}
 	if d, err := processCPU(os.Getpid()); err != nil || d < 0 {
 		t.Fatalf("processCPU(self) = %v, %v", d, err)
+	}
+}
+
+func TestParseStatCPUOverflow(t *testing.T) {
+	line := "1 (x) S 1 1 1 0 -1 0 0 0 0 0 9223372036854775807 9223372036854775807 0\n"
+	if d, err := parseStatCPU([]byte(line)); err == nil {
+		t.Fatalf("parseStatCPU of huge times = %v, want an error", d)
 	}
 }
