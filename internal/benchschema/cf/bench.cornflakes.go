@@ -109,6 +109,23 @@ func (x *SingleBuffer) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *SingleBuffer) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *SingleBuffer) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -344,6 +361,23 @@ func (x *ListBuffers) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -620,6 +654,23 @@ func (x *Tree1) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Tree1) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -1090,6 +1141,23 @@ func (x *Tree2) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Tree2) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Tree2) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -1494,6 +1562,23 @@ func (x *Tree3) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Tree3) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -1902,6 +1987,23 @@ func (x *Tree4) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Tree4) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Tree4) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -2306,6 +2408,23 @@ func (x *Tree5) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Tree5) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.

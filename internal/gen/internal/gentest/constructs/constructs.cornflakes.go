@@ -2365,6 +2365,23 @@ func (x *Item_ByBoolEntry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Item_ByBoolEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_ByBoolEntry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -2645,6 +2662,23 @@ func (x *Item_ByI32Entry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Item_ByI32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_ByI32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -2917,6 +2951,23 @@ func (x *Item_ByI64Entry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Item_ByI64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -3422,6 +3473,23 @@ func (x *Item_ByU64Entry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Item_ByU64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_ByU64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -3680,6 +3748,23 @@ func (x *Item_ByS32Entry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Item_ByS32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -3942,6 +4027,23 @@ func (x *Item_ByS64Entry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Item_ByS64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_ByS64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -4200,6 +4302,23 @@ func (x *Item_ByF32Entry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Item_ByF32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -4462,6 +4581,23 @@ func (x *Item_ByF64Entry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Item_ByF64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_ByF64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -4722,6 +4858,23 @@ func (x *Item_BySf32Entry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Item_BySf32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_BySf32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -4980,6 +5133,23 @@ func (x *Item_BySf64Entry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Item_BySf64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -5272,6 +5442,23 @@ func (x *Item_ByStrEntry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Item_ByStrEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -7116,6 +7303,23 @@ func (x *Sparse_MEntry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Sparse_MEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Sparse_MEntry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -7397,6 +7601,23 @@ func (x *Flat) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Flat) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
