@@ -2150,6 +2150,8 @@ func (x *BytesValue) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth 
 	if x.xValue.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xValue); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xValue); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
 		}

@@ -165,6 +165,8 @@ func emitEncLeaf(g *protogen.GeneratedFile, lm *message, v string) {
 		case shapeBytes:
 			g.P("if c, ok := w.TryCopied(lat, cp, &", v, ".", f.sf, "); ok {")
 			g.P("cp = c")
+			g.P("} else if z, ok := w.TryZeroCopy(lat, zc, &", v, ".", f.sf, "); ok {")
+			g.P("zc = z")
 			g.P("} else {")
 			g.P("cp, zc = w.PutBytes(lat, cp, zc, &", v, ".", f.sf, ")")
 			g.P("}")
@@ -268,6 +270,8 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 			if f.shape == shapeBytes {
 				g.P("if c, ok := w.TryCopied(at, cp, &x.", f.sf, "); ok {")
 				g.P("cp = c")
+				g.P("} else if z, ok := w.TryZeroCopy(at, zc, &x.", f.sf, "); ok {")
+				g.P("zc = z")
 				g.P("} else {")
 				g.P("cp, zc = w.", method, "(at, cp, zc, &x.", f.sf, ")")
 				g.P("}")

@@ -684,6 +684,8 @@ func (x *Resp) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	if x.xVal.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xVal); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xVal); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xVal)
 		}

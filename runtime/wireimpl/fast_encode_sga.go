@@ -1,5 +1,10 @@
 package wireimpl
 
+import (
+	"encoding/binary"
+	"slices"
+)
+
 // The fused direct serialization into the runtime's own SGA: the sizes and
 // the encode of a message on the direct path in one generated method, with
 // no interface call and no sizes cached in the arena between them.
@@ -51,7 +56,8 @@ func (s *SGA) Reset(head int) {
 // reports whether the fused path applies. It does not when the sizing
 // recorded an error, the message is too large, or a nested message needs
 // the Sizer path: the caller then takes the unfused path. Otherwise it
-// sizes sga.Head to hdr+cp bytes and empties sga.Entries; the encode
+// sizes sga.Head to hdr+cp bytes and empties sga.Entries (with room for
+// ents entries); the encode
 // cursors then start at 0 (header), hdr (copied) and hdr+cp (zero-copy).
 func (c *Core) StartDirectSGA(w *DirectWriter, s *DirectSizer, sga *SGA, hdr, cp, zc, ents int) bool {
 	if s.err != nil || s.slow {
@@ -62,11 +68,14 @@ func (c *Core) StartDirectSGA(w *DirectWriter, s *DirectSizer, sga *SGA, hdr, cp
 	}
 	head := hdr + cp
 	if cap(sga.Head) < head {
-		sga.Head = make([]byte, head)
+		sga.growHead(head)
 	}
 	w.dst = sga.Head[:head]
 	sga.Head = w.dst
 	sga.Entries = sga.Entries[:0]
+	if cap(sga.Entries) < ents { // room for every zero-copy entry (TryZeroCopy)
+		sga.grow(ents)
+	}
 	w.hdrEnd, w.sga, w.zEnd, w.nEnts = hdr, sga, head+zc, ents
 	return true
 }
@@ -85,3 +94,28 @@ func (w *DirectWriter) FinishSGA(hdr, cp, zc int) error {
 	}
 	return nil
 }
+
+// TryZeroCopy writes the entry at `at` of the present value b and appends
+// b's reference to the SGA when b is a zero-copy value and the SGA's
+// entries have room (StartDirectSGA reserves it for every zero-copy entry
+// the sizes counted), returning the advanced zero-copy cursor and true;
+// otherwise it writes nothing and returns false (the generated code then
+// calls PutBytes). It is small enough to be inlined.
+func (w *DirectWriter) TryZeroCopy(at, zc int, b *Bytes) (int, bool) {
+	es := w.sga.Entries
+	if j := len(es); j < cap(es) && !b.buf.IsZero() {
+		n := len(b.data)
+		binary.LittleEndian.PutUint64(w.dst[at:], uint64(uint32(n))|uint64(uint32(zc))<<32)
+		es = es[:j+1]
+		es[j] = b.buf
+		w.sga.Entries = es
+		return zc + n, true
+	}
+	return zc, false
+}
+
+// grow gives s.Entries (empty) room for n entries.
+func (s *SGA) grow(n int) { s.Entries = slices.Grow(s.Entries, n) }
+
+// growHead gives s.Head room for n bytes.
+func (s *SGA) growHead(n int) { s.Head = make([]byte, n) }

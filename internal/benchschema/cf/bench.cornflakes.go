@@ -215,6 +215,8 @@ func (x *SingleBuffer) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, dept
 	if x.xMessage.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xMessage); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xMessage); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xMessage)
 		}
@@ -909,6 +911,8 @@ func (x *Tree1) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 			if v.xMessage.Len() != 0 {
 				if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
 					cp = c
+				} else if z, ok := w.TryZeroCopy(lat, zc, &v.xMessage); ok {
+					zc = z
 				} else {
 					cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
 				}
@@ -932,6 +936,8 @@ func (x *Tree1) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 			if v.xMessage.Len() != 0 {
 				if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
 					cp = c
+				} else if z, ok := w.TryZeroCopy(lat, zc, &v.xMessage); ok {
+					zc = z
 				} else {
 					cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
 				}

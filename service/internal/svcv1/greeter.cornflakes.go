@@ -768,6 +768,8 @@ func (x *HelloReply) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth 
 	if x.xBlob.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xBlob); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xBlob); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xBlob)
 		}
@@ -1163,6 +1165,8 @@ func (x *FailRequest) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth
 	if x.xDetails.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xDetails); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xDetails); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xDetails)
 		}

@@ -857,6 +857,8 @@ func (x *Scalars) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int
 	if x.xData.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xData); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
 		}
@@ -1659,6 +1661,8 @@ func (x *Optionals) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth i
 	if x.cf.Has(6) {
 		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xData); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
 		}
@@ -3233,6 +3237,8 @@ func (x *Outer_Inner) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth
 	if x.xPayload.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xPayload); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xPayload); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xPayload)
 		}
@@ -3733,6 +3739,8 @@ func (x *Tree) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	if x.xLeaf.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xLeaf); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xLeaf); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xLeaf)
 		}

@@ -3060,6 +3060,8 @@ func (x *Item_ByI64Entry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 	if x.xValue.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xValue); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xValue); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
 		}
@@ -5553,6 +5555,8 @@ func (x *Item_ByStrEntry) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, d
 	if x.xValue.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xValue); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xValue); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
 		}

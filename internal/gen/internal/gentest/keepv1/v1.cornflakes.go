@@ -670,6 +670,8 @@ func (x *Leaf) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	if x.xData.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xData); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
 		}
@@ -1145,6 +1147,8 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 			if v.xData.Len() != 0 {
 				if c, ok := w.TryCopied(lat, cp, &v.xData); ok {
 					cp = c
+				} else if z, ok := w.TryZeroCopy(lat, zc, &v.xData); ok {
+					zc = z
 				} else {
 					cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
 				}
@@ -1176,6 +1180,8 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 			if v.xData.Len() != 0 {
 				if c, ok := w.TryCopied(lat, cp, &v.xData); ok {
 					cp = c
+				} else if z, ok := w.TryZeroCopy(lat, zc, &v.xData); ok {
+					zc = z
 				} else {
 					cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
 				}

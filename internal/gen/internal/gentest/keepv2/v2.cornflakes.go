@@ -1808,6 +1808,8 @@ func (x *Leaf) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	if x.xData.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xData); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
 		}
@@ -2365,6 +2367,8 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 			if v.xData.Len() != 0 {
 				if c, ok := w.TryCopied(lat, cp, &v.xData); ok {
 					cp = c
+				} else if z, ok := w.TryZeroCopy(lat, zc, &v.xData); ok {
+					zc = z
 				} else {
 					cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
 				}
@@ -2412,6 +2416,8 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 			if v.xData.Len() != 0 {
 				if c, ok := w.TryCopied(lat, cp, &v.xData); ok {
 					cp = c
+				} else if z, ok := w.TryZeroCopy(lat, zc, &v.xData); ok {
+					zc = z
 				} else {
 					cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
 				}

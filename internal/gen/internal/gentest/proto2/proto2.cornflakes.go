@@ -1825,6 +1825,8 @@ func (x *Defaults) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth in
 	if x.cf.Has(10) {
 		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xData); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
 		}

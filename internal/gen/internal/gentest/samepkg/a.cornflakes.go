@@ -267,6 +267,8 @@ func (x *A) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (int
 	if x.cf.Has(0) {
 		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xData); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
 		}
