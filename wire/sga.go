@@ -45,6 +45,10 @@ func (s *SGA) AppendTo(dst []byte) []byte {
 // SerializeSGA serializes obj into sga: Head is resized to Sizes().Head()
 // (reusing its capacity) and Entries receives the zero-copy entries.
 func SerializeSGA(obj Object, sga *SGA) error {
+	if f, ok := obj.(wireimpl.SGAWriter); ok {
+		// A generated message on the direct path: sizes and encode in one call.
+		return f.WireSerializeSGA((*wireimpl.SGA)(sga))
+	}
 	sz := obj.Sizes()
 	sga.reset(sz.Head())
 	// The runtime's SGA has this layout: entries are appended to it

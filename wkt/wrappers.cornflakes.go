@@ -96,6 +96,23 @@ func (x *DoubleValue) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *DoubleValue) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *DoubleValue) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -316,6 +333,23 @@ func (x *FloatValue) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *FloatValue) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -540,6 +574,23 @@ func (x *Int64Value) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Int64Value) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Int64Value) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -760,6 +811,23 @@ func (x *UInt64Value) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *UInt64Value) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -984,6 +1052,23 @@ func (x *Int32Value) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Int32Value) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Int32Value) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -1206,6 +1291,23 @@ func (x *UInt32Value) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *UInt32Value) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *UInt32Value) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -1426,6 +1528,23 @@ func (x *BoolValue) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *BoolValue) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -1670,6 +1789,23 @@ func (x *StringValue) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *StringValue) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *StringValue) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -1908,6 +2044,23 @@ func (x *BytesValue) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *BytesValue) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *BytesValue) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -1997,6 +2150,8 @@ func (x *BytesValue) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth 
 	if x.xValue.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xValue); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xValue); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xValue)
 		}

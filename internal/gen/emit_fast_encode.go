@@ -78,6 +78,29 @@ func genDirectSerializeEntry(g *protogen.GeneratedFile) {
 	g.P("}")
 }
 
+// genDirectSGA emits WireSerializeSGA (wireimpl.SGAWriter): the direct
+// sizes and encode fused into the runtime's SGA, else Sizes then Serialize
+// (runtime/wireimpl/fast_encode_sga.go).
+func genDirectSGA(g *protogen.GeneratedFile, m *message) {
+	g.P("// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and")
+	g.P("// encode fused on the direct path).")
+	g.P("func (x *", m.m.GoIdent.GoName, ") WireSerializeSGA(sga *", wireIdent("SGA"), ") error {")
+	g.P("var ds ", g.QualifiedGoIdent(wireIdent("DirectSizer")))
+	g.P("if x.cf.StartDirectSizes(&ds) {")
+	g.P("hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)")
+	g.P("var dw ", g.QualifiedGoIdent(wireIdent("DirectWriter")))
+	g.P("if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {")
+	g.P("hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)")
+	g.P("return dw.FinishSGA(hdr, cp, zc)")
+	g.P("}")
+	g.P("}")
+	g.P("sz := x.Sizes()")
+	g.P("sga.Reset(sz.Header + sz.Copied)")
+	g.P("return x.Serialize(sga.Head, sga)")
+	g.P("}")
+	g.P()
+}
+
 // leafOf returns the message of field f when it is a leaf of the direct
 // path (in the parent's package, its fields scalars, bytes and strings
 // numbered 1..32), whose sizes, encode and decode the parent's direct
@@ -142,6 +165,8 @@ func emitEncLeaf(g *protogen.GeneratedFile, lm *message, v string) {
 		case shapeBytes:
 			g.P("if c, ok := w.TryCopied(lat, cp, &", v, ".", f.sf, "); ok {")
 			g.P("cp = c")
+			g.P("} else if z, ok := w.TryZeroCopy(lat, zc, &", v, ".", f.sf, "); ok {")
+			g.P("zc = z")
 			g.P("} else {")
 			g.P("cp, zc = w.PutBytes(lat, cp, zc, &", v, ".", f.sf, ")")
 			g.P("}")
@@ -245,6 +270,8 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 			if f.shape == shapeBytes {
 				g.P("if c, ok := w.TryCopied(at, cp, &x.", f.sf, "); ok {")
 				g.P("cp = c")
+				g.P("} else if z, ok := w.TryZeroCopy(at, zc, &x.", f.sf, "); ok {")
+				g.P("zc = z")
 				g.P("} else {")
 				g.P("cp, zc = w.", method, "(at, cp, zc, &x.", f.sf, ")")
 				g.P("}")

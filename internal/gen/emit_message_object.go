@@ -44,6 +44,9 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 	} else {
 		genDecoderEntry(g, m)
 	}
+	if m.directEncode() {
+		genDirectSGA(g, m) // emit_fast_encode.go
+	}
 	g.P("// WireCore implements wire.Msg.")
 	g.P(recv, "WireCore() *", wireIdent("Core"), " { return &x.cf }")
 	g.P()

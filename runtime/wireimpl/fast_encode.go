@@ -134,6 +134,9 @@ type DirectWriter struct {
 	// an error was recorded in err); set without a call by the inlined
 	// Begin1.
 	modified bool
+	// zEnd, nEnts: the end of the zero-copy offsets and the number of
+	// zero-copy entries the fused path (StartDirectSGA) expects.
+	zEnd, nEnts int
 }
 
 // StartDirect prepares w for serializing c's message into dst (exactly

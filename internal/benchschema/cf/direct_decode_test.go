@@ -1,6 +1,7 @@
 package cf_test
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/internal/benchschema/cf"
@@ -57,6 +58,17 @@ func checkDirectDecode(t *testing.T, p []byte, limit int) {
 			t.Fatalf("%s: direct decode error %q, Decoder path error %q", c.name, errX, errY)
 		case errX == nil && !eq():
 			t.Fatalf("%s: direct decode and Decoder path differ:\n%s\n%s", c.name, x, y)
+		}
+		if errX == nil { // the fused SerializeSGA of the decoded message vs the Encoder path
+			var sga wire.SGA
+			errS := wire.SerializeSGA(x, &sga)
+			flat, errF := wire.Flatten(y, nil)
+			switch {
+			case (errS == nil) != (errF == nil):
+				t.Fatalf("%s: SerializeSGA error %v, Flatten error %v", c.name, errS, errF)
+			case errS == nil && !bytes.Equal(sgaBytes(&sga), flat):
+				t.Fatalf("%s: SerializeSGA and Flatten differ:\n%x\n%x", c.name, sgaBytes(&sga), flat)
+			}
 		}
 		if err := a.Reset(); err != nil {
 			t.Fatal(err)

@@ -357,6 +357,23 @@ func (x *Scalars) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Scalars) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Scalars) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -840,6 +857,8 @@ func (x *Scalars) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int
 	if x.xData.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xData); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
 		}
@@ -1340,6 +1359,23 @@ func (x *Optionals) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Optionals) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Optionals) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -1625,6 +1661,8 @@ func (x *Optionals) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth i
 	if x.cf.Has(6) {
 		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xData); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
 		}
@@ -3067,6 +3105,23 @@ func (x *Outer_Inner) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Outer_Inner) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Outer_Inner) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -3182,6 +3237,8 @@ func (x *Outer_Inner) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth
 	if x.xPayload.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xPayload); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xPayload); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xPayload)
 		}
@@ -3429,6 +3486,23 @@ func (x *Tree) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Tree) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Tree) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -3665,6 +3739,8 @@ func (x *Tree) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	if x.xLeaf.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xLeaf); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xLeaf); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xLeaf)
 		}
@@ -3825,6 +3901,23 @@ func (x *Empty) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Empty) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.

@@ -974,6 +974,23 @@ func (x *Req_CountsEntry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Req_CountsEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Req_CountsEntry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -1327,6 +1344,23 @@ func (x *Loose) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Loose) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -1814,6 +1848,23 @@ func (x *LooseInner) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *LooseInner) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.

@@ -1291,6 +1291,23 @@ func (x *Inner_MEntry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Inner_MEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Inner_MEntry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -1611,6 +1628,23 @@ func (x *Leaf) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Leaf) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Leaf) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -1774,6 +1808,8 @@ func (x *Leaf) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 	if x.xData.Len() != 0 {
 		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xData); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
 		}
@@ -2006,6 +2042,23 @@ func (x *Pair) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Pair) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -2314,6 +2367,8 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 			if v.xData.Len() != 0 {
 				if c, ok := w.TryCopied(lat, cp, &v.xData); ok {
 					cp = c
+				} else if z, ok := w.TryZeroCopy(lat, zc, &v.xData); ok {
+					zc = z
 				} else {
 					cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
 				}
@@ -2361,6 +2416,8 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 			if v.xData.Len() != 0 {
 				if c, ok := w.TryCopied(lat, cp, &v.xData); ok {
 					cp = c
+				} else if z, ok := w.TryZeroCopy(lat, zc, &v.xData); ok {
+					zc = z
 				} else {
 					cp, zc = w.PutBytes(lat, cp, zc, &v.xData)
 				}

@@ -741,6 +741,23 @@ func (x *Record_Nested) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Record_Nested) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Record_Nested) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -1321,6 +1338,23 @@ func (x *Defaults) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
+// encode fused on the direct path).
+func (x *Defaults) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var ds wireimpl.DirectSizer
+	if x.cf.StartDirectSizes(&ds) {
+		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		var dw wireimpl.DirectWriter
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
+			return dw.FinishSGA(hdr, cp, zc)
+		}
+	}
+	sz := x.Sizes()
+	sga.Reset(sz.Header + sz.Copied)
+	return x.Serialize(sga.Head, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Defaults) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -1791,6 +1825,8 @@ func (x *Defaults) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth in
 	if x.cf.Has(10) {
 		if c, ok := w.TryCopied(at, cp, &x.xData); ok {
 			cp = c
+		} else if z, ok := w.TryZeroCopy(at, zc, &x.xData); ok {
+			zc = z
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xData)
 		}
