@@ -42,11 +42,12 @@ type Arena struct {
 	ci     int
 	off    int
 
-	refs  []mem.Buf        // references released at Reset
-	in    mem.Buf          // the reference of the batch's first decoded input (BeginDecode), released at Reset
-	slabs []unsafe.Pointer // *slab[T] by Type id (ids are unique per T); nil until used
-	epoch uint64           // advanced by Reset; slabs rewind lazily
-	grown int              // bytes of chunks and slabs allocated so far
+	refs  []mem.Buf  // references released at Reset
+	in    mem.Buf    // the reference of the batch's first decoded input (BeginDecode), released at Reset
+	slabs []*slabHdr // the header of a *slab[T] by Type id (ids are unique per T); &noSlab until used
+	live  []*slabHdr // slabs rewound in this epoch (their lim is cleared at Reset)
+	epoch uint64     // advanced by Reset; slabs rewind lazily
+	grown int        // bytes of chunks and slabs allocated so far
 
 	silentN, silentBytes uint64 // see SilentCopies
 
@@ -95,6 +96,10 @@ func (a *Arena) Reset() error {
 		a.refs = refs[:0]
 	}
 	a.epoch++
+	for _, h := range a.live {
+		h.lim = 0 // the next New takes the slow path, which rewinds
+	}
+	a.live = a.live[:0]
 	if a.ci != 0 {
 		a.ci, a.cur = 0, a.chunks[0]
 	}
@@ -200,23 +205,33 @@ func NewType[T any]() *Type[T] { return &Type[T]{id: int(typeCount.Add(1) - 1)} 
 
 // New returns a zeroed *T from a's slab for T, valid until a's Reset.
 func (t *Type[T]) New(a *Arena) *T {
+	if p := t.TryNew(a); p != nil {
+		return p
+	}
+	return t.NewSlow(a)
+}
+
+// TryNew is New's fast path, small enough to be inlined into a generated
+// constructor: it returns a zeroed *T from the current chunk of a's slab
+// for T, or nil when that cannot serve it (the slab is not made yet, its
+// chunk is used up, or it was not used since the last Reset), and then the
+// caller calls NewSlow.
+func (t *Type[T]) TryNew(a *Arena) *T {
 	if id := t.id; id < len(a.slabs) {
-		// The slab of id is a *slab[T]: ids are unique per T (NewType), so
-		// no type assertion (a dictionary lookup in generic code) is needed.
-		if s := (*slab[T])(a.slabs[id]); s != nil {
-			if s.epoch != a.epoch {
-				s.rewind(a)
-			}
-			if s.n < len(s.cur) {
-				p := &s.cur[s.n]
-				s.n++
-				var z T
-				*p = z
-				return p
-			}
-			return &s.allocSlow(a, 1, true)[0]
+		h := a.slabs[id]
+		if n := h.n; n < h.lim {
+			h.n = n + 1
+			p := (*T)(unsafe.Add(h.base, uintptr(n)*unsafe.Sizeof(*new(T))))
+			*p = *new(T)
+			return p
 		}
 	}
+	return nil
+}
+
+// NewSlow is New without the fast path (TryNew); it makes the slab, moves
+// to the next chunk or rewinds after a Reset as needed.
+func (t *Type[T]) NewSlow(a *Arena) *T {
 	return &slabOf[T](a, t.id).alloc(a, 1, true)[0]
 }
 
@@ -231,7 +246,8 @@ func (t *Type[T]) NewSlice(a *Arena, n int) []T {
 // them with length 0; Append assigns every field of the new element).
 func (t *Type[T]) newSliceRaw(a *Arena, n int) []T {
 	if id := t.id; id < len(a.slabs) {
-		if s := (*slab[T])(a.slabs[id]); s != nil {
+		if h := a.slabs[id]; h != &noSlab {
+			s := (*slab[T])(unsafe.Pointer(h))
 			if s.epoch != a.epoch {
 				s.rewind(a)
 			}
@@ -263,17 +279,32 @@ func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 // A Reset only advances the arena's epoch; a slab rewinds when it is next
 // used in a new epoch, and zeroes each value when it hands it out.
 type slab[T any] struct {
-	cur    []T // chunks[ci]
-	n      int // values of cur handed out
-	epoch  uint64
-	chunks [][]T
-	ci     int
+	slabHdr     // first: a *slabHdr of a slab[T] converts back to it
+	cur     []T // chunks[ci]
+	epoch   uint64
+	chunks  [][]T
+	ci      int
 }
+
+// slabHdr is the type-independent part of a slab, which Type.New's fast
+// path and Reset read: n values of the current chunk are handed out, of
+// lim (len(cur) while the slab is live in the arena's epoch, 0 after a
+// Reset until the slab rewinds), starting at base (&cur[0]).
+type slabHdr struct {
+	n    int
+	lim  int
+	base unsafe.Pointer
+}
+
+// noSlab stands for every Type id whose slab an arena has not made yet: its
+// lim is 0, so New takes the slow path, which makes the slab. It is never
+// written.
+var noSlab slabHdr
 
 func slabOf[T any](a *Arena, id int) *slab[T] {
 	if id < len(a.slabs) {
-		if s := (*slab[T])(a.slabs[id]); s != nil {
-			return s
+		if h := a.slabs[id]; h != &noSlab {
+			return (*slab[T])(unsafe.Pointer(h))
 		}
 	}
 	return newSlab[T](a, id)
@@ -281,11 +312,22 @@ func slabOf[T any](a *Arena, id int) *slab[T] {
 
 func newSlab[T any](a *Arena, id int) *slab[T] {
 	if id >= len(a.slabs) {
-		a.slabs = append(a.slabs, make([]unsafe.Pointer, id+1-len(a.slabs))...)
+		k := max(id+1, int(typeCount.Load()))
+		for len(a.slabs) < k {
+			a.slabs = append(a.slabs, &noSlab)
+		}
 	}
-	s := &slab[T]{epoch: a.epoch}
-	a.slabs[id] = unsafe.Pointer(s)
+	// An epoch other than a's: the first use rewinds the slab, which makes
+	// it live (Reset clears its lim).
+	s := &slab[T]{epoch: a.epoch - 1}
+	a.slabs[id] = &s.slabHdr
 	return s
+}
+
+// setCur makes c the slab's current chunk with n values handed out.
+func (s *slab[T]) setCur(c []T, n int) {
+	s.cur, s.n = c, n
+	s.lim, s.base = len(c), unsafe.Pointer(unsafe.SliceData(c))
 }
 
 const (
@@ -329,11 +371,13 @@ func (s *slab[T]) rewind(a *Arena) {
 		for _, c := range s.chunks {
 			a.grown -= len(c) * int(unsafe.Sizeof(zt))
 		}
-		s.chunks, s.cur = nil, nil
-	} else if s.ci != 0 { // otherwise cur is already chunks[0] (or there is none)
-		s.cur = s.chunks[0]
+		s.chunks = nil
+		s.setCur(nil, 0)
+	} else if len(s.chunks) != 0 {
+		s.setCur(s.chunks[0], 0)
 	}
-	s.epoch, s.ci, s.n = a.epoch, 0, 0
+	s.epoch, s.ci = a.epoch, 0
+	a.live = append(a.live, &s.slabHdr)
 }
 
 // alloc returns n values, zeroed when z is set.
@@ -366,7 +410,7 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 	}
 	for s.ci+1 < len(s.chunks) {
 		s.ci++
-		s.cur, s.n = s.chunks[s.ci], 0
+		s.setCur(s.chunks[s.ci], 0)
 		if n <= len(s.cur) {
 			s.n = n
 			p := s.cur[:n:n]
@@ -382,6 +426,6 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 	a.grown += size * int(unsafe.Sizeof(zt))
 	s.chunks = append(s.chunks, c)
 	s.ci = len(s.chunks) - 1
-	s.cur, s.n = c, n
+	s.setCur(c, n)
 	return c[:n:n]
 }

@@ -131,7 +131,8 @@ func (a *Arena) sourceSlot() *source {
 		} else {
 			s.epoch, s.n = a.epoch, 0
 			if s.ci != 0 {
-				s.ci, s.cur = 0, s.chunks[0]
+				s.ci = 0
+				s.setCur(s.chunks[0], 0)
 			}
 		}
 	}
