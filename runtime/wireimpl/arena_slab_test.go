@@ -13,15 +13,17 @@ type slabTestValue struct {
 
 var slabTestType = NewType[slabTestValue]()
 
-// TestTypeTryNew checks New's fast path: nil until the slab is live in the
-// arena's epoch (never made, after Reset, chunk used up), and otherwise a
-// zeroed value distinct from every other value of the epoch.
+// TestTypeTryNew checks New's fast path: nil when the slab is not made or
+// its chunk is used up (and, in the checked build, right after Reset), and
+// otherwise a zeroed value distinct from every other value of the epoch;
+// Reset rewinds the slab to its first chunk.
 func TestTypeTryNew(t *testing.T) {
 	a := NewArena()
 	if p := slabTestType.TryNew(a); p != nil {
 		t.Fatal("TryNew served a type whose slab the arena has not made")
 	}
 	x := 7
+	var first *slabTestValue
 	for batch := range 3 {
 		seen := map[*slabTestValue]bool{}
 		slow := 0
@@ -38,6 +40,12 @@ func TestTypeTryNew(t *testing.T) {
 				t.Fatalf("batch %d value %d: handed out twice in one epoch", batch, i)
 			}
 			seen[p] = true
+			if i == 0 {
+				if batch > 0 && !mem.Checked && p != first {
+					t.Fatalf("batch %d: the first value is not the first chunk's first", batch)
+				}
+				first = p
+			}
 			p.p, p.v = &x, [3]uint64{1, 2, 3}
 		}
 		// The first value of the epoch and each new chunk take the slow path.
@@ -47,8 +55,13 @@ func TestTypeTryNew(t *testing.T) {
 		if err := a.Reset(); err != nil {
 			t.Fatal(err)
 		}
-		if p := slabTestType.TryNew(a); p != nil {
-			t.Fatalf("batch %d: TryNew served a value right after Reset (the slab must rewind first)", batch)
+		if p := slabTestType.TryNew(a); mem.Checked && p != nil {
+			t.Fatalf("batch %d: the checked build served old memory right after Reset", batch)
+		} else if !mem.Checked && p != first {
+			t.Fatalf("batch %d: TryNew after Reset = %p, want the first chunk's first value %p", batch, p, first)
+		}
+		if err := a.Reset(); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if mem.Checked {
