@@ -29,7 +29,10 @@ var anyType = wireimpl.NewType[Any]()
 // until a.Reset.
 func NewAny(a *wire.Arena) *Any {
 	ra := (*wireimpl.Arena)(a)
-	x := anyType.New(ra)
+	x := anyType.TryNew(ra)
+	if x == nil {
+		x = anyType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

@@ -29,7 +29,10 @@ var durationType = wireimpl.NewType[Duration]()
 // until a.Reset.
 func NewDuration(a *wire.Arena) *Duration {
 	ra := (*wireimpl.Arena)(a)
-	x := durationType.New(ra)
+	x := durationType.TryNew(ra)
+	if x == nil {
+		x = durationType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

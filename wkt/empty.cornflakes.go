@@ -27,7 +27,10 @@ var emptyType = wireimpl.NewType[Empty]()
 // until a.Reset.
 func NewEmpty(a *wire.Arena) *Empty {
 	ra := (*wireimpl.Arena)(a)
-	x := emptyType.New(ra)
+	x := emptyType.TryNew(ra)
+	if x == nil {
+		x = emptyType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

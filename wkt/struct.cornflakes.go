@@ -49,7 +49,10 @@ var structType = wireimpl.NewType[Struct]()
 // until a.Reset.
 func NewStruct(a *wire.Arena) *Struct {
 	ra := (*wireimpl.Arena)(a)
-	x := structType.New(ra)
+	x := structType.TryNew(ra)
+	if x == nil {
+		x = structType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -286,7 +289,10 @@ var struct_FieldsEntryType = wireimpl.NewType[Struct_FieldsEntry]()
 // until a.Reset.
 func NewStruct_FieldsEntry(a *wire.Arena) *Struct_FieldsEntry {
 	ra := (*wireimpl.Arena)(a)
-	x := struct_FieldsEntryType.New(ra)
+	x := struct_FieldsEntryType.TryNew(ra)
+	if x == nil {
+		x = struct_FieldsEntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -548,7 +554,10 @@ var valueType = wireimpl.NewType[Value]()
 // until a.Reset.
 func NewValue(a *wire.Arena) *Value {
 	ra := (*wireimpl.Arena)(a)
-	x := valueType.New(ra)
+	x := valueType.TryNew(ra)
+	if x == nil {
+		x = valueType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1109,7 +1118,10 @@ var listValueType = wireimpl.NewType[ListValue]()
 // until a.Reset.
 func NewListValue(a *wire.Arena) *ListValue {
 	ra := (*wireimpl.Arena)(a)
-	x := listValueType.New(ra)
+	x := listValueType.TryNew(ra)
+	if x == nil {
+		x = listValueType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

@@ -29,7 +29,10 @@ var timestampType = wireimpl.NewType[Timestamp]()
 // until a.Reset.
 func NewTimestamp(a *wire.Arena) *Timestamp {
 	ra := (*wireimpl.Arena)(a)
-	x := timestampType.New(ra)
+	x := timestampType.TryNew(ra)
+	if x == nil {
+		x = timestampType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

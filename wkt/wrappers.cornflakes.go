@@ -30,7 +30,10 @@ var doubleValueType = wireimpl.NewType[DoubleValue]()
 // until a.Reset.
 func NewDoubleValue(a *wire.Arena) *DoubleValue {
 	ra := (*wireimpl.Arena)(a)
-	x := doubleValueType.New(ra)
+	x := doubleValueType.TryNew(ra)
+	if x == nil {
+		x = doubleValueType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -269,7 +272,10 @@ var floatValueType = wireimpl.NewType[FloatValue]()
 // until a.Reset.
 func NewFloatValue(a *wire.Arena) *FloatValue {
 	ra := (*wireimpl.Arena)(a)
-	x := floatValueType.New(ra)
+	x := floatValueType.TryNew(ra)
+	if x == nil {
+		x = floatValueType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -508,7 +514,10 @@ var int64ValueType = wireimpl.NewType[Int64Value]()
 // until a.Reset.
 func NewInt64Value(a *wire.Arena) *Int64Value {
 	ra := (*wireimpl.Arena)(a)
-	x := int64ValueType.New(ra)
+	x := int64ValueType.TryNew(ra)
+	if x == nil {
+		x = int64ValueType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -747,7 +756,10 @@ var uInt64ValueType = wireimpl.NewType[UInt64Value]()
 // until a.Reset.
 func NewUInt64Value(a *wire.Arena) *UInt64Value {
 	ra := (*wireimpl.Arena)(a)
-	x := uInt64ValueType.New(ra)
+	x := uInt64ValueType.TryNew(ra)
+	if x == nil {
+		x = uInt64ValueType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -986,7 +998,10 @@ var int32ValueType = wireimpl.NewType[Int32Value]()
 // until a.Reset.
 func NewInt32Value(a *wire.Arena) *Int32Value {
 	ra := (*wireimpl.Arena)(a)
-	x := int32ValueType.New(ra)
+	x := int32ValueType.TryNew(ra)
+	if x == nil {
+		x = int32ValueType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1225,7 +1240,10 @@ var uInt32ValueType = wireimpl.NewType[UInt32Value]()
 // until a.Reset.
 func NewUInt32Value(a *wire.Arena) *UInt32Value {
 	ra := (*wireimpl.Arena)(a)
-	x := uInt32ValueType.New(ra)
+	x := uInt32ValueType.TryNew(ra)
+	if x == nil {
+		x = uInt32ValueType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1464,7 +1482,10 @@ var boolValueType = wireimpl.NewType[BoolValue]()
 // until a.Reset.
 func NewBoolValue(a *wire.Arena) *BoolValue {
 	ra := (*wireimpl.Arena)(a)
-	x := boolValueType.New(ra)
+	x := boolValueType.TryNew(ra)
+	if x == nil {
+		x = boolValueType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1703,7 +1724,10 @@ var stringValueType = wireimpl.NewType[StringValue]()
 // until a.Reset.
 func NewStringValue(a *wire.Arena) *StringValue {
 	ra := (*wireimpl.Arena)(a)
-	x := stringValueType.New(ra)
+	x := stringValueType.TryNew(ra)
+	if x == nil {
+		x = stringValueType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1966,7 +1990,10 @@ var bytesValueType = wireimpl.NewType[BytesValue]()
 // until a.Reset.
 func NewBytesValue(a *wire.Arena) *BytesValue {
 	ra := (*wireimpl.Arena)(a)
-	x := bytesValueType.New(ra)
+	x := bytesValueType.TryNew(ra)
+	if x == nil {
+		x = bytesValueType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

@@ -41,7 +41,10 @@ var reqType = wireimpl.NewType[Req]()
 // until a.Reset.
 func NewReq(a *wire.Arena) *Req {
 	ra := (*wireimpl.Arena)(a)
-	x := reqType.New(ra)
+	x := reqType.TryNew(ra)
+	if x == nil {
+		x = reqType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -416,7 +419,10 @@ var respType = wireimpl.NewType[Resp]()
 // until a.Reset.
 func NewResp(a *wire.Arena) *Resp {
 	ra := (*wireimpl.Arena)(a)
-	x := respType.New(ra)
+	x := respType.TryNew(ra)
+	if x == nil {
+		x = respType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

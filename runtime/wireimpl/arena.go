@@ -42,11 +42,12 @@ type Arena struct {
 	ci     int
 	off    int
 
-	refs  []mem.Buf        // references released at Reset
-	in    mem.Buf          // the reference of the batch's first decoded input (BeginDecode), released at Reset
-	slabs []unsafe.Pointer // *slab[T] by Type id (ids are unique per T); nil until used
-	epoch uint64           // advanced by Reset; slabs rewind lazily
-	grown int              // bytes of chunks and slabs allocated so far
+	refs  []mem.Buf  // references released at Reset
+	in    mem.Buf    // the reference of the batch's first decoded input (BeginDecode), released at Reset
+	slabs []*slabHdr // the header of a *slab[T] by Type id (ids are unique per T); &noSlab until used
+	made  []*slabHdr // every slab with a chunk (Reset rewinds them)
+	epoch uint64     // advanced by Reset
+	grown int        // bytes of chunks and slabs allocated so far
 
 	silentN, silentBytes uint64 // see SilentCopies
 
@@ -95,6 +96,11 @@ func (a *Arena) Reset() error {
 		a.refs = refs[:0]
 	}
 	a.epoch++
+	for _, h := range a.made {
+		if h.n != 0 || h.ci != 0 {
+			h.rewind()
+		}
+	}
 	if a.ci != 0 {
 		a.ci, a.cur = 0, a.chunks[0]
 	}
@@ -200,23 +206,33 @@ func NewType[T any]() *Type[T] { return &Type[T]{id: int(typeCount.Add(1) - 1)} 
 
 // New returns a zeroed *T from a's slab for T, valid until a's Reset.
 func (t *Type[T]) New(a *Arena) *T {
+	if p := t.TryNew(a); p != nil {
+		return p
+	}
+	return t.NewSlow(a)
+}
+
+// TryNew is New's fast path, small enough to be inlined into a generated
+// constructor: it returns a zeroed *T from the current chunk of a's slab
+// for T, or nil when that cannot serve it (the slab is not made yet, its
+// chunk is used up, or it was not used since the last Reset), and then the
+// caller calls NewSlow.
+func (t *Type[T]) TryNew(a *Arena) *T {
 	if id := t.id; id < len(a.slabs) {
-		// The slab of id is a *slab[T]: ids are unique per T (NewType), so
-		// no type assertion (a dictionary lookup in generic code) is needed.
-		if s := (*slab[T])(a.slabs[id]); s != nil {
-			if s.epoch != a.epoch {
-				s.rewind(a)
-			}
-			if s.n < len(s.cur) {
-				p := &s.cur[s.n]
-				s.n++
-				var z T
-				*p = z
-				return p
-			}
-			return &s.allocSlow(a, 1, true)[0]
+		h := a.slabs[id]
+		if n := h.n; n < h.lim {
+			h.n = n + 1
+			p := (*T)(unsafe.Add(h.base, uintptr(n)*unsafe.Sizeof(*new(T))))
+			*p = *new(T)
+			return p
 		}
 	}
+	return nil
+}
+
+// NewSlow is New without the fast path (TryNew); it makes the slab, moves
+// to the next chunk or rewinds after a Reset as needed.
+func (t *Type[T]) NewSlow(a *Arena) *T {
 	return &slabOf[T](a, t.id).alloc(a, 1, true)[0]
 }
 
@@ -231,16 +247,10 @@ func (t *Type[T]) NewSlice(a *Arena, n int) []T {
 // them with length 0; Append assigns every field of the new element).
 func (t *Type[T]) newSliceRaw(a *Arena, n int) []T {
 	if id := t.id; id < len(a.slabs) {
-		if s := (*slab[T])(a.slabs[id]); s != nil {
-			if s.epoch != a.epoch {
-				s.rewind(a)
-			}
-			if n <= len(s.cur)-s.n {
-				p := s.cur[s.n : s.n+n : s.n+n]
-				s.n += n
-				return p
-			}
-			return s.allocSlow(a, n, false)
+		h := a.slabs[id]
+		if k := h.n; n <= h.lim-k && n > 0 {
+			h.n = k + n
+			return unsafe.Slice((*T)(unsafe.Add(h.base, uintptr(k)*unsafe.Sizeof(*new(T)))), n)
 		}
 	}
 	return slabOf[T](a, t.id).alloc(a, n, false)
@@ -249,7 +259,7 @@ func (t *Type[T]) newSliceRaw(a *Arena, n int) []T {
 // tryNewSlice is NewSlice that respects a.Limit (for decoding).
 func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 	s := slabOf[T](a, t.id)
-	if a.Limit > 0 && !s.fits(a, n) {
+	if a.Limit > 0 && s.n+n > s.lim {
 		var z T
 		need := max(n, s.nextChunk()) * int(unsafe.Sizeof(z))
 		if a.grown+need > a.Limit {
@@ -259,21 +269,55 @@ func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 	return s.alloc(a, n, true), true
 }
 
+// slabHdr is the type-independent part of a slab, which Type.New's fast
+// path and Reset use: n values of the current chunk (chunks[ci], lim
+// values from base) are handed out. Reset rewinds the slab to its first
+// chunk (base0, lim0), so the first value after a Reset takes the fast
+// path too.
+type slabHdr struct {
+	n    int
+	lim  int
+	base unsafe.Pointer
+	ci   int
+
+	base0 unsafe.Pointer
+	lim0  int
+	// drop: the checked build's Reset left the slab without a chunk; its
+	// next allocation forgets the old chunks (new values get new memory,
+	// so that a value kept past Reset is detected).
+	drop bool
+	made bool // in the arena's made list
+}
+
+// rewind makes the first chunk current again, with no value handed out
+// (in the checked build: no chunk, see drop).
+func (h *slabHdr) rewind() {
+	h.n, h.ci = 0, 0
+	if mem.Checked {
+		h.base, h.lim, h.drop = nil, 0, true
+		return
+	}
+	h.base, h.lim = h.base0, h.lim0
+}
+
+// noSlab stands for every Type id whose slab an arena has not made yet: its
+// lim is 0, so New takes the slow path, which makes the slab. It is never
+// written.
+var noSlab slabHdr
+
 // slab is a bump allocator of T values over chunks reused across resets.
-// A Reset only advances the arena's epoch; a slab rewinds when it is next
-// used in a new epoch, and zeroes each value when it hands it out.
+// Reset rewinds every slab the arena has made (an O(1) step per slab); a
+// slab zeroes each value when it hands it out (lists' raw backing arrays
+// aside).
 type slab[T any] struct {
-	cur    []T // chunks[ci]
-	n      int // values of cur handed out
-	epoch  uint64
-	chunks [][]T
-	ci     int
+	slabHdr // first: a *slabHdr of a slab[T] converts back to it
+	chunks  [][]T
 }
 
 func slabOf[T any](a *Arena, id int) *slab[T] {
 	if id < len(a.slabs) {
-		if s := (*slab[T])(a.slabs[id]); s != nil {
-			return s
+		if h := a.slabs[id]; h != &noSlab {
+			return (*slab[T])(unsafe.Pointer(h))
 		}
 	}
 	return newSlab[T](a, id)
@@ -281,23 +325,21 @@ func slabOf[T any](a *Arena, id int) *slab[T] {
 
 func newSlab[T any](a *Arena, id int) *slab[T] {
 	if id >= len(a.slabs) {
-		a.slabs = append(a.slabs, make([]unsafe.Pointer, id+1-len(a.slabs))...)
+		k := max(id+1, int(typeCount.Load()))
+		for len(a.slabs) < k {
+			a.slabs = append(a.slabs, &noSlab)
+		}
 	}
-	s := &slab[T]{epoch: a.epoch}
-	a.slabs[id] = unsafe.Pointer(s)
+	s := &slab[T]{}
+	a.slabs[id] = &s.slabHdr
 	return s
 }
 
-const (
-	minSlab = 16
-	maxSlab = 4096
-)
-
-func (s *slab[T]) fits(a *Arena, n int) bool {
-	if s.epoch != a.epoch {
-		return len(s.chunks) > 0 && n <= len(s.chunks[0])
-	}
-	return s.n+n <= len(s.cur)
+// setCur makes chunk ci current with n values handed out.
+func (s *slab[T]) setCur(ci, n int) {
+	c := s.chunks[ci]
+	s.ci, s.n = ci, n
+	s.lim, s.base = len(c), unsafe.Pointer(unsafe.SliceData(c))
 }
 
 func (s *slab[T]) nextChunk() int {
@@ -306,6 +348,11 @@ func (s *slab[T]) nextChunk() int {
 	}
 	return minSlab
 }
+
+const (
+	minSlab = 16
+	maxSlab = 4096
+)
 
 // zero clears p: small slices element by element (inline stores), larger
 // ones with clear.
@@ -320,30 +367,11 @@ func zero[T any](p []T) {
 	clear(p)
 }
 
-// rewind starts a new epoch: the slab hands out its first chunk again. In
-// the checked build it drops its chunks instead (new values get new
-// memory), so that a value kept past Reset keeps its old epoch.
-func (s *slab[T]) rewind(a *Arena) {
-	if mem.Checked {
-		var zt T
-		for _, c := range s.chunks {
-			a.grown -= len(c) * int(unsafe.Sizeof(zt))
-		}
-		s.chunks, s.cur = nil, nil
-	} else if s.ci != 0 { // otherwise cur is already chunks[0] (or there is none)
-		s.cur = s.chunks[0]
-	}
-	s.epoch, s.ci, s.n = a.epoch, 0, 0
-}
-
 // alloc returns n values, zeroed when z is set.
 func (s *slab[T]) alloc(a *Arena, n int, z bool) []T {
-	if s.epoch != a.epoch {
-		s.rewind(a)
-	}
-	if n <= len(s.cur)-s.n {
-		p := s.cur[s.n : s.n+n : s.n+n]
-		s.n += n
+	if k := s.n; n <= s.lim-k && n > 0 {
+		s.n = k + n
+		p := unsafe.Slice((*T)(unsafe.Add(s.base, uintptr(k)*unsafe.Sizeof(*new(T)))), n)
 		if z {
 			zero(p)
 		}
@@ -353,23 +381,23 @@ func (s *slab[T]) alloc(a *Arena, n int, z bool) []T {
 }
 
 func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
-	if s.epoch != a.epoch {
-		s.rewind(a)
-		if n <= len(s.cur) {
-			s.n = n
-			p := s.cur[:n:n]
-			if z {
-				zero(p)
-			}
-			return p
-		}
+	if n == 0 {
+		return nil
 	}
-	for s.ci+1 < len(s.chunks) {
-		s.ci++
-		s.cur, s.n = s.chunks[s.ci], 0
-		if n <= len(s.cur) {
+	if s.drop {
+		var zt T
+		for _, c := range s.chunks {
+			a.grown -= len(c) * int(unsafe.Sizeof(zt))
+		}
+		clear(s.chunks)
+		s.chunks, s.drop = s.chunks[:0], false
+	}
+	// Move on to a later chunk that fits (chunks are kept across resets).
+	for s.lim != 0 && s.ci+1 < len(s.chunks) {
+		s.setCur(s.ci+1, 0)
+		if n <= s.lim {
 			s.n = n
-			p := s.cur[:n:n]
+			p := s.chunks[s.ci][:n:n]
 			if z {
 				zero(p)
 			}
@@ -381,7 +409,13 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 	var zt T
 	a.grown += size * int(unsafe.Sizeof(zt))
 	s.chunks = append(s.chunks, c)
-	s.ci = len(s.chunks) - 1
-	s.cur, s.n = c, n
+	s.setCur(len(s.chunks)-1, n)
+	if s.ci == 0 {
+		s.base0, s.lim0 = s.base, s.lim
+	}
+	if !s.made {
+		s.made = true
+		a.made = append(a.made, &s.slabHdr)
+	}
 	return c[:n:n]
 }

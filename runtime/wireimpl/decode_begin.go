@@ -2,6 +2,7 @@ package wireimpl
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 )
@@ -125,22 +126,9 @@ func (a *Arena) newSourceOf(p []byte, h mem.Buf) *source {
 // contents: the caller assigns the whole record).
 func (a *Arena) sourceSlot() *source {
 	s := &a.srcs
-	if s.epoch != a.epoch { // the first decode after a Reset
-		if mem.Checked {
-			s.rewind(a) // new memory, as for messages
-		} else {
-			s.epoch, s.n = a.epoch, 0
-			if s.ci != 0 {
-				s.ci, s.cur = 0, s.chunks[0]
-			}
-		}
+	if n := s.n; n < s.lim {
+		s.n = n + 1
+		return (*source)(unsafe.Add(s.base, uintptr(n)*unsafe.Sizeof(source{})))
 	}
-	var p *source
-	if s.n < len(s.cur) {
-		p = &s.cur[s.n]
-		s.n++
-	} else {
-		p = &s.alloc(a, 1, false)[0]
-	}
-	return p
+	return &s.allocSlow(a, 1, false)[0]
 }

@@ -31,7 +31,10 @@ var singleBufferType = wireimpl.NewType[SingleBuffer]()
 // until a.Reset.
 func NewSingleBuffer(a *wire.Arena) *SingleBuffer {
 	ra := (*wireimpl.Arena)(a)
-	x := singleBufferType.New(ra)
+	x := singleBufferType.TryNew(ra)
+	if x == nil {
+		x = singleBufferType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -294,7 +297,10 @@ var listBuffersType = wireimpl.NewType[ListBuffers]()
 // until a.Reset.
 func NewListBuffers(a *wire.Arena) *ListBuffers {
 	ra := (*wireimpl.Arena)(a)
-	x := listBuffersType.New(ra)
+	x := listBuffersType.TryNew(ra)
+	if x == nil {
+		x = listBuffersType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -550,7 +556,10 @@ var tree1Type = wireimpl.NewType[Tree1]()
 // until a.Reset.
 func NewTree1(a *wire.Arena) *Tree1 {
 	ra := (*wireimpl.Arena)(a)
-	x := tree1Type.New(ra)
+	x := tree1Type.TryNew(ra)
+	if x == nil {
+		x = tree1Type.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1039,7 +1048,10 @@ var tree2Type = wireimpl.NewType[Tree2]()
 // until a.Reset.
 func NewTree2(a *wire.Arena) *Tree2 {
 	ra := (*wireimpl.Arena)(a)
-	x := tree2Type.New(ra)
+	x := tree2Type.TryNew(ra)
+	if x == nil {
+		x = tree2Type.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1462,7 +1474,10 @@ var tree3Type = wireimpl.NewType[Tree3]()
 // until a.Reset.
 func NewTree3(a *wire.Arena) *Tree3 {
 	ra := (*wireimpl.Arena)(a)
-	x := tree3Type.New(ra)
+	x := tree3Type.TryNew(ra)
+	if x == nil {
+		x = tree3Type.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1885,7 +1900,10 @@ var tree4Type = wireimpl.NewType[Tree4]()
 // until a.Reset.
 func NewTree4(a *wire.Arena) *Tree4 {
 	ra := (*wireimpl.Arena)(a)
-	x := tree4Type.New(ra)
+	x := tree4Type.TryNew(ra)
+	if x == nil {
+		x = tree4Type.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -2308,7 +2326,10 @@ var tree5Type = wireimpl.NewType[Tree5]()
 // until a.Reset.
 func NewTree5(a *wire.Arena) *Tree5 {
 	ra := (*wireimpl.Arena)(a)
-	x := tree5Type.New(ra)
+	x := tree5Type.TryNew(ra)
+	if x == nil {
+		x = tree5Type.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

@@ -56,7 +56,10 @@ var helloRequestType = wireimpl.NewType[HelloRequest]()
 // until a.Reset.
 func NewHelloRequest(a *wire.Arena) *HelloRequest {
 	ra := (*wireimpl.Arena)(a)
-	x := helloRequestType.New(ra)
+	x := helloRequestType.TryNew(ra)
+	if x == nil {
+		x = helloRequestType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -566,7 +569,10 @@ var helloReplyType = wireimpl.NewType[HelloReply]()
 // until a.Reset.
 func NewHelloReply(a *wire.Arena) *HelloReply {
 	ra := (*wireimpl.Arena)(a)
-	x := helloReplyType.New(ra)
+	x := helloReplyType.TryNew(ra)
+	if x == nil {
+		x = helloReplyType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1011,7 +1017,10 @@ var failRequestType = wireimpl.NewType[FailRequest]()
 // until a.Reset.
 func NewFailRequest(a *wire.Arena) *FailRequest {
 	ra := (*wireimpl.Arena)(a)
-	x := failRequestType.New(ra)
+	x := failRequestType.TryNew(ra)
+	if x == nil {
+		x = failRequestType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1400,7 +1409,10 @@ var lookupRequestType = wireimpl.NewType[LookupRequest]()
 // until a.Reset.
 func NewLookupRequest(a *wire.Arena) *LookupRequest {
 	ra := (*wireimpl.Arena)(a)
-	x := lookupRequestType.New(ra)
+	x := lookupRequestType.TryNew(ra)
+	if x == nil {
+		x = lookupRequestType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1667,7 +1679,10 @@ var treeType = wireimpl.NewType[Tree]()
 // until a.Reset.
 func NewTree(a *wire.Arena) *Tree {
 	ra := (*wireimpl.Arena)(a)
-	x := treeType.New(ra)
+	x := treeType.TryNew(ra)
+	if x == nil {
+		x = treeType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -2069,7 +2084,10 @@ var tree_InnerType = wireimpl.NewType[Tree_Inner]()
 // until a.Reset.
 func NewTree_Inner(a *wire.Arena) *Tree_Inner {
 	ra := (*wireimpl.Arena)(a)
-	x := tree_InnerType.New(ra)
+	x := tree_InnerType.TryNew(ra)
+	if x == nil {
+		x = tree_InnerType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -2276,7 +2294,10 @@ var sumType = wireimpl.NewType[Sum]()
 // until a.Reset.
 func NewSum(a *wire.Arena) *Sum {
 	ra := (*wireimpl.Arena)(a)
-	x := sumType.New(ra)
+	x := sumType.TryNew(ra)
+	if x == nil {
+		x = sumType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

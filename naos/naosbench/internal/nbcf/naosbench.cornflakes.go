@@ -30,7 +30,10 @@ var floatsType = wireimpl.NewType[Floats]()
 // until a.Reset.
 func NewFloats(a *wire.Arena) *Floats {
 	ra := (*wireimpl.Arena)(a)
-	x := floatsType.New(ra)
+	x := floatsType.TryNew(ra)
+	if x == nil {
+		x = floatsType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -200,7 +203,10 @@ var pointType = wireimpl.NewType[Point]()
 // until a.Reset.
 func NewPoint(a *wire.Arena) *Point {
 	ra := (*wireimpl.Arena)(a)
-	x := pointType.New(ra)
+	x := pointType.TryNew(ra)
+	if x == nil {
+		x = pointType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -491,7 +497,10 @@ var pointsType = wireimpl.NewType[Points]()
 // until a.Reset.
 func NewPoints(a *wire.Arena) *Points {
 	ra := (*wireimpl.Arena)(a)
-	x := pointsType.New(ra)
+	x := pointsType.TryNew(ra)
+	if x == nil {
+		x = pointsType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -672,7 +681,10 @@ var pairType = wireimpl.NewType[Pair]()
 // until a.Reset.
 func NewPair(a *wire.Arena) *Pair {
 	ra := (*wireimpl.Arena)(a)
-	x := pairType.New(ra)
+	x := pairType.TryNew(ra)
+	if x == nil {
+		x = pairType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -987,7 +999,10 @@ var pairsType = wireimpl.NewType[Pairs]()
 // until a.Reset.
 func NewPairs(a *wire.Arena) *Pairs {
 	ra := (*wireimpl.Arena)(a)
-	x := pairsType.New(ra)
+	x := pairsType.TryNew(ra)
+	if x == nil {
+		x = pairsType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

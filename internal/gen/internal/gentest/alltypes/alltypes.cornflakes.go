@@ -79,7 +79,10 @@ var scalarsType = wireimpl.NewType[Scalars]()
 // until a.Reset.
 func NewScalars(a *wire.Arena) *Scalars {
 	ra := (*wireimpl.Arena)(a)
-	x := scalarsType.New(ra)
+	x := scalarsType.TryNew(ra)
+	if x == nil {
+		x = scalarsType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1152,7 +1155,10 @@ var optionalsType = wireimpl.NewType[Optionals]()
 // until a.Reset.
 func NewOptionals(a *wire.Arena) *Optionals {
 	ra := (*wireimpl.Arena)(a)
-	x := optionalsType.New(ra)
+	x := optionalsType.TryNew(ra)
+	if x == nil {
+		x = optionalsType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1834,7 +1840,10 @@ var listsType = wireimpl.NewType[Lists]()
 // until a.Reset.
 func NewLists(a *wire.Arena) *Lists {
 	ra := (*wireimpl.Arena)(a)
-	x := listsType.New(ra)
+	x := listsType.TryNew(ra)
+	if x == nil {
+		x = listsType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -2438,7 +2447,10 @@ var outerType = wireimpl.NewType[Outer]()
 // until a.Reset.
 func NewOuter(a *wire.Arena) *Outer {
 	ra := (*wireimpl.Arena)(a)
-	x := outerType.New(ra)
+	x := outerType.TryNew(ra)
+	if x == nil {
+		x = outerType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -3015,7 +3027,10 @@ var outer_InnerType = wireimpl.NewType[Outer_Inner]()
 // until a.Reset.
 func NewOuter_Inner(a *wire.Arena) *Outer_Inner {
 	ra := (*wireimpl.Arena)(a)
-	x := outer_InnerType.New(ra)
+	x := outer_InnerType.TryNew(ra)
+	if x == nil {
+		x = outer_InnerType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -3354,7 +3369,10 @@ var treeType = wireimpl.NewType[Tree]()
 // until a.Reset.
 func NewTree(a *wire.Arena) *Tree {
 	ra := (*wireimpl.Arena)(a)
-	x := treeType.New(ra)
+	x := treeType.TryNew(ra)
+	if x == nil {
+		x = treeType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -3849,7 +3867,10 @@ var emptyType = wireimpl.NewType[Empty]()
 // until a.Reset.
 func NewEmpty(a *wire.Arena) *Empty {
 	ra := (*wireimpl.Arena)(a)
-	x := emptyType.New(ra)
+	x := emptyType.TryNew(ra)
+	if x == nil {
+		x = emptyType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -4040,7 +4061,10 @@ var wideType = wireimpl.NewType[Wide]()
 // until a.Reset.
 func NewWide(a *wire.Arena) *Wide {
 	ra := (*wireimpl.Arena)(a)
-	x := wideType.New(ra)
+	x := wideType.TryNew(ra)
+	if x == nil {
+		x = wideType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

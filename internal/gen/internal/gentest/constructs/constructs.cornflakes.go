@@ -105,7 +105,10 @@ var itemType = wireimpl.NewType[Item]()
 // until a.Reset.
 func NewItem(a *wire.Arena) *Item {
 	ra := (*wireimpl.Arena)(a)
-	x := itemType.New(ra)
+	x := itemType.TryNew(ra)
+	if x == nil {
+		x = itemType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -2285,7 +2288,10 @@ var item_ByBoolEntryType = wireimpl.NewType[Item_ByBoolEntry]()
 // until a.Reset.
 func NewItem_ByBoolEntry(a *wire.Arena) *Item_ByBoolEntry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_ByBoolEntryType.New(ra)
+	x := item_ByBoolEntryType.TryNew(ra)
+	if x == nil {
+		x = item_ByBoolEntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -2562,7 +2568,10 @@ var item_ByI32EntryType = wireimpl.NewType[Item_ByI32Entry]()
 // until a.Reset.
 func NewItem_ByI32Entry(a *wire.Arena) *Item_ByI32Entry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_ByI32EntryType.New(ra)
+	x := item_ByI32EntryType.TryNew(ra)
+	if x == nil {
+		x = item_ByI32EntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -2861,7 +2870,10 @@ var item_ByI64EntryType = wireimpl.NewType[Item_ByI64Entry]()
 // until a.Reset.
 func NewItem_ByI64Entry(a *wire.Arena) *Item_ByI64Entry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_ByI64EntryType.New(ra)
+	x := item_ByI64EntryType.TryNew(ra)
+	if x == nil {
+		x = item_ByI64EntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -3158,7 +3170,10 @@ var item_ByU32EntryType = wireimpl.NewType[Item_ByU32Entry]()
 // until a.Reset.
 func NewItem_ByU32Entry(a *wire.Arena) *Item_ByU32Entry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_ByU32EntryType.New(ra)
+	x := item_ByU32EntryType.TryNew(ra)
+	if x == nil {
+		x = item_ByU32EntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -3395,7 +3410,10 @@ var item_ByU64EntryType = wireimpl.NewType[Item_ByU64Entry]()
 // until a.Reset.
 func NewItem_ByU64Entry(a *wire.Arena) *Item_ByU64Entry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_ByU64EntryType.New(ra)
+	x := item_ByU64EntryType.TryNew(ra)
+	if x == nil {
+		x = item_ByU64EntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -3672,7 +3690,10 @@ var item_ByS32EntryType = wireimpl.NewType[Item_ByS32Entry]()
 // until a.Reset.
 func NewItem_ByS32Entry(a *wire.Arena) *Item_ByS32Entry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_ByS32EntryType.New(ra)
+	x := item_ByS32EntryType.TryNew(ra)
+	if x == nil {
+		x = item_ByS32EntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -3949,7 +3970,10 @@ var item_ByS64EntryType = wireimpl.NewType[Item_ByS64Entry]()
 // until a.Reset.
 func NewItem_ByS64Entry(a *wire.Arena) *Item_ByS64Entry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_ByS64EntryType.New(ra)
+	x := item_ByS64EntryType.TryNew(ra)
+	if x == nil {
+		x = item_ByS64EntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -4226,7 +4250,10 @@ var item_ByF32EntryType = wireimpl.NewType[Item_ByF32Entry]()
 // until a.Reset.
 func NewItem_ByF32Entry(a *wire.Arena) *Item_ByF32Entry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_ByF32EntryType.New(ra)
+	x := item_ByF32EntryType.TryNew(ra)
+	if x == nil {
+		x = item_ByF32EntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -4503,7 +4530,10 @@ var item_ByF64EntryType = wireimpl.NewType[Item_ByF64Entry]()
 // until a.Reset.
 func NewItem_ByF64Entry(a *wire.Arena) *Item_ByF64Entry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_ByF64EntryType.New(ra)
+	x := item_ByF64EntryType.TryNew(ra)
+	if x == nil {
+		x = item_ByF64EntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -4780,7 +4810,10 @@ var item_BySf32EntryType = wireimpl.NewType[Item_BySf32Entry]()
 // until a.Reset.
 func NewItem_BySf32Entry(a *wire.Arena) *Item_BySf32Entry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_BySf32EntryType.New(ra)
+	x := item_BySf32EntryType.TryNew(ra)
+	if x == nil {
+		x = item_BySf32EntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -5057,7 +5090,10 @@ var item_BySf64EntryType = wireimpl.NewType[Item_BySf64Entry]()
 // until a.Reset.
 func NewItem_BySf64Entry(a *wire.Arena) *Item_BySf64Entry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_BySf64EntryType.New(ra)
+	x := item_BySf64EntryType.TryNew(ra)
+	if x == nil {
+		x = item_BySf64EntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -5334,7 +5370,10 @@ var item_ByStrEntryType = wireimpl.NewType[Item_ByStrEntry]()
 // until a.Reset.
 func NewItem_ByStrEntry(a *wire.Arena) *Item_ByStrEntry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_ByStrEntryType.New(ra)
+	x := item_ByStrEntryType.TryNew(ra)
+	if x == nil {
+		x = item_ByStrEntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -5653,7 +5692,10 @@ var item_ItemsEntryType = wireimpl.NewType[Item_ItemsEntry]()
 // until a.Reset.
 func NewItem_ItemsEntry(a *wire.Arena) *Item_ItemsEntry {
 	ra := (*wireimpl.Arena)(a)
-	x := item_ItemsEntryType.New(ra)
+	x := item_ItemsEntryType.TryNew(ra)
+	if x == nil {
+		x = item_ItemsEntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -5928,7 +5970,10 @@ var arraysType = wireimpl.NewType[Arrays]()
 // until a.Reset.
 func NewArrays(a *wire.Arena) *Arrays {
 	ra := (*wireimpl.Arena)(a)
-	x := arraysType.New(ra)
+	x := arraysType.TryNew(ra)
+	if x == nil {
+		x = arraysType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -6642,7 +6687,10 @@ var sparseType = wireimpl.NewType[Sparse]()
 // until a.Reset.
 func NewSparse(a *wire.Arena) *Sparse {
 	ra := (*wireimpl.Arena)(a)
-	x := sparseType.New(ra)
+	x := sparseType.TryNew(ra)
+	if x == nil {
+		x = sparseType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -7207,7 +7255,10 @@ var sparse_MEntryType = wireimpl.NewType[Sparse_MEntry]()
 // until a.Reset.
 func NewSparse_MEntry(a *wire.Arena) *Sparse_MEntry {
 	ra := (*wireimpl.Arena)(a)
-	x := sparse_MEntryType.New(ra)
+	x := sparse_MEntryType.TryNew(ra)
+	if x == nil {
+		x = sparse_MEntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -7509,7 +7560,10 @@ var flatType = wireimpl.NewType[Flat]()
 // until a.Reset.
 func NewFlat(a *wire.Arena) *Flat {
 	ra := (*wireimpl.Arena)(a)
-	x := flatType.New(ra)
+	x := flatType.TryNew(ra)
+	if x == nil {
+		x = flatType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -7827,7 +7881,10 @@ var itemOldType = wireimpl.NewType[ItemOld]()
 // until a.Reset.
 func NewItemOld(a *wire.Arena) *ItemOld {
 	ra := (*wireimpl.Arena)(a)
-	x := itemOldType.New(ra)
+	x := itemOldType.TryNew(ra)
+	if x == nil {
+		x = itemOldType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

@@ -37,7 +37,10 @@ var reqType = wireimpl.NewType[Req]()
 // until a.Reset.
 func NewReq(a *wire.Arena) *Req {
 	ra := (*wireimpl.Arena)(a)
-	x := reqType.New(ra)
+	x := reqType.TryNew(ra)
+	if x == nil {
+		x = reqType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -674,7 +677,10 @@ var req_InnerType = wireimpl.NewType[Req_Inner]()
 // until a.Reset.
 func NewReq_Inner(a *wire.Arena) *Req_Inner {
 	ra := (*wireimpl.Arena)(a)
-	x := req_InnerType.New(ra)
+	x := req_InnerType.TryNew(ra)
+	if x == nil {
+		x = req_InnerType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -864,7 +870,10 @@ var req_CountsEntryType = wireimpl.NewType[Req_CountsEntry]()
 // until a.Reset.
 func NewReq_CountsEntry(a *wire.Arena) *Req_CountsEntry {
 	ra := (*wireimpl.Arena)(a)
-	x := req_CountsEntryType.New(ra)
+	x := req_CountsEntryType.TryNew(ra)
+	if x == nil {
+		x = req_CountsEntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1184,7 +1193,10 @@ var looseType = wireimpl.NewType[Loose]()
 // until a.Reset.
 func NewLoose(a *wire.Arena) *Loose {
 	ra := (*wireimpl.Arena)(a)
-	x := looseType.New(ra)
+	x := looseType.TryNew(ra)
+	if x == nil {
+		x = looseType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1778,7 +1790,10 @@ var looseInnerType = wireimpl.NewType[LooseInner]()
 // until a.Reset.
 func NewLooseInner(a *wire.Arena) *LooseInner {
 	ra := (*wireimpl.Arena)(a)
-	x := looseInnerType.New(ra)
+	x := looseInnerType.TryNew(ra)
+	if x == nil {
+		x = looseInnerType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

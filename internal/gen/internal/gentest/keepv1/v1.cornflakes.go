@@ -34,7 +34,10 @@ var recType = wireimpl.NewType[Rec]()
 // until a.Reset.
 func NewRec(a *wire.Arena) *Rec {
 	ra := (*wireimpl.Arena)(a)
-	x := recType.New(ra)
+	x := recType.TryNew(ra)
+	if x == nil {
+		x = recType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -448,7 +451,10 @@ var leafType = wireimpl.NewType[Leaf]()
 // until a.Reset.
 func NewLeaf(a *wire.Arena) *Leaf {
 	ra := (*wireimpl.Arena)(a)
-	x := leafType.New(ra)
+	x := leafType.TryNew(ra)
+	if x == nil {
+		x = leafType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -762,7 +768,10 @@ var pairType = wireimpl.NewType[Pair]()
 // until a.Reset.
 func NewPair(a *wire.Arena) *Pair {
 	ra := (*wireimpl.Arena)(a)
-	x := pairType.New(ra)
+	x := pairType.TryNew(ra)
+	if x == nil {
+		x = pairType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

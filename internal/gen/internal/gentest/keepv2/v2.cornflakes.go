@@ -44,7 +44,10 @@ var recType = wireimpl.NewType[Rec]()
 // until a.Reset.
 func NewRec(a *wire.Arena) *Rec {
 	ra := (*wireimpl.Arena)(a)
-	x := recType.New(ra)
+	x := recType.TryNew(ra)
+	if x == nil {
+		x = recType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -756,7 +759,10 @@ var innerType = wireimpl.NewType[Inner]()
 // until a.Reset.
 func NewInner(a *wire.Arena) *Inner {
 	ra := (*wireimpl.Arena)(a)
-	x := innerType.New(ra)
+	x := innerType.TryNew(ra)
+	if x == nil {
+		x = innerType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1191,7 +1197,10 @@ var inner_MEntryType = wireimpl.NewType[Inner_MEntry]()
 // until a.Reset.
 func NewInner_MEntry(a *wire.Arena) *Inner_MEntry {
 	ra := (*wireimpl.Arena)(a)
-	x := inner_MEntryType.New(ra)
+	x := inner_MEntryType.TryNew(ra)
+	if x == nil {
+		x = inner_MEntryType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1494,7 +1503,10 @@ var leafType = wireimpl.NewType[Leaf]()
 // until a.Reset.
 func NewLeaf(a *wire.Arena) *Leaf {
 	ra := (*wireimpl.Arena)(a)
-	x := leafType.New(ra)
+	x := leafType.TryNew(ra)
+	if x == nil {
+		x = leafType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -1936,7 +1948,10 @@ var pairType = wireimpl.NewType[Pair]()
 // until a.Reset.
 func NewPair(a *wire.Arena) *Pair {
 	ra := (*wireimpl.Arena)(a)
-	x := pairType.New(ra)
+	x := pairType.TryNew(ra)
+	if x == nil {
+		x = pairType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

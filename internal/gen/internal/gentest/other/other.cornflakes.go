@@ -59,7 +59,10 @@ var blobType = wireimpl.NewType[Blob]()
 // until a.Reset.
 func NewBlob(a *wire.Arena) *Blob {
 	ra := (*wireimpl.Arena)(a)
-	x := blobType.New(ra)
+	x := blobType.TryNew(ra)
+	if x == nil {
+		x = blobType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

@@ -63,7 +63,10 @@ var recordType = wireimpl.NewType[Record]()
 // until a.Reset.
 func NewRecord(a *wire.Arena) *Record {
 	ra := (*wireimpl.Arena)(a)
-	x := recordType.New(ra)
+	x := recordType.TryNew(ra)
+	if x == nil {
+		x = recordType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -669,7 +672,10 @@ var record_NestedType = wireimpl.NewType[Record_Nested]()
 // until a.Reset.
 func NewRecord_Nested(a *wire.Arena) *Record_Nested {
 	ra := (*wireimpl.Arena)(a)
-	x := record_NestedType.New(ra)
+	x := record_NestedType.TryNew(ra)
+	if x == nil {
+		x = record_NestedType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -934,7 +940,10 @@ var defaultsType = wireimpl.NewType[Defaults]()
 // until a.Reset.
 func NewDefaults(a *wire.Arena) *Defaults {
 	ra := (*wireimpl.Arena)(a)
-	x := defaultsType.New(ra)
+	x := defaultsType.TryNew(ra)
+	if x == nil {
+		x = defaultsType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

@@ -29,7 +29,10 @@ var aType = wireimpl.NewType[A]()
 // until a.Reset.
 func NewA(a *wire.Arena) *A {
 	ra := (*wireimpl.Arena)(a)
-	x := aType.New(ra)
+	x := aType.TryNew(ra)
+	if x == nil {
+		x = aType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

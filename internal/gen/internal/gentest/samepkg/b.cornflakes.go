@@ -29,7 +29,10 @@ var bType = wireimpl.NewType[B]()
 // until a.Reset.
 func NewB(a *wire.Arena) *B {
 	ra := (*wireimpl.Arena)(a)
-	x := bType.New(ra)
+	x := bType.TryNew(ra)
+	if x == nil {
+		x = bType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }

@@ -36,7 +36,10 @@ var batchType = wireimpl.NewType[Batch]()
 // until a.Reset.
 func NewBatch(a *wire.Arena) *Batch {
 	ra := (*wireimpl.Arena)(a)
-	x := batchType.New(ra)
+	x := batchType.TryNew(ra)
+	if x == nil {
+		x = batchType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
@@ -373,7 +376,10 @@ var batch_NoteType = wireimpl.NewType[Batch_Note]()
 // until a.Reset.
 func NewBatch_Note(a *wire.Arena) *Batch_Note {
 	ra := (*wireimpl.Arena)(a)
-	x := batch_NoteType.New(ra)
+	x := batch_NoteType.TryNew(ra)
+	if x == nil {
+		x = batch_NoteType.NewSlow(ra)
+	}
 	x.cf.Init(ra)
 	return x
 }
