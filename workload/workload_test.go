@@ -391,6 +391,30 @@ func TestFillVerify(t *testing.T) {
 	}
 }
 
+// TestVerifyEveryByte: Verify accepts Fill's content at every length up
+// to 100 bytes and rejects a flip of any single bit position's byte,
+// whichever word (the four-word loop, the word loop, the partial tail)
+// holds it.
+func TestVerifyEveryByte(t *testing.T) {
+	key := []byte("user42")
+	for n := 0; n <= 100; n++ {
+		b := make([]byte, n)
+		Fill(b, key, 2)
+		if !Verify(b, key, 2) {
+			t.Fatalf("n=%d: Verify(Fill) false", n)
+		}
+		for i := range b {
+			for _, bit := range []byte{0x01, 0x80} {
+				b[i] ^= bit
+				if Verify(b, key, 2) {
+					t.Fatalf("n=%d: byte %d ^ %#x verifies", n, i, bit)
+				}
+				b[i] ^= bit
+			}
+		}
+	}
+}
+
 // BenchmarkNext measures request generation per workload.
 func BenchmarkNext(b *testing.B) {
 	for _, spec := range []string{"ycsb:records=10000", "ycsb:records=10000,shape=4x1024,layout=multi", "google:keys=10000", "twitter:keys=10000", "cdn:objects=1000"} {
