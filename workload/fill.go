@@ -52,8 +52,11 @@ func splitmixMix(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-func fillSeed(key []byte, index int) uint64 {
-	return fnv1a(key) ^ (uint64(index)+1)*0xD6E8FEB86659FD93
+func fillSeed(key []byte, index int) uint64 { return seedOf(fnv1a(key), index) }
+
+// seedOf is fillSeed from the key's FNV-1a hash (a Model keeps it per key).
+func seedOf(keyHash uint64, index int) uint64 {
+	return keyHash ^ (uint64(index)+1)*0xD6E8FEB86659FD93
 }
 
 // Fill writes the deterministic content of element index of key into dst:
@@ -73,8 +76,11 @@ func Fill(dst []byte, key []byte, index int) {
 }
 
 // Verify reports whether v is the content Fill produces for (key, index).
-func Verify(v []byte, key []byte, index int) bool {
-	x := fillSeed(key, index)
+func Verify(v []byte, key []byte, index int) bool { return verifySeed(v, fillSeed(key, index)) }
+
+// verifySeed is Verify from the value's stream seed (fillSeed).
+func verifySeed(v []byte, seed uint64) bool {
+	x := seed
 	i := 0
 	// Four words per iteration: word k's state is the seed plus (k+1)
 	// increments, so the four mixes are independent, and one branch
@@ -117,7 +123,14 @@ func VerifySpot(v []byte, key []byte, index int) bool {
 	if len(v) == 0 {
 		return true
 	}
-	seed := fillSeed(key, index)
+	return verifySpotSeed(v, fillSeed(key, index))
+}
+
+// verifySpotSeed is VerifySpot from the value's stream seed (fillSeed).
+func verifySpotSeed(v []byte, seed uint64) bool {
+	if len(v) == 0 {
+		return true
+	}
 	last := (len(v) - 1) / 8
 	return spotWord(v, seed, 0) && spotWord(v, seed, last/2) && spotWord(v, seed, last)
 }

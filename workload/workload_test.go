@@ -481,6 +481,9 @@ func TestCheckSpotAgreesOnShape(t *testing.T) {
 	get := &Request{Op: OpGet, Keys: [][]byte{[]byte("a")}}
 	list := &Request{Op: OpGetList, Keys: [][]byte{[]byte("l")}}
 	getm := &Request{Op: OpGetM, Keys: [][]byte{[]byte("a"), []byte("a")}}
+	m.MarkMutable([]byte("m"))
+	mut := &Request{Op: OpGet, Keys: [][]byte{[]byte("m")}}
+	getu := &Request{Op: OpGet, Keys: [][]byte{[]byte("unknown")}}
 	for i, tc := range []struct {
 		req  *Request
 		resp Response
@@ -495,6 +498,13 @@ func TestCheckSpotAgreesOnShape(t *testing.T) {
 		{list, Response{Values: [][]byte{val("l", 0, 100)}}, false},
 		{getm, Response{Values: [][]byte{val("a", 0, 4096), val("a", 0, 4096)}}, true},
 		{getm, Response{Values: [][]byte{val("a", 0, 4096), val("l", 0, 4096)}}, false},
+		// Another key's content of the right size (the seed comes from
+		// the model's hash of the key, and from the key when the model
+		// does not hold it).
+		{get, Response{Values: [][]byte{val("b", 0, 4096)}}, false},
+		{mut, Response{Values: [][]byte{val("m", 0, 10)}}, true},
+		{mut, Response{Values: [][]byte{val("a", 0, 10)}}, false},
+		{getu, Response{Status: StatusNotFound}, true},
 	} {
 		full, spot := m.Check(tc.req, &tc.resp), m.CheckSpot(tc.req, &tc.resp)
 		if (full == nil) != tc.ok || (spot == nil) != tc.ok {
