@@ -396,6 +396,10 @@ type client struct {
 	deliverFn              func(uint64, *workload.Response)
 	closedPending          int   // closed loop: completions not yet replaced
 	lastYield              int64 // Spin: when the client last yielded (c.now())
+	// pollNow is the clock read shared by every response one poll
+	// delivers (0: not read yet in this poll): one clock read per poll,
+	// however many responses it delivers.
+	pollNow                int64
 	sent, received, errors uint64
 	mismatches, lost       uint64
 	unexpected, stalls     uint64
@@ -489,7 +493,10 @@ func (c *client) deliver(id uint64, resp *workload.Response) {
 		return
 	}
 	s := &c.slots[si]
-	now := c.now()
+	if c.pollNow == 0 {
+		c.pollNow = c.now()
+	}
+	now := c.pollNow
 	if s.intended >= c.warmEnd && s.intended < c.end {
 		c.received++
 		c.hist.RecordValue(min(now-s.intended, int64(MaxLatency)))
@@ -530,7 +537,12 @@ func (c *client) poll() error {
 	return err
 }
 
-func (c *client) pollN() (int, error) { return c.conn.Poll(c.deliverFn) }
+// pollN polls the Conn once; the responses it delivers share one clock
+// read, taken at the first of them.
+func (c *client) pollN() (int, error) {
+	c.pollNow = 0
+	return c.conn.Poll(c.deliverFn)
+}
 
 // expGap draws an exponential inter-arrival gap in ns for the given mean.
 func (c *client) expGap(mean float64) int64 {
@@ -628,8 +640,8 @@ func (c *client) runClosed(ctx context.Context, start int64, n int) error {
 		if now >= c.end {
 			break
 		}
-		for c.closedPending > 0 {
-			if !c.send(c.now()) {
+		for c.closedPending > 0 { // this iteration's clock read: the sends take nanoseconds
+			if !c.send(now) {
 				break
 			}
 			c.closedPending--

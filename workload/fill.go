@@ -37,16 +37,26 @@ func fnv1a(b []byte) uint64 {
 	return h
 }
 
+// splitmixGamma is splitmix64's state increment.
+const splitmixGamma = 0x9E3779B97F4A7C15
+
 func splitmix(x *uint64) uint64 {
-	*x += 0x9E3779B97F4A7C15
-	z := *x
+	*x += splitmixGamma
+	return splitmixMix(*x)
+}
+
+// splitmixMix is splitmix64's output function of a state.
+func splitmixMix(z uint64) uint64 {
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
 	return z ^ (z >> 31)
 }
 
-func fillSeed(key []byte, index int) uint64 {
-	return fnv1a(key) ^ (uint64(index)+1)*0xD6E8FEB86659FD93
+func fillSeed(key []byte, index int) uint64 { return seedOf(fnv1a(key), index) }
+
+// seedOf is fillSeed from the key's FNV-1a hash (a Model keeps it per key).
+func seedOf(keyHash uint64, index int) uint64 {
+	return keyHash ^ (uint64(index)+1)*0xD6E8FEB86659FD93
 }
 
 // Fill writes the deterministic content of element index of key into dst:
@@ -66,9 +76,27 @@ func Fill(dst []byte, key []byte, index int) {
 }
 
 // Verify reports whether v is the content Fill produces for (key, index).
-func Verify(v []byte, key []byte, index int) bool {
-	x := fillSeed(key, index)
+func Verify(v []byte, key []byte, index int) bool { return verifySeed(v, fillSeed(key, index)) }
+
+// verifySeed is Verify from the value's stream seed (fillSeed).
+func verifySeed(v []byte, seed uint64) bool {
+	x := seed
 	i := 0
+	// Four words per iteration: word k's state is the seed plus (k+1)
+	// increments, so the four mixes are independent, and one branch
+	// covers 32 bytes.
+	g := uint64(splitmixGamma) // a variable: its multiples wrap, as the state does
+	for ; i+32 <= len(v); i += 32 {
+		w := v[i : i+32 : i+32]
+		d := binary.LittleEndian.Uint64(w[0:]) ^ splitmixMix(x+g)
+		d |= binary.LittleEndian.Uint64(w[8:]) ^ splitmixMix(x+2*g)
+		d |= binary.LittleEndian.Uint64(w[16:]) ^ splitmixMix(x+3*g)
+		d |= binary.LittleEndian.Uint64(w[24:]) ^ splitmixMix(x+4*g)
+		if d != 0 {
+			return false
+		}
+		x += 4 * g
+	}
 	for ; i+8 <= len(v); i += 8 {
 		if binary.LittleEndian.Uint64(v[i:]) != splitmix(&x) {
 			return false
@@ -95,7 +123,14 @@ func VerifySpot(v []byte, key []byte, index int) bool {
 	if len(v) == 0 {
 		return true
 	}
-	seed := fillSeed(key, index)
+	return verifySpotSeed(v, fillSeed(key, index))
+}
+
+// verifySpotSeed is VerifySpot from the value's stream seed (fillSeed).
+func verifySpotSeed(v []byte, seed uint64) bool {
+	if len(v) == 0 {
+		return true
+	}
 	last := (len(v) - 1) / 8
 	return spotWord(v, seed, 0) && spotWord(v, seed, last/2) && spotWord(v, seed, last)
 }
@@ -103,8 +138,7 @@ func VerifySpot(v []byte, key []byte, index int) bool {
 // spotWord checks word k of v (bytes 8k up to 8k+8 or the end) against
 // Fill's stream: word k is splitmix's (k+1)-th output from the seed.
 func spotWord(v []byte, seed uint64, k int) bool {
-	x := seed + uint64(k)*0x9E3779B97F4A7C15
-	want := splitmix(&x)
+	want := splitmixMix(seed + uint64(k+1)*uint64(splitmixGamma))
 	off := 8 * k
 	if off+8 <= len(v) {
 		return binary.LittleEndian.Uint64(v[off:]) == want

@@ -19,6 +19,7 @@ type Model struct {
 }
 
 type modelEntry struct {
+	hash    uint64 // fnv1a(key): the content seed's key part, hashed once
 	off     uint32
 	n       uint32
 	mutable bool
@@ -38,7 +39,7 @@ func (m *Model) Set(key []byte, sizes ...int) {
 	for _, s := range sizes {
 		m.sizes = append(m.sizes, uint32(s))
 	}
-	e := modelEntry{off: uint32(off), n: uint32(len(sizes)), present: true}
+	e := modelEntry{hash: fnv1a(key), off: uint32(off), n: uint32(len(sizes)), present: true}
 	if i, ok := m.index[string(key)]; ok {
 		e.mutable = m.entries[i].mutable
 		m.entries[i] = e
@@ -56,7 +57,7 @@ func (m *Model) MarkMutable(key []byte) {
 		return
 	}
 	m.index[string(key)] = int32(len(m.entries))
-	m.entries = append(m.entries, modelEntry{mutable: true})
+	m.entries = append(m.entries, modelEntry{hash: fnv1a(key), mutable: true})
 }
 
 // Sizes returns the element sizes of key (aliasing the model; do not modify)
@@ -106,7 +107,19 @@ func (m *Model) lookup(key []byte) (modelEntry, bool) {
 // a *MismatchError. A StatusError response is reported by the caller as an
 // error, not checked here (Check returns nil for it). Check does not
 // allocate when the response matches.
-func (m *Model) Check(req *Request, resp *Response) error { return m.check(req, resp, Verify) }
+func (m *Model) Check(req *Request, resp *Response) error { return m.check(req, resp, verifySeed) }
+
+// seedVerifier checks a value against the stream Fill writes from seed
+// (verifySeed: every byte; verifySpotSeed: three words).
+type seedVerifier func(v []byte, seed uint64) bool
+
+// keyHash is fnv1a(key), from e when the model holds key.
+func keyHash(e modelEntry, known bool, key []byte) uint64 {
+	if known {
+		return e.hash
+	}
+	return fnv1a(key)
+}
 
 // CheckSpot is Check reading each value only in part: status, value count
 // and every value's length are checked as by Check, and each value's
@@ -115,10 +128,10 @@ func (m *Model) Check(req *Request, resp *Response) error { return m.check(req, 
 // elsewhere in a value is not seen (a load generator checks a sample of
 // its responses with Check for that).
 func (m *Model) CheckSpot(req *Request, resp *Response) error {
-	return m.check(req, resp, VerifySpot)
+	return m.check(req, resp, verifySpotSeed)
 }
 
-func (m *Model) check(req *Request, resp *Response, verify func(v, key []byte, index int) bool) error {
+func (m *Model) check(req *Request, resp *Response, verify seedVerifier) error {
 	if resp.Status == StatusError {
 		return nil
 	}
@@ -166,12 +179,13 @@ func (m *Model) check(req *Request, resp *Response, verify func(v, key []byte, i
 
 // checkElems checks a response carrying count elements of key starting at
 // element first (count -1: all elements).
-func (m *Model) checkElems(op Op, key []byte, resp *Response, first, count int, verify func(v, key []byte, index int) bool) error {
+func (m *Model) checkElems(op Op, key []byte, resp *Response, first, count int, verify seedVerifier) error {
 	e, known := m.lookup(key)
+	h := keyHash(e, known, key)
 	if !known || !e.present {
 		if resp.Status == StatusNotFound || (known && e.mutable) {
 			if resp.Status == StatusOK {
-				return m.checkLoose(op, key, resp, first, count, verify)
+				return m.checkLoose(op, key, h, resp, first, count, verify)
 			}
 			return nil
 		}
@@ -181,7 +195,7 @@ func (m *Model) checkElems(op Op, key []byte, resp *Response, first, count int, 
 		if resp.Status == StatusNotFound {
 			return nil
 		}
-		return m.checkLoose(op, key, resp, first, count, verify)
+		return m.checkLoose(op, key, h, resp, first, count, verify)
 	}
 	n := int(e.n)
 	if count < 0 {
@@ -205,19 +219,19 @@ func (m *Model) checkElems(op Op, key []byte, resp *Response, first, count int, 
 		if len(v) != want {
 			return mismatch(op, key, "element %d has %d bytes, want %d", first+i, len(v), want)
 		}
-		if !verify(v, key, first+i) {
+		if !verify(v, seedOf(h, first+i)) {
 			return mismatch(op, key, "element %d content differs", first+i)
 		}
 	}
 	return nil
 }
 
-func (m *Model) checkLoose(op Op, key []byte, resp *Response, first, count int, verify func(v, key []byte, index int) bool) error {
+func (m *Model) checkLoose(op Op, key []byte, h uint64, resp *Response, first, count int, verify seedVerifier) error {
 	if count >= 0 && len(resp.Values) != count {
 		return mismatch(op, key, "%d values, want %d", len(resp.Values), count)
 	}
 	for i, v := range resp.Values {
-		if !verify(v, key, first+i) {
+		if !verify(v, seedOf(h, first+i)) {
 			return mismatch(op, key, "element %d content differs", first+i)
 		}
 	}
@@ -225,10 +239,11 @@ func (m *Model) checkLoose(op Op, key []byte, resp *Response, first, count int, 
 }
 
 // checkValue checks one single-element value of key (GetM).
-func (m *Model) checkValue(op Op, key []byte, v []byte, idx int, verify func(v, key []byte, index int) bool) error {
+func (m *Model) checkValue(op Op, key []byte, v []byte, idx int, verify seedVerifier) error {
 	e, known := m.lookup(key)
+	seed := seedOf(keyHash(e, known, key), idx)
 	if !known || !e.present || e.mutable {
-		if !verify(v, key, idx) {
+		if !verify(v, seed) {
 			return mismatch(op, key, "content differs")
 		}
 		return nil
@@ -239,7 +254,7 @@ func (m *Model) checkValue(op Op, key []byte, v []byte, idx int, verify func(v, 
 	if want := int(m.sizes[e.off]); len(v) != want {
 		return mismatch(op, key, "value has %d bytes, want %d", len(v), want)
 	}
-	if !verify(v, key, idx) {
+	if !verify(v, seed) {
 		return mismatch(op, key, "content differs")
 	}
 	return nil

@@ -391,6 +391,30 @@ func TestFillVerify(t *testing.T) {
 	}
 }
 
+// TestVerifyEveryByte: Verify accepts Fill's content at every length up
+// to 100 bytes and rejects a flip of any single bit position's byte,
+// whichever word (the four-word loop, the word loop, the partial tail)
+// holds it.
+func TestVerifyEveryByte(t *testing.T) {
+	key := []byte("user42")
+	for n := 0; n <= 100; n++ {
+		b := make([]byte, n)
+		Fill(b, key, 2)
+		if !Verify(b, key, 2) {
+			t.Fatalf("n=%d: Verify(Fill) false", n)
+		}
+		for i := range b {
+			for _, bit := range []byte{0x01, 0x80} {
+				b[i] ^= bit
+				if Verify(b, key, 2) {
+					t.Fatalf("n=%d: byte %d ^ %#x verifies", n, i, bit)
+				}
+				b[i] ^= bit
+			}
+		}
+	}
+}
+
 // BenchmarkNext measures request generation per workload.
 func BenchmarkNext(b *testing.B) {
 	for _, spec := range []string{"ycsb:records=10000", "ycsb:records=10000,shape=4x1024,layout=multi", "google:keys=10000", "twitter:keys=10000", "cdn:objects=1000"} {
@@ -457,6 +481,9 @@ func TestCheckSpotAgreesOnShape(t *testing.T) {
 	get := &Request{Op: OpGet, Keys: [][]byte{[]byte("a")}}
 	list := &Request{Op: OpGetList, Keys: [][]byte{[]byte("l")}}
 	getm := &Request{Op: OpGetM, Keys: [][]byte{[]byte("a"), []byte("a")}}
+	m.MarkMutable([]byte("m"))
+	mut := &Request{Op: OpGet, Keys: [][]byte{[]byte("m")}}
+	getu := &Request{Op: OpGet, Keys: [][]byte{[]byte("unknown")}}
 	for i, tc := range []struct {
 		req  *Request
 		resp Response
@@ -471,6 +498,13 @@ func TestCheckSpotAgreesOnShape(t *testing.T) {
 		{list, Response{Values: [][]byte{val("l", 0, 100)}}, false},
 		{getm, Response{Values: [][]byte{val("a", 0, 4096), val("a", 0, 4096)}}, true},
 		{getm, Response{Values: [][]byte{val("a", 0, 4096), val("l", 0, 4096)}}, false},
+		// Another key's content of the right size (the seed comes from
+		// the model's hash of the key, and from the key when the model
+		// does not hold it).
+		{get, Response{Values: [][]byte{val("b", 0, 4096)}}, false},
+		{mut, Response{Values: [][]byte{val("m", 0, 10)}}, true},
+		{mut, Response{Values: [][]byte{val("a", 0, 10)}}, false},
+		{getu, Response{Status: StatusNotFound}, true},
 	} {
 		full, spot := m.Check(tc.req, &tc.resp), m.CheckSpot(tc.req, &tc.resp)
 		if (full == nil) != tc.ok || (spot == nil) != tc.ok {
