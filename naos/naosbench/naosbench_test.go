@@ -82,3 +82,32 @@ func TestMedianResult(t *testing.T) {
 		}
 	}
 }
+
+// TestFloorReadsValues: the floor's check of the flat arrays reads every
+// value, so a changed last element is refused and the message as sent is
+// accepted.
+func TestFloorReadsValues(t *testing.T) {
+	for _, st := range []string{"float32", "point-val"} {
+		for _, n := range []int{1, 7, 64} {
+			d, err := newDataset(st, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cd, err := newCodec("floor", d, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := cd.encode(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cd.decode(f); err != nil {
+				t.Errorf("%s %d: %v", st, n, err)
+			}
+			f[len(f)-2] ^= 0x40 // in the last value's high bytes
+			if err := cd.decode(f); err == nil {
+				t.Errorf("%s %d: a changed value accepted", st, n)
+			}
+		}
+	}
+}
