@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 
@@ -247,43 +248,57 @@ func (d *dataset) checkFloats(v []float32) error {
 
 // checkFloor is the floor's check of a received Naos message: for the
 // flat arrays, whose elements are the message's last bytes as they are in
-// memory (little-endian), it reads every value as checkFloats and
-// checkPoints do, so the floor pays the same harness cost as every
-// library; for the other structures it checks nothing beyond the length.
+// memory, it reads every value with the libraries' own check (checkFloats,
+// checkPoints) on a view of those bytes, so the floor pays the same
+// harness cost as every library; for the other structures it checks
+// nothing beyond the length. The view needs the bytes aligned for the
+// element type (serveTCP aligns the floor's frame so); unaligned bytes
+// are copied out first.
 func (d *dataset) checkFloor(f []byte) error {
 	switch d.structure {
 	case "float32":
 		if len(f) < 4*d.n {
 			return errCheck
 		}
-		b := f[len(f)-4*d.n:]
-		var s0, s1, s2, s3 float64
-		for ; len(b) >= 16; b = b[16:] {
-			s0 += float64(math.Float32frombits(binary.LittleEndian.Uint32(b[0:])))
-			s1 += float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4:])))
-			s2 += float64(math.Float32frombits(binary.LittleEndian.Uint32(b[8:])))
-			s3 += float64(math.Float32frombits(binary.LittleEndian.Uint32(b[12:])))
+		if v, ok := tailView[float32](f, d.n); ok {
+			return d.checkFloats(v)
 		}
-		for ; len(b) >= 4; b = b[4:] {
-			s0 += float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+		v := make([]float32, d.n) // unaligned (not the TCP floor's frame): a copy
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(f[len(f)-4*d.n+4*i:]))
 		}
-		return d.check(d.n, s0+s1+s2+s3)
+		return d.checkFloats(v)
 	case "point-val":
 		if len(f) < 16*d.n {
 			return errCheck
 		}
-		b := f[len(f)-16*d.n:]
-		var s0, s1 float64
-		for ; len(b) >= 32; b = b[32:] {
-			s0 += math.Float64frombits(binary.LittleEndian.Uint64(b[0:])) + 2*math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
-			s1 += math.Float64frombits(binary.LittleEndian.Uint64(b[16:])) + 2*math.Float64frombits(binary.LittleEndian.Uint64(b[24:]))
+		if v, ok := tailView[Point](f, d.n); ok {
+			return d.checkPoints(v)
 		}
-		for ; len(b) >= 16; b = b[16:] {
-			s0 += math.Float64frombits(binary.LittleEndian.Uint64(b[0:])) + 2*math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
+		v := make([]Point, d.n)
+		for i := range v {
+			b := f[len(f)-16*d.n+16*i:]
+			v[i] = Point{math.Float64frombits(binary.LittleEndian.Uint64(b)), math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))}
 		}
-		return d.check(d.n, s0+s1)
+		return d.checkPoints(v)
 	}
 	return nil
+}
+
+// tailView returns the last n elements' worth of f's bytes as a []T, if f
+// holds them and they are aligned for T. T must be pointer-free.
+func tailView[T any](f []byte, n int) ([]T, bool) {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	if n == 0 || len(f) < size*n {
+		return nil, n == 0
+	}
+	b := f[len(f)-size*n:]
+	p := unsafe.Pointer(&b[0])
+	if uintptr(p)%unsafe.Alignof(z) != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*T)(p), n), true
 }
 
 func (d *dataset) checkPointPtrs(v []*Point) error {
