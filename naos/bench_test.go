@@ -106,7 +106,7 @@ func BenchmarkStreamFloats1M(b *testing.B) {
 // BenchmarkStreamInto is BenchmarkStream with the receiver reusing its
 // array (RecvInto): no allocation per message on either side.
 func BenchmarkStreamInto(b *testing.B) {
-	for _, n := range []int{4096, 1 << 16} {
+	for _, n := range []int{4096, 1 << 16, 1 << 20} {
 		b.Run(fmt.Sprintf("float32-%d", n), func(b *testing.B) {
 			a, r := pair(b, "tcp", Options{})
 			v := make([]float32, n)
@@ -139,7 +139,7 @@ func BenchmarkStreamInto(b *testing.B) {
 // float32 case with one write and buffered reads into a reused buffer:
 // the kernel's two copies, for comparison.
 func BenchmarkStreamFloor(b *testing.B) {
-	for _, n := range []int{4096, 1 << 16} {
+	for _, n := range []int{4096, 1 << 16, 1 << 20} {
 		b.Run(fmt.Sprintf("float32-%d", n), func(b *testing.B) {
 			a, r := pair(b, "tcp", Options{})
 			msg, err := AppendEncode(nil, make([]float32, n), Options{})

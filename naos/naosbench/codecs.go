@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 
@@ -35,7 +36,9 @@ var Structures = []string{"float32", "point-ptr", "point-val", "pair-ptr"}
 // compressed pointer arrays (only for the structures held by pointer).
 // floor is not a library: it moves the bytes of the Naos message from a
 // buffer into a reused buffer with no encoding, no decoding and no
-// allocation, the two kernel copies every transfer pays.
+// allocation, the two kernel copies every transfer pays; for the flat
+// arrays (float32, point-val) it then reads every value in the received
+// bytes as every library's check does (see checkFloor).
 var Libraries = []string{"naos", "naosit", "gob", "protobuf", "vtprotobuf", "msgp", "cornflakes", "floor"}
 
 // dataset is one structure of one size in every library's own types,
@@ -180,7 +183,7 @@ func newCodec(lib string, d *dataset, reuse bool) (codec, error) {
 				if len(f) != len(msg) {
 					return errCheck
 				}
-				return nil
+				return d.checkFloor(f)
 			},
 		}, nil
 	}
@@ -229,18 +232,86 @@ func naosDecode(d *dataset, f []byte) error {
 // dependent additions (a harness cost every library would pay).
 
 func (d *dataset) checkFloats(v []float32) error {
+	n := len(v)
 	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		s0 += float64(v[i])
-		s1 += float64(v[i+1])
-		s2 += float64(v[i+2])
-		s3 += float64(v[i+3])
+	for ; len(v) >= 4; v = v[4:] {
+		s0 += float64(v[0])
+		s1 += float64(v[1])
+		s2 += float64(v[2])
+		s3 += float64(v[3])
 	}
-	for ; i < len(v); i++ {
-		s0 += float64(v[i])
+	for _, x := range v {
+		s0 += float64(x)
 	}
-	return d.check(len(v), s0+s1+s2+s3)
+	return d.check(n, s0+s1+s2+s3)
+}
+
+// checkFloor is the floor's check of a received Naos message: for the
+// flat arrays, whose elements are the message's last bytes as they are in
+// memory, it reads every value with the libraries' own check (checkFloats,
+// checkPoints) on a view of those bytes, so the floor pays the same
+// harness cost as every library; for the other structures it checks
+// nothing beyond the length. The view needs the bytes aligned for the
+// element type (serveTCP aligns the floor's frame so); unaligned bytes
+// are summed as they are, with the same additions.
+func (d *dataset) checkFloor(f []byte) error {
+	switch d.structure {
+	case "float32":
+		if len(f) < 4*d.n {
+			return errCheck
+		}
+		if v, ok := tailView[float32](f, d.n); ok {
+			return d.checkFloats(v)
+		}
+		// Unaligned (the RPC floor's message): the same sums, read from
+		// the bytes.
+		b := f[len(f)-4*d.n:]
+		var s0, s1, s2, s3 float64
+		for ; len(b) >= 16; b = b[16:] {
+			s0 += float64(math.Float32frombits(binary.LittleEndian.Uint32(b[0:])))
+			s1 += float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4:])))
+			s2 += float64(math.Float32frombits(binary.LittleEndian.Uint32(b[8:])))
+			s3 += float64(math.Float32frombits(binary.LittleEndian.Uint32(b[12:])))
+		}
+		for ; len(b) >= 4; b = b[4:] {
+			s0 += float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+		}
+		return d.check(d.n, s0+s1+s2+s3)
+	case "point-val":
+		if len(f) < 16*d.n {
+			return errCheck
+		}
+		if v, ok := tailView[Point](f, d.n); ok {
+			return d.checkPoints(v)
+		}
+		b := f[len(f)-16*d.n:]
+		var s0, s1 float64
+		for ; len(b) >= 32; b = b[32:] {
+			s0 += math.Float64frombits(binary.LittleEndian.Uint64(b[0:])) + 2*math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
+			s1 += math.Float64frombits(binary.LittleEndian.Uint64(b[16:])) + 2*math.Float64frombits(binary.LittleEndian.Uint64(b[24:]))
+		}
+		for ; len(b) >= 16; b = b[16:] {
+			s0 += math.Float64frombits(binary.LittleEndian.Uint64(b[0:])) + 2*math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
+		}
+		return d.check(d.n, s0+s1)
+	}
+	return nil
+}
+
+// tailView returns the last n elements' worth of f's bytes as a []T, if f
+// holds them and they are aligned for T. T must be pointer-free.
+func tailView[T any](f []byte, n int) ([]T, bool) {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	if n == 0 || len(f) < size*n {
+		return nil, n == 0
+	}
+	b := f[len(f)-size*n:]
+	p := unsafe.Pointer(&b[0])
+	if uintptr(p)%unsafe.Alignof(z) != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*T)(p), n), true
 }
 
 func (d *dataset) checkPointPtrs(v []*Point) error {

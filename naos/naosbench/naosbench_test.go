@@ -82,3 +82,40 @@ func TestMedianResult(t *testing.T) {
 		}
 	}
 }
+
+// TestFloorReadsValues: the floor's check of the flat arrays reads every
+// value, so a changed last element is refused and the message as sent is
+// accepted.
+func TestFloorReadsValues(t *testing.T) {
+	for _, st := range []string{"float32", "point-val"} {
+		for _, n := range []int{1, 7, 64} {
+			d, err := newDataset(st, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cd, err := newCodec("floor", d, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := cd.encode(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As sent, and in a frame whose end is 8-byte aligned (as
+			// serveTCP's; checked in place).
+			buf := make([]byte, len(f)+8)
+			off := (8 - len(f)%8) % 8
+			g := buf[off : off+len(f)]
+			copy(g, f)
+			for _, h := range [][]byte{f, g} {
+				if err := cd.decode(h); err != nil {
+					t.Errorf("%s %d: %v", st, n, err)
+				}
+				h[len(h)-2] ^= 0x40 // in the last value's high bytes
+				if err := cd.decode(h); err == nil {
+					t.Errorf("%s %d: a changed value accepted", st, n)
+				}
+			}
+		}
+	}
+}

@@ -229,7 +229,7 @@ func serveTCP(lib string, d *dataset, c net.Conn, reuse bool) error {
 			return err
 		}
 		br := bufio.NewReaderSize(c, 64<<10)
-		var frame []byte
+		var frame, frameBuf []byte
 		recv = func() error {
 			var h [4]byte
 			if _, err := io.ReadFull(br, h[:]); err != nil {
@@ -239,10 +239,20 @@ func serveTCP(lib string, d *dataset, c net.Conn, reuse bool) error {
 			if n > maxFrame {
 				return fmt.Errorf("frame of %d bytes", n)
 			}
-			if cap(frame) < int(n) {
-				frame = make([]byte, n)
+			if lib == "floor" {
+				// The frame ends 8-byte aligned, so the elements at its
+				// tail can be checked in place (checkFloor).
+				if cap(frameBuf) < int(n)+8 {
+					frameBuf = make([]byte, n+8)
+				}
+				off := (8 - int(n)%8) % 8
+				frame = frameBuf[off : off+int(n)]
+			} else {
+				if cap(frame) < int(n) {
+					frame = make([]byte, n)
+				}
+				frame = frame[:n]
 			}
-			frame = frame[:n]
 			if _, err := io.ReadFull(br, frame); err != nil {
 				return err
 			}
