@@ -132,7 +132,8 @@ func (m *Metrics) ObserveCall(side service.Side, info *service.MethodInfo, code 
 }
 
 // AddEndpoint exports ep's counters (rpc.Endpoint.Stats, read at each
-// scrape) under the label endpoint=name, and its pool's.
+// scrape) under the label endpoint=name, and its pool's when AddPool
+// can export it (a Concurrent pool).
 func (m *Metrics) AddEndpoint(name string, ep *rpc.Endpoint) {
 	m.mu.Lock()
 	m.eps = append(m.eps, namedEndpoint{name, ep})
@@ -141,19 +142,23 @@ func (m *Metrics) AddEndpoint(name string, ep *rpc.Endpoint) {
 }
 
 // AddPool exports p's use (mem.Pool.Stats, read at each scrape) under the
-// label pool=<its name>; a pool added twice is exported once.
-func (m *Metrics) AddPool(p *mem.Pool) {
-	if p == nil {
-		return
+// label pool=<its name>; a pool added twice is exported once. Only a
+// Concurrent pool (mem.PoolConfig.Concurrent) can be read by the scrape's
+// goroutine: a single-goroutine pool's accounting belongs to its owner
+// goroutine, so AddPool ignores it and reports false.
+func (m *Metrics) AddPool(p *mem.Pool) bool {
+	if p == nil || !p.Concurrent() {
+		return false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, q := range m.pools {
 		if q == p {
-			return
+			return true
 		}
 	}
 	m.pools = append(m.pools, p)
+	return true
 }
 
 // Handler serves the metrics in Prometheus's text format.

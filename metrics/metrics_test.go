@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,7 +41,9 @@ func (echo) Echo(ctx context.Context, req, resp *typedpb.Blob) error {
 // endpoint makes an endpoint with its own pool on net.
 func endpoint(t *testing.T, net *memnet.Network, name string, id uint8) (*rpc.Nexus, *rpc.Endpoint) {
 	t.Helper()
-	pool := memtest.NewPool(t, mem.PoolConfig{Name: name})
+	// Concurrent: the scrape reads the pool's accounting from its own
+	// goroutine while the endpoint runs (AddPool exports only such pools).
+	pool := memtest.NewPool(t, mem.PoolConfig{Name: name, Concurrent: true})
 	nx, err := rpc.NewNexus(rpc.NexusConfig{FailureTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -188,5 +191,34 @@ func TestScrape(t *testing.T) {
 	}
 	if v := got[`cornflakes_pool_items_in_use{pool="cli"}`]; v < 0 {
 		t.Errorf("pool in use %v", v)
+	}
+}
+
+// TestAddPoolSingleGoroutine: a single-goroutine pool is not exported (the
+// scrape could not read it without racing its owner); a Concurrent one is,
+// once.
+func TestAddPoolSingleGoroutine(t *testing.T) {
+	m := metrics.New()
+	single := memtest.NewPool(t, mem.PoolConfig{Name: "single"})
+	conc := memtest.NewPool(t, mem.PoolConfig{Name: "conc", Concurrent: true})
+	if m.AddPool(single) {
+		t.Error("AddPool accepted a single-goroutine pool")
+	}
+	for i := 0; i < 2; i++ {
+		if !m.AddPool(conc) {
+			t.Errorf("AddPool #%d refused a Concurrent pool", i+1)
+		}
+	}
+	if m.AddPool(nil) {
+		t.Error("AddPool accepted nil")
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	if strings.Contains(body, `pool="single"`) {
+		t.Error("single-goroutine pool exported")
+	}
+	if n := strings.Count(body, `cornflakes_pool_region_bytes{pool="conc"}`); n != 1 {
+		t.Errorf("concurrent pool exported %d times, want 1", n)
 	}
 }
