@@ -50,21 +50,11 @@ func SerializeSGA(obj Object, sga *SGA) error {
 		return f.WireSerializeSGA((*wireimpl.SGA)(sga))
 	}
 	sz := obj.Sizes()
-	sga.reset(sz.Head())
+	rt := (*wireimpl.SGA)(sga)
+	rt.Reset(sz.Head())
 	// The runtime's SGA has this layout: entries are appended to it
 	// without an interface call per entry.
-	return obj.Serialize(sga.Head, (*wireimpl.SGA)(sga))
-}
-
-// reset sizes Head to head bytes and empties Entries.
-func (sga *SGA) reset(head int) {
-	if cap(sga.Head) < head {
-		sga.Head = make([]byte, head)
-	}
-	sga.Head = sga.Head[:head]
-	// The previous entries are not cleared: they are borrowed handles the
-	// SGA never releases, and the next appends overwrite them.
-	sga.Entries = sga.Entries[:0]
+	return obj.Serialize(sga.Head, rt)
 }
 
 // Flatten appends the whole serialized object, zero-copy fields included,

@@ -67,12 +67,8 @@ func (c *Core) StartDirectSGA(w *DirectWriter, s *DirectSizer, sga *SGA, hdr, cp
 		return false
 	}
 	head := hdr + cp
-	if cap(sga.Head) < head {
-		sga.growHead(head)
-	}
-	w.dst = sga.Head[:head]
-	sga.Head = w.dst
-	sga.Entries = sga.Entries[:0]
+	sga.Reset(head)
+	w.dst = sga.Head
 	if cap(sga.Entries) < ents { // room for every zero-copy entry (TryZeroCopy)
 		sga.grow(ents)
 	}
@@ -116,6 +112,3 @@ func (w *DirectWriter) TryZeroCopy(at, zc int, b *Bytes) (int, bool) {
 
 // grow gives s.Entries (empty) room for n entries.
 func (s *SGA) grow(n int) { s.Entries = slices.Grow(s.Entries, n) }
-
-// growHead gives s.Head room for n bytes.
-func (s *SGA) growHead(n int) { s.Head = make([]byte, n) }
