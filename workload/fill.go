@@ -120,9 +120,6 @@ func verifySeed(v []byte, seed uint64) bool {
 // of the wrong key, element or offset, but not every corrupted byte (see
 // Verify).
 func VerifySpot(v []byte, key []byte, index int) bool {
-	if len(v) == 0 {
-		return true
-	}
 	return verifySpotSeed(v, fillSeed(key, index))
 }
 
