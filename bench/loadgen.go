@@ -80,8 +80,14 @@ const (
 type Config struct {
 	Workload workload.Workload
 	Target   Target
-	Clients  int     // client goroutines, each with its own Conn and Stream (default 1)
-	Rate     float64 // open loop: total offered requests per second
+	Clients  int // client goroutines, each with its own Conn and Stream (default 1)
+	// ConnsPerClient > 1 gives each client goroutine that many Conns
+	// (Target indices i*k .. i*k+k-1), which it sends on in turn and polls
+	// in one loop: more requests in flight (each Conn's transport bounds its
+	// own) without more goroutines. Meant for Spin, where every client
+	// goroutine keeps a processor busy. Default 1.
+	ConnsPerClient int
+	Rate           float64 // open loop: total offered requests per second
 	// Outstanding selects closed loop when > 0: each client keeps this many
 	// requests in flight, sending the next as soon as one completes.
 	Outstanding int
@@ -193,6 +199,9 @@ func (c *Config) normalize() error {
 	if c.Clients == 0 {
 		c.Clients = 1
 	}
+	if c.ConnsPerClient == 0 {
+		c.ConnsPerClient = 1
+	}
 	if c.Warmup == 0 {
 		c.Warmup = DefaultWarmup
 	}
@@ -214,6 +223,8 @@ func (c *Config) normalize() error {
 	switch {
 	case c.Clients < 1 || c.Clients > 4096:
 		return fmt.Errorf("%w: %d clients (want 1..4096)", ErrConfig, c.Clients)
+	case c.ConnsPerClient < 1 || c.Clients*c.ConnsPerClient > 4096:
+		return fmt.Errorf("%w: %d connections per client (want 1..%d)", ErrConfig, c.ConnsPerClient, 4096/c.Clients)
 	case c.Duration <= 0:
 		return fmt.Errorf("%w: duration %v", ErrConfig, c.Duration)
 	case c.Warmup >= 1:
@@ -246,7 +257,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	clients := make([]*client, cfg.Clients)
 	for i := range clients {
-		conn, err := cfg.Target.Dial(i)
+		conn, err := dialClient(&cfg, i)
 		if err != nil {
 			for _, c := range clients[:i] {
 				c.conn.Close()

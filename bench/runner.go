@@ -147,6 +147,8 @@ type ExperimentConfig struct {
 	// saturation point (default Load.Clients): each RPC session carries a
 	// bounded number of requests, so more connections keep the server's
 	// receive batches full instead of measuring one client's round trip.
+	// With Load.Spin they are driven by one client goroutine
+	// (Config.ConnsPerClient).
 	SaturationClients int
 	Workload          func(spec string) (workload.Workload, error) // default workload.Parse
 	// Stalls, when set, is the machine check (MeasureStalls) the caller ran
@@ -328,6 +330,12 @@ func saturate(ctx context.Context, cfg ExperimentConfig, w workload.Workload, ta
 	lc.Outstanding = SaturationOutstanding
 	if cfg.SaturationClients > 0 {
 		lc.Clients = cfg.SaturationClients
+		if lc.Spin {
+			// Spinning clients each keep a processor: one goroutine
+			// drives every connection, so that the busy-polling server
+			// does not take turns with several of them for the cores.
+			lc.Clients, lc.ConnsPerClient = 1, cfg.SaturationClients
+		}
 	}
 	if cfg.Saturation > 0 {
 		lc.Duration = cfg.Saturation

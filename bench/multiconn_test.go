@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/workload"
+)
+
+// limitedConn admits at most limit requests in flight (ErrBusy beyond), like an
+// RPC session's credits, and counts what it carried.
+type limitedConn struct {
+	Conn
+	limit, inflight, sent, delivered int
+	closed                           bool
+}
+
+func (c *limitedConn) Send(id uint64, req *workload.Request) error {
+	if c.inflight == c.limit {
+		return fmt.Errorf("no credit: %w", ErrBusy)
+	}
+	if err := c.Conn.Send(id, req); err != nil {
+		return err
+	}
+	c.inflight++
+	c.sent++
+	return nil
+}
+
+func (c *limitedConn) Poll(deliver func(uint64, *workload.Response)) (int, error) {
+	n, err := c.Conn.Poll(deliver)
+	c.inflight -= n
+	c.delivered += n
+	return n, err
+}
+
+func (c *limitedConn) Close() error { c.closed = true; return c.Conn.Close() }
+
+func TestConnsPerClient(t *testing.T) {
+	w := mustParse(t, "cdn:objects=50")
+	srv := preloaded(w, 0)
+	var conns []*limitedConn
+	var dialed []int
+	target := TargetFunc(func(i int) (Conn, error) {
+		c, err := srv.Dial(i)
+		if err != nil {
+			return nil, err
+		}
+		lc := &limitedConn{Conn: c, limit: 4}
+		conns, dialed = append(conns, lc), append(dialed, i)
+		return lc, nil
+	})
+	r, err := Run(context.Background(), Config{Workload: w, Target: target, Clients: 2, ConnsPerClient: 3,
+		Outstanding: 12, Duration: 100 * time.Millisecond, Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(dialed) != "[0 1 2 3 4 5]" {
+		t.Fatalf("dialed Target indices %v, want 0..5", dialed)
+	}
+	if r.Received == 0 || r.Errors != 0 || r.Mismatches != 0 || r.Lost != 0 || r.Unexpected != 0 {
+		t.Fatalf("result %+v", r)
+	}
+	for i, c := range conns {
+		// 12 in flight over 3 connections of 4 credits: every one carries
+		// requests, none more than its credits, and all are closed.
+		if c.sent == 0 || c.sent != c.delivered || !c.closed {
+			t.Errorf("connection %d: sent %d, delivered %d, closed %v", i, c.sent, c.delivered, c.closed)
+		}
+	}
+}
+
+func TestMultiConnBusy(t *testing.T) {
+	w := mustParse(t, "cdn:objects=5")
+	srv := preloaded(w, 0)
+	a, _ := srv.Dial(0)
+	b, _ := srv.Dial(1)
+	m := &multiConn{conns: []Conn{&limitedConn{Conn: a, limit: 1}, &limitedConn{Conn: b, limit: 1}}}
+	s := w.NewStream(0, 1, 1)
+	var reqs [3]workload.Request
+	for i := range reqs {
+		s.Next(&reqs[i])
+	}
+	if err := m.Send(1, &reqs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Send(2, &reqs[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Send(3, &reqs[2]); !errors.Is(err, ErrBusy) {
+		t.Fatalf("third send with every connection full: %v, want ErrBusy", err)
+	}
+	got := map[uint64]bool{}
+	n, err := m.Poll(func(id uint64, _ *workload.Response) { got[id] = true })
+	if err != nil || n != 2 || !got[1] || !got[2] {
+		t.Fatalf("poll: %d responses %v, err %v", n, got, err)
+	}
+	if err := m.Send(3, &reqs[2]); err != nil {
+		t.Fatalf("send after the responses freed credit: %v", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConnsPerClientConfig(t *testing.T) {
+	w := mustParse(t, "cdn:objects=5")
+	for _, cfg := range []Config{
+		{Workload: w, Target: newFakeServer(0), Outstanding: 1, Duration: time.Millisecond, ConnsPerClient: -1},
+		{Workload: w, Target: newFakeServer(0), Outstanding: 1, Duration: time.Millisecond, Clients: 2, ConnsPerClient: 2049},
+	} {
+		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("ConnsPerClient %d with %d clients: %v, want ErrConfig", cfg.ConnsPerClient, cfg.Clients, err)
+		}
+	}
+}
