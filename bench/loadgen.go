@@ -31,6 +31,11 @@ import (
 // loadgen.Conn, whose contract it is).
 type Conn = loadgen.Conn
 
+// Batcher is implemented by a Conn that sends a run of requests more cheaply
+// together (see loadgen.Batcher): the generator brackets each run of sends
+// between two polls with BeginSends and EndSends.
+type Batcher = loadgen.Batcher
+
 // Waiter is implemented by a Conn that can block until a response may have
 // arrived (see loadgen.Waiter).
 type Waiter = loadgen.Waiter
@@ -389,6 +394,7 @@ type slot struct {
 type client struct {
 	cfg    *Config
 	conn   Conn
+	batch  Batcher // conn's, if it batches sends (nil otherwise)
 	stream workload.Stream
 	model  *workload.Model
 	rng    *rand.Rand
@@ -435,6 +441,7 @@ func newClient(cfg *Config, i int, conn Conn) *client {
 		slots:  make([]slot, n),
 		free:   make([]int32, n),
 	}
+	c.batch, _ = conn.(Batcher)
 	if cfg.Check {
 		c.model = cfg.Workload.Model()
 	}
@@ -543,6 +550,21 @@ func (c *client) deliver(id uint64, resp *workload.Response) {
 	}
 }
 
+// beginSends and endSends bracket a run of sends for a Conn that batches them.
+func (c *client) beginSends() error {
+	if c.batch == nil {
+		return nil
+	}
+	return c.batch.BeginSends()
+}
+
+func (c *client) endSends() error {
+	if c.batch == nil {
+		return nil
+	}
+	return c.batch.EndSends()
+}
+
 func (c *client) poll() error {
 	_, err := c.pollN()
 	return err
@@ -576,12 +598,20 @@ func (c *client) runOpen(ctx context.Context, start int64, rate, stagger float64
 		if (now >= c.end && next >= c.end) || now >= c.drainEnd {
 			break
 		}
-		for n := 0; next <= now && next < c.end && n < burstLimit; n++ {
-			if !c.send(next) {
-				c.stalls++
-				break
+		if next <= now && next < c.end {
+			if err := c.beginSends(); err != nil {
+				return err
 			}
-			next += c.expGap(mean)
+			for n := 0; next <= now && next < c.end && n < burstLimit; n++ {
+				if !c.send(next) {
+					c.stalls++
+					break
+				}
+				next += c.expGap(mean)
+			}
+			if err := c.endSends(); err != nil {
+				return err
+			}
 		}
 		if err := c.poll(); err != nil {
 			return err
@@ -651,11 +681,19 @@ func (c *client) runClosed(ctx context.Context, start int64, n int) error {
 		if now >= c.end {
 			break
 		}
-		for c.closedPending > 0 { // this iteration's clock read: the sends take nanoseconds
-			if !c.send(now) {
-				break
+		if c.closedPending > 0 {
+			if err := c.beginSends(); err != nil {
+				return err
 			}
-			c.closedPending--
+			for c.closedPending > 0 { // this iteration's clock read: the sends take nanoseconds
+				if !c.send(now) {
+					break
+				}
+				c.closedPending--
+			}
+			if err := c.endSends(); err != nil {
+				return err
+			}
 		}
 		got, err := c.pollN()
 		if err != nil {

@@ -52,6 +52,30 @@ func (m *multiConn) Poll(deliver func(id uint64, resp *workload.Response)) (int,
 	return total, nil
 }
 
+// BeginSends implements Batcher for the Conns that batch their sends.
+func (m *multiConn) BeginSends() error {
+	for _, c := range m.conns {
+		if b, ok := c.(Batcher); ok {
+			if err := b.BeginSends(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// EndSends implements Batcher: it ends the batch of every Conn that batches
+// (all of them, even after an error, which it returns joined).
+func (m *multiConn) EndSends() error {
+	var errs []error
+	for _, c := range m.conns {
+		if b, ok := c.(Batcher); ok {
+			errs = append(errs, b.EndSends())
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Close implements Conn: it closes every Conn and returns their errors joined.
 func (m *multiConn) Close() error {
 	var errs []error

@@ -117,3 +117,72 @@ func TestConnsPerClientConfig(t *testing.T) {
 		}
 	}
 }
+
+// batchConn records how the generator brackets its sends.
+type batchConn struct {
+	Conn
+	open                     bool
+	begins, ends, outside, n int
+}
+
+func (c *batchConn) BeginSends() error {
+	if c.open {
+		return errors.New("BeginSends inside a batch")
+	}
+	c.open = true
+	c.begins++
+	return nil
+}
+
+func (c *batchConn) EndSends() error {
+	if !c.open {
+		return errors.New("EndSends outside a batch")
+	}
+	c.open = false
+	c.ends++
+	return nil
+}
+
+func (c *batchConn) Send(id uint64, req *workload.Request) error {
+	if !c.open {
+		c.outside++
+	}
+	c.n++
+	return c.Conn.Send(id, req)
+}
+
+// Every send of both loops happens inside a BeginSends..EndSends bracket, on
+// a plain Conn and behind a multiConn.
+func TestGeneratorBatchesSends(t *testing.T) {
+	w := mustParse(t, "cdn:objects=50")
+	for _, k := range []int{1, 3} {
+		for _, closed := range []bool{true, false} {
+			srv := preloaded(w, 0)
+			var conns []*batchConn
+			target := TargetFunc(func(i int) (Conn, error) {
+				c, err := srv.Dial(i)
+				bc := &batchConn{Conn: c}
+				conns = append(conns, bc)
+				return bc, err
+			})
+			cfg := Config{Workload: w, Target: target, ConnsPerClient: k, Duration: 100 * time.Millisecond, Check: true}
+			if closed {
+				cfg.Outstanding = 8
+			} else {
+				cfg.Rate = 20000
+			}
+			r, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Received == 0 || r.Errors != 0 || r.Mismatches != 0 {
+				t.Fatalf("k=%d closed=%v: result %+v", k, closed, r)
+			}
+			for i, c := range conns {
+				if c.n == 0 || c.outside != 0 || c.begins != c.ends || c.open {
+					t.Errorf("k=%d closed=%v conn %d: %d sends, %d outside a batch, %d begins, %d ends", k, closed, i, c.n, c.outside, c.begins, c.ends)
+				}
+			}
+		}
+	}
+}

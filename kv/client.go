@@ -334,6 +334,24 @@ func (c *Conn) Send(id uint64, req *workload.Request) error {
 	return nil
 }
 
+// BeginSends implements loadgen.Batcher: the Send calls until EndSends queue
+// their requests, which EndSends sends together (rpc.Endpoint.BeginBatch).
+func (c *Conn) BeginSends() error {
+	if c.closed {
+		return rpc.ErrClosed
+	}
+	return c.ep.BeginBatch()
+}
+
+// EndSends implements loadgen.Batcher: it sends the requests queued since
+// BeginSends (rpc.Endpoint.EndBatch).
+func (c *Conn) EndSends() error {
+	if c.closed {
+		return rpc.ErrClosed
+	}
+	return c.ep.EndBatch()
+}
+
 // complete is the continuation of slot's request.
 func (c *Conn) complete(slot int, r *rpc.Response) {
 	if !c.slots[slot].busy {

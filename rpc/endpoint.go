@@ -358,7 +358,10 @@ type Endpoint struct {
 	owner      atomic.Int64 // the goroutine id that set state to 1
 	inCallback atomic.Int32
 	inLoop     bool
-	loopNow    int64 // the clock read of the current (or last) runOnce
+	// batching: Enqueue from outside the loop queues without sending
+	// (BeginBatch .. EndBatch).
+	batching bool
+	loopNow  int64 // the clock read of the current (or last) runOnce
 
 	rx []datapath.Packet
 	// The datapath's segmented receive (nil: Recv), its batch, and per

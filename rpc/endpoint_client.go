@@ -44,7 +44,7 @@ func (ep *Endpoint) enqueueLocked(s Session, reqType uint8, req Msg, cont func(*
 		return 0, err
 	}
 	tag := uint64(ep.conts.Add(contEntry{fn: cont, used: true}))
-	if !ep.inLoop {
+	if !ep.inLoop && !ep.batching {
 		// The core's clock advances only in the loop, and an idle client
 		// may not have run it for milliseconds: without this, the new
 		// request's send time (its loss-detection reference) would be
@@ -60,7 +60,7 @@ func (ep *Endpoint) enqueueLocked(s Session, reqType uint8, req Msg, cont func(*
 		ep.conts.Take(int32(tag))
 		return 0, mapCoreErr(err)
 	}
-	if !ep.inLoop {
+	if !ep.inLoop && !ep.batching {
 		ep.process()
 		_ = ep.flush()
 	}

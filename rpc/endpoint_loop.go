@@ -141,7 +141,7 @@ func (ep *Endpoint) smDeadline() int64 {
 }
 
 func (ep *Endpoint) runOnce() (progress bool, err error) {
-	ep.inLoop = true
+	ep.inLoop, ep.batching = true, false // the loop sends what a batch queued
 	defer func() { ep.inLoop = false }()
 	now := ep.now()
 	ep.loopNow = now

@@ -349,3 +349,55 @@ func ExampleNexus_Register_workerNested() {
 	fmt.Println(string(resp.Bytes()))
 	// Output: CORNFLAKES
 }
+
+// A client that issues several requests between two runs of its loop sends them
+// as one batch: BeginBatch, the Enqueue calls, EndBatch (one protocol step and one
+// flush for all of them).
+func ExampleEndpoint_BeginBatch() {
+	net := memnet.NewNetwork(memnet.NetworkConfig{})
+	srv, _ := newExampleNode(net, 1, rpc.EndpointConfig{}, func(nx *rpc.Nexus) {
+		_ = nx.Register(1, rpc.Dispatch, func(r *rpc.Request) {
+			_ = r.RespondBytes([]byte(strings.ToUpper(string(r.Data()))))
+		})
+	})
+	defer srv.stop()
+	defer srv.serve()()
+	cli, _ := newExampleNode(net, 2, rpc.EndpointConfig{}, nil)
+	defer cli.stop()
+	s, _ := cli.connect(srv.nx, 1)
+
+	answers := make([]string, 3)
+	pending := 0
+	tx0 := cli.ep.Stats().Datapath.TxPackets
+	if err := cli.ep.BeginBatch(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, word := range []string{"one", "batch", "sent"} {
+		pending++
+		err := cli.ep.Enqueue(s, 1, rpc.BytesMsg([]byte(word)), func(r *rpc.Response) {
+			pending--
+			if r.Err != nil {
+				answers[i] = r.Err.Error()
+				return
+			}
+			answers[i] = string(r.Data())
+		})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	fmt.Println("packets sent before EndBatch:", cli.ep.Stats().Datapath.TxPackets-tx0)
+	if err := cli.ep.EndBatch(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for pending > 0 {
+		_ = cli.ep.RunOnce()
+	}
+	fmt.Println(answers)
+	// Output:
+	// packets sent before EndBatch: 0
+	// [ONE BATCH SENT]
+}

@@ -57,6 +57,16 @@ type Waiter interface {
 	Wait(timeout time.Duration) error
 }
 
+// Batcher is implemented by a Conn that sends several requests more cheaply
+// together than one by one. The generator calls BeginSends before a run of Send
+// calls (between two polls) and EndSends after it; the requests may leave at
+// EndSends rather than at their Send. An error from either is the Conn's failure
+// (as Poll's).
+type Batcher interface {
+	BeginSends() error
+	EndSends() error
+}
+
 // Target opens one Conn per client goroutine.
 type Target interface {
 	Dial(client int) (Conn, error)
