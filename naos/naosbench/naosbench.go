@@ -50,7 +50,11 @@ type Config struct {
 	// Rounds is how many times each library is measured over TCP, the
 	// libraries interleaved, each round with Budget/Rounds (default 3;
 	// the RPC transport measures once).
-	Rounds   int
+	Rounds int
+	// SockBuf, if positive, is SO_RCVBUF and SO_SNDBUF of both ends of
+	// every TCP connection, the same for every library; zero leaves the
+	// kernel's defaults and its receive buffer autotuning.
+	SockBuf  int
 	Progress io.Writer
 }
 
@@ -90,6 +94,7 @@ func (c *Config) defaults() {
 	if c.Rounds <= 0 {
 		c.Rounds = 3
 	}
+
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
@@ -115,7 +120,7 @@ func Run(cfg Config) ([]Record, error) {
 		var h harness
 		switch tr {
 		case "tcp":
-			h = &tcpHarness{reuse: !cfg.Fresh}
+			h = &tcpHarness{reuse: !cfg.Fresh, sockBuf: cfg.SockBuf}
 		case "rpc":
 			r, err := newRPCHarness()
 			if err != nil {

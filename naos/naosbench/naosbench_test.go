@@ -1,6 +1,9 @@
 package naosbench
 
 import (
+	"net"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,5 +120,48 @@ func TestFloorReadsValues(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTCPPairSockBuf checks that tcpPair sets both buffers of both ends
+// (Linux reports twice the requested size) and leaves them alone when
+// sockBuf is not positive.
+func TestTCPPairSockBuf(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("SO_RCVBUF doubling is Linux's")
+	}
+	get := func(c net.Conn, opt int) int {
+		rc, err := c.(*net.TCPConn).SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v int
+		var gerr error
+		if err := rc.Control(func(fd uintptr) { v, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, opt) }); err != nil {
+			t.Fatal(err)
+		}
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		return v
+	}
+	const want = 96 << 10 // under any sane rmem_max/wmem_max
+	for _, buf := range []int{want, -1} {
+		cli, srv, err := tcpPair(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []net.Conn{cli, srv} {
+			for _, opt := range []int{syscall.SO_RCVBUF, syscall.SO_SNDBUF} {
+				got := get(c, opt)
+				if buf > 0 && got != 2*want {
+					t.Errorf("sockBuf %d: option %d is %d, want %d", buf, opt, got, 2*want)
+				}
+				if buf <= 0 && got == 2*want {
+					t.Errorf("sockBuf %d: option %d was set to %d", buf, opt, got)
+				}
+			}
+		}
+		_, _ = cli.Close(), srv.Close()
 	}
 }

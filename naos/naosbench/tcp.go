@@ -20,12 +20,20 @@ const maxFrame = 1 << 30
 
 // tcpHarness measures over a fresh loopback TCP connection per record.
 // With reuse, receivers decode into their previous value (see sink).
-type tcpHarness struct{ reuse bool }
+// sockBuf is the socket buffer size of every connection (see tcpPair).
+type tcpHarness struct {
+	reuse   bool
+	sockBuf int
+}
 
 func (*tcpHarness) close() error { return nil }
 
-// tcpPair returns the two ends of a loopback TCP connection.
-func tcpPair() (cli, srv net.Conn, err error) {
+// tcpPair returns the two ends of a loopback TCP connection, with
+// SO_RCVBUF and SO_SNDBUF set to sockBuf on both ends if it is positive
+// (the kernel caps the request at net.core.rmem_max/wmem_max and
+// doubles it for its bookkeeping; setting them turns off the receive
+// buffer's autotuning).
+func tcpPair(sockBuf int) (cli, srv net.Conn, err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, err
@@ -47,11 +55,23 @@ func tcpPair() (cli, srv net.Conn, err error) {
 		_ = cli.Close()
 		return nil, nil, errors.New("accept failed")
 	}
+	if sockBuf > 0 {
+		for _, c := range []*net.TCPConn{cli.(*net.TCPConn), srv.(*net.TCPConn)} {
+			err := c.SetReadBuffer(sockBuf)
+			if err == nil {
+				err = c.SetWriteBuffer(sockBuf)
+			}
+			if err != nil {
+				_, _ = cli.Close(), srv.Close()
+				return nil, nil, fmt.Errorf("socket buffers: %w", err)
+			}
+		}
+	}
 	return cli, srv, nil
 }
 
 func (h *tcpHarness) measure(lib string, d *dataset, budget time.Duration) (result, error) {
-	cli, srv, err := tcpPair()
+	cli, srv, err := tcpPair(h.sockBuf)
 	if err != nil {
 		return result{}, err
 	}
