@@ -12,10 +12,7 @@ package rpc
 // is never ended loses nothing. Errors: ErrClosed, ErrConcurrentUse, ErrReentrant (from a callback,
 // whose Enqueue calls are batched by the loop already).
 func (ep *Endpoint) BeginBatch() error {
-	if err := ep.reentry(); err != nil {
-		return err
-	}
-	nested, err := ep.enter()
+	nested, err := ep.enterLoop() // ErrReentrant from a callback
 	if err != nil {
 		return err
 	}
@@ -31,10 +28,7 @@ func (ep *Endpoint) BeginBatch() error {
 // step, one flush). It returns the flush's error; without a batch it only flushes
 // what is pending. Errors as BeginBatch's, or the datapath's send error.
 func (ep *Endpoint) EndBatch() error {
-	if err := ep.reentry(); err != nil {
-		return err
-	}
-	nested, err := ep.enter()
+	nested, err := ep.enterLoop() // ErrReentrant from a callback
 	if err != nil {
 		return err
 	}
