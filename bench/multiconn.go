@@ -17,9 +17,14 @@ import (
 // busy-polling server on the same cores. One goroutine polling several Conns keeps
 // as many requests in flight with a single spinning thread.
 type multiConn struct {
-	conns []Conn
-	next  int // the Conn Send tries first
+	conns    []Conn
+	batchers []Batcher // the Conns that batch their sends
+	next     int       // the Conn Send tries first
 }
+
+// errAllBusy is multiConn.Send's answer when no Conn has room: one value, so
+// that a full window costs the polling loop no allocation.
+var errAllBusy = fmt.Errorf("bench: every connection is full: %w", ErrBusy)
 
 // Send implements Conn: it tries each Conn once, starting after the one that took
 // the previous request, and returns ErrBusy only when every Conn has no room.
@@ -35,7 +40,7 @@ func (m *multiConn) Send(id uint64, req *workload.Request) error {
 			return err
 		}
 	}
-	return fmt.Errorf("bench: all %d connections have no room: %w", n, ErrBusy)
+	return errAllBusy
 }
 
 // Poll implements Conn: it polls every Conn once and returns the responses
@@ -54,11 +59,9 @@ func (m *multiConn) Poll(deliver func(id uint64, resp *workload.Response)) (int,
 
 // BeginSends implements Batcher for the Conns that batch their sends.
 func (m *multiConn) BeginSends() error {
-	for _, c := range m.conns {
-		if b, ok := c.(Batcher); ok {
-			if err := b.BeginSends(); err != nil {
-				return err
-			}
+	for _, b := range m.batchers {
+		if err := b.BeginSends(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -67,13 +70,13 @@ func (m *multiConn) BeginSends() error {
 // EndSends implements Batcher: it ends the batch of every Conn that batches
 // (all of them, even after an error, which it returns joined).
 func (m *multiConn) EndSends() error {
-	var errs []error
-	for _, c := range m.conns {
-		if b, ok := c.(Batcher); ok {
-			errs = append(errs, b.EndSends())
+	var err error
+	for _, b := range m.batchers {
+		if e := b.EndSends(); e != nil {
+			err = errors.Join(err, e)
 		}
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // Close implements Conn: it closes every Conn and returns their errors joined.
@@ -99,6 +102,9 @@ func dialClient(cfg *Config, i int) (Conn, error) {
 			return nil, errors.Join(fmt.Errorf("connection %d: %w", j, err), m.Close())
 		}
 		m.conns = append(m.conns, c)
+		if b, ok := c.(Batcher); ok {
+			m.batchers = append(m.batchers, b)
+		}
 	}
 	return m, nil
 }

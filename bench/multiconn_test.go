@@ -18,9 +18,11 @@ type limitedConn struct {
 	closed                           bool
 }
 
+var errNoCredit = fmt.Errorf("no credit: %w", ErrBusy)
+
 func (c *limitedConn) Send(id uint64, req *workload.Request) error {
 	if c.inflight == c.limit {
-		return fmt.Errorf("no credit: %w", ErrBusy)
+		return errNoCredit
 	}
 	if err := c.Conn.Send(id, req); err != nil {
 		return err
@@ -92,6 +94,10 @@ func TestMultiConnBusy(t *testing.T) {
 	}
 	if err := m.Send(3, &reqs[2]); !errors.Is(err, ErrBusy) {
 		t.Fatalf("third send with every connection full: %v, want ErrBusy", err)
+	}
+	// A full window is the polling loop's common case: refusing costs no allocation.
+	if a := testing.AllocsPerRun(100, func() { _ = m.Send(3, &reqs[2]) }); a != 0 {
+		t.Errorf("a refused send allocates %.1f times", a)
 	}
 	got := map[uint64]bool{}
 	n, err := m.Poll(func(id uint64, _ *workload.Response) { got[id] = true })
@@ -177,6 +183,16 @@ func TestGeneratorBatchesSends(t *testing.T) {
 			}
 			if r.Received == 0 || r.Errors != 0 || r.Mismatches != 0 {
 				t.Fatalf("k=%d closed=%v: result %+v", k, closed, r)
+			}
+			if k > 1 {
+				// The multiplexer's bracket allocates nothing per iteration.
+				m := &multiConn{}
+				for _, c := range conns {
+					m.conns, m.batchers = append(m.conns, c), append(m.batchers, c)
+				}
+				if a := testing.AllocsPerRun(100, func() { _ = m.BeginSends(); _ = m.EndSends() }); a != 0 {
+					t.Errorf("BeginSends+EndSends allocate %.1f times", a)
+				}
 			}
 			for i, c := range conns {
 				if c.n == 0 || c.outside != 0 || c.begins != c.ends || c.open {
