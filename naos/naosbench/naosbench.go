@@ -94,7 +94,6 @@ func (c *Config) defaults() {
 	if c.Rounds <= 0 {
 		c.Rounds = 3
 	}
-
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
