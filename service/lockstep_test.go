@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -86,7 +87,7 @@ func newLockstep(b testing.TB, raw bool) *lockstep {
 		for i := 0; i < nSess && err == nil; i++ {
 			var s rpc.Session
 			if s, err = l.cliEp.Connect(srvNx.Addr(), 1); err == nil {
-				err = l.cliEp.WaitConnected(dctx, s)
+				err = waitConnected(dctx, l.cliEp, s)
 				l.sess = append(l.sess, s)
 			}
 		}
@@ -104,6 +105,23 @@ func newLockstep(b testing.TB, raw bool) *lockstep {
 		b.Cleanup(func() { _ = l.c.Close() })
 	}
 	return l
+}
+
+// waitConnected steps ep until s is connected or ctx is done, yielding
+// between steps: under valgrind (GOMAXPROCS=1, no asynchronous
+// preemption) rpc.Endpoint.WaitConnected's loop never lets the server's
+// goroutine run, so the handshake is never answered.
+func waitConnected(ctx context.Context, ep *rpc.Endpoint, s rpc.Session) error {
+	for !ep.IsConnected(s) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := ep.RunOnce(); err != nil {
+			return err
+		}
+		runtime.Gosched()
+	}
+	return nil
 }
 
 type lockstepEcho struct {
