@@ -33,6 +33,8 @@ type AsyncCall[R Decoder] struct {
 	newResp func(*wire.Arena) R
 	done    func(R, error)
 	busy    atomic.Bool
+	hb      *binding       // the binding hdr was made for
+	hdr     [reqFixed]byte // the request header without flags (Start's fast path)
 	// fallback is done for Starts through InvokeAsync's path (it marks
 	// the call idle first).
 	fallback func(R, error)
@@ -82,8 +84,12 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		}
 		return err
 	}
-	h := reqHeader{kind: kindCall, handle: b.handle, fp: b.fp}
-	cl.buf = appendReqHeader(cl.buf[:0], &h, nil)
+	if b != k.hb { // the header of a call under binding b, made once per binding
+		h := reqHeader{kind: kindCall, handle: b.handle, fp: b.fp}
+		appendReqHeader(k.hdr[:0], &h, nil)
+		k.hb = b
+	}
+	cl.buf = append(cl.buf[:0], k.hdr[:]...)
 	cl.a, cl.b, cl.key, cl.reqType = k.a, b, key, b.reqType
 	if c.obs != nil {
 		cl.t0 = time.Now()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -217,5 +218,71 @@ func TestAsyncCallAllocsReuse(t *testing.T) {
 	}
 	if best > 0.01 {
 		t.Errorf("%.3f allocations per call", best)
+	}
+}
+
+// TestAsyncCallRebind: a server that forgot the binding (a new Server on
+// the same Nexus, as after a restart) fails the reusable call's request
+// sent on the fast path with FailedPrecondition, as InvokeAsync's; the
+// call's next Start binds again and succeeds.
+func TestAsyncCallRebind(t *testing.T) {
+	gs := newGreeterV1()
+	h := newHarness(t, netKind{}, registerV1(gs))
+	c := h.dial()
+	g := v1.NewGreeterClient(c)
+	a := wire.NewArena()
+	defer a.Reset()
+	ctx, cancel := workloadCtx(t)
+	defer cancel()
+	var (
+		got  []string
+		call *service.AsyncCall[*v1.HelloReply]
+	)
+	start := func(name string) {
+		req := v1.NewHelloRequest(a)
+		req.SetName(name)
+		if err := call.Start(context.Background(), req); err != nil {
+			t.Error(err)
+			cancel()
+		}
+	}
+	call = g.NewSayHelloCall(a, func(resp *v1.HelloReply, err error) {
+		if err != nil {
+			got = append(got, service.CodeOf(err).String())
+		} else {
+			msg, _ := resp.GetMessage()
+			got = append(got, strings.Clone(msg)) // msg aliases a until Reset
+		}
+		if err := a.Reset(); err != nil {
+			t.Error(err)
+		}
+		switch len(got) {
+		case 1:
+			srv2, err := service.NewServer(h.srvNx)
+			if err == nil {
+				err = v1.RegisterCalcServer(srv2, calc{}) // takes handle 0
+			}
+			if err == nil {
+				err = v1.RegisterGreeterServer(srv2, gs)
+			}
+			if err != nil {
+				t.Error(err)
+				cancel()
+				return
+			}
+			start("b")
+		case 2:
+			start("c")
+		default:
+			cancel()
+		}
+	})
+	start("a")
+	if err := c.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	want := []string{"hello, a", service.FailedPrecondition.String(), "hello, c"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
