@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
@@ -42,13 +43,13 @@ type AsyncCall[R Decoder] struct {
 
 // NewAsyncCall makes a reusable call of method i of service d over c:
 // each Start sends req and done later runs with a response made by
-// newResp in a (or the zero R and the error). a must not be nil. Generated New<Method>Call
-// stubs call it.
+// newResp in a (or the zero R and the error). a must not be nil.
+// Generated New<Method>Call stubs call it.
 func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, newResp func(*wire.Arena) R, done func(R, error)) *AsyncCall[R] {
 	k := &AsyncCall[R]{d: d, i: i, a: a, newResp: newResp, done: done}
 	cl := &k.cl
 	cl.c, cl.ch = c, make(chan struct{}, 1)
-	cl.sendFn, cl.contFn = cl.send, cl.cont
+	cl.sendFn, cl.contFn = cl.send, k.cont
 	cl.fin = k.finish // for good: every request of cl is asynchronous
 	cl.state.Store(stPending)
 	k.fallback = func(r R, err error) {
@@ -105,8 +106,25 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		return err
 	}
 	c.loopPending++
-	cl.send()
+	// clientCall.send without its checks for posted and abandoned calls
+	// (this call is never posted, nor waited for).
+	err := c.ep.Enqueue(cl.sess, cl.reqType, cl.msg, cl.contFn)
+	cl.msg = rpc.Msg{}
+	cl.pre.release() // serialized by Enqueue, which took its own references
+	if err != nil {
+		k.finish(cl, nil, err)
+	}
 	return nil
+}
+
+// cont runs on the loop with the response of a request Start sent.
+func (k *AsyncCall[R]) cont(r *rpc.Response) {
+	var data []byte
+	err := r.Err
+	if err == nil {
+		data = r.Data()
+	}
+	k.finish(&k.cl, data, err)
 }
 
 // finish completes a request of the fast path on the loop: data is the

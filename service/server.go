@@ -327,6 +327,10 @@ func (s *Server) serve(r *rpc.Request) {
 // handle serves one request with sc.
 func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 	data := r.Data()
+	if parseFixedCall(data, &sc.h) {
+		s.call(r, sc, data[reqFixed:])
+		return
+	}
 	off, err := parseReqHeader(data, &sc.h)
 	switch {
 	case err != nil:
