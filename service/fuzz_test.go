@@ -25,8 +25,11 @@ func FuzzRequestHeader(f *testing.F) {
 	f.Add(appendReqHeader(nil, &reqHeader{kind: kindCancel, flags: flagCallID, callID: 1}, nil))
 	f.Add(append(appendReqHeader(nil, &reqHeader{kind: kindBind, fp: 42}, nil), seedSchema().encode(nil)...))
 	f.Fuzz(func(t *testing.T, p []byte) {
-		var h reqHeader
+		var h, fh reqHeader
 		off, err := parseReqHeader(p, &h)
+		if parseFixedCall(p, &fh) && (err != nil || off != reqFixed || !reflect.DeepEqual(fh, h)) {
+			t.Fatalf("parseFixedCall: %+v; parseReqHeader: %+v at %d, %v", fh, h, off, err)
+		}
 		if err != nil {
 			return
 		}

@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -86,7 +87,7 @@ func newLockstep(b testing.TB, raw bool) *lockstep {
 		for i := 0; i < nSess && err == nil; i++ {
 			var s rpc.Session
 			if s, err = l.cliEp.Connect(srvNx.Addr(), 1); err == nil {
-				err = l.cliEp.WaitConnected(dctx, s)
+				err = waitConnected(dctx, l.cliEp, s)
 				l.sess = append(l.sess, s)
 			}
 		}
@@ -104,6 +105,23 @@ func newLockstep(b testing.TB, raw bool) *lockstep {
 		b.Cleanup(func() { _ = l.c.Close() })
 	}
 	return l
+}
+
+// waitConnected steps ep until s is connected or ctx is done, yielding
+// between steps: under valgrind (GOMAXPROCS=1, no asynchronous
+// preemption) rpc.Endpoint.WaitConnected's loop never lets the server's
+// goroutine run, so the handshake is never answered.
+func waitConnected(ctx context.Context, ep *rpc.Endpoint, s rpc.Session) error {
+	for !ep.IsConnected(s) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := ep.RunOnce(); err != nil {
+			return err
+		}
+		runtime.Gosched()
+	}
+	return nil
 }
 
 type lockstepEcho struct {
@@ -146,7 +164,7 @@ func (l *lockstep) measured(b *testing.B, n *int, failed *error) {
 // BenchmarkLockstep: lockstepWindow calls of lockstepSize bytes kept in
 // flight over 4 sessions, client and server stepped in turn by this
 // goroutine over memnet (no polling loop, no second thread). "typed" is
-// rpcbench's typed variant (generated EchoAsync, the Client's loop held
+// rpcbench's typed variant (a generated NewEchoCall per slot, the Client's loop held
 // as Client.Run holds it); "rpc" its rpc variant (a registered buffer
 // enqueued per call, echoed inline by a dispatch handler). ns/op is one
 // call's client and server work; callgrind counts its instructions.
@@ -159,20 +177,20 @@ func BenchmarkLockstep(b *testing.B) {
 		var failed error
 		type slot struct {
 			a    *wire.Arena
-			done func(*typedpb.Blob, error)
+			call *service.AsyncCall[*typedpb.Blob]
 		}
 		issue := func(s *slot) {
 			issued++
 			req := typedpb.NewBlob(s.a)
 			req.SetData(data)
-			if err := cl.EchoAsync(context.Background(), s.a, req, s.done); err != nil && failed == nil {
+			if err := s.call.Start(context.Background(), req); err != nil && failed == nil {
 				failed = err
 			}
 		}
 		slots := make([]*slot, lockstepWindow)
 		for i := range slots {
 			s := &slot{a: wire.NewArena()}
-			s.done = func(resp *typedpb.Blob, err error) {
+			s.call = cl.NewEchoCall(s.a, func(resp *typedpb.Blob, err error) {
 				if err == nil && len(resp.GetData()) != lockstepSize {
 					err = errors.New("wrong echo")
 				}
@@ -189,7 +207,7 @@ func BenchmarkLockstep(b *testing.B) {
 				if issued < b.N+lockstepWindow*2 {
 					issue(s)
 				}
-			}
+			})
 			slots[i] = s
 		}
 		// Warm up (binds the method) outside the count.

@@ -327,6 +327,10 @@ func (s *Server) serve(r *rpc.Request) {
 // handle serves one request with sc.
 func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 	data := r.Data()
+	if parseFixedCall(data, &sc.h) {
+		s.call(r, sc, data[reqFixed:])
+		return
+	}
 	off, err := parseReqHeader(data, &sc.h)
 	switch {
 	case err != nil:
@@ -374,16 +378,20 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 	// timer starts only if the handler waits on Done. Only a worker-mode
 	// call can be cancelled by the client while it runs (a dispatch
 	// handler holds the loop that would read the cancellation).
-	var dl time.Time
-	if h.flags&flagDeadline != 0 {
-		dl = time.Now().Add(h.timeout)
-	}
-	cancellable := h.flags&flagCallID != 0 && m.mode == rpc.Worker
-	sc.ctx.start(&m.info, dl, cancellable)
-	if cancellable {
-		k := inflightKey{r.Endpoint(), r.Session(), h.callID}
-		s.inflight.add(k, sc.ctx)
-		defer s.inflight.remove(k)
+	if h.flags&(flagDeadline|flagCallID) == 0 {
+		sc.ctx.info = &m.info // start's fast path: nothing can end the call early
+	} else {
+		var dl time.Time
+		if h.flags&flagDeadline != 0 {
+			dl = time.Now().Add(h.timeout)
+		}
+		cancellable := h.flags&flagCallID != 0 && m.mode == rpc.Worker
+		sc.ctx.start(&m.info, dl, cancellable)
+		if cancellable {
+			k := inflightKey{r.Endpoint(), r.Session(), h.callID}
+			s.inflight.add(k, sc.ctx)
+			defer s.inflight.remove(k)
+		}
 	}
 	if len(h.md) > 0 {
 		sc.ctx.md = decodeMetadata(h.md)

@@ -167,6 +167,15 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 		g.P("return ", svc("InvokeAsync"), "(ctx, c.c, &", name, "_ServiceDesc, ", i, ", a, req, ", newOf(m.Output), "(a), done)")
 		g.P("}")
 		g.P()
+		g.P("// New", m.GoName, "Call makes a reusable asynchronous call of ", full, ".", m.GoName, ",")
+		g.P("// one request in flight at a time (a slot of a closed loop): each Start")
+		g.P("// sends a request; done runs later, on the goroutine that runs the")
+		g.P("// client's loop, with the response (a message of a, valid until a.Reset)")
+		g.P("// or the error, and may Start the call again. See service.AsyncCall.")
+		g.P("func (c *", name, "Client) New", m.GoName, "Call(a *", arena, ", done func(*", m.Output.GoIdent, ", error)) *", svc("AsyncCall"), "[*", m.Output.GoIdent, "] {")
+		g.P("return ", svc("NewAsyncCall"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", done)")
+		g.P("}")
+		g.P()
 	}
 
 	// Handlers.

@@ -914,6 +914,15 @@ func (c *KVClient) GetAsync(ctx context.Context, a *wire.Arena, req *Req, done f
 	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 0, a, req, NewResp(a), done)
 }
 
+// NewGetCall makes a reusable asynchronous call of kv.KV.Get,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *KVClient) NewGetCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
+	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 0, a, NewResp, done)
+}
+
 // Put calls kv.KV.Put. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -934,6 +943,15 @@ func (c *KVClient) Put(ctx context.Context, a *wire.Arena, req *Req) (*Resp, err
 // not block. See service.InvokeAsync.
 func (c *KVClient) PutAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
 	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 1, a, req, NewResp(a), done)
+}
+
+// NewPutCall makes a reusable asynchronous call of kv.KV.Put,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *KVClient) NewPutCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
+	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 1, a, NewResp, done)
 }
 
 // GetM calls kv.KV.GetM. req is serialized before it
@@ -958,6 +976,15 @@ func (c *KVClient) GetMAsync(ctx context.Context, a *wire.Arena, req *Req, done 
 	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 2, a, req, NewResp(a), done)
 }
 
+// NewGetMCall makes a reusable asynchronous call of kv.KV.GetM,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *KVClient) NewGetMCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
+	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 2, a, NewResp, done)
+}
+
 // PutM calls kv.KV.PutM. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -978,6 +1005,15 @@ func (c *KVClient) PutM(ctx context.Context, a *wire.Arena, req *Req) (*Resp, er
 // not block. See service.InvokeAsync.
 func (c *KVClient) PutMAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
 	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 3, a, req, NewResp(a), done)
+}
+
+// NewPutMCall makes a reusable asynchronous call of kv.KV.PutM,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *KVClient) NewPutMCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
+	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 3, a, NewResp, done)
 }
 
 // GetList calls kv.KV.GetList. req is serialized before it
@@ -1002,6 +1038,15 @@ func (c *KVClient) GetListAsync(ctx context.Context, a *wire.Arena, req *Req, do
 	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 4, a, req, NewResp(a), done)
 }
 
+// NewGetListCall makes a reusable asynchronous call of kv.KV.GetList,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *KVClient) NewGetListCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
+	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 4, a, NewResp, done)
+}
+
 // PutList calls kv.KV.PutList. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -1022,6 +1067,15 @@ func (c *KVClient) PutList(ctx context.Context, a *wire.Arena, req *Req) (*Resp,
 // not block. See service.InvokeAsync.
 func (c *KVClient) PutListAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
 	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 5, a, req, NewResp(a), done)
+}
+
+// NewPutListCall makes a reusable asynchronous call of kv.KV.PutList,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *KVClient) NewPutListCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
+	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 5, a, NewResp, done)
 }
 
 // AppendToList calls kv.KV.AppendToList. req is serialized before it
@@ -1046,6 +1100,15 @@ func (c *KVClient) AppendToListAsync(ctx context.Context, a *wire.Arena, req *Re
 	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 6, a, req, NewResp(a), done)
 }
 
+// NewAppendToListCall makes a reusable asynchronous call of kv.KV.AppendToList,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *KVClient) NewAppendToListCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
+	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 6, a, NewResp, done)
+}
+
 // GetFromList calls kv.KV.GetFromList. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -1068,6 +1131,15 @@ func (c *KVClient) GetFromListAsync(ctx context.Context, a *wire.Arena, req *Req
 	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 7, a, req, NewResp(a), done)
 }
 
+// NewGetFromListCall makes a reusable asynchronous call of kv.KV.GetFromList,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *KVClient) NewGetFromListCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
+	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 7, a, NewResp, done)
+}
+
 // Delete calls kv.KV.Delete. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -1088,6 +1160,15 @@ func (c *KVClient) Delete(ctx context.Context, a *wire.Arena, req *Req) (*Resp, 
 // not block. See service.InvokeAsync.
 func (c *KVClient) DeleteAsync(ctx context.Context, a *wire.Arena, req *Req, done func(*Resp, error)) error {
 	return service.InvokeAsync(ctx, c.c, &KV_ServiceDesc, 8, a, req, NewResp(a), done)
+}
+
+// NewDeleteCall makes a reusable asynchronous call of kv.KV.Delete,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *KVClient) NewDeleteCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
+	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 8, a, NewResp, done)
 }
 
 func _KV_Get_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {

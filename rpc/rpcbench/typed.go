@@ -17,9 +17,9 @@ import (
 // Variant "typed": the small echo RPC of variant "rpc" through generated
 // stubs (typedpb.Echo) and the goroutine-safe service.Client, at the rpc
 // variant's concurrency: window calls in flight over nSess sessions, kept
-// in flight by the generated asynchronous stub (EchoAsync: each call's
-// done function checks the echo, resets the call's arena and sends the
-// next call), with the Client's loop run by service.Client.Run on one
+// in flight by the generated reusable asynchronous calls (NewEchoCall, one
+// per slot: each call's done function checks the echo, resets the slot's
+// arena and starts the slot's next request), with the Client's loop run by service.Client.Run on one
 // locked thread pinned to the rpc client's CPU. The server is newSetup's
 // with the service registered (a dispatch handler).
 //
@@ -68,7 +68,7 @@ type typedSlot struct {
 	t     *typedLoop
 	a     *wire.Arena
 	start time.Time
-	done  func(*typedpb.Blob, error)
+	call  *service.AsyncCall[*typedpb.Blob]
 }
 
 type typedLoop struct {
@@ -97,7 +97,7 @@ func (t *typedLoop) issue(sl *typedSlot) {
 	req := typedpb.NewBlob(sl.a)
 	req.SetData(t.data)
 	t.inflight++
-	if err := t.cl.EchoAsync(context.Background(), sl.a, req, sl.done); err != nil {
+	if err := sl.call.Start(context.Background(), req); err != nil {
 		t.inflight--
 		t.fail(err)
 	}
@@ -161,7 +161,7 @@ func (b *bench) typedRate(f fabric, cfg rpc.EndpointConfig, nSess, window int, l
 		slots := make([]*typedSlot, window)
 		for i := range slots {
 			sl := &typedSlot{t: t, a: wire.NewArena()}
-			sl.done = sl.complete
+			sl.call = t.cl.NewEchoCall(sl.a, sl.complete)
 			slots[i] = sl
 		}
 		for _, sl := range slots {

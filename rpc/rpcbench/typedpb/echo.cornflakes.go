@@ -341,6 +341,15 @@ func (c *EchoClient) EchoAsync(ctx context.Context, a *wire.Arena, req *Blob, do
 	return service.InvokeAsync(ctx, c.c, &Echo_ServiceDesc, 0, a, req, NewBlob(a), done)
 }
 
+// NewEchoCall makes a reusable asynchronous call of cornflakes.rpcbench.Echo.Echo,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *EchoClient) NewEchoCall(a *wire.Arena, done func(*Blob, error)) *service.AsyncCall[*Blob] {
+	return service.NewAsyncCall(c.c, &Echo_ServiceDesc, 0, a, NewBlob, done)
+}
+
 func _Echo_Echo_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	req := NewBlob(a)
 	if err := req.DecodeBytes(data); err != nil {

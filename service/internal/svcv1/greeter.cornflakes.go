@@ -2522,6 +2522,15 @@ func (c *GreeterClient) SayHelloAsync(ctx context.Context, a *wire.Arena, req *H
 	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 0, a, req, NewHelloReply(a), done)
 }
 
+// NewSayHelloCall makes a reusable asynchronous call of cornflakes.svctest.Greeter.SayHello,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *GreeterClient) NewSayHelloCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
+	return service.NewAsyncCall(c.c, &Greeter_ServiceDesc, 0, a, NewHelloReply, done)
+}
+
 // Fail calls cornflakes.svctest.Greeter.Fail. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -2542,6 +2551,15 @@ func (c *GreeterClient) Fail(ctx context.Context, a *wire.Arena, req *FailReques
 // not block. See service.InvokeAsync.
 func (c *GreeterClient) FailAsync(ctx context.Context, a *wire.Arena, req *FailRequest, done func(*HelloReply, error)) error {
 	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 1, a, req, NewHelloReply(a), done)
+}
+
+// NewFailCall makes a reusable asynchronous call of cornflakes.svctest.Greeter.Fail,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *GreeterClient) NewFailCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
+	return service.NewAsyncCall(c.c, &Greeter_ServiceDesc, 1, a, NewHelloReply, done)
 }
 
 // Sleep calls cornflakes.svctest.Greeter.Sleep. req is serialized before it
@@ -2566,6 +2584,15 @@ func (c *GreeterClient) SleepAsync(ctx context.Context, a *wire.Arena, req *Hell
 	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 2, a, req, NewHelloReply(a), done)
 }
 
+// NewSleepCall makes a reusable asynchronous call of cornflakes.svctest.Greeter.Sleep,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *GreeterClient) NewSleepCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
+	return service.NewAsyncCall(c.c, &Greeter_ServiceDesc, 2, a, NewHelloReply, done)
+}
+
 // Panic calls cornflakes.svctest.Greeter.Panic. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -2588,6 +2615,15 @@ func (c *GreeterClient) PanicAsync(ctx context.Context, a *wire.Arena, req *Hell
 	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 3, a, req, NewHelloReply(a), done)
 }
 
+// NewPanicCall makes a reusable asynchronous call of cornflakes.svctest.Greeter.Panic,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *GreeterClient) NewPanicCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
+	return service.NewAsyncCall(c.c, &Greeter_ServiceDesc, 3, a, NewHelloReply, done)
+}
+
 // Lookup calls cornflakes.svctest.Greeter.Lookup. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -2608,6 +2644,15 @@ func (c *GreeterClient) Lookup(ctx context.Context, a *wire.Arena, req *LookupRe
 // not block. See service.InvokeAsync.
 func (c *GreeterClient) LookupAsync(ctx context.Context, a *wire.Arena, req *LookupRequest, done func(*HelloReply, error)) error {
 	return service.InvokeAsync(ctx, c.c, &Greeter_ServiceDesc, 4, a, req, NewHelloReply(a), done)
+}
+
+// NewLookupCall makes a reusable asynchronous call of cornflakes.svctest.Greeter.Lookup,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *GreeterClient) NewLookupCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
+	return service.NewAsyncCall(c.c, &Greeter_ServiceDesc, 4, a, NewHelloReply, done)
 }
 
 func _Greeter_SayHello_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -2772,6 +2817,15 @@ func (c *CalcClient) SumTree(ctx context.Context, a *wire.Arena, req *Tree) (*Su
 // not block. See service.InvokeAsync.
 func (c *CalcClient) SumTreeAsync(ctx context.Context, a *wire.Arena, req *Tree, done func(*Sum, error)) error {
 	return service.InvokeAsync(ctx, c.c, &Calc_ServiceDesc, 0, a, req, NewSum(a), done)
+}
+
+// NewSumTreeCall makes a reusable asynchronous call of cornflakes.svctest.Calc.SumTree,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *CalcClient) NewSumTreeCall(a *wire.Arena, done func(*Sum, error)) *service.AsyncCall[*Sum] {
+	return service.NewAsyncCall(c.c, &Calc_ServiceDesc, 0, a, NewSum, done)
 }
 
 func _Calc_SumTree_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {

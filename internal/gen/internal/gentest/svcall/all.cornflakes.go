@@ -710,6 +710,15 @@ func (c *TypesClient) ScalarsAsync(ctx context.Context, a *wire.Arena, req *allt
 	return service.InvokeAsync(ctx, c.c, &Types_ServiceDesc, 0, a, req, alltypes.NewOptionals(a), done)
 }
 
+// NewScalarsCall makes a reusable asynchronous call of gentest.svcall.Types.Scalars,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *TypesClient) NewScalarsCall(a *wire.Arena, done func(*alltypes.Optionals, error)) *service.AsyncCall[*alltypes.Optionals] {
+	return service.NewAsyncCall(c.c, &Types_ServiceDesc, 0, a, alltypes.NewOptionals, done)
+}
+
 // Lists calls gentest.svcall.Types.Lists. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -730,6 +739,15 @@ func (c *TypesClient) Lists(ctx context.Context, a *wire.Arena, req *alltypes.Li
 // not block. See service.InvokeAsync.
 func (c *TypesClient) ListsAsync(ctx context.Context, a *wire.Arena, req *alltypes.Lists, done func(*alltypes.Lists, error)) error {
 	return service.InvokeAsync(ctx, c.c, &Types_ServiceDesc, 1, a, req, alltypes.NewLists(a), done)
+}
+
+// NewListsCall makes a reusable asynchronous call of gentest.svcall.Types.Lists,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *TypesClient) NewListsCall(a *wire.Arena, done func(*alltypes.Lists, error)) *service.AsyncCall[*alltypes.Lists] {
+	return service.NewAsyncCall(c.c, &Types_ServiceDesc, 1, a, alltypes.NewLists, done)
 }
 
 // Outer calls gentest.svcall.Types.Outer. req is serialized before it
@@ -754,6 +772,15 @@ func (c *TypesClient) OuterAsync(ctx context.Context, a *wire.Arena, req *alltyp
 	return service.InvokeAsync(ctx, c.c, &Types_ServiceDesc, 2, a, req, alltypes.NewTree(a), done)
 }
 
+// NewOuterCall makes a reusable asynchronous call of gentest.svcall.Types.Outer,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *TypesClient) NewOuterCall(a *wire.Arena, done func(*alltypes.Tree, error)) *service.AsyncCall[*alltypes.Tree] {
+	return service.NewAsyncCall(c.c, &Types_ServiceDesc, 2, a, alltypes.NewTree, done)
+}
+
 // Wide calls gentest.svcall.Types.Wide. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -774,6 +801,15 @@ func (c *TypesClient) Wide(ctx context.Context, a *wire.Arena, req *alltypes.Wid
 // not block. See service.InvokeAsync.
 func (c *TypesClient) WideAsync(ctx context.Context, a *wire.Arena, req *alltypes.Wide, done func(*alltypes.Empty, error)) error {
 	return service.InvokeAsync(ctx, c.c, &Types_ServiceDesc, 3, a, req, alltypes.NewEmpty(a), done)
+}
+
+// NewWideCall makes a reusable asynchronous call of gentest.svcall.Types.Wide,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *TypesClient) NewWideCall(a *wire.Arena, done func(*alltypes.Empty, error)) *service.AsyncCall[*alltypes.Empty] {
+	return service.NewAsyncCall(c.c, &Types_ServiceDesc, 3, a, alltypes.NewEmpty, done)
 }
 
 func _Types_Scalars_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -991,6 +1027,15 @@ func (c *MixedClient) RecordAsync(ctx context.Context, a *wire.Arena, req *proto
 	return service.InvokeAsync(ctx, c.c, &Mixed_ServiceDesc, 0, a, req, proto2.NewDefaults(a), done)
 }
 
+// NewRecordCall makes a reusable asynchronous call of gentest.svcall.Mixed.Record,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *MixedClient) NewRecordCall(a *wire.Arena, done func(*proto2.Defaults, error)) *service.AsyncCall[*proto2.Defaults] {
+	return service.NewAsyncCall(c.c, &Mixed_ServiceDesc, 0, a, proto2.NewDefaults, done)
+}
+
 // Blob calls gentest.svcall.Mixed.Blob. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -1013,6 +1058,15 @@ func (c *MixedClient) BlobAsync(ctx context.Context, a *wire.Arena, req *other.B
 	return service.InvokeAsync(ctx, c.c, &Mixed_ServiceDesc, 1, a, req, NewBatch(a), done)
 }
 
+// NewBlobCall makes a reusable asynchronous call of gentest.svcall.Mixed.Blob,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *MixedClient) NewBlobCall(a *wire.Arena, done func(*Batch, error)) *service.AsyncCall[*Batch] {
+	return service.NewAsyncCall(c.c, &Mixed_ServiceDesc, 1, a, NewBatch, done)
+}
+
 // SendBatch calls gentest.svcall.Mixed.SendBatch. req is serialized before it
 // returns; the response is a message of a, valid until a.Reset (its
 // bytes are a copy in a's memory: decoding it takes no references).
@@ -1033,6 +1087,15 @@ func (c *MixedClient) SendBatch(ctx context.Context, a *wire.Arena, req *Batch) 
 // not block. See service.InvokeAsync.
 func (c *MixedClient) SendBatchAsync(ctx context.Context, a *wire.Arena, req *Batch, done func(*other.Blob, error)) error {
 	return service.InvokeAsync(ctx, c.c, &Mixed_ServiceDesc, 2, a, req, other.NewBlob(a), done)
+}
+
+// NewSendBatchCall makes a reusable asynchronous call of gentest.svcall.Mixed.SendBatch,
+// one request in flight at a time (a slot of a closed loop): each Start
+// sends a request; done runs later, on the goroutine that runs the
+// client's loop, with the response (a message of a, valid until a.Reset)
+// or the error, and may Start the call again. See service.AsyncCall.
+func (c *MixedClient) NewSendBatchCall(a *wire.Arena, done func(*other.Blob, error)) *service.AsyncCall[*other.Blob] {
+	return service.NewAsyncCall(c.c, &Mixed_ServiceDesc, 2, a, other.NewBlob, done)
 }
 
 func _Mixed_Record_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {

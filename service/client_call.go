@@ -1,0 +1,164 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// ErrCallInFlight: AsyncCall.Start while the call's previous request is
+// still in flight (its done function has not run yet).
+var ErrCallInFlight = errors.New("service: AsyncCall started while in flight")
+
+// AsyncCall is one reusable asynchronous call of one method: a caller
+// that keeps calls in flight (a closed loop, one AsyncCall per slot) makes
+// it once and starts it again from its done function, instead of building
+// a call per request as InvokeAsync does. Generated New<Method>Call stubs
+// make it. At most one request is in flight per AsyncCall.
+//
+// Ownership: the arena a given to NewAsyncCall belongs to the call from
+// Start until done runs, as with InvokeAsync: the response is a message of
+// a (made with newResp), valid until a.Reset. done runs on the goroutine
+// that runs the Client's loop; it may call Start again (the next request
+// of the same slot) but must not block.
+type AsyncCall[R Decoder] struct {
+	cl      clientCall // this call's own: never pooled
+	d       *ServiceDesc
+	i       int
+	a       *wire.Arena
+	newResp func(*wire.Arena) R
+	done    func(R, error)
+	busy    atomic.Bool
+	hb      *binding       // the binding hdr was made for
+	hdr     [reqFixed]byte // the request header without flags (Start's fast path)
+	// fallback is done for Starts through InvokeAsync's path (it marks
+	// the call idle first).
+	fallback func(R, error)
+}
+
+// NewAsyncCall makes a reusable call of method i of service d over c:
+// each Start sends req and done later runs with a response made by
+// newResp in a (or the zero R and the error). a must not be nil.
+// Generated New<Method>Call stubs call it.
+func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, newResp func(*wire.Arena) R, done func(R, error)) *AsyncCall[R] {
+	k := &AsyncCall[R]{d: d, i: i, a: a, newResp: newResp, done: done}
+	cl := &k.cl
+	cl.c, cl.ch = c, make(chan struct{}, 1)
+	cl.sendFn, cl.contFn = cl.send, k.cont
+	cl.fin = k.finish // for good: every request of cl is asynchronous
+	cl.state.Store(stPending)
+	k.fallback = func(r R, err error) {
+		k.busy.Store(false)
+		k.done(r, err)
+	}
+	return k
+}
+
+// Start sends a request with req, as InvokeAsync does (the same
+// ownership, deadline, metadata and error rules), and returns at once;
+// the call's done function runs later. It returns ErrCallInFlight while
+// the previous request is in flight. From the goroutine that runs the
+// Client's loop, with a bound method and context.Background(), the request
+// goes out on the call's own state (nothing is taken from a pool); any
+// other Start takes InvokeAsync's path. A non-nil error means done will
+// not run. A warm Start allocates nothing.
+func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
+	if !k.busy.CompareAndSwap(false, true) {
+		return ErrCallInFlight
+	}
+	cl := &k.cl
+	c := cl.c
+	key := &k.d.Methods[k.i]
+	var b *binding
+	if isBackground(ctx) && len(c.ics) == 0 && c.onLoop() {
+		b = c.lookup(key)
+	}
+	if b == nil || c.closed.Load() {
+		err := c.invokeAsync(ctx, k.d, k.i, k.a, req, k.newResp(k.a), k.fallback, typedDone[R]{})
+		if err != nil {
+			k.busy.Store(false)
+		}
+		return err
+	}
+	if b != k.hb { // the header of a call under binding b, made once per binding
+		h := reqHeader{kind: kindCall, handle: b.handle, fp: b.fp}
+		appendReqHeader(k.hdr[:0], &h, nil)
+		k.hb = b
+	}
+	cl.buf = append(cl.buf[:0], k.hdr[:]...)
+	cl.a, cl.b, cl.key, cl.reqType = k.a, b, key, b.reqType
+	if c.obs != nil {
+		cl.t0 = time.Now()
+	}
+	cl.sess = c.sess[0]
+	if n := uint32(len(c.sess)); n > 1 {
+		c.loopRR++
+		cl.sess = c.sess[c.loopRR%n]
+	}
+	if err := cl.setBody(req, nil); err != nil {
+		cl.pre.release()
+		k.busy.Store(false)
+		return err
+	}
+	c.loopPending++
+	// clientCall.send without its checks for posted and abandoned calls
+	// (this call is never posted, nor waited for).
+	err := c.ep.Enqueue(cl.sess, cl.reqType, cl.msg, cl.contFn)
+	cl.msg = rpc.Msg{}
+	cl.pre.release() // serialized by Enqueue, which took its own references
+	if err != nil {
+		k.finish(cl, nil, err)
+	}
+	return nil
+}
+
+// cont runs on the loop with the response of a request Start sent.
+func (k *AsyncCall[R]) cont(r *rpc.Response) {
+	var data []byte
+	err := r.Err
+	if err == nil {
+		data = r.Data()
+	}
+	k.finish(&k.cl, data, err)
+}
+
+// finish completes a request of the fast path on the loop: data is the
+// response (borrowed from the receive buffer for the duration).
+func (k *AsyncCall[R]) finish(cl *clientCall, data []byte, err error) {
+	c := cl.c
+	var resp R
+	if err == nil {
+		off, se, perr := parseResp(data)
+		switch {
+		case perr != nil:
+			err = perr
+		case se != nil:
+			err = se
+			if se.Code == FailedPrecondition && string(se.Details) == rebindDetail {
+				c.unbind(cl.key)
+			}
+		default:
+			resp = k.newResp(k.a)
+			if derr := resp.DecodeBytes(k.a.Copy(data[off:])); derr != nil {
+				err = fmt.Errorf("service: %s: decoding the response: %w", cl.b.info.FullMethod, derr)
+			}
+		}
+	}
+	if c.obs != nil {
+		c.obs.ObserveCall(ClientSide, &cl.b.info, CodeOf(err), time.Since(cl.t0))
+	}
+	if err != nil {
+		var zero R
+		resp = zero
+	}
+	cl.pre.release()
+	cl.b = nil
+	c.loopPending-- // on the loop
+	k.busy.Store(false)
+	k.done(resp, err)
+}
