@@ -74,6 +74,7 @@ type Endpoint struct {
 	last     *conn // the connection of the last send (saves the map lookup)
 	sel      *driver.Selector
 	zc       driver.EntryCollector
+	ds       directSink // SendObject's sink when no selection is needed
 	queued   int
 	lastPoll time.Time
 	loopNow  time.Time // SetLoopTime's reading, for loopUses more socket checks
@@ -551,6 +552,9 @@ func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object)
 	c, s, err := ep.slotFor(dst)
 	if err != nil {
 		return err
+	}
+	if sz.Entries <= ep.maxSegs-1 {
+		return ep.sendDirect(c, s, headLen, size, head, obj, sz.Entries, sz.ZeroCopy)
 	}
 	b := ep.builder(c, s)
 	copy(b.data, head)
