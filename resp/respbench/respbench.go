@@ -260,6 +260,7 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	for _, size := range o.Sizes {
 		for _, pipe := range o.Pipelines {
 			variant := fmt.Sprintf("d%d/P%d", size, pipe)
+			first := len(recs)
 			for _, test := range Tests {
 				n := max(requests(base, budget, o.Clients, test, size, pipe)/rounds, o.Clients)
 				got := map[string][]sample{}
@@ -299,9 +300,9 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 				if len(cpuRatios) > 0 {
 					recs = append(recs, newRecord(test, variant, Ratio, UnitCPURatio, cpuRatios))
 				}
-				for i := range recs {
-					recs[i].Client = o.Client
-				}
+			}
+			for i := first; i < len(recs); i++ {
+				recs[i].Client = o.Client
 			}
 		}
 	}
