@@ -20,14 +20,17 @@ import (
 func init() {
 	register(&command{
 		name:    "resp",
-		summary: "Redis-compatible server: resp serve [--addr host:port]; resp bench [--quick] [--json] [--out dir] [--rounds n] [--threads n] [--procs n] [--pin] (vs redis-server)",
+		summary: "Redis-compatible server: resp serve [--addr host:port]; resp bench [--quick] [--json] [--out dir] [--rounds n] [--threads n] [--procs n] [--pin] [--client native|redis-benchmark] (vs redis-server); resp load (the native load generator)",
 		run:     runRESP,
 	})
 }
 
 const respUsage = `usage: cornflakes resp serve [--addr 127.0.0.1:6380] [flags]   serve RESP2/RESP3 until interrupted
-       cornflakes resp bench [--quick] [--json] [--out dir]        redis-benchmark: this server vs redis-server
-                             [--threads n] [--procs n] [--pin]   (the same driver for both; server and client CPU per request reported)`
+       cornflakes resp bench [--quick] [--json] [--out dir]        this server vs redis-server, the same load generator for both
+                             [--client native|redis-benchmark]   (server and client CPU per request reported)
+                             [--threads n] [--procs n] [--pin]
+       cornflakes resp load -h host -p port -t test -d bytes -P depth -c conns -n requests
+                                                                 the native load generator (redis-benchmark's flags; replies checked; CSV)`
 
 func runRESP(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -39,6 +42,16 @@ func runRESP(args []string, stdout, stderr io.Writer) error {
 		return runRESPServe(args[1:], stdout, stderr)
 	case "bench":
 		return runRESPBench(args[1:], stdout, stderr)
+	case "load":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		switch respbench.LoadMain(ctx, args[1:], stdout, stderr) {
+		case 0:
+			return nil
+		case 2:
+			return errUsage
+		}
+		return errors.New("resp load failed")
 	}
 	fmt.Fprintln(stderr, respUsage)
 	return errUsage
@@ -190,6 +203,7 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	procs := fs.Int("procs", 1, "redis-benchmark processes run at once per test, each with -c connections and its share of the requests; the rates are summed")
 	rounds := fs.Int("rounds", 0, "rounds per test and variant, alternating the servers, the requests split across them; "+
 		"the records are the median with the least and greatest round (default 5, 3 with --quick)")
+	client := fs.String("client", respbench.DefaultClient, "load generator for both servers: native (resp load, replies checked) or redis-benchmark")
 	pin := fs.Bool("pin", false, "pin the server under test to CPU 0 and redis-benchmark to the other CPUs (taskset), the same for both servers")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -199,7 +213,7 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	o := respbench.Options{Quick: *quick, Requests: *requests, Clients: *clients, Progress: stderr,
-		Threads: *threads, Procs: *procs, Pin: *pin, Rounds: *rounds,
+		Threads: *threads, Procs: *procs, Pin: *pin, Rounds: *rounds, Client: *client,
 		Server: resp.Config{GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll}}
 	var err error
 	if o.Sizes, err = intList(*sizes, 1, 1<<20); err != nil {
@@ -220,6 +234,10 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *requests < 0 || *clients < 1 || *busyPoll < 0 || *threads < 0 || *threads > 64 || *procs < 1 || *procs > 64 || *rounds < 0 || *rounds > 100 {
 		fmt.Fprintln(stderr, "resp bench: -n and --busy-poll must be >= 0, -c >= 1, --threads in [0, 64], --procs in [1, 64] and --rounds in [0, 100]")
+		return errUsage
+	}
+	if *client != respbench.ClientNative && *client != respbench.ClientRedisBenchmark {
+		fmt.Fprintf(stderr, "resp bench: --client %q: want native or redis-benchmark\n", *client)
 		return errUsage
 	}
 	if _, _, err := respbench.Binaries(); err != nil {

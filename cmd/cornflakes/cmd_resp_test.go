@@ -36,6 +36,8 @@ func TestRESPFlags(t *testing.T) {
 		{"resp", "bench", "--procs", "0"},
 		{"resp", "bench", "--threads", "-1"},
 		{"resp", "bench", "--rounds", "-1"},
+		{"resp", "bench", "--client", "nosuch"},
+		{"resp", "load", "-P", "0"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, &out, &errb); code != 2 {
@@ -112,7 +114,8 @@ func TestRESPBenchTiny(t *testing.T) {
 	before := redisPIDs()
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	code := run([]string{"resp", "bench", "--json", "--sizes", "64", "--pipelines", "4", "-n", "500", "-c", "2", "--rounds", "2", "--out", dir}, &out, &errb)
+	code := run([]string{"resp", "bench", "--json", "--sizes", "64", "--pipelines", "4", "-n", "500", "-c", "2", "--rounds", "2", "--out", dir,
+		"--client", "redis-benchmark"}, &out, &errb) // native runs this executable: a test binary here (respbench tests it)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
 	}
@@ -128,7 +131,7 @@ func TestRESPBenchTiny(t *testing.T) {
 	}
 	servers := map[string]int{}
 	for _, r := range recs {
-		for _, k := range []string{"test", "variant", "server", "value", "unit", "min", "max", "rounds"} {
+		for _, k := range []string{"test", "variant", "server", "value", "unit", "min", "max", "rounds", "client"} {
 			if _, ok := r[k]; !ok {
 				t.Errorf("record lacks %q: %v", k, r)
 			}

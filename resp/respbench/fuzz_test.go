@@ -23,3 +23,30 @@ func FuzzProcParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReplyScanner feeds arbitrary bytes, split at an arbitrary point, to
+// a ReplyScanner of every shape: never a panic, and the same replies and
+// failure as the bytes fed whole.
+func FuzzReplyScanner(f *testing.F) {
+	for _, c := range scanCases {
+		f.Add([]byte(c.in), uint16(len(c.in)/2), c.want.Kind, uint8(c.want.N), uint8(c.want.Elems))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, split uint16, kind byte, n, elems uint8) {
+		want := Shape{Kind: kind, N: int(n), Elems: int(elems)}
+		whole, err := NewReplyScanner(want)
+		if err != nil {
+			return
+		}
+		parts, _ := NewReplyScanner(want)
+		s := min(int(split), len(b))
+		nw, errw := whole.Feed(b)
+		n1, err1 := parts.Feed(b[:s])
+		n2, err2 := 0, err1
+		if err1 == nil {
+			n2, err2 = parts.Feed(b[s:])
+		}
+		if (errw != nil) != (err2 != nil) || errw == nil && nw != n1+n2 {
+			t.Fatalf("%q split at %d: whole %d %v, parts %d+%d %v", b, s, nw, errw, n1, n2, err2)
+		}
+	})
+}

@@ -91,6 +91,7 @@ type Record struct {
 	Min     float64 `json:"min"`
 	Max     float64 `json:"max"`
 	Rounds  int     `json:"rounds"`
+	Client  string  `json:"client"` // the load generator: ClientNative or ClientRedisBenchmark
 }
 
 // Options configures Run.
@@ -127,6 +128,14 @@ type Options struct {
 	// server's CPU. It needs at least two CPUs.
 	Pin      bool
 	Progress io.Writer // progress lines (nil: none)
+	// Client is the load generator driving both servers: ClientNative
+	// (this package's, run as NativeCommand) or ClientRedisBenchmark;
+	// "" is DefaultClient.
+	Client string
+	// NativeCommand is the command line that runs LoadMain, to which the
+	// redis-benchmark flags are appended; nil: this executable with
+	// "resp load" (the cornflakes command).
+	NativeCommand []string
 	// Server configures the cornflakes server (its zero value: the
 	// defaults of resp.NewServer).
 	Server resp.Config
@@ -157,6 +166,24 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	serverBin, benchBin, err := Binaries()
 	if err != nil {
 		return nil, err
+	}
+	if o.Client == "" {
+		o.Client = DefaultClient
+	}
+	var prefix []string
+	switch o.Client {
+	case ClientRedisBenchmark:
+	case ClientNative:
+		if len(o.NativeCommand) == 0 {
+			exe, err := os.Executable()
+			if err != nil {
+				return nil, fmt.Errorf("respbench: the native client runs this executable: %w", err)
+			}
+			o.NativeCommand = []string{exe, "resp", "load"}
+		}
+		benchBin, prefix = o.NativeCommand[0], o.NativeCommand[1:]
+	default:
+		return nil, fmt.Errorf("respbench: client %q: want %s or %s", o.Client, ClientNative, ClientRedisBenchmark)
 	}
 	if len(o.Sizes) == 0 {
 		o.Sizes = []int{64, 4096}
@@ -226,13 +253,14 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		defer restore()
 		clientCPUs = cpus
 	}
-	drv := driver{bin: benchBin, clients: o.Clients, threads: o.Threads, procs: max(o.Procs, 1), cpus: clientCPUs}
+	drv := driver{bin: benchBin, prefix: prefix, clients: o.Clients, threads: o.Threads, procs: max(o.Procs, 1), cpus: clientCPUs}
 	ports := map[string]string{Cornflakes: port(ln.Addr().String()), Redis: rs.port}
 	m := measurer{drv: drv, ports: ports, pids: pids, progress: progress}
 	var recs []Record
 	for _, size := range o.Sizes {
 		for _, pipe := range o.Pipelines {
 			variant := fmt.Sprintf("d%d/P%d", size, pipe)
+			first := len(recs)
 			for _, test := range Tests {
 				n := max(requests(base, budget, o.Clients, test, size, pipe)/rounds, o.Clients)
 				got := map[string][]sample{}
@@ -272,6 +300,9 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 				if len(cpuRatios) > 0 {
 					recs = append(recs, newRecord(test, variant, Ratio, UnitCPURatio, cpuRatios))
 				}
+			}
+			for i := first; i < len(recs); i++ {
+				recs[i].Client = o.Client
 			}
 		}
 	}
@@ -406,6 +437,7 @@ func port(addr string) string {
 // driver runs redis-benchmark the same way against either server.
 type driver struct {
 	bin              string
+	prefix           []string // arguments before the redis-benchmark flags
 	clients, threads int
 	procs            int    // processes at once, >= 1
 	cpus             string // taskset CPU list of the processes ("": not pinned)
@@ -433,8 +465,8 @@ func (d driver) run(ctx context.Context, port, test string, size, pipe, n int) (
 	var cmds []*exec.Cmd
 	var outs []*bytes.Buffer
 	for range d.procs {
-		args := []string{"-h", "127.0.0.1", "-p", port, "-t", test, "-d", strconv.Itoa(size), "-P", strconv.Itoa(pipe),
-			"-c", strconv.Itoa(d.clients), "-n", strconv.Itoa(per), "--csv"}
+		args := append(slices.Clone(d.prefix), "-h", "127.0.0.1", "-p", port, "-t", test, "-d", strconv.Itoa(size), "-P", strconv.Itoa(pipe),
+			"-c", strconv.Itoa(d.clients), "-n", strconv.Itoa(per), "--csv")
 		if d.threads > 1 {
 			args = append(args, "--threads", strconv.Itoa(d.threads))
 		}
@@ -640,9 +672,9 @@ func WriteFiles(dir string, recs []Record) ([]string, error) {
 	rows := make([][]string, len(recs))
 	for i, r := range recs {
 		rows[i] = []string{r.Test, r.Variant, r.Server, strconv.FormatFloat(r.Value, 'g', -1, 64), r.Unit,
-			strconv.FormatFloat(r.Min, 'g', -1, 64), strconv.FormatFloat(r.Max, 'g', -1, 64), strconv.Itoa(r.Rounds)}
+			strconv.FormatFloat(r.Min, 'g', -1, 64), strconv.FormatFloat(r.Max, 'g', -1, 64), strconv.Itoa(r.Rounds), r.Client}
 	}
-	if err := d.CSV("resp-bench.csv", []string{"test", "variant", "server", "value", "unit", "min", "max", "rounds"}, rows); err != nil {
+	if err := d.CSV("resp-bench.csv", []string{"test", "variant", "server", "value", "unit", "min", "max", "rounds", "client"}, rows); err != nil {
 		return d.Paths(), err
 	}
 	err = d.Write("resp-bench.png", func(path string) error { return plotRPS(path, recs) })

@@ -2,6 +2,7 @@ package respbench
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +13,16 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// loadChildEnv, when set, makes the test binary run LoadMain on its
+// arguments instead of the tests: Run's native client in TestRunNative.
+const loadChildEnv = "RESPBENCH_TEST_LOAD_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(loadChildEnv) == "1" {
+		os.Exit(LoadMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // csvOut is what redis-benchmark 7.0 prints with --csv -t lrange_100.
 const csvOut = `"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
