@@ -1,6 +1,9 @@
 package wireimpl
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // The direct path's lists (fast_encode.go): sizes and writes of lists of
 // bytes and strings, each element's entry written in one loop with the
@@ -70,47 +73,60 @@ func (l *StringList) SizeDirect(s *DirectSizer, hdr, cp, zc, ents int) (int, int
 // PutBytesList writes the entry at `at` of the present list l, its element
 // entries at the header cursor hdr and each element's value (copied or
 // zero-copy), and returns the advanced cursors. A list whose region or
-// copied values do not fit records ErrModified and leaves the cursors (and
-// the SGA's entries) unchanged.
+// copied values do not fit records ErrModified and leaves the cursors
+// unchanged.
 //
-// One pass with the cursors in registers: each element's entry, then its
-// copy into the head (checked against the head buffer first) or its SGA
-// entry (appended into the room StartDirectSGA reserved, so no allocation
-// once the sink has grown). The SGA's entry slice is stored once, at the
-// end, and only when a zero-copy element was appended.
+// Two tight loops rather than one with a call per element: the entries and
+// the zero-copy elements' SGA stores (room reserved once, no call, so the
+// cursors stay in registers), then, once the copied total is checked
+// against the head buffer, the copies.
 func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int, int) {
 	items := l.items
-	r := hdr + EntrySize*len(items)
+	n := len(items)
+	r := hdr + EntrySize*n
 	dst := w.dst
-	if hdr < 0 || r > w.hdrEnd || cp < w.hdrEnd || cp > len(dst) {
+	if hdr < 0 || r > w.hdrEnd || cp < w.hdrEnd {
 		w.modified = true
 		return hdr, cp, zc
 	}
 	ents := dst[hdr:r]
-	es := w.sga.Entries
+	sga := w.sga
+	es := sga.Entries
 	j0 := len(es)
+	if cap(es)-j0 < n {
+		es = slices.Grow(es, n)
+	}
+	es = es[:j0+n]
+	j := j0
 	c, z := cp, zc
 	for i := range items {
 		b := &items[i]
 		k := len(b.data)
 		e := ents[EntrySize*i : EntrySize*i+EntrySize]
 		if b.buf.IsZero() {
-			if k > len(dst)-c { // the SGA's entries are not stored yet
-				w.modified = true
-				return hdr, cp, zc
-			}
 			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
-			c += copy(dst[c:], b.data)
+			c += k
 		} else {
 			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
 			z += k
-			es = append(es, b.buf)
+			es[j] = b.buf
+			j++
 		}
 	}
-	if len(es) != j0 {
-		w.sga.Entries = es
+	if c > len(dst) { // element lengths are below 2^32: no overflow
+		w.modified = true
+		sga.Entries = es[:j0]
+		return hdr, cp, zc
 	}
-	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(len(items)))|uint64(uint32(hdr))<<32)
+	sga.Entries = es[:j]
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(hdr))<<32)
+	if c != cp {
+		for i := range items {
+			if b := &items[i]; b.buf.IsZero() {
+				cp += copy(dst[cp:], b.data)
+			}
+		}
+	}
 	return r, c, z
 }
 
@@ -118,36 +134,50 @@ func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int
 // form).
 func (w *DirectWriter) PutStringList(at, hdr, cp, zc int, l *StringList) (int, int, int) {
 	items := l.items
-	r := hdr + EntrySize*len(items)
+	n := len(items)
+	r := hdr + EntrySize*n
 	dst := w.dst
-	if hdr < 0 || r > w.hdrEnd || cp < w.hdrEnd || cp > len(dst) {
+	if hdr < 0 || r > w.hdrEnd || cp < w.hdrEnd {
 		w.modified = true
 		return hdr, cp, zc
 	}
 	ents := dst[hdr:r]
-	es := w.sga.Entries
+	sga := w.sga
+	es := sga.Entries
 	j0 := len(es)
+	if cap(es)-j0 < n {
+		es = slices.Grow(es, n)
+	}
+	es = es[:j0+n]
+	j := j0
 	c, z := cp, zc
 	for i := range items {
 		b := &items[i].b
 		k := len(b.data)
 		e := ents[EntrySize*i : EntrySize*i+EntrySize]
 		if b.buf.IsZero() {
-			if k > len(dst)-c { // the SGA's entries are not stored yet
-				w.modified = true
-				return hdr, cp, zc
-			}
 			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
-			c += copy(dst[c:], b.data)
+			c += k
 		} else {
 			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
 			z += k
-			es = append(es, b.buf)
+			es[j] = b.buf
+			j++
 		}
 	}
-	if len(es) != j0 {
-		w.sga.Entries = es
+	if c > len(dst) {
+		w.modified = true
+		sga.Entries = es[:j0]
+		return hdr, cp, zc
 	}
-	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(len(items)))|uint64(uint32(hdr))<<32)
+	sga.Entries = es[:j]
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(hdr))<<32)
+	if c != cp {
+		for i := range items {
+			if b := &items[i].b; b.buf.IsZero() {
+				cp += copy(dst[cp:], b.data)
+			}
+		}
+	}
 	return r, c, z
 }
