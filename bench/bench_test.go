@@ -183,6 +183,56 @@ func TestSendPollDoNotAllocate(t *testing.T) {
 	}
 }
 
+// TestClosedLoopDefersTime pins the closed loop's timestamping: a delivered
+// response is checked at once but recorded only by the loop's next clock
+// read (flushDone), with that time, and neither step allocates.
+func TestClosedLoopDefersTime(t *testing.T) {
+	w := mustParse(t, "twitter:keys=1000")
+	srv := preloaded(w, 0)
+	conn, _ := srv.Dial(0)
+	cfg := Config{Workload: w, Target: srv, Outstanding: 8, Duration: time.Hour, Check: true}
+	if err := cfg.normalize(); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(&cfg, 0, conn)
+	c.base = time.Now()
+	c.warmEnd, c.end = 0, int64(time.Hour)
+	c.deferTime = true
+	for range 8 {
+		if !c.send(1) {
+			t.Fatal("send refused")
+		}
+	}
+	got, err := c.pollN()
+	if err != nil || got != 8 {
+		t.Fatalf("pollN = %d, %v; want 8 responses", got, err)
+	}
+	if c.received != 0 || len(c.done) != 8 || c.checks != 8 {
+		t.Fatalf("after the poll: received %d, queued %d, checked %d; want 0, 8, 8", c.received, len(c.done), c.checks)
+	}
+	const at = int64(5 * time.Millisecond)
+	c.flushDone(at)
+	if c.received != 8 || len(c.done) != 0 || c.recvWin != 8 {
+		t.Fatalf("after flushDone: received %d recvWin %d queued %d; want 8, 8, 0", c.received, c.recvWin, len(c.done))
+	}
+	if lo, hi := c.hist.Min(), c.hist.Max(); !c.hist.ValuesAreEquivalent(lo, at-1) || !c.hist.ValuesAreEquivalent(hi, at-1) {
+		t.Fatalf("latencies %d..%d, want %d (flush time - intended)", lo, hi, at-1)
+	}
+	allocs := testing.AllocsPerRun(500, func() {
+		c.send(c.now())
+		if _, err := c.pollN(); err != nil {
+			t.Fatal(err)
+		}
+		c.flushDone(c.now())
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per request", allocs)
+	}
+	if c.mismatches != 0 {
+		t.Fatalf("%d mismatches: %v", c.mismatches, c.firstMismatch)
+	}
+}
+
 // BenchmarkClientSendPoll measures the generator's own cost per request
 // (stream, send, poll, histogram, model check) against an immediate target.
 func BenchmarkClientSendPoll(b *testing.B) {

@@ -390,6 +390,13 @@ type slot struct {
 	busy     bool
 }
 
+// doneRec is a delivered response whose time is recorded later (deferTime).
+type doneRec struct {
+	intended int64
+	units    int
+	failed   bool // StatusError
+}
+
 // client is one generator goroutine's state.
 type client struct {
 	cfg    *Config
@@ -416,7 +423,12 @@ type client struct {
 	// pollNow is the clock read shared by every response one poll
 	// delivers (0: not read yet in this poll): one clock read per poll,
 	// however many responses it delivers.
-	pollNow                int64
+	pollNow int64
+	// deferTime (closed loop): deliver records no time; it queues the
+	// response in done, and the loop's next clock read (the top of its
+	// next iteration) timestamps them all: one clock read per iteration.
+	deferTime              bool
+	done                   []doneRec
 	sent, received, errors uint64
 	mismatches, lost       uint64
 	unexpected, stalls     uint64
@@ -440,6 +452,7 @@ func newClient(cfg *Config, i int, conn Conn) *client {
 		hist:   newHist(),
 		slots:  make([]slot, n),
 		free:   make([]int32, n),
+		done:   make([]doneRec, 0, n),
 	}
 	c.batch, _ = conn.(Batcher)
 	if cfg.Check {
@@ -511,22 +524,14 @@ func (c *client) deliver(id uint64, resp *workload.Response) {
 		return
 	}
 	s := &c.slots[si]
-	if c.pollNow == 0 {
-		c.pollNow = c.now()
-	}
-	now := c.pollNow
-	if s.intended >= c.warmEnd && s.intended < c.end {
-		c.received++
-		c.hist.RecordValue(min(now-s.intended, int64(MaxLatency)))
-		if resp.Status == workload.StatusError {
-			c.errors++
+	failed := resp.Status == workload.StatusError
+	if c.deferTime {
+		c.done = append(c.done, doneRec{intended: s.intended, units: s.req.Units, failed: failed})
+	} else {
+		if c.pollNow == 0 {
+			c.pollNow = c.now()
 		}
-	}
-	if now >= c.warmEnd && now < c.end {
-		c.recvWin++
-		if resp.Status != workload.StatusError {
-			c.unitsWin += uint64(s.req.Units)
-		}
+		c.record(s.intended, s.req.Units, failed, c.pollNow)
 	}
 	if c.model != nil && resp.Status != workload.StatusError {
 		var err error
@@ -548,6 +553,32 @@ func (c *client) deliver(id uint64, resp *workload.Response) {
 	if c.closedLoop {
 		c.closedPending++
 	}
+}
+
+// record counts a response to a request intended at intended, received at
+// now, in the measurement's counters and latency histogram.
+func (c *client) record(intended int64, units int, failed bool, now int64) {
+	if intended >= c.warmEnd && intended < c.end {
+		c.received++
+		c.hist.RecordValue(min(now-intended, int64(MaxLatency)))
+		if failed {
+			c.errors++
+		}
+	}
+	if now >= c.warmEnd && now < c.end {
+		c.recvWin++
+		if !failed {
+			c.unitsWin += uint64(units)
+		}
+	}
+}
+
+// flushDone records the responses deferTime queued as received at now.
+func (c *client) flushDone(now int64) {
+	for _, d := range c.done {
+		c.record(d.intended, d.units, d.failed, now)
+	}
+	c.done = c.done[:0]
 }
 
 // beginSends and endSends bracket a run of sends for a Conn that batches them.
@@ -676,8 +707,15 @@ func (c *client) runClosed(ctx context.Context, start int64, n int) error {
 	}
 	c.closedPending = n
 	checkCtx := 0
+	// The responses a poll delivers are timestamped by the next
+	// iteration's clock read, taken after every one of them was delivered
+	// and checked: one clock read per iteration, and a latency never
+	// shorter than the real one.
+	c.deferTime = true
+	defer func() { c.deferTime = false }()
 	for {
 		now := c.now()
+		c.flushDone(now)
 		if now >= c.end {
 			break
 		}
@@ -717,6 +755,7 @@ func (c *client) runClosed(ctx context.Context, start int64, n int) error {
 			c.yield(now)
 		}
 	}
+	c.deferTime = false // the loop's last clock read recorded every response
 	return c.drain(ctx)
 }
 
