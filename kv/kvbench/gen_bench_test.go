@@ -13,13 +13,15 @@ import (
 	"github.com/cornflakes-go/cornflakes/workload"
 )
 
-// processCPU is the CPU time (user + system) of the whole process.
-func processCPU(b *testing.B) time.Duration {
+// processCPU is the CPU time (user + system) of the whole process, its
+// minor page faults and its voluntary context switches (a thread going to
+// sleep: a wake-up later) so far.
+func processCPU(b *testing.B) (time.Duration, int64, int64) {
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
 		b.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Minflt, ru.Nvcsw
 }
 
 // BenchmarkGenerator runs the load generator (bench.Run, closed loop, 32
@@ -47,7 +49,7 @@ func BenchmarkGenerator(b *testing.B) {
 }
 
 func benchGenerator(b *testing.B, w workload.Workload, c kv.Codec) {
-	srv, err := kv.NewServer(kv.ServerConfig{Datapath: kv.DatapathShm, PoolBytes: 256 << 20, LockThread: true, Codecs: []kv.Codec{kv.CodecCFHybrid, c}})
+	srv, err := kv.NewServer(kv.ServerConfig{Datapath: kv.DatapathShm, PoolBytes: 256 << 20, LockThread: true, PoolIdle: -1, Codecs: []kv.Codec{kv.CodecCFHybrid, c}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,18 +69,21 @@ func benchGenerator(b *testing.B, w workload.Workload, c kv.Codec) {
 	}
 	var gen, server time.Duration
 	var reqs uint64
+	var faults, sleeps int64
 	b.ResetTimer()
 	for range b.N {
 		busy0, n0, err := srv.Usage()
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu0 := processCPU(b)
+		cpu0, flt0, sw0 := processCPU(b)
 		r, err := bench.Run(context.Background(), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu1 := processCPU(b)
+		cpu1, flt1, sw1 := processCPU(b)
+		faults += flt1 - flt0
+		sleeps += sw1 - sw0
 		busy1, n1, _ := srv.Usage()
 		if r.Mismatches != 0 || r.Errors != 0 || n1 <= n0 {
 			b.Fatalf("result %v, %d requests served", r, n1-n0)
@@ -91,4 +96,11 @@ func benchGenerator(b *testing.B, w workload.Workload, c kv.Codec) {
 	b.ReportMetric(float64(gen)/float64(reqs), "gen-ns/req")
 	b.ReportMetric(float64(server)/float64(reqs), "server-ns/req")
 	b.ReportMetric(float64(reqs)/b.Elapsed().Seconds(), "req/s")
+	// Minor page faults per request in the timed runs (the whole process):
+	// first touches of pool memory, which cost CPU time the steady state
+	// should not have.
+	b.ReportMetric(float64(faults)/float64(reqs), "minflt/req")
+	// Voluntary context switches per request (the whole process): each is
+	// a sleep and a later wake-up, two system calls or more.
+	b.ReportMetric(float64(sleeps)/float64(reqs), "nvcsw/req")
 }
