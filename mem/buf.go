@@ -68,6 +68,22 @@ func (b Buf) Slice(off, n int) Buf {
 	return b
 }
 
+// SliceTrusted is Slice for a range [off, off+n) that the caller has
+// already checked to lie within b's window (a decoder that checked an
+// entry against the bytes of b's window): the same narrower window on the
+// SAME reference, small enough to be inlined into a decoder's hot path. The
+// unchecked build does not check the range again, so a range outside the
+// window gives a Buf whose Bytes lie outside it: use Slice for any range
+// not checked first. The checked build (-tags cfcheck) checks it, and the
+// reference's liveness, and panics like Slice.
+func (b Buf) SliceTrusted(off, n int) Buf {
+	if checked {
+		return b.Slice(off, n)
+	}
+	b.win += uint64(off)<<32 - uint64(uint32(b.win)) + uint64(uint32(n))
+	return b
+}
+
 // sliceError is the panic value of an out-of-range Buf.Slice (a value, so
 // that Slice stays inlinable; it is built only when panicking).
 type sliceError struct{ off, n, length int }
