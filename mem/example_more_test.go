@@ -190,3 +190,27 @@ func ExamplePool_Close() {
 	// <nil>
 	// true
 }
+
+// SliceTrusted is Slice for a range the caller has already checked against
+// the window (a decoder that checked an entry against the buffer's bytes):
+// the same narrower window on the same reference, with no second check in
+// the unchecked build.
+func ExampleBuf_SliceTrusted() {
+	p, err := mem.NewPool(mem.PoolConfig{})
+	if err != nil {
+		panic(err)
+	}
+	defer p.Close()
+
+	pkt, _ := p.AllocCopy([]byte("GET key42\r\n"))
+	off, n := 4, 5
+	if off+n <= len(pkt.Bytes()) { // checked once, against the bytes
+		key := pkt.SliceTrusted(off, n)
+		fmt.Printf("%q same window as Slice: %v\n", key.Bytes(), key == pkt.Slice(off, n))
+	}
+	pkt.Release()
+	fmt.Println("in use:", p.InUse())
+	// Output:
+	// "key42" same window as Slice: true
+	// in use: 0
+}
