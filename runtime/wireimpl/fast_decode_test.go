@@ -27,7 +27,7 @@ func TestBytesZeroCopyMatchesBytesEnt(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i)
 	}
-	const at = 0 // the entry is written at the start of the input
+	const at = 0         // the entry is written at the start of the input
 	ents := [][2]uint64{ // {offset, size}
 		{8, 1}, {8, 15}, {8, 16}, {8, 17}, {8, size - 8}, {8, size - 7}, {size, 0}, {size - 1, 1},
 		{size, 1}, {0, 0}, {100, 0}, {math.MaxUint32, 1}, {1, math.MaxUint32}, {math.MaxUint32, math.MaxUint32},
