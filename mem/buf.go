@@ -108,6 +108,22 @@ func (b Buf) Clone() Buf {
 	return b.cloneSlow()
 }
 
+// TryClone is Clone's common case, small enough to be inlined: when b is
+// a live reference of a single-goroutine pool it adds a reference to the
+// item and reports true (b is then a handle of its own, to be released
+// like Clone's result); otherwise it changes nothing and reports false,
+// and the caller calls Clone (the zero Buf, Concurrent pools, the checked
+// build, a released reference).
+func (b Buf) TryClone() bool {
+	if r := b.r; !checked && r != nil && !r.atomic {
+		if p := &r.refs[b.item]; *p > 0 {
+			*p++
+			return true
+		}
+	}
+	return false
+}
+
 // cloneSlow is Clone outside its fast path.
 func (b Buf) cloneSlow() Buf {
 	r := b.r
@@ -153,6 +169,21 @@ func (b Buf) Release() error {
 		return nil
 	}
 	return b.releaseSlow()
+}
+
+// TryRelease is Release's common case, small enough to be inlined: when
+// b is one of several live references of a single-goroutine pool it drops
+// it and reports true; otherwise it changes nothing and reports false, and
+// the caller calls Release (the last reference, the zero Buf, Concurrent
+// pools, the checked build, errors).
+func (b Buf) TryRelease() bool {
+	if r := b.r; !checked && r != nil && !r.atomic {
+		if p := &r.refs[b.item]; *p > 1 && r.gen[b.item] == b.gen {
+			*p--
+			return true
+		}
+	}
+	return false
 }
 
 // ReleaseAll releases every reference in bufs, as Release would one by

@@ -214,3 +214,28 @@ func ExampleBuf_SliceTrusted() {
 	// "key42" same window as Slice: true
 	// in use: 0
 }
+
+// TryClone and TryRelease are the inlinable common cases of Clone and
+// Release; a caller falls back to the full call when they decline.
+func ExampleBuf_TryClone() {
+	p, err := mem.NewPool(mem.PoolConfig{})
+	if err != nil {
+		panic(err)
+	}
+	defer p.Close()
+
+	b, _ := p.AllocCopy([]byte("payload"))
+	held := b
+	if !held.TryClone() { // declined (e.g. a Concurrent pool): take the slow path
+		held = b.Clone()
+	}
+	b.Release() // the caller's own reference
+	fmt.Printf("%q refs=%d\n", held.Bytes(), held.Refs())
+	if !held.TryRelease() { // the last reference: Release frees the item
+		held.Release()
+	}
+	fmt.Println("in use:", p.InUse())
+	// Output:
+	// "payload" refs=1
+	// in use: 0
+}

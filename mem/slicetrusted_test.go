@@ -31,3 +31,60 @@ func TestSliceTrustedMatchesSlice(t *testing.T) {
 		}
 	}
 }
+
+// TestTryCloneTryRelease checks the inlinable fast paths: they change the
+// count exactly as Clone and Release do when they report true, and change
+// nothing when they decline (the zero Buf, the last reference, a released
+// reference, a Concurrent pool).
+func TestTryCloneTryRelease(t *testing.T) {
+	p, err := NewPool(PoolConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if (Buf{}).TryClone() || (Buf{}).TryRelease() {
+		t.Fatal("the zero Buf: TryClone or TryRelease reported true")
+	}
+	b, err := p.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.TryRelease() {
+		t.Fatal("TryRelease dropped the last reference")
+	}
+	if got := b.TryClone(); got == checked {
+		t.Fatalf("TryClone of a live reference = %v (checked build %v)", got, checked)
+	}
+	if !checked {
+		if b.Refs() != 2 {
+			t.Fatalf("after TryClone: refs %d, want 2", b.Refs())
+		}
+		if !b.TryRelease() || b.Refs() != 1 {
+			t.Fatalf("TryRelease of one of two: refs %d, want 1", b.Refs())
+		}
+	}
+	if err := b.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if b.TryClone() || b.TryRelease() {
+		t.Fatal("a released reference: TryClone or TryRelease reported true")
+	}
+	if p.InUse() != 0 {
+		t.Fatalf("in use %d", p.InUse())
+	}
+	cp, err := NewPool(PoolConfig{Concurrent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	c, err := cp.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := c.Clone()
+	if c.TryClone() || c.TryRelease() {
+		t.Fatal("a Concurrent pool: TryClone or TryRelease reported true")
+	}
+	c2.Release()
+	c.Release()
+}

@@ -26,7 +26,10 @@ func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
 	// fields are fixed), its reference the arena's input slot (no append).
 	// A Buf's window is shorter than 2^32, so MaxMessageSize holds.
 	if a != nil && a.lastSrc == nil && c.epoch == uint32(a.epoch) && !b.IsZero() && !mem.Checked {
-		h := b.Clone()
+		h := b
+		if !h.TryClone() {
+			h = b.Clone()
+		}
 		a.in = h
 		src := &a.src0
 		if src.a == nil {
