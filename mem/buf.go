@@ -68,6 +68,22 @@ func (b Buf) Slice(off, n int) Buf {
 	return b
 }
 
+// SliceTrusted is Slice for a range [off, off+n) that the caller has
+// already checked to lie within b's window (a decoder that checked an
+// entry against the bytes of b's window): the same narrower window on the
+// SAME reference, small enough to be inlined into a decoder's hot path. The
+// unchecked build does not check the range again, so a range outside the
+// window gives a Buf whose Bytes lie outside it: use Slice for any range
+// not checked first. The checked build (-tags cfcheck) checks it, and the
+// reference's liveness, and panics like Slice.
+func (b Buf) SliceTrusted(off, n int) Buf {
+	if checked {
+		return b.Slice(off, n)
+	}
+	b.win += uint64(off)<<32 - uint64(uint32(b.win)) + uint64(uint32(n))
+	return b
+}
+
 // sliceError is the panic value of an out-of-range Buf.Slice (a value, so
 // that Slice stays inlinable; it is built only when panicking).
 type sliceError struct{ off, n, length int }
@@ -90,6 +106,22 @@ func (b Buf) Clone() Buf {
 		return b
 	}
 	return b.cloneSlow()
+}
+
+// TryClone is Clone's common case, small enough to be inlined: when b is
+// a live reference of a single-goroutine pool it adds a reference to the
+// item and reports true (b is then a handle of its own, to be released
+// like Clone's result); otherwise it changes nothing and reports false,
+// and the caller calls Clone (the zero Buf, Concurrent pools, the checked
+// build, a released reference).
+func (b Buf) TryClone() bool {
+	if r := b.r; !checked && r != nil && !r.atomic {
+		if p := &r.refs[b.item]; *p > 0 {
+			*p++
+			return true
+		}
+	}
+	return false
 }
 
 // cloneSlow is Clone outside its fast path.
@@ -137,6 +169,21 @@ func (b Buf) Release() error {
 		return nil
 	}
 	return b.releaseSlow()
+}
+
+// TryRelease is Release's common case, small enough to be inlined: when
+// b is one of several live references of a single-goroutine pool it drops
+// it and reports true; otherwise it changes nothing and reports false, and
+// the caller calls Release (the last reference, the zero Buf, Concurrent
+// pools, the checked build, errors).
+func (b Buf) TryRelease() bool {
+	if r := b.r; !checked && r != nil && !r.atomic {
+		if p := &r.refs[b.item]; *p > 1 && r.gen[b.item] == b.gen {
+			*p--
+			return true
+		}
+	}
+	return false
 }
 
 // ReleaseAll releases every reference in bufs, as Release would one by

@@ -190,3 +190,52 @@ func ExamplePool_Close() {
 	// <nil>
 	// true
 }
+
+// SliceTrusted is Slice for a range the caller has already checked against
+// the window (a decoder that checked an entry against the buffer's bytes):
+// the same narrower window on the same reference, with no second check in
+// the unchecked build.
+func ExampleBuf_SliceTrusted() {
+	p, err := mem.NewPool(mem.PoolConfig{})
+	if err != nil {
+		panic(err)
+	}
+	defer p.Close()
+
+	pkt, _ := p.AllocCopy([]byte("GET key42\r\n"))
+	off, n := 4, 5
+	if off+n <= len(pkt.Bytes()) { // checked once, against the bytes
+		key := pkt.SliceTrusted(off, n)
+		fmt.Printf("%q same window as Slice: %v\n", key.Bytes(), key == pkt.Slice(off, n))
+	}
+	pkt.Release()
+	fmt.Println("in use:", p.InUse())
+	// Output:
+	// "key42" same window as Slice: true
+	// in use: 0
+}
+
+// TryClone and TryRelease are the inlinable common cases of Clone and
+// Release; a caller falls back to the full call when they decline.
+func ExampleBuf_TryClone() {
+	p, err := mem.NewPool(mem.PoolConfig{})
+	if err != nil {
+		panic(err)
+	}
+	defer p.Close()
+
+	b, _ := p.AllocCopy([]byte("payload"))
+	held := b
+	if !held.TryClone() { // declined (e.g. a Concurrent pool): take the slow path
+		held = b.Clone()
+	}
+	b.Release() // the caller's own reference
+	fmt.Printf("%q refs=%d\n", held.Bytes(), held.Refs())
+	if !held.TryRelease() { // the last reference: Release frees the item
+		held.Release()
+	}
+	fmt.Println("in use:", p.InUse())
+	// Output:
+	// "payload" refs=1
+	// in use: 0
+}

@@ -231,7 +231,7 @@ func (x *Any) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xTypeUrl = wireimpl.String{}
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xValue) && !src.BytesEnt(at, &x.xValue) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xValue) && !src.BytesZeroCopy(at, &x.xValue) && !src.BytesEnt(at, &x.xValue) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {

@@ -2142,7 +2142,7 @@ func (x *BytesValue) WireDecodeAt(src *wireimpl.Source, off, end, depth int) err
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.BytesCopied(at, &x.xValue) && !src.BytesEnt(at, &x.xValue) {
+		if at := ents; !src.BytesCopied(at, &x.xValue) && !src.BytesZeroCopy(at, &x.xValue) && !src.BytesEnt(at, &x.xValue) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {

@@ -625,7 +625,7 @@ func (x *Resp) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xStatus = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xVal) && !src.BytesEnt(at, &x.xVal) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xVal) && !src.BytesZeroCopy(at, &x.xVal) && !src.BytesEnt(at, &x.xVal) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {

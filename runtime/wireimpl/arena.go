@@ -86,7 +86,9 @@ func NewArena() *Arena {
 func (a *Arena) Reset() error {
 	var first error
 	if in := a.in; !in.IsZero() {
-		first = in.Release()
+		if !in.TryRelease() {
+			first = in.Release()
+		}
 		a.in = mem.Buf{}
 	}
 	if refs := a.refs; len(refs) != 0 {

@@ -26,14 +26,17 @@ func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
 	// fields are fixed), its reference the arena's input slot (no append).
 	// A Buf's window is shorter than 2^32, so MaxMessageSize holds.
 	if a != nil && a.lastSrc == nil && c.epoch == uint32(a.epoch) && !b.IsZero() && !mem.Checked {
-		h := b.Clone()
+		h := b
+		if !h.TryClone() {
+			h = b.Clone()
+		}
 		a.in = h
 		src := &a.src0
 		if src.a == nil {
 			src.a = a
 		}
 		thr := a.Threshold
-		src.data, src.buf, src.thr, src.epoch, src.cpBelow = h.Bytes(), h, thr, a.epoch, thr
+		src.data, src.buf, src.thr, src.epoch, src.cpBelow, src.zcFrom = h.Bytes(), h, thr, a.epoch, thr, max(thr, 1)
 		a.lastSrc = src
 		return src, nil
 	}
@@ -101,7 +104,7 @@ func (a *Arena) beginSource(p []byte, h mem.Buf) (*Source, error) {
 // slab.alloc for one value).
 func (a *Arena) newSource() *source {
 	p := a.sourceSlot()
-	*p = source{a: a, epoch: a.epoch}
+	*p = source{a: a, epoch: a.epoch, zcFrom: math.MaxInt}
 	return p
 }
 
@@ -115,9 +118,9 @@ func (a *Arena) newSourceOf(p []byte, h mem.Buf) *source {
 	if src.segs != nil {
 		src.segs = nil
 	}
-	src.cpBelow = a.Threshold
+	src.cpBelow, src.zcFrom = a.Threshold, max(a.Threshold, 1)
 	if h.IsZero() {
-		src.cpBelow = math.MaxInt
+		src.cpBelow, src.zcFrom = math.MaxInt, math.MaxInt
 	}
 	return src
 }

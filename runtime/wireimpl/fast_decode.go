@@ -99,6 +99,25 @@ func (s *Source) BytesCopied(at int, b *Bytes) bool {
 	return false
 }
 
+// BytesZeroCopy reads the bytes entry at `at` into b when its value is
+// one that is read zero-copy (at least the threshold, in a registered
+// input) and lies in the input's first (or only) segment, exactly as
+// BytesEnt would: aliasing the input, with the registered window of the
+// value. It reports false for every other entry, which the generated code
+// hands to BytesEnt (after BytesCopied). It is small enough to be inlined.
+func (s *Source) BytesZeroCopy(at int, b *Bytes) bool {
+	e := binary.LittleEndian.Uint64(s.data[at:])
+	o, k := int(e>>32), int(uint32(e))
+	// Offsets and sizes are below 2^32: the sum does not overflow. zcFrom
+	// is at least 1 (no empty value), and s.buf's window is s.data when it
+	// is finite, so [o, o+k) lies in the window.
+	if o+k <= len(s.data) && k >= s.zcFrom {
+		b.data, b.buf = s.data[o:o+k:o+k], s.buf.SliceTrusted(o, k)
+		return true
+	}
+	return false
+}
+
 // BytesEnt reads the bytes entry at `at` into b, aliasing the input (and
 // its registered window at or above the threshold). It reports false when
 // the value's range lies outside the input; the caller returns

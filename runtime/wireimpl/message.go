@@ -108,6 +108,11 @@ type source struct {
 	// MaxInt otherwise; 0 (every value through the general case) for
 	// records not made by newSourceOf.
 	cpBelow int
+	// zcFrom: a value of at least zcFrom bytes in data is read with the
+	// window [off, off+n) of buf (Source.BytesZeroCopy): max(thr, 1) for a
+	// record whose buf is registered and whose window is exactly data
+	// (newSourceOf, BeginDecode's common case), MaxInt for every other.
+	zcFrom int
 }
 
 var (

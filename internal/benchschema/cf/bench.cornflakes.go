@@ -183,7 +183,7 @@ func (x *SingleBuffer) WireDecodeAt(src *wireimpl.Source, off, end, depth int) e
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.BytesCopied(at, &x.xMessage) && !src.BytesEnt(at, &x.xMessage) {
+		if at := ents; !src.BytesCopied(at, &x.xMessage) && !src.BytesZeroCopy(at, &x.xMessage) && !src.BytesEnt(at, &x.xMessage) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
@@ -807,7 +807,7 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
 			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
-				if at := lents; !src.BytesCopied(at, &v.xMessage) && !src.BytesEnt(at, &v.xMessage) {
+				if at := lents; !src.BytesCopied(at, &v.xMessage) && !src.BytesZeroCopy(at, &v.xMessage) && !src.BytesEnt(at, &v.xMessage) {
 					return wireimpl.BadData(at, 1)
 				}
 			} else {
@@ -831,7 +831,7 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
 			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
-				if at := lents; !src.BytesCopied(at, &v.xMessage) && !src.BytesEnt(at, &v.xMessage) {
+				if at := lents; !src.BytesCopied(at, &v.xMessage) && !src.BytesZeroCopy(at, &v.xMessage) && !src.BytesEnt(at, &v.xMessage) {
 					return wireimpl.BadData(at, 1)
 				}
 			} else {

@@ -183,7 +183,7 @@ func (x *Blob) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		if at := ents; !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {

@@ -715,7 +715,7 @@ func (x *HelloReply) WireDecodeAt(src *wireimpl.Source, off, end, depth int) err
 		x.xMessage = wireimpl.String{}
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xBlob) && !src.BytesEnt(at, &x.xBlob) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xBlob) && !src.BytesZeroCopy(at, &x.xBlob) && !src.BytesEnt(at, &x.xBlob) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {
@@ -1116,7 +1116,7 @@ func (x *FailRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) er
 		x.xMessage = wireimpl.String{}
 	}
 	if b0&0x4 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesCopied(at, &x.xDetails) && !src.BytesEnt(at, &x.xDetails) {
+		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesCopied(at, &x.xDetails) && !src.BytesZeroCopy(at, &x.xDetails) && !src.BytesEnt(at, &x.xDetails) {
 			return wireimpl.BadData(at, 3)
 		}
 	} else {

@@ -659,7 +659,7 @@ func (x *Scalars) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error 
 		x.xText = wireimpl.String{}
 	}
 	if b0&0x8000 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x8000); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		if at := wireimpl.EntAt(ents, b0, 0x8000); !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 16)
 		}
 	} else {
@@ -1564,7 +1564,7 @@ func (x *Optionals) WireDecodeAt(src *wireimpl.Source, off, end, depth int) erro
 		x.xText = wireimpl.String{}
 	}
 	if b0&0x40 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x40); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		if at := wireimpl.EntAt(ents, b0, 0x40); !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 7)
 		}
 		x.cf.SetHas(6)
@@ -3206,7 +3206,7 @@ func (x *Outer_Inner) WireDecodeAt(src *wireimpl.Source, off, end, depth int) er
 		x.xState = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xPayload) && !src.BytesEnt(at, &x.xPayload) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xPayload) && !src.BytesZeroCopy(at, &x.xPayload) && !src.BytesEnt(at, &x.xPayload) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {
@@ -3675,7 +3675,7 @@ func (x *Tree) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xRight.Clear()
 	}
 	if b0&0x4 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesCopied(at, &x.xLeaf) && !src.BytesEnt(at, &x.xLeaf) {
+		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesCopied(at, &x.xLeaf) && !src.BytesZeroCopy(at, &x.xLeaf) && !src.BytesEnt(at, &x.xLeaf) {
 			return wireimpl.BadData(at, 3)
 		}
 	} else {

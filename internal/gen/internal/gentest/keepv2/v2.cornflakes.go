@@ -1747,7 +1747,7 @@ func (x *Leaf) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xId = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {
@@ -2204,7 +2204,7 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 				v.xId = 0
 			}
 			if lb0&0x2 != 0 {
-				if at := wireimpl.EntAt(lents, lb0, 0x2); !src.BytesCopied(at, &v.xData) && !src.BytesEnt(at, &v.xData) {
+				if at := wireimpl.EntAt(lents, lb0, 0x2); !src.BytesCopied(at, &v.xData) && !src.BytesZeroCopy(at, &v.xData) && !src.BytesEnt(at, &v.xData) {
 					return wireimpl.BadData(at, 2)
 				}
 			} else {
@@ -2245,7 +2245,7 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 				v.xId = 0
 			}
 			if lb0&0x2 != 0 {
-				if at := wireimpl.EntAt(lents, lb0, 0x2); !src.BytesCopied(at, &v.xData) && !src.BytesEnt(at, &v.xData) {
+				if at := wireimpl.EntAt(lents, lb0, 0x2); !src.BytesCopied(at, &v.xData) && !src.BytesZeroCopy(at, &v.xData) && !src.BytesEnt(at, &v.xData) {
 					return wireimpl.BadData(at, 2)
 				}
 			} else {

@@ -1658,7 +1658,7 @@ func (x *Defaults) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error
 		x.xText = wireimpl.String{}
 	}
 	if b0&0x400 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x400); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		if at := wireimpl.EntAt(ents, b0, 0x400); !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 11)
 		}
 		x.cf.SetHas(10)

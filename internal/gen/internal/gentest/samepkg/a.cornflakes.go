@@ -221,7 +221,7 @@ func (x *A) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		}
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 2)
 		}
 		x.cf.SetHas(0)
