@@ -233,6 +233,17 @@ func (l *BytesList) Append(p []byte) {
 		l.items = grow(bytesType, l.a, l.items)
 	}
 	b, a := &l.items[len(l.items)-1], l.a
+	// A value below the threshold, with no decoded input to alias, is
+	// copied into the arena here: it never needs mem.Recover (the length
+	// decides first), and no Bytes.Set call.
+	if len(p) < a.Threshold && a.lastSrc == nil {
+		if len(p) == 0 {
+			*b = Bytes{}
+			return
+		}
+		*b = Bytes{data: a.Copy(p)}
+		return
+	}
 	// Bytes.Set's first case inline: a value of the input the arena decoded
 	// last (the echo-server case) aliases it, zero-copy at or above the
 	// threshold.
