@@ -30,6 +30,18 @@ type Bytes struct {
 // whatever its size: it aliases that input, which the arena keeps alive and
 // unchanged until Reset, and is zero-copy at or above the threshold.
 func (b *Bytes) Set(a *Arena, p []byte) {
+	// The common copied case first: a value below the threshold, no
+	// decoded input to alias, room in the arena's current chunk (Arena.Copy
+	// inline). It never needs mem.Recover.
+	if n := len(p); n < a.Threshold && a.lastSrc == nil {
+		if off := a.off; n <= len(a.cur)-off && n > 0 {
+			d := a.cur[off : off+n : off+n]
+			a.off = off + n
+			copy(d, p)
+			*b = Bytes{data: d}
+			return
+		}
+	}
 	if len(p) == 0 {
 		*b = Bytes{}
 		return
