@@ -234,10 +234,18 @@ func (l *BytesList) Append(p []byte) {
 	}
 	b, a := &l.items[len(l.items)-1], l.a
 	// A value below the threshold, with no decoded input to alias, is
-	// copied into the arena here: it never needs mem.Recover (the length
-	// decides first), and no Bytes.Set call.
-	if len(p) < a.Threshold && a.lastSrc == nil {
-		if len(p) == 0 {
+	// copied into the arena here (Arena.Copy inline when the current chunk
+	// has room): it never needs mem.Recover (the length decides first), and
+	// no Bytes.Set call.
+	if n := len(p); n < a.Threshold && a.lastSrc == nil {
+		if off := a.off; n <= len(a.cur)-off && n > 0 {
+			d := a.cur[off : off+n : off+n]
+			a.off = off + n
+			copy(d, p)
+			*b = Bytes{data: d}
+			return
+		}
+		if n == 0 {
 			*b = Bytes{}
 			return
 		}
