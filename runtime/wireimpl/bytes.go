@@ -30,7 +30,28 @@ type Bytes struct {
 // whatever its size: it aliases that input, which the arena keeps alive and
 // unchanged until Reset, and is zero-copy at or above the threshold.
 func (b *Bytes) Set(a *Arena, p []byte) {
-	if len(p) == 0 {
+	n := len(p)
+	src := a.lastSrc
+	// The common copied case first: a value below the threshold, no
+	// decoded input to alias, room in the arena's current chunk (Arena.Copy
+	// inline). The length decides before anything else: such a value never
+	// needs mem.Recover.
+	if src == nil && n < a.Threshold {
+		if off := a.off; n <= len(a.cur)-off && n > 0 {
+			d := a.cur[off : off+n : off+n]
+			a.off = off + n
+			copy(d, p)
+			*b = Bytes{data: d}
+			return
+		}
+		if n == 0 {
+			*b = Bytes{}
+			return
+		}
+		*b = Bytes{data: a.Copy(p)}
+		return
+	}
+	if n == 0 {
 		*b = Bytes{}
 		return
 	}
@@ -39,25 +60,25 @@ func (b *Bytes) Set(a *Arena, p []byte) {
 	// same lifetime (until Reset) as a recovered one. Below the threshold
 	// it is not copied into the arena either: it aliases the input (which
 	// the arena keeps alive) and is copied into the head at Serialize.
-	if src := a.lastSrc; src != nil {
+	if src != nil {
 		if off, ok := within(p, src.data); ok {
-			b.data = p[:len(p):len(p)]
-			if len(p) >= a.Threshold {
-				b.buf = src.buf.Slice(off, len(p))
+			b.data = p[:n:n]
+			if n >= a.Threshold {
+				b.buf = src.buf.Slice(off, n)
 			} else {
 				b.buf = mem.Buf{}
 			}
 			return
 		}
 	}
-	if len(p) >= a.Threshold {
+	if n >= a.Threshold {
 		if buf, ok := mem.Recover(p); ok {
 			a.refs = append(a.refs, buf)
-			b.data = p[:len(p):len(p)]
+			b.data = p[:n:n]
 			b.buf = buf
 			return
 		}
-		a.noteSilentCopy(len(p)) // meant zero-copy, not in registered memory
+		a.noteSilentCopy(n) // meant zero-copy, not in registered memory
 	}
 	b.data = a.Copy(p)
 	b.buf = mem.Buf{}

@@ -16,7 +16,8 @@ import (
 //		if x.cf.StartDirectSizes(&ds) {
 //			hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 //			var dw DirectWriter
-//			if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+//			if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+//				x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 //				hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 //				return dw.FinishSGA(hdr, cp, zc)
 //			}
@@ -53,13 +54,30 @@ func (s *SGA) Reset(head int) {
 
 // StartDirectSGA prepares w for writing c's message into sga once the
 // direct sizes methods have returned the cursors hdr, cp, zc and ents, and
-// reports whether the fused path applies. It does not when the sizing
-// recorded an error, the message is too large, or a nested message needs
-// the Sizer path: the caller then takes the unfused path. Otherwise it
-// sizes sga.Head to hdr+cp bytes and empties sga.Entries (with room for
-// ents entries); the encode
-// cursors then start at 0 (header), hdr (copied) and hdr+cp (zero-copy).
+// reports whether it did. It does only in the common case, where it is
+// small enough to be inlined: no sizing error, no nested message on the
+// Sizer path, the message not too large, sga.Head's array holding hdr+cp
+// bytes and sga.Entries room for ents entries. It then sizes sga.Head to
+// hdr+cp bytes and empties sga.Entries; the encode cursors start at 0
+// (header), hdr (copied) and hdr+cp (zero-copy). Otherwise it changes
+// nothing and the caller tries StartDirectSGAGrow.
 func (c *Core) StartDirectSGA(w *DirectWriter, s *DirectSizer, sga *SGA, hdr, cp, zc, ents int) bool {
+	head := hdr + cp
+	if s.err != nil || s.slow || uint64(head)+uint64(zc) > MaxMessageSize || cap(sga.Head) < head || cap(sga.Entries) < ents {
+		return false
+	}
+	sga.Head = sga.Head[:head]
+	sga.Entries = sga.Entries[:0]
+	w.dst, w.hdrEnd, w.sga, w.zEnd, w.nEnts = sga.Head, hdr, sga, head+zc, ents
+	return true
+}
+
+// StartDirectSGAGrow is StartDirectSGA for every case: it grows sga.Head
+// and sga.Entries when they are too small, and reports false (changing
+// nothing) when the sizing recorded an error, the message is too large, or
+// a nested message needs the Sizer path; the caller then takes the unfused
+// path.
+func (c *Core) StartDirectSGAGrow(w *DirectWriter, s *DirectSizer, sga *SGA, hdr, cp, zc, ents int) bool {
 	if s.err != nil || s.slow {
 		return false
 	}

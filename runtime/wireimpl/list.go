@@ -233,10 +233,22 @@ func (l *BytesList) Append(p []byte) {
 		l.items = grow(bytesType, l.a, l.items)
 	}
 	b, a := &l.items[len(l.items)-1], l.a
-	// Bytes.Set's first case inline: a value of the input the arena decoded
-	// last (the echo-server case) aliases it, zero-copy at or above the
-	// threshold.
-	if src := a.lastSrc; src != nil {
+	// Bytes.Set's first cases inline: a value of the input the arena
+	// decoded last (the echo-server case) aliases it, zero-copy at or above
+	// the threshold; with no such input, a value below the threshold is
+	// copied into the arena's current chunk (no mem.Recover). Every other
+	// value goes to Set.
+	src := a.lastSrc
+	if n := len(p); src == nil && n < a.Threshold {
+		if off := a.off; n <= len(a.cur)-off && n > 0 {
+			d := a.cur[off : off+n : off+n]
+			a.off = off + n
+			copy(d, p)
+			*b = Bytes{data: d}
+			return
+		}
+	}
+	if src != nil {
 		if off, ok := within(p, src.data); ok {
 			if len(p) >= a.Threshold {
 				*b = Bytes{data: p[:len(p):len(p)], buf: src.buf.Slice(off, len(p))}

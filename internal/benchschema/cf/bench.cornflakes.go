@@ -119,7 +119,8 @@ func (x *SingleBuffer) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -378,7 +379,8 @@ func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -674,7 +676,8 @@ func (x *Tree1) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -1166,7 +1169,8 @@ func (x *Tree2) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -1592,7 +1596,8 @@ func (x *Tree3) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -2018,7 +2023,8 @@ func (x *Tree4) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -2444,7 +2450,8 @@ func (x *Tree5) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}

@@ -367,7 +367,8 @@ func (x *Scalars) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -1372,7 +1373,8 @@ func (x *Optionals) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -3127,7 +3129,8 @@ func (x *Outer_Inner) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -3511,7 +3514,8 @@ func (x *Tree) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -3931,7 +3935,8 @@ func (x *Empty) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}

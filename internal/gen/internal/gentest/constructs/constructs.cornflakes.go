@@ -2378,7 +2378,8 @@ func (x *Item_ByBoolEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -2678,7 +2679,8 @@ func (x *Item_ByI32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -2972,7 +2974,8 @@ func (x *Item_ByI64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -3500,7 +3503,8 @@ func (x *Item_ByU64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -3780,7 +3784,8 @@ func (x *Item_ByS32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -4060,7 +4065,8 @@ func (x *Item_ByS64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -4340,7 +4346,8 @@ func (x *Item_ByF32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -4620,7 +4627,8 @@ func (x *Item_ByF64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -4900,7 +4908,8 @@ func (x *Item_BySf32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -5180,7 +5189,8 @@ func (x *Item_BySf64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -5492,7 +5502,8 @@ func (x *Item_ByStrEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -7365,7 +7376,8 @@ func (x *Sparse_MEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -7668,7 +7680,8 @@ func (x *Flat) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}

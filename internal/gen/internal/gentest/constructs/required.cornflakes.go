@@ -990,7 +990,8 @@ func (x *Req_CountsEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -1365,7 +1366,8 @@ func (x *Loose) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -1872,7 +1874,8 @@ func (x *LooseInner) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}

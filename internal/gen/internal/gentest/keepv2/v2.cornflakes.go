@@ -1307,7 +1307,8 @@ func (x *Inner_MEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -1647,7 +1648,8 @@ func (x *Leaf) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
@@ -2066,7 +2068,8 @@ func (x *Pair) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
 		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) {
+		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
+			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
 			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
 			return dw.FinishSGA(hdr, cp, zc)
 		}
