@@ -217,21 +217,12 @@ func (cl *clientCall) recycleOn(onLoop bool) {
 func finishAsync(cl *clientCall, data []byte, err error) {
 	c := cl.c
 	if err == nil {
-		off, se, perr := parseResp(data)
-		switch {
-		case perr != nil:
-			err = perr
-		case se != nil:
-			err = se
-			if se.Code == FailedPrecondition && string(se.Details) == rebindDetail {
-				c.unbind(cl.key)
-			}
-		default:
-			var body []byte
+		var body []byte
+		if body, err = c.responseBody(cl, data); err == nil {
 			if cl.a != nil {
-				body = cl.a.Copy(data[off:])
+				body = cl.a.Copy(body)
 			} else {
-				body = append([]byte(nil), data[off:]...)
+				body = append([]byte(nil), body...)
 			}
 			if derr := cl.resp.DecodeBytes(body); derr != nil {
 				err = fmt.Errorf("service: %s: decoding the response: %w", cl.b.info.FullMethod, derr)
@@ -246,6 +237,24 @@ func finishAsync(cl *clientCall, data []byte, err error) {
 	cl.recycleOn(true) // finishAsync runs on the loop
 	c.loopPending--    // on the loop, whoever counted the call
 	call.callDone(done, resp, err)
+}
+
+// responseBody parses the response data of cl's call and returns its body
+// (aliasing data) or the call's error: a malformed header, or the server's
+// status, where a rebind status also drops the method's binding so that
+// the next call binds again.
+func (c *Client) responseBody(cl *clientCall, data []byte) ([]byte, error) {
+	off, se, err := parseResp(data)
+	if err != nil {
+		return nil, err
+	}
+	if se != nil {
+		if se.Code == FailedPrecondition && string(se.Details) == rebindDetail {
+			c.unbind(cl.key)
+		}
+		return nil, se
+	}
+	return data[off:], nil
 }
 
 // bindAsync binds method i from the loop, then sends cl (or fails it).

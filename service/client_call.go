@@ -133,18 +133,10 @@ func (k *AsyncCall[R]) finish(cl *clientCall, data []byte, err error) {
 	c := cl.c
 	var resp R
 	if err == nil {
-		off, se, perr := parseResp(data)
-		switch {
-		case perr != nil:
-			err = perr
-		case se != nil:
-			err = se
-			if se.Code == FailedPrecondition && string(se.Details) == rebindDetail {
-				c.unbind(cl.key)
-			}
-		default:
+		var body []byte
+		if body, err = c.responseBody(cl, data); err == nil {
 			resp = k.newResp(k.a)
-			if derr := resp.DecodeBytes(k.a.Copy(data[off:])); derr != nil {
+			if derr := resp.DecodeBytes(k.a.Copy(body)); derr != nil {
 				err = fmt.Errorf("service: %s: decoding the response: %w", cl.b.info.FullMethod, derr)
 			}
 		}
