@@ -143,6 +143,20 @@ func (a *Arena) Copy(p []byte) []byte {
 	return dst
 }
 
+// copyInChunk is Copy's inlinable fast path: a copy of a non-empty p in
+// the room left in the current chunk, or ok false (nothing done) when p is
+// empty or does not fit.
+func (a *Arena) copyInChunk(p []byte) (d []byte, ok bool) {
+	n, off := len(p), a.off
+	if n == 0 || n > len(a.cur)-off {
+		return nil, false
+	}
+	d = a.cur[off : off+n : off+n]
+	a.off = off + n
+	copy(d, p)
+	return d, true
+}
+
 // CopyString returns a copy of s in arena memory, valid until Reset.
 func (a *Arena) CopyString(s string) []byte {
 	dst := a.alloc(len(s))

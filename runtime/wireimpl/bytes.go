@@ -37,10 +37,7 @@ func (b *Bytes) Set(a *Arena, p []byte) {
 	// inline). The length decides before anything else: such a value never
 	// needs mem.Recover.
 	if src == nil && n < a.Threshold {
-		if off := a.off; n <= len(a.cur)-off && n > 0 {
-			d := a.cur[off : off+n : off+n]
-			a.off = off + n
-			copy(d, p)
+		if d, ok := a.copyInChunk(p); ok {
 			*b = Bytes{data: d}
 			return
 		}

@@ -239,11 +239,8 @@ func (l *BytesList) Append(p []byte) {
 	// copied into the arena's current chunk (no mem.Recover). Every other
 	// value goes to Set.
 	src := a.lastSrc
-	if n := len(p); src == nil && n < a.Threshold {
-		if off := a.off; n <= len(a.cur)-off && n > 0 {
-			d := a.cur[off : off+n : off+n]
-			a.off = off + n
-			copy(d, p)
+	if src == nil && len(p) < a.Threshold {
+		if d, ok := a.copyInChunk(p); ok {
 			*b = Bytes{data: d}
 			return
 		}
