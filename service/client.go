@@ -270,6 +270,11 @@ func (c *Client) lookup(key *MethodDesc) *binding {
 	if b := c.last.Load(); b != nil && b.key == key {
 		return b
 	}
+	return c.lookupSlow(key)
+}
+
+// lookupSlow is lookup through the map (the method is not the last one used).
+func (c *Client) lookupSlow(key *MethodDesc) *binding {
 	if v, ok := c.binds.Load(key); ok {
 		b := v.(*binding)
 		c.last.Store(b)

@@ -269,6 +269,10 @@ func decodeMetadata(b []byte) Metadata {
 }
 
 // appendRespOK appends the header of a successful response.
+// respOKWord is the OK response header (appendRespOK) read as a
+// little-endian uint64: the whole header in one comparison.
+const respOKWord = uint64(magic)
+
 func appendRespOK(dst []byte) []byte {
 	return append(dst, magic, byte(OK), 0, 0, 0, 0, 0, 0)
 }
