@@ -71,7 +71,9 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 			k.end(zero, k.decodeErr(derr))
 			return
 		}
-		k.end(resp, nil)
+		c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+		k.busy.Store(false)
+		k.done(resp, nil)
 	}
 	cl.fin = k.finish // for good: every request of cl is asynchronous
 	cl.state.Store(stPending)
