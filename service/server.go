@@ -127,6 +127,9 @@ type method struct {
 	fp       uint64
 	mu       sync.Mutex
 	accepted atomic.Pointer[[]uint64] // client fingerprints bound as compatible
+	// bigResp: a response of the method did not fit serverCall.respond's
+	// fused path (too large, or zero-copy entries); it is not tried again.
+	bigResp atomic.Bool
 }
 
 // maxAccepted bounds the distinct compatible client versions a method
@@ -271,7 +274,35 @@ func (o *respObj) Serialize(dst []byte, sink wire.EntrySink) error {
 // into sc.buf and sent as bytes (the endpoint copies it into its record
 // of the message: no serialization through an entry collector); any other
 // is sent as an object (its zero-copy fields from where they live).
-func (sc *serverCall) respond(r *rpc.Request, out wire.Object) error {
+//
+// A generated message (wireimpl.SGAWriter) of a method whose responses
+// have all been such small ones is sized and serialized by one walk
+// straight into sc.buf; the first response of the method that is not
+// (too large, or with zero-copy entries) turns that off for the method
+// (m.bigResp) and is sent the general way.
+func (sc *serverCall) respond(r *rpc.Request, m *method, out wire.Object) error {
+	if f, ok := out.(wireimpl.SGAWriter); ok && !m.bigResp.Load() {
+		if cap(sc.buf) < rpc.InlineMax {
+			sc.buf = make([]byte, 0, rpc.InlineMax)
+		}
+		b := appendRespOK(sc.buf[:0])
+		sga := &sc.sga
+		sga.Head = b[respFixed:respFixed:rpc.InlineMax]
+		err := f.WireSerializeSGA(sga)
+		head := sga.Head
+		sga.Head = nil
+		n := respFixed + len(head)
+		if err == nil && len(sga.Entries) == 0 && n <= rpc.InlineMax && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
+			sc.buf = b[:n]
+			return r.RespondBytes(sc.buf)
+		}
+		clear(sga.Entries) // borrowed from out
+		sga.Entries = sga.Entries[:0]
+		if err != nil {
+			return err
+		}
+		m.bigResp.Store(true)
+	}
 	sz := out.Sizes()
 	if n := respFixed + sz.Head(); sz.Entries == 0 && n <= rpc.InlineMax {
 		if cap(sc.buf) < n {
@@ -338,7 +369,7 @@ func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 				ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
 				out, err := s.invoke(m, ctx, sc.a, data[reqFixed:])
 				if err == nil && out != nil {
-					err = sc.respond(r, out)
+					err = sc.respond(r, m, out)
 					if err != nil {
 						s.respondFailed(r, sc, err)
 					}
@@ -461,7 +492,7 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 			s.obs.ObserveCall(ServerSide, &m.info, st.Code, time.Since(t0))
 		}
 	} else {
-		if rerr := sc.respond(r, out); rerr != nil {
+		if rerr := sc.respond(r, m, out); rerr != nil {
 			s.respondFailed(r, sc, rerr)
 		}
 		if s.obs != nil {
