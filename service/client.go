@@ -534,8 +534,7 @@ func (cl *clientCall) setBodySGA(f wireimpl.SGAWriter) error {
 	sga := &cl.sga
 	sga.Head = cl.buf[hl:hl]
 	err := f.WireSerializeSGA(sga)
-	head := sga.Head
-	sga.Head = nil
+	head := sga.Head // (left in sga: cl.buf's array, or the runtime's larger one until the next request)
 	if err != nil {
 		clear(sga.Entries)
 		sga.Entries = sga.Entries[:0]

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
@@ -124,7 +125,13 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		c.loopRR++
 		cl.sess = c.sess[c.loopRR%n]
 	}
-	if err := cl.setBody(req, nil); err != nil {
+	var err error
+	if f, ok := req.(wireimpl.SGAWriter); ok {
+		err = cl.setBodySGA(f)
+	} else {
+		err = cl.setBody(req, nil)
+	}
+	if err != nil {
 		cl.pre.release()
 		k.busy.Store(false)
 		return err
@@ -133,7 +140,7 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	// clientCall.send without its checks for posted and abandoned calls
 	// (this call is never posted, nor waited for). cl.msg is overwritten
 	// by the next setBody.
-	err := c.ep.Enqueue(cl.sess, cl.reqType, cl.msg, cl.contFn)
+	err = c.ep.Enqueue(cl.sess, cl.reqType, cl.msg, cl.contFn)
 	cl.pre.release() // serialized by Enqueue, which took its own references
 	if err != nil {
 		k.finish(cl, nil, err)

@@ -289,8 +289,7 @@ func (sc *serverCall) respond(r *rpc.Request, m *method, out wire.Object) error 
 		sga := &sc.sga
 		sga.Head = b[respFixed:respFixed:rpc.InlineMax]
 		err := f.WireSerializeSGA(sga)
-		head := sga.Head
-		sga.Head = nil
+		head := sga.Head // (left in sga: sc.buf's array until the next response)
 		n := respFixed + len(head)
 		if err == nil && len(sga.Entries) == 0 && n <= rpc.InlineMax && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
 			sc.buf = b[:n]
