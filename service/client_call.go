@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -62,7 +61,7 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 		if r.Err == nil {
 			data = r.Data()
 		}
-		if r.Err != nil || len(data) < respFixed || binary.LittleEndian.Uint64(data) != respOKWord || c.obs != nil {
+		if r.Err != nil || !isRespOK(data) || c.obs != nil {
 			k.finish(&k.cl, data, r.Err)
 			return
 		}
