@@ -270,6 +270,11 @@ func (c *Client) lookup(key *MethodDesc) *binding {
 	if b := c.last.Load(); b != nil && b.key == key {
 		return b
 	}
+	return c.lookupSlow(key)
+}
+
+// lookupSlow is lookup through the map (the method is not the last one used).
+func (c *Client) lookupSlow(key *MethodDesc) *binding {
 	if v, ok := c.binds.Load(key); ok {
 		b := v.(*binding)
 		c.last.Store(b)
@@ -490,6 +495,9 @@ func (cl *clientCall) setBody(req wire.Object, raw []byte) error {
 		cl.msg = rpc.BytesMsg(cl.buf)
 		return nil
 	}
+	if f, ok := req.(wireimpl.SGAWriter); ok {
+		return cl.setBodySGA(f)
+	}
 	sz := req.Sizes()
 	hl := len(cl.buf)
 	n := hl + sz.Head()
@@ -510,15 +518,58 @@ func (cl *clientCall) setBody(req wire.Object, raw []byte) error {
 		return nil
 	}
 	if err == nil {
-		for _, e := range sga.Entries {
-			cl.pre.entries = append(cl.pre.entries, e.Clone())
-		}
-		cl.pre.head, cl.pre.zc = cl.buf, sz.ZeroCopy
-		cl.msg = rpc.ObjectMsg(&cl.pre)
+		cl.holdEntries(sz.ZeroCopy)
 	}
 	clear(sga.Entries)
 	sga.Entries = sga.Entries[:0]
 	return err
+}
+
+// setBodySGA is setBody for a generated message: sizes and encode in one
+// walk (wireimpl.SGAWriter), the head written after the service header in
+// cl.buf when it has room (otherwise the runtime grows the SGA's head and
+// it is copied into a larger cl.buf, kept for the next requests).
+func (cl *clientCall) setBodySGA(f wireimpl.SGAWriter) error {
+	hl := len(cl.buf)
+	sga := &cl.sga
+	sga.Head = cl.buf[hl:hl]
+	err := f.WireSerializeSGA(sga)
+	head := sga.Head // (left in sga: cl.buf's array, or the runtime's larger one until the next request)
+	if err != nil {
+		clear(sga.Entries)
+		sga.Entries = sga.Entries[:0]
+		return err
+	}
+	n := hl + len(head)
+	if len(head) != 0 && (cap(cl.buf)-hl < len(head) || &cl.buf[hl:n][0] != &head[0]) {
+		nb := make([]byte, n, n+n/4)
+		copy(nb, cl.buf[:hl])
+		copy(nb[hl:], head)
+		cl.buf = nb
+	}
+	cl.buf = cl.buf[:n]
+	if len(sga.Entries) == 0 {
+		cl.msg = rpc.BytesMsg(cl.buf)
+		return nil
+	}
+	zc := 0
+	for i := range sga.Entries {
+		zc += sga.Entries[i].Len()
+	}
+	cl.holdEntries(zc)
+	clear(sga.Entries)
+	sga.Entries = sga.Entries[:0]
+	return nil
+}
+
+// holdEntries makes the request cl.buf plus the zero-copy entries in
+// cl.sga (zc bytes), on references of the call's own.
+func (cl *clientCall) holdEntries(zc int) {
+	for _, e := range cl.sga.Entries {
+		cl.pre.entries = append(cl.pre.entries, e.Clone())
+	}
+	cl.pre.head, cl.pre.zc = cl.buf, zc
+	cl.msg = rpc.ObjectMsg(&cl.pre)
 }
 
 // send runs on the loop: it enqueues the request.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
@@ -30,12 +31,15 @@ type AsyncCall[R Decoder] struct {
 	cl      clientCall // this call's own: never pooled
 	d       *ServiceDesc
 	i       int
+	key     *MethodDesc // &d.Methods[i]
 	a       *wire.Arena
 	newResp func(*wire.Arena) R
 	done    func(R, error)
 	busy    atomic.Bool
-	hb      *binding       // the binding hdr was made for
-	hdr     [reqFixed]byte // the request header without flags (Start's fast path)
+	// hb is the binding cl was prepared for: cl.buf starts with the
+	// request header of a call under hb (without flags), and cl.b,
+	// cl.key and cl.reqType are hb's (Start's fast path).
+	hb *binding
 	// fallback is done for Starts through InvokeAsync's path (it marks
 	// the call idle first).
 	fallback func(R, error)
@@ -46,10 +50,31 @@ type AsyncCall[R Decoder] struct {
 // newResp in a (or the zero R and the error). a must not be nil.
 // Generated New<Method>Call stubs call it.
 func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, newResp func(*wire.Arena) R, done func(R, error)) *AsyncCall[R] {
-	k := &AsyncCall[R]{d: d, i: i, a: a, newResp: newResp, done: done}
+	k := &AsyncCall[R]{d: d, i: i, key: &d.Methods[i], a: a, newResp: newResp, done: done}
 	cl := &k.cl
 	cl.c, cl.ch = c, make(chan struct{}, 1)
-	cl.sendFn, cl.contFn = cl.send, k.cont
+	cl.sendFn = cl.send
+	cl.contFn = func(r *rpc.Response) {
+		// The common response (OK, no status, no Observer) is decoded
+		// and delivered here; finish does everything else.
+		var data []byte
+		if r.Err == nil {
+			data = r.Data()
+		}
+		if r.Err != nil || !isRespOK(data) || c.obs != nil {
+			k.finish(&k.cl, data, r.Err)
+			return
+		}
+		resp := k.newResp(k.a)
+		if derr := resp.DecodeBytes(k.a.Copy(data[respFixed:])); derr != nil {
+			var zero R
+			k.end(zero, k.decodeErr(derr))
+			return
+		}
+		c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+		k.busy.Store(false)
+		k.done(resp, nil)
+	}
 	cl.fin = k.finish // for good: every request of cl is asynchronous
 	cl.state.Store(stPending)
 	k.fallback = func(r R, err error) {
@@ -73,10 +98,9 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	}
 	cl := &k.cl
 	c := cl.c
-	key := &k.d.Methods[k.i]
 	var b *binding
 	if isBackground(ctx) && len(c.ics) == 0 && c.onLoop() {
-		b = c.lookup(key)
+		b = c.lookup(k.key)
 	}
 	if b == nil || c.closed.Load() {
 		err := c.invokeAsync(ctx, k.d, k.i, k.a, req, k.newResp(k.a), k.fallback, typedDone[R]{})
@@ -85,13 +109,13 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		}
 		return err
 	}
-	if b != k.hb { // the header of a call under binding b, made once per binding
+	if b != k.hb { // cl prepared for a call under binding b, once per binding
 		h := reqHeader{kind: kindCall, handle: b.handle, fp: b.fp}
-		appendReqHeader(k.hdr[:0], &h, nil)
+		cl.buf = appendReqHeader(cl.buf[:0], &h, nil)
+		cl.a, cl.b, cl.key, cl.reqType = k.a, b, k.key, b.reqType
 		k.hb = b
 	}
-	cl.buf = append(cl.buf[:0], k.hdr[:]...)
-	cl.a, cl.b, cl.key, cl.reqType = k.a, b, key, b.reqType
+	cl.buf = cl.buf[:reqFixed] // the header stays from the previous request
 	if c.obs != nil {
 		cl.t0 = time.Now()
 	}
@@ -100,31 +124,27 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		c.loopRR++
 		cl.sess = c.sess[c.loopRR%n]
 	}
-	if err := cl.setBody(req, nil); err != nil {
+	var err error
+	if f, ok := req.(wireimpl.SGAWriter); ok {
+		err = cl.setBodySGA(f)
+	} else {
+		err = cl.setBody(req, nil)
+	}
+	if err != nil {
 		cl.pre.release()
 		k.busy.Store(false)
 		return err
 	}
 	c.loopPending++
 	// clientCall.send without its checks for posted and abandoned calls
-	// (this call is never posted, nor waited for).
-	err := c.ep.Enqueue(cl.sess, cl.reqType, cl.msg, cl.contFn)
-	cl.msg = rpc.Msg{}
+	// (this call is never posted, nor waited for). cl.msg is overwritten
+	// by the next setBody.
+	err = c.ep.Enqueue(cl.sess, cl.reqType, cl.msg, cl.contFn)
 	cl.pre.release() // serialized by Enqueue, which took its own references
 	if err != nil {
 		k.finish(cl, nil, err)
 	}
 	return nil
-}
-
-// cont runs on the loop with the response of a request Start sent.
-func (k *AsyncCall[R]) cont(r *rpc.Response) {
-	var data []byte
-	err := r.Err
-	if err == nil {
-		data = r.Data()
-	}
-	k.finish(&k.cl, data, err)
 }
 
 // finish completes a request of the fast path on the loop: data is the
@@ -137,7 +157,7 @@ func (k *AsyncCall[R]) finish(cl *clientCall, data []byte, err error) {
 		if body, err = c.responseBody(cl, data); err == nil {
 			resp = k.newResp(k.a)
 			if derr := resp.DecodeBytes(k.a.Copy(body)); derr != nil {
-				err = fmt.Errorf("service: %s: decoding the response: %w", cl.b.info.FullMethod, derr)
+				err = k.decodeErr(derr)
 			}
 		}
 	}
@@ -148,9 +168,19 @@ func (k *AsyncCall[R]) finish(cl *clientCall, data []byte, err error) {
 		var zero R
 		resp = zero
 	}
+	k.end(resp, err)
+}
+
+func (k *AsyncCall[R]) decodeErr(derr error) error {
+	return fmt.Errorf("service: %s: decoding the response: %w", k.cl.b.info.FullMethod, derr)
+}
+
+// end delivers a request's outcome (on the loop): the call is idle again
+// when done runs.
+func (k *AsyncCall[R]) end(resp R, err error) {
+	cl := &k.cl
 	cl.pre.release()
-	cl.b = nil
-	c.loopPending-- // on the loop
+	cl.c.loopPending-- // on the loop
 	k.busy.Store(false)
 	k.done(resp, err)
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/service"
@@ -284,5 +285,34 @@ func TestAsyncCallRebind(t *testing.T) {
 	want := []string{"hello, a", service.FailedPrecondition.String(), "hello, c"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestIsBackground: the fast paths' test for context.Background() accepts
+// it and nothing else that could carry a deadline, a cancellation or
+// values.
+func TestIsBackground(t *testing.T) {
+	if !service.IsBackground(context.Background()) {
+		t.Fatal("context.Background() not recognized")
+	}
+	var bg context.Context = context.Background()
+	if !service.IsBackground(bg) {
+		t.Fatal("a copy of context.Background() not recognized")
+	}
+	dl, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	cc, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	type key struct{}
+	for name, ctx := range map[string]context.Context{
+		"WithTimeout":   dl,
+		"WithCancel":    cc,
+		"WithValue":     context.WithValue(context.Background(), key{}, 1),
+		"WithoutCancel": context.WithoutCancel(cc),
+		"metadata":      service.WithMetadata(context.Background(), service.Metadata{{Key: "k", Value: "v"}}),
+	} {
+		if service.IsBackground(ctx) {
+			t.Errorf("%s taken for context.Background()", name)
+		}
 	}
 }

@@ -1,5 +1,7 @@
 package service
 
+import "context"
+
 // HoldLoop takes c's endpoint loop on a goroutine of its own, as a caller
 // running it would, without running it: until release, calls from other
 // goroutines are handed to the loop with Post. For tests.
@@ -25,3 +27,6 @@ func LeadHere(c *Client) (release func()) {
 	}
 	return func() { c.release(false) }
 }
+
+// IsBackground is isBackground, for tests.
+func IsBackground(ctx context.Context) bool { return isBackground(ctx) }

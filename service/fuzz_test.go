@@ -93,13 +93,17 @@ func checkSchemaRoundTrip(t *testing.T, s *methodSchema) {
 }
 
 // FuzzResponse: a response parses into an offset within the bytes or an
-// *Error within the limits, or is refused.
+// *Error within the limits, or is refused; isRespOK (the client's fast
+// path) accepts only what parseResp reads as OK at offset respFixed.
 func FuzzResponse(f *testing.F) {
 	f.Add(appendRespOK(nil))
 	f.Add(appendRespStatus(nil, &Error{Code: NotFound, Message: "no such key", Details: []byte{1, 2, 3}}))
 	f.Add(appendRespStatus(nil, &Error{Code: Internal}))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		off, se, err := parseResp(p)
+		if isRespOK(p) && (off != respFixed || se != nil || err != nil) {
+			t.Fatalf("isRespOK but parseResp = %d, %v, %v", off, se, err)
+		}
 		switch {
 		case err != nil:
 		case se != nil:

@@ -269,6 +269,16 @@ func decodeMetadata(b []byte) Metadata {
 }
 
 // appendRespOK appends the header of a successful response.
+// respOKWord is the OK response header (appendRespOK) read as a
+// little-endian uint64: the whole header in one comparison.
+const respOKWord = uint64(magic)
+
+// isRespOK reports whether p starts with the OK header without status
+// (parseResp's common answer, offset respFixed), in one comparison.
+func isRespOK(p []byte) bool {
+	return len(p) >= respFixed && binary.LittleEndian.Uint64(p) == respOKWord
+}
+
 func appendRespOK(dst []byte) []byte {
 	return append(dst, magic, byte(OK), 0, 0, 0, 0, 0, 0)
 }

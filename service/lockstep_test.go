@@ -164,75 +164,15 @@ func (l *lockstep) measured(b *testing.B, n *int, failed *error) {
 // BenchmarkLockstep: lockstepWindow calls of lockstepSize bytes kept in
 // flight over 4 sessions, client and server stepped in turn by this
 // goroutine over memnet (no polling loop, no second thread). "typed" is
-// rpcbench's typed variant (a generated NewEchoCall per slot, the Client's loop held
-// as Client.Run holds it); "rpc" its rpc variant (a registered buffer
+// rpcbench's typed variant (a generated NewEchoCall per slot, its request
+// message built once, the Client's loop held as Client.Run holds it);
+// "typed-build" the same building the request for every call (NewBlob,
+// SetData); "rpc" its rpc variant (a registered buffer
 // enqueued per call, echoed inline by a dispatch handler). ns/op is one
 // call's client and server work; callgrind counts its instructions.
 func BenchmarkLockstep(b *testing.B) {
-	b.Run("typed", func(b *testing.B) {
-		l := newLockstep(b, false)
-		cl := typedpb.NewEchoClient(l.c)
-		data := make([]byte, lockstepSize)
-		n, issued := 0, 0
-		var failed error
-		type slot struct {
-			a    *wire.Arena
-			call *service.AsyncCall[*typedpb.Blob]
-		}
-		issue := func(s *slot) {
-			issued++
-			req := typedpb.NewBlob(s.a)
-			req.SetData(data)
-			if err := s.call.Start(context.Background(), req); err != nil && failed == nil {
-				failed = err
-			}
-		}
-		slots := make([]*slot, lockstepWindow)
-		for i := range slots {
-			s := &slot{a: wire.NewArena()}
-			s.call = cl.NewEchoCall(s.a, func(resp *typedpb.Blob, err error) {
-				if err == nil && len(resp.GetData()) != lockstepSize {
-					err = errors.New("wrong echo")
-				}
-				if err == nil {
-					err = s.a.Reset()
-				}
-				if err != nil {
-					if failed == nil {
-						failed = err
-					}
-					return
-				}
-				n++
-				if issued < b.N+lockstepWindow*2 {
-					issue(s)
-				}
-			})
-			slots[i] = s
-		}
-		// Warm up (binds the method) outside the count.
-		release := service.LeadHere(l.c)
-		defer release()
-		for _, s := range slots {
-			issue(s)
-		}
-		for i := 0; n < lockstepWindow && failed == nil && i < 1e6; i++ {
-			l.step(b)
-		}
-		b.ResetTimer()
-		n, issued = 0, lockstepWindow
-		l.measured(b, &n, &failed)
-		b.StopTimer()
-		if failed != nil || n < b.N {
-			b.Fatalf("%d of %d calls: %v", n, b.N, failed)
-		}
-		for i := 0; i < 1e5 && l.c.Endpoint().Stats().Proto.Retransmits == 0 && n < issued; i++ {
-			l.step(b) // drain
-		}
-		for _, s := range slots {
-			_ = s.a.Reset()
-		}
-	})
+	b.Run("typed", func(b *testing.B) { benchLockstepTyped(b, false) })
+	b.Run("typed-build", func(b *testing.B) { benchLockstepTyped(b, true) })
 	b.Run("rpc", func(b *testing.B) {
 		l := newLockstep(b, true)
 		ep := l.cliEp
@@ -289,4 +229,81 @@ func BenchmarkLockstep(b *testing.B) {
 			l.step(b) // drain
 		}
 	})
+}
+
+// benchLockstepTyped is BenchmarkLockstep's typed variant: with build, every
+// call builds its request (NewBlob and SetData in the slot's arena, reset
+// with the response); without, each slot sends one request message built
+// once (rpcbench's typed variant, as the rpc variant sends one buffer).
+func benchLockstepTyped(b *testing.B, build bool) {
+	l := newLockstep(b, false)
+	cl := typedpb.NewEchoClient(l.c)
+	data := make([]byte, lockstepSize)
+	n, issued := 0, 0
+	var failed error
+	type slot struct {
+		a    *wire.Arena
+		req  *typedpb.Blob // built once (without build)
+		call *service.AsyncCall[*typedpb.Blob]
+	}
+	issue := func(s *slot) {
+		issued++
+		req := s.req
+		if build {
+			req = typedpb.NewBlob(s.a)
+			req.SetData(data)
+		}
+		if err := s.call.Start(context.Background(), req); err != nil && failed == nil {
+			failed = err
+		}
+	}
+	slots := make([]*slot, lockstepWindow)
+	for i := range slots {
+		s := &slot{a: wire.NewArena()}
+		if !build {
+			s.req = typedpb.NewBlob(wire.NewArena())
+			s.req.SetData(data)
+		}
+		s.call = cl.NewEchoCall(s.a, func(resp *typedpb.Blob, err error) {
+			if err == nil && len(resp.GetData()) != lockstepSize {
+				err = errors.New("wrong echo")
+			}
+			if err == nil {
+				err = s.a.Reset()
+			}
+			if err != nil {
+				if failed == nil {
+					failed = err
+				}
+				return
+			}
+			n++
+			if issued < b.N+lockstepWindow*2 {
+				issue(s)
+			}
+		})
+		slots[i] = s
+	}
+	// Warm up (binds the method) outside the count.
+	release := service.LeadHere(l.c)
+	defer release()
+	for _, s := range slots {
+		issue(s)
+	}
+	for i := 0; n < lockstepWindow && failed == nil && i < 1e6; i++ {
+		l.step(b)
+	}
+	b.ResetTimer()
+	n, issued = 0, lockstepWindow
+	l.measured(b, &n, &failed)
+	b.StopTimer()
+	if failed != nil || n < b.N {
+		b.Fatalf("%d of %d calls: %v", n, b.N, failed)
+	}
+	for i := 0; i < 1e5 && l.c.Endpoint().Stats().Proto.Retransmits == 0 && n < issued; i++ {
+		l.step(b) // drain
+	}
+	for _, s := range slots {
+		_ = s.a.Reset()
+	}
 }

@@ -127,6 +127,9 @@ type method struct {
 	fp       uint64
 	mu       sync.Mutex
 	accepted atomic.Pointer[[]uint64] // client fingerprints bound as compatible
+	// bigResp: a response of the method did not fit serverCall.respond's
+	// fused path (too large, or zero-copy entries); it is not tried again.
+	bigResp atomic.Bool
 }
 
 // maxAccepted bounds the distinct compatible client versions a method
@@ -271,7 +274,34 @@ func (o *respObj) Serialize(dst []byte, sink wire.EntrySink) error {
 // into sc.buf and sent as bytes (the endpoint copies it into its record
 // of the message: no serialization through an entry collector); any other
 // is sent as an object (its zero-copy fields from where they live).
-func (sc *serverCall) respond(r *rpc.Request, out wire.Object) error {
+//
+// A generated message (wireimpl.SGAWriter) of a method whose responses
+// have all been such small ones is sized and serialized by one walk
+// straight into sc.buf; the first response of the method that is not
+// (too large, or with zero-copy entries) turns that off for the method
+// (m.bigResp) and is sent the general way.
+func (sc *serverCall) respond(r *rpc.Request, m *method, out wire.Object) error {
+	if f, ok := out.(wireimpl.SGAWriter); ok && !m.bigResp.Load() {
+		if cap(sc.buf) < rpc.InlineMax {
+			sc.buf = make([]byte, 0, rpc.InlineMax)
+		}
+		b := appendRespOK(sc.buf[:0])
+		sga := &sc.sga
+		sga.Head = b[respFixed:respFixed:rpc.InlineMax]
+		err := f.WireSerializeSGA(sga)
+		head := sga.Head // (left in sga: sc.buf's array until the next response)
+		n := respFixed + len(head)
+		if err == nil && len(sga.Entries) == 0 && n <= rpc.InlineMax && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
+			sc.buf = b[:n]
+			return r.RespondBytes(sc.buf)
+		}
+		clear(sga.Entries) // borrowed from out
+		sga.Entries = sga.Entries[:0]
+		if err != nil {
+			return err
+		}
+		m.bigResp.Store(true)
+	}
 	sz := out.Sizes()
 	if n := respFixed + sz.Head(); sz.Entries == 0 && n <= rpc.InlineMax {
 		if cap(sc.buf) < n {
@@ -324,9 +354,41 @@ func (s *Server) serve(r *rpc.Request) {
 	s.calls.Put(sc)
 }
 
-// handle serves one request with sc.
+// handle serves one request with sc. The common request (a call with
+// the fixed header only, under the method's own fingerprint, no
+// Observer) is served straight here: one method lookup, one fingerprint
+// comparison, the handler, the response; every other request goes
+// through handleSlow.
 func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 	data := r.Data()
+	if parseFixedCall(data, &sc.h) && s.obs == nil {
+		if p := s.methods.Load(); p != nil && int(sc.h.handle) < len(*p) {
+			if m := (*p)[sc.h.handle]; sc.h.fp == m.fp {
+				ctx := sc.ctx
+				ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
+				out, err := s.invoke(m, ctx, sc.a, data[reqFixed:])
+				if err == nil && out != nil {
+					err = sc.respond(r, m, out)
+					if err != nil {
+						s.respondFailed(r, sc, err)
+					}
+				} else {
+					s.fail(r, sc, callStatus(err))
+				}
+				ctx.info = nil
+				if ctx.state.Load() != 0 || ctx.md != nil {
+					s.endCtx(sc)
+				}
+				_ = sc.a.Reset()
+				return
+			}
+		}
+	}
+	s.handleSlow(r, sc, data)
+}
+
+// handleSlow serves any request handle does not serve itself.
+func (s *Server) handleSlow(r *rpc.Request, sc *serverCall, data []byte) {
 	if parseFixedCall(data, &sc.h) {
 		s.call(r, sc, data[reqFixed:])
 		return
@@ -345,6 +407,31 @@ func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 		s.call(r, sc, data[off:])
 	}
 	sc.h.md = nil
+}
+
+// callStatus is the status a failed handler answers with (err nil: the
+// handler returned no response).
+func callStatus(err error) *Error {
+	if err == nil {
+		return &Error{Code: Internal, Message: "handler returned no response"}
+	}
+	return toStatus(err)
+}
+
+// respondFailed answers with Internal when sending the response failed
+// for another reason than the session or the request being gone.
+func (s *Server) respondFailed(r *rpc.Request, sc *serverCall, err error) {
+	if !errors.Is(err, rpc.ErrClosed) && !errors.Is(err, rpc.ErrAlreadyResponded) {
+		s.fail(r, sc, &Error{Code: Internal, Message: "sending the response: " + err.Error()})
+	}
+}
+
+// endCtx ends the call of sc's context and gives sc a new one if the
+// handler let it escape (callCtx.finish).
+func (s *Server) endCtx(sc *serverCall) {
+	if !sc.ctx.finish() {
+		sc.ctx = new(callCtx)
+	}
 }
 
 // rebindDetail marks a status that asks the client to bind again (the
@@ -397,26 +484,21 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 		sc.ctx.md = decodeMetadata(h.md)
 	}
 	out, err := s.invoke(m, sc.ctx, sc.a, body)
-	if err == nil && out == nil {
-		err = &Error{Code: Internal, Message: "handler returned no response"}
-	}
-	if err != nil {
-		st := toStatus(err)
+	if err != nil || out == nil {
+		st := callStatus(err)
 		s.fail(r, sc, st)
 		if s.obs != nil {
 			s.obs.ObserveCall(ServerSide, &m.info, st.Code, time.Since(t0))
 		}
 	} else {
-		if rerr := sc.respond(r, out); rerr != nil && !errors.Is(rerr, rpc.ErrClosed) && !errors.Is(rerr, rpc.ErrAlreadyResponded) {
-			s.fail(r, sc, &Error{Code: Internal, Message: "sending the response: " + rerr.Error()})
+		if rerr := sc.respond(r, m, out); rerr != nil {
+			s.respondFailed(r, sc, rerr)
 		}
 		if s.obs != nil {
 			s.obs.ObserveCall(ServerSide, &m.info, OK, time.Since(t0))
 		}
 	}
-	if !sc.ctx.finish() {
-		sc.ctx = new(callCtx)
-	}
+	s.endCtx(sc)
 	_ = sc.a.Reset()
 }
 
