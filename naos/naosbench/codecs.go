@@ -84,6 +84,18 @@ func newDataset(structure string, n int) (*dataset, error) {
 }
 
 // value is the structure as Naos sends it: the Go value itself.
+// approxBytes is about the size of one array on the wire (the same for
+// every library: it sizes the streaming window, see inFlight).
+func (d *dataset) approxBytes() int {
+	switch d.structure {
+	case "float32":
+		return 4 * d.n
+	case "pair-ptr":
+		return 18 * d.n // naos' dense layout; msgp's is about 16
+	}
+	return 16 * d.n // a Point
+}
+
 func (d *dataset) value() any {
 	switch d.structure {
 	case "float32":

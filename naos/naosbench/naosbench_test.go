@@ -165,3 +165,23 @@ func TestTCPPairSockBuf(t *testing.T) {
 		_, _ = cli.Close(), srv.Close()
 	}
 }
+
+func TestInFlight(t *testing.T) {
+	for _, c := range []struct {
+		rtt      time.Duration
+		msgBytes int
+		want     int
+	}{
+		{time.Microsecond, 0, 64},             // no size known: the time bound only
+		{10 * time.Microsecond, 64, 64},       // small arrays: at most 64
+		{100 * time.Microsecond, 64, 20},      // 2 ms of round trips
+		{10 * time.Millisecond, 64, 2},        // at least 2
+		{10 * time.Microsecond, 16 << 10, 32}, // 512 KiB of 16 KiB arrays
+		{50 * time.Microsecond, 256 << 10, 2}, // 2^16 float32
+		{time.Microsecond, 4 << 20, 2},        // larger than the byte bound: still 2
+	} {
+		if got := inFlight(c.rtt, c.msgBytes); got != c.want {
+			t.Errorf("inFlight(%v, %d) = %d, want %d", c.rtt, c.msgBytes, got, c.want)
+		}
+	}
+}

@@ -87,7 +87,7 @@ func (h *tcpHarness) measure(lib string, d *dataset, budget time.Duration) (resu
 		var b [1]byte
 		_, err := io.ReadFull(cli, b[:])
 		return err
-	}, budget)
+	}, budget, d.approxBytes())
 	closeCli()
 	if serr := <-srvDone; err == nil && serr != nil {
 		err = serr
@@ -95,22 +95,36 @@ func (h *tcpHarness) measure(lib string, d *dataset, budget time.Duration) (resu
 	return result{lat, tput, cpu}, err
 }
 
-// inFlight returns how many arrays may be sent and not yet acknowledged
-// while streaming, given a round trip of rtt: deep enough to keep the
-// pipe full (at least 2), shallow enough that the arrays in flight at
-// the deadline are acknowledged within a few milliseconds (at most 64).
-func inFlight(rtt time.Duration) int {
-	return int(min(max(2*time.Millisecond/max(rtt, time.Microsecond), 2), 64))
+// maxBytesInFlight bounds the bytes a streaming sender may have sent and
+// not yet seen acknowledged (see inFlight).
+const maxBytesInFlight = 512 << 10
+
+// inFlight returns how many arrays of about msgBytes each may be sent and
+// not yet acknowledged while streaming, given a round trip of rtt: deep
+// enough to keep the pipe full (at least 2), shallow enough that the
+// arrays in flight at the deadline are acknowledged within a few
+// milliseconds (at most 64), and at most maxBytesInFlight bytes ahead
+// (but still 2 arrays). Beyond what the kernel's loopback socket buffers
+// hold, a deeper window only makes writes block halfway through an array
+// and costs every library extra wake-ups and CPU: at 2^16 float32
+// (256 KiB) a window of 64 measured below the lock-step rate for every
+// library (docs/NAOS.md, "Streaming window").
+func inFlight(rtt time.Duration, msgBytes int) int {
+	n := int(min(max(2*time.Millisecond/max(rtt, time.Microsecond), 2), 64))
+	if msgBytes > 0 {
+		n = min(n, max(2, maxBytesInFlight/msgBytes))
+	}
+	return n
 }
 
 // drive measures latency (send, wait for the acknowledgement) and then
-// throughput (a goroutine sends, at most inFlight(median round trip)
-// arrays ahead, while the caller counts acknowledgements). Both phases
+// throughput (a goroutine sends, at most inFlight(median round trip,
+// msgBytes) arrays ahead, while the caller counts acknowledgements). Both phases
 // run for budget/2 (at least 3 arrays, at most maxReps and maxStream), so a slow warm-up round trip on a loaded machine does not
 // shrink the sample. CPU is the process's CPU time over the throughput
 // phase divided by the arrays sent in it (all acknowledged before the
 // clock stops).
-func drive(send func() error, ack func() error, budget time.Duration) (lat, tput, cpu float64, err error) {
+func drive(send func() error, ack func() error, budget time.Duration, msgBytes int) (lat, tput, cpu float64, err error) {
 	rt := func() (time.Duration, error) {
 		t0 := time.Now()
 		if err := send(); err != nil {
@@ -140,7 +154,7 @@ func drive(send func() error, ack func() error, budget time.Duration) (lat, tput
 	quit := make(chan struct{})
 	var sent atomic.Int64
 	errc := make(chan error, 1)
-	window := make(chan struct{}, inFlight(med))
+	window := make(chan struct{}, inFlight(med, msgBytes))
 	c0 := cpuTime()
 	t0 := time.Now()
 	go func() {
