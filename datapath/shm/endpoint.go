@@ -75,6 +75,8 @@ type Endpoint struct {
 	sel      *driver.Selector
 	zc       driver.EntryCollector
 	ds       directSink // SendObject's sink when no selection is needed
+	sga      wire.SGA   // SendObject's scratch for generated messages (sendSGA)
+	lens     []int      // sendSGA's entry lengths for the Selector
 	queued   int
 	lastPoll time.Time
 	loopNow  time.Time // SetLoopTime's reading, for loopUses more socket checks
@@ -544,6 +546,9 @@ func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object)
 		return err
 	}
 	defer ep.guard.Exit()
+	if m, ok := obj.(wire.Msg); ok {
+		return ep.sendSGA(dst, head, m)
+	}
 	sz, size, err := driver.CheckSendObject(head, obj, ep.maxPay)
 	if err != nil {
 		return err
