@@ -103,10 +103,22 @@ func TestSendObjectGenerated(t *testing.T) {
 			if len(p.Segs) > tc.maxSegs {
 				t.Errorf("%d segments > MaxSegments %d", len(p.Segs), tc.maxSegs)
 			}
+			// While the receiver holds the packet, the sender holds one
+			// reference per descriptor and none per copied value.
+			extra := 0
+			for _, h := range held {
+				extra += h.Refs() - 1
+			}
+			if extra != tc.wantZC {
+				t.Errorf("sender holds %d references while the packet is received, want %d", extra, tc.wantZC)
+			}
 			memtest.Release(t, p.Hold)
 			for i, h := range held {
 				waitRefs(t, a, b, h, 1, i)
 				memtest.Release(t, h)
+			}
+			if e := a.Stats().Errors; e != 0 {
+				t.Errorf("%d sender errors", e)
 			}
 		})
 	}
