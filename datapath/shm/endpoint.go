@@ -364,11 +364,13 @@ type txBuilder struct {
 	nseg  int
 	last  seg // the open segment (not yet written to the table)
 	open  bool
+	// zcSize is the bytes of the entries sendSGA laid out after the head.
+	zcSize int
 }
 
 func (b *txBuilder) flushSeg() {
 	if b.open {
-		if b.nseg < len(b.table)/descSize {
+		if (b.nseg+1)*descSize <= len(b.table) {
 			putDesc(b.table, b.nseg, b.last)
 		}
 		b.nseg++ // post refuses a packet of more than MaxSegments

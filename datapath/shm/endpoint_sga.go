@@ -41,85 +41,80 @@ func (ep *Endpoint) sendSGA(dst netip.AddrPort, head []byte, m wire.Msg) error {
 	hb, ents := sga.Head, sga.Entries
 	sga.Head = nil
 	if err == nil {
-		err = ep.checkSGA(at, hb, b.data, ents)
+		err = ep.writeSGA(&b, at, hb, ents)
 	}
+	// The entries are borrowed handles: left in the scratch array as the
+	// runtime's SGA leaves them (they hold no reference).
+	sga.Entries = ents[:0]
 	if err != nil {
-		clear(ents)
-		sga.Entries = ents[:0]
 		ep.st.Errors++
-		c.freeSlot(s)
+		c.freeSlot(s) // releases the references taken, returns the budget
 		return err
 	}
-	headLen := at + len(hb)
-	size := headLen
-	for _, e := range ents {
-		size += e.Len()
-	}
-	// checkSGA bounded the total by maxPay.
-	b.reserve(headLen)
-	var keep []int
-	if len(ents) > ep.maxSegs-1 {
-		lens := ep.lens[:0]
-		for _, e := range ents {
-			lens = append(lens, e.Len())
-		}
-		ep.lens = lens
-		keep = ep.sel.Select(lens)
-	}
-	st := &ep.st
-	st.CopiedEntries++
-	st.CopiedBytes += uint64(headLen)
-	k := 0
-	for i, e := range ents {
-		ents[i] = mem.Buf{}
-		p := e.Bytes()
-		if keep != nil {
-			if k < len(keep) && keep[k] == i {
-				k++
-			} else {
-				b.copied(p)
-				st.CopiedEntries++
-				st.CopiedBytes += uint64(len(p))
-				continue
-			}
-		}
-		if b.zeroCopy(p) {
-			if !e.TryClone() {
-				e = e.Clone() // checked build, Concurrent pools (checkSGA saw it live)
-			}
-			b.slot.zc = append(b.slot.zc, e)
-			st.ZeroCopyEntries++
-			st.ZeroCopyBytes += uint64(len(p))
-		} else {
-			st.CopiedEntries++
-			st.CopiedBytes += uint64(len(p))
-		}
-	}
-	sga.Entries = ents[:0]
 	b.flushSeg()
-	return ep.post(c, s, b.nseg, size, true)
+	return ep.post(c, s, b.nseg, at+len(hb)+b.zcSize, true)
 }
 
-// checkSGA checks a serialized message before anything of it is sent:
-// its head lies where it was asked to (at data[at:], else it did not fit
-// the slot), it has at most datapath.MaxObjectEntries entries, each of
-// them is a live reference, and the whole packet fits MaxPayload.
-func (ep *Endpoint) checkSGA(at int, hb, data []byte, ents []mem.Buf) error {
-	if len(hb) > 0 && &hb[0] != &data[at] {
+// writeSGA lays out a serialized message after the packet's head (at
+// bytes): the message's head must lie at b.data[at:] (else it did not fit
+// the slot), and each entry is checked (a live reference, at most
+// datapath.MaxObjectEntries of them, the packet within MaxPayload) before
+// it becomes a descriptor (taking a reference into the slot) or is copied.
+// Statistics are counted only when it succeeds; on error the caller frees
+// the slot.
+func (ep *Endpoint) writeSGA(b *txBuilder, at int, hb []byte, ents []mem.Buf) error {
+	if len(hb) > 0 && &hb[0] != &b.data[at] {
 		return fmt.Errorf("%w: message head of %d bytes after %d > %d", datapath.ErrTooLarge, len(hb), at, ep.maxPay)
 	}
 	if len(ents) > datapath.MaxObjectEntries {
 		return fmt.Errorf("%w: %d zero-copy entries (limit %d)", datapath.ErrBadObject, len(ents), datapath.MaxObjectEntries)
 	}
-	size := at + len(hb)
-	for i, e := range ents {
+	headLen := at + len(hb)
+	b.reserve(headLen)
+	var keep []int
+	if len(ents) > ep.maxSegs-1 {
+		lens := ep.lens[:0]
+		for i := range ents {
+			lens = append(lens, ents[i].Len())
+		}
+		ep.lens = lens
+		keep = ep.sel.Select(lens)
+	}
+	size := headLen
+	var zcN, zcB int
+	k := 0
+	for i := range ents {
+		e := &ents[i]
 		if err := e.Check(); err != nil {
 			return fmt.Errorf("datapath: zero-copy entry %d: %w", i, err)
 		}
-		size += e.Len()
-		if size > ep.maxPay {
+		n := e.Len()
+		if size += n; size > ep.maxPay {
 			return fmt.Errorf("%w: more than %d bytes", datapath.ErrTooLarge, ep.maxPay)
 		}
+		if keep != nil {
+			if k < len(keep) && keep[k] == i {
+				k++
+			} else {
+				b.copied(e.Bytes())
+				continue
+			}
+		}
+		if b.zeroCopy(e.Bytes()) {
+			r := *e
+			if !r.TryClone() {
+				r = r.Clone() // the checked build, Concurrent pools (Check saw it live)
+			}
+			b.slot.zc = append(b.slot.zc, r)
+			zcN++
+			zcB += n
+		}
 	}
+	b.zcSize = size - headLen
+	st := &ep.st
+	st.CopiedEntries += uint64(1 + len(ents) - zcN)
+	st.CopiedBytes += uint64(size - zcB)
+	st.ZeroCopyEntries += uint64(zcN)
+	st.ZeroCopyBytes += uint64(zcB)
 	return nil
 }
