@@ -179,13 +179,14 @@ func (c *conn) allocSlot() (uint32, bool) {
 // freeSlot releases slot s's references and returns it to the free list.
 func (c *conn) freeSlot(s uint32) {
 	t := &c.tx[s]
-	for i, b := range t.zc {
-		if err := b.Release(); err != nil {
+	if len(t.zc) > 0 {
+		// ReleaseAll drops each reference (the common case inline) and
+		// zeroes the handles; it reports the first error.
+		if err := mem.ReleaseAll(t.zc); err != nil {
 			c.ep.st.Errors++
 		}
-		t.zc[i] = mem.Buf{}
+		t.zc = t.zc[:0]
 	}
-	t.zc = t.zc[:0]
 	c.zcBytes -= t.zcBytes
 	t.zcBytes = 0
 	if t.inflight {
