@@ -414,7 +414,8 @@ func (b *txBuilder) entry(ref mem.Buf) (bool, error) {
 }
 
 // zeroCopy adds p as a descriptor when it lies in a registered space and
-// the peer's budget allows, counting it against the budget (whoever keeps
+// the peer's budget allows (extending the previous descriptor when p
+// starts where it ends in the same space), counting it against the budget (whoever keeps
 // p alive until the slot is freed: a reference in slot.zc, or the slot's
 // Holder); otherwise it copies p. It reports whether p went zero-copy.
 func (b *txBuilder) zeroCopy(p []byte) bool {
@@ -425,8 +426,16 @@ func (b *txBuilder) zeroCopy(p []byte) bool {
 	if b.c.zcBytes+int64(n) <= b.ep.opts.MaxZeroCopyBytes {
 		for i, s := range b.ep.spaces {
 			if off, ok := s.Offset(p); ok {
-				b.flushSeg()
-				b.last, b.open = seg{space: uint32(i + 1), n: uint32(n), off: off}, true
+				sp := uint32(i + 1)
+				if l := &b.last; b.open && l.space == sp && l.off+uint64(l.n) == off && uint64(l.n)+uint64(n) <= uint64(b.ep.maxPay) {
+					// p continues the open descriptor in the same
+					// space (adjacent values of one buffer, like a
+					// decoded request's): one descriptor for both.
+					l.n += uint32(n)
+				} else {
+					b.flushSeg()
+					b.last, b.open = seg{space: sp, n: uint32(n), off: off}, true
+				}
 				b.slot.zcBytes += int64(n)
 				b.c.zcBytes += int64(n)
 				return true

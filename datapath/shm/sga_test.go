@@ -211,3 +211,64 @@ func TestSendObjectGeneratedErrors(t *testing.T) {
 	memtest.Release(t, p.Hold)
 	memtest.Release(t, v)
 }
+
+// TestSendObjectAdjacentEntries: zero-copy entries that follow each other
+// in memory (two values of one buffer, as in a decoded request) go out as
+// one descriptor, still with one reference per entry; the receiver decodes
+// both values in place.
+func TestSendObjectAdjacentEntries(t *testing.T) {
+	a, app := openTest(t, netip.AddrPort{})
+	b, _ := openTest(t, netip.AddrPort{})
+	whole := memtest.Alloc(t, app, append(pattern(2048, 1), pattern(3000, 2)...))
+	ar := wire.NewArena()
+	ar.Threshold = 512
+	m := cf.NewListBuffers(ar)
+	l := m.InitMessages(3)
+	l.AppendBuf(whole.Slice(0, 2048))
+	l.AppendBuf(whole.Slice(2048, 3000))
+	l.AppendBuf(whole.Slice(0, 2048)) // not adjacent to the previous one: a second descriptor
+	if err := a.SendObject(b.LocalAddr(), []byte("h"), m); err != nil {
+		t.Fatal(err)
+	}
+	if err := ar.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Flush()
+	if st := a.Stats(); st.ZeroCopyEntries != 3 || st.ZeroCopyBytes != 2*2048+3000 {
+		t.Errorf("stats %+v: want 3 zero-copy entries", st)
+	}
+	p := recvSegs(t, b)
+	if len(p.Segs) != 3 || len(p.Segs[1]) != 2048+3000 || len(p.Segs[2]) != 2048 {
+		lens := []int{}
+		for _, s := range p.Segs {
+			lens = append(lens, len(s))
+		}
+		t.Errorf("segments of %v bytes, want head, 5048, 2048", lens)
+	}
+	if whole.Refs() != 4 {
+		t.Errorf("%d references while received, want 4 (the test's and one per entry)", whole.Refs())
+	}
+	ra := wire.NewArena()
+	got := cf.NewListBuffers(ra)
+	if err := wire.DecodeSegments(got, p.Segs, 1, p.Hold); err != nil {
+		t.Fatal(err)
+	}
+	memtest.Release(t, p.Hold)
+	gl, err := got.GetMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]byte{pattern(2048, 1), pattern(3000, 2), pattern(2048, 1)} {
+		if g := gl.At(i); !bytes.Equal(g, want) || mem.IsRegistered(g) {
+			t.Errorf("value %d differs or was copied", i)
+		}
+	}
+	if err := ra.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	waitRefs(t, a, b, whole, 1, 0)
+	memtest.Release(t, whole)
+	if e := a.Stats().Errors; e != 0 {
+		t.Errorf("%d sender errors", e)
+	}
+}
