@@ -414,10 +414,11 @@ func (b *txBuilder) entry(ref mem.Buf) (bool, error) {
 }
 
 // zeroCopy adds p as a descriptor when it lies in a registered space and
-// the peer's budget allows (extending the previous descriptor when p
-// starts where it ends in the same space), counting it against the budget (whoever keeps
-// p alive until the slot is freed: a reference in slot.zc, or the slot's
-// Holder); otherwise it copies p. It reports whether p went zero-copy.
+// the peer's budget allows (extending the open descriptor when p starts
+// where it ends in the same space), counting it against the budget
+// (whoever keeps p alive until the slot is freed: a reference in slot.zc,
+// or the slot's Holder); otherwise it copies p. It reports whether p went
+// zero-copy.
 func (b *txBuilder) zeroCopy(p []byte) bool {
 	n := len(p)
 	if n == 0 {
