@@ -179,13 +179,14 @@ func (c *conn) allocSlot() (uint32, bool) {
 // freeSlot releases slot s's references and returns it to the free list.
 func (c *conn) freeSlot(s uint32) {
 	t := &c.tx[s]
-	for i, b := range t.zc {
-		if err := b.Release(); err != nil {
+	if len(t.zc) > 0 {
+		// ReleaseAll drops each reference (the common case inline) and
+		// zeroes the handles; it reports the first error.
+		if err := mem.ReleaseAll(t.zc); err != nil {
 			c.ep.st.Errors++
 		}
-		t.zc[i] = mem.Buf{}
+		t.zc = t.zc[:0]
 	}
-	t.zc = t.zc[:0]
 	c.zcBytes -= t.zcBytes
 	t.zcBytes = 0
 	if t.inflight {
@@ -246,7 +247,10 @@ func (ep *Endpoint) post(c *conn, s uint32, nseg, size int, autoFlush bool) erro
 	t.inflight = true
 	c.inflight++
 	r := c.local
-	atomic.StoreUint64(r.u64(offRings+8*(c.prod&uint64(r.g.ringSize-1))), uint64(nseg)<<32|uint64(s))
+	// A plain store: the peer reads the entry only after it loaded
+	// txProd, which publish stores atomically after it (a release), so
+	// the entry costs no locked instruction per packet.
+	*r.u64(offRings + 8*(c.prod&uint64(r.g.ringSize-1))) = uint64(nseg)<<32 | uint64(s)
 	c.prod++
 	ep.st.TxPackets++
 	ep.st.TxBytes += uint64(size)
@@ -288,6 +292,9 @@ func (c *conn) reapCompletions() {
 		c.violation("completion ring index jumped")
 		return
 	}
+	if c.complCons == prod {
+		return // nothing new: no store to the line the peer reads
+	}
 	for c.complCons != prod {
 		s := c.remote.complEntry(c.complCons)
 		c.complCons++
@@ -307,7 +314,7 @@ func (c *conn) complete(s uint32) {
 		return
 	}
 	r := c.local
-	atomic.StoreUint32(r.u32(r.complAt+4*(c.complProd%complRing)), s)
+	*r.u32(r.complAt + 4*(c.complProd%complRing)) = s // plain: published by publishCompl's atomic store
 	c.complProd++
 	// The index is published once per call (publishCompl), not per
 	// completion: one store to the line the peer polls per batch.

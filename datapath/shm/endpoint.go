@@ -75,6 +75,8 @@ type Endpoint struct {
 	sel      *driver.Selector
 	zc       driver.EntryCollector
 	ds       directSink // SendObject's sink when no selection is needed
+	sga      wire.SGA   // SendObject's scratch for generated messages (sendSGA)
+	lens     []int      // sendSGA's entry lengths for the Selector
 	queued   int
 	lastPoll time.Time
 	loopNow  time.Time // SetLoopTime's reading, for loopUses more socket checks
@@ -362,11 +364,13 @@ type txBuilder struct {
 	nseg  int
 	last  seg // the open segment (not yet written to the table)
 	open  bool
+	// zcSize is the bytes of the entries sendSGA laid out after the head.
+	zcSize int
 }
 
 func (b *txBuilder) flushSeg() {
 	if b.open {
-		if b.nseg < len(b.table)/descSize {
+		if (b.nseg+1)*descSize <= len(b.table) {
 			putDesc(b.table, b.nseg, b.last)
 		}
 		b.nseg++ // post refuses a packet of more than MaxSegments
@@ -410,9 +414,11 @@ func (b *txBuilder) entry(ref mem.Buf) (bool, error) {
 }
 
 // zeroCopy adds p as a descriptor when it lies in a registered space and
-// the peer's budget allows, counting it against the budget (whoever keeps
-// p alive until the slot is freed: a reference in slot.zc, or the slot's
-// Holder); otherwise it copies p. It reports whether p went zero-copy.
+// the peer's budget allows (extending the open descriptor when p starts
+// where it ends in the same space), counting it against the budget
+// (whoever keeps p alive until the slot is freed: a reference in slot.zc,
+// or the slot's Holder); otherwise it copies p. It reports whether p went
+// zero-copy.
 func (b *txBuilder) zeroCopy(p []byte) bool {
 	n := len(p)
 	if n == 0 {
@@ -421,8 +427,16 @@ func (b *txBuilder) zeroCopy(p []byte) bool {
 	if b.c.zcBytes+int64(n) <= b.ep.opts.MaxZeroCopyBytes {
 		for i, s := range b.ep.spaces {
 			if off, ok := s.Offset(p); ok {
-				b.flushSeg()
-				b.last, b.open = seg{space: uint32(i + 1), n: uint32(n), off: off}, true
+				sp := uint32(i + 1)
+				if l := &b.last; b.open && l.space == sp && l.off+uint64(l.n) == off && uint64(l.n)+uint64(n) <= uint64(b.ep.maxPay) {
+					// p continues the open descriptor in the same
+					// space (adjacent values of one buffer, like a
+					// decoded request's): one descriptor for both.
+					l.n += uint32(n)
+				} else {
+					b.flushSeg()
+					b.last, b.open = seg{space: sp, n: uint32(n), off: off}, true
+				}
 				b.slot.zcBytes += int64(n)
 				b.c.zcBytes += int64(n)
 				return true
@@ -544,6 +558,9 @@ func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object)
 		return err
 	}
 	defer ep.guard.Exit()
+	if m, ok := obj.(wire.Msg); ok {
+		return ep.sendSGA(dst, head, m)
+	}
 	sz, size, err := driver.CheckSendObject(head, obj, ep.maxPay)
 	if err != nil {
 		return err

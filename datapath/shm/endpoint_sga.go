@@ -1,0 +1,120 @@
+package shm
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// sendSGA is SendObject's path for a generated message (wire.Msg): the
+// message serializes with wire.SerializeSGA (sizes and encode in one
+// generated call, no interface call per entry) with its head written
+// straight into the TX slot after head, and its zero-copy entries then
+// become descriptors (or are copied into the slot) in one loop. Generated
+// messages check their own consistency (wire.ErrModified when the sizes
+// and the encode disagree), so the declared-count checks of directSink
+// are not needed; every entry is still checked for liveness before
+// anything is posted, and the packet's size against MaxPayload.
+//
+// Only entries sent as descriptors take a reference (held by the slot
+// until the peer completes it, dies, or the endpoint closes). On any error
+// the slot is freed and nothing is posted.
+func (ep *Endpoint) sendSGA(dst netip.AddrPort, head []byte, m wire.Msg) error {
+	if len(head) > ep.maxPay {
+		return fmt.Errorf("%w: head %d > %d", datapath.ErrTooLarge, len(head), ep.maxPay)
+	}
+	c, s, err := ep.slotFor(dst)
+	if err != nil {
+		return err
+	}
+	b := ep.builder(c, s)
+	copy(b.data, head)
+	sga := &ep.sga
+	// The message's head is serialized in place: SerializeSGA reuses
+	// sga.Head's array when it is large enough (the slot's data area).
+	at := len(head)
+	sga.Head = b.data[at:at:ep.maxPay]
+	err = wire.SerializeSGA(m, sga)
+	hb, ents := sga.Head, sga.Entries
+	sga.Head = nil
+	if err == nil {
+		err = ep.writeSGA(&b, at, hb, ents)
+	}
+	// The entries are borrowed handles: left in the scratch array as the
+	// runtime's SGA leaves them (they hold no reference).
+	sga.Entries = ents[:0]
+	if err != nil {
+		ep.st.Errors++
+		c.freeSlot(s) // releases the references taken, returns the budget
+		return err
+	}
+	b.flushSeg()
+	return ep.post(c, s, b.nseg, at+len(hb)+b.zcSize, true)
+}
+
+// writeSGA lays out a serialized message after the packet's head (at
+// bytes): the message's head must lie at b.data[at:] (else it did not fit
+// the slot), and each entry is checked (a live reference, at most
+// datapath.MaxObjectEntries of them, the packet within MaxPayload) before
+// it becomes a descriptor (taking a reference into the slot) or is copied.
+// Statistics are counted only when it succeeds; on error the caller frees
+// the slot.
+func (ep *Endpoint) writeSGA(b *txBuilder, at int, hb []byte, ents []mem.Buf) error {
+	if len(hb) > 0 && &hb[0] != &b.data[at] {
+		return fmt.Errorf("%w: message head of %d bytes after %d > %d", datapath.ErrTooLarge, len(hb), at, ep.maxPay)
+	}
+	if len(ents) > datapath.MaxObjectEntries {
+		return fmt.Errorf("%w: %d zero-copy entries (limit %d)", datapath.ErrBadObject, len(ents), datapath.MaxObjectEntries)
+	}
+	headLen := at + len(hb)
+	b.reserve(headLen)
+	var keep []int
+	if len(ents) > ep.maxSegs-1 {
+		lens := ep.lens[:0]
+		for i := range ents {
+			lens = append(lens, ents[i].Len())
+		}
+		ep.lens = lens
+		keep = ep.sel.Select(lens)
+	}
+	size := headLen
+	var zcN, zcB int
+	k := 0
+	for i := range ents {
+		e := &ents[i]
+		if err := e.Check(); err != nil {
+			return fmt.Errorf("datapath: zero-copy entry %d: %w", i, err)
+		}
+		n := e.Len()
+		if size += n; size > ep.maxPay {
+			return fmt.Errorf("%w: more than %d bytes", datapath.ErrTooLarge, ep.maxPay)
+		}
+		if keep != nil {
+			if k < len(keep) && keep[k] == i {
+				k++
+			} else {
+				b.copied(e.Bytes())
+				continue
+			}
+		}
+		if b.zeroCopy(e.Bytes()) {
+			r := *e
+			if !r.TryClone() {
+				r = r.Clone() // the checked build, Concurrent pools (Check saw it live)
+			}
+			b.slot.zc = append(b.slot.zc, r)
+			zcN++
+			zcB += n
+		}
+	}
+	b.zcSize = size - headLen
+	st := &ep.st
+	st.CopiedEntries += uint64(1 + len(ents) - zcN)
+	st.CopiedBytes += uint64(size - zcB)
+	st.ZeroCopyEntries += uint64(zcN)
+	st.ZeroCopyBytes += uint64(zcB)
+	return nil
+}
