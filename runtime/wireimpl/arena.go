@@ -98,8 +98,11 @@ func (a *Arena) Reset() error {
 		a.refs = refs[:0]
 	}
 	a.epoch++
+	// Rewind every slab: a slab still on its first chunk only forgets what
+	// it handed out (one store; base and lim are already the first chunk's).
 	for _, h := range a.made {
-		if h.n != 0 || h.ci != 0 {
+		h.n = 0
+		if h.ci != 0 || mem.Checked {
 			h.rewind()
 		}
 	}
@@ -234,13 +237,29 @@ func (t *Type[T]) New(a *Arena) *T {
 // chunk is used up, or it was not used since the last Reset), and then the
 // caller calls NewSlow.
 func (t *Type[T]) TryNew(a *Arena) *T {
-	if id := t.id; id < len(a.slabs) {
+	if id := t.id; uint(id) < uint(len(a.slabs)) {
 		h := a.slabs[id]
 		if n := h.n; n < h.lim {
 			h.n = n + 1
 			p := (*T)(unsafe.Add(h.base, uintptr(n)*unsafe.Sizeof(*new(T))))
 			*p = *new(T)
 			return p
+		}
+	}
+	return nil
+}
+
+// take is the type-independent fast path of every slab allocation: n > 0
+// values of size bytes from the current chunk of the slab with Type id id,
+// contents as the chunk holds them (the caller zeroes them when needed), or
+// nil when that chunk cannot serve them (no slab yet, chunk used up, n 0).
+// It is small enough to be inlined (newSliceRaw, the lists' Init).
+func (a *Arena) take(id, n int, size uintptr) unsafe.Pointer {
+	if uint(id) < uint(len(a.slabs)) {
+		h := a.slabs[id]
+		if k := h.n; n <= h.lim-k && n > 0 {
+			h.n = k + n
+			return unsafe.Add(h.base, uintptr(k)*size)
 		}
 	}
 	return nil
@@ -262,13 +281,17 @@ func (t *Type[T]) NewSlice(a *Arena, n int) []T {
 // elements are always fully assigned before they are read (Init returns
 // them with length 0; Append assigns every field of the new element).
 func (t *Type[T]) newSliceRaw(a *Arena, n int) []T {
-	if id := t.id; id < len(a.slabs) {
-		h := a.slabs[id]
-		if k := h.n; n <= h.lim-k && n > 0 {
-			h.n = k + n
-			return unsafe.Slice((*T)(unsafe.Add(h.base, uintptr(k)*unsafe.Sizeof(*new(T)))), n)
-		}
+	if p := a.take(t.id, n, unsafe.Sizeof(*new(T))); p != nil {
+		return unsafe.Slice((*T)(p), n)
 	}
+	return t.newSliceRawSlow(a, n)
+}
+
+// newSliceRawSlow is newSliceRaw outside its fast path (take), out of line
+// so that newSliceRaw stays inlinable.
+//
+//go:noinline
+func (t *Type[T]) newSliceRawSlow(a *Arena, n int) []T {
 	return slabOf[T](a, t.id).alloc(a, n, false)
 }
 
@@ -368,6 +391,10 @@ func (s *slab[T]) nextChunk() int {
 const (
 	minSlab = 16
 	maxSlab = 4096
+	// maxSlabLen is the array length through which an inlined fast path
+	// slices a slab chunk (a chunk of more values would not fit in memory;
+	// the slice expression would panic, never reach past it).
+	maxSlabLen = 1 << 32
 )
 
 // zero clears p: small slices element by element (inline stores), larger
