@@ -301,6 +301,9 @@ func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 	if a.Limit > 0 && s.n+n > s.lim {
 		var z T
 		need := max(n, s.nextChunk()) * int(unsafe.Sizeof(z))
+		if s.merge { // mergeChunks grows the slab only beyond its total
+			need = max(n-s.total(), 0) * int(unsafe.Sizeof(z))
+		}
 		if a.grown+need > a.Limit {
 			return nil, false
 		}
@@ -325,18 +328,29 @@ type slabHdr struct {
 	// next allocation forgets the old chunks (new values get new memory,
 	// so that a value kept past Reset is detected).
 	drop bool
-	made bool // in the arena's made list
+	// merge: the batch before the last Reset needed more than the first
+	// chunk; Reset left the slab without a current chunk, and its next
+	// allocation replaces the chunks by one of their total size, so that a
+	// steady workload's batches take New's fast path throughout.
+	merge bool
+	made  bool // in the arena's made list
 }
 
 // rewind makes the first chunk current again, with no value handed out
-// (in the checked build: no chunk, see drop).
+// (in the checked build: no chunk, see drop). A slab that moved past its
+// first chunk is left with no current chunk, to be merged (see merge).
 func (h *slabHdr) rewind() {
-	h.n, h.ci = 0, 0
 	if mem.Checked {
+		h.n, h.ci = 0, 0
 		h.base, h.lim, h.drop = nil, 0, true
 		return
 	}
-	h.base, h.lim = h.base0, h.lim0
+	if h.ci != 0 {
+		h.n, h.ci = 0, 0
+		h.base, h.lim, h.merge = nil, 0, true
+		return
+	}
+	h.n = 0
 }
 
 // noSlab stands for every Type id whose slab an arena has not made yet: its
@@ -435,6 +449,12 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 		clear(s.chunks)
 		s.chunks, s.drop = s.chunks[:0], false
 	}
+	if s.merge {
+		s.merge = false
+		if s.n == 0 && s.ci == 0 {
+			return s.mergeChunks(a, n, z)
+		}
+	}
 	// Move on to a later chunk that fits (chunks are kept across resets).
 	for s.lim != 0 && s.ci+1 < len(s.chunks) {
 		s.setCur(s.ci+1, 0)
@@ -461,4 +481,29 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 		a.made = append(a.made, &s.slabHdr)
 	}
 	return c[:n:n]
+}
+
+// mergeChunks replaces the slab's chunks, none of whose values is handed
+// out (the first allocation after Reset), by one chunk of their total size
+// (at least n values), and returns its first n values (zeroed when z).
+func (s *slab[T]) mergeChunks(a *Arena, n int, z bool) []T {
+	var zt T
+	total := s.total()
+	size := max(total, n)
+	c := make([]T, size)
+	a.grown += (size - total) * int(unsafe.Sizeof(zt))
+	clear(s.chunks)
+	s.chunks = append(s.chunks[:0], c)
+	s.setCur(0, n)
+	s.base0, s.lim0 = s.base, s.lim
+	return c[:n:n]
+}
+
+// total is the number of values of all the slab's chunks.
+func (s *slab[T]) total() int {
+	t := 0
+	for _, c := range s.chunks {
+		t += len(c)
+	}
+	return t
 }
