@@ -302,7 +302,7 @@ func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 		var z T
 		need := max(n, s.nextChunk()) * int(unsafe.Sizeof(z))
 		if s.merge { // mergeChunks grows the slab only beyond its total
-			need = max(n-s.total(), 0) * int(unsafe.Sizeof(z))
+			need = max(n-s.vals, 0) * int(unsafe.Sizeof(z))
 		}
 		if a.grown+need > a.Limit {
 			return nil, false
@@ -334,23 +334,26 @@ type slabHdr struct {
 	// steady workload's batches take New's fast path throughout.
 	merge bool
 	made  bool // in the arena's made list
+	vals  int  // values of all the chunks
 }
 
 // rewind makes the first chunk current again, with no value handed out
-// (in the checked build: no chunk, see drop). A slab that moved past its
-// first chunk is left with no current chunk, to be merged (see merge).
+// (in the checked build: no chunk, see drop). Reset calls it for a slab
+// that moved past its first chunk: unless its chunks hold more than
+// maxMerge values, it is left with no current chunk, to be merged (see
+// merge).
 func (h *slabHdr) rewind() {
 	if mem.Checked {
 		h.n, h.ci = 0, 0
 		h.base, h.lim, h.drop = nil, 0, true
 		return
 	}
-	if h.ci != 0 {
-		h.n, h.ci = 0, 0
+	h.n, h.ci = 0, 0
+	if h.vals <= maxMerge {
 		h.base, h.lim, h.merge = nil, 0, true
 		return
 	}
-	h.n = 0
+	h.base, h.lim = h.base0, h.lim0 // too large to merge: chunk by chunk
 }
 
 // noSlab stands for every Type id whose slab an arena has not made yet: its
@@ -405,6 +408,11 @@ func (s *slab[T]) nextChunk() int {
 const (
 	minSlab = 16
 	maxSlab = 4096
+	// maxMerge bounds the values of a slab whose chunks are merged into one
+	// (slabHdr.merge): a larger slab's batches move chunk by chunk (one
+	// slow path per chunk of at least maxSlab values), without one
+	// allocation of their total.
+	maxMerge = 16 * maxSlab
 	// maxSlabLen is the array length through which an inlined fast path
 	// slices a slab chunk (a chunk of more values would not fit in memory;
 	// the slice expression would panic, never reach past it).
@@ -447,12 +455,12 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 			a.grown -= len(c) * int(unsafe.Sizeof(zt))
 		}
 		clear(s.chunks)
-		s.chunks, s.drop = s.chunks[:0], false
+		s.chunks, s.drop, s.vals = s.chunks[:0], false, 0
 	}
 	if s.merge {
 		s.merge = false
 		if s.n == 0 && s.ci == 0 {
-			return s.mergeChunks(a, n, z)
+			return s.mergeChunks(a, n) // new memory: zeroed
 		}
 	}
 	// Move on to a later chunk that fits (chunks are kept across resets).
@@ -472,6 +480,7 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 	var zt T
 	a.grown += size * int(unsafe.Sizeof(zt))
 	s.chunks = append(s.chunks, c)
+	s.vals += size
 	s.setCur(len(s.chunks)-1, n)
 	if s.ci == 0 {
 		s.base0, s.lim0 = s.base, s.lim
@@ -485,25 +494,15 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 
 // mergeChunks replaces the slab's chunks, none of whose values is handed
 // out (the first allocation after Reset), by one chunk of their total size
-// (at least n values), and returns its first n values (zeroed when z).
-func (s *slab[T]) mergeChunks(a *Arena, n int, z bool) []T {
+// (at least n values), and returns its first n values (zeroed).
+func (s *slab[T]) mergeChunks(a *Arena, n int) []T {
 	var zt T
-	total := s.total()
-	size := max(total, n)
+	size := max(s.vals, n)
 	c := make([]T, size)
-	a.grown += (size - total) * int(unsafe.Sizeof(zt))
+	a.grown += (size - s.vals) * int(unsafe.Sizeof(zt))
 	clear(s.chunks)
-	s.chunks = append(s.chunks[:0], c)
+	s.chunks, s.vals = append(s.chunks[:0], c), size
 	s.setCur(0, n)
 	s.base0, s.lim0 = s.base, s.lim
 	return c[:n:n]
-}
-
-// total is the number of values of all the slab's chunks.
-func (s *slab[T]) total() int {
-	t := 0
-	for _, c := range s.chunks {
-		t += len(c)
-	}
-	return t
 }

@@ -141,3 +141,30 @@ func TestSlabMergeLimit(t *testing.T) {
 		t.Fatal("tryNewSlice beyond Limit succeeded")
 	}
 }
+
+// TestSlabNoMergeLarge checks that a slab whose chunks hold more than
+// maxMerge values is not merged: after Reset, New's fast path serves the
+// first chunk again, and a like batch allocates nothing.
+func TestSlabNoMergeLarge(t *testing.T) {
+	if mem.Checked {
+		t.Skip("the checked build gives every epoch new memory")
+	}
+	a := NewArena()
+	first := slabTestType.New(a)
+	for range maxMerge {
+		slabTestType.New(a)
+	}
+	if err := a.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if p := slabTestType.TryNew(a); p != first {
+		t.Fatalf("TryNew after Reset = %p, want the first chunk's first value %p", p, first)
+	}
+	g := a.Grown()
+	for range maxMerge {
+		slabTestType.New(a)
+	}
+	if a.Grown() != g {
+		t.Fatalf("Grown %d after a like batch, was %d", a.Grown(), g)
+	}
+}
