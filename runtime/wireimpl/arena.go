@@ -315,7 +315,8 @@ func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 // path and Reset use: n values of the current chunk (chunks[ci], lim
 // values from base) are handed out. Reset rewinds the slab to its first
 // chunk (base0, lim0), so the first value after a Reset takes the fast
-// path too.
+// path too; a slab that needed several chunks in the batch is merged into
+// one by its next allocation instead (see merge).
 type slabHdr struct {
 	n    int
 	lim  int
@@ -364,7 +365,7 @@ var noSlab slabHdr
 // slab is a bump allocator of T values over chunks reused across resets.
 // Reset rewinds every slab the arena has made (an O(1) step per slab); a
 // slab zeroes each value when it hands it out (lists' raw backing arrays
-// aside).
+// aside), and Reset does not zero (each value is zeroed once per batch).
 type slab[T any] struct {
 	slabHdr // first: a *slabHdr of a slab[T] converts back to it
 	chunks  [][]T
