@@ -650,7 +650,11 @@ type MessageList[P MessagePtr] struct {
 // Init makes the list empty with room for n elements.
 func (l *MessageList[P]) Init(a *Arena, n int) {
 	l.a = a
-	l.items = msgSlotType.newSliceRaw(a, max(n, 0))[:0]
+	if p := a.take(msgSlotType.id, n, unsafe.Sizeof(Msg(nil))); p != nil { // newSliceRaw, inlined
+		l.items = (*[maxSlabLen]Msg)(p)[:0:n]
+	} else {
+		l.items = msgSlotType.newSliceRawSlow(a, max(n, 0))[:0]
+	}
 	l.lz = lazy{}
 }
 
