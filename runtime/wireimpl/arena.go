@@ -98,8 +98,11 @@ func (a *Arena) Reset() error {
 		a.refs = refs[:0]
 	}
 	a.epoch++
+	// Rewind every slab: a slab still on its first chunk only forgets what
+	// it handed out (one store; base and lim are already the first chunk's).
 	for _, h := range a.made {
-		if h.n != 0 || h.ci != 0 {
+		h.n = 0
+		if h.ci != 0 || mem.Checked {
 			h.rewind()
 		}
 	}
@@ -234,13 +237,29 @@ func (t *Type[T]) New(a *Arena) *T {
 // chunk is used up, or it was not used since the last Reset), and then the
 // caller calls NewSlow.
 func (t *Type[T]) TryNew(a *Arena) *T {
-	if id := t.id; id < len(a.slabs) {
+	if id := t.id; uint(id) < uint(len(a.slabs)) {
 		h := a.slabs[id]
 		if n := h.n; n < h.lim {
 			h.n = n + 1
 			p := (*T)(unsafe.Add(h.base, uintptr(n)*unsafe.Sizeof(*new(T))))
 			*p = *new(T)
 			return p
+		}
+	}
+	return nil
+}
+
+// take is the type-independent fast path of every slab allocation: n > 0
+// values of size bytes from the current chunk of the slab with Type id id,
+// contents as the chunk holds them (the caller zeroes them when needed), or
+// nil when that chunk cannot serve them (no slab yet, chunk used up, n 0).
+// It is small enough to be inlined (newSliceRaw, the lists' Init).
+func (a *Arena) take(id, n int, size uintptr) unsafe.Pointer {
+	if uint(id) < uint(len(a.slabs)) {
+		h := a.slabs[id]
+		if k := h.n; n <= h.lim-k && n > 0 {
+			h.n = k + n
+			return unsafe.Add(h.base, uintptr(k)*size)
 		}
 	}
 	return nil
@@ -262,13 +281,17 @@ func (t *Type[T]) NewSlice(a *Arena, n int) []T {
 // elements are always fully assigned before they are read (Init returns
 // them with length 0; Append assigns every field of the new element).
 func (t *Type[T]) newSliceRaw(a *Arena, n int) []T {
-	if id := t.id; id < len(a.slabs) {
-		h := a.slabs[id]
-		if k := h.n; n <= h.lim-k && n > 0 {
-			h.n = k + n
-			return unsafe.Slice((*T)(unsafe.Add(h.base, uintptr(k)*unsafe.Sizeof(*new(T)))), n)
-		}
+	if p := a.take(t.id, n, unsafe.Sizeof(*new(T))); p != nil {
+		return unsafe.Slice((*T)(p), n)
 	}
+	return t.newSliceRawSlow(a, n)
+}
+
+// newSliceRawSlow is newSliceRaw outside its fast path (take), out of line
+// so that newSliceRaw stays inlinable.
+//
+//go:noinline
+func (t *Type[T]) newSliceRawSlow(a *Arena, n int) []T {
 	return slabOf[T](a, t.id).alloc(a, n, false)
 }
 
@@ -278,6 +301,9 @@ func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 	if a.Limit > 0 && s.n+n > s.lim {
 		var z T
 		need := max(n, s.nextChunk()) * int(unsafe.Sizeof(z))
+		if s.merge { // mergeChunks grows the slab only beyond its total
+			need = max(n-s.vals, 0) * int(unsafe.Sizeof(z))
+		}
 		if a.grown+need > a.Limit {
 			return nil, false
 		}
@@ -289,7 +315,8 @@ func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 // path and Reset use: n values of the current chunk (chunks[ci], lim
 // values from base) are handed out. Reset rewinds the slab to its first
 // chunk (base0, lim0), so the first value after a Reset takes the fast
-// path too.
+// path too; a slab that needed several chunks in the batch is merged into
+// one by its next allocation instead (see merge).
 type slabHdr struct {
 	n    int
 	lim  int
@@ -302,18 +329,32 @@ type slabHdr struct {
 	// next allocation forgets the old chunks (new values get new memory,
 	// so that a value kept past Reset is detected).
 	drop bool
-	made bool // in the arena's made list
+	// merge: the batch before the last Reset needed more than the first
+	// chunk; Reset left the slab without a current chunk, and its next
+	// allocation replaces the chunks by one of their total size, so that a
+	// steady workload's batches take New's fast path throughout.
+	merge bool
+	made  bool // in the arena's made list
+	vals  int  // values of all the chunks
 }
 
 // rewind makes the first chunk current again, with no value handed out
-// (in the checked build: no chunk, see drop).
+// (in the checked build: no chunk, see drop). Reset calls it for a slab
+// that moved past its first chunk: unless its chunks hold more than
+// maxMerge values, it is left with no current chunk, to be merged (see
+// merge).
 func (h *slabHdr) rewind() {
-	h.n, h.ci = 0, 0
 	if mem.Checked {
+		h.n, h.ci = 0, 0
 		h.base, h.lim, h.drop = nil, 0, true
 		return
 	}
-	h.base, h.lim = h.base0, h.lim0
+	h.n, h.ci = 0, 0
+	if h.vals <= maxMerge {
+		h.base, h.lim, h.merge = nil, 0, true
+		return
+	}
+	h.base, h.lim = h.base0, h.lim0 // too large to merge: chunk by chunk
 }
 
 // noSlab stands for every Type id whose slab an arena has not made yet: its
@@ -324,7 +365,7 @@ var noSlab slabHdr
 // slab is a bump allocator of T values over chunks reused across resets.
 // Reset rewinds every slab the arena has made (an O(1) step per slab); a
 // slab zeroes each value when it hands it out (lists' raw backing arrays
-// aside).
+// aside), and Reset does not zero (each value is zeroed once per batch).
 type slab[T any] struct {
 	slabHdr // first: a *slabHdr of a slab[T] converts back to it
 	chunks  [][]T
@@ -368,6 +409,15 @@ func (s *slab[T]) nextChunk() int {
 const (
 	minSlab = 16
 	maxSlab = 4096
+	// maxMerge bounds the values of a slab whose chunks are merged into one
+	// (slabHdr.merge): a larger slab's batches move chunk by chunk (one
+	// slow path per chunk of at least maxSlab values), without one
+	// allocation of their total.
+	maxMerge = 16 * maxSlab
+	// maxSlabLen is the array length through which an inlined fast path
+	// slices a slab chunk (a chunk of more values would not fit in memory;
+	// the slice expression would panic, never reach past it).
+	maxSlabLen = 1 << 32
 )
 
 // zero clears p: small slices element by element (inline stores), larger
@@ -406,7 +456,13 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 			a.grown -= len(c) * int(unsafe.Sizeof(zt))
 		}
 		clear(s.chunks)
-		s.chunks, s.drop = s.chunks[:0], false
+		s.chunks, s.drop, s.vals = s.chunks[:0], false, 0
+	}
+	if s.merge {
+		s.merge = false
+		if s.n == 0 && s.ci == 0 {
+			return s.mergeChunks(a, n) // new memory: zeroed
+		}
 	}
 	// Move on to a later chunk that fits (chunks are kept across resets).
 	for s.lim != 0 && s.ci+1 < len(s.chunks) {
@@ -425,6 +481,7 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 	var zt T
 	a.grown += size * int(unsafe.Sizeof(zt))
 	s.chunks = append(s.chunks, c)
+	s.vals += size
 	s.setCur(len(s.chunks)-1, n)
 	if s.ci == 0 {
 		s.base0, s.lim0 = s.base, s.lim
@@ -433,5 +490,20 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 		s.made = true
 		a.made = append(a.made, &s.slabHdr)
 	}
+	return c[:n:n]
+}
+
+// mergeChunks replaces the slab's chunks, none of whose values is handed
+// out (the first allocation after Reset), by one chunk of their total size
+// (at least n values), and returns its first n values (zeroed).
+func (s *slab[T]) mergeChunks(a *Arena, n int) []T {
+	var zt T
+	size := max(s.vals, n)
+	c := make([]T, size)
+	a.grown += (size - s.vals) * int(unsafe.Sizeof(zt))
+	clear(s.chunks)
+	s.chunks, s.vals = append(s.chunks[:0], c), size
+	s.setCur(0, n)
+	s.base0, s.lim0 = s.base, s.lim
 	return c[:n:n]
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 )
@@ -132,7 +133,11 @@ type BytesList struct {
 // allocation until it grows beyond n).
 func (l *BytesList) Init(a *Arena, n int) {
 	l.a = a
-	l.items = bytesType.newSliceRaw(a, max(n, 0))[:0]
+	if p := a.take(bytesType.id, n, unsafe.Sizeof(Bytes{})); p != nil { // newSliceRaw, inlined
+		l.items = (*[maxSlabLen]Bytes)(p)[:0:n] // n > 0 values of the chunk
+	} else {
+		l.items = bytesType.newSliceRawSlow(a, max(n, 0))[:0]
+	}
 	l.lz = lazy{}
 	l.view = false
 }
@@ -303,7 +308,11 @@ type StringList struct {
 // Init makes the list empty with room for n elements.
 func (l *StringList) Init(a *Arena, n int) {
 	l.a = a
-	l.items = stringType.newSliceRaw(a, max(n, 0))[:0]
+	if p := a.take(stringType.id, n, unsafe.Sizeof(String{})); p != nil { // newSliceRaw, inlined
+		l.items = (*[maxSlabLen]String)(p)[:0:n]
+	} else {
+		l.items = stringType.newSliceRawSlow(a, max(n, 0))[:0]
+	}
 	l.lz = lazy{}
 }
 
@@ -641,7 +650,11 @@ type MessageList[P MessagePtr] struct {
 // Init makes the list empty with room for n elements.
 func (l *MessageList[P]) Init(a *Arena, n int) {
 	l.a = a
-	l.items = msgSlotType.newSliceRaw(a, max(n, 0))[:0]
+	if p := a.take(msgSlotType.id, n, unsafe.Sizeof(Msg(nil))); p != nil { // newSliceRaw, inlined
+		l.items = (*[maxSlabLen]Msg)(p)[:0:n]
+	} else {
+		l.items = msgSlotType.newSliceRawSlow(a, max(n, 0))[:0]
+	}
 	l.lz = lazy{}
 }
 
