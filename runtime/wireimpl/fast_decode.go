@@ -175,21 +175,49 @@ func (s *Source) listEnt(at, num, dyn, end int) (n, off int, err error) {
 
 // BytesListEnt records the list of bytes whose entry is at `at` (absent
 // when at < 0) of field num, in the message at depth depth whose dynamic
-// part continues at dyn and ends at end, for decoding on first access. It
-// returns the new dynamic cursor (after the list's entries).
+// part continues at dyn and ends at end. It returns the new dynamic cursor
+// (after the list's entries). The list's region is checked here (the
+// checks and errors of listEnt); its elements' ranges are checked in the
+// same pass when the input has one segment, and the list is then a checked
+// view that its getter's Load does not walk again. An element out of range
+// is not an error of the decode: the list stays pending, and Load reports
+// it on access, exactly as the Decoder path does.
 func (s *Source) BytesListEnt(at, num, dyn, end, depth int, l *BytesList) (int, error) {
-	*l = BytesList{a: s.a}
 	if at < 0 {
+		*l = BytesList{a: s.a}
 		return dyn, nil
 	}
-	n, off, err := s.listEnt(at, num, dyn, end)
-	if err != nil {
+	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
+	n, off := int(uint32(e)), int(e>>32)
+	// n <= MaxListLen first: n*EntrySize cannot overflow.
+	if n > MaxListLen || off < dyn || off > end || n*EntrySize > end-off {
+		_, _, err := s.listEnt(at, num, dyn, end)
 		return dyn, err
 	}
-	if n > 0 {
-		l.lz.set(s, off, n, 0, depth, num)
+	next := off + n*EntrySize
+	if n == 0 {
+		*l = BytesList{a: s.a}
+		return next, nil
 	}
-	return off + n*EntrySize, nil
+	view := s.segs == nil && entsInRange(s.data[off:next], uint64(len(s.data)))
+	meta := uint32(s.epoch)<<lazyEpochShift | uint32(num&lazyFieldMask)<<lazyFieldShift | uint32(depth) // lazy.set
+	*l = BytesList{a: s.a, lz: lazy{src: s, off: uint32(off), n: uint32(n), meta: meta}, view: view}
+	return next, nil
+}
+
+// entsInRange reports whether every bytes entry of ents (whole entries)
+// refers to a range within an input of size bytes (an empty value's offset
+// is ignored, as in source.checkRef): the check of BytesList.Load.
+func entsInRange(ents []byte, size uint64) bool {
+	for len(ents) >= EntrySize {
+		e := binary.LittleEndian.Uint64(ents)
+		// The sum first: it is false for every valid entry (one branch).
+		if e>>32+e&0xffffffff > size && uint32(e) != 0 {
+			return false
+		}
+		ents = ents[EntrySize:]
+	}
+	return true
 }
 
 // StringListEnt is BytesListEnt for a list of strings.
