@@ -15,7 +15,8 @@ import (
 // that parses its header with the cursors in local variables: it loads the
 // first word and the bitmap word, checks the entries against the header's
 // extent once (Source.Head1), and reads each present entry from the input
-// directly (Source.U64, BytesEnt, StringEnt, BytesListEnt, StringListEnt,
+// directly (Source.U64, BytesRange with SetBytes or SetString, BytesEnt,
+// StringEnt, BytesListEnt, StringListEnt,
 // NestedEnt), decoding a nested message by a static call of its own
 // WireDecodeAt on the same input record. No Decoder is set up and no per-
 // message source record is made: one Source per input. A header of any
@@ -54,11 +55,17 @@ func (c *Core) BindSource(s *Source, depth int) {
 // ok is false for any other header, which the caller hands to DecodeSlow.
 // The one-word case is small enough to be inlined into generated code.
 func (s *Source) Head1(off, end int) (w0 uint32, ents, dyn int, ok bool) {
-	hdr := s.data[off:end]
-	if len(hdr) < 8 || binary.LittleEndian.Uint32(hdr) != 1 {
+	// One 8-byte load: the word count (low half) and bitmap word 0. The
+	// caller's range lies in the input (end <= len(s.data)), so the load's
+	// own bounds check is the only one.
+	if end-off < 8 {
 		return 0, 0, 0, false
 	}
-	w0 = binary.LittleEndian.Uint32(hdr[4:8])
+	h := binary.LittleEndian.Uint64(s.data[off:])
+	if uint32(h) != 1 {
+		return 0, 0, 0, false
+	}
+	w0 = uint32(h >> 32)
 	ents = off + 8
 	// At most 32 entries: no overflow.
 	dyn = ents + EntrySize*bits.OnesCount32(w0)
@@ -87,7 +94,9 @@ func (s *Source) U64(at int) uint64 {
 // non-empty one that is read without a registered window (shorter than
 // the threshold, or an input in plain memory) and lies in the input, and
 // reports whether it did; the generated code then calls BytesEnt for the
-// other cases. It is small enough to be inlined.
+// other cases. It is small enough to be inlined. (Code generated now uses
+// BytesRange; BytesCopied, BytesZeroCopy and StringCopied stay for code
+// generated before it.)
 func (s *Source) BytesCopied(at int, b *Bytes) bool {
 	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
 	o, k := int(e>>32), int(uint32(e))
@@ -116,6 +125,41 @@ func (s *Source) BytesZeroCopy(at int, b *Bytes) bool {
 		return true
 	}
 	return false
+}
+
+// BytesRange reads the bytes or string entry at `at`: its value's range
+// [o, o+k) and whether it is read zero-copy (zc: at least the record's
+// zero-copy bound). ok reports a non-empty value in the input's first (or
+// only) segment that is read copied (shorter than the threshold, or plain
+// memory) or zero-copy, exactly as BytesEnt would read it; the generated
+// code then calls SetBytes or SetString with the results, and BytesEnt or
+// StringEnt otherwise (empty values, later segments, a record without the
+// zero-copy case, errors). The entry is read once; BytesRange, SetBytes and
+// SetString are small enough to be inlined.
+func (s *Source) BytesRange(at int) (o, k int, zc, ok bool) {
+	e := binary.LittleEndian.Uint64(s.data[at:])
+	o, k = int(e>>32), int(uint32(e))
+	zc = k >= s.zcFrom
+	// Offsets and sizes are below 2^32: the sum does not overflow.
+	ok = o+k <= len(s.data) && k != 0 && (k < s.cpBelow || zc)
+	return o, k, zc, ok
+}
+
+// SetBytes sets b to the value [o, o+k) of the input that BytesRange
+// reported (ok), aliasing the input, with the registered window of the
+// value when zc. zcFrom >= 1 bounds a zero-copy record whose buf's window
+// is exactly s.data, so [o, o+k) lies in the window.
+func (s *Source) SetBytes(b *Bytes, o, k int, zc bool) {
+	b.data, b.buf = s.data[o:o+k:o+k], mem.Buf{}
+	if zc {
+		b.buf = s.buf.SliceTrusted(o, k)
+	}
+}
+
+// SetString is SetBytes for a string (UTF-8 is checked when it is read).
+func (s *Source) SetString(v *String, o, k int, zc bool) {
+	v.utf8s = utf8Unchecked
+	s.SetBytes(&v.b, o, k, zc)
 }
 
 // BytesEnt reads the bytes entry at `at` into b, aliasing the input (and
@@ -201,7 +245,10 @@ func (s *Source) BytesListEnt(at, num, dyn, end, depth int, l *BytesList) (int, 
 	}
 	view := s.segs == nil && entsInRange(s.data[off:next], uint64(len(s.data)))
 	meta := uint32(s.epoch)<<lazyEpochShift | uint32(num&lazyFieldMask)<<lazyFieldShift | uint32(depth) // lazy.set
-	*l = BytesList{a: s.a, lz: lazy{src: s, off: uint32(off), n: uint32(n), meta: meta}, view: view}
+	// Field by field (every field of BytesList): cheaper than a literal.
+	l.a, l.items = s.a, nil
+	l.lz = lazy{src: s, off: uint32(off), n: uint32(n), meta: meta}
+	l.view = view
 	return next, nil
 }
 
