@@ -150,9 +150,11 @@ func (s *Source) BytesRange(at int) (o, k int, zc, ok bool) {
 // value when zc. zcFrom >= 1 bounds a zero-copy record whose buf's window
 // is exactly s.data, so [o, o+k) lies in the window.
 func (s *Source) SetBytes(b *Bytes, o, k int, zc bool) {
-	b.data, b.buf = s.data[o:o+k:o+k], mem.Buf{}
+	p := s.data[o : o+k : o+k]
 	if zc {
-		b.buf = s.buf.SliceTrusted(o, k)
+		b.data, b.buf = p, s.buf.SliceTrusted(o, k)
+	} else {
+		b.data, b.buf = p, mem.Buf{}
 	}
 }
 
