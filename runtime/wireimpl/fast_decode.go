@@ -3,6 +3,7 @@ package wireimpl
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 )
@@ -245,7 +246,15 @@ func (s *Source) BytesListEnt(at, num, dyn, end, depth int, l *BytesList) (int, 
 		*l = BytesList{a: s.a}
 		return next, nil
 	}
-	view := s.segs == nil && entsInRange(s.data[off:next], uint64(len(s.data)))
+	view := false
+	if s.segs == nil {
+		size := uint64(len(s.data))
+		if ents := s.data[off:next]; wordLoads(ents) {
+			view = wordsInRange(unsafe.Pointer(unsafe.SliceData(ents)), n, size)
+		} else {
+			view = entsInRange(ents, size)
+		}
+	}
 	meta := uint32(s.epoch)<<lazyEpochShift | uint32(num&lazyFieldMask)<<lazyFieldShift | uint32(depth) // lazy.set
 	// Field by field (every field of BytesList): cheaper than a literal.
 	l.a, l.items = s.a, nil
