@@ -113,7 +113,7 @@ func (a *Arena) Reset() error {
 		}
 		a.refs = refs[:0]
 	}
-	if len(a.borrowed) != 0 { // checked build only (decode_begin.go)
+	if mem.Checked && len(a.borrowed) != 0 { // decode_begin.go (compiled out of the unchecked build)
 		first = a.checkBorrowed(first)
 	}
 	a.epoch++
