@@ -25,7 +25,9 @@ const (
 // (Reset per message) and serializes it as the datapath does, into a reused head buffer plus
 // zero-copy entries collected in a reused sink (wire.SerializeSGA): no scatter-gather array is
 // allocated and nothing is flattened. Decode decodes zero-copy from the registered input
-// (wire.Decode; the arena holds a reference until its Reset) and reads every field. Echo
+// (wire.Decode) and reads every field; the case holds its inputs until Close, after the arena's
+// last Reset, so the arena borrows the case's reference (Arena.BorrowInput: no reference-count
+// work per decode, as vtprotobuf's UnmarshalVTUnsafe aliases its input without one). Echo
 // decodes, builds a new message from the decoded fields (zero-copy fields are passed on by
 // reference, small ones copied) and serializes it like Serialize.
 func Cornflakes() Library { return cfLibrary{} }
@@ -70,6 +72,7 @@ func (l cfLibrary) Prepare(shape Shape, mode string) (_ Case, err error) {
 		leaves: make([][]byte, 0, TreeLeaves),
 	}
 	c.a.Threshold = thr
+	c.a.BorrowInput = true // c.inputs are released by Close, after the arena's Reset
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, c.Close())

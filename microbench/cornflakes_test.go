@@ -136,8 +136,9 @@ func TestCornflakesBadMode(t *testing.T) {
 }
 
 // TestCornflakesEchoSharesInput: Echo passes decoded zero-copy values on by sharing the
-// decoded input's reference (the arena holds exactly one reference, on the input, and the
-// zero-copy entries are windows of it), not by cloning each value.
+// decoded input's reference, which the arena borrows from the case (Arena.BorrowInput: the
+// arena holds no reference at all, and the zero-copy entries are windows of the input), not by
+// cloning each value.
 func TestCornflakesEchoSharesInput(t *testing.T) {
 	for _, mode := range []string{ModeHybrid, ModeZeroCopy} {
 		shape, _ := ShapeByName("2x2048")
@@ -149,8 +150,11 @@ func TestCornflakesEchoSharesInput(t *testing.T) {
 		if err := c.Echo(); err != nil {
 			t.Fatal(err)
 		}
-		if n := cc.a.Held(); n != 1 {
-			t.Errorf("%s: arena holds %d references after Echo, want 1 (the input)", mode, n)
+		if n := cc.a.Held(); n != 0 {
+			t.Errorf("%s: arena holds %d references after Echo, want 0 (the input is borrowed)", mode, n)
+		}
+		if n := cc.inputs[0].Refs(); n != 1 {
+			t.Errorf("%s: the input has %d references after Echo, want 1 (the case's)", mode, n)
 		}
 		in := cc.inputs[0].Bytes()
 		for i, e := range cc.sga.Entries {

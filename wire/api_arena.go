@@ -12,7 +12,7 @@ import (
 // warm-up a steady workload allocates nothing from the Go heap, because
 // chunks and slabs are kept and reused across resets.
 //
-// An Arena has two settings, fields of the struct:
+// An Arena has these settings, fields of the struct:
 //
 //   - Threshold int, the copy threshold: a bytes or string value shorter
 //     than Threshold is copied into the arena; a value of at least
@@ -23,6 +23,15 @@ import (
 //   - Limit int bounds the memory (bytes) that decoding may make the arena
 //     grow to; exceeding it fails the decode with ErrArenaLimit. NewArena
 //     sets DefaultArenaLimit; 0 means no limit.
+//   - WriteTyped bool makes messages made after it is set write the typed
+//     header form (see wireimpl.Arena.WriteTyped).
+//   - BorrowInput bool makes Decode borrow the caller's reference on its
+//     input instead of taking the arena's own (no reference-count work per
+//     decode): the caller then keeps every input it decodes unreleased
+//     until the arena's next Reset. The checked build (-tags cfcheck)
+//     verifies this: Reset returns an error wrapping
+//     *mem.UseAfterReleaseError when a borrowed input was released before
+//     it. DecodeBytes, DecodeSegments and Hold are unchanged.
 //
 // An Arena is used by one goroutine at a time. Every message made by a New
 // function, every value it returns (slices from getters, lists, nested

@@ -17,7 +17,8 @@ type Msg interface {
 
 // Decode decodes m from b, zero-copy: m's fields alias b's bytes, and the
 // arena takes its own reference on b (Clone), released at Reset, so the
-// caller may release b at once. Nested messages and lists are decoded when
+// caller may release b at once; with Arena.BorrowInput the arena borrows
+// the caller's reference instead, and the caller keeps b until Reset. Nested messages and lists are decoded when
 // first accessed. Fields of at least the arena's Threshold bytes are
 // zero-copy again when m (or a message built from its fields) is sent.
 // Malformed input gives a *DecodeError; a message used after its arena's

@@ -225,14 +225,20 @@ func (x *Any) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.StringCopied(at, &x.xTypeUrl) && !src.StringEnt(at, &x.xTypeUrl) {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xTypeUrl, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xTypeUrl) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
 		x.xTypeUrl = wireimpl.String{}
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xValue) && !src.BytesZeroCopy(at, &x.xValue) && !src.BytesEnt(at, &x.xValue) {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xValue, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xValue) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {

@@ -1892,7 +1892,10 @@ func (x *StringValue) WireDecodeAt(src *wireimpl.Source, off, end, depth int) er
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.StringCopied(at, &x.xValue) && !src.StringEnt(at, &x.xValue) {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xValue, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xValue) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
@@ -2151,7 +2154,10 @@ func (x *BytesValue) WireDecodeAt(src *wireimpl.Source, off, end, depth int) err
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.BytesCopied(at, &x.xValue) && !src.BytesZeroCopy(at, &x.xValue) && !src.BytesEnt(at, &x.xValue) {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xValue, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xValue) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {

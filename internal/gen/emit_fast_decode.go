@@ -217,11 +217,12 @@ func emitDecodeValue(g *protogen.GeneratedFile, f *field, x, b0, ents string) {
 			kind, zero = "String", w("String")
 		}
 		g.P("if ", b0, "&", bit, " != 0 {")
-		if kind == "Bytes" { // the zero-copy case inlined too (StringZeroCopy would not be)
-			g.P("if at := ", at, "; !src.BytesCopied(at, &", x, ".", f.sf, ") && !src.BytesZeroCopy(at, &", x, ".", f.sf, ") && !src.BytesEnt(at, &", x, ".", f.sf, ") {")
-		} else {
-			g.P("if at := ", at, "; !src.", kind, "Copied(at, &", x, ".", f.sf, ") && !src.", kind, "Ent(at, &", x, ".", f.sf, ") {")
-		}
+		// The copied and zero-copy cases inlined (BytesRange, SetBytes or
+		// SetString: the entry read once); BytesEnt/StringEnt for the rest.
+		g.P("at := ", at)
+		g.P("if vo, vk, vzc, vok := src.BytesRange(at); vok {")
+		g.P("src.Set", kind, "(&", x, ".", f.sf, ", vo, vk, vzc)")
+		g.P("} else if !src.", kind, "Ent(at, &", x, ".", f.sf, ") {")
 		g.P("return ", w("BadData"), "(at, ", f.num, ")")
 		g.P("}")
 		setHas()

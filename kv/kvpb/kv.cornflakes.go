@@ -627,7 +627,10 @@ func (x *Resp) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xStatus = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xVal) && !src.BytesZeroCopy(at, &x.xVal) && !src.BytesEnt(at, &x.xVal) {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xVal, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xVal) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {

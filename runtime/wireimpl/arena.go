@@ -35,6 +35,18 @@ type Arena struct {
 	// write them back. Messages with kept unknown fields are written typed
 	// regardless.
 	WriteTyped bool
+	// BorrowInput makes Decode (and a generated message's Decode) borrow
+	// the caller's reference on the input instead of taking the arena's
+	// own: the caller promises to keep its reference on every input it
+	// decodes, unreleased, until the arena's next Reset (as an aliasing
+	// decoder such as vtprotobuf's UnmarshalVTUnsafe requires), and the
+	// decode does no reference-count work. Zero-copy fields and values
+	// sent from them rely on the caller's reference exactly as they would
+	// on the arena's. DecodeBytes, DecodeSegments and Hold are unchanged.
+	// The checked build (-tags cfcheck) verifies the promise: Reset
+	// returns an error wrapping mem's use-after-release error when a
+	// borrowed input was released before it.
+	BorrowInput bool
 
 	// copied bytes: bump allocation over reused chunks
 	chunks [][]byte
@@ -48,6 +60,10 @@ type Arena struct {
 	made  []*slabHdr // every slab with a chunk (Reset rewinds them)
 	epoch uint64     // advanced by Reset
 	grown int        // bytes of chunks and slabs allocated so far
+
+	// borrowed: the inputs decoded under BorrowInput in this batch, in the
+	// checked build only (Reset checks that they are still live).
+	borrowed []mem.Buf
 
 	silentN, silentBytes uint64 // see SilentCopies
 
@@ -96,6 +112,9 @@ func (a *Arena) Reset() error {
 			first = err
 		}
 		a.refs = refs[:0]
+	}
+	if mem.Checked && len(a.borrowed) != 0 { // decode_begin.go (compiled out of the unchecked build)
+		first = a.checkBorrowed(first)
 	}
 	a.epoch++
 	// Rewind every slab: a slab still on its first chunk only forgets what

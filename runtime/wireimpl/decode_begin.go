@@ -1,6 +1,7 @@
 package wireimpl
 
 import (
+	"fmt"
 	"math"
 	"unsafe"
 
@@ -27,10 +28,12 @@ func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
 	// A Buf's window is shorter than 2^32, so MaxMessageSize holds.
 	if a != nil && a.lastSrc == nil && c.epoch == uint32(a.epoch) && !b.IsZero() && !mem.Checked {
 		h := b
-		if !h.TryClone() {
-			h = b.Clone()
+		if !a.BorrowInput { // else the caller's reference (see Arena.BorrowInput)
+			if !h.TryClone() {
+				h = b.Clone()
+			}
+			a.in = h
 		}
-		a.in = h
 		src := &a.src0
 		if src.a == nil {
 			src.a = a
@@ -134,4 +137,29 @@ func (a *Arena) sourceSlot() *source {
 		return (*source)(unsafe.Add(s.base, uintptr(n)*unsafe.Sizeof(source{})))
 	}
 	return &s.allocSlow(a, 1, false)[0]
+}
+
+// borrow records an input decoded under BorrowInput, which the arena does
+// not hold: in the checked build, Reset checks that it is still live
+// (checkBorrowed); otherwise nothing.
+func (a *Arena) borrow(b mem.Buf) {
+	if mem.Checked {
+		a.borrowed = append(a.borrowed, b)
+	}
+}
+
+// checkBorrowed is Reset's check of the inputs borrowed in the batch
+// (checked build): it returns first, or, when first is nil, an error for
+// the first borrowed input that was released before Reset (the caller
+// broke BorrowInput's promise; decoded fields may have read reused
+// memory). It forgets the inputs.
+func (a *Arena) checkBorrowed(first error) error {
+	for _, b := range a.borrowed {
+		if err := b.Check(); err != nil && first == nil {
+			first = fmt.Errorf("wire: an input decoded with Arena.BorrowInput was released before the arena's Reset: %w", err)
+		}
+	}
+	clear(a.borrowed)
+	a.borrowed = a.borrowed[:0]
+	return first
 }

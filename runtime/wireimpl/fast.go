@@ -445,6 +445,10 @@ func (a *Arena) holdInput(b mem.Buf) (mem.Buf, []byte) {
 			return src.buf.Slice(off, len(p)), p
 		}
 	}
+	if a.BorrowInput {
+		a.borrow(b)
+		return b, p
+	}
 	h := b.Clone()
 	a.refs = append(a.refs, h)
 	return h, p

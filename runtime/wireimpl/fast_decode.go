@@ -3,6 +3,7 @@ package wireimpl
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 )
@@ -15,7 +16,8 @@ import (
 // that parses its header with the cursors in local variables: it loads the
 // first word and the bitmap word, checks the entries against the header's
 // extent once (Source.Head1), and reads each present entry from the input
-// directly (Source.U64, BytesEnt, StringEnt, BytesListEnt, StringListEnt,
+// directly (Source.U64, BytesRange with SetBytes or SetString, BytesEnt,
+// StringEnt, BytesListEnt, StringListEnt,
 // NestedEnt), decoding a nested message by a static call of its own
 // WireDecodeAt on the same input record. No Decoder is set up and no per-
 // message source record is made: one Source per input. A header of any
@@ -54,11 +56,17 @@ func (c *Core) BindSource(s *Source, depth int) {
 // ok is false for any other header, which the caller hands to DecodeSlow.
 // The one-word case is small enough to be inlined into generated code.
 func (s *Source) Head1(off, end int) (w0 uint32, ents, dyn int, ok bool) {
-	hdr := s.data[off:end]
-	if len(hdr) < 8 || binary.LittleEndian.Uint32(hdr) != 1 {
+	// One 8-byte load: the word count (low half) and bitmap word 0. The
+	// caller's range lies in the input (end <= len(s.data)), so the load's
+	// own bounds check is the only one.
+	if end-off < 8 {
 		return 0, 0, 0, false
 	}
-	w0 = binary.LittleEndian.Uint32(hdr[4:8])
+	h := binary.LittleEndian.Uint64(s.data[off:])
+	if uint32(h) != 1 {
+		return 0, 0, 0, false
+	}
+	w0 = uint32(h >> 32)
 	ents = off + 8
 	// At most 32 entries: no overflow.
 	dyn = ents + EntrySize*bits.OnesCount32(w0)
@@ -87,7 +95,9 @@ func (s *Source) U64(at int) uint64 {
 // non-empty one that is read without a registered window (shorter than
 // the threshold, or an input in plain memory) and lies in the input, and
 // reports whether it did; the generated code then calls BytesEnt for the
-// other cases. It is small enough to be inlined.
+// other cases. It is small enough to be inlined. (Code generated now uses
+// BytesRange; BytesCopied, BytesZeroCopy and StringCopied stay for code
+// generated before it.)
 func (s *Source) BytesCopied(at int, b *Bytes) bool {
 	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
 	o, k := int(e>>32), int(uint32(e))
@@ -116,6 +126,43 @@ func (s *Source) BytesZeroCopy(at int, b *Bytes) bool {
 		return true
 	}
 	return false
+}
+
+// BytesRange reads the bytes or string entry at `at`: its value's range
+// [o, o+k) and whether it is read zero-copy (zc: at least the record's
+// zero-copy bound). ok reports a non-empty value in the input's first (or
+// only) segment that is read copied (shorter than the threshold, or plain
+// memory) or zero-copy, exactly as BytesEnt would read it; the generated
+// code then calls SetBytes or SetString with the results, and BytesEnt or
+// StringEnt otherwise (empty values, later segments, a record without the
+// zero-copy case, errors). The entry is read once; BytesRange, SetBytes and
+// SetString are small enough to be inlined.
+func (s *Source) BytesRange(at int) (o, k int, zc, ok bool) {
+	e := binary.LittleEndian.Uint64(s.data[at:])
+	o, k = int(e>>32), int(uint32(e))
+	zc = k >= s.zcFrom
+	// Offsets and sizes are below 2^32: the sum does not overflow.
+	ok = o+k <= len(s.data) && k != 0 && (k < s.cpBelow || zc)
+	return o, k, zc, ok
+}
+
+// SetBytes sets b to the value [o, o+k) of the input that BytesRange
+// reported (ok), aliasing the input, with the registered window of the
+// value when zc. zcFrom >= 1 bounds a zero-copy record whose buf's window
+// is exactly s.data, so [o, o+k) lies in the window.
+func (s *Source) SetBytes(b *Bytes, o, k int, zc bool) {
+	p := s.data[o : o+k : o+k]
+	if zc {
+		b.data, b.buf = p, s.buf.SliceTrusted(o, k)
+	} else {
+		b.data, b.buf = p, mem.Buf{}
+	}
+}
+
+// SetString is SetBytes for a string (UTF-8 is checked when it is read).
+func (s *Source) SetString(v *String, o, k int, zc bool) {
+	v.utf8s = utf8Unchecked
+	s.SetBytes(&v.b, o, k, zc)
 }
 
 // BytesEnt reads the bytes entry at `at` into b, aliasing the input (and
@@ -175,21 +222,60 @@ func (s *Source) listEnt(at, num, dyn, end int) (n, off int, err error) {
 
 // BytesListEnt records the list of bytes whose entry is at `at` (absent
 // when at < 0) of field num, in the message at depth depth whose dynamic
-// part continues at dyn and ends at end, for decoding on first access. It
-// returns the new dynamic cursor (after the list's entries).
+// part continues at dyn and ends at end. It returns the new dynamic cursor
+// (after the list's entries). The list's region is checked here (the
+// checks and errors of listEnt); its elements' ranges are checked in the
+// same pass when the input has one segment, and the list is then a checked
+// view that its getter's Load does not walk again. An element out of range
+// is not an error of the decode: the list stays pending, and Load reports
+// it on access, exactly as the Decoder path does.
 func (s *Source) BytesListEnt(at, num, dyn, end, depth int, l *BytesList) (int, error) {
-	*l = BytesList{a: s.a}
 	if at < 0 {
+		*l = BytesList{a: s.a}
 		return dyn, nil
 	}
-	n, off, err := s.listEnt(at, num, dyn, end)
-	if err != nil {
+	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
+	n, off := int(uint32(e)), int(e>>32)
+	// n <= MaxListLen first: n*EntrySize cannot overflow.
+	if n > MaxListLen || off < dyn || off > end || n*EntrySize > end-off {
+		_, _, err := s.listEnt(at, num, dyn, end)
 		return dyn, err
 	}
-	if n > 0 {
-		l.lz.set(s, off, n, 0, depth, num)
+	next := off + n*EntrySize
+	if n == 0 {
+		*l = BytesList{a: s.a}
+		return next, nil
 	}
-	return off + n*EntrySize, nil
+	view := false
+	if s.segs == nil {
+		size := uint64(len(s.data))
+		if ents := s.data[off:next]; wordLoads(ents) {
+			view = wordsInRange(unsafe.Pointer(unsafe.SliceData(ents)), n, size)
+		} else {
+			view = entsInRange(ents, size)
+		}
+	}
+	meta := uint32(s.epoch)<<lazyEpochShift | uint32(num&lazyFieldMask)<<lazyFieldShift | uint32(depth) // lazy.set
+	// Field by field (every field of BytesList): cheaper than a literal.
+	l.a, l.items = s.a, nil
+	l.lz = lazy{src: s, off: uint32(off), n: uint32(n), meta: meta}
+	l.view = view
+	return next, nil
+}
+
+// entsInRange reports whether every bytes entry of ents (whole entries)
+// refers to a range within an input of size bytes (an empty value's offset
+// is ignored, as in source.checkRef): the check of BytesList.Load.
+func entsInRange(ents []byte, size uint64) bool {
+	for len(ents) >= EntrySize {
+		e := binary.LittleEndian.Uint64(ents)
+		// The sum first: it is false for every valid entry (one branch).
+		if e>>32+e&0xffffffff > size && uint32(e) != 0 {
+			return false
+		}
+		ents = ents[EntrySize:]
+	}
+	return true
 }
 
 // StringListEnt is BytesListEnt for a list of strings.

@@ -72,6 +72,33 @@ func TestBytesZeroCopyMatchesBytesEnt(t *testing.T) {
 						thr, name, e, len(got.data), got.buf, len(want.data), want.buf, wantOK)
 				}
 			}
+			// BytesRange + SetBytes (and SetString) read the entries the
+			// older pair reads, exactly as BytesEnt does.
+			for _, e := range ents {
+				if err := a.Reset(); err != nil {
+					t.Fatal(err)
+				}
+				s := mk()
+				binary.LittleEndian.PutUint64(s.data[at:], e[0]<<32|e[1])
+				var want, old, got Bytes
+				wantOK := s.BytesEnt(at, &want)
+				oldOK := s.BytesCopied(at, &old) || s.BytesZeroCopy(at, &old)
+				o, k, zc, ok := s.BytesRange(at)
+				if ok != oldOK {
+					t.Errorf("thr %d %s entry %v: BytesRange ok %v, BytesCopied/BytesZeroCopy %v", thr, name, e, ok, oldOK)
+				}
+				if !ok {
+					continue
+				}
+				s.SetBytes(&got, o, k, zc)
+				var str String
+				s.SetString(&str, o, k, zc)
+				if !wantOK || string(got.data) != string(want.data) || cap(got.data) != cap(want.data) ||
+					got.buf != want.buf || str.b.buf != got.buf || string(str.b.data) != string(got.data) || str.utf8s != utf8Unchecked {
+					t.Errorf("thr %d %s entry %v: BytesRange+SetBytes %v/%v, BytesEnt %v/%v (ok %v)",
+						thr, name, e, len(got.data), got.buf, len(want.data), want.buf, wantOK)
+				}
+			}
 		}
 		if err := a.Reset(); err != nil {
 			t.Fatal(err)

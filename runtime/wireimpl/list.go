@@ -146,6 +146,12 @@ func (l *BytesList) Init(a *Arena, n int) {
 // range (once). Generated getters call it. A decoded list fails with
 // ErrArenaReset after the Reset of the arena that decoded it.
 func (l *BytesList) Load(a *Arena) error {
+	// A checked view (BytesListEnt checks the entries of a one-segment
+	// input at the decode; a view's l.a is set) of a live decode: nothing
+	// to do.
+	if l.view && !l.lz.stale() {
+		return nil
+	}
 	if l.a == nil {
 		l.a = a
 	}
@@ -168,7 +174,7 @@ func (l *BytesList) Load(a *Arena) error {
 	ents := d[start : start+EntrySize*int(z.n)] // checked by the decoder
 	for i := 0; i+EntrySize <= len(ents); i += EntrySize {
 		e := binary.LittleEndian.Uint64(ents[i:])
-		if n := e & 0xffffffff; n != 0 && e>>32+n > size { // see source.checkRef
+		if n := e & 0xffffffff; n != 0 && e>>32+n > size { // see source.checkRef (and entsInRange)
 			return malformed(start+i, z.field(), "list element out of range")
 		}
 	}

@@ -1,11 +1,15 @@
 package wireimpl
 
-import "unsafe"
+import (
+	"runtime"
+	"unsafe"
+)
 
 // This file holds the package's uses of unsafe besides arena.go's
 // (unsafe.Sizeof, and the per-Type slab pointers, each a *slab[T] of its
-// Type's own T): zero-copy conversions between string and []byte. Neither
-// side is ever written through.
+// Type's own T): zero-copy conversions between string and []byte, and
+// header entries read as words (wordsInRange). Nothing is ever written
+// through them.
 
 // stringOf returns a string aliasing p (p must not be modified while the
 // string is in use; wire never writes to field data).
@@ -35,4 +39,28 @@ func within(p, outer []byte) (int, bool) {
 		return 0, false
 	}
 	return int(pa - oa), true
+}
+
+// unalignedLoads: the platform loads a uint64 from any address.
+const unalignedLoads = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64" || runtime.GOARCH == "386" ||
+	runtime.GOARCH == "ppc64le" || runtime.GOARCH == "s390x"
+
+// wordLoads reports whether p's entries may be read as native words by
+// wordsInRange: a little-endian platform, and p 8-byte aligned or a
+// platform with unaligned loads.
+func wordLoads(p []byte) bool {
+	return nativeLE && (unalignedLoads || uintptr(unsafe.Pointer(unsafe.SliceData(p)))%EntrySize == 0)
+}
+
+// wordsInRange is entsInRange's loop over the n entries at p (n whole
+// entries of one slice, which wordLoads accepted): no per-entry bounds
+// check.
+func wordsInRange(p unsafe.Pointer, n int, size uint64) bool {
+	for i := range n {
+		e := *(*uint64)(unsafe.Add(p, i*EntrySize))
+		if e>>32+e&0xffffffff > size && uint32(e) != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -184,7 +184,10 @@ func (x *SingleBuffer) WireDecodeAt(src *wireimpl.Source, off, end, depth int) e
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.BytesCopied(at, &x.xMessage) && !src.BytesZeroCopy(at, &x.xMessage) && !src.BytesEnt(at, &x.xMessage) {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xMessage, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xMessage) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
@@ -810,7 +813,10 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
 			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
-				if at := lents; !src.BytesCopied(at, &v.xMessage) && !src.BytesZeroCopy(at, &v.xMessage) && !src.BytesEnt(at, &v.xMessage) {
+				at := lents
+				if vo, vk, vzc, vok := src.BytesRange(at); vok {
+					src.SetBytes(&v.xMessage, vo, vk, vzc)
+				} else if !src.BytesEnt(at, &v.xMessage) {
 					return wireimpl.BadData(at, 1)
 				}
 			} else {
@@ -834,7 +840,10 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
 			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
-				if at := lents; !src.BytesCopied(at, &v.xMessage) && !src.BytesZeroCopy(at, &v.xMessage) && !src.BytesEnt(at, &v.xMessage) {
+				at := lents
+				if vo, vk, vzc, vok := src.BytesRange(at); vok {
+					src.SetBytes(&v.xMessage, vo, vk, vzc)
+				} else if !src.BytesEnt(at, &v.xMessage) {
 					return wireimpl.BadData(at, 1)
 				}
 			} else {

@@ -293,7 +293,10 @@ func (x *HelloRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) e
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.StringCopied(at, &x.xName) && !src.StringEnt(at, &x.xName) {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xName, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xName) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
@@ -710,14 +713,20 @@ func (x *HelloReply) WireDecodeAt(src *wireimpl.Source, off, end, depth int) err
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.StringCopied(at, &x.xMessage) && !src.StringEnt(at, &x.xMessage) {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xMessage, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xMessage) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
 		x.xMessage = wireimpl.String{}
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xBlob) && !src.BytesZeroCopy(at, &x.xBlob) && !src.BytesEnt(at, &x.xBlob) {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xBlob, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xBlob) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {
@@ -1112,14 +1121,20 @@ func (x *FailRequest) WireDecodeAt(src *wireimpl.Source, off, end, depth int) er
 		x.xCode = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringCopied(at, &x.xMessage) && !src.StringEnt(at, &x.xMessage) {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xMessage, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xMessage) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {
 		x.xMessage = wireimpl.String{}
 	}
 	if b0&0x4 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesCopied(at, &x.xDetails) && !src.BytesZeroCopy(at, &x.xDetails) && !src.BytesEnt(at, &x.xDetails) {
+		at := wireimpl.EntAt(ents, b0, 0x4)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xDetails, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xDetails) {
 			return wireimpl.BadData(at, 3)
 		}
 	} else {

@@ -870,7 +870,10 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xKey = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringCopied(at, &x.xVal) && !src.StringEnt(at, &x.xVal) {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xVal, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xVal) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {

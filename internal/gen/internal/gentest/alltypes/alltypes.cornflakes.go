@@ -653,14 +653,20 @@ func (x *Scalars) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error 
 		x.xKind = 0
 	}
 	if b0&0x4000 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x4000); !src.StringCopied(at, &x.xText) && !src.StringEnt(at, &x.xText) {
+		at := wireimpl.EntAt(ents, b0, 0x4000)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
 			return wireimpl.BadData(at, 15)
 		}
 	} else {
 		x.xText = wireimpl.String{}
 	}
 	if b0&0x8000 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x8000); !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		at := wireimpl.EntAt(ents, b0, 0x8000)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 16)
 		}
 	} else {
@@ -1558,7 +1564,10 @@ func (x *Optionals) WireDecodeAt(src *wireimpl.Source, off, end, depth int) erro
 		x.xKind = 0
 	}
 	if b0&0x20 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x20); !src.StringCopied(at, &x.xText) && !src.StringEnt(at, &x.xText) {
+		at := wireimpl.EntAt(ents, b0, 0x20)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
 			return wireimpl.BadData(at, 6)
 		}
 		x.cf.SetHas(5)
@@ -1566,7 +1575,10 @@ func (x *Optionals) WireDecodeAt(src *wireimpl.Source, off, end, depth int) erro
 		x.xText = wireimpl.String{}
 	}
 	if b0&0x40 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x40); !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		at := wireimpl.EntAt(ents, b0, 0x40)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 7)
 		}
 		x.cf.SetHas(6)
@@ -3209,7 +3221,10 @@ func (x *Outer_Inner) WireDecodeAt(src *wireimpl.Source, off, end, depth int) er
 		x.xState = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xPayload) && !src.BytesZeroCopy(at, &x.xPayload) && !src.BytesEnt(at, &x.xPayload) {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xPayload, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xPayload) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {
@@ -3679,7 +3694,10 @@ func (x *Tree) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xRight.Clear()
 	}
 	if b0&0x4 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x4); !src.BytesCopied(at, &x.xLeaf) && !src.BytesZeroCopy(at, &x.xLeaf) && !src.BytesEnt(at, &x.xLeaf) {
+		at := wireimpl.EntAt(ents, b0, 0x4)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xLeaf, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xLeaf) {
 			return wireimpl.BadData(at, 3)
 		}
 	} else {

@@ -7760,7 +7760,10 @@ func (x *Flat) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xI32 = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringCopied(at, &x.xName) && !src.StringEnt(at, &x.xName) {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xName, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xName) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {

@@ -631,7 +631,10 @@ func (x *Leaf) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xId = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {
@@ -1026,7 +1029,10 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 				v.xId = 0
 			}
 			if lb0&0x2 != 0 {
-				if at := wireimpl.EntAt(lents, lb0, 0x2); !src.BytesCopied(at, &v.xData) && !src.BytesZeroCopy(at, &v.xData) && !src.BytesEnt(at, &v.xData) {
+				at := wireimpl.EntAt(lents, lb0, 0x2)
+				if vo, vk, vzc, vok := src.BytesRange(at); vok {
+					src.SetBytes(&v.xData, vo, vk, vzc)
+				} else if !src.BytesEnt(at, &v.xData) {
 					return wireimpl.BadData(at, 2)
 				}
 			} else {
@@ -1055,7 +1061,10 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 				v.xId = 0
 			}
 			if lb0&0x2 != 0 {
-				if at := wireimpl.EntAt(lents, lb0, 0x2); !src.BytesCopied(at, &v.xData) && !src.BytesZeroCopy(at, &v.xData) && !src.BytesEnt(at, &v.xData) {
+				at := wireimpl.EntAt(lents, lb0, 0x2)
+				if vo, vk, vzc, vok := src.BytesRange(at); vok {
+					src.SetBytes(&v.xData, vo, vk, vzc)
+				} else if !src.BytesEnt(at, &v.xData) {
 					return wireimpl.BadData(at, 2)
 				}
 			} else {

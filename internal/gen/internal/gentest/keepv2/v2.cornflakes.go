@@ -1749,14 +1749,20 @@ func (x *Leaf) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		x.xId = 0
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {
 		x.xData = wireimpl.Bytes{}
 	}
 	if b0&0x4 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x4); !src.StringCopied(at, &x.xExtra) && !src.StringEnt(at, &x.xExtra) {
+		at := wireimpl.EntAt(ents, b0, 0x4)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xExtra, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xExtra) {
 			return wireimpl.BadData(at, 3)
 		}
 	} else {
@@ -2207,14 +2213,20 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 				v.xId = 0
 			}
 			if lb0&0x2 != 0 {
-				if at := wireimpl.EntAt(lents, lb0, 0x2); !src.BytesCopied(at, &v.xData) && !src.BytesZeroCopy(at, &v.xData) && !src.BytesEnt(at, &v.xData) {
+				at := wireimpl.EntAt(lents, lb0, 0x2)
+				if vo, vk, vzc, vok := src.BytesRange(at); vok {
+					src.SetBytes(&v.xData, vo, vk, vzc)
+				} else if !src.BytesEnt(at, &v.xData) {
 					return wireimpl.BadData(at, 2)
 				}
 			} else {
 				v.xData = wireimpl.Bytes{}
 			}
 			if lb0&0x4 != 0 {
-				if at := wireimpl.EntAt(lents, lb0, 0x4); !src.StringCopied(at, &v.xExtra) && !src.StringEnt(at, &v.xExtra) {
+				at := wireimpl.EntAt(lents, lb0, 0x4)
+				if vo, vk, vzc, vok := src.BytesRange(at); vok {
+					src.SetString(&v.xExtra, vo, vk, vzc)
+				} else if !src.StringEnt(at, &v.xExtra) {
 					return wireimpl.BadData(at, 3)
 				}
 			} else {
@@ -2248,14 +2260,20 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 				v.xId = 0
 			}
 			if lb0&0x2 != 0 {
-				if at := wireimpl.EntAt(lents, lb0, 0x2); !src.BytesCopied(at, &v.xData) && !src.BytesZeroCopy(at, &v.xData) && !src.BytesEnt(at, &v.xData) {
+				at := wireimpl.EntAt(lents, lb0, 0x2)
+				if vo, vk, vzc, vok := src.BytesRange(at); vok {
+					src.SetBytes(&v.xData, vo, vk, vzc)
+				} else if !src.BytesEnt(at, &v.xData) {
 					return wireimpl.BadData(at, 2)
 				}
 			} else {
 				v.xData = wireimpl.Bytes{}
 			}
 			if lb0&0x4 != 0 {
-				if at := wireimpl.EntAt(lents, lb0, 0x4); !src.StringCopied(at, &v.xExtra) && !src.StringEnt(at, &v.xExtra) {
+				at := wireimpl.EntAt(lents, lb0, 0x4)
+				if vo, vk, vzc, vok := src.BytesRange(at); vok {
+					src.SetString(&v.xExtra, vo, vk, vzc)
+				} else if !src.StringEnt(at, &v.xExtra) {
 					return wireimpl.BadData(at, 3)
 				}
 			} else {

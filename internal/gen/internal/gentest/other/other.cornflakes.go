@@ -277,14 +277,20 @@ func (x *Blob) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
 		x.xData = wireimpl.Bytes{}
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.StringCopied(at, &x.xName) && !src.StringEnt(at, &x.xName) {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xName, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xName) {
 			return wireimpl.BadData(at, 2)
 		}
 	} else {

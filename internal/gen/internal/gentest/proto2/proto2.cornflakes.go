@@ -1652,7 +1652,10 @@ func (x *Defaults) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error
 		x.xColor = 0
 	}
 	if b0&0x200 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x200); !src.StringCopied(at, &x.xText) && !src.StringEnt(at, &x.xText) {
+		at := wireimpl.EntAt(ents, b0, 0x200)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
 			return wireimpl.BadData(at, 10)
 		}
 		x.cf.SetHas(9)
@@ -1660,7 +1663,10 @@ func (x *Defaults) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error
 		x.xText = wireimpl.String{}
 	}
 	if b0&0x400 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x400); !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		at := wireimpl.EntAt(ents, b0, 0x400)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 11)
 		}
 		x.cf.SetHas(10)
@@ -1674,7 +1680,10 @@ func (x *Defaults) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error
 		x.xZero = 0
 	}
 	if b0&0x1000 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x1000); !src.StringCopied(at, &x.xEmpty) && !src.StringEnt(at, &x.xEmpty) {
+		at := wireimpl.EntAt(ents, b0, 0x1000)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xEmpty, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xEmpty) {
 			return wireimpl.BadData(at, 13)
 		}
 		x.cf.SetHas(12)

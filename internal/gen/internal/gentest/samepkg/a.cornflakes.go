@@ -222,7 +222,10 @@ func (x *A) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		}
 	}
 	if b0&0x2 != 0 {
-		if at := wireimpl.EntAt(ents, b0, 0x2); !src.BytesCopied(at, &x.xData) && !src.BytesZeroCopy(at, &x.xData) && !src.BytesEnt(at, &x.xData) {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
 			return wireimpl.BadData(at, 2)
 		}
 		x.cf.SetHas(0)

@@ -537,7 +537,10 @@ func (x *Batch_Note) WireDecodeAt(src *wireimpl.Source, off, end, depth int) err
 	}
 	x.cf.BindSource(src, depth)
 	if b0&0x1 != 0 {
-		if at := ents; !src.StringCopied(at, &x.xText) && !src.StringEnt(at, &x.xText) {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
 			return wireimpl.BadData(at, 1)
 		}
 	} else {
