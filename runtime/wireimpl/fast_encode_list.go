@@ -76,10 +76,13 @@ func (l *StringList) SizeDirect(s *DirectSizer, hdr, cp, zc, ents int) (int, int
 // copied values do not fit records ErrModified and leaves the cursors
 // unchanged.
 //
-// Two tight loops rather than one with a call per element: the entries and
-// the zero-copy elements' SGA stores (room reserved once, no call, so the
-// cursors stay in registers), then, once the copied total is checked
-// against the head buffer, the copies.
+// Tight loops rather than one with a call per element. The first writes
+// the entries of the copied prefix (the whole of a list of small values)
+// and touches no SGA; from the first zero-copy element on, the second
+// writes the remaining entries and stores the zero-copy elements' SGA
+// entries (room reserved once, no call, so the cursors stay in
+// registers). Once the copied total is checked against the head buffer,
+// the last loop copies the copied values.
 func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int, int) {
 	items := l.items
 	n := len(items)
@@ -90,40 +93,62 @@ func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int
 		return hdr, cp, zc
 	}
 	ents := dst[hdr:r]
-	sga := w.sga
-	es := sga.Entries
-	j0 := len(es)
-	if cap(es)-j0 < n {
-		es = slices.Grow(es, n)
-	}
-	es = es[:j0+n]
-	j := j0
 	c, z := cp, zc
-	for i := range items {
+	i := 0
+	for ; i < len(items); i++ {
 		b := &items[i]
-		k := len(b.data)
-		e := ents[EntrySize*i : EntrySize*i+EntrySize]
-		if b.buf.IsZero() {
-			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
-			c += k
-		} else {
-			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
-			z += k
-			es[j] = b.buf
-			j++
+		if !b.buf.IsZero() {
+			break
 		}
+		k := len(b.data)
+		binary.LittleEndian.PutUint64(ents[EntrySize*i:EntrySize*i+EntrySize], uint64(uint32(k))|uint64(uint32(c))<<32)
+		c += k
 	}
-	if c > len(dst) { // element lengths are below 2^32: no overflow
+	mixed := i < n
+	if mixed {
+		sga := w.sga
+		es := sga.Entries
+		j0 := len(es)
+		if cap(es)-j0 < n-i {
+			es = slices.Grow(es, n-i)
+		}
+		es = es[:j0+n-i]
+		j := j0
+		for ; i < len(items); i++ {
+			b := &items[i]
+			k := len(b.data)
+			e := ents[EntrySize*i : EntrySize*i+EntrySize]
+			if b.buf.IsZero() {
+				binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
+				c += k
+			} else {
+				binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
+				z += k
+				es[j] = b.buf
+				j++
+			}
+		}
+		if c > len(dst) { // element lengths are below 2^32: no overflow
+			w.modified = true
+			sga.Entries = es[:j0]
+			return hdr, cp, zc
+		}
+		sga.Entries = es[:j]
+	} else if c > len(dst) {
 		w.modified = true
-		sga.Entries = es[:j0]
 		return hdr, cp, zc
 	}
-	sga.Entries = es[:j]
 	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(hdr))<<32)
 	if c != cp {
-		for i := range items {
-			if b := &items[i]; b.buf.IsZero() {
-				cp += copy(dst[cp:], b.data)
+		if mixed {
+			for i := range items {
+				if b := &items[i]; b.buf.IsZero() {
+					cp += copy(dst[cp:], b.data)
+				}
+			}
+		} else {
+			for i := range items {
+				cp += copy(dst[cp:], items[i].data)
 			}
 		}
 	}
@@ -142,40 +167,62 @@ func (w *DirectWriter) PutStringList(at, hdr, cp, zc int, l *StringList) (int, i
 		return hdr, cp, zc
 	}
 	ents := dst[hdr:r]
-	sga := w.sga
-	es := sga.Entries
-	j0 := len(es)
-	if cap(es)-j0 < n {
-		es = slices.Grow(es, n)
-	}
-	es = es[:j0+n]
-	j := j0
 	c, z := cp, zc
-	for i := range items {
+	i := 0
+	for ; i < len(items); i++ {
 		b := &items[i].b
-		k := len(b.data)
-		e := ents[EntrySize*i : EntrySize*i+EntrySize]
-		if b.buf.IsZero() {
-			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
-			c += k
-		} else {
-			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
-			z += k
-			es[j] = b.buf
-			j++
+		if !b.buf.IsZero() {
+			break
 		}
+		k := len(b.data)
+		binary.LittleEndian.PutUint64(ents[EntrySize*i:EntrySize*i+EntrySize], uint64(uint32(k))|uint64(uint32(c))<<32)
+		c += k
 	}
-	if c > len(dst) {
+	mixed := i < n
+	if mixed {
+		sga := w.sga
+		es := sga.Entries
+		j0 := len(es)
+		if cap(es)-j0 < n-i {
+			es = slices.Grow(es, n-i)
+		}
+		es = es[:j0+n-i]
+		j := j0
+		for ; i < len(items); i++ {
+			b := &items[i].b
+			k := len(b.data)
+			e := ents[EntrySize*i : EntrySize*i+EntrySize]
+			if b.buf.IsZero() {
+				binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
+				c += k
+			} else {
+				binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
+				z += k
+				es[j] = b.buf
+				j++
+			}
+		}
+		if c > len(dst) {
+			w.modified = true
+			sga.Entries = es[:j0]
+			return hdr, cp, zc
+		}
+		sga.Entries = es[:j]
+	} else if c > len(dst) {
 		w.modified = true
-		sga.Entries = es[:j0]
 		return hdr, cp, zc
 	}
-	sga.Entries = es[:j]
 	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(hdr))<<32)
 	if c != cp {
-		for i := range items {
-			if b := &items[i].b; b.buf.IsZero() {
-				cp += copy(dst[cp:], b.data)
+		if mixed {
+			for i := range items {
+				if b := &items[i].b; b.buf.IsZero() {
+					cp += copy(dst[cp:], b.data)
+				}
+			}
+		} else {
+			for i := range items {
+				cp += copy(dst[cp:], items[i].b.data)
 			}
 		}
 	}
