@@ -127,6 +127,16 @@ func leafOf(f *field) *message {
 	return lm
 }
 
+// bytesLeaf returns the field of the leaf message lm (see leafOf) when it
+// is its only field and a bytes field (encoded by DirectWriter.LeafCopied1
+// when its value is copied); nil otherwise.
+func bytesLeaf(lm *message) *field {
+	if lm == nil || len(lm.fields) != 1 || lm.fields[0].shape != shapeBytes {
+		return nil
+	}
+	return lm.fields[0]
+}
+
 // emitSizeLeaf emits the sizes of the leaf message lm held in v, added to
 // the cursors hdr, cp, zc and ents (the body of lm's wireSizeDirect).
 func emitSizeLeaf(g *protogen.GeneratedFile, lm *message, v string) {
@@ -283,13 +293,25 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 			g.P("}")
 		case shapeMessage:
 			g.P("if v := x.", f.sf, ".Loaded(); v != nil && w.Nested(depth+1) {")
+			lm := leafOf(f)
+			if one := bytesLeaf(lm); one != nil {
+				// The common leaf (one copied bytes value) in one call
+				// that writes the leaf and the parent's entry.
+				_, bit := bitOf(one)
+				g.P("if h, c, ok := w.LeafCopied1(at, hdr, cp, ", bit, ", &v.", one.sf, "); ok {")
+				g.P("hdr, cp = h, c")
+				g.P("} else {")
+			}
 			g.P("start := hdr")
-			if lm := leafOf(f); lm != nil {
+			if lm != nil {
 				emitEncLeaf(g, lm, "v")
 			} else {
 				g.P("hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)")
 			}
 			g.P("w.PutRef(at, hdr-start, start)")
+			if bytesLeaf(lm) != nil {
+				g.P("}")
+			}
 			g.P("at += ", w("EntrySize"))
 			g.P("}")
 		case shapeList:

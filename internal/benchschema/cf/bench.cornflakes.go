@@ -911,53 +911,61 @@ func (x *Tree1) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	}
 	hdr = end
 	if v := x.xLeft.Loaded(); v != nil && w.Nested(depth+1) {
-		start := hdr
-		var lb0 uint32
-		ln := 0
-		if v.xMessage.Len() != 0 {
-			lb0 |= 0x1
-			ln++
-		}
-		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
-			hdr = lend
+		if h, c, ok := w.LeafCopied1(at, hdr, cp, 0x1, &v.xMessage); ok {
+			hdr, cp = h, c
+		} else {
+			start := hdr
+			var lb0 uint32
+			ln := 0
 			if v.xMessage.Len() != 0 {
-				if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
-					cp = c
-				} else if z, ok := w.TryZeroCopy(lat, zc, &v.xMessage); ok {
-					zc = z
-				} else {
-					cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
-				}
-				lat += wireimpl.EntrySize
+				lb0 |= 0x1
+				ln++
 			}
-			w.Check(lat, lend)
+			if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+				hdr = lend
+				if v.xMessage.Len() != 0 {
+					if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
+						cp = c
+					} else if z, ok := w.TryZeroCopy(lat, zc, &v.xMessage); ok {
+						zc = z
+					} else {
+						cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
+					}
+					lat += wireimpl.EntrySize
+				}
+				w.Check(lat, lend)
+			}
+			w.PutRef(at, hdr-start, start)
 		}
-		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
 	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
-		start := hdr
-		var lb0 uint32
-		ln := 0
-		if v.xMessage.Len() != 0 {
-			lb0 |= 0x1
-			ln++
-		}
-		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
-			hdr = lend
+		if h, c, ok := w.LeafCopied1(at, hdr, cp, 0x1, &v.xMessage); ok {
+			hdr, cp = h, c
+		} else {
+			start := hdr
+			var lb0 uint32
+			ln := 0
 			if v.xMessage.Len() != 0 {
-				if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
-					cp = c
-				} else if z, ok := w.TryZeroCopy(lat, zc, &v.xMessage); ok {
-					zc = z
-				} else {
-					cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
-				}
-				lat += wireimpl.EntrySize
+				lb0 |= 0x1
+				ln++
 			}
-			w.Check(lat, lend)
+			if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+				hdr = lend
+				if v.xMessage.Len() != 0 {
+					if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
+						cp = c
+					} else if z, ok := w.TryZeroCopy(lat, zc, &v.xMessage); ok {
+						zc = z
+					} else {
+						cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
+					}
+					lat += wireimpl.EntrySize
+				}
+				w.Check(lat, lend)
+			}
+			w.PutRef(at, hdr-start, start)
 		}
-		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)
