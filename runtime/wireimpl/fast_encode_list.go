@@ -93,6 +93,19 @@ func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int
 		return hdr, cp, zc
 	}
 	ents := dst[hdr:r]
+	if n == 1 { // one copied element (the common small list): no loops
+		if b := &items[0]; b.buf.IsZero() {
+			k := len(b.data)
+			if k > len(dst)-cp {
+				w.modified = true
+				return hdr, cp, zc
+			}
+			binary.LittleEndian.PutUint64(ents, uint64(uint32(k))|uint64(uint32(cp))<<32)
+			binary.LittleEndian.PutUint64(dst[at:at+EntrySize], 1|uint64(uint32(hdr))<<32)
+			copy(dst[cp:cp+k], b.data)
+			return r, cp + k, zc
+		}
+	}
 	c, z := cp, zc
 	i := 0
 	for ; i < len(items); i++ {
@@ -167,6 +180,19 @@ func (w *DirectWriter) PutStringList(at, hdr, cp, zc int, l *StringList) (int, i
 		return hdr, cp, zc
 	}
 	ents := dst[hdr:r]
+	if n == 1 { // one copied element (the common small list): no loops
+		if b := &items[0].b; b.buf.IsZero() {
+			k := len(b.data)
+			if k > len(dst)-cp {
+				w.modified = true
+				return hdr, cp, zc
+			}
+			binary.LittleEndian.PutUint64(ents, uint64(uint32(k))|uint64(uint32(cp))<<32)
+			binary.LittleEndian.PutUint64(dst[at:at+EntrySize], 1|uint64(uint32(hdr))<<32)
+			copy(dst[cp:cp+k], b.data)
+			return r, cp + k, zc
+		}
+	}
 	c, z := cp, zc
 	i := 0
 	for ; i < len(items); i++ {
