@@ -206,6 +206,8 @@ func TestDirectBytesListModified(t *testing.T) {
 		{"copied to zero-copy", func(l *wire.BytesList) { l.Truncate(1); l.AppendBuf(zc) }},
 		{"zero-copy to copied", func(l *wire.BytesList) { l.Truncate(0); l.Append(make([]byte, 700)); l.Append([]byte("v1")) }},
 		{"emptied", func(l *wire.BytesList) { l.Truncate(0) }},
+		{"one copied, longer", func(l *wire.BytesList) { l.Truncate(0); l.Append([]byte("a much longer value")) }},
+		{"one copied, shorter", func(l *wire.BytesList) { l.Truncate(0); l.Append([]byte("v")) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
