@@ -76,13 +76,15 @@ func (l *StringList) SizeDirect(s *DirectSizer, hdr, cp, zc, ents int) (int, int
 // copied values do not fit records ErrModified and leaves the cursors
 // unchanged.
 //
-// Tight loops rather than one with a call per element. The first writes
-// the entries of the copied prefix (the whole of a list of small values)
-// and touches no SGA; from the first zero-copy element on, the second
-// writes the remaining entries and stores the zero-copy elements' SGA
-// entries (room reserved once, no call, so the cursors stay in
-// registers). Once the copied total is checked against the head buffer,
-// the last loop copies the copied values.
+// A one-element copied list is written without a loop. Otherwise, tight
+// loops rather than one with a call per element: the first writes the
+// entries of the copied prefix (the whole of a list of small values) and
+// touches no SGA; from the first zero-copy element on, the SGA's room is
+// reserved once and the next loops write the zero-copy run (the whole of
+// a list of large values) and then the rest, mixed, storing the zero-copy
+// elements' SGA entries (no call, so the cursors stay in registers). Once
+// the copied total is checked against the head buffer, the last loop
+// copies the copied values.
 func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int, int) {
 	items := l.items
 	n := len(items)
@@ -127,6 +129,17 @@ func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int
 		}
 		es = es[:j0+n-i]
 		j := j0
+		for ; i < len(items); i++ { // the zero-copy run (every element of a list of large values)
+			b := &items[i]
+			if b.buf.IsZero() {
+				break
+			}
+			k := len(b.data)
+			binary.LittleEndian.PutUint64(ents[EntrySize*i:EntrySize*i+EntrySize], uint64(uint32(k))|uint64(uint32(z))<<32)
+			z += k
+			es[j] = b.buf
+			j++
+		}
 		for ; i < len(items); i++ {
 			b := &items[i]
 			k := len(b.data)
@@ -214,6 +227,17 @@ func (w *DirectWriter) PutStringList(at, hdr, cp, zc int, l *StringList) (int, i
 		}
 		es = es[:j0+n-i]
 		j := j0
+		for ; i < len(items); i++ { // the zero-copy run (every element of a list of large values)
+			b := &items[i].b
+			if b.buf.IsZero() {
+				break
+			}
+			k := len(b.data)
+			binary.LittleEndian.PutUint64(ents[EntrySize*i:EntrySize*i+EntrySize], uint64(uint32(k))|uint64(uint32(z))<<32)
+			z += k
+			es[j] = b.buf
+			j++
+		}
 		for ; i < len(items); i++ {
 			b := &items[i].b
 			k := len(b.data)
