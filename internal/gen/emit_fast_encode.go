@@ -161,10 +161,11 @@ func inlineOf(f *field) *message {
 }
 
 // bytesLeaf returns the field of the leaf message lm (see leafOf) when it
-// is its only field and a bytes field (encoded by DirectWriter.LeafCopied1
-// when its value is copied); nil otherwise.
+// is its only field and a bytes field without explicit presence (present
+// exactly when not empty, which LeafCopied1 checks; encoded by
+// DirectWriter.LeafCopied1 when its value is copied); nil otherwise.
 func bytesLeaf(lm *message) *field {
-	if lm == nil || len(lm.fields) != 1 || lm.fields[0].shape != shapeBytes {
+	if lm == nil || len(lm.fields) != 1 || lm.fields[0].shape != shapeBytes || lm.fields[0].hasBit >= 0 {
 		return nil
 	}
 	return lm.fields[0]
