@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"strconv"
+
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -127,57 +129,166 @@ func leafOf(f *field) *message {
 	return lm
 }
 
-// emitSizeLeaf emits the sizes of the leaf message lm held in v, added to
-// the cursors hdr, cp, zc and ents (the body of lm's wireSizeDirect).
-func emitSizeLeaf(g *protogen.GeneratedFile, lm *message, v string) {
+// inlineOf returns the message of field f when the parent's direct sizes
+// and encode emit it inline instead of calling its methods: a leaf
+// (leafOf), or a message in the parent's package whose fields, numbered
+// 1..32, are scalars, bytes, strings and leaves (the level above the
+// leaves, such as a binary tree's last inner level: its leaves are then
+// inline too); nil otherwise. Only called for a parent on the direct
+// path, so the message is on it too.
+func inlineOf(f *field) *message {
+	if lm := leafOf(f); lm != nil {
+		return lm
+	}
+	if f.shape != shapeMessage || f.f.Message.GoIdent.GoImportPath != f.f.Parent.GoIdent.GoImportPath {
+		return nil
+	}
+	lm, err := newMessage(f.f.Message)
+	if err != nil {
+		return nil
+	}
+	for _, lf := range lm.fields {
+		switch {
+		case lf.num > directMax:
+			return nil
+		case lf.shape == shapeScalar, lf.shape == shapeBytes, lf.shape == shapeString:
+		case lf.shape == shapeMessage && leafOf(lf) != nil:
+		default:
+			return nil
+		}
+	}
+	return lm
+}
+
+// bytesLeaf returns the field of the leaf message lm (see leafOf) when it
+// is its only field and a bytes field without explicit presence (present
+// exactly when not empty, which LeafCopied1 checks; encoded by
+// DirectWriter.LeafCopied1 when its value is copied); nil otherwise.
+func bytesLeaf(lm *message) *field {
+	if lm == nil || len(lm.fields) != 1 || lm.fields[0].shape != shapeBytes || lm.fields[0].hasBit >= 0 {
+		return nil
+	}
+	return lm.fields[0]
+}
+
+// lvlName returns the name of an inline level's variable: name at level 1
+// (a field of the message whose method is emitted), name and the level
+// below it.
+func lvlName(name string, lvl int) string {
+	if lvl == 1 {
+		return name
+	}
+	return name + strconv.Itoa(lvl)
+}
+
+// emitSizeInline emits the sizes of the message lm (see inlineOf) held in
+// v, at nesting level lvl below the message whose method is emitted (the
+// body of lm's wireSizeDirect), added to the cursors hdr, cp, zc and ents.
+func emitSizeInline(g *protogen.GeneratedFile, lm *message, v string, lvl int) {
 	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
-	g.P("ln := 0")
+	ln := lvlName("ln", lvl)
+	g.P(ln, " := 0")
 	for _, f := range lm.fields {
+		if f.shape == shapeMessage { // a leaf (inlineOf)
+			nv := "v" + strconv.Itoa(lvl+1)
+			g.P("if ", v, ".", f.sf, ".Present() {")
+			g.P(nv, " := ", v, ".", f.sf, ".Loaded()")
+			g.P("var err error")
+			g.P("if ", nv, " == nil {")
+			g.P(nv, ", err = ", v, ".", f.sf, ".Get(s.Arena(), ", newFunc(g, f), ")")
+			g.P("}")
+			g.P("if err != nil {")
+			g.P("s.Fail(err)")
+			g.P("} else if s.Nested(", nv, ".WireCore(), depth+", lvl+1, ") {")
+			g.P(ln, "++")
+			emitSizeInline(g, leafOf(f), nv, lvl+1)
+			g.P("}")
+			g.P("}")
+			continue
+		}
 		g.P("if ", present(g, f, v), " {")
-		g.P("ln++")
+		g.P(ln, "++")
 		if f.shape != shapeScalar {
 			g.P("cp, zc, ents = ", v, ".", f.sf, ".SizeDirect(cp, zc, ents)")
 		}
 		g.P("}")
 	}
-	g.P("hdr += ", w("Fixed1"), "(ln)")
+	g.P("hdr += ", w("Fixed1"), "(", ln, ")")
 }
 
-// emitEncLeaf emits the encode of the leaf message lm held in v at the
-// cursors hdr, cp and zc (the body of lm's wireEncDirect).
-func emitEncLeaf(g *protogen.GeneratedFile, lm *message, v string) {
+// emitEncNested emits the encode of the present nested message of field f
+// held in v at the header cursor, and its {size, offset} entry at `at`:
+// inline when lm (inlineOf(f)) is not nil, after the one-call
+// LeafCopied1 for a leaf of one bytes field; else a call of its
+// wireEncDirect. lvl is the message's nesting level below the one whose
+// method is emitted.
+func emitEncNested(g *protogen.GeneratedFile, f *field, lm *message, v, at string, lvl int) {
+	one := bytesLeaf(lm)
+	if one != nil {
+		// The common leaf (one copied bytes value) in one call that
+		// writes the leaf and the parent's entry.
+		_, bit := bitOf(one)
+		g.P("if h, c, ok := w.LeafCopied1(", at, ", hdr, cp, ", bit, ", &", v, ".", one.sf, "); ok {")
+		g.P("hdr, cp = h, c")
+		g.P("} else {")
+	}
+	g.P("start := hdr")
+	if lm != nil {
+		emitEncInline(g, lm, v, lvl)
+	} else {
+		g.P("hdr, cp, zc = ", v, ".wireEncDirect(w, hdr, cp, zc, depth+", lvl, ")")
+	}
+	g.P("w.PutRef(", at, ", hdr-start, start)")
+	if one != nil {
+		g.P("}")
+	}
+}
+
+// emitEncInline emits the encode of the message lm (see inlineOf) held in
+// v at the cursors hdr, cp and zc (the body of lm's wireEncDirect), at
+// nesting level lvl below the message whose method is emitted.
+func emitEncInline(g *protogen.GeneratedFile, lm *message, v string, lvl int) {
 	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
-	g.P("var lb0 uint32")
-	g.P("ln := 0")
+	lb0, ln, lat, lend := lvlName("lb0", lvl), lvlName("ln", lvl), lvlName("lat", lvl), lvlName("lend", lvl)
+	g.P("var ", lb0, " uint32")
+	g.P(ln, " := 0")
 	for _, f := range lm.fields {
 		_, bit := bitOf(f)
 		g.P("if ", present(g, f, v), " {")
-		g.P("lb0 |= ", bit)
-		g.P("ln++")
+		g.P(lb0, " |= ", bit)
+		g.P(ln, "++")
 		g.P("}")
 	}
-	g.P("if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {")
-	g.P("hdr = lend")
+	g.P("if ", lat, ", ", lend, " := w.Begin1(hdr, ", lb0, ", ", ln, "); ", lat, " >= 0 {")
+	g.P("hdr = ", lend)
 	for _, f := range lm.fields {
+		if f.shape == shapeMessage { // a leaf (inlineOf)
+			nv := "v" + strconv.Itoa(lvl+1)
+			g.P("if ", nv, " := ", v, ".", f.sf, ".Loaded(); ", nv, " != nil && w.Nested(depth+", lvl+1, ") {")
+			emitEncNested(g, f, leafOf(f), nv, lat, lvl+1)
+			g.P(lat, " += ", w("EntrySize"))
+			g.P("}")
+			continue
+		}
 		g.P("if ", present(g, f, v), " {")
 		switch f.shape {
 		case shapeScalar:
-			g.P("w.PutU64(lat, ", u64Of(g, f, v+"."+f.sf), ")")
+			g.P("w.PutU64(", lat, ", ", u64Of(g, f, v+"."+f.sf), ")")
 		case shapeBytes:
-			g.P("if c, ok := w.TryCopied(lat, cp, &", v, ".", f.sf, "); ok {")
+			g.P("if c, ok := w.TryCopied(", lat, ", cp, &", v, ".", f.sf, "); ok {")
 			g.P("cp = c")
-			g.P("} else if z, ok := w.TryZeroCopy(lat, zc, &", v, ".", f.sf, "); ok {")
+			g.P("} else if z, ok := w.TryZeroCopy(", lat, ", zc, &", v, ".", f.sf, "); ok {")
 			g.P("zc = z")
 			g.P("} else {")
-			g.P("cp, zc = w.PutBytes(lat, cp, zc, &", v, ".", f.sf, ")")
+			g.P("cp, zc = w.PutBytes(", lat, ", cp, zc, &", v, ".", f.sf, ")")
 			g.P("}")
 		case shapeString:
-			g.P("cp, zc = w.PutString(lat, cp, zc, &", v, ".", f.sf, ")")
+			g.P("cp, zc = w.PutString(", lat, ", cp, zc, &", v, ".", f.sf, ")")
 		}
-		g.P("lat += ", w("EntrySize"))
+		g.P(lat, " += ", w("EntrySize"))
 		g.P("}")
 	}
-	g.P("w.Check(lat, lend)")
+	g.P("w.Check(", lat, ", ", lend, ")")
 	g.P("}")
 }
 
@@ -212,8 +323,8 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 			g.P("s.Fail(err)")
 			g.P("} else if s.Nested(v.WireCore(), depth+1) {")
 			g.P("n++")
-			if lm := leafOf(f); lm != nil {
-				emitSizeLeaf(g, lm, "v")
+			if lm := inlineOf(f); lm != nil {
+				emitSizeInline(g, lm, "v", 1)
 			} else {
 				g.P("hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)")
 			}
@@ -283,13 +394,7 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 			g.P("}")
 		case shapeMessage:
 			g.P("if v := x.", f.sf, ".Loaded(); v != nil && w.Nested(depth+1) {")
-			g.P("start := hdr")
-			if lm := leafOf(f); lm != nil {
-				emitEncLeaf(g, lm, "v")
-			} else {
-				g.P("hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)")
-			}
-			g.P("w.PutRef(at, hdr-start, start)")
+			emitEncNested(g, f, inlineOf(f), "v", "at", 1)
 			g.P("at += ", w("EntrySize"))
 			g.P("}")
 		case shapeList:

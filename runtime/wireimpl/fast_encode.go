@@ -290,3 +290,29 @@ func (w *DirectWriter) Check(at, end int) {
 		w.modified = true
 	}
 }
+
+// LeafCopied1 writes, at the header cursor hdr, a nested message whose one
+// present field is the copied value b with bitmap bit bit (its only field:
+// bitmap word, one entry), copies b at cp and writes the parent's
+// {size, offset} entry for it at `at`, and returns the advanced header and
+// copied cursors and true: the parent's whole encode of such a leaf in one
+// call, with one bounds check of each region. When b is empty or
+// zero-copy, or a region does not fit (the parent's entry at `at` lies
+// before hdr), it writes nothing and returns false: the generated code
+// then writes the leaf field by field (Begin1, PutBytes, PutRef), which
+// records ErrModified where needed.
+func (w *DirectWriter) LeafCopied1(at, hdr, cp int, bit uint32, b *Bytes) (int, int, bool) {
+	p := b.data
+	n := len(p)
+	dst := w.dst
+	end := hdr + 8 + EntrySize
+	if n == 0 || !b.buf.IsZero() || at < 0 || at > hdr-EntrySize || end > w.hdrEnd || cp < w.hdrEnd || n > len(dst)-cp {
+		return hdr, cp, false
+	}
+	h := dst[hdr:end]
+	binary.LittleEndian.PutUint64(h, 1|uint64(bit)<<32)
+	binary.LittleEndian.PutUint64(h[8:], uint64(uint32(n))|uint64(uint32(cp))<<32)
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(8+EntrySize)|uint64(uint32(hdr))<<32)
+	copy(dst[cp:cp+n], p)
+	return end, cp + n, true
+}

@@ -76,10 +76,15 @@ func (l *StringList) SizeDirect(s *DirectSizer, hdr, cp, zc, ents int) (int, int
 // copied values do not fit records ErrModified and leaves the cursors
 // unchanged.
 //
-// Two tight loops rather than one with a call per element: the entries and
-// the zero-copy elements' SGA stores (room reserved once, no call, so the
-// cursors stay in registers), then, once the copied total is checked
-// against the head buffer, the copies.
+// A one-element copied list is written without a loop. Otherwise, tight
+// loops rather than one with a call per element: the first writes the
+// entries of the copied prefix (the whole of a list of small values) and
+// touches no SGA; from the first zero-copy element on, the SGA's room is
+// reserved once and the next loops write the zero-copy run (the whole of
+// a list of large values) and then the rest, mixed, storing the zero-copy
+// elements' SGA entries (no call, so the cursors stay in registers). Once
+// the copied total is checked against the head buffer, the last loop
+// copies the copied values.
 func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int, int) {
 	items := l.items
 	n := len(items)
@@ -90,40 +95,86 @@ func (w *DirectWriter) PutBytesList(at, hdr, cp, zc int, l *BytesList) (int, int
 		return hdr, cp, zc
 	}
 	ents := dst[hdr:r]
-	sga := w.sga
-	es := sga.Entries
-	j0 := len(es)
-	if cap(es)-j0 < n {
-		es = slices.Grow(es, n)
+	if n == 1 { // one copied element (the common small list): no loops
+		if b := &items[0]; b.buf.IsZero() {
+			k := len(b.data)
+			if k > len(dst)-cp {
+				w.modified = true
+				return hdr, cp, zc
+			}
+			binary.LittleEndian.PutUint64(ents, uint64(uint32(k))|uint64(uint32(cp))<<32)
+			binary.LittleEndian.PutUint64(dst[at:at+EntrySize], 1|uint64(uint32(hdr))<<32)
+			copy(dst[cp:cp+k], b.data)
+			return r, cp + k, zc
+		}
 	}
-	es = es[:j0+n]
-	j := j0
 	c, z := cp, zc
-	for i := range items {
+	i := 0
+	for ; i < len(items); i++ {
 		b := &items[i]
+		if !b.buf.IsZero() {
+			break
+		}
 		k := len(b.data)
-		e := ents[EntrySize*i : EntrySize*i+EntrySize]
-		if b.buf.IsZero() {
-			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
-			c += k
-		} else {
-			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
+		binary.LittleEndian.PutUint64(ents[EntrySize*i:EntrySize*i+EntrySize], uint64(uint32(k))|uint64(uint32(c))<<32)
+		c += k
+	}
+	mixed := i < n
+	if mixed {
+		sga := w.sga
+		es := sga.Entries
+		j0 := len(es)
+		if cap(es)-j0 < n-i {
+			es = slices.Grow(es, n-i)
+		}
+		es = es[:j0+n-i]
+		j := j0
+		for ; i < len(items); i++ { // the zero-copy run (every element of a list of large values)
+			b := &items[i]
+			if b.buf.IsZero() {
+				break
+			}
+			k := len(b.data)
+			binary.LittleEndian.PutUint64(ents[EntrySize*i:EntrySize*i+EntrySize], uint64(uint32(k))|uint64(uint32(z))<<32)
 			z += k
 			es[j] = b.buf
 			j++
 		}
-	}
-	if c > len(dst) { // element lengths are below 2^32: no overflow
+		for ; i < len(items); i++ {
+			b := &items[i]
+			k := len(b.data)
+			e := ents[EntrySize*i : EntrySize*i+EntrySize]
+			if b.buf.IsZero() {
+				binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
+				c += k
+			} else {
+				binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
+				z += k
+				es[j] = b.buf
+				j++
+			}
+		}
+		if c > len(dst) { // element lengths are below 2^32: no overflow
+			w.modified = true
+			sga.Entries = es[:j0]
+			return hdr, cp, zc
+		}
+		sga.Entries = es[:j]
+	} else if c > len(dst) {
 		w.modified = true
-		sga.Entries = es[:j0]
 		return hdr, cp, zc
 	}
-	sga.Entries = es[:j]
 	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(hdr))<<32)
 	if c != cp {
-		for i := range items {
-			if b := &items[i]; b.buf.IsZero() {
-				cp += copy(dst[cp:], b.data)
+		if mixed {
+			for i := range items {
+				if b := &items[i]; b.buf.IsZero() {
+					cp += copy(dst[cp:], b.data)
+				}
+			}
+		} else {
+			for i := range items {
+				cp += copy(dst[cp:], items[i].data)
 			}
 		}
 	}
@@ -142,40 +193,86 @@ func (w *DirectWriter) PutStringList(at, hdr, cp, zc int, l *StringList) (int, i
 		return hdr, cp, zc
 	}
 	ents := dst[hdr:r]
-	sga := w.sga
-	es := sga.Entries
-	j0 := len(es)
-	if cap(es)-j0 < n {
-		es = slices.Grow(es, n)
+	if n == 1 { // one copied element (the common small list): no loops
+		if b := &items[0].b; b.buf.IsZero() {
+			k := len(b.data)
+			if k > len(dst)-cp {
+				w.modified = true
+				return hdr, cp, zc
+			}
+			binary.LittleEndian.PutUint64(ents, uint64(uint32(k))|uint64(uint32(cp))<<32)
+			binary.LittleEndian.PutUint64(dst[at:at+EntrySize], 1|uint64(uint32(hdr))<<32)
+			copy(dst[cp:cp+k], b.data)
+			return r, cp + k, zc
+		}
 	}
-	es = es[:j0+n]
-	j := j0
 	c, z := cp, zc
-	for i := range items {
+	i := 0
+	for ; i < len(items); i++ {
 		b := &items[i].b
+		if !b.buf.IsZero() {
+			break
+		}
 		k := len(b.data)
-		e := ents[EntrySize*i : EntrySize*i+EntrySize]
-		if b.buf.IsZero() {
-			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
-			c += k
-		} else {
-			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
+		binary.LittleEndian.PutUint64(ents[EntrySize*i:EntrySize*i+EntrySize], uint64(uint32(k))|uint64(uint32(c))<<32)
+		c += k
+	}
+	mixed := i < n
+	if mixed {
+		sga := w.sga
+		es := sga.Entries
+		j0 := len(es)
+		if cap(es)-j0 < n-i {
+			es = slices.Grow(es, n-i)
+		}
+		es = es[:j0+n-i]
+		j := j0
+		for ; i < len(items); i++ { // the zero-copy run (every element of a list of large values)
+			b := &items[i].b
+			if b.buf.IsZero() {
+				break
+			}
+			k := len(b.data)
+			binary.LittleEndian.PutUint64(ents[EntrySize*i:EntrySize*i+EntrySize], uint64(uint32(k))|uint64(uint32(z))<<32)
 			z += k
 			es[j] = b.buf
 			j++
 		}
-	}
-	if c > len(dst) {
+		for ; i < len(items); i++ {
+			b := &items[i].b
+			k := len(b.data)
+			e := ents[EntrySize*i : EntrySize*i+EntrySize]
+			if b.buf.IsZero() {
+				binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(c))<<32)
+				c += k
+			} else {
+				binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(z))<<32)
+				z += k
+				es[j] = b.buf
+				j++
+			}
+		}
+		if c > len(dst) {
+			w.modified = true
+			sga.Entries = es[:j0]
+			return hdr, cp, zc
+		}
+		sga.Entries = es[:j]
+	} else if c > len(dst) {
 		w.modified = true
-		sga.Entries = es[:j0]
 		return hdr, cp, zc
 	}
-	sga.Entries = es[:j]
 	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(hdr))<<32)
 	if c != cp {
-		for i := range items {
-			if b := &items[i].b; b.buf.IsZero() {
-				cp += copy(dst[cp:], b.data)
+		if mixed {
+			for i := range items {
+				if b := &items[i].b; b.buf.IsZero() {
+					cp += copy(dst[cp:], b.data)
+				}
+			}
+		} else {
+			for i := range items {
+				cp += copy(dst[cp:], items[i].b.data)
 			}
 		}
 	}

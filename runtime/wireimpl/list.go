@@ -244,19 +244,30 @@ func (l *BytesList) Append(p []byte) {
 		l.items = grow(bytesType, l.a, l.items)
 	}
 	b, a := &l.items[len(l.items)-1], l.a
-	// Bytes.Set's first cases inline: a value of the input the arena
+	// Bytes.Set's common cases inline: a value of the input the arena
 	// decoded last (the echo-server case) aliases it, zero-copy at or above
 	// the threshold; with no such input, a value below the threshold is
-	// copied into the arena's current chunk (no mem.Recover). Every other
-	// value goes to Set.
+	// copied into the arena's current chunk (no mem.Recover) and a value
+	// at or above it in registered memory is zero-copy (mem.Recover, no
+	// call to Set). Every other value goes to Set.
 	src := a.lastSrc
-	if src == nil && len(p) < a.Threshold {
-		if d, ok := a.copyInChunk(p); ok {
-			*b = Bytes{data: d}
+	if src == nil {
+		if n := len(p); n < a.Threshold {
+			if d, ok := a.copyInChunk(p); ok {
+				*b = Bytes{data: d}
+				return
+			}
+		} else if n != 0 {
+			if buf, ok := mem.Recover(p); ok {
+				a.refs = append(a.refs, buf)
+				*b = Bytes{data: p[:n:n], buf: buf}
+				return
+			}
+			a.noteSilentCopy(n) // meant zero-copy, not in registered memory
+			*b = Bytes{data: a.Copy(p)}
 			return
 		}
-	}
-	if src != nil {
+	} else {
 		if off, ok := within(p, src.data); ok {
 			if len(p) >= a.Threshold {
 				*b = Bytes{data: p[:len(p):len(p)], buf: src.buf.Slice(off, len(p))}

@@ -920,53 +920,61 @@ func (x *Tree1) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	}
 	hdr = end
 	if v := x.xLeft.Loaded(); v != nil && w.Nested(depth+1) {
-		start := hdr
-		var lb0 uint32
-		ln := 0
-		if v.xMessage.Len() != 0 {
-			lb0 |= 0x1
-			ln++
-		}
-		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
-			hdr = lend
+		if h, c, ok := w.LeafCopied1(at, hdr, cp, 0x1, &v.xMessage); ok {
+			hdr, cp = h, c
+		} else {
+			start := hdr
+			var lb0 uint32
+			ln := 0
 			if v.xMessage.Len() != 0 {
-				if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
-					cp = c
-				} else if z, ok := w.TryZeroCopy(lat, zc, &v.xMessage); ok {
-					zc = z
-				} else {
-					cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
-				}
-				lat += wireimpl.EntrySize
+				lb0 |= 0x1
+				ln++
 			}
-			w.Check(lat, lend)
+			if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+				hdr = lend
+				if v.xMessage.Len() != 0 {
+					if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
+						cp = c
+					} else if z, ok := w.TryZeroCopy(lat, zc, &v.xMessage); ok {
+						zc = z
+					} else {
+						cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
+					}
+					lat += wireimpl.EntrySize
+				}
+				w.Check(lat, lend)
+			}
+			w.PutRef(at, hdr-start, start)
 		}
-		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
 	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
-		start := hdr
-		var lb0 uint32
-		ln := 0
-		if v.xMessage.Len() != 0 {
-			lb0 |= 0x1
-			ln++
-		}
-		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
-			hdr = lend
+		if h, c, ok := w.LeafCopied1(at, hdr, cp, 0x1, &v.xMessage); ok {
+			hdr, cp = h, c
+		} else {
+			start := hdr
+			var lb0 uint32
+			ln := 0
 			if v.xMessage.Len() != 0 {
-				if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
-					cp = c
-				} else if z, ok := w.TryZeroCopy(lat, zc, &v.xMessage); ok {
-					zc = z
-				} else {
-					cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
-				}
-				lat += wireimpl.EntrySize
+				lb0 |= 0x1
+				ln++
 			}
-			w.Check(lat, lend)
+			if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+				hdr = lend
+				if v.xMessage.Len() != 0 {
+					if c, ok := w.TryCopied(lat, cp, &v.xMessage); ok {
+						cp = c
+					} else if z, ok := w.TryZeroCopy(lat, zc, &v.xMessage); ok {
+						zc = z
+					} else {
+						cp, zc = w.PutBytes(lat, cp, zc, &v.xMessage)
+					}
+					lat += wireimpl.EntrySize
+				}
+				w.Check(lat, lend)
+			}
+			w.PutRef(at, hdr-start, start)
 		}
-		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)
@@ -1348,7 +1356,44 @@ func (x *Tree2) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.xLeft.Present() {
+				v2 := v.xLeft.Loaded()
+				var err error
+				if v2 == nil {
+					v2, err = v.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
+				}
+				if err != nil {
+					s.Fail(err)
+				} else if s.Nested(v2.WireCore(), depth+2) {
+					ln++
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						ln2++
+						cp, zc, ents = v2.xMessage.SizeDirect(cp, zc, ents)
+					}
+					hdr += wireimpl.Fixed1(ln2)
+				}
+			}
+			if v.xRight.Present() {
+				v2 := v.xRight.Loaded()
+				var err error
+				if v2 == nil {
+					v2, err = v.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
+				}
+				if err != nil {
+					s.Fail(err)
+				} else if s.Nested(v2.WireCore(), depth+2) {
+					ln++
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						ln2++
+						cp, zc, ents = v2.xMessage.SizeDirect(cp, zc, ents)
+					}
+					hdr += wireimpl.Fixed1(ln2)
+				}
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	if x.xRight.Present() {
@@ -1361,7 +1406,44 @@ func (x *Tree2) wireSizeDirect(s *wireimpl.DirectSizer, hdr, cp, zc, ents, depth
 			s.Fail(err)
 		} else if s.Nested(v.WireCore(), depth+1) {
 			n++
-			hdr, cp, zc, ents = v.wireSizeDirect(s, hdr, cp, zc, ents, depth+1)
+			ln := 0
+			if v.xLeft.Present() {
+				v2 := v.xLeft.Loaded()
+				var err error
+				if v2 == nil {
+					v2, err = v.xLeft.Get(s.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
+				}
+				if err != nil {
+					s.Fail(err)
+				} else if s.Nested(v2.WireCore(), depth+2) {
+					ln++
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						ln2++
+						cp, zc, ents = v2.xMessage.SizeDirect(cp, zc, ents)
+					}
+					hdr += wireimpl.Fixed1(ln2)
+				}
+			}
+			if v.xRight.Present() {
+				v2 := v.xRight.Loaded()
+				var err error
+				if v2 == nil {
+					v2, err = v.xRight.Get(s.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
+				}
+				if err != nil {
+					s.Fail(err)
+				} else if s.Nested(v2.WireCore(), depth+2) {
+					ln++
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						ln2++
+						cp, zc, ents = v2.xMessage.SizeDirect(cp, zc, ents)
+					}
+					hdr += wireimpl.Fixed1(ln2)
+				}
+			}
+			hdr += wireimpl.Fixed1(ln)
 		}
 	}
 	return hdr + wireimpl.Fixed1(n), cp, zc, ents
@@ -1386,13 +1468,155 @@ func (x *Tree2) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	hdr = end
 	if v := x.xLeft.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xLeft.Present() {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xRight.Present() {
+			lb0 |= 0x2
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v2 := v.xLeft.Loaded(); v2 != nil && w.Nested(depth+2) {
+				if h, c, ok := w.LeafCopied1(lat, hdr, cp, 0x1, &v2.xMessage); ok {
+					hdr, cp = h, c
+				} else {
+					start := hdr
+					var lb02 uint32
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						lb02 |= 0x1
+						ln2++
+					}
+					if lat2, lend2 := w.Begin1(hdr, lb02, ln2); lat2 >= 0 {
+						hdr = lend2
+						if v2.xMessage.Len() != 0 {
+							if c, ok := w.TryCopied(lat2, cp, &v2.xMessage); ok {
+								cp = c
+							} else if z, ok := w.TryZeroCopy(lat2, zc, &v2.xMessage); ok {
+								zc = z
+							} else {
+								cp, zc = w.PutBytes(lat2, cp, zc, &v2.xMessage)
+							}
+							lat2 += wireimpl.EntrySize
+						}
+						w.Check(lat2, lend2)
+					}
+					w.PutRef(lat, hdr-start, start)
+				}
+				lat += wireimpl.EntrySize
+			}
+			if v2 := v.xRight.Loaded(); v2 != nil && w.Nested(depth+2) {
+				if h, c, ok := w.LeafCopied1(lat, hdr, cp, 0x1, &v2.xMessage); ok {
+					hdr, cp = h, c
+				} else {
+					start := hdr
+					var lb02 uint32
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						lb02 |= 0x1
+						ln2++
+					}
+					if lat2, lend2 := w.Begin1(hdr, lb02, ln2); lat2 >= 0 {
+						hdr = lend2
+						if v2.xMessage.Len() != 0 {
+							if c, ok := w.TryCopied(lat2, cp, &v2.xMessage); ok {
+								cp = c
+							} else if z, ok := w.TryZeroCopy(lat2, zc, &v2.xMessage); ok {
+								zc = z
+							} else {
+								cp, zc = w.PutBytes(lat2, cp, zc, &v2.xMessage)
+							}
+							lat2 += wireimpl.EntrySize
+						}
+						w.Check(lat2, lend2)
+					}
+					w.PutRef(lat, hdr-start, start)
+				}
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
 	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xLeft.Present() {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xRight.Present() {
+			lb0 |= 0x2
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v2 := v.xLeft.Loaded(); v2 != nil && w.Nested(depth+2) {
+				if h, c, ok := w.LeafCopied1(lat, hdr, cp, 0x1, &v2.xMessage); ok {
+					hdr, cp = h, c
+				} else {
+					start := hdr
+					var lb02 uint32
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						lb02 |= 0x1
+						ln2++
+					}
+					if lat2, lend2 := w.Begin1(hdr, lb02, ln2); lat2 >= 0 {
+						hdr = lend2
+						if v2.xMessage.Len() != 0 {
+							if c, ok := w.TryCopied(lat2, cp, &v2.xMessage); ok {
+								cp = c
+							} else if z, ok := w.TryZeroCopy(lat2, zc, &v2.xMessage); ok {
+								zc = z
+							} else {
+								cp, zc = w.PutBytes(lat2, cp, zc, &v2.xMessage)
+							}
+							lat2 += wireimpl.EntrySize
+						}
+						w.Check(lat2, lend2)
+					}
+					w.PutRef(lat, hdr-start, start)
+				}
+				lat += wireimpl.EntrySize
+			}
+			if v2 := v.xRight.Loaded(); v2 != nil && w.Nested(depth+2) {
+				if h, c, ok := w.LeafCopied1(lat, hdr, cp, 0x1, &v2.xMessage); ok {
+					hdr, cp = h, c
+				} else {
+					start := hdr
+					var lb02 uint32
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						lb02 |= 0x1
+						ln2++
+					}
+					if lat2, lend2 := w.Begin1(hdr, lb02, ln2); lat2 >= 0 {
+						hdr = lend2
+						if v2.xMessage.Len() != 0 {
+							if c, ok := w.TryCopied(lat2, cp, &v2.xMessage); ok {
+								cp = c
+							} else if z, ok := w.TryZeroCopy(lat2, zc, &v2.xMessage); ok {
+								zc = z
+							} else {
+								cp, zc = w.PutBytes(lat2, cp, zc, &v2.xMessage)
+							}
+							lat2 += wireimpl.EntrySize
+						}
+						w.Check(lat2, lend2)
+					}
+					w.PutRef(lat, hdr-start, start)
+				}
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}

@@ -206,6 +206,8 @@ func TestDirectBytesListModified(t *testing.T) {
 		{"copied to zero-copy", func(l *wire.BytesList) { l.Truncate(1); l.AppendBuf(zc) }},
 		{"zero-copy to copied", func(l *wire.BytesList) { l.Truncate(0); l.Append(make([]byte, 700)); l.Append([]byte("v1")) }},
 		{"emptied", func(l *wire.BytesList) { l.Truncate(0) }},
+		{"one copied, longer", func(l *wire.BytesList) { l.Truncate(0); l.Append([]byte("a much longer value")) }},
+		{"one copied, shorter", func(l *wire.BytesList) { l.Truncate(0); l.Append([]byte("v")) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -221,5 +223,63 @@ func TestDirectBytesListModified(t *testing.T) {
 			}
 			checkDirect(t, x)
 		})
+	}
+}
+
+// TestDirectInlineDecoded serializes decoded trees, whose nested messages
+// are decoded on first access: Tree2 and Tree3 size and write their Tree1
+// children and the leaves below them inline, and load them there (Get at
+// the second inline level).
+func TestDirectInlineDecoded(t *testing.T) {
+	pool := memtest.NewPool(t)
+	zc := memtest.Alloc(t, pool, bytes.Repeat([]byte{0xcd}, 1024))
+	defer memtest.Release(t, zc)
+	a := wire.NewArena()
+	defer resetArena(t, a)
+
+	x := cf.NewTree3(a)
+	i := 0
+	for _, t2 := range []*cf.Tree2{x.InitLeft(), x.InitRight()} {
+		for _, t1 := range []*cf.Tree1{t2.InitLeft(), t2.InitRight()} {
+			leafValue(t1.InitLeft(), i%3, zc, i)
+			if i%3 != 2 {
+				leafValue(t1.InitRight(), (i+1)%3, zc, i+1)
+			}
+			i += 2
+		}
+	}
+	checkDirect(t, x)
+	p := flatten(t, x)
+	y := cf.NewTree3(a)
+	if err := y.DecodeBytes(p); err != nil {
+		t.Fatal(err)
+	}
+	checkDirect(t, y)
+	if !x.Equal(y) {
+		t.Fatal("decoded tree differs")
+	}
+	// A Tree2 decoded from a Tree3's left child (its own wire form).
+	t2, err := y.GetLeft()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := flatten(t, t2)
+	z := cf.NewTree2(a)
+	if err := z.DecodeBytes(q); err != nil {
+		t.Fatal(err)
+	}
+	checkDirect(t, z)
+	if got := flatten(t, z); !bytes.Equal(got, q) {
+		t.Fatalf("decoded Tree2 re-serialized differs:\n got %x\nwant %x", got, q)
+	}
+	// A leaf made before the Reset, two inline levels down.
+	old := cf.NewSingleBuffer(a)
+	old.SetMessage([]byte("old"))
+	resetArena(t, a)
+	w2 := cf.NewTree2(a)
+	w2.InitLeft().SetLeft(old)
+	var sga wire.SGA
+	if err := wire.SerializeSGA(w2, &sga); !errors.Is(err, wire.ErrArenaReset) {
+		t.Fatalf("SerializeSGA of a stale leaf two levels down: %v, want ErrArenaReset", err)
 	}
 }
