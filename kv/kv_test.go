@@ -17,6 +17,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
 	"github.com/cornflakes-go/cornflakes/workload"
+	"golang.org/x/sys/unix"
 )
 
 // env is a server and a client over one datapath.
@@ -412,6 +413,38 @@ func TestServerUsage(t *testing.T) {
 	if n1-n0 != uint64(len(script())) || cpu1 <= cpu0 {
 		t.Fatalf("usage: %d requests (want %d), CPU %v -> %v", n1-n0, len(script()), cpu0, cpu1)
 	}
+	if _, err := srv.Sleeps(); err != nil {
+		t.Fatalf("locked endpoint threads: Sleeps: %v", err)
+	}
+	if _, err := e.srv.Sleeps(); !errors.Is(err, ErrUsageUnavailable) {
+		t.Fatalf("unlocked server: Sleeps err = %v, want ErrUsageUnavailable", err)
+	}
+}
+
+// TestThreadSleeps: a thread's voluntary context switches (read from its
+// /proc status) count its sleeps.
+func TestThreadSleeps(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	n0, err := threadSleeps(tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		// A blocking system call: the thread itself sleeps.
+		_ = unix.Nanosleep(&unix.Timespec{Nsec: int64(time.Millisecond)}, nil)
+	}
+	n1, err := threadSleeps(tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n1 < n0+5 {
+		t.Fatalf("voluntary switches %d -> %d over 5 sleeps", n0, n1)
+	}
+	if _, err := threadSleeps(-1); err == nil {
+		t.Fatal("no error for a thread that does not exist")
+	}
 }
 
 // udpServer starts a server with cfg over real UDP (64 MiB of values), a
@@ -474,6 +507,9 @@ func TestBusyPollServer(t *testing.T) {
 	}
 	if p.CPU < busy1 {
 		t.Fatalf("PollStats.CPU %v < Usage %v", p.CPU, busy1)
+	}
+	if _, err := srv.Sleeps(); !errors.Is(err, ErrUsageUnavailable) {
+		t.Fatalf("busy-polling server: Sleeps err = %v, want ErrUsageUnavailable", err)
 	}
 }
 

@@ -501,6 +501,46 @@ func (s *Server) PollStats() PollStats {
 	return p
 }
 
+// Sleeps returns how often the endpoint threads have gone to sleep since
+// they started (voluntary context switches, cumulative; each is a system
+// call to sleep and a wake-up later). Like Usage it needs
+// ServerConfig.LockThread; with ServerConfig.BusyPoll, whose loops never
+// sleep and do not own a thread, it fails with ErrUsageUnavailable.
+func (s *Server) Sleeps() (uint64, error) {
+	if s.cfg.BusyPoll {
+		return 0, fmt.Errorf("%w: busy-polling endpoints do not sleep", ErrUsageUnavailable)
+	}
+	var n uint64
+	for _, e := range s.eps {
+		tid := e.tid.Load()
+		if tid == 0 {
+			return 0, fmt.Errorf("%w: endpoint threads are not locked", ErrUsageUnavailable)
+		}
+		v, err := threadSleeps(int(tid))
+		if err != nil {
+			return 0, fmt.Errorf("%w: %v", ErrUsageUnavailable, err)
+		}
+		n += v
+	}
+	return n, nil
+}
+
+// threadSleeps reads the voluntary context switches of thread tid of this
+// process (/proc/self/task/<tid>/status).
+func threadSleeps(tid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	const field = "\nvoluntary_ctxt_switches:"
+	_, rest, ok := strings.Cut(string(b), field)
+	if !ok {
+		return 0, fmt.Errorf("no voluntary_ctxt_switches in thread %d's status", tid)
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	return strconv.ParseUint(strings.TrimSpace(line), 10, 64)
+}
+
 // threadRunTime reads the time thread tid of this process has run on a CPU
 // (the first field of /proc/self/task/<tid>/schedstat, in nanoseconds).
 func threadRunTime(tid int) (time.Duration, error) {

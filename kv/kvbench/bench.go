@@ -92,8 +92,11 @@ const (
 // BenchSaturationRounds is the number of interleaved closed-loop
 // saturation points per serializer whose median is max_rps_saturated: on
 // the shared 2-core test machine single points of the same configuration
-// minutes apart differed by 2-3.5x.
-const BenchSaturationRounds = 3
+// minutes apart differed by 2-3.5x, and quiet runs of the same binary
+// minutes apart still moved every library by up to 1.5x with 3 rounds. 5
+// rounds cost a quick single-workload run 2 more points per serializer
+// (about 5 s of its ~100 s) and a median of 5 survives two outliers.
+const BenchSaturationRounds = 5
 
 // BenchStallProbe is how long RunBench measures the machine's scheduling
 // stalls (bench.MeasureStalls) before the first run.
@@ -399,7 +402,8 @@ func warmUp(ctx context.Context, cfg BenchConfig, cl *kv.Client, codec kv.Codec,
 }
 
 // meteredTarget is a client Target whose server reports its CPU time per
-// request (bench.ServerMeter via kv.Server.Usage) and whose server and client
+// request (bench.ServerMeter via kv.Server.Usage) and its sleeps
+// (bench.SleepMeter via kv.Server.Sleeps), and whose server and client
 // report their transport counters (bench.TransportMeter).
 type meteredTarget struct {
 	bench.Target
@@ -408,6 +412,8 @@ type meteredTarget struct {
 }
 
 func (t meteredTarget) ServerUsage() (time.Duration, uint64, error) { return t.srv.Usage() }
+
+func (t meteredTarget) ServerSleeps() (uint64, error) { return t.srv.Sleeps() }
 
 func (t meteredTarget) TransportUsage() (server, client bench.TransportStats, err error) {
 	server, err = t.srv.Transport()
