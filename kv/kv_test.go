@@ -421,6 +421,32 @@ func TestServerUsage(t *testing.T) {
 	}
 }
 
+// TestThreadCPUOf: another thread's CPU clock is readable by its id and
+// agrees with its own CLOCK_THREAD_CPUTIME_ID and with schedstat's run time.
+func TestThreadCPUOf(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	before, ok := threadCPUNow()
+	if !ok {
+		t.Fatal("no thread CPU clock")
+	}
+	d, ok := threadCPUOf(tid)
+	if !ok {
+		t.Fatal("threadCPUOf failed for a live thread")
+	}
+	after, _ := threadCPUNow()
+	if int64(d) < before || int64(d) > after {
+		t.Fatalf("threadCPUOf = %d, not between the thread's own clock readings %d and %d", d, before, after)
+	}
+	if _, ok := threadCPUOf(1 << 27); ok {
+		t.Fatal("a CPU clock for a thread that does not exist")
+	}
+	if _, ok := threadCPUOf(-1); ok {
+		t.Fatal("a CPU clock for tid -1")
+	}
+}
+
 // TestThreadSleeps: a thread's voluntary context switches (read from its
 // /proc status) count its sleeps.
 func TestThreadSleeps(t *testing.T) {

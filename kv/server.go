@@ -541,9 +541,14 @@ func threadSleeps(tid int) (uint64, error) {
 	return strconv.ParseUint(strings.TrimSpace(line), 10, 64)
 }
 
-// threadRunTime reads the time thread tid of this process has run on a CPU
-// (the first field of /proc/self/task/<tid>/schedstat, in nanoseconds).
+// threadRunTime reads the time thread tid of this process has run on a CPU:
+// its CPU clock (threadCPUOf), exact to the nanosecond, or where that
+// fails the first field of /proc/self/task/<tid>/schedstat, which for a
+// thread that is running only advances at scheduler ticks.
 func threadRunTime(tid int) (time.Duration, error) {
+	if d, ok := threadCPUOf(tid); ok {
+		return d, nil
+	}
 	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/schedstat")
 	if err != nil {
 		return 0, err

@@ -114,3 +114,17 @@ func threadCPUNow() (int64, bool) {
 	}
 	return ts.Nano(), true
 }
+
+// threadCPUOf reads the CPU clock of thread tid of this process
+// (clock_gettime on the clock id MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)
+// of Linux's posix-cpu-timers: (^tid << 3) | 6).
+func threadCPUOf(tid int) (time.Duration, bool) {
+	if tid <= 0 || tid > 1<<28 {
+		return 0, false
+	}
+	var ts unix.Timespec
+	if err := unix.ClockGettime(int32(^uint32(tid)<<3|6), &ts); err != nil {
+		return 0, false
+	}
+	return time.Duration(ts.Nano()), true
+}
