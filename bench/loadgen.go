@@ -461,6 +461,7 @@ type client struct {
 	sentWin, recvWin       uint64
 	unitsWin               uint64
 	checks                 uint64 // responses checked against the model
+	fullIn                 int    // checks until the next full one (Config.VerifyEvery; a countdown, no division)
 	firstMismatch          error
 	closedLoop             bool
 }
@@ -483,6 +484,7 @@ func newClient(cfg *Config, i int, conn Conn) *client {
 	c.batch, _ = conn.(Batcher)
 	if cfg.Check {
 		c.model = cfg.Workload.Model()
+		c.fullIn = cfg.VerifyEvery
 	}
 	for j := range c.free {
 		c.free[j] = int32(n - 1 - j)
@@ -561,7 +563,9 @@ func (c *client) deliver(id uint64, resp *workload.Response) {
 	}
 	if c.model != nil && resp.Status != workload.StatusError {
 		var err error
-		if c.checks++; c.checks%uint64(c.cfg.VerifyEvery) == 0 {
+		c.checks++
+		if c.fullIn--; c.fullIn <= 0 {
+			c.fullIn = c.cfg.VerifyEvery
 			err = c.model.Check(&s.req, resp)
 		} else {
 			err = c.model.CheckSpot(&s.req, resp)
