@@ -303,6 +303,13 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			errs = append(errs, cl.Close())
 		}
 		if srv != nil {
+			if p := srv.PollStats(); p.Epochs > 0 && cfg.Log != nil {
+				// How much of the busy-polling server's busy wall time was
+				// its thread's CPU time (docs/WORKLOADS.md, "Server CPU per
+				// request").
+				fmt.Fprintf(cfg.Log, "bench: busy-poll server accounting: busy wall %v, thread CPU %v (%.1f%%), %d of %d epochs unmeasured\n",
+					p.BusyWall.Round(time.Millisecond), p.CPU.Round(time.Millisecond), 100*float64(p.CPU)/float64(max(p.BusyWall, 1)), p.Unmeasured, p.Epochs)
+			}
 			errs = append(errs, srv.Close())
 		}
 		srv, cl, current = nil, nil, ""
