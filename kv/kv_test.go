@@ -584,6 +584,21 @@ func TestBusyMeterRemovesOffCPUTime(t *testing.T) {
 	if st.epochs.Load() != 2 {
 		t.Fatalf("epochs %d after a short tick, want 2", st.epochs.Load())
 	}
+	// Pausing (before a yield) closes an epoch that has busy time, of any
+	// age, and drops one that has none; resume starts the next.
+	m.pause(&st, now.Add(busyEpoch/2))
+	if st.epochs.Load() != 3 || st.busyWall.Load() != int64(wall+wall2+time.Microsecond) {
+		t.Fatalf("after pause: epochs %d, busy wall %v", st.epochs.Load(), time.Duration(st.busyWall.Load()))
+	}
+	m.resume()
+	if m.start.IsZero() || m.tid == 0 {
+		t.Fatal("resume started no measured epoch")
+	}
+	m.pause(&st, time.Now())
+	m.resume()
+	if st.epochs.Load() != 3 || st.unmeasured.Load() != 0 {
+		t.Fatalf("an epoch without busy time was published: epochs %d, unmeasured %d", st.epochs.Load(), st.unmeasured.Load())
+	}
 }
 
 // thresholdEP is a datapath that reports a hybrid threshold (the rest of

@@ -399,7 +399,11 @@ func (st *serverEP) poll(ctx context.Context) error {
 			// codec's server collapsed from 30k to 6-9k req/s when the
 			// poll loop held its processor until preempted). Not on every
 			// empty poll: Gosched takes the scheduler's global lock.
+			// The accounting epoch ends here: the goroutine may resume
+			// on another thread.
+			m.pause(st, now)
 			runtime.Gosched()
+			m.resume()
 			yielded = now
 		}
 	}

@@ -8,9 +8,9 @@ import (
 )
 
 // busyEpoch is how often a busy-polling endpoint loop (ServerConfig.BusyPoll)
-// reads its thread's CPU clock to correct its busy time: two raw system
-// calls (gettid, clock_gettime) and a third when the goroutine might have
-// moved, about 1-2 µs with page-table isolation, so ~0.2% of the loop.
+// reads its thread's CPU clock to correct its busy time while it serves
+// without yielding: three raw system calls (gettid, clock_gettime, gettid),
+// about 1-2 µs with page-table isolation, so ~0.2% of the loop.
 const busyEpoch = time.Millisecond
 
 // PollStats describes the busy-time accounting of busy-polling endpoints
@@ -43,7 +43,10 @@ type PollStats struct {
 // running thread). Within an epoch the busy wall time is scaled by the
 // share of the epoch's wall time the thread was on a CPU: time the thread
 // waited for a CPU, or spent parked while another goroutine had its
-// processor, is removed in proportion. Owned by the loop's goroutine.
+// processor, is removed in proportion. An epoch ends when it is busyEpoch
+// old and before the loop yields its processor (pause/resume), where the
+// goroutine may change thread, so that a change of thread costs at most
+// the busy time since the last boundary. Owned by the loop's goroutine.
 type busyMeter struct {
 	start time.Time     // loop time the current epoch started at (zero: none yet)
 	busy  time.Duration // busy wall time in the current epoch
@@ -55,21 +58,39 @@ type busyMeter struct {
 func (m *busyMeter) add(d time.Duration) { m.busy += d }
 
 // tick closes the epoch when it is busyEpoch old at loop time now and
-// publishes its CPU time to st.
+// publishes its CPU time to st (and starts the first epoch).
 func (m *busyMeter) tick(st *serverEP, now time.Time) {
 	if m.start.IsZero() {
 		m.begin(now)
 		return
 	}
-	w := now.Sub(m.start)
-	if w < busyEpoch {
-		return
+	if now.Sub(m.start) >= busyEpoch {
+		m.close(st, now)
 	}
+}
+
+// pause ends the epoch at loop time now before the loop yields its
+// processor (an epoch without busy time is dropped); resume starts the
+// next one once the goroutine runs again.
+func (m *busyMeter) pause(st *serverEP, now time.Time) {
+	if m.busy > 0 && !m.start.IsZero() {
+		m.close(st, now)
+	}
+	m.start, m.busy = time.Time{}, 0
+}
+
+// resume starts an epoch now (after pause).
+func (m *busyMeter) resume() { m.begin(time.Now()) }
+
+// close publishes the epoch ending at now to st and starts the next one
+// there.
+func (m *busyMeter) close(st *serverEP, now time.Time) {
+	w := now.Sub(m.start)
 	tid, cpu, ok := threadClock()
 	cpuT := m.busy
 	if ok && tid == m.tid && w > 0 {
 		if c := time.Duration(cpu - m.cpu0); c < w {
-			// busy * c / w (w is ~1 ms, busy <= w).
+			// busy * c / w (busy <= w).
 			cpuT = time.Duration(float64(m.busy) * float64(max(c, 0)) / float64(w))
 		}
 	} else {
@@ -85,7 +106,7 @@ func (m *busyMeter) tick(st *serverEP, now time.Time) {
 	}
 }
 
-// begin starts the first epoch at now.
+// begin starts an epoch at now.
 func (m *busyMeter) begin(now time.Time) {
 	m.start, m.busy = now, 0
 	m.tid, m.cpu0 = 0, 0
