@@ -302,6 +302,25 @@ func TestServerCPUPerRequest(t *testing.T) {
 		if r.ServerCPU != c.want || r.Received == 0 {
 			t.Fatalf("%T: server CPU %v per request, want %v (%+v)", c.target, r.ServerCPU, c.want, r)
 		}
+		if r.ServerSleeps != 0 {
+			t.Fatalf("%T: %v sleeps per request from a target that does not count them", c.target, r.ServerSleeps)
+		}
+	}
+}
+
+// TestServerSleepsPerRequest: a ServerMeter that is also a SleepMeter gets
+// its server's sleeps per request reported with each point.
+func TestServerSleepsPerRequest(t *testing.T) {
+	w := mustParse(t, "ycsb:records=500,shape=1x64")
+	srv := newFakeServer(7 * time.Microsecond)
+	r, err := Run(context.Background(), Config{Workload: w, Target: sleepingFake{meteredFake{srv}}, Rate: 2000, Duration: 300 * time.Millisecond, Check: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// served/4 sampled before and after: within one sleep of a quarter.
+	n := float64(r.Received)
+	if r.Received < 100 || r.ServerSleeps < 0.2 || r.ServerSleeps > 0.3 || r.ServerCPU != 7*time.Microsecond {
+		t.Fatalf("%v sleeps per request over ~%v requests, want ~0.25 (%+v)", r.ServerSleeps, n, r)
 	}
 }
 

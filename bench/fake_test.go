@@ -42,6 +42,15 @@ func (m meteredFake) ServerUsage() (time.Duration, uint64, error) {
 	return time.Duration(m.served) * m.service, m.served, nil
 }
 
+// sleepingFake also counts one sleep per four requests served (SleepMeter).
+type sleepingFake struct{ meteredFake }
+
+func (m sleepingFake) ServerSleeps() (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.served / 4, nil
+}
+
 func newFakeServer(service time.Duration) *fakeServer {
 	return &fakeServer{store: workload.NewMemStore(), service: service}
 }

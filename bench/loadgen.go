@@ -64,6 +64,15 @@ type ServerMeter interface {
 	ServerUsage() (cpu time.Duration, requests uint64, err error)
 }
 
+// SleepMeter is implemented by a Target whose server can count how often
+// its request-serving threads went to sleep (voluntary context switches,
+// cumulative; each is a system call to sleep and a wake-up later). Run
+// samples it before and after a point with the ServerMeter's request count
+// and reports sleeps per request (Result.ServerSleeps).
+type SleepMeter interface {
+	ServerSleeps() (uint64, error)
+}
+
 // TargetFunc adapts a function to Target.
 type TargetFunc = loadgen.TargetFunc
 
@@ -165,6 +174,10 @@ type Result struct {
 	// point (warm-up and drain included), when the Target is a
 	// ServerMeter; 0 otherwise.
 	ServerCPU time.Duration `json:"server_cpu_ns_per_req,omitempty"`
+	// ServerSleeps is how often the server's serving threads went to
+	// sleep per request served during the point, when the Target is a
+	// ServerMeter and a SleepMeter; 0 otherwise.
+	ServerSleeps float64 `json:"server_sleeps_per_req,omitempty"`
 	// ServerTransport and ClientTransport are the transport's counters
 	// during the point, on the server and on the load generator, when the
 	// Target is a TransportMeter; nil otherwise.
@@ -280,6 +293,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			meter = nil // not measurable here (e.g. the server is not on locked threads)
 		}
 	}
+	sm, _ := cfg.Target.(SleepMeter)
+	var sleeps0 uint64
+	if sm != nil && meter != nil {
+		var err error
+		if sleeps0, err = sm.ServerSleeps(); err != nil {
+			sm = nil
+		}
+	}
 	tm, _ := cfg.Target.(TransportMeter)
 	var srv0, cli0 TransportStats
 	if tm != nil {
@@ -322,6 +343,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if meter != nil {
 		if cpu1, reqs1, err := meter.ServerUsage(); err == nil && reqs1 > reqs0 {
 			res.ServerCPU = (cpu1 - cpu0) / time.Duration(reqs1-reqs0)
+			if sm != nil {
+				if sleeps1, err := sm.ServerSleeps(); err == nil && sleeps1 >= sleeps0 {
+					res.ServerSleeps = float64(sleeps1-sleeps0) / float64(reqs1-reqs0)
+				}
+			}
 		}
 	}
 	if tm != nil {
@@ -435,6 +461,7 @@ type client struct {
 	sentWin, recvWin       uint64
 	unitsWin               uint64
 	checks                 uint64 // responses checked against the model
+	fullIn                 int    // checks until the next full one (Config.VerifyEvery; a countdown, no division)
 	firstMismatch          error
 	closedLoop             bool
 }
@@ -457,6 +484,7 @@ func newClient(cfg *Config, i int, conn Conn) *client {
 	c.batch, _ = conn.(Batcher)
 	if cfg.Check {
 		c.model = cfg.Workload.Model()
+		c.fullIn = cfg.VerifyEvery
 	}
 	for j := range c.free {
 		c.free[j] = int32(n - 1 - j)
@@ -535,7 +563,9 @@ func (c *client) deliver(id uint64, resp *workload.Response) {
 	}
 	if c.model != nil && resp.Status != workload.StatusError {
 		var err error
-		if c.checks++; c.checks%uint64(c.cfg.VerifyEvery) == 0 {
+		c.checks++
+		if c.fullIn--; c.fullIn <= 0 {
+			c.fullIn = c.cfg.VerifyEvery
 			err = c.model.Check(&s.req, resp)
 		} else {
 			err = c.model.CheckSpot(&s.req, resp)

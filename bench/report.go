@@ -45,6 +45,10 @@ type Series struct {
 	// saturation (µs, median over the rounds; see ServerMeter): the cost
 	// one server core pays per request, robust to a shared machine.
 	SaturatedServerCPUus float64 `json:"saturated_server_cpu_us,omitempty"`
+	// SaturatedServerSleeps is how often the server's serving threads
+	// went to sleep per request at saturation (the median round's; see
+	// SleepMeter): each sleep is a system call and a later wake-up.
+	SaturatedServerSleeps float64 `json:"saturated_server_sleeps_per_req,omitempty"`
 	// SaturatedServerTransport and SaturatedClientTransport are the
 	// transport's counters (TransportStats) on the server and on the load
 	// generator during that saturation point (the median round's), when

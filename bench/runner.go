@@ -261,6 +261,7 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 		s := NewSeries(info, sr)
 		s.MaxRPSSaturated, s.SaturatedP99us, s.SaturatedServerCPUus = sat.AchievedRPS, us(sat.P99), us(sat.ServerCPU)
 		s.SaturatedServerTransport, s.SaturatedClientTransport = sat.ServerTransport, sat.ClientTransport
+		s.SaturatedServerSleeps = sat.ServerSleeps
 		s.LoadAvg, s.CPUs, s.BusyPoll = load, runtime.NumCPU(), cfg.BusyPoll
 		if stalls.Threads > 0 {
 			s.StallLostFraction = stalls.LostFraction()
@@ -278,6 +279,7 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 				out[j].MaxRPSSaturated, out[j].SaturatedP99us, out[j].SaturatedServerCPUus = medianSaturation(sats[j])
 				m := medianPoint(sats[j])
 				out[j].SaturatedServerTransport, out[j].SaturatedClientTransport = m.ServerTransport, m.ClientTransport
+				out[j].SaturatedServerSleeps = m.ServerSleeps
 			}
 		}
 		if i+1 < len(e.Runs) && e.Runs[i+1].Workload != run.Workload {
@@ -288,8 +290,12 @@ func RunExperiment(ctx context.Context, e Experiment, cfg ExperimentConfig) ([]S
 			if s.Reruns > 0 {
 				reruns = fmt.Sprintf(", %d of them re-runs after a tail-only failure", s.Reruns)
 			}
-			fmt.Fprintf(cfg.Log, "%s %s: max %s rps at p99 <= %.0f µs (%d points%s); %s rps saturated (closed loop, p99 %.0f µs)\n",
-				run.Label, s.Name(), formatRate(s.MaxRPSAtSLO), s.SLOP99us, len(s.Points), reruns, formatRate(s.MaxRPSSaturated), s.SaturatedP99us)
+			cpu := ""
+			if s.SaturatedServerCPUus > 0 {
+				cpu = fmt.Sprintf(", server %.3f µs CPU and %.3f sleeps per request", s.SaturatedServerCPUus, s.SaturatedServerSleeps)
+			}
+			fmt.Fprintf(cfg.Log, "%s %s: max %s rps at p99 <= %.0f µs (%d points%s); %s rps saturated (closed loop, p99 %.0f µs%s)\n",
+				run.Label, s.Name(), formatRate(s.MaxRPSAtSLO), s.SLOP99us, len(s.Points), reruns, formatRate(s.MaxRPSSaturated), s.SaturatedP99us, cpu)
 			if t := sat.ServerTransport; t != nil {
 				fmt.Fprintf(cfg.Log, "%s %s: saturated transport: server: %v\n", run.Label, s.Name(), *t)
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
 	"github.com/cornflakes-go/cornflakes/workload"
+	"golang.org/x/sys/unix"
 )
 
 // env is a server and a client over one datapath.
@@ -411,6 +413,64 @@ func TestServerUsage(t *testing.T) {
 	if n1-n0 != uint64(len(script())) || cpu1 <= cpu0 {
 		t.Fatalf("usage: %d requests (want %d), CPU %v -> %v", n1-n0, len(script()), cpu0, cpu1)
 	}
+	if _, err := srv.Sleeps(); err != nil {
+		t.Fatalf("locked endpoint threads: Sleeps: %v", err)
+	}
+	if _, err := e.srv.Sleeps(); !errors.Is(err, ErrUsageUnavailable) {
+		t.Fatalf("unlocked server: Sleeps err = %v, want ErrUsageUnavailable", err)
+	}
+}
+
+// TestThreadCPUOf: another thread's CPU clock is readable by its id and
+// agrees with its own CLOCK_THREAD_CPUTIME_ID and with schedstat's run time.
+func TestThreadCPUOf(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	before, ok := threadCPUNow()
+	if !ok {
+		t.Fatal("no thread CPU clock")
+	}
+	d, ok := threadCPUOf(tid)
+	if !ok {
+		t.Fatal("threadCPUOf failed for a live thread")
+	}
+	after, _ := threadCPUNow()
+	if int64(d) < before || int64(d) > after {
+		t.Fatalf("threadCPUOf = %d, not between the thread's own clock readings %d and %d", d, before, after)
+	}
+	if _, ok := threadCPUOf(1 << 27); ok {
+		t.Fatal("a CPU clock for a thread that does not exist")
+	}
+	if _, ok := threadCPUOf(-1); ok {
+		t.Fatal("a CPU clock for tid -1")
+	}
+}
+
+// TestThreadSleeps: a thread's voluntary context switches (read from its
+// /proc status) count its sleeps.
+func TestThreadSleeps(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	n0, err := threadSleeps(tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		// A blocking system call: the thread itself sleeps.
+		_ = unix.Nanosleep(&unix.Timespec{Nsec: int64(time.Millisecond)}, nil)
+	}
+	n1, err := threadSleeps(tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n1 < n0+5 {
+		t.Fatalf("voluntary switches %d -> %d over 5 sleeps", n0, n1)
+	}
+	if _, err := threadSleeps(-1); err == nil {
+		t.Fatal("no error for a thread that does not exist")
+	}
 }
 
 // udpServer starts a server with cfg over real UDP (64 MiB of values), a
@@ -444,7 +504,8 @@ func udpServer(t *testing.T, cfg ServerConfig) (*Server, *Client, *Conn) {
 
 // TestBusyPollServer: a busy-polling server over real UDP answers every
 // request of the script correctly and reports its busy time per request
-// through Usage (no locked threads needed), and stops on Close.
+// through Usage (no locked threads needed; published every busyEpoch of
+// loop time), corrected to thread CPU time (PollStats), and stops on Close.
 func TestBusyPollServer(t *testing.T) {
 	srv, _, cn := udpServer(t, ServerConfig{BusyPoll: true})
 	busy0, n0, err := srv.Usage()
@@ -452,12 +513,91 @@ func TestBusyPollServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	runScript(t, cn)
-	busy1, n1, err := srv.Usage()
+	var busy1 time.Duration
+	var n1 uint64
+	for deadline := time.Now().Add(5 * time.Second); ; { // the next epoch publishes the script's busy time
+		if busy1, n1, err = srv.Usage(); err != nil || busy1 > busy0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n1-n0 != uint64(len(script())) || busy1 <= busy0 {
 		t.Fatalf("usage: %d requests (want %d), busy %v -> %v", n1-n0, len(script()), busy0, busy1)
+	}
+	p := srv.PollStats()
+	if p.Epochs == 0 || p.CPU <= 0 || p.CPU > p.BusyWall || p.Unmeasured > p.Epochs {
+		t.Fatalf("poll stats %+v: want epochs, 0 < CPU <= BusyWall, Unmeasured <= Epochs", p)
+	}
+	if p.CPU < busy1 {
+		t.Fatalf("PollStats.CPU %v < Usage %v", p.CPU, busy1)
+	}
+	if _, err := srv.Sleeps(); !errors.Is(err, ErrUsageUnavailable) {
+		t.Fatalf("busy-polling server: Sleeps err = %v, want ErrUsageUnavailable", err)
+	}
+}
+
+// TestBusyMeterRemovesOffCPUTime: busy wall time during which the serving
+// thread slept is not counted as CPU time, busy time spent computing is.
+func TestBusyMeterRemovesOffCPUTime(t *testing.T) {
+	runtime.LockOSThread() // one thread for the whole test: every epoch is measured
+	defer runtime.UnlockOSThread()
+	var st serverEP
+	var m busyMeter
+	m.tick(&st, time.Now())
+	if m.tid == 0 {
+		t.Fatal("no thread clock")
+	}
+	// An epoch of busy time spent asleep: ~no CPU.
+	t0 := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	now := time.Now()
+	m.add(now.Sub(t0))
+	m.tick(&st, now)
+	if st.epochs.Load() != 1 || st.unmeasured.Load() != 0 {
+		t.Fatalf("epochs %d, unmeasured %d: want 1, 0", st.epochs.Load(), st.unmeasured.Load())
+	}
+	wall, cpu := time.Duration(st.busyWall.Load()), time.Duration(st.busy.Load())
+	if wall < 20*time.Millisecond || cpu > wall/2 {
+		t.Fatalf("sleeping epoch: busy wall %v, CPU %v: want CPU < wall/2", wall, cpu)
+	}
+	// An epoch of busy time spent computing: CPU time, at most the wall time.
+	t0 = time.Now()
+	x := uint64(1)
+	for time.Since(t0) < 5*time.Millisecond {
+		for i := 0; i < 1000; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	now = time.Now()
+	m.add(now.Sub(t0))
+	m.tick(&st, now)
+	wall2, cpu2 := time.Duration(st.busyWall.Load())-wall, time.Duration(st.busy.Load())-cpu
+	if x == 0 || cpu2 <= 0 || cpu2 > wall2 {
+		t.Fatalf("spinning epoch: busy wall %v, CPU %v: want 0 < CPU <= wall", wall2, cpu2)
+	}
+	// An epoch younger than busyEpoch is not closed.
+	m.add(time.Microsecond)
+	m.tick(&st, now.Add(busyEpoch/2))
+	if st.epochs.Load() != 2 {
+		t.Fatalf("epochs %d after a short tick, want 2", st.epochs.Load())
+	}
+	// Pausing (before a yield) closes an epoch that has busy time, of any
+	// age, and drops one that has none; resume starts the next.
+	m.pause(&st, now.Add(busyEpoch/2))
+	if st.epochs.Load() != 3 || st.busyWall.Load() != int64(wall+wall2+time.Microsecond) {
+		t.Fatalf("after pause: epochs %d, busy wall %v", st.epochs.Load(), time.Duration(st.busyWall.Load()))
+	}
+	m.resume()
+	if m.start.IsZero() || m.tid == 0 {
+		t.Fatal("resume started no measured epoch")
+	}
+	m.pause(&st, time.Now())
+	m.resume()
+	if st.epochs.Load() != 3 || st.unmeasured.Load() != 0 {
+		t.Fatalf("an epoch without busy time was published: epochs %d, unmeasured %d", st.epochs.Load(), st.unmeasured.Load())
 	}
 }
 

@@ -148,9 +148,13 @@ type serverEP struct {
 	errs    atomic.Uint64
 	denied  atomic.Uint64
 	tid     atomic.Int32 // OS thread of the endpoint loop (LockThread), for Usage
-	busy    atomic.Int64 // ns spent in loop iterations that served requests (BusyPoll), for Usage
-	lastErr atomic.Pointer[error]
-	loopErr error // why the endpoint loop ended before Close (read after wg.Wait)
+	busy    atomic.Int64 // thread CPU ns of loop iterations that served requests (BusyPoll), for Usage
+	// BusyPoll accounting (PollStats): busy wall ns, epochs closed, epochs
+	// whose thread CPU time could not be measured.
+	busyWall           atomic.Int64
+	epochs, unmeasured atomic.Uint64
+	lastErr            atomic.Pointer[error]
+	loopErr            error // why the endpoint loop ended before Close (read after wg.Wait)
 }
 
 // ErrXDPPoolTooLarge reports a PoolBytes that does not fit in the AF_XDP
@@ -350,23 +354,29 @@ func (s *Server) trimStore(ctx context.Context, idle time.Duration) {
 }
 
 // poll is the endpoint loop of ServerConfig.BusyPoll: RunOnce without
-// sleeping, adding the duration of every iteration that served a request to
-// st.busy. At saturation that is the server's whole time; below it, the
-// iterations that found nothing (one empty receive each) are left out, so
-// busy time per request is the cost of serving one, as thread CPU time is
-// for a server that sleeps when idle.
+// sleeping, accounting the time of every iteration that served a request
+// (from its start to the next one's start) as busy. At saturation that is
+// the server's whole time; below it, the iterations that found nothing
+// (one empty receive each) are left out, so busy time per request is the
+// cost of serving one, as thread CPU time is for a server that sleeps when
+// idle. Busy wall time also counts every moment the thread was not running
+// (another process on its CPU, the Go scheduler running another goroutine
+// on its processor); busyMeter removes those with the thread's CPU clock
+// (st.busy is the corrected time, st.busyWall the uncorrected one).
 //
 // After an empty poll it yields to other goroutines (at most every 20 µs).
 // The goroutine is not locked to a thread: the Go scheduler preempts a
 // goroutine that runs for 10 ms, and a locked one then waits for a thread
 // hand-off (a futex wake-up, tens of µs on the VM) where an unlocked one
-// continues on the same thread.
+// continues on the same thread; a locked goroutine's Gosched is such a
+// hand-off every time.
 func (st *serverEP) poll(ctx context.Context) error {
 	const pollYield = 20 * time.Microsecond // at most this often after empty polls
 	// Each iteration's start is the endpoint's own clock reading
 	// (rpc.Endpoint.LoopTime): an iteration that served requests adds
 	// the time to the next one's start. No clock read of its own.
 	var prev, yielded time.Time
+	var m busyMeter
 	served := false
 	for i := 0; ; i++ {
 		if i&1023 == 0 && ctx.Err() != nil {
@@ -378,8 +388,9 @@ func (st *serverEP) poll(ctx context.Context) error {
 		}
 		now := st.ep.LoopTime()
 		if served {
-			st.busy.Add(int64(now.Sub(prev)))
+			m.add(now.Sub(prev))
 		}
+		m.tick(st, now)
 		served = st.reqs.Load() != before
 		prev = now
 		if !served && now.Sub(yielded) >= pollYield {
@@ -388,7 +399,11 @@ func (st *serverEP) poll(ctx context.Context) error {
 			// codec's server collapsed from 30k to 6-9k req/s when the
 			// poll loop held its processor until preempted). Not on every
 			// empty poll: Gosched takes the scheduler's global lock.
+			// The accounting epoch ends here: the goroutine may resume
+			// on another thread.
+			m.pause(st, now)
 			runtime.Gosched()
+			m.resume()
 			yielded = now
 		}
 	}
@@ -449,8 +464,11 @@ var ErrUsageUnavailable = errors.New("kv: server CPU usage unavailable")
 // cumulative: the server's cost per request, independent of how long it
 // waited for a core (bench.ServerMeter). It needs ServerConfig.LockThread
 // and Linux's /proc/self/task/<tid>/schedstat (nanosecond run time). With
-// ServerConfig.BusyPoll it returns the endpoints' busy time instead (see
-// BusyPoll): a polling thread's CPU time is its wall-clock time.
+// ServerConfig.BusyPoll it returns the endpoints' busy time corrected to
+// thread CPU time instead (PollStats.CPU): a polling thread's CPU time is
+// its wall-clock time, idle polls included. The busy-poll figure is
+// published every millisecond of loop time (it lags the request count by
+// at most that).
 func (s *Server) Usage() (cpu time.Duration, requests uint64, err error) {
 	if s.cfg.BusyPoll {
 		for _, e := range s.eps {
@@ -474,9 +492,67 @@ func (s *Server) Usage() (cpu time.Duration, requests uint64, err error) {
 	return cpu, requests, nil
 }
 
-// threadRunTime reads the time thread tid of this process has run on a CPU
-// (the first field of /proc/self/task/<tid>/schedstat, in nanoseconds).
+// PollStats returns the busy-time accounting of the endpoints
+// (ServerConfig.BusyPoll; zero otherwise).
+func (s *Server) PollStats() PollStats {
+	var p PollStats
+	for _, e := range s.eps {
+		p.CPU += time.Duration(e.busy.Load())
+		p.BusyWall += time.Duration(e.busyWall.Load())
+		p.Epochs += e.epochs.Load()
+		p.Unmeasured += e.unmeasured.Load()
+	}
+	return p
+}
+
+// Sleeps returns how often the endpoint threads have gone to sleep since
+// they started (voluntary context switches, cumulative; each is a system
+// call to sleep and a wake-up later). Like Usage it needs
+// ServerConfig.LockThread; with ServerConfig.BusyPoll, whose loops never
+// sleep and do not own a thread, it fails with ErrUsageUnavailable.
+func (s *Server) Sleeps() (uint64, error) {
+	if s.cfg.BusyPoll {
+		return 0, fmt.Errorf("%w: busy-polling endpoints do not sleep", ErrUsageUnavailable)
+	}
+	var n uint64
+	for _, e := range s.eps {
+		tid := e.tid.Load()
+		if tid == 0 {
+			return 0, fmt.Errorf("%w: endpoint threads are not locked", ErrUsageUnavailable)
+		}
+		v, err := threadSleeps(int(tid))
+		if err != nil {
+			return 0, fmt.Errorf("%w: %v", ErrUsageUnavailable, err)
+		}
+		n += v
+	}
+	return n, nil
+}
+
+// threadSleeps reads the voluntary context switches of thread tid of this
+// process (/proc/self/task/<tid>/status).
+func threadSleeps(tid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	const field = "\nvoluntary_ctxt_switches:"
+	_, rest, ok := strings.Cut(string(b), field)
+	if !ok {
+		return 0, fmt.Errorf("no voluntary_ctxt_switches in thread %d's status", tid)
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	return strconv.ParseUint(strings.TrimSpace(line), 10, 64)
+}
+
+// threadRunTime reads the time thread tid of this process has run on a CPU:
+// its CPU clock (threadCPUOf), exact to the nanosecond, or where that
+// fails the first field of /proc/self/task/<tid>/schedstat, which for a
+// thread that is running only advances at scheduler ticks.
 func threadRunTime(tid int) (time.Duration, error) {
+	if d, ok := threadCPUOf(tid); ok {
+		return d, nil
+	}
 	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/schedstat")
 	if err != nil {
 		return 0, err

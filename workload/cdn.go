@@ -115,6 +115,10 @@ type CDN struct {
 	cfg   CDNConfig
 	model *Model
 	seq   []int32 // object order of one pass over the trace
+	// direct: object i is model entry i, so a stream records its keys'
+	// model indexes (Request.mix) and reads segment counts without a
+	// lookup.
+	direct bool
 }
 
 // NewCDN builds the workload and its model.
@@ -149,7 +153,7 @@ func NewCDN(c CDNConfig) (*CDN, error) {
 	case c.PreloadBatchBytes < c.SegmentSize:
 		return nil, fmt.Errorf("%w: cdn preload batch %d smaller than a segment", ErrBadSpec, c.PreloadBatchBytes)
 	}
-	d := &CDN{cfg: c, model: NewModel()}
+	d := &CDN{cfg: c, model: NewModel(), direct: true}
 	r := newRand(0xCD0, 0)
 	var key []byte
 	var sizes []int
@@ -161,7 +165,7 @@ func NewCDN(c CDNConfig) (*CDN, error) {
 			sizes = append(sizes, min(c.SegmentSize, obj-off))
 		}
 		key = GoogleKey(key[:0], i, c.KeySize)
-		d.model.Set(key, sizes...)
+		d.direct = d.direct && int(d.model.set(key, sizes...)) == i
 	}
 	if !c.NoPopularity {
 		for i := range c.Objects {
@@ -242,11 +246,21 @@ func (s *cdnStream) Next(req *Request) {
 			s.obj = s.r.IntN(d.cfg.Objects)
 		}
 		s.key = GoogleKey(s.key[:0], s.obj, d.cfg.KeySize)
-		sizes, _ := d.model.Sizes(s.key)
-		s.seg, s.nseg = 0, len(sizes)
+		if d.direct {
+			s.seg, s.nseg = 0, int(d.model.entries[s.obj].n)
+		} else {
+			sizes, _ := d.model.Sizes(s.key)
+			s.seg, s.nseg = 0, len(sizes)
+		}
 	}
 	req.reset(OpGetFromList)
-	req.addKeyBytes(s.key)
+	st := req.beginKey()
+	req.buf = append(req.buf, s.key...)
+	x := int32(-1)
+	if d.direct {
+		x = int32(s.obj)
+	}
+	req.endKeyAt(st, d.model, x)
 	req.Index = s.seg
 	s.seg++
 	if s.seg < s.nseg {

@@ -80,6 +80,9 @@ type GoogleConfig struct {
 type Google struct {
 	cfg   GoogleConfig
 	model *Model
+	// direct: key i is model entry i, so a stream records its keys' model
+	// indexes (Request.mix).
+	direct bool
 }
 
 // NewGoogle builds the workload and its model (list shapes derive from the
@@ -111,7 +114,7 @@ func NewGoogle(c GoogleConfig) (*Google, error) {
 		// the smallest bucket is 1-8 B, so a total of 8*MinValues is always reachable quickly
 		return nil, fmt.Errorf("%w: google max total %d out of range [%d, 1 MiB]", ErrBadSpec, c.MaxTotal, 8*c.MinValues)
 	}
-	g := &Google{cfg: c, model: NewModel()}
+	g := &Google{cfg: c, model: NewModel(), direct: true}
 	s := newBucketSampler(GoogleFieldSizes)
 	var key []byte
 	sizes := make([]int, 0, c.MaxValues)
@@ -131,7 +134,7 @@ func NewGoogle(c GoogleConfig) (*Google, error) {
 			}
 		}
 		key = GoogleKey(key[:0], i, c.KeySize)
-		g.model.Set(key, sizes...)
+		g.direct = g.direct && int(g.model.set(key, sizes...)) == i
 	}
 	return g, nil
 }
@@ -180,7 +183,12 @@ type googleStream struct {
 func (s *googleStream) Next(req *Request) {
 	req.reset(OpGetList)
 	st := req.beginKey()
-	req.buf = GoogleKey(req.buf, s.r.IntN(s.g.cfg.Keys), s.g.cfg.KeySize)
-	req.endKey(st)
+	i := s.r.IntN(s.g.cfg.Keys)
+	req.buf = GoogleKey(req.buf, i, s.g.cfg.KeySize)
+	x := int32(-1)
+	if s.g.direct {
+		x = int32(i)
+	}
+	req.endKeyAt(st, s.g.model, x)
 	req.finish()
 }

@@ -34,7 +34,10 @@ func (m *Model) Len() int { return len(m.entries) }
 
 // Set records that key holds len(sizes) elements of the given sizes
 // (replacing any earlier entry). Not safe for concurrent use.
-func (m *Model) Set(key []byte, sizes ...int) {
+func (m *Model) Set(key []byte, sizes ...int) { m.set(key, sizes...) }
+
+// set is Set returning the key's entry index (Request.mix).
+func (m *Model) set(key []byte, sizes ...int) int32 {
 	off := len(m.sizes)
 	for _, s := range sizes {
 		m.sizes = append(m.sizes, uint32(s))
@@ -43,10 +46,12 @@ func (m *Model) Set(key []byte, sizes ...int) {
 	if i, ok := m.index[string(key)]; ok {
 		e.mutable = m.entries[i].mutable
 		m.entries[i] = e
-		return
+		return i
 	}
-	m.index[string(key)] = int32(len(m.entries))
+	i := int32(len(m.entries))
+	m.index[string(key)] = i
 	m.entries = append(m.entries, e)
+	return i
 }
 
 // MarkMutable records that key may be written with other sizes (or created)
@@ -92,6 +97,29 @@ func mismatch(op Op, key []byte, format string, args ...any) error {
 		k = k[:80]
 	}
 	return &MismatchError{Op: op, Key: string(k), Reason: fmt.Sprintf(format, args...)}
+}
+
+// find returns the entry of req's key i: by the index the stream that drew
+// the key recorded (Request.mix; verified against the key in cfcheck
+// builds) when req was drawn against m, else by looking the key up.
+func (m *Model) find(req *Request, i int) (modelEntry, bool) {
+	if req.model == m {
+		if x := req.modelIndex(i); x >= 0 && int(x) < len(m.entries) {
+			if checked {
+				m.verifyIndex(req.Keys[i], x)
+			}
+			return m.entries[x], true
+		}
+	}
+	return m.lookup(req.Keys[i])
+}
+
+// verifyIndex panics when key's entry is not x (a stream recorded a wrong
+// model index: a bug in this package, checked in cfcheck builds only).
+func (m *Model) verifyIndex(key []byte, x int32) {
+	if i, ok := m.index[string(key)]; !ok || i != x {
+		panic(fmt.Sprintf("workload: request key %q carries model index %d, the model has %d (known %v)", key, x, i, ok))
+	}
 }
 
 // lookup returns the entry of key; ok is false when the model does not know it.
@@ -150,11 +178,12 @@ func (m *Model) check(req *Request, resp *Response, verify seedVerifier) error {
 		if len(req.Keys) != 1 {
 			return mismatch(req.Op, req.Keys[0], "get with %d keys", len(req.Keys))
 		}
-		return m.checkElems(req.Op, req.Keys[0], resp, 0, 1, verify)
+		e, known := m.find(req, 0)
+		return m.checkElems(req.Op, req.Keys[0], e, known, resp, 0, 1, verify)
 	case OpGetM:
 		if resp.Status == StatusNotFound {
-			for _, k := range req.Keys {
-				if e, ok := m.lookup(k); ok && e.present && !e.mutable {
+			for i, k := range req.Keys {
+				if e, ok := m.find(req, i); ok && e.present && !e.mutable {
 					return mismatch(req.Op, k, "not-found, want a value")
 				}
 			}
@@ -164,23 +193,26 @@ func (m *Model) check(req *Request, resp *Response, verify seedVerifier) error {
 			return mismatch(req.Op, req.Keys[0], "%d values for %d keys", len(resp.Values), len(req.Keys))
 		}
 		for i, k := range req.Keys {
-			if err := m.checkValue(req.Op, k, resp.Values[i], 0, verify); err != nil {
+			e, known := m.find(req, i)
+			if err := m.checkValue(req.Op, k, e, known, resp.Values[i], 0, verify); err != nil {
 				return err
 			}
 		}
 		return nil
 	case OpGetList:
-		return m.checkElems(req.Op, req.Keys[0], resp, 0, -1, verify)
+		e, known := m.find(req, 0)
+		return m.checkElems(req.Op, req.Keys[0], e, known, resp, 0, -1, verify)
 	case OpGetFromList:
-		return m.checkElems(req.Op, req.Keys[0], resp, req.Index, 1, verify)
+		e, known := m.find(req, 0)
+		return m.checkElems(req.Op, req.Keys[0], e, known, resp, req.Index, 1, verify)
 	}
 	return mismatch(req.Op, req.Keys[0], "unknown op")
 }
 
-// checkElems checks a response carrying count elements of key starting at
-// element first (count -1: all elements).
-func (m *Model) checkElems(op Op, key []byte, resp *Response, first, count int, verify seedVerifier) error {
-	e, known := m.lookup(key)
+// checkElems checks a response carrying count elements of key (entry e,
+// known: the model holds one) starting at element first (count -1: all
+// elements).
+func (m *Model) checkElems(op Op, key []byte, e modelEntry, known bool, resp *Response, first, count int, verify seedVerifier) error {
 	h := keyHash(e, known, key)
 	if !known || !e.present {
 		if resp.Status == StatusNotFound || (known && e.mutable) {
@@ -238,9 +270,9 @@ func (m *Model) checkLoose(op Op, key []byte, h uint64, resp *Response, first, c
 	return nil
 }
 
-// checkValue checks one single-element value of key (GetM).
-func (m *Model) checkValue(op Op, key []byte, v []byte, idx int, verify seedVerifier) error {
-	e, known := m.lookup(key)
+// checkValue checks one single-element value of key (entry e, known: the
+// model holds one) (GetM).
+func (m *Model) checkValue(op Op, key []byte, e modelEntry, known bool, v []byte, idx int, verify seedVerifier) error {
 	seed := seedOf(keyHash(e, known, key), idx)
 	if !known || !e.present || e.mutable {
 		if !verify(v, seed) {

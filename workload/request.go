@@ -19,6 +19,8 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"math"
+	"unsafe"
 )
 
 // Op is a key-value operation, the request types of the Cornflakes KV store.
@@ -65,7 +67,11 @@ func (o Op) IsRead() bool {
 //
 // Keys and Values alias memory owned by the Request itself (its scratch
 // buffer), filled by Stream.Next or Workload.Preload; they stay valid until the
-// Request is filled again. A Request is reused without allocating once its
+// Request is filled again. A request drawn by a synthetic workload's Stream
+// also records each key's entry in the workload's Model, which Check uses
+// instead of looking the key up: replacing a key slice is noticed (the key
+// is then looked up), changing a key's bytes in place is not (checked in
+// cfcheck builds). A Request is reused without allocating once its
 // scratch has grown to the workload's largest request.
 type Request struct {
 	Op     Op
@@ -79,6 +85,29 @@ type Request struct {
 
 	buf   []byte
 	spans []span
+	// model and mix: for each key (in Keys order), the index of its entry
+	// in model, recorded by the stream that drew it (-1: unknown), so that
+	// Model.Check need not look the key up. nil model: none recorded. A
+	// key slice replaced after Next (it no longer aliases the span the
+	// index was recorded for) is looked up again.
+	model *Model
+	mix   []keyIx
+}
+
+// keyIx is a key's span in the scratch and its model entry (-1: unknown).
+type keyIx struct{ off, n, x int32 }
+
+// modelIndex returns the model entry recorded for key i, or -1 when there
+// is none or Keys[i] is no longer the key it was recorded for.
+func (r *Request) modelIndex(i int) int32 {
+	if i >= len(r.mix) || i >= len(r.Keys) {
+		return -1
+	}
+	k, e := r.Keys[i], r.mix[i]
+	if e.x < 0 || len(k) != int(e.n) || e.n == 0 || int(e.off) >= len(r.buf) || unsafe.SliceData(k) != &r.buf[e.off] {
+		return -1
+	}
+	return e.x
 }
 
 type span struct {
@@ -97,13 +126,27 @@ func (r *Request) reset(op Op) {
 	r.spans = r.spans[:0]
 	r.Keys = r.Keys[:0]
 	r.Values = r.Values[:0]
+	r.model = nil
+	r.mix = r.mix[:0]
 }
 
 // addKey appends a key built by the caller into the scratch.
 func (r *Request) beginKey() int { return len(r.buf) }
 
-func (r *Request) endKey(start int) {
-	r.spans = append(r.spans, span{off: start, n: len(r.buf) - start})
+func (r *Request) endKey(start int) { r.endKeyAt(start, nil, -1) }
+
+// endKeyAt ends a key whose entry in model m is x (-1, or m nil: unknown).
+// Every key of a request must name the same model (or none).
+func (r *Request) endKeyAt(start int, m *Model, x int32) {
+	n := len(r.buf) - start
+	r.spans = append(r.spans, span{off: start, n: n})
+	if m == nil || start > math.MaxInt32 || n > math.MaxInt32 {
+		x = -1
+	}
+	if x >= 0 {
+		r.model = m
+	}
+	r.mix = append(r.mix, keyIx{off: int32(start), n: int32(n), x: x})
 }
 
 // addKeyBytes copies k in as the next key.
@@ -149,6 +192,12 @@ func (r *Request) CopyFrom(src *Request) {
 	r.Units = src.Units
 	for _, k := range src.Keys {
 		r.addKeyBytes(k)
+	}
+	if src.model != nil {
+		for i := range r.mix {
+			r.mix[i].x = src.modelIndex(i)
+		}
+		r.model = src.model
 	}
 	for _, v := range src.Values {
 		off := len(r.buf)

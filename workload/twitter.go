@@ -48,6 +48,10 @@ type Twitter struct {
 	ksizes []uint8 // key size of object
 	model  *Model
 	hi     float64 // upper end of the large piece
+	// first is the model entry of each object's first chunk (its chunks
+	// follow it), so a stream records its keys' model indexes
+	// (Request.mix); nil when two key names collided.
+	first []int32
 }
 
 // NewTwitter builds the workload and its model.
@@ -91,7 +95,11 @@ func NewTwitter(c TwitterConfig) (*Twitter, error) {
 	t.assignSizes()
 	t.ksizes = make([]uint8, c.Keys)
 	var key []byte
+	t.first = make([]int32, c.Keys)
+	next := int32(0) // the entry the next new key gets
+	direct := true
 	for i := range c.Keys {
+		t.first[i] = next
 		h := uint64(FNVHash64(int64(i) ^ 0x7417))
 		ks := c.MeanKeySize
 		if c.MeanKeySize >= 40 {
@@ -105,8 +113,12 @@ func NewTwitter(c TwitterConfig) (*Twitter, error) {
 			if nchunks > 1 {
 				key = strconv.AppendInt(key, int64(j), 10)
 			}
-			t.model.Set(key, n)
+			direct = direct && t.model.set(key, n) == next
+			next++
 		})
+	}
+	if !direct {
+		t.first = nil
 	}
 	return t, nil
 }
@@ -312,7 +324,11 @@ func (s *twitterStream) Next(req *Request) {
 	if s.nchunks > 1 {
 		req.buf = strconv.AppendInt(req.buf, int64(j), 10)
 	}
-	req.endKey(st)
+	x := int32(-1)
+	if t.first != nil {
+		x = t.first[s.obj] + int32(j)
+	}
+	req.endKeyAt(st, t.model, x)
 	if s.put {
 		req.addValue(0, 0, n)
 	}

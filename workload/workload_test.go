@@ -539,3 +539,88 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+// TestStreamsRecordModelIndex: the synthetic workloads' streams record, for
+// every key they draw, the model entry the model's own lookup finds, so
+// Check skips the lookup; a key slice replaced after Next is looked up
+// again, and CopyFrom keeps the indexes.
+func TestStreamsRecordModelIndex(t *testing.T) {
+	for _, spec := range []string{"ycsb:records=1000", "ycsb:records=1000,shape=2x100", "ycsb:records=1000,shape=3x100,layout=multi,update=0.3",
+		"google:keys=300", "twitter:keys=2000", "cdn:objects=100", "cdn:objects=40,popularity=false"} {
+		w, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := w.Model()
+		st := w.NewStream(0, 1, 3)
+		var req, cp Request
+		for n := range 2000 {
+			st.Next(&req)
+			if req.model != m {
+				t.Fatalf("%s: request %d names model %p, want %p", spec, n, req.model, m)
+			}
+			for i, k := range req.Keys {
+				x := req.modelIndex(i)
+				want, ok := m.index[string(k)]
+				if !ok || x != want {
+					t.Fatalf("%s: request %d key %q: index %d, model has %d (%v)", spec, n, k, x, want, ok)
+				}
+				if e, ok := m.find(&req, i); !ok || e != m.entries[want] {
+					t.Fatalf("%s: find(%q) = %+v, %v", spec, k, e, ok)
+				}
+			}
+			cp.CopyFrom(&req)
+			for i := range cp.Keys {
+				if cp.model != m || cp.modelIndex(i) != req.modelIndex(i) {
+					t.Fatalf("%s: CopyFrom lost key %d's index", spec, i)
+				}
+			}
+		}
+	}
+	// A key replaced after Next is not checked under its old index.
+	w, err := Parse("google:keys=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewMemStore()
+	var resp Response
+	if err := w.Preload(func(r *Request) error { s.Apply(r, &resp); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var req Request
+	w.NewStream(0, 1, 1).Next(&req)
+	other := GoogleKey(nil, 51, w.(*Google).cfg.KeySize) // not in the model
+	if string(other) == string(req.Keys[0]) {
+		t.Fatal("test key collides")
+	}
+	s.Apply(&req, &resp) // the drawn key's values
+	req.Keys[0] = other
+	if req.modelIndex(0) != -1 {
+		t.Fatal("a replaced key keeps its model index")
+	}
+	if err := w.Model().Check(&req, &resp); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("values of another key for an unknown key: Check = %v, want a mismatch", err)
+	}
+}
+
+// TestModelIndexVerifiedInCheckedBuild: in cfcheck builds a request whose
+// recorded model index names another key's entry panics in Check (a
+// stream bug); other builds trust the index.
+func TestModelIndexVerifiedInCheckedBuild(t *testing.T) {
+	if !checked {
+		t.Skip("cfcheck builds only")
+	}
+	w, err := Parse("google:keys=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req Request
+	w.NewStream(0, 1, 1).Next(&req)
+	req.mix[0].x = (req.mix[0].x + 1) % int32(w.Model().Len())
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a wrong model index was not detected")
+		}
+	}()
+	_ = w.Model().Check(&req, &Response{})
+}

@@ -38,6 +38,9 @@ type YCSB struct {
 	cfg   YCSBConfig
 	zipf  *ScrambledZipfian
 	model *Model
+	// direct: record i is model entry i (no two key names collide), so a
+	// stream records its keys' model indexes (Request.mix).
+	direct bool
 }
 
 // NewYCSB builds the workload and its model.
@@ -71,7 +74,7 @@ func NewYCSB(c YCSBConfig) (*YCSB, error) {
 	case c.Layout == LayoutSingle && c.NumValues != 1:
 		return nil, fmt.Errorf("%w: ycsb layout single needs 1 value, have %d", ErrBadSpec, c.NumValues)
 	}
-	y := &YCSB{cfg: c, zipf: NewScrambledZipfian(0, int64(c.Records)), model: NewModel()}
+	y := &YCSB{cfg: c, zipf: NewScrambledZipfian(0, int64(c.Records)), model: NewModel(), direct: true}
 	var key []byte
 	sizes := make([]int, c.NumValues)
 	for i := range sizes {
@@ -79,11 +82,13 @@ func NewYCSB(c YCSBConfig) (*YCSB, error) {
 	}
 	for i := range c.Records {
 		key = YCSBKey(key[:0], int64(i))
+		var x int32
 		if c.Layout == LayoutList {
-			y.model.Set(key, sizes...)
+			x = y.model.set(key, sizes...)
 		} else {
-			y.model.Set(key, c.ValueSize)
+			x = y.model.set(key, c.ValueSize)
 		}
+		y.direct = y.direct && int(x) == i
 	}
 	return y, nil
 }
@@ -200,6 +205,11 @@ func (s *ycsbStream) Next(req *Request) {
 
 func (s *ycsbStream) addKey(req *Request) {
 	st := req.beginKey()
-	req.buf = YCSBKey(req.buf, s.keynum())
-	req.endKey(st)
+	k := s.keynum()
+	req.buf = YCSBKey(req.buf, k)
+	x := int32(-1)
+	if s.y.direct {
+		x = int32(k)
+	}
+	req.endKeyAt(st, s.y.model, x)
 }

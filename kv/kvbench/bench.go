@@ -92,8 +92,11 @@ const (
 // BenchSaturationRounds is the number of interleaved closed-loop
 // saturation points per serializer whose median is max_rps_saturated: on
 // the shared 2-core test machine single points of the same configuration
-// minutes apart differed by 2-3.5x.
-const BenchSaturationRounds = 3
+// minutes apart differed by 2-3.5x, and quiet runs of the same binary
+// minutes apart still moved every library by up to 1.5x with 3 rounds. 5
+// rounds cost a quick single-workload run 2 more points per serializer
+// (about 5 s of its ~100 s) and a median of 5 survives two outliers.
+const BenchSaturationRounds = 5
 
 // BenchStallProbe is how long RunBench measures the machine's scheduling
 // stalls (bench.MeasureStalls) before the first run.
@@ -300,6 +303,13 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 			errs = append(errs, cl.Close())
 		}
 		if srv != nil {
+			if p := srv.PollStats(); p.Epochs > 0 && cfg.Log != nil {
+				// How much of the busy-polling server's busy wall time was
+				// its thread's CPU time (docs/WORKLOADS.md, "Server CPU per
+				// request").
+				fmt.Fprintf(cfg.Log, "bench: busy-poll server accounting: busy wall %v, thread CPU %v (%.1f%%), %d of %d epochs unmeasured\n",
+					p.BusyWall.Round(time.Millisecond), p.CPU.Round(time.Millisecond), 100*float64(p.CPU)/float64(max(p.BusyWall, 1)), p.Unmeasured, p.Epochs)
+			}
 			errs = append(errs, srv.Close())
 		}
 		srv, cl, current = nil, nil, ""
@@ -399,7 +409,8 @@ func warmUp(ctx context.Context, cfg BenchConfig, cl *kv.Client, codec kv.Codec,
 }
 
 // meteredTarget is a client Target whose server reports its CPU time per
-// request (bench.ServerMeter via kv.Server.Usage) and whose server and client
+// request (bench.ServerMeter via kv.Server.Usage) and its sleeps
+// (bench.SleepMeter via kv.Server.Sleeps), and whose server and client
 // report their transport counters (bench.TransportMeter).
 type meteredTarget struct {
 	bench.Target
@@ -408,6 +419,8 @@ type meteredTarget struct {
 }
 
 func (t meteredTarget) ServerUsage() (time.Duration, uint64, error) { return t.srv.Usage() }
+
+func (t meteredTarget) ServerSleeps() (uint64, error) { return t.srv.Sleeps() }
 
 func (t meteredTarget) TransportUsage() (server, client bench.TransportStats, err error) {
 	server, err = t.srv.Transport()
