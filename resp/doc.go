@@ -28,7 +28,8 @@
 //
 // # Zero-copy replies
 //
-// A connection is read with one read, every complete command read is
+// A connection is read with one read (more while each fills its buffer,
+// within a bound per event-loop round), every complete command read is
 // answered (pipelining) into one batch, and the batch is written with one
 // writev; on an event loop, a write that would block keeps the batch until
 // the socket is writable and reads nothing meanwhile (TCP backpressure). Values of at least

@@ -15,8 +15,8 @@ import (
 
 // An event loop serves many connections from one goroutine, as Redis does:
 // epoll_wait (level-triggered) over its sockets, then for each readable one
-// a single read, the answers to every complete command read, and a single
-// writev of the batch. A connection whose write would block is watched for
+// a read (more while each fills its room, see turnReads), the answers to
+// every complete command read, and a single writev of the batch. A connection whose write would block is watched for
 // EPOLLOUT instead of EPOLLIN until its batch is written: it reads nothing
 // meanwhile, so a client that never reads is held back by TCP and costs at
 // most one batch. The server runs Config.EventLoops loops (default one
@@ -229,42 +229,68 @@ func (l *loop) run() {
 	}
 }
 
-// readable reads once from cn and answers what it can.
+// A ready connection is read again in the same loop turn while its reads
+// fill all the room they were given (the socket may hold more), at most
+// turnReads reads and turnBytes bytes: the replies to what the reads bring
+// go out together with one write at the end of the turn. A pipeline of
+// large values (SET of 64 KiB × 16: one read per body, as bigRoom receives
+// each into its own buffer) is then answered with one write instead of
+// one per command, and the client is woken once; Redis reads once per
+// event and writes per command there.
+const (
+	turnReads = 64
+	turnBytes = 1 << 20
+)
+
+// readable reads from cn and answers what it can (see turnReads).
 func (l *loop) readable(cn *conn) {
+	budget := turnBytes
+	for range turnReads {
+		n, full := l.readOnce(cn)
+		if budget -= n; !full || budget <= 0 || cn.lp != l || cn.wantWrite {
+			return
+		}
+	}
+}
+
+// readOnce reads once from cn and answers what it can; it returns the
+// bytes read and whether they filled the room they were read into.
+func (l *loop) readOnce(cn *conn) (int, bool) {
 	big := cn.bigRoom()
 	if !cn.makeRoom() {
 		l.handOff(cn, stProtoErr)
-		return
+		return 0, false
 	}
 	if big != nil {
-		l.readBig(cn, big)
-		return
+		return l.readBig(cn, big)
 	}
-	n, err := rawRead(cn.fd, cn.readRoom())
+	room := cn.readRoom()
+	n, err := rawRead(cn.fd, room)
 	if err == unix.EAGAIN || err == unix.EINTR {
-		return
+		return 0, false
 	}
 	if err != nil || n <= 0 {
 		l.close(cn)
-		return
+		return 0, false
 	}
 	cn.filled = n == len(cn.in)-cn.w
 	cn.w += n
 	l.answer(cn)
+	return n, n == len(room)
 }
 
 // readBig reads the rest of a large argument's body into big (its pool
 // buffer) and, with the same readv, at most bigTail bytes that follow it
-// into the connection's buffer.
-func (l *loop) readBig(cn *conn, big []byte) {
+// into the connection's buffer; it returns as readOnce.
+func (l *loop) readBig(cn *conn, big []byte) (int, bool) {
 	tail := cn.in[cn.w:min(len(cn.in), cn.w+bigTail)]
 	n, err := l.readv(cn.fd, big, tail)
 	if err == unix.EAGAIN || err == unix.EINTR {
-		return
+		return 0, false
 	}
 	if err != nil || n <= 0 {
 		l.close(cn)
-		return
+		return 0, false
 	}
 	inBig := min(n, len(big))
 	cn.bigRead(inBig)
@@ -273,6 +299,7 @@ func (l *loop) readBig(cn *conn, big []byte) {
 	if n > inBig || cn.bigBuf == nil {
 		l.answer(cn)
 	}
+	return n, n == len(big)+len(tail)
 }
 
 // readv is readv(2) into a and b (b may be empty) on a non-blocking

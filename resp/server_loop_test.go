@@ -4,6 +4,7 @@ package resp
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -209,5 +210,43 @@ func TestSetOverwrite(t *testing.T) {
 	got := make([]byte, len(want))
 	if _, err := io.ReadFull(rc.r, got); err != nil || string(got) != want {
 		t.Fatalf("pipelined: %v; got %.60q...", err, got)
+	}
+}
+
+// TestLoopTurnBudget: a client streaming a long pipeline of large SETs
+// (read several times a round while its reads fill their room) does not
+// keep another client of the same loop from being served meanwhile, and
+// gets every reply.
+func TestLoopTurnBudget(t *testing.T) {
+	ts := newTestServer(t, Config{EventLoops: 1})
+	probe := dialRaw(t, ts.addr)
+	hog := dialRaw(t, ts.addr)
+	const sets = 600 // 38 MiB
+	cmd := encodeCommand([]string{"SET", "big", strings.Repeat("v", 64<<10)})
+	_ = hog.c.SetDeadline(time.Now().Add(60 * time.Second))
+	wrote := make(chan error, 1)
+	go func() { _, err := hog.c.Write(bytes.Repeat(cmd, sets)); wrote <- err }()
+	replies := make(chan error, 1)
+	go func() {
+		got := make([]byte, 5*sets)
+		_, err := io.ReadFull(hog.r, got)
+		if err == nil && string(got) != strings.Repeat("+OK\r\n", sets) {
+			err = fmt.Errorf("replies %.40q...", got)
+		}
+		replies <- err
+	}()
+	for range 20 {
+		if r, err := probe.do("PING"); r != "+PONG\r\n" || err != nil {
+			t.Fatalf("probe: %q %v", r, err)
+		}
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-replies; err != nil {
+		t.Fatal(err)
+	}
+	if r, err := probe.do("STRLEN", "big"); r != ":65536\r\n" || err != nil {
+		t.Fatalf("STRLEN: %q %v", r, err)
 	}
 }

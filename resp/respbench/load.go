@@ -100,9 +100,10 @@ func phases(test string, size, listLen int) ([]phase, error) {
 }
 
 // Load runs one redis-benchmark test against o.Addr with this package's
-// own load generator: o.Clients connections, each on a goroutine of its
-// own, each sending its batch of o.Pipeline requests (built once) with one
-// write and reading the replies into a fixed buffer through a
+// own load generator: o.Clients connections (on Linux spread over
+// GOMAXPROCS epoll loops, elsewhere each on a goroutine of its own), each
+// sending its batch of o.Pipeline requests (built once) with one write
+// and reading the replies into a fixed buffer through a
 // ReplyScanner, which checks every reply's type and length; the test's
 // o.Requests requests are shared out a batch at a time. get first sets
 // the key (one SET) so that every GET answers a value of o.Size bytes;
@@ -168,26 +169,10 @@ func runPhase(ctx context.Context, addr string, p phase, pipe, clients, n int) (
 		conns = append(conns, c)
 	}
 	batch := bytes.Repeat(p.cmd, pipe)
-	var claimed atomic.Int64
-	var wg sync.WaitGroup
-	errs := make([]error, clients)
-	stop := context.AfterFunc(ctx, func() {
-		for _, c := range conns {
-			_ = c.SetDeadline(time.Unix(1, 0))
-		}
-	})
-	defer stop()
 	t0 := time.Now()
-	for i, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = drive(c, batch, len(p.cmd), p.reply, pipe, int64(n), &claimed)
-		}()
-	}
-	wg.Wait()
+	err := driveAll(ctx, conns, batch, len(p.cmd), p.reply, pipe, int64(n))
 	el := time.Since(t0)
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
@@ -196,9 +181,34 @@ func runPhase(ctx context.Context, addr string, p phase, pipe, clients, n int) (
 	return float64(n) / el.Seconds(), nil
 }
 
+// driveGoroutines runs drive on every connection, each on a goroutine of
+// its own, until n requests are answered.
+func driveGoroutines(ctx context.Context, conns []net.Conn, batch []byte, cmdLen int, want Shape, pipe int, n int64) error {
+	var claimed atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, len(conns))
+	stop := context.AfterFunc(ctx, func() {
+		for _, c := range conns {
+			_ = c.SetDeadline(time.Unix(1, 0))
+		}
+	})
+	defer stop()
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = drive(ctx, c, batch, cmdLen, want, pipe, n, &claimed)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // drive sends batches on c until n requests are claimed (by all
 // connections together through claimed), each followed by its replies.
-func drive(c net.Conn, batch []byte, cmdLen int, want Shape, pipe int, n int64, claimed *atomic.Int64) error {
+// A cancelled ctx sets c's deadline in the past (driveGoroutines): drive
+// checks ctx after setting its own.
+func drive(ctx context.Context, c net.Conn, batch []byte, cmdLen int, want Shape, pipe int, n int64, claimed *atomic.Int64) error {
 	sc, err := NewReplyScanner(want)
 	if err != nil {
 		return err
@@ -214,6 +224,9 @@ func drive(c net.Conn, batch []byte, cmdLen int, want Shape, pipe int, n int64, 
 			return nil
 		}
 		_ = c.SetDeadline(time.Now().Add(loadTimeout))
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if _, err := c.Write(batch[:int(k)*cmdLen]); err != nil {
 			return err
 		}

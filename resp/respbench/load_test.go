@@ -208,3 +208,55 @@ func TestRunNative(t *testing.T) {
 		t.Error("Run with client nosuch succeeded")
 	}
 }
+
+// TestDrivers runs both ways of driving connections (driveAll: event
+// loops on Linux; driveGoroutines) with batches far larger than a
+// socket's buffers (MSET of 10 × 64 KiB, 8 deep: 5 MiB a write, replies
+// read while it is written), against our server and redis-server; a
+// cancelled context stops them with its error.
+func TestDrivers(t *testing.T) {
+	addrs := map[string]string{Cornflakes: startOurs(t)}
+	if bin, _, err := Binaries(); err == nil {
+		rs, err := startRedis(context.Background(), bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(rs.stop)
+		addrs[Redis] = "127.0.0.1:" + rs.port
+	}
+	drivers := map[string]func(context.Context, []net.Conn, []byte, int, Shape, int, int64) error{
+		"driveAll": driveAll, "driveGoroutines": driveGoroutines,
+	}
+	ps, _ := phases("mset", 64<<10, 0)
+	dial := func(t *testing.T, addr string, k int) []net.Conn {
+		var cs []net.Conn
+		for range k {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = c.Close() })
+			cs = append(cs, c)
+		}
+		return cs
+	}
+	for server, addr := range addrs {
+		for name, drive := range drivers {
+			batch := bytes.Repeat(ps[0].cmd, 8)
+			if err := drive(context.Background(), dial(t, addr, 3), batch, len(ps[0].cmd), ps[0].reply, 8, 45); err != nil {
+				t.Errorf("%s %s: %v", server, name, err)
+			}
+			// A GET answered with a value of another length fails.
+			get, _ := phases("get", 7, 0)
+			if err := drive(context.Background(), dial(t, addr, 2), bytes.Repeat(get[0].cmd, 3), len(get[0].cmd), get[0].reply, 3, 9); err == nil {
+				t.Errorf("%s %s: GET of 64 KiB accepted as 7 bytes", server, name)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			ping := command([]byte("BLPOP"), []byte("nosuchlist"), []byte("0")) // never answered
+			if err := drive(ctx, dial(t, addr, 2), ping, len(ping), Shape{Kind: '*', N: 1, Elems: 2}, 1, 2); err == nil {
+				t.Errorf("%s %s: cancelled, no error", server, name)
+			}
+		}
+	}
+}
