@@ -124,6 +124,33 @@ func (b Buf) TryClone() bool {
 	return false
 }
 
+// TryCloneLive is TryClone with Check folded in, small enough to be
+// inlined: when b is a live reference (its item's count above zero and
+// its generation b's) of a single-goroutine pool it adds a reference to
+// the item and reports true (b is then a handle of its own, to be released
+// like Clone's result); otherwise it changes nothing and reports false.
+// False does not mean that b is stale: the zero Buf, Concurrent pools and
+// the checked build always report false, so the caller then calls Check
+// (which tells a stale handle apart) and Clone.
+func (b Buf) TryCloneLive() bool {
+	if r := b.r; !checked && r != nil && !r.atomic {
+		if p := &r.refs[b.item]; *p > 0 && r.gen[b.item] == b.gen {
+			*p++
+			return true
+		}
+	}
+	return false
+}
+
+// SameItem reports whether b and o are handles on the same item of
+// registered memory taken in the same generation of it (their windows may
+// differ): while one of them is a live reference, so is the other's item,
+// and a reference taken through either keeps both windows' bytes valid.
+// Two zero Bufs are the same item. It reads no counts and is inlinable.
+func (b Buf) SameItem(o Buf) bool {
+	return b.r == o.r && b.item == o.item && b.gen == o.gen
+}
+
 // cloneSlow is Clone outside its fast path.
 func (b Buf) cloneSlow() Buf {
 	r := b.r

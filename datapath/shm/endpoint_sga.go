@@ -19,9 +19,11 @@ import (
 // are not needed; every entry is still checked for liveness before
 // anything is posted, and the packet's size against MaxPayload.
 //
-// Only entries sent as descriptors take a reference (held by the slot
-// until the peer completes it, dies, or the endpoint closes). On any error
-// the slot is freed and nothing is posted.
+// The packet holds one reference per item of registered memory that its
+// descriptors point into (adjacent entries of one item share it), held by
+// the slot until the peer completes it, dies, or the endpoint closes;
+// copied entries keep none. On any error the slot is freed and nothing is
+// posted.
 func (ep *Endpoint) sendSGA(dst netip.AddrPort, head []byte, m wire.Msg) error {
 	if len(head) > ep.maxPay {
 		return fmt.Errorf("%w: head %d > %d", datapath.ErrTooLarge, len(head), ep.maxPay)
@@ -59,7 +61,8 @@ func (ep *Endpoint) sendSGA(dst netip.AddrPort, head []byte, m wire.Msg) error {
 // bytes): the message's head must lie at b.data[at:] (else it did not fit
 // the slot), and each entry is checked (a live reference, at most
 // datapath.MaxObjectEntries of them, the packet within MaxPayload) before
-// it becomes a descriptor (taking a reference into the slot) or is copied.
+// it becomes a descriptor (the slot then holds a reference on its item:
+// one per run of entries of the same item) or is copied.
 // Statistics are counted only when it succeeds; on error the caller frees
 // the slot.
 func (ep *Endpoint) writeSGA(b *txBuilder, at int, hb []byte, ents []mem.Buf) error {
@@ -83,31 +86,55 @@ func (ep *Endpoint) writeSGA(b *txBuilder, at int, hb []byte, ents []mem.Buf) er
 	size := headLen
 	var zcN, zcB int
 	k := 0
+	t := b.slot
+	held := len(t.zc) // t.zc[held:] are this packet's references
 	for i := range ents {
 		e := &ents[i]
-		if err := e.Check(); err != nil {
-			return fmt.Errorf("datapath: zero-copy entry %d: %w", i, err)
+		// One reference per item per packet: an entry of the item whose
+		// reference this packet took last (adjacent values of one
+		// received buffer) is live while that reference is held, and
+		// shares it. Otherwise the reference is taken now (which checks
+		// that e is live) and kept in the slot, so that every error
+		// return below releases it with the slot; it is dropped again if
+		// the entry is copied.
+		took := false
+		if n := len(t.zc); n == held || !t.zc[n-1].SameItem(*e) {
+			r := *e
+			if !r.TryCloneLive() {
+				if err := r.Check(); err != nil {
+					return fmt.Errorf("datapath: zero-copy entry %d: %w", i, err)
+				}
+				r = r.Clone() // the zero Buf, the checked build, Concurrent pools
+			}
+			t.zc = append(t.zc, r)
+			took = true
 		}
 		n := e.Len()
 		if size += n; size > ep.maxPay {
 			return fmt.Errorf("%w: more than %d bytes", datapath.ErrTooLarge, ep.maxPay)
 		}
-		if keep != nil {
-			if k < len(keep) && keep[k] == i {
+		zc := false
+		if keep != nil && (k >= len(keep) || keep[k] != i) {
+			b.copied(e.Bytes())
+		} else {
+			if keep != nil {
 				k++
-			} else {
-				b.copied(e.Bytes())
-				continue
 			}
+			zc = b.zeroCopy(e.Bytes())
 		}
-		if b.zeroCopy(e.Bytes()) {
-			r := *e
-			if !r.TryClone() {
-				r = r.Clone() // the checked build, Concurrent pools (Check saw it live)
-			}
-			b.slot.zc = append(b.slot.zc, r)
+		if zc {
 			zcN++
 			zcB += n
+		} else if took {
+			last := len(t.zc) - 1
+			r := t.zc[last]
+			t.zc[last] = mem.Buf{}
+			t.zc = t.zc[:last]
+			if !r.TryRelease() {
+				if err := r.Release(); err != nil {
+					return fmt.Errorf("datapath: zero-copy entry %d: %w", i, err)
+				}
+			}
 		}
 	}
 	b.zcSize = size - headLen
