@@ -31,8 +31,8 @@ type MethodHandler func(srv any, ctx context.Context, a *wire.Arena, req []byte,
 // Decode(req), which then takes no reference on req (the fast path of
 // wire.Arena.BorrowInput), and must clear a.BorrowInput before it runs
 // the method, so that the method's own decodes into a keep the arena's
-// ordinary ownership (the Server clears it after the handler returns in
-// any case). The checked build (-tags cfcheck) verifies the contract: a's
+// ordinary ownership (the Server clears it when the handler returns or
+// panics in any case). The checked build (-tags cfcheck) verifies the contract: a's
 // Reset then fails when an input was released before it.
 type MethodBufHandler func(srv any, ctx context.Context, a *wire.Arena, req mem.Buf, ic UnaryServerInterceptor, info *MethodInfo) (wire.Object, error)
 

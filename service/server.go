@@ -520,8 +520,8 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 // the Reset: it keeps Handler and the arena's own reference.
 func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, body []byte) (out wire.Object, err error) {
 	defer func() {
-		a.BorrowInput = false
 		if p := recover(); p != nil {
+			a.BorrowInput = false // a MethodBufHandler's panic
 			out, err = nil, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", m.info.FullMethod, p)}
 		}
 	}()
@@ -537,7 +537,9 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 			in = in.SliceTrusted(in.Len()-len(body), len(body))
 		}
 		a.BorrowInput = true
-		return bh(m.impl, ctx, a, in, s.ic, &m.info)
+		out, err = bh(m.impl, ctx, a, in, s.ic, &m.info)
+		a.BorrowInput = false // (the handler should have cleared it after its decode)
+		return out, err
 	}
 	return m.desc.Handler(m.impl, ctx, a, body, s.ic, &m.info)
 }
