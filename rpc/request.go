@@ -50,6 +50,24 @@ func (r *Request) Type() uint8 { return r.reqType }
 // on it) and which lives on in those references after the answer.
 func (r *Request) Data() []byte { return r.data }
 
+// InputBuf is Data as a mem.Buf (the zero Buf for an empty body),
+// borrowed: no reference is taken, and it is valid exactly as long as Data
+// is. A caller that keeps it longer, or lets a decoder keep it, must Clone
+// it. A dispatch handler that answers before it returns may rely on it
+// until it returns (the request's bytes are released after its handler
+// returns); a worker handler's bytes are released when it answers.
+func (r *Request) InputBuf() mem.Buf {
+	switch {
+	case len(r.data) == 0:
+		return mem.Buf{}
+	case r.borrowed:
+		return r.ep.rx[r.rxID].Buf.SliceTrusted(proto.HeaderSize, len(r.data))
+	case !r.wbuf.IsZero():
+		return r.wbuf
+	}
+	return r.buf
+}
+
 // Endpoint is the endpoint serving the request (for nested RPCs from
 // dispatch handlers; worker handlers use Endpoint().Post).
 func (r *Request) Endpoint() *Endpoint { return r.ep }

@@ -30,3 +30,6 @@ func LeadHere(c *Client) (release func()) {
 
 // IsBackground is isBackground, for tests.
 func IsBackground(ctx context.Context) bool { return isBackground(ctx) }
+
+// ResetErrors is the number of call arenas whose Reset failed, for tests.
+func ResetErrors(s *Server) int64 { return s.resetErrs.Load() }

@@ -38,6 +38,13 @@ const (
 // plain rpc sessions.
 func newLockstep(b testing.TB, raw bool) *lockstep {
 	b.Helper()
+	return newLockstepDesc(b, raw, &typedpb.Echo_ServiceDesc)
+}
+
+// newLockstepDesc is newLockstep with the server's Echo service described
+// by d.
+func newLockstepDesc(b testing.TB, raw bool, d *service.ServiceDesc) *lockstep {
+	b.Helper()
 	net := memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
 	nc := rpc.NexusConfig{FailureTimeout: 60 * time.Second, ConnectTimeout: 60 * time.Second} // slow under valgrind
 	srvNx, err := rpc.NewNexus(nc)
@@ -49,7 +56,7 @@ func newLockstep(b testing.TB, raw bool) *lockstep {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := typedpb.RegisterEchoServer(srv, lockstepEcho{}); err != nil {
+	if err := srv.RegisterService(d, lockstepEcho{}); err != nil {
 		b.Fatal(err)
 	}
 	// rpcbench's rpc variant: the body echoed from the request, inline.
@@ -171,8 +178,9 @@ func (l *lockstep) measured(b *testing.B, n *int, failed *error) {
 // enqueued per call, echoed inline by a dispatch handler). ns/op is one
 // call's client and server work; callgrind counts its instructions.
 func BenchmarkLockstep(b *testing.B) {
-	b.Run("typed", func(b *testing.B) { benchLockstepTyped(b, false) })
-	b.Run("typed-build", func(b *testing.B) { benchLockstepTyped(b, true) })
+	b.Run("typed", func(b *testing.B) { benchLockstepTyped(b, false, &typedpb.Echo_ServiceDesc) })
+	b.Run("typed-build", func(b *testing.B) { benchLockstepTyped(b, true, &typedpb.Echo_ServiceDesc) })
+	b.Run("typed-borrow", func(b *testing.B) { benchLockstepTyped(b, false, echoBorrowDesc()) })
 	b.Run("rpc", func(b *testing.B) {
 		l := newLockstep(b, true)
 		ep := l.cliEp
@@ -231,12 +239,35 @@ func BenchmarkLockstep(b *testing.B) {
 	})
 }
 
+// echoBorrowDesc is the generated Echo_ServiceDesc with a BufHandler
+// written as a generator would emit it (BenchmarkLockstep/typed-borrow):
+// the server's request decoded borrowing its reference.
+func echoBorrowDesc() *service.ServiceDesc {
+	d := typedpb.Echo_ServiceDesc
+	d.Methods = append([]service.MethodDesc(nil), d.Methods...)
+	d.Methods[0].BufHandler = func(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+		req := typedpb.NewBlob(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false
+		resp := typedpb.NewBlob(a)
+		if ic == nil {
+			return resp, srv.(typedpb.EchoServer).Echo(ctx, req, resp)
+		}
+		return resp, ic(ctx, req, resp, info, func(ctx context.Context, req, resp any) error {
+			return srv.(typedpb.EchoServer).Echo(ctx, req.(*typedpb.Blob), resp.(*typedpb.Blob))
+		})
+	}
+	return &d
+}
+
 // benchLockstepTyped is BenchmarkLockstep's typed variant: with build, every
 // call builds its request (NewBlob and SetData in the slot's arena, reset
 // with the response); without, each slot sends one request message built
 // once (rpcbench's typed variant, as the rpc variant sends one buffer).
-func benchLockstepTyped(b *testing.B, build bool) {
-	l := newLockstep(b, false)
+func benchLockstepTyped(b *testing.B, build bool, d *service.ServiceDesc) {
+	l := newLockstepDesc(b, false, d)
 	cl := typedpb.NewEchoClient(l.c)
 	data := make([]byte, lockstepSize)
 	n, issued := 0, 0

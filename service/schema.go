@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/service/fingerprint"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -21,6 +22,20 @@ type MessageDesc = fingerprint.Message
 // lives in a. Generated code provides one per method.
 type MethodHandler func(srv any, ctx context.Context, a *wire.Arena, req []byte, ic UnaryServerInterceptor, info *MethodInfo) (wire.Object, error)
 
+// MethodBufHandler is MethodHandler for a request given as the server's
+// own reference on its bytes, borrowed: req (and every zero-copy field
+// decoded from it) is valid until a's next Reset, which the Server does
+// after the response has been sent. The Server calls it (instead of
+// MethodHandler) for methods registered in rpc.Dispatch mode only, with
+// a.BorrowInput set: the handler decodes the request with the message's
+// Decode(req), which then takes no reference on req (the fast path of
+// wire.Arena.BorrowInput), and must clear a.BorrowInput before it runs
+// the method, so that the method's own decodes into a keep the arena's
+// ordinary ownership (the Server clears it when the handler returns or
+// panics in any case). The checked build (-tags cfcheck) verifies the contract: a's
+// Reset then fails when an input was released before it.
+type MethodBufHandler func(srv any, ctx context.Context, a *wire.Arena, req mem.Buf, ic UnaryServerInterceptor, info *MethodInfo) (wire.Object, error)
+
 // MethodDesc describes one method of a service.
 type MethodDesc struct {
 	Name        string // the method's name ("SayHello")
@@ -28,6 +43,9 @@ type MethodDesc struct {
 	Response    int    // index of the response type
 	Fingerprint uint64 // MethodFingerprint, as generated
 	Handler     MethodHandler
+	// BufHandler, when set, serves the method's calls in rpc.Dispatch
+	// mode (Handler serves the others); optional.
+	BufHandler MethodBufHandler
 }
 
 // ServiceDesc describes a service for RegisterService and the generated

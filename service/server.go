@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -116,6 +117,7 @@ type Server struct {
 	// dispatch-mode requests: they run one at a time on the endpoint's
 	// loop, so the next one takes it back without a sync.Pool round trip.
 	loopCalls [256]atomic.Pointer[serverCall]
+	resetErrs atomic.Int64 // Reset errors of call arenas (resetArena)
 }
 
 type method struct {
@@ -366,7 +368,7 @@ func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 			if m := (*p)[sc.h.handle]; sc.h.fp == m.fp {
 				ctx := sc.ctx
 				ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
-				out, err := s.invoke(m, ctx, sc.a, data[reqFixed:])
+				out, err := s.invoke(m, ctx, sc.a, r, data[reqFixed:])
 				if err == nil && out != nil {
 					err = sc.respond(r, m, out)
 					if err != nil {
@@ -379,7 +381,7 @@ func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 				if ctx.state.Load() != 0 || ctx.md != nil {
 					s.endCtx(sc)
 				}
-				_ = sc.a.Reset()
+				s.resetArena(sc.a)
 				return
 			}
 		}
@@ -483,7 +485,7 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 	if len(h.md) > 0 {
 		sc.ctx.md = decodeMetadata(h.md)
 	}
-	out, err := s.invoke(m, sc.ctx, sc.a, body)
+	out, err := s.invoke(m, sc.ctx, sc.a, r, body)
 	if err != nil || out == nil {
 		st := callStatus(err)
 		s.fail(r, sc, st)
@@ -499,13 +501,27 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 		}
 	}
 	s.endCtx(sc)
-	_ = sc.a.Reset()
+	s.resetArena(sc.a)
 }
 
-// invoke runs the method, turning a panic into an Internal error.
-func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, body []byte) (out wire.Object, err error) {
+// invoke runs the method, turning a panic into an Internal error. body is
+// the request's body, the end of r.Data().
+//
+// A method in rpc.Dispatch mode with a BufHandler gets the body as r's
+// own reference (rpc.Request.InputBuf), which its decode borrows
+// (wire.Arena.BorrowInput): no reference is taken on it, nor released at
+// a's Reset. That is safe because the bytes outlive the arena's use: a
+// dispatch request's bytes are released after its rpc handler (serve*)
+// returns, and every path of handle and call (response, error, panic,
+// deadline, failed response) resets a before returning; a zero-copy
+// field of the request set into the response takes its own reference
+// (Bytes.Set), and the rpc layer takes its own on what it sends. A
+// worker-mode request's bytes are released when it is answered, before
+// the Reset: it keeps Handler and the arena's own reference.
+func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, body []byte) (out wire.Object, err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			a.BorrowInput = false // a MethodBufHandler's panic
 			out, err = nil, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", m.info.FullMethod, p)}
 		}
 	}()
@@ -514,7 +530,27 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, body []byte) (ou
 			return nil, err
 		}
 	}
+	if bh := m.desc.BufHandler; bh != nil && m.mode == rpc.Dispatch {
+		var in mem.Buf
+		if len(body) != 0 {
+			in = r.InputBuf()
+			in = in.SliceTrusted(in.Len()-len(body), len(body))
+		}
+		a.BorrowInput = true
+		out, err = bh(m.impl, ctx, a, in, s.ic, &m.info)
+		a.BorrowInput = false // (the handler should have cleared it after its decode)
+		return out, err
+	}
 	return m.desc.Handler(m.impl, ctx, a, body, s.ic, &m.info)
+}
+
+// resetArena ends a call's batch of a, counting a Reset error (a
+// reference released twice, or, in the checked build, a borrowed request
+// released before the Reset: a broken MethodBufHandler contract).
+func (s *Server) resetArena(a *wire.Arena) {
+	if err := a.Reset(); err != nil {
+		s.resetErrs.Add(1)
+	}
 }
 
 // bind answers a bind request: the method's handle and mode if the
