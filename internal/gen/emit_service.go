@@ -178,14 +178,32 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 		g.P()
 	}
 
-	// Handlers.
+	// Handlers: the request from bytes (every mode), or from the server's
+	// borrowed receive buffer (rpc.Dispatch: no reference taken for the
+	// decode; see service.MethodBufHandler), then one shared call.
+	memBuf := g.QualifiedGoIdent(memPkg.Ident("Buf"))
+	object := g.QualifiedGoIdent(wireIdent("Object"))
 	for _, m := range s.Methods {
 		in, out := g.QualifiedGoIdent(m.Input.GoIdent), g.QualifiedGoIdent(m.Output.GoIdent)
-		g.P("func _", name, "_", m.GoName, "_Handler(srv any, ctx ", ctx, ", a *", arena, ", data []byte, ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", g.QualifiedGoIdent(wireIdent("Object")), ", error) {")
+		h := "_" + name + "_" + m.GoName
+		g.P("func ", h, "_Handler(srv any, ctx ", ctx, ", a *", arena, ", data []byte, ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", object, ", error) {")
 		g.P("req := ", newOf(m.Input), "(a)")
 		g.P("if err := req.DecodeBytes(data); err != nil {")
 		g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
 		g.P("}")
+		g.P("return ", h, "_Serve(srv, ctx, a, req, ic, info)")
+		g.P("}")
+		g.P()
+		g.P("func ", h, "_BufHandler(srv any, ctx ", ctx, ", a *", arena, ", in ", memBuf, ", ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", object, ", error) {")
+		g.P("req := ", newOf(m.Input), "(a)")
+		g.P("if err := req.Decode(in); err != nil {")
+		g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
+		g.P("}")
+		g.P("a.BorrowInput = false // only the request borrows")
+		g.P("return ", h, "_Serve(srv, ctx, a, req, ic, info)")
+		g.P("}")
+		g.P()
+		g.P("func ", h, "_Serve(srv any, ctx ", ctx, ", a *", arena, ", req *", in, ", ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", object, ", error) {")
 		g.P("resp := ", newOf(m.Output), "(a)")
 		g.P("if ic == nil {")
 		g.P("return resp, srv.(", name, "Server).", m.GoName, "(ctx, req, resp)")
@@ -222,7 +240,7 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 	for _, m := range s.Methods {
 		ri, si := t.index[m.Input.Desc.FullName()], t.index[m.Output.Desc.FullName()]
 		fp := fingerprint.Method("/"+full+"/"+string(m.Desc.Name()), fingerprint.Of(t.table, ri), fingerprint.Of(t.table, si))
-		g.P("{Name: ", fmt.Sprintf("%q", m.Desc.Name()), ", Request: ", ri, ", Response: ", si, ", Fingerprint: ", fmt.Sprintf("%#016x", fp), ", Handler: _", name, "_", m.GoName, "_Handler},")
+		g.P("{Name: ", fmt.Sprintf("%q", m.Desc.Name()), ", Request: ", ri, ", Response: ", si, ", Fingerprint: ", fmt.Sprintf("%#016x", fp), ", Handler: _", name, "_", m.GoName, "_Handler, BufHandler: _", name, "_", m.GoName, "_BufHandler},")
 	}
 	g.P("},")
 	g.P("}")

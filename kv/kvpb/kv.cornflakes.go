@@ -1181,6 +1181,19 @@ func _KV_Get_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, i
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _KV_Get_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_Get_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _KV_Get_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_Get_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
 		return resp, srv.(KVServer).Get(ctx, req, resp)
@@ -1195,6 +1208,19 @@ func _KV_Put_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, i
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _KV_Put_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_Put_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _KV_Put_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_Put_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
 		return resp, srv.(KVServer).Put(ctx, req, resp)
@@ -1209,6 +1235,19 @@ func _KV_GetM_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, 
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _KV_GetM_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_GetM_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _KV_GetM_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_GetM_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
 		return resp, srv.(KVServer).GetM(ctx, req, resp)
@@ -1223,6 +1262,19 @@ func _KV_PutM_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, 
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _KV_PutM_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_PutM_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _KV_PutM_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_PutM_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
 		return resp, srv.(KVServer).PutM(ctx, req, resp)
@@ -1237,6 +1289,19 @@ func _KV_GetList_Handler(srv any, ctx context.Context, a *wire.Arena, data []byt
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _KV_GetList_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_GetList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _KV_GetList_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_GetList_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
 		return resp, srv.(KVServer).GetList(ctx, req, resp)
@@ -1251,6 +1316,19 @@ func _KV_PutList_Handler(srv any, ctx context.Context, a *wire.Arena, data []byt
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _KV_PutList_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_PutList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _KV_PutList_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_PutList_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
 		return resp, srv.(KVServer).PutList(ctx, req, resp)
@@ -1265,6 +1343,19 @@ func _KV_AppendToList_Handler(srv any, ctx context.Context, a *wire.Arena, data 
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _KV_AppendToList_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_AppendToList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _KV_AppendToList_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_AppendToList_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
 		return resp, srv.(KVServer).AppendToList(ctx, req, resp)
@@ -1279,6 +1370,19 @@ func _KV_GetFromList_Handler(srv any, ctx context.Context, a *wire.Arena, data [
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _KV_GetFromList_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_GetFromList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _KV_GetFromList_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_GetFromList_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
 		return resp, srv.(KVServer).GetFromList(ctx, req, resp)
@@ -1293,6 +1397,19 @@ func _KV_Delete_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _KV_Delete_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_Delete_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewReq(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _KV_Delete_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_Delete_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
 		return resp, srv.(KVServer).Delete(ctx, req, resp)
@@ -1321,14 +1438,14 @@ var KV_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Get", Request: 0, Response: 1, Fingerprint: 0xaf383abc43e501ed, Handler: _KV_Get_Handler},
-		{Name: "Put", Request: 0, Response: 1, Fingerprint: 0x10c89ff20981329e, Handler: _KV_Put_Handler},
-		{Name: "GetM", Request: 0, Response: 1, Fingerprint: 0x85a96f41ee595e88, Handler: _KV_GetM_Handler},
-		{Name: "PutM", Request: 0, Response: 1, Fingerprint: 0xfbde88ee1ef60c75, Handler: _KV_PutM_Handler},
-		{Name: "GetList", Request: 0, Response: 1, Fingerprint: 0x10d268ccc1a66c65, Handler: _KV_GetList_Handler},
-		{Name: "PutList", Request: 0, Response: 1, Fingerprint: 0xa2d0d2ef2373eef2, Handler: _KV_PutList_Handler},
-		{Name: "AppendToList", Request: 0, Response: 1, Fingerprint: 0xc847a0ee7cb8b4f2, Handler: _KV_AppendToList_Handler},
-		{Name: "GetFromList", Request: 0, Response: 1, Fingerprint: 0x9e7a3d769af517dd, Handler: _KV_GetFromList_Handler},
-		{Name: "Delete", Request: 0, Response: 1, Fingerprint: 0x97ea9052d531fc30, Handler: _KV_Delete_Handler},
+		{Name: "Get", Request: 0, Response: 1, Fingerprint: 0xaf383abc43e501ed, Handler: _KV_Get_Handler, BufHandler: _KV_Get_BufHandler},
+		{Name: "Put", Request: 0, Response: 1, Fingerprint: 0x10c89ff20981329e, Handler: _KV_Put_Handler, BufHandler: _KV_Put_BufHandler},
+		{Name: "GetM", Request: 0, Response: 1, Fingerprint: 0x85a96f41ee595e88, Handler: _KV_GetM_Handler, BufHandler: _KV_GetM_BufHandler},
+		{Name: "PutM", Request: 0, Response: 1, Fingerprint: 0xfbde88ee1ef60c75, Handler: _KV_PutM_Handler, BufHandler: _KV_PutM_BufHandler},
+		{Name: "GetList", Request: 0, Response: 1, Fingerprint: 0x10d268ccc1a66c65, Handler: _KV_GetList_Handler, BufHandler: _KV_GetList_BufHandler},
+		{Name: "PutList", Request: 0, Response: 1, Fingerprint: 0xa2d0d2ef2373eef2, Handler: _KV_PutList_Handler, BufHandler: _KV_PutList_BufHandler},
+		{Name: "AppendToList", Request: 0, Response: 1, Fingerprint: 0xc847a0ee7cb8b4f2, Handler: _KV_AppendToList_Handler, BufHandler: _KV_AppendToList_BufHandler},
+		{Name: "GetFromList", Request: 0, Response: 1, Fingerprint: 0x9e7a3d769af517dd, Handler: _KV_GetFromList_Handler, BufHandler: _KV_GetFromList_BufHandler},
+		{Name: "Delete", Request: 0, Response: 1, Fingerprint: 0x97ea9052d531fc30, Handler: _KV_Delete_Handler, BufHandler: _KV_Delete_BufHandler},
 	},
 }

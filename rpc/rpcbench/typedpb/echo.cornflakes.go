@@ -359,6 +359,19 @@ func _Echo_Echo_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Echo_Echo_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Echo_Echo_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewBlob(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Echo_Echo_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Echo_Echo_Serve(srv any, ctx context.Context, a *wire.Arena, req *Blob, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewBlob(a)
 	if ic == nil {
 		return resp, srv.(EchoServer).Echo(ctx, req, resp)
@@ -380,6 +393,6 @@ var Echo_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Echo", Request: 0, Response: 0, Fingerprint: 0x3d224b7ef9efb6d5, Handler: _Echo_Echo_Handler},
+		{Name: "Echo", Request: 0, Response: 0, Fingerprint: 0x3d224b7ef9efb6d5, Handler: _Echo_Echo_Handler, BufHandler: _Echo_Echo_BufHandler},
 	},
 }

@@ -2680,6 +2680,19 @@ func _Greeter_SayHello_Handler(srv any, ctx context.Context, a *wire.Arena, data
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Greeter_SayHello_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_SayHello_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewHelloRequest(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Greeter_SayHello_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_SayHello_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
 		return resp, srv.(GreeterServer).SayHello(ctx, req, resp)
@@ -2694,6 +2707,19 @@ func _Greeter_Fail_Handler(srv any, ctx context.Context, a *wire.Arena, data []b
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Greeter_Fail_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Fail_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewFailRequest(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Greeter_Fail_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Fail_Serve(srv any, ctx context.Context, a *wire.Arena, req *FailRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
 		return resp, srv.(GreeterServer).Fail(ctx, req, resp)
@@ -2708,6 +2734,19 @@ func _Greeter_Sleep_Handler(srv any, ctx context.Context, a *wire.Arena, data []
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Greeter_Sleep_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Sleep_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewHelloRequest(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Greeter_Sleep_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Sleep_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
 		return resp, srv.(GreeterServer).Sleep(ctx, req, resp)
@@ -2722,6 +2761,19 @@ func _Greeter_Panic_Handler(srv any, ctx context.Context, a *wire.Arena, data []
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Greeter_Panic_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Panic_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewHelloRequest(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Greeter_Panic_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Panic_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
 		return resp, srv.(GreeterServer).Panic(ctx, req, resp)
@@ -2736,6 +2788,19 @@ func _Greeter_Lookup_Handler(srv any, ctx context.Context, a *wire.Arena, data [
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Greeter_Lookup_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Lookup_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewLookupRequest(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Greeter_Lookup_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Lookup_Serve(srv any, ctx context.Context, a *wire.Arena, req *LookupRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
 		return resp, srv.(GreeterServer).Lookup(ctx, req, resp)
@@ -2773,11 +2838,11 @@ var Greeter_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "SayHello", Request: 0, Response: 1, Fingerprint: 0x3930cbff2c5c9cfc, Handler: _Greeter_SayHello_Handler},
-		{Name: "Fail", Request: 2, Response: 1, Fingerprint: 0x3be95636a4904d58, Handler: _Greeter_Fail_Handler},
-		{Name: "Sleep", Request: 0, Response: 1, Fingerprint: 0xda1854dbddcade6e, Handler: _Greeter_Sleep_Handler},
-		{Name: "Panic", Request: 0, Response: 1, Fingerprint: 0x62b755cbab91bf52, Handler: _Greeter_Panic_Handler},
-		{Name: "Lookup", Request: 3, Response: 1, Fingerprint: 0x7de2d902e5f9833e, Handler: _Greeter_Lookup_Handler},
+		{Name: "SayHello", Request: 0, Response: 1, Fingerprint: 0x3930cbff2c5c9cfc, Handler: _Greeter_SayHello_Handler, BufHandler: _Greeter_SayHello_BufHandler},
+		{Name: "Fail", Request: 2, Response: 1, Fingerprint: 0x3be95636a4904d58, Handler: _Greeter_Fail_Handler, BufHandler: _Greeter_Fail_BufHandler},
+		{Name: "Sleep", Request: 0, Response: 1, Fingerprint: 0xda1854dbddcade6e, Handler: _Greeter_Sleep_Handler, BufHandler: _Greeter_Sleep_BufHandler},
+		{Name: "Panic", Request: 0, Response: 1, Fingerprint: 0x62b755cbab91bf52, Handler: _Greeter_Panic_Handler, BufHandler: _Greeter_Panic_BufHandler},
+		{Name: "Lookup", Request: 3, Response: 1, Fingerprint: 0x7de2d902e5f9833e, Handler: _Greeter_Lookup_Handler, BufHandler: _Greeter_Lookup_BufHandler},
 	},
 }
 
@@ -2853,6 +2918,19 @@ func _Calc_SumTree_Handler(srv any, ctx context.Context, a *wire.Arena, data []b
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Calc_SumTree_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Calc_SumTree_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewTree(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Calc_SumTree_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Calc_SumTree_Serve(srv any, ctx context.Context, a *wire.Arena, req *Tree, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewSum(a)
 	if ic == nil {
 		return resp, srv.(CalcServer).SumTree(ctx, req, resp)
@@ -2886,6 +2964,6 @@ var Calc_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "SumTree", Request: 0, Response: 2, Fingerprint: 0xdc92e6f25d75441b, Handler: _Calc_SumTree_Handler},
+		{Name: "SumTree", Request: 0, Response: 2, Fingerprint: 0xdc92e6f25d75441b, Handler: _Calc_SumTree_Handler, BufHandler: _Calc_SumTree_BufHandler},
 	},
 }

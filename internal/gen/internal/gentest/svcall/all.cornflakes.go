@@ -821,6 +821,19 @@ func _Types_Scalars_Handler(srv any, ctx context.Context, a *wire.Arena, data []
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Types_Scalars_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Types_Scalars_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := alltypes.NewScalars(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Types_Scalars_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Types_Scalars_Serve(srv any, ctx context.Context, a *wire.Arena, req *alltypes.Scalars, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := alltypes.NewOptionals(a)
 	if ic == nil {
 		return resp, srv.(TypesServer).Scalars(ctx, req, resp)
@@ -835,6 +848,19 @@ func _Types_Lists_Handler(srv any, ctx context.Context, a *wire.Arena, data []by
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Types_Lists_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Types_Lists_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := alltypes.NewLists(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Types_Lists_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Types_Lists_Serve(srv any, ctx context.Context, a *wire.Arena, req *alltypes.Lists, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := alltypes.NewLists(a)
 	if ic == nil {
 		return resp, srv.(TypesServer).Lists(ctx, req, resp)
@@ -849,6 +875,19 @@ func _Types_Outer_Handler(srv any, ctx context.Context, a *wire.Arena, data []by
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Types_Outer_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Types_Outer_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := alltypes.NewOuter(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Types_Outer_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Types_Outer_Serve(srv any, ctx context.Context, a *wire.Arena, req *alltypes.Outer, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := alltypes.NewTree(a)
 	if ic == nil {
 		return resp, srv.(TypesServer).Outer(ctx, req, resp)
@@ -863,6 +902,19 @@ func _Types_Wide_Handler(srv any, ctx context.Context, a *wire.Arena, data []byt
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Types_Wide_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Types_Wide_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := alltypes.NewWide(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Types_Wide_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Types_Wide_Serve(srv any, ctx context.Context, a *wire.Arena, req *alltypes.Wide, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := alltypes.NewEmpty(a)
 	if ic == nil {
 		return resp, srv.(TypesServer).Wide(ctx, req, resp)
@@ -952,10 +1004,10 @@ var Types_ServiceDesc = service.ServiceDesc{
 		{Name: "gentest.alltypes.Empty", Fingerprint: 0xeca5bab3da700998, Fields: []service.FieldDesc{}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Scalars", Request: 0, Response: 1, Fingerprint: 0x1be290813b07e2db, Handler: _Types_Scalars_Handler},
-		{Name: "Lists", Request: 2, Response: 2, Fingerprint: 0x635dea9d82eb7113, Handler: _Types_Lists_Handler},
-		{Name: "Outer", Request: 3, Response: 6, Fingerprint: 0x0abfd6264d6733ea, Handler: _Types_Outer_Handler},
-		{Name: "Wide", Request: 7, Response: 8, Fingerprint: 0xb77870065b05834b, Handler: _Types_Wide_Handler},
+		{Name: "Scalars", Request: 0, Response: 1, Fingerprint: 0x1be290813b07e2db, Handler: _Types_Scalars_Handler, BufHandler: _Types_Scalars_BufHandler},
+		{Name: "Lists", Request: 2, Response: 2, Fingerprint: 0x635dea9d82eb7113, Handler: _Types_Lists_Handler, BufHandler: _Types_Lists_BufHandler},
+		{Name: "Outer", Request: 3, Response: 6, Fingerprint: 0x0abfd6264d6733ea, Handler: _Types_Outer_Handler, BufHandler: _Types_Outer_BufHandler},
+		{Name: "Wide", Request: 7, Response: 8, Fingerprint: 0xb77870065b05834b, Handler: _Types_Wide_Handler, BufHandler: _Types_Wide_BufHandler},
 	},
 }
 
@@ -1107,6 +1159,19 @@ func _Mixed_Record_Handler(srv any, ctx context.Context, a *wire.Arena, data []b
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Mixed_Record_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Mixed_Record_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := proto2.NewRecord(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Mixed_Record_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Mixed_Record_Serve(srv any, ctx context.Context, a *wire.Arena, req *proto2.Record, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := proto2.NewDefaults(a)
 	if ic == nil {
 		return resp, srv.(MixedServer).Record(ctx, req, resp)
@@ -1121,6 +1186,19 @@ func _Mixed_Blob_Handler(srv any, ctx context.Context, a *wire.Arena, data []byt
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Mixed_Blob_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Mixed_Blob_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := other.NewBlob(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Mixed_Blob_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Mixed_Blob_Serve(srv any, ctx context.Context, a *wire.Arena, req *other.Blob, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewBatch(a)
 	if ic == nil {
 		return resp, srv.(MixedServer).Blob(ctx, req, resp)
@@ -1135,6 +1213,19 @@ func _Mixed_SendBatch_Handler(srv any, ctx context.Context, a *wire.Arena, data 
 	if err := req.DecodeBytes(data); err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
+	return _Mixed_SendBatch_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Mixed_SendBatch_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+	req := NewBatch(a)
+	if err := req.Decode(in); err != nil {
+		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+	}
+	a.BorrowInput = false // only the request borrows
+	return _Mixed_SendBatch_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Mixed_SendBatch_Serve(srv any, ctx context.Context, a *wire.Arena, req *Batch, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := other.NewBlob(a)
 	if ic == nil {
 		return resp, srv.(MixedServer).SendBatch(ctx, req, resp)
@@ -1209,9 +1300,9 @@ var Mixed_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Record", Request: 0, Response: 2, Fingerprint: 0xa30899ab820150ba, Handler: _Mixed_Record_Handler},
-		{Name: "Blob", Request: 3, Response: 4, Fingerprint: 0x970cc2520d41204b, Handler: _Mixed_Blob_Handler},
-		{Name: "SendBatch", Request: 4, Response: 3, Fingerprint: 0xc2c1bb274556c410, Handler: _Mixed_SendBatch_Handler},
+		{Name: "Record", Request: 0, Response: 2, Fingerprint: 0xa30899ab820150ba, Handler: _Mixed_Record_Handler, BufHandler: _Mixed_Record_BufHandler},
+		{Name: "Blob", Request: 3, Response: 4, Fingerprint: 0x970cc2520d41204b, Handler: _Mixed_Blob_Handler, BufHandler: _Mixed_Blob_BufHandler},
+		{Name: "SendBatch", Request: 4, Response: 3, Fingerprint: 0xc2c1bb274556c410, Handler: _Mixed_SendBatch_Handler, BufHandler: _Mixed_SendBatch_BufHandler},
 	},
 }
 
