@@ -38,8 +38,13 @@ func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
 		if src.a == nil {
 			src.a = a
 		}
-		thr := a.Threshold
-		src.data, src.buf, src.thr, src.epoch, src.cpBelow, src.zcFrom = h.Bytes(), h, thr, a.epoch, thr, max(thr, 1)
+		// src0 keeps its threshold fields across batches (Reset does
+		// not touch them; only this code writes them, always together):
+		// they are rewritten only when Threshold changed.
+		if thr := a.Threshold; src.thr != thr || src.zcFrom == 0 {
+			src.thr, src.cpBelow, src.zcFrom = thr, thr, max(thr, 1)
+		}
+		src.data, src.buf, src.epoch = h.Bytes(), h, a.epoch
 		a.lastSrc = src
 		return src, nil
 	}
