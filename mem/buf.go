@@ -40,7 +40,9 @@ func (b Buf) Bytes() []byte {
 		b.mustLive("Bytes")
 	}
 	off, n := b.window()
-	return unsafe.Slice((*byte)(unsafe.Add(r.ptr, uintptr(b.item)<<r.shift+uintptr(off))), n)
+	// shift is a log2 below 64: the mask only spares the compiler's
+	// oversized-shift handling.
+	return unsafe.Slice((*byte)(unsafe.Add(r.ptr, uintptr(b.item)<<(r.shift&63)+uintptr(off))), n)
 }
 
 // Len is the window length.

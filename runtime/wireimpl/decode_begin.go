@@ -35,11 +35,14 @@ func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
 			a.in = h
 		}
 		src := &a.src0
-		if src.a == nil {
-			src.a = a
+		// src0 keeps its arena and threshold fields across batches
+		// (Reset does not touch them; only this code writes them, all
+		// together): they are written at its first use and rewritten
+		// only when Threshold changed.
+		if thr := a.Threshold; src.a == nil || src.thr != thr {
+			src.a, src.thr, src.cpBelow, src.zcFrom = a, thr, thr, max(thr, 1)
 		}
-		thr := a.Threshold
-		src.data, src.buf, src.thr, src.epoch, src.cpBelow, src.zcFrom = h.Bytes(), h, thr, a.epoch, thr, max(thr, 1)
+		src.data, src.buf, src.epoch = h.Bytes(), h, a.epoch
 		a.lastSrc = src
 		return src, nil
 	}

@@ -1,6 +1,7 @@
 package wireimpl
 
 import (
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -116,5 +117,44 @@ func TestBorrowInputReleasedEarly(t *testing.T) {
 	}
 	if err := a.Reset(); err != nil {
 		t.Errorf("next batch: Reset = %v", err)
+	}
+}
+
+// TestBeginDecodeThreshold checks that each batch's record follows the
+// arena's Threshold at the decode, also when it changes between batches
+// of one arena (BeginDecode's common case rewrites the embedded record's
+// threshold fields only when Threshold changed).
+func TestBeginDecodeThreshold(t *testing.T) {
+	p := memtest.NewPool(t, mem.PoolConfig{})
+	in, err := p.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Release()
+	clear(in.Bytes())
+	in.Bytes()[0] = 1 // an empty message
+	a := NewArena()
+	for _, thr := range []int{512, 512, 16, 0, 0, 1, 64, 64, 16} {
+		if err := a.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		a.Threshold = thr
+		var c Core
+		c.Init(a)
+		src, err := c.BeginDecode(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.thr != thr || src.cpBelow != thr || src.zcFrom != max(thr, 1) {
+			t.Errorf("Threshold %d: record has thr %d, cpBelow %d, zcFrom %d", thr, src.thr, src.cpBelow, src.zcFrom)
+		}
+		// A 32-byte value is read zero-copy exactly when it reaches the threshold.
+		binary.LittleEndian.PutUint64(in.Bytes()[8:], 16<<32|32)
+		if _, _, zc, ok := src.BytesRange(8); !ok || zc != (32 >= max(thr, 1)) {
+			t.Errorf("Threshold %d: BytesRange of a 32-byte value: zc %v ok %v", thr, zc, ok)
+		}
+	}
+	if err := a.Reset(); err != nil { // releases the arena's reference on in
+		t.Fatal(err)
 	}
 }

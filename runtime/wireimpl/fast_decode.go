@@ -259,7 +259,11 @@ func (s *Source) BytesListEnt(at, num, dyn, end, depth int, l *BytesList) (int, 
 	// Field by field (every field of BytesList): cheaper than a literal.
 	l.a, l.items = s.a, nil
 	l.lz = lazy{src: s, off: uint32(off), n: uint32(n), meta: meta}
-	l.view = view
+	vep := uint64(0)
+	if view {
+		vep = s.epoch + 1 // BytesList.vep
+	}
+	l.vep = vep
 	return next, nil
 }
 

@@ -45,8 +45,8 @@ func TestBytesListEntView(t *testing.T) {
 					t.Fatalf("elem %v n %d: BytesListEnt = %d, %v", bad, n, next, err)
 				}
 				inRange := s.checkRef(uint32(bad[0]), uint32(bad[1]))
-				if l.view != inRange {
-					t.Errorf("elem %v n %d: view %v, element in range %v", bad, n, l.view, inRange)
+				if (l.vep != 0) != inRange {
+					t.Errorf("elem %v n %d: view %v, element in range %v", bad, n, l.vep != 0, inRange)
 				}
 				err = l.Load(a)
 				var de *DecodeError

@@ -126,7 +126,11 @@ type BytesList struct {
 	a     *Arena
 	items []Bytes
 	lz    lazy
-	view  bool // lz describes checked entries that At reads in place
+	// vep is non-zero when the list is a view: lz describes checked
+	// entries that At reads in place. It is then 1 + the epoch of lz's
+	// arena, which a is, when the entries were checked, so that Load's
+	// inlined case tells a live view with one comparison (see Load).
+	vep uint64
 }
 
 // Init makes the list empty with room for n elements (no further arena
@@ -139,17 +143,20 @@ func (l *BytesList) Init(a *Arena, n int) {
 		l.items = bytesType.newSliceRawSlow(a, max(n, 0))[:0]
 	}
 	l.lz = lazy{}
-	l.view = false
+	l.vep = 0
 }
 
 // Load binds the list to a and, for a decoded list, checks every element's
 // range (once). Generated getters call it. A decoded list fails with
 // ErrArenaReset after the Reset of the arena that decoded it.
+//
+// A view checked in the current epoch of the arena that decoded it (l.a
+// for a view; BytesListEnt checks the entries of a one-segment input at
+// the decode) returns at once, as that arena was not Reset since: one
+// comparison instead of the stale check. (Load stays a call: inlined, it
+// would make the generated getter too large to inline, which costs more.)
 func (l *BytesList) Load(a *Arena) error {
-	// A checked view (BytesListEnt checks the entries of a one-segment
-	// input at the decode; a view's l.a is set) of a live decode: nothing
-	// to do.
-	if l.view && !l.lz.stale() {
+	if v := l.vep; v != 0 && v == l.a.epoch+1 {
 		return nil
 	}
 	if l.a == nil {
@@ -162,7 +169,7 @@ func (l *BytesList) Load(a *Arena) error {
 	if z.stale() {
 		return ErrArenaReset
 	}
-	if l.view {
+	if l.vep != 0 {
 		return nil
 	}
 	if z.src.segs != nil {
@@ -178,13 +185,13 @@ func (l *BytesList) Load(a *Arena) error {
 			return malformed(start+i, z.field(), "list element out of range")
 		}
 	}
-	l.view = true
+	l.a, l.vep = z.src.a, z.src.epoch+1 // z is not stale: the arena's epoch
 	return nil
 }
 
 // materialize copies a checked view into arena-backed Bytes values.
 func (l *BytesList) materialize() {
-	if !l.view {
+	if l.vep == 0 {
 		return
 	}
 	z := &l.lz
@@ -196,7 +203,7 @@ func (l *BytesList) materialize() {
 	}
 	l.items = items
 	l.lz = lazy{}
-	l.view = false
+	l.vep = 0
 }
 
 // Len is the number of elements.
@@ -210,7 +217,7 @@ func (l *BytesList) Len() int {
 // At returns element i (aliasing; see Bytes.Get). It panics when i is out
 // of range, like a slice index, or when the list was not loaded.
 func (l *BytesList) At(i int) []byte {
-	if l.view {
+	if l.vep != 0 {
 		if uint(i) >= uint(l.lz.n) {
 			panic("wire: BytesList.At index out of range")
 		}
@@ -227,7 +234,7 @@ func (l *BytesList) At(i int) []byte {
 
 // Field returns element i as a *Bytes (to inspect IsZeroCopy, Buf, or to Set it).
 func (l *BytesList) Field(i int) *Bytes {
-	if l.view {
+	if l.vep != 0 {
 		l.materialize()
 	}
 	return &l.items[i]
@@ -235,7 +242,7 @@ func (l *BytesList) Field(i int) *Bytes {
 
 // Append adds p (hybrid rule of Bytes.Set).
 func (l *BytesList) Append(p []byte) {
-	if l.view {
+	if l.vep != 0 {
 		l.materialize()
 	}
 	if n := len(l.items); n < cap(l.items) {
@@ -285,7 +292,7 @@ func (l *BytesList) AppendString(s string) { l.Append(bytesOf(s)) }
 
 // AppendBuf adds buf's window (rule of Bytes.SetBuf; the caller keeps its reference).
 func (l *BytesList) AppendBuf(buf mem.Buf) {
-	if l.view {
+	if l.vep != 0 {
 		l.materialize()
 	}
 	l.items = grow(bytesType, l.a, l.items)
@@ -295,7 +302,7 @@ func (l *BytesList) AppendBuf(buf mem.Buf) {
 // Truncate shortens the list to n elements. It panics when n > Len(), like
 // a slice expression (the reserved capacity is never exposed).
 func (l *BytesList) Truncate(n int) {
-	if l.view {
+	if l.vep != 0 {
 		l.materialize()
 	}
 	l.items = truncate(l.items, n)

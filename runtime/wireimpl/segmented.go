@@ -156,7 +156,7 @@ func (l *BytesList) loadSegmented() error {
 			return malformed(at, z.field(), "list element out of range")
 		}
 	}
-	l.view = true
+	l.a, l.vep = z.src.a, z.src.epoch+1 // a view for materialize
 	l.materialize()
 	return nil
 }
