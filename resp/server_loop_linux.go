@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cornflakes-go/cornflakes/resp/internal/rawio"
 )
 
 // An event loop serves many connections from one goroutine, as Redis does:
@@ -37,7 +39,7 @@ type loop struct {
 
 	riov [2]unix.Iovec // readv's vectors (readBig)
 
-	// rawWait: epoll_wait is a raw system call (rawEpollWait) instead of
+	// rawWait: epoll_wait is a raw system call (rawio.EpollWait) instead of
 	// one the runtime is told may block. Set when the loops leave Ps to
 	// spare for the other goroutines (GOMAXPROCS > loops).
 	rawWait bool
@@ -177,9 +179,9 @@ func (l *loop) run() {
 		var err error
 		switch {
 		case spinning:
-			n, err = epollPoll(l.epfd, events)
+			n, err = rawio.EpollWait(l.epfd, events, 0)
 		case l.rawWait:
-			n, err = rawEpollWait(l.epfd, events, int(loopTick/time.Millisecond))
+			n, err = rawio.EpollWait(l.epfd, events, int(loopTick/time.Millisecond))
 		default:
 			n, err = unix.EpollWait(l.epfd, events, int(loopTick/time.Millisecond))
 		}
@@ -265,7 +267,7 @@ func (l *loop) readOnce(cn *conn) (int, bool) {
 		return l.readBig(cn, big)
 	}
 	room := cn.readRoom()
-	n, err := rawRead(cn.fd, room)
+	n, err := rawio.Read(cn.fd, room)
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return 0, false
 	}
@@ -303,7 +305,7 @@ func (l *loop) readBig(cn *conn, big []byte) (int, bool) {
 }
 
 // readv is readv(2) into a and b (b may be empty) on a non-blocking
-// socket, raw as rawRead.
+// socket, raw as rawio.Read.
 func (l *loop) readv(fd int, a, b []byte) (int, error) {
 	l.riov[0] = unix.Iovec{Base: &a[0]}
 	l.riov[0].SetLen(len(a))
@@ -504,7 +506,7 @@ func (o *output) writeFD(fd int) (bool, error) {
 		var n int
 		var err error
 		if len(rest) == 1 {
-			n, err = rawWrite(fd, rest[0])
+			n, err = rawio.Write(fd, rest[0])
 		} else {
 			n, err = o.writev(fd, rest[:min(len(rest), maxIov)])
 		}
@@ -531,61 +533,11 @@ func (o *output) writeFD(fd int) (bool, error) {
 	return true, nil
 }
 
-// rawEpollWait is epoll_wait for at most msec milliseconds as a raw system
-// call: the loop's goroutine keeps its P while it waits. Through
-// entersyscall (unix.EpollWait) the runtime's monitor thread (sysmon)
-// watches the P of a thread blocked in a system call and, whenever it
-// takes it back for other work, returns to polling every 20 µs (a
-// nanosleep and a context switch each; docs/RESP.md). Kept by the loop,
-// the P is not sysmon's to retake. The cost: the P serves nothing else while the
-// loop waits, so this is used only when other Ps remain (loop.rawWait);
-// a preemption request (GC, sysmon after 10 ms) interrupts the wait with
-// a signal (EINTR), and the loop yields at its next function call.
-func rawEpollWait(epfd int, events []unix.EpollEvent, msec int) (int, error) {
-	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
-
-// epollPoll is epoll_wait without waiting, as a raw system call (the
-// busy polling of Config.BusyPoll).
-func epollPoll(epfd int, events []unix.EpollEvent) (int, error) {
-	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
-
-// rawRead is read(2) on a non-blocking socket, as a raw system call: it
-// never blocks, so the runtime's bookkeeping around a system call that may
-// (entersyscall, exitsyscall, and the monitor taking the P of a thread
-// that stays in one) is only cost. p is not empty.
-func rawRead(fd int, p []byte) (int, error) {
-	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
-
-// rawWrite is write(2) on a non-blocking socket, as rawRead. p is not
-// empty.
-func rawWrite(fd int, p []byte) (int, error) {
-	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
-
 // outputSys is the output's iovec array for writev.
 type outputSys struct{ vecs []unix.Iovec }
 
 // writev is the system call on iovs (at most maxIov non-empty slices),
-// through the output's own iovec array: no allocation; raw, as rawRead.
+// through the output's own iovec array: no allocation; raw, as rawio.Read.
 func (o *output) writev(fd int, iovs [][]byte) (int, error) {
 	vecs := o.sys.vecs[:0]
 	for _, b := range iovs {

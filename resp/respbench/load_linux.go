@@ -13,9 +13,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cornflakes-go/cornflakes/resp/internal/rawio"
 )
 
 // driveAll sends n requests over conns, pipe at a time, the way
@@ -157,7 +158,7 @@ func (l *loadLoop) run(ctx context.Context, claimed *atomic.Int64, failed *atomi
 		if failed.Load() {
 			return nil // another loop failed: its error is the run's
 		}
-		nev, err := epollWait(l.epfd, events, int(loadWait/time.Millisecond))
+		nev, err := rawio.EpollWait(l.epfd, events, int(loadWait/time.Millisecond))
 		if err != nil && err != unix.EINTR {
 			return os.NewSyscallError("epoll_wait", err)
 		}
@@ -223,7 +224,7 @@ func (l *loadLoop) next(i int, c *loadConn, claimed *atomic.Int64) error {
 // EPOLLOUT while some of it waits.
 func (l *loadLoop) write(i int, c *loadConn) error {
 	for len(c.out) > 0 {
-		m, err := rawWrite(c.fd, c.out)
+		m, err := rawio.Write(c.fd, c.out)
 		if err == unix.EINTR {
 			continue
 		}
@@ -257,7 +258,7 @@ func (l *loadLoop) watch(i int, c *loadConn, events uint32) error {
 // read reads once from c, checks the replies and, when they answer the
 // whole batch, sends the next.
 func (l *loadLoop) read(i int, c *loadConn, claimed *atomic.Int64) error {
-	m, err := rawRead(c.fd, l.buf)
+	m, err := rawio.Read(c.fd, l.buf)
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return nil
 	}
@@ -279,36 +280,4 @@ func (l *loadLoop) read(i int, c *loadConn, claimed *atomic.Int64) error {
 		return l.next(i, c, claimed)
 	}
 	return nil
-}
-
-// epollWait is epoll_wait as a raw system call: the loop keeps its P
-// while it waits (one loop per P), so the runtime's monitor has no P in a
-// system call to take back and hand over (as the server's rawEpollWait).
-// A preemption request interrupts it (EINTR).
-func epollWait(epfd int, events []unix.EpollEvent, msec int) (int, error) {
-	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
-
-// rawRead is read(2) on a non-blocking socket as a raw system call (it
-// never blocks). p is not empty.
-func rawRead(fd int, p []byte) (int, error) {
-	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
-
-// rawWrite is write(2) on a non-blocking socket, as rawRead. p is not
-// empty.
-func rawWrite(fd int, p []byte) (int, error) {
-	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
 }
