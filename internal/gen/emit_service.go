@@ -186,23 +186,23 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 	for _, m := range s.Methods {
 		in, out := g.QualifiedGoIdent(m.Input.GoIdent), g.QualifiedGoIdent(m.Output.GoIdent)
 		h := "_" + name + "_" + m.GoName
-		g.P("func ", h, "_Handler(srv any, ctx ", ctx, ", a *", arena, ", data []byte, ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", object, ", error) {")
-		g.P("req := ", newOf(m.Input), "(a)")
-		g.P("if err := req.DecodeBytes(data); err != nil {")
-		g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
-		g.P("}")
-		g.P("return ", h, "_Serve(srv, ctx, a, req, ic, info)")
-		g.P("}")
-		g.P()
-		g.P("func ", h, "_BufHandler(srv any, ctx ", ctx, ", a *", arena, ", in ", memBuf, ", ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", object, ", error) {")
-		g.P("req := ", newOf(m.Input), "(a)")
-		g.P("if err := req.Decode(in); err != nil {")
-		g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
-		g.P("}")
-		g.P("a.BorrowInput = false // only the request borrows")
-		g.P("return ", h, "_Serve(srv, ctx, a, req, ic, info)")
-		g.P("}")
-		g.P()
+		// handler emits one decoding front: its input parameter, the decode
+		// call, and what follows a successful decode.
+		handler := func(suffix, param, decode string, after ...string) {
+			g.P("func ", h, suffix, "(srv any, ctx ", ctx, ", a *", arena, ", ", param, ", ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", object, ", error) {")
+			g.P("req := ", newOf(m.Input), "(a)")
+			g.P("if err := req.", decode, "; err != nil {")
+			g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
+			g.P("}")
+			for _, l := range after {
+				g.P(l)
+			}
+			g.P("return ", h, "_Serve(srv, ctx, a, req, ic, info)")
+			g.P("}")
+			g.P()
+		}
+		handler("_Handler", "data []byte", "DecodeBytes(data)")
+		handler("_BufHandler", "in "+memBuf, "Decode(in)", "a.BorrowInput = false // only the request borrows")
 		g.P("func ", h, "_Serve(srv any, ctx ", ctx, ", a *", arena, ", req *", in, ", ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", object, ", error) {")
 		g.P("resp := ", newOf(m.Output), "(a)")
 		g.P("if ic == nil {")
