@@ -109,25 +109,7 @@ func genDirectSGA(g *protogen.GeneratedFile, m *message) {
 // numbered 1..32), whose sizes, encode and decode the parent's direct
 // methods emit inline instead of calling them; nil otherwise. Only called
 // for a parent on the direct path, so the leaf is on it too.
-func leafOf(f *field) *message {
-	if f.shape != shapeMessage || f.f.Message.GoIdent.GoImportPath != f.f.Parent.GoIdent.GoImportPath {
-		return nil
-	}
-	lm, err := newMessage(f.f.Message)
-	if err != nil {
-		return nil
-	}
-	for _, lf := range lm.fields {
-		switch {
-		case lf.num > directMax:
-			return nil
-		case lf.shape == shapeScalar, lf.shape == shapeBytes, lf.shape == shapeString:
-		default:
-			return nil
-		}
-	}
-	return lm
-}
+func leafOf(f *field) *message { return nestedOf(f, false) }
 
 // inlineOf returns the message of field f when the parent's direct sizes
 // and encode emit it inline instead of calling its methods: a leaf
@@ -140,6 +122,13 @@ func inlineOf(f *field) *message {
 	if lm := leafOf(f); lm != nil {
 		return lm
 	}
+	return nestedOf(f, true)
+}
+
+// nestedOf returns the message of field f when it is in the parent's
+// package and its fields, numbered 1..32, are scalars, bytes, strings and,
+// with leaves, leaf messages (leafOf); nil otherwise.
+func nestedOf(f *field, leaves bool) *message {
 	if f.shape != shapeMessage || f.f.Message.GoIdent.GoImportPath != f.f.Parent.GoIdent.GoImportPath {
 		return nil
 	}
@@ -152,7 +141,7 @@ func inlineOf(f *field) *message {
 		case lf.num > directMax:
 			return nil
 		case lf.shape == shapeScalar, lf.shape == shapeBytes, lf.shape == shapeString:
-		case lf.shape == shapeMessage && leafOf(lf) != nil:
+		case leaves && lf.shape == shapeMessage && leafOf(lf) != nil:
 		default:
 			return nil
 		}
