@@ -12,13 +12,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	_ "github.com/cornflakes-go/cornflakes/datapath/udp" // registers "udp"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/internal/benchschema/cf"
+	"github.com/cornflakes-go/cornflakes/internal/cpuclock"
 	"github.com/cornflakes-go/cornflakes/internal/stats"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -135,14 +134,6 @@ func splitmix(x uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-func threadCPU() int64 {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return ts.Nano()
-}
-
 // server answers requests for one cell.
 type server struct {
 	ep       datapath.Endpoint
@@ -178,7 +169,7 @@ func (s *server) loop(stop *atomic.Bool) error {
 			continue
 		}
 		idle = 0
-		t0 := threadCPU()
+		t0 := cpuclock.Thread()
 		s.keys = s.keys[:0]
 		for i := range s.pkts[:n] {
 			p := s.pkts[i]
@@ -208,7 +199,7 @@ func (s *server) loop(stop *atomic.Bool) error {
 		// The batch's CPU time is shared evenly by its requests (batches
 		// rarely mix modes: the client switches mode once per phase).
 		if len(s.keys) > 0 {
-			share := (threadCPU() - t0) / int64(len(s.keys))
+			share := (cpuclock.Thread() - t0) / int64(len(s.keys))
 			for _, k := range s.keys {
 				s.cpu[k>>1][k&1] += share
 				s.count[k>>1][k&1]++

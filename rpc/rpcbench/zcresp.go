@@ -7,9 +7,8 @@ import (
 	"runtime"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/internal/cpuclock"
 	"github.com/cornflakes-go/cornflakes/internal/stats"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
@@ -96,22 +95,13 @@ func (z *zcServer) close() error {
 // locked to its thread (newSetupLoop), so that is the server's work plus
 // its wake-ups, whatever else the machine runs.
 func cpuLoop(ctx context.Context, ep *rpc.Endpoint, cpu *time.Duration) error {
-	t0 := threadCPU()
+	t0 := cpuclock.Thread()
 	err := ep.Run(ctx)
-	*cpu = threadCPU() - t0
+	*cpu = time.Duration(cpuclock.Thread() - t0)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
-}
-
-// threadCPU is the calling thread's CPU time.
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
 }
 
 // zcResp measures, b.reps times interleaved, the server's CPU ns per call
