@@ -137,7 +137,7 @@ func TestServerRejectsGarbage(t *testing.T) {
 				}
 				// An all-zero body is a valid empty message for some
 				// formats; the others must be rejected.
-				if err := srv.handle(datapath.Packet{Buf: b, From: s.ep.LocalAddr()}); err == nil && i < 3 {
+				if err := srv.handle(&datapath.Packet{Buf: b, From: s.ep.LocalAddr()}); err == nil && i < 3 {
 					t.Errorf("%s %s input %d: accepted", a, shape, i)
 				}
 				b.Release()

@@ -199,12 +199,13 @@ func (s *server) loop(stop *atomic.Bool) error {
 // the endpoint and ends the batch (the arena's reset).
 func (s *server) serve(n int) error {
 	for i := range s.pkts[:n] {
-		p := s.pkts[i]
-		s.pkts[i] = datapath.Packet{}
+		p := &s.pkts[i]
 		if err := s.handle(p); err != nil {
 			s.errs++
 		}
-		if err := p.Buf.Release(); err != nil {
+		err := p.Buf.Release()
+		*p = datapath.Packet{}
+		if err != nil {
 			return err
 		}
 	}
@@ -229,7 +230,7 @@ func threadCPU() int64 {
 // handle answers one request. p.Buf is released by the caller after
 // handle returns; everything sent from it is cloned or copied by the
 // endpoint.
-func (s *server) handle(p datapath.Packet) error {
+func (s *server) handle(p *datapath.Packet) error {
 	b := p.Buf.Bytes()
 	if len(b) < hdrLen || binary.LittleEndian.Uint32(b[12:]) != magic {
 		return ErrBadMessage
