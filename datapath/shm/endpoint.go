@@ -7,7 +7,6 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -367,10 +366,6 @@ type txBuilder struct {
 	open  bool
 	// zcSize is the bytes of the entries sendSGA laid out after the head.
 	zcSize int
-	// zcEnd is the address just past the bytes the open segment covers
-	// while it is a descriptor (0 otherwise): zeroCopy extends it with an
-	// entry that starts there without looking the entry's space up.
-	zcEnd uintptr
 }
 
 func (b *txBuilder) flushSeg() {
@@ -380,7 +375,6 @@ func (b *txBuilder) flushSeg() {
 		}
 		b.nseg++ // post refuses a packet of more than MaxSegments
 		b.open = false
-		b.zcEnd = 0
 	}
 }
 
@@ -425,37 +419,24 @@ func (b *txBuilder) entry(ref mem.Buf) (bool, error) {
 // (whoever keeps p alive until the slot is freed: a reference in slot.zc,
 // or the slot's Holder); otherwise it copies p. It reports whether p went
 // zero-copy.
-//
-// The common case of a second entry, p continuing the open descriptor (the
-// adjacent values of one received buffer), is decided first: a pointer
-// compare and the bounds, no space lookup.
 func (b *txBuilder) zeroCopy(p []byte) bool {
-	n := uint64(len(p))
-	if uintptr(unsafe.Pointer(unsafe.SliceData(p))) == b.zcEnd && n != 0 {
-		// b.zcEnd != 0: the open segment is a descriptor and p starts
-		// where it ends, in the same space if it fits in it.
-		l, c := &b.last, b.c
-		if end := l.off + uint64(l.n) + n; end <= uint64(b.ep.spaces[l.space-1].Len()) &&
-			uint64(l.n)+n <= uint64(b.ep.maxPay) && c.zcBytes+int64(n) <= b.ep.opts.MaxZeroCopyBytes {
-			b.zcEnd += uintptr(n)
-			l.n += uint32(n)
-			b.slot.zcBytes += int64(n)
-			c.zcBytes += int64(n)
-			return true
-		}
-	}
+	n := len(p)
 	if n == 0 {
 		return false
 	}
 	if b.c.zcBytes+int64(n) <= b.ep.opts.MaxZeroCopyBytes {
 		for i, s := range b.ep.spaces {
 			if off, ok := s.Offset(p); ok {
-				// A new descriptor (p continuing the open one took
-				// the path above: it would only come here when out
-				// of its space or over MaxPayload).
-				b.flushSeg()
-				b.last, b.open = seg{space: uint32(i + 1), n: uint32(n), off: off}, true
-				b.zcEnd = uintptr(unsafe.Pointer(unsafe.SliceData(p))) + uintptr(n)
+				sp := uint32(i + 1)
+				if l := &b.last; b.open && l.space == sp && l.off+uint64(l.n) == off && uint64(l.n)+uint64(n) <= uint64(b.ep.maxPay) {
+					// p continues the open descriptor in the same
+					// space (adjacent values of one buffer, like a
+					// decoded request's): one descriptor for both.
+					l.n += uint32(n)
+				} else {
+					b.flushSeg()
+					b.last, b.open = seg{space: sp, n: uint32(n), off: off}, true
+				}
 				b.slot.zcBytes += int64(n)
 				b.c.zcBytes += int64(n)
 				return true
