@@ -83,7 +83,7 @@ func benchHandle(b *testing.B, dp, approach, shapeName string) {
 	// accepts in its own receive calls (shm checks its socket at most
 	// every millisecond); sends before that queue in the server's TX
 	// slots, and a fast loop could fill them all (ErrBusy).
-	if err := srv.handle(datapath.Packet{Buf: pkt, From: dst}); err != nil {
+	if err := srv.handle(&datapath.Packet{Buf: pkt, From: dst}); err != nil {
 		b.Fatal(err)
 	}
 	for deadline, got := time.Now().Add(10*time.Second), 0; got == 0; {
@@ -116,7 +116,7 @@ func benchHandle(b *testing.B, dp, approach, shapeName string) {
 	b.ResetTimer()
 	cpu0 := threadCPU()
 	for i := 0; i < b.N; i++ {
-		if err := srv.handle(datapath.Packet{Buf: pkt, From: dst}); err != nil {
+		if err := srv.handle(&datapath.Packet{Buf: pkt, From: dst}); err != nil {
 			b.Fatal(err)
 		}
 		if i%16 == 15 {

@@ -47,6 +47,7 @@ type client struct {
 	measuring *atomic.Bool
 
 	done, lost, bad uint64
+	polls           PollStats // receive polls in the measured window
 }
 
 // requestPayloads returns the request payload of every variant of shape in
@@ -285,7 +286,7 @@ func (c *client) run(cfg Config) (Result, error) {
 	nextAt := int64(0)
 	measuring := false
 	var doneAt0 uint64
-	var measureStart int64
+	var measureStart, cpu0 int64
 	lastScan := int64(0)
 	var spin spinner
 	if !open {
@@ -309,7 +310,9 @@ func (c *client) run(cfg Config) (Result, error) {
 			c.hist.Reset()
 			doneAt0 = c.done
 			c.lost, c.bad = 0, 0
+			c.polls = PollStats{}
 			measureStart = now
+			cpu0 = threadCPU()
 		}
 		if now >= end && (c.done-doneAt0 >= uint64(cfg.MinResponses) || now >= end+int64(MaxExtension)) {
 			if c.measuring != nil {
@@ -324,6 +327,10 @@ func (c *client) run(cfg Config) (Result, error) {
 			}
 			if el > 0 {
 				r.ThroughputRPS = float64(r.Requests) / (float64(el) / 1e9)
+			}
+			r.Client = c.polls
+			if r.Requests > 0 {
+				r.ClientNsPerReq = float64(threadCPU()-cpu0) / float64(r.Requests)
 			}
 			return r, c.drain()
 		}
@@ -346,6 +353,9 @@ func (c *client) run(cfg Config) (Result, error) {
 		n, err := c.receive(c.now)
 		if err != nil {
 			return Result{}, err
+		}
+		if measuring {
+			c.polls.add(n)
 		}
 		if n > 0 {
 			now = c.now()

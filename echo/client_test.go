@@ -172,7 +172,7 @@ func TestClientServerNoAllocs(t *testing.T) {
 							t.Fatal(err)
 						}
 						for _, p := range srv.pkts[:n] {
-							if err := srv.handle(p); err != nil {
+							if err := srv.handle(&p); err != nil {
 								t.Fatal(err)
 							}
 							p.Buf.Release()

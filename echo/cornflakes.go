@@ -72,7 +72,7 @@ func (c *cfServer) close() error { return c.arena.Reset() }
 // zero-copy entry it still sends, so the request and the response are
 // dead once it returns, and every request decodes into a fresh arena (the
 // decoder's fast path: the arena's first input).
-func (c *cfServer) handle(ep datapath.Endpoint, p datapath.Packet, hdr []byte) error {
+func (c *cfServer) handle(ep datapath.Endpoint, p *datapath.Packet, hdr []byte) error {
 	err := c.answer(ep, p, hdr)
 	if rerr := c.arena.Reset(); err == nil {
 		err = rerr
@@ -80,7 +80,7 @@ func (c *cfServer) handle(ep datapath.Endpoint, p datapath.Packet, hdr []byte) e
 	return err
 }
 
-func (c *cfServer) answer(ep datapath.Endpoint, p datapath.Packet, hdr []byte) error {
+func (c *cfServer) answer(ep datapath.Endpoint, p *datapath.Packet, hdr []byte) error {
 	a := c.arena
 	in := p.Buf.Slice(hdrLen, p.Buf.Len()-hdrLen)
 	switch c.kind {

@@ -151,13 +151,20 @@ type Result struct {
 	VsRawServerCPU  float64 `json:"vs_raw_server_cpu,omitempty"`
 
 	// Diagnostics (not part of the JSON output).
-	Requests   uint64         `json:"-"` // responses counted in the window
-	Lost       uint64         `json:"-"` // requests that timed out
-	Bad        uint64         `json:"-"` // responses that failed verification
-	ServerErrs uint64         `json:"-"` // requests the server could not handle
-	ServerTx   datapath.Stats `json:"-"`
-	Rate       float64        `json:"-"`
-	Elapsed    time.Duration  `json:"-"`
+	//
+	// Server and Client count each side's receive polls in the measured
+	// window, and ClientNsPerReq is the client thread's CPU time per
+	// response over the window (polling included): they tell which side
+	// bounds the throughput (PollStats).
+	Server, Client PollStats      `json:"-"`
+	ClientNsPerReq float64        `json:"-"`
+	Requests       uint64         `json:"-"` // responses counted in the window
+	Lost           uint64         `json:"-"` // requests that timed out
+	Bad            uint64         `json:"-"` // responses that failed verification
+	ServerErrs     uint64         `json:"-"` // requests the server could not handle
+	ServerTx       datapath.Stats `json:"-"`
+	Rate           float64        `json:"-"`
+	Elapsed        time.Duration  `json:"-"`
 }
 
 func (c *Config) fill() error {
@@ -257,6 +264,7 @@ func Run(cfg Config) ([]Result, error) {
 				if cfg.Progress != nil {
 					fmt.Fprintf(cfg.Progress, "echo %-20s %-7s %s: %9.0f req/s  p50 %7.1f us  p99 %7.1f us  server %6.0f ns/req  (lost %d, bad %d, server errors %d)\n",
 						a, s, cfg.Datapath, r.ThroughputRPS, r.P50us, r.P99us, r.ServerNsPerReq, r.Lost, r.Bad, r.ServerErrs)
+					fmt.Fprintf(cfg.Progress, "     polls: server %v; client %v, client CPU %.0f ns/req\n", r.Server, r.Client, r.ClientNsPerReq)
 				}
 				runs[[2]string{a, s}] = append(runs[[2]string{a, s}], r)
 			}
@@ -451,6 +459,7 @@ func RunOne(cfg Config, approach, shapeName string) (_ Result, err error) {
 	if srv.handled > 0 {
 		res.ServerNsPerReq = float64(srv.cpuNs) / float64(srv.handled)
 	}
+	res.Server = srv.polls
 	res.ServerTx = ss.ep.Stats()
 	if m, ok := xdp.ModeOf(ss.ep); ok {
 		res.XDPMode = m.String()
@@ -485,4 +494,45 @@ func Compare(res []Result) {
 			r.VsRawServerCPU = c / r.ServerNsPerReq
 		}
 	}
+}
+
+// PollStats counts one side's receive polls in a run's measured window.
+// They show whether a side waited for its peer: a side that bounds the
+// throughput finds work queued at almost every poll (few empty polls,
+// full batches), a side that waits polls mostly empty rings. When both
+// sides poll mostly empty rings, neither is saturated and the closed
+// loop's hand-offs (scheduling, wake-ups) set the throughput.
+type PollStats struct {
+	Polls   uint64 // receive calls
+	Empty   uint64 // receive calls that returned nothing
+	Packets uint64 // packets received
+}
+
+// add counts one receive call that returned n packets.
+func (p *PollStats) add(n int) {
+	p.Polls++
+	if n == 0 {
+		p.Empty++
+	}
+	p.Packets += uint64(n)
+}
+
+// Batch is the mean number of packets per non-empty poll (0 without one).
+func (p PollStats) Batch() float64 {
+	if p.Polls == p.Empty {
+		return 0
+	}
+	return float64(p.Packets) / float64(p.Polls-p.Empty)
+}
+
+// EmptyFraction is the fraction of polls that returned nothing.
+func (p PollStats) EmptyFraction() float64 {
+	if p.Polls == 0 {
+		return 0
+	}
+	return float64(p.Empty) / float64(p.Polls)
+}
+
+func (p PollStats) String() string {
+	return fmt.Sprintf("%.1f pkts/batch, %.0f%% of %d polls empty", p.Batch(), 100*p.EmptyFraction(), p.Polls)
 }

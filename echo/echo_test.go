@@ -39,6 +39,13 @@ func TestEcho(t *testing.T) {
 					if r.ThroughputRPS <= 0 || r.P50us <= 0 || r.P99us < r.P50us {
 						t.Fatalf("implausible result %+v", r)
 					}
+					// Every response counted was received by a client poll
+					// of the window; the server received requests in it.
+					if r.Client.Packets < r.Requests || r.Client.Batch() < 1 || r.Client.Polls < r.Client.Empty ||
+						r.Server.Packets == 0 || r.Server.Batch() < 1 || r.ClientNsPerReq <= 0 {
+						t.Fatalf("implausible poll statistics: server %+v, client %+v, client %v ns/req, %d requests",
+							r.Server, r.Client, r.ClientNsPerReq, r.Requests)
+					}
 					st := r.ServerTx
 					switch a {
 					case "raw", "cornflakes-zerocopy":
@@ -130,7 +137,7 @@ func TestServerRejectsGarbage(t *testing.T) {
 				}
 				// An all-zero body is a valid empty message for some
 				// formats; the others must be rejected.
-				if err := srv.handle(datapath.Packet{Buf: b, From: s.ep.LocalAddr()}); err == nil && i < 3 {
+				if err := srv.handle(&datapath.Packet{Buf: b, From: s.ep.LocalAddr()}); err == nil && i < 3 {
 					t.Errorf("%s %s input %d: accepted", a, shape, i)
 				}
 				b.Release()
@@ -279,5 +286,21 @@ func TestCompare(t *testing.T) {
 	}
 	if r := res[4]; r.VsRawThroughput != 0 || r.VsRawServerCPU != 0 {
 		t.Errorf("a shape without raw: %v, %v; want none", r.VsRawThroughput, r.VsRawServerCPU)
+	}
+}
+
+func TestPollStats(t *testing.T) {
+	var p PollStats
+	if p.Batch() != 0 || p.EmptyFraction() != 0 {
+		t.Fatalf("zero PollStats: batch %v, empty %v", p.Batch(), p.EmptyFraction())
+	}
+	for _, n := range []int{0, 0, 3, 0, 5} {
+		p.add(n)
+	}
+	if p != (PollStats{Polls: 5, Empty: 3, Packets: 8}) || p.Batch() != 4 || p.EmptyFraction() != 0.6 {
+		t.Fatalf("got %+v, batch %v, empty %v", p, p.Batch(), p.EmptyFraction())
+	}
+	if s := p.String(); s != "4.0 pkts/batch, 60% of 5 polls empty" {
+		t.Fatalf("String() = %q", s)
 	}
 }

@@ -93,7 +93,7 @@ func BenchmarkHandleNoIO(b *testing.B) {
 			b.ResetTimer()
 			cpu0 := threadCPU()
 			for i := 0; i < b.N; i++ {
-				if err := srv.handle(datapath.Packet{Buf: pkt}); err != nil {
+				if err := srv.handle(&datapath.Packet{Buf: pkt}); err != nil {
 					b.Fatal(err)
 				}
 				if i%16 == 15 {

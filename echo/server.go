@@ -74,6 +74,7 @@ type server struct {
 	cpuNs     int64
 	handled   uint64 // requests in the timed batches
 	batches   uint64
+	polls     PollStats // receive polls in the measured window
 }
 
 // CPUSample: the server times its handling of one batch in CPUSample
@@ -160,6 +161,10 @@ func (s *server) loop(stop *atomic.Bool) error {
 		if err != nil {
 			return fmt.Errorf("server recv: %w", err)
 		}
+		open := s.measuring.Load()
+		if open {
+			s.polls.add(n)
+		}
 		if n == 0 {
 			if stop.Load() {
 				return nil
@@ -176,33 +181,41 @@ func (s *server) loop(stop *atomic.Bool) error {
 		// Every CPUSample-th batch is timed: two clock reads are two
 		// system calls, which would otherwise add to every batch.
 		s.batches++
-		measuring := s.measuring.Load() && s.batches%CPUSample == 0
+		measuring := open && s.batches%CPUSample == 0
 		if measuring {
 			t0 = threadCPU()
 		}
-		for i := range s.pkts[:n] {
-			p := s.pkts[i]
-			s.pkts[i] = datapath.Packet{}
-			if err := s.handle(p); err != nil {
-				s.errs++
-			}
-			if err := p.Buf.Release(); err != nil {
-				return err
-			}
-		}
-		if err := s.ep.Flush(); err != nil {
-			return fmt.Errorf("server flush: %w", err)
-		}
-		if s.cf != nil {
-			if err := s.cf.reset(); err != nil {
-				return err
-			}
+		if err := s.serve(n); err != nil {
+			return err
 		}
 		if measuring {
 			s.cpuNs += threadCPU() - t0
 			s.handled += uint64(n)
 		}
 	}
+}
+
+// serve answers the n requests received in s.pkts, releases them, flushes
+// the endpoint and ends the batch (the arena's reset).
+func (s *server) serve(n int) error {
+	for i := range s.pkts[:n] {
+		p := &s.pkts[i]
+		if err := s.handle(p); err != nil {
+			s.errs++
+		}
+		err := p.Buf.Release()
+		*p = datapath.Packet{}
+		if err != nil {
+			return err
+		}
+	}
+	if err := s.ep.Flush(); err != nil {
+		return fmt.Errorf("server flush: %w", err)
+	}
+	if s.cf != nil {
+		return s.cf.reset()
+	}
+	return nil
 }
 
 // threadCPU is the calling thread's CPU time in nanoseconds.
@@ -217,7 +230,7 @@ func threadCPU() int64 {
 // handle answers one request. p.Buf is released by the caller after
 // handle returns; everything sent from it is cloned or copied by the
 // endpoint.
-func (s *server) handle(p datapath.Packet) error {
+func (s *server) handle(p *datapath.Packet) error {
 	b := p.Buf.Bytes()
 	if len(b) < hdrLen || binary.LittleEndian.Uint32(b[12:]) != magic {
 		return ErrBadMessage

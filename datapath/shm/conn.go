@@ -405,9 +405,16 @@ func (c *conn) recvCopy(pkts []datapath.Packet) (int, error) {
 		}
 		buf = buf.Slice(0, int(total))
 		b := buf.Bytes()
+		// The segments' bytes, as segBytes gives them (inlined: the
+		// slot's data area is found once per packet).
+		data := c.remote.slot(slot)[c.remote.g.maxSegs*descSize:]
 		w := 0
 		for _, s := range segs {
-			w += copy(b[w:], c.segBytes(slot, s))
+			src := data
+			if s.space != 0 {
+				src = c.peerMaps[s.space-1]
+			}
+			w += copy(b[w:], src[s.off:s.off+uint64(s.n)])
 		}
 		c.cons++
 		c.complete(slot)
