@@ -1858,7 +1858,19 @@ func (x *LooseInner) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xOk = src.U64(ents) != 0
+		x.cf.SetHas(0)
+	} else {
+		x.xOk = false
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
