@@ -39,13 +39,20 @@ func (s *Source) Len() int { return len(s.data) }
 // Arena returns the arena decoding the input.
 func (s *Source) Arena() *Arena { return s.a }
 
-// BindSource binds c, the message about to be decoded from s at nesting
-// depth depth, to the input, and clears its explicit-presence bits. The
-// generated WireDecodeAt calls it first.
+// BindSource prepares c, the message about to be decoded from s at nesting
+// depth depth (a header of the untyped form: no unknown fields to keep):
+// it clears its explicit-presence bits and forgets the unknown fields kept
+// from an earlier decode of c, if any (as DropUnknown). The generated
+// WireDecodeAt calls it first. The message is not linked to s: nothing of
+// the direct decode reads Core.src (only kept unknown fields, which the
+// Decoder path records together with it, do).
 func (c *Core) BindSource(s *Source, depth int) {
-	c.src, c.depth, c.has = s, int32(depth), 0
+	c.depth, c.has = int32(depth), 0
 	if c.hasX != nil {
 		clear(c.hasX)
+	}
+	if c.uk != nil {
+		c.DropUnknown()
 	}
 }
 
