@@ -65,11 +65,13 @@ func (c *Core) BindSource(s *Source, depth int) {
 func (s *Source) Head1(off, end int) (w0 uint32, ents, dyn int, ok bool) {
 	// One 8-byte load: the word count (low half) and bitmap word 0. The
 	// caller's range lies in the input (end <= len(s.data)), so the load's
-	// own bounds check is the only one.
+	// own bounds check is the only one; the closed slice [off:off+8] is
+	// cheaper than s.data[off:] (no length and pointer arithmetic for the
+	// rest of the input).
 	if end-off < 8 {
 		return 0, 0, 0, false
 	}
-	h := binary.LittleEndian.Uint64(s.data[off:])
+	h := binary.LittleEndian.Uint64(s.data[off : off+8])
 	if uint32(h) != 1 {
 		return 0, 0, 0, false
 	}
@@ -145,7 +147,7 @@ func (s *Source) BytesZeroCopy(at int, b *Bytes) bool {
 // zero-copy case, errors). The entry is read once; BytesRange, SetBytes and
 // SetString are small enough to be inlined.
 func (s *Source) BytesRange(at int) (o, k int, zc, ok bool) {
-	e := binary.LittleEndian.Uint64(s.data[at:])
+	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
 	o, k = int(e>>32), int(uint32(e))
 	zc = k >= s.zcFrom
 	// Offsets and sizes are below 2^32: the sum does not overflow.
