@@ -187,9 +187,10 @@ func emitDirectBody(g *protogen.GeneratedFile, m *message, off, end, depth strin
 			g.P("dyn = o + n")
 			g.P("v := ", newCall(g, f, "src.Arena()"))
 			if lm := leafOf(f); lm != nil {
-				// The leaf's WireDecodeAt inline.
+				// The leaf's WireDecodeAt inline, without its BindSource: v
+				// was just made by its New function (no presence bits, no
+				// kept unknown fields), which is all BindSource resets.
 				g.P("if lb0, lents, _, ok := src.Head1(o, o+n); ok {")
-				g.P("v.cf.BindSource(src, ", depth, "+1)")
 				for _, lf := range lm.fields {
 					emitDecodeValue(g, lf, "v", "lb0", "lents")
 				}

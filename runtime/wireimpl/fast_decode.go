@@ -43,9 +43,11 @@ func (s *Source) Arena() *Arena { return s.a }
 // depth depth (a header of the untyped form: no unknown fields to keep):
 // it clears its explicit-presence bits and forgets the unknown fields kept
 // from an earlier decode of c, if any (as DropUnknown). The generated
-// WireDecodeAt calls it first. The message is not linked to s: nothing of
-// the direct decode reads Core.src (only kept unknown fields, which the
-// Decoder path records together with it, do).
+// WireDecodeAt calls it first (a leaf decoded inline by its parent, just
+// made by its New function, has nothing to reset and skips it). The
+// message is not linked to s: nothing of the direct decode reads Core.src
+// (only kept unknown fields, which the Decoder path records together with
+// it, do).
 func (c *Core) BindSource(s *Source, depth int) {
 	c.depth, c.has = int32(depth), 0
 	if c.hasX != nil {

@@ -844,7 +844,6 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		dyn = o + n
 		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
-			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
 				at := lents
 				if vo, vk, vzc, vok := src.BytesRange(at); vok {
@@ -871,7 +870,6 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		dyn = o + n
 		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
-			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
 				at := lents
 				if vo, vk, vzc, vok := src.BytesRange(at); vok {

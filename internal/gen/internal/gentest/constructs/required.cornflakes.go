@@ -1558,7 +1558,6 @@ func (x *Loose) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		dyn = o + n
 		v := NewLooseInner((*wire.Arena)(src.Arena()))
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
-			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
 				v.xOk = src.U64(lents) != 0
 				v.cf.SetHas(0)

@@ -2242,7 +2242,6 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		dyn = o + n
 		v := NewLeaf((*wire.Arena)(src.Arena()))
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
-			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
 				v.xId = uint32(src.U64(lents))
 			} else {
@@ -2289,7 +2288,6 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 		dyn = o + n
 		v := NewLeaf((*wire.Arena)(src.Arena()))
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
-			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
 				v.xId = uint32(src.U64(lents))
 			} else {
