@@ -185,7 +185,7 @@ func emitDirectBody(g *protogen.GeneratedFile, m *message, off, end, depth strin
 			g.P("return src.NestedErr(at, ", f.num, ", dyn, ", end, ", ", depth, ")")
 			g.P("}")
 			g.P("dyn = o + n")
-			g.P("v := ", newCall(g, f, "src.Arena()"))
+			emitNewNested(g, f)
 			if lm := leafOf(f); lm != nil {
 				// The leaf's WireDecodeAt inline, without its BindSource: v
 				// was just made by its New function (no presence bits, no
@@ -260,4 +260,23 @@ func emitDecodeValue(g *protogen.GeneratedFile, f *field, x, b0, ents string) {
 	default:
 		panic(fmt.Sprintf("direct decode of value field %s (shape %v)", f.name, f.shape))
 	}
+}
+
+// emitNewNested emits `v := ` a new message of the nested field f in the
+// decoding arena. A message of the parent's package is made by the body of
+// its New function written out (TryNew, NewSlow when the slab is used up,
+// Init): New is too large for the compiler to inline, and a nested decode
+// makes one per present field. Another package's message calls its New.
+func emitNewNested(g *protogen.GeneratedFile, f *field) {
+	if f.f.Message.GoIdent.GoImportPath != f.f.Parent.GoIdent.GoImportPath {
+		g.P("v := ", newCall(g, f, "src.Arena()"))
+		return
+	}
+	tv := lowerFirst(f.f.Message.GoIdent.GoName) + "Type" // its message.typeVar
+	g.P("ra := src.Arena()")
+	g.P("v := ", tv, ".TryNew(ra)")
+	g.P("if v == nil {")
+	g.P("v = ", tv, ".NewSlow(ra)")
+	g.P("}")
+	g.P("v.cf.Init(ra)")
 }

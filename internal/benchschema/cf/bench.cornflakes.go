@@ -842,7 +842,12 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := singleBufferType.TryNew(ra)
+		if v == nil {
+			v = singleBufferType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
 			if lb0&0x1 != 0 {
 				at := lents
@@ -868,7 +873,12 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := singleBufferType.TryNew(ra)
+		if v == nil {
+			v = singleBufferType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
 			if lb0&0x1 != 0 {
 				at := lents
@@ -1347,7 +1357,12 @@ func (x *Tree2) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree1((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree1Type.TryNew(ra)
+		if v == nil {
+			v = tree1Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -1362,7 +1377,12 @@ func (x *Tree2) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree1((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree1Type.TryNew(ra)
+		if v == nil {
+			v = tree1Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -1990,7 +2010,12 @@ func (x *Tree3) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree2((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree2Type.TryNew(ra)
+		if v == nil {
+			v = tree2Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -2005,7 +2030,12 @@ func (x *Tree3) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree2((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree2Type.TryNew(ra)
+		if v == nil {
+			v = tree2Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -2417,7 +2447,12 @@ func (x *Tree4) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree3((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree3Type.TryNew(ra)
+		if v == nil {
+			v = tree3Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -2432,7 +2467,12 @@ func (x *Tree4) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree3((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree3Type.TryNew(ra)
+		if v == nil {
+			v = tree3Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -2844,7 +2884,12 @@ func (x *Tree5) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree4((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree4Type.TryNew(ra)
+		if v == nil {
+			v = tree4Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -2859,7 +2904,12 @@ func (x *Tree5) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree4((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree4Type.TryNew(ra)
+		if v == nil {
+			v = tree4Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}

@@ -3845,7 +3845,12 @@ func (x *Tree) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := treeType.TryNew(ra)
+		if v == nil {
+			v = treeType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -3860,7 +3865,12 @@ func (x *Tree) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := treeType.TryNew(ra)
+		if v == nil {
+			v = treeType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}

@@ -1541,7 +1541,12 @@ func (x *Loose) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 3, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewLoose((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := looseType.TryNew(ra)
+		if v == nil {
+			v = looseType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -1556,7 +1561,12 @@ func (x *Loose) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 4, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewLooseInner((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := looseInnerType.TryNew(ra)
+		if v == nil {
+			v = looseInnerType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
 			if lb0&0x1 != 0 {
 				v.xOk = src.U64(lents) != 0

@@ -2240,7 +2240,12 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewLeaf((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := leafType.TryNew(ra)
+		if v == nil {
+			v = leafType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
 			if lb0&0x1 != 0 {
 				v.xId = uint32(src.U64(lents))
@@ -2286,7 +2291,12 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewLeaf((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := leafType.TryNew(ra)
+		if v == nil {
+			v = leafType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
 			if lb0&0x1 != 0 {
 				v.xId = uint32(src.U64(lents))
