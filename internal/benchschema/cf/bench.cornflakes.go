@@ -608,6 +608,9 @@ func (x *Tree1) GetLeft() (*SingleBuffer, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xLeft.Pending() {
+		return x.xLeft.Loaded(), nil
+	}
 	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
 }
 
@@ -634,6 +637,9 @@ func (x *Tree1) ClearLeft() { x.xLeft.Clear() }
 func (x *Tree1) GetRight() (*SingleBuffer, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xRight.Pending() {
+		return x.xRight.Loaded(), nil
 	}
 	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
 }
@@ -1123,6 +1129,9 @@ func (x *Tree2) GetLeft() (*Tree1, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xLeft.Pending() {
+		return x.xLeft.Loaded(), nil
+	}
 	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
 }
 
@@ -1149,6 +1158,9 @@ func (x *Tree2) ClearLeft() { x.xLeft.Clear() }
 func (x *Tree2) GetRight() (*Tree1, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xRight.Pending() {
+		return x.xRight.Loaded(), nil
 	}
 	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
 }
@@ -1776,6 +1788,9 @@ func (x *Tree3) GetLeft() (*Tree2, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xLeft.Pending() {
+		return x.xLeft.Loaded(), nil
+	}
 	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
 }
 
@@ -1802,6 +1817,9 @@ func (x *Tree3) ClearLeft() { x.xLeft.Clear() }
 func (x *Tree3) GetRight() (*Tree2, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xRight.Pending() {
+		return x.xRight.Loaded(), nil
 	}
 	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
 }
@@ -2213,6 +2231,9 @@ func (x *Tree4) GetLeft() (*Tree3, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xLeft.Pending() {
+		return x.xLeft.Loaded(), nil
+	}
 	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
 }
 
@@ -2239,6 +2260,9 @@ func (x *Tree4) ClearLeft() { x.xLeft.Clear() }
 func (x *Tree4) GetRight() (*Tree3, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xRight.Pending() {
+		return x.xRight.Loaded(), nil
 	}
 	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
 }
@@ -2650,6 +2674,9 @@ func (x *Tree5) GetLeft() (*Tree4, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xLeft.Pending() {
+		return x.xLeft.Loaded(), nil
+	}
 	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
 }
 
@@ -2676,6 +2703,9 @@ func (x *Tree5) ClearLeft() { x.xLeft.Clear() }
 func (x *Tree5) GetRight() (*Tree4, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xRight.Pending() {
+		return x.xRight.Loaded(), nil
 	}
 	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
 }

@@ -1745,6 +1745,9 @@ func (x *Tree) GetInner() (*Tree_Inner, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xInner.Pending() {
+		return x.xInner.Loaded(), nil
+	}
 	return x.xInner.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree_Inner { return NewTree_Inner((*wire.Arena)(a)) })
 }
 

@@ -2629,6 +2629,9 @@ func (x *Outer) GetInner() (*Outer_Inner, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xInner.Pending() {
+		return x.xInner.Loaded(), nil
+	}
 	return x.xInner.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Outer_Inner { return NewOuter_Inner((*wire.Arena)(a)) })
 }
 
@@ -2672,6 +2675,9 @@ func (x *Outer) ClearInners() { x.xInners.Init(x.cf.Arena(), 0) }
 func (x *Outer) GetBlob() (*other.Blob, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xBlob.Pending() {
+		return x.xBlob.Loaded(), nil
 	}
 	return x.xBlob.Get(x.cf.Arena(), func(a *wireimpl.Arena) *other.Blob { return other.NewBlob((*wire.Arena)(a)) })
 }
@@ -3576,6 +3582,9 @@ func (x *Tree) GetLeft() (*Tree, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xLeft.Pending() {
+		return x.xLeft.Loaded(), nil
+	}
 	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
 }
 
@@ -3602,6 +3611,9 @@ func (x *Tree) ClearLeft() { x.xLeft.Clear() }
 func (x *Tree) GetRight() (*Tree, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xRight.Pending() {
+		return x.xRight.Loaded(), nil
 	}
 	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
 }

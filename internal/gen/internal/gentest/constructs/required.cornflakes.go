@@ -1262,6 +1262,9 @@ func (x *Loose) GetNext() (*Loose, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xNext.Pending() {
+		return x.xNext.Loaded(), nil
+	}
 	return x.xNext.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Loose { return NewLoose((*wire.Arena)(a)) })
 }
 
@@ -1288,6 +1291,9 @@ func (x *Loose) ClearNext() { x.xNext.Clear() }
 func (x *Loose) GetInner() (*LooseInner, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xInner.Pending() {
+		return x.xInner.Loaded(), nil
 	}
 	return x.xInner.Get(x.cf.Arena(), func(a *wireimpl.Arena) *LooseInner { return NewLooseInner((*wire.Arena)(a)) })
 }

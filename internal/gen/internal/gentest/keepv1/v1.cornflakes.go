@@ -92,6 +92,9 @@ func (x *Rec) GetChild() (*Rec, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xChild.Pending() {
+		return x.xChild.Loaded(), nil
+	}
 	return x.xChild.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Rec { return NewRec((*wire.Arena)(a)) })
 }
 
@@ -807,6 +810,9 @@ func (x *Pair) GetA() (*Leaf, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xA.Pending() {
+		return x.xA.Loaded(), nil
+	}
 	return x.xA.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
 }
 
@@ -833,6 +839,9 @@ func (x *Pair) ClearA() { x.xA.Clear() }
 func (x *Pair) GetB() (*Leaf, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xB.Pending() {
+		return x.xB.Loaded(), nil
 	}
 	return x.xB.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
 }

@@ -2006,6 +2006,9 @@ func (x *Pair) GetA() (*Leaf, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xA.Pending() {
+		return x.xA.Loaded(), nil
+	}
 	return x.xA.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
 }
 
@@ -2032,6 +2035,9 @@ func (x *Pair) ClearA() { x.xA.Clear() }
 func (x *Pair) GetB() (*Leaf, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xB.Pending() {
+		return x.xB.Loaded(), nil
 	}
 	return x.xB.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
 }

@@ -233,6 +233,9 @@ func (x *Record) GetChild() (*Record, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xChild.Pending() {
+		return x.xChild.Loaded(), nil
+	}
 	return x.xChild.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Record { return NewRecord((*wire.Arena)(a)) })
 }
 

@@ -67,6 +67,9 @@ func (x *Batch) GetRecord() (*proto2.Record, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xRecord.Pending() {
+		return x.xRecord.Loaded(), nil
+	}
 	return x.xRecord.Get(x.cf.Arena(), func(a *wireimpl.Arena) *proto2.Record { return proto2.NewRecord((*wire.Arena)(a)) })
 }
 
@@ -93,6 +96,9 @@ func (x *Batch) ClearRecord() { x.xRecord.Clear() }
 func (x *Batch) GetNote() (*Batch_Note, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xNote.Pending() {
+		return x.xNote.Loaded(), nil
 	}
 	return x.xNote.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Batch_Note { return NewBatch_Note((*wire.Arena)(a)) })
 }
