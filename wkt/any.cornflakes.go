@@ -130,7 +130,33 @@ func (x *Any) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xTypeUrl, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xTypeUrl) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xTypeUrl = wireimpl.String{}
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xValue, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xValue) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xValue = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).

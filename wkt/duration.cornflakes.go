@@ -98,7 +98,23 @@ func (x *Duration) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xSeconds = int64(src.U64(ents))
+	} else {
+		x.xSeconds = 0
+	}
+	if b0&0x2 != 0 {
+		x.xNanos = int32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	} else {
+		x.xNanos = 0
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).

@@ -689,6 +689,9 @@ func (x *Value) GetListValue() (*ListValue, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xListValue.Pending() {
+		return x.xListValue.Loaded(), nil
+	}
 	return x.xListValue.Get(x.cf.Arena(), func(a *wireimpl.Arena) *ListValue { return NewListValue((*wire.Arena)(a)) })
 }
 

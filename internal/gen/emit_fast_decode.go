@@ -80,7 +80,13 @@ func genDirectEntry(g *protogen.GeneratedFile, m *message) {
 	g.P("if src == nil {")
 	g.P("return err")
 	g.P("}")
-	g.P("return x.WireDecodeAt(src, 0, src.Len(), 0)")
+	if m.flatDecode() {
+		// WireDecodeAt's body at the top level (one call less per decode).
+		g.P("end := src.Len()")
+		emitDirectBody(g, m, "0", "end", "0")
+	} else {
+		g.P("return x.WireDecodeAt(src, 0, src.Len(), 0)")
+	}
 	g.P("}")
 	g.P()
 	g.P("// DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).")
@@ -94,8 +100,36 @@ func genDirectEntry(g *protogen.GeneratedFile, m *message) {
 	g.P()
 }
 
+// flatDecode reports whether m's Decode holds the body of its WireDecodeAt
+// (a message with no nested message fields, whose body is small: the
+// top-level decode then makes one call less). Other messages' Decode calls
+// WireDecodeAt.
+func (m *message) flatDecode() bool {
+	for _, f := range m.fields {
+		if f.shape == shapeMessage {
+			return false
+		}
+	}
+	return true
+}
+
 // genDirectDecode emits WireDecodeAt.
 func genDirectDecode(g *protogen.GeneratedFile, m *message) {
+	w := func(s string) string { return g.QualifiedGoIdent(runtimePkg.Ident(s)) }
+	g.P("// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting")
+	g.P("// depth depth (the direct decode: header and entries read with the cursors in")
+	g.P("// locals; another header form is decoded by the Decoder path). Decode and the")
+	g.P("// WireDecodeAt of messages that hold x call it.")
+	g.P("func (x *", m.m.GoIdent.GoName, ") WireDecodeAt(src *", w("Source"), ", off, end, depth int) error {")
+	emitDirectBody(g, m, "off", "end", "depth")
+	g.P("}")
+	g.P()
+}
+
+// emitDirectBody emits the body of WireDecodeAt for the message header at
+// [off, end) of src at nesting depth depth (Go expressions; end a variable):
+// it decodes x and returns.
+func emitDirectBody(g *protogen.GeneratedFile, m *message, off, end, depth string) {
 	w := func(s string) string { return g.QualifiedGoIdent(runtimePkg.Ident(s)) }
 	needDyn := false
 	for _, f := range m.fields {
@@ -114,16 +148,11 @@ func genDirectDecode(g *protogen.GeneratedFile, m *message) {
 	if len(m.fields) > 0 {
 		b0 = "b0"
 	}
-	g.P("// WireDecodeAt decodes x from the message header at [off, end) of src, at nesting")
-	g.P("// depth depth (the direct decode: header and entries read with the cursors in")
-	g.P("// locals; another header form is decoded by the Decoder path). Decode and the")
-	g.P("// WireDecodeAt of messages that hold x call it.")
-	g.P("func (x *", m.m.GoIdent.GoName, ") WireDecodeAt(src *", w("Source"), ", off, end, depth int) error {")
-	g.P(b0, ", ", ents, ", ", dyn, ", ok := src.Head1(off, end)")
+	g.P(b0, ", ", ents, ", ", dyn, ", ok := src.Head1(", off, ", ", end, ")")
 	g.P("if !ok {")
-	g.P("return src.DecodeSlow(x, off, end, depth)")
+	g.P("return src.DecodeSlow(x, ", off, ", ", end, ", ", depth, ")")
 	g.P("}")
-	g.P("x.cf.BindSource(src, depth)")
+	g.P("x.cf.BindSource(src, ", depth, ")")
 	for _, f := range m.fields {
 		_, bit := bitOf(f)
 		at := "ents"
@@ -144,31 +173,32 @@ func genDirectDecode(g *protogen.GeneratedFile, m *message) {
 			g.P("at = ", at)
 			g.P("}")
 			g.P("var err error")
-			g.P("if dyn, err = src.", method, "(at, ", f.num, ", dyn, end, depth, &x.", f.sf, "); err != nil {")
+			g.P("if dyn, err = src.", method, "(at, ", f.num, ", dyn, ", end, ", ", depth, ", &x.", f.sf, "); err != nil {")
 			g.P("return err")
 			g.P("}")
 			g.P("}")
 		case shapeMessage:
 			g.P("if b0&", bit, " != 0 {")
 			g.P("at := ", at)
-			g.P("o, n, ok := src.NestedEnt(at, dyn, end, depth)")
+			g.P("o, n, ok := src.NestedEnt(at, dyn, ", end, ", ", depth, ")")
 			g.P("if !ok {")
-			g.P("return src.NestedErr(at, ", f.num, ", dyn, end, depth)")
+			g.P("return src.NestedErr(at, ", f.num, ", dyn, ", end, ", ", depth, ")")
 			g.P("}")
 			g.P("dyn = o + n")
-			g.P("v := ", newCall(g, f, "src.Arena()"))
+			emitNewNested(g, f)
 			if lm := leafOf(f); lm != nil {
-				// The leaf's WireDecodeAt inline.
+				// The leaf's WireDecodeAt inline, without its BindSource: v
+				// was just made by its New function (no presence bits, no
+				// kept unknown fields), which is all BindSource resets.
 				g.P("if lb0, lents, _, ok := src.Head1(o, o+n); ok {")
-				g.P("v.cf.BindSource(src, depth+1)")
 				for _, lf := range lm.fields {
 					emitDecodeValue(g, lf, "v", "lb0", "lents")
 				}
-				g.P("} else if err := src.DecodeSlow(v, o, o+n, depth+1); err != nil {")
+				g.P("} else if err := src.DecodeSlow(v, o, o+n, ", depth, "+1); err != nil {")
 				g.P("return err")
 				g.P("}")
 			} else {
-				g.P("if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {")
+				g.P("if err := v.WireDecodeAt(src, o, o+n, ", depth, "+1); err != nil {")
 				g.P("return err")
 				g.P("}")
 			}
@@ -184,8 +214,6 @@ func genDirectDecode(g *protogen.GeneratedFile, m *message) {
 		g.P("_ = dyn")
 	}
 	g.P("return nil")
-	g.P("}")
-	g.P()
 }
 
 // emitDecodeValue emits the direct decode of the scalar, bytes or string
@@ -232,4 +260,23 @@ func emitDecodeValue(g *protogen.GeneratedFile, f *field, x, b0, ents string) {
 	default:
 		panic(fmt.Sprintf("direct decode of value field %s (shape %v)", f.name, f.shape))
 	}
+}
+
+// emitNewNested emits `v := ` a new message of the nested field f in the
+// decoding arena. A message of the parent's package is made by the body of
+// its New function written out (TryNew, NewSlow when the slab is used up,
+// Init): New is too large for the compiler to inline, and a nested decode
+// makes one per present field. Another package's message calls its New.
+func emitNewNested(g *protogen.GeneratedFile, f *field) {
+	if f.f.Message.GoIdent.GoImportPath != f.f.Parent.GoIdent.GoImportPath {
+		g.P("v := ", newCall(g, f, "src.Arena()"))
+		return
+	}
+	tv := lowerFirst(f.f.Message.GoIdent.GoName) + "Type" // its message.typeVar
+	g.P("ra := src.Arena()")
+	g.P("v := ", tv, ".TryNew(ra)")
+	g.P("if v == nil {")
+	g.P("v = ", tv, ".NewSlow(ra)")
+	g.P("}")
+	g.P("v.cf.Init(ra)")
 }

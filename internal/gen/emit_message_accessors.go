@@ -187,6 +187,11 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 			g.P("if x.cf.Stale() {")
 			g.P("return nil, ", g.QualifiedGoIdent(wireIdent("ErrArenaReset")))
 			g.P("}")
+			// The decoded (or absent) field without a call; Get for a
+			// lazy record the Decoder path left.
+			g.P("if !x.", f.sf, ".Pending() {")
+			g.P("return x.", f.sf, ".Loaded(), nil")
+			g.P("}")
 			g.P("return x.", f.sf, ".Get(", arena, ", ", nf, ")")
 			g.P("}")
 		} else {

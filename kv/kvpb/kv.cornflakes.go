@@ -132,7 +132,39 @@ func (x *Req) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, dyn, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	{
+		at := -1
+		if b0&0x1 != 0 {
+			at = ents
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 1, dyn, end, 0, &x.xKeys); err != nil {
+			return err
+		}
+	}
+	{
+		at := -1
+		if b0&0x2 != 0 {
+			at = wireimpl.EntAt(ents, b0, 0x2)
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 2, dyn, end, 0, &x.xVals); err != nil {
+			return err
+		}
+	}
+	if b0&0x4 != 0 {
+		x.xIndex = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x4)))
+	} else {
+		x.xIndex = 0
+	}
+	_ = dyn
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -518,7 +550,39 @@ func (x *Resp) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, dyn, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xStatus = uint32(src.U64(ents))
+	} else {
+		x.xStatus = 0
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xVal, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xVal) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xVal = wireimpl.Bytes{}
+	}
+	{
+		at := -1
+		if b0&0x4 != 0 {
+			at = wireimpl.EntAt(ents, b0, 0x4)
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 3, dyn, end, 0, &x.xVals); err != nil {
+			return err
+		}
+	}
+	_ = dyn
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).

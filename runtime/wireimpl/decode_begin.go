@@ -20,33 +20,35 @@ import (
 // then its own WireDecodeAt(src, 0, src.Len(), 0).
 func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
 	a := c.a
-	// The common case, straight-line: the batch's first registered input
-	// (the arena holds no input yet: lastSrc is nil exactly until one is
-	// recorded), of a live message, in the unchecked build. Its record is
-	// the one embedded in the arena (src0: no slab, its arena and segs
-	// fields are fixed), its reference the arena's input slot (no append).
-	// A Buf's window is shorter than 2^32, so MaxMessageSize holds.
-	if a != nil && a.lastSrc == nil && c.epoch == uint32(a.epoch) && !b.IsZero() && !mem.Checked {
-		h := b
-		if !a.BorrowInput { // else the caller's reference (see Arena.BorrowInput)
-			if !h.TryClone() {
-				h = b.Clone()
-			}
-			a.in = h
-		}
-		src := &a.src0
-		// src0 keeps its arena and threshold fields across batches
-		// (Reset does not touch them; only this code writes them, all
-		// together): they are written at its first use and rewritten
-		// only when Threshold changed.
-		if thr := a.Threshold; src.a == nil || src.thr != thr {
-			src.a, src.thr, src.cpBelow, src.zcFrom = a, thr, thr, max(thr, 1)
-		}
-		src.data, src.buf, src.epoch = h.Bytes(), h, a.epoch
-		a.lastSrc = src
-		return src, nil
+	// The common case, straight-line and without a call: the batch's
+	// first registered input (the arena holds no input yet: lastSrc is nil
+	// exactly until one is recorded), of a live message, in the unchecked
+	// build, borrowed or whose reference TryClone takes. Its record is the
+	// one embedded in the arena (src0: no slab, its arena and segs fields
+	// are fixed), its reference the arena's input slot (no append). Every
+	// other case (and a reference TryClone cannot take) is beginDecodeSlow:
+	// with no call on this path, b stays in registers. A Buf's window is
+	// shorter than 2^32, so MaxMessageSize holds.
+	if a == nil || a.lastSrc != nil || c.epoch != uint32(a.epoch) || b.IsZero() || mem.Checked {
+		return c.beginDecodeSlow(b)
 	}
-	return c.beginDecodeSlow(b)
+	if !a.BorrowInput { // else the caller's reference (see Arena.BorrowInput)
+		if !b.TryClone() {
+			return c.beginDecodeSlow(b) // Clone reports a stale b
+		}
+		a.in = b
+	}
+	src := &a.src0
+	// src0 keeps its arena and threshold fields across batches (Reset
+	// does not touch them; only this code writes them, all together):
+	// they are written at its first use and rewritten only when Threshold
+	// changed.
+	if thr := a.Threshold; src.a == nil || src.thr != thr {
+		src.a, src.thr, src.cpBelow, src.zcFrom = a, thr, thr, max(thr, 1)
+	}
+	src.data, src.buf, src.epoch = b.Bytes(), b, a.epoch
+	a.lastSrc = src
+	return src, nil
 }
 
 // beginDecodeSlow is BeginDecode outside its common case: no arena, a

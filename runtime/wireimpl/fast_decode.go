@@ -39,13 +39,22 @@ func (s *Source) Len() int { return len(s.data) }
 // Arena returns the arena decoding the input.
 func (s *Source) Arena() *Arena { return s.a }
 
-// BindSource binds c, the message about to be decoded from s at nesting
-// depth depth, to the input, and clears its explicit-presence bits. The
-// generated WireDecodeAt calls it first.
+// BindSource prepares c, the message about to be decoded from s at nesting
+// depth depth (a header of the untyped form: no unknown fields to keep):
+// it clears its explicit-presence bits and forgets the unknown fields kept
+// from an earlier decode of c, if any (as DropUnknown). The generated
+// WireDecodeAt calls it first (a leaf decoded inline by its parent, just
+// made by its New function, has nothing to reset and skips it). The
+// message is not linked to s: nothing of the direct decode reads Core.src
+// (only kept unknown fields, which the Decoder path records together with
+// it, do).
 func (c *Core) BindSource(s *Source, depth int) {
-	c.src, c.depth, c.has = s, int32(depth), 0
+	c.depth, c.has = int32(depth), 0
 	if c.hasX != nil {
 		clear(c.hasX)
+	}
+	if c.uk != nil {
+		c.DropUnknown()
 	}
 }
 
@@ -58,11 +67,13 @@ func (c *Core) BindSource(s *Source, depth int) {
 func (s *Source) Head1(off, end int) (w0 uint32, ents, dyn int, ok bool) {
 	// One 8-byte load: the word count (low half) and bitmap word 0. The
 	// caller's range lies in the input (end <= len(s.data)), so the load's
-	// own bounds check is the only one.
+	// own bounds check is the only one; the closed slice [off:off+8] is
+	// cheaper than s.data[off:] (no length and pointer arithmetic for the
+	// rest of the input).
 	if end-off < 8 {
 		return 0, 0, 0, false
 	}
-	h := binary.LittleEndian.Uint64(s.data[off:])
+	h := binary.LittleEndian.Uint64(s.data[off : off+8])
 	if uint32(h) != 1 {
 		return 0, 0, 0, false
 	}
@@ -138,7 +149,7 @@ func (s *Source) BytesZeroCopy(at int, b *Bytes) bool {
 // zero-copy case, errors). The entry is read once; BytesRange, SetBytes and
 // SetString are small enough to be inlined.
 func (s *Source) BytesRange(at int) (o, k int, zc, ok bool) {
-	e := binary.LittleEndian.Uint64(s.data[at:])
+	e := binary.LittleEndian.Uint64(s.data[at : at+EntrySize])
 	o, k = int(e>>32), int(uint32(e))
 	zc = k >= s.zcFrom
 	// Offsets and sizes are below 2^32: the sum does not overflow.

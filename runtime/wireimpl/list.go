@@ -781,6 +781,12 @@ func (n *Nested[P]) Present() bool {
 	return n.p != zero || n.lz.src != nil
 }
 
+// Pending reports whether the field is a lazy record not decoded yet (Get
+// decodes it). When it is not, Loaded is the field's value (the zero P
+// when absent): the generated getter of a field decoded with its parent
+// tests it and returns Loaded without calling Get.
+func (n *Nested[P]) Pending() bool { return n.lz.src != nil }
+
 // Get returns the message (the zero P when absent), decoding it on first
 // access with newT (the generated New function). After an error the field
 // stays undecoded and the next Get reports it again. A field not decoded

@@ -45,11 +45,16 @@ func within(p, outer []byte) (int, bool) {
 const unalignedLoads = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64" || runtime.GOARCH == "386" ||
 	runtime.GOARCH == "ppc64le" || runtime.GOARCH == "s390x"
 
+// leUnaligned: a little-endian platform with unaligned loads, as a
+// constant (nativeLE is a variable: testing it costs a load and a branch).
+const leUnaligned = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64" || runtime.GOARCH == "386" ||
+	runtime.GOARCH == "ppc64le"
+
 // wordLoads reports whether p's entries may be read as native words by
 // wordsInRange: a little-endian platform, and p 8-byte aligned or a
 // platform with unaligned loads.
 func wordLoads(p []byte) bool {
-	return nativeLE && (unalignedLoads || uintptr(unsafe.Pointer(unsafe.SliceData(p)))%EntrySize == 0)
+	return leUnaligned || nativeLE && (unalignedLoads || uintptr(unsafe.Pointer(unsafe.SliceData(p)))%EntrySize == 0)
 }
 
 // wordsInRange is entsInRange's loop over the n entries at p (n whole

@@ -100,7 +100,23 @@ func (x *SingleBuffer) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xMessage, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xMessage) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xMessage = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -363,7 +379,24 @@ func (x *ListBuffers) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, dyn, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	{
+		at := -1
+		if b0&0x1 != 0 {
+			at = ents
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 1, dyn, end, 0, &x.xMessages); err != nil {
+			return err
+		}
+	}
+	_ = dyn
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -575,6 +608,9 @@ func (x *Tree1) GetLeft() (*SingleBuffer, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xLeft.Pending() {
+		return x.xLeft.Loaded(), nil
+	}
 	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
 }
 
@@ -601,6 +637,9 @@ func (x *Tree1) ClearLeft() { x.xLeft.Clear() }
 func (x *Tree1) GetRight() (*SingleBuffer, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xRight.Pending() {
+		return x.xRight.Loaded(), nil
 	}
 	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *SingleBuffer { return NewSingleBuffer((*wire.Arena)(a)) })
 }
@@ -809,9 +848,13 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := singleBufferType.TryNew(ra)
+		if v == nil {
+			v = singleBufferType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
-			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
 				at := lents
 				if vo, vk, vzc, vok := src.BytesRange(at); vok {
@@ -836,9 +879,13 @@ func (x *Tree1) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewSingleBuffer((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := singleBufferType.TryNew(ra)
+		if v == nil {
+			v = singleBufferType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
-			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
 				at := lents
 				if vo, vk, vzc, vok := src.BytesRange(at); vok {
@@ -1082,6 +1129,9 @@ func (x *Tree2) GetLeft() (*Tree1, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xLeft.Pending() {
+		return x.xLeft.Loaded(), nil
+	}
 	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
 }
 
@@ -1108,6 +1158,9 @@ func (x *Tree2) ClearLeft() { x.xLeft.Clear() }
 func (x *Tree2) GetRight() (*Tree1, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xRight.Pending() {
+		return x.xRight.Loaded(), nil
 	}
 	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree1 { return NewTree1((*wire.Arena)(a)) })
 }
@@ -1316,7 +1369,12 @@ func (x *Tree2) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree1((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree1Type.TryNew(ra)
+		if v == nil {
+			v = tree1Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -1331,7 +1389,12 @@ func (x *Tree2) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree1((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree1Type.TryNew(ra)
+		if v == nil {
+			v = tree1Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -1725,6 +1788,9 @@ func (x *Tree3) GetLeft() (*Tree2, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xLeft.Pending() {
+		return x.xLeft.Loaded(), nil
+	}
 	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
 }
 
@@ -1751,6 +1817,9 @@ func (x *Tree3) ClearLeft() { x.xLeft.Clear() }
 func (x *Tree3) GetRight() (*Tree2, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xRight.Pending() {
+		return x.xRight.Loaded(), nil
 	}
 	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree2 { return NewTree2((*wire.Arena)(a)) })
 }
@@ -1959,7 +2028,12 @@ func (x *Tree3) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree2((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree2Type.TryNew(ra)
+		if v == nil {
+			v = tree2Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -1974,7 +2048,12 @@ func (x *Tree3) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree2((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree2Type.TryNew(ra)
+		if v == nil {
+			v = tree2Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -2152,6 +2231,9 @@ func (x *Tree4) GetLeft() (*Tree3, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xLeft.Pending() {
+		return x.xLeft.Loaded(), nil
+	}
 	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
 }
 
@@ -2178,6 +2260,9 @@ func (x *Tree4) ClearLeft() { x.xLeft.Clear() }
 func (x *Tree4) GetRight() (*Tree3, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xRight.Pending() {
+		return x.xRight.Loaded(), nil
 	}
 	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree3 { return NewTree3((*wire.Arena)(a)) })
 }
@@ -2386,7 +2471,12 @@ func (x *Tree4) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree3((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree3Type.TryNew(ra)
+		if v == nil {
+			v = tree3Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -2401,7 +2491,12 @@ func (x *Tree4) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree3((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree3Type.TryNew(ra)
+		if v == nil {
+			v = tree3Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -2579,6 +2674,9 @@ func (x *Tree5) GetLeft() (*Tree4, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xLeft.Pending() {
+		return x.xLeft.Loaded(), nil
+	}
 	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
 }
 
@@ -2605,6 +2703,9 @@ func (x *Tree5) ClearLeft() { x.xLeft.Clear() }
 func (x *Tree5) GetRight() (*Tree4, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xRight.Pending() {
+		return x.xRight.Loaded(), nil
 	}
 	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree4 { return NewTree4((*wire.Arena)(a)) })
 }
@@ -2813,7 +2914,12 @@ func (x *Tree5) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree4((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree4Type.TryNew(ra)
+		if v == nil {
+			v = tree4Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -2828,7 +2934,12 @@ func (x *Tree5) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree4((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := tree4Type.TryNew(ra)
+		if v == nil {
+			v = tree4Type.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}

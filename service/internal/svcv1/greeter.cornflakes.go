@@ -174,7 +174,39 @@ func (x *HelloRequest) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xName, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xName) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xName = wireimpl.String{}
+	}
+	if b0&0x2 != 0 {
+		x.xBlobSize = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	} else {
+		x.xBlobSize = 0
+	}
+	if b0&0x4 != 0 {
+		x.xMood = Mood(int32(src.U64(wireimpl.EntAt(ents, b0, 0x4))))
+	} else {
+		x.xMood = 0
+	}
+	if b0&0x8 != 0 {
+		x.xSeq = src.U64(wireimpl.EntAt(ents, b0, 0x8))
+		x.cf.SetHas(0)
+	} else {
+		x.xSeq = 0
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -608,7 +640,38 @@ func (x *HelloReply) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xMessage, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xMessage) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xMessage = wireimpl.String{}
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xBlob, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xBlob) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xBlob = wireimpl.Bytes{}
+	}
+	if b0&0x4 != 0 {
+		x.xSeq = src.U64(wireimpl.EntAt(ents, b0, 0x4))
+	} else {
+		x.xSeq = 0
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -1011,7 +1074,38 @@ func (x *FailRequest) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xCode = uint32(src.U64(ents))
+	} else {
+		x.xCode = 0
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xMessage, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xMessage) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xMessage = wireimpl.String{}
+	}
+	if b0&0x4 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x4)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xDetails, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xDetails) {
+			return wireimpl.BadData(at, 3)
+		}
+	} else {
+		x.xDetails = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -1354,7 +1448,18 @@ func (x *LookupRequest) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xId = src.U64(ents)
+	} else {
+		x.xId = 0
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -1639,6 +1744,9 @@ func (x *Tree) ClearTags() { x.xTags.Init(x.cf.Arena(), 0) }
 func (x *Tree) GetInner() (*Tree_Inner, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xInner.Pending() {
+		return x.xInner.Loaded(), nil
 	}
 	return x.xInner.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree_Inner { return NewTree_Inner((*wire.Arena)(a)) })
 }
@@ -2228,7 +2336,23 @@ func (x *Sum) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xTotal = int64(src.U64(ents))
+	} else {
+		x.xTotal = 0
+	}
+	if b0&0x2 != 0 {
+		x.xNodes = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	} else {
+		x.xNodes = 0
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).

@@ -272,7 +272,23 @@ func (x *Point) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xX = math.Float64frombits(src.U64(ents))
+	} else {
+		x.xX = 0
+	}
+	if b0&0x2 != 0 {
+		x.xY = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	} else {
+		x.xY = 0
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -771,7 +787,28 @@ func (x *Pair) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xKey = int32(src.U64(ents))
+	} else {
+		x.xKey = 0
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xVal, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xVal) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xVal = wireimpl.String{}
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).

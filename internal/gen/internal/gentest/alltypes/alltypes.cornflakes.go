@@ -348,7 +348,103 @@ func (x *Scalars) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+	} else {
+		x.xI32 = 0
+	}
+	if b0&0x2 != 0 {
+		x.xI64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	} else {
+		x.xI64 = 0
+	}
+	if b0&0x4 != 0 {
+		x.xU32 = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x4)))
+	} else {
+		x.xU32 = 0
+	}
+	if b0&0x8 != 0 {
+		x.xU64 = src.U64(wireimpl.EntAt(ents, b0, 0x8))
+	} else {
+		x.xU64 = 0
+	}
+	if b0&0x10 != 0 {
+		x.xS32 = int32(src.U64(wireimpl.EntAt(ents, b0, 0x10)))
+	} else {
+		x.xS32 = 0
+	}
+	if b0&0x20 != 0 {
+		x.xS64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x20)))
+	} else {
+		x.xS64 = 0
+	}
+	if b0&0x40 != 0 {
+		x.xF32 = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x40)))
+	} else {
+		x.xF32 = 0
+	}
+	if b0&0x80 != 0 {
+		x.xF64 = src.U64(wireimpl.EntAt(ents, b0, 0x80))
+	} else {
+		x.xF64 = 0
+	}
+	if b0&0x100 != 0 {
+		x.xSf32 = int32(src.U64(wireimpl.EntAt(ents, b0, 0x100)))
+	} else {
+		x.xSf32 = 0
+	}
+	if b0&0x200 != 0 {
+		x.xSf64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x200)))
+	} else {
+		x.xSf64 = 0
+	}
+	if b0&0x400 != 0 {
+		x.xFlag = src.U64(wireimpl.EntAt(ents, b0, 0x400)) != 0
+	} else {
+		x.xFlag = false
+	}
+	if b0&0x800 != 0 {
+		x.xRatio = math.Float32frombits(uint32(src.U64(wireimpl.EntAt(ents, b0, 0x800))))
+	} else {
+		x.xRatio = 0
+	}
+	if b0&0x1000 != 0 {
+		x.xScore = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x1000)))
+	} else {
+		x.xScore = 0
+	}
+	if b0&0x2000 != 0 {
+		x.xKind = Kind(int32(src.U64(wireimpl.EntAt(ents, b0, 0x2000))))
+	} else {
+		x.xKind = 0
+	}
+	if b0&0x4000 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x4000)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
+			return wireimpl.BadData(at, 15)
+		}
+	} else {
+		x.xText = wireimpl.String{}
+	}
+	if b0&0x8000 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x8000)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 16)
+		}
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -1360,7 +1456,65 @@ func (x *Optionals) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+		x.cf.SetHas(0)
+	} else {
+		x.xI32 = 0
+	}
+	if b0&0x2 != 0 {
+		x.xU64 = src.U64(wireimpl.EntAt(ents, b0, 0x2))
+		x.cf.SetHas(1)
+	} else {
+		x.xU64 = 0
+	}
+	if b0&0x4 != 0 {
+		x.xFlag = src.U64(wireimpl.EntAt(ents, b0, 0x4)) != 0
+		x.cf.SetHas(2)
+	} else {
+		x.xFlag = false
+	}
+	if b0&0x8 != 0 {
+		x.xScore = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x8)))
+		x.cf.SetHas(3)
+	} else {
+		x.xScore = 0
+	}
+	if b0&0x10 != 0 {
+		x.xKind = Kind(int32(src.U64(wireimpl.EntAt(ents, b0, 0x10))))
+		x.cf.SetHas(4)
+	} else {
+		x.xKind = 0
+	}
+	if b0&0x20 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x20)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
+			return wireimpl.BadData(at, 6)
+		}
+		x.cf.SetHas(5)
+	} else {
+		x.xText = wireimpl.String{}
+	}
+	if b0&0x40 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x40)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 7)
+		}
+		x.cf.SetHas(6)
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -2475,6 +2629,9 @@ func (x *Outer) GetInner() (*Outer_Inner, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xInner.Pending() {
+		return x.xInner.Loaded(), nil
+	}
 	return x.xInner.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Outer_Inner { return NewOuter_Inner((*wire.Arena)(a)) })
 }
 
@@ -2518,6 +2675,9 @@ func (x *Outer) ClearInners() { x.xInners.Init(x.cf.Arena(), 0) }
 func (x *Outer) GetBlob() (*other.Blob, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xBlob.Pending() {
+		return x.xBlob.Loaded(), nil
 	}
 	return x.xBlob.Get(x.cf.Arena(), func(a *wireimpl.Arena) *other.Blob { return other.NewBlob((*wire.Arena)(a)) })
 }
@@ -3122,7 +3282,28 @@ func (x *Outer_Inner) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xState = Outer_Inner_State(int32(src.U64(ents)))
+	} else {
+		x.xState = 0
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xPayload, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xPayload) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xPayload = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -3401,6 +3582,9 @@ func (x *Tree) GetLeft() (*Tree, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xLeft.Pending() {
+		return x.xLeft.Loaded(), nil
+	}
 	return x.xLeft.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
 }
 
@@ -3427,6 +3611,9 @@ func (x *Tree) ClearLeft() { x.xLeft.Clear() }
 func (x *Tree) GetRight() (*Tree, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xRight.Pending() {
+		return x.xRight.Loaded(), nil
 	}
 	return x.xRight.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Tree { return NewTree((*wire.Arena)(a)) })
 }
@@ -3670,7 +3857,12 @@ func (x *Tree) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := treeType.TryNew(ra)
+		if v == nil {
+			v = treeType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -3685,7 +3877,12 @@ func (x *Tree) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewTree((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := treeType.TryNew(ra)
+		if v == nil {
+			v = treeType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -3934,7 +4131,13 @@ func (x *Empty) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	_, _, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).

@@ -1262,6 +1262,9 @@ func (x *Loose) GetNext() (*Loose, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xNext.Pending() {
+		return x.xNext.Loaded(), nil
+	}
 	return x.xNext.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Loose { return NewLoose((*wire.Arena)(a)) })
 }
 
@@ -1288,6 +1291,9 @@ func (x *Loose) ClearNext() { x.xNext.Clear() }
 func (x *Loose) GetInner() (*LooseInner, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xInner.Pending() {
+		return x.xInner.Loaded(), nil
 	}
 	return x.xInner.Get(x.cf.Arena(), func(a *wireimpl.Arena) *LooseInner { return NewLooseInner((*wire.Arena)(a)) })
 }
@@ -1541,7 +1547,12 @@ func (x *Loose) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 3, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewLoose((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := looseType.TryNew(ra)
+		if v == nil {
+			v = looseType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if err := v.WireDecodeAt(src, o, o+n, depth+1); err != nil {
 			return err
 		}
@@ -1556,9 +1567,13 @@ func (x *Loose) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 4, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewLooseInner((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := looseInnerType.TryNew(ra)
+		if v == nil {
+			v = looseInnerType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
-			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
 				v.xOk = src.U64(lents) != 0
 				v.cf.SetHas(0)
@@ -1858,7 +1873,19 @@ func (x *LooseInner) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xOk = src.U64(ents) != 0
+		x.cf.SetHas(0)
+	} else {
+		x.xOk = false
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).

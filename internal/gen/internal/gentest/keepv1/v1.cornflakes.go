@@ -92,6 +92,9 @@ func (x *Rec) GetChild() (*Rec, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xChild.Pending() {
+		return x.xChild.Loaded(), nil
+	}
 	return x.xChild.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Rec { return NewRec((*wire.Arena)(a)) })
 }
 
@@ -532,7 +535,28 @@ func (x *Leaf) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xId = uint32(src.U64(ents))
+	} else {
+		x.xId = 0
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -786,6 +810,9 @@ func (x *Pair) GetA() (*Leaf, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xA.Pending() {
+		return x.xA.Loaded(), nil
+	}
 	return x.xA.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
 }
 
@@ -812,6 +839,9 @@ func (x *Pair) ClearA() { x.xA.Clear() }
 func (x *Pair) GetB() (*Leaf, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xB.Pending() {
+		return x.xB.Loaded(), nil
 	}
 	return x.xB.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Leaf { return NewLeaf((*wire.Arena)(a)) })
 }
@@ -1020,9 +1050,13 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 1, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewLeaf((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := leafType.TryNew(ra)
+		if v == nil {
+			v = leafType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
-			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
 				v.xId = uint32(src.U64(lents))
 			} else {
@@ -1052,9 +1086,13 @@ func (x *Pair) WireDecodeAt(src *wireimpl.Source, off, end, depth int) error {
 			return src.NestedErr(at, 2, dyn, end, depth)
 		}
 		dyn = o + n
-		v := NewLeaf((*wire.Arena)(src.Arena()))
+		ra := src.Arena()
+		v := leafType.TryNew(ra)
+		if v == nil {
+			v = leafType.NewSlow(ra)
+		}
+		v.cf.Init(ra)
 		if lb0, lents, _, ok := src.Head1(o, o+n); ok {
-			v.cf.BindSource(src, depth+1)
 			if lb0&0x1 != 0 {
 				v.xId = uint32(src.U64(lents))
 			} else {

@@ -127,3 +127,52 @@ func TestDirectPathKeepsUnknown(t *testing.T) {
 		}
 	})
 }
+
+// TestRedecodeForgetsUnknown: a message that kept unknown fields from a
+// typed input and is then decoded again from an untyped one (the direct
+// decode, BindSource) holds nothing of the first input: no kept fields,
+// and it is written exactly as a fresh decode of the second input.
+func TestRedecodeForgetsUnknown(t *testing.T) {
+	typed := newV2Leaf(t, 7)
+	var plain []byte
+	{
+		a := wire.NewArena()
+		l := keepv1.NewLeaf(a)
+		l.SetId(9)
+		l.SetData([]byte("v1 only"))
+		plain = serializeSGA(t, l)
+		_ = a.Reset()
+	}
+	for _, name := range []string{"untyped-arena", "typed-arena"} {
+		t.Run(name, func(t *testing.T) {
+			a := wire.NewArena()
+			if name == "typed-arena" {
+				a = typedArena()
+			}
+			defer a.Reset()
+			l := keepv1.NewLeaf(a)
+			if err := l.DecodeBytes(typed); err != nil {
+				t.Fatal(err)
+			}
+			if !l.WireCore().HasUnknown() {
+				t.Fatal("v1 Leaf kept no unknown fields of a typed v2 Leaf")
+			}
+			if err := l.DecodeBytes(plain); err != nil {
+				t.Fatal(err)
+			}
+			if l.WireCore().HasUnknown() {
+				t.Fatal("re-decoded from an untyped input, the Leaf still holds the first input's unknown fields")
+			}
+			fresh := keepv1.NewLeaf(a)
+			if err := fresh.DecodeBytes(plain); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := serializeSGA(t, l), serializeSGA(t, fresh); !bytes.Equal(got, want) {
+				t.Fatalf("re-decoded Leaf writes %x, a fresh decode of the same input %x", got, want)
+			}
+			if l.GetId() != 9 || !bytes.Equal(l.GetData(), []byte("v1 only")) {
+				t.Fatalf("re-decoded Leaf: id %d data %q", l.GetId(), l.GetData())
+			}
+		})
+	}
+}

@@ -172,7 +172,38 @@ func (x *Blob) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xName, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xName) {
+			return wireimpl.BadData(at, 2)
+		}
+	} else {
+		x.xName = wireimpl.String{}
+	}
+	if b0&0x4 != 0 {
+		x.xLevel = Level(int32(src.U64(wireimpl.EntAt(ents, b0, 0x4))))
+	} else {
+		x.xLevel = 0
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).

@@ -233,6 +233,9 @@ func (x *Record) GetChild() (*Record, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xChild.Pending() {
+		return x.xChild.Loaded(), nil
+	}
 	return x.xChild.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Record { return NewRecord((*wire.Arena)(a)) })
 }
 
@@ -735,7 +738,19 @@ func (x *Record_Nested) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xN = uint32(src.U64(ents))
+		x.cf.SetHas(0)
+	} else {
+		x.xN = 0
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
@@ -1336,7 +1351,106 @@ func (x *Defaults) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+		x.cf.SetHas(0)
+	} else {
+		x.xI32 = 0
+	}
+	if b0&0x2 != 0 {
+		x.xU64 = src.U64(wireimpl.EntAt(ents, b0, 0x2))
+		x.cf.SetHas(1)
+	} else {
+		x.xU64 = 0
+	}
+	if b0&0x4 != 0 {
+		x.xS64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x4)))
+		x.cf.SetHas(2)
+	} else {
+		x.xS64 = 0
+	}
+	if b0&0x8 != 0 {
+		x.xFlag = src.U64(wireimpl.EntAt(ents, b0, 0x8)) != 0
+		x.cf.SetHas(3)
+	} else {
+		x.xFlag = false
+	}
+	if b0&0x10 != 0 {
+		x.xRatio = math.Float32frombits(uint32(src.U64(wireimpl.EntAt(ents, b0, 0x10))))
+		x.cf.SetHas(4)
+	} else {
+		x.xRatio = 0
+	}
+	if b0&0x20 != 0 {
+		x.xScore = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x20)))
+		x.cf.SetHas(5)
+	} else {
+		x.xScore = 0
+	}
+	if b0&0x40 != 0 {
+		x.xNan = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x40)))
+		x.cf.SetHas(6)
+	} else {
+		x.xNan = 0
+	}
+	if b0&0x80 != 0 {
+		x.xNegZero = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x80)))
+		x.cf.SetHas(7)
+	} else {
+		x.xNegZero = 0
+	}
+	if b0&0x100 != 0 {
+		x.xColor = Color(int32(src.U64(wireimpl.EntAt(ents, b0, 0x100))))
+		x.cf.SetHas(8)
+	} else {
+		x.xColor = 0
+	}
+	if b0&0x200 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x200)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
+			return wireimpl.BadData(at, 10)
+		}
+		x.cf.SetHas(9)
+	} else {
+		x.xText = wireimpl.String{}
+	}
+	if b0&0x400 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x400)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
+			return wireimpl.BadData(at, 11)
+		}
+		x.cf.SetHas(10)
+	} else {
+		x.xData = wireimpl.Bytes{}
+	}
+	if b0&0x800 != 0 {
+		x.xZero = int32(src.U64(wireimpl.EntAt(ents, b0, 0x800)))
+		x.cf.SetHas(11)
+	} else {
+		x.xZero = 0
+	}
+	if b0&0x1000 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x1000)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xEmpty, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xEmpty) {
+			return wireimpl.BadData(at, 13)
+		}
+		x.cf.SetHas(12)
+	} else {
+		x.xEmpty = wireimpl.String{}
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).

@@ -43,6 +43,9 @@ func (x *B) GetA() (*A, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xA.Pending() {
+		return x.xA.Loaded(), nil
+	}
 	return x.xA.Get(x.cf.Arena(), func(a *wireimpl.Arena) *A { return NewA((*wire.Arena)(a)) })
 }
 

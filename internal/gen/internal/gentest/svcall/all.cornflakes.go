@@ -67,6 +67,9 @@ func (x *Batch) GetRecord() (*proto2.Record, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
 	}
+	if !x.xRecord.Pending() {
+		return x.xRecord.Loaded(), nil
+	}
 	return x.xRecord.Get(x.cf.Arena(), func(a *wireimpl.Arena) *proto2.Record { return proto2.NewRecord((*wire.Arena)(a)) })
 }
 
@@ -93,6 +96,9 @@ func (x *Batch) ClearRecord() { x.xRecord.Clear() }
 func (x *Batch) GetNote() (*Batch_Note, error) {
 	if x.cf.Stale() {
 		return nil, wire.ErrArenaReset
+	}
+	if !x.xNote.Pending() {
+		return x.xNote.Loaded(), nil
 	}
 	return x.xNote.Get(x.cf.Arena(), func(a *wireimpl.Arena) *Batch_Note { return NewBatch_Note((*wire.Arena)(a)) })
 }
@@ -453,7 +459,23 @@ func (x *Batch_Note) Decode(b mem.Buf) error {
 	if src == nil {
 		return err
 	}
-	return x.WireDecodeAt(src, 0, src.Len(), 0)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		return src.DecodeSlow(x, 0, end, 0)
+	}
+	x.cf.BindSource(src, 0)
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
+			return wireimpl.BadData(at, 1)
+		}
+	} else {
+		x.xText = wireimpl.String{}
+	}
+	return nil
 }
 
 // DecodeBytes decodes x from p, aliasing p (see wire.DecodeBytes for lifetimes).
