@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/internal/cpuclock"
 )
 
 // BenchmarkServerHandle measures the server's per-request work for each
@@ -114,7 +115,7 @@ func benchHandle(b *testing.B, dp, approach, shapeName string) {
 	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := threadCPU()
+	cpu0 := cpuclock.Thread()
 	for i := 0; i < b.N; i++ {
 		if err := srv.handle(&datapath.Packet{Buf: pkt, From: dst}); err != nil {
 			b.Fatal(err)
@@ -131,7 +132,7 @@ func benchHandle(b *testing.B, dp, approach, shapeName string) {
 	}
 	b.StopTimer()
 	// Thread CPU time is robust to other load on the machine.
-	b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cpuclock.Thread()-cpu0)/float64(b.N), "cpu-ns/op")
 	ss.ep.Flush()
 	if srv.cf != nil {
 		srv.cf.reset()

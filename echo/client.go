@@ -12,6 +12,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/internal/cpuclock"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/microbench"
 )
@@ -312,7 +313,7 @@ func (c *client) run(cfg Config) (Result, error) {
 			c.lost, c.bad = 0, 0
 			c.polls = PollStats{}
 			measureStart = now
-			cpu0 = threadCPU()
+			cpu0 = cpuclock.Thread()
 		}
 		if now >= end && (c.done-doneAt0 >= uint64(cfg.MinResponses) || now >= end+int64(MaxExtension)) {
 			if c.measuring != nil {
@@ -330,7 +331,7 @@ func (c *client) run(cfg Config) (Result, error) {
 			}
 			r.Client = c.polls
 			if r.Requests > 0 {
-				r.ClientNsPerReq = float64(threadCPU()-cpu0) / float64(r.Requests)
+				r.ClientNsPerReq = float64(cpuclock.Thread()-cpu0) / float64(r.Requests)
 			}
 			return r, c.drain()
 		}

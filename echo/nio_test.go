@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/internal/cpuclock"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -91,7 +92,7 @@ func BenchmarkHandleNoIO(b *testing.B) {
 			defer runtime.UnlockOSThread()
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := threadCPU()
+			cpu0 := cpuclock.Thread()
 			for i := 0; i < b.N; i++ {
 				if err := srv.handle(&datapath.Packet{Buf: pkt}); err != nil {
 					b.Fatal(err)
@@ -104,7 +105,7 @@ func BenchmarkHandleNoIO(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cpuclock.Thread()-cpu0)/float64(b.N), "cpu-ns/op")
 			ep.Flush()
 			srv.close()
 			pkt.Release()

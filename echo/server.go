@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/internal/cpuclock"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/microbench"
 )
@@ -183,13 +184,13 @@ func (s *server) loop(stop *atomic.Bool) error {
 		s.batches++
 		measuring := open && s.batches%CPUSample == 0
 		if measuring {
-			t0 = threadCPU()
+			t0 = cpuclock.Thread()
 		}
 		if err := s.serve(n); err != nil {
 			return err
 		}
 		if measuring {
-			s.cpuNs += threadCPU() - t0
+			s.cpuNs += cpuclock.Thread() - t0
 			s.handled += uint64(n)
 		}
 	}
@@ -216,15 +217,6 @@ func (s *server) serve(n int) error {
 		return s.cf.reset()
 	}
 	return nil
-}
-
-// threadCPU is the calling thread's CPU time in nanoseconds.
-func threadCPU() int64 {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return ts.Nano()
 }
 
 // handle answers one request. p.Buf is released by the caller after
