@@ -67,7 +67,10 @@ type Arena struct {
 
 	silentN, silentBytes uint64 // see SilentCopies
 
-	lastSrc *source      // the most recent registered decoded input (see Bytes.Set)
+	// lastSrc: the most recent registered decoded input (see Bytes.Set);
+	// its buf's window is exactly its data (Bytes.Set and BytesList.Append
+	// narrow it with SliceTrusted to a range they checked within data).
+	lastSrc *source
 	srcs    slab[source] // decoded inputs (one per Decode): a slab of its own, no Type lookup
 	// src0 is the record of the batch's first registered input when
 	// BeginDecode's common case decodes it; in use exactly when lastSrc

@@ -3,6 +3,7 @@ package wireimpl
 import (
 	"bytes"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 )
@@ -29,7 +30,27 @@ type Bytes struct {
 // of a decoded message, the echo-server case) is not copied into the arena
 // whatever its size: it aliases that input, which the arena keeps alive and
 // unchanged until Reset, and is zero-copy at or above the threshold.
+//
+// Set's first case, small enough to be inlined into a generated setter, is
+// the echo server's: a non-empty value at or above the threshold inside
+// the input the arena decoded last is held zero-copy on that input's
+// reference (no reference count, no mem.Recover), in a few instructions;
+// every other value takes set.
 func (b *Bytes) Set(a *Arena, p []byte) {
+	if src := a.lastSrc; src != nil {
+		// p's offset in the input; a p outside it (below: the difference
+		// wraps around) or straddling its end fails the range test.
+		off := uintptr(unsafe.Pointer(unsafe.SliceData(p))) - uintptr(unsafe.Pointer(unsafe.SliceData(src.data)))
+		if n := len(p); n >= a.Threshold && n != 0 && off < uintptr(len(src.data)) && uintptr(n) <= uintptr(len(src.data))-off {
+			b.data, b.buf = p[:n:n], src.buf.SliceTrusted(int(off), n)
+			return
+		}
+	}
+	b.set(a, p)
+}
+
+// set is Set without its inlined case.
+func (b *Bytes) set(a *Arena, p []byte) {
 	n := len(p)
 	src := a.lastSrc
 	// The common copied case first: a value below the threshold, no
