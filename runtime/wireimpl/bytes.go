@@ -31,18 +31,23 @@ type Bytes struct {
 // whatever its size: it aliases that input, which the arena keeps alive and
 // unchanged until Reset, and is zero-copy at or above the threshold.
 //
-// Set's first case, small enough to be inlined into a generated setter, is
-// the echo server's: a non-empty value at or above the threshold inside
-// the input the arena decoded last is held zero-copy on that input's
-// reference (no reference count, no mem.Recover), in a few instructions;
-// every other value takes set.
+// Set's first case is the echo server's: a non-empty value inside the
+// input the arena decoded last aliases it, zero-copy on that input's
+// reference at or above the threshold (no reference count, no
+// mem.Recover), in a few instructions and no stack traffic; every other
+// value takes set.
 func (b *Bytes) Set(a *Arena, p []byte) {
 	if src := a.lastSrc; src != nil {
 		// p's offset in the input; a p outside it (below: the difference
 		// wraps around) or straddling its end fails the range test.
 		off := uintptr(unsafe.Pointer(unsafe.SliceData(p))) - uintptr(unsafe.Pointer(unsafe.SliceData(src.data)))
-		if n := len(p); n >= a.Threshold && n != 0 && off < uintptr(len(src.data)) && uintptr(n) <= uintptr(len(src.data))-off {
-			b.data, b.buf = p[:n:n], src.buf.SliceTrusted(int(off), n)
+		if n := len(p); n != 0 && off < uintptr(len(src.data)) && uintptr(n) <= uintptr(len(src.data))-off {
+			b.data = p[:n:n]
+			if n >= a.Threshold {
+				b.buf = src.buf.SliceTrusted(int(off), n)
+			} else {
+				b.buf = mem.Buf{}
+			}
 			return
 		}
 	}

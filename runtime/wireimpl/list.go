@@ -242,19 +242,24 @@ func (l *BytesList) Field(i int) *Bytes {
 
 // Append adds p (hybrid rule of Bytes.Set).
 //
-// Its first case is Bytes.Set's (the echo server's): a non-empty value at
-// or above the threshold inside the input the arena decoded last, appended
-// within the list's capacity, is held zero-copy on that input's reference
-// in a few instructions; every other value takes appendSlow.
+// Its first case is Bytes.Set's (the echo server's): a non-empty value
+// inside the input the arena decoded last, appended within the list's
+// capacity, aliases that input (zero-copy on its reference at or above the
+// threshold) in a few instructions; every other value takes appendSlow.
 func (l *BytesList) Append(p []byte) {
 	if a := l.a; a != nil && a.lastSrc != nil && l.vep == 0 {
 		src := a.lastSrc
 		off := uintptr(unsafe.Pointer(unsafe.SliceData(p))) - uintptr(unsafe.Pointer(unsafe.SliceData(src.data)))
-		if n, k := len(p), len(l.items); k < cap(l.items) && n >= a.Threshold && n != 0 &&
+		if n, k := len(p), len(l.items); k < cap(l.items) && n != 0 &&
 			off < uintptr(len(src.data)) && uintptr(n) <= uintptr(len(src.data))-off {
 			l.items = l.items[:k+1]
 			b := &l.items[k]
-			b.data, b.buf = p[:n:n], src.buf.SliceTrusted(int(off), n)
+			b.data = p[:n:n]
+			if n >= a.Threshold {
+				b.buf = src.buf.SliceTrusted(int(off), n)
+			} else {
+				b.buf = mem.Buf{}
+			}
 			return
 		}
 	}
