@@ -110,11 +110,11 @@ func (a *Arena) Reset() error {
 		}
 		a.in = mem.Buf{}
 	}
-	if refs := a.refs; len(refs) != 0 {
-		if err := mem.ReleaseAll(refs); err != nil && first == nil {
+	if len(a.refs) != 0 {
+		if err := mem.ReleaseAll(a.refs); err != nil && first == nil {
 			first = err
 		}
-		a.refs = refs[:0]
+		a.refs = a.refs[:0] // the length only: no pointer store
 	}
 	if mem.Checked && len(a.borrowed) != 0 { // decode_begin.go (compiled out of the unchecked build)
 		first = a.checkBorrowed(first)
