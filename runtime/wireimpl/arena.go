@@ -104,20 +104,14 @@ func NewArena() *Arena {
 // releasing all the others.
 func (a *Arena) Reset() error {
 	var first error
-	if in := a.in; !in.IsZero() {
-		if !in.TryRelease() {
-			first = in.Release()
-		}
-		a.in = mem.Buf{}
+	if !a.in.IsZero() || (mem.Checked && len(a.borrowed) != 0) {
+		first = a.releaseInput()
 	}
 	if len(a.refs) != 0 {
 		if err := mem.ReleaseAll(a.refs); err != nil && first == nil {
 			first = err
 		}
 		a.refs = a.refs[:0] // the length only: no pointer store
-	}
-	if mem.Checked && len(a.borrowed) != 0 { // decode_begin.go (compiled out of the unchecked build)
-		first = a.checkBorrowed(first)
 	}
 	a.epoch++
 	// Rewind every slab: a slab still on its first chunk only forgets what
@@ -132,11 +126,24 @@ func (a *Arena) Reset() error {
 		a.ci, a.cur = 0, a.chunks[0]
 	}
 	a.off = 0
-	if a.lastSrc != nil {
-		a.lastSrc = nil
+	a.lastSrc, a.szFor = nil, nil
+	return first
+}
+
+// releaseInput is Reset's release of the input's reference (BeginDecode)
+// and, in the checked build, its check of the inputs borrowed in the
+// batch; out of line, so that a batch without them (a decode under
+// BorrowInput, a builder's batch) does not pay for it.
+func (a *Arena) releaseInput() error {
+	var first error
+	if in := a.in; !in.IsZero() {
+		if !in.TryRelease() {
+			first = in.Release()
+		}
+		a.in = mem.Buf{}
 	}
-	if a.szFor != nil {
-		a.szFor = nil
+	if mem.Checked && len(a.borrowed) != 0 { // decode_begin.go (compiled out of the unchecked build)
+		first = a.checkBorrowed(first)
 	}
 	return first
 }

@@ -42,12 +42,20 @@ func (b *Bytes) Set(a *Arena, p []byte) {
 		// wraps around) or straddling its end fails the range test.
 		off := uintptr(unsafe.Pointer(unsafe.SliceData(p))) - uintptr(unsafe.Pointer(unsafe.SliceData(src.data)))
 		if n := len(p); n != 0 && off < uintptr(len(src.data)) && uintptr(n) <= uintptr(len(src.data))-off {
-			b.data = p[:n:n]
-			if n >= a.Threshold {
-				b.buf = src.buf.SliceTrusted(int(off), n)
+			if n >= a.Threshold { // one write-barrier test per branch
+				b.data, b.buf = p[:n:n], src.buf.SliceTrusted(int(off), n)
 			} else {
-				b.buf = mem.Buf{}
+				b.data, b.buf = p[:n:n], mem.Buf{}
 			}
+			return
+		}
+	} else if n := len(p); n >= a.Threshold && n != 0 {
+		// A builder's large value (no decoded input): zero-copy when it
+		// lies in registered memory; else set copies it (noting the
+		// silent copy).
+		if buf, ok := mem.Recover(p); ok {
+			a.refs = append(a.refs, buf)
+			b.data, b.buf = p[:n:n], buf
 			return
 		}
 	}

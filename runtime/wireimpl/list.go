@@ -254,11 +254,10 @@ func (l *BytesList) Append(p []byte) {
 			off < uintptr(len(src.data)) && uintptr(n) <= uintptr(len(src.data))-off {
 			l.items = l.items[:k+1]
 			b := &l.items[k]
-			b.data = p[:n:n]
-			if n >= a.Threshold {
-				b.buf = src.buf.SliceTrusted(int(off), n)
+			if n >= a.Threshold { // one write-barrier test per branch
+				b.data, b.buf = p[:n:n], src.buf.SliceTrusted(int(off), n)
 			} else {
-				b.buf = mem.Buf{}
+				b.data, b.buf = p[:n:n], mem.Buf{}
 			}
 			return
 		}
