@@ -242,30 +242,49 @@ func (l *BytesList) Field(i int) *Bytes {
 
 // Append adds p (hybrid rule of Bytes.Set).
 //
-// Its first case is Bytes.Set's (the echo server's): a non-empty value
-// inside the input the arena decoded last, appended within the list's
-// capacity, aliases that input (zero-copy on its reference at or above the
-// threshold) in a few instructions; every other value takes appendSlow.
+// Its first cases are Bytes.Set's, within the list's capacity: a non-empty
+// value inside the input the arena decoded last (the echo server's) aliases
+// that input, zero-copy on its reference at or above the threshold; with
+// no decoded input, a value at or above the threshold in registered memory
+// is zero-copy (mem.Recover) and a smaller one is copied into the arena's
+// current chunk. Every other value takes appendSlow.
 func (l *BytesList) Append(p []byte) {
-	if a := l.a; a != nil && a.lastSrc != nil && l.vep == 0 {
-		src := a.lastSrc
-		off := uintptr(unsafe.Pointer(unsafe.SliceData(p))) - uintptr(unsafe.Pointer(unsafe.SliceData(src.data)))
-		if n, k := len(p), len(l.items); k < cap(l.items) && n != 0 &&
-			off < uintptr(len(src.data)) && uintptr(n) <= uintptr(len(src.data))-off {
+	a := l.a
+	if k := len(l.items); k < cap(l.items) && l.vep == 0 {
+		n := len(p)
+		if src := a.lastSrc; src != nil {
+			off := uintptr(unsafe.Pointer(unsafe.SliceData(p))) - uintptr(unsafe.Pointer(unsafe.SliceData(src.data)))
+			if n != 0 && off < uintptr(len(src.data)) && uintptr(n) <= uintptr(len(src.data))-off {
+				l.items = l.items[:k+1]
+				b := &l.items[k]
+				if n >= a.Threshold { // one write-barrier test per branch
+					b.data, b.buf = p[:n:n], src.buf.SliceTrusted(int(off), n)
+				} else {
+					b.data, b.buf = p[:n:n], mem.Buf{}
+				}
+				return
+			}
+		} else if n >= a.Threshold {
+			if n != 0 {
+				if buf, ok := mem.Recover(p); ok {
+					a.refs = append(a.refs, buf)
+					l.items = l.items[:k+1]
+					b := &l.items[k]
+					b.data, b.buf = p[:n:n], buf
+					return
+				}
+			}
+		} else if d, ok := a.copyInChunk(p); ok {
 			l.items = l.items[:k+1]
 			b := &l.items[k]
-			if n >= a.Threshold { // one write-barrier test per branch
-				b.data, b.buf = p[:n:n], src.buf.SliceTrusted(int(off), n)
-			} else {
-				b.data, b.buf = p[:n:n], mem.Buf{}
-			}
+			b.data, b.buf = d, mem.Buf{}
 			return
 		}
 	}
 	l.appendSlow(p)
 }
 
-// appendSlow is Append without its first case.
+// appendSlow is Append outside its first cases.
 func (l *BytesList) appendSlow(p []byte) {
 	if l.vep != 0 {
 		l.materialize()

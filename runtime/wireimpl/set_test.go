@@ -56,12 +56,14 @@ func stateOf(b *Bytes, p []byte) bytesState {
 }
 
 // TestSetFromDecodedInput checks that Bytes.Set and BytesList.Append
-// (whose first case is inlined: a value inside the input the arena decoded
-// last) decide exactly as their general paths (Bytes.set,
-// BytesList.appendSlow) do, value by value, with the same references taken
-// (none for a value inside the input), at three thresholds; that a
-// zero-copy value inside the input shares the input's item and has p as its
-// window; and that every reference returns at Reset.
+// (whose first cases are a value inside the input the arena decoded last,
+// and without a decoded input a registered value or a small copy) decide
+// exactly as their general paths (Bytes.set, BytesList.appendSlow) do,
+// value by value, with the same references taken (none for a value inside
+// the input) and the same silent copies noted, at three thresholds, with
+// and without a decoded input; that a zero-copy value inside the input
+// shares the input's item and has p as its window; and that every
+// reference returns at Reset.
 func TestSetFromDecodedInput(t *testing.T) {
 	p := memtest.NewPool(t, mem.PoolConfig{})
 	item, err := p.Alloc(4096)
@@ -75,18 +77,21 @@ func TestSetFromDecodedInput(t *testing.T) {
 	}
 	in := item.Slice(1024, 2048)
 	for _, thr := range []int{DefaultThreshold, 0, CopyAll} {
-		for _, borrow := range []bool{false, true} {
-			t.Run(fmt.Sprintf("thr=%d/borrow=%v", thr, borrow), func(t *testing.T) {
+		for _, mode := range []string{"decoded", "borrowed", "built"} {
+			borrow, decoded := mode == "borrowed", mode != "built"
+			t.Run(fmt.Sprintf("thr=%d/%s", thr, mode), func(t *testing.T) {
 				a := NewArena()
 				a.Threshold = thr
 				a.BorrowInput = borrow
 				var c Core
 				c.Init(a)
-				if _, err := c.BeginDecode(in); err != nil {
-					t.Fatal(err)
-				}
-				if a.lastSrc == nil {
-					t.Fatal("no decoded input recorded")
+				if decoded {
+					if _, err := c.BeginDecode(in); err != nil {
+						t.Fatal(err)
+					}
+					if a.lastSrc == nil {
+						t.Fatal("no decoded input recorded")
+					}
 				}
 				cases := setCases(all)
 				var l1, l2 BytesList
@@ -94,22 +99,28 @@ func TestSetFromDecodedInput(t *testing.T) {
 				l2.Init(a, len(cases))
 				for _, tc := range cases {
 					var b1, b2 Bytes
-					held, refs := a.Held(), item.Refs()
+					held, refs, silent := a.Held(), item.Refs(), a.silentN
 					b1.Set(a, tc.p)
-					dHeld, dRefs := a.Held()-held, item.Refs()-refs
-					held, refs = a.Held(), item.Refs()
+					dHeld, dRefs, dSilent := a.Held()-held, item.Refs()-refs, a.silentN-silent
+					held, refs, silent = a.Held(), item.Refs(), a.silentN
 					b2.set(a, tc.p)
+					if d := a.silentN - silent; d != dSilent {
+						t.Errorf("%s: Set noted %d silent copies, set %d", tc.name, dSilent, d)
+					}
 					if s1, s2 := stateOf(&b1, tc.p), stateOf(&b2, tc.p); s1 != s2 {
 						t.Errorf("%s: Set gives %+v, set %+v", tc.name, s1, s2)
 					}
 					if h, r := a.Held()-held, item.Refs()-refs; h != dHeld || r != dRefs {
 						t.Errorf("%s: Set took %d held/%d refs, set %d/%d", tc.name, dHeld, dRefs, h, r)
 					}
-					held, refs = a.Held(), item.Refs()
+					held, refs, silent = a.Held(), item.Refs(), a.silentN
 					l1.Append(tc.p)
-					dHeld, dRefs = a.Held()-held, item.Refs()-refs
-					held, refs = a.Held(), item.Refs()
+					dHeld, dRefs, dSilent = a.Held()-held, item.Refs()-refs, a.silentN-silent
+					held, refs, silent = a.Held(), item.Refs(), a.silentN
 					l2.appendSlow(tc.p)
+					if d := a.silentN - silent; d != dSilent {
+						t.Errorf("%s: Append noted %d silent copies, appendSlow %d", tc.name, dSilent, d)
+					}
 					e1, e2 := &l1.items[len(l1.items)-1], &l2.items[len(l2.items)-1]
 					if s1, s2 := stateOf(e1, tc.p), stateOf(e2, tc.p); s1 != s2 {
 						t.Errorf("%s: Append gives %+v, appendSlow %+v", tc.name, s1, s2)
@@ -119,7 +130,7 @@ func TestSetFromDecodedInput(t *testing.T) {
 					}
 					// A value of at least the threshold inside the input:
 					// zero-copy on the input's reference, window p.
-					if inside := tc.name == "inside-start" || tc.name == "inside-end" || tc.name == "whole-input"; inside && len(tc.p) >= thr {
+					if inside := tc.name == "inside-start" || tc.name == "inside-end" || tc.name == "whole-input"; decoded && inside && len(tc.p) >= thr {
 						if !b1.IsZeroCopy() || !b1.buf.SameItem(in) || !bytes.Equal(b1.buf.Bytes(), tc.p) ||
 							unsafe.SliceData(b1.buf.Bytes()) != unsafe.SliceData(tc.p) {
 							t.Errorf("%s: not zero-copy on the input's window", tc.name)
