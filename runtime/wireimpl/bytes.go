@@ -34,7 +34,9 @@ type Bytes struct {
 // Set's first case is the echo server's: a non-empty value inside the
 // input the arena decoded last aliases it, zero-copy on that input's
 // reference at or above the threshold (no reference count, no
-// mem.Recover), in a few instructions and no stack traffic; every other
+// mem.Recover), in a few instructions. Without a decoded input, a value at
+// or above the threshold in registered memory is zero-copy (mem.Recover)
+// and a smaller one is copied into the arena's current chunk. Every other
 // value takes set.
 func (b *Bytes) Set(a *Arena, p []byte) {
 	if src := a.lastSrc; src != nil {
@@ -49,15 +51,20 @@ func (b *Bytes) Set(a *Arena, p []byte) {
 			}
 			return
 		}
-	} else if n := len(p); n >= a.Threshold && n != 0 {
+	} else if n := len(p); n >= a.Threshold {
 		// A builder's large value (no decoded input): zero-copy when it
 		// lies in registered memory; else set copies it (noting the
 		// silent copy).
-		if buf, ok := mem.Recover(p); ok {
-			a.refs = append(a.refs, buf)
-			b.data, b.buf = p[:n:n], buf
-			return
+		if n != 0 {
+			if buf, ok := mem.Recover(p); ok {
+				a.refs = append(a.refs, buf)
+				b.data, b.buf = p[:n:n], buf
+				return
+			}
 		}
+	} else if d, ok := a.copyInChunk(p); ok { // a builder's small value
+		b.data, b.buf = d, mem.Buf{}
+		return
 	}
 	b.set(a, p)
 }
