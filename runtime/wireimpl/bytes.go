@@ -69,7 +69,7 @@ func (b *Bytes) Set(a *Arena, p []byte) {
 	b.set(a, p)
 }
 
-// set is Set without its inlined case.
+// set is Set outside its first cases (the general rule).
 func (b *Bytes) set(a *Arena, p []byte) {
 	n := len(p)
 	src := a.lastSrc
