@@ -136,14 +136,13 @@ type BytesList struct {
 // Init makes the list empty with room for n elements (no further arena
 // allocation until it grows beyond n).
 func (l *BytesList) Init(a *Arena, n int) {
-	l.a = a
+	var items []Bytes
 	if p := a.take(bytesType.id, n, unsafe.Sizeof(Bytes{})); p != nil { // newSliceRaw, inlined
-		l.items = (*[maxSlabLen]Bytes)(p)[:0:n] // n > 0 values of the chunk
+		items = (*[maxSlabLen]Bytes)(p)[:0:n] // n > 0 values of the chunk
 	} else {
-		l.items = bytesType.newSliceRawSlow(a, max(n, 0))[:0]
+		items = bytesType.newSliceRawSlow(a, max(n, 0))[:0]
 	}
-	l.lz = lazy{}
-	l.vep = 0
+	*l = BytesList{a: a, items: items} // one write: lz and vep zeroed with it
 }
 
 // Load binds the list to a and, for a decoded list, checks every element's
@@ -375,13 +374,13 @@ type StringList struct {
 
 // Init makes the list empty with room for n elements.
 func (l *StringList) Init(a *Arena, n int) {
-	l.a = a
+	var items []String
 	if p := a.take(stringType.id, n, unsafe.Sizeof(String{})); p != nil { // newSliceRaw, inlined
-		l.items = (*[maxSlabLen]String)(p)[:0:n]
+		items = (*[maxSlabLen]String)(p)[:0:n]
 	} else {
-		l.items = stringType.newSliceRawSlow(a, max(n, 0))[:0]
+		items = stringType.newSliceRawSlow(a, max(n, 0))[:0]
 	}
-	l.lz = lazy{}
+	*l = StringList{a: a, items: items} // one write: lz zeroed with it
 }
 
 // Load binds the list to a and decodes a decoded list (once; see
@@ -717,13 +716,13 @@ type MessageList[P MessagePtr] struct {
 
 // Init makes the list empty with room for n elements.
 func (l *MessageList[P]) Init(a *Arena, n int) {
-	l.a = a
+	var items []Msg
 	if p := a.take(msgSlotType.id, n, unsafe.Sizeof(Msg(nil))); p != nil { // newSliceRaw, inlined
-		l.items = (*[maxSlabLen]Msg)(p)[:0:n]
+		items = (*[maxSlabLen]Msg)(p)[:0:n]
 	} else {
-		l.items = msgSlotType.newSliceRawSlow(a, max(n, 0))[:0]
+		items = msgSlotType.newSliceRawSlow(a, max(n, 0))[:0]
 	}
-	l.lz = lazy{}
+	*l = MessageList[P]{a: a, items: items} // one write: lz zeroed with it
 }
 
 // Load binds the list to a and decodes a decoded list (once), making
