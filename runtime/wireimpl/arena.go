@@ -104,7 +104,7 @@ func NewArena() *Arena {
 // releasing all the others.
 func (a *Arena) Reset() error {
 	var first error
-	if !a.in.IsZero() || (mem.Checked && len(a.borrowed) != 0) {
+	if !a.in.IsZero() {
 		first = a.releaseInput()
 	}
 	if len(a.refs) != 0 {
@@ -112,6 +112,9 @@ func (a *Arena) Reset() error {
 			first = err
 		}
 		a.refs = a.refs[:0] // the length only: no pointer store
+	}
+	if mem.Checked && len(a.borrowed) != 0 { // decode_begin.go (compiled out of the unchecked build)
+		first = a.checkBorrowed(first) // after the releases: a borrowed input released early is then stale
 	}
 	a.epoch++
 	// Rewind every slab: a slab still on its first chunk only forgets what
@@ -130,22 +133,16 @@ func (a *Arena) Reset() error {
 	return first
 }
 
-// releaseInput is Reset's release of the input's reference (BeginDecode)
-// and, in the checked build, its check of the inputs borrowed in the
-// batch; out of line, so that a batch without them (a decode under
-// BorrowInput, a builder's batch) does not pay for it.
+// releaseInput is Reset's release of the input's reference (BeginDecode),
+// out of line, so that a batch without one (a decode under BorrowInput, a
+// builder's batch) does not pay for it.
 func (a *Arena) releaseInput() error {
-	var first error
-	if in := a.in; !in.IsZero() {
-		if !in.TryRelease() {
-			first = in.Release()
-		}
-		a.in = mem.Buf{}
+	in := a.in
+	a.in = mem.Buf{}
+	if !in.TryRelease() {
+		return in.Release()
 	}
-	if mem.Checked && len(a.borrowed) != 0 { // decode_begin.go (compiled out of the unchecked build)
-		first = a.checkBorrowed(first)
-	}
-	return first
+	return nil
 }
 
 // Hold gives the arena one reference that it releases at Reset. The caller
