@@ -221,6 +221,28 @@ func (b Buf) TryRelease() bool {
 // references of a single-goroutine pool is done inline, without a call
 // per reference.
 func ReleaseAll(bufs []Buf) error {
+	// The common case without a call or a spill: every reference one of
+	// several on its item, of a single-goroutine pool; the first other one
+	// hands the rest to releaseAll.
+	for i := range bufs {
+		b := &bufs[i]
+		r := b.r
+		if r == nil || r.atomic {
+			return releaseAll(bufs[i:])
+		}
+		rc := &r.refs[b.item]
+		if *rc <= 1 || r.gen[b.item] != b.gen {
+			return releaseAll(bufs[i:])
+		}
+		*rc--
+		*b = Buf{}
+	}
+	return nil
+}
+
+// releaseAll is ReleaseAll from the first reference outside its common
+// case on.
+func releaseAll(bufs []Buf) error {
 	var first error
 	for i := range bufs {
 		b := &bufs[i]
@@ -352,9 +374,10 @@ func Recover(p []byte) (Buf, bool) {
 				if off >= r.length {
 					return Buf{}, false
 				}
-				item := int32(off >> r.shift)
-				ioff := off & (1<<r.shift - 1)
-				if uintptr(len(p)) > 1<<r.shift-ioff {
+				sh := r.shift & 63 // a log2 below 64: the mask spares the oversized-shift handling
+				item := int32(off >> sh)
+				ioff := off & (1<<sh - 1)
+				if uintptr(len(p)) > 1<<sh-ioff {
 					return Buf{}, false
 				}
 				rp := &r.refs[item]

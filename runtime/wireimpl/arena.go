@@ -67,7 +67,10 @@ type Arena struct {
 
 	silentN, silentBytes uint64 // see SilentCopies
 
-	lastSrc *source      // the most recent registered decoded input (see Bytes.Set)
+	// lastSrc: the most recent registered decoded input (see Bytes.Set);
+	// its buf's window is exactly its data (Bytes.Set and BytesList.Append
+	// narrow it with SliceTrusted to a range they checked within data).
+	lastSrc *source
 	srcs    slab[source] // decoded inputs (one per Decode): a slab of its own, no Type lookup
 	// src0 is the record of the batch's first registered input when
 	// BeginDecode's common case decodes it; in use exactly when lastSrc
@@ -101,20 +104,17 @@ func NewArena() *Arena {
 // releasing all the others.
 func (a *Arena) Reset() error {
 	var first error
-	if in := a.in; !in.IsZero() {
-		if !in.TryRelease() {
-			first = in.Release()
-		}
-		a.in = mem.Buf{}
+	if !a.in.IsZero() {
+		first = a.releaseInput()
 	}
-	if refs := a.refs; len(refs) != 0 {
-		if err := mem.ReleaseAll(refs); err != nil && first == nil {
+	if len(a.refs) != 0 {
+		if err := mem.ReleaseAll(a.refs); err != nil && first == nil {
 			first = err
 		}
-		a.refs = refs[:0]
+		a.refs = a.refs[:0] // the length only: no pointer store
 	}
 	if mem.Checked && len(a.borrowed) != 0 { // decode_begin.go (compiled out of the unchecked build)
-		first = a.checkBorrowed(first)
+		first = a.checkBorrowed(first) // after the releases: a borrowed input released early is then stale
 	}
 	a.epoch++
 	// Rewind every slab: a slab still on its first chunk only forgets what
@@ -129,13 +129,20 @@ func (a *Arena) Reset() error {
 		a.ci, a.cur = 0, a.chunks[0]
 	}
 	a.off = 0
-	if a.lastSrc != nil {
-		a.lastSrc = nil
-	}
-	if a.szFor != nil {
-		a.szFor = nil
-	}
+	a.lastSrc, a.szFor = nil, nil
 	return first
+}
+
+// releaseInput is Reset's release of the input's reference (BeginDecode),
+// out of line, so that a batch without one (a decode under BorrowInput, a
+// builder's batch) does not pay for it.
+func (a *Arena) releaseInput() error {
+	in := a.in
+	a.in = mem.Buf{}
+	if !in.TryRelease() {
+		return in.Release()
+	}
+	return nil
 }
 
 // Hold gives the arena one reference that it releases at Reset. The caller

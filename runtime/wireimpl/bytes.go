@@ -3,6 +3,7 @@ package wireimpl
 import (
 	"bytes"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 )
@@ -29,7 +30,47 @@ type Bytes struct {
 // of a decoded message, the echo-server case) is not copied into the arena
 // whatever its size: it aliases that input, which the arena keeps alive and
 // unchanged until Reset, and is zero-copy at or above the threshold.
+//
+// Set's first case is the echo server's: a non-empty value inside the
+// input the arena decoded last aliases it, zero-copy on that input's
+// reference at or above the threshold (no reference count, no
+// mem.Recover), in a few instructions. Without a decoded input, a value at
+// or above the threshold in registered memory is zero-copy (mem.Recover)
+// and a smaller one is copied into the arena's current chunk. Every other
+// value takes set.
 func (b *Bytes) Set(a *Arena, p []byte) {
+	if src := a.lastSrc; src != nil {
+		// p's offset in the input; a p outside it (below: the difference
+		// wraps around) or straddling its end fails the range test.
+		off := uintptr(unsafe.Pointer(unsafe.SliceData(p))) - uintptr(unsafe.Pointer(unsafe.SliceData(src.data)))
+		if n := len(p); n != 0 && off < uintptr(len(src.data)) && uintptr(n) <= uintptr(len(src.data))-off {
+			if n >= a.Threshold { // one write-barrier test per branch
+				b.data, b.buf = p[:n:n], src.buf.SliceTrusted(int(off), n)
+			} else {
+				b.data, b.buf = p[:n:n], mem.Buf{}
+			}
+			return
+		}
+	} else if n := len(p); n >= a.Threshold {
+		// A builder's large value (no decoded input): zero-copy when it
+		// lies in registered memory; else set copies it (noting the
+		// silent copy).
+		if n != 0 {
+			if buf, ok := mem.Recover(p); ok {
+				a.refs = append(a.refs, buf)
+				b.data, b.buf = p[:n:n], buf
+				return
+			}
+		}
+	} else if d, ok := a.copyInChunk(p); ok { // a builder's small value
+		b.data, b.buf = d, mem.Buf{}
+		return
+	}
+	b.set(a, p)
+}
+
+// set is Set outside its first cases (the general rule).
+func (b *Bytes) set(a *Arena, p []byte) {
 	n := len(p)
 	src := a.lastSrc
 	// The common copied case first: a value below the threshold, no

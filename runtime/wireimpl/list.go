@@ -136,14 +136,13 @@ type BytesList struct {
 // Init makes the list empty with room for n elements (no further arena
 // allocation until it grows beyond n).
 func (l *BytesList) Init(a *Arena, n int) {
-	l.a = a
+	var items []Bytes
 	if p := a.take(bytesType.id, n, unsafe.Sizeof(Bytes{})); p != nil { // newSliceRaw, inlined
-		l.items = (*[maxSlabLen]Bytes)(p)[:0:n] // n > 0 values of the chunk
+		items = (*[maxSlabLen]Bytes)(p)[:0:n] // n > 0 values of the chunk
 	} else {
-		l.items = bytesType.newSliceRawSlow(a, max(n, 0))[:0]
+		items = bytesType.newSliceRawSlow(a, max(n, 0))[:0]
 	}
-	l.lz = lazy{}
-	l.vep = 0
+	*l = BytesList{a: a, items: items} // one write: lz and vep zeroed with it
 }
 
 // Load binds the list to a and, for a decoded list, checks every element's
@@ -241,7 +240,51 @@ func (l *BytesList) Field(i int) *Bytes {
 }
 
 // Append adds p (hybrid rule of Bytes.Set).
+//
+// Its first cases are Bytes.Set's, within the list's capacity: a non-empty
+// value inside the input the arena decoded last (the echo server's) aliases
+// that input, zero-copy on its reference at or above the threshold; with
+// no decoded input, a value at or above the threshold in registered memory
+// is zero-copy (mem.Recover) and a smaller one is copied into the arena's
+// current chunk. Every other value takes appendSlow.
 func (l *BytesList) Append(p []byte) {
+	a := l.a
+	if k := len(l.items); k < cap(l.items) && l.vep == 0 {
+		n := len(p)
+		if src := a.lastSrc; src != nil {
+			off := uintptr(unsafe.Pointer(unsafe.SliceData(p))) - uintptr(unsafe.Pointer(unsafe.SliceData(src.data)))
+			if n != 0 && off < uintptr(len(src.data)) && uintptr(n) <= uintptr(len(src.data))-off {
+				l.items = l.items[:k+1]
+				b := &l.items[k]
+				if n >= a.Threshold { // one write-barrier test per branch
+					b.data, b.buf = p[:n:n], src.buf.SliceTrusted(int(off), n)
+				} else {
+					b.data, b.buf = p[:n:n], mem.Buf{}
+				}
+				return
+			}
+		} else if n >= a.Threshold {
+			if n != 0 {
+				if buf, ok := mem.Recover(p); ok {
+					a.refs = append(a.refs, buf)
+					l.items = l.items[:k+1]
+					b := &l.items[k]
+					b.data, b.buf = p[:n:n], buf
+					return
+				}
+			}
+		} else if d, ok := a.copyInChunk(p); ok {
+			l.items = l.items[:k+1]
+			b := &l.items[k]
+			b.data, b.buf = d, mem.Buf{}
+			return
+		}
+	}
+	l.appendSlow(p)
+}
+
+// appendSlow is Append outside its first cases.
+func (l *BytesList) appendSlow(p []byte) {
 	if l.vep != 0 {
 		l.materialize()
 	}
@@ -331,13 +374,13 @@ type StringList struct {
 
 // Init makes the list empty with room for n elements.
 func (l *StringList) Init(a *Arena, n int) {
-	l.a = a
+	var items []String
 	if p := a.take(stringType.id, n, unsafe.Sizeof(String{})); p != nil { // newSliceRaw, inlined
-		l.items = (*[maxSlabLen]String)(p)[:0:n]
+		items = (*[maxSlabLen]String)(p)[:0:n]
 	} else {
-		l.items = stringType.newSliceRawSlow(a, max(n, 0))[:0]
+		items = stringType.newSliceRawSlow(a, max(n, 0))[:0]
 	}
-	l.lz = lazy{}
+	*l = StringList{a: a, items: items} // one write: lz zeroed with it
 }
 
 // Load binds the list to a and decodes a decoded list (once; see
@@ -673,13 +716,13 @@ type MessageList[P MessagePtr] struct {
 
 // Init makes the list empty with room for n elements.
 func (l *MessageList[P]) Init(a *Arena, n int) {
-	l.a = a
+	var items []Msg
 	if p := a.take(msgSlotType.id, n, unsafe.Sizeof(Msg(nil))); p != nil { // newSliceRaw, inlined
-		l.items = (*[maxSlabLen]Msg)(p)[:0:n]
+		items = (*[maxSlabLen]Msg)(p)[:0:n]
 	} else {
-		l.items = msgSlotType.newSliceRawSlow(a, max(n, 0))[:0]
+		items = msgSlotType.newSliceRawSlow(a, max(n, 0))[:0]
 	}
-	l.lz = lazy{}
+	*l = MessageList[P]{a: a, items: items} // one write: lz zeroed with it
 }
 
 // Load binds the list to a and decodes a decoded list (once), making
