@@ -121,8 +121,12 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	}
 	cl.sess = c.sess[0]
 	if n := uint32(len(c.sess)); n > 1 {
-		c.loopRR++
-		cl.sess = c.sess[c.loopRR%n]
+		i := c.loopRR + 1 // round robin without a division
+		if i >= n {
+			i = 0
+		}
+		c.loopRR = i
+		cl.sess = c.sess[i]
 	}
 	var err error
 	if f, ok := req.(wireimpl.SGAWriter); ok {
