@@ -53,6 +53,46 @@ func ExampleResponse_Retain() {
 	// pool in use after the release: 0
 }
 
+// DataBuf is the response as a borrowed mem.Buf, for a decoder that takes
+// a buffer: valid during the continuation, as Data is, whether the
+// response arrived in one packet (a view of the receive buffer) or was
+// reassembled.
+func ExampleResponse_DataBuf() {
+	net := memnet.NewNetwork(memnet.NetworkConfig{})
+	srv, _ := newExampleNode(net, 1, rpc.EndpointConfig{}, func(nx *rpc.Nexus) {
+		_ = nx.Register(1, rpc.Dispatch, func(r *rpc.Request) {
+			n := int(r.Data()[0]) // 1: one packet; 3: three packets' worth
+			_ = r.RespondBytes(bytes.Repeat([]byte("xyz"), n*1000))
+		})
+	})
+	defer srv.stop()
+	defer srv.serve()()
+	cli, _ := newExampleNode(net, 2, rpc.EndpointConfig{}, nil)
+	defer cli.stop()
+	s, _ := cli.connect(srv.nx, 1)
+
+	for _, n := range []byte{1, 3} {
+		done := false
+		err := cli.ep.Enqueue(s, 1, rpc.BytesMsg([]byte{n}), func(r *rpc.Response) {
+			done = true
+			b := r.DataBuf()
+			fmt.Println(b.Len(), bytes.Equal(b.Bytes(), r.Data()), "refs:", b.Refs())
+		})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for !done {
+			_ = cli.ep.RunOnce()
+		}
+	}
+	fmt.Println("pool in use:", cli.ep.Pool().Stats().InUse)
+	// Output:
+	// 3000 true refs: 1
+	// 9000 true refs: 1
+	// pool in use: 0
+}
+
 // Stats tells what an endpoint did. Over a network that drops 30 % of the
 // packets, the client retransmits (after the retransmission timeout, here
 // 2 ms) until every request completes, and the server runs each handler

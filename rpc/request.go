@@ -357,6 +357,22 @@ func (r *Response) Segments() (segs [][]byte, hold mem.Buf) {
 	return r.segs, r.hold
 }
 
+// DataBuf is Data as a mem.Buf, borrowed: no reference is taken, and it is
+// valid during the continuation only, as Data is. It is the zero Buf for a
+// failed or empty response and for one received in place (Segments: its
+// bytes are not one buffer of this endpoint; Retain copies them). A caller
+// that keeps it, or lets a decoder keep it, beyond the continuation must
+// Clone it (or call Retain).
+func (r *Response) DataBuf() mem.Buf {
+	switch {
+	case r.Err != nil || len(r.data) == 0 || r.segs != nil:
+		return mem.Buf{}
+	case r.borrowed:
+		return r.ep.rx[r.rxID].Buf.SliceTrusted(proto.HeaderSize, len(r.data))
+	}
+	return r.buf
+}
+
 // Retain returns a new reference on the response bytes that the caller
 // owns (Release it); the zero Buf for an empty or failed response. A
 // response received in place (Segments) is copied into the endpoint's

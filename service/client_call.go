@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
+	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -43,6 +46,129 @@ type AsyncCall[R Decoder] struct {
 	// fallback is done for Starts through InvokeAsync's path (it marks
 	// the call idle first).
 	fallback func(R, error)
+	// own: ResetAfterDone was called. inDone: done runs (on the loop).
+	// pending: a Start took InvokeAsync's path, which made its response
+	// message in a, and that response was not delivered yet (a is then
+	// not reset after a done).
+	own, inDone, pending bool
+	resetErrs            atomic.Int64
+	// held: references on received buffers that responses still in the
+	// arena borrowed (deliver), released after its next Reset.
+	held []mem.Buf
+	// bdTab is the itab of (bufDecoder, R) when R is a pointer type that
+	// implements bufDecoder (decodeOwn), nil otherwise.
+	bdTab unsafe.Pointer
+}
+
+// iface is the layout of a non-empty interface value: its itab (naming
+// the interface and the dynamic type) and its data word.
+type iface struct{ tab, data unsafe.Pointer }
+
+// bufDecoderTab returns the itab of (bufDecoder, R) if R is a pointer type
+// implementing bufDecoder (a generated message), nil otherwise.
+func bufDecoderTab[R Decoder]() unsafe.Pointer {
+	if reflect.TypeFor[R]().Kind() != reflect.Pointer {
+		return nil
+	}
+	var zero R // a nil pointer of the type: the conversion needs only the type
+	bd, ok := any(zero).(bufDecoder)
+	if !ok {
+		return nil
+	}
+	return (*iface)(unsafe.Pointer(&bd)).tab
+}
+
+// bufDecoder is a response message that decodes from a registered
+// buffer (every generated message: Decode).
+type bufDecoder interface {
+	Decode(b mem.Buf) error
+}
+
+// ResetAfterDone makes the call reset its arena itself after each done
+// function returns: the response, and everything else in the arena, is
+// valid during done only. In exchange the response is decoded from the
+// received buffer, borrowed until that Reset, instead of being copied into
+// the arena first (a generated message's Decode: its large fields alias
+// the received bytes). done must not
+// Reset the arena, nor keep anything of it; it may Start the call again.
+// A Start that takes InvokeAsync's path (a context with a deadline or
+// metadata, a method being bound, a Start off the loop) makes its response
+// message in the arena at once: a Start from done then keeps the arena
+// (and the received bytes its response borrowed) until the next done has
+// run. Call it before the first Start. Reset errors (a reference released twice
+// elsewhere) are counted (ResetErrors).
+func (k *AsyncCall[R]) ResetAfterDone() {
+	k.own = true
+	k.bdTab = bufDecoderTab[R]()
+}
+
+// ResetErrors is the number of failed arena Resets of a ResetAfterDone
+// call.
+func (k *AsyncCall[R]) ResetErrors() int64 { return k.resetErrs.Load() }
+
+// deliver runs done with an outcome (on the loop) and, for a
+// ResetAfterDone call, resets the arena after it. borrowed is the received
+// buffer the response was decoded from without a reference (decodeOwn),
+// valid during the continuation only: if the arena cannot be reset now, it
+// gets a reference that lasts until the arena's Reset.
+func (k *AsyncCall[R]) deliver(resp R, err error, borrowed mem.Buf) {
+	if !k.own {
+		k.done(resp, err)
+		return
+	}
+	if k.inDone || k.pending {
+		// done runs already (this is a Start from it that completed at
+		// once: the outer deliver decides), or the arena holds the
+		// message of a response still to come: no Reset now. The
+		// bytes the response borrowed get a reference until it.
+		k.done(resp, err)
+		if !borrowed.IsZero() {
+			k.held = append(k.held, borrowed.Clone())
+		}
+		return
+	}
+	k.inDone = true
+	k.done(resp, err)
+	k.inDone = false
+	if k.pending {
+		if !borrowed.IsZero() {
+			k.held = append(k.held, borrowed.Clone())
+		}
+		return
+	}
+	if rerr := k.a.Reset(); rerr != nil {
+		k.resetErrs.Add(1)
+	}
+	if len(k.held) != 0 {
+		if rerr := mem.ReleaseAll(k.held); rerr != nil {
+			k.resetErrs.Add(1)
+		}
+		clear(k.held)
+		k.held = k.held[:0]
+	}
+}
+
+// decodeOwn decodes resp from r's body (data, after the OK header) for a
+// ResetAfterDone call, borrowing the received bytes (rpc.Response.DataBuf:
+// no reference is taken; deliver resets the arena before the continuation
+// returns, or keeps the bytes with a reference of its own), which it
+// returns for deliver. ok false: it did not decode (R is not a pointer
+// type implementing bufDecoder, or the response was received in place),
+// nothing was done.
+func (k *AsyncCall[R]) decodeOwn(resp R, r *rpc.Response, data []byte) (ok bool, borrowed mem.Buf, err error) {
+	b := r.DataBuf() // the response body with its header
+	if k.bdTab == nil || b.Len() != len(data) {
+		return false, mem.Buf{}, nil
+	}
+	// resp as a bufDecoder: R is a pointer type (bufDecoderTab), so its
+	// value is the interface's data word.
+	var bd bufDecoder
+	*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
+	a := k.a
+	a.BorrowInput = true
+	err = bd.Decode(b.SliceTrusted(respFixed, len(data)-respFixed))
+	a.BorrowInput = false
+	return true, b, err
 }
 
 // NewAsyncCall makes a reusable call of method i of service d over c:
@@ -66,20 +192,28 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 			return
 		}
 		resp := k.newResp(k.a)
-		if derr := resp.DecodeBytes(k.a.Copy(data[respFixed:])); derr != nil {
+		ok, borrowed, derr := false, mem.Buf{}, error(nil)
+		if k.own {
+			ok, borrowed, derr = k.decodeOwn(resp, r, data)
+		}
+		if !ok {
+			derr = resp.DecodeBytes(k.a.Copy(data[respFixed:]))
+		}
+		if derr != nil {
 			var zero R
-			k.end(zero, k.decodeErr(derr))
+			k.end(zero, k.decodeErr(derr), borrowed)
 			return
 		}
 		c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
 		k.busy.Store(false)
-		k.done(resp, nil)
+		k.deliver(resp, nil, borrowed)
 	}
 	cl.fin = k.finish // for good: every request of cl is asynchronous
 	cl.state.Store(stPending)
 	k.fallback = func(r R, err error) {
+		k.pending = false
 		k.busy.Store(false)
-		k.done(r, err)
+		k.deliver(r, err, mem.Buf{})
 	}
 	return k
 }
@@ -103,8 +237,10 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		b = c.lookup(k.key)
 	}
 	if b == nil || c.closed.Load() {
+		k.pending = k.own // the response message below is made in k.a now (cleared by fallback)
 		err := c.invokeAsync(ctx, k.d, k.i, k.a, req, k.newResp(k.a), k.fallback, typedDone[R]{})
 		if err != nil {
+			k.pending = false
 			k.busy.Store(false)
 		}
 		return err
@@ -121,8 +257,12 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	}
 	cl.sess = c.sess[0]
 	if n := uint32(len(c.sess)); n > 1 {
-		c.loopRR++
-		cl.sess = c.sess[c.loopRR%n]
+		i := c.loopRR + 1 // round robin without a division
+		if i >= n {
+			i = 0
+		}
+		c.loopRR = i
+		cl.sess = c.sess[i]
 	}
 	var err error
 	if f, ok := req.(wireimpl.SGAWriter); ok {
@@ -168,7 +308,7 @@ func (k *AsyncCall[R]) finish(cl *clientCall, data []byte, err error) {
 		var zero R
 		resp = zero
 	}
-	k.end(resp, err)
+	k.end(resp, err, mem.Buf{})
 }
 
 func (k *AsyncCall[R]) decodeErr(derr error) error {
@@ -177,10 +317,10 @@ func (k *AsyncCall[R]) decodeErr(derr error) error {
 
 // end delivers a request's outcome (on the loop): the call is idle again
 // when done runs.
-func (k *AsyncCall[R]) end(resp R, err error) {
+func (k *AsyncCall[R]) end(resp R, err error, borrowed mem.Buf) {
 	cl := &k.cl
 	cl.pre.release()
 	cl.c.loopPending-- // on the loop
 	k.busy.Store(false)
-	k.done(resp, err)
+	k.deliver(resp, err, borrowed)
 }

@@ -64,3 +64,75 @@ func ExampleInvokeAsync() {
 	// Output:
 	// [hello, ann hello, bob hello, cy]
 }
+
+// A reusable call that resets its arena itself after each done
+// (ResetAfterDone): the reply is read in done only, and done starts the
+// next request; the response is decoded from the received bytes without
+// a copy.
+func ExampleAsyncCall_ResetAfterDone() {
+	net := memnet.NewNetwork(memnet.NetworkConfig{})
+	open := func(nx *rpc.Nexus, id uint8) *rpc.Endpoint {
+		dp, _ := net.Open(datapath.Config{}, memnet.Options{})
+		ep, _ := nx.NewEndpoint(rpc.EndpointConfig{ID: id, Datapath: dp})
+		return ep
+	}
+	srvNx, _ := rpc.NewNexus(rpc.NexusConfig{})
+	srv, _ := service.NewServer(srvNx)
+	_ = pb.RegisterGreeterServer(srv, server{})
+	srvEp := open(srvNx, 1)
+	sctx, stop := context.WithCancel(context.Background())
+	served := make(chan error)
+	go func() { served <- srvEp.Run(sctx) }()
+
+	cliNx, _ := rpc.NewNexus(rpc.NexusConfig{})
+	cliEp := open(cliNx, 2)
+	c, _ := service.Dial(context.Background(), cliEp, srvNx.Addr(), 1)
+	greeter := pb.NewGreeterClient(c)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	names := []string{"ann", "bob", "cy"}
+	reqs := wire.NewArena() // the requests' arena (serialized by Start)
+	var call *service.AsyncCall[*pb.HelloReply]
+	next := 0
+	start := func() {
+		_ = reqs.Reset()
+		req := pb.NewHelloRequest(reqs)
+		req.SetName(names[next])
+		if err := call.Start(context.Background(), req); err != nil {
+			fmt.Println(err)
+			cancel()
+		}
+	}
+	call = greeter.NewSayHelloCall(wire.NewArena(), func(resp *pb.HelloReply, err error) {
+		if err != nil {
+			fmt.Println(err)
+			cancel()
+			return
+		}
+		msg, _ := resp.GetMessage() // valid during done only
+		fmt.Println(msg)
+		if next++; next == len(names) {
+			cancel()
+			return
+		}
+		start() // the arena is reset after done returns
+	})
+	call.ResetAfterDone()
+	start()
+	_ = c.Run(ctx) // returns when the last done cancels ctx
+	fmt.Println("failed resets:", call.ResetErrors())
+
+	_ = c.Close()
+	_ = cliEp.Close()
+	_ = cliNx.Close()
+	stop()
+	<-served
+	_ = srvEp.Close()
+	_ = srvNx.Close()
+	// Output:
+	// hello, ann
+	// hello, bob
+	// hello, cy
+	// failed resets: 0
+}

@@ -172,15 +172,18 @@ func (l *lockstep) measured(b *testing.B, n *int, failed *error) {
 // flight over 4 sessions, client and server stepped in turn by this
 // goroutine over memnet (no polling loop, no second thread). "typed" is
 // rpcbench's typed variant (a generated NewEchoCall per slot, its request
-// message built once, the Client's loop held as Client.Run holds it);
-// "typed-build" the same building the request for every call (NewBlob,
-// SetData); "rpc" its rpc variant (a registered buffer
+// message built once, ResetAfterDone, the Client's loop held as
+// Client.Run holds it); "typed-copy" the same with done resetting the
+// arena (the response copied into it); "typed-build" typed-copy building
+// the request for every call (NewBlob, SetData); "typed-borrow"
+// typed-copy with echoBorrowDesc; "rpc" its rpc variant (a registered buffer
 // enqueued per call, echoed inline by a dispatch handler). ns/op is one
 // call's client and server work; callgrind counts its instructions.
 func BenchmarkLockstep(b *testing.B) {
-	b.Run("typed", func(b *testing.B) { benchLockstepTyped(b, false, &typedpb.Echo_ServiceDesc) })
-	b.Run("typed-build", func(b *testing.B) { benchLockstepTyped(b, true, &typedpb.Echo_ServiceDesc) })
-	b.Run("typed-borrow", func(b *testing.B) { benchLockstepTyped(b, false, echoBorrowDesc()) })
+	b.Run("typed", func(b *testing.B) { benchLockstepTyped(b, lockTyped, &typedpb.Echo_ServiceDesc) })
+	b.Run("typed-copy", func(b *testing.B) { benchLockstepTyped(b, lockCopy, &typedpb.Echo_ServiceDesc) })
+	b.Run("typed-build", func(b *testing.B) { benchLockstepTyped(b, lockBuild, &typedpb.Echo_ServiceDesc) })
+	b.Run("typed-borrow", func(b *testing.B) { benchLockstepTyped(b, lockCopy, echoBorrowDesc()) })
 	b.Run("rpc", func(b *testing.B) {
 		l := newLockstep(b, true)
 		ep := l.cliEp
@@ -262,11 +265,24 @@ func echoBorrowDesc() *service.ServiceDesc {
 	return &d
 }
 
-// benchLockstepTyped is BenchmarkLockstep's typed variant: with build, every
-// call builds its request (NewBlob and SetData in the slot's arena, reset
-// with the response); without, each slot sends one request message built
-// once (rpcbench's typed variant, as the rpc variant sends one buffer).
-func benchLockstepTyped(b *testing.B, build bool, d *service.ServiceDesc) {
+// The forms of BenchmarkLockstep's typed variant.
+const (
+	// lockTyped: each slot sends one request message built once, and its
+	// AsyncCall resets the response arena after done (ResetAfterDone: the
+	// response decoded from the received buffer); rpcbench's typed variant.
+	lockTyped = iota
+	// lockCopy: the same with done resetting the arena itself (the
+	// response copied into the arena, then decoded).
+	lockCopy
+	// lockBuild: lockCopy building every request (NewBlob and SetData in
+	// the slot's arena, reset with the response).
+	lockBuild
+)
+
+// benchLockstepTyped is BenchmarkLockstep's typed variant in one of its
+// forms (lockTyped, lockCopy, lockBuild).
+func benchLockstepTyped(b *testing.B, form int, d *service.ServiceDesc) {
+	build := form == lockBuild
 	l := newLockstepDesc(b, false, d)
 	cl := typedpb.NewEchoClient(l.c)
 	data := make([]byte, lockstepSize)
@@ -299,7 +315,7 @@ func benchLockstepTyped(b *testing.B, build bool, d *service.ServiceDesc) {
 			if err == nil && len(resp.GetData()) != lockstepSize {
 				err = errors.New("wrong echo")
 			}
-			if err == nil {
+			if err == nil && form != lockTyped {
 				err = s.a.Reset()
 			}
 			if err != nil {
@@ -313,6 +329,9 @@ func benchLockstepTyped(b *testing.B, build bool, d *service.ServiceDesc) {
 				issue(s)
 			}
 		})
+		if form == lockTyped {
+			s.call.ResetAfterDone()
+		}
 		slots[i] = s
 	}
 	// Warm up (binds the method) outside the count.

@@ -116,7 +116,7 @@ type Server struct {
 	// loopCalls keeps, per endpoint id, the serverCall of the endpoint's
 	// dispatch-mode requests: they run one at a time on the endpoint's
 	// loop, so the next one takes it back without a sync.Pool round trip.
-	loopCalls [256]atomic.Pointer[serverCall]
+	loopCalls [256]loopCall
 	resetErrs atomic.Int64 // Reset errors of call arenas (resetArena)
 }
 
@@ -333,19 +333,34 @@ func (sc *serverCall) respond(r *rpc.Request, m *method, out wire.Object) error 
 // one (the message changed between Sizes and Serialize).
 var errZeroCopyInline = errors.New("service: a zero-copy entry in a response sized without any")
 
+// loopCall is one endpoint's cached serverCall: sc is read and written
+// only by the goroutine that set busy (a request served while another
+// holds it, a nested or a concurrent one, uses the pool instead). A flag
+// rather than an atomic pointer: a pointer's atomic swap is a runtime call
+// with a write barrier, the flag's compare-and-swap one instruction.
+type loopCall struct {
+	busy atomic.Bool
+	sc   *serverCall
+}
+
 // serveDispatch is the rpc handler of ReqTypeDispatch: serve with the
 // endpoint's cached serverCall (taken atomically, so a request that
 // finds it taken uses the pool instead).
 func (s *Server) serveDispatch(r *rpc.Request) {
 	slot := &s.loopCalls[r.Endpoint().ID()]
-	sc := slot.Swap(nil)
-	if sc == nil {
-		sc = s.calls.Get().(*serverCall)
+	if slot.busy.CompareAndSwap(false, true) {
+		sc := slot.sc
+		if sc == nil {
+			sc = s.calls.Get().(*serverCall)
+			slot.sc = sc
+		}
+		s.handle(r, sc)
+		slot.busy.Store(false)
+		return
 	}
+	sc := s.calls.Get().(*serverCall)
 	s.handle(r, sc)
-	if !slot.CompareAndSwap(nil, sc) {
-		s.calls.Put(sc)
-	}
+	s.calls.Put(sc)
 }
 
 // serve is the rpc handler of ReqTypeWorker (requests on the Nexus's
@@ -519,7 +534,11 @@ func (s *Server) call(r *rpc.Request, sc *serverCall, body []byte) {
 // worker-mode request's bytes are released when it is answered, before
 // the Reset: it keeps Handler and the arena's own reference.
 func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, body []byte) (out wire.Object, err error) {
+	returned := false
 	defer func() {
+		if returned { // no panic: the runtime's recover call is skipped
+			return
+		}
 		if p := recover(); p != nil {
 			a.BorrowInput = false // a MethodBufHandler's panic
 			out, err = nil, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", m.info.FullMethod, p)}
@@ -539,9 +558,12 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 		a.BorrowInput = true
 		out, err = bh(m.impl, ctx, a, in, s.ic, &m.info)
 		a.BorrowInput = false // (the handler should have cleared it after its decode)
+		returned = true
 		return out, err
 	}
-	return m.desc.Handler(m.impl, ctx, a, body, s.ic, &m.info)
+	out, err = m.desc.Handler(m.impl, ctx, a, body, s.ic, &m.info)
+	returned = true
+	return out, err
 }
 
 // resetArena ends a call's batch of a, counting a Reset error (a

@@ -18,8 +18,10 @@ import (
 // stubs (typedpb.Echo) and the goroutine-safe service.Client, at the rpc
 // variant's concurrency: window calls in flight over nSess sessions, kept
 // in flight by the generated reusable asynchronous calls (NewEchoCall, one
-// per slot: each call's done function checks the echo, resets the slot's
-// response arena and starts the slot's next request, the slot's request
+// per slot: each call's done function checks the echo and starts the
+// slot's next request, and the call resets the slot's response arena after
+// it (AsyncCall.ResetAfterDone: the response decoded from the received
+// buffer, not copied into the arena first), the slot's request
 // message built once as the rpc variant's request buffer is allocated
 // once), with the Client's loop run by service.Client.Run on one
 // locked thread pinned to the rpc client's CPU. The server is newSetup's
@@ -68,7 +70,8 @@ func typedSetup(f fabric, cfg rpc.EndpointConfig, nSess int, opts ...service.Cli
 // typedSlot is one call kept in flight by typedRate. Its request is
 // built once (in an arena of its own, never reset while the slot runs)
 // and sent by every Start, as the rpc variant sends one request buffer
-// per call; a, the response's arena, is reset after every call.
+// per call; a, the response's arena, is reset by the call after every
+// done (ResetAfterDone).
 type typedSlot struct {
 	t     *typedLoop
 	a     *wire.Arena
@@ -113,8 +116,8 @@ func (sl *typedSlot) complete(resp *typedpb.Blob, err error) {
 	if err == nil && len(resp.GetData()) != smallSize {
 		err = errors.New("rpcbench typed: wrong echo")
 	}
-	if err == nil {
-		err = sl.a.Reset()
+	if err == nil && sl.call.ResetErrors() != 0 {
+		err = errors.New("rpcbench typed: a response arena's Reset failed")
 	}
 	if err != nil {
 		t.fail(err)
@@ -168,6 +171,7 @@ func (b *bench) typedRate(f fabric, cfg rpc.EndpointConfig, nSess, window int, l
 			sl.req = typedpb.NewBlob(wire.NewArena())
 			sl.req.SetData(t.data)
 			sl.call = t.cl.NewEchoCall(sl.a, sl.complete)
+			sl.call.ResetAfterDone() // the call resets sl.a after complete
 			slots[i] = sl
 		}
 		for _, sl := range slots {
