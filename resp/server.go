@@ -37,6 +37,9 @@ const (
 	// have pending (client-output-buffer-limit, hard); beyond it the
 	// connection is closed.
 	DefaultOutputLimit = 1 << 30
+	// DefaultRecvBuffer is the receive buffer (SO_RCVBUF) an event loop
+	// gives a connection that sends large arguments (Config.RecvBuffer).
+	DefaultRecvBuffer = 4 << 20
 )
 
 // Batch bounds: a reply batch is written (one writev) when the commands
@@ -126,6 +129,21 @@ type Config struct {
 	// coming within BusyPoll of each other. Ignored by connections on
 	// goroutines.
 	BusyPoll time.Duration
+	// RecvBuffer is the socket receive buffer (SO_RCVBUF, bytes) an event
+	// loop sets on a connection when it first receives a large argument
+	// (32 KiB or more; default DefaultRecvBuffer; negative: never, the
+	// kernel's autotuning only). The kernel starts a connection at
+	// net.ipv4.tcp_rmem's default (128 KiB) and grows it over round trips
+	// as the server reads: a pipeline of large values on a new connection
+	// (16 SETs of 64 KiB) crosses in many windows, each a wake-up of both
+	// sides. A set buffer is fixed (no autotuning) and capped by
+	// net.core.rmem_max; it bounds what the kernel holds for the
+	// connection (Linux reserves twice the value for its bookkeeping),
+	// where autotuning may grow to tcp_rmem's maximum. Connections that
+	// never send a large argument keep the kernel's default: for batches
+	// of smaller values a larger window only keeps more of them in
+	// flight, out of cache. Ignored by connections on goroutines.
+	RecvBuffer int
 }
 
 // Server is a Redis-compatible (RESP2 and RESP3) server over TCP. Its
@@ -192,6 +210,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.OutputLimit <= 0 {
 		cfg.OutputLimit = DefaultOutputLimit
+	}
+	if cfg.RecvBuffer == 0 {
+		cfg.RecvBuffer = DefaultRecvBuffer
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
 	s := &Server{cfg: cfg, listeners: map[net.Listener]struct{}{}, clients: map[*conn]struct{}{},

@@ -104,6 +104,9 @@ type conn struct {
 	bigs   []mem.Buf
 	// bigLast: the last command executed had a large argument (readRoom).
 	bigLast bool
+	// rcvSet: (event loop) the socket's receive buffer has been set
+	// (Config.RecvBuffer), or will not be.
+	rcvSet bool
 
 	id          int64
 	created     time.Time

@@ -255,6 +255,15 @@ func (l *loop) readable(cn *conn) {
 	}
 }
 
+// bulk gives cn, which is receiving a large argument, the receive buffer
+// of Config.RecvBuffer, once.
+func (l *loop) bulk(cn *conn) {
+	cn.rcvSet = true
+	if n := l.srv.cfg.RecvBuffer; n > 0 {
+		_ = unix.SetsockoptInt(cn.fd, unix.SOL_SOCKET, unix.SO_RCVBUF, n) // best effort: the default buffer works, slower
+	}
+}
+
 // readOnce reads once from cn and answers what it can; it returns the
 // bytes read and whether they filled the room they were read into.
 func (l *loop) readOnce(cn *conn) (int, bool) {
@@ -264,6 +273,9 @@ func (l *loop) readOnce(cn *conn) (int, bool) {
 		return 0, false
 	}
 	if big != nil {
+		if !cn.rcvSet {
+			l.bulk(cn)
+		}
 		return l.readBig(cn, big)
 	}
 	room := cn.readRoom()

@@ -6,9 +6,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // loopConns is the number of connections the server's event loops serve.
@@ -248,5 +252,73 @@ func TestLoopTurnBudget(t *testing.T) {
 	}
 	if r, err := probe.do("STRLEN", "big"); r != ":65536\r\n" || err != nil {
 		t.Fatalf("STRLEN: %q %v", r, err)
+	}
+}
+
+// rcvbuf is the SO_RCVBUF of the loop connection whose client is at addr
+// (-1: none).
+func (s *Server) rcvbuf(t *testing.T, addr string) int {
+	for _, l := range s.loops {
+		l.mu.Lock()
+		for fd, cn := range l.conns {
+			if cn.addr == addr {
+				l.mu.Unlock()
+				n, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+		}
+		l.mu.Unlock()
+	}
+	return -1
+}
+
+// TestRecvBuffer: a connection gets Config.RecvBuffer (as the kernel
+// takes it: twice the value, at most twice net.core.rmem_max) once it
+// sends a large argument, and keeps it; one sending small commands, or
+// any with RecvBuffer < 0, keeps the kernel's buffer.
+func TestRecvBuffer(t *testing.T) {
+	b, err := os.ReadFile("/proc/sys/net/core/rmem_max")
+	if err != nil {
+		t.Skip(err)
+	}
+	rmemMax, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const asked = 1<<20 + 4096 // not a size autotuning lands on
+	want := 2 * min(asked, rmemMax)
+	for _, tc := range []struct {
+		name string
+		cfg  int
+		big  bool
+		set  bool
+	}{{"big", asked, true, true}, {"small", asked, false, false}, {"off", -1, true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newTestServer(t, Config{EventLoops: 1, RecvBuffer: tc.cfg})
+			rc := dialRaw(t, ts.addr)
+			_ = rc.c.SetDeadline(time.Now().Add(10 * time.Second))
+			val := strings.Repeat("v", 100)
+			if tc.big {
+				val = strings.Repeat("v", bigArg+1)
+			}
+			for range 3 {
+				if r, err := rc.do("SET", "k", val); r != "+OK\r\n" || err != nil {
+					t.Fatalf("SET: %q %v", r, err)
+				}
+			}
+			got := ts.srv.rcvbuf(t, rc.c.LocalAddr().String())
+			if got < 0 {
+				t.Fatal("the connection is not on a loop")
+			}
+			if (got == want) != tc.set {
+				t.Fatalf("SO_RCVBUF %d; want it %v to be %d", got, tc.set, want)
+			}
+			if r, err := rc.do("GET", "k"); r != "$"+itoa(len(val))+"\r\n"+val+"\r\n" || err != nil {
+				t.Fatalf("GET: %v", err)
+			}
+		})
 	}
 }

@@ -93,6 +93,7 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	goroutines := fs.Bool("goroutines", false, "serve each connection on a goroutine of its own instead of the epoll event loops")
 	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS/2, at least 1)")
 	busyPoll := fs.Duration("busy-poll", 0, "event loops poll without sleeping this long after their last event, e.g. 50us (0: always sleep in epoll_wait)")
+	recvBuf := fs.Int("recv-buffer", 0, "receive buffer (SO_RCVBUF, bytes) an event loop sets on a connection that sends a large argument (0: 4 MiB; negative: never, the kernel's autotuning)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -119,7 +120,7 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := resp.Config{PoolBytes: *poolMB << 20, Threshold: th, MaxConns: *maxConns, Password: *pass, Users: users,
 		NoProtectedMode: !*protected, MaxMemory: mm, MaxMemoryPolicy: *policy, IdleTimeout: *idle, CommandTimeout: *cmdTimeout,
-		GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll}
+		GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll, RecvBuffer: *recvBuf}
 	if *cmdTimeout == 0 {
 		cfg.CommandTimeout = -1
 	}
@@ -199,6 +200,7 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	goroutines := fs.Bool("goroutines", false, "serve each connection on a goroutine of its own instead of the epoll event loops")
 	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS/2, at least 1)")
 	busyPoll := fs.Duration("busy-poll", 0, "event loops poll without sleeping this long after their last event, e.g. 50us (0: always sleep in epoll_wait)")
+	recvBuf := fs.Int("recv-buffer", 0, "receive buffer (SO_RCVBUF, bytes) an event loop sets on a connection that sends a large argument (0: 4 MiB; negative: never, the kernel's autotuning)")
 	threads := fs.Int("threads", 0, "redis-benchmark --threads: client threads per redis-benchmark process (0: its single thread)")
 	procs := fs.Int("procs", 1, "redis-benchmark processes run at once per test, each with -c connections and its share of the requests; the rates are summed")
 	rounds := fs.Int("rounds", 0, "rounds per test and variant, alternating the servers, the requests split across them; "+
@@ -214,7 +216,7 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	}
 	o := respbench.Options{Quick: *quick, Requests: *requests, Clients: *clients, Progress: stderr,
 		Threads: *threads, Procs: *procs, Pin: *pin, Rounds: *rounds, Client: *client,
-		Server: resp.Config{GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll}}
+		Server: resp.Config{GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll, RecvBuffer: *recvBuf}}
 	var err error
 	if o.Sizes, err = intList(*sizes, 1, 1<<20); err != nil {
 		fmt.Fprintf(stderr, "resp bench: --sizes: %v\n", err)
