@@ -1,0 +1,139 @@
+package gen
+
+import (
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The flat fused path (runtime/wireimpl/fast_encode_flat.go,
+// docs/CODEGEN.md): a message on the direct path without nested message
+// fields gets a WireSerializeSGA that sizes and writes it in one function,
+// with the cursors, the bitmap and the head buffer in locals and no call
+// but the lists' and the copies'.
+
+// flatEncode reports whether m (on the direct path) has no nested message
+// field, so that its WireSerializeSGA is the flat one.
+func (m *message) flatEncode() bool {
+	if !m.directEncode() {
+		return false
+	}
+	for _, f := range m.fields {
+		if f.shape == shapeMessage {
+			return false
+		}
+	}
+	return true
+}
+
+// emitFlatSGA emits the flat path of m's WireSerializeSGA: the sizes, then
+// the bitmap and the entries in field order, the lists' element entries
+// after the fixed part, and a final check of the cursors. It falls through
+// (to the unfused path the caller emits) when the path does not apply.
+func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
+	lists, values := false, false
+	for _, f := range m.fields {
+		switch f.shape {
+		case shapeList:
+			lists = true
+		case shapeBytes, shapeString:
+			values = true
+		}
+	}
+	g.P("if x.cf.DirectOK() {")
+	g.P("var b0 uint32")
+	g.P("n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0")
+	if lists {
+		g.P("var lerr error")
+	}
+	for _, f := range m.fields {
+		_, bit := bitOf(f)
+		switch f.shape {
+		case shapeScalar:
+			g.P("if ", present(g, f, "x"), " {")
+			g.P("b0 |= ", bit)
+			g.P("n++")
+			g.P("}")
+		case shapeBytes, shapeString:
+			g.P("if ", present(g, f, "x"), " {")
+			g.P("b0 |= ", bit)
+			g.P("n++")
+			g.P("cpn, zcn, ents = x.", f.sf, ".SizeDirect(cpn, zcn, ents)")
+			g.P("}")
+		case shapeList: // bytes or strings (directField)
+			g.P("if h, c, z, e, err := x.", f.sf, ".SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); err != nil {")
+			g.P("lerr = err")
+			g.P("} else if h != hdr {")
+			g.P("b0 |= ", bit)
+			g.P("n++")
+			g.P("hdr, cpn, zcn, ents = h, c, z, e")
+			g.P("}")
+		}
+	}
+	if lists {
+		g.P("if lerr == nil {")
+	}
+	g.P("hdr += ", w("Fixed1"), "(n)")
+	g.P("head := hdr + cpn")
+	g.P("if uint64(head)+uint64(zcn) <= ", w("MaxMessageSize"), " {")
+	g.P("if !sga.StartFlat(head, ents) {")
+	g.P("sga.GrowFlat(head, ents)")
+	g.P("}")
+	g.P("dst := sga.Head")
+	g.P("at := ", w("PutWord1"), "(dst, b0, n)")
+	g.P("cp, zc := hdr, head")
+	if values {
+		g.P("bad := false")
+	}
+	if lists {
+		g.P("lh := at + ", w("EntrySize"), "*n")
+		g.P("var dw ", w("DirectWriter"))
+		g.P("dw.BindFlat(dst, hdr, sga)")
+	}
+	for _, f := range m.fields {
+		_, bit := bitOf(f)
+		g.P("if b0&", bit, " != 0 {")
+		switch f.shape {
+		case shapeScalar:
+			g.P(w("PutEntry"), "(dst, at, ", u64Of(g, f, "x."+f.sf), ")")
+		case shapeBytes, shapeString:
+			zcf := "ZeroCopyFlat"
+			if f.shape == shapeString {
+				zcf = "ZeroCopyFlatString"
+			}
+			g.P("if c, ok := x.", f.sf, ".CopyFlat(dst, at, cp); ok {")
+			g.P("cp = c")
+			g.P("} else if z, ok := sga.", zcf, "(dst, at, zc, &x.", f.sf, "); ok {")
+			g.P("zc = z")
+			g.P("} else {")
+			g.P("bad = true")
+			g.P("}")
+		case shapeList:
+			method := "PutBytesList"
+			if f.kind == protoreflect.StringKind {
+				method = "PutStringList"
+			}
+			g.P("lh, cp, zc = dw.", method, "(at, lh, cp, zc, &x.", f.sf, ")")
+		}
+		g.P("at += ", w("EntrySize"))
+		g.P("}")
+	}
+	end := "at"
+	ok := ""
+	if lists {
+		end = "lh"
+		ok += "!dw.Failed() && "
+	}
+	if values {
+		ok = "!bad && " + ok
+	}
+	g.P("if ", ok, "sga.FlatDone(", end, ", hdr, cp, head, zc, head+zcn, ents) {")
+	g.P("return nil")
+	g.P("}")
+	g.P("return ", w("ErrModified"))
+	g.P("}")
+	if lists {
+		g.P("}")
+	}
+	g.P("}")
+}
