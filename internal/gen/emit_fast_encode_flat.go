@@ -44,7 +44,7 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 	g.P("var b0 uint32")
 	g.P("n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0")
 	if lists {
-		g.P("var lerr error")
+		g.P("loaded := true")
 	}
 	for _, f := range m.fields {
 		_, bit := bitOf(f)
@@ -61,8 +61,8 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 			g.P("cpn, zcn, ents = x.", f.sf, ".SizeDirect(cpn, zcn, ents)")
 			g.P("}")
 		case shapeList: // bytes or strings (directField)
-			g.P("if h, c, z, e, err := x.", f.sf, ".SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); err != nil {")
-			g.P("lerr = err")
+			g.P("if h, c, z, e, ok := x.", f.sf, ".SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {")
+			g.P("loaded = false")
 			g.P("} else if h != hdr {")
 			g.P("b0 |= ", bit)
 			g.P("n++")
@@ -71,7 +71,7 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 		}
 	}
 	if lists {
-		g.P("if lerr == nil {")
+		g.P("if loaded {")
 	}
 	g.P("hdr += ", w("Fixed1"), "(n)")
 	g.P("head := hdr + cpn")
@@ -90,7 +90,7 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 		g.P("var dw ", w("DirectWriter"))
 		g.P("dw.BindFlat(dst, hdr, sga)")
 	}
-	for _, f := range m.fields {
+	for i, f := range m.fields {
 		_, bit := bitOf(f)
 		g.P("if b0&", bit, " != 0 {")
 		switch f.shape {
@@ -115,7 +115,9 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 			}
 			g.P("lh, cp, zc = dw.", method, "(at, lh, cp, zc, &x.", f.sf, ")")
 		}
-		g.P("at += ", w("EntrySize"))
+		if !lists || i < len(m.fields)-1 { // with lists the end check is on lh
+			g.P("at += ", w("EntrySize"))
+		}
 		g.P("}")
 	}
 	end := "at"

@@ -150,16 +150,16 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.DirectOK() {
 		var b0 uint32
 		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
-		var lerr error
-		if h, c, z, e, err := x.xKeys.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); err != nil {
-			lerr = err
+		loaded := true
+		if h, c, z, e, ok := x.xKeys.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+			loaded = false
 		} else if h != hdr {
 			b0 |= 0x1
 			n++
 			hdr, cpn, zcn, ents = h, c, z, e
 		}
-		if h, c, z, e, err := x.xVals.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); err != nil {
-			lerr = err
+		if h, c, z, e, ok := x.xVals.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+			loaded = false
 		} else if h != hdr {
 			b0 |= 0x2
 			n++
@@ -169,7 +169,7 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 			b0 |= 0x4
 			n++
 		}
-		if lerr == nil {
+		if loaded {
 			hdr += wireimpl.Fixed1(n)
 			head := hdr + cpn
 			if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
@@ -192,7 +192,6 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 				}
 				if b0&0x4 != 0 {
 					wireimpl.PutEntry(dst, at, uint64(x.xIndex))
-					at += wireimpl.EntrySize
 				}
 				if !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil
@@ -580,7 +579,7 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.DirectOK() {
 		var b0 uint32
 		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
-		var lerr error
+		loaded := true
 		if x.xStatus != 0 {
 			b0 |= 0x1
 			n++
@@ -590,14 +589,14 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 			n++
 			cpn, zcn, ents = x.xVal.SizeDirect(cpn, zcn, ents)
 		}
-		if h, c, z, e, err := x.xVals.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); err != nil {
-			lerr = err
+		if h, c, z, e, ok := x.xVals.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+			loaded = false
 		} else if h != hdr {
 			b0 |= 0x4
 			n++
 			hdr, cpn, zcn, ents = h, c, z, e
 		}
-		if lerr == nil {
+		if loaded {
 			hdr += wireimpl.Fixed1(n)
 			head := hdr + cpn
 			if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
@@ -627,7 +626,6 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 				}
 				if b0&0x4 != 0 {
 					lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
-					at += wireimpl.EntrySize
 				}
 				if !bad && !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil

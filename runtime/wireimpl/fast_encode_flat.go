@@ -165,16 +165,17 @@ func (s *SGA) FlatDone(lh, hdr, cp, head, zc, end, ents int) bool {
 }
 
 // SizeFlat adds the list l (a decoded list is loaded first, with the
-// arena a) to the header, copied and zero-copy cursors: an absent (empty)
-// list leaves hdr unchanged. A load error is returned (the caller then
-// takes the unfused path, which reports it).
-func (l *BytesList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, int, error) {
+// arena a) to the header, copied and zero-copy cursors and reports true:
+// an absent (empty) list leaves hdr unchanged. When the list fails to
+// load it reports false (the caller then takes the unfused path, which
+// reports the error).
+func (l *BytesList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, int, bool) {
 	if l.lz.src != nil {
 		if l.lz.n == 0 {
-			return hdr, cp, zc, ents, nil
+			return hdr, cp, zc, ents, true
 		}
-		if err := l.Load(a); err != nil {
-			return hdr, cp, zc, ents, err
+		if l.Load(a) != nil {
+			return hdr, cp, zc, ents, false
 		}
 		l.materialize()
 	}
@@ -189,17 +190,17 @@ func (l *BytesList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, in
 			ents++
 		}
 	}
-	return hdr, cp, zc, ents, nil
+	return hdr, cp, zc, ents, true
 }
 
 // SizeFlat is BytesList.SizeFlat for a list of strings.
-func (l *StringList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, int, error) {
+func (l *StringList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, int, bool) {
 	if l.lz.src != nil {
 		if l.lz.n == 0 {
-			return hdr, cp, zc, ents, nil
+			return hdr, cp, zc, ents, true
 		}
-		if err := l.Load(a); err != nil {
-			return hdr, cp, zc, ents, err
+		if l.Load(a) != nil {
+			return hdr, cp, zc, ents, false
 		}
 	}
 	items := l.items
@@ -213,5 +214,5 @@ func (l *StringList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, i
 			ents++
 		}
 	}
-	return hdr, cp, zc, ents, nil
+	return hdr, cp, zc, ents, true
 }

@@ -405,15 +405,15 @@ func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.DirectOK() {
 		var b0 uint32
 		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
-		var lerr error
-		if h, c, z, e, err := x.xMessages.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); err != nil {
-			lerr = err
+		loaded := true
+		if h, c, z, e, ok := x.xMessages.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+			loaded = false
 		} else if h != hdr {
 			b0 |= 0x1
 			n++
 			hdr, cpn, zcn, ents = h, c, z, e
 		}
-		if lerr == nil {
+		if loaded {
 			hdr += wireimpl.Fixed1(n)
 			head := hdr + cpn
 			if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
@@ -428,7 +428,6 @@ func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
 				dw.BindFlat(dst, hdr, sga)
 				if b0&0x1 != 0 {
 					lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xMessages)
-					at += wireimpl.EntrySize
 				}
 				if !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil

@@ -136,9 +136,9 @@ func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.DirectOK() {
 		var b0 uint32
 		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
-		var lerr error
-		if h, c, z, e, err := x.xNames.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); err != nil {
-			lerr = err
+		loaded := true
+		if h, c, z, e, ok := x.xNames.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+			loaded = false
 		} else if h != hdr {
 			b0 |= 0x1
 			n++
@@ -149,7 +149,7 @@ func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
 			n++
 			cpn, zcn, ents = x.xData.SizeDirect(cpn, zcn, ents)
 		}
-		if lerr == nil {
+		if loaded {
 			hdr += wireimpl.Fixed1(n)
 			head := hdr + cpn
 			if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
@@ -175,7 +175,6 @@ func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
 					} else {
 						bad = true
 					}
-					at += wireimpl.EntrySize
 				}
 				if !bad && !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil
