@@ -45,6 +45,11 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 	g.P("n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0")
 	if lists {
 		g.P("loaded := true")
+		for _, f := range m.fields {
+			if f.shape == shapeList && f.kind == protoreflect.BytesKind {
+				g.P("one", f.sf, " := false // one copied value (OneCopied)")
+			}
+		}
 	}
 	for _, f := range m.fields {
 		_, bit := bitOf(f)
@@ -61,7 +66,17 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 			g.P("cpn, zcn, ents = x.", f.sf, ".SizeDirect(cpn, zcn, ents)")
 			g.P("}")
 		case shapeList: // bytes or strings (directField)
-			g.P("if h, c, z, e, ok := x.", f.sf, ".SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {")
+			if f.kind == protoreflect.BytesKind { // one copied value: no loop, no call
+				g.P("if k, ok := x.", f.sf, ".OneCopied(); ok {")
+				g.P("one", f.sf, " = true")
+				g.P("b0 |= ", bit)
+				g.P("n++")
+				g.P("hdr += ", w("EntrySize"))
+				g.P("cpn += k")
+				g.P("} else if h, c, z, e, ok := x.", f.sf, ".SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {")
+			} else {
+				g.P("if h, c, z, e, ok := x.", f.sf, ".SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {")
+			}
 			g.P("loaded = false")
 			g.P("} else if h != hdr {")
 			g.P("b0 |= ", bit)
@@ -113,7 +128,20 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 			if f.kind == protoreflect.StringKind {
 				method = "PutStringList"
 			}
-			g.P("lh, cp, zc = dw.", method, "(at, lh, cp, zc, &x.", f.sf, ")")
+			if f.kind == protoreflect.BytesKind {
+				g.P("c, ok := cp, false")
+				g.P("if one", f.sf, " {")
+				g.P("c, ok = x.", f.sf, ".PutOneFlat(dst, at, lh, hdr, cp)")
+				g.P("}")
+				g.P("if ok {")
+				g.P("lh += ", w("EntrySize"))
+				g.P("cp = c")
+				g.P("} else {")
+				g.P("lh, cp, zc = dw.", method, "(at, lh, cp, zc, &x.", f.sf, ")")
+				g.P("}")
+			} else {
+				g.P("lh, cp, zc = dw.", method, "(at, lh, cp, zc, &x.", f.sf, ")")
+			}
 		}
 		if !lists || i < len(m.fields)-1 { // with lists the end check is on lh
 			g.P("at += ", w("EntrySize"))

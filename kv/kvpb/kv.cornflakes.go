@@ -151,14 +151,28 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 		var b0 uint32
 		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
 		loaded := true
-		if h, c, z, e, ok := x.xKeys.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+		onexKeys := false // one copied value (OneCopied)
+		onexVals := false // one copied value (OneCopied)
+		if k, ok := x.xKeys.OneCopied(); ok {
+			onexKeys = true
+			b0 |= 0x1
+			n++
+			hdr += wireimpl.EntrySize
+			cpn += k
+		} else if h, c, z, e, ok := x.xKeys.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
 			loaded = false
 		} else if h != hdr {
 			b0 |= 0x1
 			n++
 			hdr, cpn, zcn, ents = h, c, z, e
 		}
-		if h, c, z, e, ok := x.xVals.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+		if k, ok := x.xVals.OneCopied(); ok {
+			onexVals = true
+			b0 |= 0x2
+			n++
+			hdr += wireimpl.EntrySize
+			cpn += k
+		} else if h, c, z, e, ok := x.xVals.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
 			loaded = false
 		} else if h != hdr {
 			b0 |= 0x2
@@ -183,11 +197,29 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 				var dw wireimpl.DirectWriter
 				dw.BindFlat(dst, hdr, sga)
 				if b0&0x1 != 0 {
-					lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xKeys)
+					c, ok := cp, false
+					if onexKeys {
+						c, ok = x.xKeys.PutOneFlat(dst, at, lh, hdr, cp)
+					}
+					if ok {
+						lh += wireimpl.EntrySize
+						cp = c
+					} else {
+						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xKeys)
+					}
 					at += wireimpl.EntrySize
 				}
 				if b0&0x2 != 0 {
-					lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
+					c, ok := cp, false
+					if onexVals {
+						c, ok = x.xVals.PutOneFlat(dst, at, lh, hdr, cp)
+					}
+					if ok {
+						lh += wireimpl.EntrySize
+						cp = c
+					} else {
+						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
+					}
 					at += wireimpl.EntrySize
 				}
 				if b0&0x4 != 0 {
@@ -580,6 +612,7 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 		var b0 uint32
 		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
 		loaded := true
+		onexVals := false // one copied value (OneCopied)
 		if x.xStatus != 0 {
 			b0 |= 0x1
 			n++
@@ -589,7 +622,13 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 			n++
 			cpn, zcn, ents = x.xVal.SizeDirect(cpn, zcn, ents)
 		}
-		if h, c, z, e, ok := x.xVals.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+		if k, ok := x.xVals.OneCopied(); ok {
+			onexVals = true
+			b0 |= 0x4
+			n++
+			hdr += wireimpl.EntrySize
+			cpn += k
+		} else if h, c, z, e, ok := x.xVals.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
 			loaded = false
 		} else if h != hdr {
 			b0 |= 0x4
@@ -625,7 +664,16 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 					at += wireimpl.EntrySize
 				}
 				if b0&0x4 != 0 {
-					lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
+					c, ok := cp, false
+					if onexVals {
+						c, ok = x.xVals.PutOneFlat(dst, at, lh, hdr, cp)
+					}
+					if ok {
+						lh += wireimpl.EntrySize
+						cp = c
+					} else {
+						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
+					}
 				}
 				if !bad && !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil

@@ -216,3 +216,36 @@ func (l *StringList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, i
 	}
 	return hdr, cp, zc, ents, true
 }
+
+// OneCopied returns the length of the only element of l when l is built
+// (not a decoded list still to load) and holds one copied value, the
+// common small list, and true; otherwise 0 and false (the caller then
+// calls SizeFlat). It is small enough to be inlined.
+func (l *BytesList) OneCopied() (int, bool) {
+	if items := l.items; len(items) == 1 && l.lz.src == nil && items[0].buf.IsZero() {
+		return len(items[0].data), true
+	}
+	return 0, false
+}
+
+// PutOneFlat writes the list l when it holds one copied value: the
+// element's {size, offset} entry at lh (which must end by hdr, the end of
+// the header region), the list's {count, offset} entry at `at` and the
+// value at cp in dst, and returns the advanced copied cursor and true.
+// Otherwise it writes nothing and returns false (the caller then calls
+// DirectWriter.PutBytesList, which checks every write).
+func (l *BytesList) PutOneFlat(dst []byte, at, lh, hdr, cp int) (int, bool) {
+	items := l.items
+	if len(items) != 1 || !items[0].buf.IsZero() || lh < 0 || lh > hdr-EntrySize || cp < hdr {
+		return cp, false
+	}
+	p := items[0].data
+	k := len(p)
+	if k > len(dst)-cp {
+		return cp, false
+	}
+	binary.LittleEndian.PutUint64(dst[lh:lh+EntrySize], uint64(uint32(k))|uint64(uint32(cp))<<32)
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], 1|uint64(uint32(lh))<<32)
+	copy(dst[cp:cp+k], p)
+	return cp + k, true
+}

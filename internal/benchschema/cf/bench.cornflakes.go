@@ -406,7 +406,14 @@ func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
 		var b0 uint32
 		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
 		loaded := true
-		if h, c, z, e, ok := x.xMessages.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+		onexMessages := false // one copied value (OneCopied)
+		if k, ok := x.xMessages.OneCopied(); ok {
+			onexMessages = true
+			b0 |= 0x1
+			n++
+			hdr += wireimpl.EntrySize
+			cpn += k
+		} else if h, c, z, e, ok := x.xMessages.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
 			loaded = false
 		} else if h != hdr {
 			b0 |= 0x1
@@ -427,7 +434,16 @@ func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
 				var dw wireimpl.DirectWriter
 				dw.BindFlat(dst, hdr, sga)
 				if b0&0x1 != 0 {
-					lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xMessages)
+					c, ok := cp, false
+					if onexMessages {
+						c, ok = x.xMessages.PutOneFlat(dst, at, lh, hdr, cp)
+					}
+					if ok {
+						lh += wireimpl.EntrySize
+						cp = c
+					} else {
+						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xMessages)
+					}
 				}
 				if !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil
