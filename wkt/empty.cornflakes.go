@@ -93,14 +93,22 @@ func (x *Empty) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Empty) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			if sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()

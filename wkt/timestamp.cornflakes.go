@@ -129,14 +129,38 @@ func (x *Timestamp) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Timestamp) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.xSeconds != 0 {
+			b0 |= 0x1
+			n++
+		}
+		if x.xNanos != 0 {
+			b0 |= 0x2
+			n++
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			if b0&0x1 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(x.xSeconds))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xNanos)))
+				at += wireimpl.EntrySize
+			}
+			if sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()

@@ -87,6 +87,15 @@ func genDirectSGA(g *protogen.GeneratedFile, m *message) {
 	g.P("// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and")
 	g.P("// encode fused on the direct path).")
 	g.P("func (x *", m.m.GoIdent.GoName, ") WireSerializeSGA(sga *", wireIdent("SGA"), ") error {")
+	if m.flatEncode() {
+		emitFlatSGA(g, m) // emit_fast_encode_flat.go
+		g.P("sz := x.Sizes()")
+		g.P("sga.Reset(sz.Header + sz.Copied)")
+		g.P("return x.Serialize(sga.Head, sga)")
+		g.P("}")
+		g.P()
+		return
+	}
 	g.P("var ds ", g.QualifiedGoIdent(wireIdent("DirectSizer")))
 	g.P("if x.cf.StartDirectSizes(&ds) {")
 	g.P("hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)")

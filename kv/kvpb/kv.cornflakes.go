@@ -179,14 +179,89 @@ func (x *Req) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		loaded := true
+		onexKeys := false // one copied value (OneCopied)
+		onexVals := false // one copied value (OneCopied)
+		if k, ok := x.xKeys.OneCopied(); ok {
+			onexKeys = true
+			b0 |= 0x1
+			n++
+			hdr += wireimpl.EntrySize
+			cpn += k
+		} else if h, c, z, e, ok := x.xKeys.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+			loaded = false
+		} else if h != hdr {
+			b0 |= 0x1
+			n++
+			hdr, cpn, zcn, ents = h, c, z, e
+		}
+		if k, ok := x.xVals.OneCopied(); ok {
+			onexVals = true
+			b0 |= 0x2
+			n++
+			hdr += wireimpl.EntrySize
+			cpn += k
+		} else if h, c, z, e, ok := x.xVals.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+			loaded = false
+		} else if h != hdr {
+			b0 |= 0x2
+			n++
+			hdr, cpn, zcn, ents = h, c, z, e
+		}
+		if x.xIndex != 0 {
+			b0 |= 0x4
+			n++
+		}
+		if loaded {
+			hdr += wireimpl.Fixed1(n)
+			head := hdr + cpn
+			if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+				if !sga.StartFlat(head, ents) {
+					sga.GrowFlat(head, ents)
+				}
+				dst := sga.Head
+				at := wireimpl.PutWord1(dst, b0, n)
+				cp, zc := hdr, head
+				lh := at + wireimpl.EntrySize*n
+				var dw wireimpl.DirectWriter
+				dw.BindFlat(dst, hdr, sga)
+				if b0&0x1 != 0 {
+					c, ok := cp, false
+					if onexKeys {
+						c, ok = x.xKeys.PutOneFlat(dst, at, lh, hdr, cp)
+					}
+					if ok {
+						lh += wireimpl.EntrySize
+						cp = c
+					} else {
+						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xKeys)
+					}
+					at += wireimpl.EntrySize
+				}
+				if b0&0x2 != 0 {
+					c, ok := cp, false
+					if onexVals {
+						c, ok = x.xVals.PutOneFlat(dst, at, lh, hdr, cp)
+					}
+					if ok {
+						lh += wireimpl.EntrySize
+						cp = c
+					} else {
+						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
+					}
+					at += wireimpl.EntrySize
+				}
+				if b0&0x4 != 0 {
+					wireimpl.PutEntry(dst, at, uint64(x.xIndex))
+				}
+				if !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+					return nil
+				}
+				return wireimpl.ErrModified
+			}
 		}
 	}
 	sz := x.Sizes()
@@ -597,14 +672,78 @@ func (x *Resp) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		loaded := true
+		onexVals := false // one copied value (OneCopied)
+		if x.xStatus != 0 {
+			b0 |= 0x1
+			n++
+		}
+		if x.xVal.Len() != 0 {
+			b0 |= 0x2
+			n++
+			cpn, zcn, ents = x.xVal.SizeDirect(cpn, zcn, ents)
+		}
+		if k, ok := x.xVals.OneCopied(); ok {
+			onexVals = true
+			b0 |= 0x4
+			n++
+			hdr += wireimpl.EntrySize
+			cpn += k
+		} else if h, c, z, e, ok := x.xVals.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+			loaded = false
+		} else if h != hdr {
+			b0 |= 0x4
+			n++
+			hdr, cpn, zcn, ents = h, c, z, e
+		}
+		if loaded {
+			hdr += wireimpl.Fixed1(n)
+			head := hdr + cpn
+			if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+				if !sga.StartFlat(head, ents) {
+					sga.GrowFlat(head, ents)
+				}
+				dst := sga.Head
+				at := wireimpl.PutWord1(dst, b0, n)
+				cp, zc := hdr, head
+				bad := false
+				lh := at + wireimpl.EntrySize*n
+				var dw wireimpl.DirectWriter
+				dw.BindFlat(dst, hdr, sga)
+				if b0&0x1 != 0 {
+					wireimpl.PutEntry(dst, at, uint64(x.xStatus))
+					at += wireimpl.EntrySize
+				}
+				if b0&0x2 != 0 {
+					if c, ok := x.xVal.CopyFlat(dst, at, cp); ok {
+						cp = c
+					} else if z, ok := sga.ZeroCopyFlat(dst, at, zc, &x.xVal); ok {
+						zc = z
+					} else {
+						bad = true
+					}
+					at += wireimpl.EntrySize
+				}
+				if b0&0x4 != 0 {
+					c, ok := cp, false
+					if onexVals {
+						c, ok = x.xVals.PutOneFlat(dst, at, lh, hdr, cp)
+					}
+					if ok {
+						lh += wireimpl.EntrySize
+						cp = c
+					} else {
+						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
+					}
+				}
+				if !bad && !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+					return nil
+				}
+				return wireimpl.ErrModified
+			}
 		}
 	}
 	sz := x.Sizes()

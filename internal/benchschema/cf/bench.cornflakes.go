@@ -131,14 +131,38 @@ func (x *SingleBuffer) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *SingleBuffer) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.xMessage.Len() != 0 {
+			b0 |= 0x1
+			n++
+			cpn, zcn, ents = x.xMessage.SizeDirect(cpn, zcn, ents)
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			bad := false
+			if b0&0x1 != 0 {
+				if c, ok := x.xMessage.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlat(dst, at, zc, &x.xMessage); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if !bad && sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()
@@ -411,14 +435,54 @@ func (x *ListBuffers) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		loaded := true
+		onexMessages := false // one copied value (OneCopied)
+		if k, ok := x.xMessages.OneCopied(); ok {
+			onexMessages = true
+			b0 |= 0x1
+			n++
+			hdr += wireimpl.EntrySize
+			cpn += k
+		} else if h, c, z, e, ok := x.xMessages.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+			loaded = false
+		} else if h != hdr {
+			b0 |= 0x1
+			n++
+			hdr, cpn, zcn, ents = h, c, z, e
+		}
+		if loaded {
+			hdr += wireimpl.Fixed1(n)
+			head := hdr + cpn
+			if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+				if !sga.StartFlat(head, ents) {
+					sga.GrowFlat(head, ents)
+				}
+				dst := sga.Head
+				at := wireimpl.PutWord1(dst, b0, n)
+				cp, zc := hdr, head
+				lh := at + wireimpl.EntrySize*n
+				var dw wireimpl.DirectWriter
+				dw.BindFlat(dst, hdr, sga)
+				if b0&0x1 != 0 {
+					c, ok := cp, false
+					if onexMessages {
+						c, ok = x.xMessages.PutOneFlat(dst, at, lh, hdr, cp)
+					}
+					if ok {
+						lh += wireimpl.EntrySize
+						cp = c
+					} else {
+						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xMessages)
+					}
+				}
+				if !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+					return nil
+				}
+				return wireimpl.ErrModified
+			}
 		}
 	}
 	sz := x.Sizes()

@@ -221,14 +221,62 @@ func (x *HelloRequest) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *HelloRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.xName.Len() != 0 {
+			b0 |= 0x1
+			n++
+			cpn, zcn, ents = x.xName.SizeDirect(cpn, zcn, ents)
+		}
+		if x.xBlobSize != 0 {
+			b0 |= 0x2
+			n++
+		}
+		if x.xMood != 0 {
+			b0 |= 0x4
+			n++
+		}
+		if x.cf.Has(0) {
+			b0 |= 0x8
+			n++
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			bad := false
+			if b0&0x1 != 0 {
+				if c, ok := x.xName.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlatString(dst, at, zc, &x.xName); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(x.xBlobSize))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x4 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xMood)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x8 != 0 {
+				wireimpl.PutEntry(dst, at, x.xSeq)
+				at += wireimpl.EntrySize
+			}
+			if !bad && sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()
@@ -686,14 +734,61 @@ func (x *HelloReply) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *HelloReply) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.xMessage.Len() != 0 {
+			b0 |= 0x1
+			n++
+			cpn, zcn, ents = x.xMessage.SizeDirect(cpn, zcn, ents)
+		}
+		if x.xBlob.Len() != 0 {
+			b0 |= 0x2
+			n++
+			cpn, zcn, ents = x.xBlob.SizeDirect(cpn, zcn, ents)
+		}
+		if x.xSeq != 0 {
+			b0 |= 0x4
+			n++
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			bad := false
+			if b0&0x1 != 0 {
+				if c, ok := x.xMessage.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlatString(dst, at, zc, &x.xMessage); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2 != 0 {
+				if c, ok := x.xBlob.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlat(dst, at, zc, &x.xBlob); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if b0&0x4 != 0 {
+				wireimpl.PutEntry(dst, at, x.xSeq)
+				at += wireimpl.EntrySize
+			}
+			if !bad && sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()
@@ -1120,14 +1215,61 @@ func (x *FailRequest) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *FailRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.xCode != 0 {
+			b0 |= 0x1
+			n++
+		}
+		if x.xMessage.Len() != 0 {
+			b0 |= 0x2
+			n++
+			cpn, zcn, ents = x.xMessage.SizeDirect(cpn, zcn, ents)
+		}
+		if x.xDetails.Len() != 0 {
+			b0 |= 0x4
+			n++
+			cpn, zcn, ents = x.xDetails.SizeDirect(cpn, zcn, ents)
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			bad := false
+			if b0&0x1 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(x.xCode))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2 != 0 {
+				if c, ok := x.xMessage.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlatString(dst, at, zc, &x.xMessage); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if b0&0x4 != 0 {
+				if c, ok := x.xDetails.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlat(dst, at, zc, &x.xDetails); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if !bad && sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()
@@ -1474,14 +1616,30 @@ func (x *LookupRequest) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *LookupRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.xId != 0 {
+			b0 |= 0x1
+			n++
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			if b0&0x1 != 0 {
+				wireimpl.PutEntry(dst, at, x.xId)
+				at += wireimpl.EntrySize
+			}
+			if sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()
@@ -2367,14 +2525,38 @@ func (x *Sum) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Sum) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.xTotal != 0 {
+			b0 |= 0x1
+			n++
+		}
+		if x.xNodes != 0 {
+			b0 |= 0x2
+			n++
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			if b0&0x1 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(x.xTotal))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(x.xNodes))
+				at += wireimpl.EntrySize
+			}
+			if sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()

@@ -303,14 +303,38 @@ func (x *Point) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Point) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if math.Float64bits(x.xX) != 0 {
+			b0 |= 0x1
+			n++
+		}
+		if math.Float64bits(x.xY) != 0 {
+			b0 |= 0x2
+			n++
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			if b0&0x1 != 0 {
+				wireimpl.PutEntry(dst, at, math.Float64bits(x.xX))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2 != 0 {
+				wireimpl.PutEntry(dst, at, math.Float64bits(x.xY))
+				at += wireimpl.EntrySize
+			}
+			if sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()
@@ -823,14 +847,46 @@ func (x *Pair) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Pair) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.xKey != 0 {
+			b0 |= 0x1
+			n++
+		}
+		if x.xVal.Len() != 0 {
+			b0 |= 0x2
+			n++
+			cpn, zcn, ents = x.xVal.SizeDirect(cpn, zcn, ents)
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			bad := false
+			if b0&0x1 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xKey)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2 != 0 {
+				if c, ok := x.xVal.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlatString(dst, at, zc, &x.xVal); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if !bad && sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()

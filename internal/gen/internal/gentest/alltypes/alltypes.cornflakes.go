@@ -459,14 +459,165 @@ func (x *Scalars) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Scalars) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.xI32 != 0 {
+			b0 |= 0x1
+			n++
+		}
+		if x.xI64 != 0 {
+			b0 |= 0x2
+			n++
+		}
+		if x.xU32 != 0 {
+			b0 |= 0x4
+			n++
+		}
+		if x.xU64 != 0 {
+			b0 |= 0x8
+			n++
+		}
+		if x.xS32 != 0 {
+			b0 |= 0x10
+			n++
+		}
+		if x.xS64 != 0 {
+			b0 |= 0x20
+			n++
+		}
+		if x.xF32 != 0 {
+			b0 |= 0x40
+			n++
+		}
+		if x.xF64 != 0 {
+			b0 |= 0x80
+			n++
+		}
+		if x.xSf32 != 0 {
+			b0 |= 0x100
+			n++
+		}
+		if x.xSf64 != 0 {
+			b0 |= 0x200
+			n++
+		}
+		if x.xFlag {
+			b0 |= 0x400
+			n++
+		}
+		if math.Float32bits(x.xRatio) != 0 {
+			b0 |= 0x800
+			n++
+		}
+		if math.Float64bits(x.xScore) != 0 {
+			b0 |= 0x1000
+			n++
+		}
+		if x.xKind != 0 {
+			b0 |= 0x2000
+			n++
+		}
+		if x.xText.Len() != 0 {
+			b0 |= 0x4000
+			n++
+			cpn, zcn, ents = x.xText.SizeDirect(cpn, zcn, ents)
+		}
+		if x.xData.Len() != 0 {
+			b0 |= 0x8000
+			n++
+			cpn, zcn, ents = x.xData.SizeDirect(cpn, zcn, ents)
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			bad := false
+			if b0&0x1 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xI32)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(x.xI64))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x4 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(x.xU32))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x8 != 0 {
+				wireimpl.PutEntry(dst, at, x.xU64)
+				at += wireimpl.EntrySize
+			}
+			if b0&0x10 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xS32)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x20 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(x.xS64))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x40 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(x.xF32))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x80 != 0 {
+				wireimpl.PutEntry(dst, at, x.xF64)
+				at += wireimpl.EntrySize
+			}
+			if b0&0x100 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xSf32)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x200 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(x.xSf64))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x400 != 0 {
+				wireimpl.PutEntry(dst, at, wireimpl.BoolBits(x.xFlag))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x800 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(math.Float32bits(x.xRatio)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x1000 != 0 {
+				wireimpl.PutEntry(dst, at, math.Float64bits(x.xScore))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2000 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xKind)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x4000 != 0 {
+				if c, ok := x.xText.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlatString(dst, at, zc, &x.xText); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if b0&0x8000 != 0 {
+				if c, ok := x.xData.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlat(dst, at, zc, &x.xData); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if !bad && sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()
@@ -1529,14 +1680,93 @@ func (x *Optionals) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Optionals) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.cf.Has(0) {
+			b0 |= 0x1
+			n++
+		}
+		if x.cf.Has(1) {
+			b0 |= 0x2
+			n++
+		}
+		if x.cf.Has(2) {
+			b0 |= 0x4
+			n++
+		}
+		if x.cf.Has(3) {
+			b0 |= 0x8
+			n++
+		}
+		if x.cf.Has(4) {
+			b0 |= 0x10
+			n++
+		}
+		if x.cf.Has(5) {
+			b0 |= 0x20
+			n++
+			cpn, zcn, ents = x.xText.SizeDirect(cpn, zcn, ents)
+		}
+		if x.cf.Has(6) {
+			b0 |= 0x40
+			n++
+			cpn, zcn, ents = x.xData.SizeDirect(cpn, zcn, ents)
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			bad := false
+			if b0&0x1 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xI32)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2 != 0 {
+				wireimpl.PutEntry(dst, at, x.xU64)
+				at += wireimpl.EntrySize
+			}
+			if b0&0x4 != 0 {
+				wireimpl.PutEntry(dst, at, wireimpl.BoolBits(x.xFlag))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x8 != 0 {
+				wireimpl.PutEntry(dst, at, math.Float64bits(x.xScore))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x10 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xKind)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x20 != 0 {
+				if c, ok := x.xText.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlatString(dst, at, zc, &x.xText); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if b0&0x40 != 0 {
+				if c, ok := x.xData.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlat(dst, at, zc, &x.xData); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if !bad && sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()
@@ -3318,14 +3548,46 @@ func (x *Outer_Inner) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Outer_Inner) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.xState != 0 {
+			b0 |= 0x1
+			n++
+		}
+		if x.xPayload.Len() != 0 {
+			b0 |= 0x2
+			n++
+			cpn, zcn, ents = x.xPayload.SizeDirect(cpn, zcn, ents)
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			bad := false
+			if b0&0x1 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xState)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2 != 0 {
+				if c, ok := x.xPayload.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlat(dst, at, zc, &x.xPayload); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if !bad && sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()
@@ -4152,14 +4414,22 @@ func (x *Empty) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Empty) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			if sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()

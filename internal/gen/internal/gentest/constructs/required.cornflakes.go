@@ -986,14 +986,46 @@ func (x *Req_CountsEntry) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Req_CountsEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.cf.Has(0) {
+			b0 |= 0x1
+			n++
+			cpn, zcn, ents = x.xKey.SizeDirect(cpn, zcn, ents)
+		}
+		if x.cf.Has(1) {
+			b0 |= 0x2
+			n++
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			bad := false
+			if b0&0x1 != 0 {
+				if c, ok := x.xKey.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlatString(dst, at, zc, &x.xKey); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xValue)))
+				at += wireimpl.EntrySize
+			}
+			if !bad && sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()
@@ -1900,14 +1932,30 @@ func (x *LooseInner) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *LooseInner) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.cf.Has(0) {
+			b0 |= 0x1
+			n++
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			if b0&0x1 != 0 {
+				wireimpl.PutEntry(dst, at, wireimpl.BoolBits(x.xOk))
+				at += wireimpl.EntrySize
+			}
+			if sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()

@@ -765,14 +765,30 @@ func (x *Record_Nested) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Record_Nested) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.cf.Has(0) {
+			b0 |= 0x1
+			n++
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			if b0&0x1 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(x.xN))
+				at += wireimpl.EntrySize
+			}
+			if sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()
@@ -1465,14 +1481,148 @@ func (x *Defaults) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Defaults) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		if x.cf.Has(0) {
+			b0 |= 0x1
+			n++
+		}
+		if x.cf.Has(1) {
+			b0 |= 0x2
+			n++
+		}
+		if x.cf.Has(2) {
+			b0 |= 0x4
+			n++
+		}
+		if x.cf.Has(3) {
+			b0 |= 0x8
+			n++
+		}
+		if x.cf.Has(4) {
+			b0 |= 0x10
+			n++
+		}
+		if x.cf.Has(5) {
+			b0 |= 0x20
+			n++
+		}
+		if x.cf.Has(6) {
+			b0 |= 0x40
+			n++
+		}
+		if x.cf.Has(7) {
+			b0 |= 0x80
+			n++
+		}
+		if x.cf.Has(8) {
+			b0 |= 0x100
+			n++
+		}
+		if x.cf.Has(9) {
+			b0 |= 0x200
+			n++
+			cpn, zcn, ents = x.xText.SizeDirect(cpn, zcn, ents)
+		}
+		if x.cf.Has(10) {
+			b0 |= 0x400
+			n++
+			cpn, zcn, ents = x.xData.SizeDirect(cpn, zcn, ents)
+		}
+		if x.cf.Has(11) {
+			b0 |= 0x800
+			n++
+		}
+		if x.cf.Has(12) {
+			b0 |= 0x1000
+			n++
+			cpn, zcn, ents = x.xEmpty.SizeDirect(cpn, zcn, ents)
+		}
+		hdr += wireimpl.Fixed1(n)
+		head := hdr + cpn
+		if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+			if !sga.StartFlat(head, ents) {
+				sga.GrowFlat(head, ents)
+			}
+			dst := sga.Head
+			at := wireimpl.PutWord1(dst, b0, n)
+			cp, zc := hdr, head
+			bad := false
+			if b0&0x1 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xI32)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x2 != 0 {
+				wireimpl.PutEntry(dst, at, x.xU64)
+				at += wireimpl.EntrySize
+			}
+			if b0&0x4 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(x.xS64))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x8 != 0 {
+				wireimpl.PutEntry(dst, at, wireimpl.BoolBits(x.xFlag))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x10 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(math.Float32bits(x.xRatio)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x20 != 0 {
+				wireimpl.PutEntry(dst, at, math.Float64bits(x.xScore))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x40 != 0 {
+				wireimpl.PutEntry(dst, at, math.Float64bits(x.xNan))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x80 != 0 {
+				wireimpl.PutEntry(dst, at, math.Float64bits(x.xNegZero))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x100 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xColor)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x200 != 0 {
+				if c, ok := x.xText.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlatString(dst, at, zc, &x.xText); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if b0&0x400 != 0 {
+				if c, ok := x.xData.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlat(dst, at, zc, &x.xData); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if b0&0x800 != 0 {
+				wireimpl.PutEntry(dst, at, uint64(int64(x.xZero)))
+				at += wireimpl.EntrySize
+			}
+			if b0&0x1000 != 0 {
+				if c, ok := x.xEmpty.CopyFlat(dst, at, cp); ok {
+					cp = c
+				} else if z, ok := sga.ZeroCopyFlatString(dst, at, zc, &x.xEmpty); ok {
+					zc = z
+				} else {
+					bad = true
+				}
+				at += wireimpl.EntrySize
+			}
+			if !bad && sga.FlatDone(at, hdr, cp, head, zc, head+zcn, ents) {
+				return nil
+			}
+			return wireimpl.ErrModified
 		}
 	}
 	sz := x.Sizes()

@@ -161,14 +161,54 @@ func (x *A) DecodeBytes(p []byte) error {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
-	var ds wireimpl.DirectSizer
-	if x.cf.StartDirectSizes(&ds) {
-		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
-		var dw wireimpl.DirectWriter
-		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
-			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
-			hdr, cp, zc = x.wireEncDirect(&dw, 0, hdr, hdr+cp, 0)
-			return dw.FinishSGA(hdr, cp, zc)
+	if x.cf.DirectOK() {
+		var b0 uint32
+		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
+		loaded := true
+		if h, c, z, e, ok := x.xNames.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
+			loaded = false
+		} else if h != hdr {
+			b0 |= 0x1
+			n++
+			hdr, cpn, zcn, ents = h, c, z, e
+		}
+		if x.cf.Has(0) {
+			b0 |= 0x2
+			n++
+			cpn, zcn, ents = x.xData.SizeDirect(cpn, zcn, ents)
+		}
+		if loaded {
+			hdr += wireimpl.Fixed1(n)
+			head := hdr + cpn
+			if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
+				if !sga.StartFlat(head, ents) {
+					sga.GrowFlat(head, ents)
+				}
+				dst := sga.Head
+				at := wireimpl.PutWord1(dst, b0, n)
+				cp, zc := hdr, head
+				bad := false
+				lh := at + wireimpl.EntrySize*n
+				var dw wireimpl.DirectWriter
+				dw.BindFlat(dst, hdr, sga)
+				if b0&0x1 != 0 {
+					lh, cp, zc = dw.PutStringList(at, lh, cp, zc, &x.xNames)
+					at += wireimpl.EntrySize
+				}
+				if b0&0x2 != 0 {
+					if c, ok := x.xData.CopyFlat(dst, at, cp); ok {
+						cp = c
+					} else if z, ok := sga.ZeroCopyFlat(dst, at, zc, &x.xData); ok {
+						zc = z
+					} else {
+						bad = true
+					}
+				}
+				if !bad && !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+					return nil
+				}
+				return wireimpl.ErrModified
+			}
 		}
 	}
 	sz := x.Sizes()

@@ -1,0 +1,169 @@
+package gen
+
+import (
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The flat fused path (runtime/wireimpl/fast_encode_flat.go,
+// docs/CODEGEN.md): a message on the direct path without nested message
+// fields gets a WireSerializeSGA that sizes and writes it in one function,
+// with the cursors, the bitmap and the head buffer in locals and no call
+// but the lists' and the copies'.
+
+// flatEncode reports whether m (on the direct path) has no nested message
+// field, so that its WireSerializeSGA is the flat one.
+func (m *message) flatEncode() bool {
+	if !m.directEncode() {
+		return false
+	}
+	for _, f := range m.fields {
+		if f.shape == shapeMessage {
+			return false
+		}
+	}
+	return true
+}
+
+// emitFlatSGA emits the flat path of m's WireSerializeSGA: the sizes, then
+// the bitmap and the entries in field order, the lists' element entries
+// after the fixed part, and a final check of the cursors. It falls through
+// (to the unfused path the caller emits) when the path does not apply.
+func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
+	lists, values := false, false
+	for _, f := range m.fields {
+		switch f.shape {
+		case shapeList:
+			lists = true
+		case shapeBytes, shapeString:
+			values = true
+		}
+	}
+	g.P("if x.cf.DirectOK() {")
+	g.P("var b0 uint32")
+	g.P("n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0")
+	if lists {
+		g.P("loaded := true")
+		for _, f := range m.fields {
+			if f.shape == shapeList && f.kind == protoreflect.BytesKind {
+				g.P("one", f.sf, " := false // one copied value (OneCopied)")
+			}
+		}
+	}
+	for _, f := range m.fields {
+		_, bit := bitOf(f)
+		switch f.shape {
+		case shapeScalar:
+			g.P("if ", present(g, f, "x"), " {")
+			g.P("b0 |= ", bit)
+			g.P("n++")
+			g.P("}")
+		case shapeBytes, shapeString:
+			g.P("if ", present(g, f, "x"), " {")
+			g.P("b0 |= ", bit)
+			g.P("n++")
+			g.P("cpn, zcn, ents = x.", f.sf, ".SizeDirect(cpn, zcn, ents)")
+			g.P("}")
+		case shapeList: // bytes or strings (directField)
+			if f.kind == protoreflect.BytesKind { // one copied value: no loop, no call
+				g.P("if k, ok := x.", f.sf, ".OneCopied(); ok {")
+				g.P("one", f.sf, " = true")
+				g.P("b0 |= ", bit)
+				g.P("n++")
+				g.P("hdr += ", w("EntrySize"))
+				g.P("cpn += k")
+				g.P("} else if h, c, z, e, ok := x.", f.sf, ".SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {")
+			} else {
+				g.P("if h, c, z, e, ok := x.", f.sf, ".SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {")
+			}
+			g.P("loaded = false")
+			g.P("} else if h != hdr {")
+			g.P("b0 |= ", bit)
+			g.P("n++")
+			g.P("hdr, cpn, zcn, ents = h, c, z, e")
+			g.P("}")
+		}
+	}
+	if lists {
+		g.P("if loaded {")
+	}
+	g.P("hdr += ", w("Fixed1"), "(n)")
+	g.P("head := hdr + cpn")
+	g.P("if uint64(head)+uint64(zcn) <= ", w("MaxMessageSize"), " {")
+	g.P("if !sga.StartFlat(head, ents) {")
+	g.P("sga.GrowFlat(head, ents)")
+	g.P("}")
+	g.P("dst := sga.Head")
+	g.P("at := ", w("PutWord1"), "(dst, b0, n)")
+	g.P("cp, zc := hdr, head")
+	if values {
+		g.P("bad := false")
+	}
+	if lists {
+		g.P("lh := at + ", w("EntrySize"), "*n")
+		g.P("var dw ", w("DirectWriter"))
+		g.P("dw.BindFlat(dst, hdr, sga)")
+	}
+	for i, f := range m.fields {
+		_, bit := bitOf(f)
+		g.P("if b0&", bit, " != 0 {")
+		switch f.shape {
+		case shapeScalar:
+			g.P(w("PutEntry"), "(dst, at, ", u64Of(g, f, "x."+f.sf), ")")
+		case shapeBytes, shapeString:
+			zcf := "ZeroCopyFlat"
+			if f.shape == shapeString {
+				zcf = "ZeroCopyFlatString"
+			}
+			g.P("if c, ok := x.", f.sf, ".CopyFlat(dst, at, cp); ok {")
+			g.P("cp = c")
+			g.P("} else if z, ok := sga.", zcf, "(dst, at, zc, &x.", f.sf, "); ok {")
+			g.P("zc = z")
+			g.P("} else {")
+			g.P("bad = true")
+			g.P("}")
+		case shapeList:
+			method := "PutBytesList"
+			if f.kind == protoreflect.StringKind {
+				method = "PutStringList"
+			}
+			if f.kind == protoreflect.BytesKind {
+				g.P("c, ok := cp, false")
+				g.P("if one", f.sf, " {")
+				g.P("c, ok = x.", f.sf, ".PutOneFlat(dst, at, lh, hdr, cp)")
+				g.P("}")
+				g.P("if ok {")
+				g.P("lh += ", w("EntrySize"))
+				g.P("cp = c")
+				g.P("} else {")
+				g.P("lh, cp, zc = dw.", method, "(at, lh, cp, zc, &x.", f.sf, ")")
+				g.P("}")
+			} else {
+				g.P("lh, cp, zc = dw.", method, "(at, lh, cp, zc, &x.", f.sf, ")")
+			}
+		}
+		if !lists || i < len(m.fields)-1 { // with lists the end check is on lh
+			g.P("at += ", w("EntrySize"))
+		}
+		g.P("}")
+	}
+	end := "at"
+	ok := ""
+	if lists {
+		end = "lh"
+		ok += "!dw.Failed() && "
+	}
+	if values {
+		ok = "!bad && " + ok
+	}
+	g.P("if ", ok, "sga.FlatDone(", end, ", hdr, cp, head, zc, head+zcn, ents) {")
+	g.P("return nil")
+	g.P("}")
+	g.P("return ", w("ErrModified"))
+	g.P("}")
+	if lists {
+		g.P("}")
+	}
+	g.P("}")
+}

@@ -1,0 +1,251 @@
+package wireimpl
+
+import (
+	"encoding/binary"
+	"slices"
+)
+
+// The flat fused path (docs/CODEGEN.md, "Flat messages"): for a message on
+// the direct path without nested message fields (its fields scalars,
+// bytes, strings and lists of bytes or strings, all numbered 1..32), the
+// generated WireSerializeSGA computes the sizes and writes the message in
+// one function with every cursor, the bitmap and the head buffer in
+// locals:
+//
+//	func (x *M) WireSerializeSGA(sga *SGA) error {
+//		if x.cf.DirectOK() {
+//			// sizes: b0, n, hdr, cp, zc, ents (lists: SizeFlat)
+//			if uint64(hdr+cp)+uint64(zc) <= MaxMessageSize {
+//				if !sga.StartFlat(hdr+cp, ents) {
+//					sga.GrowFlat(hdr+cp, ents)
+//				}
+//				dst := sga.Head
+//				at := PutWord1(dst, b0, n)
+//				// each present field's entry at `at` (PutEntry, CopyFlat,
+//				// ZeroCopyFlat; lists: DirectWriter.PutBytesList)
+//				if !bad && FlatDone(...) {
+//					return nil
+//				}
+//				return ErrModified
+//			}
+//		}
+//		// the unfused path: Sizes, then Serialize
+//	}
+//
+// Presence is evaluated once (the bitmap computed by the sizes is the one
+// written), so the header layout is fixed by the sizes; a value whose
+// length or kind changed in between (a data race) makes a bounds-checked
+// write fail or the final cursors differ, and the result is ErrModified,
+// as on the direct path. The wire bytes are those of the direct path.
+
+// DirectOK reports whether c's message may be written on the direct path:
+// it has an arena, was made since the arena's last Reset, and neither
+// keeps unknown fields nor is written in the typed form (the conditions
+// of StartDirectSizes). Otherwise the generated code takes the unfused
+// path, which reports ErrArenaReset, serializes a message without an
+// arena, or merges the kept fields.
+func (c *Core) DirectOK() bool {
+	a := c.a
+	return a != nil && c.epoch == uint32(a.epoch) && c.uk == nil
+}
+
+// StartFlat sizes s.Head to head bytes and empties s.Entries, and reports
+// true, when they have room for head bytes and ents entries; otherwise it
+// changes nothing and reports false, and the caller calls GrowFlat. The
+// caller has checked that the message (head plus its zero-copy bytes) is
+// at most MaxMessageSize (else it takes the unfused path, which reports
+// ErrTooLarge). It is small enough to be inlined.
+func (s *SGA) StartFlat(head, ents int) bool {
+	if cap(s.Head) < head || cap(s.Entries) < ents {
+		return false
+	}
+	s.Head = s.Head[:head]
+	s.Entries = s.Entries[:0]
+	return true
+}
+
+// GrowFlat is StartFlat when s.Head or s.Entries must grow: it sizes
+// s.Head to head bytes (reusing its array when it is large enough) and
+// empties s.Entries with room for ents entries.
+func (s *SGA) GrowFlat(head, ents int) {
+	if cap(s.Head) < head {
+		s.Head = make([]byte, head)
+	}
+	s.Head = s.Head[:head]
+	s.Entries = slices.Grow(s.Entries[:0], ents)
+}
+
+// PutWord1 writes at the start of dst the bitmap word count and bitmap b0
+// of a message with n present fields, all numbered 1..32 (as Begin1), and
+// returns the offset of its first entry (the end of the bitmap).
+func PutWord1(dst []byte, b0 uint32, n int) int {
+	if n == 0 {
+		binary.LittleEndian.PutUint32(dst[:4], 0)
+		return 4
+	}
+	binary.LittleEndian.PutUint64(dst[:8], 1|uint64(b0)<<32)
+	return 8
+}
+
+// PutEntry writes the 8-byte entry v (an inline scalar) at `at` in dst.
+func PutEntry(dst []byte, at int, v uint64) {
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], v)
+}
+
+// CopyFlat copies the present value b at cp in dst and writes its entry at
+// `at` when b is a copied value that fits, returning the advanced copied
+// cursor and true; otherwise it writes nothing and returns false. It is
+// small enough to be inlined.
+func (b *Bytes) CopyFlat(dst []byte, at, cp int) (int, bool) {
+	p := b.data
+	n := len(p)
+	if !b.buf.IsZero() || n > len(dst)-cp {
+		return cp, false
+	}
+	copy(dst[cp:cp+n], p)
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(cp))<<32)
+	return cp + n, true
+}
+
+// ZeroCopyFlat writes, at `at` in dst, the entry of the present value b at
+// the zero-copy offset zc and appends b's reference to s.Entries when b is
+// a zero-copy value and the entries have room (StartFlat reserved it for
+// every zero-copy value the sizes counted), returning the advanced
+// zero-copy cursor and true; otherwise it writes nothing and returns
+// false. It is small enough to be inlined.
+func (s *SGA) ZeroCopyFlat(dst []byte, at, zc int, b *Bytes) (int, bool) {
+	es := s.Entries
+	if j := len(es); j < cap(es) && !b.buf.IsZero() {
+		n := len(b.data)
+		binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(zc))<<32)
+		es = es[:j+1]
+		es[j] = b.buf
+		s.Entries = es
+		return zc + n, true
+	}
+	return zc, false
+}
+
+// CopyFlat is Bytes.CopyFlat for a string value.
+func (v *String) CopyFlat(dst []byte, at, cp int) (int, bool) { return v.b.CopyFlat(dst, at, cp) }
+
+// ZeroCopyFlatString is ZeroCopyFlat for a string value.
+func (s *SGA) ZeroCopyFlatString(dst []byte, at, zc int, v *String) (int, bool) {
+	es := s.Entries
+	if j := len(es); j < cap(es) && !v.b.buf.IsZero() {
+		n := len(v.b.data)
+		binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(zc))<<32)
+		es = es[:j+1]
+		es[j] = v.b.buf
+		s.Entries = es
+		return zc + n, true
+	}
+	return zc, false
+}
+
+// BindFlat prepares w for writing the lists of a message on the flat path
+// into dst (the SGA's head, whose header region ends at hdrEnd) with their
+// zero-copy elements appended to sga: the list writers (PutBytesList,
+// PutStringList) then check their writes as on the direct path, and
+// Failed reports a write that did not fit.
+func (w *DirectWriter) BindFlat(dst []byte, hdrEnd int, sga *SGA) {
+	w.dst, w.hdrEnd, w.sga = dst, hdrEnd, sga
+}
+
+// Failed reports whether a write through w did not fit (ErrModified) or
+// recorded an error.
+func (w *DirectWriter) Failed() bool { return w.modified || w.err != nil }
+
+// FlatDone reports whether a flat write ended where the sizes said: the
+// list entries at hdr (the end of the header region), the copied values at
+// head (the end of the head buffer), the zero-copy values at end and ents
+// zero-copy entries in sga.
+func (s *SGA) FlatDone(lh, hdr, cp, head, zc, end, ents int) bool {
+	return (lh^hdr)|(cp^head)|(zc^end)|(len(s.Entries)^ents) == 0
+}
+
+// SizeFlat adds the list l (a decoded list is loaded first, with the
+// arena a) to the header, copied and zero-copy cursors and reports true:
+// an absent (empty) list leaves hdr unchanged. When the list fails to
+// load it reports false (the caller then takes the unfused path, which
+// reports the error).
+func (l *BytesList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, int, bool) {
+	if l.lz.src != nil {
+		if l.lz.n == 0 {
+			return hdr, cp, zc, ents, true
+		}
+		if l.Load(a) != nil {
+			return hdr, cp, zc, ents, false
+		}
+		l.materialize()
+	}
+	items := l.items
+	hdr += EntrySize * len(items)
+	for i := range items {
+		b := &items[i]
+		if b.buf.IsZero() {
+			cp += len(b.data)
+		} else {
+			zc += len(b.data)
+			ents++
+		}
+	}
+	return hdr, cp, zc, ents, true
+}
+
+// SizeFlat is BytesList.SizeFlat for a list of strings.
+func (l *StringList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, int, bool) {
+	if l.lz.src != nil {
+		if l.lz.n == 0 {
+			return hdr, cp, zc, ents, true
+		}
+		if l.Load(a) != nil {
+			return hdr, cp, zc, ents, false
+		}
+	}
+	items := l.items
+	hdr += EntrySize * len(items)
+	for i := range items {
+		b := &items[i].b
+		if b.buf.IsZero() {
+			cp += len(b.data)
+		} else {
+			zc += len(b.data)
+			ents++
+		}
+	}
+	return hdr, cp, zc, ents, true
+}
+
+// OneCopied returns the length of the only element of l when l is built
+// (not a decoded list still to load) and holds one copied value, the
+// common small list, and true; otherwise 0 and false (the caller then
+// calls SizeFlat). It is small enough to be inlined.
+func (l *BytesList) OneCopied() (int, bool) {
+	if items := l.items; len(items) == 1 && l.lz.src == nil && items[0].buf.IsZero() {
+		return len(items[0].data), true
+	}
+	return 0, false
+}
+
+// PutOneFlat writes the list l when it holds one copied value: the
+// element's {size, offset} entry at lh (which must end by hdr, the end of
+// the header region), the list's {count, offset} entry at `at` and the
+// value at cp in dst, and returns the advanced copied cursor and true.
+// Otherwise it writes nothing and returns false (the caller then calls
+// DirectWriter.PutBytesList, which checks every write).
+func (l *BytesList) PutOneFlat(dst []byte, at, lh, hdr, cp int) (int, bool) {
+	items := l.items
+	if len(items) != 1 || !items[0].buf.IsZero() || lh < 0 || lh > hdr-EntrySize || cp < hdr {
+		return cp, false
+	}
+	p := items[0].data
+	k := len(p)
+	if k > len(dst)-cp {
+		return cp, false
+	}
+	binary.LittleEndian.PutUint64(dst[lh:lh+EntrySize], uint64(uint32(k))|uint64(uint32(cp))<<32)
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], 1|uint64(uint32(lh))<<32)
+	copy(dst[cp:cp+k], p)
+	return cp + k, true
+}
