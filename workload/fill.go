@@ -125,11 +125,23 @@ func VerifySpot(v []byte, key []byte, index int) bool {
 
 // verifySpotSeed is VerifySpot from the value's stream seed (fillSeed).
 func verifySpotSeed(v []byte, seed uint64) bool {
-	if len(v) == 0 {
-		return true
+	n := len(v)
+	if n < 8 {
+		return n == 0 || spotWord(v, seed, 0)
 	}
-	last := (len(v) - 1) / 8
-	return spotWord(v, seed, 0) && spotWord(v, seed, last/2) && spotWord(v, seed, last)
+	// Straight-line: the three words are independent loads and mixes
+	// (values the generator checks in place are often in another core's
+	// cache: their misses overlap), one branch at the end.
+	g := uint64(splitmixGamma) // a variable: its multiples wrap, as the state does
+	last := (n - 1) / 8
+	mid := last / 2 // a full word: 8*mid+8 <= n
+	d := binary.LittleEndian.Uint64(v) ^ splitmixMix(seed+g)
+	d |= binary.LittleEndian.Uint64(v[8*mid:]) ^ splitmixMix(seed+uint64(mid+1)*g)
+	// The last word holds r = 1..8 bytes, at 8*last: the top r bytes of
+	// the value's last 8, compared with the low r bytes of its stream word.
+	sh := uint(64 - 8*(n-8*last))
+	d |= binary.LittleEndian.Uint64(v[n-8:])>>sh ^ splitmixMix(seed+uint64(last+1)*g)<<sh>>sh
+	return d == 0
 }
 
 // spotWord checks word k of v (bytes 8k up to 8k+8 or the end) against

@@ -624,3 +624,32 @@ func TestModelIndexVerifiedInCheckedBuild(t *testing.T) {
 	}()
 	_ = w.Model().Check(&req, &Response{})
 }
+
+// TestVerifySpotMatchesWords: the straight-line spot check accepts and
+// rejects exactly what checking its three words one by one does, for
+// every length up to 80 and every single corrupted byte.
+func TestVerifySpotMatchesWords(t *testing.T) {
+	ref := func(v []byte, seed uint64) bool {
+		if len(v) == 0 {
+			return true
+		}
+		last := (len(v) - 1) / 8
+		return spotWord(v, seed, 0) && spotWord(v, seed, last/2) && spotWord(v, seed, last)
+	}
+	key := []byte("spot")
+	for n := 0; n <= 80; n++ {
+		b := make([]byte, n)
+		Fill(b, key, 1)
+		seed := fillSeed(key, 1)
+		if !verifySpotSeed(b, seed) || verifySpotSeed(b, seed+1) != ref(b, seed+1) {
+			t.Fatalf("n=%d: spot check of the filled value disagrees with the word-by-word check", n)
+		}
+		for i := range b {
+			b[i] ^= 0x80
+			if got, want := verifySpotSeed(b, seed), ref(b, seed); got != want {
+				t.Fatalf("n=%d, byte %d corrupted: spot check %v, word by word %v", n, i, got, want)
+			}
+			b[i] ^= 0x80
+		}
+	}
+}
