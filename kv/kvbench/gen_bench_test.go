@@ -2,6 +2,7 @@ package kvbench
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -103,4 +104,204 @@ func benchGenerator(b *testing.B, w workload.Workload, c kv.Codec) {
 	// Voluntary context switches per request (the whole process): each is
 	// a sleep and a later wake-up, two system calls or more.
 	b.ReportMetric(float64(sleeps)/float64(reqs), "nvcsw/req")
+}
+
+// BenchmarkSaturation runs the saturation point of `cornflakes bench` with
+// busy polling (a busy-polling server endpoint, one spinning generator
+// goroutine, closed loop with bench.SaturationOutstanding requests in
+// flight, every response checked) against an in-process kv server on shm,
+// with the generator's requests on BenchSaturationClients connections of
+// BenchSessions sessions each ("1x4", what RunBench does) or, for
+// comparison, on four single-session connections ("4x1", before
+// docs/perf/load12.md). It reports the rate, the server's CPU time per
+// request (server-ns/req) and its busy fraction (server-busy: server CPU
+// time per second of the run): a server busy well below 1 means the load
+// generator is the bound, and then the generator's cost per request is
+// about 1/rate. With -cpuprofile, -focus 'bench.\(\*client\)' shows the
+// generator's side alone. b.N is the number of one-second runs.
+//
+//	go test -run XXX -bench Saturation -benchtime 2x ./kv/kvbench
+func BenchmarkSaturation(b *testing.B) {
+	for _, spec := range []string{"cdn:objects=2000", "ycsb:records=20000,shape=2x2048", "google:keys=20000", "twitter:keys=20000"} {
+		for _, c := range []kv.Codec{kv.CodecCFHybrid, kv.CodecVTProtobuf} {
+			for _, shape := range [][2]int{{BenchSaturationClients, BenchSessions}, {4, 1}} {
+				name := fmt.Sprintf("%s/%s/%dx%d", strings.Split(spec, ":")[0], strings.ReplaceAll(c.String(), "/", "-"), shape[0], shape[1])
+				b.Run(name, func(b *testing.B) {
+					w, err := workload.Parse(spec)
+					if err != nil {
+						b.Fatal(err)
+					}
+					benchSaturation(b, w, c, shape[0], shape[1])
+				})
+			}
+		}
+	}
+}
+
+func benchSaturation(b *testing.B, w workload.Workload, c kv.Codec, conns, sessions int) {
+	srv, err := kv.NewServer(kv.ServerConfig{Datapath: kv.DatapathShm, PoolBytes: 256 << 20, LockThread: true, BusyPoll: true, PoolIdle: -1, Codecs: []kv.Codec{kv.CodecCFHybrid, c}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	cl, err := kv.NewClient(kv.ClientConfig{Server: srv.Addr(), Endpoints: 1, Sessions: sessions, Datapath: kv.DatapathShm})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	if err := preload(context.Background(), cl, w); err != nil {
+		b.Fatal(err)
+	}
+	target := meteredTarget{cl.Target(c), srv, cl}
+	cfg := bench.Config{Workload: w, Target: target, Outstanding: bench.SaturationOutstanding, Spin: true,
+		ConnsPerClient: conns, Duration: time.Second, Check: true, Seed: 1}
+	warm := cfg
+	warm.Duration = 200 * time.Millisecond
+	if _, err := bench.Run(context.Background(), warm); err != nil {
+		b.Fatal(err)
+	}
+	var server, window time.Duration
+	var reqs uint64
+	var achieved float64
+	b.ResetTimer()
+	for range b.N {
+		busy0, n0, err := srv.Usage()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		r, err := bench.Run(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		window += time.Since(t0)
+		busy1, n1, _ := srv.Usage()
+		if r.Mismatches != 0 || r.Errors != 0 || n1 <= n0 {
+			b.Fatalf("result %v, %d requests served", r, n1-n0)
+		}
+		server += busy1 - busy0
+		reqs += n1 - n0
+		achieved += r.AchievedRPS
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(server)/float64(reqs), "server-ns/req")
+	b.ReportMetric(achieved/float64(b.N), "req/s")
+	b.ReportMetric(server.Seconds()/window.Seconds(), "server-busy")
+}
+
+// BenchmarkClientBatch measures the load generator's transport work per
+// request at the saturation point's window, in lockstep so that it runs
+// under callgrind (which serializes threads: a spinning generator would
+// count its empty polls): each op sends bench.SaturationOutstanding
+// requests (twitter, no model check) spread over the connections,
+// waits outside the measured functions until the server (which sleeps
+// when idle) has answered them all, then polls each connection once. The
+// shapes are RunBench's saturation client ("1x4": one connection of
+// BenchSessions sessions) and the one before it ("4x1": four connections
+// of one session). For instructions per request (ops x 32):
+//
+//	go test -c -o kvb.test ./kv/kvbench
+//	GODEBUG=cpu.rdtscp=off valgrind --tool=callgrind --toggle-collect='*kv.(*Conn).Send' \
+//		--toggle-collect='*kv.(*Conn).Poll' --toggle-collect='*kv.(*Conn).BeginSends' \
+//		--toggle-collect='*kv.(*Conn).EndSends' ./kvb.test -test.run XXX \
+//		-test.bench 'ClientBatch/1x4' -test.benchtime 300x
+func BenchmarkClientBatch(b *testing.B) {
+	for _, shape := range [][2]int{{BenchSaturationClients, BenchSessions}, {4, 1}} {
+		b.Run(fmt.Sprintf("%dx%d", shape[0], shape[1]), func(b *testing.B) { benchClientBatch(b, shape[0], shape[1]) })
+	}
+}
+
+func benchClientBatch(b *testing.B, conns, sessions int) {
+	srv, err := kv.NewServer(kv.ServerConfig{Datapath: kv.DatapathShm, PoolBytes: 64 << 20, LockThread: true, PoolIdle: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	cl, err := kv.NewClient(kv.ClientConfig{Server: srv.Addr(), Endpoints: 1, Sessions: sessions, Datapath: kv.DatapathShm})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	w, err := workload.Parse("twitter:keys=2000")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := preload(context.Background(), cl, w); err != nil {
+		b.Fatal(err)
+	}
+	cns := make([]*kv.Conn, conns)
+	for i := range cns {
+		if cns[i], err = cl.Dial(kv.CodecCFHybrid); err != nil {
+			b.Fatal(err)
+		}
+		defer cns[i].Close()
+	}
+	const window = bench.SaturationOutstanding
+	st := w.NewStream(0, 1, 1)
+	reqs := make([]workload.Request, window)
+	got := 0
+	deliver := func(id uint64, resp *workload.Response) {
+		if resp.Status != workload.StatusOK {
+			b.Fatalf("request %d: status %v", id, resp.Status)
+		}
+		got++
+	}
+	_, served, err := srv.Usage()
+	if err != nil {
+		b.Fatal(err)
+	}
+	round := func() {
+		for _, cn := range cns {
+			if err := cn.BeginSends(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i := range reqs {
+			st.Next(&reqs[i])
+			if err := cns[i%conns].Send(uint64(i), &reqs[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, cn := range cns {
+			if err := cn.EndSends(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		served += window
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_, n, err := srv.Usage()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n >= served {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("server answered %d of %d", n, served)
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+		time.Sleep(time.Millisecond) // the last answers' flush
+		got = 0
+		for _, cn := range cns {
+			if _, err := cn.Poll(deliver); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for got < window { // late answers (not expected): poll until all are in
+			for _, cn := range cns {
+				if _, err := cn.Poll(deliver); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	for range 20 {
+		round()
+	}
+	b.ResetTimer()
+	for range b.N {
+		round()
+	}
 }
