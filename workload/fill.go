@@ -65,6 +65,16 @@ func seedOf(keyHash uint64, index int) uint64 {
 func Fill(dst []byte, key []byte, index int) {
 	x := fillSeed(key, index)
 	i := 0
+	// Four words per iteration, as in verifySeed: independent mixes.
+	g := uint64(splitmixGamma) // a variable: its multiples wrap, as the state does
+	for ; i+32 <= len(dst); i += 32 {
+		w := dst[i : i+32 : i+32]
+		binary.LittleEndian.PutUint64(w[0:], splitmixMix(x+g))
+		binary.LittleEndian.PutUint64(w[8:], splitmixMix(x+2*g))
+		binary.LittleEndian.PutUint64(w[16:], splitmixMix(x+3*g))
+		binary.LittleEndian.PutUint64(w[24:], splitmixMix(x+4*g))
+		x += 4 * g
+	}
 	for ; i+8 <= len(dst); i += 8 {
 		binary.LittleEndian.PutUint64(dst[i:], splitmix(&x))
 	}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"hash/fnv"
@@ -650,6 +651,25 @@ func TestVerifySpotMatchesWords(t *testing.T) {
 				t.Fatalf("n=%d, byte %d corrupted: spot check %v, word by word %v", n, i, got, want)
 			}
 			b[i] ^= 0x80
+		}
+	}
+}
+
+// TestFillIsTheSplitmixStream: Fill (four words per iteration) writes
+// splitmix64's outputs from the value's seed, word by word, for every
+// length up to 100 bytes.
+func TestFillIsTheSplitmixStream(t *testing.T) {
+	key := []byte("fill")
+	for n := 0; n <= 100; n++ {
+		got := make([]byte, n)
+		Fill(got, key, 4)
+		want := make([]byte, n+8)
+		x := fillSeed(key, 4)
+		for i := 0; i < n; i += 8 {
+			binary.LittleEndian.PutUint64(want[i:], splitmix(&x))
+		}
+		if !bytes.Equal(got, want[:n]) {
+			t.Fatalf("n=%d: Fill differs from the word-by-word stream", n)
 		}
 	}
 }
