@@ -30,32 +30,40 @@ func processCPU(b *testing.B) (time.Duration, int64, int64) {
 // against an in-process kv server on shm and reports the CPU time per
 // request of the server's endpoint thread (server-ns/req) and of the rest
 // of the process (gen-ns/req: the generator, its transport and the Go
-// runtime). Neither side busy-polls, so idle time is not CPU time. b.N is
-// the number of one-second runs.
+// runtime). Neither side busy-polls, so idle time is not CPU time. The
+// "sessions4" variants give the connection BenchSessions sessions (all 32
+// requests on the wire instead of 8 and 24 in the session's backlog). b.N
+// is the number of one-second runs.
 //
 //	go test -run XXX -bench Generator -benchtime 2x ./kv/kvbench
 func BenchmarkGenerator(b *testing.B) {
 	for _, spec := range []string{"cdn:objects=2000", "ycsb:records=20000,shape=2x2048", "google:keys=20000", "twitter:keys=20000"} {
 		for _, c := range []kv.Codec{kv.CodecCFHybrid, kv.CodecVTProtobuf} {
 			name := strings.Split(spec, ":")[0] + "/" + strings.ReplaceAll(c.String(), "/", "-")
-			b.Run(name, func(b *testing.B) {
-				w, err := workload.Parse(spec)
-				if err != nil {
-					b.Fatal(err)
+			for _, sessions := range []int{1, BenchSessions} {
+				sub := name
+				if sessions > 1 {
+					sub += fmt.Sprintf("/sessions%d", sessions)
 				}
-				benchGenerator(b, w, c)
-			})
+				b.Run(sub, func(b *testing.B) {
+					w, err := workload.Parse(spec)
+					if err != nil {
+						b.Fatal(err)
+					}
+					benchGenerator(b, w, c, sessions)
+				})
+			}
 		}
 	}
 }
 
-func benchGenerator(b *testing.B, w workload.Workload, c kv.Codec) {
+func benchGenerator(b *testing.B, w workload.Workload, c kv.Codec, sessions int) {
 	srv, err := kv.NewServer(kv.ServerConfig{Datapath: kv.DatapathShm, PoolBytes: 256 << 20, LockThread: true, PoolIdle: -1, Codecs: []kv.Codec{kv.CodecCFHybrid, c}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	cl, err := kv.NewClient(kv.ClientConfig{Server: srv.Addr(), Endpoints: 1, Datapath: kv.DatapathShm})
+	cl, err := kv.NewClient(kv.ClientConfig{Server: srv.Addr(), Endpoints: 1, Sessions: sessions, Datapath: kv.DatapathShm})
 	if err != nil {
 		b.Fatal(err)
 	}
