@@ -366,13 +366,17 @@ func (c *Conn) session(req *workload.Request) int {
 	if n := len(c.sess) / c.perEP; n > 1 && len(req.Keys) > 0 {
 		base = ShardOf(req.Keys[0], n) * c.perEP
 	}
-	best := base
-	for i := base + 1; i < base+c.perEP; i++ {
-		if c.inSess[i] < c.inSess[best] {
-			best = i
+	if c.perEP == 1 {
+		return base
+	}
+	in := c.inSess[base : base+c.perEP]
+	best, least := 0, in[0]
+	for i, n := range in[1:] {
+		if n < least {
+			best, least = i+1, n
 		}
 	}
-	return best
+	return base + best
 }
 
 // BeginSends implements loadgen.Batcher: the Send calls until EndSends queue

@@ -49,6 +49,13 @@ type BenchConfig struct {
 	// Threshold overrides the hybrid Cornflakes codecs' copy threshold
 	// (0: the datapath's calibrated one, datapath.HybridThreshold).
 	Threshold int
+	// Sessions is kv.ClientConfig.Sessions of the load generator's
+	// connections (default 1): RPC sessions per server endpoint, each
+	// holding 8 requests in flight. With k > 1 the saturation points use
+	// BenchSaturationClients/k connections (at least one), so the same
+	// requests in flight are polled through fewer event loops
+	// (docs/perf/load12.md).
+	Sessions int
 	// ServerSpin is how long a server endpoint keeps busy-polling after its
 	// last request before it sleeps (default DefaultServerSpin; ignored
 	// with BusyPoll).
@@ -154,23 +161,15 @@ func (m BusyPollMode) decide(endpoints int, dp string, r bench.StallReport) (boo
 // before the first measured run on that data set.
 const BenchWarmup = 500 * time.Millisecond
 
-// BenchSaturationClients is the number of client connections of the
-// saturation points (each its own RPC endpoint with BenchSessions sessions
-// per server endpoint; with busy polling one goroutine drives them all).
-// One session holds 8 requests, and with one single-session client the
-// "saturated" rate measured that client's round trip (server thread ~40%
-// busy on the 2-core test machine); four single-session connections filled
-// the server's batches (twitter: 51-71k -> 67-90k req/s, server CPU
-// 7.4-9.4 -> 5.6-6.2 µs per request). One connection with BenchSessions
-// sessions keeps as many requests in flight (bench.SaturationOutstanding)
-// at a quarter of the generator's per-poll cost: one event-loop
-// iteration, one receive and one flush per poll instead of four, and one
-// peer connection for the server to poll (docs/perf/load12.md).
-const BenchSaturationClients = 1
-
-// BenchSessions is kv.ClientConfig.Sessions of the load generator's
-// connections: the sessions each opens to each server endpoint.
-const BenchSessions = 4
+// BenchSaturationClients is the number of client connections (each its own
+// RPC endpoint and sessions, on one goroutine each) of the saturation
+// points: one session holds 8 requests, and with one client the "saturated"
+// rate measured that client's round trip (server thread ~40% busy on the
+// 2-core test machine); with 4 the server's batches fill (twitter: 51-71k
+// -> 67-90k req/s, server CPU 7.4-9.4 -> 5.6-6.2 µs per request). With
+// BenchConfig.Sessions k > 1 the saturation points use
+// BenchSaturationClients/k connections (at least one) of k sessions each.
+const BenchSaturationClients = 4
 
 // DefaultServerSpin makes benchmark server endpoints sleep in the socket as
 // soon as they are idle (negative IdleSpin). Measured on the 2-core test
@@ -333,7 +332,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		if cl == nil || current != run.Workload {
 			// The load generator's client; its server is cfg.Server, or
 			// one started here (again for each workload).
-			ccfg := kv.ClientConfig{Server: cfg.Server, Endpoints: max(cfg.Endpoints, 1), Sessions: BenchSessions, Datapath: cfg.Datapath, Memnet: nw, XDP: xdpOf(topo),
+			ccfg := kv.ClientConfig{Server: cfg.Server, Endpoints: max(cfg.Endpoints, 1), Sessions: max(cfg.Sessions, 1), Datapath: cfg.Datapath, Memnet: nw, XDP: xdpOf(topo),
 				Local: cfg.Local, Threshold: cfg.Threshold, RPC: cfg.rpc()}
 			var keys func() int // the server's key count, for the log
 			if !remote {
@@ -372,7 +371,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	}
 	series, err := bench.RunExperiment(ctx, e, bench.ExperimentConfig{
 		Datapath: cfg.Datapath, Load: load, Sweep: sweep, Setup: setup, Log: cfg.Log,
-		SaturationRounds: BenchSaturationRounds, SaturationClients: BenchSaturationClients, Anchor: anchor,
+		SaturationRounds: BenchSaturationRounds, SaturationClients: max(BenchSaturationClients/max(cfg.Sessions, 1), 1), Anchor: anchor,
 		Stalls: &stalls, Syscall: &syscall, BusyPoll: busyPoll, Saturation: saturation,
 	})
 	if serr := stop(); err == nil {

@@ -3,6 +3,8 @@ package kvbench
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +33,7 @@ func processCPU(b *testing.B) (time.Duration, int64, int64) {
 // request of the server's endpoint thread (server-ns/req) and of the rest
 // of the process (gen-ns/req: the generator, its transport and the Go
 // runtime). Neither side busy-polls, so idle time is not CPU time. The
-// "sessions4" variants give the connection BenchSessions sessions (all 32
+// "sessions4" variants give the connection 4 sessions (all 32
 // requests on the wire instead of 8 and 24 in the session's backlog). b.N
 // is the number of one-second runs.
 //
@@ -40,7 +42,7 @@ func BenchmarkGenerator(b *testing.B) {
 	for _, spec := range []string{"cdn:objects=2000", "ycsb:records=20000,shape=2x2048", "google:keys=20000", "twitter:keys=20000"} {
 		for _, c := range []kv.Codec{kv.CodecCFHybrid, kv.CodecVTProtobuf} {
 			name := strings.Split(spec, ":")[0] + "/" + strings.ReplaceAll(c.String(), "/", "-")
-			for _, sessions := range []int{1, BenchSessions} {
+			for _, sessions := range []int{1, 4} {
 				sub := name
 				if sessions > 1 {
 					sub += fmt.Sprintf("/sessions%d", sessions)
@@ -118,10 +120,9 @@ func benchGenerator(b *testing.B, w workload.Workload, c kv.Codec, sessions int)
 // busy polling (a busy-polling server endpoint, one spinning generator
 // goroutine, closed loop with bench.SaturationOutstanding requests in
 // flight, every response checked) against an in-process kv server on shm,
-// with the generator's requests on BenchSaturationClients connections of
-// BenchSessions sessions each ("1x4", what RunBench does) or, for
-// comparison, on four single-session connections ("4x1", before
-// docs/perf/load12.md). It reports the rate, the server's CPU time per
+// with the generator's requests on BenchSaturationClients single-session
+// connections ("4x1", what RunBench does by default) or on one connection
+// of four sessions ("1x4", BenchConfig.Sessions = 4; docs/perf/load12.md). It reports the rate, the server's CPU time per
 // request (server-ns/req) and its busy fraction (server-busy: server CPU
 // time per second of the run): a server busy well below 1 means the load
 // generator is the bound, and then the generator's cost per request is
@@ -132,7 +133,7 @@ func benchGenerator(b *testing.B, w workload.Workload, c kv.Codec, sessions int)
 func BenchmarkSaturation(b *testing.B) {
 	for _, spec := range []string{"cdn:objects=2000", "ycsb:records=20000,shape=2x2048", "google:keys=20000", "twitter:keys=20000"} {
 		for _, c := range []kv.Codec{kv.CodecCFHybrid, kv.CodecVTProtobuf} {
-			for _, shape := range [][2]int{{BenchSaturationClients, BenchSessions}, {4, 1}} {
+			for _, shape := range [][2]int{{BenchSaturationClients, 1}, {1, 4}} {
 				name := fmt.Sprintf("%s/%s/%dx%d", strings.Split(spec, ":")[0], strings.ReplaceAll(c.String(), "/", "-"), shape[0], shape[1])
 				b.Run(name, func(b *testing.B) {
 					w, err := workload.Parse(spec)
@@ -197,45 +198,59 @@ func benchSaturation(b *testing.B, w workload.Workload, c kv.Codec, conns, sessi
 	b.ReportMetric(server.Seconds()/window.Seconds(), "server-busy")
 }
 
+// clientBatchWorkload is BenchmarkClientBatch's data set.
+const clientBatchWorkload = "twitter:keys=2000"
+
 // BenchmarkClientBatch measures the load generator's transport work per
 // request at the saturation point's window, in lockstep so that it runs
 // under callgrind (which serializes threads: a spinning generator would
 // count its empty polls): each op sends bench.SaturationOutstanding
-// requests (twitter, no model check) spread over the connections,
-// waits outside the measured functions until the server (which sleeps
-// when idle) has answered them all, then polls each connection once. The
-// shapes are RunBench's saturation client ("1x4": one connection of
-// BenchSessions sessions) and the one before it ("4x1": four connections
-// of one session). For instructions per request (ops x 32):
+// requests (twitter, no model check) spread over the connections, waits
+// until the server has answered them all, then polls each connection
+// once. The shapes are RunBench's default saturation client ("4x1": four
+// connections of one session) and BenchConfig.Sessions = 4's ("1x4": one
+// connection of four sessions). For the client's instructions per
+// request, run the server in another process and take the difference of
+// two run lengths (ops x 32; toggling collection on the Conn methods is
+// unreliable: Go's stack switches unbalance callgrind's call tracking):
 //
+//	cornflakes kv serve --datapath shm --addr 127.0.0.1:7411 --workload twitter:keys=2000 &
 //	go test -c -o kvb.test ./kv/kvbench
-//	GODEBUG=cpu.rdtscp=off valgrind --tool=callgrind --toggle-collect='*kv.(*Conn).Send' \
-//		--toggle-collect='*kv.(*Conn).Poll' --toggle-collect='*kv.(*Conn).BeginSends' \
-//		--toggle-collect='*kv.(*Conn).EndSends' ./kvb.test -test.run XXX \
-//		-test.bench 'ClientBatch/1x4' -test.benchtime 300x
+//	KVBENCH_SERVER=127.0.0.1:7411 GOGC=off GODEBUG=cpu.rdtscp=off valgrind --tool=callgrind \
+//		./kvb.test -test.run XXX -test.bench 'ClientBatch/1x4' -test.benchtime 100x   # and 300x
 func BenchmarkClientBatch(b *testing.B) {
-	for _, shape := range [][2]int{{BenchSaturationClients, BenchSessions}, {4, 1}} {
+	for _, shape := range [][2]int{{BenchSaturationClients, 1}, {1, 4}} {
 		b.Run(fmt.Sprintf("%dx%d", shape[0], shape[1]), func(b *testing.B) { benchClientBatch(b, shape[0], shape[1]) })
 	}
 }
 
 func benchClientBatch(b *testing.B, conns, sessions int) {
-	srv, err := kv.NewServer(kv.ServerConfig{Datapath: kv.DatapathShm, PoolBytes: 64 << 20, LockThread: true, PoolIdle: -1})
+	w, err := workload.Parse(clientBatchWorkload)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer srv.Close()
-	cl, err := kv.NewClient(kv.ClientConfig{Server: srv.Addr(), Endpoints: 1, Sessions: sessions, Datapath: kv.DatapathShm})
+	// KVBENCH_SERVER names a server in another process (`cornflakes kv
+	// serve --datapath shm --workload` clientBatchWorkload): under
+	// callgrind the whole process is then the client, and the difference
+	// of two runs of different lengths is the client's cost per round.
+	var srv *kv.Server
+	addr, _ := netip.ParseAddrPort(os.Getenv("KVBENCH_SERVER"))
+	if !addr.IsValid() {
+		if srv, err = kv.NewServer(kv.ServerConfig{Datapath: kv.DatapathShm, PoolBytes: 64 << 20, LockThread: true, PoolIdle: -1}); err != nil {
+			b.Fatal(err)
+		}
+		defer srv.Close()
+		addr = srv.Addr()
+	}
+	cl, err := kv.NewClient(kv.ClientConfig{Server: addr, Endpoints: 1, Sessions: sessions, Datapath: kv.DatapathShm})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cl.Close()
-	w, err := workload.Parse("twitter:keys=2000")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := preload(context.Background(), cl, w); err != nil {
-		b.Fatal(err)
+	if srv != nil {
+		if err := preload(context.Background(), cl, w); err != nil {
+			b.Fatal(err)
+		}
 	}
 	cns := make([]*kv.Conn, conns)
 	for i := range cns {
@@ -254,9 +269,11 @@ func benchClientBatch(b *testing.B, conns, sessions int) {
 		}
 		got++
 	}
-	_, served, err := srv.Usage()
-	if err != nil {
-		b.Fatal(err)
+	var served uint64
+	if srv != nil {
+		if _, served, err = srv.Usage(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	round := func() {
 		for _, cn := range cns {
@@ -277,7 +294,7 @@ func benchClientBatch(b *testing.B, conns, sessions int) {
 		}
 		served += window
 		deadline := time.Now().Add(10 * time.Second)
-		for {
+		for srv != nil {
 			_, n, err := srv.Usage()
 			if err != nil {
 				b.Fatal(err)
