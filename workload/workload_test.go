@@ -673,3 +673,38 @@ func TestFillIsTheSplitmixStream(t *testing.T) {
 		}
 	}
 }
+
+// FuzzVerifySpot: the straight-line spot check agrees with checking its
+// three words one by one (spotWord) on a value of n bytes of seed's stream
+// with byte pos xored with x (x = 0: intact), and on the fuzzer's own
+// bytes; it never panics.
+func FuzzVerifySpot(f *testing.F) {
+	f.Add([]byte("raw"), uint16(100), uint16(50), byte(1), uint64(7))
+	f.Add([]byte{}, uint16(9), uint16(8), byte(0x80), uint64(1))
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, uint16(4096), uint16(3000), byte(0), uint64(3))
+	ref := func(v []byte, seed uint64) bool {
+		if len(v) == 0 {
+			return true
+		}
+		last := (len(v) - 1) / 8
+		return spotWord(v, seed, 0) && spotWord(v, seed, last/2) && spotWord(v, seed, last)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, n, pos uint16, x byte, seed uint64) {
+		v := make([]byte, int(n)%5000)
+		st := seed
+		for i := 0; i < len(v); i += 8 {
+			var w [8]byte
+			binary.LittleEndian.PutUint64(w[:], splitmix(&st))
+			copy(v[i:], w[:])
+		}
+		if len(v) > 0 {
+			v[int(pos)%len(v)] ^= x
+		}
+		if got, want := verifySpotSeed(v, seed), ref(v, seed); got != want || (x == 0 && !got) {
+			t.Fatalf("%d bytes, byte %d ^ %#x: spot check %v, word by word %v", len(v), int(pos)%max(len(v), 1), x, got, want)
+		}
+		if got, want := verifySpotSeed(raw, seed), ref(raw, seed); got != want {
+			t.Fatalf("raw %d bytes: spot check %v, word by word %v", len(raw), got, want)
+		}
+	})
+}
