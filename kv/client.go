@@ -28,8 +28,9 @@ type ClientConfig struct {
 	// backlog); with k sessions one connection, one RPC endpoint and one
 	// event-loop iteration per poll carry k times as many, and Send puts
 	// each request on the session of its endpoint with the fewest in
-	// flight. The load generator uses it to keep a busy server fed from a
-	// single connection instead of polling several (kvbench).
+	// flight. `cornflakes bench --sessions` (kvbench.BenchConfig.Sessions)
+	// uses it to keep a busy server fed from one connection instead of
+	// several polled in turn.
 	Sessions int
 	// Datapath is "udp" (default) or "memnet"; Memnet the network for memnet.
 	Datapath string
