@@ -120,9 +120,10 @@ func benchGenerator(b *testing.B, w workload.Workload, c kv.Codec, sessions int)
 // busy polling (a busy-polling server endpoint, one spinning generator
 // goroutine, closed loop with bench.SaturationOutstanding requests in
 // flight, every response checked) against an in-process kv server on shm,
-// with the generator's requests on BenchSaturationClients single-session
-// connections ("4x1", what RunBench does by default) or on one connection
-// of four sessions ("1x4", BenchConfig.Sessions = 4; docs/perf/load12.md). It reports the rate, the server's CPU time per
+// with the generator's requests on one connection of DefaultSessions
+// sessions ("1x4", what RunBench does by default) or on
+// BenchSaturationClients single-session connections ("4x1",
+// BenchConfig.Sessions = 1; docs/perf/load12.md). It reports the rate, the server's CPU time per
 // request (server-ns/req) and its busy fraction (server-busy: server CPU
 // time per second of the run): a server busy well below 1 means the load
 // generator is the bound, and then the generator's cost per request is
@@ -133,7 +134,7 @@ func benchGenerator(b *testing.B, w workload.Workload, c kv.Codec, sessions int)
 func BenchmarkSaturation(b *testing.B) {
 	for _, spec := range []string{"cdn:objects=2000", "ycsb:records=20000,shape=2x2048", "google:keys=20000", "twitter:keys=20000"} {
 		for _, c := range []kv.Codec{kv.CodecCFHybrid, kv.CodecVTProtobuf} {
-			for _, shape := range [][2]int{{BenchSaturationClients, 1}, {1, 4}} {
+			for _, shape := range [][2]int{{BenchSaturationClients / DefaultSessions, DefaultSessions}, {BenchSaturationClients, 1}} {
 				name := fmt.Sprintf("%s/%s/%dx%d", strings.Split(spec, ":")[0], strings.ReplaceAll(c.String(), "/", "-"), shape[0], shape[1])
 				b.Run(name, func(b *testing.B) {
 					w, err := workload.Parse(spec)
@@ -207,9 +208,9 @@ const clientBatchWorkload = "twitter:keys=2000"
 // count its empty polls): each op sends bench.SaturationOutstanding
 // requests (twitter, no model check) spread over the connections, waits
 // until the server has answered them all, then polls each connection
-// once. The shapes are RunBench's default saturation client ("4x1": four
-// connections of one session) and BenchConfig.Sessions = 4's ("1x4": one
-// connection of four sessions). For the client's instructions per
+// once. The shapes are RunBench's default saturation client ("1x4": one
+// connection of DefaultSessions sessions) and BenchConfig.Sessions = 1's
+// ("4x1": four connections of one session). For the client's instructions per
 // request, run the server in another process and take the difference of
 // two run lengths (ops x 32; toggling collection on the Conn methods is
 // unreliable: Go's stack switches unbalance callgrind's call tracking):
@@ -219,7 +220,7 @@ const clientBatchWorkload = "twitter:keys=2000"
 //	KVBENCH_SERVER=127.0.0.1:7411 GOGC=off GODEBUG=cpu.rdtscp=off valgrind --tool=callgrind \
 //		./kvb.test -test.run XXX -test.bench 'ClientBatch/1x4' -test.benchtime 100x   # and 300x
 func BenchmarkClientBatch(b *testing.B) {
-	for _, shape := range [][2]int{{BenchSaturationClients, 1}, {1, 4}} {
+	for _, shape := range [][2]int{{BenchSaturationClients / DefaultSessions, DefaultSessions}, {BenchSaturationClients, 1}} {
 		b.Run(fmt.Sprintf("%dx%d", shape[0], shape[1]), func(b *testing.B) { benchClientBatch(b, shape[0], shape[1]) })
 	}
 }
