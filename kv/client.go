@@ -22,6 +22,16 @@ type ClientConfig struct {
 	// Endpoints is the number of server endpoints (default 1); requests go
 	// to the endpoint owning their first key (ShardOf).
 	Endpoints int
+	// Sessions is the number of RPC sessions each connection opens to
+	// each server endpoint (default 1, at most MaxSessions). A session
+	// holds rpc.DefaultWindow requests in flight (more wait in its
+	// backlog); with k sessions one connection, one RPC endpoint and one
+	// event-loop iteration per poll carry k times as many, and Send puts
+	// each request on the session of its endpoint with the fewest in
+	// flight. `cornflakes bench --sessions` (kvbench.BenchConfig.Sessions)
+	// uses it to keep a busy server fed from one connection instead of
+	// several polled in turn.
+	Sessions int
 	// Datapath is "udp" (default) or "memnet"; Memnet the network for memnet.
 	Datapath string
 	Memnet   *memnet.Network
@@ -71,6 +81,9 @@ type connPools struct {
 	busy    bool
 }
 
+// MaxSessions is the largest ClientConfig.Sessions.
+const MaxSessions = 64
+
 // ErrTooManyConns is returned by Dial when all 255 endpoint ids are in use.
 var ErrTooManyConns = errors.New("kv: too many connections on one client")
 
@@ -81,6 +94,12 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	if cfg.Endpoints <= 0 {
 		cfg.Endpoints = 1
+	}
+	if cfg.Sessions <= 0 {
+		cfg.Sessions = 1
+	}
+	if cfg.Sessions > MaxSessions {
+		return nil, fmt.Errorf("kv: ClientConfig.Sessions %d (want 1..%d)", cfg.Sessions, MaxSessions)
 	}
 	if !cfg.Local.IsValid() {
 		cfg.Local = netip.MustParseAddr("127.0.0.1")
@@ -135,7 +154,9 @@ type Conn struct {
 	id     uint8
 	ep     *rpc.Endpoint
 	dp     datapath.Endpoint
-	sess   []rpc.Session
+	sess   []rpc.Session // Sessions per server endpoint, endpoint by endpoint
+	inSess []int32       // requests in flight per session (by index in sess)
+	perEP  int           // ClientConfig.Sessions
 	codec  Codec
 	enc    codec
 	dec    codec
@@ -155,6 +176,7 @@ type Conn struct {
 
 type connSlot struct {
 	id   uint64
+	sess int32 // index in Conn.sess
 	op   workload.Op
 	busy bool
 }
@@ -266,13 +288,17 @@ func (c *Client) dial(codec Codec, client int) (_ *Conn, err error) {
 		_ = dp.Close()
 		return nil, err
 	}
+	cn.perEP = c.cfg.Sessions
 	for i := 0; i < c.cfg.Endpoints; i++ {
-		s, err := cn.ep.Connect(c.cfg.Server, uint8(FirstEndpointID+i))
-		if err != nil {
-			return nil, err
+		for range cn.perEP {
+			s, err := cn.ep.Connect(c.cfg.Server, uint8(FirstEndpointID+i))
+			if err != nil {
+				return nil, err
+			}
+			cn.sess = append(cn.sess, s)
 		}
-		cn.sess = append(cn.sess, s)
 	}
+	cn.inSess = make([]int32, len(cn.sess))
 	deadline := time.Now().Add(c.cfg.ConnectTimeout)
 	for _, s := range cn.sess {
 		for !cn.ep.IsConnected(s) {
@@ -315,23 +341,43 @@ func (c *Conn) Send(id uint64, req *workload.Request) error {
 		c.enc.done()
 		return err
 	}
-	s := c.sess[0]
-	if len(c.sess) > 1 && len(req.Keys) > 0 {
-		s = c.sess[ShardOf(req.Keys[0], len(c.sess))]
-	}
-	c.slots[slot] = connSlot{id: id, op: req.Op, busy: true}
+	si := c.session(req)
+	c.slots[slot] = connSlot{id: id, sess: int32(si), op: req.Op, busy: true}
 	c.busy++
-	err = c.ep.Enqueue(s, ReqType(c.codec, req.Op), msg.msg(), c.conts[slot])
+	c.inSess[si]++
+	err = c.ep.Enqueue(c.sess[si], ReqType(c.codec, req.Op), msg.msg(), c.conts[slot])
 	c.enc.done()
 	if err != nil {
 		c.slots[slot].busy = false
 		c.busy--
+		c.inSess[si]--
 		if errors.Is(err, rpc.ErrBacklogFull) {
 			return fmt.Errorf("%w: %v", loadgen.ErrBusy, err)
 		}
 		return err
 	}
 	return nil
+}
+
+// session returns the index in c.sess of the session req goes on: among
+// the sessions to the server endpoint owning its first key, the one with
+// the fewest requests in flight (the first of them on a tie).
+func (c *Conn) session(req *workload.Request) int {
+	base := 0
+	if n := len(c.sess) / c.perEP; n > 1 && len(req.Keys) > 0 {
+		base = ShardOf(req.Keys[0], n) * c.perEP
+	}
+	if c.perEP == 1 {
+		return base
+	}
+	in := c.inSess[base : base+c.perEP]
+	best, least := 0, in[0]
+	for i, n := range in[1:] {
+		if n < least {
+			best, least = i+1, n
+		}
+	}
+	return base + best
 }
 
 // BeginSends implements loadgen.Batcher: the Send calls until EndSends queue
@@ -388,6 +434,7 @@ func (c *Conn) finishWith(slot int, data []byte, segs [][]byte, hold mem.Buf, sd
 	st := &c.slots[slot]
 	st.busy = false
 	c.busy--
+	c.inSess[st.sess]--
 	resp := &c.resp
 	if err == nil {
 		if sd != nil {

@@ -65,6 +65,16 @@ func seedOf(keyHash uint64, index int) uint64 {
 func Fill(dst []byte, key []byte, index int) {
 	x := fillSeed(key, index)
 	i := 0
+	// Four words per iteration, as in verifySeed: independent mixes.
+	g := uint64(splitmixGamma) // a variable: its multiples wrap, as the state does
+	for ; i+32 <= len(dst); i += 32 {
+		w := dst[i : i+32 : i+32]
+		binary.LittleEndian.PutUint64(w[0:], splitmixMix(x+g))
+		binary.LittleEndian.PutUint64(w[8:], splitmixMix(x+2*g))
+		binary.LittleEndian.PutUint64(w[16:], splitmixMix(x+3*g))
+		binary.LittleEndian.PutUint64(w[24:], splitmixMix(x+4*g))
+		x += 4 * g
+	}
 	for ; i+8 <= len(dst); i += 8 {
 		binary.LittleEndian.PutUint64(dst[i:], splitmix(&x))
 	}
@@ -125,11 +135,23 @@ func VerifySpot(v []byte, key []byte, index int) bool {
 
 // verifySpotSeed is VerifySpot from the value's stream seed (fillSeed).
 func verifySpotSeed(v []byte, seed uint64) bool {
-	if len(v) == 0 {
-		return true
+	n := len(v)
+	if n < 8 {
+		return n == 0 || spotWord(v, seed, 0)
 	}
-	last := (len(v) - 1) / 8
-	return spotWord(v, seed, 0) && spotWord(v, seed, last/2) && spotWord(v, seed, last)
+	// Straight-line: the three words are independent loads and mixes
+	// (values the generator checks in place are often in another core's
+	// cache: their misses overlap), one branch at the end.
+	g := uint64(splitmixGamma) // a variable: its multiples wrap, as the state does
+	last := (n - 1) / 8
+	mid := last / 2 // a full word: 8*mid+8 <= n
+	d := binary.LittleEndian.Uint64(v) ^ splitmixMix(seed+g)
+	d |= binary.LittleEndian.Uint64(v[8*mid:]) ^ splitmixMix(seed+uint64(mid+1)*g)
+	// The last word holds r = 1..8 bytes, at 8*last: the top r bytes of
+	// the value's last 8, compared with the low r bytes of its stream word.
+	sh := uint(64 - 8*(n-8*last))
+	d |= binary.LittleEndian.Uint64(v[n-8:])>>sh ^ splitmixMix(seed+uint64(last+1)*g)<<sh>>sh
+	return d == 0
 }
 
 // spotWord checks word k of v (bytes 8k up to 8k+8 or the end) against

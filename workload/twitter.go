@@ -221,10 +221,7 @@ func (t *Twitter) appendKey(dst []byte, i int) []byte {
 	dst = append(dst, "tw4_"...)
 	dst = strconv.AppendInt(dst, int64(i), 10)
 	dst = append(dst, '_')
-	for len(dst)-start < int(t.ksizes[i]) {
-		dst = append(dst, 'x')
-	}
-	return dst
+	return appendPad(dst, 'x', int(t.ksizes[i])-(len(dst)-start))
 }
 
 // forChunks calls fn for each chunk (index, size, count) of a value of size v.

@@ -256,8 +256,32 @@ func appendPaddedKey(dst []byte, prefix string, idx int, size int, pad byte) []b
 	start := len(dst)
 	dst = append(dst, prefix...)
 	dst = strconv.AppendInt(dst, int64(idx), 10)
-	for len(dst)-start < size {
-		dst = append(dst, pad)
+	return appendPad(dst, pad, size-(len(dst)-start))
+}
+
+// padA and padX are runs of the padding bytes the key generators use, copied
+// from instead of appending byte by byte (a key's padding is tens to
+// hundreds of bytes, and every request of the load generator builds one).
+var padA, padX = strings.Repeat("a", 256), strings.Repeat("x", 256)
+
+// appendPad appends n (<= 0: none) copies of pad to dst.
+func appendPad(dst []byte, pad byte, n int) []byte {
+	var run string
+	switch pad {
+	case 'a':
+		run = padA
+	case 'x':
+		run = padX
+	default:
+		for ; n > 0; n-- {
+			dst = append(dst, pad)
+		}
+		return dst
+	}
+	for n > 0 {
+		k := min(n, len(run))
+		dst = append(dst, run[:k]...)
+		n -= k
 	}
 	return dst
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"hash/fnv"
@@ -623,4 +624,87 @@ func TestModelIndexVerifiedInCheckedBuild(t *testing.T) {
 		}
 	}()
 	_ = w.Model().Check(&req, &Response{})
+}
+
+// TestVerifySpotMatchesWords: the straight-line spot check accepts and
+// rejects exactly what checking its three words one by one does, for
+// every length up to 80 and every single corrupted byte.
+func TestVerifySpotMatchesWords(t *testing.T) {
+	ref := func(v []byte, seed uint64) bool {
+		if len(v) == 0 {
+			return true
+		}
+		last := (len(v) - 1) / 8
+		return spotWord(v, seed, 0) && spotWord(v, seed, last/2) && spotWord(v, seed, last)
+	}
+	key := []byte("spot")
+	for n := 0; n <= 80; n++ {
+		b := make([]byte, n)
+		Fill(b, key, 1)
+		seed := fillSeed(key, 1)
+		if !verifySpotSeed(b, seed) || verifySpotSeed(b, seed+1) != ref(b, seed+1) {
+			t.Fatalf("n=%d: spot check of the filled value disagrees with the word-by-word check", n)
+		}
+		for i := range b {
+			b[i] ^= 0x80
+			if got, want := verifySpotSeed(b, seed), ref(b, seed); got != want {
+				t.Fatalf("n=%d, byte %d corrupted: spot check %v, word by word %v", n, i, got, want)
+			}
+			b[i] ^= 0x80
+		}
+	}
+}
+
+// TestFillIsTheSplitmixStream: Fill (four words per iteration) writes
+// splitmix64's outputs from the value's seed, word by word, for every
+// length up to 100 bytes.
+func TestFillIsTheSplitmixStream(t *testing.T) {
+	key := []byte("fill")
+	for n := 0; n <= 100; n++ {
+		got := make([]byte, n)
+		Fill(got, key, 4)
+		want := make([]byte, n+8)
+		x := fillSeed(key, 4)
+		for i := 0; i < n; i += 8 {
+			binary.LittleEndian.PutUint64(want[i:], splitmix(&x))
+		}
+		if !bytes.Equal(got, want[:n]) {
+			t.Fatalf("n=%d: Fill differs from the word-by-word stream", n)
+		}
+	}
+}
+
+// FuzzVerifySpot: the straight-line spot check agrees with checking its
+// three words one by one (spotWord) on a value of n bytes of seed's stream
+// with byte pos xored with x (x = 0: intact), and on the fuzzer's own
+// bytes; it never panics.
+func FuzzVerifySpot(f *testing.F) {
+	f.Add([]byte("raw"), uint16(100), uint16(50), byte(1), uint64(7))
+	f.Add([]byte{}, uint16(9), uint16(8), byte(0x80), uint64(1))
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, uint16(4096), uint16(3000), byte(0), uint64(3))
+	ref := func(v []byte, seed uint64) bool {
+		if len(v) == 0 {
+			return true
+		}
+		last := (len(v) - 1) / 8
+		return spotWord(v, seed, 0) && spotWord(v, seed, last/2) && spotWord(v, seed, last)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, n, pos uint16, x byte, seed uint64) {
+		v := make([]byte, int(n)%5000)
+		st := seed
+		for i := 0; i < len(v); i += 8 {
+			var w [8]byte
+			binary.LittleEndian.PutUint64(w[:], splitmix(&st))
+			copy(v[i:], w[:])
+		}
+		if len(v) > 0 {
+			v[int(pos)%len(v)] ^= x
+		}
+		if got, want := verifySpotSeed(v, seed), ref(v, seed); got != want || (x == 0 && !got) {
+			t.Fatalf("%d bytes, byte %d ^ %#x: spot check %v, word by word %v", len(v), int(pos)%max(len(v), 1), x, got, want)
+		}
+		if got, want := verifySpotSeed(raw, seed), ref(raw, seed); got != want {
+			t.Fatalf("raw %d bytes: spot check %v, word by word %v", len(raw), got, want)
+		}
+	})
 }

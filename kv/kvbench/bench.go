@@ -49,6 +49,14 @@ type BenchConfig struct {
 	// Threshold overrides the hybrid Cornflakes codecs' copy threshold
 	// (0: the datapath's calibrated one, datapath.HybridThreshold).
 	Threshold int
+	// Sessions is kv.ClientConfig.Sessions of the load generator's
+	// connections (default DefaultSessions): RPC sessions per server
+	// endpoint, each holding 8 requests in flight. With k > 1 the
+	// saturation points use BenchSaturationClients/k connections (at least
+	// one), so the same requests in flight are polled through fewer event
+	// loops (docs/perf/load12.md); 1 gives the four single-session
+	// connections of sessions 1-22.
+	Sessions int
 	// ServerSpin is how long a server endpoint keeps busy-polling after its
 	// last request before it sleeps (default DefaultServerSpin; ignored
 	// with BusyPoll).
@@ -159,8 +167,17 @@ const BenchWarmup = 500 * time.Millisecond
 // points: one session holds 8 requests, and with one client the "saturated"
 // rate measured that client's round trip (server thread ~40% busy on the
 // 2-core test machine); with 4 the server's batches fill (twitter: 51-71k
-// -> 67-90k req/s, server CPU 7.4-9.4 -> 5.6-6.2 µs per request).
+// -> 67-90k req/s, server CPU 7.4-9.4 -> 5.6-6.2 µs per request). With
+// BenchConfig.Sessions k > 1 the saturation points use
+// BenchSaturationClients/k connections (at least one) of k sessions each.
 const BenchSaturationClients = 4
+
+// DefaultSessions is BenchConfig.Sessions' default: the saturation points'
+// 32 requests in flight on one connection of four sessions. Measured on the
+// quiet 2-vCPU test machine with busy polling (docs/perf/load12.md), cdn's
+// Cornflakes rate went from 916.6k (four connections) to 1181.8k req/s,
+// vtprotobuf's from 531.5k to 592.1k.
+const DefaultSessions = 4
 
 // DefaultServerSpin makes benchmark server endpoints sleep in the socket as
 // soon as they are idle (negative IdleSpin). Measured on the 2-core test
@@ -255,6 +272,10 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	case anchor < 0:
 		anchor = 0
 	}
+	sessions := cfg.Sessions
+	if sessions <= 0 {
+		sessions = DefaultSessions
+	}
 	stalls := bench.MeasureStalls(ctx, 0, BenchStallProbe)
 	syscall := bench.MeasureSyscall(0)
 	busyPoll, why := cfg.BusyPoll.decide(cfg.Endpoints, cfg.Datapath, stalls)
@@ -323,7 +344,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 		if cl == nil || current != run.Workload {
 			// The load generator's client; its server is cfg.Server, or
 			// one started here (again for each workload).
-			ccfg := kv.ClientConfig{Server: cfg.Server, Endpoints: max(cfg.Endpoints, 1), Datapath: cfg.Datapath, Memnet: nw, XDP: xdpOf(topo),
+			ccfg := kv.ClientConfig{Server: cfg.Server, Endpoints: max(cfg.Endpoints, 1), Sessions: sessions, Datapath: cfg.Datapath, Memnet: nw, XDP: xdpOf(topo),
 				Local: cfg.Local, Threshold: cfg.Threshold, RPC: cfg.rpc()}
 			var keys func() int // the server's key count, for the log
 			if !remote {
@@ -362,7 +383,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	}
 	series, err := bench.RunExperiment(ctx, e, bench.ExperimentConfig{
 		Datapath: cfg.Datapath, Load: load, Sweep: sweep, Setup: setup, Log: cfg.Log,
-		SaturationRounds: BenchSaturationRounds, SaturationClients: BenchSaturationClients, Anchor: anchor,
+		SaturationRounds: BenchSaturationRounds, SaturationClients: max(BenchSaturationClients/sessions, 1), Anchor: anchor,
 		Stalls: &stalls, Syscall: &syscall, BusyPoll: busyPoll, Saturation: saturation,
 	})
 	if serr := stop(); err == nil {

@@ -83,3 +83,28 @@ func TestMeteredTarget(t *testing.T) {
 		t.Fatalf("TransportUsage: server rx %d, client tx %d, %v", sv.RxPackets, cli.TxPackets, err)
 	}
 }
+
+// TestRunBenchSessions: with BenchConfig.Sessions = 1 (not the default)
+// the load generator's connections carry one session each and the
+// saturation points run on four of them; every response is checked, the
+// saturated rate and the server's CPU per request are measured, and an
+// out-of-range session count is refused.
+func TestRunBenchSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	series, err := RunBench(context.Background(), BenchConfig{
+		Workload: "twitter:keys=300", Datapath: kv.DatapathShm, Serializers: []string{"cornflakes"},
+		Quick: true, Duration: 100 * time.Millisecond, Budget: 2 * time.Second, BusyPoll: BusyPollOff, Sessions: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(series) != 1 || series[0].MaxRPSSaturated <= 0 || series[0].SaturatedServerCPUus <= 0 {
+		t.Fatalf("series %+v", series)
+	}
+	if _, err := RunBench(context.Background(), BenchConfig{Workload: "twitter:keys=300", Datapath: kv.DatapathShm, Serializers: []string{"cornflakes"},
+		Quick: true, Duration: 100 * time.Millisecond, Budget: time.Second, BusyPoll: BusyPollOff, Sessions: kv.MaxSessions + 1}); err == nil {
+		t.Fatal("Sessions > kv.MaxSessions accepted")
+	}
+}
