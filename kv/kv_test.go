@@ -14,6 +14,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	"github.com/cornflakes-go/cornflakes/datapath/udp"
+	"github.com/cornflakes-go/cornflakes/internal/cpuclock"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/wire"
 	"github.com/cornflakes-go/cornflakes/workload"
@@ -427,22 +428,22 @@ func TestThreadCPUOf(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	tid := unix.Gettid()
-	before, ok := threadCPUNow()
+	before, ok := cpuclock.ThreadOK()
 	if !ok {
 		t.Fatal("no thread CPU clock")
 	}
-	d, ok := threadCPUOf(tid)
+	d, ok := cpuclock.Of(tid)
 	if !ok {
 		t.Fatal("threadCPUOf failed for a live thread")
 	}
-	after, _ := threadCPUNow()
+	after, _ := cpuclock.ThreadOK()
 	if int64(d) < before || int64(d) > after {
 		t.Fatalf("threadCPUOf = %d, not between the thread's own clock readings %d and %d", d, before, after)
 	}
-	if _, ok := threadCPUOf(1 << 27); ok {
+	if _, ok := cpuclock.Of(1 << 27); ok {
 		t.Fatal("a CPU clock for a thread that does not exist")
 	}
-	if _, ok := threadCPUOf(-1); ok {
+	if _, ok := cpuclock.Of(-1); ok {
 		t.Fatal("a CPU clock for tid -1")
 	}
 }

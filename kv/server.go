@@ -17,6 +17,7 @@ import (
 	"github.com/cornflakes-go/cornflakes/datapath"
 	"github.com/cornflakes-go/cornflakes/datapath/memnet"
 	_ "github.com/cornflakes-go/cornflakes/datapath/udp" // registers "udp"
+	"github.com/cornflakes-go/cornflakes/internal/cpuclock"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/workload"
@@ -546,11 +547,11 @@ func threadSleeps(tid int) (uint64, error) {
 }
 
 // threadRunTime reads the time thread tid of this process has run on a CPU:
-// its CPU clock (threadCPUOf), exact to the nanosecond, or where that
+// its CPU clock (cpuclock.Of), exact to the nanosecond, or where that
 // fails the first field of /proc/self/task/<tid>/schedstat, which for a
 // thread that is running only advances at scheduler ticks.
 func threadRunTime(tid int) (time.Duration, error) {
-	if d, ok := threadCPUOf(tid); ok {
+	if d, ok := cpuclock.Of(tid); ok {
 		return d, nil
 	}
 	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/schedstat")

@@ -2,9 +2,10 @@ package kv
 
 import (
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cornflakes-go/cornflakes/internal/cpuclock"
 )
 
 // busyEpoch is how often a busy-polling endpoint loop (ServerConfig.BusyPoll)
@@ -120,32 +121,6 @@ func (m *busyMeter) begin(now time.Time) {
 // (gettid before and after).
 func threadClock() (tid int, cpu int64, ok bool) {
 	tid = unix.Gettid()
-	cpu, ok = threadCPUNow()
+	cpu, ok = cpuclock.ThreadOK()
 	return tid, cpu, ok && unix.Gettid() == tid
-}
-
-// threadCPUNow reads the calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID)
-// in nanoseconds. A raw system call: the goroutine cannot change thread
-// during it.
-func threadCPUNow() (int64, bool) {
-	var ts unix.Timespec
-	_, _, errno := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_THREAD_CPUTIME_ID, uintptr(unsafe.Pointer(&ts)), 0)
-	if errno != 0 {
-		return 0, false
-	}
-	return ts.Nano(), true
-}
-
-// threadCPUOf reads the CPU clock of thread tid of this process
-// (clock_gettime on the clock id MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)
-// of Linux's posix-cpu-timers: (^tid << 3) | 6).
-func threadCPUOf(tid int) (time.Duration, bool) {
-	if tid <= 0 || tid > 1<<28 {
-		return 0, false
-	}
-	var ts unix.Timespec
-	if err := unix.ClockGettime(int32(^uint32(tid)<<3|6), &ts); err != nil {
-		return 0, false
-	}
-	return time.Duration(ts.Nano()), true
 }
