@@ -46,7 +46,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	endpoints := fs.Int("endpoints", 1, "server endpoints (cores); keys are sharded across them")
 	threshold := fs.Int("threshold", 0, "copy threshold of cornflakes/hybrid in bytes (default: the datapath's calibrated one: udp 16384, shm and memnet 512, xdp copy mode 2048)")
 	serverSpin := fs.Duration("server-spin", 0, "without busy polling: how long a server endpoint keeps polling after its last request before it sleeps, e.g. 20us (default: sleep at once; the saturation point's server_sleeps_per_req counts the sleeps)")
-	sessions := fs.Int("sessions", kvbench.DefaultSessions, fmt.Sprintf("RPC sessions per server endpoint of each load-generator connection (1..%d; one holds 8 requests); the saturation point uses 4/k connections of k sessions, its 32 requests in flight through 4/k event loops (1: four single-session connections, as before session 23)", kv.MaxSessions))
+	sessions := fs.Int("sessions", 0, fmt.Sprintf("RPC sessions per server endpoint of each load-generator connection (1..%d; one holds 8 requests; 0: %d when the load generator busy-polls, else 1); the saturation point uses 4/k connections of k sessions, its 32 requests in flight through 4/k event loops (1: four single-session connections, as before session 23)", kv.MaxSessions, kvbench.DefaultSessions))
 	var busyPoll busyPollFlag
 	fs.Var(&busyPoll, "busy-poll", "auto|true|false: server endpoints and load generator poll without sleeping, as the paper's servers do (auto, the default: when there are endpoints+1 CPUs, the datapath is not memnet and the machine check finds the CPUs free)")
 	server := fs.String("server", "", "host:port of a running `cornflakes kv serve` to drive instead of an in-process server (the paper's two-machine setup over udp, or another process on this host over shm; give --datapath and --endpoints as the server's)")
@@ -89,8 +89,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		Endpoints: *endpoints, Threshold: *threshold, BusyPoll: busyPoll.mode, CC: *cc, Progress: stderr, Log: stderr,
 		ServerSpin: *serverSpin, Sessions: *sessions,
 	}
-	if *sessions < 1 || *sessions > kv.MaxSessions {
-		fmt.Fprintf(stderr, "bench: --sessions %d: want 1..%d\n", *sessions, kv.MaxSessions)
+	if *sessions < 0 || *sessions > kv.MaxSessions {
+		fmt.Fprintf(stderr, "bench: --sessions %d: want 0..%d\n", *sessions, kv.MaxSessions)
 		return errUsage
 	}
 	if *serverSpin < 0 {

@@ -80,7 +80,7 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "--experiment", "table1", "--workload", "cdn"},
 		{"bench", "--anchor", "1.5"},
 		{"bench", "--anchor", "-0.5"},
-		{"bench", "--sessions", "0"},
+		{"bench", "--sessions", "-1"},
 		{"bench", "--sessions", "65"},
 		{"kv"},
 		{"kv", "serve", "--addr", "nonsense"},
