@@ -181,15 +181,7 @@ func (l *BytesList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, in
 	}
 	items := l.items
 	hdr += EntrySize * len(items)
-	for i := range items {
-		b := &items[i]
-		if b.buf.IsZero() {
-			cp += len(b.data)
-		} else {
-			zc += len(b.data)
-			ents++
-		}
-	}
+	cp, zc, ents = sizeItems(items, cp, zc, ents)
 	return hdr, cp, zc, ents, true
 }
 
@@ -205,15 +197,7 @@ func (l *StringList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, i
 	}
 	items := l.items
 	hdr += EntrySize * len(items)
-	for i := range items {
-		b := &items[i].b
-		if b.buf.IsZero() {
-			cp += len(b.data)
-		} else {
-			zc += len(b.data)
-			ents++
-		}
-	}
+	cp, zc, ents = sizeStringItems(items, cp, zc, ents)
 	return hdr, cp, zc, ents, true
 }
 

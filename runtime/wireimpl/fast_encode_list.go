@@ -28,15 +28,7 @@ func (l *BytesList) SizeDirect(s *DirectSizer, hdr, cp, zc, ents int) (int, int,
 		return hdr, cp, zc, ents, false
 	}
 	hdr += EntrySize * len(items)
-	for i := range items {
-		b := &items[i]
-		if b.buf.IsZero() {
-			cp += len(b.data)
-		} else {
-			zc += len(b.data)
-			ents++
-		}
-	}
+	cp, zc, ents = sizeItems(items, cp, zc, ents)
 	return hdr, cp, zc, ents, true
 }
 
@@ -58,15 +50,7 @@ func (l *StringList) SizeDirect(s *DirectSizer, hdr, cp, zc, ents int) (int, int
 		return hdr, cp, zc, ents, false
 	}
 	hdr += EntrySize * len(items)
-	for i := range items {
-		b := &items[i].b
-		if b.buf.IsZero() {
-			cp += len(b.data)
-		} else {
-			zc += len(b.data)
-			ents++
-		}
-	}
+	cp, zc, ents = sizeStringItems(items, cp, zc, ents)
 	return hdr, cp, zc, ents, true
 }
 
@@ -277,4 +261,32 @@ func (w *DirectWriter) PutStringList(at, hdr, cp, zc int, l *StringList) (int, i
 		}
 	}
 	return r, c, z
+}
+
+// sizeItems adds the values of a bytes list to the copied and zero-copy
+// cursors: a value without a buffer is copied, one with a buffer is a
+// zero-copy entry. Small enough to be inlined into the size passes.
+func sizeItems(items []Bytes, cp, zc, ents int) (int, int, int) {
+	for i := range items {
+		if b := &items[i]; b.buf.IsZero() {
+			cp += len(b.data)
+		} else {
+			zc += len(b.data)
+			ents++
+		}
+	}
+	return cp, zc, ents
+}
+
+// sizeStringItems is sizeItems for a list of strings.
+func sizeStringItems(items []String, cp, zc, ents int) (int, int, int) {
+	for i := range items {
+		if b := &items[i].b; b.buf.IsZero() {
+			cp += len(b.data)
+		} else {
+			zc += len(b.data)
+			ents++
+		}
+	}
+	return cp, zc, ents
 }
