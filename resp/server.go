@@ -144,6 +144,16 @@ type Config struct {
 	// of smaller values a larger window only keeps more of them in
 	// flight, out of cache. Ignored by connections on goroutines.
 	RecvBuffer int
+	// NoIOUring makes an event loop's reads and writes one system call
+	// each. By default (Linux with io_uring) a loop makes the reads of
+	// every connection an epoll_wait reported ready with one
+	// io_uring_enter, and the writes of every batch it answered with
+	// another: three system calls per loop turn however many connections
+	// were ready, where Redis makes one read and one write per connection.
+	// Where io_uring is unavailable (io_uring_disabled, seccomp, an old
+	// kernel) the loop falls back to one call each. Ignored by connections
+	// on goroutines.
+	NoIOUring bool
 }
 
 // Server is a Redis-compatible (RESP2 and RESP3) server over TCP. Its

@@ -24,7 +24,7 @@ func TestBigArgs(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  Config
-	}{{"loops", Config{EventLoops: 1}}, {"goroutines", Config{GoroutinePerConn: true}}} {
+	}{{"loops", Config{EventLoops: 1}}, {"noring", Config{EventLoops: 1, NoIOUring: true}}, {"goroutines", Config{GoroutinePerConn: true}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := newTestServer(t, tc.cfg)
 			val := func(n int, c byte) string { return strings.Repeat(string(c), n) }

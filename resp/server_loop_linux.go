@@ -39,6 +39,8 @@ type loop struct {
 
 	riov [2]unix.Iovec // readv's vectors (readBig)
 
+	ring *loopRing // batched reads and writes (nil: one system call each)
+
 	// rawWait: epoll_wait is a raw system call (rawio.EpollWait) instead of
 	// one the runtime is told may block. Set when the loops leave Ps to
 	// spare for the other goroutines (GOMAXPROCS > loops).
@@ -107,7 +109,11 @@ func newLoop(s *Server) (*loop, error) {
 		_ = unix.Close(efd)
 		return nil, os.NewSyscallError("epoll_ctl", err)
 	}
-	return &loop{srv: s, epfd: epfd, efd: efd, conns: map[int]*conn{}}, nil
+	l := &loop{srv: s, epfd: epfd, efd: efd, conns: map[int]*conn{}}
+	if !s.cfg.NoIOUring {
+		l.ring = newLoopRing()
+	}
+	return l, nil
 }
 
 // detach takes the socket of a TCP connection out of Go's netpoller: it
@@ -163,6 +169,9 @@ func (l *loop) wake() {
 
 // free closes the loop's descriptors, once its goroutine has returned.
 func (l *loop) free() {
+	if l.ring != nil {
+		l.ring.free()
+	}
 	_ = unix.Close(l.epfd)
 	_ = unix.Close(l.efd)
 }
@@ -185,9 +194,11 @@ func (l *loop) run() {
 		default:
 			n, err = unix.EpollWait(l.epfd, events, int(loopTick/time.Millisecond))
 		}
-		if err != nil && err != unix.EINTR {
-			n = 0
-			time.Sleep(time.Millisecond) // not expected: epfd is valid until free
+		if err != nil {
+			n = 0 // unix.EpollWait returns -1
+			if err != unix.EINTR {
+				time.Sleep(time.Millisecond) // not expected: epfd is valid until free
+			}
 		}
 		select {
 		case <-s.done:
@@ -195,7 +206,12 @@ func (l *loop) run() {
 			return
 		default:
 		}
-		for i := range n {
+		served := 0
+		if l.ring != nil {
+			l.ringReads(events[:n])
+			served = n
+		}
+		for i := served; i < n; i++ {
 			fd := int(events[i].Fd)
 			if fd == l.efd {
 				var b [8]byte
@@ -245,9 +261,11 @@ const (
 )
 
 // readable reads from cn and answers what it can (see turnReads).
-func (l *loop) readable(cn *conn) {
-	budget := turnBytes
-	for range turnReads {
+func (l *loop) readable(cn *conn) { l.readOn(cn, turnReads, turnBytes) }
+
+// readOn is readable with reads reads and budget bytes left.
+func (l *loop) readOn(cn *conn, reads, budget int) {
+	for range reads {
 		n, full := l.readOnce(cn)
 		if budget -= n; !full || budget <= 0 || cn.lp != l || cn.wantWrite {
 			return
@@ -267,44 +285,56 @@ func (l *loop) bulk(cn *conn) {
 // readOnce reads once from cn and answers what it can; it returns the
 // bytes read and whether they filled the room they were read into.
 func (l *loop) readOnce(cn *conn) (int, bool) {
-	big := cn.bigRoom()
+	big, room, ok := l.readPrep(cn)
+	if !ok {
+		return 0, false
+	}
+	var n int
+	var err error
+	if big != nil {
+		n, err = l.readv(cn.fd, big, room)
+	} else {
+		n, err = rawio.Read(cn.fd, room)
+	}
+	return l.readDone(cn, big, room, n, err)
+}
+
+// readPrep prepares cn's next read: into room, or (a large argument's
+// body, see readDone) into big and then at most bigTail bytes of room.
+// It reports false when the connection has left the loop.
+func (l *loop) readPrep(cn *conn) (big, room []byte, ok bool) {
+	big = cn.bigRoom()
 	if !cn.makeRoom() {
 		l.handOff(cn, stProtoErr)
-		return 0, false
+		return nil, nil, false
 	}
 	if big != nil {
 		if !cn.rcvSet {
 			l.bulk(cn)
 		}
-		return l.readBig(cn, big)
+		return big, cn.in[cn.w:min(len(cn.in), cn.w+bigTail)], true
 	}
-	room := cn.readRoom()
-	n, err := rawio.Read(cn.fd, room)
-	if err == unix.EAGAIN || err == unix.EINTR {
-		return 0, false
-	}
-	if err != nil || n <= 0 {
-		l.close(cn)
-		return 0, false
-	}
-	cn.filled = n == len(cn.in)-cn.w
-	cn.w += n
-	l.answer(cn)
-	return n, n == len(room)
+	return nil, cn.readRoom(), true
 }
 
-// readBig reads the rest of a large argument's body into big (its pool
-// buffer) and, with the same readv, at most bigTail bytes that follow it
-// into the connection's buffer; it returns as readOnce.
-func (l *loop) readBig(cn *conn, big []byte) (int, bool) {
-	tail := cn.in[cn.w:min(len(cn.in), cn.w+bigTail)]
-	n, err := l.readv(cn.fd, big, tail)
+// readDone takes in the n bytes (or the error) of a read prepared by
+// readPrep and answers what it can; it returns the bytes read and whether
+// they filled the room they were read into. A large argument's body is
+// read straight into big (its pool buffer) and what follows it into the
+// connection's buffer.
+func (l *loop) readDone(cn *conn, big, room []byte, n int, err error) (int, bool) {
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return 0, false
 	}
 	if err != nil || n <= 0 {
 		l.close(cn)
 		return 0, false
+	}
+	if big == nil {
+		cn.filled = n == len(cn.in)-cn.w
+		cn.w += n
+		l.answer(cn)
+		return n, n == len(room)
 	}
 	inBig := min(n, len(big))
 	cn.bigRead(inBig)
@@ -313,7 +343,7 @@ func (l *loop) readBig(cn *conn, big []byte) (int, bool) {
 	if n > inBig || cn.bigBuf == nil {
 		l.answer(cn)
 	}
-	return n, n == len(big)+len(tail)
+	return n, n == len(big)+len(room)
 }
 
 // readv is readv(2) into a and b (b may be empty) on a non-blocking
@@ -398,6 +428,10 @@ func (l *loop) answer(cn *conn) {
 
 // flush writes the batches queued by answer.
 func (l *loop) flush() {
+	if l.ring != nil {
+		l.ringWrites()
+		return
+	}
 	for i, cn := range l.pending {
 		l.pending[i] = nil
 		cn.queued = false
@@ -419,6 +453,12 @@ func (l *loop) write(cn *conn) bool {
 	if done {
 		return true
 	}
+	return l.waitWritable(cn)
+}
+
+// waitWritable makes cn wait, reading nothing, until its socket is
+// writable; it returns false.
+func (l *loop) waitWritable(cn *conn) bool {
 	cn.wantWrite = true
 	cn.deadline = time.Time{} // no timeout while the client does not read, as with a goroutine
 	ev := unix.EpollEvent{Events: unix.EPOLLOUT, Fd: int32(cn.fd)}
@@ -531,18 +571,23 @@ func (o *output) writeFD(fd int) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		for n > 0 {
-			if b := o.iov[o.ipos]; n >= len(b) {
-				n -= len(b)
-				o.ipos++
-			} else {
-				o.iov[o.ipos] = b[n:]
-				n = 0
-			}
-		}
+		o.advance(n)
 	}
 	o.done()
 	return true, nil
+}
+
+// advance takes n bytes written off the front of iov[ipos:].
+func (o *output) advance(n int) {
+	for n > 0 {
+		if b := o.iov[o.ipos]; n >= len(b) {
+			n -= len(b)
+			o.ipos++
+		} else {
+			o.iov[o.ipos] = b[n:]
+			n = 0
+		}
+	}
 }
 
 // outputSys is the output's iovec array for writev.

@@ -3,9 +3,11 @@
 package resp
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cornflakes-go/cornflakes/resp/internal/rawio"
 )
 
 // loopConns is the number of connections the server's event loops serve.
@@ -34,7 +38,8 @@ func TestServingModes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  Config
-	}{{"loops", Config{EventLoops: 2}}, {"busypoll", Config{EventLoops: 1, BusyPoll: time.Millisecond}},
+	}{{"loops", Config{EventLoops: 2}}, {"noring", Config{EventLoops: 2, NoIOUring: true}},
+		{"busypoll", Config{EventLoops: 1, BusyPoll: time.Millisecond}},
 		{"goroutines", Config{GoroutinePerConn: true}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := newTestServer(t, tc.cfg)
@@ -110,8 +115,10 @@ func TestServingModes(t *testing.T) {
 // does not read its replies holds at most one batch of references while
 // TCP holds the rest back, and does not keep another client of the same
 // loop from being served; once it reads, it gets every reply.
-func TestLoopBackpressure(t *testing.T) {
-	ts := newTestServer(t, Config{EventLoops: 1})
+func TestLoopBackpressure(t *testing.T) { forRingModes(t, testLoopBackpressure) }
+
+func testLoopBackpressure(t *testing.T, cfg Config) {
+	ts := newTestServer(t, cfg)
 	val := strings.Repeat("v", 64<<10)
 	probe := dialRaw(t, ts.addr)
 	if r, err := probe.do("SET", "big", val); r != "+OK\r\n" || err != nil {
@@ -221,8 +228,10 @@ func TestSetOverwrite(t *testing.T) {
 // (read several times a round while its reads fill their room) does not
 // keep another client of the same loop from being served meanwhile, and
 // gets every reply.
-func TestLoopTurnBudget(t *testing.T) {
-	ts := newTestServer(t, Config{EventLoops: 1})
+func TestLoopTurnBudget(t *testing.T) { forRingModes(t, testLoopTurnBudget) }
+
+func testLoopTurnBudget(t *testing.T, cfg Config) {
+	ts := newTestServer(t, cfg)
 	probe := dialRaw(t, ts.addr)
 	hog := dialRaw(t, ts.addr)
 	const sets = 600 // 38 MiB
@@ -320,5 +329,74 @@ func TestRecvBuffer(t *testing.T) {
 				t.Fatalf("GET: %v", err)
 			}
 		})
+	}
+}
+
+// forRingModes runs f on a server of one event loop with its io_uring
+// batches (where the kernel has io_uring) and without (one system call
+// each, the fallback).
+func forRingModes(t *testing.T, f func(*testing.T, Config)) {
+	t.Run("ring", func(t *testing.T) { f(t, Config{EventLoops: 1}) })
+	t.Run("noring", func(t *testing.T) { f(t, Config{EventLoops: 1, NoIOUring: true}) })
+}
+
+// TestLoopRing: where io_uring works, every event loop batches its reads
+// and writes through a ring unless Config.NoIOUring; many clients
+// pipelining at once (one batch of reads and one of writes serving
+// several of them) each get their own replies, in order.
+func TestLoopRing(t *testing.T) {
+	r, err := rawio.NewRing(ringEntries)
+	if err != nil {
+		t.Skipf("io_uring unavailable: %v", err)
+	}
+	_ = r.Close()
+	for _, no := range []bool{false, true} {
+		ts := newTestServer(t, Config{EventLoops: 2, NoIOUring: no})
+		for _, l := range ts.srv.loops {
+			if (l.ring != nil) == no {
+				t.Fatalf("NoIOUring %v: loop ring %v", no, l.ring != nil)
+			}
+		}
+		const clients, rounds = 20, 30
+		errs := make(chan error, clients)
+		for c := range clients {
+			go func() {
+				errs <- func() error {
+					rc, err := net.Dial("tcp", ts.addr)
+					if err != nil {
+						return err
+					}
+					defer rc.Close()
+					_ = rc.SetDeadline(time.Now().Add(20 * time.Second))
+					br := bufio.NewReader(rc)
+					val := strings.Repeat(string(rune('a'+c%26)), 100+c*300) // copied and zero-copy replies
+					key := fmt.Sprint("k", c)
+					for i := range rounds {
+						var in bytes.Buffer
+						v := fmt.Sprint(val, i)
+						in.Write(encodeCommand([]string{"SET", key, v}))
+						in.Write(encodeCommand([]string{"GET", key}))
+						in.Write(encodeCommand([]string{"APPEND", key, "!"}))
+						if _, err := rc.Write(in.Bytes()); err != nil {
+							return err
+						}
+						want := fmt.Sprintf("+OK\r\n$%d\r\n%s\r\n:%d\r\n", len(v), v, len(v)+1)
+						got := make([]byte, len(want))
+						if _, err := io.ReadFull(br, got); err != nil {
+							return err
+						}
+						if string(got) != want {
+							return fmt.Errorf("client %d round %d: %.60q, want %.60q", c, i, got, want)
+						}
+					}
+					return nil
+				}()
+			}()
+		}
+		for range clients {
+			if err := <-errs; err != nil {
+				t.Fatalf("NoIOUring %v: %v", no, err)
+			}
+		}
 	}
 }

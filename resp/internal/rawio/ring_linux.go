@@ -85,8 +85,8 @@ const (
 
 	featSingleMmap = 1 << 0
 	enterGetEvents = 1 << 0
-	setupSubmitAll = 1 << 7  // IORING_SETUP_SUBMIT_ALL (5.18)
-	setupCoopTask  = 1 << 8  // IORING_SETUP_COOP_TASKRUN (5.19)
+	setupSubmitAll = 1 << 7 // IORING_SETUP_SUBMIT_ALL (5.18)
+	setupCoopTask  = 1 << 8 // IORING_SETUP_COOP_TASKRUN (5.19)
 	offSQRing      = 0
 	offSQEs        = 0x10000000
 	maxEntries     = 4096
@@ -133,7 +133,7 @@ func NewRing(entries uint32) (*Ring, error) {
 		sqHead: u32(p.sqOff.head), sqTail: u32(p.sqOff.tail), sqMask: *u32(p.sqOff.ringMask),
 		sqes:   unsafe.Slice((*sqe)(unsafe.Pointer(&sqeMem[0])), p.sqEntries),
 		cqHead: u32(p.cqOff.head), cqTail: u32(p.cqOff.tail), cqMask: *u32(p.cqOff.ringMask),
-		cqes:   unsafe.Slice((*cqe)(unsafe.Pointer(&ring[p.cqOff.cqes])), p.cqEntries),
+		cqes: unsafe.Slice((*cqe)(unsafe.Pointer(&ring[p.cqOff.cqes])), p.cqEntries),
 	}
 	// The submission array maps ring slot i to entry i, once for all.
 	arr := unsafe.Slice(u32(p.sqOff.array), p.sqEntries)
