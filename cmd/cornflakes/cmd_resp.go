@@ -94,6 +94,7 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS/2, at least 1)")
 	busyPoll := fs.Duration("busy-poll", 0, "event loops poll without sleeping this long after their last event, e.g. 50us (0: always sleep in epoll_wait)")
 	recvBuf := fs.Int("recv-buffer", 0, "receive buffer (SO_RCVBUF, bytes) an event loop sets on a connection that sends a large argument (0: 4 MiB; negative: never, the kernel's autotuning)")
+	noRing := fs.Bool("no-io-uring", false, "event loops make one system call per read and per write instead of batching them with io_uring")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -120,7 +121,7 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := resp.Config{PoolBytes: *poolMB << 20, Threshold: th, MaxConns: *maxConns, Password: *pass, Users: users,
 		NoProtectedMode: !*protected, MaxMemory: mm, MaxMemoryPolicy: *policy, IdleTimeout: *idle, CommandTimeout: *cmdTimeout,
-		GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll, RecvBuffer: *recvBuf}
+		GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll, RecvBuffer: *recvBuf, NoIOUring: *noRing}
 	if *cmdTimeout == 0 {
 		cfg.CommandTimeout = -1
 	}
