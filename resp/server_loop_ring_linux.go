@@ -201,7 +201,7 @@ func (l *loop) ringWrites() {
 			continue
 		}
 		if err := lr.r.PrepSendmsg(cn.fd, m, uint64(k)); err != nil { // unreachable: at most ringEntries prepared
-			cn.out.sys.vecs = cn.out.sys.vecs[:0]
+			clear(cn.out.sys.vecs)
 			l.write(cn)
 			continue
 		}

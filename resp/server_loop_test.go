@@ -400,3 +400,47 @@ func TestLoopRing(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopRingFails: a loop whose io_uring_enter fails (here its ring's
+// descriptor replaced by /dev/null under it) closes the connections of
+// that batch, whose bytes may or may not have been read, and goes on
+// serving the others, and new ones, without the ring.
+func TestLoopRingFails(t *testing.T) {
+	r, err := rawio.NewRing(ringEntries)
+	if err != nil {
+		t.Skipf("io_uring unavailable: %v", err)
+	}
+	_ = r.Close()
+	ts := newTestServer(t, Config{EventLoops: 1})
+	a, b := dialRaw(t, ts.addr), dialRaw(t, ts.addr)
+	for _, rc := range []*rawConn{a, b} {
+		if r, err := rc.do("PING"); r != "+PONG\r\n" || err != nil {
+			t.Fatalf("PING: %q %v", r, err)
+		}
+	}
+	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ts.srv.loops[0]
+	l.mu.Lock() // the loop takes it before it drops the ring: no race with ringFailed
+	ringFD := l.ring.r.FD()
+	l.mu.Unlock()
+	if err := unix.Dup3(null, ringFD, unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	_ = unix.Close(null)
+	_ = a.c.SetDeadline(time.Now().Add(10 * time.Second))
+	if r, err := a.do("PING"); err == nil {
+		t.Fatalf("PING in the failed batch answered %q", r)
+	}
+	for _, rc := range []*rawConn{b, dialRaw(t, ts.addr)} {
+		_ = rc.c.SetDeadline(time.Now().Add(10 * time.Second))
+		if r, err := rc.do("SET", "k", "v"); r != "+OK\r\n" || err != nil {
+			t.Fatalf("SET after the ring failed: %q %v", r, err)
+		}
+		if r, err := rc.do("GET", "k"); r != "$1\r\nv\r\n" || err != nil {
+			t.Fatalf("GET after the ring failed: %q %v", r, err)
+		}
+	}
+}

@@ -151,6 +151,9 @@ func (r *Ring) Close() error {
 	return unix.Close(r.fd)
 }
 
+// FD is the ring's descriptor.
+func (r *Ring) FD() int { return r.fd }
+
 // Space is how many more operations can be prepared before Submit.
 func (r *Ring) Space() int { return len(r.sqes) - int(r.waiting) }
 
