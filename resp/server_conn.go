@@ -217,7 +217,7 @@ func (cn *conn) process() step {
 		cn.cmdStart = time.Time{}
 		if len(args) > 0 {
 			if now == 0 {
-				now = time.Now().UnixNano()
+				now = cn.clock()
 				cn.lastCmd.Store(now)
 			}
 			cn.exec(args)

@@ -41,6 +41,8 @@ type loop struct {
 
 	ring *loopRing // batched reads and writes (nil: one system call each)
 
+	now int64 // the time of this turn (UnixNano): conn.clock
+
 	// rawWait: epoll_wait is a raw system call (rawio.EpollWait) instead of
 	// one the runtime is told may block. Set when the loops leave Ps to
 	// spare for the other goroutines (GOMAXPROCS > loops).
@@ -206,6 +208,8 @@ func (l *loop) run() {
 			return
 		default:
 		}
+		now := time.Now()
+		l.now = now.UnixNano()
 		served := 0
 		if l.ring != nil {
 			l.ringReads(events[:n])
@@ -231,7 +235,6 @@ func (l *loop) run() {
 			}
 		}
 		l.flush()
-		now := time.Now()
 		if n > 0 {
 			lastEvent = now
 		}
@@ -271,6 +274,16 @@ func (l *loop) readOn(cn *conn, reads, budget int) {
 			return
 		}
 	}
+}
+
+// clock is the time for a connection's last-command stamp: its loop's
+// turn time (one clock read per turn, not per connection), or now on a
+// goroutine.
+func (cn *conn) clock() int64 {
+	if l := cn.lp; l != nil && l.now != 0 {
+		return l.now
+	}
+	return time.Now().UnixNano()
 }
 
 // bulk gives cn, which is receiving a large argument, the receive buffer

@@ -2,7 +2,10 @@
 
 package resp
 
-import "net"
+import (
+	"net"
+	"time"
+)
 
 // loop is an event loop; there are none on this system (every connection
 // has a goroutine of its own).
@@ -21,3 +24,6 @@ func (l *loop) add(*conn, int) error { return nil }
 func (l *loop) wake() {}
 
 func (l *loop) free() {}
+
+// clock is the time for a connection's last-command stamp.
+func (cn *conn) clock() int64 { return time.Now().UnixNano() }
