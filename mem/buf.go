@@ -41,8 +41,10 @@ func (b Buf) Bytes() []byte {
 	}
 	off, n := b.window()
 	// shift is a log2 below 64: the mask only spares the compiler's
-	// oversized-shift handling.
-	return unsafe.Slice((*byte)(unsafe.Add(r.ptr, uintptr(b.item)<<(r.shift&63)+uintptr(off))), n)
+	// oversized-shift handling. The window is sliced through an array type
+	// of 2^32 bytes: n (a uint32) is within it, so no check is emitted
+	// (unsafe.Slice checks the length against the address space).
+	return (*[1 << 32]byte)(unsafe.Add(r.ptr, uintptr(b.item)<<(r.shift&63)+uintptr(off)))[:n:n]
 }
 
 // Len is the window length.
