@@ -69,7 +69,7 @@ func TestResetRewindsEverySlab(t *testing.T) {
 			if p := tt.New(a); *p != (small{}) {
 				t.Fatalf("batch %d: New returned a non-zero value %v", batch, *p)
 			} else {
-				p.a = 1
+				p.a, p.b = 1, 2
 			}
 		}
 		if batch == 0 || batch == 2 {
