@@ -83,9 +83,14 @@ func (x *DoubleValue) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *DoubleValue) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -353,9 +358,14 @@ func (x *FloatValue) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *FloatValue) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -623,9 +633,14 @@ func (x *Int64Value) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Int64Value) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -893,9 +908,14 @@ func (x *UInt64Value) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *UInt64Value) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -1163,9 +1183,14 @@ func (x *Int32Value) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Int32Value) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -1433,9 +1458,14 @@ func (x *UInt32Value) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *UInt32Value) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -1703,9 +1733,14 @@ func (x *BoolValue) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *BoolValue) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -1993,9 +2028,14 @@ func (x *StringValue) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *StringValue) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -2295,9 +2335,14 @@ func (x *BytesValue) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *BytesValue) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)

@@ -96,9 +96,14 @@ func (x *SingleBuffer) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *SingleBuffer) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -399,9 +404,14 @@ func (x *ListBuffers) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *ListBuffers) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, dyn, ok := src.Head1(0, end)
@@ -759,9 +769,14 @@ func (x *Tree1) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree1) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
@@ -1280,9 +1295,14 @@ func (x *Tree2) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree2) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
@@ -1939,9 +1959,14 @@ func (x *Tree3) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree3) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
@@ -2382,9 +2407,14 @@ func (x *Tree4) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree4) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
@@ -2825,9 +2855,14 @@ func (x *Tree5) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree5) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }

@@ -170,9 +170,14 @@ func (x *HelloRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *HelloRequest) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -684,9 +689,14 @@ func (x *HelloReply) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *HelloReply) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -1165,9 +1175,14 @@ func (x *FailRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *FailRequest) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -1586,9 +1601,14 @@ func (x *LookupRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *LookupRequest) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -2490,9 +2510,14 @@ func (x *Sum) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Sum) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)

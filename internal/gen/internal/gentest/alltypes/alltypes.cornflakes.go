@@ -344,9 +344,14 @@ func (x *Scalars) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Scalars) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -1603,9 +1608,14 @@ func (x *Optionals) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Optionals) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -3508,9 +3518,14 @@ func (x *Outer_Inner) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Outer_Inner) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -3955,9 +3970,14 @@ func (x *Tree) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
@@ -4389,9 +4409,14 @@ func (x *Empty) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Empty) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	_, _, _, ok := src.Head1(0, end)

@@ -7984,9 +7984,14 @@ func (x *Flat) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Flat) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
