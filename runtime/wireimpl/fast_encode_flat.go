@@ -165,7 +165,8 @@ func (s *SGA) FlatDone(lh, hdr, cp, head, zc, end, ents int) bool {
 }
 
 // SizeFlat adds the list l (a decoded list is loaded first, with the
-// arena a) to the header, copied and zero-copy cursors and reports true:
+// arena a) to the header, copied and zero-copy cursors (from the list's
+// kept totals when they hold, without a walk) and reports true:
 // an absent (empty) list leaves hdr unchanged. When the list fails to
 // load it reports false (the caller then takes the unfused path, which
 // reports the error).
@@ -181,6 +182,9 @@ func (l *BytesList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, in
 	}
 	items := l.items
 	hdr += EntrySize * len(items)
+	if l.tok { // the kept totals (a list built with Init and Append)
+		return hdr, cp + l.tcp, zc + l.tzc, ents + int(l.tnz), true
+	}
 	cp, zc, ents = sizeItems(items, cp, zc, ents)
 	return hdr, cp, zc, ents, true
 }
