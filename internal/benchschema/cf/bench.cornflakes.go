@@ -469,22 +469,26 @@ func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
 				dst := sga.Head
 				at := wireimpl.PutWord1(dst, b0, n)
 				cp, zc := hdr, head
+				bad := false
 				lh := at + wireimpl.EntrySize*n
-				var dw wireimpl.DirectWriter
-				dw.BindFlat(dst, hdr, sga)
 				if b0&0x1 != 0 {
-					c, ok := cp, false
 					if onexMessages {
-						c, ok = x.xMessages.PutOneFlat(dst, at, lh, hdr, cp)
-					}
-					if ok {
-						lh += wireimpl.EntrySize
-						cp = c
+						if c, ok := x.xMessages.PutOneCopied(dst, at, lh, hdr, cp); ok {
+							lh += wireimpl.EntrySize
+							cp = c
+						} else {
+							bad = true
+						}
 					} else {
+						var dw wireimpl.DirectWriter
+						dw.BindFlat(dst, hdr, sga)
 						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xMessages)
+						if dw.Failed() {
+							bad = true
+						}
 					}
 				}
-				if !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil
 				}
 				return wireimpl.ErrModified

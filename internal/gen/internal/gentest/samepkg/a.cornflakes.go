@@ -189,10 +189,13 @@ func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
 				cp, zc := hdr, head
 				bad := false
 				lh := at + wireimpl.EntrySize*n
-				var dw wireimpl.DirectWriter
-				dw.BindFlat(dst, hdr, sga)
 				if b0&0x1 != 0 {
+					var dw wireimpl.DirectWriter
+					dw.BindFlat(dst, hdr, sga)
 					lh, cp, zc = dw.PutStringList(at, lh, cp, zc, &x.xNames)
+					if dw.Failed() {
+						bad = true
+					}
 					at += wireimpl.EntrySize
 				}
 				if b0&0x2 != 0 {
@@ -204,7 +207,7 @@ func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
 						bad = true
 					}
 				}
-				if !bad && !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil
 				}
 				return wireimpl.ErrModified
