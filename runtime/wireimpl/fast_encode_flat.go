@@ -239,4 +239,3 @@ func (l *BytesList) PutOneCopied(dst []byte, at, lh, hdr, cp int) (int, bool) {
 	}
 	return cp, false
 }
-
