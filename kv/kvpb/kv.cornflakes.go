@@ -230,39 +230,48 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 				dst := sga.Head
 				at := wireimpl.PutWord1(dst, b0, n)
 				cp, zc := hdr, head
+				bad := false
 				lh := at + wireimpl.EntrySize*n
-				var dw wireimpl.DirectWriter
-				dw.BindFlat(dst, hdr, sga)
 				if b0&0x1 != 0 {
-					c, ok := cp, false
 					if onexKeys {
-						c, ok = x.xKeys.PutOneFlat(dst, at, lh, hdr, cp)
-					}
-					if ok {
-						lh += wireimpl.EntrySize
-						cp = c
+						if c, ok := x.xKeys.PutOneCopied(dst, at, lh, hdr, cp); ok {
+							lh += wireimpl.EntrySize
+							cp = c
+						} else {
+							bad = true
+						}
 					} else {
+						var dw wireimpl.DirectWriter
+						dw.BindFlat(dst, hdr, sga)
 						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xKeys)
+						if dw.Failed() {
+							bad = true
+						}
 					}
 					at += wireimpl.EntrySize
 				}
 				if b0&0x2 != 0 {
-					c, ok := cp, false
 					if onexVals {
-						c, ok = x.xVals.PutOneFlat(dst, at, lh, hdr, cp)
-					}
-					if ok {
-						lh += wireimpl.EntrySize
-						cp = c
+						if c, ok := x.xVals.PutOneCopied(dst, at, lh, hdr, cp); ok {
+							lh += wireimpl.EntrySize
+							cp = c
+						} else {
+							bad = true
+						}
 					} else {
+						var dw wireimpl.DirectWriter
+						dw.BindFlat(dst, hdr, sga)
 						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
+						if dw.Failed() {
+							bad = true
+						}
 					}
 					at += wireimpl.EntrySize
 				}
 				if b0&0x4 != 0 {
 					wireimpl.PutEntry(dst, at, uint64(x.xIndex))
 				}
-				if !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil
 				}
 				return wireimpl.ErrModified
@@ -272,6 +281,12 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Req) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -721,8 +736,6 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 				cp, zc := hdr, head
 				bad := false
 				lh := at + wireimpl.EntrySize*n
-				var dw wireimpl.DirectWriter
-				dw.BindFlat(dst, hdr, sga)
 				if b0&0x1 != 0 {
 					wireimpl.PutEntry(dst, at, uint64(x.xStatus))
 					at += wireimpl.EntrySize
@@ -738,18 +751,23 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 					at += wireimpl.EntrySize
 				}
 				if b0&0x4 != 0 {
-					c, ok := cp, false
 					if onexVals {
-						c, ok = x.xVals.PutOneFlat(dst, at, lh, hdr, cp)
-					}
-					if ok {
-						lh += wireimpl.EntrySize
-						cp = c
+						if c, ok := x.xVals.PutOneCopied(dst, at, lh, hdr, cp); ok {
+							lh += wireimpl.EntrySize
+							cp = c
+						} else {
+							bad = true
+						}
 					} else {
+						var dw wireimpl.DirectWriter
+						dw.BindFlat(dst, hdr, sga)
 						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
+						if dw.Failed() {
+							bad = true
+						}
 					}
 				}
-				if !bad && !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil
 				}
 				return wireimpl.ErrModified
@@ -759,6 +777,12 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Resp) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.

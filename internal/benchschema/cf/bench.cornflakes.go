@@ -175,6 +175,12 @@ func (x *SingleBuffer) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *SingleBuffer) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
+}
+
 // WireCore implements wire.Msg.
 func (x *SingleBuffer) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -473,22 +479,26 @@ func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
 				dst := sga.Head
 				at := wireimpl.PutWord1(dst, b0, n)
 				cp, zc := hdr, head
+				bad := false
 				lh := at + wireimpl.EntrySize*n
-				var dw wireimpl.DirectWriter
-				dw.BindFlat(dst, hdr, sga)
 				if b0&0x1 != 0 {
-					c, ok := cp, false
 					if onexMessages {
-						c, ok = x.xMessages.PutOneFlat(dst, at, lh, hdr, cp)
-					}
-					if ok {
-						lh += wireimpl.EntrySize
-						cp = c
+						if c, ok := x.xMessages.PutOneCopied(dst, at, lh, hdr, cp); ok {
+							lh += wireimpl.EntrySize
+							cp = c
+						} else {
+							bad = true
+						}
 					} else {
+						var dw wireimpl.DirectWriter
+						dw.BindFlat(dst, hdr, sga)
 						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xMessages)
+						if dw.Failed() {
+							bad = true
+						}
 					}
 				}
-				if !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil
 				}
 				return wireimpl.ErrModified
@@ -498,6 +508,12 @@ func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *ListBuffers) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -806,6 +822,12 @@ func (x *Tree1) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Tree1) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -1332,6 +1354,12 @@ func (x *Tree2) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Tree2) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -1998,6 +2026,12 @@ func (x *Tree3) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Tree3) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
+}
+
 // WireCore implements wire.Msg.
 func (x *Tree3) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -2446,6 +2480,12 @@ func (x *Tree4) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Tree4) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
+}
+
 // WireCore implements wire.Msg.
 func (x *Tree4) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -2892,6 +2932,12 @@ func (x *Tree5) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Tree5) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.

@@ -194,10 +194,13 @@ func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
 				cp, zc := hdr, head
 				bad := false
 				lh := at + wireimpl.EntrySize*n
-				var dw wireimpl.DirectWriter
-				dw.BindFlat(dst, hdr, sga)
 				if b0&0x1 != 0 {
+					var dw wireimpl.DirectWriter
+					dw.BindFlat(dst, hdr, sga)
 					lh, cp, zc = dw.PutStringList(at, lh, cp, zc, &x.xNames)
+					if dw.Failed() {
+						bad = true
+					}
 					at += wireimpl.EntrySize
 				}
 				if b0&0x2 != 0 {
@@ -209,7 +212,7 @@ func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
 						bad = true
 					}
 				}
-				if !bad && !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil
 				}
 				return wireimpl.ErrModified
@@ -219,6 +222,12 @@ func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *A) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
