@@ -140,12 +140,18 @@ func (k *AsyncCall[R]) deliver(resp R, err error, borrowed mem.Buf) {
 		k.resetErrs.Add(1)
 	}
 	if len(k.held) != 0 {
-		if rerr := mem.ReleaseAll(k.held); rerr != nil {
-			k.resetErrs.Add(1)
-		}
-		clear(k.held)
-		k.held = k.held[:0]
+		k.releaseHeld()
 	}
+}
+
+// releaseHeld releases the references deliver kept (after the arena's
+// Reset).
+func (k *AsyncCall[R]) releaseHeld() {
+	if rerr := mem.ReleaseAll(k.held); rerr != nil {
+		k.resetErrs.Add(1)
+	}
+	clear(k.held)
+	k.held = k.held[:0]
 }
 
 // decodeOwn decodes resp from r's body (data, after the OK header) for a
@@ -180,34 +186,7 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 	cl := &k.cl
 	cl.c, cl.ch = c, make(chan struct{}, 1)
 	cl.sendFn = cl.send
-	cl.contFn = func(r *rpc.Response) {
-		// The common response (OK, no status, no Observer) is decoded
-		// and delivered here; finish does everything else.
-		var data []byte
-		if r.Err == nil {
-			data = r.Data()
-		}
-		if r.Err != nil || !isRespOK(data) || c.obs != nil {
-			k.finish(&k.cl, data, r.Err)
-			return
-		}
-		resp := k.newResp(k.a)
-		ok, borrowed, derr := false, mem.Buf{}, error(nil)
-		if k.own {
-			ok, borrowed, derr = k.decodeOwn(resp, r, data)
-		}
-		if !ok {
-			derr = resp.DecodeBytes(k.a.Copy(data[respFixed:]))
-		}
-		if derr != nil {
-			var zero R
-			k.end(zero, k.decodeErr(derr), borrowed)
-			return
-		}
-		c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
-		k.busy.Store(false)
-		k.deliver(resp, nil, borrowed)
-	}
+	cl.contFn = k.cont
 	cl.fin = k.finish // for good: every request of cl is asynchronous
 	cl.state.Store(stPending)
 	k.fallback = func(r R, err error) {
@@ -216,6 +195,77 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 		k.deliver(r, err, mem.Buf{})
 	}
 	return k
+}
+
+// cont is the continuation of the call's requests (on the loop). The
+// common response (OK, no status, no Observer) is decoded and delivered
+// here, for a ResetAfterDone call whose done is not running and whose
+// arena holds no other response (the usual closed loop) in one piece:
+// decodeOwn and deliver inline; finish does everything else.
+func (k *AsyncCall[R]) cont(r *rpc.Response) {
+	c := k.cl.c
+	var data []byte
+	if r.Err == nil {
+		data = r.Data()
+	}
+	if r.Err != nil || !isRespOK(data) || c.obs != nil {
+		k.finish(&k.cl, data, r.Err)
+		return
+	}
+	if k.bdTab != nil && !k.inDone && !k.pending { // bdTab: ResetAfterDone
+		if b := r.DataBuf(); b.Len() == len(data) {
+			a := k.a
+			resp := k.newResp(a)
+			var bd bufDecoder // resp as a bufDecoder (see decodeOwn)
+			*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
+			a.BorrowInput = true
+			derr := bd.Decode(b.SliceTrusted(respFixed, len(data)-respFixed))
+			a.BorrowInput = false
+			if derr != nil {
+				var zero R
+				k.end(zero, k.decodeErr(derr), b)
+				return
+			}
+			c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+			k.busy.Store(false)
+			// deliver's, inline.
+			k.inDone = true
+			k.done(resp, nil)
+			k.inDone = false
+			if k.pending {
+				k.held = append(k.held, b.Clone())
+				return
+			}
+			if rerr := a.Reset(); rerr != nil {
+				k.resetErrs.Add(1)
+			}
+			if len(k.held) != 0 {
+				k.releaseHeld()
+			}
+			return
+		}
+	}
+	k.contSlow(r, data)
+}
+
+// contSlow is cont for every other OK response.
+func (k *AsyncCall[R]) contSlow(r *rpc.Response, data []byte) {
+	resp := k.newResp(k.a)
+	ok, borrowed, derr := false, mem.Buf{}, error(nil)
+	if k.own {
+		ok, borrowed, derr = k.decodeOwn(resp, r, data)
+	}
+	if !ok {
+		derr = resp.DecodeBytes(k.a.Copy(data[respFixed:]))
+	}
+	if derr != nil {
+		var zero R
+		k.end(zero, k.decodeErr(derr), borrowed)
+		return
+	}
+	k.cl.c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+	k.busy.Store(false)
+	k.deliver(resp, nil, borrowed)
 }
 
 // Start sends a request with req, as InvokeAsync does (the same
@@ -265,7 +315,13 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		cl.sess = c.sess[i]
 	}
 	var err error
-	if f, ok := req.(wireimpl.SGAWriter); ok {
+	if enc := k.key.EncodeRequest; enc != nil {
+		if ok, eerr := enc(req, cl.startSGA()); ok {
+			err = cl.endSGA(reqFixed, eerr)
+		} else {
+			err = cl.setBody(req, nil)
+		}
+	} else if f, ok := req.(wireimpl.SGAWriter); ok {
 		err = cl.setBodySGA(f)
 	} else {
 		err = cl.setBody(req, nil)
