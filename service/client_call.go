@@ -186,7 +186,56 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 	cl := &k.cl
 	cl.c, cl.ch = c, make(chan struct{}, 1)
 	cl.sendFn = cl.send
-	cl.contFn = k.cont
+	// The continuation of the call's requests (on the loop). The
+	// common response (OK, no status, no Observer) is decoded and delivered
+	// here, for a ResetAfterDone call whose done is not running and whose
+	// arena holds no other response (the usual closed loop) in one piece:
+	// decodeOwn and deliver inline; finish does everything else.
+	cl.contFn = func(r *rpc.Response) {
+		c := k.cl.c
+		var data []byte
+		if r.Err == nil {
+			data = r.Data()
+		}
+		if r.Err != nil || !isRespOK(data) || c.obs != nil {
+			k.finish(&k.cl, data, r.Err)
+			return
+		}
+		if k.bdTab != nil && !k.inDone && !k.pending { // bdTab: ResetAfterDone
+			if b := r.DataBuf(); b.Len() == len(data) {
+				a := k.a
+				resp := k.newResp(a)
+				var bd bufDecoder // resp as a bufDecoder (see decodeOwn)
+				*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
+				a.BorrowInput = true
+				derr := bd.Decode(b.SliceTrusted(respFixed, len(data)-respFixed))
+				a.BorrowInput = false
+				if derr != nil {
+					var zero R
+					k.end(zero, k.decodeErr(derr), b)
+					return
+				}
+				c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+				k.busy.Store(false)
+				// deliver's, inline.
+				k.inDone = true
+				k.done(resp, nil)
+				k.inDone = false
+				if k.pending {
+					k.held = append(k.held, b.Clone())
+					return
+				}
+				if rerr := a.Reset(); rerr != nil {
+					k.resetErrs.Add(1)
+				}
+				if len(k.held) != 0 {
+					k.releaseHeld()
+				}
+				return
+			}
+		}
+		k.contSlow(r, data)
+	}
 	cl.fin = k.finish // for good: every request of cl is asynchronous
 	cl.state.Store(stPending)
 	k.fallback = func(r R, err error) {
@@ -197,58 +246,7 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 	return k
 }
 
-// cont is the continuation of the call's requests (on the loop). The
-// common response (OK, no status, no Observer) is decoded and delivered
-// here, for a ResetAfterDone call whose done is not running and whose
-// arena holds no other response (the usual closed loop) in one piece:
-// decodeOwn and deliver inline; finish does everything else.
-func (k *AsyncCall[R]) cont(r *rpc.Response) {
-	c := k.cl.c
-	var data []byte
-	if r.Err == nil {
-		data = r.Data()
-	}
-	if r.Err != nil || !isRespOK(data) || c.obs != nil {
-		k.finish(&k.cl, data, r.Err)
-		return
-	}
-	if k.bdTab != nil && !k.inDone && !k.pending { // bdTab: ResetAfterDone
-		if b := r.DataBuf(); b.Len() == len(data) {
-			a := k.a
-			resp := k.newResp(a)
-			var bd bufDecoder // resp as a bufDecoder (see decodeOwn)
-			*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
-			a.BorrowInput = true
-			derr := bd.Decode(b.SliceTrusted(respFixed, len(data)-respFixed))
-			a.BorrowInput = false
-			if derr != nil {
-				var zero R
-				k.end(zero, k.decodeErr(derr), b)
-				return
-			}
-			c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
-			k.busy.Store(false)
-			// deliver's, inline.
-			k.inDone = true
-			k.done(resp, nil)
-			k.inDone = false
-			if k.pending {
-				k.held = append(k.held, b.Clone())
-				return
-			}
-			if rerr := a.Reset(); rerr != nil {
-				k.resetErrs.Add(1)
-			}
-			if len(k.held) != 0 {
-				k.releaseHeld()
-			}
-			return
-		}
-	}
-	k.contSlow(r, data)
-}
-
-// contSlow is cont for every other OK response.
+// contSlow is the continuation for every other OK response.
 func (k *AsyncCall[R]) contSlow(r *rpc.Response, data []byte) {
 	resp := k.newResp(k.a)
 	ok, borrowed, derr := false, mem.Buf{}, error(nil)

@@ -439,8 +439,8 @@ func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 			if m := (*p)[sc.h.handle]; sc.h.fp == m.fp {
 				ctx := sc.ctx
 				ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
-				if dh := m.direct; dh != nil {
-					out, err := s.invokeDirect(dh, m, ctx, sc.a, r, data[reqFixed:])
+				if m.direct != nil {
+					out, err := invokeDirect(m, sc, r, data[reqFixed:])
 					if err == nil && out != nil {
 						err = sc.respondDirect(r, m, out)
 						if err != nil {
@@ -637,7 +637,8 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 // invokeDirect is invoke for a method bound to its implementation
 // (MethodDesc.Direct; rpc.Dispatch mode, no interceptor): the request
 // borrowed as by a MethodBufHandler, a panic turned into Internal.
-func (s *Server) invokeDirect(dh MethodDirect, m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, body []byte) (out DirectResponse, err error) {
+func invokeDirect(m *method, sc *serverCall, r *rpc.Request, body []byte) (out DirectResponse, err error) {
+	a, ctx := sc.a, sc.ctx
 	returned := false
 	defer func() {
 		if returned { // no panic: the runtime's recover call is skipped
@@ -659,7 +660,7 @@ func (s *Server) invokeDirect(dh MethodDirect, m *method, ctx *callCtx, a *wire.
 		in = in.SliceTrusted(in.Len()-len(body), len(body))
 	}
 	a.BorrowInput = true
-	out, err = dh(ctx, a, in)
+	out, err = m.direct(ctx, a, in)
 	a.BorrowInput = false // (the handler should have cleared it after its decode)
 	returned = true
 	return out, err
