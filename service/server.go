@@ -440,15 +440,7 @@ func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 				ctx := sc.ctx
 				ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
 				if m.direct != nil {
-					out, err := invokeDirect(m, sc, r, data[reqFixed:])
-					if err == nil && out != nil {
-						err = sc.respondDirect(r, m, out)
-						if err != nil {
-							s.respondFailed(r, sc, err)
-						}
-					} else {
-						s.fail(r, sc, callStatus(err))
-					}
+					s.serveDirect(m, sc, r, data[reqFixed:])
 				} else {
 					out, err := s.invoke(m, ctx, sc.a, r, data[reqFixed:])
 					if err == nil && out != nil {
@@ -634,10 +626,13 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 	return out, err
 }
 
-// invokeDirect is invoke for a method bound to its implementation
-// (MethodDesc.Direct; rpc.Dispatch mode, no interceptor): the request
-// borrowed as by a MethodBufHandler, a panic turned into Internal.
-func invokeDirect(m *method, sc *serverCall, r *rpc.Request, body []byte) (out DirectResponse, err error) {
+// serveDirect runs a method bound to its implementation (MethodDesc.Direct;
+// rpc.Dispatch mode, no interceptor) on handle's common path and answers
+// the call: the request borrowed as by a MethodBufHandler, the response
+// as respond would send it (one walk into sc.buf when it fits), a
+// handler's error or panic (Internal) as a status. The caller resets the
+// arena.
+func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []byte) {
 	a, ctx := sc.a, sc.ctx
 	returned := false
 	defer func() {
@@ -646,24 +641,26 @@ func invokeDirect(m *method, sc *serverCall, r *rpc.Request, body []byte) (out D
 		}
 		if p := recover(); p != nil {
 			a.BorrowInput = false
-			out, err = nil, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", m.info.FullMethod, p)}
+			s.fail(r, sc, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", m.info.FullMethod, p)})
 		}
 	}()
-	if ctx.state.Load() != 0 {
-		if err := ctx.Err(); err != nil { // the deadline passed on the way
-			return nil, err
-		}
-	}
 	var in mem.Buf
 	if len(body) != 0 {
 		in = r.InputBuf()
 		in = in.SliceTrusted(in.Len()-len(body), len(body))
 	}
 	a.BorrowInput = true
-	out, err = m.direct(ctx, a, in)
+	out, err := m.direct(ctx, a, in)
 	a.BorrowInput = false // (the handler should have cleared it after its decode)
+	if err == nil && out != nil {
+		err = sc.respondDirect(r, m, out)
+		if err != nil {
+			s.respondFailed(r, sc, err)
+		}
+	} else {
+		s.fail(r, sc, callStatus(err))
+	}
 	returned = true
-	return out, err
 }
 
 // resetArena ends a call's batch of a, counting a Reset error (a
