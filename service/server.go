@@ -641,6 +641,8 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 		}
 		if p := recover(); p != nil {
 			a.BorrowInput = false
+			clear(sc.sga.Entries) // a panic in the response's serialization
+			sc.sga.Entries = sc.sga.Entries[:0]
 			s.fail(r, sc, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", m.info.FullMethod, p)})
 		}
 	}()
