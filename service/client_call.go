@@ -299,30 +299,49 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		cl.a, cl.b, cl.key, cl.reqType = k.a, b, k.key, b.reqType
 		k.hb = b
 	}
-	cl.buf = cl.buf[:reqFixed] // the header stays from the previous request
 	if c.obs != nil {
 		cl.t0 = time.Now()
 	}
-	cl.sess = c.sess[0]
+	sess := c.sess[0]
 	if n := uint32(len(c.sess)); n > 1 {
 		i := c.loopRR + 1 // round robin without a division
 		if i >= n {
 			i = 0
 		}
 		c.loopRR = i
-		cl.sess = c.sess[i]
+		sess = c.sess[i]
 	}
+	cl.sess = sess
+	// The body after the request header, which stays in cl.buf from the
+	// previous request: a generated request is serialized in one walk
+	// straight into cl.buf's room (EncodeRequest; endSGA when it did not
+	// land there), any other through setBody.
 	var err error
-	if enc := k.key.EncodeRequest; enc != nil {
-		if ok, eerr := enc(req, cl.startSGA()); ok {
-			err = cl.endSGA(reqFixed, eerr)
+	enc := k.key.EncodeRequest
+	done := false
+	if enc != nil {
+		sga := &cl.sga
+		sga.Head = cl.buf[reqFixed:reqFixed]
+		ok, eerr := enc(req, sga)
+		if ok {
+			done = true
+			head := sga.Head
+			if n := reqFixed + len(head); eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && n <= cap(cl.buf) && &cl.buf[reqFixed:n][0] == &head[0] {
+				cl.buf = cl.buf[:n]
+				cl.msg = rpc.BytesMsg(cl.buf)
+			} else {
+				cl.buf = cl.buf[:reqFixed]
+				err = cl.endSGA(reqFixed, eerr)
+			}
+		}
+	}
+	if !done {
+		cl.buf = cl.buf[:reqFixed]
+		if f, ok := req.(wireimpl.SGAWriter); ok {
+			err = cl.setBodySGA(f)
 		} else {
 			err = cl.setBody(req, nil)
 		}
-	} else if f, ok := req.(wireimpl.SGAWriter); ok {
-		err = cl.setBodySGA(f)
-	} else {
-		err = cl.setBody(req, nil)
 	}
 	if err != nil {
 		cl.pre.release()

@@ -313,8 +313,7 @@ func (sc *serverCall) respondDirect(r *rpc.Request, m *method, out DirectRespons
 		head := sga.Head // (left in sga: sc.buf's array until the next response)
 		n := respFixed + len(head)
 		if err == nil && len(sga.Entries) == 0 && n <= rpc.InlineMax && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
-			sc.buf = b[:n]
-			return r.RespondBytes(sc.buf)
+			return r.RespondBytes(b[:n]) // (sc.buf keeps its length: every use reslices it)
 		}
 		if err = sc.sgaMissed(m, err); err != nil {
 			return err
