@@ -282,7 +282,11 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	c := cl.c
 	var b *binding
 	if isBackground(ctx) && len(c.ics) == 0 && c.onLoop() {
-		b = c.lookup(k.key)
+		if hb := k.hb; hb != nil && c.last.Load() == hb {
+			b = hb // lookup's first case, inline: still the binding used last
+		} else {
+			b = c.lookup(k.key)
+		}
 	}
 	if b == nil || c.closed.Load() {
 		k.pending = k.own // the response message below is made in k.a now (cleared by fallback)
