@@ -930,22 +930,6 @@ func _Types_Lists_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem
 	return _Types_Lists_Serve(srv, ctx, a, req, ic, info)
 }
 
-func _Types_Lists_Direct(srv any) service.MethodDirect {
-	s, ok := srv.(TypesServer)
-	if !ok {
-		return nil
-	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := alltypes.NewLists(a)
-		if err := req.Decode(in); err != nil {
-			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
-		}
-		a.BorrowInput = false // only the request borrows
-		resp := alltypes.NewLists(a)
-		return resp, s.Lists(ctx, req, resp)
-	}
-}
-
 func _Types_Lists_Serve(srv any, ctx context.Context, a *wire.Arena, req *alltypes.Lists, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := alltypes.NewLists(a)
 	if ic == nil {
@@ -1123,7 +1107,7 @@ var Types_ServiceDesc = service.ServiceDesc{
 	},
 	Methods: []service.MethodDesc{
 		{Name: "Scalars", Request: 0, Response: 1, Fingerprint: 0x1be290813b07e2db, Handler: _Types_Scalars_Handler, BufHandler: _Types_Scalars_BufHandler, Direct: _Types_Scalars_Direct, EncodeRequest: _Types_Scalars_EncodeRequest},
-		{Name: "Lists", Request: 2, Response: 2, Fingerprint: 0x635dea9d82eb7113, Handler: _Types_Lists_Handler, BufHandler: _Types_Lists_BufHandler, Direct: _Types_Lists_Direct},
+		{Name: "Lists", Request: 2, Response: 2, Fingerprint: 0x635dea9d82eb7113, Handler: _Types_Lists_Handler, BufHandler: _Types_Lists_BufHandler},
 		{Name: "Outer", Request: 3, Response: 6, Fingerprint: 0x0abfd6264d6733ea, Handler: _Types_Outer_Handler, BufHandler: _Types_Outer_BufHandler, Direct: _Types_Outer_Direct},
 		{Name: "Wide", Request: 7, Response: 8, Fingerprint: 0xb77870065b05834b, Handler: _Types_Wide_Handler, BufHandler: _Types_Wide_BufHandler, Direct: _Types_Wide_Direct},
 	},
@@ -1332,22 +1316,6 @@ func _Mixed_Blob_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.
 	return _Mixed_Blob_Serve(srv, ctx, a, req, ic, info)
 }
 
-func _Mixed_Blob_Direct(srv any) service.MethodDirect {
-	s, ok := srv.(MixedServer)
-	if !ok {
-		return nil
-	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := other.NewBlob(a)
-		if err := req.Decode(in); err != nil {
-			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
-		}
-		a.BorrowInput = false // only the request borrows
-		resp := NewBatch(a)
-		return resp, s.Blob(ctx, req, resp)
-	}
-}
-
 func _Mixed_Blob_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
 	x, ok := req.(*other.Blob)
 	if !ok {
@@ -1475,7 +1443,7 @@ var Mixed_ServiceDesc = service.ServiceDesc{
 	},
 	Methods: []service.MethodDesc{
 		{Name: "Record", Request: 0, Response: 2, Fingerprint: 0xa30899ab820150ba, Handler: _Mixed_Record_Handler, BufHandler: _Mixed_Record_BufHandler, Direct: _Mixed_Record_Direct},
-		{Name: "Blob", Request: 3, Response: 4, Fingerprint: 0x970cc2520d41204b, Handler: _Mixed_Blob_Handler, BufHandler: _Mixed_Blob_BufHandler, Direct: _Mixed_Blob_Direct, EncodeRequest: _Mixed_Blob_EncodeRequest},
+		{Name: "Blob", Request: 3, Response: 4, Fingerprint: 0x970cc2520d41204b, Handler: _Mixed_Blob_Handler, BufHandler: _Mixed_Blob_BufHandler, EncodeRequest: _Mixed_Blob_EncodeRequest},
 		{Name: "SendBatch", Request: 4, Response: 3, Fingerprint: 0xc2c1bb274556c410, Handler: _Mixed_SendBatch_Handler, BufHandler: _Mixed_SendBatch_BufHandler, Direct: _Mixed_SendBatch_Direct},
 	},
 }
