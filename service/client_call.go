@@ -321,6 +321,7 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	// straight into cl.buf's room (EncodeRequest; endSGA when it did not
 	// land there), any other through setBody.
 	var err error
+	var msg rpc.Msg
 	enc := k.key.EncodeRequest
 	done := false
 	if enc != nil {
@@ -331,11 +332,11 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 			done = true
 			head := sga.Head
 			if n := reqFixed + len(head); eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && n <= cap(cl.buf) && &cl.buf[reqFixed:n][0] == &head[0] {
-				cl.buf = cl.buf[:n]
-				cl.msg = rpc.BytesMsg(cl.buf)
+				msg = rpc.BytesMsg(cl.buf[:n]) // (cl.buf keeps its length: every Start reslices it)
 			} else {
 				cl.buf = cl.buf[:reqFixed]
 				err = cl.endSGA(reqFixed, eerr)
+				msg = cl.msg
 			}
 		}
 	}
@@ -346,6 +347,7 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		} else {
 			err = cl.setBody(req, nil)
 		}
+		msg = cl.msg
 	}
 	if err != nil {
 		cl.pre.release()
@@ -356,7 +358,7 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	// clientCall.send without its checks for posted and abandoned calls
 	// (this call is never posted, nor waited for). cl.msg is overwritten
 	// by the next setBody.
-	err = c.ep.Enqueue(cl.sess, cl.reqType, cl.msg, cl.contFn)
+	err = c.ep.Enqueue(sess, cl.reqType, msg, cl.contFn)
 	cl.pre.release() // serialized by Enqueue, which took its own references
 	if err != nil {
 		k.finish(cl, nil, err)
