@@ -1430,6 +1430,30 @@ func _KV_Get_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf,
 	return _KV_Get_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _KV_Get_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.Get(ctx, req, resp)
+	}
+}
+
+func _KV_Get_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _KV_Get_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
@@ -1455,6 +1479,30 @@ func _KV_Put_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf,
 	}
 	a.BorrowInput = false // only the request borrows
 	return _KV_Put_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_Put_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.Put(ctx, req, resp)
+	}
+}
+
+func _KV_Put_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _KV_Put_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1484,6 +1532,30 @@ func _KV_GetM_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf
 	return _KV_GetM_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _KV_GetM_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.GetM(ctx, req, resp)
+	}
+}
+
+func _KV_GetM_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _KV_GetM_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
@@ -1509,6 +1581,30 @@ func _KV_PutM_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf
 	}
 	a.BorrowInput = false // only the request borrows
 	return _KV_PutM_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_PutM_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.PutM(ctx, req, resp)
+	}
+}
+
+func _KV_PutM_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _KV_PutM_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1538,6 +1634,30 @@ func _KV_GetList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.
 	return _KV_GetList_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _KV_GetList_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.GetList(ctx, req, resp)
+	}
+}
+
+func _KV_GetList_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _KV_GetList_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
@@ -1563,6 +1683,30 @@ func _KV_PutList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.
 	}
 	a.BorrowInput = false // only the request borrows
 	return _KV_PutList_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_PutList_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.PutList(ctx, req, resp)
+	}
+}
+
+func _KV_PutList_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _KV_PutList_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1592,6 +1736,30 @@ func _KV_AppendToList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in
 	return _KV_AppendToList_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _KV_AppendToList_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.AppendToList(ctx, req, resp)
+	}
+}
+
+func _KV_AppendToList_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _KV_AppendToList_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
@@ -1619,6 +1787,30 @@ func _KV_GetFromList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in 
 	return _KV_GetFromList_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _KV_GetFromList_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.GetFromList(ctx, req, resp)
+	}
+}
+
+func _KV_GetFromList_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _KV_GetFromList_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
@@ -1644,6 +1836,30 @@ func _KV_Delete_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.B
 	}
 	a.BorrowInput = false // only the request borrows
 	return _KV_Delete_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_Delete_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.Delete(ctx, req, resp)
+	}
+}
+
+func _KV_Delete_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _KV_Delete_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1675,14 +1891,14 @@ var KV_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Get", Request: 0, Response: 1, Fingerprint: 0xaf383abc43e501ed, Handler: _KV_Get_Handler, BufHandler: _KV_Get_BufHandler},
-		{Name: "Put", Request: 0, Response: 1, Fingerprint: 0x10c89ff20981329e, Handler: _KV_Put_Handler, BufHandler: _KV_Put_BufHandler},
-		{Name: "GetM", Request: 0, Response: 1, Fingerprint: 0x85a96f41ee595e88, Handler: _KV_GetM_Handler, BufHandler: _KV_GetM_BufHandler},
-		{Name: "PutM", Request: 0, Response: 1, Fingerprint: 0xfbde88ee1ef60c75, Handler: _KV_PutM_Handler, BufHandler: _KV_PutM_BufHandler},
-		{Name: "GetList", Request: 0, Response: 1, Fingerprint: 0x10d268ccc1a66c65, Handler: _KV_GetList_Handler, BufHandler: _KV_GetList_BufHandler},
-		{Name: "PutList", Request: 0, Response: 1, Fingerprint: 0xa2d0d2ef2373eef2, Handler: _KV_PutList_Handler, BufHandler: _KV_PutList_BufHandler},
-		{Name: "AppendToList", Request: 0, Response: 1, Fingerprint: 0xc847a0ee7cb8b4f2, Handler: _KV_AppendToList_Handler, BufHandler: _KV_AppendToList_BufHandler},
-		{Name: "GetFromList", Request: 0, Response: 1, Fingerprint: 0x9e7a3d769af517dd, Handler: _KV_GetFromList_Handler, BufHandler: _KV_GetFromList_BufHandler},
-		{Name: "Delete", Request: 0, Response: 1, Fingerprint: 0x97ea9052d531fc30, Handler: _KV_Delete_Handler, BufHandler: _KV_Delete_BufHandler},
+		{Name: "Get", Request: 0, Response: 1, Fingerprint: 0xaf383abc43e501ed, Handler: _KV_Get_Handler, BufHandler: _KV_Get_BufHandler, Direct: _KV_Get_Direct, EncodeRequest: _KV_Get_EncodeRequest},
+		{Name: "Put", Request: 0, Response: 1, Fingerprint: 0x10c89ff20981329e, Handler: _KV_Put_Handler, BufHandler: _KV_Put_BufHandler, Direct: _KV_Put_Direct, EncodeRequest: _KV_Put_EncodeRequest},
+		{Name: "GetM", Request: 0, Response: 1, Fingerprint: 0x85a96f41ee595e88, Handler: _KV_GetM_Handler, BufHandler: _KV_GetM_BufHandler, Direct: _KV_GetM_Direct, EncodeRequest: _KV_GetM_EncodeRequest},
+		{Name: "PutM", Request: 0, Response: 1, Fingerprint: 0xfbde88ee1ef60c75, Handler: _KV_PutM_Handler, BufHandler: _KV_PutM_BufHandler, Direct: _KV_PutM_Direct, EncodeRequest: _KV_PutM_EncodeRequest},
+		{Name: "GetList", Request: 0, Response: 1, Fingerprint: 0x10d268ccc1a66c65, Handler: _KV_GetList_Handler, BufHandler: _KV_GetList_BufHandler, Direct: _KV_GetList_Direct, EncodeRequest: _KV_GetList_EncodeRequest},
+		{Name: "PutList", Request: 0, Response: 1, Fingerprint: 0xa2d0d2ef2373eef2, Handler: _KV_PutList_Handler, BufHandler: _KV_PutList_BufHandler, Direct: _KV_PutList_Direct, EncodeRequest: _KV_PutList_EncodeRequest},
+		{Name: "AppendToList", Request: 0, Response: 1, Fingerprint: 0xc847a0ee7cb8b4f2, Handler: _KV_AppendToList_Handler, BufHandler: _KV_AppendToList_BufHandler, Direct: _KV_AppendToList_Direct, EncodeRequest: _KV_AppendToList_EncodeRequest},
+		{Name: "GetFromList", Request: 0, Response: 1, Fingerprint: 0x9e7a3d769af517dd, Handler: _KV_GetFromList_Handler, BufHandler: _KV_GetFromList_BufHandler, Direct: _KV_GetFromList_Direct, EncodeRequest: _KV_GetFromList_EncodeRequest},
+		{Name: "Delete", Request: 0, Response: 1, Fingerprint: 0x97ea9052d531fc30, Handler: _KV_Delete_Handler, BufHandler: _KV_Delete_BufHandler, Direct: _KV_Delete_Direct, EncodeRequest: _KV_Delete_EncodeRequest},
 	},
 }

@@ -3065,6 +3065,30 @@ func _Greeter_SayHello_BufHandler(srv any, ctx context.Context, a *wire.Arena, i
 	return _Greeter_SayHello_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Greeter_SayHello_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewHelloRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.SayHello(ctx, req, resp)
+	}
+}
+
+func _Greeter_SayHello_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _Greeter_SayHello_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
@@ -3090,6 +3114,30 @@ func _Greeter_Fail_BufHandler(srv any, ctx context.Context, a *wire.Arena, in me
 	}
 	a.BorrowInput = false // only the request borrows
 	return _Greeter_Fail_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Fail_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewFailRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.Fail(ctx, req, resp)
+	}
+}
+
+func _Greeter_Fail_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*FailRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _Greeter_Fail_Serve(srv any, ctx context.Context, a *wire.Arena, req *FailRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3119,6 +3167,30 @@ func _Greeter_Sleep_BufHandler(srv any, ctx context.Context, a *wire.Arena, in m
 	return _Greeter_Sleep_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Greeter_Sleep_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewHelloRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.Sleep(ctx, req, resp)
+	}
+}
+
+func _Greeter_Sleep_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _Greeter_Sleep_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
@@ -3146,6 +3218,30 @@ func _Greeter_Panic_BufHandler(srv any, ctx context.Context, a *wire.Arena, in m
 	return _Greeter_Panic_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Greeter_Panic_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewHelloRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.Panic(ctx, req, resp)
+	}
+}
+
+func _Greeter_Panic_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _Greeter_Panic_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
@@ -3171,6 +3267,30 @@ func _Greeter_Lookup_BufHandler(srv any, ctx context.Context, a *wire.Arena, in 
 	}
 	a.BorrowInput = false // only the request borrows
 	return _Greeter_Lookup_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Lookup_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewLookupRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.Lookup(ctx, req, resp)
+	}
+}
+
+func _Greeter_Lookup_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*LookupRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _Greeter_Lookup_Serve(srv any, ctx context.Context, a *wire.Arena, req *LookupRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3211,11 +3331,11 @@ var Greeter_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "SayHello", Request: 0, Response: 1, Fingerprint: 0x3930cbff2c5c9cfc, Handler: _Greeter_SayHello_Handler, BufHandler: _Greeter_SayHello_BufHandler},
-		{Name: "Fail", Request: 2, Response: 1, Fingerprint: 0x3be95636a4904d58, Handler: _Greeter_Fail_Handler, BufHandler: _Greeter_Fail_BufHandler},
-		{Name: "Sleep", Request: 0, Response: 1, Fingerprint: 0xda1854dbddcade6e, Handler: _Greeter_Sleep_Handler, BufHandler: _Greeter_Sleep_BufHandler},
-		{Name: "Panic", Request: 0, Response: 1, Fingerprint: 0x62b755cbab91bf52, Handler: _Greeter_Panic_Handler, BufHandler: _Greeter_Panic_BufHandler},
-		{Name: "Lookup", Request: 3, Response: 1, Fingerprint: 0x7de2d902e5f9833e, Handler: _Greeter_Lookup_Handler, BufHandler: _Greeter_Lookup_BufHandler},
+		{Name: "SayHello", Request: 0, Response: 1, Fingerprint: 0x3930cbff2c5c9cfc, Handler: _Greeter_SayHello_Handler, BufHandler: _Greeter_SayHello_BufHandler, Direct: _Greeter_SayHello_Direct, EncodeRequest: _Greeter_SayHello_EncodeRequest},
+		{Name: "Fail", Request: 2, Response: 1, Fingerprint: 0x3be95636a4904d58, Handler: _Greeter_Fail_Handler, BufHandler: _Greeter_Fail_BufHandler, Direct: _Greeter_Fail_Direct, EncodeRequest: _Greeter_Fail_EncodeRequest},
+		{Name: "Sleep", Request: 0, Response: 1, Fingerprint: 0xda1854dbddcade6e, Handler: _Greeter_Sleep_Handler, BufHandler: _Greeter_Sleep_BufHandler, Direct: _Greeter_Sleep_Direct, EncodeRequest: _Greeter_Sleep_EncodeRequest},
+		{Name: "Panic", Request: 0, Response: 1, Fingerprint: 0x62b755cbab91bf52, Handler: _Greeter_Panic_Handler, BufHandler: _Greeter_Panic_BufHandler, Direct: _Greeter_Panic_Direct, EncodeRequest: _Greeter_Panic_EncodeRequest},
+		{Name: "Lookup", Request: 3, Response: 1, Fingerprint: 0x7de2d902e5f9833e, Handler: _Greeter_Lookup_Handler, BufHandler: _Greeter_Lookup_BufHandler, Direct: _Greeter_Lookup_Direct, EncodeRequest: _Greeter_Lookup_EncodeRequest},
 	},
 }
 
@@ -3303,6 +3423,22 @@ func _Calc_SumTree_BufHandler(srv any, ctx context.Context, a *wire.Arena, in me
 	return _Calc_SumTree_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Calc_SumTree_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(CalcServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewTree(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewSum(a)
+		return resp, s.SumTree(ctx, req, resp)
+	}
+}
+
 func _Calc_SumTree_Serve(srv any, ctx context.Context, a *wire.Arena, req *Tree, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewSum(a)
 	if ic == nil {
@@ -3337,6 +3473,6 @@ var Calc_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "SumTree", Request: 0, Response: 2, Fingerprint: 0xdc92e6f25d75441b, Handler: _Calc_SumTree_Handler, BufHandler: _Calc_SumTree_BufHandler},
+		{Name: "SumTree", Request: 0, Response: 2, Fingerprint: 0xdc92e6f25d75441b, Handler: _Calc_SumTree_Handler, BufHandler: _Calc_SumTree_BufHandler, Direct: _Calc_SumTree_Direct},
 	},
 }
