@@ -220,3 +220,28 @@ func FuzzCount(f *testing.F) {
 		}
 	})
 }
+
+// TestLookupCommand: every command is found by its name in lower, upper
+// and mixed case, and near misses are not.
+func TestLookupCommand(t *testing.T) {
+	for name, c := range commands {
+		up := []byte(strings.ToUpper(name))
+		mixed := []byte(name)
+		mixed[0] = up[0]
+		for _, b := range [][]byte{[]byte(name), up, mixed} {
+			if got := lookupCommand(b); got != c {
+				t.Errorf("lookupCommand(%q) = %v, want %s", b, got, name)
+			}
+		}
+		for _, b := range [][]byte{[]byte(name + "x"), []byte(name[:len(name)-1]), append([]byte(name[:len(name)-1]), name[len(name)-1]^0x01)} {
+			if got := lookupCommand(b); got != nil && got.name != string(b) {
+				t.Errorf("lookupCommand(%q) = %s", b, got.name)
+			}
+		}
+	}
+	for _, b := range []string{"", "sét", "get\x00", strings.Repeat("a", 25), "G\x05T", "[et"} {
+		if got := lookupCommand([]byte(b)); got != nil {
+			t.Errorf("lookupCommand(%q) = %s", b, got.name)
+		}
+	}
+}
