@@ -65,3 +65,43 @@ func TestSetOverwriteInPlace(t *testing.T) {
 		t.Fatalf("used %d after FLUSHALL", used())
 	}
 }
+
+// TestReadBufferRecycled: a connection whose read buffer grew through the
+// size classes (a pipeline of 4 KiB SETs) leaves its buffers in the
+// server's pools, where the next connection takes them instead of making
+// new ones.
+func TestReadBufferRecycled(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under -race")
+	}
+	srv := allocTestServer(t)
+	in := bytes.Repeat(encode([]byte("SET"), []byte("k"), bytes.Repeat([]byte{'v'}, 4096)), 64)
+	fc := &fakeConn{in: in, chunk: len(in)}
+	cn := srv.newConn(fc)
+	cn.serve()
+	if len(cn.in) != keepBuf {
+		t.Fatalf("read buffer of %d B after a 256 KiB pipeline, want %d", len(cn.in), keepBuf)
+	}
+	grown := &cn.in[0]
+	srv.wg.Add(1) // as Serve does for each connection
+	cn.c = nil    // fakeConn has no Close
+	srv.dropConn(cn)
+	for size := readChunk; size <= keepBuf; size *= 2 {
+		b, ok := srv.bigBufs[bufClass(size)].Get().(*[]byte)
+		if !ok || len(*b) != size {
+			t.Fatalf("no %d B buffer in the pool after the connection closed", size)
+		}
+		if size == keepBuf && &(*b)[0] != grown {
+			t.Errorf("the pool's %d B buffer is not the connection's", size)
+		}
+		srv.bigBufs[bufClass(size)].Put(b)
+	}
+	// A new connection grows into the pooled buffers.
+	cn2 := srv.newConn(&fakeConn{in: in, chunk: len(in)})
+	cn2.serve()
+	if &cn2.in[0] != grown {
+		t.Errorf("a new connection made its %d B buffer instead of taking the pooled one", len(cn2.in))
+	}
+	cn.out.release()
+	cn2.out.release()
+}
