@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"math"
 	"strconv"
 	"sync/atomic"
 	"unsafe"
@@ -27,6 +28,12 @@ func (b Buf) window() (off, n uint32) { return uint32(b.win >> 32), uint32(b.win
 
 func makeWin(off, n uint32) uint64 { return uint64(off)<<32 | uint64(n) }
 
+// maxWin is the length of the array type through which Bytes slices a
+// window: 2^32 on a 64-bit platform (every window length fits),
+// math.MaxInt on a 32-bit one (the largest array it can declare; a longer
+// window panics there, as unsafe.Slice would).
+const maxWin = min(1<<32, math.MaxInt)
+
 // Bytes returns the window. The slice aliases registered memory and is
 // valid only while this reference (or another on the same item) is held;
 // its capacity equals its length. The checked build panics with a
@@ -41,8 +48,11 @@ func (b Buf) Bytes() []byte {
 	}
 	off, n := b.window()
 	// shift is a log2 below 64: the mask only spares the compiler's
-	// oversized-shift handling.
-	return unsafe.Slice((*byte)(unsafe.Add(r.ptr, uintptr(b.item)<<(r.shift&63)+uintptr(off))), n)
+	// oversized-shift handling. The window is sliced through an array type
+	// of maxWin bytes: on a 64-bit platform n (a uint32) is within it, so
+	// no check is emitted (unsafe.Slice checks the length against the
+	// address space).
+	return (*[maxWin]byte)(unsafe.Add(r.ptr, uintptr(b.item)<<(r.shift&63)+uintptr(off)))[:n:n]
 }
 
 // Len is the window length.

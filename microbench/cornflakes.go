@@ -290,7 +290,21 @@ func (c *cfCase) Serialize() error {
 	if err := c.a.Reset(); err != nil {
 		return err
 	}
-	return wire.SerializeSGA(c.build(c.vals[c.cyc.next()]), &c.sga)
+	return c.serializeSGA(c.build(c.vals[c.cyc.next()]))
+}
+
+// serializeSGA is wire.SerializeSGA(m, &c.sga) through the message's typed SerializeSGA, as a
+// caller that knows its message's type writes it (no interface assertion).
+func (c *cfCase) serializeSGA(m wire.Object) error {
+	switch m := m.(type) {
+	case *cf.SingleBuffer:
+		return m.SerializeSGA(&c.sga)
+	case *cf.ListBuffers:
+		return m.SerializeSGA(&c.sga)
+	case *cf.Tree5:
+		return m.SerializeSGA(&c.sga)
+	}
+	return wire.SerializeSGA(m, &c.sga)
 }
 
 func (c *cfCase) Decode() error {
@@ -320,8 +334,7 @@ func (c *cfCase) Echo() error {
 	// (registered) input, so the new message shares the input's reference (no refcount
 	// operation, no Recover lookup) and sends it zero-copy; a smaller one aliases the input
 	// and is copied into the head at Serialize.
-	out := c.build(c.leaves)
-	return wire.SerializeSGA(out, &c.sga)
+	return c.serializeSGA(c.build(c.leaves))
 }
 
 // Output flattens the latest SGA (head, then each zero-copy entry).

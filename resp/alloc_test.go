@@ -91,7 +91,7 @@ func TestCommandAllocs(t *testing.T) {
 			"PING":   encode([]byte("PING")),
 			// SET of a string key that exists: the entry stays; a value
 			// below the threshold of the same size is overwritten in place,
-			// a larger one goes to the pool.
+			// a pooled one too while no reply holds it.
 			"SET": encode([]byte("SET"), k, v),
 		}
 		for name, cmd := range cmds {

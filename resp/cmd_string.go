@@ -180,7 +180,7 @@ func cmdSet(cn *conn, args [][]byte) {
 		return
 	}
 	cn.touched(args[1])
-	ks.setString(d, args[1], args[2], keep)
+	ks.setStringAt(d, e, args[1], args[2], keep)
 	if unit != "" {
 		d.expires[string(args[1])] = at
 	}

@@ -43,25 +43,63 @@ var commandNames []string
 
 func register(cs ...*command) {
 	for _, c := range cs {
+		if c.name == "" || len(c.name) > maxCommandName || strings.ToLower(c.name) != c.name {
+			panic("resp: command name " + c.name + ": want 1 to 24 bytes, lower case")
+		}
 		commands[c.name] = c
 		commandNames = append(commandNames, c.name)
+		i := cmdSlot(c.name)
+		cmdSlots[i] = append(cmdSlots[i], c)
 	}
 	sort.Strings(commandNames)
 }
 
+// maxCommandName is the longest command name looked up.
+const maxCommandName = 24
+
+// cmdSlots is the table again, hashed by cmdSlot for lookupCommand: a
+// few integer operations and one comparison instead of a lowered copy of
+// the name, a string hash and a map probe for every command.
+var cmdSlots [512][]*command
+
+// cmdSlot hashes a name of 1 to maxCommandName bytes on its length and
+// three of its bytes, with the ASCII case bit set (an upper-case letter
+// lands where its lower case does; other bytes may share slots, which
+// the comparison tells apart).
+func cmdSlot[T string | []byte](b T) int {
+	n := len(b)
+	return (n*131 + int(b[0]|0x20)*31 + int(b[n/2]|0x20)*7 + int(b[n-1]|0x20)) & (len(cmdSlots) - 1)
+}
+
 // lookupCommand finds the command named b (any case) without allocating.
 func lookupCommand(b []byte) *command {
-	var scratch [24]byte
-	if len(b) > len(scratch) {
+	if len(b) == 0 || len(b) > maxCommandName {
 		return nil
 	}
-	n := copy(scratch[:], b)
-	for i := 0; i < n; i++ {
-		if c := scratch[i]; c >= 'A' && c <= 'Z' {
-			scratch[i] = c + 'a' - 'A'
+	for _, c := range cmdSlots[cmdSlot(b)] {
+		if foldEqual(b, c.name) {
+			return c
 		}
 	}
-	return commands[string(scratch[:n])]
+	return nil
+}
+
+// foldEqual reports whether b is the lower-case name in any case (ASCII
+// letters only, as Redis's strcasecmp of command names).
+func foldEqual(b []byte, name string) bool {
+	if len(b) != len(name) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func flagNames(f int) []string {

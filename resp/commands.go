@@ -136,7 +136,8 @@ func (cn *conn) exec(args [][]byte) {
 			cn.quit = true
 			return
 		}
-		if c.aclID >= 0 && c.flags&fNoAuth == 0 && !cn.permitted(r, c.aclID, aclName(c, args)) {
+		// canRun first: the name (a map lookup) only for a refusal.
+		if c.aclID >= 0 && c.flags&fNoAuth == 0 && !r.canRun(c.aclID) && !cn.permitted(r, c.aclID, aclName(c, args)) {
 			return
 		}
 		if !r.keysAllowed(c, args) {

@@ -228,16 +228,20 @@ func (ks *keyspace) freeEntry(e *entry) {
 // setString replaces key's value by a string (any type, any expiry kept
 // only when keepTTL).
 func (ks *keyspace) setString(d *db, key, val []byte, keepTTL bool) {
-	if e := d.keys[string(key)]; e != nil && e.k == kString {
+	ks.setStringAt(d, d.keys[string(key)], key, val, keepTTL)
+}
+
+// setStringAt is setString for a caller that has looked key up: e is
+// d.keys[key] (nil when absent).
+func (ks *keyspace) setStringAt(d *db, e *entry, key, val []byte, keepTTL bool) {
+	if e != nil && e.k == kString {
 		// The key and its entry stay (no allocation, no map insertion);
 		// only the value changes.
 		if !keepTTL && len(d.expires) > 0 {
 			delete(d.expires, string(key))
 		}
 		e.lru = ks.lruClock()
-		if old := e.str(); len(old) == len(val) && len(val) > 0 && (ks.storeMin == 0 || len(val) < ks.storeMin) {
-			// A heap value (below the pool's threshold) has no reader but
-			// this entry (replies copy it): overwrite it in place.
+		if old := e.str(); len(old) == len(val) && len(val) > 0 && ks.overwritable(old, val) {
 			copy(old, val)
 			return
 		}
@@ -249,14 +253,41 @@ func (ks *keyspace) setString(d *db, key, val []byte, keepTTL bool) {
 	if keepTTL {
 		t, hadT = d.expires[string(key)]
 	}
-	ks.del(d, string(key))
-	e := &entry{k: kString}
+	if e != nil {
+		ks.del(d, string(key)) // a list or a hash
+	}
+	e = &entry{k: kString}
 	e.setStr(ks.newVal(val))
 	ks.used += valSize(e.str())
 	ks.add(d, key, e)
 	if hadT {
 		d.expires[string(key)] = t
 	}
+}
+
+// overwritable reports whether the stored value old may be overwritten
+// in place by val, of the same length: a heap value (below the pool's
+// threshold) has no reader but its entry (replies copy it); a pooled one
+// has none while the keyspace holds the only reference to its item (a
+// zero-copy reply being sent holds one of its own, taken under the
+// keyspace lock, as every other reader does). A large argument body that
+// would be kept without a copy (ks.gifts) is not copied either.
+func (ks *keyspace) overwritable(old, val []byte) bool {
+	if ks.storeMin == 0 || len(val) < ks.storeMin {
+		return true
+	}
+	if len(ks.gifts) > 0 && len(val) >= bigArg {
+		return false
+	}
+	b, ok := mem.Recover(old)
+	if !ok {
+		return false // on the heap (the pool was full): replaced as before
+	}
+	// Recover's reference and the keyspace's: no one else's. b covers
+	// exactly old, so the write stays inside the value.
+	sole := b.Refs() == 2
+	_ = b.Release()
+	return sole
 }
 
 // replaceString swaps the value of an existing string entry.

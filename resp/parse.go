@@ -150,11 +150,15 @@ func (p *Parser) next(buf []byte) ([][]byte, int, error) {
 		if buf[0] != '*' {
 			return p.inline(buf)
 		}
-		line, ok, err := p.line(buf, 1, "too big mbulk count string")
-		if !ok || err != nil {
-			return nil, 0, err
+		c, line, ok := p.count(buf, 1)
+		if !ok {
+			var err error
+			line, ok, err = p.line(buf, 1, "too big mbulk count string")
+			if !ok || err != nil {
+				return nil, 0, err
+			}
+			c, ok = parseInt(buf[1:line])
 		}
-		c, ok := parseInt(buf[1:line])
 		if !ok || c > int64(p.lim.MaxArgs) {
 			return nil, 0, protoErr("invalid multibulk length")
 		}
@@ -171,11 +175,15 @@ func (p *Parser) next(buf []byte) ([][]byte, int, error) {
 			if buf[p.pos] != '$' {
 				return nil, 0, protoErr("expected '$', got '" + printable(buf[p.pos]) + "'")
 			}
-			line, ok, err := p.line(buf, p.pos+1, "too big bulk count string")
-			if !ok || err != nil {
-				return nil, 0, err
+			l, line, ok := p.count(buf, p.pos+1)
+			if !ok {
+				var err error
+				line, ok, err = p.line(buf, p.pos+1, "too big bulk count string")
+				if !ok || err != nil {
+					return nil, 0, err
+				}
+				l, ok = parseInt(buf[p.pos+1 : line])
 			}
-			l, ok := parseInt(buf[p.pos+1 : line])
 			if !ok || l < 0 || l > int64(p.lim.MaxBulk) {
 				return nil, 0, protoErr("invalid bulk length")
 			}
@@ -214,6 +222,28 @@ func (p *Parser) next(buf []byte) ([][]byte, int, error) {
 		p.args = append(p.args, buf[s.start:s.end:s.end])
 	}
 	return p.args, p.pos, nil
+}
+
+// count is the common case of a header line's number, in one pass: 1 to
+// 18 decimal digits at from, then CRLF, all in buf and within MaxInline.
+// It returns the number and the index of the CR; ok false means the line
+// is something else (a sign, no digit, too long, malformed or incomplete),
+// which line and parseInt then take as before: the two agree on every
+// line count accepts.
+func (p *Parser) count(buf []byte, from int) (v int64, cr int, ok bool) {
+	end := min(len(buf), from+18)
+	i := from
+	for ; i < end; i++ {
+		c := buf[i]
+		if c < '0' || c > '9' {
+			break
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if i == from || i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' || i-from >= p.lim.MaxInline {
+		return 0, 0, false
+	}
+	return v, i, true
 }
 
 // line finds the CRLF ending the header line that starts before from: its

@@ -186,3 +186,62 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCount: the one-pass header number (Parser.count) agrees with line
+// and parseInt, the general path, on every line it accepts, and accepts
+// the plain ones.
+func FuzzCount(f *testing.F) {
+	f.Add([]byte("$4096\r\n"), uint8(1), uint8(0))
+	f.Add([]byte("*3\r\n"), uint8(1), uint8(2))
+	f.Add([]byte("$-1\r\n"), uint8(1), uint8(0))
+	f.Add([]byte("$123456789012345678\r\n"), uint8(1), uint8(0))
+	f.Add([]byte("$1234567890123456789\r\n"), uint8(1), uint8(0))
+	f.Add([]byte("$12\r"), uint8(1), uint8(0))
+	f.Add([]byte("$12\n\r"), uint8(1), uint8(0))
+	f.Add([]byte("$12345\r\n"), uint8(1), uint8(4))
+	f.Fuzz(func(t *testing.T, buf []byte, from, inline uint8) {
+		if int(from) > len(buf) {
+			return
+		}
+		p := Parser{Limits: Limits{MaxInline: int(inline)}}
+		p.lim = p.Limits.withDefaults()
+		v, cr, ok := p.count(buf, int(from))
+		line, lok, err := p.line(buf, int(from), "too big")
+		var w int64
+		var wok bool
+		if lok && err == nil {
+			w, wok = parseInt(buf[from:line])
+		}
+		if ok && (!wok || w != v || line != cr) {
+			t.Fatalf("%q from %d: count %d at %d, line+parseInt %d (%v) at %d (%v, %v)", buf, from, v, cr, w, wok, line, lok, err)
+		}
+		if !ok && wok && w >= 0 && len(buf[from:line]) > 0 && buf[from] != '-' {
+			t.Fatalf("%q from %d: count refused %d, which line+parseInt read", buf, from, w)
+		}
+	})
+}
+
+// TestLookupCommand: every command is found by its name in lower, upper
+// and mixed case, and near misses are not.
+func TestLookupCommand(t *testing.T) {
+	for name, c := range commands {
+		up := []byte(strings.ToUpper(name))
+		mixed := []byte(name)
+		mixed[0] = up[0]
+		for _, b := range [][]byte{[]byte(name), up, mixed} {
+			if got := lookupCommand(b); got != c {
+				t.Errorf("lookupCommand(%q) = %v, want %s", b, got, name)
+			}
+		}
+		for _, b := range [][]byte{[]byte(name + "x"), []byte(name[:len(name)-1]), append([]byte(name[:len(name)-1]), name[len(name)-1]^0x01)} {
+			if got := lookupCommand(b); got != nil && got.name != string(b) {
+				t.Errorf("lookupCommand(%q) = %s", b, got.name)
+			}
+		}
+	}
+	for _, b := range []string{"", "sét", "get\x00", strings.Repeat("a", 25), "G\x05T", "[et"} {
+		if got := lookupCommand([]byte(b)); got != nil {
+			t.Errorf("lookupCommand(%q) = %s", b, got.name)
+		}
+	}
+}

@@ -59,7 +59,7 @@ func (s *Server) dropConn(cn *conn) {
 	s.kmu.Unlock()
 	cn.out.release()
 	cn.releaseBig()
-	if len(cn.in) > keepBuf {
+	if bufClass(len(cn.in)) >= 0 {
 		cn.putBig()
 	}
 	s.wg.Done()
@@ -148,32 +148,34 @@ func (cn *conn) publish() {
 }
 
 // grow replaces the read buffer by one of size bytes (from the server's
-// pool when size is over keepBuf) holding its unconsumed bytes, which
-// start at in[0].
+// pool when size is one of its classes, readChunk<<i) holding its
+// unconsumed bytes, which start at in[0]. The buffer replaced goes back
+// to the pool (a connection's buffer grows from initBuf by doubling:
+// made anew each time, a new connection sending pipelined values cleared
+// and faulted in 250 KiB, and left it to the collector), except the one
+// kept as spare.
 func (cn *conn) grow(size int) {
 	var nb []byte
 	var box *[]byte
-	if size > keepBuf {
-		if i := bufClass(size); i >= 0 {
-			if b, ok := cn.srv.bigBufs[i].Get().(*[]byte); ok {
-				box, nb = b, *b
-			}
+	if i := bufClass(size); i >= 0 {
+		if b, ok := cn.srv.bigBufs[i].Get().(*[]byte); ok {
+			box, nb = b, *b
 		}
 	}
 	if nb == nil {
 		nb = make([]byte, size)
 	}
 	cn.w = copy(nb, cn.in[:cn.w])
-	if len(cn.in) > keepBuf {
+	if len(cn.in) <= keepBuf && size > keepBuf {
+		cn.spare = cn.in // without its box (putBig makes one)
+	} else if bufClass(len(cn.in)) >= 0 {
 		cn.putBig()
-	} else if size > keepBuf {
-		cn.spare = cn.in
 	}
 	cn.in, cn.box = nb, box
 }
 
-// putBig gives the read buffer (larger than keepBuf) back to the
-// server's pool; the caller replaces it.
+// putBig gives the read buffer (of a size class) back to the server's
+// pool; the caller replaces it.
 func (cn *conn) putBig() {
 	if i := bufClass(len(cn.in)); i >= 0 {
 		if cn.box == nil {

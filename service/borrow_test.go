@@ -56,6 +56,7 @@ func (s *borrowEcho) desc() *service.ServiceDesc {
 		return gen(srv, ctx, a, body, ic, info)
 	}
 	d.Methods[0].BufHandler = s.bufHandler
+	d.Methods[0].Direct = nil // these tests are about BufHandler (direct_test.go: Direct)
 	return &d
 }
 
@@ -85,9 +86,16 @@ func (s *borrowEcho) bufHandler(srv any, ctx context.Context, a *wire.Arena, in 
 // s in mode and checks every answer; it returns how many were echoes.
 func borrowRun(t *testing.T, s *borrowEcho, mode rpc.Mode) int {
 	t.Helper()
+	return borrowRunDesc(t, s, s.desc(), mode)
+}
+
+// borrowRunDesc is borrowRun with s's service described by d, on a Server
+// made with opts.
+func borrowRunDesc(t *testing.T, s *borrowEcho, d *service.ServiceDesc, mode rpc.Mode, opts ...service.ServerOption) int {
+	t.Helper()
 	h := newHarness(t, netKind{}, func(srv *service.Server) error {
-		return srv.RegisterService(s.desc(), s, service.WithMode(mode))
-	})
+		return srv.RegisterService(d, s, service.WithMode(mode))
+	}, opts...)
 	defer func() {
 		if n := service.ResetErrors(h.srv); n != 0 {
 			t.Errorf("%d call arenas failed their Reset (checked build: a borrowed request released before it)", n)

@@ -531,9 +531,22 @@ func (cl *clientCall) setBody(req wire.Object, raw []byte) error {
 // it is copied into a larger cl.buf, kept for the next requests).
 func (cl *clientCall) setBodySGA(f wireimpl.SGAWriter) error {
 	hl := len(cl.buf)
+	return cl.endSGA(hl, f.WireSerializeSGA(cl.startSGA()))
+}
+
+// startSGA points cl.sga's head at cl.buf's room after the header, for a
+// one-walk serialization (wireimpl.SGAWriter) that endSGA then finishes.
+func (cl *clientCall) startSGA() *wireimpl.SGA {
+	hl := len(cl.buf)
 	sga := &cl.sga
 	sga.Head = cl.buf[hl:hl]
-	err := f.WireSerializeSGA(sga)
+	return sga
+}
+
+// endSGA finishes setBodySGA after the serialization (err its error) into
+// cl.sga, which startSGA prepared when cl.buf held hl bytes of header.
+func (cl *clientCall) endSGA(hl int, err error) error {
+	sga := &cl.sga
 	head := sga.Head // (left in sga: cl.buf's array, or the runtime's larger one until the next request)
 	if err != nil {
 		clear(sga.Entries)

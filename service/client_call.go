@@ -140,12 +140,18 @@ func (k *AsyncCall[R]) deliver(resp R, err error, borrowed mem.Buf) {
 		k.resetErrs.Add(1)
 	}
 	if len(k.held) != 0 {
-		if rerr := mem.ReleaseAll(k.held); rerr != nil {
-			k.resetErrs.Add(1)
-		}
-		clear(k.held)
-		k.held = k.held[:0]
+		k.releaseHeld()
 	}
+}
+
+// releaseHeld releases the references deliver kept (after the arena's
+// Reset).
+func (k *AsyncCall[R]) releaseHeld() {
+	if rerr := mem.ReleaseAll(k.held); rerr != nil {
+		k.resetErrs.Add(1)
+	}
+	clear(k.held)
+	k.held = k.held[:0]
 }
 
 // decodeOwn decodes resp from r's body (data, after the OK header) for a
@@ -180,9 +186,13 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 	cl := &k.cl
 	cl.c, cl.ch = c, make(chan struct{}, 1)
 	cl.sendFn = cl.send
+	// The continuation of the call's requests (on the loop). The
+	// common response (OK, no status, no Observer) is decoded and delivered
+	// here, for a ResetAfterDone call whose done is not running and whose
+	// arena holds no other response (the usual closed loop) in one piece:
+	// decodeOwn and deliver inline; finish does everything else.
 	cl.contFn = func(r *rpc.Response) {
-		// The common response (OK, no status, no Observer) is decoded
-		// and delivered here; finish does everything else.
+		c := k.cl.c
 		var data []byte
 		if r.Err == nil {
 			data = r.Data()
@@ -191,22 +201,40 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 			k.finish(&k.cl, data, r.Err)
 			return
 		}
-		resp := k.newResp(k.a)
-		ok, borrowed, derr := false, mem.Buf{}, error(nil)
-		if k.own {
-			ok, borrowed, derr = k.decodeOwn(resp, r, data)
+		if k.bdTab != nil && !k.inDone && !k.pending { // bdTab: ResetAfterDone
+			if b := r.DataBuf(); b.Len() == len(data) {
+				a := k.a
+				resp := k.newResp(a)
+				var bd bufDecoder // resp as a bufDecoder (see decodeOwn)
+				*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
+				a.BorrowInput = true
+				derr := bd.Decode(b.SliceTrusted(respFixed, len(data)-respFixed))
+				a.BorrowInput = false
+				if derr != nil {
+					var zero R
+					k.end(zero, k.decodeErr(derr), b)
+					return
+				}
+				c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+				k.busy.Store(false)
+				// deliver's, inline.
+				k.inDone = true
+				k.done(resp, nil)
+				k.inDone = false
+				if k.pending {
+					k.held = append(k.held, b.Clone())
+					return
+				}
+				if rerr := a.Reset(); rerr != nil {
+					k.resetErrs.Add(1)
+				}
+				if len(k.held) != 0 {
+					k.releaseHeld()
+				}
+				return
+			}
 		}
-		if !ok {
-			derr = resp.DecodeBytes(k.a.Copy(data[respFixed:]))
-		}
-		if derr != nil {
-			var zero R
-			k.end(zero, k.decodeErr(derr), borrowed)
-			return
-		}
-		c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
-		k.busy.Store(false)
-		k.deliver(resp, nil, borrowed)
+		k.contSlow(r, data)
 	}
 	cl.fin = k.finish // for good: every request of cl is asynchronous
 	cl.state.Store(stPending)
@@ -216,6 +244,26 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 		k.deliver(r, err, mem.Buf{})
 	}
 	return k
+}
+
+// contSlow is the continuation for every other OK response.
+func (k *AsyncCall[R]) contSlow(r *rpc.Response, data []byte) {
+	resp := k.newResp(k.a)
+	ok, borrowed, derr := false, mem.Buf{}, error(nil)
+	if k.own {
+		ok, borrowed, derr = k.decodeOwn(resp, r, data)
+	}
+	if !ok {
+		derr = resp.DecodeBytes(k.a.Copy(data[respFixed:]))
+	}
+	if derr != nil {
+		var zero R
+		k.end(zero, k.decodeErr(derr), borrowed)
+		return
+	}
+	k.cl.c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+	k.busy.Store(false)
+	k.deliver(resp, nil, borrowed)
 }
 
 // Start sends a request with req, as InvokeAsync does (the same
@@ -234,7 +282,11 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	c := cl.c
 	var b *binding
 	if isBackground(ctx) && len(c.ics) == 0 && c.onLoop() {
-		b = c.lookup(k.key)
+		if hb := k.hb; hb != nil && c.last.Load() == hb {
+			b = hb // lookup's first case, inline: still the binding used last
+		} else {
+			b = c.lookup(k.key)
+		}
 	}
 	if b == nil || c.closed.Load() {
 		k.pending = k.own // the response message below is made in k.a now (cleared by fallback)
@@ -251,24 +303,51 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		cl.a, cl.b, cl.key, cl.reqType = k.a, b, k.key, b.reqType
 		k.hb = b
 	}
-	cl.buf = cl.buf[:reqFixed] // the header stays from the previous request
 	if c.obs != nil {
 		cl.t0 = time.Now()
 	}
-	cl.sess = c.sess[0]
+	sess := c.sess[0]
 	if n := uint32(len(c.sess)); n > 1 {
 		i := c.loopRR + 1 // round robin without a division
 		if i >= n {
 			i = 0
 		}
 		c.loopRR = i
-		cl.sess = c.sess[i]
+		sess = c.sess[i]
 	}
+	cl.sess = sess
+	// The body after the request header, which stays in cl.buf from the
+	// previous request: a generated request is serialized in one walk
+	// straight into cl.buf's room (EncodeRequest; endSGA when it did not
+	// land there), any other through setBody.
 	var err error
-	if f, ok := req.(wireimpl.SGAWriter); ok {
-		err = cl.setBodySGA(f)
-	} else {
-		err = cl.setBody(req, nil)
+	var msg rpc.Msg
+	enc := k.key.EncodeRequest
+	done := false
+	if enc != nil {
+		sga := &cl.sga
+		sga.Head = cl.buf[reqFixed:reqFixed]
+		ok, eerr := enc(req, sga)
+		if ok {
+			done = true
+			head := sga.Head
+			if n := reqFixed + len(head); eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && n <= cap(cl.buf) && &cl.buf[reqFixed:n][0] == &head[0] {
+				msg = rpc.BytesMsg(cl.buf[:n]) // (cl.buf keeps its length: every Start reslices it)
+			} else {
+				cl.buf = cl.buf[:reqFixed]
+				err = cl.endSGA(reqFixed, eerr)
+				msg = cl.msg
+			}
+		}
+	}
+	if !done {
+		cl.buf = cl.buf[:reqFixed]
+		if f, ok := req.(wireimpl.SGAWriter); ok {
+			err = cl.setBodySGA(f)
+		} else {
+			err = cl.setBody(req, nil)
+		}
+		msg = cl.msg
 	}
 	if err != nil {
 		cl.pre.release()
@@ -279,7 +358,7 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	// clientCall.send without its checks for posted and abandoned calls
 	// (this call is never posted, nor waited for). cl.msg is overwritten
 	// by the next setBody.
-	err = c.ep.Enqueue(cl.sess, cl.reqType, cl.msg, cl.contFn)
+	err = c.ep.Enqueue(sess, cl.reqType, msg, cl.contFn)
 	cl.pre.release() // serialized by Enqueue, which took its own references
 	if err != nil {
 		k.finish(cl, nil, err)

@@ -176,7 +176,8 @@ func (l *lockstep) measured(b *testing.B, n *int, failed *error) {
 // Client.Run holds it); "typed-copy" the same with done resetting the
 // arena (the response copied into it); "typed-build" typed-copy building
 // the request for every call (NewBlob, SetData); "typed-borrow"
-// typed-copy with echoBorrowDesc; "rpc" its rpc variant (a registered buffer
+// typed-copy with echoBorrowDesc; "typed-nodirect" typed with
+// echoBorrowDesc (the server without MethodDesc.Direct); "rpc" its rpc variant (a registered buffer
 // enqueued per call, echoed inline by a dispatch handler). ns/op is one
 // call's client and server work; callgrind counts its instructions.
 func BenchmarkLockstep(b *testing.B) {
@@ -184,6 +185,7 @@ func BenchmarkLockstep(b *testing.B) {
 	b.Run("typed-copy", func(b *testing.B) { benchLockstepTyped(b, lockCopy, &typedpb.Echo_ServiceDesc) })
 	b.Run("typed-build", func(b *testing.B) { benchLockstepTyped(b, lockBuild, &typedpb.Echo_ServiceDesc) })
 	b.Run("typed-borrow", func(b *testing.B) { benchLockstepTyped(b, lockCopy, echoBorrowDesc()) })
+	b.Run("typed-nodirect", func(b *testing.B) { benchLockstepTyped(b, lockTyped, echoBorrowDesc()) })
 	b.Run("rpc", func(b *testing.B) {
 		l := newLockstep(b, true)
 		ep := l.cliEp
@@ -243,11 +245,14 @@ func BenchmarkLockstep(b *testing.B) {
 }
 
 // echoBorrowDesc is the generated Echo_ServiceDesc with a BufHandler
-// written as a generator would emit it (BenchmarkLockstep/typed-borrow):
-// the server's request decoded borrowing its reference.
+// written as a generator would emit it and no Direct
+// (BenchmarkLockstep/typed-borrow): the server's request decoded borrowing
+// its reference, served through invoke and the BufHandler (the server's
+// path before MethodDesc.Direct).
 func echoBorrowDesc() *service.ServiceDesc {
 	d := typedpb.Echo_ServiceDesc
 	d.Methods = append([]service.MethodDesc(nil), d.Methods...)
+	d.Methods[0].Direct = nil // served by this BufHandler, not the generated Direct
 	d.Methods[0].BufHandler = func(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 		req := typedpb.NewBlob(a)
 		if err := req.Decode(in); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/service/fingerprint"
 	"github.com/cornflakes-go/cornflakes/wire"
 )
@@ -36,6 +37,23 @@ type MethodHandler func(srv any, ctx context.Context, a *wire.Arena, req []byte,
 // Reset then fails when an input was released before it.
 type MethodBufHandler func(srv any, ctx context.Context, a *wire.Arena, req mem.Buf, ic UnaryServerInterceptor, info *MethodInfo) (wire.Object, error)
 
+// DirectResponse is the response a MethodDirect returns: a generated
+// message, which the Server serializes into its response buffer in one walk
+// (wireimpl.SGAWriter) or, when it does not fit there, sends as an object.
+type DirectResponse interface {
+	wire.Object
+	wireimpl.SGAWriter
+}
+
+// MethodDirect serves one call of a method already bound to its
+// implementation (MethodDesc.Direct): the MethodBufHandler contract
+// (req borrowed, a.BorrowInput set on entry and cleared by the handler
+// after its decode, the response a message of a) without an interceptor,
+// without the implementation passed as an interface value and with the
+// response's concrete type in the returned interface. The Server uses it
+// for methods served in rpc.Dispatch mode when it has no interceptor.
+type MethodDirect func(ctx context.Context, a *wire.Arena, req mem.Buf) (DirectResponse, error)
+
 // MethodDesc describes one method of a service.
 type MethodDesc struct {
 	Name        string // the method's name ("SayHello")
@@ -46,6 +64,18 @@ type MethodDesc struct {
 	// BufHandler, when set, serves the method's calls in rpc.Dispatch
 	// mode (Handler serves the others); optional.
 	BufHandler MethodBufHandler
+	// Direct, when set, binds the method to an implementation of the
+	// service's server interface (impl; RegisterService checks the type
+	// first) once, at registration: the MethodDirect it returns serves
+	// the method's rpc.Dispatch calls on a Server without interceptors;
+	// optional (BufHandler and Handler serve the others). Generated code
+	// sets it.
+	Direct func(impl any) MethodDirect
+	// EncodeRequest, when set, serializes req if it is the method's
+	// request type (ok; err is the serialization's) into sga in one walk
+	// (wireimpl.SGAWriter), without a type assertion to an interface:
+	// AsyncCall.Start's fast path uses it; optional. Generated code sets it.
+	EncodeRequest func(req wire.Object, sga *wireimpl.SGA) (ok bool, err error)
 }
 
 // ServiceDesc describes a service for RegisterService and the generated

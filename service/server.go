@@ -132,6 +132,10 @@ type method struct {
 	// bigResp: a response of the method did not fit serverCall.respond's
 	// fused path (too large, or zero-copy entries); it is not tried again.
 	bigResp atomic.Bool
+	// direct serves the method's calls on handle's common path: the
+	// MethodDesc's Direct bound to impl (rpc.Dispatch mode, a Server
+	// without interceptors); nil otherwise.
+	direct MethodDirect
 }
 
 // maxAccepted bounds the distinct compatible client versions a method
@@ -234,8 +238,12 @@ func (s *Server) RegisterService(d *ServiceDesc, impl any, opts ...RegisterOptio
 				return s.workerErr
 			}
 		}
+		var direct MethodDirect
+		if bind := d.Methods[i].Direct; bind != nil && mode == rpc.Dispatch && s.ic == nil {
+			direct = bind(impl) // nil when impl does not implement the server interface
+		}
 		next = append(next, &method{info: MethodInfo{FullMethod: name, Service: d, Method: i}, desc: &d.Methods[i],
-			impl: impl, mode: mode, schema: schemaOf(d, i), fp: d.Methods[i].Fingerprint})
+			impl: impl, mode: mode, schema: schemaOf(d, i), fp: d.Methods[i].Fingerprint, direct: direct})
 	}
 	for i := len(cur); i < len(next); i++ {
 		s.byName[next[i].info.FullMethod] = uint32(i)
@@ -284,26 +292,73 @@ func (o *respObj) Serialize(dst []byte, sink wire.EntrySink) error {
 // (m.bigResp) and is sent the general way.
 func (sc *serverCall) respond(r *rpc.Request, m *method, out wire.Object) error {
 	if f, ok := out.(wireimpl.SGAWriter); ok && !m.bigResp.Load() {
+		if sent, err := sc.respondSGA(r, m, f); sent || err != nil {
+			return err
+		}
+	}
+	return sc.respondObject(r, out)
+}
+
+// respondDirect is respond for a MethodDirect's response: its one-walk
+// serialization called without a type assertion.
+func (sc *serverCall) respondDirect(r *rpc.Request, m *method, out DirectResponse) error {
+	if !m.bigResp.Load() {
 		if cap(sc.buf) < rpc.InlineMax {
 			sc.buf = make([]byte, 0, rpc.InlineMax)
 		}
 		b := appendRespOK(sc.buf[:0])
 		sga := &sc.sga
 		sga.Head = b[respFixed:respFixed:rpc.InlineMax]
-		err := f.WireSerializeSGA(sga)
+		err := out.WireSerializeSGA(sga)
 		head := sga.Head // (left in sga: sc.buf's array until the next response)
 		n := respFixed + len(head)
 		if err == nil && len(sga.Entries) == 0 && n <= rpc.InlineMax && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
-			sc.buf = b[:n]
-			return r.RespondBytes(sc.buf)
+			return r.RespondBytes(b[:n]) // (sc.buf keeps its length: every use reslices it)
 		}
-		clear(sga.Entries) // borrowed from out
-		sga.Entries = sga.Entries[:0]
-		if err != nil {
+		if err = sc.sgaMissed(m, err); err != nil {
 			return err
 		}
+	}
+	return sc.respondObject(r, out)
+}
+
+// respondSGA is respond's fused path: the response sized and serialized
+// by one walk into sc.buf after the OK header and sent as bytes (sent);
+// not sent and no error: it did not fit (m.bigResp is set now).
+func (sc *serverCall) respondSGA(r *rpc.Request, m *method, f wireimpl.SGAWriter) (sent bool, err error) {
+	if cap(sc.buf) < rpc.InlineMax {
+		sc.buf = make([]byte, 0, rpc.InlineMax)
+	}
+	b := appendRespOK(sc.buf[:0])
+	sga := &sc.sga
+	sga.Head = b[respFixed:respFixed:rpc.InlineMax]
+	err = f.WireSerializeSGA(sga)
+	head := sga.Head // (left in sga: sc.buf's array until the next response)
+	n := respFixed + len(head)
+	if err == nil && len(sga.Entries) == 0 && n <= rpc.InlineMax && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
+		sc.buf = b[:n]
+		return true, r.RespondBytes(sc.buf)
+	}
+	return false, sc.sgaMissed(m, err)
+}
+
+// sgaMissed ends a fused serialization that did not fit in sc.buf (err
+// nil: too large, or zero-copy entries; the method's responses take the
+// general path from now on) or failed (err).
+func (sc *serverCall) sgaMissed(m *method, err error) error {
+	sga := &sc.sga
+	clear(sga.Entries) // borrowed from the response
+	sga.Entries = sga.Entries[:0]
+	if err == nil {
 		m.bigResp.Store(true)
 	}
+	return err
+}
+
+// respondObject is respond's general path: a response without zero-copy
+// fields that fits rpc.InlineMax serialized into sc.buf, any other sent as
+// an object.
+func (sc *serverCall) respondObject(r *rpc.Request, out wire.Object) error {
 	sz := out.Sizes()
 	if n := respFixed + sz.Head(); sz.Entries == 0 && n <= rpc.InlineMax {
 		if cap(sc.buf) < n {
@@ -383,14 +438,18 @@ func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 			if m := (*p)[sc.h.handle]; sc.h.fp == m.fp {
 				ctx := sc.ctx
 				ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
-				out, err := s.invoke(m, ctx, sc.a, r, data[reqFixed:])
-				if err == nil && out != nil {
-					err = sc.respond(r, m, out)
-					if err != nil {
-						s.respondFailed(r, sc, err)
-					}
+				if m.direct != nil {
+					s.serveDirect(m, sc, r, data[reqFixed:])
 				} else {
-					s.fail(r, sc, callStatus(err))
+					out, err := s.invoke(m, ctx, sc.a, r, data[reqFixed:])
+					if err == nil && out != nil {
+						err = sc.respond(r, m, out)
+						if err != nil {
+							s.respondFailed(r, sc, err)
+						}
+					} else {
+						s.fail(r, sc, callStatus(err))
+					}
 				}
 				ctx.info = nil
 				if ctx.state.Load() != 0 || ctx.md != nil {
@@ -564,6 +623,45 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 	out, err = m.desc.Handler(m.impl, ctx, a, body, s.ic, &m.info)
 	returned = true
 	return out, err
+}
+
+// serveDirect runs a method bound to its implementation (MethodDesc.Direct;
+// rpc.Dispatch mode, no interceptor) on handle's common path and answers
+// the call: the request borrowed as by a MethodBufHandler, the response
+// as respond would send it (one walk into sc.buf when it fits), a
+// handler's error or panic (Internal) as a status. The caller resets the
+// arena.
+func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []byte) {
+	a, ctx := sc.a, sc.ctx
+	returned := false
+	defer func() {
+		if returned { // no panic: the runtime's recover call is skipped
+			return
+		}
+		if p := recover(); p != nil {
+			a.BorrowInput = false
+			clear(sc.sga.Entries) // a panic in the response's serialization
+			sc.sga.Entries = sc.sga.Entries[:0]
+			s.fail(r, sc, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", m.info.FullMethod, p)})
+		}
+	}()
+	var in mem.Buf
+	if len(body) != 0 {
+		in = r.InputBuf()
+		in = in.SliceTrusted(in.Len()-len(body), len(body))
+	}
+	a.BorrowInput = true
+	out, err := m.direct(ctx, a, in)
+	a.BorrowInput = false // (the handler should have cleared it after its decode)
+	if err == nil && out != nil {
+		err = sc.respondDirect(r, m, out)
+		if err != nil {
+			s.respondFailed(r, sc, err)
+		}
+	} else {
+		s.fail(r, sc, callStatus(err))
+	}
+	returned = true
 }
 
 // resetArena ends a call's batch of a, counting a Reset error (a

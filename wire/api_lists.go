@@ -38,7 +38,7 @@ func (l *BytesList) Truncate(n int) { (*wireimpl.BytesList)(l).Truncate(n) }
 
 // IsZeroCopy reports whether element i is held zero-copy: a reference to
 // registered memory, sent as its own scatter-gather entry.
-func (l *BytesList) IsZeroCopy(i int) bool { return (*wireimpl.BytesList)(l).Field(i).IsZeroCopy() }
+func (l *BytesList) IsZeroCopy(i int) bool { return (*wireimpl.BytesList)(l).IsZeroCopy(i) }
 
 // Equal reports whether both lists hold the same elements.
 func (l *BytesList) Equal(o *BytesList) bool {

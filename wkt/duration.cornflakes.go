@@ -94,9 +94,14 @@ func (x *Duration) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Duration) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -166,6 +171,12 @@ func (x *Duration) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Duration) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.

@@ -159,6 +159,12 @@ func (x *Struct) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Struct) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Struct) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -390,6 +396,12 @@ func (x *Struct_FieldsEntry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Struct_FieldsEntry) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -753,6 +765,12 @@ func (x *Value) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Value) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -1184,6 +1202,12 @@ func (x *ListValue) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *ListValue) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
 }
 
 // WireCore implements wire.Msg.

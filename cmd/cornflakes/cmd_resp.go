@@ -193,6 +193,7 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "directory for resp-bench.json, resp-bench.csv and resp-bench.png (default ./out/resp-bench-<timestamp>)")
 	sizes := fs.String("sizes", "", "comma-separated value sizes in bytes (redis-benchmark -d); default 64,4096 and, without --quick, 65536")
 	pipelines := fs.String("pipelines", "", "comma-separated pipeline depths (redis-benchmark -P); default 1,16")
+	tests := fs.String("tests", "", "comma-separated tests to run, of "+strings.Join(respbench.Tests, ",")+" (get needs set); default all")
 	requests := fs.Int("n", 0, "requests per test (redis-benchmark -n; 4x when pipelined, fewer for lrange_100 with large values); "+
 		"default: 100000 (20000 with --quick), 4x when pipelined, bounded by --bytes")
 	budget := fs.String("bytes", "", "without -n: the most value bytes one test moves (-n is at most this divided by the value bytes of one request: "+
@@ -222,6 +223,13 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	if o.Sizes, err = intList(*sizes, 1, 1<<20); err != nil {
 		fmt.Fprintf(stderr, "resp bench: --sizes: %v\n", err)
 		return errUsage
+	}
+	if *tests != "" {
+		o.Tests = strings.Split(*tests, ",")
+		if err := respbench.CheckTests(o.Tests); err != nil {
+			fmt.Fprintf(stderr, "resp bench: --tests: %v\n", err)
+			return errUsage
+		}
 	}
 	if o.Pipelines, err = intList(*pipelines, 1, 1024); err != nil {
 		fmt.Fprintf(stderr, "resp bench: --pipelines: %v\n", err)

@@ -37,6 +37,8 @@ func TestRESPFlags(t *testing.T) {
 		{"resp", "bench", "--threads", "-1"},
 		{"resp", "bench", "--rounds", "-1"},
 		{"resp", "bench", "--client", "nosuch"},
+		{"resp", "bench", "--tests", "get"},
+		{"resp", "bench", "--tests", "set,nosuch"},
 		{"resp", "load", "-P", "0"},
 	} {
 		var out, errb bytes.Buffer

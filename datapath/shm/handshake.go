@@ -222,6 +222,14 @@ func (ep *Endpoint) handle(c *conn, ev int16) {
 				err = fmt.Errorf("%w: %v", ErrRefused, err)
 			}
 			c.kill(err)
+			return
+		}
+		// What we published while dialing rang no doorbell (we had
+		// none yet), and the peer may have gone to sleep after its own
+		// attach saw an empty ring: wake it now (wakePeer loads its
+		// flag after our index store, so one of us sees the other).
+		if c.published != 0 {
+			c.wakePeer()
 		}
 	default:
 		closeAll(fds)

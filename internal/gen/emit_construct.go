@@ -97,7 +97,7 @@ func oneofSet(g *protogen.GeneratedFile, f *field) {
 // accessors or generated methods.
 func (m *message) checkConstructNames() error {
 	used := map[string]bool{}
-	for _, n := range []string{"Sizes", "Serialize", "Decode", "DecodeBytes", "WireCore", "WireSizes", "WireEncode", "WireDecode", "Equal", "String", "Clone"} {
+	for _, n := range []string{"Sizes", "Serialize", "SerializeSGA", "Decode", "DecodeBytes", "WireCore", "WireSizes", "WireEncode", "WireDecode", "Equal", "String", "Clone"} {
 		used[n] = true
 	}
 	for _, f := range m.fields {

@@ -76,9 +76,16 @@ func genDirectEntry(g *protogen.GeneratedFile, m *message) {
 	g.P("// Decode decodes x from b zero-copy; the arena holds a reference on b until")
 	g.P("// Reset (the caller still releases its own).")
 	g.P(recv, "Decode(b ", memPkg.Ident("Buf"), ") error {")
-	g.P("src, err := x.cf.BeginDecode(b)")
-	g.P("if src == nil {")
+	// BeginDecode's common case in three inlined steps (no call); every
+	// other case, and a step that refuses, is BeginDecode's.
+	g.P("var src *", g.QualifiedGoIdent(runtimePkg.Ident("Source")))
+	g.P("if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {")
+	g.P("src = a.Input0(b)")
+	g.P("} else {")
+	g.P("var err error")
+	g.P("if src, err = x.cf.BeginDecode(b); src == nil {")
 	g.P("return err")
+	g.P("}")
 	g.P("}")
 	if m.flatDecode() {
 		// WireDecodeAt's body at the top level (one call less per decode).

@@ -113,6 +113,23 @@ func genDirectSGA(g *protogen.GeneratedFile, m *message) {
 	g.P()
 }
 
+// genTypedSGA emits SerializeSGA, wire.SerializeSGA for a caller that
+// knows the message's type: on the direct path it calls WireSerializeSGA
+// (inlined, so the caller calls it directly), without wire.SerializeSGA's
+// interface assertion (docs/CODEGEN.md, "Typed SerializeSGA").
+func genTypedSGA(g *protogen.GeneratedFile, m *message) {
+	g.P("// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:")
+	g.P("// the same bytes, entries and errors.")
+	g.P("func (x *", m.m.GoIdent.GoName, ") SerializeSGA(sga *", wirePkg.Ident("SGA"), ") error {")
+	if m.directEncode() {
+		g.P("return x.WireSerializeSGA((*", wireIdent("SGA"), ")(sga))")
+	} else {
+		g.P("return ", wirePkg.Ident("SerializeSGA"), "(x, sga)")
+	}
+	g.P("}")
+	g.P()
+}
+
 // leafOf returns the message of field f when it is a leaf of the direct
 // path (in the parent's package, its fields scalars, bytes and strings
 // numbered 1..32), whose sizes, encode and decode the parent's direct

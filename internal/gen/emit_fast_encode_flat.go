@@ -9,7 +9,8 @@ import (
 // docs/CODEGEN.md): a message on the direct path without nested message
 // fields gets a WireSerializeSGA that sizes and writes it in one function,
 // with the cursors, the bitmap and the head buffer in locals and no call
-// but the lists' and the copies'.
+// but the lists' (none for a bytes list of one copied value) and the
+// copies'.
 
 // flatEncode reports whether m (on the direct path) has no nested message
 // field, so that its WireSerializeSGA is the flat one.
@@ -97,13 +98,11 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 	g.P("dst := sga.Head")
 	g.P("at := ", w("PutWord1"), "(dst, b0, n)")
 	g.P("cp, zc := hdr, head")
-	if values {
+	if values || lists {
 		g.P("bad := false")
 	}
 	if lists {
 		g.P("lh := at + ", w("EntrySize"), "*n")
-		g.P("var dw ", w("DirectWriter"))
-		g.P("dw.BindFlat(dst, hdr, sga)")
 	}
 	for i, f := range m.fields {
 		_, bit := bitOf(f)
@@ -128,19 +127,26 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 			if f.kind == protoreflect.StringKind {
 				method = "PutStringList"
 			}
+			// A list of one copied value: PutOneCopied (inlined) writes the
+			// value sized. Any other list: a DirectWriter (only then).
 			if f.kind == protoreflect.BytesKind {
-				g.P("c, ok := cp, false")
 				g.P("if one", f.sf, " {")
-				g.P("c, ok = x.", f.sf, ".PutOneFlat(dst, at, lh, hdr, cp)")
-				g.P("}")
-				g.P("if ok {")
+				g.P("if c, ok := x.", f.sf, ".PutOneCopied(dst, at, lh, hdr, cp); ok {")
 				g.P("lh += ", w("EntrySize"))
 				g.P("cp = c")
 				g.P("} else {")
-				g.P("lh, cp, zc = dw.", method, "(at, lh, cp, zc, &x.", f.sf, ")")
+				g.P("bad = true")
 				g.P("}")
-			} else {
-				g.P("lh, cp, zc = dw.", method, "(at, lh, cp, zc, &x.", f.sf, ")")
+				g.P("} else {")
+			}
+			g.P("var dw ", w("DirectWriter"))
+			g.P("dw.BindFlat(dst, hdr, sga)")
+			g.P("lh, cp, zc = dw.", method, "(at, lh, cp, zc, &x.", f.sf, ")")
+			g.P("if dw.Failed() {")
+			g.P("bad = true")
+			g.P("}")
+			if f.kind == protoreflect.BytesKind {
+				g.P("}")
 			}
 		}
 		if !lists || i < len(m.fields)-1 { // with lists the end check is on lh
@@ -152,10 +158,9 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 	ok := ""
 	if lists {
 		end = "lh"
-		ok += "!dw.Failed() && "
 	}
-	if values {
-		ok = "!bad && " + ok
+	if values || lists {
+		ok = "!bad && "
 	}
 	g.P("if ", ok, "sga.FlatDone(", end, ", hdr, cp, head, zc, head+zcn, ents) {")
 	g.P("return nil")

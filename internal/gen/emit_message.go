@@ -145,7 +145,7 @@ func (f *field) methods() []string {
 // (e.g. a string field "name" and a bytes field "name_bytes").
 func (m *message) checkNames() error {
 	reserved := map[string]string{}
-	for _, n := range []string{"Sizes", "Serialize", "Decode", "DecodeBytes", "WireCore", "WireSizes", "WireEncode", "WireDecode", "Equal", "String"} {
+	for _, n := range []string{"Sizes", "Serialize", "SerializeSGA", "Decode", "DecodeBytes", "WireCore", "WireSizes", "WireEncode", "WireDecode", "Equal", "String"} {
 		reserved[n] = "the generated method"
 	}
 	for _, f := range m.fields {

@@ -47,6 +47,7 @@ func genObject(g *protogen.GeneratedFile, m *message) {
 	if m.directEncode() {
 		genDirectSGA(g, m) // emit_fast_encode.go
 	}
+	genTypedSGA(g, m) // emit_fast_encode.go
 	g.P("// WireCore implements wire.Msg.")
 	g.P(recv, "WireCore() *", wireIdent("Core"), " { return &x.cf }")
 	g.P()

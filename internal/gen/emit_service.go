@@ -203,6 +203,41 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 		}
 		handler("_Handler", "data []byte", "DecodeBytes(data)")
 		handler("_BufHandler", "in "+memBuf, "Decode(in)", "a.BorrowInput = false // only the request borrows")
+		// Direct: the method bound to the implementation at registration
+		// (service.MethodDesc.Direct), for a Server without interceptors;
+		// only for a response type with a WireSerializeSGA
+		// (service.DirectResponse; emit_fast_encode.go).
+		if directMessage(m.Output, nil) {
+			g.P("func ", h, "_Direct(srv any) ", svc("MethodDirect"), " {")
+			g.P("s, ok := srv.(", name, "Server)")
+			g.P("if !ok {")
+			g.P("return nil")
+			g.P("}")
+			g.P("return func(ctx ", ctx, ", a *", arena, ", in ", memBuf, ") (", svc("DirectResponse"), ", error) {")
+			g.P("req := ", newOf(m.Input), "(a)")
+			g.P("if err := req.Decode(in); err != nil {")
+			g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
+			g.P("}")
+			g.P("a.BorrowInput = false // only the request borrows")
+			g.P("resp := ", newOf(m.Output), "(a)")
+			g.P("return resp, s.", m.GoName, "(ctx, req, resp)")
+			g.P("}")
+			g.P("}")
+			g.P()
+		}
+		// EncodeRequest: the client's one-walk serialization without a type
+		// assertion to an interface (service.MethodDesc.EncodeRequest).
+		// Only for a request type with a WireSerializeSGA (emit_fast_encode.go).
+		if directMessage(m.Input, nil) {
+			g.P("func ", h, "_EncodeRequest(req ", object, ", sga *", g.QualifiedGoIdent(runtimePkg.Ident("SGA")), ") (bool, error) {")
+			g.P("x, ok := req.(*", in, ")")
+			g.P("if !ok {")
+			g.P("return false, nil")
+			g.P("}")
+			g.P("return true, x.WireSerializeSGA(sga)")
+			g.P("}")
+			g.P()
+		}
 		g.P("func ", h, "_Serve(srv any, ctx ", ctx, ", a *", arena, ", req *", in, ", ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", object, ", error) {")
 		g.P("resp := ", newOf(m.Output), "(a)")
 		g.P("if ic == nil {")
@@ -240,7 +275,15 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 	for _, m := range s.Methods {
 		ri, si := t.index[m.Input.Desc.FullName()], t.index[m.Output.Desc.FullName()]
 		fp := fingerprint.Method("/"+full+"/"+string(m.Desc.Name()), fingerprint.Of(t.table, ri), fingerprint.Of(t.table, si))
-		g.P("{Name: ", fmt.Sprintf("%q", m.Desc.Name()), ", Request: ", ri, ", Response: ", si, ", Fingerprint: ", fmt.Sprintf("%#016x", fp), ", Handler: _", name, "_", m.GoName, "_Handler, BufHandler: _", name, "_", m.GoName, "_BufHandler},")
+		h := "_" + name + "_" + m.GoName
+		opt := ""
+		if directMessage(m.Output, nil) {
+			opt += ", Direct: " + h + "_Direct"
+		}
+		if directMessage(m.Input, nil) {
+			opt += ", EncodeRequest: " + h + "_EncodeRequest"
+		}
+		g.P("{Name: ", fmt.Sprintf("%q", m.Desc.Name()), ", Request: ", ri, ", Response: ", si, ", Fingerprint: ", fmt.Sprintf("%#016x", fp), ", Handler: ", h, "_Handler, BufHandler: ", h, "_BufHandler", opt, "},")
 	}
 	g.P("},")
 	g.P("}")

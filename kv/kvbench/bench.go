@@ -50,8 +50,7 @@ type BenchConfig struct {
 	// (0: the datapath's calibrated one, datapath.HybridThreshold).
 	Threshold int
 	// Sessions is kv.ClientConfig.Sessions of the load generator's
-	// connections (0: DefaultSessions when the load generator busy-polls,
-	// else 1; see DefaultSessions for why): RPC sessions per server
+	// connections (0: DefaultSessions): RPC sessions per server
 	// endpoint, each holding 8 requests in flight. With k > 1 the
 	// saturation points use BenchSaturationClients/k connections (at least
 	// one), so the same requests in flight are polled through fewer event
@@ -177,13 +176,10 @@ const BenchSaturationClients = 4
 // 32 requests in flight on one connection of four sessions. Measured on the
 // quiet 2-vCPU test machine with busy polling (docs/perf/load12.md), cdn's
 // Cornflakes rate went from 916.6k (four connections) to 1181.8k req/s,
-// vtprotobuf's from 531.5k to 592.1k. It applies only when the load
-// generator busy-polls: with a sleeping load generator (busy polling off),
-// one connection of four sessions sometimes completed no request in a
-// 100 ms saturation window (found by the two-process test at the end of
-// session 23; the cause, a wake-up the sleeping client misses, is not yet
-// found, docs/perf/load12.md), so those runs keep four single-session
-// connections.
+// vtprotobuf's from 531.5k to 592.1k. It applies with busy polling off too
+// (a sleeping load generator), since the shm datapath wakes a peer for
+// packets published while it was still dialing (session 24; before that,
+// one connection sometimes completed no request in a 100 ms window).
 const DefaultSessions = 4
 
 // DefaultServerSpin makes benchmark server endpoints sleep in the socket as
@@ -293,10 +289,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) ([]bench.Series, error) {
 	load.Spin = busyPoll
 	sessions := cfg.Sessions
 	if sessions <= 0 {
-		sessions = 1
-		if busyPoll {
-			sessions = DefaultSessions
-		}
+		sessions = DefaultSessions
 	}
 
 	var nw *memnet.Network

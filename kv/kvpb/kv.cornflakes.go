@@ -128,9 +128,14 @@ func (x *Req) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Req) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, dyn, ok := src.Head1(0, end)
@@ -225,39 +230,48 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 				dst := sga.Head
 				at := wireimpl.PutWord1(dst, b0, n)
 				cp, zc := hdr, head
+				bad := false
 				lh := at + wireimpl.EntrySize*n
-				var dw wireimpl.DirectWriter
-				dw.BindFlat(dst, hdr, sga)
 				if b0&0x1 != 0 {
-					c, ok := cp, false
 					if onexKeys {
-						c, ok = x.xKeys.PutOneFlat(dst, at, lh, hdr, cp)
-					}
-					if ok {
-						lh += wireimpl.EntrySize
-						cp = c
+						if c, ok := x.xKeys.PutOneCopied(dst, at, lh, hdr, cp); ok {
+							lh += wireimpl.EntrySize
+							cp = c
+						} else {
+							bad = true
+						}
 					} else {
+						var dw wireimpl.DirectWriter
+						dw.BindFlat(dst, hdr, sga)
 						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xKeys)
+						if dw.Failed() {
+							bad = true
+						}
 					}
 					at += wireimpl.EntrySize
 				}
 				if b0&0x2 != 0 {
-					c, ok := cp, false
 					if onexVals {
-						c, ok = x.xVals.PutOneFlat(dst, at, lh, hdr, cp)
-					}
-					if ok {
-						lh += wireimpl.EntrySize
-						cp = c
+						if c, ok := x.xVals.PutOneCopied(dst, at, lh, hdr, cp); ok {
+							lh += wireimpl.EntrySize
+							cp = c
+						} else {
+							bad = true
+						}
 					} else {
+						var dw wireimpl.DirectWriter
+						dw.BindFlat(dst, hdr, sga)
 						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
+						if dw.Failed() {
+							bad = true
+						}
 					}
 					at += wireimpl.EntrySize
 				}
 				if b0&0x4 != 0 {
 					wireimpl.PutEntry(dst, at, uint64(x.xIndex))
 				}
-				if !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil
 				}
 				return wireimpl.ErrModified
@@ -267,6 +281,12 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Req) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -621,9 +641,14 @@ func (x *Resp) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Resp) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, dyn, ok := src.Head1(0, end)
@@ -711,8 +736,6 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 				cp, zc := hdr, head
 				bad := false
 				lh := at + wireimpl.EntrySize*n
-				var dw wireimpl.DirectWriter
-				dw.BindFlat(dst, hdr, sga)
 				if b0&0x1 != 0 {
 					wireimpl.PutEntry(dst, at, uint64(x.xStatus))
 					at += wireimpl.EntrySize
@@ -728,18 +751,23 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 					at += wireimpl.EntrySize
 				}
 				if b0&0x4 != 0 {
-					c, ok := cp, false
 					if onexVals {
-						c, ok = x.xVals.PutOneFlat(dst, at, lh, hdr, cp)
-					}
-					if ok {
-						lh += wireimpl.EntrySize
-						cp = c
+						if c, ok := x.xVals.PutOneCopied(dst, at, lh, hdr, cp); ok {
+							lh += wireimpl.EntrySize
+							cp = c
+						} else {
+							bad = true
+						}
 					} else {
+						var dw wireimpl.DirectWriter
+						dw.BindFlat(dst, hdr, sga)
 						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
+						if dw.Failed() {
+							bad = true
+						}
 					}
 				}
-				if !bad && !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil
 				}
 				return wireimpl.ErrModified
@@ -749,6 +777,12 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Resp) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -1396,6 +1430,30 @@ func _KV_Get_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf,
 	return _KV_Get_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _KV_Get_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.Get(ctx, req, resp)
+	}
+}
+
+func _KV_Get_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _KV_Get_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
@@ -1421,6 +1479,30 @@ func _KV_Put_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf,
 	}
 	a.BorrowInput = false // only the request borrows
 	return _KV_Put_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_Put_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.Put(ctx, req, resp)
+	}
+}
+
+func _KV_Put_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _KV_Put_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1450,6 +1532,30 @@ func _KV_GetM_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf
 	return _KV_GetM_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _KV_GetM_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.GetM(ctx, req, resp)
+	}
+}
+
+func _KV_GetM_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _KV_GetM_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
@@ -1475,6 +1581,30 @@ func _KV_PutM_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf
 	}
 	a.BorrowInput = false // only the request borrows
 	return _KV_PutM_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_PutM_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.PutM(ctx, req, resp)
+	}
+}
+
+func _KV_PutM_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _KV_PutM_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1504,6 +1634,30 @@ func _KV_GetList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.
 	return _KV_GetList_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _KV_GetList_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.GetList(ctx, req, resp)
+	}
+}
+
+func _KV_GetList_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _KV_GetList_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
@@ -1529,6 +1683,30 @@ func _KV_PutList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.
 	}
 	a.BorrowInput = false // only the request borrows
 	return _KV_PutList_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_PutList_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.PutList(ctx, req, resp)
+	}
+}
+
+func _KV_PutList_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _KV_PutList_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1558,6 +1736,30 @@ func _KV_AppendToList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in
 	return _KV_AppendToList_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _KV_AppendToList_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.AppendToList(ctx, req, resp)
+	}
+}
+
+func _KV_AppendToList_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _KV_AppendToList_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
@@ -1585,6 +1787,30 @@ func _KV_GetFromList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in 
 	return _KV_GetFromList_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _KV_GetFromList_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.GetFromList(ctx, req, resp)
+	}
+}
+
+func _KV_GetFromList_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _KV_GetFromList_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewResp(a)
 	if ic == nil {
@@ -1610,6 +1836,30 @@ func _KV_Delete_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.B
 	}
 	a.BorrowInput = false // only the request borrows
 	return _KV_Delete_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _KV_Delete_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(KVServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewReq(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewResp(a)
+		return resp, s.Delete(ctx, req, resp)
+	}
+}
+
+func _KV_Delete_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Req)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _KV_Delete_Serve(srv any, ctx context.Context, a *wire.Arena, req *Req, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1641,14 +1891,14 @@ var KV_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Get", Request: 0, Response: 1, Fingerprint: 0xaf383abc43e501ed, Handler: _KV_Get_Handler, BufHandler: _KV_Get_BufHandler},
-		{Name: "Put", Request: 0, Response: 1, Fingerprint: 0x10c89ff20981329e, Handler: _KV_Put_Handler, BufHandler: _KV_Put_BufHandler},
-		{Name: "GetM", Request: 0, Response: 1, Fingerprint: 0x85a96f41ee595e88, Handler: _KV_GetM_Handler, BufHandler: _KV_GetM_BufHandler},
-		{Name: "PutM", Request: 0, Response: 1, Fingerprint: 0xfbde88ee1ef60c75, Handler: _KV_PutM_Handler, BufHandler: _KV_PutM_BufHandler},
-		{Name: "GetList", Request: 0, Response: 1, Fingerprint: 0x10d268ccc1a66c65, Handler: _KV_GetList_Handler, BufHandler: _KV_GetList_BufHandler},
-		{Name: "PutList", Request: 0, Response: 1, Fingerprint: 0xa2d0d2ef2373eef2, Handler: _KV_PutList_Handler, BufHandler: _KV_PutList_BufHandler},
-		{Name: "AppendToList", Request: 0, Response: 1, Fingerprint: 0xc847a0ee7cb8b4f2, Handler: _KV_AppendToList_Handler, BufHandler: _KV_AppendToList_BufHandler},
-		{Name: "GetFromList", Request: 0, Response: 1, Fingerprint: 0x9e7a3d769af517dd, Handler: _KV_GetFromList_Handler, BufHandler: _KV_GetFromList_BufHandler},
-		{Name: "Delete", Request: 0, Response: 1, Fingerprint: 0x97ea9052d531fc30, Handler: _KV_Delete_Handler, BufHandler: _KV_Delete_BufHandler},
+		{Name: "Get", Request: 0, Response: 1, Fingerprint: 0xaf383abc43e501ed, Handler: _KV_Get_Handler, BufHandler: _KV_Get_BufHandler, Direct: _KV_Get_Direct, EncodeRequest: _KV_Get_EncodeRequest},
+		{Name: "Put", Request: 0, Response: 1, Fingerprint: 0x10c89ff20981329e, Handler: _KV_Put_Handler, BufHandler: _KV_Put_BufHandler, Direct: _KV_Put_Direct, EncodeRequest: _KV_Put_EncodeRequest},
+		{Name: "GetM", Request: 0, Response: 1, Fingerprint: 0x85a96f41ee595e88, Handler: _KV_GetM_Handler, BufHandler: _KV_GetM_BufHandler, Direct: _KV_GetM_Direct, EncodeRequest: _KV_GetM_EncodeRequest},
+		{Name: "PutM", Request: 0, Response: 1, Fingerprint: 0xfbde88ee1ef60c75, Handler: _KV_PutM_Handler, BufHandler: _KV_PutM_BufHandler, Direct: _KV_PutM_Direct, EncodeRequest: _KV_PutM_EncodeRequest},
+		{Name: "GetList", Request: 0, Response: 1, Fingerprint: 0x10d268ccc1a66c65, Handler: _KV_GetList_Handler, BufHandler: _KV_GetList_BufHandler, Direct: _KV_GetList_Direct, EncodeRequest: _KV_GetList_EncodeRequest},
+		{Name: "PutList", Request: 0, Response: 1, Fingerprint: 0xa2d0d2ef2373eef2, Handler: _KV_PutList_Handler, BufHandler: _KV_PutList_BufHandler, Direct: _KV_PutList_Direct, EncodeRequest: _KV_PutList_EncodeRequest},
+		{Name: "AppendToList", Request: 0, Response: 1, Fingerprint: 0xc847a0ee7cb8b4f2, Handler: _KV_AppendToList_Handler, BufHandler: _KV_AppendToList_BufHandler, Direct: _KV_AppendToList_Direct, EncodeRequest: _KV_AppendToList_EncodeRequest},
+		{Name: "GetFromList", Request: 0, Response: 1, Fingerprint: 0x9e7a3d769af517dd, Handler: _KV_GetFromList_Handler, BufHandler: _KV_GetFromList_BufHandler, Direct: _KV_GetFromList_Direct, EncodeRequest: _KV_GetFromList_EncodeRequest},
+		{Name: "Delete", Request: 0, Response: 1, Fingerprint: 0x97ea9052d531fc30, Handler: _KV_Delete_Handler, BufHandler: _KV_Delete_BufHandler, Direct: _KV_Delete_Direct, EncodeRequest: _KV_Delete_EncodeRequest},
 	},
 }

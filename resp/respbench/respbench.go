@@ -96,8 +96,11 @@ type Record struct {
 
 // Options configures Run.
 type Options struct {
-	Quick     bool  // sizes 64 and 4096 B, fewer requests and rounds: about a minute
-	Sizes     []int // value sizes (-d); default 64, 4096 and, unless Quick, 65536
+	Quick bool  // sizes 64 and 4096 B, fewer requests and rounds: about a minute
+	Sizes []int // value sizes (-d); default 64, 4096 and, unless Quick, 65536
+	// Tests are the tests run, a subset of Tests (run in Tests' order);
+	// nil: all of them. "get" needs "set" (it reads what set wrote).
+	Tests     []string
 	Pipelines []int // pipeline depths (-P); default 1 and 16
 	Clients   int   // connections (-c); default 16
 	// Rounds is how many rounds of each test and variant run against each
@@ -139,6 +142,38 @@ type Options struct {
 	// Server configures the cornflakes server (its zero value: the
 	// defaults of resp.NewServer).
 	Server resp.Config
+}
+
+// selectTests returns the tests of Tests named in want, in Tests' order
+// (all of them when want is empty), or an error for an unknown name or a
+// "get" without "set".
+func selectTests(want []string) ([]string, error) {
+	if len(want) == 0 {
+		return Tests, nil
+	}
+	on := map[string]bool{}
+	for _, t := range want {
+		if !slices.Contains(Tests, t) {
+			return nil, fmt.Errorf("respbench: test %q: want one of %s", t, strings.Join(Tests, ", "))
+		}
+		on[t] = true
+	}
+	if on["get"] && !on["set"] {
+		return nil, errors.New("respbench: test get reads what set wrote: select set too")
+	}
+	var out []string
+	for _, t := range Tests {
+		if on[t] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// CheckTests reports whether tests is a valid Options.Tests.
+func CheckTests(tests []string) error {
+	_, err := selectTests(tests)
+	return err
 }
 
 // Byte budgets of a test when Options.Requests is zero (Options.Bytes).
@@ -184,6 +219,10 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		benchBin, prefix = o.NativeCommand[0], o.NativeCommand[1:]
 	default:
 		return nil, fmt.Errorf("respbench: client %q: want %s or %s", o.Client, ClientNative, ClientRedisBenchmark)
+	}
+	tests, err := selectTests(o.Tests)
+	if err != nil {
+		return nil, err
 	}
 	if len(o.Sizes) == 0 {
 		o.Sizes = []int{64, 4096}
@@ -261,7 +300,7 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		for _, pipe := range o.Pipelines {
 			variant := fmt.Sprintf("d%d/P%d", size, pipe)
 			first := len(recs)
-			for _, test := range Tests {
+			for _, test := range tests {
 				n := max(requests(base, budget, o.Clients, test, size, pipe)/rounds, o.Clients)
 				got := map[string][]sample{}
 				var ratios, cpuRatios []float64

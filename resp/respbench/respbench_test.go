@@ -165,3 +165,22 @@ func TestParseStatCPUOverflow(t *testing.T) {
 		t.Fatalf("parseStatCPU of huge times = %v, want an error", d)
 	}
 }
+
+func TestSelectTests(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want []string
+		ok   bool
+	}{
+		{nil, Tests, true},
+		{[]string{"mset", "set"}, []string{"set", "mset"}, true},
+		{[]string{"lrange_100"}, []string{"lrange_100"}, true},
+		{[]string{"get"}, nil, false},
+		{[]string{"set", "sett"}, nil, false},
+	} {
+		got, err := selectTests(c.in)
+		if (err == nil) != c.ok || !slices.Equal(got, c.want) {
+			t.Errorf("selectTests(%q) = %q, %v; want %q, ok %v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}

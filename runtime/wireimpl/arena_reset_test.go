@@ -42,3 +42,58 @@ func TestResetChecksBorrowedAfterReleases(t *testing.T) {
 		t.Errorf("after Reset: arena holds %d, pool has %d in use", a.Held(), p.InUse())
 	}
 }
+
+// TestResetRewindsEverySlab checks Reset's two paths (its common case with
+// nothing held and every slab on its first chunk, and reset otherwise): a
+// batch that moved a slab or the copied bytes past their first chunk is
+// rewound (the slab left to be merged), one that did not is rewound in
+// place, and the next batches of the same work allocate nothing more.
+func TestResetRewindsEverySlab(t *testing.T) {
+	type small struct{ a, b uint64 }
+	tt := NewType[small]()
+	a := NewArena()
+	grown := -1
+	for batch := range 6 {
+		// Batch 0 moves the slab and the copied bytes past their first
+		// chunk, batch 1 the slab only (past its merged chunk), batch 2
+		// the copied bytes only; the later batches stay within one chunk
+		// (Reset's common case).
+		k := 2
+		switch batch {
+		case 0:
+			k = 1 + 3*minSlab
+		case 1:
+			k = 1 + 30*minSlab
+		}
+		for range k {
+			if p := tt.New(a); *p != (small{}) {
+				t.Fatalf("batch %d: New returned a non-zero value %v", batch, *p)
+			} else {
+				p.a, p.b = 1, 2
+			}
+		}
+		if batch == 0 || batch == 2 {
+			a.Copy(make([]byte, 3*minChunk))
+		}
+		a.Copy([]byte("x"))
+		if batch == 4 {
+			a.Hold(mem.Buf{}) // a zero Buf is not held: still the common case
+		}
+		if err := a.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		if a.ci != 0 || a.off != 0 || a.lastSrc != nil || a.szFor != nil {
+			t.Fatalf("batch %d: after Reset ci %d off %d lastSrc %v szFor %v", batch, a.ci, a.off, a.lastSrc, a.szFor)
+		}
+		for _, h := range a.made {
+			if h.n != 0 || h.ci != 0 {
+				t.Fatalf("batch %d: after Reset a slab has n %d ci %d", batch, h.n, h.ci)
+			}
+		}
+		if batch == 3 {
+			grown = a.Grown()
+		} else if batch > 3 && a.Grown() != grown {
+			t.Fatalf("batch %d: the arena grew from %d to %d bytes in a steady workload", batch, grown, a.Grown())
+		}
+	}
+}

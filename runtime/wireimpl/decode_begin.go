@@ -51,6 +51,61 @@ func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
 	return src, nil
 }
 
+// The generated Decode makes BeginDecode's common case without a call, with
+// three inlinable steps (docs/CODEGEN.md, "Direct decode"):
+//
+//	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+//		src = a.Input0(b)
+//	} else if src, err = x.cf.BeginDecode(b); src == nil {
+//		return err
+//	}
+//
+// Each step is small enough to be inlined; together they are exactly
+// BeginDecode's common case (the same checks, the same reference taken,
+// the same record). A step that refuses leaves everything as it was, and
+// BeginDecode then decides (and reports) as before.
+
+// DecodeArena returns c's arena when a decode of c from b can take
+// BeginDecode's common case: c has an arena and is not stale, b is not the
+// zero Buf, the arena holds no decoded input yet in this batch, its
+// embedded record is set up for its current Threshold, and the build is
+// not the checked one. Otherwise it returns nil (nothing changed).
+func (c *Core) DecodeArena(b mem.Buf) *Arena {
+	a := c.a
+	if a == nil || a.lastSrc != nil || c.epoch != uint32(a.epoch) || b.IsZero() || mem.Checked ||
+		a.src0.a == nil || a.src0.thr != a.Threshold {
+		return nil
+	}
+	return a
+}
+
+// TryHoldInput takes the arena's reference on b for the decode that
+// DecodeArena admitted: none under BorrowInput (the caller's reference),
+// else one TryClone, kept in the arena's input slot (released at Reset).
+// It reports false, having changed nothing, when TryClone cannot take the
+// reference (a concurrent pool, a stale b): the caller then calls
+// BeginDecode, which clones or reports it.
+func (a *Arena) TryHoldInput(b mem.Buf) bool {
+	if a.BorrowInput {
+		return true
+	}
+	if b.TryClone() {
+		a.in = b
+		return true
+	}
+	return false
+}
+
+// Input0 records b, held by TryHoldInput, as the batch's first decoded
+// input in the arena's embedded record, and returns the record (valid
+// until Reset), exactly as BeginDecode's common case does.
+func (a *Arena) Input0(b mem.Buf) *Source {
+	src := &a.src0
+	src.data, src.buf, src.epoch = b.Bytes(), b, a.epoch
+	a.lastSrc = src
+	return src
+}
+
 // beginDecodeSlow is BeginDecode outside its common case: no arena, a
 // stale message, an empty input, a second input in the batch (sharing the
 // reference of the input decoded last when it lies within it), or the

@@ -165,7 +165,8 @@ func (s *SGA) FlatDone(lh, hdr, cp, head, zc, end, ents int) bool {
 }
 
 // SizeFlat adds the list l (a decoded list is loaded first, with the
-// arena a) to the header, copied and zero-copy cursors and reports true:
+// arena a) to the header, copied and zero-copy cursors (from the list's
+// kept totals when they hold, without a walk) and reports true:
 // an absent (empty) list leaves hdr unchanged. When the list fails to
 // load it reports false (the caller then takes the unfused path, which
 // reports the error).
@@ -181,6 +182,9 @@ func (l *BytesList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, in
 	}
 	items := l.items
 	hdr += EntrySize * len(items)
+	if l.tok { // the kept totals (a list built with Init and Append)
+		return hdr, cp + l.tcp, zc + l.tzc, ents + int(l.tnz), true
+	}
 	cp, zc, ents = sizeItems(items, cp, zc, ents)
 	return hdr, cp, zc, ents, true
 }
@@ -204,7 +208,8 @@ func (l *StringList) SizeFlat(a *Arena, hdr, cp, zc, ents int) (int, int, int, i
 // OneCopied returns the length of the only element of l when l is built
 // (not a decoded list still to load) and holds one copied value, the
 // common small list, and true; otherwise 0 and false (the caller then
-// calls SizeFlat). It is small enough to be inlined.
+// calls SizeFlat). The caller writes such a list with PutOneCopied. It is
+// small enough to be inlined.
 func (l *BytesList) OneCopied() (int, bool) {
 	if items := l.items; len(items) == 1 && l.lz.src == nil && items[0].buf.IsZero() {
 		return len(items[0].data), true
@@ -212,24 +217,25 @@ func (l *BytesList) OneCopied() (int, bool) {
 	return 0, false
 }
 
-// PutOneFlat writes the list l when it holds one copied value: the
-// element's {size, offset} entry at lh (which must end by hdr, the end of
-// the header region), the list's {count, offset} entry at `at` and the
-// value at cp in dst, and returns the advanced copied cursor and true.
-// Otherwise it writes nothing and returns false (the caller then calls
-// DirectWriter.PutBytesList, which checks every write).
-func (l *BytesList) PutOneFlat(dst []byte, at, lh, hdr, cp int) (int, bool) {
-	items := l.items
-	if len(items) != 1 || !items[0].buf.IsZero() || lh < 0 || lh > hdr-EntrySize || cp < hdr {
-		return cp, false
+// PutOneCopied writes the list l when it holds one copied value (as
+// OneCopiedValue reported for the sizes): the element's {size, offset}
+// entry at lh (which must end by hdr, the end of the header region), the
+// list's {count, offset} entry at `at` (before lh) and the value at cp (at
+// or after hdr) in dst, and returns the advanced copied cursor and true. Otherwise (only a
+// data race between the sizes and the write can make it so) it writes
+// nothing and returns false. It is small enough to be inlined: the write
+// of a one-element list costs no call but the copy.
+func (l *BytesList) PutOneCopied(dst []byte, at, lh, hdr, cp int) (int, bool) {
+	if items := l.items; len(items) == 1 {
+		p := items[0].data // copied (the sizes' OneCopied), or sent copied all the same
+		k := len(p)
+		if uint(lh) <= uint(hdr-EntrySize) && uint(k) <= uint(len(dst)-cp) {
+			// k, cp and lh are below 2^32: dst is at most MaxMessageSize.
+			binary.LittleEndian.PutUint64(dst[lh:], uint64(k)|uint64(cp)<<32)
+			binary.LittleEndian.PutUint64(dst[at:], 1|uint64(lh)<<32)
+			copy(dst[cp:], p)
+			return cp + k, true
+		}
 	}
-	p := items[0].data
-	k := len(p)
-	if k > len(dst)-cp {
-		return cp, false
-	}
-	binary.LittleEndian.PutUint64(dst[lh:lh+EntrySize], uint64(uint32(k))|uint64(uint32(cp))<<32)
-	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], 1|uint64(uint32(lh))<<32)
-	copy(dst[cp:cp+k], p)
-	return cp + k, true
+	return cp, false
 }

@@ -28,6 +28,9 @@ func (l *BytesList) SizeDirect(s *DirectSizer, hdr, cp, zc, ents int) (int, int,
 		return hdr, cp, zc, ents, false
 	}
 	hdr += EntrySize * len(items)
+	if l.tok { // the kept totals (a list built with Init and Append)
+		return hdr, cp + l.tcp, zc + l.tzc, ents + int(l.tnz), true
+	}
 	cp, zc, ents = sizeItems(items, cp, zc, ents)
 	return hdr, cp, zc, ents, true
 }

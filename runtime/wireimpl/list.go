@@ -131,6 +131,17 @@ type BytesList struct {
 	// arena, which a is, when the entries were checked, so that Load's
 	// inlined case tells a live view with one comparison (see Load).
 	vep uint64
+	// The kept totals of items, for the size passes (SizeFlat,
+	// SizeDirect), which then do not walk the list: tcp is the sum of the
+	// copied values' lengths, tzc that of the zero-copy values and tnz
+	// their count. They hold only when tok is set: Init sets it (an empty
+	// list), Append, AppendBuf and Truncate keep the totals, and every
+	// other writer of items clears it (Field, which hands out an element
+	// that may be Set at any later time, and materialize). The zero value
+	// (the decoders' literal) has tok clear, so a decoded list is walked.
+	tcp, tzc int
+	tnz      uint32
+	tok      bool
 }
 
 // Init makes the list empty with room for n elements (no further arena
@@ -142,7 +153,7 @@ func (l *BytesList) Init(a *Arena, n int) {
 	} else {
 		items = bytesType.newSliceRawSlow(a, max(n, 0))[:0]
 	}
-	*l = BytesList{a: a, items: items} // one write: lz and vep zeroed with it
+	*l = BytesList{a: a, items: items, tok: true} // one write: lz, vep and the totals zeroed with it
 }
 
 // Load binds the list to a and, for a decoded list, checks every element's
@@ -203,6 +214,7 @@ func (l *BytesList) materialize() {
 	l.items = items
 	l.lz = lazy{}
 	l.vep = 0
+	l.tok = false // the totals were not kept for these items
 }
 
 // Len is the number of elements.
@@ -231,12 +243,35 @@ func (l *BytesList) At(i int) []byte {
 	return l.items[i].data
 }
 
-// Field returns element i as a *Bytes (to inspect IsZeroCopy, Buf, or to Set it).
+// Field returns element i as a *Bytes (to inspect IsZeroCopy, Buf, or to
+// Set it). The list's kept totals no longer hold (the element may be Set
+// at any later time): its size passes walk it from then on.
 func (l *BytesList) Field(i int) *Bytes {
 	if l.vep != 0 {
 		l.materialize()
 	}
+	l.tok = false
 	return &l.items[i]
+}
+
+// IsZeroCopy reports whether element i is held zero-copy (Field(i)'s
+// IsZeroCopy, without giving the element out). It panics when i is out
+// of range, like a slice index.
+func (l *BytesList) IsZeroCopy(i int) bool {
+	if l.vep != 0 {
+		l.materialize()
+	}
+	return l.items[i].IsZeroCopy()
+}
+
+// count adds element b to the kept totals.
+func (l *BytesList) count(b *Bytes) {
+	if b.buf.IsZero() {
+		l.tcp += len(b.data)
+	} else {
+		l.tzc += len(b.data)
+		l.tnz++
+	}
 }
 
 // Append adds p (hybrid rule of Bytes.Set).
@@ -258,8 +293,11 @@ func (l *BytesList) Append(p []byte) {
 				b := &l.items[k]
 				if n >= a.Threshold { // one write-barrier test per branch
 					b.data, b.buf = p[:n:n], src.buf.SliceTrusted(int(off), n)
+					l.tzc += n
+					l.tnz++
 				} else {
 					b.data, b.buf = p[:n:n], mem.Buf{}
+					l.tcp += n
 				}
 				return
 			}
@@ -270,6 +308,8 @@ func (l *BytesList) Append(p []byte) {
 					l.items = l.items[:k+1]
 					b := &l.items[k]
 					b.data, b.buf = p[:n:n], buf
+					l.tzc += n
+					l.tnz++
 					return
 				}
 			}
@@ -277,6 +317,7 @@ func (l *BytesList) Append(p []byte) {
 			l.items = l.items[:k+1]
 			b := &l.items[k]
 			b.data, b.buf = d, mem.Buf{}
+			l.tcp += n
 			return
 		}
 	}
@@ -293,7 +334,14 @@ func (l *BytesList) appendSlow(p []byte) {
 	} else {
 		l.items = grow(bytesType, l.a, l.items)
 	}
-	b, a := &l.items[len(l.items)-1], l.a
+	b := &l.items[len(l.items)-1]
+	setAppended(b, l.a, p)
+	l.count(b)
+}
+
+// setAppended sets b, a new element of a list of a, to p: Bytes.Set's
+// common cases inline, then Set.
+func setAppended(b *Bytes, a *Arena, p []byte) {
 	// Bytes.Set's common cases inline: a value of the input the arena
 	// decoded last (the echo-server case) aliases it, zero-copy at or above
 	// the threshold; with no such input, a value below the threshold is
@@ -339,7 +387,9 @@ func (l *BytesList) AppendBuf(buf mem.Buf) {
 		l.materialize()
 	}
 	l.items = grow(bytesType, l.a, l.items)
-	l.items[len(l.items)-1].SetBuf(l.a, buf)
+	b := &l.items[len(l.items)-1]
+	b.SetBuf(l.a, buf)
+	l.count(b)
 }
 
 // Truncate shortens the list to n elements. It panics when n > Len(), like
@@ -348,7 +398,16 @@ func (l *BytesList) Truncate(n int) {
 	if l.vep != 0 {
 		l.materialize()
 	}
-	l.items = truncate(l.items, n)
+	items := truncate(l.items, n)
+	for i := range l.items[n:] { // the kept totals, less the elements dropped
+		if b := &l.items[n+i]; b.buf.IsZero() {
+			l.tcp -= len(b.data)
+		} else {
+			l.tzc -= len(b.data)
+			l.tnz--
+		}
+	}
+	l.items = items
 }
 
 // Equal reports whether both lists (both loaded) hold the same elements.

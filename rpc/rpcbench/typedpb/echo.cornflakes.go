@@ -96,9 +96,14 @@ func (x *Blob) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Blob) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -168,6 +173,12 @@ func (x *Blob) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Blob) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -411,6 +422,30 @@ func _Echo_Echo_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.B
 	return _Echo_Echo_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Echo_Echo_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(EchoServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewBlob(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewBlob(a)
+		return resp, s.Echo(ctx, req, resp)
+	}
+}
+
+func _Echo_Echo_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*Blob)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _Echo_Echo_Serve(srv any, ctx context.Context, a *wire.Arena, req *Blob, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewBlob(a)
 	if ic == nil {
@@ -433,6 +468,6 @@ var Echo_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Echo", Request: 0, Response: 0, Fingerprint: 0x3d224b7ef9efb6d5, Handler: _Echo_Echo_Handler, BufHandler: _Echo_Echo_BufHandler},
+		{Name: "Echo", Request: 0, Response: 0, Fingerprint: 0x3d224b7ef9efb6d5, Handler: _Echo_Echo_Handler, BufHandler: _Echo_Echo_BufHandler, Direct: _Echo_Echo_Direct, EncodeRequest: _Echo_Echo_EncodeRequest},
 	},
 }

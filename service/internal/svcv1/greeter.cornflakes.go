@@ -170,9 +170,14 @@ func (x *HelloRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *HelloRequest) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -282,6 +287,12 @@ func (x *HelloRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *HelloRequest) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -684,9 +695,14 @@ func (x *HelloReply) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *HelloReply) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -794,6 +810,12 @@ func (x *HelloReply) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *HelloReply) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -1165,9 +1187,14 @@ func (x *FailRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *FailRequest) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -1275,6 +1302,12 @@ func (x *FailRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *FailRequest) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -1586,9 +1619,14 @@ func (x *LookupRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *LookupRequest) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -1645,6 +1683,12 @@ func (x *LookupRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *LookupRequest) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -1965,6 +2009,12 @@ func (x *Tree) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Tree) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -2292,6 +2342,12 @@ func (x *Tree_Inner) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Tree_Inner) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Tree_Inner) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -2490,9 +2546,14 @@ func (x *Sum) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Sum) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -2562,6 +2623,12 @@ func (x *Sum) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Sum) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -2998,6 +3065,30 @@ func _Greeter_SayHello_BufHandler(srv any, ctx context.Context, a *wire.Arena, i
 	return _Greeter_SayHello_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Greeter_SayHello_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewHelloRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.SayHello(ctx, req, resp)
+	}
+}
+
+func _Greeter_SayHello_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _Greeter_SayHello_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
@@ -3023,6 +3114,30 @@ func _Greeter_Fail_BufHandler(srv any, ctx context.Context, a *wire.Arena, in me
 	}
 	a.BorrowInput = false // only the request borrows
 	return _Greeter_Fail_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Fail_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewFailRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.Fail(ctx, req, resp)
+	}
+}
+
+func _Greeter_Fail_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*FailRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _Greeter_Fail_Serve(srv any, ctx context.Context, a *wire.Arena, req *FailRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3052,6 +3167,30 @@ func _Greeter_Sleep_BufHandler(srv any, ctx context.Context, a *wire.Arena, in m
 	return _Greeter_Sleep_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Greeter_Sleep_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewHelloRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.Sleep(ctx, req, resp)
+	}
+}
+
+func _Greeter_Sleep_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _Greeter_Sleep_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
@@ -3079,6 +3218,30 @@ func _Greeter_Panic_BufHandler(srv any, ctx context.Context, a *wire.Arena, in m
 	return _Greeter_Panic_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Greeter_Panic_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewHelloRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.Panic(ctx, req, resp)
+	}
+}
+
+func _Greeter_Panic_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _Greeter_Panic_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
@@ -3104,6 +3267,30 @@ func _Greeter_Lookup_BufHandler(srv any, ctx context.Context, a *wire.Arena, in 
 	}
 	a.BorrowInput = false // only the request borrows
 	return _Greeter_Lookup_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Lookup_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewLookupRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.Lookup(ctx, req, resp)
+	}
+}
+
+func _Greeter_Lookup_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*LookupRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _Greeter_Lookup_Serve(srv any, ctx context.Context, a *wire.Arena, req *LookupRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3144,11 +3331,11 @@ var Greeter_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "SayHello", Request: 0, Response: 1, Fingerprint: 0x3930cbff2c5c9cfc, Handler: _Greeter_SayHello_Handler, BufHandler: _Greeter_SayHello_BufHandler},
-		{Name: "Fail", Request: 2, Response: 1, Fingerprint: 0x3be95636a4904d58, Handler: _Greeter_Fail_Handler, BufHandler: _Greeter_Fail_BufHandler},
-		{Name: "Sleep", Request: 0, Response: 1, Fingerprint: 0xda1854dbddcade6e, Handler: _Greeter_Sleep_Handler, BufHandler: _Greeter_Sleep_BufHandler},
-		{Name: "Panic", Request: 0, Response: 1, Fingerprint: 0x62b755cbab91bf52, Handler: _Greeter_Panic_Handler, BufHandler: _Greeter_Panic_BufHandler},
-		{Name: "Lookup", Request: 3, Response: 1, Fingerprint: 0x7de2d902e5f9833e, Handler: _Greeter_Lookup_Handler, BufHandler: _Greeter_Lookup_BufHandler},
+		{Name: "SayHello", Request: 0, Response: 1, Fingerprint: 0x3930cbff2c5c9cfc, Handler: _Greeter_SayHello_Handler, BufHandler: _Greeter_SayHello_BufHandler, Direct: _Greeter_SayHello_Direct, EncodeRequest: _Greeter_SayHello_EncodeRequest},
+		{Name: "Fail", Request: 2, Response: 1, Fingerprint: 0x3be95636a4904d58, Handler: _Greeter_Fail_Handler, BufHandler: _Greeter_Fail_BufHandler, Direct: _Greeter_Fail_Direct, EncodeRequest: _Greeter_Fail_EncodeRequest},
+		{Name: "Sleep", Request: 0, Response: 1, Fingerprint: 0xda1854dbddcade6e, Handler: _Greeter_Sleep_Handler, BufHandler: _Greeter_Sleep_BufHandler, Direct: _Greeter_Sleep_Direct, EncodeRequest: _Greeter_Sleep_EncodeRequest},
+		{Name: "Panic", Request: 0, Response: 1, Fingerprint: 0x62b755cbab91bf52, Handler: _Greeter_Panic_Handler, BufHandler: _Greeter_Panic_BufHandler, Direct: _Greeter_Panic_Direct, EncodeRequest: _Greeter_Panic_EncodeRequest},
+		{Name: "Lookup", Request: 3, Response: 1, Fingerprint: 0x7de2d902e5f9833e, Handler: _Greeter_Lookup_Handler, BufHandler: _Greeter_Lookup_BufHandler, Direct: _Greeter_Lookup_Direct, EncodeRequest: _Greeter_Lookup_EncodeRequest},
 	},
 }
 
@@ -3236,6 +3423,22 @@ func _Calc_SumTree_BufHandler(srv any, ctx context.Context, a *wire.Arena, in me
 	return _Calc_SumTree_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Calc_SumTree_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(CalcServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewTree(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewSum(a)
+		return resp, s.SumTree(ctx, req, resp)
+	}
+}
+
 func _Calc_SumTree_Serve(srv any, ctx context.Context, a *wire.Arena, req *Tree, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewSum(a)
 	if ic == nil {
@@ -3270,6 +3473,6 @@ var Calc_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "SumTree", Request: 0, Response: 2, Fingerprint: 0xdc92e6f25d75441b, Handler: _Calc_SumTree_Handler, BufHandler: _Calc_SumTree_BufHandler},
+		{Name: "SumTree", Request: 0, Response: 2, Fingerprint: 0xdc92e6f25d75441b, Handler: _Calc_SumTree_Handler, BufHandler: _Calc_SumTree_BufHandler, Direct: _Calc_SumTree_Direct},
 	},
 }

@@ -203,9 +203,14 @@ func (x *HelloRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *HelloRequest) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -340,6 +345,12 @@ func (x *HelloRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *HelloRequest) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -802,9 +813,14 @@ func (x *HelloReply) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *HelloReply) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -925,6 +941,12 @@ func (x *HelloReply) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *HelloReply) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -1336,9 +1358,14 @@ func (x *FailRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *FailRequest) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -1446,6 +1473,12 @@ func (x *FailRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *FailRequest) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -1777,9 +1810,14 @@ func (x *LookupRequest) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *LookupRequest) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -1849,6 +1887,12 @@ func (x *LookupRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *LookupRequest) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -2178,6 +2222,12 @@ func (x *Tree) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Tree) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Tree) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -2503,6 +2553,12 @@ func (x *Tree_Inner) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Tree_Inner) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Tree_Inner) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -2701,9 +2757,14 @@ func (x *Sum) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Sum) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -2773,6 +2834,12 @@ func (x *Sum) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Sum) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -3250,6 +3317,30 @@ func _Greeter_SayHello_BufHandler(srv any, ctx context.Context, a *wire.Arena, i
 	return _Greeter_SayHello_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Greeter_SayHello_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewHelloRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.SayHello(ctx, req, resp)
+	}
+}
+
+func _Greeter_SayHello_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _Greeter_SayHello_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
@@ -3275,6 +3366,30 @@ func _Greeter_Fail_BufHandler(srv any, ctx context.Context, a *wire.Arena, in me
 	}
 	a.BorrowInput = false // only the request borrows
 	return _Greeter_Fail_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Fail_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewFailRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.Fail(ctx, req, resp)
+	}
+}
+
+func _Greeter_Fail_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*FailRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _Greeter_Fail_Serve(srv any, ctx context.Context, a *wire.Arena, req *FailRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3304,6 +3419,30 @@ func _Greeter_Sleep_BufHandler(srv any, ctx context.Context, a *wire.Arena, in m
 	return _Greeter_Sleep_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Greeter_Sleep_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewHelloRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.Sleep(ctx, req, resp)
+	}
+}
+
+func _Greeter_Sleep_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _Greeter_Sleep_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
@@ -3329,6 +3468,30 @@ func _Greeter_Panic_BufHandler(srv any, ctx context.Context, a *wire.Arena, in m
 	}
 	a.BorrowInput = false // only the request borrows
 	return _Greeter_Panic_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_Panic_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewHelloRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.Panic(ctx, req, resp)
+	}
+}
+
+func _Greeter_Panic_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _Greeter_Panic_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3358,6 +3521,30 @@ func _Greeter_Lookup_BufHandler(srv any, ctx context.Context, a *wire.Arena, in 
 	return _Greeter_Lookup_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Greeter_Lookup_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewLookupRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.Lookup(ctx, req, resp)
+	}
+}
+
+func _Greeter_Lookup_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*LookupRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _Greeter_Lookup_Serve(srv any, ctx context.Context, a *wire.Arena, req *LookupRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
@@ -3383,6 +3570,30 @@ func _Greeter_SayGoodbye_BufHandler(srv any, ctx context.Context, a *wire.Arena,
 	}
 	a.BorrowInput = false // only the request borrows
 	return _Greeter_SayGoodbye_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Greeter_SayGoodbye_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(GreeterServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewHelloRequest(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewHelloReply(a)
+		return resp, s.SayGoodbye(ctx, req, resp)
+	}
+}
+
+func _Greeter_SayGoodbye_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
 }
 
 func _Greeter_SayGoodbye_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3425,12 +3636,12 @@ var Greeter_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "SayHello", Request: 0, Response: 1, Fingerprint: 0x20c6b4b22d651c93, Handler: _Greeter_SayHello_Handler, BufHandler: _Greeter_SayHello_BufHandler},
-		{Name: "Fail", Request: 2, Response: 1, Fingerprint: 0x9e02afa2daae9acf, Handler: _Greeter_Fail_Handler, BufHandler: _Greeter_Fail_BufHandler},
-		{Name: "Sleep", Request: 0, Response: 1, Fingerprint: 0x2209e8397ccc8ec5, Handler: _Greeter_Sleep_Handler, BufHandler: _Greeter_Sleep_BufHandler},
-		{Name: "Panic", Request: 0, Response: 1, Fingerprint: 0x39f121f54a381f69, Handler: _Greeter_Panic_Handler, BufHandler: _Greeter_Panic_BufHandler},
-		{Name: "Lookup", Request: 3, Response: 1, Fingerprint: 0x400d389901447d93, Handler: _Greeter_Lookup_Handler, BufHandler: _Greeter_Lookup_BufHandler},
-		{Name: "SayGoodbye", Request: 0, Response: 1, Fingerprint: 0x6e637eee79a3de8a, Handler: _Greeter_SayGoodbye_Handler, BufHandler: _Greeter_SayGoodbye_BufHandler},
+		{Name: "SayHello", Request: 0, Response: 1, Fingerprint: 0x20c6b4b22d651c93, Handler: _Greeter_SayHello_Handler, BufHandler: _Greeter_SayHello_BufHandler, Direct: _Greeter_SayHello_Direct, EncodeRequest: _Greeter_SayHello_EncodeRequest},
+		{Name: "Fail", Request: 2, Response: 1, Fingerprint: 0x9e02afa2daae9acf, Handler: _Greeter_Fail_Handler, BufHandler: _Greeter_Fail_BufHandler, Direct: _Greeter_Fail_Direct, EncodeRequest: _Greeter_Fail_EncodeRequest},
+		{Name: "Sleep", Request: 0, Response: 1, Fingerprint: 0x2209e8397ccc8ec5, Handler: _Greeter_Sleep_Handler, BufHandler: _Greeter_Sleep_BufHandler, Direct: _Greeter_Sleep_Direct, EncodeRequest: _Greeter_Sleep_EncodeRequest},
+		{Name: "Panic", Request: 0, Response: 1, Fingerprint: 0x39f121f54a381f69, Handler: _Greeter_Panic_Handler, BufHandler: _Greeter_Panic_BufHandler, Direct: _Greeter_Panic_Direct, EncodeRequest: _Greeter_Panic_EncodeRequest},
+		{Name: "Lookup", Request: 3, Response: 1, Fingerprint: 0x400d389901447d93, Handler: _Greeter_Lookup_Handler, BufHandler: _Greeter_Lookup_BufHandler, Direct: _Greeter_Lookup_Direct, EncodeRequest: _Greeter_Lookup_EncodeRequest},
+		{Name: "SayGoodbye", Request: 0, Response: 1, Fingerprint: 0x6e637eee79a3de8a, Handler: _Greeter_SayGoodbye_Handler, BufHandler: _Greeter_SayGoodbye_BufHandler, Direct: _Greeter_SayGoodbye_Direct, EncodeRequest: _Greeter_SayGoodbye_EncodeRequest},
 	},
 }
 
@@ -3518,6 +3729,22 @@ func _Calc_SumTree_BufHandler(srv any, ctx context.Context, a *wire.Arena, in me
 	return _Calc_SumTree_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Calc_SumTree_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(CalcServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewTree(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := NewSum(a)
+		return resp, s.SumTree(ctx, req, resp)
+	}
+}
+
 func _Calc_SumTree_Serve(srv any, ctx context.Context, a *wire.Arena, req *Tree, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewSum(a)
 	if ic == nil {
@@ -3552,6 +3779,6 @@ var Calc_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "SumTree", Request: 0, Response: 2, Fingerprint: 0xdc92e6f25d75441b, Handler: _Calc_SumTree_Handler, BufHandler: _Calc_SumTree_BufHandler},
+		{Name: "SumTree", Request: 0, Response: 2, Fingerprint: 0xdc92e6f25d75441b, Handler: _Calc_SumTree_Handler, BufHandler: _Calc_SumTree_BufHandler, Direct: _Calc_SumTree_Direct},
 	},
 }

@@ -95,6 +95,12 @@ func (x *Floats) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Floats) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Floats) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -268,9 +274,14 @@ func (x *Point) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Point) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -340,6 +351,12 @@ func (x *Point) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Point) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -603,6 +620,12 @@ func (x *Points) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Points) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Points) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -807,9 +830,14 @@ func (x *Pair) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Pair) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -892,6 +920,12 @@ func (x *Pair) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Pair) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -1160,6 +1194,12 @@ func (x *Pairs) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Pairs) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
 }
 
 // WireCore implements wire.Msg.

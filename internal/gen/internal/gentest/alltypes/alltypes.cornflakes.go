@@ -344,9 +344,14 @@ func (x *Scalars) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Scalars) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -623,6 +628,12 @@ func (x *Scalars) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Scalars) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -1603,9 +1614,14 @@ func (x *Optionals) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Optionals) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -1772,6 +1788,12 @@ func (x *Optionals) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Optionals) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -2474,6 +2496,12 @@ func (x *Lists) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Lists) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Lists) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -3041,6 +3069,12 @@ func (x *Outer) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Outer) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Outer) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -3508,9 +3542,14 @@ func (x *Outer_Inner) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Outer_Inner) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -3593,6 +3632,12 @@ func (x *Outer_Inner) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Outer_Inner) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -3955,9 +4000,14 @@ func (x *Tree) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Tree) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
@@ -3987,6 +4037,12 @@ func (x *Tree) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Tree) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -4389,9 +4445,14 @@ func (x *Empty) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Empty) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	_, _, _, ok := src.Head1(0, end)
@@ -4435,6 +4496,12 @@ func (x *Empty) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Empty) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -4679,6 +4746,12 @@ func (x *Wide) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Wide) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
 }
 
 // WireCore implements wire.Msg.

@@ -1,6 +1,7 @@
 package alltypes_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/alltypes"
@@ -64,5 +65,58 @@ func TestDecodeInputsOfABatch(t *testing.T) {
 		if ba.Refs() != 1 || bb.Refs() != 1 {
 			t.Fatalf("after Reset: refs %d, %d; want 1, 1 (the test's own)", ba.Refs(), bb.Refs())
 		}
+	}
+}
+
+// TestDecodeBeginInlined holds the generated Decode's inlined start
+// (DecodeArena, TryHoldInput, Input0) to BeginDecode's rules: a Threshold
+// changed between batches decides the next batch's values (the arena's
+// embedded record is set up again), with and without BorrowInput; a
+// message made before a Reset is refused with ErrArenaReset; every
+// reference taken returns at Reset.
+func TestDecodeBeginInlined(t *testing.T) {
+	for _, borrow := range []bool{false, true} {
+		pool := memtest.NewPool(t)
+		a := wire.NewArena()
+		a.BorrowInput = borrow
+		m := alltypes.NewTree(a)
+		m.SetLeaf([]byte("a leaf of 22 bytes ..."))
+		b := memtest.Alloc(t, pool, flatten(t, m))
+		reset(t, a)
+		for batch, thr := range []int{4, 4, 1 << 20, 1 << 20, 0, 4} {
+			a.Threshold = thr
+			d := alltypes.NewTree(a)
+			if err := d.Decode(b); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(d.GetLeaf()); got != "a leaf of 22 bytes ..." {
+				t.Fatalf("borrow %v, batch %d: leaf %q", borrow, batch, got)
+			}
+			// The decoded value, then a value set from it, are zero-copy
+			// exactly when the batch's threshold says so.
+			if sz, zc := d.Sizes(), thr <= 22; (sz.Entries == 1) != zc {
+				t.Errorf("borrow %v, batch %d, threshold %d: decoded %+v, zero-copy want %v", borrow, batch, thr, sz, zc)
+			}
+			out := alltypes.NewTree(a)
+			out.SetLeaf(d.GetLeaf())
+			if sz, zc := out.Sizes(), thr <= 22; (sz.Entries == 1) != zc {
+				t.Errorf("borrow %v, batch %d, threshold %d: set %+v, zero-copy want %v", borrow, batch, thr, sz, zc)
+			}
+			held := 1
+			if borrow {
+				held = 0
+			}
+			if got := a.Held(); got != held {
+				t.Errorf("borrow %v, batch %d: arena holds %d references, want %d", borrow, batch, got, held)
+			}
+			reset(t, a)
+			if err := d.Decode(b); !errors.Is(err, wire.ErrArenaReset) {
+				t.Errorf("borrow %v, batch %d: Decode of a message made before Reset = %v, want ErrArenaReset", borrow, batch, err)
+			}
+			if got := a.Held(); got != 0 || b.Refs() != 1 {
+				t.Fatalf("borrow %v, batch %d: after Reset the arena holds %d, the input has %d references", borrow, batch, got, b.Refs())
+			}
+		}
+		memtest.Release(t, b)
 	}
 }

@@ -1413,6 +1413,12 @@ func (x *Item) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Item) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -2413,6 +2419,12 @@ func (x *Item_ByBoolEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_ByBoolEntry) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_ByBoolEntry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -2746,6 +2758,12 @@ func (x *Item_ByI32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_ByI32Entry) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_ByI32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -3073,6 +3091,12 @@ func (x *Item_ByI64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_ByI64Entry) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_ByI64Entry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -3342,6 +3366,12 @@ func (x *Item_ByU32Entry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_ByU32Entry) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -3624,6 +3654,12 @@ func (x *Item_ByU64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_ByU64Entry) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -3931,6 +3967,12 @@ func (x *Item_ByS32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_ByS32Entry) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_ByS32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -4234,6 +4276,12 @@ func (x *Item_ByS64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_ByS64Entry) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -4541,6 +4589,12 @@ func (x *Item_ByF32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_ByF32Entry) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_ByF32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -4844,6 +4898,12 @@ func (x *Item_ByF64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_ByF64Entry) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -5151,6 +5211,12 @@ func (x *Item_BySf32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_BySf32Entry) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_BySf32Entry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -5454,6 +5520,12 @@ func (x *Item_BySf64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_BySf64Entry) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -5808,6 +5880,12 @@ func (x *Item_ByStrEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_ByStrEntry) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
+}
+
 // WireCore implements wire.Msg.
 func (x *Item_ByStrEntry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -6099,6 +6177,12 @@ func (x *Item_ItemsEntry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Item_ItemsEntry) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -6561,6 +6645,12 @@ func (x *Arrays) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Arrays) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
 }
 
 // WireCore implements wire.Msg.
@@ -7271,6 +7361,12 @@ func (x *Sparse) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Sparse) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Sparse) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -7714,6 +7810,12 @@ func (x *Sparse_MEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Sparse_MEntry) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
+}
+
 // WireCore implements wire.Msg.
 func (x *Sparse_MEntry) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -7984,9 +8086,14 @@ func (x *Flat) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Flat) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -8069,6 +8176,12 @@ func (x *Flat) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Flat) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -8381,6 +8494,12 @@ func (x *ItemOld) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *ItemOld) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
 }
 
 // WireCore implements wire.Msg.

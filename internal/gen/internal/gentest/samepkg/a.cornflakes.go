@@ -114,9 +114,14 @@ func (x *A) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *A) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, dyn, ok := src.Head1(0, end)
@@ -189,10 +194,13 @@ func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
 				cp, zc := hdr, head
 				bad := false
 				lh := at + wireimpl.EntrySize*n
-				var dw wireimpl.DirectWriter
-				dw.BindFlat(dst, hdr, sga)
 				if b0&0x1 != 0 {
+					var dw wireimpl.DirectWriter
+					dw.BindFlat(dst, hdr, sga)
 					lh, cp, zc = dw.PutStringList(at, lh, cp, zc, &x.xNames)
+					if dw.Failed() {
+						bad = true
+					}
 					at += wireimpl.EntrySize
 				}
 				if b0&0x2 != 0 {
@@ -204,7 +212,7 @@ func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
 						bad = true
 					}
 				}
-				if !bad && !dw.Failed() && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
+				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
 					return nil
 				}
 				return wireimpl.ErrModified
@@ -214,6 +222,12 @@ func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *A) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.

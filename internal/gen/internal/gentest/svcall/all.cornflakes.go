@@ -161,6 +161,12 @@ func (x *Batch) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Batch) SerializeSGA(sga *wire.SGA) error {
+	return wire.SerializeSGA(x, sga)
+}
+
 // WireCore implements wire.Msg.
 func (x *Batch) WireCore() *wireimpl.Core { return &x.cf }
 
@@ -455,9 +461,14 @@ func (x *Batch_Note) Serialize(dst []byte, sink wire.EntrySink) error {
 // Decode decodes x from b zero-copy; the arena holds a reference on b until
 // Reset (the caller still releases its own).
 func (x *Batch_Note) Decode(b mem.Buf) error {
-	src, err := x.cf.BeginDecode(b)
-	if src == nil {
-		return err
+	var src *wireimpl.Source
+	if a := x.cf.DecodeArena(b); a != nil && a.TryHoldInput(b) {
+		src = a.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return err
+		}
 	}
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
@@ -527,6 +538,12 @@ func (x *Batch_Note) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
+// the same bytes, entries and errors.
+func (x *Batch_Note) SerializeSGA(sga *wire.SGA) error {
+	return x.WireSerializeSGA((*wireimpl.SGA)(sga))
 }
 
 // WireCore implements wire.Msg.
@@ -879,6 +896,30 @@ func _Types_Scalars_BufHandler(srv any, ctx context.Context, a *wire.Arena, in m
 	return _Types_Scalars_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Types_Scalars_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(TypesServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := alltypes.NewScalars(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := alltypes.NewOptionals(a)
+		return resp, s.Scalars(ctx, req, resp)
+	}
+}
+
+func _Types_Scalars_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*alltypes.Scalars)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _Types_Scalars_Serve(srv any, ctx context.Context, a *wire.Arena, req *alltypes.Scalars, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := alltypes.NewOptionals(a)
 	if ic == nil {
@@ -933,6 +974,22 @@ func _Types_Outer_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem
 	return _Types_Outer_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Types_Outer_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(TypesServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := alltypes.NewOuter(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := alltypes.NewTree(a)
+		return resp, s.Outer(ctx, req, resp)
+	}
+}
+
 func _Types_Outer_Serve(srv any, ctx context.Context, a *wire.Arena, req *alltypes.Outer, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := alltypes.NewTree(a)
 	if ic == nil {
@@ -958,6 +1015,22 @@ func _Types_Wide_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.
 	}
 	a.BorrowInput = false // only the request borrows
 	return _Types_Wide_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Types_Wide_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(TypesServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := alltypes.NewWide(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := alltypes.NewEmpty(a)
+		return resp, s.Wide(ctx, req, resp)
+	}
 }
 
 func _Types_Wide_Serve(srv any, ctx context.Context, a *wire.Arena, req *alltypes.Wide, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1050,10 +1123,10 @@ var Types_ServiceDesc = service.ServiceDesc{
 		{Name: "gentest.alltypes.Empty", Fingerprint: 0xeca5bab3da700998, Fields: []service.FieldDesc{}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Scalars", Request: 0, Response: 1, Fingerprint: 0x1be290813b07e2db, Handler: _Types_Scalars_Handler, BufHandler: _Types_Scalars_BufHandler},
+		{Name: "Scalars", Request: 0, Response: 1, Fingerprint: 0x1be290813b07e2db, Handler: _Types_Scalars_Handler, BufHandler: _Types_Scalars_BufHandler, Direct: _Types_Scalars_Direct, EncodeRequest: _Types_Scalars_EncodeRequest},
 		{Name: "Lists", Request: 2, Response: 2, Fingerprint: 0x635dea9d82eb7113, Handler: _Types_Lists_Handler, BufHandler: _Types_Lists_BufHandler},
-		{Name: "Outer", Request: 3, Response: 6, Fingerprint: 0x0abfd6264d6733ea, Handler: _Types_Outer_Handler, BufHandler: _Types_Outer_BufHandler},
-		{Name: "Wide", Request: 7, Response: 8, Fingerprint: 0xb77870065b05834b, Handler: _Types_Wide_Handler, BufHandler: _Types_Wide_BufHandler},
+		{Name: "Outer", Request: 3, Response: 6, Fingerprint: 0x0abfd6264d6733ea, Handler: _Types_Outer_Handler, BufHandler: _Types_Outer_BufHandler, Direct: _Types_Outer_Direct},
+		{Name: "Wide", Request: 7, Response: 8, Fingerprint: 0xb77870065b05834b, Handler: _Types_Wide_Handler, BufHandler: _Types_Wide_BufHandler, Direct: _Types_Wide_Direct},
 	},
 }
 
@@ -1217,6 +1290,22 @@ func _Mixed_Record_BufHandler(srv any, ctx context.Context, a *wire.Arena, in me
 	return _Mixed_Record_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Mixed_Record_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(MixedServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := proto2.NewRecord(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := proto2.NewDefaults(a)
+		return resp, s.Record(ctx, req, resp)
+	}
+}
+
 func _Mixed_Record_Serve(srv any, ctx context.Context, a *wire.Arena, req *proto2.Record, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := proto2.NewDefaults(a)
 	if ic == nil {
@@ -1244,6 +1333,14 @@ func _Mixed_Blob_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.
 	return _Mixed_Blob_Serve(srv, ctx, a, req, ic, info)
 }
 
+func _Mixed_Blob_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) {
+	x, ok := req.(*other.Blob)
+	if !ok {
+		return false, nil
+	}
+	return true, x.WireSerializeSGA(sga)
+}
+
 func _Mixed_Blob_Serve(srv any, ctx context.Context, a *wire.Arena, req *other.Blob, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewBatch(a)
 	if ic == nil {
@@ -1269,6 +1366,22 @@ func _Mixed_SendBatch_BufHandler(srv any, ctx context.Context, a *wire.Arena, in
 	}
 	a.BorrowInput = false // only the request borrows
 	return _Mixed_SendBatch_Serve(srv, ctx, a, req, ic, info)
+}
+
+func _Mixed_SendBatch_Direct(srv any) service.MethodDirect {
+	s, ok := srv.(MixedServer)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		req := NewBatch(a)
+		if err := req.Decode(in); err != nil {
+			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		}
+		a.BorrowInput = false // only the request borrows
+		resp := other.NewBlob(a)
+		return resp, s.SendBatch(ctx, req, resp)
+	}
 }
 
 func _Mixed_SendBatch_Serve(srv any, ctx context.Context, a *wire.Arena, req *Batch, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1346,9 +1459,9 @@ var Mixed_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Record", Request: 0, Response: 2, Fingerprint: 0xa30899ab820150ba, Handler: _Mixed_Record_Handler, BufHandler: _Mixed_Record_BufHandler},
-		{Name: "Blob", Request: 3, Response: 4, Fingerprint: 0x970cc2520d41204b, Handler: _Mixed_Blob_Handler, BufHandler: _Mixed_Blob_BufHandler},
-		{Name: "SendBatch", Request: 4, Response: 3, Fingerprint: 0xc2c1bb274556c410, Handler: _Mixed_SendBatch_Handler, BufHandler: _Mixed_SendBatch_BufHandler},
+		{Name: "Record", Request: 0, Response: 2, Fingerprint: 0xa30899ab820150ba, Handler: _Mixed_Record_Handler, BufHandler: _Mixed_Record_BufHandler, Direct: _Mixed_Record_Direct},
+		{Name: "Blob", Request: 3, Response: 4, Fingerprint: 0x970cc2520d41204b, Handler: _Mixed_Blob_Handler, BufHandler: _Mixed_Blob_BufHandler, EncodeRequest: _Mixed_Blob_EncodeRequest},
+		{Name: "SendBatch", Request: 4, Response: 3, Fingerprint: 0xc2c1bb274556c410, Handler: _Mixed_SendBatch_Handler, BufHandler: _Mixed_SendBatch_BufHandler, Direct: _Mixed_SendBatch_Direct},
 	},
 }
 

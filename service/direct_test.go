@@ -1,0 +1,146 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/rpc"
+	"github.com/cornflakes-go/cornflakes/rpc/rpcbench/typedpb"
+	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
+	"github.com/cornflakes-go/cornflakes/service"
+	v1 "github.com/cornflakes-go/cornflakes/service/internal/svcv1"
+	"github.com/cornflakes-go/cornflakes/wire"
+)
+
+// directCounts counts how the calls of directDesc's method were served.
+type directCounts struct {
+	binds, direct, notBorrowed, buf atomic.Int32
+}
+
+// directDesc is the generated Echo_ServiceDesc with its Direct (the
+// generated binding) and BufHandler wrapped to count their calls.
+func directDesc(c *directCounts) *service.ServiceDesc {
+	d := typedpb.Echo_ServiceDesc
+	d.Methods = append([]service.MethodDesc(nil), d.Methods...)
+	genBind, genBuf := d.Methods[0].Direct, d.Methods[0].BufHandler
+	d.Methods[0].Direct = func(impl any) service.MethodDirect {
+		c.binds.Add(1)
+		dh := genBind(impl)
+		if dh == nil {
+			return nil
+		}
+		return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+			c.direct.Add(1)
+			if !a.BorrowInput {
+				c.notBorrowed.Add(1)
+			}
+			return dh(ctx, a, in)
+		}
+	}
+	d.Methods[0].BufHandler = func(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
+		c.buf.Add(1)
+		return genBuf(srv, ctx, a, in, ic, info)
+	}
+	return &d
+}
+
+// TestDirectServesCommonPath: a Dispatch method with a Direct binding on
+// a Server without interceptors is bound once at registration and serves
+// every call of the common path (no deadline, no metadata) with its request
+// borrowed: inline and multi-packet requests, a zero-copy echo, an empty
+// request, an application error and a panic (Internal) all answer right;
+// calls with a deadline take the general path (BufHandler). In the checked
+// build every call arena's Reset verifies the borrow (borrowRunDesc).
+func TestDirectServesCommonPath(t *testing.T) {
+	var c directCounts
+	echoes := borrowRunDesc(t, new(borrowEcho), directDesc(&c), rpc.Dispatch)
+	if echoes != 15 {
+		t.Errorf("%d echoes, want 15", echoes)
+	}
+	if n := c.binds.Load(); n != 1 {
+		t.Errorf("Direct bound %d times, want 1", n)
+	}
+	// Per round: 6 calls without a deadline (Direct), 2 with (BufHandler).
+	if n := c.direct.Load(); n != 18 {
+		t.Errorf("%d Direct calls, want 18", n)
+	}
+	if n := c.buf.Load(); n != 6 {
+		t.Errorf("%d BufHandler calls, want 6", n)
+	}
+	if n := c.notBorrowed.Load(); n != 0 {
+		t.Errorf("%d Direct calls without BorrowInput", n)
+	}
+}
+
+// TestDirectNotWithInterceptors: a Server with an interceptor never binds
+// Direct (the interceptor sees every call), nor does a Worker method.
+func TestDirectNotWithInterceptors(t *testing.T) {
+	var c directCounts
+	var seen atomic.Int32
+	ic := func(ctx context.Context, req, resp any, info *service.MethodInfo, h service.UnaryHandler) error {
+		seen.Add(1)
+		return h(ctx, req, resp)
+	}
+	borrowRunDesc(t, new(borrowEcho), directDesc(&c), rpc.Dispatch, service.WithServerInterceptor(ic))
+	if n := c.binds.Load(); n != 0 {
+		t.Errorf("Direct bound %d times with an interceptor, want 0", n)
+	}
+	if n := seen.Load(); n != 24 {
+		t.Errorf("the interceptor saw %d calls, want 24", n)
+	}
+	if n := c.buf.Load(); n != 24 {
+		t.Errorf("%d BufHandler calls, want 24", n)
+	}
+
+	var w directCounts
+	borrowRunDesc(t, new(borrowEcho), directDesc(&w), rpc.Worker)
+	if n := w.binds.Load(); n != 0 {
+		t.Errorf("Direct bound %d times for a Worker method, want 0", n)
+	}
+}
+
+// TestDirectBindRefusesOtherTypes: the generated binding returns nil for
+// an implementation of another interface (the Server then keeps
+// BufHandler and Handler).
+func TestDirectBindRefusesOtherTypes(t *testing.T) {
+	if dh := typedpb.Echo_ServiceDesc.Methods[0].Direct(struct{}{}); dh != nil {
+		t.Fatal("Direct bound a value that does not implement EchoServer")
+	}
+	if dh := typedpb.Echo_ServiceDesc.Methods[0].Direct(new(borrowEcho)); dh == nil {
+		t.Fatal("Direct refused an EchoServer")
+	}
+}
+
+// TestEncodeRequestOwnTypeOnly: the generated EncodeRequest serializes the
+// method's request type (the bytes of its WireSerializeSGA) and leaves any
+// other message to the caller's general path (ok false, nothing written).
+func TestEncodeRequestOwnTypeOnly(t *testing.T) {
+	enc := typedpb.Echo_ServiceDesc.Methods[0].EncodeRequest
+	if enc == nil {
+		t.Fatal("no EncodeRequest generated for Echo")
+	}
+	a := wire.NewArena()
+	defer func() { _ = a.Reset() }()
+	var sga wireimpl.SGA
+	other := v1.NewHelloRequest(a)
+	other.SetName("x")
+	if ok, err := enc(other, &sga); ok || err != nil || len(sga.Head) != 0 {
+		t.Fatalf("EncodeRequest of another type: ok %v, err %v, %d bytes", ok, err, len(sga.Head))
+	}
+	req := typedpb.NewBlob(a)
+	req.SetData([]byte("0123456789"))
+	ok, err := enc(req, &sga)
+	if !ok || err != nil {
+		t.Fatalf("EncodeRequest of the request type: ok %v, err %v", ok, err)
+	}
+	var want wireimpl.SGA
+	if err := req.WireSerializeSGA(&want); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(sga.Head, want.Head) || len(sga.Head) == 0 {
+		t.Fatalf("EncodeRequest wrote %x, WireSerializeSGA %x", sga.Head, want.Head)
+	}
+}
