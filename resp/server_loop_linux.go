@@ -216,15 +216,7 @@ func (l *loop) run() {
 			served = n
 		}
 		for i := served; i < n; i++ {
-			fd := int(events[i].Fd)
-			if fd == l.efd {
-				var b [8]byte
-				_, _ = unix.Read(l.efd, b[:])
-				continue
-			}
-			l.mu.Lock()
-			cn := l.conns[fd]
-			l.mu.Unlock()
+			cn := l.eventConn(&events[i])
 			if cn == nil {
 				continue
 			}
@@ -622,4 +614,19 @@ func (o *output) writev(fd int, iovs [][]byte) (int, error) {
 		return 0, e
 	}
 	return int(r), nil
+}
+
+// eventConn returns the connection of an epoll event, or nil for the
+// loop's wake-up eventfd (drained here) and for a connection closed since.
+func (l *loop) eventConn(ev *unix.EpollEvent) *conn {
+	fd := int(ev.Fd)
+	if fd == l.efd {
+		var b [8]byte
+		_, _ = unix.Read(l.efd, b[:])
+		return nil
+	}
+	l.mu.Lock()
+	cn := l.conns[fd]
+	l.mu.Unlock()
+	return cn
 }

@@ -101,15 +101,7 @@ func ringResult(res int32) (int, error) {
 func (l *loop) ringReads(events []unix.EpollEvent) {
 	lr := l.ring
 	for i := range events {
-		fd := int(events[i].Fd)
-		if fd == l.efd {
-			var b [8]byte
-			_, _ = unix.Read(l.efd, b[:])
-			continue
-		}
-		l.mu.Lock()
-		cn := l.conns[fd]
-		l.mu.Unlock()
+		cn := l.eventConn(&events[i])
 		if cn == nil {
 			continue
 		}
