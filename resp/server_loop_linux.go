@@ -601,6 +601,18 @@ type outputSys struct{ vecs []unix.Iovec }
 // writev is the system call on iovs (at most maxIov non-empty slices),
 // through the output's own iovec array: no allocation; raw, as rawio.Read.
 func (o *output) writev(fd int, iovs [][]byte) (int, error) {
+	vecs := o.fillVecs(iovs)
+	r, _, e := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&vecs[0])), uintptr(len(vecs)))
+	clear(vecs) // drop the pointers into the batch
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// fillVecs points the output's iovec array at iovs (non-empty slices) and
+// returns it; the caller clears it once the system call is done.
+func (o *output) fillVecs(iovs [][]byte) []unix.Iovec {
 	vecs := o.sys.vecs[:0]
 	for _, b := range iovs {
 		v := unix.Iovec{Base: &b[0]}
@@ -608,12 +620,7 @@ func (o *output) writev(fd int, iovs [][]byte) (int, error) {
 		vecs = append(vecs, v)
 	}
 	o.sys.vecs = vecs
-	r, _, e := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&vecs[0])), uintptr(len(vecs)))
-	clear(vecs) // drop the pointers into the batch
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
+	return vecs
 }
 
 // eventConn returns the connection of an epoll event, or nil for the

@@ -250,13 +250,7 @@ func (o *output) ringMsg(m *unix.Msghdr) bool {
 		o.done()
 		return false
 	}
-	vecs := o.sys.vecs[:0]
-	for _, b := range o.iov[:min(len(o.iov), maxIov)] {
-		v := unix.Iovec{Base: &b[0]}
-		v.SetLen(len(b))
-		vecs = append(vecs, v)
-	}
-	o.sys.vecs = vecs
+	vecs := o.fillVecs(o.iov[:min(len(o.iov), maxIov)])
 	*m = unix.Msghdr{Iov: &vecs[0]}
 	m.SetIovlen(len(vecs))
 	return true
