@@ -18,9 +18,10 @@ import (
 //
 //	go test -c -o echo.test ./echo
 //	valgrind --tool=callgrind --toggle-collect='*echo.serverStep' ./echo.test \
-//		-test.run XXX -test.bench 'LoopShm/raw$' -test.benchtime 1000x
+//		-test.run XXX -test.bench '^BenchmarkLoopShm$/^raw$' -test.benchtime 1000x
 //
-// (collected / (32 * 1000); clientStep for the client).
+// (collected / (32 * 1000); clientStep for the client). Anchor the
+// pattern: BenchmarkLoopShmCPU calls clientStep too.
 func BenchmarkLoopShm(b *testing.B) {
 	for _, a := range []string{"raw", "cornflakes-hybrid"} {
 		b.Run(a, func(b *testing.B) { benchLoop(b, "shm", a, "2x2048", false) })
