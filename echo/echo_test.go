@@ -203,10 +203,11 @@ func FuzzDecode(f *testing.F) {
 			// message is well-formed and the send panics on purpose-less
 			// nil; so only decode here.
 			srv.decodeOnly(b.Slice(hdrLen, len(in)))
-			b.Release()
+			// The arena borrows b: reset it first.
 			if err := srv.close(); err != nil {
 				t.Fatal(err)
 			}
+			b.Release()
 		}
 		if pool.InUse() != 0 {
 			t.Fatalf("%d items leaked", pool.InUse())

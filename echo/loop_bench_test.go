@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/datapath"
+	"github.com/cornflakes-go/cornflakes/internal/cpuclock"
 )
 
 // BenchmarkLoopShm runs the echo's closed loop on one thread over shm,
@@ -17,16 +18,30 @@ import (
 //
 //	go test -c -o echo.test ./echo
 //	valgrind --tool=callgrind --toggle-collect='*echo.serverStep' ./echo.test \
-//		-test.run XXX -test.bench 'LoopShm/raw$' -test.benchtime 1000x
+//		-test.run XXX -test.bench '^BenchmarkLoopShm$/^raw$' -test.benchtime 1000x
 //
-// (collected / (32 * 1000); clientStep for the client).
+// (collected / (32 * 1000); clientStep for the client). Anchor the
+// pattern: BenchmarkLoopShmCPU calls clientStep too.
 func BenchmarkLoopShm(b *testing.B) {
 	for _, a := range []string{"raw", "cornflakes-hybrid"} {
-		b.Run(a, func(b *testing.B) { benchLoop(b, "shm", a, "2x2048") })
+		b.Run(a, func(b *testing.B) { benchLoop(b, "shm", a, "2x2048", false) })
 	}
 }
 
-func benchLoop(b *testing.B, dp, approach, shapeName string) {
+// BenchmarkLoopShmCPU is BenchmarkLoopShm with each part's thread CPU
+// time per request reported: the server's receive (Recv: the gathering
+// copy), its serve (handle, release, Flush, arena reset) and the client's
+// step. It tells which side a live run is bound by in time, which the
+// instruction counts cannot (the receive copy's cost is in cache misses,
+// not instructions). A clock read per part per batch (a system call, ~3
+// ns per request) is included; a loaded machine inflates every part.
+func BenchmarkLoopShmCPU(b *testing.B) {
+	for _, a := range []string{"raw", "cornflakes-hybrid"} {
+		b.Run(a, func(b *testing.B) { benchLoop(b, "shm", a, "2x2048", true) })
+	}
+}
+
+func benchLoop(b *testing.B, dp, approach, shapeName string, timed bool) {
 	shape, err := shapeByName(shapeName)
 	if err != nil {
 		b.Fatal(err)
@@ -84,9 +99,13 @@ func benchLoop(b *testing.B, dp, approach, shapeName string) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	for range b.N {
-		if !full() {
-			b.Fatal("a short batch")
+	if timed {
+		loopTimed(b, srv, cli)
+	} else {
+		for range b.N {
+			if !full() {
+				b.Fatal("a short batch")
+			}
 		}
 	}
 	b.StopTimer()
@@ -105,6 +124,39 @@ func benchLoop(b *testing.B, dp, approach, shapeName string) {
 			break
 		}
 	}
+}
+
+// loopTimed runs b.N full round trips as full does, reading the thread's
+// CPU clock between the parts of each.
+func loopTimed(b *testing.B, srv *server, cli *client) {
+	var recvNs, serveNs, cliNs int64
+	for range b.N {
+		t0 := cpuclock.Thread()
+		n, err := srv.ep.Recv(srv.pkts)
+		t1 := cpuclock.Thread()
+		if err == nil && n > 0 {
+			err = srv.serve(n)
+		}
+		t2 := cpuclock.Thread()
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := clientStep(cli)
+		t3 := cpuclock.Thread()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n != len(cli.slots) || m != len(cli.slots) {
+			b.Fatal("a short batch")
+		}
+		recvNs += t1 - t0
+		serveNs += t2 - t1
+		cliNs += t3 - t2
+	}
+	reqs := float64(b.N) * float64(len(cli.slots))
+	b.ReportMetric(float64(recvNs)/reqs, "recv-ns/req")
+	b.ReportMetric(float64(serveNs)/reqs, "serve-ns/req")
+	b.ReportMetric(float64(cliNs)/reqs, "client-ns/req")
 }
 
 // serverStep is one poll of the server loop: Recv, then serve the batch.

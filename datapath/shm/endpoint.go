@@ -558,7 +558,9 @@ func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object)
 		return err
 	}
 	defer ep.guard.Exit()
-	if m, ok := obj.(wire.Msg); ok {
+	if m, ok := obj.(sgaSerializer); ok {
+		// A generated message (its typed SerializeSGA: one assertion
+		// here, none in wire.SerializeSGA).
 		return ep.sendSGA(dst, head, m)
 	}
 	sz, size, err := driver.CheckSendObject(head, obj, ep.maxPay)

@@ -9,8 +9,16 @@ import (
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
-// sendSGA is SendObject's path for a generated message (wire.Msg): the
-// message serializes with wire.SerializeSGA (sizes and encode in one
+// sgaSerializer is what SendObject takes its generated-message path for:
+// the typed SerializeSGA every generated message has (wire.SerializeSGA
+// without its interface assertion). Any other wire.Object, and a wire.Msg
+// without it, takes the checked generic path.
+type sgaSerializer interface {
+	SerializeSGA(sga *wire.SGA) error
+}
+
+// sendSGA is SendObject's path for a generated message: the
+// message serializes with its SerializeSGA (sizes and encode in one
 // generated call, no interface call per entry) with its head written
 // straight into the TX slot after head, and its zero-copy entries then
 // become descriptors (or are copied into the slot) in one loop. Generated
@@ -24,7 +32,7 @@ import (
 // the slot until the peer completes it, dies, or the endpoint closes;
 // copied entries keep none. On any error the slot is freed and nothing is
 // posted.
-func (ep *Endpoint) sendSGA(dst netip.AddrPort, head []byte, m wire.Msg) error {
+func (ep *Endpoint) sendSGA(dst netip.AddrPort, head []byte, m sgaSerializer) error {
 	if len(head) > ep.maxPay {
 		return fmt.Errorf("%w: head %d > %d", datapath.ErrTooLarge, len(head), ep.maxPay)
 	}
@@ -39,7 +47,7 @@ func (ep *Endpoint) sendSGA(dst netip.AddrPort, head []byte, m wire.Msg) error {
 	// sga.Head's array when it is large enough (the slot's data area).
 	at := len(head)
 	sga.Head = b.data[at:at:ep.maxPay]
-	err = wire.SerializeSGA(m, sga)
+	err = m.SerializeSGA(sga)
 	hb, ents := sga.Head, sga.Entries
 	sga.Head = nil
 	if err == nil {
