@@ -58,6 +58,11 @@ type AsyncCall[R Decoder] struct {
 	// bdTab is the itab of (bufDecoder, R) when R is a pointer type that
 	// implements bufDecoder (decodeOwn), nil otherwise.
 	bdTab unsafe.Pointer
+	// reuse, when set (NewAsyncCallReusing), makes resp empty again for
+	// each common response of a ResetAfterDone call: resp is the one
+	// response message the call keeps, outside k.a's memory.
+	reuse func(R, *wire.Arena) R
+	resp  R
 }
 
 // iface is the layout of a non-empty interface value: its itab (naming
@@ -204,7 +209,12 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 		if k.bdTab != nil && !k.inDone && !k.pending { // bdTab: ResetAfterDone
 			if b := r.DataBuf(); b.Len() == len(data) {
 				a := k.a
-				resp := k.newResp(a)
+				var resp R
+				if k.reuse != nil {
+					resp = k.reuse(k.resp, a) // (k.resp itself, made empty)
+				} else {
+					resp = k.newResp(a)
+				}
 				var bd bufDecoder // resp as a bufDecoder (see decodeOwn)
 				*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
 				a.BorrowInput = true
@@ -243,6 +253,23 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 		k.busy.Store(false)
 		k.deliver(r, err, mem.Buf{})
 	}
+	return k
+}
+
+// NewAsyncCallReusing is NewAsyncCall for a response type that can be
+// made empty again in place: reuse(nil, a) makes a new empty message
+// bound to a, outside a's memory; reuse(x, a) makes x empty again, bound
+// to a's current batch (what newResp(a) returns, without making a
+// message). A ResetAfterDone call then decodes its common responses (the
+// ones its continuation resets the arena after) into one message that it
+// keeps for good, instead of making one in a per response; its other
+// responses are made by newResp as NewAsyncCall's are. Either way a
+// response is valid during done only. Generated New<Method>Call stubs call
+// it for a response type of their own package.
+func NewAsyncCallReusing[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, newResp func(*wire.Arena) R, reuse func(R, *wire.Arena) R, done func(R, error)) *AsyncCall[R] {
+	k := NewAsyncCall(c, d, i, a, newResp, done)
+	var zero R
+	k.reuse, k.resp = reuse, reuse(zero, a)
 	return k
 }
 

@@ -136,6 +136,7 @@ type method struct {
 	// MethodDesc's Direct bound to impl (rpc.Dispatch mode, a Server
 	// without interceptors); nil otherwise.
 	direct MethodDirect
+	handle uint32 // the method's index in Server.methods (serverCall.keepFor)
 }
 
 // maxAccepted bounds the distinct compatible client versions a method
@@ -243,7 +244,8 @@ func (s *Server) RegisterService(d *ServiceDesc, impl any, opts ...RegisterOptio
 			direct = bind(impl) // nil when impl does not implement the server interface
 		}
 		next = append(next, &method{info: MethodInfo{FullMethod: name, Service: d, Method: i}, desc: &d.Methods[i],
-			impl: impl, mode: mode, schema: schemaOf(d, i), fp: d.Methods[i].Fingerprint, direct: direct})
+			impl: impl, mode: mode, schema: schemaOf(d, i), fp: d.Methods[i].Fingerprint, direct: direct,
+			handle: uint32(len(next))})
 	}
 	for i := len(cur); i < len(next); i++ {
 		s.byName[next[i].info.FullMethod] = uint32(i)
@@ -260,6 +262,25 @@ type serverCall struct {
 	ctx *callCtx // the handler's context; replaced when a call let it escape (callCtx.finish)
 	buf []byte
 	sga wireimpl.SGA // respond's sink (empty between calls)
+	// keep: each Direct method's kept messages (MethodDirect), by the
+	// method's handle.
+	keep []DirectKeep
+}
+
+// keepFor returns m's DirectKeep in sc.
+func (sc *serverCall) keepFor(m *method) *DirectKeep {
+	h := int(m.handle)
+	if h >= len(sc.keep) {
+		sc.growKeep(h)
+	}
+	return &sc.keep[h]
+}
+
+// growKeep makes sc.keep long enough for handle h.
+func (sc *serverCall) growKeep(h int) {
+	k := make([]DirectKeep, h+1)
+	copy(k, sc.keep)
+	sc.keep = k
 }
 
 // respObj prepends the OK response header to a response message.
@@ -651,7 +672,7 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 		in = in.SliceTrusted(in.Len()-len(body), len(body))
 	}
 	a.BorrowInput = true
-	out, err := m.direct(ctx, a, in)
+	out, err := m.direct(ctx, a, in, sc.keepFor(m))
 	a.BorrowInput = false // (the handler should have cleared it after its decode)
 	if err == nil && out != nil {
 		err = sc.respondDirect(r, m, out)
