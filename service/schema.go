@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
@@ -61,10 +62,11 @@ type DirectResponse interface {
 type MethodDirect func(ctx context.Context, a *wire.Arena, req mem.Buf, keep *DirectKeep) (DirectResponse, error)
 
 // DirectKeep holds the request and response messages a MethodDirect keeps
-// between calls (nil until its first call): the generated code's, opaque
-// to the Server, which gives each method its own DirectKeep per server
-// call state.
-type DirectKeep struct{ Req, Resp any }
+// between calls (nil until its first call): pointers to the method's own
+// request and response types, which only that method's generated code
+// stores and reads (the Server gives each method its own DirectKeep per
+// server call state, and never reads them).
+type DirectKeep struct{ Req, Resp unsafe.Pointer }
 
 // MethodDesc describes one method of a service.
 type MethodDesc struct {

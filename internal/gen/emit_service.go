@@ -13,6 +13,7 @@ import (
 const (
 	contextPkg = protogen.GoImportPath("context")
 	servicePkg = protogen.GoImportPath("github.com/cornflakes-go/cornflakes/service")
+	unsafePkg  = protogen.GoImportPath("unsafe")
 )
 
 // validateService checks a service block: unary methods only.
@@ -246,11 +247,13 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 					g.P(v, " := ", newOf(msg), "(a)")
 					return
 				}
+				// (keep's pointers are this method's own types: service.DirectKeep)
 				id := g.QualifiedGoIdent(msg.GoIdent)
-				g.P(v, "0, _ := keep.", field, ".(*", id, ")")
+				ptr := g.QualifiedGoIdent(unsafePkg.Ident("Pointer"))
+				g.P(v, "0 := (*", id, ")(keep.", field, ")")
 				g.P(v, " := ", reuseName(name, msg), "(", v, "0, a)")
 				g.P("if ", v, "0 == nil {")
-				g.P("keep.", field, " = ", v)
+				g.P("keep.", field, " = ", ptr, "(", v, ")")
 				g.P("}")
 			}
 			keptMsg("req", "Req", m.Input)

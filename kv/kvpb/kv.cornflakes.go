@@ -5,6 +5,7 @@ package kvpb
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
@@ -1464,19 +1465,19 @@ func _KV_Get_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Req)
+		req0 := (*Req)(keep.Req)
 		req := _KV_Req_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*Resp)
+		resp0 := (*Resp)(keep.Resp)
 		resp := _KV_Resp_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.Get(ctx, req, resp)
 	}
@@ -1523,19 +1524,19 @@ func _KV_Put_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Req)
+		req0 := (*Req)(keep.Req)
 		req := _KV_Req_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*Resp)
+		resp0 := (*Resp)(keep.Resp)
 		resp := _KV_Resp_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.Put(ctx, req, resp)
 	}
@@ -1582,19 +1583,19 @@ func _KV_GetM_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Req)
+		req0 := (*Req)(keep.Req)
 		req := _KV_Req_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*Resp)
+		resp0 := (*Resp)(keep.Resp)
 		resp := _KV_Resp_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.GetM(ctx, req, resp)
 	}
@@ -1641,19 +1642,19 @@ func _KV_PutM_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Req)
+		req0 := (*Req)(keep.Req)
 		req := _KV_Req_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*Resp)
+		resp0 := (*Resp)(keep.Resp)
 		resp := _KV_Resp_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.PutM(ctx, req, resp)
 	}
@@ -1700,19 +1701,19 @@ func _KV_GetList_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Req)
+		req0 := (*Req)(keep.Req)
 		req := _KV_Req_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*Resp)
+		resp0 := (*Resp)(keep.Resp)
 		resp := _KV_Resp_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.GetList(ctx, req, resp)
 	}
@@ -1759,19 +1760,19 @@ func _KV_PutList_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Req)
+		req0 := (*Req)(keep.Req)
 		req := _KV_Req_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*Resp)
+		resp0 := (*Resp)(keep.Resp)
 		resp := _KV_Resp_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.PutList(ctx, req, resp)
 	}
@@ -1818,19 +1819,19 @@ func _KV_AppendToList_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Req)
+		req0 := (*Req)(keep.Req)
 		req := _KV_Req_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*Resp)
+		resp0 := (*Resp)(keep.Resp)
 		resp := _KV_Resp_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.AppendToList(ctx, req, resp)
 	}
@@ -1877,19 +1878,19 @@ func _KV_GetFromList_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Req)
+		req0 := (*Req)(keep.Req)
 		req := _KV_Req_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*Resp)
+		resp0 := (*Resp)(keep.Resp)
 		resp := _KV_Resp_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.GetFromList(ctx, req, resp)
 	}
@@ -1936,19 +1937,19 @@ func _KV_Delete_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Req)
+		req0 := (*Req)(keep.Req)
 		req := _KV_Req_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*Resp)
+		resp0 := (*Resp)(keep.Resp)
 		resp := _KV_Resp_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.Delete(ctx, req, resp)
 	}

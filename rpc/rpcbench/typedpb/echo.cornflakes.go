@@ -5,6 +5,7 @@ package typedpb
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
@@ -442,19 +443,19 @@ func _Echo_Echo_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Blob)
+		req0 := (*Blob)(keep.Req)
 		req := _Echo_Blob_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*Blob)
+		resp0 := (*Blob)(keep.Resp)
 		resp := _Echo_Blob_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.Echo(ctx, req, resp)
 	}

@@ -6,6 +6,7 @@ package svcv1
 import (
 	"context"
 	"strconv"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
@@ -3127,19 +3128,19 @@ func _Greeter_SayHello_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*HelloRequest)
+		req0 := (*HelloRequest)(keep.Req)
 		req := _Greeter_HelloRequest_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*HelloReply)
+		resp0 := (*HelloReply)(keep.Resp)
 		resp := _Greeter_HelloReply_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.SayHello(ctx, req, resp)
 	}
@@ -3186,19 +3187,19 @@ func _Greeter_Fail_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*FailRequest)
+		req0 := (*FailRequest)(keep.Req)
 		req := _Greeter_FailRequest_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*HelloReply)
+		resp0 := (*HelloReply)(keep.Resp)
 		resp := _Greeter_HelloReply_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.Fail(ctx, req, resp)
 	}
@@ -3245,19 +3246,19 @@ func _Greeter_Sleep_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*HelloRequest)
+		req0 := (*HelloRequest)(keep.Req)
 		req := _Greeter_HelloRequest_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*HelloReply)
+		resp0 := (*HelloReply)(keep.Resp)
 		resp := _Greeter_HelloReply_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.Sleep(ctx, req, resp)
 	}
@@ -3304,19 +3305,19 @@ func _Greeter_Panic_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*HelloRequest)
+		req0 := (*HelloRequest)(keep.Req)
 		req := _Greeter_HelloRequest_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*HelloReply)
+		resp0 := (*HelloReply)(keep.Resp)
 		resp := _Greeter_HelloReply_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.Panic(ctx, req, resp)
 	}
@@ -3363,19 +3364,19 @@ func _Greeter_Lookup_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*LookupRequest)
+		req0 := (*LookupRequest)(keep.Req)
 		req := _Greeter_LookupRequest_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*HelloReply)
+		resp0 := (*HelloReply)(keep.Resp)
 		resp := _Greeter_HelloReply_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.Lookup(ctx, req, resp)
 	}
@@ -3553,19 +3554,19 @@ func _Calc_SumTree_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Tree)
+		req0 := (*Tree)(keep.Req)
 		req := _Calc_Tree_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*Sum)
+		resp0 := (*Sum)(keep.Resp)
 		resp := _Calc_Sum_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.SumTree(ctx, req, resp)
 	}

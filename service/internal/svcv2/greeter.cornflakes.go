@@ -6,6 +6,7 @@ package svcv2
 import (
 	"context"
 	"strconv"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
@@ -3379,19 +3380,19 @@ func _Greeter_SayHello_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*HelloRequest)
+		req0 := (*HelloRequest)(keep.Req)
 		req := _Greeter_HelloRequest_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*HelloReply)
+		resp0 := (*HelloReply)(keep.Resp)
 		resp := _Greeter_HelloReply_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.SayHello(ctx, req, resp)
 	}
@@ -3438,19 +3439,19 @@ func _Greeter_Fail_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*FailRequest)
+		req0 := (*FailRequest)(keep.Req)
 		req := _Greeter_FailRequest_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*HelloReply)
+		resp0 := (*HelloReply)(keep.Resp)
 		resp := _Greeter_HelloReply_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.Fail(ctx, req, resp)
 	}
@@ -3497,19 +3498,19 @@ func _Greeter_Sleep_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*HelloRequest)
+		req0 := (*HelloRequest)(keep.Req)
 		req := _Greeter_HelloRequest_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*HelloReply)
+		resp0 := (*HelloReply)(keep.Resp)
 		resp := _Greeter_HelloReply_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.Sleep(ctx, req, resp)
 	}
@@ -3556,19 +3557,19 @@ func _Greeter_Panic_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*HelloRequest)
+		req0 := (*HelloRequest)(keep.Req)
 		req := _Greeter_HelloRequest_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*HelloReply)
+		resp0 := (*HelloReply)(keep.Resp)
 		resp := _Greeter_HelloReply_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.Panic(ctx, req, resp)
 	}
@@ -3615,19 +3616,19 @@ func _Greeter_Lookup_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*LookupRequest)
+		req0 := (*LookupRequest)(keep.Req)
 		req := _Greeter_LookupRequest_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*HelloReply)
+		resp0 := (*HelloReply)(keep.Resp)
 		resp := _Greeter_HelloReply_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.Lookup(ctx, req, resp)
 	}
@@ -3674,19 +3675,19 @@ func _Greeter_SayGoodbye_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*HelloRequest)
+		req0 := (*HelloRequest)(keep.Req)
 		req := _Greeter_HelloRequest_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*HelloReply)
+		resp0 := (*HelloReply)(keep.Resp)
 		resp := _Greeter_HelloReply_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.SayGoodbye(ctx, req, resp)
 	}
@@ -3867,19 +3868,19 @@ func _Calc_SumTree_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Tree)
+		req0 := (*Tree)(keep.Req)
 		req := _Calc_Tree_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0, _ := keep.Resp.(*Sum)
+		resp0 := (*Sum)(keep.Resp)
 		resp := _Calc_Sum_Reuse(resp0, a)
 		if resp0 == nil {
-			keep.Resp = resp
+			keep.Resp = unsafe.Pointer(resp)
 		}
 		return resp, s.SumTree(ctx, req, resp)
 	}

@@ -5,6 +5,7 @@ package svcall
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/alltypes"
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/other"
@@ -1388,10 +1389,10 @@ func _Mixed_SendBatch_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0, _ := keep.Req.(*Batch)
+		req0 := (*Batch)(keep.Req)
 		req := _Mixed_Batch_Reuse(req0, a)
 		if req0 == nil {
-			keep.Req = req
+			keep.Req = unsafe.Pointer(req)
 		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
