@@ -28,6 +28,9 @@ func (ep *Endpoint) freeRequest(r *Request) {
 		_ = r.buf.Release()
 		r.buf = mem.Buf{}
 	}
+	if r.itx != nil {
+		r.dropInline()
+	}
 	if r.mode == Worker {
 		// The worker goroutine may still read r (after posting its
 		// answer); worker requests are not recycled.

@@ -322,22 +322,25 @@ func (sc *serverCall) respond(r *rpc.Request, m *method, out wire.Object) error 
 
 // respondDirect is respond for a MethodDirect's response: its one-walk
 // serialization called without a type assertion.
+//
+// The one walk writes the response straight into the record the endpoint
+// sends it from (rpc.Request.InlineResp): no copy of it afterwards.
 func (sc *serverCall) respondDirect(r *rpc.Request, m *method, out DirectResponse) error {
 	if !m.bigResp.Load() {
-		if cap(sc.buf) < rpc.InlineMax {
-			sc.buf = make([]byte, 0, rpc.InlineMax)
-		}
-		b := appendRespOK(sc.buf[:0])
-		sga := &sc.sga
-		sga.Head = b[respFixed:respFixed:rpc.InlineMax]
-		err := out.WireSerializeSGA(sga)
-		head := sga.Head // (left in sga: sc.buf's array until the next response)
-		n := respFixed + len(head)
-		if err == nil && len(sga.Entries) == 0 && n <= rpc.InlineMax && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
-			return r.RespondBytes(b[:n]) // (sc.buf keeps its length: every use reslices it)
-		}
-		if err = sc.sgaMissed(m, err); err != nil {
-			return err
+		if b := r.InlineResp(); len(b) > respFixed {
+			b = appendRespOK(b[:0])
+			sga := &sc.sga
+			sga.Head = b[respFixed:respFixed:cap(b)]
+			err := out.WireSerializeSGA(sga)
+			head := sga.Head
+			sga.Head = nil // (the record is the endpoint's once sent)
+			n := respFixed + len(head)
+			if err == nil && len(sga.Entries) == 0 && n <= cap(b) && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
+				return r.RespondInline(n)
+			}
+			if err = sc.sgaMissed(m, err); err != nil {
+				return err
+			}
 		}
 	}
 	return sc.respondObject(r, out)
