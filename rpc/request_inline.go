@@ -12,14 +12,14 @@ func (r *Request) InlineResp() []byte {
 	if r.mode == Worker {
 		return nil
 	}
-	if r.itx == nil {
-		nested, err := r.ep.enter()
-		if err != nil {
-			return nil
-		}
-		r.itx = r.ep.getTxMsg()
-		r.ep.exit(nested)
+	nested, err := r.ep.enter()
+	if err != nil {
+		return nil
 	}
+	if r.itx == nil {
+		r.itx = r.ep.getTxMsg()
+	}
+	r.ep.exit(nested)
 	n := InlineMax
 	if r.ep.maxMsg < n {
 		n = r.ep.maxMsg
@@ -56,4 +56,56 @@ func (r *Request) RespondInline(n int) error {
 func (r *Request) dropInline() {
 	r.ep.msgFree = append(r.ep.msgFree, r.itx)
 	r.itx = nil
+}
+
+// InlineReq returns room for a request body of up to InlineMax bytes (and
+// at most MaxMsgSize) in a send record of the endpoint: write the request
+// there and enqueue it with EnqueueInline, and the body is not copied
+// again (Enqueue with a BytesMsg copies it into such a record). The room
+// stays the endpoint's: InlineReq returns the same room until
+// EnqueueInline sends it. It returns nil where Enqueue would return
+// ErrConcurrentUse (another goroutine holds the endpoint) or ErrClosed.
+func (ep *Endpoint) InlineReq() []byte {
+	nested, err := ep.enter()
+	if err != nil {
+		return nil
+	}
+	if ep.itx == nil {
+		ep.itx = ep.getTxMsg()
+	}
+	ep.exit(nested)
+	n := InlineMax
+	if ep.maxMsg < n {
+		n = ep.maxMsg
+	}
+	return ep.itx.inline[:n:n]
+}
+
+// EnqueueInline is Enqueue with the first n bytes of InlineReq's room as
+// the request (the same goroutine rule, errors and continuation
+// contract). The room is sent on success and kept for the next InlineReq
+// otherwise. ErrTooLarge: n is outside the room, or InlineReq was not
+// called.
+func (ep *Endpoint) EnqueueInline(s Session, reqType uint8, n int, cont func(*Response)) error {
+	nested, err := ep.enter()
+	if err != nil {
+		return err
+	}
+	defer ep.exit(nested)
+	t := ep.itx
+	if t == nil || n < 0 || n > InlineMax || n > ep.maxMsg {
+		return ErrTooLarge
+	}
+	si := ep.session(uint16(s))
+	if si == nil || !si.client {
+		return ErrNoSession
+	}
+	if si.state != sessConnected {
+		return ErrNotConnected
+	}
+	ep.itx = nil
+	t.flat = t.inline[:n]
+	t.total = n
+	_, err = ep.enqueueTx(s, reqType, t, cont)
+	return err
 }

@@ -1,6 +1,7 @@
 package rpc_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
@@ -102,5 +103,54 @@ func TestRespondInline(t *testing.T) {
 	}
 	if e.inl == 0 || e.bytes == 0 {
 		t.Fatalf("%d inline and %d copied answers: both sides of InlineMax must be served", e.inl, e.bytes)
+	}
+}
+
+// TestEnqueueInline: requests written into the endpoint's send record
+// (InlineReq) and enqueued from it (EnqueueInline) for every size up to
+// the room, echoed and checked under loss and reordering (retransmissions
+// come from the record); the misuses (n beyond the room, an unknown
+// session) fail with their errors and keep the room; every pool returns to zero (memtest).
+func TestEnqueueInline(t *testing.T) {
+	n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 23})
+	cli, srv, _ := newPair(t, opts{net: n, maxPayload: 1500, ep: rpc.EndpointConfig{RTO: 2 * time.Millisecond}})
+	s := cli.connect(t, srv.nx, 1)
+	n.SetFaults(memnet.Faults{Loss: 0.05, Duplicate: 0.2, Reorder: 0.2, ReorderDelay: 200 * time.Microsecond})
+	ep := cli.ep
+	b := ep.InlineReq()
+	if len(b) != rpc.InlineMax {
+		t.Fatalf("InlineReq: %d bytes of room, want %d", len(b), rpc.InlineMax)
+	}
+	if err := ep.EnqueueInline(s, tEcho, len(b)+1, func(*rpc.Response) {}); !errors.Is(err, rpc.ErrTooLarge) {
+		t.Fatalf("EnqueueInline beyond the room: %v, want ErrTooLarge", err)
+	}
+	if err := ep.EnqueueInline(s+7, tEcho, 8, func(*rpc.Response) {}); !errors.Is(err, rpc.ErrNoSession) {
+		t.Fatalf("EnqueueInline on no session: %v, want ErrNoSession", err)
+	}
+	pending := 0
+	var firstErr error
+	for i := 0; i < 300; i++ {
+		want := payload(nextID(), 8+(i*37)%(rpc.InlineMax-7))
+		room := ep.InlineReq()
+		if len(room) != rpc.InlineMax || &room[0] != &b[0] && i == 0 {
+			t.Fatalf("request %d: InlineReq gave %d bytes (or not the room kept by the failed calls)", i, len(room))
+		}
+		pending++
+		err := ep.EnqueueInline(s, tEcho, copy(room, want), func(r *rpc.Response) {
+			pending--
+			if r.Err == nil && !bytes.Equal(r.Data(), want) {
+				r.Err = errors.New("echo mismatch")
+			}
+			if r.Err != nil && firstErr == nil {
+				firstErr = r.Err
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cli.runUntil(t, 60*time.Second, func() bool { return pending == 0 })
+	if firstErr != nil {
+		t.Fatal(firstErr)
 	}
 }

@@ -46,6 +46,9 @@ type AsyncCall[R Decoder] struct {
 	// fallback is done for Starts through InvokeAsync's path (it marks
 	// the call idle first).
 	fallback func(R, error)
+	// bigReq: a request of the call did not fit the endpoint's send record
+	// (Start's inline path is not tried again).
+	bigReq bool
 	// own: ResetAfterDone was called. inDone: done runs (on the loop).
 	// pending: a Start took InvokeAsync's path, which made its response
 	// message in a, and that response was not delivered yet (a is then
@@ -343,15 +346,46 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		sess = c.sess[i]
 	}
 	cl.sess = sess
-	// The body after the request header, which stays in cl.buf from the
-	// previous request: a generated request is serialized in one walk
-	// straight into cl.buf's room (EncodeRequest; endSGA when it did not
-	// land there), any other through setBody.
+	// A generated request is serialized in one walk (EncodeRequest)
+	// straight into the endpoint's send record (rpc.Endpoint.InlineReq),
+	// after the request header that cl.buf keeps from the previous
+	// request, and enqueued from there (no copy); one that does not fit
+	// (too large, zero-copy entries) turns that off for the call and is
+	// sent from cl.buf (endSGA), as any request is when the endpoint gives
+	// no room. Any other request goes through setBody.
 	var err error
 	var msg rpc.Msg
 	enc := k.key.EncodeRequest
 	done := false
-	if enc != nil {
+	if enc != nil && !k.bigReq {
+		if b := c.ep.InlineReq(); len(b) > reqFixed {
+			copy(b, cl.buf[:reqFixed])
+			sga := &cl.sga
+			sga.Head = b[reqFixed:reqFixed:len(b)]
+			ok, eerr := enc(req, sga)
+			head := sga.Head
+			sga.Head = nil // (the record is the endpoint's once sent)
+			if ok {
+				if n := reqFixed + len(head); eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && n <= len(b) && &b[reqFixed:n][0] == &head[0] {
+					c.loopPending++
+					if err = c.ep.EnqueueInline(sess, cl.reqType, n, cl.contFn); err != nil {
+						k.finish(cl, nil, err)
+					}
+					return nil
+				}
+				if eerr == nil {
+					k.bigReq = true
+				}
+				cl.buf = append(cl.buf[:reqFixed], head...)
+				sga.Head = cl.buf[reqFixed:]
+				err = cl.endSGA(reqFixed, eerr)
+				msg = cl.msg
+				done = true
+			}
+			enc = nil // not ours: setBody below
+		}
+	}
+	if enc != nil && !done {
 		sga := &cl.sga
 		sga.Head = cl.buf[reqFixed:reqFixed]
 		ok, eerr := enc(req, sga)
