@@ -383,7 +383,6 @@ type Endpoint struct {
 	nDeferred int
 	coll      driver.EntryCollector
 	msgFree   []*txMsg
-	itx       *txMsg // InlineReq's record, until EnqueueInline sends it (request_inline.go)
 	rxFree    []*rxBuf
 	reqFree   []*Request
 	resp      Response

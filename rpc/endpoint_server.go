@@ -28,9 +28,6 @@ func (ep *Endpoint) freeRequest(r *Request) {
 		_ = r.buf.Release()
 		r.buf = mem.Buf{}
 	}
-	if r.itx != nil {
-		r.dropInline()
-	}
 	if r.mode == Worker {
 		// The worker goroutine may still read r (after posting its
 		// answer); worker requests are not recycled.

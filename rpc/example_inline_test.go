@@ -8,21 +8,29 @@ import (
 	"github.com/cornflakes-go/cornflakes/rpc"
 )
 
+// upper writes p in upper case into the record it is sent from, or
+// declines when it does not fit.
+type upper struct{ p []byte }
+
+func (u upper) WriteInline(dst []byte) int {
+	if len(u.p) > len(dst) {
+		return -1
+	}
+	return copy(dst, bytes.ToUpper(u.p))
+}
+
 // A small request and its response written straight into the records the
-// endpoints send them from (InlineReq/EnqueueInline on the client,
-// InlineResp/RespondInline in a dispatch handler): no copy of either
-// body. A body that does not fit the room goes the usual way (here
+// endpoints send them from (EnqueueInline on the client, RespondInline in
+// a dispatch handler): no copy of either body. A body that does not fit
+// the record is declined by its writer and goes the usual way (here
 // RespondBytes).
 func ExampleEndpoint_EnqueueInline() {
 	net := memnet.NewNetwork(memnet.NetworkConfig{})
 	srv, _ := newExampleNode(net, 1, rpc.EndpointConfig{}, func(nx *rpc.Nexus) {
 		_ = nx.Register(1, rpc.Dispatch, func(r *rpc.Request) {
-			up := bytes.ToUpper(r.Data())
-			if b := r.InlineResp(); len(up) <= len(b) {
-				_ = r.RespondInline(copy(b, up))
-				return
+			if sent, _ := r.RespondInline(upper{r.Data()}); !sent {
+				_ = r.RespondBytes(bytes.ToUpper(r.Data()))
 			}
-			_ = r.RespondBytes(up)
 		})
 	})
 	defer srv.stop()
@@ -32,17 +40,15 @@ func ExampleEndpoint_EnqueueInline() {
 	s, _ := cli.connect(srv.nx, 1)
 
 	var answer string
-	room := cli.ep.InlineReq()
-	n := copy(room, "written in place")
-	err := cli.ep.EnqueueInline(s, 1, n, func(r *rpc.Response) {
+	sent, err := cli.ep.EnqueueInline(s, 1, upper{[]byte("written in place")}, func(r *rpc.Response) {
 		if r.Err != nil {
 			answer = r.Err.Error()
 			return
 		}
 		answer = string(r.Data())
 	})
-	if err != nil {
-		fmt.Println(err)
+	if err != nil || !sent {
+		fmt.Println(sent, err)
 		return
 	}
 	for answer == "" {

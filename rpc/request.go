@@ -28,7 +28,6 @@ type Request struct {
 	tracked   bool // recorded in its session's reqs (answered after its handler returned)
 	key       string
 	role      uint8
-	itx       *txMsg // InlineResp's record, until RespondInline sends it (request_inline.go)
 
 	// Worker requests: what the worker side owns, in the Nexus's
 	// concurrent pool, until it answers.

@@ -1,111 +1,86 @@
 package rpc
 
-// InlineResp returns room for a response of up to InlineMax bytes (and at
-// most MaxMsgSize) in the record the endpoint will send it from: a
-// dispatch handler writes its response there and answers with
-// RespondInline, and the body is not copied again (RespondBytes copies it
-// into that record). Any other answer, or none, leaves the room unused
-// (returned to the endpoint with the request). It returns nil for a
-// worker-mode request and when called off the endpoint's goroutine. The
-// room is valid until r is answered.
-func (r *Request) InlineResp() []byte {
-	if r.mode == Worker {
-		return nil
-	}
-	nested, err := r.ep.enter()
-	if err != nil {
-		return nil
-	}
-	if r.itx == nil {
-		r.itx = r.ep.getTxMsg()
-	}
-	r.ep.exit(nested)
-	n := InlineMax
-	if r.ep.maxMsg < n {
-		n = r.ep.maxMsg
-	}
-	return r.itx.inline[:n:n]
+// InlineWriter writes a message body straight into the record the
+// endpoint sends it from (Request.RespondInline, Endpoint.EnqueueInline):
+// WriteInline writes at most len(dst) bytes into dst and returns their
+// number, or -1 to send nothing (the body does not fit, or the writer
+// declines). It runs on the endpoint's goroutine with the endpoint held:
+// it must not call the endpoint, and must keep nothing of dst.
+type InlineWriter interface {
+	WriteInline(dst []byte) int
 }
 
-// RespondInline answers r with the first n bytes of InlineResp's room,
-// as RespondBytes would answer with them (the same goroutine rule and
-// errors); ErrTooLarge when n is outside the room, or when InlineResp was
-// not called (or returned nil).
-func (r *Request) RespondInline(n int) error {
-	t := r.itx
-	if t == nil || n < 0 || n > InlineMax || n > r.ep.maxMsg {
-		return ErrTooLarge
+// inlineRoom is the room of a send record: InlineMax bytes, at most the
+// endpoint's MaxMsgSize.
+func (ep *Endpoint) inlineRoom() int {
+	if ep.maxMsg < InlineMax {
+		return ep.maxMsg
 	}
-	nested, err := r.ep.enter()
+	return InlineMax
+}
+
+// RespondInline answers r with the body w writes straight into the record
+// the endpoint sends it from (at most InlineMax bytes): the body is not
+// copied again (RespondBytes copies it into such a record). sent reports
+// whether w wrote the body: false with a nil error when w declined (r is
+// then still to be answered) and for a worker-mode request (which answers
+// with Respond). A body written is r's answer, with Respond's goroutine
+// rule and errors.
+func (r *Request) RespondInline(w InlineWriter) (sent bool, err error) {
+	if r.mode == Worker {
+		return false, nil
+	}
+	ep := r.ep
+	nested, err := ep.enter()
 	if err != nil {
-		return err
+		return false, err
 	}
-	defer r.ep.exit(nested)
-	r.itx = nil
+	defer ep.exit(nested)
 	if r.dead {
-		r.ep.msgFree = append(r.ep.msgFree, t)
-		return ErrAlreadyResponded
+		return false, ErrAlreadyResponded
+	}
+	room := ep.inlineRoom()
+	t := ep.getTxMsg()
+	n := w.WriteInline(t.inline[:room:room])
+	if n < 0 || n > room {
+		ep.msgFree = append(ep.msgFree, t) // unused
+		return false, nil
 	}
 	t.flat = t.inline[:n]
 	t.total = n
-	return r.ep.respondTx(r, t)
+	return true, ep.respondTx(r, t)
 }
 
-// dropInline returns r's unused InlineResp record to the endpoint (on its
-// goroutine: freeRequest).
-func (r *Request) dropInline() {
-	r.ep.msgFree = append(r.ep.msgFree, r.itx)
-	r.itx = nil
-}
-
-// InlineReq returns room for a request body of up to InlineMax bytes (and
-// at most MaxMsgSize) in a send record of the endpoint: write the request
-// there and enqueue it with EnqueueInline, and the body is not copied
-// again (Enqueue with a BytesMsg copies it into such a record). The room
-// stays the endpoint's: InlineReq returns the same room until
-// EnqueueInline sends it. It returns nil where Enqueue would return
-// ErrConcurrentUse (another goroutine holds the endpoint) or ErrClosed.
-func (ep *Endpoint) InlineReq() []byte {
+// EnqueueInline is Enqueue with a request body that w writes straight into
+// the record the endpoint sends it from (at most InlineMax bytes): the body
+// is not copied again (Enqueue with a BytesMsg copies it into such a
+// record). sent reports whether w wrote the body: false with a nil error
+// when w declined (nothing was enqueued; cont will not run). A non-nil
+// error is Enqueue's (cont will not run; w is not called when the session
+// cannot take the request); the goroutine rule and the continuation
+// contract are Enqueue's.
+func (ep *Endpoint) EnqueueInline(s Session, reqType uint8, w InlineWriter, cont func(*Response)) (sent bool, err error) {
 	nested, err := ep.enter()
 	if err != nil {
-		return nil
-	}
-	if ep.itx == nil {
-		ep.itx = ep.getTxMsg()
-	}
-	ep.exit(nested)
-	n := InlineMax
-	if ep.maxMsg < n {
-		n = ep.maxMsg
-	}
-	return ep.itx.inline[:n:n]
-}
-
-// EnqueueInline is Enqueue with the first n bytes of InlineReq's room as
-// the request (the same goroutine rule, errors and continuation
-// contract). The room is sent on success and kept for the next InlineReq
-// otherwise. ErrTooLarge: n is outside the room, or InlineReq was not
-// called.
-func (ep *Endpoint) EnqueueInline(s Session, reqType uint8, n int, cont func(*Response)) error {
-	nested, err := ep.enter()
-	if err != nil {
-		return err
+		return false, err
 	}
 	defer ep.exit(nested)
-	t := ep.itx
-	if t == nil || n < 0 || n > InlineMax || n > ep.maxMsg {
-		return ErrTooLarge
-	}
 	si := ep.session(uint16(s))
 	if si == nil || !si.client {
-		return ErrNoSession
+		return false, ErrNoSession
 	}
 	if si.state != sessConnected {
-		return ErrNotConnected
+		return false, ErrNotConnected
 	}
-	ep.itx = nil
+	room := ep.inlineRoom()
+	t := ep.getTxMsg()
+	n := w.WriteInline(t.inline[:room:room])
+	if n < 0 || n > room {
+		ep.msgFree = append(ep.msgFree, t) // unused
+		return false, nil
+	}
 	t.flat = t.inline[:n]
 	t.total = n
 	_, err = ep.enqueueTx(s, reqType, t, cont)
-	return err
+	return true, err
 }

@@ -13,10 +13,32 @@ import (
 )
 
 const (
-	tInline       = 20 // echo through InlineResp/RespondInline, RespondBytes when it does not fit
-	tInlineWorker = 21 // a worker: InlineResp must be nil
-	tInlineMisuse = 22 // RespondInline beyond the room, then InlineResp left unused
+	tInline       = 20 // echo through RespondInline, RespondBytes when declined
+	tInlineWorker = 21 // a worker: RespondInline declines
+	tInlineOver   = 22 // a writer claiming more than the room, then RespondBytes
 )
+
+// copyWriter writes p (declining when it does not fit) and records the
+// room it was given.
+type copyWriter struct {
+	p    []byte
+	room *int
+}
+
+func (w copyWriter) WriteInline(dst []byte) int {
+	if w.room != nil {
+		*w.room = len(dst)
+	}
+	if len(w.p) > len(dst) {
+		return -1
+	}
+	return copy(dst, w.p)
+}
+
+// overWriter claims one byte more than its room.
+type overWriter struct{}
+
+func (overWriter) WriteInline(dst []byte) int { return len(dst) + 1 }
 
 // inlineErrs collects what the handlers of TestRespondInline found wrong.
 type inlineErrs struct {
@@ -31,14 +53,13 @@ func (e *inlineErrs) add(err error) {
 	e.mu.Unlock()
 }
 
-// TestRespondInline: a dispatch handler writes its response into the
-// record InlineResp gives and answers with RespondInline (no copy), for
-// every size up to the room; a larger one answers with RespondBytes and
-// the unused room goes back to the endpoint; RespondInline beyond the
-// room or without InlineResp is ErrTooLarge and leaves the request to be
-// answered; a worker gets no room. Every echo is checked, over memnet with
-// loss and reordering (retransmitted responses come from the record), and
-// every pool returns to zero (memtest).
+// TestRespondInline: a dispatch handler's response written by an
+// InlineWriter into the record it is sent from, for every size up to the
+// room (InlineMax); a writer that declines (too large) or claims more than
+// the room leaves the request unanswered, answered then by RespondBytes; a
+// worker's RespondInline declines. Every echo is checked, over memnet with
+// loss, duplication and reordering (retransmitted responses come from the
+// record), and every pool returns to zero (memtest).
 func TestRespondInline(t *testing.T) {
 	n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 17})
 	cli, srv, _ := newPair(t, opts{net: n, maxPayload: 1500, ep: rpc.EndpointConfig{RTO: 2 * time.Millisecond}})
@@ -49,43 +70,36 @@ func TestRespondInline(t *testing.T) {
 		}
 	}
 	must(srv.nx.Register(tInline, rpc.Dispatch, func(r *rpc.Request) {
-		b := r.InlineResp()
-		if len(b) != rpc.InlineMax {
-			e.add(fmt.Errorf("InlineResp: %d bytes of room, want %d", len(b), rpc.InlineMax))
+		room := 0
+		sent, err := r.RespondInline(copyWriter{r.Data(), &room})
+		if room != rpc.InlineMax {
+			e.add(fmt.Errorf("RespondInline: %d bytes of room, want %d", room, rpc.InlineMax))
 		}
-		d := r.Data()
-		if len(d) > len(b) {
-			e.mu.Lock()
-			e.bytes++
-			e.mu.Unlock()
-			_ = r.RespondBytes(d)
-			return
+		if err != nil {
+			e.add(err)
 		}
 		e.mu.Lock()
-		e.inl++
+		if sent {
+			e.inl++
+		} else {
+			e.bytes++
+		}
 		e.mu.Unlock()
-		if err := r.RespondInline(copy(b, d)); err != nil {
-			e.add(err)
+		if !sent {
+			_ = r.RespondBytes(r.Data())
 		}
 	}))
 	must(srv.nx.Register(tInlineWorker, rpc.Worker, func(r *rpc.Request) {
-		if b := r.InlineResp(); b != nil {
-			e.add(errors.New("a worker got InlineResp room"))
-		}
-		if err := r.RespondInline(0); !errors.Is(err, rpc.ErrTooLarge) {
-			e.add(fmt.Errorf("worker RespondInline: %v, want ErrTooLarge", err))
+		if sent, err := r.RespondInline(copyWriter{p: r.Data()}); sent || err != nil {
+			e.add(fmt.Errorf("worker RespondInline: %v, %v; want declined", sent, err))
 		}
 		_ = r.RespondBytes(r.Data())
 	}))
-	must(srv.nx.Register(tInlineMisuse, rpc.Dispatch, func(r *rpc.Request) {
-		if err := r.RespondInline(1); !errors.Is(err, rpc.ErrTooLarge) {
-			e.add(fmt.Errorf("RespondInline without InlineResp: %v, want ErrTooLarge", err))
+	must(srv.nx.Register(tInlineOver, rpc.Dispatch, func(r *rpc.Request) {
+		if sent, err := r.RespondInline(overWriter{}); sent || err != nil {
+			e.add(fmt.Errorf("RespondInline beyond the room: %v, %v; want declined", sent, err))
 		}
-		b := r.InlineResp()
-		if err := r.RespondInline(len(b) + 1); !errors.Is(err, rpc.ErrTooLarge) {
-			e.add(fmt.Errorf("RespondInline beyond the room: %v, want ErrTooLarge", err))
-		}
-		_ = r.RespondBytes(r.Data()) // the room is left unused
+		_ = r.RespondBytes(r.Data())
 	}))
 	s := cli.connect(t, srv.nx, 1)
 	n.SetFaults(memnet.Faults{Loss: 0.05, Duplicate: 0.2, Reorder: 0.2, ReorderDelay: 200 * time.Microsecond})
@@ -93,7 +107,7 @@ func TestRespondInline(t *testing.T) {
 	for i := range sizes {
 		sizes[i] = 8 + (i*37)%(2*rpc.InlineMax) // both sides of InlineMax
 	}
-	for _, typ := range []uint8{tInline, tInlineWorker, tInlineMisuse} {
+	for _, typ := range []uint8{tInline, tInlineWorker, tInlineOver} {
 		callMany(t, cli, []rpc.Session{s}, typ, sizes, 60*time.Second)
 	}
 	e.mu.Lock()
@@ -106,37 +120,37 @@ func TestRespondInline(t *testing.T) {
 	}
 }
 
-// TestEnqueueInline: requests written into the endpoint's send record
-// (InlineReq) and enqueued from it (EnqueueInline) for every size up to
-// the room, echoed and checked under loss and reordering (retransmissions
-// come from the record); the misuses (n beyond the room, an unknown
-// session) fail with their errors and keep the room; every pool returns to zero (memtest).
+// TestEnqueueInline: requests written by an InlineWriter into the record
+// they are sent from (EnqueueInline), for every size up to the room,
+// echoed and checked under loss, duplication and reordering
+// (retransmissions come from the record); a writer that declines or
+// claims more than the room enqueues nothing (its continuation never
+// runs); an unknown session is ErrNoSession without calling the writer;
+// every pool returns to zero (memtest).
 func TestEnqueueInline(t *testing.T) {
 	n := memnet.NewNetwork(memnet.NetworkConfig{Seed: 23})
 	cli, srv, _ := newPair(t, opts{net: n, maxPayload: 1500, ep: rpc.EndpointConfig{RTO: 2 * time.Millisecond}})
 	s := cli.connect(t, srv.nx, 1)
 	n.SetFaults(memnet.Faults{Loss: 0.05, Duplicate: 0.2, Reorder: 0.2, ReorderDelay: 200 * time.Microsecond})
 	ep := cli.ep
-	b := ep.InlineReq()
-	if len(b) != rpc.InlineMax {
-		t.Fatalf("InlineReq: %d bytes of room, want %d", len(b), rpc.InlineMax)
+	stray := 0
+	never := func(*rpc.Response) { stray++ }
+	if sent, err := ep.EnqueueInline(s, tEcho, overWriter{}, never); sent || err != nil {
+		t.Fatalf("EnqueueInline beyond the room: %v, %v; want declined", sent, err)
 	}
-	if err := ep.EnqueueInline(s, tEcho, len(b)+1, func(*rpc.Response) {}); !errors.Is(err, rpc.ErrTooLarge) {
-		t.Fatalf("EnqueueInline beyond the room: %v, want ErrTooLarge", err)
+	if sent, err := ep.EnqueueInline(s, tEcho, copyWriter{p: make([]byte, rpc.InlineMax+1)}, never); sent || err != nil {
+		t.Fatalf("EnqueueInline of a body larger than the room: %v, %v; want declined", sent, err)
 	}
-	if err := ep.EnqueueInline(s+7, tEcho, 8, func(*rpc.Response) {}); !errors.Is(err, rpc.ErrNoSession) {
-		t.Fatalf("EnqueueInline on no session: %v, want ErrNoSession", err)
+	room := -1
+	if sent, err := ep.EnqueueInline(s+7, tEcho, copyWriter{[]byte("12345678"), &room}, never); sent || !errors.Is(err, rpc.ErrNoSession) || room != -1 {
+		t.Fatalf("EnqueueInline on no session: %v, %v, writer called: %v; want ErrNoSession, not called", sent, err, room != -1)
 	}
 	pending := 0
 	var firstErr error
 	for i := 0; i < 300; i++ {
 		want := payload(nextID(), 8+(i*37)%(rpc.InlineMax-7))
-		room := ep.InlineReq()
-		if len(room) != rpc.InlineMax || &room[0] != &b[0] && i == 0 {
-			t.Fatalf("request %d: InlineReq gave %d bytes (or not the room kept by the failed calls)", i, len(room))
-		}
 		pending++
-		err := ep.EnqueueInline(s, tEcho, copy(room, want), func(r *rpc.Response) {
+		sent, err := ep.EnqueueInline(s, tEcho, copyWriter{want, &room}, func(r *rpc.Response) {
 			pending--
 			if r.Err == nil && !bytes.Equal(r.Data(), want) {
 				r.Err = errors.New("echo mismatch")
@@ -145,12 +159,15 @@ func TestEnqueueInline(t *testing.T) {
 				firstErr = r.Err
 			}
 		})
-		if err != nil {
-			t.Fatal(err)
+		if err != nil || !sent || room != rpc.InlineMax {
+			t.Fatalf("request %d: %v, %v, room %d", i, sent, err, room)
 		}
 	}
 	cli.runUntil(t, 60*time.Second, func() bool { return pending == 0 })
 	if firstErr != nil {
 		t.Fatal(firstErr)
+	}
+	if stray != 0 {
+		t.Fatalf("%d continuations of declined requests ran", stray)
 	}
 }

@@ -347,42 +347,42 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	}
 	cl.sess = sess
 	// A generated request is serialized in one walk (EncodeRequest)
-	// straight into the endpoint's send record (rpc.Endpoint.InlineReq),
-	// after the request header that cl.buf keeps from the previous
-	// request, and enqueued from there (no copy); one that does not fit
-	// (too large, zero-copy entries) turns that off for the call and is
-	// sent from cl.buf (endSGA), as any request is when the endpoint gives
-	// no room. Any other request goes through setBody.
+	// straight into the endpoint's send record (rpc.Endpoint.EnqueueInline,
+	// cl as the writer), after the request header that cl.buf keeps from
+	// the previous request, and enqueued from there (no copy); one that
+	// does not fit (too large, zero-copy entries) turns that off for the
+	// call and is sent from cl.buf (endSGA). Any other request goes through
+	// setBody.
 	var err error
 	var msg rpc.Msg
 	enc := k.key.EncodeRequest
 	done := false
 	if enc != nil && !k.bigReq {
-		if b := c.ep.InlineReq(); len(b) > reqFixed {
-			copy(b, cl.buf[:reqFixed])
-			sga := &cl.sga
-			sga.Head = b[reqFixed:reqFixed:len(b)]
-			ok, eerr := enc(req, sga)
-			head := sga.Head
-			sga.Head = nil // (the record is the endpoint's once sent)
-			if ok {
-				if n := reqFixed + len(head); eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && n <= len(b) && &b[reqFixed:n][0] == &head[0] {
-					c.loopPending++
-					if err = c.ep.EnqueueInline(sess, cl.reqType, n, cl.contFn); err != nil {
-						k.finish(cl, nil, err)
-					}
-					return nil
-				}
-				if eerr == nil {
-					k.bigReq = true
-				}
-				cl.buf = append(cl.buf[:reqFixed], head...)
-				sga.Head = cl.buf[reqFixed:]
-				err = cl.endSGA(reqFixed, eerr)
-				msg = cl.msg
-				done = true
+		cl.wreq, cl.wenc, cl.wok = req, enc, false
+		c.loopPending++
+		var sent bool
+		sent, err = c.ep.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
+		cl.wreq, cl.wenc = nil, nil
+		if sent || err != nil {
+			if err != nil {
+				k.finish(cl, nil, err)
 			}
-			enc = nil // not ours: setBody below
+			return nil
+		}
+		c.loopPending--
+		if !cl.wok {
+			enc = nil // not the method's request type: setBody below
+		} else {
+			// Declined: the body (in cl.buf after the header) did not fit,
+			// or its serialization failed (cl.weerr).
+			eerr := cl.weerr
+			cl.weerr = nil
+			if eerr == nil {
+				k.bigReq = true
+			}
+			err = cl.endSGA(reqFixed, eerr)
+			msg = cl.msg
+			done = true
 		}
 	}
 	if enc != nil && !done {
@@ -425,6 +425,34 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		k.finish(cl, nil, err)
 	}
 	return nil
+}
+
+// WriteInline implements rpc.InlineWriter for AsyncCall.Start: the request
+// header cl.buf keeps and cl.wreq serialized in one walk (cl.wenc) into
+// dst. It declines (-1), with cl.wok and cl.weerr saying why, a request
+// that is not the method's type (wok false), whose serialization failed,
+// or that does not fit dst: then cl.buf holds the header and the body's
+// head and cl.sga its zero-copy entries, as endSGA wants them.
+func (cl *clientCall) WriteInline(dst []byte) int {
+	if len(dst) <= reqFixed {
+		return -1
+	}
+	copy(dst, cl.buf[:reqFixed])
+	sga := &cl.sga
+	sga.Head = dst[reqFixed:reqFixed:len(dst)]
+	ok, eerr := cl.wenc(cl.wreq, sga)
+	head := sga.Head
+	sga.Head = nil // (dst is the endpoint's once sent)
+	cl.wok, cl.weerr = ok, eerr
+	if !ok {
+		return -1
+	}
+	if n := reqFixed + len(head); eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && n <= len(dst) && &dst[reqFixed:n][0] == &head[0] {
+		return n
+	}
+	cl.buf = append(cl.buf[:reqFixed], head...)
+	sga.Head = cl.buf[reqFixed:]
+	return -1
 }
 
 // finish completes a request of the fast path on the loop: data is the

@@ -265,6 +265,11 @@ type serverCall struct {
 	// keep: each Direct method's kept messages (MethodDirect), by the
 	// method's handle.
 	keep []DirectKeep
+	// respondDirect's response and method for WriteInline, and the
+	// serialization's error when it declined for one.
+	wout DirectResponse
+	wm   *method
+	werr error
 }
 
 // keepFor returns m's DirectKeep in sc.
@@ -324,26 +329,44 @@ func (sc *serverCall) respond(r *rpc.Request, m *method, out wire.Object) error 
 // serialization called without a type assertion.
 //
 // The one walk writes the response straight into the record the endpoint
-// sends it from (rpc.Request.InlineResp): no copy of it afterwards.
+// sends it from (rpc.Request.RespondInline, sc as the writer): no copy of
+// it afterwards.
 func (sc *serverCall) respondDirect(r *rpc.Request, m *method, out DirectResponse) error {
 	if !m.bigResp.Load() {
-		if b := r.InlineResp(); len(b) > respFixed {
-			b = appendRespOK(b[:0])
-			sga := &sc.sga
-			sga.Head = b[respFixed:respFixed:cap(b)]
-			err := out.WireSerializeSGA(sga)
-			head := sga.Head
-			sga.Head = nil // (the record is the endpoint's once sent)
-			n := respFixed + len(head)
-			if err == nil && len(sga.Entries) == 0 && n <= cap(b) && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
-				return r.RespondInline(n)
-			}
-			if err = sc.sgaMissed(m, err); err != nil {
-				return err
-			}
+		sc.wout, sc.wm = out, m
+		sent, err := r.RespondInline(sc)
+		sc.wout, sc.wm = nil, nil
+		if sent || err != nil {
+			return err
+		}
+		if err = sc.werr; err != nil { // the serialization failed
+			sc.werr = nil
+			return err
 		}
 	}
 	return sc.respondObject(r, out)
+}
+
+// WriteInline implements rpc.InlineWriter for respondDirect: the OK header
+// and sc.wout serialized in one walk into dst. It declines (-1) a response
+// that does not fit (m.bigResp is set now) or whose serialization failed
+// (sc.werr).
+func (sc *serverCall) WriteInline(dst []byte) int {
+	if len(dst) <= respFixed {
+		return -1
+	}
+	b := appendRespOK(dst[:0])
+	sga := &sc.sga
+	sga.Head = b[respFixed:respFixed:cap(dst)]
+	err := sc.wout.WireSerializeSGA(sga)
+	head := sga.Head
+	sga.Head = nil // (dst is the endpoint's once sent)
+	n := respFixed + len(head)
+	if err == nil && len(sga.Entries) == 0 && n <= cap(dst) && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
+		return n
+	}
+	sc.werr = sc.sgaMissed(sc.wm, err)
+	return -1
 }
 
 // respondSGA is respond's fused path: the response sized and serialized
