@@ -43,6 +43,12 @@ func (ep *Endpoint) enqueueLocked(s Session, reqType uint8, req Msg, cont func(*
 		req.release()
 		return 0, err
 	}
+	return ep.enqueueTx(s, reqType, tx, cont)
+}
+
+// enqueueTx enqueues tx (consumed) as a request on client session s,
+// connected.
+func (ep *Endpoint) enqueueTx(s Session, reqType uint8, tx *txMsg, cont func(*Response)) (uint64, error) {
 	tag := uint64(ep.conts.Add(contEntry{fn: cont, used: true}))
 	if !ep.inLoop && !ep.batching {
 		// The core's clock advances only in the loop, and an idle client

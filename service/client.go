@@ -367,6 +367,13 @@ type clientCall struct {
 	a        *wire.Arena  // where the response body is copied (nil: the Go heap)
 	body     []byte
 	err      error
+	// AsyncCall.Start's request for WriteInline (client_call.go), and what
+	// the writer found when it declined: wok, the method's request type
+	// (its serialization's error in weerr).
+	wreq  wire.Object
+	wenc  func(wire.Object, *wireimpl.SGA) (bool, error)
+	wok   bool
+	weerr error
 }
 
 // preObj is a request serialized on the caller's goroutine whose

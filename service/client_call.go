@@ -46,6 +46,9 @@ type AsyncCall[R Decoder] struct {
 	// fallback is done for Starts through InvokeAsync's path (it marks
 	// the call idle first).
 	fallback func(R, error)
+	// bigReq: a request of the call did not fit the endpoint's send record
+	// (Start's inline path is not tried again).
+	bigReq bool
 	// own: ResetAfterDone was called. inDone: done runs (on the loop).
 	// pending: a Start took InvokeAsync's path, which made its response
 	// message in a, and that response was not delivered yet (a is then
@@ -58,6 +61,11 @@ type AsyncCall[R Decoder] struct {
 	// bdTab is the itab of (bufDecoder, R) when R is a pointer type that
 	// implements bufDecoder (decodeOwn), nil otherwise.
 	bdTab unsafe.Pointer
+	// reuse, when set (NewAsyncCallReusing), makes resp empty again for
+	// each common response of a ResetAfterDone call: resp is the one
+	// response message the call keeps, outside k.a's memory.
+	reuse func(R, *wire.Arena) R
+	resp  R
 }
 
 // iface is the layout of a non-empty interface value: its itab (naming
@@ -204,7 +212,12 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 		if k.bdTab != nil && !k.inDone && !k.pending { // bdTab: ResetAfterDone
 			if b := r.DataBuf(); b.Len() == len(data) {
 				a := k.a
-				resp := k.newResp(a)
+				var resp R
+				if k.reuse != nil {
+					resp = k.reuse(k.resp, a) // (k.resp itself, made empty)
+				} else {
+					resp = k.newResp(a)
+				}
 				var bd bufDecoder // resp as a bufDecoder (see decodeOwn)
 				*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
 				a.BorrowInput = true
@@ -243,6 +256,23 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 		k.busy.Store(false)
 		k.deliver(r, err, mem.Buf{})
 	}
+	return k
+}
+
+// NewAsyncCallReusing is NewAsyncCall for a response type that can be
+// made empty again in place: reuse(nil, a) makes a new empty message
+// bound to a, outside a's memory; reuse(x, a) makes x empty again, bound
+// to a's current batch (what newResp(a) returns, without making a
+// message). A ResetAfterDone call then decodes its common responses (the
+// ones its continuation resets the arena after) into one message that it
+// keeps for good, instead of making one in a per response; its other
+// responses are made by newResp as NewAsyncCall's are. Either way a
+// response is valid during done only. Generated New<Method>Call stubs call
+// it for a response type of their own package.
+func NewAsyncCallReusing[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, newResp func(*wire.Arena) R, reuse func(R, *wire.Arena) R, done func(R, error)) *AsyncCall[R] {
+	k := NewAsyncCall(c, d, i, a, newResp, done)
+	var zero R
+	k.reuse, k.resp = reuse, reuse(zero, a)
 	return k
 }
 
@@ -316,15 +346,46 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		sess = c.sess[i]
 	}
 	cl.sess = sess
-	// The body after the request header, which stays in cl.buf from the
-	// previous request: a generated request is serialized in one walk
-	// straight into cl.buf's room (EncodeRequest; endSGA when it did not
-	// land there), any other through setBody.
+	// A generated request is serialized in one walk (EncodeRequest)
+	// straight into the endpoint's send record (rpc.Endpoint.EnqueueInline,
+	// cl as the writer), after the request header that cl.buf keeps from
+	// the previous request, and enqueued from there (no copy); one that
+	// does not fit (too large, zero-copy entries) turns that off for the
+	// call and is sent from cl.buf (endSGA). Any other request goes through
+	// setBody.
 	var err error
 	var msg rpc.Msg
 	enc := k.key.EncodeRequest
 	done := false
-	if enc != nil {
+	if enc != nil && !k.bigReq {
+		cl.wreq, cl.wenc, cl.wok = req, enc, false
+		c.loopPending++
+		var sent bool
+		sent, err = c.ep.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
+		cl.wreq, cl.wenc = nil, nil
+		if sent || err != nil {
+			if err != nil {
+				k.finish(cl, nil, err)
+			}
+			return nil
+		}
+		c.loopPending--
+		if !cl.wok {
+			enc = nil // not the method's request type: setBody below
+		} else {
+			// Declined: the body (in cl.buf after the header) did not fit,
+			// or its serialization failed (cl.weerr).
+			eerr := cl.weerr
+			cl.weerr = nil
+			if eerr == nil {
+				k.bigReq = true
+			}
+			err = cl.endSGA(reqFixed, eerr)
+			msg = cl.msg
+			done = true
+		}
+	}
+	if enc != nil && !done {
 		sga := &cl.sga
 		sga.Head = cl.buf[reqFixed:reqFixed]
 		ok, eerr := enc(req, sga)
@@ -364,6 +425,34 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		k.finish(cl, nil, err)
 	}
 	return nil
+}
+
+// WriteInline implements rpc.InlineWriter for AsyncCall.Start: the request
+// header cl.buf keeps and cl.wreq serialized in one walk (cl.wenc) into
+// dst. It declines (-1), with cl.wok and cl.weerr saying why, a request
+// that is not the method's type (wok false), whose serialization failed,
+// or that does not fit dst: then cl.buf holds the header and the body's
+// head and cl.sga its zero-copy entries, as endSGA wants them.
+func (cl *clientCall) WriteInline(dst []byte) int {
+	if len(dst) <= reqFixed {
+		return -1
+	}
+	copy(dst, cl.buf[:reqFixed])
+	sga := &cl.sga
+	sga.Head = dst[reqFixed:reqFixed:len(dst)]
+	ok, eerr := cl.wenc(cl.wreq, sga)
+	head := sga.Head
+	sga.Head = nil // (dst is the endpoint's once sent)
+	cl.wok, cl.weerr = ok, eerr
+	if !ok {
+		return -1
+	}
+	if n := reqFixed + len(head); eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && n <= len(dst) && &dst[reqFixed:n][0] == &head[0] {
+		return n
+	}
+	cl.buf = append(cl.buf[:reqFixed], head...)
+	sga.Head = cl.buf[reqFixed:]
+	return -1
 }
 
 // finish completes a request of the fast path on the loop: data is the

@@ -32,12 +32,12 @@ func directDesc(c *directCounts) *service.ServiceDesc {
 		if dh == nil {
 			return nil
 		}
-		return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+		return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 			c.direct.Add(1)
 			if !a.BorrowInput {
 				c.notBorrowed.Add(1)
 			}
-			return dh(ctx, a, in)
+			return dh(ctx, a, in, keep)
 		}
 	}
 	d.Methods[0].BufHandler = func(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {

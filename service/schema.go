@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
@@ -52,7 +53,20 @@ type DirectResponse interface {
 // without the implementation passed as an interface value and with the
 // response's concrete type in the returned interface. The Server uses it
 // for methods served in rpc.Dispatch mode when it has no interceptor.
-type MethodDirect func(ctx context.Context, a *wire.Arena, req mem.Buf) (DirectResponse, error)
+//
+// keep holds the messages the generated code reuses across the calls of
+// the method that one server call state serves, one after the other
+// (never two at once): it makes them empty again, bound to a, instead of
+// making new ones in a. The response it returns may be one of them: the
+// Server is done with it when the call's answer has been sent.
+type MethodDirect func(ctx context.Context, a *wire.Arena, req mem.Buf, keep *DirectKeep) (DirectResponse, error)
+
+// DirectKeep holds the request and response messages a MethodDirect keeps
+// between calls (nil until its first call): pointers to the method's own
+// request and response types, which only that method's generated code
+// stores and reads (the Server gives each method its own DirectKeep per
+// server call state, and never reads them).
+type DirectKeep struct{ Req, Resp unsafe.Pointer }
 
 // MethodDesc describes one method of a service.
 type MethodDesc struct {

@@ -136,6 +136,7 @@ type method struct {
 	// MethodDesc's Direct bound to impl (rpc.Dispatch mode, a Server
 	// without interceptors); nil otherwise.
 	direct MethodDirect
+	handle uint32 // the method's index in Server.methods (serverCall.keepFor)
 }
 
 // maxAccepted bounds the distinct compatible client versions a method
@@ -243,7 +244,8 @@ func (s *Server) RegisterService(d *ServiceDesc, impl any, opts ...RegisterOptio
 			direct = bind(impl) // nil when impl does not implement the server interface
 		}
 		next = append(next, &method{info: MethodInfo{FullMethod: name, Service: d, Method: i}, desc: &d.Methods[i],
-			impl: impl, mode: mode, schema: schemaOf(d, i), fp: d.Methods[i].Fingerprint, direct: direct})
+			impl: impl, mode: mode, schema: schemaOf(d, i), fp: d.Methods[i].Fingerprint, direct: direct,
+			handle: uint32(len(next))})
 	}
 	for i := len(cur); i < len(next); i++ {
 		s.byName[next[i].info.FullMethod] = uint32(i)
@@ -260,6 +262,30 @@ type serverCall struct {
 	ctx *callCtx // the handler's context; replaced when a call let it escape (callCtx.finish)
 	buf []byte
 	sga wireimpl.SGA // respond's sink (empty between calls)
+	// keep: each Direct method's kept messages (MethodDirect), by the
+	// method's handle.
+	keep []DirectKeep
+	// respondDirect's response and method for WriteInline, and the
+	// serialization's error when it declined for one.
+	wout DirectResponse
+	wm   *method
+	werr error
+}
+
+// keepFor returns m's DirectKeep in sc.
+func (sc *serverCall) keepFor(m *method) *DirectKeep {
+	h := int(m.handle)
+	if h >= len(sc.keep) {
+		sc.growKeep(h)
+	}
+	return &sc.keep[h]
+}
+
+// growKeep makes sc.keep long enough for handle h.
+func (sc *serverCall) growKeep(h int) {
+	k := make([]DirectKeep, h+1)
+	copy(k, sc.keep)
+	sc.keep = k
 }
 
 // respObj prepends the OK response header to a response message.
@@ -301,25 +327,46 @@ func (sc *serverCall) respond(r *rpc.Request, m *method, out wire.Object) error 
 
 // respondDirect is respond for a MethodDirect's response: its one-walk
 // serialization called without a type assertion.
+//
+// The one walk writes the response straight into the record the endpoint
+// sends it from (rpc.Request.RespondInline, sc as the writer): no copy of
+// it afterwards.
 func (sc *serverCall) respondDirect(r *rpc.Request, m *method, out DirectResponse) error {
 	if !m.bigResp.Load() {
-		if cap(sc.buf) < rpc.InlineMax {
-			sc.buf = make([]byte, 0, rpc.InlineMax)
+		sc.wout, sc.wm = out, m
+		sent, err := r.RespondInline(sc)
+		sc.wout, sc.wm = nil, nil
+		if sent || err != nil {
+			return err
 		}
-		b := appendRespOK(sc.buf[:0])
-		sga := &sc.sga
-		sga.Head = b[respFixed:respFixed:rpc.InlineMax]
-		err := out.WireSerializeSGA(sga)
-		head := sga.Head // (left in sga: sc.buf's array until the next response)
-		n := respFixed + len(head)
-		if err == nil && len(sga.Entries) == 0 && n <= rpc.InlineMax && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
-			return r.RespondBytes(b[:n]) // (sc.buf keeps its length: every use reslices it)
-		}
-		if err = sc.sgaMissed(m, err); err != nil {
+		if err = sc.werr; err != nil { // the serialization failed
+			sc.werr = nil
 			return err
 		}
 	}
 	return sc.respondObject(r, out)
+}
+
+// WriteInline implements rpc.InlineWriter for respondDirect: the OK header
+// and sc.wout serialized in one walk into dst. It declines (-1) a response
+// that does not fit (m.bigResp is set now) or whose serialization failed
+// (sc.werr).
+func (sc *serverCall) WriteInline(dst []byte) int {
+	if len(dst) <= respFixed {
+		return -1
+	}
+	b := appendRespOK(dst[:0])
+	sga := &sc.sga
+	sga.Head = b[respFixed:respFixed:cap(dst)]
+	err := sc.wout.WireSerializeSGA(sga)
+	head := sga.Head
+	sga.Head = nil // (dst is the endpoint's once sent)
+	n := respFixed + len(head)
+	if err == nil && len(sga.Entries) == 0 && n <= cap(dst) && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
+		return n
+	}
+	sc.werr = sc.sgaMissed(sc.wm, err)
+	return -1
 }
 
 // respondSGA is respond's fused path: the response sized and serialized
@@ -651,7 +698,7 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 		in = in.SliceTrusted(in.Len()-len(body), len(body))
 	}
 	a.BorrowInput = true
-	out, err := m.direct(ctx, a, in)
+	out, err := m.direct(ctx, a, in, sc.keepFor(m))
 	a.BorrowInput = false // (the handler should have cleared it after its decode)
 	if err == nil && out != nil {
 		err = sc.respondDirect(r, m, out)

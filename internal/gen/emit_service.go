@@ -13,6 +13,7 @@ import (
 const (
 	contextPkg = protogen.GoImportPath("context")
 	servicePkg = protogen.GoImportPath("github.com/cornflakes-go/cornflakes/service")
+	unsafePkg  = protogen.GoImportPath("unsafe")
 )
 
 // validateService checks a service block: unary methods only.
@@ -77,11 +78,11 @@ func (t *serviceTable) add(m *protogen.Message) int {
 // fingerprints (package service).
 func genServices(g *protogen.GeneratedFile, f *protogen.File) {
 	for _, s := range f.Services {
-		genService(g, s)
+		genService(g, s, f.GoImportPath)
 	}
 }
 
-func genService(g *protogen.GeneratedFile, s *protogen.Service) {
+func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoImportPath) {
 	name := s.GoName
 	full := string(s.Desc.FullName())
 	t := newServiceTable(s)
@@ -173,7 +174,32 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 		g.P("// client's loop, with the response (a message of a, valid until a.Reset)")
 		g.P("// or the error, and may Start the call again. See service.AsyncCall.")
 		g.P("func (c *", name, "Client) New", m.GoName, "Call(a *", arena, ", done func(*", m.Output.GoIdent, ", error)) *", svc("AsyncCall"), "[*", m.Output.GoIdent, "] {")
-		g.P("return ", svc("NewAsyncCall"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", done)")
+		if reusable(m.Output, pkg) {
+			g.P("return ", svc("NewAsyncCallReusing"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", ", reuseName(name, m.Output), ", done)")
+		} else {
+			g.P("return ", svc("NewAsyncCall"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", done)")
+		}
+		g.P("}")
+		g.P()
+	}
+
+	// Reuse helpers: a message of this package made empty again in place
+	// (what its New makes, outside the arena's memory), for the messages
+	// that AsyncCall and the Direct binding keep across calls.
+	for _, msg := range reuseMessages(s, pkg) {
+		id := g.QualifiedGoIdent(msg.GoIdent)
+		g.P("// ", reuseName(name, msg), " returns x made empty and bound to a's current batch,")
+		g.P("// as ", newOf(msg), "(a) makes one but outside a's memory (a new message")
+		g.P("// when x is nil): a message kept across a's Resets")
+		g.P("// (service.NewAsyncCallReusing, service.DirectKeep).")
+		g.P("func ", reuseName(name, msg), "(x *", id, ", a *", arena, ") *", id, " {")
+		g.P("if x == nil {")
+		g.P("x = new(", id, ")")
+		g.P("} else {")
+		g.P("*x = ", id, "{}")
+		g.P("}")
+		g.P("x.cf.Init(", toRuntimeArena(g, "a"), ")")
+		g.P("return x")
 		g.P("}")
 		g.P()
 	}
@@ -213,13 +239,29 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 			g.P("if !ok {")
 			g.P("return nil")
 			g.P("}")
-			g.P("return func(ctx ", ctx, ", a *", arena, ", in ", memBuf, ") (", svc("DirectResponse"), ", error) {")
-			g.P("req := ", newOf(m.Input), "(a)")
+			g.P("return func(ctx ", ctx, ", a *", arena, ", in ", memBuf, ", keep *", svc("DirectKeep"), ") (", svc("DirectResponse"), ", error) {")
+			// The messages kept in keep (this call state's, for this
+			// method) are made empty again instead of made anew.
+			keptMsg := func(v, field string, msg *protogen.Message) {
+				if !reusable(msg, pkg) {
+					g.P(v, " := ", newOf(msg), "(a)")
+					return
+				}
+				// (keep's pointers are this method's own types: service.DirectKeep)
+				id := g.QualifiedGoIdent(msg.GoIdent)
+				ptr := g.QualifiedGoIdent(unsafePkg.Ident("Pointer"))
+				g.P(v, "0 := (*", id, ")(keep.", field, ")")
+				g.P(v, " := ", reuseName(name, msg), "(", v, "0, a)")
+				g.P("if ", v, "0 == nil {")
+				g.P("keep.", field, " = ", ptr, "(", v, ")")
+				g.P("}")
+			}
+			keptMsg("req", "Req", m.Input)
 			g.P("if err := req.Decode(in); err != nil {")
 			g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
 			g.P("}")
 			g.P("a.BorrowInput = false // only the request borrows")
-			g.P("resp := ", newOf(m.Output), "(a)")
+			keptMsg("resp", "Resp", m.Output)
 			g.P("return resp, s.", m.GoName, "(ctx, req, resp)")
 			g.P("}")
 			g.P("}")
@@ -288,6 +330,38 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 	g.P("},")
 	g.P("}")
 	g.P()
+}
+
+// reusable reports whether msg is a message of package pkg (the generated
+// file's), whose fields the file's reuse helper can reset.
+func reusable(msg *protogen.Message, pkg protogen.GoImportPath) bool {
+	return msg.GoIdent.GoImportPath == pkg
+}
+
+// reuseName is the name of service svc's reuse helper for msg.
+func reuseName(svc string, msg *protogen.Message) string {
+	return "_" + svc + "_" + msg.GoIdent.GoName + "_Reuse"
+}
+
+// reuseMessages are the messages of package pkg that service s keeps
+// across calls, each once, in method order: every method's response
+// (AsyncCall) and, for methods with a Direct binding, its request.
+func reuseMessages(s *protogen.Service, pkg protogen.GoImportPath) []*protogen.Message {
+	var out []*protogen.Message
+	seen := map[protoreflect.FullName]bool{}
+	add := func(msg *protogen.Message) {
+		if reusable(msg, pkg) && !seen[msg.Desc.FullName()] {
+			seen[msg.Desc.FullName()] = true
+			out = append(out, msg)
+		}
+	}
+	for _, m := range s.Methods {
+		if directMessage(m.Output, nil) {
+			add(m.Input)
+		}
+		add(m.Output)
+	}
+	return out
 }
 
 // refNote says which decoded fields of msg (the request a handler gets as

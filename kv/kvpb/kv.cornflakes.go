@@ -5,6 +5,7 @@ package kvpb
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
@@ -1162,7 +1163,7 @@ func (c *KVClient) GetAsync(ctx context.Context, a *wire.Arena, req *Req, done f
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewGetCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 0, a, NewResp, done)
+	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 0, a, NewResp, _KV_Resp_Reuse, done)
 }
 
 // Put calls kv.KV.Put. req is serialized before it
@@ -1193,7 +1194,7 @@ func (c *KVClient) PutAsync(ctx context.Context, a *wire.Arena, req *Req, done f
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewPutCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 1, a, NewResp, done)
+	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 1, a, NewResp, _KV_Resp_Reuse, done)
 }
 
 // GetM calls kv.KV.GetM. req is serialized before it
@@ -1224,7 +1225,7 @@ func (c *KVClient) GetMAsync(ctx context.Context, a *wire.Arena, req *Req, done 
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewGetMCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 2, a, NewResp, done)
+	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 2, a, NewResp, _KV_Resp_Reuse, done)
 }
 
 // PutM calls kv.KV.PutM. req is serialized before it
@@ -1255,7 +1256,7 @@ func (c *KVClient) PutMAsync(ctx context.Context, a *wire.Arena, req *Req, done 
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewPutMCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 3, a, NewResp, done)
+	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 3, a, NewResp, _KV_Resp_Reuse, done)
 }
 
 // GetList calls kv.KV.GetList. req is serialized before it
@@ -1286,7 +1287,7 @@ func (c *KVClient) GetListAsync(ctx context.Context, a *wire.Arena, req *Req, do
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewGetListCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 4, a, NewResp, done)
+	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 4, a, NewResp, _KV_Resp_Reuse, done)
 }
 
 // PutList calls kv.KV.PutList. req is serialized before it
@@ -1317,7 +1318,7 @@ func (c *KVClient) PutListAsync(ctx context.Context, a *wire.Arena, req *Req, do
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewPutListCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 5, a, NewResp, done)
+	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 5, a, NewResp, _KV_Resp_Reuse, done)
 }
 
 // AppendToList calls kv.KV.AppendToList. req is serialized before it
@@ -1348,7 +1349,7 @@ func (c *KVClient) AppendToListAsync(ctx context.Context, a *wire.Arena, req *Re
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewAppendToListCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 6, a, NewResp, done)
+	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 6, a, NewResp, _KV_Resp_Reuse, done)
 }
 
 // GetFromList calls kv.KV.GetFromList. req is serialized before it
@@ -1379,7 +1380,7 @@ func (c *KVClient) GetFromListAsync(ctx context.Context, a *wire.Arena, req *Req
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewGetFromListCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 7, a, NewResp, done)
+	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 7, a, NewResp, _KV_Resp_Reuse, done)
 }
 
 // Delete calls kv.KV.Delete. req is serialized before it
@@ -1410,7 +1411,35 @@ func (c *KVClient) DeleteAsync(ctx context.Context, a *wire.Arena, req *Req, don
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewDeleteCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCall(c.c, &KV_ServiceDesc, 8, a, NewResp, done)
+	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 8, a, NewResp, _KV_Resp_Reuse, done)
+}
+
+// _KV_Req_Reuse returns x made empty and bound to a's current batch,
+// as NewReq(a) makes one but outside a's memory (a new message
+// when x is nil): a message kept across a's Resets
+// (service.NewAsyncCallReusing, service.DirectKeep).
+func _KV_Req_Reuse(x *Req, a *wire.Arena) *Req {
+	if x == nil {
+		x = new(Req)
+	} else {
+		*x = Req{}
+	}
+	x.cf.Init((*wireimpl.Arena)(a))
+	return x
+}
+
+// _KV_Resp_Reuse returns x made empty and bound to a's current batch,
+// as NewResp(a) makes one but outside a's memory (a new message
+// when x is nil): a message kept across a's Resets
+// (service.NewAsyncCallReusing, service.DirectKeep).
+func _KV_Resp_Reuse(x *Resp, a *wire.Arena) *Resp {
+	if x == nil {
+		x = new(Resp)
+	} else {
+		*x = Resp{}
+	}
+	x.cf.Init((*wireimpl.Arena)(a))
+	return x
 }
 
 func _KV_Get_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1435,13 +1464,21 @@ func _KV_Get_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*Req)(keep.Req)
+		req := _KV_Req_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewResp(a)
+		resp0 := (*Resp)(keep.Resp)
+		resp := _KV_Resp_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.Get(ctx, req, resp)
 	}
 }
@@ -1486,13 +1523,21 @@ func _KV_Put_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*Req)(keep.Req)
+		req := _KV_Req_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewResp(a)
+		resp0 := (*Resp)(keep.Resp)
+		resp := _KV_Resp_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.Put(ctx, req, resp)
 	}
 }
@@ -1537,13 +1582,21 @@ func _KV_GetM_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*Req)(keep.Req)
+		req := _KV_Req_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewResp(a)
+		resp0 := (*Resp)(keep.Resp)
+		resp := _KV_Resp_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.GetM(ctx, req, resp)
 	}
 }
@@ -1588,13 +1641,21 @@ func _KV_PutM_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*Req)(keep.Req)
+		req := _KV_Req_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewResp(a)
+		resp0 := (*Resp)(keep.Resp)
+		resp := _KV_Resp_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.PutM(ctx, req, resp)
 	}
 }
@@ -1639,13 +1700,21 @@ func _KV_GetList_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*Req)(keep.Req)
+		req := _KV_Req_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewResp(a)
+		resp0 := (*Resp)(keep.Resp)
+		resp := _KV_Resp_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.GetList(ctx, req, resp)
 	}
 }
@@ -1690,13 +1759,21 @@ func _KV_PutList_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*Req)(keep.Req)
+		req := _KV_Req_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewResp(a)
+		resp0 := (*Resp)(keep.Resp)
+		resp := _KV_Resp_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.PutList(ctx, req, resp)
 	}
 }
@@ -1741,13 +1818,21 @@ func _KV_AppendToList_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*Req)(keep.Req)
+		req := _KV_Req_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewResp(a)
+		resp0 := (*Resp)(keep.Resp)
+		resp := _KV_Resp_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.AppendToList(ctx, req, resp)
 	}
 }
@@ -1792,13 +1877,21 @@ func _KV_GetFromList_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*Req)(keep.Req)
+		req := _KV_Req_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewResp(a)
+		resp0 := (*Resp)(keep.Resp)
+		resp := _KV_Resp_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.GetFromList(ctx, req, resp)
 	}
 }
@@ -1843,13 +1936,21 @@ func _KV_Delete_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*Req)(keep.Req)
+		req := _KV_Req_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewResp(a)
+		resp0 := (*Resp)(keep.Resp)
+		resp := _KV_Resp_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.Delete(ctx, req, resp)
 	}
 }

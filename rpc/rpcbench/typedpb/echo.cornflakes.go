@@ -5,6 +5,7 @@ package typedpb
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
@@ -402,7 +403,21 @@ func (c *EchoClient) EchoAsync(ctx context.Context, a *wire.Arena, req *Blob, do
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *EchoClient) NewEchoCall(a *wire.Arena, done func(*Blob, error)) *service.AsyncCall[*Blob] {
-	return service.NewAsyncCall(c.c, &Echo_ServiceDesc, 0, a, NewBlob, done)
+	return service.NewAsyncCallReusing(c.c, &Echo_ServiceDesc, 0, a, NewBlob, _Echo_Blob_Reuse, done)
+}
+
+// _Echo_Blob_Reuse returns x made empty and bound to a's current batch,
+// as NewBlob(a) makes one but outside a's memory (a new message
+// when x is nil): a message kept across a's Resets
+// (service.NewAsyncCallReusing, service.DirectKeep).
+func _Echo_Blob_Reuse(x *Blob, a *wire.Arena) *Blob {
+	if x == nil {
+		x = new(Blob)
+	} else {
+		*x = Blob{}
+	}
+	x.cf.Init((*wireimpl.Arena)(a))
+	return x
 }
 
 func _Echo_Echo_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -427,13 +442,21 @@ func _Echo_Echo_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewBlob(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*Blob)(keep.Req)
+		req := _Echo_Blob_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewBlob(a)
+		resp0 := (*Blob)(keep.Resp)
+		resp := _Echo_Blob_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.Echo(ctx, req, resp)
 	}
 }

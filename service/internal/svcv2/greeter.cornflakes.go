@@ -6,6 +6,7 @@ package svcv2
 import (
 	"context"
 	"strconv"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
@@ -3142,7 +3143,7 @@ func (c *GreeterClient) SayHelloAsync(ctx context.Context, a *wire.Arena, req *H
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewSayHelloCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCall(c.c, &Greeter_ServiceDesc, 0, a, NewHelloReply, done)
+	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 0, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
 }
 
 // Fail calls cornflakes.svctest.Greeter.Fail. req is serialized before it
@@ -3173,7 +3174,7 @@ func (c *GreeterClient) FailAsync(ctx context.Context, a *wire.Arena, req *FailR
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewFailCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCall(c.c, &Greeter_ServiceDesc, 1, a, NewHelloReply, done)
+	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 1, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
 }
 
 // Sleep calls cornflakes.svctest.Greeter.Sleep. req is serialized before it
@@ -3204,7 +3205,7 @@ func (c *GreeterClient) SleepAsync(ctx context.Context, a *wire.Arena, req *Hell
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewSleepCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCall(c.c, &Greeter_ServiceDesc, 2, a, NewHelloReply, done)
+	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 2, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
 }
 
 // Panic calls cornflakes.svctest.Greeter.Panic. req is serialized before it
@@ -3235,7 +3236,7 @@ func (c *GreeterClient) PanicAsync(ctx context.Context, a *wire.Arena, req *Hell
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewPanicCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCall(c.c, &Greeter_ServiceDesc, 3, a, NewHelloReply, done)
+	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 3, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
 }
 
 // Lookup calls cornflakes.svctest.Greeter.Lookup. req is serialized before it
@@ -3266,7 +3267,7 @@ func (c *GreeterClient) LookupAsync(ctx context.Context, a *wire.Arena, req *Loo
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewLookupCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCall(c.c, &Greeter_ServiceDesc, 4, a, NewHelloReply, done)
+	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 4, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
 }
 
 // SayGoodbye calls cornflakes.svctest.Greeter.SayGoodbye. req is serialized before it
@@ -3297,7 +3298,63 @@ func (c *GreeterClient) SayGoodbyeAsync(ctx context.Context, a *wire.Arena, req 
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewSayGoodbyeCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCall(c.c, &Greeter_ServiceDesc, 5, a, NewHelloReply, done)
+	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 5, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
+}
+
+// _Greeter_HelloRequest_Reuse returns x made empty and bound to a's current batch,
+// as NewHelloRequest(a) makes one but outside a's memory (a new message
+// when x is nil): a message kept across a's Resets
+// (service.NewAsyncCallReusing, service.DirectKeep).
+func _Greeter_HelloRequest_Reuse(x *HelloRequest, a *wire.Arena) *HelloRequest {
+	if x == nil {
+		x = new(HelloRequest)
+	} else {
+		*x = HelloRequest{}
+	}
+	x.cf.Init((*wireimpl.Arena)(a))
+	return x
+}
+
+// _Greeter_HelloReply_Reuse returns x made empty and bound to a's current batch,
+// as NewHelloReply(a) makes one but outside a's memory (a new message
+// when x is nil): a message kept across a's Resets
+// (service.NewAsyncCallReusing, service.DirectKeep).
+func _Greeter_HelloReply_Reuse(x *HelloReply, a *wire.Arena) *HelloReply {
+	if x == nil {
+		x = new(HelloReply)
+	} else {
+		*x = HelloReply{}
+	}
+	x.cf.Init((*wireimpl.Arena)(a))
+	return x
+}
+
+// _Greeter_FailRequest_Reuse returns x made empty and bound to a's current batch,
+// as NewFailRequest(a) makes one but outside a's memory (a new message
+// when x is nil): a message kept across a's Resets
+// (service.NewAsyncCallReusing, service.DirectKeep).
+func _Greeter_FailRequest_Reuse(x *FailRequest, a *wire.Arena) *FailRequest {
+	if x == nil {
+		x = new(FailRequest)
+	} else {
+		*x = FailRequest{}
+	}
+	x.cf.Init((*wireimpl.Arena)(a))
+	return x
+}
+
+// _Greeter_LookupRequest_Reuse returns x made empty and bound to a's current batch,
+// as NewLookupRequest(a) makes one but outside a's memory (a new message
+// when x is nil): a message kept across a's Resets
+// (service.NewAsyncCallReusing, service.DirectKeep).
+func _Greeter_LookupRequest_Reuse(x *LookupRequest, a *wire.Arena) *LookupRequest {
+	if x == nil {
+		x = new(LookupRequest)
+	} else {
+		*x = LookupRequest{}
+	}
+	x.cf.Init((*wireimpl.Arena)(a))
+	return x
 }
 
 func _Greeter_SayHello_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3322,13 +3379,21 @@ func _Greeter_SayHello_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewHelloRequest(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*HelloRequest)(keep.Req)
+		req := _Greeter_HelloRequest_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewHelloReply(a)
+		resp0 := (*HelloReply)(keep.Resp)
+		resp := _Greeter_HelloReply_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.SayHello(ctx, req, resp)
 	}
 }
@@ -3373,13 +3438,21 @@ func _Greeter_Fail_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewFailRequest(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*FailRequest)(keep.Req)
+		req := _Greeter_FailRequest_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewHelloReply(a)
+		resp0 := (*HelloReply)(keep.Resp)
+		resp := _Greeter_HelloReply_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.Fail(ctx, req, resp)
 	}
 }
@@ -3424,13 +3497,21 @@ func _Greeter_Sleep_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewHelloRequest(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*HelloRequest)(keep.Req)
+		req := _Greeter_HelloRequest_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewHelloReply(a)
+		resp0 := (*HelloReply)(keep.Resp)
+		resp := _Greeter_HelloReply_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.Sleep(ctx, req, resp)
 	}
 }
@@ -3475,13 +3556,21 @@ func _Greeter_Panic_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewHelloRequest(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*HelloRequest)(keep.Req)
+		req := _Greeter_HelloRequest_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewHelloReply(a)
+		resp0 := (*HelloReply)(keep.Resp)
+		resp := _Greeter_HelloReply_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.Panic(ctx, req, resp)
 	}
 }
@@ -3526,13 +3615,21 @@ func _Greeter_Lookup_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewLookupRequest(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*LookupRequest)(keep.Req)
+		req := _Greeter_LookupRequest_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewHelloReply(a)
+		resp0 := (*HelloReply)(keep.Resp)
+		resp := _Greeter_HelloReply_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.Lookup(ctx, req, resp)
 	}
 }
@@ -3577,13 +3674,21 @@ func _Greeter_SayGoodbye_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewHelloRequest(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*HelloRequest)(keep.Req)
+		req := _Greeter_HelloRequest_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewHelloReply(a)
+		resp0 := (*HelloReply)(keep.Resp)
+		resp := _Greeter_HelloReply_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.SayGoodbye(ctx, req, resp)
 	}
 }
@@ -3709,7 +3814,35 @@ func (c *CalcClient) SumTreeAsync(ctx context.Context, a *wire.Arena, req *Tree,
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *CalcClient) NewSumTreeCall(a *wire.Arena, done func(*Sum, error)) *service.AsyncCall[*Sum] {
-	return service.NewAsyncCall(c.c, &Calc_ServiceDesc, 0, a, NewSum, done)
+	return service.NewAsyncCallReusing(c.c, &Calc_ServiceDesc, 0, a, NewSum, _Calc_Sum_Reuse, done)
+}
+
+// _Calc_Tree_Reuse returns x made empty and bound to a's current batch,
+// as NewTree(a) makes one but outside a's memory (a new message
+// when x is nil): a message kept across a's Resets
+// (service.NewAsyncCallReusing, service.DirectKeep).
+func _Calc_Tree_Reuse(x *Tree, a *wire.Arena) *Tree {
+	if x == nil {
+		x = new(Tree)
+	} else {
+		*x = Tree{}
+	}
+	x.cf.Init((*wireimpl.Arena)(a))
+	return x
+}
+
+// _Calc_Sum_Reuse returns x made empty and bound to a's current batch,
+// as NewSum(a) makes one but outside a's memory (a new message
+// when x is nil): a message kept across a's Resets
+// (service.NewAsyncCallReusing, service.DirectKeep).
+func _Calc_Sum_Reuse(x *Sum, a *wire.Arena) *Sum {
+	if x == nil {
+		x = new(Sum)
+	} else {
+		*x = Sum{}
+	}
+	x.cf.Init((*wireimpl.Arena)(a))
+	return x
 }
 
 func _Calc_SumTree_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3734,13 +3867,21 @@ func _Calc_SumTree_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewTree(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*Tree)(keep.Req)
+		req := _Calc_Tree_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
-		resp := NewSum(a)
+		resp0 := (*Sum)(keep.Resp)
+		resp := _Calc_Sum_Reuse(resp0, a)
+		if resp0 == nil {
+			keep.Resp = unsafe.Pointer(resp)
+		}
 		return resp, s.SumTree(ctx, req, resp)
 	}
 }

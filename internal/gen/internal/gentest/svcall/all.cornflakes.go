@@ -5,6 +5,7 @@ package svcall
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/alltypes"
 	"github.com/cornflakes-go/cornflakes/internal/gen/internal/gentest/other"
@@ -901,7 +902,7 @@ func _Types_Scalars_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req := alltypes.NewScalars(a)
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
@@ -979,7 +980,7 @@ func _Types_Outer_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req := alltypes.NewOuter(a)
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
@@ -1022,7 +1023,7 @@ func _Types_Wide_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req := alltypes.NewWide(a)
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
@@ -1239,7 +1240,7 @@ func (c *MixedClient) BlobAsync(ctx context.Context, a *wire.Arena, req *other.B
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *MixedClient) NewBlobCall(a *wire.Arena, done func(*Batch, error)) *service.AsyncCall[*Batch] {
-	return service.NewAsyncCall(c.c, &Mixed_ServiceDesc, 1, a, NewBatch, done)
+	return service.NewAsyncCallReusing(c.c, &Mixed_ServiceDesc, 1, a, NewBatch, _Mixed_Batch_Reuse, done)
 }
 
 // SendBatch calls gentest.svcall.Mixed.SendBatch. req is serialized before it
@@ -1273,6 +1274,20 @@ func (c *MixedClient) NewSendBatchCall(a *wire.Arena, done func(*other.Blob, err
 	return service.NewAsyncCall(c.c, &Mixed_ServiceDesc, 2, a, other.NewBlob, done)
 }
 
+// _Mixed_Batch_Reuse returns x made empty and bound to a's current batch,
+// as NewBatch(a) makes one but outside a's memory (a new message
+// when x is nil): a message kept across a's Resets
+// (service.NewAsyncCallReusing, service.DirectKeep).
+func _Mixed_Batch_Reuse(x *Batch, a *wire.Arena) *Batch {
+	if x == nil {
+		x = new(Batch)
+	} else {
+		*x = Batch{}
+	}
+	x.cf.Init((*wireimpl.Arena)(a))
+	return x
+}
+
 func _Mixed_Record_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	req := proto2.NewRecord(a)
 	if err := req.DecodeBytes(data); err != nil {
@@ -1295,7 +1310,7 @@ func _Mixed_Record_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req := proto2.NewRecord(a)
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
@@ -1373,8 +1388,12 @@ func _Mixed_SendBatch_Direct(srv any) service.MethodDirect {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewBatch(a)
+	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
+		req0 := (*Batch)(keep.Req)
+		req := _Mixed_Batch_Reuse(req0, a)
+		if req0 == nil {
+			keep.Req = unsafe.Pointer(req)
+		}
 		if err := req.Decode(in); err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}

@@ -1,0 +1,86 @@
+package rpc
+
+// InlineWriter writes a message body straight into the record the
+// endpoint sends it from (Request.RespondInline, Endpoint.EnqueueInline):
+// WriteInline writes at most len(dst) bytes into dst and returns their
+// number, or -1 to send nothing (the body does not fit, or the writer
+// declines). It runs on the endpoint's goroutine with the endpoint held:
+// it must not call the endpoint, and must keep nothing of dst.
+type InlineWriter interface {
+	WriteInline(dst []byte) int
+}
+
+// inlineRoom is the room of a send record: InlineMax bytes, at most the
+// endpoint's MaxMsgSize.
+func (ep *Endpoint) inlineRoom() int {
+	if ep.maxMsg < InlineMax {
+		return ep.maxMsg
+	}
+	return InlineMax
+}
+
+// RespondInline answers r with the body w writes straight into the record
+// the endpoint sends it from (at most InlineMax bytes): the body is not
+// copied again (RespondBytes copies it into such a record). sent reports
+// whether w wrote the body: false with a nil error when w declined (r is
+// then still to be answered) and for a worker-mode request (which answers
+// with Respond). A body written is r's answer, with Respond's goroutine
+// rule and errors.
+func (r *Request) RespondInline(w InlineWriter) (sent bool, err error) {
+	if r.mode == Worker {
+		return false, nil
+	}
+	ep := r.ep
+	nested, err := ep.enter()
+	if err != nil {
+		return false, err
+	}
+	defer ep.exit(nested)
+	if r.dead {
+		return false, ErrAlreadyResponded
+	}
+	room := ep.inlineRoom()
+	t := ep.getTxMsg()
+	n := w.WriteInline(t.inline[:room:room])
+	if n < 0 || n > room {
+		ep.msgFree = append(ep.msgFree, t) // unused
+		return false, nil
+	}
+	t.flat = t.inline[:n]
+	t.total = n
+	return true, ep.respondTx(r, t)
+}
+
+// EnqueueInline is Enqueue with a request body that w writes straight into
+// the record the endpoint sends it from (at most InlineMax bytes): the body
+// is not copied again (Enqueue with a BytesMsg copies it into such a
+// record). sent reports whether w wrote the body: false with a nil error
+// when w declined (nothing was enqueued; cont will not run). A non-nil
+// error is Enqueue's (cont will not run; w is not called when the session
+// cannot take the request); the goroutine rule and the continuation
+// contract are Enqueue's.
+func (ep *Endpoint) EnqueueInline(s Session, reqType uint8, w InlineWriter, cont func(*Response)) (sent bool, err error) {
+	nested, err := ep.enter()
+	if err != nil {
+		return false, err
+	}
+	defer ep.exit(nested)
+	si := ep.session(uint16(s))
+	if si == nil || !si.client {
+		return false, ErrNoSession
+	}
+	if si.state != sessConnected {
+		return false, ErrNotConnected
+	}
+	room := ep.inlineRoom()
+	t := ep.getTxMsg()
+	n := w.WriteInline(t.inline[:room:room])
+	if n < 0 || n > room {
+		ep.msgFree = append(ep.msgFree, t) // unused
+		return false, nil
+	}
+	t.flat = t.inline[:n]
+	t.total = n
+	_, err = ep.enqueueTx(s, reqType, t, cont)
+	return true, err
+}
