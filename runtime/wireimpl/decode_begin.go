@@ -79,6 +79,19 @@ func (c *Core) DecodeArena(b mem.Buf) *Arena {
 	return a
 }
 
+// DecodeReady is DecodeArena for a message the caller has just made in a
+// (the generated Decode<Msg> functions, which make the message and decode
+// into it): it reports whether a decode from b can take BeginDecode's
+// common case. The message's own checks (an arena, not stale) hold by
+// construction; the rest are DecodeArena's: b is not the zero Buf, the
+// arena holds no decoded input yet in this batch, its embedded record is
+// set up for its current Threshold, and the build is not the checked one.
+// It changes nothing; when it reports false, the caller calls the new
+// message's BeginDecode, which decides and reports every case.
+func (a *Arena) DecodeReady(b mem.Buf) bool {
+	return a.lastSrc == nil && !b.IsZero() && !mem.Checked && a.src0.a != nil && a.src0.thr == a.Threshold
+}
+
 // TryHoldInput takes the arena's reference on b for the decode that
 // DecodeArena admitted: none under BorrowInput (the caller's reference),
 // else one TryClone, kept in the arena's input slot (released at Reset).
