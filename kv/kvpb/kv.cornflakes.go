@@ -181,6 +181,64 @@ func (x *Req) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeReq makes a new Req in a and decodes it from b zero-copy, as
+// NewReq then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeReq(a *wire.Arena, b mem.Buf) (*Req, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := reqType.TryNew(ra)
+	if x == nil {
+		x = reqType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	end := src.Len()
+	b0, ents, dyn, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	{
+		at := -1
+		if b0&0x1 != 0 {
+			at = ents
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 1, dyn, end, 0, &x.xKeys); err != nil {
+			return nil, err
+		}
+	}
+	{
+		at := -1
+		if b0&0x2 != 0 {
+			at = wireimpl.EntAt(ents, b0, 0x2)
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 2, dyn, end, 0, &x.xVals); err != nil {
+			return nil, err
+		}
+	}
+	if b0&0x4 != 0 {
+		x.xIndex = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x4)))
+	}
+	_ = dyn
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -692,6 +750,62 @@ func (x *Resp) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeResp makes a new Resp in a and decodes it from b zero-copy, as
+// NewResp then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeResp(a *wire.Arena, b mem.Buf) (*Resp, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := respType.TryNew(ra)
+	if x == nil {
+		x = respType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	end := src.Len()
+	b0, ents, dyn, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xStatus = uint32(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xVal, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xVal) {
+			return nil, wireimpl.BadData(at, 2)
+		}
+	}
+	{
+		at := -1
+		if b0&0x4 != 0 {
+			at = wireimpl.EntAt(ents, b0, 0x4)
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 3, dyn, end, 0, &x.xVals); err != nil {
+			return nil, err
+		}
+	}
+	_ = dyn
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and

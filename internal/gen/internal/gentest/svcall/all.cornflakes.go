@@ -161,6 +161,21 @@ func (x *Batch) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeBatch makes a new Batch in a and decodes it from b zero-copy, as
+// NewBatch then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeBatch(a *wire.Arena, b mem.Buf) (*Batch, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewBatch(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Batch) SerializeSGA(sga *wire.SGA) error {
@@ -496,6 +511,48 @@ func (x *Batch_Note) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeBatch_Note makes a new Batch_Note in a and decodes it from b zero-copy, as
+// NewBatch_Note then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeBatch_Note(a *wire.Arena, b mem.Buf) (*Batch_Note, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := batch_NoteType.TryNew(ra)
+	if x == nil {
+		x = batch_NoteType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
+			return nil, wireimpl.BadData(at, 1)
+		}
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
