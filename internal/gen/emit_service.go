@@ -91,6 +91,9 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 	newOf := func(m *protogen.Message) string {
 		return g.QualifiedGoIdent(protogen.GoIdent{GoName: "New" + m.GoIdent.GoName, GoImportPath: m.GoIdent.GoImportPath})
 	}
+	decodeOf := func(m *protogen.Message) string { // New and Decode fused (emit_fast_decode.go)
+		return g.QualifiedGoIdent(protogen.GoIdent{GoName: "Decode" + m.GoIdent.GoName, GoImportPath: m.GoIdent.GoImportPath})
+	}
 
 	// Server interface.
 	g.P("// ", name, "Server is the server API of service ", full, ".")
@@ -188,10 +191,17 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 		h := "_" + name + "_" + m.GoName
 		// handler emits one decoding front: its input parameter, the decode
 		// call, and what follows a successful decode.
-		handler := func(suffix, param, decode string, after ...string) {
+		// decode is either a method call on a new request ("DecodeBytes(data)")
+		// or, from a buffer, the fused Decode<Msg> (fused).
+		handler := func(suffix, param, decode string, fused bool, after ...string) {
 			g.P("func ", h, suffix, "(srv any, ctx ", ctx, ", a *", arena, ", ", param, ", ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", object, ", error) {")
-			g.P("req := ", newOf(m.Input), "(a)")
-			g.P("if err := req.", decode, "; err != nil {")
+			if fused {
+				g.P("req, err := ", decodeOf(m.Input), "(a, ", decode, ")")
+				g.P("if err != nil {")
+			} else {
+				g.P("req := ", newOf(m.Input), "(a)")
+				g.P("if err := req.", decode, "; err != nil {")
+			}
 			g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
 			g.P("}")
 			for _, l := range after {
@@ -201,8 +211,8 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 			g.P("}")
 			g.P()
 		}
-		handler("_Handler", "data []byte", "DecodeBytes(data)")
-		handler("_BufHandler", "in "+memBuf, "Decode(in)", "a.BorrowInput = false // only the request borrows")
+		handler("_Handler", "data []byte", "DecodeBytes(data)", false)
+		handler("_BufHandler", "in "+memBuf, "in", true, "a.BorrowInput = false // only the request borrows")
 		// Direct: the method bound to the implementation at registration
 		// (service.MethodDesc.Direct), for a Server without interceptors;
 		// only for a response type with a WireSerializeSGA
@@ -214,8 +224,8 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service) {
 			g.P("return nil")
 			g.P("}")
 			g.P("return func(ctx ", ctx, ", a *", arena, ", in ", memBuf, ") (", svc("DirectResponse"), ", error) {")
-			g.P("req := ", newOf(m.Input), "(a)")
-			g.P("if err := req.Decode(in); err != nil {")
+			g.P("req, err := ", decodeOf(m.Input), "(a, in)")
+			g.P("if err != nil {")
 			g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
 			g.P("}")
 			g.P("a.BorrowInput = false // only the request borrows")
