@@ -1536,8 +1536,8 @@ func _KV_Get_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, i
 }
 
 func _KV_Get_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1550,8 +1550,8 @@ func _KV_Get_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeReq(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1587,8 +1587,8 @@ func _KV_Put_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, i
 }
 
 func _KV_Put_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1601,8 +1601,8 @@ func _KV_Put_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeReq(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1638,8 +1638,8 @@ func _KV_GetM_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, 
 }
 
 func _KV_GetM_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1652,8 +1652,8 @@ func _KV_GetM_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeReq(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1689,8 +1689,8 @@ func _KV_PutM_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, 
 }
 
 func _KV_PutM_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1703,8 +1703,8 @@ func _KV_PutM_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeReq(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1740,8 +1740,8 @@ func _KV_GetList_Handler(srv any, ctx context.Context, a *wire.Arena, data []byt
 }
 
 func _KV_GetList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1754,8 +1754,8 @@ func _KV_GetList_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeReq(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1791,8 +1791,8 @@ func _KV_PutList_Handler(srv any, ctx context.Context, a *wire.Arena, data []byt
 }
 
 func _KV_PutList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1805,8 +1805,8 @@ func _KV_PutList_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeReq(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1842,8 +1842,8 @@ func _KV_AppendToList_Handler(srv any, ctx context.Context, a *wire.Arena, data 
 }
 
 func _KV_AppendToList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1856,8 +1856,8 @@ func _KV_AppendToList_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeReq(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1893,8 +1893,8 @@ func _KV_GetFromList_Handler(srv any, ctx context.Context, a *wire.Arena, data [
 }
 
 func _KV_GetFromList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1907,8 +1907,8 @@ func _KV_GetFromList_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeReq(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1944,8 +1944,8 @@ func _KV_Delete_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte
 }
 
 func _KV_Delete_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1958,8 +1958,8 @@ func _KV_Delete_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewReq(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeReq(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows

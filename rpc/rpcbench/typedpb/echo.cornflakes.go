@@ -456,8 +456,8 @@ func _Echo_Echo_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte
 }
 
 func _Echo_Echo_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewBlob(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeBlob(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -470,8 +470,8 @@ func _Echo_Echo_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewBlob(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeBlob(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows

@@ -3322,8 +3322,8 @@ func _Greeter_SayHello_Handler(srv any, ctx context.Context, a *wire.Arena, data
 }
 
 func _Greeter_SayHello_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewHelloRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeHelloRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3336,8 +3336,8 @@ func _Greeter_SayHello_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewHelloRequest(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeHelloRequest(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3373,8 +3373,8 @@ func _Greeter_Fail_Handler(srv any, ctx context.Context, a *wire.Arena, data []b
 }
 
 func _Greeter_Fail_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewFailRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeFailRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3387,8 +3387,8 @@ func _Greeter_Fail_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewFailRequest(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeFailRequest(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3424,8 +3424,8 @@ func _Greeter_Sleep_Handler(srv any, ctx context.Context, a *wire.Arena, data []
 }
 
 func _Greeter_Sleep_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewHelloRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeHelloRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3438,8 +3438,8 @@ func _Greeter_Sleep_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewHelloRequest(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeHelloRequest(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3475,8 +3475,8 @@ func _Greeter_Panic_Handler(srv any, ctx context.Context, a *wire.Arena, data []
 }
 
 func _Greeter_Panic_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewHelloRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeHelloRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3489,8 +3489,8 @@ func _Greeter_Panic_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewHelloRequest(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeHelloRequest(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3526,8 +3526,8 @@ func _Greeter_Lookup_Handler(srv any, ctx context.Context, a *wire.Arena, data [
 }
 
 func _Greeter_Lookup_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewLookupRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeLookupRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3540,8 +3540,8 @@ func _Greeter_Lookup_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewLookupRequest(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeLookupRequest(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3680,8 +3680,8 @@ func _Calc_SumTree_Handler(srv any, ctx context.Context, a *wire.Arena, data []b
 }
 
 func _Calc_SumTree_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewTree(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeTree(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3694,8 +3694,8 @@ func _Calc_SumTree_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewTree(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeTree(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows

@@ -3590,8 +3590,8 @@ func _Greeter_SayHello_Handler(srv any, ctx context.Context, a *wire.Arena, data
 }
 
 func _Greeter_SayHello_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewHelloRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeHelloRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3604,8 +3604,8 @@ func _Greeter_SayHello_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewHelloRequest(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeHelloRequest(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3641,8 +3641,8 @@ func _Greeter_Fail_Handler(srv any, ctx context.Context, a *wire.Arena, data []b
 }
 
 func _Greeter_Fail_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewFailRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeFailRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3655,8 +3655,8 @@ func _Greeter_Fail_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewFailRequest(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeFailRequest(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3692,8 +3692,8 @@ func _Greeter_Sleep_Handler(srv any, ctx context.Context, a *wire.Arena, data []
 }
 
 func _Greeter_Sleep_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewHelloRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeHelloRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3706,8 +3706,8 @@ func _Greeter_Sleep_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewHelloRequest(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeHelloRequest(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3743,8 +3743,8 @@ func _Greeter_Panic_Handler(srv any, ctx context.Context, a *wire.Arena, data []
 }
 
 func _Greeter_Panic_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewHelloRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeHelloRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3757,8 +3757,8 @@ func _Greeter_Panic_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewHelloRequest(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeHelloRequest(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3794,8 +3794,8 @@ func _Greeter_Lookup_Handler(srv any, ctx context.Context, a *wire.Arena, data [
 }
 
 func _Greeter_Lookup_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewLookupRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeLookupRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3808,8 +3808,8 @@ func _Greeter_Lookup_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewLookupRequest(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeLookupRequest(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3845,8 +3845,8 @@ func _Greeter_SayGoodbye_Handler(srv any, ctx context.Context, a *wire.Arena, da
 }
 
 func _Greeter_SayGoodbye_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewHelloRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeHelloRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3859,8 +3859,8 @@ func _Greeter_SayGoodbye_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewHelloRequest(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeHelloRequest(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -4002,8 +4002,8 @@ func _Calc_SumTree_Handler(srv any, ctx context.Context, a *wire.Arena, data []b
 }
 
 func _Calc_SumTree_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewTree(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeTree(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -4016,8 +4016,8 @@ func _Calc_SumTree_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewTree(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeTree(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows

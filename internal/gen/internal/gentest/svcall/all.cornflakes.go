@@ -945,8 +945,8 @@ func _Types_Scalars_Handler(srv any, ctx context.Context, a *wire.Arena, data []
 }
 
 func _Types_Scalars_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := alltypes.NewScalars(a)
-	if err := req.Decode(in); err != nil {
+	req, err := alltypes.DecodeScalars(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -959,8 +959,8 @@ func _Types_Scalars_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := alltypes.NewScalars(a)
-		if err := req.Decode(in); err != nil {
+		req, err := alltypes.DecodeScalars(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -996,8 +996,8 @@ func _Types_Lists_Handler(srv any, ctx context.Context, a *wire.Arena, data []by
 }
 
 func _Types_Lists_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := alltypes.NewLists(a)
-	if err := req.Decode(in); err != nil {
+	req, err := alltypes.DecodeLists(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1023,8 +1023,8 @@ func _Types_Outer_Handler(srv any, ctx context.Context, a *wire.Arena, data []by
 }
 
 func _Types_Outer_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := alltypes.NewOuter(a)
-	if err := req.Decode(in); err != nil {
+	req, err := alltypes.DecodeOuter(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1037,8 +1037,8 @@ func _Types_Outer_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := alltypes.NewOuter(a)
-		if err := req.Decode(in); err != nil {
+		req, err := alltypes.DecodeOuter(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1066,8 +1066,8 @@ func _Types_Wide_Handler(srv any, ctx context.Context, a *wire.Arena, data []byt
 }
 
 func _Types_Wide_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := alltypes.NewWide(a)
-	if err := req.Decode(in); err != nil {
+	req, err := alltypes.DecodeWide(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1080,8 +1080,8 @@ func _Types_Wide_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := alltypes.NewWide(a)
-		if err := req.Decode(in); err != nil {
+		req, err := alltypes.DecodeWide(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1339,8 +1339,8 @@ func _Mixed_Record_Handler(srv any, ctx context.Context, a *wire.Arena, data []b
 }
 
 func _Mixed_Record_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := proto2.NewRecord(a)
-	if err := req.Decode(in); err != nil {
+	req, err := proto2.DecodeRecord(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1353,8 +1353,8 @@ func _Mixed_Record_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := proto2.NewRecord(a)
-		if err := req.Decode(in); err != nil {
+		req, err := proto2.DecodeRecord(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1382,8 +1382,8 @@ func _Mixed_Blob_Handler(srv any, ctx context.Context, a *wire.Arena, data []byt
 }
 
 func _Mixed_Blob_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := other.NewBlob(a)
-	if err := req.Decode(in); err != nil {
+	req, err := other.DecodeBlob(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1417,8 +1417,8 @@ func _Mixed_SendBatch_Handler(srv any, ctx context.Context, a *wire.Arena, data 
 }
 
 func _Mixed_SendBatch_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewBatch(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeBatch(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1431,8 +1431,8 @@ func _Mixed_SendBatch_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf) (service.DirectResponse, error) {
-		req := NewBatch(a)
-		if err := req.Decode(in); err != nil {
+		req, err := DecodeBatch(a, in)
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
