@@ -109,11 +109,12 @@ func genDirectEntry(g *protogen.GeneratedFile, m *message) {
 }
 
 // genFusedDecode emits Decode<Msg>(a, b): New<Msg> and Decode fused. The
-// message is made in a by New's body written out, then decoded by
+// input is recorded (Decode's inlined start, or Arena.BeginDecode), then
+// the message is made in a by New's body written out and decoded by
 // Decode's body, minus what a message just made by New makes redundant:
 // the message's own checks (an arena, not stale: Arena.DecodeReady checks
 // the rest of DecodeArena's conditions) and, for a flat message decoded
-// inline, BindSource (no presence bits, no kept unknown fields to reset).
+// inline, BindSource and the zeroing of absent fields.
 func genFusedDecode(g *protogen.GeneratedFile, m *message) {
 	name := m.m.GoIdent.GoName
 	w := func(s string) string { return g.QualifiedGoIdent(runtimePkg.Ident(s)) }
@@ -126,20 +127,22 @@ func genFusedDecode(g *protogen.GeneratedFile, m *message) {
 	g.P("if ra == nil {")
 	g.P("return nil, ", wireIdent("ErrNoArena"))
 	g.P("}")
-	g.P("x := ", m.typeVar, ".TryNew(ra)")
-	g.P("if x == nil {")
-	g.P("x = ", m.typeVar, ".NewSlow(ra)")
-	g.P("}")
-	g.P("x.cf.Init(ra)")
+	// The input first: b is not used after it, so it needs no spill
+	// around New's cold call (NewSlow).
 	g.P("var src *", w("Source"))
 	g.P("if ra.DecodeReady(b) && ra.TryHoldInput(b) {")
 	g.P("src = ra.Input0(b)")
 	g.P("} else {")
 	g.P("var err error")
-	g.P("if src, err = x.cf.BeginDecode(b); src == nil {")
+	g.P("if src, err = ra.BeginDecode(b); src == nil {")
 	g.P("return nil, err")
 	g.P("}")
 	g.P("}")
+	g.P("x := ", m.typeVar, ".TryNew(ra)")
+	g.P("if x == nil {")
+	g.P("x = ", m.typeVar, ".NewSlow(ra)")
+	g.P("}")
+	g.P("x.cf.Init(ra)")
 	if m.flatDecode() {
 		g.P("end := src.Len()")
 		emitDirectBody(g, m, "0", "end", "0", bodyForm{fresh: true, fused: true})
