@@ -182,20 +182,20 @@ func DecodeAny(a *wire.Arena, b mem.Buf) (*Any, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := anyType.TryNew(ra)
-	if x == nil {
-		x = anyType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := anyType.TryNew(ra)
+	if x == nil {
+		x = anyType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {

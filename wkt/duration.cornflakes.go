@@ -140,20 +140,20 @@ func DecodeDuration(a *wire.Arena, b mem.Buf) (*Duration, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := durationType.TryNew(ra)
-	if x == nil {
-		x = durationType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := durationType.TryNew(ra)
+	if x == nil {
+		x = durationType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {

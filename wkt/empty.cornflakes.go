@@ -104,20 +104,20 @@ func DecodeEmpty(a *wire.Arena, b mem.Buf) (*Empty, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := emptyType.TryNew(ra)
-	if x == nil {
-		x = emptyType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := emptyType.TryNew(ra)
+	if x == nil {
+		x = emptyType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	_, _, _, ok := src.Head1(0, end)
 	if !ok {

@@ -124,20 +124,20 @@ func DecodeDoubleValue(a *wire.Arena, b mem.Buf) (*DoubleValue, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := doubleValueType.TryNew(ra)
-	if x == nil {
-		x = doubleValueType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := doubleValueType.TryNew(ra)
+	if x == nil {
+		x = doubleValueType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -442,20 +442,20 @@ func DecodeFloatValue(a *wire.Arena, b mem.Buf) (*FloatValue, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := floatValueType.TryNew(ra)
-	if x == nil {
-		x = floatValueType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := floatValueType.TryNew(ra)
+	if x == nil {
+		x = floatValueType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -760,20 +760,20 @@ func DecodeInt64Value(a *wire.Arena, b mem.Buf) (*Int64Value, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := int64ValueType.TryNew(ra)
-	if x == nil {
-		x = int64ValueType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := int64ValueType.TryNew(ra)
+	if x == nil {
+		x = int64ValueType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -1078,20 +1078,20 @@ func DecodeUInt64Value(a *wire.Arena, b mem.Buf) (*UInt64Value, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := uInt64ValueType.TryNew(ra)
-	if x == nil {
-		x = uInt64ValueType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := uInt64ValueType.TryNew(ra)
+	if x == nil {
+		x = uInt64ValueType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -1396,20 +1396,20 @@ func DecodeInt32Value(a *wire.Arena, b mem.Buf) (*Int32Value, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := int32ValueType.TryNew(ra)
-	if x == nil {
-		x = int32ValueType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := int32ValueType.TryNew(ra)
+	if x == nil {
+		x = int32ValueType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -1714,20 +1714,20 @@ func DecodeUInt32Value(a *wire.Arena, b mem.Buf) (*UInt32Value, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := uInt32ValueType.TryNew(ra)
-	if x == nil {
-		x = uInt32ValueType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := uInt32ValueType.TryNew(ra)
+	if x == nil {
+		x = uInt32ValueType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -2032,20 +2032,20 @@ func DecodeBoolValue(a *wire.Arena, b mem.Buf) (*BoolValue, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := boolValueType.TryNew(ra)
-	if x == nil {
-		x = boolValueType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := boolValueType.TryNew(ra)
+	if x == nil {
+		x = boolValueType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -2375,20 +2375,20 @@ func DecodeStringValue(a *wire.Arena, b mem.Buf) (*StringValue, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := stringValueType.TryNew(ra)
-	if x == nil {
-		x = stringValueType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := stringValueType.TryNew(ra)
+	if x == nil {
+		x = stringValueType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -2730,20 +2730,20 @@ func DecodeBytesValue(a *wire.Arena, b mem.Buf) (*BytesValue, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := bytesValueType.TryNew(ra)
-	if x == nil {
-		x = bytesValueType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := bytesValueType.TryNew(ra)
+	if x == nil {
+		x = bytesValueType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {

@@ -190,20 +190,20 @@ func DecodeReq(a *wire.Arena, b mem.Buf) (*Req, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := reqType.TryNew(ra)
-	if x == nil {
-		x = reqType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := reqType.TryNew(ra)
+	if x == nil {
+		x = reqType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, dyn, ok := src.Head1(0, end)
 	if !ok {
@@ -761,20 +761,20 @@ func DecodeResp(a *wire.Arena, b mem.Buf) (*Resp, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := respType.TryNew(ra)
-	if x == nil {
-		x = respType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := respType.TryNew(ra)
+	if x == nil {
+		x = respType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, dyn, ok := src.Head1(0, end)
 	if !ok {

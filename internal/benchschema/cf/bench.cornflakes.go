@@ -142,20 +142,20 @@ func DecodeSingleBuffer(a *wire.Arena, b mem.Buf) (*SingleBuffer, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := singleBufferType.TryNew(ra)
-	if x == nil {
-		x = singleBufferType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := singleBufferType.TryNew(ra)
+	if x == nil {
+		x = singleBufferType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -499,20 +499,20 @@ func DecodeListBuffers(a *wire.Arena, b mem.Buf) (*ListBuffers, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := listBuffersType.TryNew(ra)
-	if x == nil {
-		x = listBuffersType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := listBuffersType.TryNew(ra)
+	if x == nil {
+		x = listBuffersType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, dyn, ok := src.Head1(0, end)
 	if !ok {
@@ -902,20 +902,20 @@ func DecodeTree1(a *wire.Arena, b mem.Buf) (*Tree1, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := tree1Type.TryNew(ra)
-	if x == nil {
-		x = tree1Type.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := tree1Type.TryNew(ra)
+	if x == nil {
+		x = tree1Type.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
 		return nil, err
 	}
@@ -1463,20 +1463,20 @@ func DecodeTree2(a *wire.Arena, b mem.Buf) (*Tree2, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := tree2Type.TryNew(ra)
-	if x == nil {
-		x = tree2Type.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := tree2Type.TryNew(ra)
+	if x == nil {
+		x = tree2Type.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
 		return nil, err
 	}
@@ -2162,20 +2162,20 @@ func DecodeTree3(a *wire.Arena, b mem.Buf) (*Tree3, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := tree3Type.TryNew(ra)
-	if x == nil {
-		x = tree3Type.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := tree3Type.TryNew(ra)
+	if x == nil {
+		x = tree3Type.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
 		return nil, err
 	}
@@ -2645,20 +2645,20 @@ func DecodeTree4(a *wire.Arena, b mem.Buf) (*Tree4, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := tree4Type.TryNew(ra)
-	if x == nil {
-		x = tree4Type.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := tree4Type.TryNew(ra)
+	if x == nil {
+		x = tree4Type.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
 		return nil, err
 	}
@@ -3128,20 +3128,20 @@ func DecodeTree5(a *wire.Arena, b mem.Buf) (*Tree5, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := tree5Type.TryNew(ra)
-	if x == nil {
-		x = tree5Type.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := tree5Type.TryNew(ra)
+	if x == nil {
+		x = tree5Type.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
 		return nil, err
 	}

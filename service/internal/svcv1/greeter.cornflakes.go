@@ -232,20 +232,20 @@ func DecodeHelloRequest(a *wire.Arena, b mem.Buf) (*HelloRequest, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := helloRequestType.TryNew(ra)
-	if x == nil {
-		x = helloRequestType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := helloRequestType.TryNew(ra)
+	if x == nil {
+		x = helloRequestType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -808,20 +808,20 @@ func DecodeHelloReply(a *wire.Arena, b mem.Buf) (*HelloReply, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := helloReplyType.TryNew(ra)
-	if x == nil {
-		x = helloReplyType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := helloReplyType.TryNew(ra)
+	if x == nil {
+		x = helloReplyType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -1353,20 +1353,20 @@ func DecodeFailRequest(a *wire.Arena, b mem.Buf) (*FailRequest, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := failRequestType.TryNew(ra)
-	if x == nil {
-		x = failRequestType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := failRequestType.TryNew(ra)
+	if x == nil {
+		x = failRequestType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -1818,20 +1818,20 @@ func DecodeLookupRequest(a *wire.Arena, b mem.Buf) (*LookupRequest, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := lookupRequestType.TryNew(ra)
-	if x == nil {
-		x = lookupRequestType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := lookupRequestType.TryNew(ra)
+	if x == nil {
+		x = lookupRequestType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -2817,20 +2817,20 @@ func DecodeSum(a *wire.Arena, b mem.Buf) (*Sum, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := sumType.TryNew(ra)
-	if x == nil {
-		x = sumType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := sumType.TryNew(ra)
+	if x == nil {
+		x = sumType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {

@@ -335,20 +335,20 @@ func DecodePoint(a *wire.Arena, b mem.Buf) (*Point, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := pointType.TryNew(ra)
-	if x == nil {
-		x = pointType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := pointType.TryNew(ra)
+	if x == nil {
+		x = pointType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -951,20 +951,20 @@ func DecodePair(a *wire.Arena, b mem.Buf) (*Pair, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := pairType.TryNew(ra)
-	if x == nil {
-		x = pairType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := pairType.TryNew(ra)
+	if x == nil {
+		x = pairType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {

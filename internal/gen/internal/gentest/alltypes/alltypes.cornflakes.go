@@ -470,20 +470,20 @@ func DecodeScalars(a *wire.Arena, b mem.Buf) (*Scalars, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := scalarsType.TryNew(ra)
-	if x == nil {
-		x = scalarsType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := scalarsType.TryNew(ra)
+	if x == nil {
+		x = scalarsType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -1794,20 +1794,20 @@ func DecodeOptionals(a *wire.Arena, b mem.Buf) (*Optionals, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := optionalsType.TryNew(ra)
-	if x == nil {
-		x = optionalsType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := optionalsType.TryNew(ra)
+	if x == nil {
+		x = optionalsType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -3787,20 +3787,20 @@ func DecodeOuter_Inner(a *wire.Arena, b mem.Buf) (*Outer_Inner, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := outer_InnerType.TryNew(ra)
-	if x == nil {
-		x = outer_InnerType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := outer_InnerType.TryNew(ra)
+	if x == nil {
+		x = outer_InnerType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -4269,20 +4269,20 @@ func DecodeTree(a *wire.Arena, b mem.Buf) (*Tree, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := treeType.TryNew(ra)
-	if x == nil {
-		x = treeType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := treeType.TryNew(ra)
+	if x == nil {
+		x = treeType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
 		return nil, err
 	}
@@ -4749,20 +4749,20 @@ func DecodeEmpty(a *wire.Arena, b mem.Buf) (*Empty, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := emptyType.TryNew(ra)
-	if x == nil {
-		x = emptyType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := emptyType.TryNew(ra)
+	if x == nil {
+		x = emptyType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	_, _, _, ok := src.Head1(0, end)
 	if !ok {

@@ -1474,20 +1474,20 @@ func DecodeLoose(a *wire.Arena, b mem.Buf) (*Loose, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := looseType.TryNew(ra)
-	if x == nil {
-		x = looseType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := looseType.TryNew(ra)
+	if x == nil {
+		x = looseType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
 		return nil, err
 	}
@@ -2046,20 +2046,20 @@ func DecodeLooseInner(a *wire.Arena, b mem.Buf) (*LooseInner, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := looseInnerType.TryNew(ra)
-	if x == nil {
-		x = looseInnerType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := looseInnerType.TryNew(ra)
+	if x == nil {
+		x = looseInnerType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {

@@ -1786,20 +1786,20 @@ func DecodeLeaf(a *wire.Arena, b mem.Buf) (*Leaf, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := leafType.TryNew(ra)
-	if x == nil {
-		x = leafType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := leafType.TryNew(ra)
+	if x == nil {
+		x = leafType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -2340,20 +2340,20 @@ func DecodePair(a *wire.Arena, b mem.Buf) (*Pair, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := pairType.TryNew(ra)
-	if x == nil {
-		x = pairType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := pairType.TryNew(ra)
+	if x == nil {
+		x = pairType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
 		return nil, err
 	}

@@ -797,20 +797,20 @@ func DecodeRecord_Nested(a *wire.Arena, b mem.Buf) (*Record_Nested, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := record_NestedType.TryNew(ra)
-	if x == nil {
-		x = record_NestedType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := record_NestedType.TryNew(ra)
+	if x == nil {
+		x = record_NestedType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
@@ -1562,20 +1562,20 @@ func DecodeDefaults(a *wire.Arena, b mem.Buf) (*Defaults, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := defaultsType.TryNew(ra)
-	if x == nil {
-		x = defaultsType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := defaultsType.TryNew(ra)
+	if x == nil {
+		x = defaultsType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {

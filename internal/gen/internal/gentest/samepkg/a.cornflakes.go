@@ -172,20 +172,20 @@ func DecodeA(a *wire.Arena, b mem.Buf) (*A, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := aType.TryNew(ra)
-	if x == nil {
-		x = aType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := aType.TryNew(ra)
+	if x == nil {
+		x = aType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, dyn, ok := src.Head1(0, end)
 	if !ok {

@@ -522,20 +522,20 @@ func DecodeBatch_Note(a *wire.Arena, b mem.Buf) (*Batch_Note, error) {
 	if ra == nil {
 		return nil, wireimpl.ErrNoArena
 	}
-	x := batch_NoteType.TryNew(ra)
-	if x == nil {
-		x = batch_NoteType.NewSlow(ra)
-	}
-	x.cf.Init(ra)
 	var src *wireimpl.Source
 	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
 		src = ra.Input0(b)
 	} else {
 		var err error
-		if src, err = x.cf.BeginDecode(b); src == nil {
+		if src, err = ra.BeginDecode(b); src == nil {
 			return nil, err
 		}
 	}
+	x := batch_NoteType.TryNew(ra)
+	if x == nil {
+		x = batch_NoteType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
 	end := src.Len()
 	b0, ents, _, ok := src.Head1(0, end)
 	if !ok {
