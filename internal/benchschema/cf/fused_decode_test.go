@@ -136,6 +136,9 @@ func TestFusedDecodeRefusals(t *testing.T) {
 
 // TestFusedDecodeAllocs: Decode<Msg> allocates nothing in steady state.
 func TestFusedDecodeAllocs(t *testing.T) {
+	if mem.Checked {
+		t.Skip("the checked build gives a Reset arena new memory for its messages, so that a message used after Reset is always detected")
+	}
 	pool := memtest.NewPool(t)
 	a := wire.NewArena()
 	m := cf.NewListBuffers(a)
