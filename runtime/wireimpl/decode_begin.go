@@ -223,8 +223,8 @@ func (a *Arena) newSourceOf(p []byte, h mem.Buf) *source {
 // contents: the caller assigns the whole record).
 func (a *Arena) sourceSlot() *source {
 	s := &a.srcs
-	if n := s.n; n < s.lim {
-		s.n = n + 1
+	if n := s.used(a); n < s.lim {
+		s.n, s.ep = n+1, a.epoch
 		return (*source)(unsafe.Add(s.base, uintptr(n)*unsafe.Sizeof(source{})))
 	}
 	return &s.allocSlow(a, 1, false)[0]
