@@ -59,10 +59,10 @@ type Arena struct {
 	slabs []*slabHdr // the header of a *slab[T] by Type id (ids are unique per T); &noSlab until used
 	made  []*slabHdr // every slab with a chunk (reset rewinds them)
 	epoch uint64     // advanced by Reset
-	// moved: a slab moved past its first chunk (or was left to be merged
-	// or dropped) since the last Reset, which must then rewind the slabs.
-	moved bool
 	grown int        // bytes of chunks and slabs allocated so far
+	// moved: a slab moved past its first chunk since the last Reset (set
+	// by its slow path); Reset must then rewind the slabs (reset).
+	moved bool
 
 	// borrowed: the inputs decoded under BorrowInput in this batch, in the
 	// checked build only (Reset checks that they are still live).
