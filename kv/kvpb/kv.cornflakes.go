@@ -51,6 +51,9 @@ func NewReq(a *wire.Arena) *Req {
 
 // GetKeys returns the list keys = 1 (decoding it on first access).
 func (x *Req) GetKeys() (*wire.BytesList, error) {
+	if x.xKeys.Viewed() {
+		return (*wire.BytesList)(&x.xKeys), nil
+	}
 	return (*wire.BytesList)(&x.xKeys), x.xKeys.Load(x.cf.Arena())
 }
 
@@ -68,6 +71,9 @@ func (x *Req) ClearKeys() { x.xKeys.Init(x.cf.Arena(), 0) }
 
 // GetVals returns the list vals = 2 (decoding it on first access).
 func (x *Req) GetVals() (*wire.BytesList, error) {
+	if x.xVals.Viewed() {
+		return (*wire.BytesList)(&x.xVals), nil
+	}
 	return (*wire.BytesList)(&x.xVals), x.xVals.Load(x.cf.Arena())
 }
 
@@ -651,6 +657,9 @@ func (x *Resp) ClearVal() {
 
 // GetVals returns the list vals = 3 (decoding it on first access).
 func (x *Resp) GetVals() (*wire.BytesList, error) {
+	if x.xVals.Viewed() {
+		return (*wire.BytesList)(&x.xVals), nil
+	}
 	return (*wire.BytesList)(&x.xVals), x.xVals.Load(x.cf.Arena())
 }
 

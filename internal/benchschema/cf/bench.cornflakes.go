@@ -404,6 +404,9 @@ func NewListBuffers(a *wire.Arena) *ListBuffers {
 
 // GetMessages returns the list messages = 1 (decoding it on first access).
 func (x *ListBuffers) GetMessages() (*wire.BytesList, error) {
+	if x.xMessages.Viewed() {
+		return (*wire.BytesList)(&x.xMessages), nil
+	}
 	return (*wire.BytesList)(&x.xMessages), x.xMessages.Load(x.cf.Arena())
 }
 

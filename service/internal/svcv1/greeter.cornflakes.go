@@ -2121,6 +2121,9 @@ func (x *Tree) ClearLabel() {
 
 // GetTags returns the list tags = 4 (decoding it on first access).
 func (x *Tree) GetTags() (*wire.BytesList, error) {
+	if x.xTags.Viewed() {
+		return (*wire.BytesList)(&x.xTags), nil
+	}
 	return (*wire.BytesList)(&x.xTags), x.xTags.Load(x.cf.Arena())
 }
 

@@ -2588,6 +2588,9 @@ func (x *Lists) ClearTexts() { x.xTexts.Init(x.cf.Arena(), 0) }
 
 // GetBlobs returns the list blobs = 10 (decoding it on first access).
 func (x *Lists) GetBlobs() (*wire.BytesList, error) {
+	if x.xBlobs.Viewed() {
+		return (*wire.BytesList)(&x.xBlobs), nil
+	}
 	return (*wire.BytesList)(&x.xBlobs), x.xBlobs.Load(x.cf.Arena())
 }
 

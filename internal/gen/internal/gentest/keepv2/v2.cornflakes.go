@@ -857,6 +857,9 @@ func (x *Inner) ClearDeep() { x.xDeep.Clear() }
 
 // GetBs returns the list bs = 4 (decoding it on first access).
 func (x *Inner) GetBs() (*wire.BytesList, error) {
+	if x.xBs.Viewed() {
+		return (*wire.BytesList)(&x.xBs), nil
+	}
 	return (*wire.BytesList)(&x.xBs), x.xBs.Load(x.cf.Arena())
 }
 
