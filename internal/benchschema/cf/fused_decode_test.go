@@ -20,9 +20,16 @@ import (
 
 type fusedCase struct {
 	name string
-	// fused decodes b with Decode<Msg>; viaDecoder with wire.Decode into a
-	// new message; eq compares the two results.
-	run func(a *wire.Arena, b mem.Buf) (fused wire.Msg, fusedErr error, viaDecoder wire.Msg, decErr error, eq func() bool)
+	run  func(a *wire.Arena, b mem.Buf) fusedResult
+}
+
+// fusedResult: x decoded from b with Decode<Msg> (error errX), y with
+// wire.Decode into a new message (errY); eq compares them (nil when
+// Decode<Msg> broke its contract, described by errX).
+type fusedResult struct {
+	x, y       wire.Msg
+	errX, errY error
+	eq         func() bool
 }
 
 func fusedOf[T interface {
@@ -30,17 +37,17 @@ func fusedOf[T interface {
 	Equal(T) bool
 	comparable
 }](name string, dec func(*wire.Arena, mem.Buf) (T, error), mk func(*wire.Arena) T) fusedCase {
-	return fusedCase{name, func(a *wire.Arena, b mem.Buf) (wire.Msg, error, wire.Msg, error, func() bool) {
+	return fusedCase{name, func(a *wire.Arena, b mem.Buf) fusedResult {
 		x, errX := dec(a, b)
 		y := mk(a)
 		errY := wire.Decode(y, b)
 		var zero T
 		if errX != nil && x != zero {
-			return x, errors.New("Decode<Msg> returned a message with its error " + errX.Error()), y, errY, nil
+			return fusedResult{x, y, errors.New("Decode<Msg> returned a message with its error " + errX.Error()), errY, nil}
 		}
 		// A list is loaded lazily: when its elements are out of range both
 		// fail at access, with the same error in String.
-		return x, errX, y, errY, func() bool { return x.Equal(y) || x.String() == y.String() }
+		return fusedResult{x, y, errX, errY, func() bool { return x.Equal(y) || x.String() == y.String() }}
 	}}
 }
 
@@ -68,7 +75,8 @@ func checkFusedDecode(t *testing.T, pool *mem.Pool, p []byte, limit, thr int, bo
 		a := wire.NewArena()
 		a.Limit, a.Threshold, a.BorrowInput = limit, thr, borrow
 		for i := range 2 { // the batch's first input (the inlined start), then a second
-			x, errX, y, errY, eq := c.run(a, b)
+			r := c.run(a, b)
+			x, y, errX, errY, eq := r.x, r.y, r.errX, r.errY, r.eq
 			switch {
 			case eq == nil:
 				t.Fatalf("%s, input %d: %v", c.name, i, errX)
