@@ -179,15 +179,15 @@ func (c *cfCase) decode(in mem.Buf) (*wire.BytesList, error) {
 	c.leaves = c.leaves[:0]
 	switch c.kind {
 	case KindSingle:
-		m := cf.NewSingleBuffer(c.a)
-		if err := m.Decode(in); err != nil {
+		m, err := cf.DecodeSingleBuffer(c.a, in)
+		if err != nil {
 			return nil, err
 		}
 		c.leaves = append(c.leaves, m.GetMessage())
 		return nil, nil
 	case KindList:
-		m := cf.NewListBuffers(c.a)
-		if err := m.Decode(in); err != nil {
+		m, err := cf.DecodeListBuffers(c.a, in)
+		if err != nil {
 			return nil, err
 		}
 		l, err := m.GetMessages()
@@ -199,11 +199,10 @@ func (c *cfCase) decode(in mem.Buf) (*wire.BytesList, error) {
 		}
 		return l, nil
 	default:
-		m := cf.NewTree5(c.a)
-		if err := m.Decode(in); err != nil {
+		m, err := cf.DecodeTree5(c.a, in)
+		if err != nil {
 			return nil, err
 		}
-		var err error
 		c.leaves, err = cfReadTree(m, c.leaves)
 		return nil, err
 	}

@@ -173,6 +173,56 @@ func (x *Any) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeAny makes a new Any in a and decodes it from b zero-copy, as
+// NewAny then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeAny(a *wire.Arena, b mem.Buf) (*Any, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := anyType.TryNew(ra)
+	if x == nil {
+		x = anyType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xTypeUrl, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xTypeUrl) {
+			return nil, wireimpl.BadData(at, 1)
+		}
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xValue, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xValue) {
+			return nil, wireimpl.BadData(at, 2)
+		}
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Any) WireSerializeSGA(sga *wireimpl.SGA) error {

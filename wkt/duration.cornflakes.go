@@ -131,6 +131,46 @@ func (x *Duration) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeDuration makes a new Duration in a and decodes it from b zero-copy, as
+// NewDuration then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeDuration(a *wire.Arena, b mem.Buf) (*Duration, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := durationType.TryNew(ra)
+	if x == nil {
+		x = durationType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xSeconds = int64(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		x.xNanos = int32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Duration) WireSerializeSGA(sga *wireimpl.SGA) error {

@@ -159,6 +159,21 @@ func (x *Struct) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeStruct makes a new Struct in a and decodes it from b zero-copy, as
+// NewStruct then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeStruct(a *wire.Arena, b mem.Buf) (*Struct, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewStruct(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Struct) SerializeSGA(sga *wire.SGA) error {
@@ -396,6 +411,21 @@ func (x *Struct_FieldsEntry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeStruct_FieldsEntry makes a new Struct_FieldsEntry in a and decodes it from b zero-copy, as
+// NewStruct_FieldsEntry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeStruct_FieldsEntry(a *wire.Arena, b mem.Buf) (*Struct_FieldsEntry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewStruct_FieldsEntry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
@@ -765,6 +795,21 @@ func (x *Value) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeValue makes a new Value in a and decodes it from b zero-copy, as
+// NewValue then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeValue(a *wire.Arena, b mem.Buf) (*Value, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewValue(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
@@ -1202,6 +1247,21 @@ func (x *ListValue) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeListValue makes a new ListValue in a and decodes it from b zero-copy, as
+// NewListValue then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeListValue(a *wire.Arena, b mem.Buf) (*ListValue, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewListValue(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:

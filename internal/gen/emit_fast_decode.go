@@ -90,7 +90,7 @@ func genDirectEntry(g *protogen.GeneratedFile, m *message) {
 	if m.flatDecode() {
 		// WireDecodeAt's body at the top level (one call less per decode).
 		g.P("end := src.Len()")
-		emitDirectBody(g, m, "0", "end", "0")
+		emitDirectBody(g, m, "0", "end", "0", errOnly)
 	} else {
 		g.P("return x.WireDecodeAt(src, 0, src.Len(), 0)")
 	}
@@ -105,6 +105,79 @@ func genDirectEntry(g *protogen.GeneratedFile, m *message) {
 	g.P("return x.WireDecodeAt(src, 0, src.Len(), 0)")
 	g.P("}")
 	g.P()
+	genFusedDecode(g, m)
+}
+
+// genFusedDecode emits Decode<Msg>(a, b): New<Msg> and Decode fused. The
+// input is recorded (Decode's inlined start, or Arena.BeginDecode), then
+// the message is made in a by New's body written out and decoded by
+// Decode's body, minus what a message just made by New makes redundant:
+// the message's own checks (an arena, not stale: Arena.DecodeReady checks
+// the rest of DecodeArena's conditions) and, for a flat message decoded
+// inline, BindSource and the zeroing of absent fields.
+func genFusedDecode(g *protogen.GeneratedFile, m *message) {
+	name := m.m.GoIdent.GoName
+	w := func(s string) string { return g.QualifiedGoIdent(runtimePkg.Ident(s)) }
+	g.P("// Decode", name, " makes a new ", name, " in a and decodes it from b zero-copy, as")
+	g.P("// New", name, " then Decode do (the arena holds a reference on b until Reset; the")
+	g.P("// caller still releases its own). It returns nil and Decode's error when b does not")
+	g.P("// decode, and wire.ErrNoArena when a is nil.")
+	g.P("func Decode", name, "(a *", wireIdent("Arena"), ", b ", memPkg.Ident("Buf"), ") (*", name, ", error) {")
+	g.P("ra := ", toRuntimeArena(g, "a"))
+	g.P("if ra == nil {")
+	g.P("return nil, ", wireIdent("ErrNoArena"))
+	g.P("}")
+	// The input first: b is not used after it, so it needs no spill
+	// around New's cold call (NewSlow).
+	g.P("var src *", w("Source"))
+	g.P("if ra.DecodeReady(b) && ra.TryHoldInput(b) {")
+	g.P("src = ra.Input0(b)")
+	g.P("} else {")
+	g.P("var err error")
+	g.P("if src, err = ra.BeginDecode(b); src == nil {")
+	g.P("return nil, err")
+	g.P("}")
+	g.P("}")
+	g.P("x := ", m.typeVar, ".TryNew(ra)")
+	g.P("if x == nil {")
+	g.P("x = ", m.typeVar, ".NewSlow(ra)")
+	g.P("}")
+	g.P("x.cf.Init(ra)")
+	if m.flatDecode() {
+		g.P("end := src.Len()")
+		emitDirectBody(g, m, "0", "end", "0", bodyForm{fresh: true, fused: true})
+	} else {
+		g.P("if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {")
+		g.P("return nil, err")
+		g.P("}")
+		g.P("return x, nil")
+	}
+	g.P("}")
+	g.P()
+}
+
+// bodyForm is how emitDirectBody's code returns. fused: from Decode<Msg>
+// (the message and an error; nil and the error on failure), else an error
+// only (WireDecodeAt, Decode). fresh: x was just made by New's body (its
+// BindSource is skipped: nothing to reset).
+type bodyForm struct{ fresh, fused bool }
+
+var errOnly = bodyForm{}
+
+// fail returns the statement that returns the error err.
+func (r bodyForm) fail(err string) string {
+	if r.fused {
+		return "return nil, " + err
+	}
+	return "return " + err
+}
+
+// done returns the statement that returns success.
+func (r bodyForm) done() string {
+	if r.fused {
+		return "return x, nil"
+	}
+	return "return nil"
 }
 
 // flatDecode reports whether m's Decode holds the body of its WireDecodeAt
@@ -128,7 +201,7 @@ func genDirectDecode(g *protogen.GeneratedFile, m *message) {
 	g.P("// locals; another header form is decoded by the Decoder path). Decode and the")
 	g.P("// WireDecodeAt of messages that hold x call it.")
 	g.P("func (x *", m.m.GoIdent.GoName, ") WireDecodeAt(src *", w("Source"), ", off, end, depth int) error {")
-	emitDirectBody(g, m, "off", "end", "depth")
+	emitDirectBody(g, m, "off", "end", "depth", errOnly)
 	g.P("}")
 	g.P()
 }
@@ -136,7 +209,7 @@ func genDirectDecode(g *protogen.GeneratedFile, m *message) {
 // emitDirectBody emits the body of WireDecodeAt for the message header at
 // [off, end) of src at nesting depth depth (Go expressions; end a variable):
 // it decodes x and returns.
-func emitDirectBody(g *protogen.GeneratedFile, m *message, off, end, depth string) {
+func emitDirectBody(g *protogen.GeneratedFile, m *message, off, end, depth string, r bodyForm) {
 	w := func(s string) string { return g.QualifiedGoIdent(runtimePkg.Ident(s)) }
 	needDyn := false
 	for _, f := range m.fields {
@@ -157,9 +230,18 @@ func emitDirectBody(g *protogen.GeneratedFile, m *message, off, end, depth strin
 	}
 	g.P(b0, ", ", ents, ", ", dyn, ", ok := src.Head1(", off, ", ", end, ")")
 	g.P("if !ok {")
-	g.P("return src.DecodeSlow(x, ", off, ", ", end, ", ", depth, ")")
+	if r.fused {
+		g.P("if err := src.DecodeSlow(x, ", off, ", ", end, ", ", depth, "); err != nil {")
+		g.P("return nil, err")
+		g.P("}")
+		g.P("return x, nil")
+	} else {
+		g.P("return src.DecodeSlow(x, ", off, ", ", end, ", ", depth, ")")
+	}
 	g.P("}")
-	g.P("x.cf.BindSource(src, ", depth, ")")
+	if !r.fresh {
+		g.P("x.cf.BindSource(src, ", depth, ")")
+	}
 	for _, f := range m.fields {
 		_, bit := bitOf(f)
 		at := "ents"
@@ -168,7 +250,7 @@ func emitDirectBody(g *protogen.GeneratedFile, m *message, off, end, depth strin
 		}
 		switch f.shape {
 		case shapeScalar, shapeBytes, shapeString:
-			emitDecodeValue(g, f, "x", "b0", "ents")
+			emitDecodeValue(g, f, "x", "b0", "ents", r)
 		case shapeList:
 			method := "BytesListEnt"
 			if f.kind == protoreflect.StringKind {
@@ -181,7 +263,7 @@ func emitDirectBody(g *protogen.GeneratedFile, m *message, off, end, depth strin
 			g.P("}")
 			g.P("var err error")
 			g.P("if dyn, err = src.", method, "(at, ", f.num, ", dyn, ", end, ", ", depth, ", &x.", f.sf, "); err != nil {")
-			g.P("return err")
+			g.P(r.fail("err"))
 			g.P("}")
 			g.P("}")
 		case shapeMessage:
@@ -189,7 +271,7 @@ func emitDirectBody(g *protogen.GeneratedFile, m *message, off, end, depth strin
 			g.P("at := ", at)
 			g.P("o, n, ok := src.NestedEnt(at, dyn, ", end, ", ", depth, ")")
 			g.P("if !ok {")
-			g.P("return src.NestedErr(at, ", f.num, ", dyn, ", end, ", ", depth, ")")
+			g.P(r.fail("src.NestedErr(at, " + fmt.Sprint(f.num) + ", dyn, " + end + ", " + depth + ")"))
 			g.P("}")
 			g.P("dyn = o + n")
 			emitNewNested(g, f)
@@ -199,14 +281,14 @@ func emitDirectBody(g *protogen.GeneratedFile, m *message, off, end, depth strin
 				// kept unknown fields), which is all BindSource resets.
 				g.P("if lb0, lents, _, ok := src.Head1(o, o+n); ok {")
 				for _, lf := range lm.fields {
-					emitDecodeValue(g, lf, "v", "lb0", "lents")
+					emitDecodeValue(g, lf, "v", "lb0", "lents", r)
 				}
 				g.P("} else if err := src.DecodeSlow(v, o, o+n, ", depth, "+1); err != nil {")
-				g.P("return err")
+				g.P(r.fail("err"))
 				g.P("}")
 			} else {
 				g.P("if err := v.WireDecodeAt(src, o, o+n, ", depth, "+1); err != nil {")
-				g.P("return err")
+				g.P(r.fail("err"))
 				g.P("}")
 			}
 			g.P("x.", f.sf, ".Set(v)")
@@ -220,13 +302,13 @@ func emitDirectBody(g *protogen.GeneratedFile, m *message, off, end, depth strin
 	if needDyn {
 		g.P("_ = dyn")
 	}
-	g.P("return nil")
+	g.P(r.done())
 }
 
 // emitDecodeValue emits the direct decode of the scalar, bytes or string
 // field f of the message held in x, whose bitmap word is b0 and whose
 // entries start at ents.
-func emitDecodeValue(g *protogen.GeneratedFile, f *field, x, b0, ents string) {
+func emitDecodeValue(g *protogen.GeneratedFile, f *field, x, b0, ents string, r bodyForm) {
 	w := func(s string) string { return g.QualifiedGoIdent(runtimePkg.Ident(s)) }
 	_, bit := bitOf(f)
 	at := ents
@@ -243,6 +325,10 @@ func emitDecodeValue(g *protogen.GeneratedFile, f *field, x, b0, ents string) {
 		g.P("if ", b0, "&", bit, " != 0 {")
 		g.P(x, ".", f.sf, " = ", fromU64(g, f, "src.U64("+at+")"))
 		setHas()
+		if r.fresh { // x was just made zeroed
+			g.P("}")
+			break
+		}
 		g.P("} else {")
 		g.P(x, ".", f.sf, " = ", zeroValue(f))
 		g.P("}")
@@ -258,9 +344,13 @@ func emitDecodeValue(g *protogen.GeneratedFile, f *field, x, b0, ents string) {
 		g.P("if vo, vk, vzc, vok := src.BytesRange(at); vok {")
 		g.P("src.Set", kind, "(&", x, ".", f.sf, ", vo, vk, vzc)")
 		g.P("} else if !src.", kind, "Ent(at, &", x, ".", f.sf, ") {")
-		g.P("return ", w("BadData"), "(at, ", f.num, ")")
+		g.P(r.fail(w("BadData") + "(at, " + fmt.Sprint(f.num) + ")"))
 		g.P("}")
 		setHas()
+		if r.fresh { // x was just made zeroed
+			g.P("}")
+			break
+		}
 		g.P("} else {")
 		g.P(x, ".", f.sf, " = ", zero, "{}")
 		g.P("}")

@@ -231,7 +231,18 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 		if f.kind == protoreflect.EnumKind {
 			g.P("// Elements are values of the enum ", f.f.Enum.Desc.FullName(), ", stored as int32.")
 		}
-		g.P(recv, "Get", n, "() (*", lt, ", error) { return (*", lt, ")(&x.", f.sf, "), ", load, " }")
+		if f.kind == protoreflect.BytesKind {
+			// A list that the direct decode checked needs no Load (tested
+			// inline: Load is not inlined).
+			g.P(recv, "Get", n, "() (*", lt, ", error) {")
+			g.P("if x.", f.sf, ".Viewed() {")
+			g.P("return (*", lt, ")(&x.", f.sf, "), nil")
+			g.P("}")
+			g.P("return (*", lt, ")(&x.", f.sf, "), ", load)
+			g.P("}")
+		} else {
+			g.P(recv, "Get", n, "() (*", lt, ", error) { return (*", lt, ")(&x.", f.sf, "), ", load, " }")
+		}
 		g.P()
 		g.P("// Init", n, " empties ", what, ", reserves room for n elements, and returns it.")
 		g.P(recv, "Init", n, "(n int) *", lt, " {")

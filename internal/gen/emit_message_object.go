@@ -77,6 +77,22 @@ func genDecoderEntry(g *protogen.GeneratedFile, m *message) {
 	g.P("return d.FinishDecode()")
 	g.P("}")
 	g.P()
+	name := m.m.GoIdent.GoName
+	g.P("// Decode", name, " makes a new ", name, " in a and decodes it from b zero-copy, as")
+	g.P("// New", name, " then Decode do (the arena holds a reference on b until Reset; the")
+	g.P("// caller still releases its own). It returns nil and Decode's error when b does not")
+	g.P("// decode, and wire.ErrNoArena when a is nil.")
+	g.P("func Decode", name, "(a *", wireIdent("Arena"), ", b ", memPkg.Ident("Buf"), ") (*", name, ", error) {")
+	g.P("if a == nil {")
+	g.P("return nil, ", wireIdent("ErrNoArena"))
+	g.P("}")
+	g.P("x := New", name, "(a)")
+	g.P("if err := x.Decode(b); err != nil {")
+	g.P("return nil, err")
+	g.P("}")
+	g.P("return x, nil")
+	g.P("}")
+	g.P()
 }
 
 func genHooks(g *protogen.GeneratedFile, m *message) {

@@ -92,6 +92,9 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 	newOf := func(m *protogen.Message) string {
 		return g.QualifiedGoIdent(protogen.GoIdent{GoName: "New" + m.GoIdent.GoName, GoImportPath: m.GoIdent.GoImportPath})
 	}
+	decodeOf := func(m *protogen.Message) string { // New and Decode fused (emit_fast_decode.go)
+		return g.QualifiedGoIdent(protogen.GoIdent{GoName: "Decode" + m.GoIdent.GoName, GoImportPath: m.GoIdent.GoImportPath})
+	}
 
 	// Server interface.
 	g.P("// ", name, "Server is the server API of service ", full, ".")
@@ -214,10 +217,17 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 		h := "_" + name + "_" + m.GoName
 		// handler emits one decoding front: its input parameter, the decode
 		// call, and what follows a successful decode.
-		handler := func(suffix, param, decode string, after ...string) {
+		// decode is either a method call on a new request ("DecodeBytes(data)")
+		// or, from a buffer, the fused Decode<Msg> (fused).
+		handler := func(suffix, param, decode string, fused bool, after ...string) {
 			g.P("func ", h, suffix, "(srv any, ctx ", ctx, ", a *", arena, ", ", param, ", ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", object, ", error) {")
-			g.P("req := ", newOf(m.Input), "(a)")
-			g.P("if err := req.", decode, "; err != nil {")
+			if fused {
+				g.P("req, err := ", decodeOf(m.Input), "(a, ", decode, ")")
+				g.P("if err != nil {")
+			} else {
+				g.P("req := ", newOf(m.Input), "(a)")
+				g.P("if err := req.", decode, "; err != nil {")
+			}
 			g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
 			g.P("}")
 			for _, l := range after {
@@ -227,8 +237,8 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 			g.P("}")
 			g.P()
 		}
-		handler("_Handler", "data []byte", "DecodeBytes(data)")
-		handler("_BufHandler", "in "+memBuf, "Decode(in)", "a.BorrowInput = false // only the request borrows")
+		handler("_Handler", "data []byte", "DecodeBytes(data)", false)
+		handler("_BufHandler", "in "+memBuf, "in", true, "a.BorrowInput = false // only the request borrows")
 		// Direct: the method bound to the implementation at registration
 		// (service.MethodDesc.Direct), for a Server without interceptors;
 		// only for a response type with a WireSerializeSGA

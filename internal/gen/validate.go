@@ -154,6 +154,7 @@ func checkPackageNames(p *protogen.Plugin) error {
 		what := "message " + string(m.Desc.FullName())
 		add(pkg, m.GoIdent.GoName, what, fd, m.Desc)
 		add(pkg, "New"+m.GoIdent.GoName, what, fd, m.Desc)
+		add(pkg, "Decode"+m.GoIdent.GoName, what, fd, m.Desc)
 		add(pkg, lowerFirst(m.GoIdent.GoName)+"Type", what, fd, m.Desc)
 		for _, o := range m.Oneofs {
 			if o.Desc.IsSynthetic() {

@@ -52,6 +52,9 @@ func NewReq(a *wire.Arena) *Req {
 
 // GetKeys returns the list keys = 1 (decoding it on first access).
 func (x *Req) GetKeys() (*wire.BytesList, error) {
+	if x.xKeys.Viewed() {
+		return (*wire.BytesList)(&x.xKeys), nil
+	}
 	return (*wire.BytesList)(&x.xKeys), x.xKeys.Load(x.cf.Arena())
 }
 
@@ -69,6 +72,9 @@ func (x *Req) ClearKeys() { x.xKeys.Init(x.cf.Arena(), 0) }
 
 // GetVals returns the list vals = 2 (decoding it on first access).
 func (x *Req) GetVals() (*wire.BytesList, error) {
+	if x.xVals.Viewed() {
+		return (*wire.BytesList)(&x.xVals), nil
+	}
 	return (*wire.BytesList)(&x.xVals), x.xVals.Load(x.cf.Arena())
 }
 
@@ -180,6 +186,64 @@ func (x *Req) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeReq makes a new Req in a and decodes it from b zero-copy, as
+// NewReq then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeReq(a *wire.Arena, b mem.Buf) (*Req, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := reqType.TryNew(ra)
+	if x == nil {
+		x = reqType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, dyn, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	{
+		at := -1
+		if b0&0x1 != 0 {
+			at = ents
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 1, dyn, end, 0, &x.xKeys); err != nil {
+			return nil, err
+		}
+	}
+	{
+		at := -1
+		if b0&0x2 != 0 {
+			at = wireimpl.EntAt(ents, b0, 0x2)
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 2, dyn, end, 0, &x.xVals); err != nil {
+			return nil, err
+		}
+	}
+	if b0&0x4 != 0 {
+		x.xIndex = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x4)))
+	}
+	_ = dyn
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -594,6 +658,9 @@ func (x *Resp) ClearVal() {
 
 // GetVals returns the list vals = 3 (decoding it on first access).
 func (x *Resp) GetVals() (*wire.BytesList, error) {
+	if x.xVals.Viewed() {
+		return (*wire.BytesList)(&x.xVals), nil
+	}
 	return (*wire.BytesList)(&x.xVals), x.xVals.Load(x.cf.Arena())
 }
 
@@ -693,6 +760,62 @@ func (x *Resp) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeResp makes a new Resp in a and decodes it from b zero-copy, as
+// NewResp then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeResp(a *wire.Arena, b mem.Buf) (*Resp, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := respType.TryNew(ra)
+	if x == nil {
+		x = respType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, dyn, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xStatus = uint32(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xVal, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xVal) {
+			return nil, wireimpl.BadData(at, 2)
+		}
+	}
+	{
+		at := -1
+		if b0&0x4 != 0 {
+			at = wireimpl.EntAt(ents, b0, 0x4)
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 3, dyn, end, 0, &x.xVals); err != nil {
+			return nil, err
+		}
+	}
+	_ = dyn
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -1451,8 +1574,8 @@ func _KV_Get_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, i
 }
 
 func _KV_Get_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1510,8 +1633,8 @@ func _KV_Put_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, i
 }
 
 func _KV_Put_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1569,8 +1692,8 @@ func _KV_GetM_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, 
 }
 
 func _KV_GetM_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1628,8 +1751,8 @@ func _KV_PutM_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, 
 }
 
 func _KV_PutM_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1687,8 +1810,8 @@ func _KV_GetList_Handler(srv any, ctx context.Context, a *wire.Arena, data []byt
 }
 
 func _KV_GetList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1746,8 +1869,8 @@ func _KV_PutList_Handler(srv any, ctx context.Context, a *wire.Arena, data []byt
 }
 
 func _KV_PutList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1805,8 +1928,8 @@ func _KV_AppendToList_Handler(srv any, ctx context.Context, a *wire.Arena, data 
 }
 
 func _KV_AppendToList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1864,8 +1987,8 @@ func _KV_GetFromList_Handler(srv any, ctx context.Context, a *wire.Arena, data [
 }
 
 func _KV_GetFromList_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1923,8 +2046,8 @@ func _KV_Delete_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte
 }
 
 func _KV_Delete_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewReq(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeReq(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows

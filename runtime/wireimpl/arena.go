@@ -57,9 +57,12 @@ type Arena struct {
 	refs  []mem.Buf  // references released at Reset
 	in    mem.Buf    // the reference of the batch's first decoded input (BeginDecode), released at Reset
 	slabs []*slabHdr // the header of a *slab[T] by Type id (ids are unique per T); &noSlab until used
-	made  []*slabHdr // every slab with a chunk (Reset rewinds them)
+	made  []*slabHdr // every slab with a chunk (reset rewinds them)
 	epoch uint64     // advanced by Reset
 	grown int        // bytes of chunks and slabs allocated so far
+	// moved: a slab moved past its first chunk since the last Reset (set
+	// by its slow path); Reset must then rewind the slabs (reset).
+	moved bool
 
 	// borrowed: the inputs decoded under BorrowInput in this batch, in the
 	// checked build only (Reset checks that they are still live).
@@ -105,20 +108,15 @@ func NewArena() *Arena {
 func (a *Arena) Reset() error {
 	// The common batch holds no reference (a decode under BorrowInput, a
 	// batch whose values all alias its input) and stayed on the first
-	// chunk of each slab and of the copied bytes: Reset then only rewinds.
-	// Small enough to be inlined (no call on this path).
-	if a.in.IsZero() && len(a.refs) == 0 && !mem.Checked {
-		moved := a.ci
-		for _, h := range a.made {
-			h.n = 0
-			moved |= h.ci
-		}
-		if moved == 0 {
-			a.epoch++
-			a.off = 0
-			a.lastSrc, a.szFor = nil, nil
-			return nil
-		}
+	// chunk of each slab and of the copied bytes: Reset then only advances
+	// the epoch, which rewinds every slab (a slab counts what it handed out
+	// in the epoch it records: see slabHdr.ep) and rewinds the copied
+	// bytes. No call on this path.
+	if a.in.IsZero() && len(a.refs) == 0 && !mem.Checked && a.ci == 0 && !a.moved {
+		a.epoch++
+		a.off = 0
+		a.lastSrc, a.szFor = nil, nil
+		return nil
 	}
 	return a.reset()
 }
@@ -141,12 +139,15 @@ func (a *Arena) reset() error {
 	}
 	a.epoch++
 	// Rewind every slab: a slab still on its first chunk only forgets what
-	// it handed out (one store; base and lim are already the first chunk's).
-	for _, h := range a.made {
-		h.n = 0
-		if h.ci != 0 || mem.Checked {
-			h.rewind()
+	// it handed out (the new epoch does that; base and lim are already the
+	// first chunk's).
+	if a.moved || mem.Checked {
+		for _, h := range a.made {
+			if h.ci != 0 || mem.Checked {
+				h.rewind()
+			}
 		}
+		a.moved = false
 	}
 	if a.ci != 0 {
 		a.ci, a.cur = 0, a.chunks[0]
@@ -264,13 +265,13 @@ func (a *Arena) allocSlow(n int) []byte {
 //
 // Values of T come from per-arena slabs that are reused across Reset, so
 // New allocates nothing in steady state.
-type Type[T any] struct{ id int }
+type Type[T any] struct{ id uint } // uint: TryNew's bounds test needs no conversion
 
 var typeCount atomic.Int64
 
 // NewType registers T and returns its key. Call it once per type, at
 // package initialization.
-func NewType[T any]() *Type[T] { return &Type[T]{id: int(typeCount.Add(1) - 1)} }
+func NewType[T any]() *Type[T] { return &Type[T]{id: uint(typeCount.Add(1) - 1)} }
 
 // New returns a zeroed *T from a's slab for T, valid until a's Reset.
 func (t *Type[T]) New(a *Arena) *T {
@@ -286,12 +287,17 @@ func (t *Type[T]) New(a *Arena) *T {
 // chunk is used up, or it was not used since the last Reset), and then the
 // caller calls NewSlow.
 func (t *Type[T]) TryNew(a *Arena) *T {
-	if id := t.id; uint(id) < uint(len(a.slabs)) {
+	if id := t.id; id < uint(len(a.slabs)) {
 		h := a.slabs[id]
-		if n := h.n; n < h.lim {
-			h.n = n + 1
-			p := (*T)(unsafe.Add(h.base, uintptr(n)*unsafe.Sizeof(*new(T))))
-			*p = *new(T)
+		n := h.n // h.used(a) written out (TryNew's inlining budget)
+		if h.ep != a.epoch {
+			n = 0
+		}
+		if n < h.lim {
+			h.n, h.ep = n+1, a.epoch
+			var z T
+			p := (*T)(unsafe.Add(h.base, uintptr(n)*unsafe.Sizeof(z)))
+			*p = z
 			return p
 		}
 	}
@@ -303,11 +309,11 @@ func (t *Type[T]) TryNew(a *Arena) *T {
 // contents as the chunk holds them (the caller zeroes them when needed), or
 // nil when that chunk cannot serve them (no slab yet, chunk used up, n 0).
 // It is small enough to be inlined (newSliceRaw, the lists' Init).
-func (a *Arena) take(id, n int, size uintptr) unsafe.Pointer {
-	if uint(id) < uint(len(a.slabs)) {
+func (a *Arena) take(id uint, n int, size uintptr) unsafe.Pointer {
+	if id < uint(len(a.slabs)) {
 		h := a.slabs[id]
-		if k := h.n; n <= h.lim-k && n > 0 {
-			h.n = k + n
+		if k := h.used(a); n <= h.lim-k && n > 0 {
+			h.n, h.ep = k+n, a.epoch
 			return unsafe.Add(h.base, uintptr(k)*size)
 		}
 	}
@@ -317,13 +323,13 @@ func (a *Arena) take(id, n int, size uintptr) unsafe.Pointer {
 // NewSlow is New without the fast path (TryNew); it makes the slab, moves
 // to the next chunk or rewinds after a Reset as needed.
 func (t *Type[T]) NewSlow(a *Arena) *T {
-	return &slabOf[T](a, t.id).alloc(a, 1, true)[0]
+	return &slabOf[T](a, int(t.id)).alloc(a, 1, true)[0]
 }
 
 // NewSlice returns a zeroed []T of length n from a's slab (len == cap == n),
 // valid until a's Reset.
 func (t *Type[T]) NewSlice(a *Arena, n int) []T {
-	return slabOf[T](a, t.id).alloc(a, n, true)
+	return slabOf[T](a, int(t.id)).alloc(a, n, true)
 }
 
 // newSliceRaw is NewSlice without zeroing: for list backing arrays whose
@@ -341,13 +347,13 @@ func (t *Type[T]) newSliceRaw(a *Arena, n int) []T {
 //
 //go:noinline
 func (t *Type[T]) newSliceRawSlow(a *Arena, n int) []T {
-	return slabOf[T](a, t.id).alloc(a, n, false)
+	return slabOf[T](a, int(t.id)).alloc(a, n, false)
 }
 
 // tryNewSlice is NewSlice that respects a.Limit (for decoding).
 func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
-	s := slabOf[T](a, t.id)
-	if a.Limit > 0 && s.n+n > s.lim {
+	s := slabOf[T](a, int(t.id))
+	if a.Limit > 0 && s.used(a)+n > s.lim {
 		var z T
 		need := max(n, s.nextChunk()) * int(unsafe.Sizeof(z))
 		if s.merge { // mergeChunks grows the slab only beyond its total
@@ -362,15 +368,18 @@ func (t *Type[T]) tryNewSlice(a *Arena, n int) ([]T, bool) {
 
 // slabHdr is the type-independent part of a slab, which Type.New's fast
 // path and Reset use: n values of the current chunk (chunks[ci], lim
-// values from base) are handed out. Reset rewinds the slab to its first
-// chunk (base0, lim0), so the first value after a Reset takes the fast
-// path too; a slab that needed several chunks in the batch is merged into
-// one by its next allocation instead (see merge).
+// values from base) are handed out in the arena's epoch ep; in a later
+// epoch (after a Reset) none is (see used). A Reset rewinds a slab still on
+// its first chunk by advancing the epoch, and rewinds a slab that moved
+// past it to its first chunk (base0, lim0), so the first value after a
+// Reset takes the fast path too; a slab that needed several chunks in the
+// batch is merged into one by its next allocation instead (see merge).
 type slabHdr struct {
 	n    int
 	lim  int
 	base unsafe.Pointer
 	ci   int
+	ep   uint64 // the arena epoch that n counts in
 
 	base0 unsafe.Pointer
 	lim0  int
@@ -385,6 +394,26 @@ type slabHdr struct {
 	merge bool
 	made  bool // in the arena's made list
 	vals  int  // values of all the chunks
+}
+
+// used is the number of values of the current chunk handed out in a's
+// current epoch: n when the slab recorded it in this epoch, else 0. A fast
+// path that hands values out stores n and ep together; a slow path calls
+// sync first.
+func (h *slabHdr) used(a *Arena) int {
+	n := h.n
+	if h.ep != a.epoch {
+		n = 0
+	}
+	return n
+}
+
+// sync makes n count in a's current epoch (0 after a Reset): the slow
+// paths' first step, before they read or write n.
+func (h *slabHdr) sync(a *Arena) {
+	if h.ep != a.epoch {
+		h.n, h.ep = 0, a.epoch
+	}
 }
 
 // rewind makes the first chunk current again, with no value handed out
@@ -484,8 +513,8 @@ func zero[T any](p []T) {
 
 // alloc returns n values, zeroed when z is set.
 func (s *slab[T]) alloc(a *Arena, n int, z bool) []T {
-	if k := s.n; n <= s.lim-k && n > 0 {
-		s.n = k + n
+	if k := s.used(a); n <= s.lim-k && n > 0 {
+		s.n, s.ep = k+n, a.epoch
 		p := unsafe.Slice((*T)(unsafe.Add(s.base, uintptr(k)*unsafe.Sizeof(*new(T)))), n)
 		if z {
 			zero(p)
@@ -499,6 +528,7 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 	if n == 0 {
 		return nil
 	}
+	s.sync(a)
 	if s.drop {
 		var zt T
 		for _, c := range s.chunks {
@@ -516,6 +546,7 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 	// Move on to a later chunk that fits (chunks are kept across resets).
 	for s.lim != 0 && s.ci+1 < len(s.chunks) {
 		s.setCur(s.ci+1, 0)
+		a.moved = true // Reset must rewind it
 		if n <= s.lim {
 			s.n = n
 			p := s.chunks[s.ci][:n:n]
@@ -534,6 +565,8 @@ func (s *slab[T]) allocSlow(a *Arena, n int, z bool) []T {
 	s.setCur(len(s.chunks)-1, n)
 	if s.ci == 0 {
 		s.base0, s.lim0 = s.base, s.lim
+	} else {
+		a.moved = true // Reset must rewind it
 	}
 	if !s.made {
 		s.made = true

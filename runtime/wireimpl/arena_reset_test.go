@@ -47,7 +47,8 @@ func TestResetChecksBorrowedAfterReleases(t *testing.T) {
 // nothing held and every slab on its first chunk, and reset otherwise): a
 // batch that moved a slab or the copied bytes past their first chunk is
 // rewound (the slab left to be merged), one that did not is rewound in
-// place, and the next batches of the same work allocate nothing more.
+// place (by the new epoch: no value of the slab counts as handed out),
+// and the next batches of the same work allocate nothing more.
 func TestResetRewindsEverySlab(t *testing.T) {
 	type small struct{ a, b uint64 }
 	tt := NewType[small]()
@@ -85,9 +86,12 @@ func TestResetRewindsEverySlab(t *testing.T) {
 		if a.ci != 0 || a.off != 0 || a.lastSrc != nil || a.szFor != nil {
 			t.Fatalf("batch %d: after Reset ci %d off %d lastSrc %v szFor %v", batch, a.ci, a.off, a.lastSrc, a.szFor)
 		}
+		if a.moved {
+			t.Fatalf("batch %d: after Reset the arena still has a moved slab", batch)
+		}
 		for _, h := range a.made {
-			if h.n != 0 || h.ci != 0 {
-				t.Fatalf("batch %d: after Reset a slab has n %d ci %d", batch, h.n, h.ci)
+			if h.used(a) != 0 || h.ci != 0 {
+				t.Fatalf("batch %d: after Reset a slab has n %d (epoch %d, the arena's %d) ci %d", batch, h.n, h.ep, a.epoch, h.ci)
 			}
 		}
 		if batch == 3 {

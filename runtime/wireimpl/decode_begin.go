@@ -20,21 +20,33 @@ import (
 // then its own WireDecodeAt(src, 0, src.Len(), 0).
 func (c *Core) BeginDecode(b mem.Buf) (*Source, error) {
 	a := c.a
+	if a == nil || c.epoch != uint32(a.epoch) {
+		return c.beginDecodeSlow(b) // reports them
+	}
+	return a.BeginDecode(b)
+}
+
+// BeginDecode is Core.BeginDecode for a message just made in a (the
+// generated Decode<Msg> functions, which make the message and decode into
+// it): the message's own checks (an arena, not stale) hold by
+// construction. It returns nil and the error when b is larger than
+// MaxMessageSize.
+func (a *Arena) BeginDecode(b mem.Buf) (*Source, error) {
 	// The common case, straight-line and without a call: the batch's
 	// first registered input (the arena holds no input yet: lastSrc is nil
-	// exactly until one is recorded), of a live message, in the unchecked
-	// build, borrowed or whose reference TryClone takes. Its record is the
-	// one embedded in the arena (src0: no slab, its arena and segs fields
-	// are fixed), its reference the arena's input slot (no append). Every
-	// other case (and a reference TryClone cannot take) is beginDecodeSlow:
-	// with no call on this path, b stays in registers. A Buf's window is
-	// shorter than 2^32, so MaxMessageSize holds.
-	if a == nil || a.lastSrc != nil || c.epoch != uint32(a.epoch) || b.IsZero() || mem.Checked {
-		return c.beginDecodeSlow(b)
+	// exactly until one is recorded), in the unchecked build, borrowed or
+	// whose reference TryClone takes. Its record is the one embedded in
+	// the arena (src0: no slab, its arena and segs fields are fixed), its
+	// reference the arena's input slot (no append). Every other case (and
+	// a reference TryClone cannot take) is beginDecodeSlow: with no call
+	// on this path, b stays in registers. A Buf's window is shorter than
+	// 2^32, so MaxMessageSize holds.
+	if a.lastSrc != nil || b.IsZero() || mem.Checked {
+		return a.beginDecodeSlow(b)
 	}
 	if !a.BorrowInput { // else the caller's reference (see Arena.BorrowInput)
 		if !b.TryClone() {
-			return c.beginDecodeSlow(b) // Clone reports a stale b
+			return a.beginDecodeSlow(b) // Clone reports a stale b
 		}
 		a.in = b
 	}
@@ -79,6 +91,19 @@ func (c *Core) DecodeArena(b mem.Buf) *Arena {
 	return a
 }
 
+// DecodeReady is DecodeArena for a message the caller has just made in a
+// (the generated Decode<Msg> functions, which make the message and decode
+// into it): it reports whether a decode from b can take BeginDecode's
+// common case. The message's own checks (an arena, not stale) hold by
+// construction; the rest are DecodeArena's: b is not the zero Buf, the
+// arena holds no decoded input yet in this batch, its embedded record is
+// set up for its current Threshold, and the build is not the checked one.
+// It changes nothing; when it reports false, the caller calls
+// Arena.BeginDecode, which decides and reports every case.
+func (a *Arena) DecodeReady(b mem.Buf) bool {
+	return a.lastSrc == nil && !b.IsZero() && !mem.Checked && a.src0.a != nil && a.src0.thr == a.Threshold
+}
+
 // TryHoldInput takes the arena's reference on b for the decode that
 // DecodeArena admitted: none under BorrowInput (the caller's reference),
 // else one TryClone, kept in the arena's input slot (released at Reset).
@@ -118,6 +143,12 @@ func (c *Core) beginDecodeSlow(b mem.Buf) (*Source, error) {
 	if c.stale() {
 		return nil, ErrArenaReset
 	}
+	return a.beginDecodeSlow(b)
+}
+
+// beginDecodeSlow is Arena.BeginDecode outside its common case (see
+// Core.beginDecodeSlow).
+func (a *Arena) beginDecodeSlow(b mem.Buf) (*Source, error) {
 	var p []byte
 	var h mem.Buf
 	if !b.IsZero() {
@@ -192,8 +223,8 @@ func (a *Arena) newSourceOf(p []byte, h mem.Buf) *source {
 // contents: the caller assigns the whole record).
 func (a *Arena) sourceSlot() *source {
 	s := &a.srcs
-	if n := s.n; n < s.lim {
-		s.n = n + 1
+	if n := s.used(a); n < s.lim {
+		s.n, s.ep = n+1, a.epoch
 		return (*source)(unsafe.Add(s.base, uintptr(n)*unsafe.Sizeof(source{})))
 	}
 	return &s.allocSlow(a, 1, false)[0]

@@ -278,6 +278,14 @@ func (s *Source) BytesListEnt(at, num, dyn, end, depth int, l *BytesList) (int, 
 	return next, nil
 }
 
+// Viewed reports whether l is a checked view of the current batch's input
+// (BytesListEnt checked its elements): its Load would return nil without
+// work. The generated getter tests it inline before calling Load.
+func (l *BytesList) Viewed() bool {
+	v := l.vep
+	return v != 0 && v == l.a.epoch+1
+}
+
 // entsInRange reports whether every bytes entry of ents (whole entries)
 // refers to a range within an input of size bytes (an empty value's offset
 // is ignored, as in source.checkRef): the check of BytesList.Load.

@@ -133,6 +133,48 @@ func (x *SingleBuffer) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeSingleBuffer makes a new SingleBuffer in a and decodes it from b zero-copy, as
+// NewSingleBuffer then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeSingleBuffer(a *wire.Arena, b mem.Buf) (*SingleBuffer, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := singleBufferType.TryNew(ra)
+	if x == nil {
+		x = singleBufferType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xMessage, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xMessage) {
+			return nil, wireimpl.BadData(at, 1)
+		}
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *SingleBuffer) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -362,6 +404,9 @@ func NewListBuffers(a *wire.Arena) *ListBuffers {
 
 // GetMessages returns the list messages = 1 (decoding it on first access).
 func (x *ListBuffers) GetMessages() (*wire.BytesList, error) {
+	if x.xMessages.Viewed() {
+		return (*wire.BytesList)(&x.xMessages), nil
+	}
 	return (*wire.BytesList)(&x.xMessages), x.xMessages.Load(x.cf.Arena())
 }
 
@@ -446,6 +491,51 @@ func (x *ListBuffers) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeListBuffers makes a new ListBuffers in a and decodes it from b zero-copy, as
+// NewListBuffers then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeListBuffers(a *wire.Arena, b mem.Buf) (*ListBuffers, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := listBuffersType.TryNew(ra)
+	if x == nil {
+		x = listBuffersType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, dyn, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	{
+		at := -1
+		if b0&0x1 != 0 {
+			at = ents
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 1, dyn, end, 0, &x.xMessages); err != nil {
+			return nil, err
+		}
+	}
+	_ = dyn
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -804,6 +894,35 @@ func (x *Tree1) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeTree1 makes a new Tree1 in a and decodes it from b zero-copy, as
+// NewTree1 then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeTree1(a *wire.Arena, b mem.Buf) (*Tree1, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := tree1Type.TryNew(ra)
+	if x == nil {
+		x = tree1Type.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -1336,6 +1455,35 @@ func (x *Tree2) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeTree2 makes a new Tree2 in a and decodes it from b zero-copy, as
+// NewTree2 then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeTree2(a *wire.Arena, b mem.Buf) (*Tree2, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := tree2Type.TryNew(ra)
+	if x == nil {
+		x = tree2Type.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -2008,6 +2156,35 @@ func (x *Tree3) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeTree3 makes a new Tree3 in a and decodes it from b zero-copy, as
+// NewTree3 then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeTree3(a *wire.Arena, b mem.Buf) (*Tree3, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := tree3Type.TryNew(ra)
+	if x == nil {
+		x = tree3Type.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Tree3) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -2462,6 +2639,35 @@ func (x *Tree4) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeTree4 makes a new Tree4 in a and decodes it from b zero-copy, as
+// NewTree4 then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeTree4(a *wire.Arena, b mem.Buf) (*Tree4, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := tree4Type.TryNew(ra)
+	if x == nil {
+		x = tree4Type.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Tree4) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -2914,6 +3120,35 @@ func (x *Tree5) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeTree5 makes a new Tree5 in a and decodes it from b zero-copy, as
+// NewTree5 then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeTree5(a *wire.Arena, b mem.Buf) (*Tree5, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := tree5Type.TryNew(ra)
+	if x == nil {
+		x = tree5Type.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and

@@ -224,6 +224,58 @@ func (x *HelloRequest) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeHelloRequest makes a new HelloRequest in a and decodes it from b zero-copy, as
+// NewHelloRequest then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeHelloRequest(a *wire.Arena, b mem.Buf) (*HelloRequest, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := helloRequestType.TryNew(ra)
+	if x == nil {
+		x = helloRequestType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xName, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xName) {
+			return nil, wireimpl.BadData(at, 1)
+		}
+	}
+	if b0&0x2 != 0 {
+		x.xBlobSize = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	}
+	if b0&0x4 != 0 {
+		x.xMood = Mood(int32(src.U64(wireimpl.EntAt(ents, b0, 0x4))))
+	}
+	if b0&0x8 != 0 {
+		x.xSeq = src.U64(wireimpl.EntAt(ents, b0, 0x8))
+		x.cf.SetHas(0)
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *HelloRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -748,6 +800,59 @@ func (x *HelloReply) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeHelloReply makes a new HelloReply in a and decodes it from b zero-copy, as
+// NewHelloReply then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeHelloReply(a *wire.Arena, b mem.Buf) (*HelloReply, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := helloReplyType.TryNew(ra)
+	if x == nil {
+		x = helloReplyType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xMessage, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xMessage) {
+			return nil, wireimpl.BadData(at, 1)
+		}
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xBlob, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xBlob) {
+			return nil, wireimpl.BadData(at, 2)
+		}
+	}
+	if b0&0x4 != 0 {
+		x.xSeq = src.U64(wireimpl.EntAt(ents, b0, 0x4))
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *HelloReply) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -1240,6 +1345,59 @@ func (x *FailRequest) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeFailRequest makes a new FailRequest in a and decodes it from b zero-copy, as
+// NewFailRequest then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeFailRequest(a *wire.Arena, b mem.Buf) (*FailRequest, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := failRequestType.TryNew(ra)
+	if x == nil {
+		x = failRequestType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xCode = uint32(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xMessage, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xMessage) {
+			return nil, wireimpl.BadData(at, 2)
+		}
+	}
+	if b0&0x4 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x4)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xDetails, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xDetails) {
+			return nil, wireimpl.BadData(at, 3)
+		}
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *FailRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -1652,6 +1810,43 @@ func (x *LookupRequest) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeLookupRequest makes a new LookupRequest in a and decodes it from b zero-copy, as
+// NewLookupRequest then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeLookupRequest(a *wire.Arena, b mem.Buf) (*LookupRequest, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := lookupRequestType.TryNew(ra)
+	if x == nil {
+		x = lookupRequestType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xId = src.U64(ents)
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *LookupRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -1927,6 +2122,9 @@ func (x *Tree) ClearLabel() {
 
 // GetTags returns the list tags = 4 (decoding it on first access).
 func (x *Tree) GetTags() (*wire.BytesList, error) {
+	if x.xTags.Viewed() {
+		return (*wire.BytesList)(&x.xTags), nil
+	}
 	return (*wire.BytesList)(&x.xTags), x.xTags.Load(x.cf.Arena())
 }
 
@@ -2010,6 +2208,21 @@ func (x *Tree) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeTree makes a new Tree in a and decodes it from b zero-copy, as
+// NewTree then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeTree(a *wire.Arena, b mem.Buf) (*Tree, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewTree(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
@@ -2343,6 +2556,21 @@ func (x *Tree_Inner) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeTree_Inner makes a new Tree_Inner in a and decodes it from b zero-copy, as
+// NewTree_Inner then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeTree_Inner(a *wire.Arena, b mem.Buf) (*Tree_Inner, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewTree_Inner(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Tree_Inner) SerializeSGA(sga *wire.SGA) error {
@@ -2582,6 +2810,46 @@ func (x *Sum) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeSum makes a new Sum in a and decodes it from b zero-copy, as
+// NewSum then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeSum(a *wire.Arena, b mem.Buf) (*Sum, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := sumType.TryNew(ra)
+	if x == nil {
+		x = sumType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xTotal = int64(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		x.xNodes = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -3114,8 +3382,8 @@ func _Greeter_SayHello_Handler(srv any, ctx context.Context, a *wire.Arena, data
 }
 
 func _Greeter_SayHello_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewHelloRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeHelloRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3173,8 +3441,8 @@ func _Greeter_Fail_Handler(srv any, ctx context.Context, a *wire.Arena, data []b
 }
 
 func _Greeter_Fail_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewFailRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeFailRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3232,8 +3500,8 @@ func _Greeter_Sleep_Handler(srv any, ctx context.Context, a *wire.Arena, data []
 }
 
 func _Greeter_Sleep_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewHelloRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeHelloRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3291,8 +3559,8 @@ func _Greeter_Panic_Handler(srv any, ctx context.Context, a *wire.Arena, data []
 }
 
 func _Greeter_Panic_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewHelloRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeHelloRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3350,8 +3618,8 @@ func _Greeter_Lookup_Handler(srv any, ctx context.Context, a *wire.Arena, data [
 }
 
 func _Greeter_Lookup_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewLookupRequest(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeLookupRequest(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -3540,8 +3808,8 @@ func _Calc_SumTree_Handler(srv any, ctx context.Context, a *wire.Arena, data []b
 }
 
 func _Calc_SumTree_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewTree(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeTree(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows

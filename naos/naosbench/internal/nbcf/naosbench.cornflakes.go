@@ -95,6 +95,21 @@ func (x *Floats) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeFloats makes a new Floats in a and decodes it from b zero-copy, as
+// NewFloats then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeFloats(a *wire.Arena, b mem.Buf) (*Floats, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewFloats(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Floats) SerializeSGA(sga *wire.SGA) error {
@@ -309,6 +324,46 @@ func (x *Point) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodePoint makes a new Point in a and decodes it from b zero-copy, as
+// NewPoint then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodePoint(a *wire.Arena, b mem.Buf) (*Point, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := pointType.TryNew(ra)
+	if x == nil {
+		x = pointType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xX = math.Float64frombits(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		x.xY = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -620,6 +675,21 @@ func (x *Points) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodePoints makes a new Points in a and decodes it from b zero-copy, as
+// NewPoints then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodePoints(a *wire.Arena, b mem.Buf) (*Points, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewPoints(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Points) SerializeSGA(sga *wire.SGA) error {
@@ -870,6 +940,51 @@ func (x *Pair) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodePair makes a new Pair in a and decodes it from b zero-copy, as
+// NewPair then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodePair(a *wire.Arena, b mem.Buf) (*Pair, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := pairType.TryNew(ra)
+	if x == nil {
+		x = pairType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xKey = int32(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xVal, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xVal) {
+			return nil, wireimpl.BadData(at, 2)
+		}
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -1194,6 +1309,21 @@ func (x *Pairs) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodePairs makes a new Pairs in a and decodes it from b zero-copy, as
+// NewPairs then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodePairs(a *wire.Arena, b mem.Buf) (*Pairs, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewPairs(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:

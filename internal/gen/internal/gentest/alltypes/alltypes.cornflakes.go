@@ -461,6 +461,98 @@ func (x *Scalars) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeScalars makes a new Scalars in a and decodes it from b zero-copy, as
+// NewScalars then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeScalars(a *wire.Arena, b mem.Buf) (*Scalars, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := scalarsType.TryNew(ra)
+	if x == nil {
+		x = scalarsType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		x.xI64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	}
+	if b0&0x4 != 0 {
+		x.xU32 = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x4)))
+	}
+	if b0&0x8 != 0 {
+		x.xU64 = src.U64(wireimpl.EntAt(ents, b0, 0x8))
+	}
+	if b0&0x10 != 0 {
+		x.xS32 = int32(src.U64(wireimpl.EntAt(ents, b0, 0x10)))
+	}
+	if b0&0x20 != 0 {
+		x.xS64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x20)))
+	}
+	if b0&0x40 != 0 {
+		x.xF32 = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x40)))
+	}
+	if b0&0x80 != 0 {
+		x.xF64 = src.U64(wireimpl.EntAt(ents, b0, 0x80))
+	}
+	if b0&0x100 != 0 {
+		x.xSf32 = int32(src.U64(wireimpl.EntAt(ents, b0, 0x100)))
+	}
+	if b0&0x200 != 0 {
+		x.xSf64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x200)))
+	}
+	if b0&0x400 != 0 {
+		x.xFlag = src.U64(wireimpl.EntAt(ents, b0, 0x400)) != 0
+	}
+	if b0&0x800 != 0 {
+		x.xRatio = math.Float32frombits(uint32(src.U64(wireimpl.EntAt(ents, b0, 0x800))))
+	}
+	if b0&0x1000 != 0 {
+		x.xScore = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x1000)))
+	}
+	if b0&0x2000 != 0 {
+		x.xKind = Kind(int32(src.U64(wireimpl.EntAt(ents, b0, 0x2000))))
+	}
+	if b0&0x4000 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x4000)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
+			return nil, wireimpl.BadData(at, 15)
+		}
+	}
+	if b0&0x8000 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x8000)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
+			return nil, wireimpl.BadData(at, 16)
+		}
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Scalars) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -1693,6 +1785,78 @@ func (x *Optionals) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeOptionals makes a new Optionals in a and decodes it from b zero-copy, as
+// NewOptionals then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeOptionals(a *wire.Arena, b mem.Buf) (*Optionals, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := optionalsType.TryNew(ra)
+	if x == nil {
+		x = optionalsType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+		x.cf.SetHas(0)
+	}
+	if b0&0x2 != 0 {
+		x.xU64 = src.U64(wireimpl.EntAt(ents, b0, 0x2))
+		x.cf.SetHas(1)
+	}
+	if b0&0x4 != 0 {
+		x.xFlag = src.U64(wireimpl.EntAt(ents, b0, 0x4)) != 0
+		x.cf.SetHas(2)
+	}
+	if b0&0x8 != 0 {
+		x.xScore = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x8)))
+		x.cf.SetHas(3)
+	}
+	if b0&0x10 != 0 {
+		x.xKind = Kind(int32(src.U64(wireimpl.EntAt(ents, b0, 0x10))))
+		x.cf.SetHas(4)
+	}
+	if b0&0x20 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x20)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
+			return nil, wireimpl.BadData(at, 6)
+		}
+		x.cf.SetHas(5)
+	}
+	if b0&0x40 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x40)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
+			return nil, wireimpl.BadData(at, 7)
+		}
+		x.cf.SetHas(6)
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Optionals) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -2424,6 +2588,9 @@ func (x *Lists) ClearTexts() { x.xTexts.Init(x.cf.Arena(), 0) }
 
 // GetBlobs returns the list blobs = 10 (decoding it on first access).
 func (x *Lists) GetBlobs() (*wire.BytesList, error) {
+	if x.xBlobs.Viewed() {
+		return (*wire.BytesList)(&x.xBlobs), nil
+	}
 	return (*wire.BytesList)(&x.xBlobs), x.xBlobs.Load(x.cf.Arena())
 }
 
@@ -2494,6 +2661,21 @@ func (x *Lists) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeLists makes a new Lists in a and decodes it from b zero-copy, as
+// NewLists then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeLists(a *wire.Arena, b mem.Buf) (*Lists, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewLists(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
@@ -3069,6 +3251,21 @@ func (x *Outer) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeOuter makes a new Outer in a and decodes it from b zero-copy, as
+// NewOuter then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeOuter(a *wire.Arena, b mem.Buf) (*Outer, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewOuter(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Outer) SerializeSGA(sga *wire.SGA) error {
@@ -3584,6 +3781,51 @@ func (x *Outer_Inner) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeOuter_Inner makes a new Outer_Inner in a and decodes it from b zero-copy, as
+// NewOuter_Inner then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeOuter_Inner(a *wire.Arena, b mem.Buf) (*Outer_Inner, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := outer_InnerType.TryNew(ra)
+	if x == nil {
+		x = outer_InnerType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xState = Outer_Inner_State(int32(src.U64(ents)))
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xPayload, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xPayload) {
+			return nil, wireimpl.BadData(at, 2)
+		}
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Outer_Inner) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -4019,6 +4261,35 @@ func (x *Tree) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeTree makes a new Tree in a and decodes it from b zero-copy, as
+// NewTree then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeTree(a *wire.Arena, b mem.Buf) (*Tree, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := treeType.TryNew(ra)
+	if x == nil {
+		x = treeType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -4472,6 +4743,40 @@ func (x *Empty) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeEmpty makes a new Empty in a and decodes it from b zero-copy, as
+// NewEmpty then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeEmpty(a *wire.Arena, b mem.Buf) (*Empty, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := emptyType.TryNew(ra)
+	if x == nil {
+		x = emptyType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	_, _, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Empty) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -4746,6 +5051,21 @@ func (x *Wide) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeWide makes a new Wide in a and decodes it from b zero-copy, as
+// NewWide then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeWide(a *wire.Arena, b mem.Buf) (*Wide, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewWide(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:

@@ -1413,6 +1413,21 @@ func (x *Item) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeItem makes a new Item in a and decodes it from b zero-copy, as
+// NewItem then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem(a *wire.Arena, b mem.Buf) (*Item, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Item) SerializeSGA(sga *wire.SGA) error {
@@ -2377,6 +2392,21 @@ func (x *Item_ByBoolEntry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeItem_ByBoolEntry makes a new Item_ByBoolEntry in a and decodes it from b zero-copy, as
+// NewItem_ByBoolEntry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_ByBoolEntry(a *wire.Arena, b mem.Buf) (*Item_ByBoolEntry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_ByBoolEntry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Item_ByBoolEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -2706,6 +2736,21 @@ func (x *Item_ByI32Entry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeItem_ByI32Entry makes a new Item_ByI32Entry in a and decodes it from b zero-copy, as
+// NewItem_ByI32Entry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_ByI32Entry(a *wire.Arena, b mem.Buf) (*Item_ByI32Entry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_ByI32Entry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -3041,6 +3086,21 @@ func (x *Item_ByI64Entry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeItem_ByI64Entry makes a new Item_ByI64Entry in a and decodes it from b zero-copy, as
+// NewItem_ByI64Entry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_ByI64Entry(a *wire.Arena, b mem.Buf) (*Item_ByI64Entry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_ByI64Entry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Item_ByI64Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -3368,6 +3428,21 @@ func (x *Item_ByU32Entry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeItem_ByU32Entry makes a new Item_ByU32Entry in a and decodes it from b zero-copy, as
+// NewItem_ByU32Entry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_ByU32Entry(a *wire.Arena, b mem.Buf) (*Item_ByU32Entry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_ByU32Entry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Item_ByU32Entry) SerializeSGA(sga *wire.SGA) error {
@@ -3612,6 +3687,21 @@ func (x *Item_ByU64Entry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeItem_ByU64Entry makes a new Item_ByU64Entry in a and decodes it from b zero-copy, as
+// NewItem_ByU64Entry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_ByU64Entry(a *wire.Arena, b mem.Buf) (*Item_ByU64Entry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_ByU64Entry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -3925,6 +4015,21 @@ func (x *Item_ByS32Entry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeItem_ByS32Entry makes a new Item_ByS32Entry in a and decodes it from b zero-copy, as
+// NewItem_ByS32Entry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_ByS32Entry(a *wire.Arena, b mem.Buf) (*Item_ByS32Entry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_ByS32Entry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Item_ByS32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -4234,6 +4339,21 @@ func (x *Item_ByS64Entry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeItem_ByS64Entry makes a new Item_ByS64Entry in a and decodes it from b zero-copy, as
+// NewItem_ByS64Entry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_ByS64Entry(a *wire.Arena, b mem.Buf) (*Item_ByS64Entry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_ByS64Entry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -4547,6 +4667,21 @@ func (x *Item_ByF32Entry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeItem_ByF32Entry makes a new Item_ByF32Entry in a and decodes it from b zero-copy, as
+// NewItem_ByF32Entry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_ByF32Entry(a *wire.Arena, b mem.Buf) (*Item_ByF32Entry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_ByF32Entry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Item_ByF32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -4856,6 +4991,21 @@ func (x *Item_ByF64Entry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeItem_ByF64Entry makes a new Item_ByF64Entry in a and decodes it from b zero-copy, as
+// NewItem_ByF64Entry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_ByF64Entry(a *wire.Arena, b mem.Buf) (*Item_ByF64Entry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_ByF64Entry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -5169,6 +5319,21 @@ func (x *Item_BySf32Entry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeItem_BySf32Entry makes a new Item_BySf32Entry in a and decodes it from b zero-copy, as
+// NewItem_BySf32Entry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_BySf32Entry(a *wire.Arena, b mem.Buf) (*Item_BySf32Entry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_BySf32Entry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Item_BySf32Entry) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -5478,6 +5643,21 @@ func (x *Item_BySf64Entry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeItem_BySf64Entry makes a new Item_BySf64Entry in a and decodes it from b zero-copy, as
+// NewItem_BySf64Entry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_BySf64Entry(a *wire.Arena, b mem.Buf) (*Item_BySf64Entry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_BySf64Entry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -5821,6 +6001,21 @@ func (x *Item_ByStrEntry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeItem_ByStrEntry makes a new Item_ByStrEntry in a and decodes it from b zero-copy, as
+// NewItem_ByStrEntry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_ByStrEntry(a *wire.Arena, b mem.Buf) (*Item_ByStrEntry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_ByStrEntry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -6177,6 +6372,21 @@ func (x *Item_ItemsEntry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeItem_ItemsEntry makes a new Item_ItemsEntry in a and decodes it from b zero-copy, as
+// NewItem_ItemsEntry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItem_ItemsEntry(a *wire.Arena, b mem.Buf) (*Item_ItemsEntry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItem_ItemsEntry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
@@ -6645,6 +6855,21 @@ func (x *Arrays) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeArrays makes a new Arrays in a and decodes it from b zero-copy, as
+// NewArrays then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeArrays(a *wire.Arena, b mem.Buf) (*Arrays, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewArrays(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
@@ -7361,6 +7586,21 @@ func (x *Sparse) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeSparse makes a new Sparse in a and decodes it from b zero-copy, as
+// NewSparse then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeSparse(a *wire.Arena, b mem.Buf) (*Sparse, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewSparse(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Sparse) SerializeSGA(sga *wire.SGA) error {
@@ -7760,6 +8000,21 @@ func (x *Sparse_MEntry) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeSparse_MEntry makes a new Sparse_MEntry in a and decodes it from b zero-copy, as
+// NewSparse_MEntry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeSparse_MEntry(a *wire.Arena, b mem.Buf) (*Sparse_MEntry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewSparse_MEntry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Sparse_MEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -8128,6 +8383,51 @@ func (x *Flat) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeFlat makes a new Flat in a and decodes it from b zero-copy, as
+// NewFlat then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeFlat(a *wire.Arena, b mem.Buf) (*Flat, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := flatType.TryNew(ra)
+	if x == nil {
+		x = flatType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xName, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xName) {
+			return nil, wireimpl.BadData(at, 2)
+		}
+	}
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Flat) WireSerializeSGA(sga *wireimpl.SGA) error {
@@ -8494,6 +8794,21 @@ func (x *ItemOld) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeItemOld makes a new ItemOld in a and decodes it from b zero-copy, as
+// NewItemOld then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeItemOld(a *wire.Arena, b mem.Buf) (*ItemOld, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewItemOld(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:

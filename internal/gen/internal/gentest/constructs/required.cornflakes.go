@@ -301,6 +301,21 @@ func (x *Req) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeReq makes a new Req in a and decodes it from b zero-copy, as
+// NewReq then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeReq(a *wire.Arena, b mem.Buf) (*Req, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewReq(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Req) SerializeSGA(sga *wire.SGA) error {
@@ -749,6 +764,21 @@ func (x *Req_Inner) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeReq_Inner makes a new Req_Inner in a and decodes it from b zero-copy, as
+// NewReq_Inner then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeReq_Inner(a *wire.Arena, b mem.Buf) (*Req_Inner, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewReq_Inner(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Req_Inner) SerializeSGA(sga *wire.SGA) error {
@@ -993,6 +1023,21 @@ func (x *Req_CountsEntry) DecodeBytes(p []byte) error {
 	}
 	x.WireDecode(d)
 	return d.FinishDecode()
+}
+
+// DecodeReq_CountsEntry makes a new Req_CountsEntry in a and decodes it from b zero-copy, as
+// NewReq_CountsEntry then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeReq_CountsEntry(a *wire.Arena, b mem.Buf) (*Req_CountsEntry, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewReq_CountsEntry(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -1418,6 +1463,35 @@ func (x *Loose) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeLoose makes a new Loose in a and decodes it from b zero-copy, as
+// NewLoose then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeLoose(a *wire.Arena, b mem.Buf) (*Loose, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := looseType.TryNew(ra)
+	if x == nil {
+		x = looseType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -1961,6 +2035,44 @@ func (x *LooseInner) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeLooseInner makes a new LooseInner in a and decodes it from b zero-copy, as
+// NewLooseInner then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeLooseInner(a *wire.Arena, b mem.Buf) (*LooseInner, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := looseInnerType.TryNew(ra)
+	if x == nil {
+		x = looseInnerType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xOk = src.U64(ents) != 0
+		x.cf.SetHas(0)
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and

@@ -205,6 +205,21 @@ func (x *Rec) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeRec makes a new Rec in a and decodes it from b zero-copy, as
+// NewRec then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeRec(a *wire.Arena, b mem.Buf) (*Rec, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewRec(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Rec) SerializeSGA(sga *wire.SGA) error {
@@ -577,6 +592,51 @@ func (x *Leaf) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeLeaf makes a new Leaf in a and decodes it from b zero-copy, as
+// NewLeaf then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeLeaf(a *wire.Arena, b mem.Buf) (*Leaf, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := leafType.TryNew(ra)
+	if x == nil {
+		x = leafType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xId = uint32(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
+			return nil, wireimpl.BadData(at, 2)
+		}
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -965,6 +1025,35 @@ func (x *Pair) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodePair makes a new Pair in a and decodes it from b zero-copy, as
+// NewPair then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodePair(a *wire.Arena, b mem.Buf) (*Pair, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := pairType.TryNew(ra)
+	if x == nil {
+		x = pairType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	if err := x.WireDecodeAt(src, 0, src.Len(), 0); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and

@@ -314,6 +314,21 @@ func (x *Record) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeRecord makes a new Record in a and decodes it from b zero-copy, as
+// NewRecord then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeRecord(a *wire.Arena, b mem.Buf) (*Record, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewRecord(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Record) SerializeSGA(sga *wire.SGA) error {
@@ -771,6 +786,44 @@ func (x *Record_Nested) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeRecord_Nested makes a new Record_Nested in a and decodes it from b zero-copy, as
+// NewRecord_Nested then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeRecord_Nested(a *wire.Arena, b mem.Buf) (*Record_Nested, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := record_NestedType.TryNew(ra)
+	if x == nil {
+		x = record_NestedType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xN = uint32(src.U64(ents))
+		x.cf.SetHas(0)
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -1498,6 +1551,107 @@ func (x *Defaults) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeDefaults makes a new Defaults in a and decodes it from b zero-copy, as
+// NewDefaults then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeDefaults(a *wire.Arena, b mem.Buf) (*Defaults, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := defaultsType.TryNew(ra)
+	if x == nil {
+		x = defaultsType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xI32 = int32(src.U64(ents))
+		x.cf.SetHas(0)
+	}
+	if b0&0x2 != 0 {
+		x.xU64 = src.U64(wireimpl.EntAt(ents, b0, 0x2))
+		x.cf.SetHas(1)
+	}
+	if b0&0x4 != 0 {
+		x.xS64 = int64(src.U64(wireimpl.EntAt(ents, b0, 0x4)))
+		x.cf.SetHas(2)
+	}
+	if b0&0x8 != 0 {
+		x.xFlag = src.U64(wireimpl.EntAt(ents, b0, 0x8)) != 0
+		x.cf.SetHas(3)
+	}
+	if b0&0x10 != 0 {
+		x.xRatio = math.Float32frombits(uint32(src.U64(wireimpl.EntAt(ents, b0, 0x10))))
+		x.cf.SetHas(4)
+	}
+	if b0&0x20 != 0 {
+		x.xScore = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x20)))
+		x.cf.SetHas(5)
+	}
+	if b0&0x40 != 0 {
+		x.xNan = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x40)))
+		x.cf.SetHas(6)
+	}
+	if b0&0x80 != 0 {
+		x.xNegZero = math.Float64frombits(src.U64(wireimpl.EntAt(ents, b0, 0x80)))
+		x.cf.SetHas(7)
+	}
+	if b0&0x100 != 0 {
+		x.xColor = Color(int32(src.U64(wireimpl.EntAt(ents, b0, 0x100))))
+		x.cf.SetHas(8)
+	}
+	if b0&0x200 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x200)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
+			return nil, wireimpl.BadData(at, 10)
+		}
+		x.cf.SetHas(9)
+	}
+	if b0&0x400 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x400)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
+			return nil, wireimpl.BadData(at, 11)
+		}
+		x.cf.SetHas(10)
+	}
+	if b0&0x800 != 0 {
+		x.xZero = int32(src.U64(wireimpl.EntAt(ents, b0, 0x800)))
+		x.cf.SetHas(11)
+	}
+	if b0&0x1000 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x1000)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xEmpty, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xEmpty) {
+			return nil, wireimpl.BadData(at, 13)
+		}
+		x.cf.SetHas(12)
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and

@@ -163,6 +163,60 @@ func (x *A) DecodeBytes(p []byte) error {
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
 }
 
+// DecodeA makes a new A in a and decodes it from b zero-copy, as
+// NewA then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeA(a *wire.Arena, b mem.Buf) (*A, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := aType.TryNew(ra)
+	if x == nil {
+		x = aType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, dyn, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	{
+		at := -1
+		if b0&0x1 != 0 {
+			at = ents
+		}
+		var err error
+		if dyn, err = src.StringListEnt(at, 1, dyn, end, 0, &x.xNames); err != nil {
+			return nil, err
+		}
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
+			return nil, wireimpl.BadData(at, 2)
+		}
+		x.cf.SetHas(0)
+	}
+	_ = dyn
+	return x, nil
+}
+
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {

@@ -124,6 +124,21 @@ func (x *B) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeB makes a new B in a and decodes it from b zero-copy, as
+// NewB then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeB(a *wire.Arena, b mem.Buf) (*B, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewB(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *B) SerializeSGA(sga *wire.SGA) error {

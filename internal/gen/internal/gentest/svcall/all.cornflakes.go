@@ -162,6 +162,21 @@ func (x *Batch) DecodeBytes(p []byte) error {
 	return d.FinishDecode()
 }
 
+// DecodeBatch makes a new Batch in a and decodes it from b zero-copy, as
+// NewBatch then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeBatch(a *wire.Arena, b mem.Buf) (*Batch, error) {
+	if a == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	x := NewBatch(a)
+	if err := x.Decode(b); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Batch) SerializeSGA(sga *wire.SGA) error {
@@ -497,6 +512,48 @@ func (x *Batch_Note) DecodeBytes(p []byte) error {
 		return err
 	}
 	return x.WireDecodeAt(src, 0, src.Len(), 0)
+}
+
+// DecodeBatch_Note makes a new Batch_Note in a and decodes it from b zero-copy, as
+// NewBatch_Note then Decode do (the arena holds a reference on b until Reset; the
+// caller still releases its own). It returns nil and Decode's error when b does not
+// decode, and wire.ErrNoArena when a is nil.
+func DecodeBatch_Note(a *wire.Arena, b mem.Buf) (*Batch_Note, error) {
+	ra := (*wireimpl.Arena)(a)
+	if ra == nil {
+		return nil, wireimpl.ErrNoArena
+	}
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = ra.BeginDecode(b); src == nil {
+			return nil, err
+		}
+	}
+	x := batch_NoteType.TryNew(ra)
+	if x == nil {
+		x = batch_NoteType.NewSlow(ra)
+	}
+	x.cf.Init(ra)
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xText, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xText) {
+			return nil, wireimpl.BadData(at, 1)
+		}
+	}
+	return x, nil
 }
 
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
@@ -889,8 +946,8 @@ func _Types_Scalars_Handler(srv any, ctx context.Context, a *wire.Arena, data []
 }
 
 func _Types_Scalars_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := alltypes.NewScalars(a)
-	if err := req.Decode(in); err != nil {
+	req, err := alltypes.DecodeScalars(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -940,8 +997,8 @@ func _Types_Lists_Handler(srv any, ctx context.Context, a *wire.Arena, data []by
 }
 
 func _Types_Lists_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := alltypes.NewLists(a)
-	if err := req.Decode(in); err != nil {
+	req, err := alltypes.DecodeLists(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -967,8 +1024,8 @@ func _Types_Outer_Handler(srv any, ctx context.Context, a *wire.Arena, data []by
 }
 
 func _Types_Outer_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := alltypes.NewOuter(a)
-	if err := req.Decode(in); err != nil {
+	req, err := alltypes.DecodeOuter(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1010,8 +1067,8 @@ func _Types_Wide_Handler(srv any, ctx context.Context, a *wire.Arena, data []byt
 }
 
 func _Types_Wide_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := alltypes.NewWide(a)
-	if err := req.Decode(in); err != nil {
+	req, err := alltypes.DecodeWide(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1297,8 +1354,8 @@ func _Mixed_Record_Handler(srv any, ctx context.Context, a *wire.Arena, data []b
 }
 
 func _Mixed_Record_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := proto2.NewRecord(a)
-	if err := req.Decode(in); err != nil {
+	req, err := proto2.DecodeRecord(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1340,8 +1397,8 @@ func _Mixed_Blob_Handler(srv any, ctx context.Context, a *wire.Arena, data []byt
 }
 
 func _Mixed_Blob_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := other.NewBlob(a)
-	if err := req.Decode(in); err != nil {
+	req, err := other.DecodeBlob(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
@@ -1375,8 +1432,8 @@ func _Mixed_SendBatch_Handler(srv any, ctx context.Context, a *wire.Arena, data 
 }
 
 func _Mixed_SendBatch_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.Buf, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
-	req := NewBatch(a)
-	if err := req.Decode(in); err != nil {
+	req, err := DecodeBatch(a, in)
+	if err != nil {
 		return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 	}
 	a.BorrowInput = false // only the request borrows
