@@ -58,6 +58,18 @@ func (x *Any) SetTypeUrlBytes(v []byte) {
 	x.xTypeUrl.Set(x.cf.Arena(), v)
 }
 
+// SetTypeUrlBorrowed sets field type_url = 1 like SetTypeUrl, without copying v into the
+// arena: a value SetTypeUrl would copy is copied once, when the message is serialized.
+func (x *Any) SetTypeUrlBorrowed(v string) {
+	x.xTypeUrl.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetTypeUrlBytesBorrowed sets field type_url = 1 from bytes like SetTypeUrlBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Any) SetTypeUrlBytesBorrowed(v []byte) {
+	x.xTypeUrl.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetTypeUrlBuf sets field type_url = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Any) SetTypeUrlBuf(b mem.Buf) {
@@ -80,6 +92,13 @@ func (x *Any) HasValue() bool { return x.xValue.Len() != 0 }
 // when v lies in registered memory).
 func (x *Any) SetValue(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
+}
+
+// SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Any) SetValueBorrowed(v []byte) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
 }
 
 // SetValueBuf sets field value = 2 from a registered buffer (the arena takes its own

@@ -2026,6 +2026,18 @@ func (x *StringValue) SetValueBytes(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
 }
 
+// SetValueBorrowed sets field value = 1 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+func (x *StringValue) SetValueBorrowed(v string) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetValueBytesBorrowed sets field value = 1 from bytes like SetValueBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *StringValue) SetValueBytesBorrowed(v []byte) {
+	x.xValue.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetValueBuf sets field value = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *StringValue) SetValueBuf(b mem.Buf) {
@@ -2337,6 +2349,13 @@ func (x *BytesValue) HasValue() bool { return x.xValue.Len() != 0 }
 // when v lies in registered memory).
 func (x *BytesValue) SetValue(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
+}
+
+// SetValueBorrowed sets field value = 1 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *BytesValue) SetValueBorrowed(v []byte) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
 }
 
 // SetValueBuf sets field value = 1 from a registered buffer (the arena takes its own

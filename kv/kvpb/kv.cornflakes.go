@@ -580,6 +580,13 @@ func (x *Resp) SetVal(v []byte) {
 	x.xVal.Set(x.cf.Arena(), v)
 }
 
+// SetValBorrowed sets field val = 2 like SetVal, without copying v into the
+// arena: a value SetVal would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Resp) SetValBorrowed(v []byte) {
+	x.xVal.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetValBuf sets field val = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Resp) SetValBuf(b mem.Buf) {

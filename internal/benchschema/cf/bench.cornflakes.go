@@ -52,6 +52,13 @@ func (x *SingleBuffer) SetMessage(v []byte) {
 	x.xMessage.Set(x.cf.Arena(), v)
 }
 
+// SetMessageBorrowed sets field message = 1 like SetMessage, without copying v into the
+// arena: a value SetMessage would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *SingleBuffer) SetMessageBorrowed(v []byte) {
+	x.xMessage.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetMessageBuf sets field message = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *SingleBuffer) SetMessageBuf(b mem.Buf) {

@@ -84,6 +84,18 @@ func (x *HelloRequest) SetNameBytes(v []byte) {
 	x.xName.Set(x.cf.Arena(), v)
 }
 
+// SetNameBorrowed sets field name = 1 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *HelloRequest) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetNameBytesBorrowed sets field name = 1 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *HelloRequest) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetNameBuf sets field name = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *HelloRequest) SetNameBuf(b mem.Buf) {
@@ -615,6 +627,18 @@ func (x *HelloReply) SetMessageBytes(v []byte) {
 	x.xMessage.Set(x.cf.Arena(), v)
 }
 
+// SetMessageBorrowed sets field message = 1 like SetMessage, without copying v into the
+// arena: a value SetMessage would copy is copied once, when the message is serialized.
+func (x *HelloReply) SetMessageBorrowed(v string) {
+	x.xMessage.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetMessageBytesBorrowed sets field message = 1 from bytes like SetMessageBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *HelloReply) SetMessageBytesBorrowed(v []byte) {
+	x.xMessage.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetMessageBuf sets field message = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *HelloReply) SetMessageBuf(b mem.Buf) {
@@ -637,6 +661,13 @@ func (x *HelloReply) HasBlob() bool { return x.xBlob.Len() != 0 }
 // when v lies in registered memory).
 func (x *HelloReply) SetBlob(v []byte) {
 	x.xBlob.Set(x.cf.Arena(), v)
+}
+
+// SetBlobBorrowed sets field blob = 2 like SetBlob, without copying v into the
+// arena: a value SetBlob would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *HelloReply) SetBlobBorrowed(v []byte) {
+	x.xBlob.SetBorrowed(x.cf.Arena(), v)
 }
 
 // SetBlobBuf sets field blob = 2 from a registered buffer (the arena takes its own
@@ -1119,6 +1150,18 @@ func (x *FailRequest) SetMessageBytes(v []byte) {
 	x.xMessage.Set(x.cf.Arena(), v)
 }
 
+// SetMessageBorrowed sets field message = 2 like SetMessage, without copying v into the
+// arena: a value SetMessage would copy is copied once, when the message is serialized.
+func (x *FailRequest) SetMessageBorrowed(v string) {
+	x.xMessage.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetMessageBytesBorrowed sets field message = 2 from bytes like SetMessageBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *FailRequest) SetMessageBytesBorrowed(v []byte) {
+	x.xMessage.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetMessageBuf sets field message = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *FailRequest) SetMessageBuf(b mem.Buf) {
@@ -1141,6 +1184,13 @@ func (x *FailRequest) HasDetails() bool { return x.xDetails.Len() != 0 }
 // when v lies in registered memory).
 func (x *FailRequest) SetDetails(v []byte) {
 	x.xDetails.Set(x.cf.Arena(), v)
+}
+
+// SetDetailsBorrowed sets field details = 3 like SetDetails, without copying v into the
+// arena: a value SetDetails would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *FailRequest) SetDetailsBorrowed(v []byte) {
+	x.xDetails.SetBorrowed(x.cf.Arena(), v)
 }
 
 // SetDetailsBuf sets field details = 3 from a registered buffer (the arena takes its own
@@ -1908,6 +1958,20 @@ func (x *Tree) SetLabel(v string) {
 // SetLabelBytes sets field label = 3 from bytes (hybrid rule of SetLabel).
 func (x *Tree) SetLabelBytes(v []byte) {
 	x.xLabel.Set(x.cf.Arena(), v)
+	x.cf.SetHas(0)
+}
+
+// SetLabelBorrowed sets field label = 3 like SetLabel, without copying v into the
+// arena: a value SetLabel would copy is copied once, when the message is serialized.
+func (x *Tree) SetLabelBorrowed(v string) {
+	x.xLabel.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(0)
+}
+
+// SetLabelBytesBorrowed sets field label = 3 from bytes like SetLabelBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Tree) SetLabelBytesBorrowed(v []byte) {
+	x.xLabel.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(0)
 }
 

@@ -786,6 +786,18 @@ func (x *Pair) SetValBytes(v []byte) {
 	x.xVal.Set(x.cf.Arena(), v)
 }
 
+// SetValBorrowed sets field val = 2 like SetVal, without copying v into the
+// arena: a value SetVal would copy is copied once, when the message is serialized.
+func (x *Pair) SetValBorrowed(v string) {
+	x.xVal.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetValBytesBorrowed sets field val = 2 from bytes like SetValBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Pair) SetValBytesBorrowed(v []byte) {
+	x.xVal.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetValBuf sets field val = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Pair) SetValBuf(b mem.Buf) {

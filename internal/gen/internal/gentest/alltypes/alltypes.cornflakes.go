@@ -276,6 +276,18 @@ func (x *Scalars) SetTextBytes(v []byte) {
 	x.xText.Set(x.cf.Arena(), v)
 }
 
+// SetTextBorrowed sets field text = 15 like SetText, without copying v into the
+// arena: a value SetText would copy is copied once, when the message is serialized.
+func (x *Scalars) SetTextBorrowed(v string) {
+	x.xText.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetTextBytesBorrowed sets field text = 15 from bytes like SetTextBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Scalars) SetTextBytesBorrowed(v []byte) {
+	x.xText.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetTextBuf sets field text = 15 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Scalars) SetTextBuf(b mem.Buf) {
@@ -298,6 +310,13 @@ func (x *Scalars) HasData() bool { return x.xData.Len() != 0 }
 // when v lies in registered memory).
 func (x *Scalars) SetData(v []byte) {
 	x.xData.Set(x.cf.Arena(), v)
+}
+
+// SetDataBorrowed sets field data = 16 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Scalars) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
 }
 
 // SetDataBuf sets field data = 16 from a registered buffer (the arena takes its own
@@ -1541,6 +1560,20 @@ func (x *Optionals) SetTextBytes(v []byte) {
 	x.cf.SetHas(5)
 }
 
+// SetTextBorrowed sets field text = 6 like SetText, without copying v into the
+// arena: a value SetText would copy is copied once, when the message is serialized.
+func (x *Optionals) SetTextBorrowed(v string) {
+	x.xText.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(5)
+}
+
+// SetTextBytesBorrowed sets field text = 6 from bytes like SetTextBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Optionals) SetTextBytesBorrowed(v []byte) {
+	x.xText.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(5)
+}
+
 // SetTextBuf sets field text = 6 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Optionals) SetTextBuf(b mem.Buf) {
@@ -1565,6 +1598,14 @@ func (x *Optionals) HasData() bool { return x.cf.Has(6) }
 // when v lies in registered memory).
 func (x *Optionals) SetData(v []byte) {
 	x.xData.Set(x.cf.Arena(), v)
+	x.cf.SetHas(6)
+}
+
+// SetDataBorrowed sets field data = 7 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Optionals) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(6)
 }
 
@@ -3498,6 +3539,13 @@ func (x *Outer_Inner) SetPayload(v []byte) {
 	x.xPayload.Set(x.cf.Arena(), v)
 }
 
+// SetPayloadBorrowed sets field payload = 2 like SetPayload, without copying v into the
+// arena: a value SetPayload would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Outer_Inner) SetPayloadBorrowed(v []byte) {
+	x.xPayload.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetPayloadBuf sets field payload = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Outer_Inner) SetPayloadBuf(b mem.Buf) {
@@ -3954,6 +4002,13 @@ func (x *Tree) HasLeaf() bool { return x.xLeaf.Len() != 0 }
 // when v lies in registered memory).
 func (x *Tree) SetLeaf(v []byte) {
 	x.xLeaf.Set(x.cf.Arena(), v)
+}
+
+// SetLeafBorrowed sets field leaf = 3 like SetLeaf, without copying v into the
+// arena: a value SetLeaf would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Tree) SetLeafBorrowed(v []byte) {
+	x.xLeaf.SetBorrowed(x.cf.Arena(), v)
 }
 
 // SetLeafBuf sets field leaf = 3 from a registered buffer (the arena takes its own
@@ -4672,6 +4727,13 @@ func (x *Wide) HasPayload() bool { return x.xPayload.Len() != 0 }
 // when v lies in registered memory).
 func (x *Wide) SetPayload(v []byte) {
 	x.xPayload.Set(x.cf.Arena(), v)
+}
+
+// SetPayloadBorrowed sets field payload = 2000 like SetPayload, without copying v into the
+// arena: a value SetPayload would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Wide) SetPayloadBorrowed(v []byte) {
+	x.xPayload.SetBorrowed(x.cf.Arena(), v)
 }
 
 // SetPayloadBuf sets field payload = 2000 from a registered buffer (the arena takes its own

@@ -157,6 +157,22 @@ func (x *Item) SetNameBytes(v []byte) {
 	x.clearChoiceExcept(2)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Item) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearChoiceExcept(2)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearChoiceExcept(2)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Item) SetNameBuf(b mem.Buf) {
@@ -182,6 +198,15 @@ func (x *Item) HasBlob() bool { return x.cf.Has(2) }
 // when v lies in registered memory).
 func (x *Item) SetBlob(v []byte) {
 	x.xBlob.Set(x.cf.Arena(), v)
+	x.cf.SetHas(2)
+	x.clearChoiceExcept(3)
+}
+
+// SetBlobBorrowed sets field blob = 3 like SetBlob, without copying v into the
+// arena: a value SetBlob would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item) SetBlobBorrowed(v []byte) {
+	x.xBlob.SetBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(2)
 	x.clearChoiceExcept(3)
 }
@@ -1263,6 +1288,22 @@ func (x *Item) SetS(v string) {
 // SetSBytes sets field s = 41 from bytes (hybrid rule of SetS).
 func (x *Item) SetSBytes(v []byte) {
 	x.xS.Set(x.cf.Arena(), v)
+	x.cf.SetHas(6)
+	x.clearSecondExcept(41)
+}
+
+// SetSBorrowed sets field s = 41 like SetS, without copying v into the
+// arena: a value SetS would copy is copied once, when the message is serialized.
+func (x *Item) SetSBorrowed(v string) {
+	x.xS.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(6)
+	x.clearSecondExcept(41)
+}
+
+// SetSBytesBorrowed sets field s = 41 from bytes like SetSBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item) SetSBytesBorrowed(v []byte) {
+	x.xS.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(6)
 	x.clearSecondExcept(41)
 }
@@ -2646,6 +2687,18 @@ func (x *Item_ByI32Entry) SetValueBytes(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
 }
 
+// SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+func (x *Item_ByI32Entry) SetValueBorrowed(v string) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetValueBytesBorrowed sets field value = 2 from bytes like SetValueBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item_ByI32Entry) SetValueBytesBorrowed(v []byte) {
+	x.xValue.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetValueBuf sets field value = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Item_ByI32Entry) SetValueBuf(b mem.Buf) {
@@ -2977,6 +3030,13 @@ func (x *Item_ByI64Entry) HasValue() bool { return x.xValue.Len() != 0 }
 // when v lies in registered memory).
 func (x *Item_ByI64Entry) SetValue(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
+}
+
+// SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item_ByI64Entry) SetValueBorrowed(v []byte) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
 }
 
 // SetValueBuf sets field value = 2 from a registered buffer (the arena takes its own
@@ -5737,6 +5797,18 @@ func (x *Item_ByStrEntry) SetKeyBytes(v []byte) {
 	x.xKey.Set(x.cf.Arena(), v)
 }
 
+// SetKeyBorrowed sets field key = 1 like SetKey, without copying v into the
+// arena: a value SetKey would copy is copied once, when the message is serialized.
+func (x *Item_ByStrEntry) SetKeyBorrowed(v string) {
+	x.xKey.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item_ByStrEntry) SetKeyBytesBorrowed(v []byte) {
+	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetKeyBuf sets field key = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Item_ByStrEntry) SetKeyBuf(b mem.Buf) {
@@ -5759,6 +5831,13 @@ func (x *Item_ByStrEntry) HasValue() bool { return x.xValue.Len() != 0 }
 // when v lies in registered memory).
 func (x *Item_ByStrEntry) SetValue(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
+}
+
+// SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item_ByStrEntry) SetValueBorrowed(v []byte) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
 }
 
 // SetValueBuf sets field value = 2 from a registered buffer (the arena takes its own
@@ -6103,6 +6182,18 @@ func (x *Item_ItemsEntry) SetKey(v string) {
 // SetKeyBytes sets field key = 1 from bytes (hybrid rule of SetKey).
 func (x *Item_ItemsEntry) SetKeyBytes(v []byte) {
 	x.xKey.Set(x.cf.Arena(), v)
+}
+
+// SetKeyBorrowed sets field key = 1 like SetKey, without copying v into the
+// arena: a value SetKey would copy is copied once, when the message is serialized.
+func (x *Item_ItemsEntry) SetKeyBorrowed(v string) {
+	x.xKey.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item_ItemsEntry) SetKeyBytesBorrowed(v []byte) {
+	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
 }
 
 // SetKeyBuf sets field key = 1 from a registered buffer (the arena takes its own
@@ -7124,6 +7215,18 @@ func (x *Sparse) SetBBytes(v []byte) {
 	x.xB.Set(x.cf.Arena(), v)
 }
 
+// SetBBorrowed sets field b = 2 like SetB, without copying v into the
+// arena: a value SetB would copy is copied once, when the message is serialized.
+func (x *Sparse) SetBBorrowed(v string) {
+	x.xB.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetBBytesBorrowed sets field b = 2 from bytes like SetBBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Sparse) SetBBytesBorrowed(v []byte) {
+	x.xB.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetBBuf sets field b = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Sparse) SetBBuf(b mem.Buf) {
@@ -7186,6 +7289,13 @@ func (x *Sparse) HasMid() bool { return x.xMid.Len() != 0 }
 // when v lies in registered memory).
 func (x *Sparse) SetMid(v []byte) {
 	x.xMid.Set(x.cf.Arena(), v)
+}
+
+// SetMidBorrowed sets field mid = 65537 like SetMid, without copying v into the
+// arena: a value SetMid would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Sparse) SetMidBorrowed(v []byte) {
+	x.xMid.SetBorrowed(x.cf.Arena(), v)
 }
 
 // SetMidBuf sets field mid = 65537 from a registered buffer (the arena takes its own
@@ -7303,6 +7413,22 @@ func (x *Sparse) SetY(v string) {
 // SetYBytes sets field y = 536870911 from bytes (hybrid rule of SetY).
 func (x *Sparse) SetYBytes(v []byte) {
 	x.xY.Set(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearOExcept(536870911)
+}
+
+// SetYBorrowed sets field y = 536870911 like SetY, without copying v into the
+// arena: a value SetY would copy is copied once, when the message is serialized.
+func (x *Sparse) SetYBorrowed(v string) {
+	x.xY.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearOExcept(536870911)
+}
+
+// SetYBytesBorrowed sets field y = 536870911 from bytes like SetYBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Sparse) SetYBytesBorrowed(v []byte) {
+	x.xY.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(1)
 	x.clearOExcept(536870911)
 }
@@ -7698,6 +7824,18 @@ func (x *Sparse_MEntry) SetValueBytes(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
 }
 
+// SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+func (x *Sparse_MEntry) SetValueBorrowed(v string) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetValueBytesBorrowed sets field value = 2 from bytes like SetValueBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Sparse_MEntry) SetValueBytesBorrowed(v []byte) {
+	x.xValue.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetValueBuf sets field value = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Sparse_MEntry) SetValueBuf(b mem.Buf) {
@@ -8040,6 +8178,18 @@ func (x *Flat) SetName(v string) {
 // SetNameBytes sets field name = 2 from bytes (hybrid rule of SetName).
 func (x *Flat) SetNameBytes(v []byte) {
 	x.xName.Set(x.cf.Arena(), v)
+}
+
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Flat) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Flat) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
 }
 
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
@@ -8438,6 +8588,22 @@ func (x *ItemOld) SetName(v string) {
 // SetNameBytes sets field name = 2 from bytes (hybrid rule of SetName).
 func (x *ItemOld) SetNameBytes(v []byte) {
 	x.xName.Set(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearChoiceExcept(2)
+}
+
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *ItemOld) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearChoiceExcept(2)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *ItemOld) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(1)
 	x.clearChoiceExcept(2)
 }

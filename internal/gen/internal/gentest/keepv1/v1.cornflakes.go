@@ -75,6 +75,18 @@ func (x *Rec) SetNameBytes(v []byte) {
 	x.xName.Set(x.cf.Arena(), v)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Rec) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Rec) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Rec) SetNameBuf(b mem.Buf) {
@@ -135,6 +147,18 @@ func (x *Rec) SetLegacy(v string) {
 // SetLegacyBytes sets field legacy = 12 from bytes (hybrid rule of SetLegacy).
 func (x *Rec) SetLegacyBytes(v []byte) {
 	x.xLegacy.Set(x.cf.Arena(), v)
+}
+
+// SetLegacyBorrowed sets field legacy = 12 like SetLegacy, without copying v into the
+// arena: a value SetLegacy would copy is copied once, when the message is serialized.
+func (x *Rec) SetLegacyBorrowed(v string) {
+	x.xLegacy.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetLegacyBytesBorrowed sets field legacy = 12 from bytes like SetLegacyBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Rec) SetLegacyBytesBorrowed(v []byte) {
+	x.xLegacy.SetBytesBorrowed(x.cf.Arena(), v)
 }
 
 // SetLegacyBuf sets field legacy = 12 from a registered buffer (the arena takes its own
@@ -491,6 +515,13 @@ func (x *Leaf) HasData() bool { return x.xData.Len() != 0 }
 // when v lies in registered memory).
 func (x *Leaf) SetData(v []byte) {
 	x.xData.Set(x.cf.Arena(), v)
+}
+
+// SetDataBorrowed sets field data = 2 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Leaf) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
 }
 
 // SetDataBuf sets field data = 2 from a registered buffer (the arena takes its own

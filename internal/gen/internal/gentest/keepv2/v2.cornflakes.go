@@ -85,6 +85,18 @@ func (x *Rec) SetNameBytes(v []byte) {
 	x.xName.Set(x.cf.Arena(), v)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Rec) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Rec) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Rec) SetNameBuf(b mem.Buf) {
@@ -119,6 +131,13 @@ func (x *Rec) HasBlob() bool { return x.xBlob.Len() != 0 }
 // when v lies in registered memory).
 func (x *Rec) SetBlob(v []byte) {
 	x.xBlob.Set(x.cf.Arena(), v)
+}
+
+// SetBlobBorrowed sets field blob = 4 like SetBlob, without copying v into the
+// arena: a value SetBlob would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Rec) SetBlobBorrowed(v []byte) {
+	x.xBlob.SetBorrowed(x.cf.Arena(), v)
 }
 
 // SetBlobBuf sets field blob = 4 from a registered buffer (the arena takes its own
@@ -317,6 +336,18 @@ func (x *Rec) SetNote(v string) {
 // SetNoteBytes sets field note = 40 from bytes (hybrid rule of SetNote).
 func (x *Rec) SetNoteBytes(v []byte) {
 	x.xNote.Set(x.cf.Arena(), v)
+}
+
+// SetNoteBorrowed sets field note = 40 like SetNote, without copying v into the
+// arena: a value SetNote would copy is copied once, when the message is serialized.
+func (x *Rec) SetNoteBorrowed(v string) {
+	x.xNote.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetNoteBytesBorrowed sets field note = 40 from bytes like SetNoteBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Rec) SetNoteBytesBorrowed(v []byte) {
+	x.xNote.SetBytesBorrowed(x.cf.Arena(), v)
 }
 
 // SetNoteBuf sets field note = 40 from a registered buffer (the arena takes its own
@@ -806,6 +837,18 @@ func (x *Inner) SetSBytes(v []byte) {
 	x.xS.Set(x.cf.Arena(), v)
 }
 
+// SetSBorrowed sets field s = 2 like SetS, without copying v into the
+// arena: a value SetS would copy is copied once, when the message is serialized.
+func (x *Inner) SetSBorrowed(v string) {
+	x.xS.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetSBytesBorrowed sets field s = 2 from bytes like SetSBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Inner) SetSBytesBorrowed(v []byte) {
+	x.xS.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetSBuf sets field s = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Inner) SetSBuf(b mem.Buf) {
@@ -1238,6 +1281,18 @@ func (x *Inner_MEntry) SetKeyBytes(v []byte) {
 	x.xKey.Set(x.cf.Arena(), v)
 }
 
+// SetKeyBorrowed sets field key = 1 like SetKey, without copying v into the
+// arena: a value SetKey would copy is copied once, when the message is serialized.
+func (x *Inner_MEntry) SetKeyBorrowed(v string) {
+	x.xKey.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Inner_MEntry) SetKeyBytesBorrowed(v []byte) {
+	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetKeyBuf sets field key = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Inner_MEntry) SetKeyBuf(b mem.Buf) {
@@ -1587,6 +1642,13 @@ func (x *Leaf) SetData(v []byte) {
 	x.xData.Set(x.cf.Arena(), v)
 }
 
+// SetDataBorrowed sets field data = 2 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Leaf) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetDataBuf sets field data = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Leaf) SetDataBuf(b mem.Buf) {
@@ -1617,6 +1679,18 @@ func (x *Leaf) SetExtra(v string) {
 // SetExtraBytes sets field extra = 3 from bytes (hybrid rule of SetExtra).
 func (x *Leaf) SetExtraBytes(v []byte) {
 	x.xExtra.Set(x.cf.Arena(), v)
+}
+
+// SetExtraBorrowed sets field extra = 3 like SetExtra, without copying v into the
+// arena: a value SetExtra would copy is copied once, when the message is serialized.
+func (x *Leaf) SetExtraBorrowed(v string) {
+	x.xExtra.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetExtraBytesBorrowed sets field extra = 3 from bytes like SetExtraBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Leaf) SetExtraBytesBorrowed(v []byte) {
+	x.xExtra.SetBytesBorrowed(x.cf.Arena(), v)
 }
 
 // SetExtraBuf sets field extra = 3 from a registered buffer (the arena takes its own

@@ -80,6 +80,13 @@ func (x *Blob) SetData(v []byte) {
 	x.xData.Set(x.cf.Arena(), v)
 }
 
+// SetDataBorrowed sets field data = 1 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Blob) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetDataBuf sets field data = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Blob) SetDataBuf(b mem.Buf) {
@@ -110,6 +117,18 @@ func (x *Blob) SetName(v string) {
 // SetNameBytes sets field name = 2 from bytes (hybrid rule of SetName).
 func (x *Blob) SetNameBytes(v []byte) {
 	x.xName.Set(x.cf.Arena(), v)
+}
+
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Blob) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Blob) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
 }
 
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own

@@ -112,6 +112,20 @@ func (x *Record) SetNameBytes(v []byte) {
 	x.cf.SetHas(1)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Record) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Record) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Record) SetNameBuf(b mem.Buf) {
@@ -136,6 +150,14 @@ func (x *Record) HasBody() bool { return x.cf.Has(2) }
 // when v lies in registered memory).
 func (x *Record) SetBody(v []byte) {
 	x.xBody.Set(x.cf.Arena(), v)
+	x.cf.SetHas(2)
+}
+
+// SetBodyBorrowed sets field body = 3 like SetBody, without copying v into the
+// arena: a value SetBody would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Record) SetBodyBorrowed(v []byte) {
+	x.xBody.SetBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(2)
 }
 
@@ -1243,6 +1265,20 @@ func (x *Defaults) SetTextBytes(v []byte) {
 	x.cf.SetHas(9)
 }
 
+// SetTextBorrowed sets field text = 10 like SetText, without copying v into the
+// arena: a value SetText would copy is copied once, when the message is serialized.
+func (x *Defaults) SetTextBorrowed(v string) {
+	x.xText.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(9)
+}
+
+// SetTextBytesBorrowed sets field text = 10 from bytes like SetTextBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Defaults) SetTextBytesBorrowed(v []byte) {
+	x.xText.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(9)
+}
+
 // SetTextBuf sets field text = 10 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Defaults) SetTextBuf(b mem.Buf) {
@@ -1277,6 +1313,14 @@ func (x *Defaults) HasData() bool { return x.cf.Has(10) }
 // when v lies in registered memory).
 func (x *Defaults) SetData(v []byte) {
 	x.xData.Set(x.cf.Arena(), v)
+	x.cf.SetHas(10)
+}
+
+// SetDataBorrowed sets field data = 11 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Defaults) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(10)
 }
 
@@ -1331,6 +1375,20 @@ func (x *Defaults) SetEmpty(v string) {
 // SetEmptyBytes sets field empty = 13 from bytes (hybrid rule of SetEmpty).
 func (x *Defaults) SetEmptyBytes(v []byte) {
 	x.xEmpty.Set(x.cf.Arena(), v)
+	x.cf.SetHas(12)
+}
+
+// SetEmptyBorrowed sets field empty = 13 like SetEmpty, without copying v into the
+// arena: a value SetEmpty would copy is copied once, when the message is serialized.
+func (x *Defaults) SetEmptyBorrowed(v string) {
+	x.xEmpty.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(12)
+}
+
+// SetEmptyBytesBorrowed sets field empty = 13 from bytes like SetEmptyBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Defaults) SetEmptyBytesBorrowed(v []byte) {
+	x.xEmpty.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(12)
 }
 

@@ -68,6 +68,14 @@ func (x *A) SetData(v []byte) {
 	x.cf.SetHas(0)
 }
 
+// SetDataBorrowed sets field data = 2 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *A) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(0)
+}
+
 // SetDataBuf sets field data = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *A) SetDataBuf(b mem.Buf) {
