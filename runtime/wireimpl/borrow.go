@@ -87,10 +87,19 @@ func (b *Bytes) SetBorrowed(a *Arena, p []byte) {
 		a.lend(p) // checked build only
 		return
 	}
+	if a.lastSrc == nil && n != 0 { // Set's zero-copy case inline
+		if buf, ok := mem.Recover(p); ok {
+			a.refs = append(a.refs, buf)
+			b.data, b.buf = p[:n:n], buf
+			return
+		}
+	}
 	b.setBorrowed(a, p)
 }
 
-// setBorrowed is SetBorrowed for a value at or above the threshold.
+// setBorrowed is SetBorrowed for a value at or above the threshold that
+// is empty, lies outside registered memory, or may lie in the decoded
+// input.
 func (b *Bytes) setBorrowed(a *Arena, p []byte) {
 	n := len(p)
 	if n == 0 {
@@ -102,15 +111,13 @@ func (b *Bytes) setBorrowed(a *Arena, p []byte) {
 			b.Set(a, p) // aliases the input, which the arena holds
 			return
 		}
-	}
-	if n >= a.Threshold {
-		if buf, ok := mem.Recover(p); ok {
+		if buf, ok := mem.Recover(p); ok { // (without a decoded input, SetBorrowed tried it)
 			a.refs = append(a.refs, buf)
 			b.data, b.buf = p[:n:n], buf
 			return
 		}
-		a.noteSilentCopy(n) // meant zero-copy, not in registered memory
 	}
+	a.noteSilentCopy(n) // meant zero-copy, not in registered memory
 	b.data, b.buf = p[:n:n], mem.Buf{}
 	a.lend(p) // checked build only
 }
@@ -133,17 +140,31 @@ func (s *String) SetBytesBorrowed(a *Arena, p []byte) {
 // AppendBorrowed adds p without copying it into the arena (the rule and
 // contract of Bytes.SetBorrowed: p must stay unchanged until the arena's
 // Reset). Within the list's capacity, a value below the threshold costs
-// no call.
+// no call, and a registered one at or above it takes Append's zero-copy
+// case.
 func (l *BytesList) AppendBorrowed(p []byte) {
 	a := l.a
-	n := len(p)
-	if k := len(l.items); k < cap(l.items) && l.vep == 0 && n < a.Threshold {
-		l.items = l.items[:k+1]
-		b := &l.items[k]
-		b.data, b.buf = p[:n:n], mem.Buf{}
-		l.tcp += n
-		a.lend(p) // checked build only
-		return
+	if k := len(l.items); k < cap(l.items) && l.vep == 0 {
+		n := len(p)
+		if n < a.Threshold {
+			l.items = l.items[:k+1]
+			b := &l.items[k]
+			b.data, b.buf = p[:n:n], mem.Buf{}
+			l.tcp += n
+			a.lend(p) // checked build only
+			return
+		}
+		if a.lastSrc == nil && n != 0 { // Append's zero-copy case
+			if buf, ok := mem.Recover(p); ok {
+				a.refs = append(a.refs, buf)
+				l.items = l.items[:k+1]
+				b := &l.items[k]
+				b.data, b.buf = p[:n:n], buf
+				l.tzc += n
+				l.tnz++
+				return
+			}
+		}
 	}
 	l.appendBorrowedSlow(p)
 }
