@@ -24,8 +24,12 @@ const (
 // Decode and Echo, as a datapath receives them. Serialize builds the message in a reused arena
 // (Reset per message) and serializes it as the datapath does, into a reused head buffer plus
 // zero-copy entries collected in a reused sink (wire.SerializeSGA): no scatter-gather array is
-// allocated and nothing is flattened. Decode decodes zero-copy from the registered input
-// (wire.Decode) and reads every field; the case holds its inputs until Close, after the arena's
+// allocated and nothing is flattened. In the hybrid mode, Serialize builds with the borrowed
+// setters (SetMessageBorrowed, AppendBorrowed): the case's values stay unchanged until Close,
+// so a small value is referenced, not copied into the arena, and is copied once, into the
+// head, as vtprotobuf's message aliases the caller's slices and copies each value once at
+// marshal (the copy and zerocopy modes keep the copying setters). Decode decodes zero-copy
+// from the registered input (wire.Decode) and reads every field; the case holds its inputs until Close, after the arena's
 // last Reset, so the arena borrows the case's reference (Arena.BorrowInput: no reference-count
 // work per decode, as vtprotobuf's UnmarshalVTUnsafe aliases its input without one). Echo
 // decodes, builds a new message from the decoded fields (zero-copy fields are passed on by
@@ -70,6 +74,7 @@ func (l cfLibrary) Prepare(shape Shape, mode string) (_ Case, err error) {
 		pool:   pool,
 		a:      wire.NewArena(),
 		leaves: make([][]byte, 0, TreeLeaves),
+		borrow: mode == ModeHybrid,
 	}
 	c.a.Threshold = thr
 	c.a.BorrowInput = true // c.inputs are released by Close, after the arena's Reset
@@ -97,7 +102,7 @@ func (l cfLibrary) Prepare(shape Shape, mode string) (_ Case, err error) {
 		if err := c.a.Reset(); err != nil {
 			return nil, err
 		}
-		m := c.build(c.vals[v])
+		m := c.build(c.vals[v], false)
 		total := m.Sizes().Total()
 		b, err := pool.Alloc(max(total, 1))
 		if err != nil {
@@ -133,28 +138,61 @@ type cfCase struct {
 
 	leaves [][]byte
 	r      reader
+	// borrow: Serialize builds with the borrowed setters (the hybrid mode; see Cornflakes).
+	borrow bool
 }
 
-// build makes a message of c.kind from vals in c.a. It returns the message as a wire.Object
-// (a static conversion of the concrete type; converting a wire.Msg to it would look its
-// method table up at run time, as an interface-to-interface conversion does).
-func (c *cfCase) build(vals [][]byte) wire.Object {
+// build makes a message of c.kind from vals in c.a, with the borrowed setters when borrow is
+// set (vals must then stay unchanged until c.a's Reset). It returns the message as a
+// wire.Object (a static conversion of the concrete type; converting a wire.Msg to it would
+// look its method table up at run time, as an interface-to-interface conversion does).
+func (c *cfCase) build(vals [][]byte, borrow bool) wire.Object {
 	switch c.kind {
 	case KindSingle:
 		m := cf.NewSingleBuffer(c.a)
-		m.SetMessage(vals[0])
+		if borrow {
+			m.SetMessageBorrowed(vals[0])
+		} else {
+			m.SetMessage(vals[0])
+		}
 		return m
 	case KindList:
 		m := cf.NewListBuffers(c.a)
 		l := m.InitMessages(len(vals))
-		for _, v := range vals {
-			l.Append(v)
+		if borrow {
+			for _, v := range vals {
+				l.AppendBorrowed(v)
+			}
+		} else {
+			for _, v := range vals {
+				l.Append(v)
+			}
 		}
 		return m
 	default:
 		m := cf.NewTree5(c.a)
-		cfBuildTree(m, vals)
+		if borrow {
+			cfBuildTreeBorrowed(m, vals)
+		} else {
+			cfBuildTree(m, vals)
+		}
 		return m
+	}
+}
+
+// cfBuildTreeBorrowed is cfBuildTree with the borrowed setter.
+func cfBuildTreeBorrowed(t *cf.Tree5, vals [][]byte) {
+	k := 0
+	for _, t4 := range [2]*cf.Tree4{t.InitLeft(), t.InitRight()} {
+		for _, t3 := range [2]*cf.Tree3{t4.InitLeft(), t4.InitRight()} {
+			for _, t2 := range [2]*cf.Tree2{t3.InitLeft(), t3.InitRight()} {
+				for _, t1 := range [2]*cf.Tree1{t2.InitLeft(), t2.InitRight()} {
+					t1.InitLeft().SetMessageBorrowed(vals[k])
+					t1.InitRight().SetMessageBorrowed(vals[k+1])
+					k += 2
+				}
+			}
+		}
 	}
 }
 
@@ -290,7 +328,7 @@ func (c *cfCase) Serialize() error {
 	if err := c.a.Reset(); err != nil {
 		return err
 	}
-	return c.serializeSGA(c.build(c.vals[c.cyc.next()]))
+	return c.serializeSGA(c.build(c.vals[c.cyc.next()], c.borrow))
 }
 
 // serializeSGA is wire.SerializeSGA(m, &c.sga) through the message's typed SerializeSGA, as a
@@ -334,7 +372,7 @@ func (c *cfCase) Echo() error {
 	// (registered) input, so the new message shares the input's reference (no refcount
 	// operation, no Recover lookup) and sends it zero-copy; a smaller one aliases the input
 	// and is copied into the head at Serialize.
-	return c.serializeSGA(c.build(c.leaves))
+	return c.serializeSGA(c.build(c.leaves, false))
 }
 
 // Output flattens the latest SGA (head, then each zero-copy entry).
