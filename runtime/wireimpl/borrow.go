@@ -38,13 +38,6 @@ type lentValue struct {
 
 var lentSeed = maphash.MakeSeed()
 
-// lendChecked records a non-empty borrowed value (checked build: lend).
-func (a *Arena) lendChecked(p []byte) {
-	if len(p) != 0 {
-		a.lent = append(a.lent, lentValue{p: p, sum: maphash.Bytes(lentSeed, p)})
-	}
-}
-
 // checkLent returns an error wrapping ErrBorrowedModified for the first
 // borrowed value of the batch whose bytes changed since it was set, or nil.
 func (a *Arena) checkLent() error {
