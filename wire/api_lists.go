@@ -39,6 +39,13 @@ func (l *BytesList) AppendBuf(buf mem.Buf) { (*wireimpl.BytesList)(l).AppendBuf(
 // checked build (-tags cfcheck) verifies it (ErrBorrowedModified).
 func (l *BytesList) AppendBorrowed(p []byte) { (*wireimpl.BytesList)(l).AppendBorrowed(p) }
 
+// AppendBufBorrowed adds buf's window like AppendBuf, without taking a
+// reference: a value below the threshold is copied once, at serialization;
+// a larger one is sent zero-copy on the caller's reference. The caller keeps
+// its reference unreleased, and the window unchanged, until the arena's
+// Reset; the checked build verifies it (ErrBorrowedModified).
+func (l *BytesList) AppendBufBorrowed(buf mem.Buf) { (*wireimpl.BytesList)(l).AppendBufBorrowed(buf) }
+
 // AppendStringBorrowed adds s like AppendBorrowed.
 func (l *BytesList) AppendStringBorrowed(s string) {
 	(*wireimpl.BytesList)(l).AppendStringBorrowed(s)

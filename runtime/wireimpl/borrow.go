@@ -34,6 +34,7 @@ var ErrBorrowedModified = errors.New("wire: a borrowed value (SetBorrowed, Appen
 type lentValue struct {
 	p   []byte
 	sum uint64
+	buf mem.Buf // a borrowed reference (SetBufBorrowed), checked live
 }
 
 var lentSeed = maphash.MakeSeed()
@@ -43,6 +44,9 @@ var lentSeed = maphash.MakeSeed()
 func (a *Arena) checkLent() error {
 	for i := range a.lent {
 		v := &a.lent[i]
+		if err := v.buf.Check(); err != nil {
+			return fmt.Errorf("%w (value %d of the batch: its reference was released: %w)", ErrBorrowedModified, i, err)
+		}
 		if maphash.Bytes(lentSeed, v.p) != v.sum {
 			return fmt.Errorf("%w (value %d of the batch, %d bytes)", ErrBorrowedModified, i, len(v.p))
 		}
@@ -113,6 +117,78 @@ func (b *Bytes) setBorrowed(a *Arena, p []byte) {
 	a.noteSilentCopy(n) // meant zero-copy, not in registered memory
 	b.data, b.buf = p[:n:n], mem.Buf{}
 	a.lend(p) // checked build only
+}
+
+// SetBufBorrowed makes buf's window the value like SetBuf, but without
+// taking a reference (no Clone, nothing released at Reset) and without
+// copying a small value into the arena: below a.Threshold the window is
+// copied once, into the head, when the message is serialized; otherwise it
+// is sent as its own zero-copy entry on the caller's reference.
+//
+// Contract: the caller keeps its reference on buf, unreleased, and the
+// window unchanged, until a's next Reset (as Arena.BorrowInput asks of a
+// decoded input). The checked build verifies both (ErrBorrowedModified,
+// wrapping mem's use-after-release error for a released reference).
+func (b *Bytes) SetBufBorrowed(a *Arena, buf mem.Buf) {
+	p := buf.Bytes()
+	n := len(p)
+	switch {
+	case n == 0:
+		*b = Bytes{}
+		return
+	case n < a.Threshold:
+		*b = Bytes{data: p[:n:n]}
+	default:
+		b.data, b.buf = p[:n:n], buf
+	}
+	a.lendBuf(p, buf) // checked build only
+}
+
+// SetBufBorrowed makes buf's window the value (see Bytes.SetBufBorrowed).
+func (s *String) SetBufBorrowed(a *Arena, buf mem.Buf) {
+	s.b.SetBufBorrowed(a, buf)
+	s.utf8s = utf8Unchecked
+}
+
+// AppendBufBorrowed adds buf's window like AppendBuf, without taking a
+// reference (the rule and contract of Bytes.SetBufBorrowed: the caller's
+// reference stays unreleased, and the window unchanged, until the arena's
+// Reset). Within the list's capacity it costs no call.
+func (l *BytesList) AppendBufBorrowed(buf mem.Buf) {
+	if k := len(l.items); k < cap(l.items) && l.vep == 0 {
+		a := l.a
+		p := buf.Bytes()
+		n := len(p)
+		l.items = l.items[:k+1]
+		b := &l.items[k]
+		switch {
+		case n == 0:
+			*b = Bytes{}
+			return
+		case n < a.Threshold:
+			*b = Bytes{data: p[:n:n]}
+			l.tcp += n
+		default:
+			b.data, b.buf = p[:n:n], buf
+			l.tzc += n
+			l.tnz++
+		}
+		a.lendBuf(p, buf) // checked build only
+		return
+	}
+	l.appendBufBorrowedSlow(buf)
+}
+
+// appendBufBorrowedSlow is AppendBufBorrowed beyond the list's capacity
+// or on a decoded list.
+func (l *BytesList) appendBufBorrowedSlow(buf mem.Buf) {
+	if l.vep != 0 {
+		l.materialize()
+	}
+	l.items = grow(bytesType, l.a, l.items)
+	b := &l.items[len(l.items)-1]
+	b.SetBufBorrowed(l.a, buf)
+	l.count(b)
 }
 
 // SetBorrowed makes v the value without copying it into the arena (see

@@ -2,13 +2,24 @@
 
 package wireimpl
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+)
 
 // lend records the borrowed value p, when it is not empty, with its
 // checksum (see borrow.go).
 func (a *Arena) lend(p []byte) {
 	if len(p) != 0 {
 		a.lent = append(a.lent, lentValue{p: p, sum: maphash.Bytes(lentSeed, p)})
+	}
+}
+
+// lendBuf records the borrowed window p of the borrowed reference buf.
+func (a *Arena) lendBuf(p []byte, buf mem.Buf) {
+	if len(p) != 0 {
+		a.lent = append(a.lent, lentValue{p: p, sum: maphash.Bytes(lentSeed, p), buf: buf})
 	}
 }
 

@@ -154,3 +154,77 @@ func TestBorrowedModifiedChecked(t *testing.T) {
 		t.Fatalf("second Reset: %v", err)
 	}
 }
+
+// TestSetBufBorrowed checks SetBufBorrowed and AppendBufBorrowed: a window
+// below the threshold is aliased (not copied into the arena, not
+// zero-copy), one at or above it is zero-copy on the caller's reference;
+// neither takes a reference (the item's count and the arena's held
+// references are unchanged, before and after Reset); the list's totals
+// hold, within and beyond its reserved room. In the checked build, a
+// reference released before Reset makes Reset fail with
+// ErrBorrowedModified.
+func TestSetBufBorrowed(t *testing.T) {
+	p := memtest.NewPool(t, mem.PoolConfig{})
+	item, err := p.Alloc(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer item.Release()
+	for i, all := 0, item.Bytes(); i < len(all); i++ {
+		all[i] = byte(i)
+	}
+	for _, thr := range []int{DefaultThreshold, 0, CopyAll} {
+		a := NewArena()
+		a.Threshold = thr
+		var l BytesList
+		l.Init(a, 2) // the rest beyond the reserved room
+		refs, held := item.Refs(), a.Held()
+		for _, w := range []mem.Buf{item.Slice(0, 100), item.Slice(100, 600), item.Slice(1000, 0), item.Slice(2000, 1024), item.Slice(3100, 7)} {
+			var b Bytes
+			off0 := a.off
+			b.SetBufBorrowed(a, w)
+			l.AppendBufBorrowed(w)
+			e := &l.items[len(l.items)-1]
+			for _, x := range []*Bytes{&b, e} {
+				wantZC := w.Len() != 0 && w.Len() >= thr
+				if string(x.data) != string(w.Bytes()) || x.IsZeroCopy() != wantZC {
+					t.Fatalf("thr %d, window of %d: %d bytes, zero-copy %v, want %v", thr, w.Len(), len(x.data), x.IsZeroCopy(), wantZC)
+				}
+				if len(x.data) != 0 && &x.data[0] != &w.Bytes()[0] {
+					t.Fatalf("thr %d, window of %d: not aliased", thr, w.Len())
+				}
+				if wantZC && x.buf != w {
+					t.Fatalf("thr %d, window of %d: zero-copy on another reference", thr, w.Len())
+				}
+			}
+			if a.off != off0 {
+				t.Fatalf("thr %d: %d bytes of arena memory used", thr, a.off-off0)
+			}
+			checkTotals(t, "AppendBufBorrowed", &l, true)
+		}
+		if item.Refs() != refs || a.Held() != held {
+			t.Fatalf("thr %d: references taken: item %d → %d, held %d → %d", thr, refs, item.Refs(), held, a.Held())
+		}
+		if err := a.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		if item.Refs() != refs {
+			t.Fatalf("thr %d: Reset released the caller's reference (%d → %d)", thr, refs, item.Refs())
+		}
+	}
+	// A borrowed reference released before Reset.
+	w, err := p.Alloc(700)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewArena()
+	var b Bytes
+	b.SetBufBorrowed(a, w)
+	if err := w.Release(); err != nil {
+		t.Fatal(err)
+	}
+	err = a.Reset()
+	if mem.Checked != errors.Is(err, ErrBorrowedModified) {
+		t.Fatalf("Reset after the borrowed reference was released: %v (checked build %v)", err, mem.Checked)
+	}
+}
