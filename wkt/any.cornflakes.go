@@ -76,6 +76,13 @@ func (x *Any) SetTypeUrlBuf(b mem.Buf) {
 	x.xTypeUrl.SetBuf(x.cf.Arena(), b)
 }
 
+// SetTypeUrlBufBorrowed sets field type_url = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Any) SetTypeUrlBufBorrowed(b mem.Buf) {
+	x.xTypeUrl.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearTypeUrl clears field type_url = 1.
 func (x *Any) ClearTypeUrl() {
 	x.xTypeUrl.Clear()
@@ -105,6 +112,13 @@ func (x *Any) SetValueBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Any) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
+}
+
+// SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Any) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearValue clears field value = 2.

@@ -342,6 +342,13 @@ func (x *Struct_FieldsEntry) SetKeyBuf(b mem.Buf) {
 	x.xKey.SetBuf(x.cf.Arena(), b)
 }
 
+// SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Struct_FieldsEntry) SetKeyBufBorrowed(b mem.Buf) {
+	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearKey clears field key = 1.
 func (x *Struct_FieldsEntry) ClearKey() {
 	x.xKey.Clear()
@@ -669,6 +676,15 @@ func (x *Value) SetStringValueBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Value) SetStringValueBuf(b mem.Buf) {
 	x.xStringValue.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(2)
+	x.clearKindExcept(3)
+}
+
+// SetStringValueBufBorrowed sets field string_value = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Value) SetStringValueBufBorrowed(b mem.Buf) {
+	x.xStringValue.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(2)
 	x.clearKindExcept(3)
 }

@@ -2044,6 +2044,13 @@ func (x *StringValue) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
 }
 
+// SetValueBufBorrowed sets field value = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *StringValue) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearValue clears field value = 1.
 func (x *StringValue) ClearValue() {
 	x.xValue.Clear()
@@ -2362,6 +2369,13 @@ func (x *BytesValue) SetValueBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *BytesValue) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
+}
+
+// SetValueBufBorrowed sets field value = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *BytesValue) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearValue clears field value = 1.

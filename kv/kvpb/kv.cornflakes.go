@@ -593,6 +593,13 @@ func (x *Resp) SetValBuf(b mem.Buf) {
 	x.xVal.SetBuf(x.cf.Arena(), b)
 }
 
+// SetValBufBorrowed sets field val = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Resp) SetValBufBorrowed(b mem.Buf) {
+	x.xVal.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearVal clears field val = 2.
 func (x *Resp) ClearVal() {
 	x.xVal.Clear()

@@ -65,6 +65,13 @@ func (x *SingleBuffer) SetMessageBuf(b mem.Buf) {
 	x.xMessage.SetBuf(x.cf.Arena(), b)
 }
 
+// SetMessageBufBorrowed sets field message = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *SingleBuffer) SetMessageBufBorrowed(b mem.Buf) {
+	x.xMessage.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearMessage clears field message = 1.
 func (x *SingleBuffer) ClearMessage() {
 	x.xMessage.Clear()

@@ -131,3 +131,66 @@ func TestBorrowedModified(t *testing.T) {
 		}
 	}
 }
+
+// TestBufBorrowedSerializesAsSetBuf holds messages built with
+// SetMessageBufBorrowed and AppendBufBorrowed to the same messages built
+// with SetMessageBuf and AppendBuf (a small window, one at the threshold,
+// a large one): the same head and zero-copy entries, fused and unfused, at
+// three thresholds, and the caller's references untouched by the arena.
+func TestBufBorrowedSerializesAsSetBuf(t *testing.T) {
+	pool := memtest.NewPool(t)
+	bufs := []mem.Buf{
+		memtest.Alloc(t, pool, []byte("small")),
+		memtest.Alloc(t, pool, bytes.Repeat([]byte{1}, wire.DefaultThreshold)),
+		memtest.Alloc(t, pool, bytes.Repeat([]byte{2}, 3000)),
+	}
+	defer func() {
+		for _, b := range bufs {
+			memtest.Release(t, b)
+		}
+	}()
+	build := func(a *wire.Arena, borrowed bool) []typedSGA {
+		set := func(m *cf.SingleBuffer, b mem.Buf) {
+			if borrowed {
+				m.SetMessageBufBorrowed(b)
+			} else {
+				m.SetMessageBuf(b)
+			}
+		}
+		s := cf.NewSingleBuffer(a)
+		set(s, bufs[2])
+		l := cf.NewListBuffers(a)
+		ml := l.InitMessages(1) // the rest beyond the reserved room
+		for _, b := range bufs {
+			if borrowed {
+				ml.AppendBufBorrowed(b)
+			} else {
+				ml.AppendBuf(b)
+			}
+		}
+		tr := cf.NewTree5(a)
+		set(tr.InitLeft().InitLeft().InitLeft().InitLeft().InitLeft(), bufs[0])
+		set(tr.InitRight().InitLeft().InitLeft().InitRight().InitLeft(), bufs[1])
+		return []typedSGA{s, l, tr}
+	}
+	for _, thr := range []int{wire.DefaultThreshold, wire.CopyAll, 0} {
+		a := wire.NewArena()
+		a.Threshold = thr
+		want := build(a, false)
+		refs := bufs[2].Refs()
+		got := build(a, true)
+		if bufs[2].Refs() != refs {
+			t.Fatalf("thr %d: the borrowed setters took references (%d → %d)", thr, refs, bufs[2].Refs())
+		}
+		for i := range want {
+			w := unfused(t, want[i])
+			var g wire.SGA
+			if err := got[i].SerializeSGA(&g); err != nil {
+				t.Fatalf("thr %d, message %d: SerializeSGA: %v", thr, i, err)
+			}
+			sameSGA(t, "buf borrowed, fused", &g, w)
+			sameSGA(t, "buf borrowed, unfused", unfused(t, got[i]), w)
+		}
+		resetArena(t, a)
+	}
+}

@@ -65,6 +65,13 @@ func (x *Blob) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
 }
 
+// SetDataBufBorrowed sets field data = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Blob) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearData clears field data = 1.
 func (x *Blob) ClearData() {
 	x.xData.Clear()

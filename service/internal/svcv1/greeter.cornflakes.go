@@ -102,6 +102,13 @@ func (x *HelloRequest) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
 }
 
+// SetNameBufBorrowed sets field name = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *HelloRequest) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearName clears field name = 1.
 func (x *HelloRequest) ClearName() {
 	x.xName.Clear()
@@ -645,6 +652,13 @@ func (x *HelloReply) SetMessageBuf(b mem.Buf) {
 	x.xMessage.SetBuf(x.cf.Arena(), b)
 }
 
+// SetMessageBufBorrowed sets field message = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *HelloReply) SetMessageBufBorrowed(b mem.Buf) {
+	x.xMessage.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearMessage clears field message = 1.
 func (x *HelloReply) ClearMessage() {
 	x.xMessage.Clear()
@@ -674,6 +688,13 @@ func (x *HelloReply) SetBlobBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *HelloReply) SetBlobBuf(b mem.Buf) {
 	x.xBlob.SetBuf(x.cf.Arena(), b)
+}
+
+// SetBlobBufBorrowed sets field blob = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *HelloReply) SetBlobBufBorrowed(b mem.Buf) {
+	x.xBlob.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearBlob clears field blob = 2.
@@ -1168,6 +1189,13 @@ func (x *FailRequest) SetMessageBuf(b mem.Buf) {
 	x.xMessage.SetBuf(x.cf.Arena(), b)
 }
 
+// SetMessageBufBorrowed sets field message = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *FailRequest) SetMessageBufBorrowed(b mem.Buf) {
+	x.xMessage.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearMessage clears field message = 2.
 func (x *FailRequest) ClearMessage() {
 	x.xMessage.Clear()
@@ -1197,6 +1225,13 @@ func (x *FailRequest) SetDetailsBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *FailRequest) SetDetailsBuf(b mem.Buf) {
 	x.xDetails.SetBuf(x.cf.Arena(), b)
+}
+
+// SetDetailsBufBorrowed sets field details = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *FailRequest) SetDetailsBufBorrowed(b mem.Buf) {
+	x.xDetails.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearDetails clears field details = 3.
@@ -1979,6 +2014,14 @@ func (x *Tree) SetLabelBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Tree) SetLabelBuf(b mem.Buf) {
 	x.xLabel.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(0)
+}
+
+// SetLabelBufBorrowed sets field label = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Tree) SetLabelBufBorrowed(b mem.Buf) {
+	x.xLabel.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(0)
 }
 

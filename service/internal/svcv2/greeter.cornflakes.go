@@ -103,6 +103,13 @@ func (x *HelloRequest) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
 }
 
+// SetNameBufBorrowed sets field name = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *HelloRequest) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearName clears field name = 1.
 func (x *HelloRequest) ClearName() {
 	x.xName.Clear()
@@ -187,6 +194,13 @@ func (x *HelloRequest) SetGreetingBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *HelloRequest) SetGreetingBuf(b mem.Buf) {
 	x.xGreeting.SetBuf(x.cf.Arena(), b)
+}
+
+// SetGreetingBufBorrowed sets field greeting = 5 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *HelloRequest) SetGreetingBufBorrowed(b mem.Buf) {
+	x.xGreeting.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearGreeting clears field greeting = 5.
@@ -763,6 +777,13 @@ func (x *HelloReply) SetMessageBuf(b mem.Buf) {
 	x.xMessage.SetBuf(x.cf.Arena(), b)
 }
 
+// SetMessageBufBorrowed sets field message = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *HelloReply) SetMessageBufBorrowed(b mem.Buf) {
+	x.xMessage.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearMessage clears field message = 1.
 func (x *HelloReply) ClearMessage() {
 	x.xMessage.Clear()
@@ -792,6 +813,13 @@ func (x *HelloReply) SetBlobBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *HelloReply) SetBlobBuf(b mem.Buf) {
 	x.xBlob.SetBuf(x.cf.Arena(), b)
+}
+
+// SetBlobBufBorrowed sets field blob = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *HelloReply) SetBlobBufBorrowed(b mem.Buf) {
+	x.xBlob.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearBlob clears field blob = 2.
@@ -1351,6 +1379,13 @@ func (x *FailRequest) SetMessageBuf(b mem.Buf) {
 	x.xMessage.SetBuf(x.cf.Arena(), b)
 }
 
+// SetMessageBufBorrowed sets field message = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *FailRequest) SetMessageBufBorrowed(b mem.Buf) {
+	x.xMessage.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearMessage clears field message = 2.
 func (x *FailRequest) ClearMessage() {
 	x.xMessage.Clear()
@@ -1380,6 +1415,13 @@ func (x *FailRequest) SetDetailsBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *FailRequest) SetDetailsBuf(b mem.Buf) {
 	x.xDetails.SetBuf(x.cf.Arena(), b)
+}
+
+// SetDetailsBufBorrowed sets field details = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *FailRequest) SetDetailsBufBorrowed(b mem.Buf) {
+	x.xDetails.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearDetails clears field details = 3.
@@ -1846,6 +1888,13 @@ func (x *LookupRequest) SetIdBuf(b mem.Buf) {
 	x.xId.SetBuf(x.cf.Arena(), b)
 }
 
+// SetIdBufBorrowed sets field id = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *LookupRequest) SetIdBufBorrowed(b mem.Buf) {
+	x.xId.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearId clears field id = 1.
 func (x *LookupRequest) ClearId() {
 	x.xId.Clear()
@@ -2214,6 +2263,14 @@ func (x *Tree) SetLabelBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Tree) SetLabelBuf(b mem.Buf) {
 	x.xLabel.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(0)
+}
+
+// SetLabelBufBorrowed sets field label = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Tree) SetLabelBufBorrowed(b mem.Buf) {
+	x.xLabel.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(0)
 }
 

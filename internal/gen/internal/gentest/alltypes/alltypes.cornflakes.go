@@ -294,6 +294,13 @@ func (x *Scalars) SetTextBuf(b mem.Buf) {
 	x.xText.SetBuf(x.cf.Arena(), b)
 }
 
+// SetTextBufBorrowed sets field text = 15 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Scalars) SetTextBufBorrowed(b mem.Buf) {
+	x.xText.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearText clears field text = 15.
 func (x *Scalars) ClearText() {
 	x.xText.Clear()
@@ -323,6 +330,13 @@ func (x *Scalars) SetDataBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Scalars) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
+}
+
+// SetDataBufBorrowed sets field data = 16 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Scalars) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearData clears field data = 16.
@@ -1581,6 +1595,14 @@ func (x *Optionals) SetTextBuf(b mem.Buf) {
 	x.cf.SetHas(5)
 }
 
+// SetTextBufBorrowed sets field text = 6 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Optionals) SetTextBufBorrowed(b mem.Buf) {
+	x.xText.SetBufBorrowed(x.cf.Arena(), b)
+	x.cf.SetHas(5)
+}
+
 // ClearText clears field text = 6.
 func (x *Optionals) ClearText() {
 	x.xText.Clear()
@@ -1613,6 +1635,14 @@ func (x *Optionals) SetDataBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Optionals) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(6)
+}
+
+// SetDataBufBorrowed sets field data = 7 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Optionals) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(6)
 }
 
@@ -3552,6 +3582,13 @@ func (x *Outer_Inner) SetPayloadBuf(b mem.Buf) {
 	x.xPayload.SetBuf(x.cf.Arena(), b)
 }
 
+// SetPayloadBufBorrowed sets field payload = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Outer_Inner) SetPayloadBufBorrowed(b mem.Buf) {
+	x.xPayload.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearPayload clears field payload = 2.
 func (x *Outer_Inner) ClearPayload() {
 	x.xPayload.Clear()
@@ -4015,6 +4052,13 @@ func (x *Tree) SetLeafBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Tree) SetLeafBuf(b mem.Buf) {
 	x.xLeaf.SetBuf(x.cf.Arena(), b)
+}
+
+// SetLeafBufBorrowed sets field leaf = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Tree) SetLeafBufBorrowed(b mem.Buf) {
+	x.xLeaf.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearLeaf clears field leaf = 3.
@@ -4740,6 +4784,13 @@ func (x *Wide) SetPayloadBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Wide) SetPayloadBuf(b mem.Buf) {
 	x.xPayload.SetBuf(x.cf.Arena(), b)
+}
+
+// SetPayloadBufBorrowed sets field payload = 2000 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Wide) SetPayloadBufBorrowed(b mem.Buf) {
+	x.xPayload.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearPayload clears field payload = 2000.

@@ -181,6 +181,15 @@ func (x *Item) SetNameBuf(b mem.Buf) {
 	x.clearChoiceExcept(2)
 }
 
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+	x.clearChoiceExcept(2)
+}
+
 // ClearName clears field name = 2.
 func (x *Item) ClearName() {
 	x.xName.Clear()
@@ -215,6 +224,15 @@ func (x *Item) SetBlobBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Item) SetBlobBuf(b mem.Buf) {
 	x.xBlob.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(2)
+	x.clearChoiceExcept(3)
+}
+
+// SetBlobBufBorrowed sets field blob = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item) SetBlobBufBorrowed(b mem.Buf) {
+	x.xBlob.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(2)
 	x.clearChoiceExcept(3)
 }
@@ -1312,6 +1330,15 @@ func (x *Item) SetSBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Item) SetSBuf(b mem.Buf) {
 	x.xS.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(6)
+	x.clearSecondExcept(41)
+}
+
+// SetSBufBorrowed sets field s = 41 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item) SetSBufBorrowed(b mem.Buf) {
+	x.xS.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(6)
 	x.clearSecondExcept(41)
 }
@@ -2705,6 +2732,13 @@ func (x *Item_ByI32Entry) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
 }
 
+// SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item_ByI32Entry) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearValue clears field value = 2.
 func (x *Item_ByI32Entry) ClearValue() {
 	x.xValue.Clear()
@@ -3043,6 +3077,13 @@ func (x *Item_ByI64Entry) SetValueBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Item_ByI64Entry) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
+}
+
+// SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item_ByI64Entry) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearValue clears field value = 2.
@@ -5815,6 +5856,13 @@ func (x *Item_ByStrEntry) SetKeyBuf(b mem.Buf) {
 	x.xKey.SetBuf(x.cf.Arena(), b)
 }
 
+// SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item_ByStrEntry) SetKeyBufBorrowed(b mem.Buf) {
+	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearKey clears field key = 1.
 func (x *Item_ByStrEntry) ClearKey() {
 	x.xKey.Clear()
@@ -5844,6 +5892,13 @@ func (x *Item_ByStrEntry) SetValueBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Item_ByStrEntry) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
+}
+
+// SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item_ByStrEntry) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearValue clears field value = 2.
@@ -6200,6 +6255,13 @@ func (x *Item_ItemsEntry) SetKeyBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Item_ItemsEntry) SetKeyBuf(b mem.Buf) {
 	x.xKey.SetBuf(x.cf.Arena(), b)
+}
+
+// SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item_ItemsEntry) SetKeyBufBorrowed(b mem.Buf) {
+	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearKey clears field key = 1.
@@ -7233,6 +7295,13 @@ func (x *Sparse) SetBBuf(b mem.Buf) {
 	x.xB.SetBuf(x.cf.Arena(), b)
 }
 
+// SetBBufBorrowed sets field b = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Sparse) SetBBufBorrowed(b mem.Buf) {
+	x.xB.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearB clears field b = 2.
 func (x *Sparse) ClearB() {
 	x.xB.Clear()
@@ -7302,6 +7371,13 @@ func (x *Sparse) SetMidBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Sparse) SetMidBuf(b mem.Buf) {
 	x.xMid.SetBuf(x.cf.Arena(), b)
+}
+
+// SetMidBufBorrowed sets field mid = 65537 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Sparse) SetMidBufBorrowed(b mem.Buf) {
+	x.xMid.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearMid clears field mid = 65537.
@@ -7437,6 +7513,15 @@ func (x *Sparse) SetYBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Sparse) SetYBuf(b mem.Buf) {
 	x.xY.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+	x.clearOExcept(536870911)
+}
+
+// SetYBufBorrowed sets field y = 536870911 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Sparse) SetYBufBorrowed(b mem.Buf) {
+	x.xY.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
 	x.clearOExcept(536870911)
 }
@@ -7842,6 +7927,13 @@ func (x *Sparse_MEntry) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
 }
 
+// SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Sparse_MEntry) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearValue clears field value = 2.
 func (x *Sparse_MEntry) ClearValue() {
 	x.xValue.Clear()
@@ -8196,6 +8288,13 @@ func (x *Flat) SetNameBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Flat) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+}
+
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Flat) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearName clears field name = 2.
@@ -8612,6 +8711,15 @@ func (x *ItemOld) SetNameBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *ItemOld) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+	x.clearChoiceExcept(2)
+}
+
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *ItemOld) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
 	x.clearChoiceExcept(2)
 }

@@ -107,6 +107,14 @@ func (x *Req) SetNameBuf(b mem.Buf) {
 	x.cf.SetHas(1)
 }
 
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Req) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+}
+
 // ClearName clears field name = 2.
 func (x *Req) ClearName() {
 	x.xName.Clear()
@@ -223,6 +231,15 @@ func (x *Req) SetBBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Req) SetBBuf(b mem.Buf) {
 	x.xB.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(3)
+	x.clearOExcept(6)
+}
+
+// SetBBufBorrowed sets field b = 6 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Req) SetBBufBorrowed(b mem.Buf) {
+	x.xB.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(3)
 	x.clearOExcept(6)
 }
@@ -964,6 +981,14 @@ func (x *Req_CountsEntry) SetKeyBuf(b mem.Buf) {
 	x.cf.SetHas(0)
 }
 
+// SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Req_CountsEntry) SetKeyBufBorrowed(b mem.Buf) {
+	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
+	x.cf.SetHas(0)
+}
+
 // ClearKey clears field key = 1.
 func (x *Req_CountsEntry) ClearKey() {
 	x.xKey.Clear()
@@ -1355,6 +1380,14 @@ func (x *Loose) SetNameBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Loose) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+}
+
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Loose) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
 }
 

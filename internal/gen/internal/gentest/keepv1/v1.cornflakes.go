@@ -93,6 +93,13 @@ func (x *Rec) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
 }
 
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Rec) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearName clears field name = 2.
 func (x *Rec) ClearName() {
 	x.xName.Clear()
@@ -165,6 +172,13 @@ func (x *Rec) SetLegacyBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Rec) SetLegacyBuf(b mem.Buf) {
 	x.xLegacy.SetBuf(x.cf.Arena(), b)
+}
+
+// SetLegacyBufBorrowed sets field legacy = 12 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Rec) SetLegacyBufBorrowed(b mem.Buf) {
+	x.xLegacy.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearLegacy clears field legacy = 12.
@@ -528,6 +542,13 @@ func (x *Leaf) SetDataBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Leaf) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
+}
+
+// SetDataBufBorrowed sets field data = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Leaf) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearData clears field data = 2.

@@ -103,6 +103,13 @@ func (x *Rec) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
 }
 
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Rec) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearName clears field name = 2.
 func (x *Rec) ClearName() {
 	x.xName.Clear()
@@ -144,6 +151,13 @@ func (x *Rec) SetBlobBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Rec) SetBlobBuf(b mem.Buf) {
 	x.xBlob.SetBuf(x.cf.Arena(), b)
+}
+
+// SetBlobBufBorrowed sets field blob = 4 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Rec) SetBlobBufBorrowed(b mem.Buf) {
+	x.xBlob.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearBlob clears field blob = 4.
@@ -354,6 +368,13 @@ func (x *Rec) SetNoteBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Rec) SetNoteBuf(b mem.Buf) {
 	x.xNote.SetBuf(x.cf.Arena(), b)
+}
+
+// SetNoteBufBorrowed sets field note = 40 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Rec) SetNoteBufBorrowed(b mem.Buf) {
+	x.xNote.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearNote clears field note = 40.
@@ -855,6 +876,13 @@ func (x *Inner) SetSBuf(b mem.Buf) {
 	x.xS.SetBuf(x.cf.Arena(), b)
 }
 
+// SetSBufBorrowed sets field s = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Inner) SetSBufBorrowed(b mem.Buf) {
+	x.xS.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearS clears field s = 2.
 func (x *Inner) ClearS() {
 	x.xS.Clear()
@@ -1299,6 +1327,13 @@ func (x *Inner_MEntry) SetKeyBuf(b mem.Buf) {
 	x.xKey.SetBuf(x.cf.Arena(), b)
 }
 
+// SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Inner_MEntry) SetKeyBufBorrowed(b mem.Buf) {
+	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearKey clears field key = 1.
 func (x *Inner_MEntry) ClearKey() {
 	x.xKey.Clear()
@@ -1655,6 +1690,13 @@ func (x *Leaf) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
 }
 
+// SetDataBufBorrowed sets field data = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Leaf) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearData clears field data = 2.
 func (x *Leaf) ClearData() {
 	x.xData.Clear()
@@ -1697,6 +1739,13 @@ func (x *Leaf) SetExtraBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Leaf) SetExtraBuf(b mem.Buf) {
 	x.xExtra.SetBuf(x.cf.Arena(), b)
+}
+
+// SetExtraBufBorrowed sets field extra = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Leaf) SetExtraBufBorrowed(b mem.Buf) {
+	x.xExtra.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearExtra clears field extra = 3.

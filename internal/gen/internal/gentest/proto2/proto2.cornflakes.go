@@ -133,6 +133,14 @@ func (x *Record) SetNameBuf(b mem.Buf) {
 	x.cf.SetHas(1)
 }
 
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Record) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+}
+
 // ClearName clears field name = 2.
 func (x *Record) ClearName() {
 	x.xName.Clear()
@@ -165,6 +173,14 @@ func (x *Record) SetBodyBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Record) SetBodyBuf(b mem.Buf) {
 	x.xBody.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(2)
+}
+
+// SetBodyBufBorrowed sets field body = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Record) SetBodyBufBorrowed(b mem.Buf) {
+	x.xBody.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(2)
 }
 
@@ -1286,6 +1302,14 @@ func (x *Defaults) SetTextBuf(b mem.Buf) {
 	x.cf.SetHas(9)
 }
 
+// SetTextBufBorrowed sets field text = 10 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Defaults) SetTextBufBorrowed(b mem.Buf) {
+	x.xText.SetBufBorrowed(x.cf.Arena(), b)
+	x.cf.SetHas(9)
+}
+
 // ClearText clears field text = 10.
 func (x *Defaults) ClearText() {
 	x.xText.Clear()
@@ -1328,6 +1352,14 @@ func (x *Defaults) SetDataBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Defaults) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(10)
+}
+
+// SetDataBufBorrowed sets field data = 11 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Defaults) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(10)
 }
 
@@ -1396,6 +1428,14 @@ func (x *Defaults) SetEmptyBytesBorrowed(v []byte) {
 // reference; the caller keeps b).
 func (x *Defaults) SetEmptyBuf(b mem.Buf) {
 	x.xEmpty.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(12)
+}
+
+// SetEmptyBufBorrowed sets field empty = 13 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Defaults) SetEmptyBufBorrowed(b mem.Buf) {
+	x.xEmpty.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(12)
 }
 

@@ -83,6 +83,14 @@ func (x *A) SetDataBuf(b mem.Buf) {
 	x.cf.SetHas(0)
 }
 
+// SetDataBufBorrowed sets field data = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *A) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
+	x.cf.SetHas(0)
+}
+
 // ClearData clears field data = 2.
 func (x *A) ClearData() {
 	x.xData.Clear()

@@ -435,6 +435,13 @@ func (x *Batch_Note) SetTextBuf(b mem.Buf) {
 	x.xText.SetBuf(x.cf.Arena(), b)
 }
 
+// SetTextBufBorrowed sets field text = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Batch_Note) SetTextBufBorrowed(b mem.Buf) {
+	x.xText.SetBufBorrowed(x.cf.Arena(), b)
+}
+
 // ClearText clears field text = 1.
 func (x *Batch_Note) ClearText() {
 	x.xText.Clear()
