@@ -25,10 +25,12 @@ const (
 // (Reset per message) and serializes it as the datapath does, into a reused head buffer plus
 // zero-copy entries collected in a reused sink (wire.SerializeSGA): no scatter-gather array is
 // allocated and nothing is flattened. In the hybrid mode, Serialize builds with the borrowed
-// setters (SetMessageBorrowed, AppendBorrowed): the case's values stay unchanged until Close,
-// so a small value is referenced, not copied into the arena, and is copied once, into the
-// head, as vtprotobuf's message aliases the caller's slices and copies each value once at
-// marshal (the copy and zerocopy modes keep the copying setters). Decode decodes zero-copy
+// setters (cfCase.buildBorrowed): the case keeps its references, and the values unchanged,
+// until Close, so a small value is referenced by its bytes, not copied into the arena, and
+// is copied once, into the head, and a large one is sent zero-copy on the case's reference
+// (no mem.Recover, no reference count), as vtprotobuf's message aliases the caller's slices
+// and copies each value once at marshal (the copy and zerocopy modes keep the copying
+// setters). Decode decodes zero-copy
 // from the registered input (wire.Decode) and reads every field; the case holds its inputs until Close, after the arena's
 // last Reset, so the arena borrows the case's reference (Arena.BorrowInput: no reference-count
 // work per decode, as vtprotobuf's UnmarshalVTUnsafe aliases its input without one). Echo
@@ -86,23 +88,25 @@ func (l cfLibrary) Prepare(shape Shape, mode string) (_ Case, err error) {
 	// Values: copied into registered memory.
 	for v, vals := range shape.Values() {
 		row := make([][]byte, len(vals))
+		brow := make([]mem.Buf, len(vals))
 		for i, val := range vals {
 			b, err := pool.Alloc(len(val))
 			if err != nil {
 				return nil, fmt.Errorf("registering value %d of variant %d: %w", i, v, err)
 			}
 			c.bufs = append(c.bufs, b)
-			row[i] = b.Bytes()
+			row[i], brow[i] = b.Bytes(), b
 			copy(row[i], val)
 		}
 		c.vals = append(c.vals, row)
+		c.vbufs = append(c.vbufs, brow)
 	}
 	// Inputs: each variant serialized once and flattened into registered memory.
 	for v := range c.vals {
 		if err := c.a.Reset(); err != nil {
 			return nil, err
 		}
-		m := c.build(c.vals[v], false)
+		m := c.build(c.vals[v])
 		total := m.Sizes().Total()
 		b, err := pool.Alloc(max(total, 1))
 		if err != nil {
@@ -127,8 +131,9 @@ func (l cfLibrary) Prepare(shape Shape, mode string) (_ Case, err error) {
 
 type cfCase struct {
 	kind   Kind
-	vals   [][][]byte // variant → values in registered memory
-	inputs []mem.Buf  // variant → serialized message in registered memory (borrowed from bufs)
+	vals   [][][]byte  // variant → values in registered memory
+	vbufs  [][]mem.Buf // variant → the values' references (borrowed from bufs)
+	inputs []mem.Buf   // variant → serialized message in registered memory (borrowed from bufs)
 	cyc    cycle
 
 	pool *mem.Pool
@@ -142,53 +147,79 @@ type cfCase struct {
 	borrow bool
 }
 
-// build makes a message of c.kind from vals in c.a, with the borrowed setters when borrow is
-// set (vals must then stay unchanged until c.a's Reset). It returns the message as a
-// wire.Object (a static conversion of the concrete type; converting a wire.Msg to it would
-// look its method table up at run time, as an interface-to-interface conversion does).
-func (c *cfCase) build(vals [][]byte, borrow bool) wire.Object {
+// build makes a message of c.kind from vals in c.a. It returns the message as a wire.Object
+// (a static conversion of the concrete type; converting a wire.Msg to it would look its
+// method table up at run time, as an interface-to-interface conversion does).
+func (c *cfCase) build(vals [][]byte) wire.Object {
 	switch c.kind {
 	case KindSingle:
 		m := cf.NewSingleBuffer(c.a)
-		if borrow {
+		m.SetMessage(vals[0])
+		return m
+	case KindList:
+		m := cf.NewListBuffers(c.a)
+		l := m.InitMessages(len(vals))
+		for _, v := range vals {
+			l.Append(v)
+		}
+		return m
+	default:
+		m := cf.NewTree5(c.a)
+		cfBuildTree(m, vals)
+		return m
+	}
+}
+
+// buildBorrowed is build of variant v with the borrowed setters: a value below the arena's
+// threshold by its bytes (SetMessageBorrowed, AppendBorrowed: copied once, at serialize), a
+// larger one by its reference (SetMessageBufBorrowed, AppendBufBorrowed: zero-copy on the
+// case's reference, without mem.Recover or a reference count). The case keeps its
+// references, and the values unchanged, until Close, after the arena's last Reset.
+func (c *cfCase) buildBorrowed(v int) wire.Object {
+	vals, bufs, thr := c.vals[v], c.vbufs[v], c.a.Threshold
+	switch c.kind {
+	case KindSingle:
+		m := cf.NewSingleBuffer(c.a)
+		if len(vals[0]) < thr {
 			m.SetMessageBorrowed(vals[0])
 		} else {
-			m.SetMessage(vals[0])
+			m.SetMessageBufBorrowed(bufs[0])
 		}
 		return m
 	case KindList:
 		m := cf.NewListBuffers(c.a)
 		l := m.InitMessages(len(vals))
-		if borrow {
-			for _, v := range vals {
-				l.AppendBorrowed(v)
-			}
-		} else {
-			for _, v := range vals {
-				l.Append(v)
+		for i, p := range vals {
+			if len(p) < thr {
+				l.AppendBorrowed(p)
+			} else {
+				l.AppendBufBorrowed(bufs[i])
 			}
 		}
 		return m
 	default:
 		m := cf.NewTree5(c.a)
-		if borrow {
-			cfBuildTreeBorrowed(m, vals)
-		} else {
-			cfBuildTree(m, vals)
-		}
+		cfBuildTreeBorrowed(m, vals, bufs, thr)
 		return m
 	}
 }
 
-// cfBuildTreeBorrowed is cfBuildTree with the borrowed setter.
-func cfBuildTreeBorrowed(t *cf.Tree5, vals [][]byte) {
+// cfBuildTreeBorrowed is cfBuildTree with the borrowed setters (see buildBorrowed).
+func cfBuildTreeBorrowed(t *cf.Tree5, vals [][]byte, bufs []mem.Buf, thr int) {
+	set := func(l *cf.SingleBuffer, k int) {
+		if len(vals[k]) < thr {
+			l.SetMessageBorrowed(vals[k])
+		} else {
+			l.SetMessageBufBorrowed(bufs[k])
+		}
+	}
 	k := 0
 	for _, t4 := range [2]*cf.Tree4{t.InitLeft(), t.InitRight()} {
 		for _, t3 := range [2]*cf.Tree3{t4.InitLeft(), t4.InitRight()} {
 			for _, t2 := range [2]*cf.Tree2{t3.InitLeft(), t3.InitRight()} {
 				for _, t1 := range [2]*cf.Tree1{t2.InitLeft(), t2.InitRight()} {
-					t1.InitLeft().SetMessageBorrowed(vals[k])
-					t1.InitRight().SetMessageBorrowed(vals[k+1])
+					set(t1.InitLeft(), k)
+					set(t1.InitRight(), k+1)
 					k += 2
 				}
 			}
@@ -328,7 +359,11 @@ func (c *cfCase) Serialize() error {
 	if err := c.a.Reset(); err != nil {
 		return err
 	}
-	return c.serializeSGA(c.build(c.vals[c.cyc.next()], c.borrow))
+	v := c.cyc.next()
+	if c.borrow {
+		return c.serializeSGA(c.buildBorrowed(v))
+	}
+	return c.serializeSGA(c.build(c.vals[v]))
 }
 
 // serializeSGA is wire.SerializeSGA(m, &c.sga) through the message's typed SerializeSGA, as a
@@ -372,7 +407,7 @@ func (c *cfCase) Echo() error {
 	// (registered) input, so the new message shares the input's reference (no refcount
 	// operation, no Recover lookup) and sends it zero-copy; a smaller one aliases the input
 	// and is copied into the head at Serialize.
-	return c.serializeSGA(c.build(c.leaves, false))
+	return c.serializeSGA(c.build(c.leaves))
 }
 
 // Output flattens the latest SGA (head, then each zero-copy entry).
