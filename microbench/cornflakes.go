@@ -24,8 +24,14 @@ const (
 // Decode and Echo, as a datapath receives them. Serialize builds the message in a reused arena
 // (Reset per message) and serializes it as the datapath does, into a reused head buffer plus
 // zero-copy entries collected in a reused sink (wire.SerializeSGA): no scatter-gather array is
-// allocated and nothing is flattened. Decode decodes zero-copy from the registered input
-// (wire.Decode) and reads every field; the case holds its inputs until Close, after the arena's
+// allocated and nothing is flattened. In the hybrid mode, Serialize builds with the borrowed
+// setters (cfCase.buildBorrowed): the case keeps its references, and the values unchanged,
+// until Close, so a small value is referenced by its bytes, not copied into the arena, and
+// is copied once, into the head, and a large one is sent zero-copy on the case's reference
+// (no mem.Recover, no reference count), as vtprotobuf's message aliases the caller's slices
+// and copies each value once at marshal (the copy and zerocopy modes keep the copying
+// setters). Decode decodes zero-copy
+// from the registered input (wire.Decode) and reads every field; the case holds its inputs until Close, after the arena's
 // last Reset, so the arena borrows the case's reference (Arena.BorrowInput: no reference-count
 // work per decode, as vtprotobuf's UnmarshalVTUnsafe aliases its input without one). Echo
 // decodes, builds a new message from the decoded fields (zero-copy fields are passed on by
@@ -70,6 +76,7 @@ func (l cfLibrary) Prepare(shape Shape, mode string) (_ Case, err error) {
 		pool:   pool,
 		a:      wire.NewArena(),
 		leaves: make([][]byte, 0, TreeLeaves),
+		borrow: mode == ModeHybrid,
 	}
 	c.a.Threshold = thr
 	c.a.BorrowInput = true // c.inputs are released by Close, after the arena's Reset
@@ -81,16 +88,18 @@ func (l cfLibrary) Prepare(shape Shape, mode string) (_ Case, err error) {
 	// Values: copied into registered memory.
 	for v, vals := range shape.Values() {
 		row := make([][]byte, len(vals))
+		brow := make([]mem.Buf, len(vals))
 		for i, val := range vals {
 			b, err := pool.Alloc(len(val))
 			if err != nil {
 				return nil, fmt.Errorf("registering value %d of variant %d: %w", i, v, err)
 			}
 			c.bufs = append(c.bufs, b)
-			row[i] = b.Bytes()
+			row[i], brow[i] = b.Bytes(), b
 			copy(row[i], val)
 		}
 		c.vals = append(c.vals, row)
+		c.vbufs = append(c.vbufs, brow)
 	}
 	// Inputs: each variant serialized once and flattened into registered memory.
 	for v := range c.vals {
@@ -122,8 +131,9 @@ func (l cfLibrary) Prepare(shape Shape, mode string) (_ Case, err error) {
 
 type cfCase struct {
 	kind   Kind
-	vals   [][][]byte // variant → values in registered memory
-	inputs []mem.Buf  // variant → serialized message in registered memory (borrowed from bufs)
+	vals   [][][]byte  // variant → values in registered memory
+	vbufs  [][]mem.Buf // variant → the values' references (borrowed from bufs)
+	inputs []mem.Buf   // variant → serialized message in registered memory (borrowed from bufs)
 	cyc    cycle
 
 	pool *mem.Pool
@@ -133,6 +143,8 @@ type cfCase struct {
 
 	leaves [][]byte
 	r      reader
+	// borrow: Serialize builds with the borrowed setters (the hybrid mode; see Cornflakes).
+	borrow bool
 }
 
 // build makes a message of c.kind from vals in c.a. It returns the message as a wire.Object
@@ -155,6 +167,63 @@ func (c *cfCase) build(vals [][]byte) wire.Object {
 		m := cf.NewTree5(c.a)
 		cfBuildTree(m, vals)
 		return m
+	}
+}
+
+// buildBorrowed is build of variant v with the borrowed setters: a value below the arena's
+// threshold by its bytes (SetMessageBorrowed, AppendBorrowed: copied once, at serialize), a
+// larger one by its reference (SetMessageBufBorrowed, AppendBufBorrowed: zero-copy on the
+// case's reference, without mem.Recover or a reference count). The case keeps its
+// references, and the values unchanged, until Close, after the arena's last Reset.
+func (c *cfCase) buildBorrowed(v int) wire.Object {
+	vals, bufs, thr := c.vals[v], c.vbufs[v], c.a.Threshold
+	switch c.kind {
+	case KindSingle:
+		m := cf.NewSingleBuffer(c.a)
+		if len(vals[0]) < thr {
+			m.SetMessageBorrowed(vals[0])
+		} else {
+			m.SetMessageBufBorrowed(bufs[0])
+		}
+		return m
+	case KindList:
+		m := cf.NewListBuffers(c.a)
+		l := m.InitMessages(len(vals))
+		for i, p := range vals {
+			if len(p) < thr {
+				l.AppendBorrowed(p)
+			} else {
+				l.AppendBufBorrowed(bufs[i])
+			}
+		}
+		return m
+	default:
+		m := cf.NewTree5(c.a)
+		cfBuildTreeBorrowed(m, vals, bufs, thr)
+		return m
+	}
+}
+
+// cfBuildTreeBorrowed is cfBuildTree with the borrowed setters (see buildBorrowed).
+func cfBuildTreeBorrowed(t *cf.Tree5, vals [][]byte, bufs []mem.Buf, thr int) {
+	set := func(l *cf.SingleBuffer, k int) {
+		if len(vals[k]) < thr {
+			l.SetMessageBorrowed(vals[k])
+		} else {
+			l.SetMessageBufBorrowed(bufs[k])
+		}
+	}
+	k := 0
+	for _, t4 := range [2]*cf.Tree4{t.InitLeft(), t.InitRight()} {
+		for _, t3 := range [2]*cf.Tree3{t4.InitLeft(), t4.InitRight()} {
+			for _, t2 := range [2]*cf.Tree2{t3.InitLeft(), t3.InitRight()} {
+				for _, t1 := range [2]*cf.Tree1{t2.InitLeft(), t2.InitRight()} {
+					set(t1.InitLeft(), k)
+					set(t1.InitRight(), k+1)
+					k += 2
+				}
+			}
+		}
 	}
 }
 
@@ -289,7 +358,11 @@ func (c *cfCase) Serialize() error {
 	if err := c.a.Reset(); err != nil {
 		return err
 	}
-	return c.serializeSGA(c.build(c.vals[c.cyc.next()]))
+	v := c.cyc.next()
+	if c.borrow {
+		return c.serializeSGA(c.buildBorrowed(v))
+	}
+	return c.serializeSGA(c.build(c.vals[v]))
 }
 
 // serializeSGA is wire.SerializeSGA(m, &c.sga) through the message's typed SerializeSGA, as a

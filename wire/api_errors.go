@@ -53,6 +53,11 @@ var (
 	// hands the message's memory (for a decoded field: its record of the
 	// input) out again, always in the checked build.
 	ErrArenaReset = wireimpl.ErrArenaReset
+	// ErrBorrowedModified: a value set with a generated SetXBorrowed or a
+	// list's AppendBorrowed changed before its arena's Reset (reported by
+	// the checked build only: by a serialization on the direct path and by
+	// Reset).
+	ErrBorrowedModified = wireimpl.ErrBorrowedModified
 	// ErrNoArena: a message value that was not made by its New function.
 	ErrNoArena = wireimpl.ErrNoArena
 	// ErrRequired: a decoded message lacks a proto2 required field (inside

@@ -32,6 +32,25 @@ func (l *BytesList) AppendString(s string) { (*wireimpl.BytesList)(l).AppendStri
 // caller keeps buf's).
 func (l *BytesList) AppendBuf(buf mem.Buf) { (*wireimpl.BytesList)(l).AppendBuf(buf) }
 
+// AppendBorrowed adds p like Append, without copying it into the arena: a
+// value Append would copy aliases p and is copied once, into the packet,
+// when the message is serialized (zero-copy values are decided as Append
+// decides them). p's bytes must not change until the arena's Reset; the
+// checked build (-tags cfcheck) verifies it (ErrBorrowedModified).
+func (l *BytesList) AppendBorrowed(p []byte) { (*wireimpl.BytesList)(l).AppendBorrowed(p) }
+
+// AppendBufBorrowed adds buf's window like AppendBuf, without taking a
+// reference: a value below the threshold is copied once, at serialization;
+// a larger one is sent zero-copy on the caller's reference. The caller keeps
+// its reference unreleased, and the window unchanged, until the arena's
+// Reset; the checked build verifies it (ErrBorrowedModified).
+func (l *BytesList) AppendBufBorrowed(buf mem.Buf) { (*wireimpl.BytesList)(l).AppendBufBorrowed(buf) }
+
+// AppendStringBorrowed adds s like AppendBorrowed.
+func (l *BytesList) AppendStringBorrowed(s string) {
+	(*wireimpl.BytesList)(l).AppendStringBorrowed(s)
+}
+
 // Truncate shortens the list to n elements. It panics when n > Len(), like
 // a slice expression.
 func (l *BytesList) Truncate(n int) { (*wireimpl.BytesList)(l).Truncate(n) }
@@ -69,6 +88,16 @@ func (l *StringList) AppendBytes(p []byte) { (*wireimpl.StringList)(l).AppendByt
 
 // AppendBuf adds buf's window (the caller keeps its reference).
 func (l *StringList) AppendBuf(buf mem.Buf) { (*wireimpl.StringList)(l).AppendBuf(buf) }
+
+// AppendBorrowed adds s without copying it into the arena (the rule of
+// BytesList.AppendBorrowed).
+func (l *StringList) AppendBorrowed(s string) { (*wireimpl.StringList)(l).AppendBorrowed(s) }
+
+// AppendBytesBorrowed adds p without copying it into the arena; p's bytes
+// must not change until the arena's Reset (BytesList.AppendBorrowed).
+func (l *StringList) AppendBytesBorrowed(p []byte) {
+	(*wireimpl.StringList)(l).AppendBytesBorrowed(p)
+}
 
 // Truncate shortens the list to n elements (panics when n > Len()).
 func (l *StringList) Truncate(n int) { (*wireimpl.StringList)(l).Truncate(n) }

@@ -58,10 +58,29 @@ func (x *Any) SetTypeUrlBytes(v []byte) {
 	x.xTypeUrl.Set(x.cf.Arena(), v)
 }
 
+// SetTypeUrlBorrowed sets field type_url = 1 like SetTypeUrl, without copying v into the
+// arena: a value SetTypeUrl would copy is copied once, when the message is serialized.
+func (x *Any) SetTypeUrlBorrowed(v string) {
+	x.xTypeUrl.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetTypeUrlBytesBorrowed sets field type_url = 1 from bytes like SetTypeUrlBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Any) SetTypeUrlBytesBorrowed(v []byte) {
+	x.xTypeUrl.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetTypeUrlBuf sets field type_url = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Any) SetTypeUrlBuf(b mem.Buf) {
 	x.xTypeUrl.SetBuf(x.cf.Arena(), b)
+}
+
+// SetTypeUrlBufBorrowed sets field type_url = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Any) SetTypeUrlBufBorrowed(b mem.Buf) {
+	x.xTypeUrl.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearTypeUrl clears field type_url = 1.
@@ -82,10 +101,24 @@ func (x *Any) SetValue(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
 }
 
+// SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Any) SetValueBorrowed(v []byte) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetValueBuf sets field value = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Any) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
+}
+
+// SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Any) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearValue clears field value = 2.

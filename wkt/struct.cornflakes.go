@@ -339,10 +339,29 @@ func (x *Struct_FieldsEntry) SetKeyBytes(v []byte) {
 	x.xKey.Set(x.cf.Arena(), v)
 }
 
+// SetKeyBorrowed sets field key = 1 like SetKey, without copying v into the
+// arena: a value SetKey would copy is copied once, when the message is serialized.
+func (x *Struct_FieldsEntry) SetKeyBorrowed(v string) {
+	x.xKey.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Struct_FieldsEntry) SetKeyBytesBorrowed(v []byte) {
+	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetKeyBuf sets field key = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Struct_FieldsEntry) SetKeyBuf(b mem.Buf) {
 	x.xKey.SetBuf(x.cf.Arena(), b)
+}
+
+// SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Struct_FieldsEntry) SetKeyBufBorrowed(b mem.Buf) {
+	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearKey clears field key = 1.
@@ -667,10 +686,35 @@ func (x *Value) SetStringValueBytes(v []byte) {
 	x.clearKindExcept(3)
 }
 
+// SetStringValueBorrowed sets field string_value = 3 like SetStringValue, without copying v into the
+// arena: a value SetStringValue would copy is copied once, when the message is serialized.
+func (x *Value) SetStringValueBorrowed(v string) {
+	x.xStringValue.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(2)
+	x.clearKindExcept(3)
+}
+
+// SetStringValueBytesBorrowed sets field string_value = 3 from bytes like SetStringValueBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Value) SetStringValueBytesBorrowed(v []byte) {
+	x.xStringValue.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(2)
+	x.clearKindExcept(3)
+}
+
 // SetStringValueBuf sets field string_value = 3 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Value) SetStringValueBuf(b mem.Buf) {
 	x.xStringValue.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(2)
+	x.clearKindExcept(3)
+}
+
+// SetStringValueBufBorrowed sets field string_value = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Value) SetStringValueBufBorrowed(b mem.Buf) {
+	x.xStringValue.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(2)
 	x.clearKindExcept(3)
 }

@@ -2285,10 +2285,29 @@ func (x *StringValue) SetValueBytes(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
 }
 
+// SetValueBorrowed sets field value = 1 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+func (x *StringValue) SetValueBorrowed(v string) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetValueBytesBorrowed sets field value = 1 from bytes like SetValueBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *StringValue) SetValueBytesBorrowed(v []byte) {
+	x.xValue.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetValueBuf sets field value = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *StringValue) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
+}
+
+// SetValueBufBorrowed sets field value = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *StringValue) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearValue clears field value = 1.
@@ -2640,10 +2659,24 @@ func (x *BytesValue) SetValue(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
 }
 
+// SetValueBorrowed sets field value = 1 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *BytesValue) SetValueBorrowed(v []byte) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetValueBuf sets field value = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *BytesValue) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
+}
+
+// SetValueBufBorrowed sets field value = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *BytesValue) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearValue clears field value = 1.

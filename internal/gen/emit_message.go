@@ -131,9 +131,9 @@ func (f *field) methods() []string {
 	case shapeScalar:
 		return []string{"Get" + n, "Has" + n, "Set" + n, "Clear" + n}
 	case shapeBytes:
-		return []string{"Get" + n, "Has" + n, "Set" + n, "Set" + n + "Buf", "Clear" + n}
+		return []string{"Get" + n, "Has" + n, "Set" + n, "Set" + n + "Buf", "Set" + n + "Borrowed", "Set" + n + "BufBorrowed", "Clear" + n}
 	case shapeString:
-		return []string{"Get" + n, "Get" + n + "Bytes", "Has" + n, "Set" + n, "Set" + n + "Bytes", "Set" + n + "Buf", "Clear" + n}
+		return []string{"Get" + n, "Get" + n + "Bytes", "Has" + n, "Set" + n, "Set" + n + "Bytes", "Set" + n + "Buf", "Set" + n + "Borrowed", "Set" + n + "BytesBorrowed", "Set" + n + "BufBorrowed", "Clear" + n}
 	case shapeMessage:
 		return []string{"Get" + n, "Has" + n, "Set" + n, "Init" + n, "Clear" + n}
 	default:

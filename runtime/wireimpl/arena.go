@@ -67,6 +67,9 @@ type Arena struct {
 	// borrowed: the inputs decoded under BorrowInput in this batch, in the
 	// checked build only (Reset checks that they are still live).
 	borrowed []mem.Buf
+	// lent: the values set with SetBorrowed or AppendBorrowed in this
+	// batch and their checksums, in the checked build only (borrow.go).
+	lent []lentValue
 
 	silentN, silentBytes uint64 // see SilentCopies
 
@@ -136,6 +139,9 @@ func (a *Arena) reset() error {
 	}
 	if mem.Checked && len(a.borrowed) != 0 { // decode_begin.go (compiled out of the unchecked build)
 		first = a.checkBorrowed(first) // after the releases: a borrowed input released early is then stale
+	}
+	if mem.Checked && len(a.lent) != 0 { // borrow.go (compiled out of the unchecked build)
+		first = a.resetLent(first)
 	}
 	a.epoch++
 	// Rewind every slab: a slab still on its first chunk only forgets what

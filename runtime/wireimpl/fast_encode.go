@@ -41,13 +41,17 @@ type DirectSizer struct {
 // was made since its last Reset, and neither keeps unknown fields nor is
 // written in the typed form. Otherwise the generated Sizes uses the Sizer
 // path (which reports ErrArenaReset, sizes a message without an arena, or
-// merges the kept fields).
+// merges the kept fields). In the checked build a borrowed value of the
+// batch that was modified is recorded as ErrBorrowedModified.
 func (c *Core) StartDirectSizes(s *DirectSizer) bool {
 	a := c.a
 	if a == nil || c.stale() || c.uk != nil {
 		return false
 	}
 	s.a = a
+	if a.lentModified() { // borrow_check_on.go (false outside the checked build)
+		s.Fail(ErrBorrowedModified)
+	}
 	return true
 }
 

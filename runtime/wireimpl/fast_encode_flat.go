@@ -43,10 +43,12 @@ import (
 // keeps unknown fields nor is written in the typed form (the conditions
 // of StartDirectSizes). Otherwise the generated code takes the unfused
 // path, which reports ErrArenaReset, serializes a message without an
-// arena, or merges the kept fields.
+// arena, or merges the kept fields. In the checked build it also reports
+// false when a borrowed value of the batch was modified (the unfused path
+// then reports ErrBorrowedModified).
 func (c *Core) DirectOK() bool {
 	a := c.a
-	return a != nil && c.epoch == uint32(a.epoch) && c.uk == nil
+	return a != nil && c.epoch == uint32(a.epoch) && c.uk == nil && !a.lentModified()
 }
 
 // StartFlat sizes s.Head to head bytes and empties s.Entries, and reports

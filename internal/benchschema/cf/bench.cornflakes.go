@@ -52,10 +52,24 @@ func (x *SingleBuffer) SetMessage(v []byte) {
 	x.xMessage.Set(x.cf.Arena(), v)
 }
 
+// SetMessageBorrowed sets field message = 1 like SetMessage, without copying v into the
+// arena: a value SetMessage would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *SingleBuffer) SetMessageBorrowed(v []byte) {
+	x.xMessage.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetMessageBuf sets field message = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *SingleBuffer) SetMessageBuf(b mem.Buf) {
 	x.xMessage.SetBuf(x.cf.Arena(), b)
+}
+
+// SetMessageBufBorrowed sets field message = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *SingleBuffer) SetMessageBufBorrowed(b mem.Buf) {
+	x.xMessage.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearMessage clears field message = 1.

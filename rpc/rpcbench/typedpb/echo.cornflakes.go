@@ -53,10 +53,24 @@ func (x *Blob) SetData(v []byte) {
 	x.xData.Set(x.cf.Arena(), v)
 }
 
+// SetDataBorrowed sets field data = 1 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Blob) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetDataBuf sets field data = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Blob) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
+}
+
+// SetDataBufBorrowed sets field data = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Blob) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearData clears field data = 1.

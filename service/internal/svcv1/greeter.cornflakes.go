@@ -85,10 +85,29 @@ func (x *HelloRequest) SetNameBytes(v []byte) {
 	x.xName.Set(x.cf.Arena(), v)
 }
 
+// SetNameBorrowed sets field name = 1 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *HelloRequest) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetNameBytesBorrowed sets field name = 1 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *HelloRequest) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetNameBuf sets field name = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *HelloRequest) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+}
+
+// SetNameBufBorrowed sets field name = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *HelloRequest) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearName clears field name = 1.
@@ -668,10 +687,29 @@ func (x *HelloReply) SetMessageBytes(v []byte) {
 	x.xMessage.Set(x.cf.Arena(), v)
 }
 
+// SetMessageBorrowed sets field message = 1 like SetMessage, without copying v into the
+// arena: a value SetMessage would copy is copied once, when the message is serialized.
+func (x *HelloReply) SetMessageBorrowed(v string) {
+	x.xMessage.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetMessageBytesBorrowed sets field message = 1 from bytes like SetMessageBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *HelloReply) SetMessageBytesBorrowed(v []byte) {
+	x.xMessage.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetMessageBuf sets field message = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *HelloReply) SetMessageBuf(b mem.Buf) {
 	x.xMessage.SetBuf(x.cf.Arena(), b)
+}
+
+// SetMessageBufBorrowed sets field message = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *HelloReply) SetMessageBufBorrowed(b mem.Buf) {
+	x.xMessage.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearMessage clears field message = 1.
@@ -692,10 +730,24 @@ func (x *HelloReply) SetBlob(v []byte) {
 	x.xBlob.Set(x.cf.Arena(), v)
 }
 
+// SetBlobBorrowed sets field blob = 2 like SetBlob, without copying v into the
+// arena: a value SetBlob would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *HelloReply) SetBlobBorrowed(v []byte) {
+	x.xBlob.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetBlobBuf sets field blob = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *HelloReply) SetBlobBuf(b mem.Buf) {
 	x.xBlob.SetBuf(x.cf.Arena(), b)
+}
+
+// SetBlobBufBorrowed sets field blob = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *HelloReply) SetBlobBufBorrowed(b mem.Buf) {
+	x.xBlob.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearBlob clears field blob = 2.
@@ -1225,10 +1277,29 @@ func (x *FailRequest) SetMessageBytes(v []byte) {
 	x.xMessage.Set(x.cf.Arena(), v)
 }
 
+// SetMessageBorrowed sets field message = 2 like SetMessage, without copying v into the
+// arena: a value SetMessage would copy is copied once, when the message is serialized.
+func (x *FailRequest) SetMessageBorrowed(v string) {
+	x.xMessage.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetMessageBytesBorrowed sets field message = 2 from bytes like SetMessageBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *FailRequest) SetMessageBytesBorrowed(v []byte) {
+	x.xMessage.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetMessageBuf sets field message = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *FailRequest) SetMessageBuf(b mem.Buf) {
 	x.xMessage.SetBuf(x.cf.Arena(), b)
+}
+
+// SetMessageBufBorrowed sets field message = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *FailRequest) SetMessageBufBorrowed(b mem.Buf) {
+	x.xMessage.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearMessage clears field message = 2.
@@ -1249,10 +1320,24 @@ func (x *FailRequest) SetDetails(v []byte) {
 	x.xDetails.Set(x.cf.Arena(), v)
 }
 
+// SetDetailsBorrowed sets field details = 3 like SetDetails, without copying v into the
+// arena: a value SetDetails would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *FailRequest) SetDetailsBorrowed(v []byte) {
+	x.xDetails.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetDetailsBuf sets field details = 3 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *FailRequest) SetDetailsBuf(b mem.Buf) {
 	x.xDetails.SetBuf(x.cf.Arena(), b)
+}
+
+// SetDetailsBufBorrowed sets field details = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *FailRequest) SetDetailsBufBorrowed(b mem.Buf) {
+	x.xDetails.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearDetails clears field details = 3.
@@ -2107,10 +2192,32 @@ func (x *Tree) SetLabelBytes(v []byte) {
 	x.cf.SetHas(0)
 }
 
+// SetLabelBorrowed sets field label = 3 like SetLabel, without copying v into the
+// arena: a value SetLabel would copy is copied once, when the message is serialized.
+func (x *Tree) SetLabelBorrowed(v string) {
+	x.xLabel.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(0)
+}
+
+// SetLabelBytesBorrowed sets field label = 3 from bytes like SetLabelBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Tree) SetLabelBytesBorrowed(v []byte) {
+	x.xLabel.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(0)
+}
+
 // SetLabelBuf sets field label = 3 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Tree) SetLabelBuf(b mem.Buf) {
 	x.xLabel.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(0)
+}
+
+// SetLabelBufBorrowed sets field label = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Tree) SetLabelBufBorrowed(b mem.Buf) {
+	x.xLabel.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(0)
 }
 

@@ -856,10 +856,29 @@ func (x *Pair) SetValBytes(v []byte) {
 	x.xVal.Set(x.cf.Arena(), v)
 }
 
+// SetValBorrowed sets field val = 2 like SetVal, without copying v into the
+// arena: a value SetVal would copy is copied once, when the message is serialized.
+func (x *Pair) SetValBorrowed(v string) {
+	x.xVal.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetValBytesBorrowed sets field val = 2 from bytes like SetValBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Pair) SetValBytesBorrowed(v []byte) {
+	x.xVal.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetValBuf sets field val = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Pair) SetValBuf(b mem.Buf) {
 	x.xVal.SetBuf(x.cf.Arena(), b)
+}
+
+// SetValBufBorrowed sets field val = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Pair) SetValBufBorrowed(b mem.Buf) {
+	x.xVal.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearVal clears field val = 2.

@@ -276,10 +276,29 @@ func (x *Scalars) SetTextBytes(v []byte) {
 	x.xText.Set(x.cf.Arena(), v)
 }
 
+// SetTextBorrowed sets field text = 15 like SetText, without copying v into the
+// arena: a value SetText would copy is copied once, when the message is serialized.
+func (x *Scalars) SetTextBorrowed(v string) {
+	x.xText.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetTextBytesBorrowed sets field text = 15 from bytes like SetTextBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Scalars) SetTextBytesBorrowed(v []byte) {
+	x.xText.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetTextBuf sets field text = 15 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Scalars) SetTextBuf(b mem.Buf) {
 	x.xText.SetBuf(x.cf.Arena(), b)
+}
+
+// SetTextBufBorrowed sets field text = 15 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Scalars) SetTextBufBorrowed(b mem.Buf) {
+	x.xText.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearText clears field text = 15.
@@ -300,10 +319,24 @@ func (x *Scalars) SetData(v []byte) {
 	x.xData.Set(x.cf.Arena(), v)
 }
 
+// SetDataBorrowed sets field data = 16 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Scalars) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetDataBuf sets field data = 16 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Scalars) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
+}
+
+// SetDataBufBorrowed sets field data = 16 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Scalars) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearData clears field data = 16.
@@ -1633,10 +1666,32 @@ func (x *Optionals) SetTextBytes(v []byte) {
 	x.cf.SetHas(5)
 }
 
+// SetTextBorrowed sets field text = 6 like SetText, without copying v into the
+// arena: a value SetText would copy is copied once, when the message is serialized.
+func (x *Optionals) SetTextBorrowed(v string) {
+	x.xText.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(5)
+}
+
+// SetTextBytesBorrowed sets field text = 6 from bytes like SetTextBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Optionals) SetTextBytesBorrowed(v []byte) {
+	x.xText.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(5)
+}
+
 // SetTextBuf sets field text = 6 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Optionals) SetTextBuf(b mem.Buf) {
 	x.xText.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(5)
+}
+
+// SetTextBufBorrowed sets field text = 6 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Optionals) SetTextBufBorrowed(b mem.Buf) {
+	x.xText.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(5)
 }
 
@@ -1660,10 +1715,26 @@ func (x *Optionals) SetData(v []byte) {
 	x.cf.SetHas(6)
 }
 
+// SetDataBorrowed sets field data = 7 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Optionals) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(6)
+}
+
 // SetDataBuf sets field data = 7 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Optionals) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(6)
+}
+
+// SetDataBufBorrowed sets field data = 7 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Optionals) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(6)
 }
 
@@ -3695,10 +3766,24 @@ func (x *Outer_Inner) SetPayload(v []byte) {
 	x.xPayload.Set(x.cf.Arena(), v)
 }
 
+// SetPayloadBorrowed sets field payload = 2 like SetPayload, without copying v into the
+// arena: a value SetPayload would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Outer_Inner) SetPayloadBorrowed(v []byte) {
+	x.xPayload.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetPayloadBuf sets field payload = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Outer_Inner) SetPayloadBuf(b mem.Buf) {
 	x.xPayload.SetBuf(x.cf.Arena(), b)
+}
+
+// SetPayloadBufBorrowed sets field payload = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Outer_Inner) SetPayloadBufBorrowed(b mem.Buf) {
+	x.xPayload.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearPayload clears field payload = 2.
@@ -4198,10 +4283,24 @@ func (x *Tree) SetLeaf(v []byte) {
 	x.xLeaf.Set(x.cf.Arena(), v)
 }
 
+// SetLeafBorrowed sets field leaf = 3 like SetLeaf, without copying v into the
+// arena: a value SetLeaf would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Tree) SetLeafBorrowed(v []byte) {
+	x.xLeaf.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetLeafBuf sets field leaf = 3 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Tree) SetLeafBuf(b mem.Buf) {
 	x.xLeaf.SetBuf(x.cf.Arena(), b)
+}
+
+// SetLeafBufBorrowed sets field leaf = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Tree) SetLeafBufBorrowed(b mem.Buf) {
+	x.xLeaf.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearLeaf clears field leaf = 3.
@@ -4979,10 +5078,24 @@ func (x *Wide) SetPayload(v []byte) {
 	x.xPayload.Set(x.cf.Arena(), v)
 }
 
+// SetPayloadBorrowed sets field payload = 2000 like SetPayload, without copying v into the
+// arena: a value SetPayload would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Wide) SetPayloadBorrowed(v []byte) {
+	x.xPayload.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetPayloadBuf sets field payload = 2000 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Wide) SetPayloadBuf(b mem.Buf) {
 	x.xPayload.SetBuf(x.cf.Arena(), b)
+}
+
+// SetPayloadBufBorrowed sets field payload = 2000 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Wide) SetPayloadBufBorrowed(b mem.Buf) {
+	x.xPayload.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearPayload clears field payload = 2000.

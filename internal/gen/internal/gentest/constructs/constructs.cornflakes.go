@@ -157,10 +157,35 @@ func (x *Item) SetNameBytes(v []byte) {
 	x.clearChoiceExcept(2)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Item) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearChoiceExcept(2)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearChoiceExcept(2)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Item) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+	x.clearChoiceExcept(2)
+}
+
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
 	x.clearChoiceExcept(2)
 }
@@ -186,10 +211,28 @@ func (x *Item) SetBlob(v []byte) {
 	x.clearChoiceExcept(3)
 }
 
+// SetBlobBorrowed sets field blob = 3 like SetBlob, without copying v into the
+// arena: a value SetBlob would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item) SetBlobBorrowed(v []byte) {
+	x.xBlob.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(2)
+	x.clearChoiceExcept(3)
+}
+
 // SetBlobBuf sets field blob = 3 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Item) SetBlobBuf(b mem.Buf) {
 	x.xBlob.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(2)
+	x.clearChoiceExcept(3)
+}
+
+// SetBlobBufBorrowed sets field blob = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item) SetBlobBufBorrowed(b mem.Buf) {
+	x.xBlob.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(2)
 	x.clearChoiceExcept(3)
 }
@@ -1267,10 +1310,35 @@ func (x *Item) SetSBytes(v []byte) {
 	x.clearSecondExcept(41)
 }
 
+// SetSBorrowed sets field s = 41 like SetS, without copying v into the
+// arena: a value SetS would copy is copied once, when the message is serialized.
+func (x *Item) SetSBorrowed(v string) {
+	x.xS.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(6)
+	x.clearSecondExcept(41)
+}
+
+// SetSBytesBorrowed sets field s = 41 from bytes like SetSBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item) SetSBytesBorrowed(v []byte) {
+	x.xS.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(6)
+	x.clearSecondExcept(41)
+}
+
 // SetSBuf sets field s = 41 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Item) SetSBuf(b mem.Buf) {
 	x.xS.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(6)
+	x.clearSecondExcept(41)
+}
+
+// SetSBufBorrowed sets field s = 41 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item) SetSBufBorrowed(b mem.Buf) {
+	x.xS.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(6)
 	x.clearSecondExcept(41)
 }
@@ -2676,10 +2744,29 @@ func (x *Item_ByI32Entry) SetValueBytes(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
 }
 
+// SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+func (x *Item_ByI32Entry) SetValueBorrowed(v string) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetValueBytesBorrowed sets field value = 2 from bytes like SetValueBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item_ByI32Entry) SetValueBytesBorrowed(v []byte) {
+	x.xValue.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetValueBuf sets field value = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Item_ByI32Entry) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
+}
+
+// SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item_ByI32Entry) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearValue clears field value = 2.
@@ -3024,10 +3111,24 @@ func (x *Item_ByI64Entry) SetValue(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
 }
 
+// SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item_ByI64Entry) SetValueBorrowed(v []byte) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetValueBuf sets field value = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Item_ByI64Entry) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
+}
+
+// SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item_ByI64Entry) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearValue clears field value = 2.
@@ -5917,10 +6018,29 @@ func (x *Item_ByStrEntry) SetKeyBytes(v []byte) {
 	x.xKey.Set(x.cf.Arena(), v)
 }
 
+// SetKeyBorrowed sets field key = 1 like SetKey, without copying v into the
+// arena: a value SetKey would copy is copied once, when the message is serialized.
+func (x *Item_ByStrEntry) SetKeyBorrowed(v string) {
+	x.xKey.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item_ByStrEntry) SetKeyBytesBorrowed(v []byte) {
+	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetKeyBuf sets field key = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Item_ByStrEntry) SetKeyBuf(b mem.Buf) {
 	x.xKey.SetBuf(x.cf.Arena(), b)
+}
+
+// SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item_ByStrEntry) SetKeyBufBorrowed(b mem.Buf) {
+	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearKey clears field key = 1.
@@ -5941,10 +6061,24 @@ func (x *Item_ByStrEntry) SetValue(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
 }
 
+// SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item_ByStrEntry) SetValueBorrowed(v []byte) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetValueBuf sets field value = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Item_ByStrEntry) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
+}
+
+// SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item_ByStrEntry) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearValue clears field value = 2.
@@ -6300,10 +6434,29 @@ func (x *Item_ItemsEntry) SetKeyBytes(v []byte) {
 	x.xKey.Set(x.cf.Arena(), v)
 }
 
+// SetKeyBorrowed sets field key = 1 like SetKey, without copying v into the
+// arena: a value SetKey would copy is copied once, when the message is serialized.
+func (x *Item_ItemsEntry) SetKeyBorrowed(v string) {
+	x.xKey.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Item_ItemsEntry) SetKeyBytesBorrowed(v []byte) {
+	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetKeyBuf sets field key = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Item_ItemsEntry) SetKeyBuf(b mem.Buf) {
 	x.xKey.SetBuf(x.cf.Arena(), b)
+}
+
+// SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Item_ItemsEntry) SetKeyBufBorrowed(b mem.Buf) {
+	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearKey clears field key = 1.
@@ -7349,10 +7502,29 @@ func (x *Sparse) SetBBytes(v []byte) {
 	x.xB.Set(x.cf.Arena(), v)
 }
 
+// SetBBorrowed sets field b = 2 like SetB, without copying v into the
+// arena: a value SetB would copy is copied once, when the message is serialized.
+func (x *Sparse) SetBBorrowed(v string) {
+	x.xB.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetBBytesBorrowed sets field b = 2 from bytes like SetBBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Sparse) SetBBytesBorrowed(v []byte) {
+	x.xB.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetBBuf sets field b = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Sparse) SetBBuf(b mem.Buf) {
 	x.xB.SetBuf(x.cf.Arena(), b)
+}
+
+// SetBBufBorrowed sets field b = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Sparse) SetBBufBorrowed(b mem.Buf) {
+	x.xB.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearB clears field b = 2.
@@ -7413,10 +7585,24 @@ func (x *Sparse) SetMid(v []byte) {
 	x.xMid.Set(x.cf.Arena(), v)
 }
 
+// SetMidBorrowed sets field mid = 65537 like SetMid, without copying v into the
+// arena: a value SetMid would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Sparse) SetMidBorrowed(v []byte) {
+	x.xMid.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetMidBuf sets field mid = 65537 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Sparse) SetMidBuf(b mem.Buf) {
 	x.xMid.SetBuf(x.cf.Arena(), b)
+}
+
+// SetMidBufBorrowed sets field mid = 65537 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Sparse) SetMidBufBorrowed(b mem.Buf) {
+	x.xMid.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearMid clears field mid = 65537.
@@ -7532,10 +7718,35 @@ func (x *Sparse) SetYBytes(v []byte) {
 	x.clearOExcept(536870911)
 }
 
+// SetYBorrowed sets field y = 536870911 like SetY, without copying v into the
+// arena: a value SetY would copy is copied once, when the message is serialized.
+func (x *Sparse) SetYBorrowed(v string) {
+	x.xY.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearOExcept(536870911)
+}
+
+// SetYBytesBorrowed sets field y = 536870911 from bytes like SetYBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Sparse) SetYBytesBorrowed(v []byte) {
+	x.xY.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearOExcept(536870911)
+}
+
 // SetYBuf sets field y = 536870911 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Sparse) SetYBuf(b mem.Buf) {
 	x.xY.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+	x.clearOExcept(536870911)
+}
+
+// SetYBufBorrowed sets field y = 536870911 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Sparse) SetYBufBorrowed(b mem.Buf) {
+	x.xY.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
 	x.clearOExcept(536870911)
 }
@@ -7938,10 +8149,29 @@ func (x *Sparse_MEntry) SetValueBytes(v []byte) {
 	x.xValue.Set(x.cf.Arena(), v)
 }
 
+// SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
+// arena: a value SetValue would copy is copied once, when the message is serialized.
+func (x *Sparse_MEntry) SetValueBorrowed(v string) {
+	x.xValue.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetValueBytesBorrowed sets field value = 2 from bytes like SetValueBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Sparse_MEntry) SetValueBytesBorrowed(v []byte) {
+	x.xValue.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetValueBuf sets field value = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Sparse_MEntry) SetValueBuf(b mem.Buf) {
 	x.xValue.SetBuf(x.cf.Arena(), b)
+}
+
+// SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Sparse_MEntry) SetValueBufBorrowed(b mem.Buf) {
+	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearValue clears field value = 2.
@@ -8297,10 +8527,29 @@ func (x *Flat) SetNameBytes(v []byte) {
 	x.xName.Set(x.cf.Arena(), v)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Flat) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Flat) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Flat) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+}
+
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Flat) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearName clears field name = 2.
@@ -8742,10 +8991,35 @@ func (x *ItemOld) SetNameBytes(v []byte) {
 	x.clearChoiceExcept(2)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *ItemOld) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearChoiceExcept(2)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *ItemOld) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+	x.clearChoiceExcept(2)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *ItemOld) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+	x.clearChoiceExcept(2)
+}
+
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *ItemOld) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
 	x.clearChoiceExcept(2)
 }

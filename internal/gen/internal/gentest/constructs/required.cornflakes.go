@@ -86,10 +86,32 @@ func (x *Req) SetNameBytes(v []byte) {
 	x.cf.SetHas(1)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Req) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Req) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Req) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+}
+
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Req) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
 }
 
@@ -189,10 +211,35 @@ func (x *Req) SetBBytes(v []byte) {
 	x.clearOExcept(6)
 }
 
+// SetBBorrowed sets field b = 6 like SetB, without copying v into the
+// arena: a value SetB would copy is copied once, when the message is serialized.
+func (x *Req) SetBBorrowed(v string) {
+	x.xB.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(3)
+	x.clearOExcept(6)
+}
+
+// SetBBytesBorrowed sets field b = 6 from bytes like SetBBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Req) SetBBytesBorrowed(v []byte) {
+	x.xB.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(3)
+	x.clearOExcept(6)
+}
+
 // SetBBuf sets field b = 6 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Req) SetBBuf(b mem.Buf) {
 	x.xB.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(3)
+	x.clearOExcept(6)
+}
+
+// SetBBufBorrowed sets field b = 6 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Req) SetBBufBorrowed(b mem.Buf) {
+	x.xB.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(3)
 	x.clearOExcept(6)
 }
@@ -943,10 +990,32 @@ func (x *Req_CountsEntry) SetKeyBytes(v []byte) {
 	x.cf.SetHas(0)
 }
 
+// SetKeyBorrowed sets field key = 1 like SetKey, without copying v into the
+// arena: a value SetKey would copy is copied once, when the message is serialized.
+func (x *Req_CountsEntry) SetKeyBorrowed(v string) {
+	x.xKey.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(0)
+}
+
+// SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Req_CountsEntry) SetKeyBytesBorrowed(v []byte) {
+	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(0)
+}
+
 // SetKeyBuf sets field key = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Req_CountsEntry) SetKeyBuf(b mem.Buf) {
 	x.xKey.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(0)
+}
+
+// SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Req_CountsEntry) SetKeyBufBorrowed(b mem.Buf) {
+	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(0)
 }
 
@@ -1338,10 +1407,32 @@ func (x *Loose) SetNameBytes(v []byte) {
 	x.cf.SetHas(1)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Loose) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Loose) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Loose) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+}
+
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Loose) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
 }
 

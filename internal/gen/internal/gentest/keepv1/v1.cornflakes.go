@@ -75,10 +75,29 @@ func (x *Rec) SetNameBytes(v []byte) {
 	x.xName.Set(x.cf.Arena(), v)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Rec) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Rec) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Rec) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+}
+
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Rec) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearName clears field name = 2.
@@ -137,10 +156,29 @@ func (x *Rec) SetLegacyBytes(v []byte) {
 	x.xLegacy.Set(x.cf.Arena(), v)
 }
 
+// SetLegacyBorrowed sets field legacy = 12 like SetLegacy, without copying v into the
+// arena: a value SetLegacy would copy is copied once, when the message is serialized.
+func (x *Rec) SetLegacyBorrowed(v string) {
+	x.xLegacy.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetLegacyBytesBorrowed sets field legacy = 12 from bytes like SetLegacyBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Rec) SetLegacyBytesBorrowed(v []byte) {
+	x.xLegacy.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetLegacyBuf sets field legacy = 12 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Rec) SetLegacyBuf(b mem.Buf) {
 	x.xLegacy.SetBuf(x.cf.Arena(), b)
+}
+
+// SetLegacyBufBorrowed sets field legacy = 12 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Rec) SetLegacyBufBorrowed(b mem.Buf) {
+	x.xLegacy.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearLegacy clears field legacy = 12.
@@ -508,10 +546,24 @@ func (x *Leaf) SetData(v []byte) {
 	x.xData.Set(x.cf.Arena(), v)
 }
 
+// SetDataBorrowed sets field data = 2 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Leaf) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetDataBuf sets field data = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Leaf) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
+}
+
+// SetDataBufBorrowed sets field data = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Leaf) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearData clears field data = 2.

@@ -85,10 +85,29 @@ func (x *Rec) SetNameBytes(v []byte) {
 	x.xName.Set(x.cf.Arena(), v)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Rec) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Rec) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Rec) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+}
+
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Rec) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearName clears field name = 2.
@@ -121,10 +140,24 @@ func (x *Rec) SetBlob(v []byte) {
 	x.xBlob.Set(x.cf.Arena(), v)
 }
 
+// SetBlobBorrowed sets field blob = 4 like SetBlob, without copying v into the
+// arena: a value SetBlob would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Rec) SetBlobBorrowed(v []byte) {
+	x.xBlob.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetBlobBuf sets field blob = 4 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Rec) SetBlobBuf(b mem.Buf) {
 	x.xBlob.SetBuf(x.cf.Arena(), b)
+}
+
+// SetBlobBufBorrowed sets field blob = 4 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Rec) SetBlobBufBorrowed(b mem.Buf) {
+	x.xBlob.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearBlob clears field blob = 4.
@@ -319,10 +352,29 @@ func (x *Rec) SetNoteBytes(v []byte) {
 	x.xNote.Set(x.cf.Arena(), v)
 }
 
+// SetNoteBorrowed sets field note = 40 like SetNote, without copying v into the
+// arena: a value SetNote would copy is copied once, when the message is serialized.
+func (x *Rec) SetNoteBorrowed(v string) {
+	x.xNote.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetNoteBytesBorrowed sets field note = 40 from bytes like SetNoteBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Rec) SetNoteBytesBorrowed(v []byte) {
+	x.xNote.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetNoteBuf sets field note = 40 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Rec) SetNoteBuf(b mem.Buf) {
 	x.xNote.SetBuf(x.cf.Arena(), b)
+}
+
+// SetNoteBufBorrowed sets field note = 40 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Rec) SetNoteBufBorrowed(b mem.Buf) {
+	x.xNote.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearNote clears field note = 40.
@@ -821,10 +873,29 @@ func (x *Inner) SetSBytes(v []byte) {
 	x.xS.Set(x.cf.Arena(), v)
 }
 
+// SetSBorrowed sets field s = 2 like SetS, without copying v into the
+// arena: a value SetS would copy is copied once, when the message is serialized.
+func (x *Inner) SetSBorrowed(v string) {
+	x.xS.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetSBytesBorrowed sets field s = 2 from bytes like SetSBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Inner) SetSBytesBorrowed(v []byte) {
+	x.xS.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetSBuf sets field s = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Inner) SetSBuf(b mem.Buf) {
 	x.xS.SetBuf(x.cf.Arena(), b)
+}
+
+// SetSBufBorrowed sets field s = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Inner) SetSBufBorrowed(b mem.Buf) {
+	x.xS.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearS clears field s = 2.
@@ -1271,10 +1342,29 @@ func (x *Inner_MEntry) SetKeyBytes(v []byte) {
 	x.xKey.Set(x.cf.Arena(), v)
 }
 
+// SetKeyBorrowed sets field key = 1 like SetKey, without copying v into the
+// arena: a value SetKey would copy is copied once, when the message is serialized.
+func (x *Inner_MEntry) SetKeyBorrowed(v string) {
+	x.xKey.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Inner_MEntry) SetKeyBytesBorrowed(v []byte) {
+	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetKeyBuf sets field key = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Inner_MEntry) SetKeyBuf(b mem.Buf) {
 	x.xKey.SetBuf(x.cf.Arena(), b)
+}
+
+// SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Inner_MEntry) SetKeyBufBorrowed(b mem.Buf) {
+	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearKey clears field key = 1.
@@ -1635,10 +1725,24 @@ func (x *Leaf) SetData(v []byte) {
 	x.xData.Set(x.cf.Arena(), v)
 }
 
+// SetDataBorrowed sets field data = 2 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Leaf) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetDataBuf sets field data = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Leaf) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
+}
+
+// SetDataBufBorrowed sets field data = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Leaf) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearData clears field data = 2.
@@ -1667,10 +1771,29 @@ func (x *Leaf) SetExtraBytes(v []byte) {
 	x.xExtra.Set(x.cf.Arena(), v)
 }
 
+// SetExtraBorrowed sets field extra = 3 like SetExtra, without copying v into the
+// arena: a value SetExtra would copy is copied once, when the message is serialized.
+func (x *Leaf) SetExtraBorrowed(v string) {
+	x.xExtra.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetExtraBytesBorrowed sets field extra = 3 from bytes like SetExtraBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Leaf) SetExtraBytesBorrowed(v []byte) {
+	x.xExtra.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetExtraBuf sets field extra = 3 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Leaf) SetExtraBuf(b mem.Buf) {
 	x.xExtra.SetBuf(x.cf.Arena(), b)
+}
+
+// SetExtraBufBorrowed sets field extra = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Leaf) SetExtraBufBorrowed(b mem.Buf) {
+	x.xExtra.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearExtra clears field extra = 3.

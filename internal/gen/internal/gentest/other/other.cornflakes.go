@@ -80,10 +80,24 @@ func (x *Blob) SetData(v []byte) {
 	x.xData.Set(x.cf.Arena(), v)
 }
 
+// SetDataBorrowed sets field data = 1 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Blob) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
+}
+
 // SetDataBuf sets field data = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Blob) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
+}
+
+// SetDataBufBorrowed sets field data = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Blob) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearData clears field data = 1.
@@ -112,10 +126,29 @@ func (x *Blob) SetNameBytes(v []byte) {
 	x.xName.Set(x.cf.Arena(), v)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Blob) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Blob) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Blob) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+}
+
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Blob) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearName clears field name = 2.

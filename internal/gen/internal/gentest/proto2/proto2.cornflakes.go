@@ -112,10 +112,32 @@ func (x *Record) SetNameBytes(v []byte) {
 	x.cf.SetHas(1)
 }
 
+// SetNameBorrowed sets field name = 2 like SetName, without copying v into the
+// arena: a value SetName would copy is copied once, when the message is serialized.
+func (x *Record) SetNameBorrowed(v string) {
+	x.xName.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+}
+
+// SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Record) SetNameBytesBorrowed(v []byte) {
+	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(1)
+}
+
 // SetNameBuf sets field name = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Record) SetNameBuf(b mem.Buf) {
 	x.xName.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(1)
+}
+
+// SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Record) SetNameBufBorrowed(b mem.Buf) {
+	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
 }
 
@@ -139,10 +161,26 @@ func (x *Record) SetBody(v []byte) {
 	x.cf.SetHas(2)
 }
 
+// SetBodyBorrowed sets field body = 3 like SetBody, without copying v into the
+// arena: a value SetBody would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Record) SetBodyBorrowed(v []byte) {
+	x.xBody.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(2)
+}
+
 // SetBodyBuf sets field body = 3 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Record) SetBodyBuf(b mem.Buf) {
 	x.xBody.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(2)
+}
+
+// SetBodyBufBorrowed sets field body = 3 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Record) SetBodyBufBorrowed(b mem.Buf) {
+	x.xBody.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(2)
 }
 
@@ -1296,10 +1334,32 @@ func (x *Defaults) SetTextBytes(v []byte) {
 	x.cf.SetHas(9)
 }
 
+// SetTextBorrowed sets field text = 10 like SetText, without copying v into the
+// arena: a value SetText would copy is copied once, when the message is serialized.
+func (x *Defaults) SetTextBorrowed(v string) {
+	x.xText.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(9)
+}
+
+// SetTextBytesBorrowed sets field text = 10 from bytes like SetTextBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Defaults) SetTextBytesBorrowed(v []byte) {
+	x.xText.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(9)
+}
+
 // SetTextBuf sets field text = 10 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Defaults) SetTextBuf(b mem.Buf) {
 	x.xText.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(9)
+}
+
+// SetTextBufBorrowed sets field text = 10 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Defaults) SetTextBufBorrowed(b mem.Buf) {
+	x.xText.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(9)
 }
 
@@ -1333,10 +1393,26 @@ func (x *Defaults) SetData(v []byte) {
 	x.cf.SetHas(10)
 }
 
+// SetDataBorrowed sets field data = 11 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *Defaults) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(10)
+}
+
 // SetDataBuf sets field data = 11 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Defaults) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(10)
+}
+
+// SetDataBufBorrowed sets field data = 11 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Defaults) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(10)
 }
 
@@ -1387,10 +1463,32 @@ func (x *Defaults) SetEmptyBytes(v []byte) {
 	x.cf.SetHas(12)
 }
 
+// SetEmptyBorrowed sets field empty = 13 like SetEmpty, without copying v into the
+// arena: a value SetEmpty would copy is copied once, when the message is serialized.
+func (x *Defaults) SetEmptyBorrowed(v string) {
+	x.xEmpty.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(12)
+}
+
+// SetEmptyBytesBorrowed sets field empty = 13 from bytes like SetEmptyBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Defaults) SetEmptyBytesBorrowed(v []byte) {
+	x.xEmpty.SetBytesBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(12)
+}
+
 // SetEmptyBuf sets field empty = 13 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Defaults) SetEmptyBuf(b mem.Buf) {
 	x.xEmpty.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(12)
+}
+
+// SetEmptyBufBorrowed sets field empty = 13 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Defaults) SetEmptyBufBorrowed(b mem.Buf) {
+	x.xEmpty.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(12)
 }
 

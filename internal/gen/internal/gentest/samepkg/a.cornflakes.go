@@ -68,10 +68,26 @@ func (x *A) SetData(v []byte) {
 	x.cf.SetHas(0)
 }
 
+// SetDataBorrowed sets field data = 2 like SetData, without copying v into the
+// arena: a value SetData would copy is copied once, when the message is serialized.
+// v must not change until the arena's Reset (checked by the cfcheck build).
+func (x *A) SetDataBorrowed(v []byte) {
+	x.xData.SetBorrowed(x.cf.Arena(), v)
+	x.cf.SetHas(0)
+}
+
 // SetDataBuf sets field data = 2 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *A) SetDataBuf(b mem.Buf) {
 	x.xData.SetBuf(x.cf.Arena(), b)
+	x.cf.SetHas(0)
+}
+
+// SetDataBufBorrowed sets field data = 2 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *A) SetDataBufBorrowed(b mem.Buf) {
+	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(0)
 }
 

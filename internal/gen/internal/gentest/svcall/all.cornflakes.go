@@ -433,10 +433,29 @@ func (x *Batch_Note) SetTextBytes(v []byte) {
 	x.xText.Set(x.cf.Arena(), v)
 }
 
+// SetTextBorrowed sets field text = 1 like SetText, without copying v into the
+// arena: a value SetText would copy is copied once, when the message is serialized.
+func (x *Batch_Note) SetTextBorrowed(v string) {
+	x.xText.SetBorrowed(x.cf.Arena(), v)
+}
+
+// SetTextBytesBorrowed sets field text = 1 from bytes like SetTextBorrowed; v must
+// not change until the arena's Reset (checked by the cfcheck build).
+func (x *Batch_Note) SetTextBytesBorrowed(v []byte) {
+	x.xText.SetBytesBorrowed(x.cf.Arena(), v)
+}
+
 // SetTextBuf sets field text = 1 from a registered buffer (the arena takes its own
 // reference; the caller keeps b).
 func (x *Batch_Note) SetTextBuf(b mem.Buf) {
 	x.xText.SetBuf(x.cf.Arena(), b)
+}
+
+// SetTextBufBorrowed sets field text = 1 from a registered buffer without taking a
+// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
+// the cfcheck build); a value below the threshold is copied once, when serialized.
+func (x *Batch_Note) SetTextBufBorrowed(b mem.Buf) {
+	x.xText.SetBufBorrowed(x.cf.Arena(), b)
 }
 
 // ClearText clears field text = 1.

@@ -1,0 +1,272 @@
+package wireimpl
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+
+	"github.com/cornflakes-go/cornflakes/mem"
+)
+
+// Borrowed values (docs/CODEGEN.md, "Borrowed values").
+//
+// Set copies a value below the threshold into the arena at once, and
+// Serialize copies it a second time, into the head. SetBorrowed and
+// AppendBorrowed skip the first copy: the field aliases the caller's
+// bytes, which Serialize copies into the head like any copied value (one
+// copy per value, as an aliasing serializer such as vtprotobuf makes).
+// The caller promises that the bytes stay unchanged, and reachable, until
+// the arena's next Reset. A value at or above the threshold is decided as
+// Set decides it (zero-copy when it lies in registered memory or in the
+// input the arena decoded last); one that is not zero-copy is borrowed
+// too, instead of being copied into the arena.
+//
+// The checked build (-tags cfcheck) keeps a checksum of every borrowed
+// value and verifies them when a message of the arena is serialized on
+// the direct path (the serialization then fails with ErrBorrowedModified)
+// and at Reset (which then returns an error wrapping it).
+
+// ErrBorrowedModified: a value set with SetBorrowed or AppendBorrowed was
+// modified before the arena's Reset (reported by the checked build only).
+var ErrBorrowedModified = errors.New("wire: a borrowed value (SetBorrowed, AppendBorrowed) was modified before the arena's Reset")
+
+// lentValue is a borrowed value and its checksum (checked build).
+type lentValue struct {
+	p   []byte
+	sum uint64
+	buf mem.Buf // a borrowed reference (SetBufBorrowed), checked live
+}
+
+var lentSeed = maphash.MakeSeed()
+
+// checkLent returns an error wrapping ErrBorrowedModified for the first
+// borrowed value of the batch whose bytes changed since it was set, or nil.
+func (a *Arena) checkLent() error {
+	for i := range a.lent {
+		v := &a.lent[i]
+		if err := v.buf.Check(); err != nil {
+			return fmt.Errorf("%w (value %d of the batch: its reference was released: %w)", ErrBorrowedModified, i, err)
+		}
+		if maphash.Bytes(lentSeed, v.p) != v.sum {
+			return fmt.Errorf("%w (value %d of the batch, %d bytes)", ErrBorrowedModified, i, len(v.p))
+		}
+	}
+	return nil
+}
+
+// resetLent is Reset's check of the borrowed values (checked build): it
+// returns first, or, when first is nil, checkLent's error; it forgets the
+// values.
+func (a *Arena) resetLent(first error) error {
+	if err := a.checkLent(); err != nil && first == nil {
+		first = err
+	}
+	clear(a.lent)
+	a.lent = a.lent[:0]
+	return first
+}
+
+// SetBorrowed makes p the value like Set, but without copying it into the
+// arena: a value Set would copy (below a.Threshold, or at or above it
+// outside registered memory) aliases p and is copied once, into the head,
+// when the message is serialized. A value at or above the threshold that
+// lies in registered memory, or any value inside the input the arena
+// decoded last, is held exactly as Set holds it.
+//
+// Contract: p's bytes must not change, and p must not be handed back to
+// a pool for reuse, until a's next Reset (every serialization of the
+// message in between reads them). The checked build verifies it (see
+// ErrBorrowedModified).
+func (b *Bytes) SetBorrowed(a *Arena, p []byte) {
+	n := len(p)
+	if n < a.Threshold { // inside the decoded input too: Set would alias it the same way
+		b.data, b.buf = p[:n:n], mem.Buf{}
+		a.lend(p) // checked build only
+		return
+	}
+	if a.lastSrc == nil && n != 0 { // Set's zero-copy case inline
+		if buf, ok := mem.Recover(p); ok {
+			a.refs = append(a.refs, buf)
+			b.data, b.buf = p[:n:n], buf
+			return
+		}
+	}
+	b.setBorrowed(a, p)
+}
+
+// setBorrowed is SetBorrowed for a value at or above the threshold that
+// is empty, lies outside registered memory, or may lie in the decoded
+// input.
+func (b *Bytes) setBorrowed(a *Arena, p []byte) {
+	n := len(p)
+	if n == 0 {
+		*b = Bytes{}
+		return
+	}
+	if src := a.lastSrc; src != nil {
+		if _, ok := within(p, src.data); ok {
+			b.Set(a, p) // aliases the input, which the arena holds
+			return
+		}
+		if buf, ok := mem.Recover(p); ok { // (without a decoded input, SetBorrowed tried it)
+			a.refs = append(a.refs, buf)
+			b.data, b.buf = p[:n:n], buf
+			return
+		}
+	}
+	a.noteSilentCopy(n) // meant zero-copy, not in registered memory
+	b.data, b.buf = p[:n:n], mem.Buf{}
+	a.lend(p) // checked build only
+}
+
+// SetBufBorrowed makes buf's window the value like SetBuf, but without
+// taking a reference (no Clone, nothing released at Reset) and without
+// copying a small value into the arena: below a.Threshold the window is
+// copied once, into the head, when the message is serialized; otherwise it
+// is sent as its own zero-copy entry on the caller's reference.
+//
+// Contract: the caller keeps its reference on buf, unreleased, and the
+// window unchanged, until a's next Reset (as Arena.BorrowInput asks of a
+// decoded input). The checked build verifies both (ErrBorrowedModified,
+// wrapping mem's use-after-release error for a released reference).
+func (b *Bytes) SetBufBorrowed(a *Arena, buf mem.Buf) {
+	p := buf.Bytes()
+	n := len(p)
+	switch {
+	case n == 0:
+		*b = Bytes{}
+		return
+	case n < a.Threshold:
+		*b = Bytes{data: p[:n:n]}
+	default:
+		b.data, b.buf = p[:n:n], buf
+	}
+	a.lendBuf(p, buf) // checked build only
+}
+
+// SetBufBorrowed makes buf's window the value (see Bytes.SetBufBorrowed).
+func (s *String) SetBufBorrowed(a *Arena, buf mem.Buf) {
+	s.b.SetBufBorrowed(a, buf)
+	s.utf8s = utf8Unchecked
+}
+
+// AppendBufBorrowed adds buf's window like AppendBuf, without taking a
+// reference (the rule and contract of Bytes.SetBufBorrowed: the caller's
+// reference stays unreleased, and the window unchanged, until the arena's
+// Reset). Within the list's capacity it costs no call.
+func (l *BytesList) AppendBufBorrowed(buf mem.Buf) {
+	if k := len(l.items); k < cap(l.items) && l.vep == 0 {
+		a := l.a
+		p := buf.Bytes()
+		n := len(p)
+		l.items = l.items[:k+1]
+		b := &l.items[k]
+		switch {
+		case n == 0:
+			*b = Bytes{}
+			return
+		case n < a.Threshold:
+			*b = Bytes{data: p[:n:n]}
+			l.tcp += n
+		default:
+			b.data, b.buf = p[:n:n], buf
+			l.tzc += n
+			l.tnz++
+		}
+		a.lendBuf(p, buf) // checked build only
+		return
+	}
+	l.appendBufBorrowedSlow(buf)
+}
+
+// appendBufBorrowedSlow is AppendBufBorrowed beyond the list's capacity
+// or on a decoded list.
+func (l *BytesList) appendBufBorrowedSlow(buf mem.Buf) {
+	if l.vep != 0 {
+		l.materialize()
+	}
+	l.items = grow(bytesType, l.a, l.items)
+	b := &l.items[len(l.items)-1]
+	b.SetBufBorrowed(l.a, buf)
+	l.count(b)
+}
+
+// SetBorrowed makes v the value without copying it into the arena (see
+// Bytes.SetBorrowed; a Go string does not change, so the contract only
+// asks that it is not built over memory that does).
+func (s *String) SetBorrowed(a *Arena, v string) {
+	s.b.SetBorrowed(a, bytesOf(v))
+	s.utf8s = utf8Unchecked
+}
+
+// SetBytesBorrowed makes p the value without copying it into the arena
+// (see Bytes.SetBorrowed; p is not checked until Get).
+func (s *String) SetBytesBorrowed(a *Arena, p []byte) {
+	s.b.SetBorrowed(a, p)
+	s.utf8s = utf8Unchecked
+}
+
+// AppendBorrowed adds p without copying it into the arena (the rule and
+// contract of Bytes.SetBorrowed: p must stay unchanged until the arena's
+// Reset). Within the list's capacity, a value below the threshold costs
+// no call, and a registered one at or above it takes Append's zero-copy
+// case.
+func (l *BytesList) AppendBorrowed(p []byte) {
+	a := l.a
+	if k := len(l.items); k < cap(l.items) && l.vep == 0 {
+		n := len(p)
+		if n < a.Threshold {
+			l.items = l.items[:k+1]
+			b := &l.items[k]
+			b.data, b.buf = p[:n:n], mem.Buf{}
+			l.tcp += n
+			a.lend(p) // checked build only
+			return
+		}
+		if a.lastSrc == nil && n != 0 { // Append's zero-copy case
+			if buf, ok := mem.Recover(p); ok {
+				a.refs = append(a.refs, buf)
+				l.items = l.items[:k+1]
+				b := &l.items[k]
+				b.data, b.buf = p[:n:n], buf
+				l.tzc += n
+				l.tnz++
+				return
+			}
+		}
+	}
+	l.appendBorrowedSlow(p)
+}
+
+// appendBorrowedSlow is AppendBorrowed outside its first case.
+func (l *BytesList) appendBorrowedSlow(p []byte) {
+	if l.vep != 0 {
+		l.materialize()
+	}
+	if n := len(l.items); n < cap(l.items) {
+		l.items = l.items[:n+1]
+	} else {
+		l.items = grow(bytesType, l.a, l.items)
+	}
+	b := &l.items[len(l.items)-1]
+	b.SetBorrowed(l.a, p)
+	l.count(b)
+}
+
+// AppendStringBorrowed adds s without copying it into the arena (see
+// AppendBorrowed).
+func (l *BytesList) AppendStringBorrowed(s string) { l.AppendBorrowed(bytesOf(s)) }
+
+// AppendBorrowed adds s without copying it into the arena (see
+// Bytes.SetBorrowed).
+func (l *StringList) AppendBorrowed(s string) {
+	l.items = grow(stringType, l.a, l.items)
+	l.items[len(l.items)-1].SetBorrowed(l.a, s)
+}
+
+// AppendBytesBorrowed adds p without copying it into the arena (see
+// Bytes.SetBorrowed).
+func (l *StringList) AppendBytesBorrowed(p []byte) {
+	l.items = grow(stringType, l.a, l.items)
+	l.items[len(l.items)-1].SetBytesBorrowed(l.a, p)
+}

@@ -1,0 +1,14 @@
+//go:build !cfcheck
+
+package wireimpl
+
+import "github.com/cornflakes-go/cornflakes/mem"
+
+// lend does nothing outside the checked build (see borrow.go).
+func (a *Arena) lend([]byte) {}
+
+// lendBuf does nothing outside the checked build (see borrow.go).
+func (a *Arena) lendBuf([]byte, mem.Buf) {}
+
+// lentModified is false outside the checked build (see borrow.go).
+func (a *Arena) lentModified() bool { return false }
