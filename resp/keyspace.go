@@ -279,15 +279,11 @@ func (ks *keyspace) overwritable(old, val []byte) bool {
 	if len(ks.gifts) > 0 && len(val) >= bigArg {
 		return false
 	}
-	b, ok := mem.Recover(old)
-	if !ok {
-		return false // on the heap (the pool was full): replaced as before
-	}
-	// Recover's reference and the keyspace's: no one else's. b covers
-	// exactly old, so the write stays inside the value.
-	sole := b.Refs() == 2
-	_ = b.Release()
-	return sole
+	// The keyspace's reference only (0: on the heap, the pool was full:
+	// replaced as before). Readers take theirs under the keyspace lock,
+	// held here, so none can appear before the write; old lies within
+	// one item, so the write stays inside the value.
+	return mem.RefsOf(old) == 1
 }
 
 // replaceString swaps the value of an existing string entry.
