@@ -270,13 +270,14 @@ func (ks *keyspace) setStringAt(d *db, e *entry, key, val []byte, keepTTL bool) 
 // threshold) has no reader but its entry (replies copy it); a pooled one
 // has none while the keyspace holds the only reference to its item (a
 // zero-copy reply being sent holds one of its own, taken under the
-// keyspace lock, as every other reader does). A large argument body that
-// would be kept without a copy (ks.gifts) is not copied either.
+// keyspace lock, as every other reader does). A body received into a pool
+// buffer (ks.gifts: a large argument, a scatter value) is kept without a
+// copy instead.
 func (ks *keyspace) overwritable(old, val []byte) bool {
 	if ks.storeMin == 0 || len(val) < ks.storeMin {
 		return true
 	}
-	if len(ks.gifts) > 0 && len(val) >= bigArg {
+	if len(ks.gifts) > 0 && ks.isGift(val) {
 		return false
 	}
 	// The keyspace's reference only (0: on the heap, the pool was full:

@@ -191,6 +191,7 @@ type Server struct {
 		conns, commands, errors, zc, zcBytes                 atomic.Uint64
 		rejected, denied, idleClosed, slowClosed, queryLimit atomic.Uint64
 		outputLimit, authFailed, aclDenied, bigArgs          atomic.Uint64
+		scattered, mispredicted                              atomic.Uint64
 	}
 	// bigPending is the pool memory held for large argument bodies not
 	// yet received (maxBigPending).
@@ -319,6 +320,10 @@ type Stats struct {
 	AuthFailed  uint64 // AUTH and HELLO AUTH refused
 	ACLDenied   uint64 // commands refused to read-only users
 	BigArgs     uint64 // arguments of at least 32 KiB received into a pool buffer of their own
+	// Scattered: values received straight into pool buffers by predicted
+	// reads (server_scatter.go) and handed to their commands;
+	// Mispredicted: such values copied back into the stream instead.
+	Scattered, Mispredicted uint64
 }
 
 // Stats returns the server's counters.
@@ -326,7 +331,8 @@ func (s *Server) Stats() Stats {
 	st := &s.stats
 	return Stats{st.conns.Load(), st.commands.Load(), st.errors.Load(), st.zc.Load(), st.zcBytes.Load(),
 		st.rejected.Load(), st.denied.Load(), st.idleClosed.Load(), st.slowClosed.Load(), st.queryLimit.Load(),
-		st.outputLimit.Load(), st.authFailed.Load(), st.aclDenied.Load(), st.bigArgs.Load()}
+		st.outputLimit.Load(), st.authFailed.Load(), st.aclDenied.Load(), st.bigArgs.Load(),
+		st.scattered.Load(), st.mispredicted.Load()}
 }
 
 // ListenAndServe listens on the TCP address addr and serves it until Close.
