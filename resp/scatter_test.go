@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"strconv"
 	"testing"
 
@@ -10,61 +11,65 @@ import (
 	"github.com/cornflakes-go/cornflakes/mem/memtest"
 )
 
-// captureConn records what is written to it.
-type captureConn struct {
-	fakeConn
-	out bytes.Buffer
+// loopSim serves a connection of a server as an event loop does (read,
+// answer, write) without a socket: a read copies the next bytes of the
+// stream into the room, or, with scatter set, into the segments that
+// scatterPrep prepared, in order, as readv does.
+type loopSim struct {
+	t       testing.TB
+	cn      *conn
+	w       io.Writer
+	scatter bool
 }
 
-func (c *captureConn) Write(p []byte) (int, error) { return c.out.Write(p) }
+func newLoopSim(t testing.TB, srv *Server, w io.Writer, scatter bool) *loopSim {
+	return &loopSim{t: t, cn: srv.newConn(nil), w: w, scatter: scatter}
+}
 
-// scatterRun serves stream on a new connection of srv as an event loop
-// does (read, answer, write), in reads of at most the sizes of splits
-// (cycled; 0 or none: the whole room), with scatter reads when scatter
-// is set: the test's "kernel" fills the prepared segments in order, as
-// readv does. It returns the replies written.
-func scatterRun(t testing.TB, srv *Server, stream []byte, splits []int, scatter bool) []byte {
-	t.Helper()
-	cc := &captureConn{}
-	cn := srv.newConn(cc)
-	defer func() {
-		cn.out.release()
-		cn.releaseBig()
-	}()
+// close releases what the connection holds.
+func (ls *loopSim) close() {
+	ls.cn.out.release()
+	ls.cn.releaseBig()
+}
+
+// feed serves stream in reads of at most the sizes of splits (cycled; 0
+// or none: the whole room); false once the connection would be closed.
+func (ls *loopSim) feed(stream []byte, splits []int) bool {
+	cn := ls.cn
 	for k := 0; ; k++ {
 		st := cn.process()
-		if err := cn.out.flush(cc); err != nil {
-			t.Fatal(err)
+		if err := cn.out.flush(ls.w); err != nil {
+			ls.t.Fatal(err)
 		}
 		switch st {
 		case stFull:
 			continue
 		case stProtoErr, stQuit:
-			return cc.out.Bytes()
+			return false
 		case stBlocked, stOverLimit:
-			t.Fatalf("unexpected step %d", st)
+			ls.t.Fatalf("unexpected step %d", st)
 		}
 		if cn.r == cn.w {
 			cn.r, cn.w = 0, 0
 		}
 		if len(stream) == 0 {
-			return cc.out.Bytes()
+			return true
 		}
 		if !cn.makeRoom() {
-			t.Fatal("makeRoom failed")
+			ls.t.Fatal("makeRoom failed")
 		}
 		room := cn.readRoom()
 		n := min(len(stream), len(room))
 		if len(splits) > 0 && splits[k%len(splits)] > 0 {
 			n = min(n, splits[k%len(splits)])
 		}
-		if scatter && cn.scatterPrep(room) {
+		if ls.scatter && cn.scatterPrep(room) {
 			off := 0
 			for _, s := range cn.sc.segs {
 				off += copy(s, stream[off:n])
 			}
 			if off != n {
-				t.Fatalf("segments hold %d bytes, read %d", off, n)
+				ls.t.Fatalf("segments hold %d bytes, read %d", off, n)
 			}
 			cn.scatterDone(n)
 		} else {
@@ -74,6 +79,17 @@ func scatterRun(t testing.TB, srv *Server, stream []byte, splits []int, scatter 
 		cn.w += n
 		stream = stream[n:]
 	}
+}
+
+// scatterRun serves stream on a new connection of srv (loopSim) and
+// returns the replies.
+func scatterRun(t testing.TB, srv *Server, stream []byte, splits []int, scatter bool) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	ls := newLoopSim(t, srv, &out, scatter)
+	defer ls.close()
+	ls.feed(stream, splits)
+	return out.Bytes()
 }
 
 // scatterStream builds a pipeline from the fuzzer's bytes: runs (of 1 to

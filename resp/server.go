@@ -154,6 +154,13 @@ type Config struct {
 	// kernel) the loop falls back to one call each. Ignored by connections
 	// on goroutines.
 	NoIOUring bool
+	// NoScatter turns off scatter reads (server_scatter.go): by default an
+	// event loop reads a pipeline of commands of the layout last seen
+	// (SET k v ×16 with values of 1 KiB to 32 KiB stored in the pool) with
+	// each value straight into a pool buffer that the keyspace then keeps,
+	// instead of into the connection's buffer to be copied. Ignored by
+	// connections on goroutines.
+	NoScatter bool
 }
 
 // Server is a Redis-compatible (RESP2 and RESP3) server over TCP. Its

@@ -109,6 +109,7 @@ func (cn *conn) releaseBig() {
 	clear(cn.sc.segs)
 	cn.sc.segs = cn.sc.segs[:0]
 	cn.scatterRelease(cn.sc.next)
+	cn.dropSpares()
 	if cn.bigBuf != nil {
 		cn.srv.bigPending.Add(-int64(len(cn.bigBuf)))
 		_ = cn.big.Release()

@@ -69,6 +69,10 @@ type scatter struct {
 	at   []int
 	next int
 	segs [][]byte
+	// spares are pool buffers for the next read's values: the items of
+	// the values that scatter values replaced (keyspace.swap), at most
+	// maxScatter.
+	spares []mem.Buf
 }
 
 // scatterPrep prepares the read into room (cn.in[cn.w:], the first
@@ -81,7 +85,7 @@ func (cn *conn) scatterPrep(room []byte) bool {
 	k := sc.seen
 	sc.seen = 0
 	if k == 0 || sc.cmdLen == 0 || cn.r != 0 || len(sc.bufs) != 0 || cn.bigLast ||
-		len(room) != len(cn.in)-cn.w || cn.srv.pool == nil {
+		len(room) != len(cn.in)-cn.w || cn.srv.pool == nil || cn.srv.cfg.NoScatter {
 		return false
 	}
 	k = min(k, len(cn.in)/sc.cmdLen)
@@ -99,9 +103,15 @@ fill:
 			if len(sc.bufs) == maxScatter {
 				break fill
 			}
-			b, err := pool.Alloc(g.n)
-			if err != nil {
-				break fill // the pool is full: predict no further
+			var b mem.Buf
+			if ns := len(sc.spares); ns > 0 && sc.spares[ns-1].Len() == g.n {
+				b, sc.spares[ns-1] = sc.spares[ns-1], mem.Buf{}
+				sc.spares = sc.spares[:ns-1]
+			} else {
+				var err error
+				if b, err = pool.Alloc(g.n); err != nil {
+					break fill // the pool is full: predict no further
+				}
 			}
 			segs = append(segs, cn.in[pos:at], b.Bytes())
 			sc.bufs = append(sc.bufs, b)
@@ -194,12 +204,18 @@ func (cn *conn) scatterHand() bool {
 // bytes at in[r:]), or counts it when it has the layout predicted.
 // Commands with no value of scatter size leave the layout as it is.
 func (cn *conn) scatterLearn(args [][]byte, n int) {
+	sc := &cn.sc
+	if len(cn.bigs) > 0 { // values received elsewhere (scatter values, large arguments)
+		if n == sc.cmdLen {
+			sc.seen++
+		}
+		return
+	}
 	s := cn.srv
 	lo := max(s.ks.storeMin, scatterMin)
 	if s.pool == nil || s.ks.storeMin <= 0 || n >= len(cn.in) {
 		return
 	}
-	sc := &cn.sc
 	var gs [maxGaps]gap
 	ng := 0
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(cn.in))) + uintptr(cn.r)
@@ -208,10 +224,7 @@ func (cn *conn) scatterLearn(args [][]byte, n int) {
 			continue
 		}
 		off := int(uintptr(unsafe.Pointer(unsafe.SliceData(a))) - base)
-		if off <= 0 || off+len(a) > n { // received elsewhere (a scatter value)
-			if sc.cmdLen == n {
-				sc.seen++
-			}
+		if off <= 0 || off+len(a) > n { // not in the buffer: unreachable (bigs empty)
 			return
 		}
 		if ng == maxGaps {
@@ -228,4 +241,14 @@ func (cn *conn) scatterLearn(args [][]byte, n int) {
 		return
 	}
 	sc.cmdLen, sc.gaps, sc.ngaps, sc.seen = n, gs, ng, 1
+	cn.dropSpares() // of the old layout's lengths
+}
+
+// dropSpares releases the spare value buffers.
+func (cn *conn) dropSpares() {
+	for i, b := range cn.sc.spares {
+		_ = b.Release()
+		cn.sc.spares[i] = mem.Buf{}
+	}
+	cn.sc.spares = cn.sc.spares[:0]
 }

@@ -95,6 +95,7 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	busyPoll := fs.Duration("busy-poll", 0, "event loops poll without sleeping this long after their last event, e.g. 50us (0: always sleep in epoll_wait)")
 	recvBuf := fs.Int("recv-buffer", 0, "receive buffer (SO_RCVBUF, bytes) an event loop sets on a connection that sends a large argument (0: 4 MiB; negative: never, the kernel's autotuning)")
 	noRing := fs.Bool("no-io-uring", false, "event loops make one system call per read and per write instead of batching them with io_uring")
+	noScatter := fs.Bool("no-scatter", false, "event loops read pipelined values into the connection's buffer (then copied) instead of straight into pool buffers predicted from the last commands' layout")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -121,7 +122,7 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := resp.Config{PoolBytes: *poolMB << 20, Threshold: th, MaxConns: *maxConns, Password: *pass, Users: users,
 		NoProtectedMode: !*protected, MaxMemory: mm, MaxMemoryPolicy: *policy, IdleTimeout: *idle, CommandTimeout: *cmdTimeout,
-		GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll, RecvBuffer: *recvBuf, NoIOUring: *noRing}
+		GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll, RecvBuffer: *recvBuf, NoIOUring: *noRing, NoScatter: *noScatter}
 	if *cmdTimeout == 0 {
 		cfg.CommandTimeout = -1
 	}
