@@ -296,7 +296,7 @@ func (ks *keyspace) overwrite(e *entry, old, val []byte) bool {
 		copy(old, val)
 		return true
 	}
-	if ks.spares == nil || len(*ks.spares) >= maxScatter || len(val) >= bigArg {
+	if ks.spares == nil || len(*ks.spares) >= maxSpares || len(val) >= bigArg {
 		return false // kept without a copy, old back to the pool
 	}
 	ks.take(val)

@@ -40,11 +40,14 @@ const (
 	// (and at least the keyspace's pool threshold); values of bigArg and
 	// more take the large-argument path instead.
 	scatterMin = 1 << 10
-	// maxGaps bounds the values of one command's layout (MSET of 8
+	// maxGaps bounds the values of one command's layout (MSET of 16
 	// pairs and fewer; a longer one is not predicted).
-	maxGaps = 8
-	// maxScatter bounds the values of one read.
-	maxScatter = 64
+	maxGaps = 16
+	// maxScatter bounds the values of one read (the room, at most keepBuf,
+	// holds at most 128 values of scatterMin).
+	maxScatter = 128
+	// maxSpares bounds a connection's spare value buffers.
+	maxSpares = 64
 )
 
 // gap is a value of a layout: its offset from the start of its command
@@ -70,8 +73,8 @@ type scatter struct {
 	next int
 	segs [][]byte
 	// spares are pool buffers for the next read's values: the items of
-	// the values that scatter values replaced (keyspace.swap), at most
-	// maxScatter.
+	// the values that scatter values replaced (keyspace.overwrite), at
+	// most maxSpares.
 	spares []mem.Buf
 }
 
