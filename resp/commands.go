@@ -164,7 +164,7 @@ func (cn *conn) exec(args [][]byte) {
 	s.kmu.Lock()
 	s.ks.gifts = cn.bigs
 	if len(cn.bigs) > 0 {
-		s.ks.spares = &cn.sc.spares
+		s.ks.spares = &cn.sc
 	}
 	cn.run(c, args)
 	s.ks.gifts, s.ks.spares = nil, nil

@@ -102,9 +102,9 @@ type keyspace struct {
 	// commands.
 	gifts  []mem.Buf
 	gifted uint64 // large bodies kept without a copy
-	// spares: the executing connection's spare value buffers (swap), or
-	// nil.
-	spares *[]mem.Buf
+	// spares: the executing connection's scatter state, which keeps
+	// spare value buffers (overwrite), or nil.
+	spares *scatter
 }
 
 // Per-key and per-element overheads of the used-memory estimate: the map
@@ -296,11 +296,11 @@ func (ks *keyspace) overwrite(e *entry, old, val []byte) bool {
 		copy(old, val)
 		return true
 	}
-	if ks.spares == nil || len(*ks.spares) >= maxSpares || len(val) >= bigArg {
+	if ks.spares == nil || len(val) >= bigArg || !ks.spares.roomFor(len(val)) {
 		return false // kept without a copy, old back to the pool
 	}
 	ks.take(val)
-	*ks.spares = append(*ks.spares, b)
+	ks.spares.keep(b)
 	e.setStr(val) // the same length: used memory unchanged
 	return true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -227,4 +228,46 @@ func FuzzScatter(f *testing.F) {
 		}
 		checkScatter(t, srv, stream, splits)
 	})
+}
+
+// TestScatterSwapHeld: a value that a scatter value replaces goes to the
+// connection's spares (to receive a next value) only while no reply holds
+// it: a zero-copy GET reply of another connection, not yet written, still
+// sends the old bytes after the SETs of later scatter reads.
+func TestScatterSwapHeld(t *testing.T) {
+	srv := scatterServer(t)
+	key := []byte("key:__rand_int__")
+	batch := func(c byte) []byte {
+		return bytes.Repeat(encode([]byte("SET"), key, bytes.Repeat([]byte{c}, 4096)), 16)
+	}
+	var sink bytes.Buffer
+	b := newLoopSim(t, srv, &sink, true)
+	defer b.close()
+	for range 4 { // learn the layout, fill the spares
+		b.feed(batch('a'), nil)
+	}
+	if srv.Stats().Scattered == 0 || len(b.cn.sc.spares) == 0 {
+		t.Fatalf("no scatter values (%d) or no spares (%d)", srv.Stats().Scattered, len(b.cn.sc.spares))
+	}
+	// A's GET reply holds the value's item (zero-copy), unwritten.
+	a := srv.newConn(nil)
+	defer a.out.release()
+	a.in = append(a.in[:0], encode([]byte("GET"), key)...)
+	a.w = len(a.in)
+	if st := a.process(); st != stInput || !a.out.pending() {
+		t.Fatalf("GET: step %d, pending %v", st, a.out.pending())
+	}
+	for _, c := range []byte("bcd") {
+		b.feed(batch(c), nil)
+	}
+	var got bytes.Buffer
+	if err := a.out.flush(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "$4096\r\n" + strings.Repeat("a", 4096) + "\r\n"; got.String() != want {
+		t.Fatalf("the GET reply changed under later SETs: %.40q...", got.String())
+	}
+	if n := len(b.cn.sc.spares); n > maxSpares || b.cn.sc.spareBytes > maxSpareBytes {
+		t.Fatalf("%d spares of %d bytes", n, b.cn.sc.spareBytes)
+	}
 }

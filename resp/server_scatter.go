@@ -46,8 +46,10 @@ const (
 	// maxScatter bounds the values of one read (the room, at most keepBuf,
 	// holds at most 128 values of scatterMin).
 	maxScatter = 128
-	// maxSpares bounds a connection's spare value buffers.
-	maxSpares = 64
+	// maxSpares and maxSpareBytes bound a connection's spare value
+	// buffers: at most the size of its read buffer again.
+	maxSpares     = 64
+	maxSpareBytes = keepBuf
 )
 
 // gap is a value of a layout: its offset from the start of its command
@@ -74,8 +76,20 @@ type scatter struct {
 	segs [][]byte
 	// spares are pool buffers for the next read's values: the items of
 	// the values that scatter values replaced (keyspace.overwrite), at
-	// most maxSpares.
-	spares []mem.Buf
+	// most maxSpares of spareBytes (values' lengths) up to maxSpareBytes.
+	spares     []mem.Buf
+	spareBytes int
+}
+
+// roomFor reports whether the spares may take a buffer of n bytes.
+func (sc *scatter) roomFor(n int) bool {
+	return len(sc.spares) < maxSpares && sc.spareBytes+n <= maxSpareBytes
+}
+
+// keep adds b to the spares (roomFor checked).
+func (sc *scatter) keep(b mem.Buf) {
+	sc.spares = append(sc.spares, b)
+	sc.spareBytes += b.Len()
 }
 
 // scatterPrep prepares the read into room (cn.in[cn.w:], the first
@@ -110,6 +124,7 @@ fill:
 			if ns := len(sc.spares); ns > 0 && sc.spares[ns-1].Len() == g.n {
 				b, sc.spares[ns-1] = sc.spares[ns-1], mem.Buf{}
 				sc.spares = sc.spares[:ns-1]
+				sc.spareBytes -= g.n
 			} else {
 				var err error
 				if b, err = pool.Alloc(g.n); err != nil {
@@ -253,5 +268,5 @@ func (cn *conn) dropSpares() {
 		_ = b.Release()
 		cn.sc.spares[i] = mem.Buf{}
 	}
-	cn.sc.spares = cn.sc.spares[:0]
+	cn.sc.spares, cn.sc.spareBytes = cn.sc.spares[:0], 0
 }
