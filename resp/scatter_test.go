@@ -24,7 +24,9 @@ type loopSim struct {
 }
 
 func newLoopSim(t testing.TB, srv *Server, w io.Writer, scatter bool) *loopSim {
-	return &loopSim{t: t, cn: srv.newConn(nil), w: w, scatter: scatter}
+	cn := srv.newConn(nil)
+	cn.sc.on = scatter
+	return &loopSim{t: t, cn: cn, w: w, scatter: scatter}
 }
 
 // close releases what the connection holds.

@@ -222,7 +222,9 @@ func (cn *conn) process() step {
 			}
 			return stInput
 		}
-		cn.scatterLearn(args, n)
+		if cn.sc.on {
+			cn.scatterLearn(args, n)
+		}
 		cn.cmdStart = time.Time{}
 		if len(args) > 0 {
 			if now == 0 {

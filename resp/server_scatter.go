@@ -59,6 +59,9 @@ type gap struct{ off, n int }
 // scatter is a connection's layout prediction and the values of its
 // scatter read.
 type scatter struct {
+	// on: the connection is an event loop's and Config.NoScatter is unset
+	// (the layout is learned, reads predicted).
+	on bool
 	// The layout: the last command's length on the wire (0: none) and its
 	// values; seen counts the commands of that layout answered since the
 	// last read was prepared (the next read predicts as many).
@@ -102,7 +105,7 @@ func (cn *conn) scatterPrep(room []byte) bool {
 	k := sc.seen
 	sc.seen = 0
 	if k == 0 || sc.cmdLen == 0 || cn.r != 0 || len(sc.bufs) != 0 || cn.bigLast ||
-		len(room) != len(cn.in)-cn.w || cn.srv.pool == nil || cn.srv.cfg.NoScatter {
+		len(room) != len(cn.in)-cn.w || !sc.on {
 		return false
 	}
 	k = min(k, len(cn.in)/sc.cmdLen)
