@@ -154,13 +154,15 @@ type Config struct {
 	// kernel) the loop falls back to one call each. Ignored by connections
 	// on goroutines.
 	NoIOUring bool
-	// NoScatter turns off scatter reads (server_scatter.go): by default an
-	// event loop reads a pipeline of commands of the layout last seen
-	// (SET k v ×16 with values of 1 KiB to 32 KiB stored in the pool) with
-	// each value straight into a pool buffer that the keyspace then keeps,
-	// instead of into the connection's buffer to be copied. Ignored by
+	// Scatter turns on scatter reads (server_scatter.go): an event loop
+	// reads a pipeline of commands of the layout last seen (SET k v ×16
+	// with values of 1 KiB to 32 KiB stored in the pool) with each value
+	// straight into a pool buffer that the keyspace then keeps, instead of
+	// into the connection's buffer to be copied. Off by default: it takes
+	// the value copy out of the server's profile but did not measurably
+	// lower its CPU per request (docs/perf/respset14.md). Ignored by
 	// connections on goroutines.
-	NoScatter bool
+	Scatter bool
 }
 
 // Server is a Redis-compatible (RESP2 and RESP3) server over TCP. Its

@@ -149,7 +149,7 @@ func closeFD(fd int) { _ = unix.Close(fd) }
 // add makes the loop serve cn on fd.
 func (l *loop) add(cn *conn, fd int) error {
 	cn.fd, cn.lp = fd, l
-	cn.sc.on = !l.srv.cfg.NoScatter && l.srv.pool != nil
+	cn.sc.on = l.srv.cfg.Scatter && l.srv.pool != nil
 	cn.deadline = cn.nextDeadline()
 	l.mu.Lock()
 	l.conns[fd] = cn

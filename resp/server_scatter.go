@@ -59,7 +59,7 @@ type gap struct{ off, n int }
 // scatter is a connection's layout prediction and the values of its
 // scatter read.
 type scatter struct {
-	// on: the connection is an event loop's and Config.NoScatter is unset
+	// on: the connection is an event loop's and Config.Scatter is set
 	// (the layout is learned, reads predicted).
 	on bool
 	// The layout: the last command's length on the wire (0: none) and its
