@@ -445,6 +445,60 @@ func IsRegistered(p []byte) bool {
 	return b.r.refs[b.item] > 0
 }
 
+// RefsOf returns the reference count of the live item of registered
+// memory that contains all of p, taking no reference: 0 where Recover(p)
+// would report false (p empty, not registered, straddling two items, or in
+// a free item). The count is a snapshot: references of other goroutines
+// may come and go right after it; a caller that alone can hand out new
+// references to the item (holding the lock its readers take to Recover
+// it) may rely on a count of 1 meaning it holds the only one.
+func RefsOf(p []byte) int {
+	if len(p) == 0 {
+		return 0
+	}
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+	r := lookupRegion(addr)
+	if r == nil {
+		return 0
+	}
+	off := addr - uintptr(r.ptr)
+	if off >= r.length {
+		return 0
+	}
+	sh := r.shift & 63
+	if ioff := off & (1<<sh - 1); uintptr(len(p)) > 1<<sh-ioff {
+		return 0
+	}
+	n := atomic.LoadInt32(&r.refs[off>>sh])
+	return int(max(n, 0))
+}
+
+// Own returns a handle for a reference the caller already holds on the
+// live item of registered memory that contains all of p (kept as a
+// slice, without its Buf), with a window of exactly p: the count does not
+// change, and the handle's Release drops that reference. It reports false
+// where Recover would. Calling it without holding a reference corrupts
+// the count (as a Release too many would).
+func Own(p []byte) (Buf, bool) {
+	b, ok := find(p)
+	if !ok {
+		return Buf{}, false
+	}
+	r := b.r
+	if r.atomic {
+		if atomic.LoadInt32(&r.refs[b.item]) <= 0 {
+			return Buf{}, false
+		}
+		b.gen = atomic.LoadUint32(&r.gen[b.item])
+		return b, true
+	}
+	if r.refs[b.item] <= 0 {
+		return Buf{}, false
+	}
+	b.gen = r.gen[b.item]
+	return b, true
+}
+
 // find locates the item holding p (without checking that it is live).
 func find(p []byte) (Buf, bool) {
 	if len(p) == 0 {

@@ -54,3 +54,40 @@ func BenchmarkSetPipeline(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSetLoop is BenchmarkSetPipeline's set rows served as an event
+// loop serves them (loopSim: a read per batch, no system calls), with
+// and without scatter reads (server_scatter.go).
+func BenchmarkSetLoop(b *testing.B) {
+	for _, size := range []int{4096, 16384} {
+		v := bytes.Repeat([]byte{'v'}, size)
+		set := encode([]byte("SET"), []byte("key:__rand_int__"), v)
+		in := bytes.Repeat(set, 16)
+		for _, scatter := range []bool{false, true} {
+			name := "plain"
+			if scatter {
+				name = "scatter"
+			}
+			b.Run("d"+strconv.Itoa(size)+"/"+name, func(b *testing.B) {
+				p := memtest.NewPool(b, mem.PoolConfig{Name: "resp-bench", Concurrent: true, MaxBytes: 256 << 20})
+				srv, err := NewServer(Config{Pool: p, CommandTimeout: -1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer srv.Close()
+				ls := newLoopSim(b, srv, &fakeConn{}, scatter)
+				for range 8 { // grow the buffers, learn the layout
+					ls.feed(in, nil)
+				}
+				b.SetBytes(int64(len(set)))
+				b.ResetTimer()
+				for i := 0; i < b.N; i += 16 {
+					ls.feed(in, nil)
+				}
+				b.StopTimer()
+				ls.close()
+				srv.FlushAll()
+			})
+		}
+	}
+}
