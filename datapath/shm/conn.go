@@ -398,16 +398,32 @@ func (c *conn) recvCopy(pkts []datapath.Packet) (int, error) {
 		if !ok {
 			continue
 		}
-		buf, err := ep.pool.Alloc(max(int(total), 1))
+		// The segments' bytes, as segBytes gives them (inlined: the
+		// slot's data area is found once per packet).
+		data := c.remote.slot(slot)[c.remote.g.maxSegs*descSize:]
+		big, bigAt := rxAlignSeg(segs)
+		slack := 0
+		if big >= 0 && sameClass(int(total), int(total)+rxAlign-1) && int(total)+rxAlign-1 <= ep.pool.MaxSize() {
+			slack = rxAlign - 1
+		}
+		buf, err := ep.pool.Alloc(max(int(total)+slack, 1))
 		if err != nil {
 			ep.st.Errors++
 			return n, fmt.Errorf("shm: RX buffer: %w", err)
 		}
-		buf = buf.Slice(0, int(total))
+		if slack != 0 {
+			// The largest segment's destination congruent to its source
+			// modulo rxAlign (rxAlignPad), within the class's slack.
+			s := segs[big]
+			src := data
+			if s.space != 0 {
+				src = c.peerMaps[s.space-1]
+			}
+			buf = buf.Slice(rxAlignPad(&src[s.off], &buf.Bytes()[bigAt]), int(total))
+		} else {
+			buf = buf.Slice(0, int(total))
+		}
 		b := buf.Bytes()
-		// The segments' bytes, as segBytes gives them (inlined: the
-		// slot's data area is found once per packet).
-		data := c.remote.slot(slot)[c.remote.g.maxSegs*descSize:]
 		w := 0
 		for _, s := range segs {
 			src := data
