@@ -91,16 +91,16 @@ func (c *cfServer) answer(ep datapath.Endpoint, p *datapath.Packet, hdr []byte) 
 	in := p.Buf.Slice(hdrLen, p.Buf.Len()-hdrLen)
 	switch c.kind {
 	case KindSingle:
-		req := cf.NewSingleBuffer(a)
-		if err := req.Decode(in); err != nil {
+		req, err := cf.DecodeSingleBuffer(a, in)
+		if err != nil {
 			return err
 		}
 		resp := cf.NewSingleBuffer(a)
 		resp.SetMessage(req.GetMessage())
 		return ep.SendObject(p.From, hdr, resp)
 	case KindList:
-		req := cf.NewListBuffers(a)
-		if err := req.Decode(in); err != nil {
+		req, err := cf.DecodeListBuffers(a, in)
+		if err != nil {
 			return err
 		}
 		l, err := req.GetMessages()
@@ -114,8 +114,8 @@ func (c *cfServer) answer(ep datapath.Endpoint, p *datapath.Packet, hdr []byte) 
 		}
 		return ep.SendObject(p.From, hdr, resp)
 	default:
-		req := cf.NewTree5(a)
-		if err := req.Decode(in); err != nil {
+		req, err := cf.DecodeTree5(a, in)
+		if err != nil {
 			return err
 		}
 		if err := c.readTree(req); err != nil {
@@ -179,14 +179,14 @@ func (c *cfServer) decodeOnly(in mem.Buf) error {
 	a := c.arena
 	switch c.kind {
 	case KindSingle:
-		req := cf.NewSingleBuffer(a)
-		if err := req.Decode(in); err != nil {
+		req, err := cf.DecodeSingleBuffer(a, in)
+		if err != nil {
 			return err
 		}
 		_ = req.GetMessage()
 	case KindList:
-		req := cf.NewListBuffers(a)
-		if err := req.Decode(in); err != nil {
+		req, err := cf.DecodeListBuffers(a, in)
+		if err != nil {
 			return err
 		}
 		l, err := req.GetMessages()
@@ -197,8 +197,8 @@ func (c *cfServer) decodeOnly(in mem.Buf) error {
 			_ = l.At(i)
 		}
 	default:
-		req := cf.NewTree5(a)
-		if err := req.Decode(in); err != nil {
+		req, err := cf.DecodeTree5(a, in)
+		if err != nil {
 			return err
 		}
 		return c.readTree(req)
