@@ -473,32 +473,6 @@ func RefsOf(p []byte) int {
 	return int(max(n, 0))
 }
 
-// Own returns a handle for a reference the caller already holds on the
-// live item of registered memory that contains all of p (kept as a
-// slice, without its Buf), with a window of exactly p: the count does not
-// change, and the handle's Release drops that reference. It reports false
-// where Recover would. Calling it without holding a reference corrupts
-// the count (as a Release too many would).
-func Own(p []byte) (Buf, bool) {
-	b, ok := find(p)
-	if !ok {
-		return Buf{}, false
-	}
-	r := b.r
-	if r.atomic {
-		if atomic.LoadInt32(&r.refs[b.item]) <= 0 {
-			return Buf{}, false
-		}
-		b.gen = atomic.LoadUint32(&r.gen[b.item])
-		return b, true
-	}
-	if r.refs[b.item] <= 0 {
-		return Buf{}, false
-	}
-	b.gen = r.gen[b.item]
-	return b, true
-}
-
 // find locates the item holding p (without checking that it is live).
 func find(p []byte) (Buf, bool) {
 	if len(p) == 0 {

@@ -49,30 +49,6 @@ func TestRefsOf(t *testing.T) {
 	}
 }
 
-// TestOwn: Own makes a handle of a reference held as a slice, without
-// changing the count; its Release drops that reference.
-func TestOwn(t *testing.T) {
-	for _, conc := range []bool{false, true} {
-		p := memtest.NewPool(t, mem.PoolConfig{Name: "own", Concurrent: conc})
-		b := mustAlloc(t, p, 300)
-		v := b.Bytes()[:300]
-		o, ok := mem.Own(v)
-		if !ok || o.Refs() != 1 || o.Len() != 300 || &o.Bytes()[0] != &v[0] {
-			t.Fatalf("concurrent=%v: Own = %v (refs %d, len %d)", conc, ok, o.Refs(), o.Len())
-		}
-		release(t, o) // b's reference
-		if _, ok := mem.Own(v); ok {
-			t.Errorf("concurrent=%v: Own of a free item succeeded", conc)
-		}
-		if _, ok := mem.Own(make([]byte, 8)); ok {
-			t.Errorf("concurrent=%v: Own of heap memory succeeded", conc)
-		}
-		if err := b.Check(); err == nil {
-			t.Errorf("concurrent=%v: the item is still live after the owned handle's Release", conc)
-		}
-	}
-}
-
 // TestRefsOfAllocs: RefsOf allocates nothing.
 func TestRefsOfAllocs(t *testing.T) {
 	p := memtest.NewPool(t, mem.PoolConfig{Name: "refsof", Concurrent: true})

@@ -202,9 +202,7 @@ func cmdInfo(cn *conn, args [][]byte) {
 			"\r\nkeyspace_hits:" + strconv.FormatUint(s.ks.keyspaceH, 10) + "\r\nkeyspace_misses:" + strconv.FormatUint(s.ks.keyspaceM, 10) +
 			"\r\nacl_access_denied_auth:" + strconv.FormatUint(st.AuthFailed, 10) + "\r\nacl_access_denied_cmd:" + strconv.FormatUint(st.ACLDenied, 10) +
 			"\r\nzero_copy_values:" + strconv.FormatUint(st.ZeroCopy, 10) + "\r\nzero_copy_bytes:" + strconv.FormatUint(st.ZCBytes, 10) +
-			"\r\nbig_args_received:" + strconv.FormatUint(st.BigArgs, 10) +
-			"\r\nscatter_values_received:" + strconv.FormatUint(st.Scattered, 10) +
-			"\r\nscatter_values_mispredicted:" + strconv.FormatUint(st.Mispredicted, 10) + "\r\n",
+			"\r\nbig_args_received:" + strconv.FormatUint(st.BigArgs, 10) + "\r\n",
 	}
 	ks := "# Keyspace\r\n"
 	now := nowMs()

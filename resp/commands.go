@@ -163,11 +163,8 @@ func (cn *conn) exec(args [][]byte) {
 	s := cn.srv
 	s.kmu.Lock()
 	s.ks.gifts = cn.bigs
-	if len(cn.bigs) > 0 {
-		s.ks.spares = &cn.sc
-	}
 	cn.run(c, args)
-	s.ks.gifts, s.ks.spares = nil, nil
+	s.ks.gifts = nil
 	s.serveBlocked()
 	s.kmu.Unlock()
 }

@@ -102,9 +102,6 @@ type keyspace struct {
 	// commands.
 	gifts  []mem.Buf
 	gifted uint64 // large bodies kept without a copy
-	// spares: the executing connection's scatter state, which keeps
-	// spare value buffers (overwrite), or nil.
-	spares *scatter
 }
 
 // Per-key and per-element overheads of the used-memory estimate: the map
@@ -162,7 +159,12 @@ func own(p []byte) (mem.Buf, bool) {
 	if len(p) == 0 {
 		return mem.Buf{}, false
 	}
-	return mem.Own(p) // the keyspace's reference
+	b, ok := mem.Recover(p)
+	if !ok {
+		return mem.Buf{}, false
+	}
+	_ = b.Release() // the recovered reference; b now stands for the keyspace's
+	return b, true
 }
 
 func valSize(p []byte) int64 { return int64(len(p)) + elemOverhead }
@@ -239,7 +241,8 @@ func (ks *keyspace) setStringAt(d *db, e *entry, key, val []byte, keepTTL bool) 
 			delete(d.expires, string(key))
 		}
 		e.lru = ks.lruClock()
-		if old := e.str(); len(old) == len(val) && len(val) > 0 && ks.overwrite(e, old, val) {
+		if old := e.str(); len(old) == len(val) && len(val) > 0 && ks.overwritable(old, val) {
+			copy(old, val)
 			return
 		}
 		ks.replaceString(e, ks.newVal(val))
@@ -262,47 +265,25 @@ func (ks *keyspace) setStringAt(d *db, e *entry, key, val []byte, keepTTL bool) 
 	}
 }
 
-// overwrite stores val in place of old, of the same length, without an
-// allocation, when it may:
-//   - a heap value (below the pool's threshold) has no reader but its
-//     entry (replies copy it): val is copied over it;
-//   - a pooled one may change while the keyspace holds the only reference
-//     to its item (a zero-copy reply being sent holds one of its own,
-//     taken under the keyspace lock, as every other reader does): val is
-//     copied over it or, when val is a body received into a pool buffer
-//     (ks.gifts: a scatter value, a large argument), val is kept without a
-//     copy and old's item goes to the connection's spares (ks.spares), to
-//     receive the value of a next scatter read, instead of back to the
-//     pool.
-//
-// It reports false when it did not (the caller replaces the value).
-func (ks *keyspace) overwrite(e *entry, old, val []byte) bool {
+// overwritable reports whether the stored value old may be overwritten
+// in place by val, of the same length: a heap value (below the pool's
+// threshold) has no reader but its entry (replies copy it); a pooled one
+// has none while the keyspace holds the only reference to its item (a
+// zero-copy reply being sent holds one of its own, taken under the
+// keyspace lock, as every other reader does). A large argument body that
+// would be kept without a copy (ks.gifts) is not copied either.
+func (ks *keyspace) overwritable(old, val []byte) bool {
 	if ks.storeMin == 0 || len(val) < ks.storeMin {
-		copy(old, val)
 		return true
 	}
-	if len(ks.gifts) == 0 {
-		if mem.RefsOf(old) != 1 { // 0: on the heap (the pool was full)
-			return false
-		}
-		copy(old, val)
-		return true
-	}
-	b, ok := mem.Own(old) // the keyspace's reference, if pooled
-	if !ok || b.Refs() != 1 {
+	if len(ks.gifts) > 0 && len(val) >= bigArg {
 		return false
 	}
-	if !ks.isGift(val) {
-		copy(old, val)
-		return true
-	}
-	if ks.spares == nil || len(val) >= bigArg || !ks.spares.roomFor(len(val)) {
-		return false // kept without a copy, old back to the pool
-	}
-	ks.take(val)
-	ks.spares.keep(b)
-	e.setStr(val) // the same length: used memory unchanged
-	return true
+	// The keyspace's reference only (0: on the heap, the pool was full:
+	// replaced as before). Readers take theirs under the keyspace lock,
+	// held here, so none can appear before the write; old lies within
+	// one item, so the write stays inside the value.
+	return mem.RefsOf(old) == 1
 }
 
 // replaceString swaps the value of an existing string entry.

@@ -88,9 +88,6 @@ type Parser struct {
 	ext      [][]byte
 	extBody  []byte
 	extBytes int
-	// extGap: extBody's bytes also occupy their place in the buffer
-	// (SetExternalInPlace), where they are skipped.
-	extGap bool
 }
 
 // Reset forgets a partially parsed command (for a new connection).
@@ -98,7 +95,7 @@ func (p *Parser) Reset() {
 	p.pos, p.multi, p.want, p.bulk = 0, false, 0, -1
 	p.spans = p.spans[:0]
 	clear(p.ext)
-	p.ext, p.extBody, p.extBytes, p.extGap = p.ext[:0], nil, 0, false
+	p.ext, p.extBody, p.extBytes = p.ext[:0], nil, 0
 }
 
 // PendingBulk reports the bulk string whose body the parser waits for, when
@@ -124,16 +121,6 @@ func (p *Parser) SetExternal(body []byte) {
 		panic("resp: SetExternal without a pending bulk of that length")
 	}
 	p.extBody = body
-}
-
-// SetExternalInPlace is SetExternal for a body that keeps its place in
-// the buffer given to Next: there the body's declared length of bytes,
-// whatever they hold, then its CRLF. Next skips those bytes (they count
-// towards the command's length n as received bytes) and returns body as
-// the argument. It panics when no bulk is pending or the length differs.
-func (p *Parser) SetExternalInPlace(body []byte) {
-	p.SetExternal(body)
-	p.extGap = true
 }
 
 // Next parses the command at the start of buf. It returns the command's
@@ -206,7 +193,7 @@ func (p *Parser) next(buf []byte) ([][]byte, int, error) {
 			p.bulk, p.pos = int(l), line+2
 		}
 		end := p.pos + p.bulk
-		if p.extBody != nil && !p.extGap {
+		if p.extBody != nil {
 			end = p.pos
 		}
 		if end+2 > len(buf) {
@@ -218,10 +205,8 @@ func (p *Parser) next(buf []byte) ([][]byte, int, error) {
 		if p.extBody != nil {
 			p.spans = append(p.spans, span{-1 - len(p.ext), 0})
 			p.ext = append(p.ext, p.extBody)
-			if !p.extGap {
-				p.extBytes += len(p.extBody)
-			}
-			p.extBody, p.extGap = nil, false
+			p.extBytes += len(p.extBody)
+			p.extBody = nil
 		} else {
 			p.spans = append(p.spans, span{p.pos, end})
 		}

@@ -154,15 +154,6 @@ type Config struct {
 	// kernel) the loop falls back to one call each. Ignored by connections
 	// on goroutines.
 	NoIOUring bool
-	// Scatter turns on scatter reads (server_scatter.go): an event loop
-	// reads a pipeline of commands of the layout last seen (SET k v ×16
-	// with values of 1 KiB to 32 KiB stored in the pool) with each value
-	// straight into a pool buffer that the keyspace then keeps, instead of
-	// into the connection's buffer to be copied. Off by default: it takes
-	// the value copy out of the server's profile but did not measurably
-	// lower its CPU per request (docs/perf/respset14.md). Ignored by
-	// connections on goroutines.
-	Scatter bool
 }
 
 // Server is a Redis-compatible (RESP2 and RESP3) server over TCP. Its
@@ -200,7 +191,6 @@ type Server struct {
 		conns, commands, errors, zc, zcBytes                 atomic.Uint64
 		rejected, denied, idleClosed, slowClosed, queryLimit atomic.Uint64
 		outputLimit, authFailed, aclDenied, bigArgs          atomic.Uint64
-		scattered, mispredicted                              atomic.Uint64
 	}
 	// bigPending is the pool memory held for large argument bodies not
 	// yet received (maxBigPending).
@@ -329,10 +319,6 @@ type Stats struct {
 	AuthFailed  uint64 // AUTH and HELLO AUTH refused
 	ACLDenied   uint64 // commands refused to read-only users
 	BigArgs     uint64 // arguments of at least 32 KiB received into a pool buffer of their own
-	// Scattered: values received straight into pool buffers by predicted
-	// reads (server_scatter.go) and handed to their commands;
-	// Mispredicted: such values copied back into the stream instead.
-	Scattered, Mispredicted uint64
 }
 
 // Stats returns the server's counters.
@@ -340,8 +326,7 @@ func (s *Server) Stats() Stats {
 	st := &s.stats
 	return Stats{st.conns.Load(), st.commands.Load(), st.errors.Load(), st.zc.Load(), st.zcBytes.Load(),
 		st.rejected.Load(), st.denied.Load(), st.idleClosed.Load(), st.slowClosed.Load(), st.queryLimit.Load(),
-		st.outputLimit.Load(), st.authFailed.Load(), st.aclDenied.Load(), st.bigArgs.Load(),
-		st.scattered.Load(), st.mispredicted.Load()}
+		st.outputLimit.Load(), st.authFailed.Load(), st.aclDenied.Load(), st.bigArgs.Load()}
 }
 
 // ListenAndServe listens on the TCP address addr and serves it until Close.

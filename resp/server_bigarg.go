@@ -85,7 +85,6 @@ func (cn *conn) bigRead(n int) {
 	cn.srv.stats.bigArgs.Add(1)
 	cn.p.SetExternal(cn.bigBuf)
 	cn.bigs = append(cn.bigs, cn.big)
-	cn.bigGot = true
 	cn.big, cn.bigBuf, cn.bigN = mem.Buf{}, nil, 0
 }
 
@@ -105,11 +104,6 @@ func (cn *conn) dropBigs() {
 // protocol error).
 func (cn *conn) releaseBig() {
 	cn.dropBigs()
-	cn.bigGot = false
-	clear(cn.sc.segs)
-	cn.sc.segs = cn.sc.segs[:0]
-	cn.scatterRelease(cn.sc.next)
-	cn.dropSpares()
 	if cn.bigBuf != nil {
 		cn.srv.bigPending.Add(-int64(len(cn.bigBuf)))
 		_ = cn.big.Release()
@@ -117,24 +111,10 @@ func (cn *conn) releaseBig() {
 	}
 }
 
-// isGift reports whether b is one of ks.gifts not yet taken.
-func (ks *keyspace) isGift(b []byte) bool {
-	for _, g := range ks.gifts {
-		if g.IsZero() {
-			continue
-		}
-		if p := g.Bytes(); len(p) == len(b) && len(b) > 0 && &p[0] == &b[0] {
-			return true
-		}
-	}
-	return false
-}
-
-// take returns the keyspace's ownership of b when b is one of the bodies
-// of the command executing received into pool buffers (ks.gifts: large
-// arguments, scatter values) that no one has taken yet.
+// take returns the keyspace's ownership of b when b is one of the large
+// bodies of the command executing (ks.gifts) that no one has taken yet.
 func (ks *keyspace) take(b []byte) bool {
-	if len(b) == 0 {
+	if len(b) < bigArg {
 		return false
 	}
 	for i, g := range ks.gifts {

@@ -102,11 +102,8 @@ type conn struct {
 	bigBuf []byte
 	bigN   int
 	bigs   []mem.Buf
-	// bigLast: the last command executed had a large argument (readRoom);
-	// bigGot: the command being parsed has one.
-	bigLast, bigGot bool
-	// sc: values received into their final memory (server_scatter.go).
-	sc scatter
+	// bigLast: the last command executed had a large argument (readRoom).
+	bigLast bool
 	// rcvSet: (event loop) the socket's receive buffer has been set
 	// (Config.RecvBuffer), or will not be.
 	rcvSet bool
@@ -208,7 +205,7 @@ func (cn *conn) process() step {
 	s := cn.srv
 	now := int64(0) // when the first command started executing
 	for !cn.quit {
-		args, n, err := cn.p.Next(cn.in[cn.r:cn.parseEnd()])
+		args, n, err := cn.p.Next(cn.in[cn.r:cn.w])
 		if err != nil {
 			cn.releaseBig()
 			s.stats.errors.Add(1)
@@ -217,13 +214,7 @@ func (cn *conn) process() step {
 			return stProtoErr
 		}
 		if n == 0 {
-			if cn.scatterHand() {
-				continue
-			}
 			return stInput
-		}
-		if cn.sc.on {
-			cn.scatterLearn(args, n)
 		}
 		cn.cmdStart = time.Time{}
 		if len(args) > 0 {
@@ -233,8 +224,8 @@ func (cn *conn) process() step {
 			}
 			cn.exec(args)
 		}
-		cn.bigLast, cn.bigGot = cn.bigGot, false
-		if len(cn.bigs) > 0 {
+		cn.bigLast = len(cn.bigs) > 0
+		if cn.bigLast {
 			cn.dropBigs()
 		}
 		cn.r += n // after exec: args alias the buffer

@@ -38,7 +38,6 @@ type loop struct {
 	pending []*conn // connections with a batch to write (answer, flush)
 
 	riov [2]unix.Iovec // readv's vectors (readBig)
-	siov []unix.Iovec  // readSegs' vectors
 
 	ring *loopRing // batched reads and writes (nil: one system call each)
 
@@ -149,7 +148,6 @@ func closeFD(fd int) { _ = unix.Close(fd) }
 // add makes the loop serve cn on fd.
 func (l *loop) add(cn *conn, fd int) error {
 	cn.fd, cn.lp = fd, l
-	cn.sc.on = l.srv.cfg.Scatter && l.srv.pool != nil
 	cn.deadline = cn.nextDeadline()
 	l.mu.Lock()
 	l.conns[fd] = cn
@@ -298,22 +296,17 @@ func (l *loop) readOnce(cn *conn) (int, bool) {
 	}
 	var n int
 	var err error
-	switch {
-	case big != nil:
+	if big != nil {
 		n, err = l.readv(cn.fd, big, room)
-	case len(cn.sc.segs) > 0:
-		n, err = l.readSegs(cn.fd, cn.sc.segs)
-	default:
+	} else {
 		n, err = rawio.Read(cn.fd, room)
 	}
 	return l.readDone(cn, big, room, n, err)
 }
 
 // readPrep prepares cn's next read: into room, or (a large argument's
-// body, see readDone) into big and then at most bigTail bytes of room,
-// or, when cn.sc.segs is set (server_scatter.go), into those segments of
-// room and pool buffers. It reports false when the connection has left
-// the loop.
+// body, see readDone) into big and then at most bigTail bytes of room.
+// It reports false when the connection has left the loop.
 func (l *loop) readPrep(cn *conn) (big, room []byte, ok bool) {
 	big = cn.bigRoom()
 	if !cn.makeRoom() {
@@ -326,9 +319,7 @@ func (l *loop) readPrep(cn *conn) (big, room []byte, ok bool) {
 		}
 		return big, cn.in[cn.w:min(len(cn.in), cn.w+bigTail)], true
 	}
-	room = cn.readRoom()
-	cn.scatterPrep(room)
-	return nil, room, true
+	return nil, cn.readRoom(), true
 }
 
 // readDone takes in the n bytes (or the error) of a read prepared by
@@ -337,9 +328,6 @@ func (l *loop) readPrep(cn *conn) (big, room []byte, ok bool) {
 // read straight into big (its pool buffer) and what follows it into the
 // connection's buffer.
 func (l *loop) readDone(cn *conn, big, room []byte, n int, err error) (int, bool) {
-	if len(cn.sc.segs) > 0 { // before anything: the values go back or stay
-		cn.scatterDone(max(n, 0))
-	}
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return 0, false
 	}
@@ -380,30 +368,6 @@ func (l *loop) readv(fd int, a, b []byte) (int, error) {
 		return 0, e
 	}
 	return int(r), nil
-}
-
-// readSegs is readv(2) into segs (empty ones skipped) on a non-blocking
-// socket, raw as rawio.Read.
-func (l *loop) readSegs(fd int, segs [][]byte) (int, error) {
-	l.siov = fillSegs(l.siov[:0], segs)
-	r, _, e := unix.RawSyscall(unix.SYS_READV, uintptr(fd), uintptr(unsafe.Pointer(&l.siov[0])), uintptr(len(l.siov)))
-	clear(l.siov) // drop the pointers
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
-
-// fillSegs appends the iovecs of segs (not the empty ones) to v.
-func fillSegs(v []unix.Iovec, segs [][]byte) []unix.Iovec {
-	for _, s := range segs {
-		if len(s) > 0 {
-			iv := unix.Iovec{Base: &s[0]}
-			iv.SetLen(len(s))
-			v = append(v, iv)
-		}
-	}
-	return v
 }
 
 // writable goes on with cn's pending write and, once it is done, with the

@@ -32,7 +32,6 @@ type loopRing struct {
 	res   []int32    // results by user value (resNone: no completion)
 	msgs  []unix.Msghdr
 	vecs  [][2]unix.Iovec // recvmsg's vectors (a large argument's body, then the rest)
-	svecs [][]unix.Iovec  // recvmsg's vectors of a scatter read (server_scatter.go)
 }
 
 type ringRead struct {
@@ -56,7 +55,6 @@ func newLoopRing() *loopRing {
 		res:   make([]int32, ringEntries),
 		msgs:  make([]unix.Msghdr, ringEntries),
 		vecs:  make([][2]unix.Iovec, ringEntries),
-		svecs: make([][]unix.Iovec, ringEntries),
 	}
 }
 
@@ -117,14 +115,7 @@ func (l *loop) ringReads(events []unix.EpollEvent) {
 		}
 		k := len(lr.reads)
 		var err error
-		if segs := cn.sc.segs; big == nil && len(segs) > 0 {
-			v := fillSegs(lr.svecs[k][:0], segs)
-			lr.svecs[k] = v
-			m := &lr.msgs[k]
-			*m = unix.Msghdr{Iov: &v[0]}
-			m.SetIovlen(len(v))
-			err = lr.r.PrepRecvmsg(cn.fd, m, uint64(k))
-		} else if big != nil {
+		if big != nil {
 			v := &lr.vecs[k]
 			v[0] = unix.Iovec{Base: &big[0]}
 			v[0].SetLen(len(big))
@@ -142,7 +133,6 @@ func (l *loop) ringReads(events []unix.EpollEvent) {
 			err = lr.r.PrepRecv(cn.fd, room, uint64(k))
 		}
 		if err != nil { // unreachable: events holds at most ringEntries
-			cn.scatterDone(0) // prepared again by readable
 			l.readable(cn)
 			continue
 		}
@@ -155,7 +145,6 @@ func (l *loop) ringReads(events []unix.EpollEvent) {
 	for k := range lr.reads {
 		rr := lr.reads[k]
 		lr.reads[k], lr.msgs[k], lr.vecs[k] = ringRead{}, unix.Msghdr{}, [2]unix.Iovec{}
-		clear(lr.svecs[k])
 		cn := rr.cn
 		if cn.lp != l {
 			continue // closed or handed off by a command answered before

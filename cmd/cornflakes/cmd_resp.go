@@ -95,7 +95,6 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	busyPoll := fs.Duration("busy-poll", 0, "event loops poll without sleeping this long after their last event, e.g. 50us (0: always sleep in epoll_wait)")
 	recvBuf := fs.Int("recv-buffer", 0, "receive buffer (SO_RCVBUF, bytes) an event loop sets on a connection that sends a large argument (0: 4 MiB; negative: never, the kernel's autotuning)")
 	noRing := fs.Bool("no-io-uring", false, "event loops make one system call per read and per write instead of batching them with io_uring")
-	scatter := fs.Bool("scatter", false, "event loops read pipelined values straight into pool buffers predicted from the last commands' layout instead of into the connection's buffer (then copied)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -122,7 +121,7 @@ func runRESPServe(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := resp.Config{PoolBytes: *poolMB << 20, Threshold: th, MaxConns: *maxConns, Password: *pass, Users: users,
 		NoProtectedMode: !*protected, MaxMemory: mm, MaxMemoryPolicy: *policy, IdleTimeout: *idle, CommandTimeout: *cmdTimeout,
-		GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll, RecvBuffer: *recvBuf, NoIOUring: *noRing, Scatter: *scatter}
+		GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll, RecvBuffer: *recvBuf, NoIOUring: *noRing}
 	if *cmdTimeout == 0 {
 		cfg.CommandTimeout = -1
 	}
@@ -203,7 +202,6 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	goroutines := fs.Bool("goroutines", false, "serve each connection on a goroutine of its own instead of the epoll event loops")
 	loops := fs.Int("loops", 0, "event loops (default: GOMAXPROCS/2, at least 1)")
 	busyPoll := fs.Duration("busy-poll", 0, "event loops poll without sleeping this long after their last event, e.g. 50us (0: always sleep in epoll_wait)")
-	benchScatter := fs.Bool("scatter", false, "our server's event loops read pipelined values straight into pool buffers (resp serve --scatter)")
 	recvBuf := fs.Int("recv-buffer", 0, "receive buffer (SO_RCVBUF, bytes) an event loop sets on a connection that sends a large argument (0: 4 MiB; negative: never, the kernel's autotuning)")
 	threads := fs.Int("threads", 0, "redis-benchmark --threads: client threads per redis-benchmark process (0: its single thread)")
 	procs := fs.Int("procs", 1, "redis-benchmark processes run at once per test, each with -c connections and its share of the requests; the rates are summed")
@@ -220,7 +218,7 @@ func runRESPBench(args []string, stdout, stderr io.Writer) error {
 	}
 	o := respbench.Options{Quick: *quick, Requests: *requests, Clients: *clients, Progress: stderr,
 		Threads: *threads, Procs: *procs, Pin: *pin, Rounds: *rounds, Client: *client,
-		Server: resp.Config{GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll, RecvBuffer: *recvBuf, Scatter: *benchScatter}}
+		Server: resp.Config{GoroutinePerConn: *goroutines, EventLoops: *loops, BusyPoll: *busyPoll, RecvBuffer: *recvBuf}}
 	var err error
 	if o.Sizes, err = intList(*sizes, 1, 1<<20); err != nil {
 		fmt.Fprintf(stderr, "resp bench: --sizes: %v\n", err)
