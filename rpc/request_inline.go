@@ -39,15 +39,10 @@ func (r *Request) RespondInline(w InlineWriter) (sent bool, err error) {
 	if r.dead {
 		return false, ErrAlreadyResponded
 	}
-	room := ep.inlineRoom()
-	t := ep.getTxMsg()
-	n := w.WriteInline(t.inline[:room:room])
-	if n < 0 || n > room {
-		ep.msgFree = append(ep.msgFree, t) // unused
+	t := ep.writeInline(w)
+	if t == nil {
 		return false, nil
 	}
-	t.flat = t.inline[:n]
-	t.total = n
 	return true, ep.respondTx(r, t)
 }
 
@@ -72,15 +67,26 @@ func (ep *Endpoint) EnqueueInline(s Session, reqType uint8, w InlineWriter, cont
 	if si.state != sessConnected {
 		return false, ErrNotConnected
 	}
+	t := ep.writeInline(w)
+	if t == nil {
+		return false, nil
+	}
+	_, err = ep.enqueueTx(s, reqType, t, cont)
+	return true, err
+}
+
+// writeInline has w write a body into a send record's inline area and
+// returns the record, or nil (the record back on the free list) when w
+// declined or wrote out of bounds.
+func (ep *Endpoint) writeInline(w InlineWriter) *txMsg {
 	room := ep.inlineRoom()
 	t := ep.getTxMsg()
 	n := w.WriteInline(t.inline[:room:room])
 	if n < 0 || n > room {
 		ep.msgFree = append(ep.msgFree, t) // unused
-		return false, nil
+		return nil
 	}
 	t.flat = t.inline[:n]
 	t.total = n
-	_, err = ep.enqueueTx(s, reqType, t, cont)
-	return true, err
+	return t
 }

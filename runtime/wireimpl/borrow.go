@@ -182,11 +182,7 @@ func (l *BytesList) AppendBufBorrowed(buf mem.Buf) {
 // appendBufBorrowedSlow is AppendBufBorrowed beyond the list's capacity
 // or on a decoded list.
 func (l *BytesList) appendBufBorrowedSlow(buf mem.Buf) {
-	if l.vep != 0 {
-		l.materialize()
-	}
-	l.items = grow(bytesType, l.a, l.items)
-	b := &l.items[len(l.items)-1]
+	b := l.next()
 	b.SetBufBorrowed(l.a, buf)
 	l.count(b)
 }
@@ -240,15 +236,7 @@ func (l *BytesList) AppendBorrowed(p []byte) {
 
 // appendBorrowedSlow is AppendBorrowed outside its first case.
 func (l *BytesList) appendBorrowedSlow(p []byte) {
-	if l.vep != 0 {
-		l.materialize()
-	}
-	if n := len(l.items); n < cap(l.items) {
-		l.items = l.items[:n+1]
-	} else {
-		l.items = grow(bytesType, l.a, l.items)
-	}
-	b := &l.items[len(l.items)-1]
+	b := l.next()
 	b.SetBorrowed(l.a, p)
 	l.count(b)
 }

@@ -326,17 +326,20 @@ func (l *BytesList) Append(p []byte) {
 
 // appendSlow is Append outside its first cases.
 func (l *BytesList) appendSlow(p []byte) {
+	b := l.next()
+	setAppended(b, l.a, p)
+	l.count(b)
+}
+
+// next lengthens the list by one element (a decoded list is materialized
+// first) and returns it. The element's old contents are undefined: the
+// caller sets it, then adds it to the kept totals (count).
+func (l *BytesList) next() *Bytes {
 	if l.vep != 0 {
 		l.materialize()
 	}
-	if n := len(l.items); n < cap(l.items) {
-		l.items = l.items[:n+1]
-	} else {
-		l.items = grow(bytesType, l.a, l.items)
-	}
-	b := &l.items[len(l.items)-1]
-	setAppended(b, l.a, p)
-	l.count(b)
+	l.items = grow(bytesType, l.a, l.items)
+	return &l.items[len(l.items)-1]
 }
 
 // setAppended sets b, a new element of a list of a, to p: Bytes.Set's
@@ -383,11 +386,7 @@ func (l *BytesList) AppendString(s string) { l.Append(bytesOf(s)) }
 
 // AppendBuf adds buf's window (rule of Bytes.SetBuf; the caller keeps its reference).
 func (l *BytesList) AppendBuf(buf mem.Buf) {
-	if l.vep != 0 {
-		l.materialize()
-	}
-	l.items = grow(bytesType, l.a, l.items)
-	b := &l.items[len(l.items)-1]
+	b := l.next()
 	b.SetBuf(l.a, buf)
 	l.count(b)
 }
