@@ -84,8 +84,7 @@ func (a *Arena) BeginDecode(b mem.Buf) (*Source, error) {
 // not the checked one. Otherwise it returns nil (nothing changed).
 func (c *Core) DecodeArena(b mem.Buf) *Arena {
 	a := c.a
-	if a == nil || a.lastSrc != nil || c.epoch != uint32(a.epoch) || b.IsZero() || mem.Checked ||
-		a.src0.a == nil || a.src0.thr != a.Threshold {
+	if a == nil || c.epoch != uint32(a.epoch) || !a.DecodeReady(b) {
 		return nil
 	}
 	return a
