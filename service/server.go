@@ -355,18 +355,30 @@ func (sc *serverCall) WriteInline(dst []byte) int {
 	if len(dst) <= respFixed {
 		return -1
 	}
+	n, err := sc.serializeOK(dst, sc.wm, sc.wout)
+	if n < 0 {
+		sc.werr = err
+	}
+	return n
+}
+
+// serializeOK writes the OK header and f's one-walk serialization into
+// dst's array (at most cap(dst) bytes) and returns the length written, or
+// -1 and sgaMissed's error (nil: it did not fit or had zero-copy entries;
+// m's responses take the general path from now on). cap(dst) must exceed
+// respFixed.
+func (sc *serverCall) serializeOK(dst []byte, m *method, f wireimpl.SGAWriter) (int, error) {
 	b := appendRespOK(dst[:0])
 	sga := &sc.sga
 	sga.Head = b[respFixed:respFixed:cap(dst)]
-	err := sc.wout.WireSerializeSGA(sga)
+	err := f.WireSerializeSGA(sga)
 	head := sga.Head
-	sga.Head = nil // (dst is the endpoint's once sent)
+	sga.Head = nil // (dst's array is the caller's)
 	n := respFixed + len(head)
 	if err == nil && len(sga.Entries) == 0 && n <= cap(dst) && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
-		return n
+		return n, nil
 	}
-	sc.werr = sc.sgaMissed(sc.wm, err)
-	return -1
+	return -1, sc.sgaMissed(m, err)
 }
 
 // respondSGA is respond's fused path: the response sized and serialized
@@ -376,17 +388,12 @@ func (sc *serverCall) respondSGA(r *rpc.Request, m *method, f wireimpl.SGAWriter
 	if cap(sc.buf) < rpc.InlineMax {
 		sc.buf = make([]byte, 0, rpc.InlineMax)
 	}
-	b := appendRespOK(sc.buf[:0])
-	sga := &sc.sga
-	sga.Head = b[respFixed:respFixed:rpc.InlineMax]
-	err = f.WireSerializeSGA(sga)
-	head := sga.Head // (left in sga: sc.buf's array until the next response)
-	n := respFixed + len(head)
-	if err == nil && len(sga.Entries) == 0 && n <= rpc.InlineMax && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
-		sc.buf = b[:n]
-		return true, r.RespondBytes(sc.buf)
+	n, err := sc.serializeOK(sc.buf[:0:rpc.InlineMax], m, f)
+	if n < 0 {
+		return false, err
 	}
-	return false, sc.sgaMissed(m, err)
+	sc.buf = sc.buf[:n]
+	return true, r.RespondBytes(sc.buf)
 }
 
 // sgaMissed ends a fused serialization that did not fit in sc.buf (err
