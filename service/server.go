@@ -189,7 +189,17 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 	for _, o := range opts {
 		o(s)
 	}
-	s.calls.New = func() any { return &serverCall{a: wire.NewArena(), ctx: new(callCtx)} }
+	s.calls.New = func() any {
+		sc := &serverCall{a: wire.NewArena(), ctx: new(callCtx)}
+		// serveDirect's deferred panic guard: the runtime's recover is
+		// called only when the call did not return (guarded still set).
+		sc.guard = func() {
+			if sc.guarded {
+				s.directPanic(sc, recover())
+			}
+		}
+		return sc
+	}
 	if err := nx.Register(ReqTypeDispatch, rpc.Dispatch, s.serveDispatch); err != nil {
 		return nil, err
 	}
@@ -270,6 +280,14 @@ type serverCall struct {
 	wout DirectResponse
 	wm   *method
 	werr error
+	// guarded: serveDirect runs the call of method gm for request gr; its
+	// deferred guard (made with the serverCall, see NewServer) recovers a
+	// panic only while guarded is set. gr and gm are left as they are
+	// after the call (read only while guarded).
+	guarded bool
+	gr      *rpc.Request
+	gm      *method
+	guard   func()
 }
 
 // keepFor returns m's DirectKeep in sc.
@@ -311,13 +329,13 @@ func (o *respObj) Serialize(dst []byte, sink wire.EntrySink) error {
 // of the message: no serialization through an entry collector); any other
 // is sent as an object (its zero-copy fields from where they live).
 //
-// A generated message (wireimpl.SGAWriter) of a method whose responses
+// A generated message (wireimpl.SGAWriter, hence a DirectResponse) of a method whose responses
 // have all been such small ones is sized and serialized by one walk
 // straight into sc.buf; the first response of the method that is not
 // (too large, or with zero-copy entries) turns that off for the method
 // (m.bigResp) and is sent the general way.
 func (sc *serverCall) respond(r *rpc.Request, m *method, out wire.Object) error {
-	if f, ok := out.(wireimpl.SGAWriter); ok && !m.bigResp.Load() {
+	if f, ok := out.(DirectResponse); ok && !m.bigResp.Load() {
 		if sent, err := sc.respondSGA(r, m, f); sent || err != nil {
 			return err
 		}
@@ -367,7 +385,7 @@ func (sc *serverCall) WriteInline(dst []byte) int {
 // -1 and sgaMissed's error (nil: it did not fit or had zero-copy entries;
 // m's responses take the general path from now on). cap(dst) must exceed
 // respFixed.
-func (sc *serverCall) serializeOK(dst []byte, m *method, f wireimpl.SGAWriter) (int, error) {
+func (sc *serverCall) serializeOK(dst []byte, m *method, f DirectResponse) (int, error) {
 	b := appendRespOK(dst[:0])
 	sga := &sc.sga
 	sga.Head = b[respFixed:respFixed:cap(dst)]
@@ -384,7 +402,7 @@ func (sc *serverCall) serializeOK(dst []byte, m *method, f wireimpl.SGAWriter) (
 // respondSGA is respond's fused path: the response sized and serialized
 // by one walk into sc.buf after the OK header and sent as bytes (sent);
 // not sent and no error: it did not fit (m.bigResp is set now).
-func (sc *serverCall) respondSGA(r *rpc.Request, m *method, f wireimpl.SGAWriter) (sent bool, err error) {
+func (sc *serverCall) respondSGA(r *rpc.Request, m *method, f DirectResponse) (sent bool, err error) {
 	if cap(sc.buf) < rpc.InlineMax {
 		sc.buf = make([]byte, 0, rpc.InlineMax)
 	}
@@ -482,39 +500,49 @@ func (s *Server) serve(r *rpc.Request) {
 
 // handle serves one request with sc. The common request (a call with
 // the fixed header only, under the method's own fingerprint, no
-// Observer) is served straight here: one method lookup, one fingerprint
-// comparison, the handler, the response; every other request goes
-// through handleSlow.
+// Observer) is served straight here: the header read as two words, one
+// method lookup, one fingerprint comparison, the handler, the response;
+// every other request goes through handleSlow. A method with a
+// MethodDirect (decided once, at RegisterService: rpc.Dispatch mode, no
+// interceptor) is served by serveDirect, which resets the arena itself.
 func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 	data := r.Data()
-	if parseFixedCall(data, &sc.h) && s.obs == nil {
-		if p := s.methods.Load(); p != nil && int(sc.h.handle) < len(*p) {
-			if m := (*p)[sc.h.handle]; sc.h.fp == m.fp {
-				ctx := sc.ctx
-				ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
+	if handle, fp, ok := fixedCall(data); ok && s.obs == nil {
+		if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
+			if m := (*p)[handle]; fp == m.fp {
 				if m.direct != nil {
 					s.serveDirect(m, sc, r, data[reqFixed:])
-				} else {
-					out, err := s.invoke(m, ctx, sc.a, r, data[reqFixed:])
-					if err == nil && out != nil {
-						err = sc.respond(r, m, out)
-						if err != nil {
-							s.respondFailed(r, sc, err)
-						}
-					} else {
-						s.fail(r, sc, callStatus(err))
+					return
+				}
+				sc.h = reqHeader{kind: kindCall, handle: handle, fp: m.fp}
+				ctx := sc.ctx
+				ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
+				out, err := s.invoke(m, ctx, sc.a, r, data[reqFixed:])
+				if err == nil && out != nil {
+					err = sc.respond(r, m, out)
+					if err != nil {
+						s.respondFailed(r, sc, err)
 					}
+				} else {
+					s.fail(r, sc, callStatus(err))
 				}
-				ctx.info = nil
-				if ctx.state.Load() != 0 || ctx.md != nil {
-					s.endCtx(sc)
-				}
-				s.resetArena(sc.a)
+				s.endCall(sc)
 				return
 			}
 		}
 	}
 	s.handleSlow(r, sc, data)
+}
+
+// endCall ends a call served on handle's common path: its context (given
+// back, or replaced if the handler let it escape) and its arena's batch.
+func (s *Server) endCall(sc *serverCall) {
+	ctx := sc.ctx
+	ctx.info = nil
+	if ctx.state.Load() != 0 || ctx.md != nil {
+		s.endCtx(sc)
+	}
+	s.resetArena(sc.a)
 }
 
 // handleSlow serves any request handle does not serve itself.
@@ -680,25 +708,21 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 }
 
 // serveDirect runs a method bound to its implementation (MethodDesc.Direct;
-// rpc.Dispatch mode, no interceptor) on handle's common path and answers
-// the call: the request borrowed as by a MethodBufHandler, the response
-// as respond would send it (one walk into sc.buf when it fits), a
-// handler's error or panic (Internal) as a status. The caller resets the
-// arena.
+// rpc.Dispatch mode, no interceptor) on handle's common path, answers
+// the call and ends it (endCall): the request borrowed as by a
+// MethodBufHandler, the response written in one walk into the record the
+// endpoint sends it from when it fits (respondDirect), a handler's error
+// or panic (Internal) as a status.
+//
+// The panic guard is a deferred method call with its arguments (directGuard),
+// armed by sc.guarded: a panic in the handler, the request's decode or the
+// response's serialization fails this call only, and the arena and
+// context are ended as on every other path.
 func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []byte) {
 	a, ctx := sc.a, sc.ctx
-	returned := false
-	defer func() {
-		if returned { // no panic: the runtime's recover call is skipped
-			return
-		}
-		if p := recover(); p != nil {
-			a.BorrowInput = false
-			clear(sc.sga.Entries) // a panic in the response's serialization
-			sc.sga.Entries = sc.sga.Entries[:0]
-			s.fail(r, sc, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", m.info.FullMethod, p)})
-		}
-	}()
+	sc.gr, sc.gm, sc.guarded = r, m, true
+	defer sc.guard() // a func value: no closure built per call
+	ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
 	var in mem.Buf
 	if len(body) != 0 {
 		in = r.InputBuf()
@@ -715,7 +739,26 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 	} else {
 		s.fail(r, sc, callStatus(err))
 	}
-	returned = true
+	sc.guarded = false
+	ctx.info = nil
+	if ctx.state.Load() != 0 || ctx.md != nil {
+		s.endCtx(sc)
+	}
+	s.resetArena(a)
+}
+
+// directPanic ends a call of serveDirect that panicked with p (recovered
+// by its guard, sc.guard): the call (sc.gr, of method sc.gm) is answered
+// with Internal and its arena and context ended, as on every other path.
+func (s *Server) directPanic(sc *serverCall, p any) {
+	sc.guarded = false
+	sc.a.BorrowInput = false
+	sc.wout, sc.wm, sc.werr = nil, nil, nil // a panic in the response's serialization
+	clear(sc.sga.Entries)
+	sc.sga.Entries = sc.sga.Entries[:0]
+	sc.sga.Head = nil
+	s.fail(sc.gr, sc, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", sc.gm.info.FullMethod, p)})
+	s.endCall(sc)
 }
 
 // resetArena ends a call's batch of a, counting a Reset error (a
