@@ -721,7 +721,7 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []byte) {
 	a, ctx := sc.a, sc.ctx
 	sc.gr, sc.gm, sc.guarded = r, m, true
-	defer sc.guard() // a func value: no closure built per call
+	defer sc.guard()   // a func value: no closure built per call
 	ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
 	var in mem.Buf
 	if len(body) != 0 {
