@@ -70,6 +70,9 @@ type AsyncCall[R Decoder] struct {
 	// response message the call keeps, outside k.a's memory.
 	reuse func(R, *wire.Arena) R
 	resp  R
+	// keptDecode: contFn decodes a common response into resp and delivers
+	// it itself (ResetAfterDone, reuse set, no Observer: decided once).
+	keptDecode bool
 }
 
 // iface is the layout of a non-empty interface value: its itab (naming
@@ -112,6 +115,7 @@ type bufDecoder interface {
 func (k *AsyncCall[R]) ResetAfterDone() {
 	k.own = true
 	k.bdTab = bufDecoderTab[R]()
+	k.keptDecode = k.bdTab != nil && k.reuse != nil && k.cl.c.obs == nil
 }
 
 // ResetErrors is the number of failed arena Resets of a ResetAfterDone
@@ -204,25 +208,14 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 	// arena holds no other response (the usual closed loop) in one piece:
 	// decodeOwn and deliver inline; finish does everything else.
 	cl.contFn = func(r *rpc.Response) {
-		c := k.cl.c
-		var data []byte
-		if r.Err == nil {
-			data = r.Data()
-		}
-		if r.Err != nil || !isRespOK(data) || c.obs != nil {
-			k.finish(&k.cl, data, r.Err)
-			return
-		}
-		if k.bdTab != nil && !k.inDone && !k.pending { // bdTab: ResetAfterDone
-			if b := r.DataBuf(); b.Len() == len(data) {
+		// k.keptDecode: ResetAfterDone with a kept response message and
+		// no Observer (decided once, by ResetAfterDone).
+		if k.keptDecode && !k.inDone && !k.pending && r.Err == nil {
+			data := r.Data()
+			if b := r.DataBuf(); isRespOK(data) && b.Len() == len(data) {
 				a := k.a
-				var resp R
-				if k.reuse != nil {
-					resp = k.reuse(k.resp, a) // (k.resp itself, made empty)
-				} else {
-					resp = k.newResp(a)
-				}
-				var bd bufDecoder // resp as a bufDecoder (see decodeOwn)
+				resp := k.reuse(k.resp, a) // (k.resp itself, made empty)
+				var bd bufDecoder          // resp as a bufDecoder (see decodeOwn)
 				*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
 				a.BorrowInput = true
 				derr := bd.Decode(b.SliceTrusted(respFixed, len(data)-respFixed))
@@ -232,7 +225,7 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 					k.end(zero, k.decodeErr(derr), b)
 					return
 				}
-				c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+				k.cl.c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
 				k.busy.Store(false)
 				// deliver's, inline.
 				k.inDone = true
@@ -251,7 +244,7 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 				return
 			}
 		}
-		k.contSlow(r, data)
+		k.cont(r)
 	}
 	cl.fin = k.finish // for good: every request of cl is asynchronous
 	cl.state.Store(stPending)
@@ -278,6 +271,43 @@ func NewAsyncCallReusing[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Ar
 	var zero R
 	k.reuse, k.resp = reuse, reuse(zero, a)
 	return k
+}
+
+// cont is the continuation of every response contFn does not deliver
+// itself: errors, statuses, an Observer, a call whose done runs or whose
+// arena holds another response, a response received in place.
+func (k *AsyncCall[R]) cont(r *rpc.Response) {
+	var data []byte
+	if r.Err == nil {
+		data = r.Data()
+	}
+	if r.Err != nil || !isRespOK(data) || k.cl.c.obs != nil {
+		k.finish(&k.cl, data, r.Err)
+		return
+	}
+	if k.bdTab != nil && !k.inDone && !k.pending { // bdTab: ResetAfterDone
+		if b := r.DataBuf(); b.Len() == len(data) {
+			var resp R
+			if k.reuse != nil {
+				resp = k.reuse(k.resp, k.a) // (k.resp itself, made empty)
+			} else {
+				resp = k.newResp(k.a)
+			}
+			ok, borrowed, derr := k.decodeOwn(resp, r, data)
+			if ok {
+				if derr != nil {
+					var zero R
+					k.end(zero, k.decodeErr(derr), borrowed)
+					return
+				}
+				k.cl.c.loopPending--
+				k.busy.Store(false)
+				k.deliver(resp, nil, borrowed)
+				return
+			}
+		}
+	}
+	k.contSlow(r, data)
 }
 
 // contSlow is the continuation for every other OK response.
@@ -324,7 +354,7 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	if k.fast && isBackground(ctx) && c.last.Load() == k.hb && !c.closed.Load() && c.onLoop() {
 		sess := c.nextLoopSession()
 		cl.sess = sess
-		cl.wreq, cl.wok = req, false
+		cl.wreq = req
 		c.loopPending++
 		sent, err := c.ep.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
 		cl.wreq = nil
@@ -395,7 +425,7 @@ func (k *AsyncCall[R]) startSlow(ctx context.Context, req wire.Object) error {
 	sess := c.nextLoopSession()
 	cl.sess = sess
 	if cl.wenc != nil && !k.bigReq {
-		cl.wreq, cl.wok = req, false
+		cl.wreq = req
 		c.loopPending++
 		sent, err := c.ep.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
 		cl.wreq = nil
@@ -483,24 +513,30 @@ func (k *AsyncCall[R]) enqueue(sess rpc.Session, err error) error {
 // dst. It declines (-1), with cl.wok and cl.weerr saying why, a request
 // that is not the method's type (wok false), whose serialization failed,
 // or that does not fit dst: then cl.buf holds the header and the body's
-// head and cl.sga its zero-copy entries, as endSGA wants them.
+// head and cl.sga its zero-copy entries, as endSGA wants them. cl.wok and
+// cl.weerr are set on a decline only.
 func (cl *clientCall) WriteInline(dst []byte) int {
 	if len(dst) <= reqFixed {
+		cl.wok, cl.weerr = false, nil
 		return -1
 	}
-	copy(dst, cl.buf[:reqFixed])
+	*(*[reqFixed]byte)(dst) = *(*[reqFixed]byte)(cl.buf) // the header, two stores
+	body := dst[reqFixed:reqFixed:len(dst)]
 	sga := &cl.sga
-	sga.Head = dst[reqFixed:reqFixed:len(dst)]
+	sga.Head = body
 	ok, eerr := cl.wenc(cl.wreq, sga)
 	head := sga.Head
 	sga.Head = nil // (dst is the endpoint's once sent)
-	cl.wok, cl.weerr = ok, eerr
 	if !ok {
+		cl.wok, cl.weerr = false, eerr
 		return -1
 	}
-	if n := reqFixed + len(head); eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && n <= len(dst) && &dst[reqFixed:n][0] == &head[0] {
-		return n
+	// Written in place: the serialization kept body's array (it did not
+	// grow it), so head lies within dst.
+	if eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && len(head) <= cap(body) && unsafe.SliceData(head) == unsafe.SliceData(body) {
+		return reqFixed + len(head)
 	}
+	cl.wok, cl.weerr = true, eerr
 	cl.buf = append(cl.buf[:reqFixed], head...)
 	sga.Head = cl.buf[reqFixed:]
 	return -1

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
@@ -365,49 +366,45 @@ func (sc *serverCall) respondDirect(r *rpc.Request, m *method, out DirectRespons
 	return sc.respondObject(r, out)
 }
 
-// WriteInline implements rpc.InlineWriter for respondDirect: the OK header
-// and sc.wout serialized in one walk into dst. It declines (-1) a response
-// that does not fit (m.bigResp is set now) or whose serialization failed
-// (sc.werr).
+// WriteInline implements rpc.InlineWriter for respondDirect and
+// respondSGA: the OK header and sc.wout serialized in one walk
+// (wireimpl.SGAWriter) into dst. It declines (-1) a response that does
+// not fit or has zero-copy entries (m.bigResp is set now: sc.wm's
+// responses take the general path from now on) or whose serialization
+// failed (sc.werr).
 func (sc *serverCall) WriteInline(dst []byte) int {
 	if len(dst) <= respFixed {
 		return -1
 	}
-	n, err := sc.serializeOK(dst, sc.wm, sc.wout)
-	if n < 0 {
-		sc.werr = err
-	}
-	return n
-}
-
-// serializeOK writes the OK header and f's one-walk serialization into
-// dst's array (at most cap(dst) bytes) and returns the length written, or
-// -1 and sgaMissed's error (nil: it did not fit or had zero-copy entries;
-// m's responses take the general path from now on). cap(dst) must exceed
-// respFixed.
-func (sc *serverCall) serializeOK(dst []byte, m *method, f DirectResponse) (int, error) {
-	b := appendRespOK(dst[:0])
+	binary.LittleEndian.PutUint64(dst, respOKWord) // appendRespOK, in one store
+	body := dst[respFixed:respFixed:len(dst)]
 	sga := &sc.sga
-	sga.Head = b[respFixed:respFixed:cap(dst)]
-	err := f.WireSerializeSGA(sga)
+	sga.Head = body
+	err := sc.wout.WireSerializeSGA(sga)
 	head := sga.Head
-	sga.Head = nil // (dst's array is the caller's)
-	n := respFixed + len(head)
-	if err == nil && len(sga.Entries) == 0 && n <= cap(dst) && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
-		return n, nil
+	sga.Head = nil // (dst is the caller's)
+	// Written in place: the serialization kept body's array (it did not
+	// grow it), so head lies within dst.
+	if err == nil && len(sga.Entries) == 0 && len(head) <= cap(body) && (len(head) == 0 || unsafe.SliceData(head) == unsafe.SliceData(body)) {
+		return respFixed + len(head)
 	}
-	return -1, sc.sgaMissed(m, err)
+	sc.werr = sc.sgaMissed(sc.wm, err)
+	return -1
 }
 
 // respondSGA is respond's fused path: the response sized and serialized
-// by one walk into sc.buf after the OK header and sent as bytes (sent);
-// not sent and no error: it did not fit (m.bigResp is set now).
+// by one walk into sc.buf after the OK header (WriteInline) and sent as
+// bytes (sent); not sent and no error: it did not fit (m.bigResp is set
+// now).
 func (sc *serverCall) respondSGA(r *rpc.Request, m *method, f DirectResponse) (sent bool, err error) {
 	if cap(sc.buf) < rpc.InlineMax {
 		sc.buf = make([]byte, 0, rpc.InlineMax)
 	}
-	n, err := sc.serializeOK(sc.buf[:0:rpc.InlineMax], m, f)
+	sc.wout, sc.wm = f, m
+	n := sc.WriteInline(sc.buf[:rpc.InlineMax])
+	sc.wout, sc.wm = nil, nil
 	if n < 0 {
+		err, sc.werr = sc.werr, nil
 		return false, err
 	}
 	sc.buf = sc.buf[:n]
