@@ -357,7 +357,7 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		cl.wreq = req
 		c.loopPending++
 		sent, err := c.ep.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
-		cl.wreq = nil
+		// (cl.wreq is left set: it is read by WriteInline only, during EnqueueInline)
 		if sent || err != nil {
 			if err != nil {
 				k.finish(cl, nil, err)
@@ -428,7 +428,7 @@ func (k *AsyncCall[R]) startSlow(ctx context.Context, req wire.Object) error {
 		cl.wreq = req
 		c.loopPending++
 		sent, err := c.ep.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
-		cl.wreq = nil
+		// (cl.wreq is left set: it is read by WriteInline only, during EnqueueInline)
 		if sent || err != nil {
 			if err != nil {
 				k.finish(cl, nil, err)

@@ -276,18 +276,17 @@ type serverCall struct {
 	// keep: each Direct method's kept messages (MethodDirect), by the
 	// method's handle.
 	keep []DirectKeep
-	// respondDirect's response and method for WriteInline, and the
+	// The response and method WriteInline writes (serveDirect, respondSGA), and the
 	// serialization's error when it declined for one.
 	wout DirectResponse
 	wm   *method
 	werr error
-	// guarded: serveDirect runs the call of method gm for request gr; its
-	// deferred guard (made with the serverCall, see NewServer) recovers a
-	// panic only while guarded is set. gr and gm are left as they are
-	// after the call (read only while guarded).
+	// guarded: serveDirect runs the call of request gr (its method in
+	// ctx.info); its deferred guard (made with the serverCall, see
+	// NewServer) recovers a panic only while guarded is set. gr is left as
+	// it is after the call (read only while guarded).
 	guarded bool
 	gr      *rpc.Request
-	gm      *method
 	guard   func()
 }
 
@@ -344,29 +343,7 @@ func (sc *serverCall) respond(r *rpc.Request, m *method, out wire.Object) error 
 	return sc.respondObject(r, out)
 }
 
-// respondDirect is respond for a MethodDirect's response: its one-walk
-// serialization called without a type assertion.
-//
-// The one walk writes the response straight into the record the endpoint
-// sends it from (rpc.Request.RespondInline, sc as the writer): no copy of
-// it afterwards.
-func (sc *serverCall) respondDirect(r *rpc.Request, m *method, out DirectResponse) error {
-	if !m.bigResp.Load() {
-		sc.wout, sc.wm = out, m
-		sent, err := r.RespondInline(sc)
-		sc.wout, sc.wm = nil, nil
-		if sent || err != nil {
-			return err
-		}
-		if err = sc.werr; err != nil { // the serialization failed
-			sc.werr = nil
-			return err
-		}
-	}
-	return sc.respondObject(r, out)
-}
-
-// WriteInline implements rpc.InlineWriter for respondDirect and
+// WriteInline implements rpc.InlineWriter for serveDirect and
 // respondSGA: the OK header and sc.wout serialized in one walk
 // (wireimpl.SGAWriter) into dst. It declines (-1) a response that does
 // not fit or has zero-copy entries (m.bigResp is set now: sc.wm's
@@ -708,7 +685,7 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 // rpc.Dispatch mode, no interceptor) on handle's common path, answers
 // the call and ends it (endCall): the request borrowed as by a
 // MethodBufHandler, the response written in one walk into the record the
-// endpoint sends it from when it fits (respondDirect), a handler's error
+// endpoint sends it from when it fits (WriteInline), a handler's error
 // or panic (Internal) as a status.
 //
 // The panic guard is a deferred method call with its arguments (directGuard),
@@ -717,7 +694,7 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 // context are ended as on every other path.
 func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []byte) {
 	a, ctx := sc.a, sc.ctx
-	sc.gr, sc.gm, sc.guarded = r, m, true
+	sc.gr, sc.guarded = r, true
 	defer sc.guard()   // a func value: no closure built per call
 	ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
 	var in mem.Buf
@@ -729,7 +706,21 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 	out, err := m.direct(ctx, a, in, sc.keepFor(m))
 	a.BorrowInput = false // (the handler should have cleared it after its decode)
 	if err == nil && out != nil {
-		err = sc.respondDirect(r, m, out)
+		// The response written in
+		// one walk into the record the endpoint sends it from
+		// (rpc.Request.RespondInline, sc as the writer).
+		sent := false
+		if !m.bigResp.Load() {
+			sc.wout, sc.wm = out, m // (left set after the call: read by WriteInline only)
+			sent, err = r.RespondInline(sc)
+			if !sent && err == nil && sc.werr != nil { // the serialization failed
+				err, sc.werr = sc.werr, nil
+				sent = true
+			}
+		}
+		if !sent {
+			err = sc.respondObject(r, out)
+		}
 		if err != nil {
 			s.respondFailed(r, sc, err)
 		}
@@ -745,7 +736,7 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 }
 
 // directPanic ends a call of serveDirect that panicked with p (recovered
-// by its guard, sc.guard): the call (sc.gr, of method sc.gm) is answered
+// by its guard, sc.guard): the call (sc.gr, of method sc.ctx.info) is answered
 // with Internal and its arena and context ended, as on every other path.
 func (s *Server) directPanic(sc *serverCall, p any) {
 	sc.guarded = false
@@ -754,7 +745,7 @@ func (s *Server) directPanic(sc *serverCall, p any) {
 	clear(sc.sga.Entries)
 	sc.sga.Entries = sc.sga.Entries[:0]
 	sc.sga.Head = nil
-	s.fail(sc.gr, sc, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", sc.gm.info.FullMethod, p)})
+	s.fail(sc.gr, sc, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", sc.ctx.info.FullMethod, p)})
 	s.endCall(sc)
 }
 
