@@ -455,6 +455,17 @@ func (s *Server) serveDispatch(r *rpc.Request) {
 			sc = s.calls.Get().(*serverCall)
 			slot.sc = sc
 		}
+		// handle's first case (directFor, written out: one call less).
+		data := r.Data()
+		if handle, fp, ok := fixedCall(data); ok && s.obs == nil {
+			if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
+				if m := (*p)[handle]; fp == m.fp && m.direct != nil {
+					s.serveDirect(m, sc, r, data[reqFixed:])
+					slot.busy.Store(false)
+					return
+				}
+			}
+		}
 		s.handle(r, sc)
 		slot.busy.Store(false)
 		return
