@@ -195,7 +195,9 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 		// called only when the call did not return (guarded still set).
 		sc.guard = func() {
 			if sc.guarded {
-				s.directPanic(sc, recover())
+				if p := recover(); p != nil {
+					s.directPanic(sc, p)
+				}
 			}
 		}
 		return sc
