@@ -35,7 +35,9 @@ func (r *Request) RespondInline(w InlineWriter) (sent bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	defer ep.exit(nested)
+	if !nested { // from a handler or continuation exit has nothing to do
+		defer ep.exit(false)
+	}
 	if r.dead {
 		return false, ErrAlreadyResponded
 	}
@@ -59,7 +61,9 @@ func (ep *Endpoint) EnqueueInline(s Session, reqType uint8, w InlineWriter, cont
 	if err != nil {
 		return false, err
 	}
-	defer ep.exit(nested)
+	if !nested { // from a handler or continuation exit has nothing to do
+		defer ep.exit(false)
+	}
 	si := ep.session(uint16(s))
 	if si == nil || !si.client {
 		return false, ErrNoSession

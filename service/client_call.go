@@ -49,6 +49,10 @@ type AsyncCall[R Decoder] struct {
 	// bigReq: a request of the call did not fit the endpoint's send record
 	// (Start's inline path is not tried again).
 	bigReq bool
+	// fast: Start's plan for binding hb, made when the call is prepared
+	// for it (startSlow): the method has a generated EncodeRequest, the
+	// Client no interceptor and no Observer, and no request was too big.
+	fast bool
 	// own: ResetAfterDone was called. inDone: done runs (on the loop).
 	// pending: a Start took InvokeAsync's path, which made its response
 	// message in a, and that response was not delivered yet (a is then
@@ -66,6 +70,9 @@ type AsyncCall[R Decoder] struct {
 	// response message the call keeps, outside k.a's memory.
 	reuse func(R, *wire.Arena) R
 	resp  R
+	// keptDecode: contFn decodes a common response into resp and delivers
+	// it itself (ResetAfterDone, reuse set, no Observer: decided once).
+	keptDecode bool
 }
 
 // iface is the layout of a non-empty interface value: its itab (naming
@@ -108,6 +115,7 @@ type bufDecoder interface {
 func (k *AsyncCall[R]) ResetAfterDone() {
 	k.own = true
 	k.bdTab = bufDecoderTab[R]()
+	k.keptDecode = k.bdTab != nil && k.reuse != nil && k.cl.c.obs == nil
 }
 
 // ResetErrors is the number of failed arena Resets of a ResetAfterDone
@@ -200,25 +208,14 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 	// arena holds no other response (the usual closed loop) in one piece:
 	// decodeOwn and deliver inline; finish does everything else.
 	cl.contFn = func(r *rpc.Response) {
-		c := k.cl.c
-		var data []byte
-		if r.Err == nil {
-			data = r.Data()
-		}
-		if r.Err != nil || !isRespOK(data) || c.obs != nil {
-			k.finish(&k.cl, data, r.Err)
-			return
-		}
-		if k.bdTab != nil && !k.inDone && !k.pending { // bdTab: ResetAfterDone
-			if b := r.DataBuf(); b.Len() == len(data) {
+		// k.keptDecode: ResetAfterDone with a kept response message and
+		// no Observer (decided once, by ResetAfterDone).
+		if k.keptDecode && !k.inDone && !k.pending && r.Err == nil {
+			data := r.Data()
+			if b := r.DataBuf(); isRespOK(data) && b.Len() == len(data) {
 				a := k.a
-				var resp R
-				if k.reuse != nil {
-					resp = k.reuse(k.resp, a) // (k.resp itself, made empty)
-				} else {
-					resp = k.newResp(a)
-				}
-				var bd bufDecoder // resp as a bufDecoder (see decodeOwn)
+				resp := k.reuse(k.resp, a) // (k.resp itself, made empty)
+				var bd bufDecoder          // resp as a bufDecoder (see decodeOwn)
 				*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
 				a.BorrowInput = true
 				derr := bd.Decode(b.SliceTrusted(respFixed, len(data)-respFixed))
@@ -228,7 +225,7 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 					k.end(zero, k.decodeErr(derr), b)
 					return
 				}
-				c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+				k.cl.c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
 				k.busy.Store(false)
 				// deliver's, inline.
 				k.inDone = true
@@ -247,7 +244,7 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 				return
 			}
 		}
-		k.contSlow(r, data)
+		k.cont(r)
 	}
 	cl.fin = k.finish // for good: every request of cl is asynchronous
 	cl.state.Store(stPending)
@@ -274,6 +271,43 @@ func NewAsyncCallReusing[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Ar
 	var zero R
 	k.reuse, k.resp = reuse, reuse(zero, a)
 	return k
+}
+
+// cont is the continuation of every response contFn does not deliver
+// itself: errors, statuses, an Observer, a call whose done runs or whose
+// arena holds another response, a response received in place.
+func (k *AsyncCall[R]) cont(r *rpc.Response) {
+	var data []byte
+	if r.Err == nil {
+		data = r.Data()
+	}
+	if r.Err != nil || !isRespOK(data) || k.cl.c.obs != nil {
+		k.finish(&k.cl, data, r.Err)
+		return
+	}
+	if k.bdTab != nil && !k.inDone && !k.pending { // bdTab: ResetAfterDone
+		if b := r.DataBuf(); b.Len() == len(data) {
+			var resp R
+			if k.reuse != nil {
+				resp = k.reuse(k.resp, k.a) // (k.resp itself, made empty)
+			} else {
+				resp = k.newResp(k.a)
+			}
+			ok, borrowed, derr := k.decodeOwn(resp, r, data)
+			if ok {
+				if derr != nil {
+					var zero R
+					k.end(zero, k.decodeErr(derr), borrowed)
+					return
+				}
+				k.cl.c.loopPending--
+				k.busy.Store(false)
+				k.deliver(resp, nil, borrowed)
+				return
+			}
+		}
+	}
+	k.contSlow(r, data)
 }
 
 // contSlow is the continuation for every other OK response.
@@ -310,6 +344,56 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	}
 	cl := &k.cl
 	c := cl.c
+	// The common Start, on the plan made for the binding the call was
+	// prepared for (k.fast: a generated request type, no interceptor, no
+	// Observer, requests that fit the send record): the request is
+	// serialized in one walk straight into the endpoint's send record
+	// (rpc.Endpoint.EnqueueInline, cl as the writer, cl.wenc the method's
+	// EncodeRequest) after the request header cl.buf keeps, and enqueued
+	// from there (no copy).
+	if k.fast && isBackground(ctx) && c.last.Load() == k.hb && !c.closed.Load() && c.onLoop() {
+		sess := c.nextLoopSession()
+		cl.sess = sess
+		cl.wreq = req
+		c.loopPending++
+		sent, err := c.ep.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
+		// (cl.wreq is left set: it is read by WriteInline only, during EnqueueInline)
+		if sent || err != nil {
+			if err != nil {
+				k.finish(cl, nil, err)
+			}
+			return nil
+		}
+		c.loopPending--
+		return k.sendDeclined(req, sess)
+	}
+	return k.startSlow(ctx, req)
+}
+
+// nextLoopSession returns the session of the next call sent from the loop
+// (round robin without a division).
+func (c *Client) nextLoopSession() rpc.Session {
+	n := uint32(len(c.sess))
+	if n == 1 {
+		return c.sess[0]
+	}
+	i := c.loopRR + 1
+	if i >= n {
+		i = 0
+	}
+	c.loopRR = i
+	return c.sess[i]
+}
+
+// startSlow is Start for every request the plan does not cover: off the
+// loop, with a context that is not context.Background(), a method not
+// bound yet or bound again, a Client with interceptors or an Observer, a
+// closed Client, a request that did not fit before (these through
+// InvokeAsync's path or the general send below). It prepares the call
+// for its binding (k.fast) when the binding changed.
+func (k *AsyncCall[R]) startSlow(ctx context.Context, req wire.Object) error {
+	cl := &k.cl
+	c := cl.c
 	var b *binding
 	if isBackground(ctx) && len(c.ics) == 0 && c.onLoop() {
 		if hb := k.hb; hb != nil && c.last.Load() == hb {
@@ -331,38 +415,20 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		h := reqHeader{kind: kindCall, handle: b.handle, fp: b.fp}
 		cl.buf = appendReqHeader(cl.buf[:0], &h, nil)
 		cl.a, cl.b, cl.key, cl.reqType = k.a, b, k.key, b.reqType
+		cl.wenc = k.key.EncodeRequest
 		k.hb = b
+		k.fast = cl.wenc != nil && !k.bigReq && len(c.ics) == 0 && c.obs == nil
 	}
 	if c.obs != nil {
 		cl.t0 = time.Now()
 	}
-	sess := c.sess[0]
-	if n := uint32(len(c.sess)); n > 1 {
-		i := c.loopRR + 1 // round robin without a division
-		if i >= n {
-			i = 0
-		}
-		c.loopRR = i
-		sess = c.sess[i]
-	}
+	sess := c.nextLoopSession()
 	cl.sess = sess
-	// A generated request is serialized in one walk (EncodeRequest)
-	// straight into the endpoint's send record (rpc.Endpoint.EnqueueInline,
-	// cl as the writer), after the request header that cl.buf keeps from
-	// the previous request, and enqueued from there (no copy); one that
-	// does not fit (too large, zero-copy entries) turns that off for the
-	// call and is sent from cl.buf (endSGA). Any other request goes through
-	// setBody.
-	var err error
-	var msg rpc.Msg
-	enc := k.key.EncodeRequest
-	done := false
-	if enc != nil && !k.bigReq {
-		cl.wreq, cl.wenc, cl.wok = req, enc, false
+	if cl.wenc != nil && !k.bigReq {
+		cl.wreq = req
 		c.loopPending++
-		var sent bool
-		sent, err = c.ep.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
-		cl.wreq, cl.wenc = nil, nil
+		sent, err := c.ep.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
+		// (cl.wreq is left set: it is read by WriteInline only, during EnqueueInline)
 		if sent || err != nil {
 			if err != nil {
 				k.finish(cl, nil, err)
@@ -370,46 +436,61 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 			return nil
 		}
 		c.loopPending--
-		if !cl.wok {
-			enc = nil // not the method's request type: setBody below
-		} else {
-			// Declined: the body (in cl.buf after the header) did not fit,
-			// or its serialization failed (cl.weerr).
-			eerr := cl.weerr
-			cl.weerr = nil
-			if eerr == nil {
-				k.bigReq = true
-			}
-			err = cl.endSGA(reqFixed, eerr)
-			msg = cl.msg
-			done = true
-		}
+		return k.sendDeclined(req, sess)
 	}
-	if enc != nil && !done {
+	return k.sendGeneral(req, sess, cl.wenc != nil)
+}
+
+// sendDeclined sends a request whose in-place serialization was declined
+// (WriteInline): not the method's request type (the general send), or a
+// body that did not fit or failed to serialize (in cl.buf after the
+// header; the first turns the in-place path off for the call).
+func (k *AsyncCall[R]) sendDeclined(req wire.Object, sess rpc.Session) error {
+	cl := &k.cl
+	if !cl.wok {
+		return k.sendGeneral(req, sess, false) // not the method's request type
+	}
+	eerr := cl.weerr
+	cl.weerr = nil
+	if eerr == nil {
+		k.bigReq, k.fast = true, false
+	}
+	return k.enqueue(sess, cl.endSGA(reqFixed, eerr))
+}
+
+// sendGeneral serializes req into cl.buf after the request header (enc:
+// with the method's EncodeRequest, one walk) or through setBody, and
+// enqueues it.
+func (k *AsyncCall[R]) sendGeneral(req wire.Object, sess rpc.Session, enc bool) error {
+	cl := &k.cl
+	if enc {
 		sga := &cl.sga
 		sga.Head = cl.buf[reqFixed:reqFixed]
-		ok, eerr := enc(req, sga)
+		ok, eerr := cl.wenc(req, sga)
 		if ok {
-			done = true
 			head := sga.Head
 			if n := reqFixed + len(head); eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && n <= cap(cl.buf) && &cl.buf[reqFixed:n][0] == &head[0] {
-				msg = rpc.BytesMsg(cl.buf[:n]) // (cl.buf keeps its length: every Start reslices it)
-			} else {
-				cl.buf = cl.buf[:reqFixed]
-				err = cl.endSGA(reqFixed, eerr)
-				msg = cl.msg
+				cl.msg = rpc.BytesMsg(cl.buf[:n]) // (cl.buf keeps its length: every Start reslices it)
+				return k.enqueue(sess, nil)
 			}
+			cl.buf = cl.buf[:reqFixed]
+			return k.enqueue(sess, cl.endSGA(reqFixed, eerr))
 		}
 	}
-	if !done {
-		cl.buf = cl.buf[:reqFixed]
-		if f, ok := req.(wireimpl.SGAWriter); ok {
-			err = cl.setBodySGA(f)
-		} else {
-			err = cl.setBody(req, nil)
-		}
-		msg = cl.msg
+	cl.buf = cl.buf[:reqFixed]
+	var err error
+	if f, ok := req.(wireimpl.SGAWriter); ok {
+		err = cl.setBodySGA(f)
+	} else {
+		err = cl.setBody(req, nil)
 	}
+	return k.enqueue(sess, err)
+}
+
+// enqueue sends cl.msg (err: preparing it failed, the call ends here).
+func (k *AsyncCall[R]) enqueue(sess rpc.Session, err error) error {
+	cl := &k.cl
+	c := cl.c
 	if err != nil {
 		cl.pre.release()
 		k.busy.Store(false)
@@ -419,7 +500,7 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	// clientCall.send without its checks for posted and abandoned calls
 	// (this call is never posted, nor waited for). cl.msg is overwritten
 	// by the next setBody.
-	err = c.ep.Enqueue(sess, cl.reqType, msg, cl.contFn)
+	err = c.ep.Enqueue(sess, cl.reqType, cl.msg, cl.contFn)
 	cl.pre.release() // serialized by Enqueue, which took its own references
 	if err != nil {
 		k.finish(cl, nil, err)
@@ -432,24 +513,30 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 // dst. It declines (-1), with cl.wok and cl.weerr saying why, a request
 // that is not the method's type (wok false), whose serialization failed,
 // or that does not fit dst: then cl.buf holds the header and the body's
-// head and cl.sga its zero-copy entries, as endSGA wants them.
+// head and cl.sga its zero-copy entries, as endSGA wants them. cl.wok and
+// cl.weerr are set on a decline only.
 func (cl *clientCall) WriteInline(dst []byte) int {
 	if len(dst) <= reqFixed {
+		cl.wok, cl.weerr = false, nil
 		return -1
 	}
-	copy(dst, cl.buf[:reqFixed])
+	*(*[reqFixed]byte)(dst) = *(*[reqFixed]byte)(cl.buf) // the header, two stores
+	body := dst[reqFixed:reqFixed:len(dst)]
 	sga := &cl.sga
-	sga.Head = dst[reqFixed:reqFixed:len(dst)]
+	sga.Head = body
 	ok, eerr := cl.wenc(cl.wreq, sga)
 	head := sga.Head
 	sga.Head = nil // (dst is the endpoint's once sent)
-	cl.wok, cl.weerr = ok, eerr
 	if !ok {
+		cl.wok, cl.weerr = false, eerr
 		return -1
 	}
-	if n := reqFixed + len(head); eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && n <= len(dst) && &dst[reqFixed:n][0] == &head[0] {
-		return n
+	// Written in place: the serialization kept body's array (it did not
+	// grow it), so head lies within dst.
+	if eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && len(head) <= cap(body) && unsafe.SliceData(head) == unsafe.SliceData(body) {
+		return reqFixed + len(head)
 	}
+	cl.wok, cl.weerr = true, eerr
 	cl.buf = append(cl.buf[:reqFixed], head...)
 	sga.Head = cl.buf[reqFixed:]
 	return -1

@@ -208,11 +208,21 @@ func parseReqHeader(p []byte, h *reqHeader) (int, error) {
 // is at reqFixed and h is what parseReqHeader makes of it
 // (FuzzRequestHeader checks that), with fewer checks.
 func parseFixedCall(p []byte, h *reqHeader) bool {
-	if len(p) < reqFixed || p[0] != magic || p[1] != kindCall || p[2] != 0 || p[3] != 0 {
+	handle, fp, ok := fixedCall(p)
+	if !ok {
 		return false
 	}
-	*h = reqHeader{kind: kindCall, handle: binary.LittleEndian.Uint32(p[4:]), fp: binary.LittleEndian.Uint64(p[8:])}
+	*h = reqHeader{kind: kindCall, handle: handle, fp: fp}
 	return true
+}
+
+// fixedCall is parseFixedCall returning the header's two fields instead
+// of filling a reqHeader (Server.handle's common path).
+func fixedCall(p []byte) (handle uint32, fp uint64, ok bool) {
+	if len(p) < reqFixed || binary.LittleEndian.Uint32(p) != fixedCallWord {
+		return 0, 0, false
+	}
+	return binary.LittleEndian.Uint32(p[4:]), binary.LittleEndian.Uint64(p[8:]), true
 }
 
 // skipPadding checks the zero padding after a header ending at off and
@@ -272,6 +282,11 @@ func decodeMetadata(b []byte) Metadata {
 // respOKWord is the OK response header (appendRespOK) read as a
 // little-endian uint64: the whole header in one comparison.
 const respOKWord = uint64(magic)
+
+// fixedCallWord is the first four bytes of a call's fixed header without
+// flags (parseFixedCall's test: magic, kindCall, no flags, no padding)
+// read as a little-endian uint32.
+const fixedCallWord = uint32(magic) | uint32(kindCall)<<8
 
 // isRespOK reports whether p starts with the OK header without status
 // (parseResp's common answer, offset respFixed), in one comparison.

@@ -189,7 +189,19 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 	for _, o := range opts {
 		o(s)
 	}
-	s.calls.New = func() any { return &serverCall{a: wire.NewArena(), ctx: new(callCtx)} }
+	s.calls.New = func() any {
+		sc := &serverCall{a: wire.NewArena(), ctx: new(callCtx)}
+		// serveDirect's deferred panic guard: the runtime's recover is
+		// called only when the call did not return (guarded still set).
+		sc.guard = func() {
+			if sc.guarded {
+				if p := recover(); p != nil {
+					s.directPanic(sc, p)
+				}
+			}
+		}
+		return sc
+	}
 	if err := nx.Register(ReqTypeDispatch, rpc.Dispatch, s.serveDispatch); err != nil {
 		return nil, err
 	}
@@ -265,11 +277,18 @@ type serverCall struct {
 	// keep: each Direct method's kept messages (MethodDirect), by the
 	// method's handle.
 	keep []DirectKeep
-	// respondDirect's response and method for WriteInline, and the
+	// The response and method WriteInline writes (serveDirect, respondSGA), and the
 	// serialization's error when it declined for one.
 	wout DirectResponse
 	wm   *method
 	werr error
+	// guarded: serveDirect runs the call of request gr (its method in
+	// ctx.info); its deferred guard (made with the serverCall, see
+	// NewServer) recovers a panic only while guarded is set. gr is left as
+	// it is after the call (read only while guarded).
+	guarded bool
+	gr      *rpc.Request
+	guard   func()
 }
 
 // keepFor returns m's DirectKeep in sc.
@@ -287,160 +306,6 @@ func (sc *serverCall) growKeep(h int) {
 	copy(k, sc.keep)
 	sc.keep = k
 }
-
-// respObj prepends the OK response header to a response message.
-type respObj struct{ obj wire.Object }
-
-func (o *respObj) Sizes() wire.Sizes {
-	sz := o.obj.Sizes()
-	sz.Header += respFixed
-	return sz
-}
-
-func (o *respObj) Serialize(dst []byte, sink wire.EntrySink) error {
-	if len(dst) < respFixed {
-		return ErrBadHeader
-	}
-	appendRespOK(dst[:0])
-	return o.obj.Serialize(dst[respFixed:], sink)
-}
-
-// respond answers r with the OK header and out. A response without
-// zero-copy fields whose serialization fits rpc.InlineMax is serialized
-// into sc.buf and sent as bytes (the endpoint copies it into its record
-// of the message: no serialization through an entry collector); any other
-// is sent as an object (its zero-copy fields from where they live).
-//
-// A generated message (wireimpl.SGAWriter) of a method whose responses
-// have all been such small ones is sized and serialized by one walk
-// straight into sc.buf; the first response of the method that is not
-// (too large, or with zero-copy entries) turns that off for the method
-// (m.bigResp) and is sent the general way.
-func (sc *serverCall) respond(r *rpc.Request, m *method, out wire.Object) error {
-	if f, ok := out.(wireimpl.SGAWriter); ok && !m.bigResp.Load() {
-		if sent, err := sc.respondSGA(r, m, f); sent || err != nil {
-			return err
-		}
-	}
-	return sc.respondObject(r, out)
-}
-
-// respondDirect is respond for a MethodDirect's response: its one-walk
-// serialization called without a type assertion.
-//
-// The one walk writes the response straight into the record the endpoint
-// sends it from (rpc.Request.RespondInline, sc as the writer): no copy of
-// it afterwards.
-func (sc *serverCall) respondDirect(r *rpc.Request, m *method, out DirectResponse) error {
-	if !m.bigResp.Load() {
-		sc.wout, sc.wm = out, m
-		sent, err := r.RespondInline(sc)
-		sc.wout, sc.wm = nil, nil
-		if sent || err != nil {
-			return err
-		}
-		if err = sc.werr; err != nil { // the serialization failed
-			sc.werr = nil
-			return err
-		}
-	}
-	return sc.respondObject(r, out)
-}
-
-// WriteInline implements rpc.InlineWriter for respondDirect: the OK header
-// and sc.wout serialized in one walk into dst. It declines (-1) a response
-// that does not fit (m.bigResp is set now) or whose serialization failed
-// (sc.werr).
-func (sc *serverCall) WriteInline(dst []byte) int {
-	if len(dst) <= respFixed {
-		return -1
-	}
-	n, err := sc.serializeOK(dst, sc.wm, sc.wout)
-	if n < 0 {
-		sc.werr = err
-	}
-	return n
-}
-
-// serializeOK writes the OK header and f's one-walk serialization into
-// dst's array (at most cap(dst) bytes) and returns the length written, or
-// -1 and sgaMissed's error (nil: it did not fit or had zero-copy entries;
-// m's responses take the general path from now on). cap(dst) must exceed
-// respFixed.
-func (sc *serverCall) serializeOK(dst []byte, m *method, f wireimpl.SGAWriter) (int, error) {
-	b := appendRespOK(dst[:0])
-	sga := &sc.sga
-	sga.Head = b[respFixed:respFixed:cap(dst)]
-	err := f.WireSerializeSGA(sga)
-	head := sga.Head
-	sga.Head = nil // (dst's array is the caller's)
-	n := respFixed + len(head)
-	if err == nil && len(sga.Entries) == 0 && n <= cap(dst) && (len(head) == 0 || &b[respFixed:n][0] == &head[0]) {
-		return n, nil
-	}
-	return -1, sc.sgaMissed(m, err)
-}
-
-// respondSGA is respond's fused path: the response sized and serialized
-// by one walk into sc.buf after the OK header and sent as bytes (sent);
-// not sent and no error: it did not fit (m.bigResp is set now).
-func (sc *serverCall) respondSGA(r *rpc.Request, m *method, f wireimpl.SGAWriter) (sent bool, err error) {
-	if cap(sc.buf) < rpc.InlineMax {
-		sc.buf = make([]byte, 0, rpc.InlineMax)
-	}
-	n, err := sc.serializeOK(sc.buf[:0:rpc.InlineMax], m, f)
-	if n < 0 {
-		return false, err
-	}
-	sc.buf = sc.buf[:n]
-	return true, r.RespondBytes(sc.buf)
-}
-
-// sgaMissed ends a fused serialization that did not fit in sc.buf (err
-// nil: too large, or zero-copy entries; the method's responses take the
-// general path from now on) or failed (err).
-func (sc *serverCall) sgaMissed(m *method, err error) error {
-	sga := &sc.sga
-	clear(sga.Entries) // borrowed from the response
-	sga.Entries = sga.Entries[:0]
-	if err == nil {
-		m.bigResp.Store(true)
-	}
-	return err
-}
-
-// respondObject is respond's general path: a response without zero-copy
-// fields that fits rpc.InlineMax serialized into sc.buf, any other sent as
-// an object.
-func (sc *serverCall) respondObject(r *rpc.Request, out wire.Object) error {
-	sz := out.Sizes()
-	if n := respFixed + sz.Head(); sz.Entries == 0 && n <= rpc.InlineMax {
-		if cap(sc.buf) < n {
-			sc.buf = make([]byte, n, rpc.InlineMax)
-		}
-		b := appendRespOK(sc.buf[:0])[:n]
-		sc.buf = b
-		// The runtime's SGA: the generated Serialize's direct path.
-		err := out.Serialize(b[respFixed:], &sc.sga)
-		if err == nil && len(sc.sga.Entries) != 0 {
-			err = errZeroCopyInline
-		}
-		clear(sc.sga.Entries)
-		sc.sga.Entries = sc.sga.Entries[:0]
-		if err != nil {
-			return err
-		}
-		return r.RespondBytes(b)
-	}
-	sc.ro.obj = out
-	err := r.Respond(rpc.ObjectMsg(&sc.ro))
-	sc.ro.obj = nil
-	return err
-}
-
-// errZeroCopyInline: a response sized without zero-copy entries produced
-// one (the message changed between Sizes and Serialize).
-var errZeroCopyInline = errors.New("service: a zero-copy entry in a response sized without any")
 
 // loopCall is one endpoint's cached serverCall: sc is read and written
 // only by the goroutine that set busy (a request served while another
@@ -463,6 +328,17 @@ func (s *Server) serveDispatch(r *rpc.Request) {
 			sc = s.calls.Get().(*serverCall)
 			slot.sc = sc
 		}
+		// handle's first case (directFor, written out: one call less).
+		data := r.Data()
+		if handle, fp, ok := fixedCall(data); ok && s.obs == nil {
+			if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
+				if m := (*p)[handle]; fp == m.fp && m.direct != nil {
+					s.serveDirect(m, sc, r, data[reqFixed:])
+					slot.busy.Store(false)
+					return
+				}
+			}
+		}
 		s.handle(r, sc)
 		slot.busy.Store(false)
 		return
@@ -482,39 +358,49 @@ func (s *Server) serve(r *rpc.Request) {
 
 // handle serves one request with sc. The common request (a call with
 // the fixed header only, under the method's own fingerprint, no
-// Observer) is served straight here: one method lookup, one fingerprint
-// comparison, the handler, the response; every other request goes
-// through handleSlow.
+// Observer) is served straight here: the header read as two words, one
+// method lookup, one fingerprint comparison, the handler, the response;
+// every other request goes through handleSlow. A method with a
+// MethodDirect (decided once, at RegisterService: rpc.Dispatch mode, no
+// interceptor) is served by serveDirect, which resets the arena itself.
 func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 	data := r.Data()
-	if parseFixedCall(data, &sc.h) && s.obs == nil {
-		if p := s.methods.Load(); p != nil && int(sc.h.handle) < len(*p) {
-			if m := (*p)[sc.h.handle]; sc.h.fp == m.fp {
-				ctx := sc.ctx
-				ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
+	if handle, fp, ok := fixedCall(data); ok && s.obs == nil {
+		if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
+			if m := (*p)[handle]; fp == m.fp {
 				if m.direct != nil {
 					s.serveDirect(m, sc, r, data[reqFixed:])
-				} else {
-					out, err := s.invoke(m, ctx, sc.a, r, data[reqFixed:])
-					if err == nil && out != nil {
-						err = sc.respond(r, m, out)
-						if err != nil {
-							s.respondFailed(r, sc, err)
-						}
-					} else {
-						s.fail(r, sc, callStatus(err))
+					return
+				}
+				sc.h = reqHeader{kind: kindCall, handle: handle, fp: m.fp}
+				ctx := sc.ctx
+				ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
+				out, err := s.invoke(m, ctx, sc.a, r, data[reqFixed:])
+				if err == nil && out != nil {
+					err = sc.respond(r, m, out)
+					if err != nil {
+						s.respondFailed(r, sc, err)
 					}
+				} else {
+					s.fail(r, sc, callStatus(err))
 				}
-				ctx.info = nil
-				if ctx.state.Load() != 0 || ctx.md != nil {
-					s.endCtx(sc)
-				}
-				s.resetArena(sc.a)
+				s.endCall(sc)
 				return
 			}
 		}
 	}
 	s.handleSlow(r, sc, data)
+}
+
+// endCall ends a call served on handle's common path: its context (given
+// back, or replaced if the handler let it escape) and its arena's batch.
+func (s *Server) endCall(sc *serverCall) {
+	ctx := sc.ctx
+	ctx.info = nil
+	if ctx.state.Load() != 0 || ctx.md != nil {
+		s.endCtx(sc)
+	}
+	s.resetArena(sc.a)
 }
 
 // handleSlow serves any request handle does not serve itself.
@@ -680,25 +566,21 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 }
 
 // serveDirect runs a method bound to its implementation (MethodDesc.Direct;
-// rpc.Dispatch mode, no interceptor) on handle's common path and answers
-// the call: the request borrowed as by a MethodBufHandler, the response
-// as respond would send it (one walk into sc.buf when it fits), a
-// handler's error or panic (Internal) as a status. The caller resets the
-// arena.
+// rpc.Dispatch mode, no interceptor) on handle's common path, answers
+// the call and ends it (endCall): the request borrowed as by a
+// MethodBufHandler, the response written in one walk into the record the
+// endpoint sends it from when it fits (WriteInline), a handler's error
+// or panic (Internal) as a status.
+//
+// The panic guard is a deferred method call with its arguments (directGuard),
+// armed by sc.guarded: a panic in the handler, the request's decode or the
+// response's serialization fails this call only, and the arena and
+// context are ended as on every other path.
 func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []byte) {
 	a, ctx := sc.a, sc.ctx
-	returned := false
-	defer func() {
-		if returned { // no panic: the runtime's recover call is skipped
-			return
-		}
-		if p := recover(); p != nil {
-			a.BorrowInput = false
-			clear(sc.sga.Entries) // a panic in the response's serialization
-			sc.sga.Entries = sc.sga.Entries[:0]
-			s.fail(r, sc, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", m.info.FullMethod, p)})
-		}
-	}()
+	sc.gr, sc.guarded = r, true
+	defer sc.guard()   // a func value: no closure built per call
+	ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
 	var in mem.Buf
 	if len(body) != 0 {
 		in = r.InputBuf()
@@ -708,14 +590,47 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 	out, err := m.direct(ctx, a, in, sc.keepFor(m))
 	a.BorrowInput = false // (the handler should have cleared it after its decode)
 	if err == nil && out != nil {
-		err = sc.respondDirect(r, m, out)
+		// The response written in
+		// one walk into the record the endpoint sends it from
+		// (rpc.Request.RespondInline, sc as the writer).
+		sent := false
+		if !m.bigResp.Load() {
+			sc.wout, sc.wm = out, m // (left set after the call: read by WriteInline only)
+			sent, err = r.RespondInline(sc)
+			if !sent && err == nil && sc.werr != nil { // the serialization failed
+				err, sc.werr = sc.werr, nil
+				sent = true
+			}
+		}
+		if !sent {
+			err = sc.respondObject(r, out)
+		}
 		if err != nil {
 			s.respondFailed(r, sc, err)
 		}
 	} else {
 		s.fail(r, sc, callStatus(err))
 	}
-	returned = true
+	sc.guarded = false
+	ctx.info = nil
+	if ctx.state.Load() != 0 || ctx.md != nil {
+		s.endCtx(sc)
+	}
+	s.resetArena(a)
+}
+
+// directPanic ends a call of serveDirect that panicked with p (recovered
+// by its guard, sc.guard): the call (sc.gr, of method sc.ctx.info) is answered
+// with Internal and its arena and context ended, as on every other path.
+func (s *Server) directPanic(sc *serverCall, p any) {
+	sc.guarded = false
+	sc.a.BorrowInput = false
+	sc.wout, sc.wm, sc.werr = nil, nil, nil // a panic in the response's serialization
+	clear(sc.sga.Entries)
+	sc.sga.Entries = sc.sga.Entries[:0]
+	sc.sga.Head = nil
+	s.fail(sc.gr, sc, &Error{Code: Internal, Message: fmt.Sprintf("panic in %s: %v", sc.ctx.info.FullMethod, p)})
+	s.endCall(sc)
 }
 
 // resetArena ends a call's batch of a, counting a Reset error (a
