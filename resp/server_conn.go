@@ -285,11 +285,13 @@ func (cn *conn) makeRoom() bool {
 // (pendingBytes), up to keepBuf: a new connection's first pipeline of
 // large values (16 × 4 KiB) is then taken in one more read instead of one
 // per doubling (1, 2, 4 … 64 KiB), each with its copy of the buffer.
-// The buffer still grows only with bytes the client has sent.
+// The buffer still grows only with bytes the client has sent, and only
+// doubles while a large argument is received (server_bigarg.go: those
+// bytes go to the argument's own buffer).
 func (cn *conn) growSize(maxBuf int) int {
 	n := min(2*len(cn.in), maxBuf)
-	if cn.fd < 0 || n >= keepBuf {
-		return n
+	if cn.fd < 0 || n >= keepBuf || cn.bigBuf != nil {
+		return n // a large argument's body is read into a buffer of its own, not this one
 	}
 	want := cn.w + pendingBytes(cn.fd)
 	for n < want && n < keepBuf {

@@ -459,13 +459,15 @@ func TestGrowSize(t *testing.T) {
 		name   string
 		queued int // bytes sent beyond the first initBuf
 		fd     bool
+		big    bool // a large argument is being received
 		want   int
 	}{
-		{"queued", 50000 - initBuf, true, 64 << 10},
-		{"over keepBuf", 200000, true, keepBuf},
-		{"little queued", 100, true, 2 * initBuf},
-		{"nothing queued", 0, true, 2 * initBuf},
-		{"no descriptor", 50000 - initBuf, false, 2 * initBuf},
+		{"queued", 50000 - initBuf, true, false, 64 << 10},
+		{"over keepBuf", 200000, true, false, keepBuf},
+		{"little queued", 100, true, false, 2 * initBuf},
+		{"nothing queued", 0, true, false, 2 * initBuf},
+		{"no descriptor", 50000 - initBuf, false, false, 2 * initBuf},
+		{"large argument", 50000 - initBuf, true, true, 2 * initBuf},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
@@ -491,6 +493,9 @@ func TestGrowSize(t *testing.T) {
 			cn.w, cn.filled = initBuf, true
 			if tc.fd {
 				cn.fd = fds[1]
+			}
+			if tc.big {
+				cn.bigBuf = make([]byte, bigArg) // as bigRoom leaves it; makeRoom does not touch it
 			}
 			if !cn.makeRoom() {
 				t.Fatal("makeRoom failed")
