@@ -88,6 +88,9 @@ type Parser struct {
 	ext      [][]byte
 	extBody  []byte
 	extBytes int
+	// general: (tests) every command takes next's general path, never
+	// whole.
+	general bool
 }
 
 // Reset forgets a partially parsed command (for a new connection).
@@ -134,6 +137,11 @@ func (p *Parser) Next(buf []byte) (args [][]byte, n int, err error) {
 		p.lim = p.Limits.withDefaults()
 		p.init = true
 		p.bulk = -1
+	}
+	if !p.multi && len(buf) > 0 && buf[0] == '*' && !p.general {
+		if args, n, ok := p.whole(buf); ok {
+			return args, n, nil
+		}
 	}
 	args, n, err = p.next(buf)
 	if err != nil || n > 0 {
@@ -222,6 +230,51 @@ func (p *Parser) next(buf []byte) ([][]byte, int, error) {
 		p.args = append(p.args, buf[s.start:s.end:s.end])
 	}
 	return p.args, p.pos, nil
+}
+
+// whole parses, in one pass and keeping no state, a multibulk command
+// that is all in buf and within every limit, the common case of a
+// pipelined buffer: its arguments (as next returns them) and length, ok.
+// ok is false for anything else (incomplete, malformed, an empty
+// command, a number count does not take, a limit reached): next then
+// parses the command from its start and gives the same arguments or the
+// error, so the two paths differ only in cost. The parser must be
+// between commands (not p.multi).
+func (p *Parser) whole(buf []byte) (args [][]byte, n int, ok bool) {
+	c, cr, ok := p.count(buf, 1)
+	if !ok || c <= 0 || c > int64(p.lim.MaxArgs) {
+		return nil, 0, false
+	}
+	// A bulk's length: 1 to maxDigits digits (fewer than count takes, so
+	// that whole never accepts a header next would refuse), then CRLF.
+	maxDigits := min(9, p.lim.MaxInline-1)
+	args = p.args[:0]
+	pos := cr + 2
+	for range c {
+		if pos >= len(buf) || buf[pos] != '$' {
+			return nil, 0, false
+		}
+		l, i := 0, pos+1
+		for lim := min(len(buf), i+maxDigits+1); i < lim; i++ {
+			d := buf[i] - '0'
+			if d > 9 {
+				break
+			}
+			l = l*10 + int(d)
+		}
+		if digits := i - pos - 1; digits == 0 || digits > maxDigits || i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' || l > p.lim.MaxBulk {
+			return nil, 0, false
+		}
+		start := i + 2
+		end := start + l
+		if end+2 > len(buf) || end+2 > p.lim.MaxCommand || buf[end] != '\r' || buf[end+1] != '\n' {
+			return nil, 0, false
+		}
+		args = append(args, buf[start:end:end])
+		pos = end + 2
+	}
+	p.args = args
+	return args, pos, true
 }
 
 // count is the common case of a header line's number, in one pass: 1 to

@@ -22,7 +22,13 @@ func parseAll(lim Limits, in []byte, chunk int) (cmds []string, rest int, err er
 // ext reports whether it did; the unconsumed count then excludes the
 // bodies taken.
 func parseAllExt(lim Limits, in []byte, chunk, extMin int) (cmds []string, rest int, ext bool, err error) {
-	p := Parser{Limits: lim}
+	return parseAllGen(lim, in, chunk, extMin, false)
+}
+
+// parseAllGen is parseAllExt with the parser's general path only when
+// general is set (Parser.whole never used).
+func parseAllGen(lim Limits, in []byte, chunk, extMin int, general bool) (cmds []string, rest int, ext bool, err error) {
+	p := Parser{Limits: lim, general: general}
 	var buf []byte
 	for off := 0; ; {
 		if pos, l, ok := p.PendingBulk(); ok && extMin > 0 && l >= extMin && len(buf)-pos < l && len(buf)-pos+len(in)-off >= l {
@@ -162,6 +168,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("*2\r\n$4\r\nECHO\r\n$10\r\n0123456789xx"), uint8(3))
 	f.Fuzz(func(t *testing.T, in []byte, split uint8) {
 		whole, wrest, werr := parseAll(lim, in, 0)
+		// The one-pass path (Parser.whole) against the general one alone.
+		gen, grest, _, gerr := parseAllGen(lim, in, 0, 0, true)
+		if fmt.Sprintf("%q %v", whole, werr) != fmt.Sprintf("%q %v", gen, gerr) || (werr == nil && wrest != grest) {
+			t.Fatalf("with the one-pass path: %q %d %v, general path only: %q %d %v", whole, wrest, werr, gen, grest, gerr)
+		}
 		parts, prest, perr := parseAll(lim, in, int(split)%17+1)
 		// Bodies of at least 8 bytes received apart (SetExternal): the same
 		// commands and errors.

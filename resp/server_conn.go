@@ -90,6 +90,9 @@ type conn struct {
 	// grows, up to keepBuf, to take it in fewer reads and answer it in
 	// fewer writes.
 	filled bool
+	// lastRead: (event loop) the bytes of the connection's last read,
+	// what its next is expected to bring (ringReads).
+	lastRead int
 	// While in is larger than keepBuf: spare is the buffer it replaced,
 	// taken back once in is drained, and box is in's sync.Pool box (nil
 	// when in was not taken from the pool).
@@ -244,8 +247,8 @@ func (cn *conn) process() step {
 }
 
 // makeRoom prepares the read buffer for the next read: it moves the
-// partial command to the front, grows the buffer (doubling, up to the
-// limits) when it is full or, up to keepBuf, when the last read filled it,
+// partial command to the front, grows the buffer (doubling or more, see
+// growSize, up to the limits) when it is full or, up to keepBuf, when the last read filled it,
 // and goes back to the small buffer when a large one is drained. It
 // reports false (with a protocol error in the batch) when the buffer
 // cannot grow, which the parser's limits make unreachable.
@@ -271,9 +274,30 @@ func (cn *conn) makeRoom() bool {
 			cn.out.err("Protocol error: command too large")
 			return false
 		}
-		cn.grow(min(2*len(cn.in), maxBuf))
+		cn.grow(cn.growSize(maxBuf))
 	}
 	return true
+}
+
+// growSize is the size makeRoom grows the read buffer to: twice its size,
+// or, for a connection of an event loop whose buffer is below keepBuf, the
+// power of two that holds what is buffered and what the socket holds
+// (pendingBytes), up to keepBuf: a new connection's first pipeline of
+// large values (16 × 4 KiB) is then taken in one more read instead of one
+// per doubling (1, 2, 4 … 64 KiB), each with its copy of the buffer.
+// The buffer still grows only with bytes the client has sent, and only
+// doubles while a large argument is received (server_bigarg.go: those
+// bytes go to the argument's own buffer).
+func (cn *conn) growSize(maxBuf int) int {
+	n := min(2*len(cn.in), maxBuf)
+	if cn.fd < 0 || n >= keepBuf || cn.bigBuf != nil {
+		return n // a large argument's body is read into a buffer of its own, not this one
+	}
+	want := cn.w + pendingBytes(cn.fd)
+	for n < want && n < keepBuf {
+		n *= 2
+	}
+	return min(n, maxBuf)
 }
 
 // serve serves the connection on cn.c from the calling goroutine: read,

@@ -145,6 +145,16 @@ func detach(c net.Conn) int {
 
 func closeFD(fd int) { _ = unix.Close(fd) }
 
+// pendingBytes is the bytes waiting in the receive queue of socket fd, 0
+// when unknown.
+func pendingBytes(fd int) int {
+	n, err := rawio.Pending(fd)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // add makes the loop serve cn on fd.
 func (l *loop) add(cn *conn, fd int) error {
 	cn.fd, cn.lp = fd, l
@@ -216,15 +226,7 @@ func (l *loop) run() {
 			served = n
 		}
 		for i := served; i < n; i++ {
-			cn := l.eventConn(&events[i])
-			if cn == nil {
-				continue
-			}
-			if cn.wantWrite {
-				l.writable(cn)
-			} else {
-				l.readable(cn)
-			}
+			l.serveEvent(&events[i])
 		}
 		l.flush()
 		if n > 0 {
@@ -239,6 +241,19 @@ func (l *loop) run() {
 			lastYield = now
 			runtime.Gosched()
 		}
+	}
+}
+
+// serveEvent serves one event with a system call per read or write.
+func (l *loop) serveEvent(ev *unix.EpollEvent) {
+	cn := l.eventConn(ev)
+	if cn == nil {
+		return
+	}
+	if cn.wantWrite {
+		l.writable(cn)
+	} else {
+		l.readable(cn)
 	}
 }
 
@@ -335,6 +350,7 @@ func (l *loop) readDone(cn *conn, big, room []byte, n int, err error) (int, bool
 		l.close(cn)
 		return 0, false
 	}
+	cn.lastRead = n
 	if big == nil {
 		cn.filled = n == len(cn.in)-cn.w
 		cn.w += n

@@ -19,6 +19,9 @@ func detach(net.Conn) int { return -1 }
 
 func closeFD(int) {}
 
+// pendingBytes is 0: no connection has a descriptor of its own here.
+func pendingBytes(int) int { return 0 }
+
 func (l *loop) add(*conn, int) error { return nil }
 
 func (l *loop) wake() {}

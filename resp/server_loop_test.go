@@ -444,3 +444,139 @@ func TestLoopRingFails(t *testing.T) {
 		}
 	}
 }
+
+// TestGrowSize: a loop connection whose read filled its small buffer
+// grows it once to the power of two that holds what the socket has
+// queued (up to keepBuf), keeping the bytes read; with little queued, or
+// without a descriptor of its own (a goroutine's connection), it doubles.
+func TestGrowSize(t *testing.T) {
+	srv, err := NewServer(Config{PoolBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tc := range []struct {
+		name   string
+		queued int // bytes sent beyond the first initBuf
+		fd     bool
+		big    bool // a large argument is being received
+		want   int
+	}{
+		{"queued", 50000 - initBuf, true, false, 64 << 10},
+		{"over keepBuf", 200000, true, false, keepBuf},
+		{"little queued", 100, true, false, 2 * initBuf},
+		{"nothing queued", 0, true, false, 2 * initBuf},
+		{"no descriptor", 50000 - initBuf, false, false, 2 * initBuf},
+		{"large argument", 50000 - initBuf, true, true, 2 * initBuf},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(fds[0])
+			defer unix.Close(fds[1])
+			if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUF, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			sent := make([]byte, initBuf+tc.queued)
+			for i := range sent {
+				sent[i] = byte(i)
+			}
+			if n, err := rawio.Write(fds[0], sent); n != len(sent) || err != nil {
+				t.Fatalf("write: %d of %d, %v", n, len(sent), err)
+			}
+			cn := &conn{srv: srv, fd: -1, in: make([]byte, initBuf)}
+			if n, err := rawio.Read(fds[1], cn.in); n != initBuf || err != nil {
+				t.Fatalf("read: %d, %v", n, err)
+			}
+			cn.w, cn.filled = initBuf, true
+			if tc.fd {
+				cn.fd = fds[1]
+			}
+			if tc.big {
+				cn.bigBuf = make([]byte, bigArg) // as bigRoom leaves it; makeRoom does not touch it
+			}
+			if !cn.makeRoom() {
+				t.Fatal("makeRoom failed")
+			}
+			if len(cn.in) != tc.want {
+				t.Fatalf("buffer of %d bytes, want %d", len(cn.in), tc.want)
+			}
+			if cn.w != initBuf || !bytes.Equal(cn.in[:cn.w], sent[:initBuf]) {
+				t.Fatal("the bytes read were not kept")
+			}
+		})
+	}
+}
+
+// TestRingChunks: a turn's ring reads go in one batch while the
+// connections' last reads were small, and in batches of about ringChunk
+// expected bytes when they were large; every connection is answered, in
+// order, either way.
+func TestRingChunks(t *testing.T) {
+	srv, err := NewServer(Config{PoolBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	l, err := newLoop(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.free()
+	if l.ring == nil {
+		t.Skip("io_uring unavailable")
+	}
+	const conns = 4
+	for _, tc := range []struct {
+		lastRead, wantSubmits int
+	}{
+		{0, 2},                     // one batch of reads, one of writes
+		{ringChunk / 2, 3},         // two connections a batch
+		{ringChunk, conns + 1},     // one connection a batch
+		{ringChunk * 4, conns + 1}, // never more than one
+	} {
+		var peers []int
+		var events []unix.EpollEvent
+		var cns []*conn
+		for i := range conns {
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cn := srv.newConn(nil)
+			if err := l.add(cn, fds[1]); err != nil {
+				t.Fatal(err)
+			}
+			cn.lastRead = tc.lastRead
+			cmds := append(encodeCommand([]string{"SET", fmt.Sprint("k", i), strings.Repeat("v", 3000)}),
+				encodeCommand([]string{"GET", fmt.Sprint("k", i)})...)
+			if _, err := rawio.Write(fds[0], cmds); err != nil {
+				t.Fatal(err)
+			}
+			peers, cns = append(peers, fds[0]), append(cns, cn)
+			events = append(events, unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fds[1])})
+		}
+		before := l.ring.submits
+		l.ringReads(events)
+		l.flush()
+		if got := l.ring.submits - before; got != tc.wantSubmits {
+			t.Errorf("lastRead %d: %d batches, want %d", tc.lastRead, got, tc.wantSubmits)
+		}
+		want := "+OK\r\n$3000\r\n" + strings.Repeat("v", 3000) + "\r\n"
+		for i, fd := range peers {
+			buf := make([]byte, 2*len(want))
+			n, err := rawio.Read(fd, buf)
+			if err != nil || string(buf[:n]) != want {
+				t.Errorf("lastRead %d, connection %d: %d bytes %.20q…, %v", tc.lastRead, i, n, buf[:n], err)
+			}
+			if cns[i].lastRead == tc.lastRead {
+				t.Errorf("connection %d: lastRead not updated", i)
+			}
+			l.remove(cns[i])
+			_ = unix.Close(cns[i].fd)
+			_ = unix.Close(fd)
+		}
+	}
+}

@@ -50,3 +50,14 @@ func Write(fd int, p []byte) (int, error) {
 	}
 	return int(r), nil
 }
+
+// Pending is ioctl(FIONREAD) of fd (a socket): the bytes in its receive
+// queue, or the errno.
+func Pending(fd int) (int, error) {
+	var n int32
+	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCINQ, uintptr(unsafe.Pointer(&n)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}

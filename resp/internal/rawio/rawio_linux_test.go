@@ -48,3 +48,32 @@ func TestSocketPair(t *testing.T) {
 		t.Fatalf("Read after the peer closed: %d, %v, want end of stream", n, err)
 	}
 }
+
+// Pending reports the bytes waiting to be read, and the errno of a
+// descriptor that is not a socket.
+func TestPending(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	if n, err := Pending(fds[1]); n != 0 || err != nil {
+		t.Fatalf("Pending of an empty socket: %d, %v", n, err)
+	}
+	if _, err := Write(fds[0], make([]byte, 3000)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Pending(fds[1]); n != 3000 || err != nil {
+		t.Fatalf("Pending: %d, %v; want 3000", n, err)
+	}
+	if _, err := Read(fds[1], make([]byte, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Pending(fds[1]); n != 2000 || err != nil {
+		t.Fatalf("Pending after a read of 1000: %d, %v; want 2000", n, err)
+	}
+	if _, err := Pending(-1); err == nil {
+		t.Fatal("Pending(-1): no error")
+	}
+}
