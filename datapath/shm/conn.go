@@ -434,7 +434,11 @@ func (c *conn) recvCopy(pkts []datapath.Packet) (int, error) {
 		}
 		c.cons++
 		c.complete(slot)
-		pkts[n] = datapath.Packet{Buf: buf, From: c.peer}
+		// Field by field: the composite literal is built on the stack
+		// and moved with a bulk write barrier.
+		p := &pkts[n]
+		p.Buf = buf
+		p.From = c.peer
 		n++
 		ep.st.RxPackets++
 		ep.st.RxBytes += total
