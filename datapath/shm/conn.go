@@ -513,7 +513,9 @@ func (c *conn) scanHeld() {
 	for i := 0; i < len(c.held); {
 		s := c.held[i]
 		rx := &c.rx[s]
-		if rx.tok.Check() == nil && rx.tok.Refs() > 1 {
+		// Still held: our reference is live (the application did not
+		// release the packet once too often) and not the only one.
+		if rx.tok.Live() && rx.tok.Refs() > 1 {
 			i++
 			continue
 		}
