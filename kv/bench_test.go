@@ -279,3 +279,21 @@ func benchEndToEndWith(b *testing.B, dp string, w workload.Workload, c Codec, th
 	}
 	b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "client-ns/op")
 }
+
+// BenchmarkShmCDN is BenchmarkShmReceive's setup on issue 22's cdn workload
+// (GetFromList of one 8000-byte segment per request), the server sleeping
+// when idle so that it runs under callgrind. For instruction counts of the
+// server's and the client's side per request (docs/perf/echo15.md):
+//
+//	go test -c -o kv.test ./kv
+//	GOGC=off GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off valgrind --tool=callgrind ./kv.test \
+//		-test.run XXX -test.bench 'ShmCDN/cornflakes-hybrid$' -test.benchtime 20000x
+func BenchmarkShmCDN(b *testing.B) {
+	w, err := workload.Parse("cdn:objects=200")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []Codec{CodecCFHybrid, CodecVTProtobuf} {
+		b.Run(strings.ReplaceAll(c.String(), "/", "-"), func(b *testing.B) { benchEndToEndWith(b, DatapathShm, w, c, 0, false, false) })
+	}
+}

@@ -332,6 +332,11 @@ func (b Buf) Check() error {
 	return b.staleErr("Check")
 }
 
+// Live reports whether b is a live reference: not the zero Buf, its
+// item's count above zero and its generation b's. It is Check's test
+// without building an error, small enough to be inlined.
+func (b Buf) Live() bool { return b.r != nil && b.live() }
+
 func (b Buf) live() bool {
 	r := b.r
 	if r.atomic {

@@ -434,7 +434,11 @@ func (c *conn) recvCopy(pkts []datapath.Packet) (int, error) {
 		}
 		c.cons++
 		c.complete(slot)
-		pkts[n] = datapath.Packet{Buf: buf, From: c.peer}
+		// Field by field: the composite literal is built on the stack
+		// and moved with a bulk write barrier.
+		p := &pkts[n]
+		p.Buf = buf
+		p.From = c.peer
 		n++
 		ep.st.RxPackets++
 		ep.st.RxBytes += total
@@ -509,7 +513,9 @@ func (c *conn) scanHeld() {
 	for i := 0; i < len(c.held); {
 		s := c.held[i]
 		rx := &c.rx[s]
-		if rx.tok.Check() == nil && rx.tok.Refs() > 1 {
+		// Still held: our reference is live (the application did not
+		// release the packet once too often) and not the only one.
+		if rx.tok.Live() && rx.tok.Refs() > 1 {
 			i++
 			continue
 		}

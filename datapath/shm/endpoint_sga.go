@@ -98,6 +98,30 @@ func (ep *Endpoint) writeSGA(b *txBuilder, at int, hb []byte, ents []mem.Buf) er
 	held := len(t.zc) // t.zc[held:] are this packet's references
 	for i := range ents {
 		e := &ents[i]
+		if keep == nil && b.open && b.last.space != 0 && len(t.zc) > held && t.zc[len(t.zc)-1].SameItem(*e) {
+			// e continues the open descriptor: of the item whose
+			// reference this packet took last (live while the slot holds
+			// it) and starting where the descriptor ends. Adjacent values
+			// of one buffer (a decoded request's) become one descriptor
+			// with one bounds check against that descriptor's space, not
+			// a search of every space (zeroCopy, below, does the same
+			// merge the long way).
+			p := e.Bytes()
+			n := len(p)
+			l := &b.last
+			if off, ok := ep.spaces[l.space-1].Offset(p); ok && off == l.off+uint64(l.n) &&
+				uint64(l.n)+uint64(n) <= uint64(ep.maxPay) && b.c.zcBytes+int64(n) <= ep.opts.MaxZeroCopyBytes {
+				if size += n; size > ep.maxPay {
+					return fmt.Errorf("%w: more than %d bytes", datapath.ErrTooLarge, ep.maxPay)
+				}
+				l.n += uint32(n)
+				t.zcBytes += int64(n)
+				b.c.zcBytes += int64(n)
+				zcN++
+				zcB += n
+				continue
+			}
+		}
 		// One reference per item per packet: an entry of the item whose
 		// reference this packet took last (adjacent values of one
 		// received buffer) is live while that reference is held, and

@@ -124,3 +124,45 @@ func TestReleaseAfterClose(t *testing.T) {
 	}
 	memtest.Release(t, v)
 }
+
+// TestHeldReleasedTwice: an application that releases a received packet's
+// Hold twice drops the endpoint's own reference with it. The endpoint
+// notices that its reference is no longer live (not merely that it is the
+// last one: the freed buffer may be allocated and shared again), counts an
+// error and still gives the slot back to the sender, whose data reference
+// then returns; the head buffer is not leaked.
+func TestHeldReleasedTwice(t *testing.T) {
+	if mem.Checked {
+		t.Skip("the checked build panics on the second release, as it should")
+	}
+	a, app := openTest(t, netip.AddrPort{})
+	b, _ := openTest(t, netip.AddrPort{})
+	v := memtest.Alloc(t, app, pattern(3000, 5))
+	if err := a.SendSegments(b.LocalAddr(), []byte("hd"), []mem.Buf{v}); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Flush()
+	p := recvSegs(t, b)
+	if err := p.Hold.Release(); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.Hold.Release() // once too often: the endpoint's reference goes with it
+	// The freed head buffer allocated again and shared: a count above one
+	// again, in a new generation, must not read as "still held".
+	x, err := b.Pool().Alloc(len(p.Segs[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := x.Clone()
+	if len(p.Segs[0]) == 0 || &x.Bytes()[0] != &p.Segs[0][0] {
+		t.Fatal("the pool did not hand the freed head buffer out again; the test needs it")
+	}
+	waitRefs(t, a, b, v, 1, 0)
+	if e := b.Stats().Errors; e != 1 {
+		t.Errorf("receiver errors %d, want 1 (the endpoint's stale reference)", e)
+	}
+	memtest.Release(t, y)
+	memtest.Release(t, x)
+	memtest.AssertInUse(t, b.Pool(), 0)
+	memtest.Release(t, v)
+}
