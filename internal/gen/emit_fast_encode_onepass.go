@@ -114,7 +114,7 @@ func emitOnePassValue(g *protogen.GeneratedFile, f *field, v, at string) {
 
 // emitOnePassNested emits the header of the present nested message of field
 // f held in v at the header cursor, and its {size, offset} entry at `at`: a
-// leaf (leafOf) inline, after the one-call Leaf1 for a leaf of one bytes
+// leaf (leafOf) inline, after the inlined LeafFits and Leaf1Put for a leaf of one bytes
 // field; any other message by its wireEnc1.
 func emitOnePassNested(g *protogen.GeneratedFile, f *field, v, at string) {
 	lm := leafOf(f)
@@ -127,8 +127,8 @@ func emitOnePassNested(g *protogen.GeneratedFile, f *field, v, at string) {
 	one := bytesLeaf(lm)
 	if one != nil {
 		_, bit := bitOf(one)
-		g.P("if h, c, ok := w.Leaf1(", at, ", hdr, cp, ", bit, ", &", v, ".", one.sf, "); ok {")
-		g.P("hdr, cp = h, c")
+		g.P("if w.LeafFits(", at, ", hdr, cp, &", v, ".", one.sf, ") {")
+		g.P("hdr, cp = w.Leaf1Put(", at, ", hdr, cp, ", bit, ", &", v, ".", one.sf, ")")
 		g.P("} else {")
 	}
 	g.P("start := hdr")

@@ -191,30 +191,6 @@ func (w *OnePass) grow(cp, n int) bool {
 	return true
 }
 
-// Leaf1 writes, at the header cursor hdr, a nested message whose one
-// present field is the non-empty copied value b with bitmap bit bit
-// (bitmap word, one entry), copies b at cp, and writes the parent's
-// {size, offset} entry for it at `at`, returning the advanced header and
-// copied cursors and true: the parent's whole encode of such a leaf in
-// one call. When b is empty or zero-copy, a region lacks room, or `at`
-// does not lie before hdr, it writes nothing and returns false: the
-// generated code then writes the leaf field by field.
-func (w *OnePass) Leaf1(at, hdr, cp int, bit uint32, b *Bytes) (int, int, bool) {
-	p := b.data
-	n := len(p)
-	dst := w.dst
-	end := hdr + 8 + EntrySize
-	if n == 0 || !b.buf.IsZero() || at < 0 || at > hdr-EntrySize || end > w.base || cp < w.base || n > len(dst)-cp {
-		return hdr, cp, false
-	}
-	h := dst[hdr:end]
-	binary.LittleEndian.PutUint64(h, 1|uint64(bit)<<32)
-	binary.LittleEndian.PutUint64(h[8:], uint64(uint32(n))|uint64(uint32(cp))<<32)
-	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(8+EntrySize)|uint64(uint32(hdr))<<32)
-	copy(dst[cp:cp+n], p)
-	return end, cp + n, true
-}
-
 // Check marks w bad unless the entry cursor at reached the end of the
 // fixed part (every field counted in the bitmap was written).
 func (w *OnePass) Check(at, end int) {
@@ -253,4 +229,30 @@ func (w *OnePass) Finish(hdr, cp, zc int) bool {
 	}
 	w.sga.Head = dst[:hdr+c]
 	return true
+}
+
+// LeafFits reports whether Leaf1Put may write, at the header cursor hdr, a
+// nested message whose one present field is b and copy b at cp: b is a
+// non-empty copied value, the leaf's header (16 bytes) ends at or before
+// the copied values' base, b fits in the head at cp, and the parent's entry
+// at `at` lies before hdr. It is small enough to be inlined; when it
+// reports false the generated code writes the leaf field by field.
+func (w *OnePass) LeafFits(at, hdr, cp int, b *Bytes) bool {
+	n := len(b.data)
+	return n != 0 && b.buf.IsZero() && hdr+8+EntrySize <= w.base && uint(at) <= uint(hdr-EntrySize) && cp >= w.base && n <= len(w.dst)-cp
+}
+
+// Leaf1Put writes what LeafFits checked: the leaf's bitmap word (bit bit)
+// and entry at hdr, the parent's {size, offset} entry at `at` and the copy
+// of b at cp, and returns the advanced header and copied cursors. It is
+// small enough to be inlined.
+func (w *OnePass) Leaf1Put(at, hdr, cp int, bit uint32, b *Bytes) (int, int) {
+	dst := w.dst
+	p := b.data
+	h := dst[hdr : hdr+8+EntrySize]
+	binary.LittleEndian.PutUint64(h, 1|uint64(bit)<<32)
+	binary.LittleEndian.PutUint64(h[8:], uint64(uint32(len(p)))|uint64(uint32(cp))<<32)
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(8+EntrySize)|uint64(uint32(hdr))<<32)
+	copy(dst[cp:], p)
+	return hdr + 8 + EntrySize, cp + len(p)
 }
