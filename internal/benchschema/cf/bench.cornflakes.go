@@ -1289,8 +1289,8 @@ func (x *Tree1) wireEnc1(w *wireimpl.OnePass, hdr, cp, zc, depth int) (int, int,
 	}
 	hdr = end
 	if v := x.xLeft.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
-		if h, c, ok := w.Leaf1(at, hdr, cp, 0x1, &v.xMessage); ok {
-			hdr, cp = h, c
+		if w.LeafFits(at, hdr, cp, &v.xMessage) {
+			hdr, cp = w.Leaf1Put(at, hdr, cp, 0x1, &v.xMessage)
 		} else {
 			start := hdr
 			var lb0 uint32
@@ -1312,8 +1312,8 @@ func (x *Tree1) wireEnc1(w *wireimpl.OnePass, hdr, cp, zc, depth int) (int, int,
 		at += wireimpl.EntrySize
 	}
 	if v := x.xRight.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
-		if h, c, ok := w.Leaf1(at, hdr, cp, 0x1, &v.xMessage); ok {
-			hdr, cp = h, c
+		if w.LeafFits(at, hdr, cp, &v.xMessage) {
+			hdr, cp = w.Leaf1Put(at, hdr, cp, 0x1, &v.xMessage)
 		} else {
 			start := hdr
 			var lb0 uint32
