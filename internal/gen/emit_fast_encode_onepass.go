@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"strconv"
+
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -12,8 +14,8 @@ import (
 //	func (x *T) wireEnc1(w *wireimpl.OnePass, hdr, cp, zc, depth int) (int, int, int)
 //
 // which writes x's header at hdr and its nested messages' headers after it
-// (the nested messages' own wireEnc1, or inline for a leaf: a message of
-// scalars, bytes and strings), its values at the provisional cursors cp and
+// (the nested messages' own wireEnc1, or inline for a leaf, a message of
+// scalars, bytes and strings, and for the level above the leaves), its values at the provisional cursors cp and
 // zc, and returns the advanced cursors. WireSerializeSGA tries it first and
 // falls back to the two-pass path when OnePass.Finish reports false; the
 // two-pass path raises the arena's provisional base (Core.OnePassBase).
@@ -83,7 +85,7 @@ func genOnePassHook(g *protogen.GeneratedFile, m *message) {
 	for _, f := range m.fields {
 		if f.shape == shapeMessage {
 			g.P("if v := x.", f.sf, ".Loaded(); v != nil && w.Nested(&v.cf, depth+1) {")
-			emitOnePassNested(g, f, "v", "at")
+			emitOnePassNested(g, f, "v", "at", 1)
 			g.P("at += ", w("EntrySize"))
 			g.P("}")
 			continue
@@ -113,14 +115,16 @@ func emitOnePassValue(g *protogen.GeneratedFile, f *field, v, at string) {
 }
 
 // emitOnePassNested emits the header of the present nested message of field
-// f held in v at the header cursor, and its {size, offset} entry at `at`: a
-// leaf (leafOf) inline, after the inlined LeafFits and Leaf1Put for a leaf of one bytes
-// field; any other message by its wireEnc1.
-func emitOnePassNested(g *protogen.GeneratedFile, f *field, v, at string) {
-	lm := leafOf(f)
+// f held in v at the header cursor, and its {size, offset} entry at `at`,
+// at nesting level lvl below the message whose wireEnc1 is emitted: a
+// message inlineOf returns (a leaf, or the level above the leaves) inline,
+// a leaf of one bytes field first by the inlined LeafFits and Leaf1Put;
+// any other message by its wireEnc1.
+func emitOnePassNested(g *protogen.GeneratedFile, f *field, v, at string, lvl int) {
+	lm := inlineOf(f)
 	if lm == nil {
 		g.P("start := hdr")
-		g.P("hdr, cp, zc = ", v, ".wireEnc1(w, hdr, cp, zc, depth+1)")
+		g.P("hdr, cp, zc = ", v, ".wireEnc1(w, hdr, cp, zc, depth+", lvl, ")")
 		g.P("w.PutRef(", at, ", hdr-start, start)")
 		return
 	}
@@ -131,22 +135,31 @@ func emitOnePassNested(g *protogen.GeneratedFile, f *field, v, at string) {
 		g.P("hdr, cp = w.Leaf1Put(", at, ", hdr, cp, ", bit, ", &", v, ".", one.sf, ")")
 		g.P("} else {")
 	}
+	lb0, ln, lat, lend := lvlName("lb0", lvl), lvlName("ln", lvl), lvlName("lat", lvl), lvlName("lend", lvl)
 	g.P("start := hdr")
-	g.P("var lb0 uint32")
-	g.P("ln := 0")
+	g.P("var ", lb0, " uint32")
+	g.P(ln, " := 0")
 	for _, lf := range lm.fields {
 		_, bit := bitOf(lf)
 		g.P("if ", present(g, lf, v), " {")
-		g.P("lb0 |= ", bit)
-		g.P("ln++")
+		g.P(lb0, " |= ", bit)
+		g.P(ln, "++")
 		g.P("}")
 	}
-	g.P("if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {")
-	g.P("hdr = lend")
+	g.P("if ", lat, ", ", lend, " := w.Begin1(hdr, ", lb0, ", ", ln, "); ", lat, " >= 0 {")
+	g.P("hdr = ", lend)
 	for _, lf := range lm.fields {
-		emitOnePassValue(g, lf, v, "lat")
+		if lf.shape == shapeMessage { // a leaf (inlineOf)
+			nv := "v" + strconv.Itoa(lvl+1)
+			g.P("if ", nv, " := ", v, ".", lf.sf, ".Loaded(); ", nv, " != nil && w.Nested(&", nv, ".cf, depth+", lvl+1, ") {")
+			emitOnePassNested(g, lf, nv, lat, lvl+1)
+			g.P(lat, " += ", g.QualifiedGoIdent(wireIdent("EntrySize")))
+			g.P("}")
+			continue
+		}
+		emitOnePassValue(g, lf, v, lat)
 	}
-	g.P("w.Check(lat, lend)")
+	g.P("w.Check(", lat, ", ", lend, ")")
 	g.P("}")
 	g.P("w.PutRef(", at, ", hdr-start, start)")
 	if one != nil {
