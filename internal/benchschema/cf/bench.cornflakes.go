@@ -2065,13 +2065,131 @@ func (x *Tree2) wireEnc1(w *wireimpl.OnePass, hdr, cp, zc, depth int) (int, int,
 	hdr = end
 	if v := x.xLeft.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEnc1(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xLeft.Present() {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xRight.Present() {
+			lb0 |= 0x2
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v2 := v.xLeft.Loaded(); v2 != nil && w.Nested(&v2.cf, depth+2) {
+				if w.LeafFits(lat, hdr, cp, &v2.xMessage) {
+					hdr, cp = w.Leaf1Put(lat, hdr, cp, 0x1, &v2.xMessage)
+				} else {
+					start := hdr
+					var lb02 uint32
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						lb02 |= 0x1
+						ln2++
+					}
+					if lat2, lend2 := w.Begin1(hdr, lb02, ln2); lat2 >= 0 {
+						hdr = lend2
+						if v2.xMessage.Len() != 0 {
+							cp, zc = w.Bytes(lat2, cp, zc, &v2.xMessage)
+							lat2 += wireimpl.EntrySize
+						}
+						w.Check(lat2, lend2)
+					}
+					w.PutRef(lat, hdr-start, start)
+				}
+				lat += wireimpl.EntrySize
+			}
+			if v2 := v.xRight.Loaded(); v2 != nil && w.Nested(&v2.cf, depth+2) {
+				if w.LeafFits(lat, hdr, cp, &v2.xMessage) {
+					hdr, cp = w.Leaf1Put(lat, hdr, cp, 0x1, &v2.xMessage)
+				} else {
+					start := hdr
+					var lb02 uint32
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						lb02 |= 0x1
+						ln2++
+					}
+					if lat2, lend2 := w.Begin1(hdr, lb02, ln2); lat2 >= 0 {
+						hdr = lend2
+						if v2.xMessage.Len() != 0 {
+							cp, zc = w.Bytes(lat2, cp, zc, &v2.xMessage)
+							lat2 += wireimpl.EntrySize
+						}
+						w.Check(lat2, lend2)
+					}
+					w.PutRef(lat, hdr-start, start)
+				}
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
 	if v := x.xRight.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
 		start := hdr
-		hdr, cp, zc = v.wireEnc1(w, hdr, cp, zc, depth+1)
+		var lb0 uint32
+		ln := 0
+		if v.xLeft.Present() {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xRight.Present() {
+			lb0 |= 0x2
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v2 := v.xLeft.Loaded(); v2 != nil && w.Nested(&v2.cf, depth+2) {
+				if w.LeafFits(lat, hdr, cp, &v2.xMessage) {
+					hdr, cp = w.Leaf1Put(lat, hdr, cp, 0x1, &v2.xMessage)
+				} else {
+					start := hdr
+					var lb02 uint32
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						lb02 |= 0x1
+						ln2++
+					}
+					if lat2, lend2 := w.Begin1(hdr, lb02, ln2); lat2 >= 0 {
+						hdr = lend2
+						if v2.xMessage.Len() != 0 {
+							cp, zc = w.Bytes(lat2, cp, zc, &v2.xMessage)
+							lat2 += wireimpl.EntrySize
+						}
+						w.Check(lat2, lend2)
+					}
+					w.PutRef(lat, hdr-start, start)
+				}
+				lat += wireimpl.EntrySize
+			}
+			if v2 := v.xRight.Loaded(); v2 != nil && w.Nested(&v2.cf, depth+2) {
+				if w.LeafFits(lat, hdr, cp, &v2.xMessage) {
+					hdr, cp = w.Leaf1Put(lat, hdr, cp, 0x1, &v2.xMessage)
+				} else {
+					start := hdr
+					var lb02 uint32
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						lb02 |= 0x1
+						ln2++
+					}
+					if lat2, lend2 := w.Begin1(hdr, lb02, ln2); lat2 >= 0 {
+						hdr = lend2
+						if v2.xMessage.Len() != 0 {
+							cp, zc = w.Bytes(lat2, cp, zc, &v2.xMessage)
+							lat2 += wireimpl.EntrySize
+						}
+						w.Check(lat2, lend2)
+					}
+					w.PutRef(lat, hdr-start, start)
+				}
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
