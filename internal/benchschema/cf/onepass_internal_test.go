@@ -77,3 +77,49 @@ func TestOnePassTaken(t *testing.T) {
 	check(build(false, 2), false) // more headers: they would cross the base
 	check(build(false, 4), true)
 }
+
+// TestOnePassDecoded checks decoded trees (the direct decode and the
+// Decoder path both decode these nested messages with their parent): each
+// completes in one pass, with the bytes decoded.
+func TestOnePassDecoded(t *testing.T) {
+	a := wire.NewArena()
+	defer func() {
+		if err := a.Reset(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	x := NewTree3(a)
+	for _, t2 := range []*Tree2{x.InitLeft(), x.InitRight()} {
+		for _, t1 := range []*Tree1{t2.InitLeft(), t2.InitRight()} {
+			t1.InitLeft().SetMessage([]byte("left value"))
+			t1.InitRight().SetMessage([]byte("r"))
+		}
+	}
+	p, err := wire.Flatten(x, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sga wire.SGA
+	if err := x.SerializeSGA(&sga); err != nil { // learns the base (the same shape)
+		t.Fatal(err)
+	}
+	check := func(what string, y *Tree3) {
+		t.Helper()
+		if !onePass(y, &sga) {
+			t.Fatalf("%s: one pass did not complete", what)
+		}
+		if !bytes.Equal(sga.Head, p) || len(sga.Entries) != 0 {
+			t.Fatalf("%s: head %x, want %x", what, sga.Head, p)
+		}
+	}
+	y := NewTree3(a)
+	if err := y.DecodeBytes(p); err != nil {
+		t.Fatal(err)
+	}
+	check("direct decode", y)
+	z := NewTree3(a)
+	if err := wire.DecodeBytes(z, p); err != nil {
+		t.Fatal(err)
+	}
+	check("Decoder path", z)
+}
