@@ -13,22 +13,25 @@ import (
 // write. The one pass walks it once. It writes the headers from 0 (each
 // message's bitmap word and entries, its nested messages' headers after
 // them, a nested message's {size, offset} entry as soon as its header is
-// written: the places of the two-pass path), and the copied values at a
-// provisional base B, in order, with their entries' offsets counted from
-// B; it appends the zero-copy values to the SGA's entries, in order, with
-// their offsets counted from 0. It records where each value's entry is
-// (copied and zero-copy apart). When the walk is done H and C are known,
-// and Finish moves the copied block from B down to H and subtracts B-H
-// from the copied entries' offsets (nothing to do when B = H), and adds
-// H+C to the zero-copy entries' offsets. The bytes are those of the
+// written: the places of the two-pass path) and the copied values, in
+// order, from a provisional base B with their final offsets; it appends
+// the zero-copy values to the SGA's entries, in order, with offsets
+// counted from 0, and keeps where their entries are. When the walk is
+// done, Finish completes it only if H = B: it adds H+C to the zero-copy
+// entries' offsets and sizes the head to H+C. The bytes are those of the
 // two-pass path.
 //
-// B is the arena's largest header total seen by the two-pass fallback
-// (Core.OnePassBase), or the capacity of sga.Head when that is less: a
-// message serialized again with the same presence pattern, the steady
-// state of a server, has B = H and pays no move. A header that would
-// cross B stops the one pass (the two-pass path serializes the message
-// and raises B).
+// B is the arena's header total last computed by the two-pass path
+// (Core.OnePassBase, which the generated fallback calls after its sizes
+// walk), or the capacity of sga.Head when that is less. A message
+// serialized again with the same presence pattern (H depends only on
+// which fields and nested messages are present, not on the values), the
+// steady state of a server, has H = B. A header that would cross B, or a
+// walk that ends below it, leaves the message to the two-pass path, which
+// learns the new H: a new presence pattern costs one extra walk. (Moving
+// the copied block down and correcting the copied entries when H < B would
+// need their positions recorded in the walk, which cost more per value
+// than the sizes walk the one pass saves on tree5: docs/perf/tree15.md.)
 //
 // The generated method is
 //
@@ -50,17 +53,18 @@ import (
 // sga.Entries) and reports what it finds (ErrArenaReset, ErrTooDeep,
 // ErrTooLarge, a pending nested message it decodes, kept unknown fields,
 // ErrBorrowedModified in the checked build). The cases: the root or a
-// nested message without an arena, of another arena, made before its
+// nested message without an arena, made before its
 // arena's last Reset or keeping unknown fields; a nested message not yet
 // decoded (Nested.Loaded is nil); the nesting deeper than MaxDepth; the
-// headers crossing B; a message larger than MaxMessageSize; a count of
-// present fields that does not match the entries written, or values that
-// changed while they were written (a data race).
+// headers crossing B or ending before it; a message larger than MaxMessageSize; a count of
+// present fields that does not match the entries written (a data race;
+// a value another goroutine changes while it is copied is copied as it is
+// read, never out of bounds).
 
 // OnePass carries the one-pass walk's state besides its cursors: the head
 // (sga.Head up to its capacity, grown when the copied values need more),
-// the provisional base of the copied values, where the values' entries
-// are, and whether the walk met a case it does not handle. It lives on the
+// the provisional base of the copied values, where the zero-copy values'
+// entries are, and whether the walk met a case it does not handle. It lives on the
 // stack of the generated WireSerializeSGA.
 type OnePass struct {
 	dst  []byte
@@ -102,9 +106,9 @@ func (c *Core) OnePassBase(hdr int) {
 }
 
 // Nested reports whether the nested message with core c at nesting depth
-// depth (the root is 0) may be written by the one pass: within MaxDepth, of
-// the same arena as the root, made since its last Reset and keeping no
-// unknown fields. Otherwise it marks w bad and reports false.
+// depth (the root is 0) may be written by the one pass: within MaxDepth,
+// made since its arena's last Reset and keeping no unknown fields (the
+// checks of DirectSizer.Nested). Otherwise it marks w bad and reports false.
 func (w *OnePass) Nested(c *Core, depth int) bool {
 	if depth > MaxDepth || c.a == nil || c.epoch != uint32(c.a.epoch) || c.uk != nil {
 		w.bad = true
@@ -200,13 +204,14 @@ func (w *OnePass) Check(at, end int) {
 }
 
 // Finish ends a one-pass serialization whose walk returned the cursors
-// hdr (the header total), cp and zc: it moves the copied values from the
-// base down to hdr and corrects their entries, corrects the zero-copy
-// entries, sizes sga.Head to the headers and the copied values, and
-// reports true. It reports false when the walk was marked bad, the message
-// is larger than MaxMessageSize, or the SGA's entries do not match the
-// zero-copy values written (a data race); the caller then takes the
-// two-pass path, which rewrites sga from the start.
+// hdr (the header total), cp and zc: when hdr is the base (the copied
+// values and their offsets are then in place) it adds hdr plus the copied
+// total to the zero-copy entries' offsets, sizes sga.Head to the headers
+// and the copied values, and reports true. It reports false when the walk
+// was marked bad, hdr is not the base, the message is larger than
+// MaxMessageSize, or the SGA's entries do not match the zero-copy values
+// written (a data race); the caller then takes the two-pass path, which
+// rewrites sga from the start.
 func (w *OnePass) Finish(hdr, cp, zc int) bool {
 	a := w.a
 	zfix := w.zfix
