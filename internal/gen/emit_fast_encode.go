@@ -96,9 +96,15 @@ func genDirectSGA(g *protogen.GeneratedFile, m *message) {
 		g.P()
 		return
 	}
+	if m.onePass() {
+		emitOnePassSGA(g) // emit_fast_encode_onepass.go
+	}
 	g.P("var ds ", g.QualifiedGoIdent(wireIdent("DirectSizer")))
 	g.P("if x.cf.StartDirectSizes(&ds) {")
 	g.P("hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)")
+	if m.onePass() {
+		g.P("x.cf.OnePassBase(hdr)")
+	}
 	g.P("var dw ", g.QualifiedGoIdent(wireIdent("DirectWriter")))
 	g.P("if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||")
 	g.P("x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {")
@@ -427,4 +433,7 @@ func genDirectHooks(g *protogen.GeneratedFile, m *message) {
 	g.P("return hdr, cp, zc")
 	g.P("}")
 	g.P()
+	if m.onePass() {
+		genOnePassHook(g, m) // emit_fast_encode_onepass.go
+	}
 }

@@ -70,6 +70,11 @@ type Arena struct {
 	// lent: the values set with SetBorrowed or AppendBorrowed in this
 	// batch and their checksums, in the checked build only (borrow.go).
 	lent []lentValue
+	// opBase, opFix, opZFix: the one-pass SerializeSGA's provisional base
+	// of the copied values and its scratch of entry offsets, kept for
+	// their capacity (fast_encode_onepass.go).
+	opBase int
+	opZFix []uint32
 
 	silentN, silentBytes uint64 // see SilentCopies
 

@@ -942,9 +942,17 @@ func DecodeTree1(a *wire.Arena, b mem.Buf) (*Tree1, error) {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Tree1) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var w1 wireimpl.OnePass
+	if x.cf.StartOnePass(&w1, sga) {
+		hdr, cp, zc := x.wireEnc1(&w1, 0, w1.Base(), 0, 0)
+		if w1.Finish(hdr, cp, zc) {
+			return nil
+		}
+	}
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		x.cf.OnePassBase(hdr)
 		var dw wireimpl.DirectWriter
 		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
 			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
@@ -1262,6 +1270,74 @@ func (x *Tree1) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	return hdr, cp, zc
 }
 
+// wireEnc1 writes x at the cursors for the one-pass WireSerializeSGA and returns
+// them advanced (nested messages at depth+1).
+func (x *Tree1) wireEnc1(w *wireimpl.OnePass, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xLeft.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xLeft.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		if w.LeafFits(at, hdr, cp, &v.xMessage) {
+			hdr, cp = w.Leaf1Put(at, hdr, cp, 0x1, &v.xMessage)
+		} else {
+			start := hdr
+			var lb0 uint32
+			ln := 0
+			if v.xMessage.Len() != 0 {
+				lb0 |= 0x1
+				ln++
+			}
+			if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+				hdr = lend
+				if v.xMessage.Len() != 0 {
+					cp, zc = w.Bytes(lat, cp, zc, &v.xMessage)
+					lat += wireimpl.EntrySize
+				}
+				w.Check(lat, lend)
+			}
+			w.PutRef(at, hdr-start, start)
+		}
+		at += wireimpl.EntrySize
+	}
+	if v := x.xRight.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		if w.LeafFits(at, hdr, cp, &v.xMessage) {
+			hdr, cp = w.Leaf1Put(at, hdr, cp, 0x1, &v.xMessage)
+		} else {
+			start := hdr
+			var lb0 uint32
+			ln := 0
+			if v.xMessage.Len() != 0 {
+				lb0 |= 0x1
+				ln++
+			}
+			if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+				hdr = lend
+				if v.xMessage.Len() != 0 {
+					cp, zc = w.Bytes(lat, cp, zc, &v.xMessage)
+					lat += wireimpl.EntrySize
+				}
+				w.Check(lat, lend)
+			}
+			w.PutRef(at, hdr-start, start)
+		}
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
 // tree1KnownFields are the fields of Tree1 and their kinds in the typed
 // header form, by number (Decoder.KeepUnknown keeps the others).
 var tree1KnownFields = []wireimpl.KnownField{
@@ -1503,9 +1579,17 @@ func DecodeTree2(a *wire.Arena, b mem.Buf) (*Tree2, error) {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Tree2) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var w1 wireimpl.OnePass
+	if x.cf.StartOnePass(&w1, sga) {
+		hdr, cp, zc := x.wireEnc1(&w1, 0, w1.Base(), 0, 0)
+		if w1.Finish(hdr, cp, zc) {
+			return nil
+		}
+	}
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		x.cf.OnePassBase(hdr)
 		var dw wireimpl.DirectWriter
 		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
 			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
@@ -1961,6 +2045,158 @@ func (x *Tree2) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	return hdr, cp, zc
 }
 
+// wireEnc1 writes x at the cursors for the one-pass WireSerializeSGA and returns
+// them advanced (nested messages at depth+1).
+func (x *Tree2) wireEnc1(w *wireimpl.OnePass, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xLeft.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xLeft.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		var lb0 uint32
+		ln := 0
+		if v.xLeft.Present() {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xRight.Present() {
+			lb0 |= 0x2
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v2 := v.xLeft.Loaded(); v2 != nil && w.Nested(&v2.cf, depth+2) {
+				if w.LeafFits(lat, hdr, cp, &v2.xMessage) {
+					hdr, cp = w.Leaf1Put(lat, hdr, cp, 0x1, &v2.xMessage)
+				} else {
+					start := hdr
+					var lb02 uint32
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						lb02 |= 0x1
+						ln2++
+					}
+					if lat2, lend2 := w.Begin1(hdr, lb02, ln2); lat2 >= 0 {
+						hdr = lend2
+						if v2.xMessage.Len() != 0 {
+							cp, zc = w.Bytes(lat2, cp, zc, &v2.xMessage)
+							lat2 += wireimpl.EntrySize
+						}
+						w.Check(lat2, lend2)
+					}
+					w.PutRef(lat, hdr-start, start)
+				}
+				lat += wireimpl.EntrySize
+			}
+			if v2 := v.xRight.Loaded(); v2 != nil && w.Nested(&v2.cf, depth+2) {
+				if w.LeafFits(lat, hdr, cp, &v2.xMessage) {
+					hdr, cp = w.Leaf1Put(lat, hdr, cp, 0x1, &v2.xMessage)
+				} else {
+					start := hdr
+					var lb02 uint32
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						lb02 |= 0x1
+						ln2++
+					}
+					if lat2, lend2 := w.Begin1(hdr, lb02, ln2); lat2 >= 0 {
+						hdr = lend2
+						if v2.xMessage.Len() != 0 {
+							cp, zc = w.Bytes(lat2, cp, zc, &v2.xMessage)
+							lat2 += wireimpl.EntrySize
+						}
+						w.Check(lat2, lend2)
+					}
+					w.PutRef(lat, hdr-start, start)
+				}
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xRight.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		var lb0 uint32
+		ln := 0
+		if v.xLeft.Present() {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xRight.Present() {
+			lb0 |= 0x2
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v2 := v.xLeft.Loaded(); v2 != nil && w.Nested(&v2.cf, depth+2) {
+				if w.LeafFits(lat, hdr, cp, &v2.xMessage) {
+					hdr, cp = w.Leaf1Put(lat, hdr, cp, 0x1, &v2.xMessage)
+				} else {
+					start := hdr
+					var lb02 uint32
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						lb02 |= 0x1
+						ln2++
+					}
+					if lat2, lend2 := w.Begin1(hdr, lb02, ln2); lat2 >= 0 {
+						hdr = lend2
+						if v2.xMessage.Len() != 0 {
+							cp, zc = w.Bytes(lat2, cp, zc, &v2.xMessage)
+							lat2 += wireimpl.EntrySize
+						}
+						w.Check(lat2, lend2)
+					}
+					w.PutRef(lat, hdr-start, start)
+				}
+				lat += wireimpl.EntrySize
+			}
+			if v2 := v.xRight.Loaded(); v2 != nil && w.Nested(&v2.cf, depth+2) {
+				if w.LeafFits(lat, hdr, cp, &v2.xMessage) {
+					hdr, cp = w.Leaf1Put(lat, hdr, cp, 0x1, &v2.xMessage)
+				} else {
+					start := hdr
+					var lb02 uint32
+					ln2 := 0
+					if v2.xMessage.Len() != 0 {
+						lb02 |= 0x1
+						ln2++
+					}
+					if lat2, lend2 := w.Begin1(hdr, lb02, ln2); lat2 >= 0 {
+						hdr = lend2
+						if v2.xMessage.Len() != 0 {
+							cp, zc = w.Bytes(lat2, cp, zc, &v2.xMessage)
+							lat2 += wireimpl.EntrySize
+						}
+						w.Check(lat2, lend2)
+					}
+					w.PutRef(lat, hdr-start, start)
+				}
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
 // tree2KnownFields are the fields of Tree2 and their kinds in the typed
 // header form, by number (Decoder.KeepUnknown keeps the others).
 var tree2KnownFields = []wireimpl.KnownField{
@@ -2202,9 +2438,17 @@ func DecodeTree3(a *wire.Arena, b mem.Buf) (*Tree3, error) {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Tree3) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var w1 wireimpl.OnePass
+	if x.cf.StartOnePass(&w1, sga) {
+		hdr, cp, zc := x.wireEnc1(&w1, 0, w1.Base(), 0, 0)
+		if w1.Finish(hdr, cp, zc) {
+			return nil
+		}
+	}
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		x.cf.OnePassBase(hdr)
 		var dw wireimpl.DirectWriter
 		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
 			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
@@ -2437,6 +2681,40 @@ func (x *Tree3) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
 		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
+// wireEnc1 writes x at the cursors for the one-pass WireSerializeSGA and returns
+// them advanced (nested messages at depth+1).
+func (x *Tree3) wireEnc1(w *wireimpl.OnePass, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xLeft.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xLeft.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEnc1(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xRight.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEnc1(w, hdr, cp, zc, depth+1)
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
@@ -2685,9 +2963,17 @@ func DecodeTree4(a *wire.Arena, b mem.Buf) (*Tree4, error) {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Tree4) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var w1 wireimpl.OnePass
+	if x.cf.StartOnePass(&w1, sga) {
+		hdr, cp, zc := x.wireEnc1(&w1, 0, w1.Base(), 0, 0)
+		if w1.Finish(hdr, cp, zc) {
+			return nil
+		}
+	}
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		x.cf.OnePassBase(hdr)
 		var dw wireimpl.DirectWriter
 		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
 			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
@@ -2920,6 +3206,40 @@ func (x *Tree4) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
 		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
+// wireEnc1 writes x at the cursors for the one-pass WireSerializeSGA and returns
+// them advanced (nested messages at depth+1).
+func (x *Tree4) wireEnc1(w *wireimpl.OnePass, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xLeft.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xLeft.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEnc1(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xRight.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEnc1(w, hdr, cp, zc, depth+1)
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}
@@ -3168,9 +3488,17 @@ func DecodeTree5(a *wire.Arena, b mem.Buf) (*Tree5, error) {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Tree5) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var w1 wireimpl.OnePass
+	if x.cf.StartOnePass(&w1, sga) {
+		hdr, cp, zc := x.wireEnc1(&w1, 0, w1.Base(), 0, 0)
+		if w1.Finish(hdr, cp, zc) {
+			return nil
+		}
+	}
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		x.cf.OnePassBase(hdr)
 		var dw wireimpl.DirectWriter
 		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
 			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
@@ -3403,6 +3731,40 @@ func (x *Tree5) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 	if v := x.xRight.Loaded(); v != nil && w.Nested(depth+1) {
 		start := hdr
 		hdr, cp, zc = v.wireEncDirect(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
+// wireEnc1 writes x at the cursors for the one-pass WireSerializeSGA and returns
+// them advanced (nested messages at depth+1).
+func (x *Tree5) wireEnc1(w *wireimpl.OnePass, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xLeft.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xLeft.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEnc1(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xRight.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEnc1(w, hdr, cp, zc, depth+1)
 		w.PutRef(at, hdr-start, start)
 		at += wireimpl.EntrySize
 	}

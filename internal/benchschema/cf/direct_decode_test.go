@@ -69,6 +69,14 @@ func checkDirectDecode(t *testing.T, p []byte, limit int) {
 			case errS == nil && !bytes.Equal(sgaBytes(&sga), flat):
 				t.Fatalf("%s: SerializeSGA and Flatten differ:\n%x\n%x", c.name, sgaBytes(&sga), flat)
 			}
+			if errS == nil { // again: the one pass of a tree, its nested messages loaded and its base learned
+				if err := wire.SerializeSGA(x, &sga); err != nil {
+					t.Fatalf("%s: second SerializeSGA: %v", c.name, err)
+				}
+				if !bytes.Equal(sgaBytes(&sga), flat) {
+					t.Fatalf("%s: second SerializeSGA and Flatten differ:\n%x\n%x", c.name, sgaBytes(&sga), flat)
+				}
+			}
 		}
 		if err := a.Reset(); err != nil {
 			t.Fatal(err)

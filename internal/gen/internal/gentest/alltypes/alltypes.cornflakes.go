@@ -4394,9 +4394,17 @@ func DecodeTree(a *wire.Arena, b mem.Buf) (*Tree, error) {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Tree) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var w1 wireimpl.OnePass
+	if x.cf.StartOnePass(&w1, sga) {
+		hdr, cp, zc := x.wireEnc1(&w1, 0, w1.Base(), 0, 0)
+		if w1.Finish(hdr, cp, zc) {
+			return nil
+		}
+	}
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		x.cf.OnePassBase(hdr)
 		var dw wireimpl.DirectWriter
 		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
 			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
@@ -4669,6 +4677,48 @@ func (x *Tree) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 		} else {
 			cp, zc = w.PutBytes(at, cp, zc, &x.xLeaf)
 		}
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
+// wireEnc1 writes x at the cursors for the one-pass WireSerializeSGA and returns
+// them advanced (nested messages at depth+1).
+func (x *Tree) wireEnc1(w *wireimpl.OnePass, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xLeft.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xRight.Present() {
+		b0 |= 0x2
+		n++
+	}
+	if x.xLeaf.Len() != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xLeft.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEnc1(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xRight.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEnc1(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if x.xLeaf.Len() != 0 {
+		cp, zc = w.Bytes(at, cp, zc, &x.xLeaf)
 		at += wireimpl.EntrySize
 	}
 	w.Check(at, end)

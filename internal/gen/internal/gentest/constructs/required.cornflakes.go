@@ -1588,9 +1588,17 @@ func DecodeLoose(a *wire.Arena, b mem.Buf) (*Loose, error) {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Loose) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var w1 wireimpl.OnePass
+	if x.cf.StartOnePass(&w1, sga) {
+		hdr, cp, zc := x.wireEnc1(&w1, 0, w1.Base(), 0, 0)
+		if w1.Finish(hdr, cp, zc) {
+			return nil
+		}
+	}
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		x.cf.OnePassBase(hdr)
 		var dw wireimpl.DirectWriter
 		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
 			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
@@ -1900,6 +1908,69 @@ func (x *Loose) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) 
 		at += wireimpl.EntrySize
 	}
 	if v := x.xInner.Loaded(); v != nil && w.Nested(depth+1) {
+		start := hdr
+		var lb0 uint32
+		ln := 0
+		if v.cf.Has(0) {
+			lb0 |= 0x1
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.cf.Has(0) {
+				w.PutU64(lat, wireimpl.BoolBits(v.xOk))
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
+// wireEnc1 writes x at the cursors for the one-pass WireSerializeSGA and returns
+// them advanced (nested messages at depth+1).
+func (x *Loose) wireEnc1(w *wireimpl.OnePass, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.cf.Has(0) {
+		b0 |= 0x1
+		n++
+	}
+	if x.cf.Has(1) {
+		b0 |= 0x2
+		n++
+	}
+	if x.xNext.Present() {
+		b0 |= 0x4
+		n++
+	}
+	if x.xInner.Present() {
+		b0 |= 0x8
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if x.cf.Has(0) {
+		w.PutU64(at, uint64(int64(x.xId)))
+		at += wireimpl.EntrySize
+	}
+	if x.cf.Has(1) {
+		cp, zc = w.String(at, cp, zc, &x.xName)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xNext.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		hdr, cp, zc = v.wireEnc1(w, hdr, cp, zc, depth+1)
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xInner.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
 		start := hdr
 		var lb0 uint32
 		ln := 0

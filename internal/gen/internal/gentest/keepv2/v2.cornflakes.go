@@ -2489,9 +2489,17 @@ func DecodePair(a *wire.Arena, b mem.Buf) (*Pair, error) {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *Pair) WireSerializeSGA(sga *wireimpl.SGA) error {
+	var w1 wireimpl.OnePass
+	if x.cf.StartOnePass(&w1, sga) {
+		hdr, cp, zc := x.wireEnc1(&w1, 0, w1.Base(), 0, 0)
+		if w1.Finish(hdr, cp, zc) {
+			return nil
+		}
+	}
 	var ds wireimpl.DirectSizer
 	if x.cf.StartDirectSizes(&ds) {
 		hdr, cp, zc, ents := x.wireSizeDirect(&ds, 0, 0, 0, 0, 0)
+		x.cf.OnePassBase(hdr)
 		var dw wireimpl.DirectWriter
 		if x.cf.StartDirectSGA(&dw, &ds, sga, hdr, cp, zc, ents) ||
 			x.cf.StartDirectSGAGrow(&dw, &ds, sga, hdr, cp, zc, ents) {
@@ -2894,6 +2902,114 @@ func (x *Pair) wireEncDirect(w *wireimpl.DirectWriter, hdr, cp, zc, depth int) (
 			}
 			if v.xExtra.Len() != 0 {
 				cp, zc = w.PutString(lat, cp, zc, &v.xExtra)
+				lat += wireimpl.EntrySize
+			}
+			if v.xMore != 0 {
+				w.PutU64(lat, v.xMore)
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	w.Check(at, end)
+	return hdr, cp, zc
+}
+
+// wireEnc1 writes x at the cursors for the one-pass WireSerializeSGA and returns
+// them advanced (nested messages at depth+1).
+func (x *Pair) wireEnc1(w *wireimpl.OnePass, hdr, cp, zc, depth int) (int, int, int) {
+	var b0 uint32
+	n := 0
+	if x.xA.Present() {
+		b0 |= 0x1
+		n++
+	}
+	if x.xB.Present() {
+		b0 |= 0x2
+		n++
+	}
+	at, end := w.Begin1(hdr, b0, n)
+	if at < 0 {
+		return hdr, cp, zc
+	}
+	hdr = end
+	if v := x.xA.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		var lb0 uint32
+		ln := 0
+		if v.xId != 0 {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xData.Len() != 0 {
+			lb0 |= 0x2
+			ln++
+		}
+		if v.xExtra.Len() != 0 {
+			lb0 |= 0x4
+			ln++
+		}
+		if v.xMore != 0 {
+			lb0 |= 0x8
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.xId != 0 {
+				w.PutU64(lat, uint64(v.xId))
+				lat += wireimpl.EntrySize
+			}
+			if v.xData.Len() != 0 {
+				cp, zc = w.Bytes(lat, cp, zc, &v.xData)
+				lat += wireimpl.EntrySize
+			}
+			if v.xExtra.Len() != 0 {
+				cp, zc = w.String(lat, cp, zc, &v.xExtra)
+				lat += wireimpl.EntrySize
+			}
+			if v.xMore != 0 {
+				w.PutU64(lat, v.xMore)
+				lat += wireimpl.EntrySize
+			}
+			w.Check(lat, lend)
+		}
+		w.PutRef(at, hdr-start, start)
+		at += wireimpl.EntrySize
+	}
+	if v := x.xB.Loaded(); v != nil && w.Nested(&v.cf, depth+1) {
+		start := hdr
+		var lb0 uint32
+		ln := 0
+		if v.xId != 0 {
+			lb0 |= 0x1
+			ln++
+		}
+		if v.xData.Len() != 0 {
+			lb0 |= 0x2
+			ln++
+		}
+		if v.xExtra.Len() != 0 {
+			lb0 |= 0x4
+			ln++
+		}
+		if v.xMore != 0 {
+			lb0 |= 0x8
+			ln++
+		}
+		if lat, lend := w.Begin1(hdr, lb0, ln); lat >= 0 {
+			hdr = lend
+			if v.xId != 0 {
+				w.PutU64(lat, uint64(v.xId))
+				lat += wireimpl.EntrySize
+			}
+			if v.xData.Len() != 0 {
+				cp, zc = w.Bytes(lat, cp, zc, &v.xData)
+				lat += wireimpl.EntrySize
+			}
+			if v.xExtra.Len() != 0 {
+				cp, zc = w.String(lat, cp, zc, &v.xExtra)
 				lat += wireimpl.EntrySize
 			}
 			if v.xMore != 0 {
