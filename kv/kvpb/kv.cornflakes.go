@@ -305,13 +305,10 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 						} else {
 							bad = true
 						}
+					} else if l, c, z, ok := x.xKeys.PutFlat(dst, at, lh, hdr, cp, zc, sga); ok {
+						lh, cp, zc = l, c, z
 					} else {
-						var dw wireimpl.DirectWriter
-						dw.BindFlat(dst, hdr, sga)
-						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xKeys)
-						if dw.Failed() {
-							bad = true
-						}
+						bad = true
 					}
 					at += wireimpl.EntrySize
 				}
@@ -323,13 +320,10 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 						} else {
 							bad = true
 						}
+					} else if l, c, z, ok := x.xVals.PutFlat(dst, at, lh, hdr, cp, zc, sga); ok {
+						lh, cp, zc = l, c, z
 					} else {
-						var dw wireimpl.DirectWriter
-						dw.BindFlat(dst, hdr, sga)
-						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
-						if dw.Failed() {
-							bad = true
-						}
+						bad = true
 					}
 					at += wireimpl.EntrySize
 				}
@@ -896,13 +890,10 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 						} else {
 							bad = true
 						}
+					} else if l, c, z, ok := x.xVals.PutFlat(dst, at, lh, hdr, cp, zc, sga); ok {
+						lh, cp, zc = l, c, z
 					} else {
-						var dw wireimpl.DirectWriter
-						dw.BindFlat(dst, hdr, sga)
-						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
-						if dw.Failed() {
-							bad = true
-						}
+						bad = true
 					}
 				}
 				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {

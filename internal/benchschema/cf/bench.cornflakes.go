@@ -593,13 +593,10 @@ func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
 						} else {
 							bad = true
 						}
+					} else if l, c, z, ok := x.xMessages.PutFlat(dst, at, lh, hdr, cp, zc, sga); ok {
+						lh, cp, zc = l, c, z
 					} else {
-						var dw wireimpl.DirectWriter
-						dw.BindFlat(dst, hdr, sga)
-						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xMessages)
-						if dw.Failed() {
-							bad = true
-						}
+						bad = true
 					}
 				}
 				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
