@@ -88,3 +88,48 @@ func TestPutFlat(t *testing.T) {
 		}
 	}
 }
+
+// TestPutFlatStrings holds StringList.PutFlat to DirectWriter.PutStringList
+// for a mixed list, and checks its refusal of a region that does not fit.
+func TestPutFlatStrings(t *testing.T) {
+	p := memtest.NewPool(t, mem.PoolConfig{})
+	item, err := p.Alloc(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer item.Release()
+	a := NewArena()
+	defer a.Reset()
+	var l StringList
+	l.Init(a, 4)
+	l.Append("small")
+	l.AppendBuf(item.Slice(0, 1500))
+	l.AppendBytes([]byte("bytes"))
+	l.AppendBuf(item.Slice(2000, 1100))
+	hdr, cpn, zcn, ents, _ := l.SizeFlat(a, 16, 0, 0, 0)
+	head := hdr + cpn
+	if ents != 2 || zcn != 2600 {
+		t.Fatalf("sizes: %d zero-copy bytes in %d entries; want 2600 in 2", zcn, ents)
+	}
+
+	want := SGA{Head: make([]byte, head), Entries: make([]mem.Buf, 0, ents)}
+	var dw DirectWriter
+	dw.BindFlat(want.Head, hdr, &want)
+	wlh, wcp, wzc := dw.PutStringList(8, 16, hdr, head, &l)
+	got := SGA{Head: make([]byte, head), Entries: make([]mem.Buf, 0, ents)}
+	lh, cp, zc, ok := l.PutFlat(got.Head, 8, 16, hdr, hdr, head, &got)
+	if dw.Failed() || !ok || lh != wlh || cp != wcp || zc != wzc {
+		t.Fatalf("PutFlat = %d, %d, %d, %v; want %d, %d, %d", lh, cp, zc, ok, wlh, wcp, wzc)
+	}
+	if !bytes.Equal(got.Head, want.Head) || !slices.Equal(got.Entries, want.Entries) {
+		t.Fatalf("head %x entries %v; want %x %v", got.Head, got.Entries, want.Head, want.Entries)
+	}
+	for name, sga := range map[string]SGA{
+		"values past the head":        {Head: make([]byte, head-1), Entries: make([]mem.Buf, 0, ents)},
+		"no room for the SGA entries": {Head: make([]byte, head), Entries: make([]mem.Buf, 0, ents-1)},
+	} {
+		if _, _, _, ok := l.PutFlat(sga.Head, 8, 16, hdr, hdr, head, &sga); ok || len(sga.Entries) != 0 {
+			t.Fatalf("%s: PutFlat = %v with %d SGA entries; want false and none", name, ok, len(sga.Entries))
+		}
+	}
+}
