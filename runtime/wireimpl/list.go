@@ -158,7 +158,7 @@ func (l *BytesList) Init(a *Arena, n int) {
 
 // InlineItems is the number of elements a generated one-level message
 // holds for each of its bytes lists in itself (BytesList.InitIn).
-const InlineItems = 2
+const InlineItems = 4
 
 // InitIn is Init with inl, storage in the list's own message, for the
 // elements of a list of at most InlineItems elements: such a list takes no
