@@ -138,10 +138,7 @@ func genFusedDecode(g *protogen.GeneratedFile, m *message) {
 	g.P("return nil, err")
 	g.P("}")
 	g.P("}")
-	g.P("x := ", m.typeVar, ".TryNew(ra)")
-	g.P("if x == nil {")
-	g.P("x = ", m.typeVar, ".NewSlow(ra)")
-	g.P("}")
+	emitNew(g, m, "x", "ra")
 	g.P("x.cf.Init(ra)")
 	if m.flatDecode() {
 		g.P("end := src.Len()")

@@ -9,8 +9,8 @@ import (
 // docs/CODEGEN.md): a message on the direct path without nested message
 // fields gets a WireSerializeSGA that sizes and writes it in one function,
 // with the cursors, the bitmap and the head buffer in locals and no call
-// but the lists' (none for a bytes list of one copied value) and the
-// copies'.
+// but the lists' PutFlat (none for a bytes list of one copied value) and
+// the copies'.
 
 // flatEncode reports whether m (on the direct path) has no nested message
 // field, so that its WireSerializeSGA is the flat one.
@@ -123,12 +123,9 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 			g.P("bad = true")
 			g.P("}")
 		case shapeList:
-			method := "PutBytesList"
-			if f.kind == protoreflect.StringKind {
-				method = "PutStringList"
-			}
 			// A list of one copied value: PutOneCopied (inlined) writes the
-			// value sized. Any other list: a DirectWriter (only then).
+			// value sized. Any other list: PutFlat, one walk writing each
+			// element's entry and its value or SGA entry.
 			if f.kind == protoreflect.BytesKind {
 				g.P("if one", f.sf, " {")
 				g.P("if c, ok := x.", f.sf, ".PutOneCopied(dst, at, lh, hdr, cp); ok {")
@@ -137,17 +134,14 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 				g.P("} else {")
 				g.P("bad = true")
 				g.P("}")
-				g.P("} else {")
+				g.P("} else if l, c, z, ok := x.", f.sf, ".PutFlat(dst, at, lh, hdr, cp, zc, sga); ok {")
+			} else {
+				g.P("if l, c, z, ok := x.", f.sf, ".PutFlat(dst, at, lh, hdr, cp, zc, sga); ok {")
 			}
-			g.P("var dw ", w("DirectWriter"))
-			g.P("dw.BindFlat(dst, hdr, sga)")
-			g.P("lh, cp, zc = dw.", method, "(at, lh, cp, zc, &x.", f.sf, ")")
-			g.P("if dw.Failed() {")
+			g.P("lh, cp, zc = l, c, z")
+			g.P("} else {")
 			g.P("bad = true")
 			g.P("}")
-			if f.kind == protoreflect.BytesKind {
-				g.P("}")
-			}
 		}
 		if !lists || i < len(m.fields)-1 { // with lists the end check is on lh
 			g.P("at += ", w("EntrySize"))

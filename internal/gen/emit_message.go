@@ -287,7 +287,21 @@ func genMessage(g *protogen.GeneratedFile, m *message) {
 	name := m.m.GoIdent.GoName
 	// Type and constructor.
 	docComment(g, m.m.Comments, fmt.Sprintf("%s is the message %s.", name, m.m.Desc.FullName()))
+	inl := m.inlineLists()
 	g.P("type ", name, " struct {")
+	if len(inl) != 0 {
+		// The fields New zeroes, then the lists' inline elements, which it
+		// does not (see inlineLists).
+		g.P(m.zeroedType(), "")
+		for _, f := range inl {
+			g.P(inlName(f), " [", wireIdent("InlineItems"), "]", wireIdent("Bytes"), " // the elements of ", f.sf, " (InitIn)")
+		}
+		g.P("}")
+		g.P()
+		g.P("// ", m.zeroedType(), " holds the fields of ", name, " that New zeroes: all but the")
+		g.P("// inline elements of its bytes lists.")
+		g.P("type ", m.zeroedType(), " struct {")
+	}
 	g.P("cf ", wireIdent("Core"))
 	for _, f := range m.fields {
 		g.P(f.sf, " ", storageType(g, f))
@@ -301,10 +315,7 @@ func genMessage(g *protogen.GeneratedFile, m *message) {
 	g.P("// until a.Reset.")
 	g.P("func New", name, "(a *", wireIdent("Arena"), ") *", name, " {")
 	g.P("ra := ", toRuntimeArena(g, "a"))
-	g.P("x := ", m.typeVar, ".TryNew(ra)")
-	g.P("if x == nil {")
-	g.P("x = ", m.typeVar, ".NewSlow(ra)")
-	g.P("}")
+	emitNew(g, m, "x", "ra")
 	g.P("x.cf.Init(ra)")
 	g.P("return x")
 	g.P("}")
@@ -319,4 +330,54 @@ func genMessage(g *protogen.GeneratedFile, m *message) {
 	genEqual(g, m)
 	genString(g, m)
 	genConstructs(g, m)
+}
+
+// inlineLists returns the bytes-list fields of m when m is a one-level
+// message (no message, map or oneof field) that holds the elements of
+// short bytes lists in itself: each such list has an array of
+// InlineItems elements in the message (InitX and ClearX call
+// BytesList.InitIn with it), so that a built list of at most InlineItems
+// elements takes no arena memory. The message is then the fields New
+// zeroes (zeroedType, embedded) followed by those arrays, which New does
+// not zero (TryNewRaw): nothing reads an element before Append writes it.
+func (m *message) inlineLists() []*field {
+	var lists []*field
+	for _, f := range m.fields {
+		if f.shape == shapeMessage || f.cx.isMap || f.cx.oneof != nil {
+			return nil
+		}
+		if f.shape == shapeList && f.kind == protoreflect.BytesKind {
+			lists = append(lists, f)
+		}
+	}
+	return lists
+}
+
+// zeroedType is the name of the embedded struct of the fields New zeroes
+// in a message with inline lists (a name no message's generated
+// identifiers use: those end in Type, KnownFields or a message name).
+func (m *message) zeroedType() string { return lowerFirst(m.m.GoIdent.GoName) + "Zeroed" }
+
+// inlName is the name of the inline elements of the bytes list f ("x"+name
+// is a field's: "inl"+name is never one).
+func inlName(f *field) string { return "inl" + f.goName }
+
+// emitNew emits the allocation of a new m in the runtime arena ra as x:
+// TryNew, NewSlow when the slab's chunk is used up; for a message with
+// inline lists, TryNewRaw and the zeroing of every field but the inline
+// elements.
+func emitNew(g *protogen.GeneratedFile, m *message, x, ra string) {
+	if len(m.inlineLists()) == 0 {
+		g.P(x, " := ", m.typeVar, ".TryNew(", ra, ")")
+		g.P("if ", x, " == nil {")
+		g.P(x, " = ", m.typeVar, ".NewSlow(", ra, ")")
+		g.P("}")
+		return
+	}
+	g.P(x, " := ", m.typeVar, ".TryNewRaw(", ra, ")")
+	g.P("if ", x, " == nil {")
+	g.P(x, " = ", m.typeVar, ".NewSlow(", ra, ")")
+	g.P("} else {")
+	g.P(x, ".", m.zeroedType(), " = ", m.zeroedType(), "{}")
+	g.P("}")
 }

@@ -283,8 +283,18 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 		}
 		g.P()
 		g.P("// Init", n, " empties ", what, ", reserves room for n elements, and returns it.")
+		initArgs := arena + ", n)"
+		clearArgs := arena + ", 0)"
+		if f.kind == protoreflect.BytesKind && len(m.inlineLists()) != 0 {
+			initArgs = arena + ", n, &x." + inlName(f) + ")"
+			clearArgs = arena + ", 0, &x." + inlName(f) + ")"
+		}
+		init := ".Init("
+		if initArgs != arena+", n)" {
+			init = ".InitIn("
+		}
 		g.P(recv, "Init", n, "(n int) *", lt, " {")
-		g.P("x.", f.sf, ".Init(", arena, ", n)")
+		g.P("x.", f.sf, init, initArgs)
 		g.P("return (*", lt, ")(&x.", f.sf, ")")
 		g.P("}")
 		g.P()
@@ -292,7 +302,7 @@ func genAccessors(g *protogen.GeneratedFile, m *message, f *field) {
 		g.P(recv, "Has", n, "() bool { return x.", f.sf, ".Len() != 0 }")
 		g.P()
 		g.P("// Clear", n, " empties ", what, ".")
-		g.P(recv, "Clear", n, "() { x.", f.sf, ".Init(", arena, ", 0) }")
+		g.P(recv, "Clear", n, "() { x.", f.sf, init, clearArgs, " }")
 		g.P()
 	}
 }

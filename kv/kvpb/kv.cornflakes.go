@@ -30,6 +30,14 @@ const (
 //	GetM: keys;  PutM: keys, vals (one per key)
 //	PutList, AppendToList: keys[0], vals (the list elements in order)
 type Req struct {
+	reqZeroed
+	inlKeys [wireimpl.InlineItems]wireimpl.Bytes // the elements of xKeys (InitIn)
+	inlVals [wireimpl.InlineItems]wireimpl.Bytes // the elements of xVals (InitIn)
+}
+
+// reqZeroed holds the fields of Req that New zeroes: all but the
+// inline elements of its bytes lists.
+type reqZeroed struct {
 	cf     wireimpl.Core
 	xKeys  wireimpl.BytesList
 	xVals  wireimpl.BytesList
@@ -42,9 +50,11 @@ var reqType = wireimpl.NewType[Req]()
 // until a.Reset.
 func NewReq(a *wire.Arena) *Req {
 	ra := (*wireimpl.Arena)(a)
-	x := reqType.TryNew(ra)
+	x := reqType.TryNewRaw(ra)
 	if x == nil {
 		x = reqType.NewSlow(ra)
+	} else {
+		x.reqZeroed = reqZeroed{}
 	}
 	x.cf.Init(ra)
 	return x
@@ -60,7 +70,7 @@ func (x *Req) GetKeys() (*wire.BytesList, error) {
 
 // InitKeys empties the list keys = 1, reserves room for n elements, and returns it.
 func (x *Req) InitKeys(n int) *wire.BytesList {
-	x.xKeys.Init(x.cf.Arena(), n)
+	x.xKeys.InitIn(x.cf.Arena(), n, &x.inlKeys)
 	return (*wire.BytesList)(&x.xKeys)
 }
 
@@ -68,7 +78,7 @@ func (x *Req) InitKeys(n int) *wire.BytesList {
 func (x *Req) HasKeys() bool { return x.xKeys.Len() != 0 }
 
 // ClearKeys empties the list keys = 1.
-func (x *Req) ClearKeys() { x.xKeys.Init(x.cf.Arena(), 0) }
+func (x *Req) ClearKeys() { x.xKeys.InitIn(x.cf.Arena(), 0, &x.inlKeys) }
 
 // GetVals returns the list vals = 2 (decoding it on first access).
 func (x *Req) GetVals() (*wire.BytesList, error) {
@@ -80,7 +90,7 @@ func (x *Req) GetVals() (*wire.BytesList, error) {
 
 // InitVals empties the list vals = 2, reserves room for n elements, and returns it.
 func (x *Req) InitVals(n int) *wire.BytesList {
-	x.xVals.Init(x.cf.Arena(), n)
+	x.xVals.InitIn(x.cf.Arena(), n, &x.inlVals)
 	return (*wire.BytesList)(&x.xVals)
 }
 
@@ -88,7 +98,7 @@ func (x *Req) InitVals(n int) *wire.BytesList {
 func (x *Req) HasVals() bool { return x.xVals.Len() != 0 }
 
 // ClearVals empties the list vals = 2.
-func (x *Req) ClearVals() { x.xVals.Init(x.cf.Arena(), 0) }
+func (x *Req) ClearVals() { x.xVals.InitIn(x.cf.Arena(), 0, &x.inlVals) }
 
 // GetIndex returns field index = 3.
 func (x *Req) GetIndex() uint32 { return x.xIndex }
@@ -206,9 +216,11 @@ func DecodeReq(a *wire.Arena, b mem.Buf) (*Req, error) {
 			return nil, err
 		}
 	}
-	x := reqType.TryNew(ra)
+	x := reqType.TryNewRaw(ra)
 	if x == nil {
 		x = reqType.NewSlow(ra)
+	} else {
+		x.reqZeroed = reqZeroed{}
 	}
 	x.cf.Init(ra)
 	end := src.Len()
@@ -305,13 +317,10 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 						} else {
 							bad = true
 						}
+					} else if l, c, z, ok := x.xKeys.PutFlat(dst, at, lh, hdr, cp, zc, sga); ok {
+						lh, cp, zc = l, c, z
 					} else {
-						var dw wireimpl.DirectWriter
-						dw.BindFlat(dst, hdr, sga)
-						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xKeys)
-						if dw.Failed() {
-							bad = true
-						}
+						bad = true
 					}
 					at += wireimpl.EntrySize
 				}
@@ -323,13 +332,10 @@ func (x *Req) WireSerializeSGA(sga *wireimpl.SGA) error {
 						} else {
 							bad = true
 						}
+					} else if l, c, z, ok := x.xVals.PutFlat(dst, at, lh, hdr, cp, zc, sga); ok {
+						lh, cp, zc = l, c, z
 					} else {
-						var dw wireimpl.DirectWriter
-						dw.BindFlat(dst, hdr, sga)
-						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
-						if dw.Failed() {
-							bad = true
-						}
+						bad = true
 					}
 					at += wireimpl.EntrySize
 				}
@@ -600,6 +606,13 @@ func (x *Req) Clone(a *wire.Arena) (*Req, error) {
 // Resp is every response. status: 0 ok, 1 not found, 2 error.
 // Get and GetFromList answer in val; GetM and GetList in vals.
 type Resp struct {
+	respZeroed
+	inlVals [wireimpl.InlineItems]wireimpl.Bytes // the elements of xVals (InitIn)
+}
+
+// respZeroed holds the fields of Resp that New zeroes: all but the
+// inline elements of its bytes lists.
+type respZeroed struct {
 	cf      wireimpl.Core
 	xStatus uint32
 	xVal    wireimpl.Bytes
@@ -612,9 +625,11 @@ var respType = wireimpl.NewType[Resp]()
 // until a.Reset.
 func NewResp(a *wire.Arena) *Resp {
 	ra := (*wireimpl.Arena)(a)
-	x := respType.TryNew(ra)
+	x := respType.TryNewRaw(ra)
 	if x == nil {
 		x = respType.NewSlow(ra)
+	} else {
+		x.respZeroed = respZeroed{}
 	}
 	x.cf.Init(ra)
 	return x
@@ -680,7 +695,7 @@ func (x *Resp) GetVals() (*wire.BytesList, error) {
 
 // InitVals empties the list vals = 3, reserves room for n elements, and returns it.
 func (x *Resp) InitVals(n int) *wire.BytesList {
-	x.xVals.Init(x.cf.Arena(), n)
+	x.xVals.InitIn(x.cf.Arena(), n, &x.inlVals)
 	return (*wire.BytesList)(&x.xVals)
 }
 
@@ -688,7 +703,7 @@ func (x *Resp) InitVals(n int) *wire.BytesList {
 func (x *Resp) HasVals() bool { return x.xVals.Len() != 0 }
 
 // ClearVals empties the list vals = 3.
-func (x *Resp) ClearVals() { x.xVals.Init(x.cf.Arena(), 0) }
+func (x *Resp) ClearVals() { x.xVals.InitIn(x.cf.Arena(), 0, &x.inlVals) }
 
 // Sizes implements wire.Object.
 func (x *Resp) Sizes() wire.Sizes {
@@ -794,9 +809,11 @@ func DecodeResp(a *wire.Arena, b mem.Buf) (*Resp, error) {
 			return nil, err
 		}
 	}
-	x := respType.TryNew(ra)
+	x := respType.TryNewRaw(ra)
 	if x == nil {
 		x = respType.NewSlow(ra)
+	} else {
+		x.respZeroed = respZeroed{}
 	}
 	x.cf.Init(ra)
 	end := src.Len()
@@ -896,13 +913,10 @@ func (x *Resp) WireSerializeSGA(sga *wireimpl.SGA) error {
 						} else {
 							bad = true
 						}
+					} else if l, c, z, ok := x.xVals.PutFlat(dst, at, lh, hdr, cp, zc, sga); ok {
+						lh, cp, zc = l, c, z
 					} else {
-						var dw wireimpl.DirectWriter
-						dw.BindFlat(dst, hdr, sga)
-						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xVals)
-						if dw.Failed() {
-							bad = true
-						}
+						bad = true
 					}
 				}
 				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {

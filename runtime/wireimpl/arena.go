@@ -315,6 +315,27 @@ func (t *Type[T]) TryNew(a *Arena) *T {
 	return nil
 }
 
+// TryNewRaw is TryNew without the zeroing: the *T it returns holds
+// whatever the slab's memory held (a value of an earlier batch, or zeros).
+// Generated constructors of messages that hold their lists' elements
+// (BytesList.InitIn) call it and then zero every field but that storage,
+// which no one reads before writing it. NewSlow's values are zeroed.
+func (t *Type[T]) TryNewRaw(a *Arena) *T {
+	if id := t.id; id < uint(len(a.slabs)) {
+		h := a.slabs[id]
+		n := h.n // h.used(a) written out (TryNew's inlining budget)
+		if h.ep != a.epoch {
+			n = 0
+		}
+		if n < h.lim {
+			h.n, h.ep = n+1, a.epoch
+			var z T
+			return (*T)(unsafe.Add(h.base, uintptr(n)*unsafe.Sizeof(z)))
+		}
+	}
+	return nil
+}
+
 // take is the type-independent fast path of every slab allocation: n > 0
 // values of size bytes from the current chunk of the slab with Type id id,
 // contents as the chunk holds them (the caller zeroes them when needed), or

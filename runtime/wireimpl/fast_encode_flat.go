@@ -241,3 +241,90 @@ func (l *BytesList) PutOneCopied(dst []byte, at, lh, hdr, cp int) (int, bool) {
 	}
 	return cp, false
 }
+
+// PutFlat writes the present list l on the flat path in one walk of its
+// elements: the list's {count, offset} entry at `at` in dst, the element
+// entries from lh (they must end by hdr, the end of the header region),
+// and for each element in the same step either its value, copied at the
+// copied cursor cp (at or after hdr), or its reference, appended to
+// sga.Entries (StartFlat reserved room for every zero-copy value the sizes
+// counted) at the zero-copy cursor zc. It returns the advanced cursors
+// (the element entries' end, cp, zc) and true. When a write does not fit
+// (only a data race between the sizes and the write can make it so) it
+// stops, leaves sga.Entries unchanged and returns false; the caller then
+// reports ErrModified and sends nothing. The wire bytes are those of
+// DirectWriter.PutBytesList.
+func (l *BytesList) PutFlat(dst []byte, at, lh, hdr, cp, zc int, sga *SGA) (int, int, int, bool) {
+	items := l.items
+	n := len(items)
+	end := lh + EntrySize*n
+	if at < 0 || at > lh-EntrySize || end > hdr || hdr > cp || cp > len(dst) {
+		return lh, cp, zc, false
+	}
+	ents := dst[lh:end]
+	es := sga.Entries
+	j := len(es)
+	for i := range items {
+		b := &items[i]
+		k := len(b.data)
+		e := ents[EntrySize*i : EntrySize*i+EntrySize]
+		if b.buf.IsZero() {
+			if k > len(dst)-cp {
+				return lh, cp, zc, false
+			}
+			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(cp))<<32)
+			copy(dst[cp:cp+k], b.data)
+			cp += k
+		} else {
+			if j >= cap(es) {
+				return lh, cp, zc, false
+			}
+			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(zc))<<32)
+			zc += k
+			es = es[:j+1]
+			es[j] = b.buf
+			j++
+		}
+	}
+	sga.Entries = es
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(lh))<<32)
+	return end, cp, zc, true
+}
+
+// PutFlat is BytesList.PutFlat for a list of strings (the same wire form).
+func (l *StringList) PutFlat(dst []byte, at, lh, hdr, cp, zc int, sga *SGA) (int, int, int, bool) {
+	items := l.items
+	n := len(items)
+	end := lh + EntrySize*n
+	if at < 0 || at > lh-EntrySize || end > hdr || hdr > cp || cp > len(dst) {
+		return lh, cp, zc, false
+	}
+	ents := dst[lh:end]
+	es := sga.Entries
+	j := len(es)
+	for i := range items {
+		b := &items[i].b
+		k := len(b.data)
+		e := ents[EntrySize*i : EntrySize*i+EntrySize]
+		if b.buf.IsZero() {
+			if k > len(dst)-cp {
+				return lh, cp, zc, false
+			}
+			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(cp))<<32)
+			copy(dst[cp:cp+k], b.data)
+			cp += k
+		} else {
+			if j >= cap(es) {
+				return lh, cp, zc, false
+			}
+			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(zc))<<32)
+			zc += k
+			es = es[:j+1]
+			es[j] = b.buf
+			j++
+		}
+	}
+	sga.Entries = es
+	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(lh))<<32)
+	return end, cp, zc, true
+}

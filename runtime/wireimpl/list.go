@@ -156,6 +156,24 @@ func (l *BytesList) Init(a *Arena, n int) {
 	*l = BytesList{a: a, items: items, tok: true} // one write: lz, vep and the totals zeroed with it
 }
 
+// InlineItems is the number of elements a generated one-level message
+// holds for each of its bytes lists in itself (BytesList.InitIn).
+const InlineItems = 4
+
+// InitIn is Init with inl, storage in the list's own message, for the
+// elements of a list of at most InlineItems elements: such a list takes no
+// arena memory (a longer one, or one that grows beyond InlineItems, is in
+// the arena's slab, as with Init). Generated one-level messages call it
+// with their own array for the list: the list's elements then lie in the
+// message, and neither the list nor the message may be copied by value.
+func (l *BytesList) InitIn(a *Arena, n int, inl *[InlineItems]Bytes) {
+	if n > InlineItems {
+		l.Init(a, n)
+		return
+	}
+	*l = BytesList{a: a, items: inl[:0:InlineItems], tok: true} // one write: lz, vep and the totals zeroed with it
+}
+
 // Load binds the list to a and, for a decoded list, checks every element's
 // range (once). Generated getters call it. A decoded list fails with
 // ErrArenaReset after the Reset of the arena that decoded it.

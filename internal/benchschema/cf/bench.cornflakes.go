@@ -398,6 +398,13 @@ func (x *SingleBuffer) Clone(a *wire.Arena) (*SingleBuffer, error) {
 //
 // ListBuffers is a list of bytes fields (shapes NxM with N > 1, google-*).
 type ListBuffers struct {
+	listBuffersZeroed
+	inlMessages [wireimpl.InlineItems]wireimpl.Bytes // the elements of xMessages (InitIn)
+}
+
+// listBuffersZeroed holds the fields of ListBuffers that New zeroes: all but the
+// inline elements of its bytes lists.
+type listBuffersZeroed struct {
 	cf        wireimpl.Core
 	xMessages wireimpl.BytesList
 }
@@ -408,9 +415,11 @@ var listBuffersType = wireimpl.NewType[ListBuffers]()
 // until a.Reset.
 func NewListBuffers(a *wire.Arena) *ListBuffers {
 	ra := (*wireimpl.Arena)(a)
-	x := listBuffersType.TryNew(ra)
+	x := listBuffersType.TryNewRaw(ra)
 	if x == nil {
 		x = listBuffersType.NewSlow(ra)
+	} else {
+		x.listBuffersZeroed = listBuffersZeroed{}
 	}
 	x.cf.Init(ra)
 	return x
@@ -426,7 +435,7 @@ func (x *ListBuffers) GetMessages() (*wire.BytesList, error) {
 
 // InitMessages empties the list messages = 1, reserves room for n elements, and returns it.
 func (x *ListBuffers) InitMessages(n int) *wire.BytesList {
-	x.xMessages.Init(x.cf.Arena(), n)
+	x.xMessages.InitIn(x.cf.Arena(), n, &x.inlMessages)
 	return (*wire.BytesList)(&x.xMessages)
 }
 
@@ -434,7 +443,7 @@ func (x *ListBuffers) InitMessages(n int) *wire.BytesList {
 func (x *ListBuffers) HasMessages() bool { return x.xMessages.Len() != 0 }
 
 // ClearMessages empties the list messages = 1.
-func (x *ListBuffers) ClearMessages() { x.xMessages.Init(x.cf.Arena(), 0) }
+func (x *ListBuffers) ClearMessages() { x.xMessages.InitIn(x.cf.Arena(), 0, &x.inlMessages) }
 
 // Sizes implements wire.Object.
 func (x *ListBuffers) Sizes() wire.Sizes {
@@ -525,9 +534,11 @@ func DecodeListBuffers(a *wire.Arena, b mem.Buf) (*ListBuffers, error) {
 			return nil, err
 		}
 	}
-	x := listBuffersType.TryNew(ra)
+	x := listBuffersType.TryNewRaw(ra)
 	if x == nil {
 		x = listBuffersType.NewSlow(ra)
+	} else {
+		x.listBuffersZeroed = listBuffersZeroed{}
 	}
 	x.cf.Init(ra)
 	end := src.Len()
@@ -593,13 +604,10 @@ func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
 						} else {
 							bad = true
 						}
+					} else if l, c, z, ok := x.xMessages.PutFlat(dst, at, lh, hdr, cp, zc, sga); ok {
+						lh, cp, zc = l, c, z
 					} else {
-						var dw wireimpl.DirectWriter
-						dw.BindFlat(dst, hdr, sga)
-						lh, cp, zc = dw.PutBytesList(at, lh, cp, zc, &x.xMessages)
-						if dw.Failed() {
-							bad = true
-						}
+						bad = true
 					}
 				}
 				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {

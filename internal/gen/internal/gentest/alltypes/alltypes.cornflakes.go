@@ -2475,6 +2475,13 @@ func (x *Optionals) Clone(a *wire.Arena) (*Optionals, error) {
 //
 // Lists has a repeated field of every kind.
 type Lists struct {
+	listsZeroed
+	inlBlobs [wireimpl.InlineItems]wireimpl.Bytes // the elements of xBlobs (InitIn)
+}
+
+// listsZeroed holds the fields of Lists that New zeroes: all but the
+// inline elements of its bytes lists.
+type listsZeroed struct {
 	cf      wireimpl.Core
 	xI32S   wireimpl.ScalarList[int32]
 	xU64S   wireimpl.ScalarList[uint64]
@@ -2495,9 +2502,11 @@ var listsType = wireimpl.NewType[Lists]()
 // until a.Reset.
 func NewLists(a *wire.Arena) *Lists {
 	ra := (*wireimpl.Arena)(a)
-	x := listsType.TryNew(ra)
+	x := listsType.TryNewRaw(ra)
 	if x == nil {
 		x = listsType.NewSlow(ra)
+	} else {
+		x.listsZeroed = listsZeroed{}
 	}
 	x.cf.Init(ra)
 	return x
@@ -2667,7 +2676,7 @@ func (x *Lists) GetBlobs() (*wire.BytesList, error) {
 
 // InitBlobs empties the list blobs = 10, reserves room for n elements, and returns it.
 func (x *Lists) InitBlobs(n int) *wire.BytesList {
-	x.xBlobs.Init(x.cf.Arena(), n)
+	x.xBlobs.InitIn(x.cf.Arena(), n, &x.inlBlobs)
 	return (*wire.BytesList)(&x.xBlobs)
 }
 
@@ -2675,7 +2684,7 @@ func (x *Lists) InitBlobs(n int) *wire.BytesList {
 func (x *Lists) HasBlobs() bool { return x.xBlobs.Len() != 0 }
 
 // ClearBlobs empties the list blobs = 10.
-func (x *Lists) ClearBlobs() { x.xBlobs.Init(x.cf.Arena(), 0) }
+func (x *Lists) ClearBlobs() { x.xBlobs.InitIn(x.cf.Arena(), 0, &x.inlBlobs) }
 
 // GetItems returns the list items = 11 (decoding it on first access).
 func (x *Lists) GetItems() (*wire.MessageList[*Scalars], error) {

@@ -265,10 +265,9 @@ func (x *A) WireSerializeSGA(sga *wireimpl.SGA) error {
 				bad := false
 				lh := at + wireimpl.EntrySize*n
 				if b0&0x1 != 0 {
-					var dw wireimpl.DirectWriter
-					dw.BindFlat(dst, hdr, sga)
-					lh, cp, zc = dw.PutStringList(at, lh, cp, zc, &x.xNames)
-					if dw.Failed() {
+					if l, c, z, ok := x.xNames.PutFlat(dst, at, lh, hdr, cp, zc, sga); ok {
+						lh, cp, zc = l, c, z
+					} else {
 						bad = true
 					}
 					at += wireimpl.EntrySize
