@@ -86,7 +86,11 @@ func (ep *Endpoint) handleRequest(e *proto.Event) {
 		return
 	}
 	r.inHandler = true
-	r.fn(r) // inside handleEvents' callback section
+	if h.lfn != nil { // (RegisterLoop) the loop is held: this goroutine runs the callback section
+		h.lfn(Loop{ep}, r)
+	} else {
+		r.fn(r) // inside handleEvents' callback section
+	}
 	r.inHandler = false
 	if r.done {
 		ep.freeRequest(r)

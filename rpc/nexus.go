@@ -36,6 +36,7 @@ type Handler func(r *Request)
 
 type handlerEntry struct {
 	fn   Handler
+	lfn  LoopHandler // RegisterLoop's (fn calls it too)
 	mode Mode
 }
 
@@ -203,6 +204,20 @@ func (n *Nexus) Register(reqType uint8, mode Mode, h Handler) error {
 		n.reserveOnce.Do(func() { reserveClasses(n.workPool, 1, 0) })
 	}
 	n.handlers[reqType].Store(&handlerEntry{fn: h, mode: mode})
+	return nil
+}
+
+// RegisterLoop installs a dispatch handler for reqType that receives,
+// with each request, its endpoint held by the handler's goroutine (a
+// Loop, valid until the handler returns): the handler's inline response
+// (Loop.RespondInline) and the requests it enqueues (Loop.EnqueueInline)
+// skip the goroutine check. Register's rules otherwise, in Dispatch mode.
+func (n *Nexus) RegisterLoop(reqType uint8, h LoopHandler) error {
+	if h == nil {
+		return fmt.Errorf("%w: RegisterLoop: nil handler", ErrConfig)
+	}
+	fn := func(r *Request) { h(Loop{r.ep}, r) }
+	n.handlers[reqType].Store(&handlerEntry{fn: fn, lfn: h, mode: Dispatch})
 	return nil
 }
 
