@@ -202,7 +202,7 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 		}
 		return sc
 	}
-	if err := nx.Register(ReqTypeDispatch, rpc.Dispatch, s.serveDispatch); err != nil {
+	if err := nx.RegisterLoop(ReqTypeDispatch, s.serveDispatch); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -319,8 +319,10 @@ type loopCall struct {
 
 // serveDispatch is the rpc handler of ReqTypeDispatch: serve with the
 // endpoint's cached serverCall (taken atomically, so a request that
-// finds it taken uses the pool instead).
-func (s *Server) serveDispatch(r *rpc.Request) {
+// finds it taken uses the pool instead). l, the endpoint held
+// (rpc.Nexus.RegisterLoop), answers the common call without a second
+// goroutine check.
+func (s *Server) serveDispatch(l rpc.Loop, r *rpc.Request) {
 	slot := &s.loopCalls[r.Endpoint().ID()]
 	if slot.busy.CompareAndSwap(false, true) {
 		sc := slot.sc
@@ -333,7 +335,7 @@ func (s *Server) serveDispatch(r *rpc.Request) {
 		if handle, fp, ok := fixedCall(data); ok && s.obs == nil {
 			if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
 				if m := (*p)[handle]; fp == m.fp && m.direct != nil {
-					s.serveDirect(m, sc, r, data[reqFixed:])
+					s.serveDirect(l, m, sc, r, data[reqFixed:])
 					slot.busy.Store(false)
 					return
 				}
@@ -369,7 +371,7 @@ func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 		if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
 			if m := (*p)[handle]; fp == m.fp {
 				if m.direct != nil {
-					s.serveDirect(m, sc, r, data[reqFixed:])
+					s.serveDirect(rpc.Loop{}, m, sc, r, data[reqFixed:])
 					return
 				}
 				sc.h = reqHeader{kind: kindCall, handle: handle, fp: m.fp}
@@ -576,7 +578,10 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 // armed by sc.guarded: a panic in the handler, the request's decode or the
 // response's serialization fails this call only, and the arena and
 // context are ended as on every other path.
-func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []byte) {
+//
+// l is r's endpoint held (its response then skips the goroutine check),
+// or the zero Loop.
+func (s *Server) serveDirect(l rpc.Loop, m *method, sc *serverCall, r *rpc.Request, body []byte) {
 	a, ctx := sc.a, sc.ctx
 	sc.gr, sc.guarded = r, true
 	defer sc.guard()   // a func value: no closure built per call
@@ -596,7 +601,11 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 		sent := false
 		if !m.bigResp.Load() {
 			sc.wout, sc.wm = out, m // (left set after the call: read by WriteInline only)
-			sent, err = r.RespondInline(sc)
+			if l.Endpoint() != nil {
+				sent, err = l.RespondInline(r, sc)
+			} else {
+				sent, err = r.RespondInline(sc)
+			}
 			if !sent && err == nil && sc.werr != nil { // the serialization failed
 				err, sc.werr = sc.werr, nil
 				sent = true
