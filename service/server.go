@@ -307,13 +307,16 @@ func (sc *serverCall) growKeep(h int) {
 	sc.keep = k
 }
 
-// loopCall is one endpoint's cached serverCall: sc is read and written
-// only by the goroutine that set busy (a request served while another
-// holds it, a nested or a concurrent one, uses the pool instead). A flag
-// rather than an atomic pointer: a pointer's atomic swap is a runtime call
-// with a write barrier, the flag's compare-and-swap one instruction.
+// loopCall is one endpoint's cached serverCall, touched only by
+// serveDispatch, which runs on the endpoint's loop goroutine inside its
+// callbacks (rpc.Nexus.RegisterLoop: the endpoint held): one goroutine at
+// a time, ordered by the endpoint's own entry and exit (another goroutine
+// may run it, or a new endpoint take the id, only after that), so busy is
+// a plain flag — no locked compare-and-swap and exchange per call. busy
+// still tells a request that finds the slot taken (a handler that
+// panicked out of serveDispatch) to use the pool instead.
 type loopCall struct {
-	busy atomic.Bool
+	busy bool
 	sc   *serverCall
 }
 
@@ -324,7 +327,8 @@ type loopCall struct {
 // goroutine check.
 func (s *Server) serveDispatch(l rpc.Loop, r *rpc.Request) {
 	slot := &s.loopCalls[r.Endpoint().ID()]
-	if slot.busy.CompareAndSwap(false, true) {
+	if !slot.busy {
+		slot.busy = true
 		sc := slot.sc
 		if sc == nil {
 			sc = s.calls.Get().(*serverCall)
@@ -336,13 +340,13 @@ func (s *Server) serveDispatch(l rpc.Loop, r *rpc.Request) {
 			if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
 				if m := (*p)[handle]; fp == m.fp && m.direct != nil {
 					s.serveDirect(l, m, sc, r, data[reqFixed:])
-					slot.busy.Store(false)
+					slot.busy = false
 					return
 				}
 			}
 		}
 		s.handle(r, sc)
-		slot.busy.Store(false)
+		slot.busy = false
 		return
 	}
 	sc := s.calls.Get().(*serverCall)
