@@ -95,3 +95,13 @@ func (ep *Endpoint) respondInlineHeld(r *Request, w InlineWriter) (sent bool, er
 	}
 	return true, ep.respondTx(r, t)
 }
+
+// recoverHandler ends the guarded handler that panicked with p (its
+// request ep.guardR): the handler's recovered function, then the
+// handler's end as after a return.
+func (ep *Endpoint) recoverHandler(p any) {
+	r := ep.guardR
+	ep.guarding, ep.guardR = false, nil
+	r.ent.recovered(Loop{ep}, r, p)
+	ep.afterHandler(r)
+}

@@ -21,7 +21,7 @@ const tLoop = 24 // echo through a RegisterLoop handler's Loop.RespondInline
 // calls; a Loop kept past its callback takes the checked path.
 func TestLoop(t *testing.T) {
 	cli, srv, _ := newPair(t, opts{maxPayload: 1500})
-	if err := srv.nx.RegisterLoop(tLoop, nil); !errors.Is(err, rpc.ErrConfig) {
+	if err := srv.nx.RegisterLoop(tLoop, nil, nil); !errors.Is(err, rpc.ErrConfig) {
 		t.Fatalf("RegisterLoop(nil): %v, want ErrConfig", err)
 	}
 	var mu sync.Mutex
@@ -53,7 +53,7 @@ func TestLoop(t *testing.T) {
 		if _, err := l.RespondInline(r, copyWriter{p: r.Data()}); !errors.Is(err, rpc.ErrAlreadyResponded) {
 			bad(fmt.Errorf("second Loop.RespondInline: %v, want ErrAlreadyResponded", err))
 		}
-	}); err != nil {
+	}, nil); err != nil {
 		t.Fatal(err)
 	}
 	s := cli.connect(t, srv.nx, 1)
@@ -140,5 +140,80 @@ func TestLoop(t *testing.T) {
 	}
 	if inlined == 0 {
 		t.Fatal("no response went through Loop.RespondInline")
+	}
+}
+
+const tLoopPanic = 25 // a RegisterLoop handler that panics on some requests
+
+// TestRegisterLoopRecovered: a RegisterLoop handler's panic ends in its
+// recovered function (on the loop, the Loop still valid, the request
+// still to be answered), which answers it; every other request, in the
+// same batch or not, is echoed.
+func TestRegisterLoopRecovered(t *testing.T) {
+	cli, srv, _ := newPair(t, opts{maxPayload: 1500})
+	var mu sync.Mutex
+	var srvErrs []error
+	recovered := 0
+	if err := srv.nx.RegisterLoop(tLoopPanic, func(l rpc.Loop, r *rpc.Request) {
+		if r.Data()[8] == 'P' {
+			panic("panicked on purpose")
+		}
+		if sent, err := l.RespondInline(r, copyWriter{p: r.Data()}); !sent || err != nil {
+			_ = r.RespondBytes(r.Data())
+		}
+	}, func(l rpc.Loop, r *rpc.Request, p any) {
+		mu.Lock()
+		recovered++
+		if l.Endpoint() != r.Endpoint() || p != "panicked on purpose" {
+			srvErrs = append(srvErrs, fmt.Errorf("recovered with %v, %v", l.Endpoint() == r.Endpoint(), p))
+		}
+		if _, ok := r.Endpoint().Loop(); !ok {
+			srvErrs = append(srvErrs, errors.New("recovered: the endpoint not held"))
+		}
+		mu.Unlock()
+		_ = r.RespondBytes([]byte("recovered"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s := cli.connect(t, srv.nx, 1)
+	const calls = 64
+	pending, panics := 0, 0
+	var firstErr error
+	for i := 0; i < calls; i++ {
+		want := payload(nextID(), 24)
+		if i%3 == 1 {
+			want[8] = 'P'
+			panics++
+		} else {
+			want[8] = 'G'
+		}
+		pending++
+		if err := cli.ep.Enqueue(s, tLoopPanic, rpc.BytesMsg(want), func(r *rpc.Response) {
+			pending--
+			exp := want
+			if want[8] == 'P' {
+				exp = []byte("recovered")
+			}
+			if r.Err == nil && !bytes.Equal(r.Data(), exp) {
+				r.Err = fmt.Errorf("got %q, want %q", r.Data(), exp)
+			}
+			if r.Err != nil && firstErr == nil {
+				firstErr = r.Err
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cli.runUntil(t, 60*time.Second, func() bool { return pending == 0 })
+	if firstErr != nil {
+		t.Fatal(firstErr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, err := range srvErrs {
+		t.Error(err)
+	}
+	if recovered != panics {
+		t.Fatalf("%d panics recovered, want %d", recovered, panics)
 	}
 }

@@ -202,7 +202,7 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 		}
 		return sc
 	}
-	if err := nx.RegisterLoop(ReqTypeDispatch, s.serveDispatch); err != nil {
+	if err := nx.RegisterLoop(ReqTypeDispatch, s.serveDispatch, s.dispatchPanic); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -375,7 +375,7 @@ func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 		if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
 			if m := (*p)[handle]; fp == m.fp {
 				if m.direct != nil {
-					s.serveDirect(rpc.Loop{}, m, sc, r, data[reqFixed:])
+					s.serveDirectGuarded(m, sc, r, data[reqFixed:])
 					return
 				}
 				sc.h = reqHeader{kind: kindCall, handle: handle, fp: m.fp}
@@ -578,17 +578,18 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 // endpoint sends it from when it fits (WriteInline), a handler's error
 // or panic (Internal) as a status.
 //
-// The panic guard is a deferred method call with its arguments (directGuard),
-// armed by sc.guarded: a panic in the handler, the request's decode or the
-// response's serialization fails this call only, and the arena and
-// context are ended as on every other path.
+// The panic guard is armed by sc.guarded (with sc.gr, the request): a
+// panic in the handler, the request's decode or the response's
+// serialization fails this call only (directPanic), and the arena and
+// context are ended as on every other path. The guard is the rpc loop's,
+// one per batch of requests (serveDispatch is registered with
+// rpc.Nexus.RegisterLoop and dispatchPanic), or serveDirectGuarded's.
 //
 // l is r's endpoint held (its response then skips the goroutine check),
 // or the zero Loop.
 func (s *Server) serveDirect(l rpc.Loop, m *method, sc *serverCall, r *rpc.Request, body []byte) {
 	a, ctx := sc.a, sc.ctx
 	sc.gr, sc.guarded = r, true
-	defer sc.guard()   // a func value: no closure built per call
 	ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
 	var in mem.Buf
 	if len(body) != 0 {
@@ -632,8 +633,31 @@ func (s *Server) serveDirect(l rpc.Loop, m *method, sc *serverCall, r *rpc.Reque
 	s.resetArena(a)
 }
 
+// serveDirectGuarded is serveDirect under a panic guard of its own
+// (sc.guard, deferred as a func value: no closure built per call), for
+// the calls that do not come from serveDispatch's first case (handle).
+func (s *Server) serveDirectGuarded(m *method, sc *serverCall, r *rpc.Request, body []byte) {
+	defer sc.guard()
+	s.serveDirect(rpc.Loop{}, m, sc, r, body)
+}
+
+// dispatchPanic is the rpc loop's recovery of serveDispatch's panics
+// (rpc.Nexus.RegisterLoop): a call of serveDirect on the endpoint's
+// cached serverCall that panicked (sc.guarded, for r) ends as directPanic
+// says and frees the slot; anything else — a panic outside a method's
+// call, a bug of this package — panics on.
+func (s *Server) dispatchPanic(_ rpc.Loop, r *rpc.Request, p any) {
+	slot := &s.loopCalls[r.Endpoint().ID()]
+	if sc := slot.sc; slot.busy && sc != nil && sc.guarded && sc.gr == r {
+		s.directPanic(sc, p)
+		slot.busy = false
+		return
+	}
+	panic(p)
+}
+
 // directPanic ends a call of serveDirect that panicked with p (recovered
-// by its guard, sc.guard): the call (sc.gr, of method sc.ctx.info) is answered
+// by dispatchPanic or sc.guard): the call (sc.gr, of method sc.ctx.info) is answered
 // with Internal and its arena and context ended, as on every other path.
 func (s *Server) directPanic(sc *serverCall, p any) {
 	sc.guarded = false
