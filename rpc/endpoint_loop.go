@@ -288,6 +288,10 @@ func (ep *Endpoint) handleEvents(evs []proto.Event) {
 		}
 		return
 	}
+	// The flag is left set only by a guarded handler whose panic unwound
+	// an unguarded batch (it was registered while the batch ran): cleared
+	// here, so that it never arms this batch's guard for another panic.
+	ep.guarding = false
 	for j := 0; j < len(evs); {
 		j = ep.handleEventsFrom(evs, j)
 	}
