@@ -358,6 +358,11 @@ type Endpoint struct {
 	owner      atomic.Int64 // the goroutine id that set state to 1
 	inCallback atomic.Int32
 	inLoop     bool
+	// guarding: the RegisterLoop handler of guardR, with a recovered
+	// function, runs; handleEventsFrom's guard recovers a panic only
+	// while it is set (loop.go). guardR is left set after the handler.
+	guarding bool
+	guardR   *Request
 	// batching: Enqueue from outside the loop queues without sending
 	// (BeginBatch .. EndBatch).
 	batching bool

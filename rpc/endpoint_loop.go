@@ -282,9 +282,41 @@ func (ep *Endpoint) process() {
 func (ep *Endpoint) handleEvents(evs []proto.Event) {
 	ep.inCallback.Add(1)
 	defer ep.inCallback.Add(-1)
-	for j := range evs {
+	if !ep.nx.recovering.Load() { // no handler to guard (RegisterLoop)
+		for j := range evs {
+			ep.handleEvent(&evs[j])
+		}
+		return
+	}
+	// The flag is left set only by a guarded handler whose panic unwound
+	// an unguarded batch (it was registered while the batch ran): cleared
+	// here, so that it never arms this batch's guard for another panic.
+	ep.guarding = false
+	for j := 0; j < len(evs); {
+		j = ep.handleEventsFrom(evs, j)
+	}
+}
+
+// handleEventsFrom handles evs[j:] under one panic guard for the batch,
+// for the RegisterLoop handlers given a recovered function: their panic
+// (ep.guarding) is recovered here, handed to it (recoverHandler), and
+// next is the event after it. Any other panic unwinds as before (the
+// guard does not call recover).
+func (ep *Endpoint) handleEventsFrom(evs []proto.Event, j int) (next int) {
+	defer func() {
+		if ep.guarding { // a guarded handler did not return
+			if p := recover(); p != nil {
+				ep.recoverHandler(p)
+				next = j + 1
+			} else {
+				ep.guarding = false // runtime.Goexit, not a panic
+			}
+		}
+	}()
+	for ; j < len(evs); j++ {
 		ep.handleEvent(&evs[j])
 	}
+	return j
 }
 
 // ReservedClassMax is the largest pool size class NewEndpoint reserves a

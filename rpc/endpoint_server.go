@@ -57,7 +57,7 @@ func (ep *Endpoint) handleRequest(e *proto.Event) {
 	}
 	r := ep.newRequest()
 	r.h, r.reqType, r.mode = e.Handle, e.ReqType, h.mode
-	r.fn = h.fn
+	r.ent = h
 	if ep.nx.cfg.Keys != nil {
 		if si := ep.session(e.Session); si != nil {
 			r.key, r.role = si.key, si.role
@@ -86,7 +86,34 @@ func (ep *Endpoint) handleRequest(e *proto.Event) {
 		return
 	}
 	r.inHandler = true
-	r.fn(r) // inside handleEvents' callback section
+	if h.lfn != nil { // (RegisterLoop) the loop is held: this goroutine runs the callback section
+		if h.recovered != nil {
+			// Armed for the batch's guard (handleEventsFrom): a panic
+			// ends in h.recovered and the next events are handled.
+			ep.guardR, ep.guarding = r, true
+			h.lfn(Loop{ep}, r)
+			ep.guarding = false
+		} else {
+			h.lfn(Loop{ep}, r)
+		}
+	} else {
+		h.fn(r) // inside handleEvents' callback section
+	}
+	// afterHandler, written out (one call less per request).
+	r.inHandler = false
+	if r.done {
+		ep.freeRequest(r)
+		return
+	}
+	r.own() // answered later: keep the request bytes alive until then
+	ep.track(r)
+	_ = ep.core.Ack(r.h) // and acknowledge it now (Core.Ack)
+}
+
+// afterHandler ends the dispatch handler's part of r: freed if answered,
+// kept and acknowledged otherwise (handleRequest's end, after a panic
+// recovered; kept in step with it).
+func (ep *Endpoint) afterHandler(r *Request) {
 	r.inHandler = false
 	if r.done {
 		ep.freeRequest(r)

@@ -36,7 +36,10 @@ type Handler func(r *Request)
 
 type handlerEntry struct {
 	fn   Handler
+	lfn  LoopHandler // RegisterLoop's (fn calls it too)
 	mode Mode
+	// recovered is RegisterLoop's: called with a panic of lfn.
+	recovered func(l Loop, r *Request, p any)
 }
 
 // NexusConfig configures a Nexus. Zero fields take the defaults.
@@ -122,7 +125,10 @@ type Nexus struct {
 	addr        netip.AddrPort
 	incarnation uint64
 	handlers    [256]atomic.Pointer[handlerEntry]
-	work        chan *Request
+	// recovering: a handler with a recovered function was registered
+	// (RegisterLoop); the endpoints then handle events under a guard.
+	recovering atomic.Bool
+	work       chan *Request
 	// workPool holds what crosses between an endpoint and the workers:
 	// worker requests' bytes and their preallocated responses. It is
 	// Concurrent (atomic reference counts), unlike the endpoints' pools.
@@ -203,6 +209,30 @@ func (n *Nexus) Register(reqType uint8, mode Mode, h Handler) error {
 		n.reserveOnce.Do(func() { reserveClasses(n.workPool, 1, 0) })
 	}
 	n.handlers[reqType].Store(&handlerEntry{fn: h, mode: mode})
+	return nil
+}
+
+// RegisterLoop installs a dispatch handler for reqType that receives,
+// with each request, its endpoint held by the handler's goroutine (a
+// Loop, valid until the handler returns): the handler's inline response
+// (Loop.RespondInline) and the requests it enqueues (Loop.EnqueueInline)
+// skip the goroutine check. Register's rules otherwise, in Dispatch mode.
+//
+// With a non-nil recovered, a panic of h is recovered by the endpoint's
+// loop (one guard per batch of events, not one per request): recovered
+// runs on the loop with the request and the panic's value (it answers r
+// if it should be answered; h's Loop is still valid in it), and the loop
+// goes on with the next event. A panic of recovered itself is not
+// recovered. With a nil recovered, a panic of h unwinds as with Register.
+func (n *Nexus) RegisterLoop(reqType uint8, h LoopHandler, recovered func(l Loop, r *Request, p any)) error {
+	if h == nil {
+		return fmt.Errorf("%w: RegisterLoop: nil handler", ErrConfig)
+	}
+	fn := func(r *Request) { h(Loop{r.ep}, r) }
+	if recovered != nil && !n.recovering.Load() {
+		n.recovering.Store(true) // before the handler: its requests find the guard
+	}
+	n.handlers[reqType].Store(&handlerEntry{fn: fn, lfn: h, mode: Dispatch, recovered: recovered})
 	return nil
 }
 

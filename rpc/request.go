@@ -16,7 +16,7 @@ type Request struct {
 	h         proto.ReqHandle
 	reqType   uint8
 	mode      Mode
-	fn        Handler
+	ent       *handlerEntry // its handler (Nexus.Register, RegisterLoop)
 	data      []byte
 	buf       mem.Buf // owned reference on the request bytes (zero when borrowed)
 	borrowed  bool    // data aliases the current RX batch
@@ -303,7 +303,7 @@ func (r *Request) runHandler() {
 			}
 		}
 	}()
-	r.fn(r)
+	r.ent.fn(r)
 }
 
 // Response is a completed (or failed) request, passed to continuations.

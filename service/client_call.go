@@ -350,22 +350,29 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	// serialized in one walk straight into the endpoint's send record
 	// (rpc.Endpoint.EnqueueInline, cl as the writer, cl.wenc the method's
 	// EncodeRequest) after the request header cl.buf keeps, and enqueued
-	// from there (no copy).
-	if k.fast && isBackground(ctx) && c.last.Load() == k.hb && !c.closed.Load() && c.onLoop() {
-		sess := c.nextLoopSession()
-		cl.sess = sess
-		cl.wreq = req
-		c.loopPending++
-		sent, err := c.ep.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
-		// (cl.wreq is left set: it is read by WriteInline only, during EnqueueInline)
-		if sent || err != nil {
-			if err != nil {
-				k.finish(cl, nil, err)
+	// from there (no copy). The plan is for a Start from one of the
+	// endpoint's callbacks (a done function, the common re-issue): one
+	// goroutine check, rpc's (Endpoint.Loop), for both layers — the
+	// goroutine that runs the endpoint's callbacks is the one that runs
+	// the Client's loop (onLoop), as only the Client's callers run the
+	// endpoint (Dial) and only the one holding the loop (tryLead) runs it.
+	if k.fast && isBackground(ctx) && c.last.Load() == k.hb && !c.closed.Load() {
+		if l, ok := c.ep.Loop(); ok {
+			sess := c.nextLoopSession()
+			cl.sess = sess
+			cl.wreq = req
+			c.loopPending++
+			sent, err := l.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
+			// (cl.wreq is left set: it is read by WriteInline only, during EnqueueInline)
+			if sent || err != nil {
+				if err != nil {
+					k.finish(cl, nil, err)
+				}
+				return nil
 			}
-			return nil
+			c.loopPending--
+			return k.sendDeclined(req, sess)
 		}
-		c.loopPending--
-		return k.sendDeclined(req, sess)
 	}
 	return k.startSlow(ctx, req)
 }

@@ -2,7 +2,8 @@ package service
 
 import (
 	"context"
-	"runtime"
+
+	"github.com/cornflakes-go/cornflakes/rpc"
 )
 
 // HoldLoop takes c's endpoint loop on a goroutine of its own, as a caller
@@ -37,24 +38,35 @@ func IsBackground(ctx context.Context) bool { return isBackground(ctx) }
 // ResetErrors is the number of call arenas whose Reset failed, for tests.
 func ResetErrors(s *Server) int64 { return s.resetErrs.Load() }
 
-// HoldLoopCall takes the cached serverCall of endpoint id's dispatch
-// requests, as a request being served holds it: until release, the
-// endpoint's requests are served with pooled ones. For tests.
-func HoldLoopCall(s *Server, id uint8) (release func()) {
-	slot := &s.loopCalls[id]
-	if !slot.busy.CompareAndSwap(false, true) {
-		panic("service: HoldLoopCall: taken")
-	}
-	return func() { slot.busy.Store(false) }
+// HoldLoopCall takes the cached serverCall of ep's dispatch requests, as
+// a request being served holds it: until release, the endpoint's requests
+// are served with pooled ones. Both steps run on ep's loop (rpc.Endpoint.Post),
+// the only goroutine that touches the slot. For tests.
+func HoldLoopCall(s *Server, ep *rpc.Endpoint) (release func()) {
+	slot := &s.loopCalls[ep.ID()]
+	onLoop(ep, func() {
+		if slot.busy {
+			panic("service: HoldLoopCall: taken")
+		}
+		slot.busy = true
+	})
+	return func() { onLoop(ep, func() { slot.busy = false }) }
 }
 
-// LoopCallCached reports whether endpoint id has a cached serverCall,
-// waiting while a request holds it. For tests.
-func LoopCallCached(s *Server, id uint8) bool {
-	slot := &s.loopCalls[id]
-	for !slot.busy.CompareAndSwap(false, true) {
-		runtime.Gosched()
+// LoopCallCached reports whether ep has a cached serverCall (read on ep's
+// loop). For tests.
+func LoopCallCached(s *Server, ep *rpc.Endpoint) bool {
+	slot := &s.loopCalls[ep.ID()]
+	var cached bool
+	onLoop(ep, func() { cached = !slot.busy && slot.sc != nil })
+	return cached
+}
+
+// onLoop runs fn on ep's loop (ep run by another goroutine) and waits.
+func onLoop(ep *rpc.Endpoint, fn func()) {
+	done := make(chan struct{})
+	if err := ep.Post(func() { fn(); close(done) }); err != nil {
+		panic(err)
 	}
-	defer slot.busy.Store(false)
-	return slot.sc != nil
+	<-done
 }

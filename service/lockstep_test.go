@@ -45,6 +45,12 @@ func newLockstep(b testing.TB, raw bool) *lockstep {
 // by d.
 func newLockstepDesc(b testing.TB, raw bool, d *service.ServiceDesc) *lockstep {
 	b.Helper()
+	return newLockstepImpl(b, raw, d, lockstepEcho{})
+}
+
+// newLockstepImpl is newLockstepDesc with impl serving the Echo service.
+func newLockstepImpl(b testing.TB, raw bool, d *service.ServiceDesc, impl typedpb.EchoServer) *lockstep {
+	b.Helper()
 	net := memnet.NewNetwork(memnet.NetworkConfig{Seed: 1})
 	nc := rpc.NexusConfig{FailureTimeout: 60 * time.Second, ConnectTimeout: 60 * time.Second} // slow under valgrind
 	srvNx, err := rpc.NewNexus(nc)
@@ -56,7 +62,7 @@ func newLockstepDesc(b testing.TB, raw bool, d *service.ServiceDesc) *lockstep {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := srv.RegisterService(d, lockstepEcho{}); err != nil {
+	if err := srv.RegisterService(d, impl); err != nil {
 		b.Fatal(err)
 	}
 	// rpcbench's rpc variant: the body echoed from the request, inline.

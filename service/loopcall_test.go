@@ -29,18 +29,17 @@ func TestDispatchLoopCall(t *testing.T) {
 			t.Fatalf("got %q, want %q", msg, "hello, "+name)
 		}
 	}
-	srvID := h.srvEp.ID()
 	call("first")
-	if !service.LoopCallCached(h.srv, srvID) {
+	if !service.LoopCallCached(h.srv, h.srvEp) {
 		t.Fatal("no cached serverCall after a dispatch request")
 	}
-	release := service.HoldLoopCall(h.srv, srvID)
+	release := service.HoldLoopCall(h.srv, h.srvEp)
 	for _, n := range []string{"pooled-1", "pooled-2", "pooled-3"} {
 		call(n)
 	}
 	release()
 	call("cached-again")
-	if !service.LoopCallCached(h.srv, srvID) {
+	if !service.LoopCallCached(h.srv, h.srvEp) {
 		t.Fatal("the cached serverCall was lost")
 	}
 }

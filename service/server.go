@@ -202,7 +202,7 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 		}
 		return sc
 	}
-	if err := nx.Register(ReqTypeDispatch, rpc.Dispatch, s.serveDispatch); err != nil {
+	if err := nx.RegisterLoop(ReqTypeDispatch, s.serveDispatch, s.dispatchPanic); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -307,22 +307,28 @@ func (sc *serverCall) growKeep(h int) {
 	sc.keep = k
 }
 
-// loopCall is one endpoint's cached serverCall: sc is read and written
-// only by the goroutine that set busy (a request served while another
-// holds it, a nested or a concurrent one, uses the pool instead). A flag
-// rather than an atomic pointer: a pointer's atomic swap is a runtime call
-// with a write barrier, the flag's compare-and-swap one instruction.
+// loopCall is one endpoint's cached serverCall, touched only by
+// serveDispatch, which runs on the endpoint's loop goroutine inside its
+// callbacks (rpc.Nexus.RegisterLoop: the endpoint held): one goroutine at
+// a time, ordered by the endpoint's own entry and exit (another goroutine
+// may run it, or a new endpoint take the id, only after that), so busy is
+// a plain flag — no locked compare-and-swap and exchange per call. busy
+// still tells a request that finds the slot taken (a handler that
+// panicked out of serveDispatch) to use the pool instead.
 type loopCall struct {
-	busy atomic.Bool
+	busy bool
 	sc   *serverCall
 }
 
 // serveDispatch is the rpc handler of ReqTypeDispatch: serve with the
 // endpoint's cached serverCall (taken atomically, so a request that
-// finds it taken uses the pool instead).
-func (s *Server) serveDispatch(r *rpc.Request) {
+// finds it taken uses the pool instead). l, the endpoint held
+// (rpc.Nexus.RegisterLoop), answers the common call without a second
+// goroutine check.
+func (s *Server) serveDispatch(l rpc.Loop, r *rpc.Request) {
 	slot := &s.loopCalls[r.Endpoint().ID()]
-	if slot.busy.CompareAndSwap(false, true) {
+	if !slot.busy {
+		slot.busy = true
 		sc := slot.sc
 		if sc == nil {
 			sc = s.calls.Get().(*serverCall)
@@ -333,14 +339,14 @@ func (s *Server) serveDispatch(r *rpc.Request) {
 		if handle, fp, ok := fixedCall(data); ok && s.obs == nil {
 			if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
 				if m := (*p)[handle]; fp == m.fp && m.direct != nil {
-					s.serveDirect(m, sc, r, data[reqFixed:])
-					slot.busy.Store(false)
+					s.serveDirect(l, m, sc, r, data[reqFixed:])
+					slot.busy = false
 					return
 				}
 			}
 		}
 		s.handle(r, sc)
-		slot.busy.Store(false)
+		slot.busy = false
 		return
 	}
 	sc := s.calls.Get().(*serverCall)
@@ -369,7 +375,7 @@ func (s *Server) handle(r *rpc.Request, sc *serverCall) {
 		if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
 			if m := (*p)[handle]; fp == m.fp {
 				if m.direct != nil {
-					s.serveDirect(m, sc, r, data[reqFixed:])
+					s.serveDirectGuarded(m, sc, r, data[reqFixed:])
 					return
 				}
 				sc.h = reqHeader{kind: kindCall, handle: handle, fp: m.fp}
@@ -572,14 +578,18 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 // endpoint sends it from when it fits (WriteInline), a handler's error
 // or panic (Internal) as a status.
 //
-// The panic guard is a deferred method call with its arguments (directGuard),
-// armed by sc.guarded: a panic in the handler, the request's decode or the
-// response's serialization fails this call only, and the arena and
-// context are ended as on every other path.
-func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []byte) {
+// The panic guard is armed by sc.guarded (with sc.gr, the request): a
+// panic in the handler, the request's decode or the response's
+// serialization fails this call only (directPanic), and the arena and
+// context are ended as on every other path. The guard is the rpc loop's,
+// one per batch of requests (serveDispatch is registered with
+// rpc.Nexus.RegisterLoop and dispatchPanic), or serveDirectGuarded's.
+//
+// l is r's endpoint held (its response then skips the goroutine check),
+// or the zero Loop.
+func (s *Server) serveDirect(l rpc.Loop, m *method, sc *serverCall, r *rpc.Request, body []byte) {
 	a, ctx := sc.a, sc.ctx
 	sc.gr, sc.guarded = r, true
-	defer sc.guard()   // a func value: no closure built per call
 	ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
 	var in mem.Buf
 	if len(body) != 0 {
@@ -596,7 +606,11 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 		sent := false
 		if !m.bigResp.Load() {
 			sc.wout, sc.wm = out, m // (left set after the call: read by WriteInline only)
-			sent, err = r.RespondInline(sc)
+			if l.Endpoint() != nil {
+				sent, err = l.RespondInline(r, sc)
+			} else {
+				sent, err = r.RespondInline(sc)
+			}
 			if !sent && err == nil && sc.werr != nil { // the serialization failed
 				err, sc.werr = sc.werr, nil
 				sent = true
@@ -619,8 +633,31 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 	s.resetArena(a)
 }
 
+// serveDirectGuarded is serveDirect under a panic guard of its own
+// (sc.guard, deferred as a func value: no closure built per call), for
+// the calls that do not come from serveDispatch's first case (handle).
+func (s *Server) serveDirectGuarded(m *method, sc *serverCall, r *rpc.Request, body []byte) {
+	defer sc.guard()
+	s.serveDirect(rpc.Loop{}, m, sc, r, body)
+}
+
+// dispatchPanic is the rpc loop's recovery of serveDispatch's panics
+// (rpc.Nexus.RegisterLoop): a call of serveDirect on the endpoint's
+// cached serverCall that panicked (sc.guarded, for r) ends as directPanic
+// says and frees the slot; anything else — a panic outside a method's
+// call, a bug of this package — panics on.
+func (s *Server) dispatchPanic(_ rpc.Loop, r *rpc.Request, p any) {
+	slot := &s.loopCalls[r.Endpoint().ID()]
+	if sc := slot.sc; slot.busy && sc != nil && sc.guarded && sc.gr == r {
+		s.directPanic(sc, p)
+		slot.busy = false
+		return
+	}
+	panic(p)
+}
+
 // directPanic ends a call of serveDirect that panicked with p (recovered
-// by its guard, sc.guard): the call (sc.gr, of method sc.ctx.info) is answered
+// by dispatchPanic or sc.guard): the call (sc.gr, of method sc.ctx.info) is answered
 // with Internal and its arena and context ended, as on every other path.
 func (s *Server) directPanic(sc *serverCall, p any) {
 	sc.guarded = false
