@@ -21,21 +21,33 @@ const (
 // zerocopy.
 //
 // The shape's values live in registered memory (a mem pool), and so do the serialized inputs of
-// Decode and Echo, as a datapath receives them. Serialize builds the message in a reused arena
-// (Reset per message) and serializes it as the datapath does, into a reused head buffer plus
-// zero-copy entries collected in a reused sink (wire.SerializeSGA): no scatter-gather array is
-// allocated and nothing is flattened. In the hybrid mode, Serialize builds with the borrowed
-// setters (cfCase.buildBorrowed): the case keeps its references, and the values unchanged,
-// until Close, so a small value is referenced by its bytes, not copied into the arena, and
-// is copied once, into the head, and a large one is sent zero-copy on the case's reference
-// (no mem.Recover, no reference count), as vtprotobuf's message aliases the caller's slices
-// and copies each value once at marshal (the copy and zerocopy modes keep the copying
-// setters). Decode decodes zero-copy
-// from the registered input (wire.Decode) and reads every field; the case holds its inputs until Close, after the arena's
-// last Reset, so the arena borrows the case's reference (Arena.BorrowInput: no reference-count
-// work per decode, as vtprotobuf's UnmarshalVTUnsafe aliases its input without one). Echo
-// decodes, builds a new message from the decoded fields (zero-copy fields are passed on by
-// reference, small ones copied) and serializes it like Serialize.
+// Decode and Echo, as a datapath receives them. Every serialization writes as the datapath does:
+// into a reused head buffer plus zero-copy entries collected in a reused sink
+// (wire.SerializeSGA): no scatter-gather array is allocated and nothing is flattened.
+//
+// Build side, hybrid mode: symmetric with the vtprotobuf harness
+// (internal/baselines/codec/protobuf.go), which keeps its build-side message structs (a
+// Tree5's 63 nested messages allocated once) and assigns their fields each op, and whose
+// message aliases the caller's slices and copies each value once at marshal. The case keeps
+// one message of its kind, built at Prepare (a Tree5 with its 63 nested messages wired), in
+// an arena of its own that only Close resets (cfKept; docs/CODEGEN.md, "Reusing a built
+// message"). Serialize sets its leaves again with the borrowed setters: a value below the
+// threshold by its bytes (copied once, into the head), a larger one by its reference
+// (zero-copy on the case's reference: no mem.Recover, no reference count); a list by
+// Truncate(0) and Append. Echo sets the kept message's leaves from the decoded values the
+// same way, a large one by its window of the input's reference. The case holds its values
+// and inputs, unchanged, until Close, after the kept arena's Reset, so borrowing them is
+// within the contract. The copy and zerocopy modes reset their arena and build a new message
+// per op with the copying setters.
+//
+// Decode decodes zero-copy from the registered input (wire.Decode) and reads every field,
+// into an arena Reset per op, as a server's input must be; the case holds its inputs until
+// Close, after the arena's last Reset, so the arena borrows the case's reference
+// (Arena.BorrowInput: no reference-count work per decode, as vtprotobuf's UnmarshalVTUnsafe
+// aliases its input without one; vtprotobuf decodes into a reused message). Echo decodes so,
+// then sets and serializes the response (hybrid: the kept message; copy and zerocopy: a new
+// one in the decode arena, whose zero-copy fields share the input's reference and whose
+// small ones are copied).
 func Cornflakes() Library { return cfLibrary{} }
 
 func cornflakesLibraries() []Library { return []Library{Cornflakes()} }
@@ -122,19 +134,28 @@ func (l cfLibrary) Prepare(shape Shape, mode string) (_ Case, err error) {
 			return nil, fmt.Errorf("flattening variant %d: %d bytes written outside the registered buffer", v, len(out))
 		}
 		c.inputs = append(c.inputs, b)
+		c.inBytes = append(c.inBytes, b.Bytes())
 	}
 	if err := c.a.Reset(); err != nil {
 		return nil, err
+	}
+	if c.borrow {
+		maxVals := 0
+		for _, vals := range c.vals {
+			maxVals = max(maxVals, len(vals))
+		}
+		c.kept = newCFKept(c.kind, thr, maxVals)
 	}
 	return c, nil
 }
 
 type cfCase struct {
-	kind   Kind
-	vals   [][][]byte  // variant → values in registered memory
-	vbufs  [][]mem.Buf // variant → the values' references (borrowed from bufs)
-	inputs []mem.Buf   // variant → serialized message in registered memory (borrowed from bufs)
-	cyc    cycle
+	kind    Kind
+	vals    [][][]byte  // variant → values in registered memory
+	vbufs   [][]mem.Buf // variant → the values' references (borrowed from bufs)
+	inputs  []mem.Buf   // variant → serialized message in registered memory (borrowed from bufs)
+	inBytes [][]byte    // variant → inputs[v].Bytes()
+	cyc     cycle
 
 	pool *mem.Pool
 	bufs []mem.Buf // every reference this case owns
@@ -143,8 +164,10 @@ type cfCase struct {
 
 	leaves [][]byte
 	r      reader
-	// borrow: Serialize builds with the borrowed setters (the hybrid mode; see Cornflakes).
+	// borrow: Serialize and Echo set the kept message with the borrowed setters (the hybrid
+	// mode; see Cornflakes).
 	borrow bool
+	kept   *cfKept // the hybrid mode's build side (nil in the other modes)
 }
 
 // build makes a message of c.kind from vals in c.a. It returns the message as a wire.Object
@@ -167,63 +190,6 @@ func (c *cfCase) build(vals [][]byte) wire.Object {
 		m := cf.NewTree5(c.a)
 		cfBuildTree(m, vals)
 		return m
-	}
-}
-
-// buildBorrowed is build of variant v with the borrowed setters: a value below the arena's
-// threshold by its bytes (SetMessageBorrowed, AppendBorrowed: copied once, at serialize), a
-// larger one by its reference (SetMessageBufBorrowed, AppendBufBorrowed: zero-copy on the
-// case's reference, without mem.Recover or a reference count). The case keeps its
-// references, and the values unchanged, until Close, after the arena's last Reset.
-func (c *cfCase) buildBorrowed(v int) wire.Object {
-	vals, bufs, thr := c.vals[v], c.vbufs[v], c.a.Threshold
-	switch c.kind {
-	case KindSingle:
-		m := cf.NewSingleBuffer(c.a)
-		if len(vals[0]) < thr {
-			m.SetMessageBorrowed(vals[0])
-		} else {
-			m.SetMessageBufBorrowed(bufs[0])
-		}
-		return m
-	case KindList:
-		m := cf.NewListBuffers(c.a)
-		l := m.InitMessages(len(vals))
-		for i, p := range vals {
-			if len(p) < thr {
-				l.AppendBorrowed(p)
-			} else {
-				l.AppendBufBorrowed(bufs[i])
-			}
-		}
-		return m
-	default:
-		m := cf.NewTree5(c.a)
-		cfBuildTreeBorrowed(m, vals, bufs, thr)
-		return m
-	}
-}
-
-// cfBuildTreeBorrowed is cfBuildTree with the borrowed setters (see buildBorrowed).
-func cfBuildTreeBorrowed(t *cf.Tree5, vals [][]byte, bufs []mem.Buf, thr int) {
-	set := func(l *cf.SingleBuffer, k int) {
-		if len(vals[k]) < thr {
-			l.SetMessageBorrowed(vals[k])
-		} else {
-			l.SetMessageBufBorrowed(bufs[k])
-		}
-	}
-	k := 0
-	for _, t4 := range [2]*cf.Tree4{t.InitLeft(), t.InitRight()} {
-		for _, t3 := range [2]*cf.Tree3{t4.InitLeft(), t4.InitRight()} {
-			for _, t2 := range [2]*cf.Tree2{t3.InitLeft(), t3.InitRight()} {
-				for _, t1 := range [2]*cf.Tree1{t2.InitLeft(), t2.InitRight()} {
-					set(t1.InitLeft(), k)
-					set(t1.InitRight(), k+1)
-					k += 2
-				}
-			}
-		}
 	}
 }
 
@@ -355,12 +321,13 @@ func cfReadTree(t *cf.Tree5, dst [][]byte) ([][]byte, error) {
 }
 
 func (c *cfCase) Serialize() error {
+	v := c.cyc.next()
+	if c.kept != nil {
+		c.kept.setBufs(c.vals[v], c.vbufs[v])
+		return c.serializeSGA(c.kept.msg)
+	}
 	if err := c.a.Reset(); err != nil {
 		return err
-	}
-	v := c.cyc.next()
-	if c.borrow {
-		return c.serializeSGA(c.buildBorrowed(v))
 	}
 	return c.serializeSGA(c.build(c.vals[v]))
 }
@@ -394,7 +361,9 @@ func (c *cfCase) Echo() error {
 	if err := c.a.Reset(); err != nil {
 		return err
 	}
-	_, err := c.decode(c.inputs[c.cyc.next()])
+	v := c.cyc.next()
+	in := c.inputs[v]
+	_, err := c.decode(in)
 	if err != nil {
 		return err
 	}
@@ -405,7 +374,12 @@ func (c *cfCase) Echo() error {
 	// reads them) is set as it is. A value of at least the threshold lies in the decoded
 	// (registered) input, so the new message shares the input's reference (no refcount
 	// operation, no Recover lookup) and sends it zero-copy; a smaller one aliases the input
-	// and is copied into the head at Serialize.
+	// and is copied into the head at Serialize. The hybrid mode sets them in its kept
+	// message with the borrowed setters (see Cornflakes).
+	if c.kept != nil {
+		c.kept.setValues(c.leaves, in, c.inBytes[v])
+		return c.serializeSGA(c.kept.msg)
+	}
 	return c.serializeSGA(c.build(c.leaves))
 }
 
@@ -455,6 +429,10 @@ func (c *cfCase) Close() error {
 	var errs []error
 	if c.a != nil {
 		errs = append(errs, c.a.Reset())
+	}
+	if c.kept != nil {
+		errs = append(errs, c.kept.a.Reset())
+		c.kept = nil
 	}
 	c.sga = wire.SGA{}
 	for _, b := range c.bufs {

@@ -36,6 +36,14 @@ import (
 // An Arena is used by one goroutine at a time. Every message made by a New
 // function, every value it returns (slices from getters, lists, nested
 // messages) and every decoded field is valid only until the next Reset.
+//
+// A built message may be kept across serializations: serialized any
+// number of times, its fields set again in between. With the borrowed
+// setters (SetXBorrowed, SetXBufBorrowed, a list's Truncate(0) then
+// AppendBorrowed/AppendBufBorrowed) re-setting grows nothing (no arena
+// memory, no reference, no allocation), so an arena kept for such messages
+// need not be Reset; the copying setters grow the arena until Reset
+// (docs/CODEGEN.md, "Reusing a built message").
 type Arena wireimpl.Arena
 
 // NewArena returns an arena with DefaultThreshold and DefaultArenaLimit.

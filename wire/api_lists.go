@@ -52,7 +52,8 @@ func (l *BytesList) AppendStringBorrowed(s string) {
 }
 
 // Truncate shortens the list to n elements. It panics when n > Len(), like
-// a slice expression.
+// a slice expression. The list keeps its storage: Truncate(0) and Append
+// reuse a built list (docs/CODEGEN.md, "Reusing a built message").
 func (l *BytesList) Truncate(n int) { (*wireimpl.BytesList)(l).Truncate(n) }
 
 // IsZeroCopy reports whether element i is held zero-copy: a reference to

@@ -26,7 +26,9 @@ type Any struct {
 var anyType = wireimpl.NewType[Any]()
 
 // NewAny returns an empty Any in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewAny(a *wire.Arena) *Any {
 	ra := (*wireimpl.Arena)(a)
 	x := anyType.TryNew(ra)
@@ -65,7 +67,8 @@ func (x *Any) SetTypeUrlBorrowed(v string) {
 }
 
 // SetTypeUrlBytesBorrowed sets field type_url = 1 from bytes like SetTypeUrlBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Any) SetTypeUrlBytesBorrowed(v []byte) {
 	x.xTypeUrl.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -77,8 +80,9 @@ func (x *Any) SetTypeUrlBuf(b mem.Buf) {
 }
 
 // SetTypeUrlBufBorrowed sets field type_url = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Any) SetTypeUrlBufBorrowed(b mem.Buf) {
 	x.xTypeUrl.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -103,7 +107,9 @@ func (x *Any) SetValue(v []byte) {
 
 // SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
 // arena: a value SetValue would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Any) SetValueBorrowed(v []byte) {
 	x.xValue.SetBorrowed(x.cf.Arena(), v)
 }
@@ -115,8 +121,9 @@ func (x *Any) SetValueBuf(b mem.Buf) {
 }
 
 // SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Any) SetValueBufBorrowed(b mem.Buf) {
 	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }

@@ -26,7 +26,9 @@ type Duration struct {
 var durationType = wireimpl.NewType[Duration]()
 
 // NewDuration returns an empty Duration in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewDuration(a *wire.Arena) *Duration {
 	ra := (*wireimpl.Arena)(a)
 	x := durationType.TryNew(ra)

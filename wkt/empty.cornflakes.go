@@ -24,7 +24,9 @@ type Empty struct {
 var emptyType = wireimpl.NewType[Empty]()
 
 // NewEmpty returns an empty Empty in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewEmpty(a *wire.Arena) *Empty {
 	ra := (*wireimpl.Arena)(a)
 	x := emptyType.TryNew(ra)

@@ -46,7 +46,9 @@ type Struct struct {
 var structType = wireimpl.NewType[Struct]()
 
 // NewStruct returns an empty Struct in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewStruct(a *wire.Arena) *Struct {
 	ra := (*wireimpl.Arena)(a)
 	x := structType.TryNew(ra)
@@ -307,7 +309,9 @@ type Struct_FieldsEntry struct {
 var struct_FieldsEntryType = wireimpl.NewType[Struct_FieldsEntry]()
 
 // NewStruct_FieldsEntry returns an empty Struct_FieldsEntry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewStruct_FieldsEntry(a *wire.Arena) *Struct_FieldsEntry {
 	ra := (*wireimpl.Arena)(a)
 	x := struct_FieldsEntryType.TryNew(ra)
@@ -346,7 +350,8 @@ func (x *Struct_FieldsEntry) SetKeyBorrowed(v string) {
 }
 
 // SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Struct_FieldsEntry) SetKeyBytesBorrowed(v []byte) {
 	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -358,8 +363,9 @@ func (x *Struct_FieldsEntry) SetKeyBuf(b mem.Buf) {
 }
 
 // SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Struct_FieldsEntry) SetKeyBufBorrowed(b mem.Buf) {
 	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -612,7 +618,9 @@ type Value struct {
 var valueType = wireimpl.NewType[Value]()
 
 // NewValue returns an empty Value in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewValue(a *wire.Arena) *Value {
 	ra := (*wireimpl.Arena)(a)
 	x := valueType.TryNew(ra)
@@ -695,7 +703,8 @@ func (x *Value) SetStringValueBorrowed(v string) {
 }
 
 // SetStringValueBytesBorrowed sets field string_value = 3 from bytes like SetStringValueBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Value) SetStringValueBytesBorrowed(v []byte) {
 	x.xStringValue.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(2)
@@ -711,8 +720,9 @@ func (x *Value) SetStringValueBuf(b mem.Buf) {
 }
 
 // SetStringValueBufBorrowed sets field string_value = 3 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Value) SetStringValueBufBorrowed(b mem.Buf) {
 	x.xStringValue.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(2)
@@ -1225,7 +1235,9 @@ type ListValue struct {
 var listValueType = wireimpl.NewType[ListValue]()
 
 // NewListValue returns an empty ListValue in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewListValue(a *wire.Arena) *ListValue {
 	ra := (*wireimpl.Arena)(a)
 	x := listValueType.TryNew(ra)

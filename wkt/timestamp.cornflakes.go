@@ -26,7 +26,9 @@ type Timestamp struct {
 var timestampType = wireimpl.NewType[Timestamp]()
 
 // NewTimestamp returns an empty Timestamp in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewTimestamp(a *wire.Arena) *Timestamp {
 	ra := (*wireimpl.Arena)(a)
 	x := timestampType.TryNew(ra)

@@ -27,7 +27,9 @@ type DoubleValue struct {
 var doubleValueType = wireimpl.NewType[DoubleValue]()
 
 // NewDoubleValue returns an empty DoubleValue in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewDoubleValue(a *wire.Arena) *DoubleValue {
 	ra := (*wireimpl.Arena)(a)
 	x := doubleValueType.TryNew(ra)
@@ -345,7 +347,9 @@ type FloatValue struct {
 var floatValueType = wireimpl.NewType[FloatValue]()
 
 // NewFloatValue returns an empty FloatValue in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewFloatValue(a *wire.Arena) *FloatValue {
 	ra := (*wireimpl.Arena)(a)
 	x := floatValueType.TryNew(ra)
@@ -663,7 +667,9 @@ type Int64Value struct {
 var int64ValueType = wireimpl.NewType[Int64Value]()
 
 // NewInt64Value returns an empty Int64Value in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewInt64Value(a *wire.Arena) *Int64Value {
 	ra := (*wireimpl.Arena)(a)
 	x := int64ValueType.TryNew(ra)
@@ -981,7 +987,9 @@ type UInt64Value struct {
 var uInt64ValueType = wireimpl.NewType[UInt64Value]()
 
 // NewUInt64Value returns an empty UInt64Value in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewUInt64Value(a *wire.Arena) *UInt64Value {
 	ra := (*wireimpl.Arena)(a)
 	x := uInt64ValueType.TryNew(ra)
@@ -1299,7 +1307,9 @@ type Int32Value struct {
 var int32ValueType = wireimpl.NewType[Int32Value]()
 
 // NewInt32Value returns an empty Int32Value in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewInt32Value(a *wire.Arena) *Int32Value {
 	ra := (*wireimpl.Arena)(a)
 	x := int32ValueType.TryNew(ra)
@@ -1617,7 +1627,9 @@ type UInt32Value struct {
 var uInt32ValueType = wireimpl.NewType[UInt32Value]()
 
 // NewUInt32Value returns an empty UInt32Value in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewUInt32Value(a *wire.Arena) *UInt32Value {
 	ra := (*wireimpl.Arena)(a)
 	x := uInt32ValueType.TryNew(ra)
@@ -1935,7 +1947,9 @@ type BoolValue struct {
 var boolValueType = wireimpl.NewType[BoolValue]()
 
 // NewBoolValue returns an empty BoolValue in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewBoolValue(a *wire.Arena) *BoolValue {
 	ra := (*wireimpl.Arena)(a)
 	x := boolValueType.TryNew(ra)
@@ -2253,7 +2267,9 @@ type StringValue struct {
 var stringValueType = wireimpl.NewType[StringValue]()
 
 // NewStringValue returns an empty StringValue in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewStringValue(a *wire.Arena) *StringValue {
 	ra := (*wireimpl.Arena)(a)
 	x := stringValueType.TryNew(ra)
@@ -2292,7 +2308,8 @@ func (x *StringValue) SetValueBorrowed(v string) {
 }
 
 // SetValueBytesBorrowed sets field value = 1 from bytes like SetValueBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *StringValue) SetValueBytesBorrowed(v []byte) {
 	x.xValue.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -2304,8 +2321,9 @@ func (x *StringValue) SetValueBuf(b mem.Buf) {
 }
 
 // SetValueBufBorrowed sets field value = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *StringValue) SetValueBufBorrowed(b mem.Buf) {
 	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -2635,7 +2653,9 @@ type BytesValue struct {
 var bytesValueType = wireimpl.NewType[BytesValue]()
 
 // NewBytesValue returns an empty BytesValue in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewBytesValue(a *wire.Arena) *BytesValue {
 	ra := (*wireimpl.Arena)(a)
 	x := bytesValueType.TryNew(ra)
@@ -2661,7 +2681,9 @@ func (x *BytesValue) SetValue(v []byte) {
 
 // SetValueBorrowed sets field value = 1 like SetValue, without copying v into the
 // arena: a value SetValue would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *BytesValue) SetValueBorrowed(v []byte) {
 	x.xValue.SetBorrowed(x.cf.Arena(), v)
 }
@@ -2673,8 +2695,9 @@ func (x *BytesValue) SetValueBuf(b mem.Buf) {
 }
 
 // SetValueBufBorrowed sets field value = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *BytesValue) SetValueBufBorrowed(b mem.Buf) {
 	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }

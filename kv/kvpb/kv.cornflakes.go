@@ -47,7 +47,9 @@ type reqZeroed struct {
 var reqType = wireimpl.NewType[Req]()
 
 // NewReq returns an empty Req in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewReq(a *wire.Arena) *Req {
 	ra := (*wireimpl.Arena)(a)
 	x := reqType.TryNewRaw(ra)
@@ -622,7 +624,9 @@ type respZeroed struct {
 var respType = wireimpl.NewType[Resp]()
 
 // NewResp returns an empty Resp in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewResp(a *wire.Arena) *Resp {
 	ra := (*wireimpl.Arena)(a)
 	x := respType.TryNewRaw(ra)
@@ -662,7 +666,9 @@ func (x *Resp) SetVal(v []byte) {
 
 // SetValBorrowed sets field val = 2 like SetVal, without copying v into the
 // arena: a value SetVal would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Resp) SetValBorrowed(v []byte) {
 	x.xVal.SetBorrowed(x.cf.Arena(), v)
 }
@@ -674,8 +680,9 @@ func (x *Resp) SetValBuf(b mem.Buf) {
 }
 
 // SetValBufBorrowed sets field val = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Resp) SetValBufBorrowed(b mem.Buf) {
 	x.xVal.SetBufBorrowed(x.cf.Arena(), b)
 }

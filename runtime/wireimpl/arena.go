@@ -70,6 +70,9 @@ type Arena struct {
 	// lent: the values set with SetBorrowed or AppendBorrowed in this
 	// batch and their checksums, in the checked build only (borrow.go).
 	lent []lentValue
+	// lentAt: the index in lent of each field's record (checked build), so
+	// that re-setting a field replaces its record instead of adding one.
+	lentAt map[*Bytes]int
 	// opBase, opFix, opZFix: the one-pass SerializeSGA's provisional base
 	// of the copied values and its scratch of entry offsets, kept for
 	// their capacity (fast_encode_onepass.go).

@@ -15,16 +15,33 @@ import (
 // AppendBorrowed skip the first copy: the field aliases the caller's
 // bytes, which Serialize copies into the head like any copied value (one
 // copy per value, as an aliasing serializer such as vtprotobuf makes).
-// The caller promises that the bytes stay unchanged, and reachable, until
-// the arena's next Reset. A value at or above the threshold is decided as
-// Set decides it (zero-copy when it lies in registered memory or in the
-// input the arena decoded last); one that is not zero-copy is borrowed
-// too, instead of being copied into the arena.
+// The caller promises that the bytes stay unchanged, and reachable, while
+// the field holds them: until the field is set again or the arena's next
+// Reset. A value at or above the threshold is decided as Set decides it
+// (zero-copy when it lies in registered memory or in the input the arena
+// decoded last), but a registered one is held on the caller's reference
+// (Set takes one); one that is not zero-copy is borrowed too, instead of
+// being copied into the arena.
+//
+// Reusing a built message (docs/CODEGEN.md, "Reusing a built message"): a
+// message may be serialized any number of times, and its fields set again
+// between serializations. The borrowed setters then grow nothing: no
+// arena memory, no reference held by the arena or taken on the value's
+// item, no Go allocation; a list emptied by Truncate(0) keeps its storage
+// for the next Appends. The copying setters (Set, Append, SetBuf) copy
+// into the arena or take a reference each time, which only Reset gives
+// back: reuse needs the borrowed ones.
 //
 // The checked build (-tags cfcheck) keeps a checksum of every borrowed
 // value and verifies them when a message of the arena is serialized on
 // the direct path (the serialization then fails with ErrBorrowedModified)
-// and at Reset (which then returns an error wrapping it).
+// and at Reset (which then returns an error wrapping it). It keeps one
+// record per field: setting a field again with a borrowed setter replaces
+// its record (a re-set field holds the new value only, so the old one may
+// change from then on), and a field re-set without borrowing (an empty
+// value, a value aliasing the decoded input) drops it. A field re-set with
+// a copying setter keeps its record, and the old value stays checked
+// until Reset.
 
 // ErrBorrowedModified: a value set with SetBorrowed or AppendBorrowed was
 // modified before the arena's Reset (reported by the checked build only).
@@ -44,6 +61,9 @@ var lentSeed = maphash.MakeSeed()
 func (a *Arena) checkLent() error {
 	for i := range a.lent {
 		v := &a.lent[i]
+		if len(v.p) == 0 { // a dropped record (see lend)
+			continue
+		}
 		if err := v.buf.Check(); err != nil {
 			return fmt.Errorf("%w (value %d of the batch: its reference was released: %w)", ErrBorrowedModified, i, err)
 		}
@@ -63,31 +83,34 @@ func (a *Arena) resetLent(first error) error {
 	}
 	clear(a.lent)
 	a.lent = a.lent[:0]
+	clear(a.lentAt)
 	return first
 }
 
 // SetBorrowed makes p the value like Set, but without copying it into the
 // arena: a value Set would copy (below a.Threshold, or at or above it
 // outside registered memory) aliases p and is copied once, into the head,
-// when the message is serialized. A value at or above the threshold that
-// lies in registered memory, or any value inside the input the arena
-// decoded last, is held exactly as Set holds it.
+// when the message is serialized. A value inside the input the arena
+// decoded last is held exactly as Set holds it. A value at or above the
+// threshold that lies in registered memory is sent zero-copy as Set sends
+// it, but on the caller's reference: the arena takes none (as
+// SetBufBorrowed), so re-setting a field takes no reference either.
 //
 // Contract: p's bytes must not change, and p must not be handed back to
-// a pool for reuse, until a's next Reset (every serialization of the
-// message in between reads them). The checked build verifies it (see
-// ErrBorrowedModified).
+// a pool for reuse, until b is set again or a's next Reset (every
+// serialization of the message in between reads them). The checked build
+// verifies it (see ErrBorrowedModified).
 func (b *Bytes) SetBorrowed(a *Arena, p []byte) {
 	n := len(p)
 	if n < a.Threshold { // inside the decoded input too: Set would alias it the same way
 		b.data, b.buf = p[:n:n], mem.Buf{}
-		a.lend(p) // checked build only
+		a.lend(b, p) // checked build only
 		return
 	}
-	if a.lastSrc == nil && n != 0 { // Set's zero-copy case inline
-		if buf, ok := mem.Recover(p); ok {
-			a.refs = append(a.refs, buf)
+	if a.lastSrc == nil && n != 0 { // Set's zero-copy case, on the caller's reference
+		if buf, ok := recoverBorrowed(p); ok {
 			b.data, b.buf = p[:n:n], buf
+			a.lendBuf(b, p, buf) // checked build only
 			return
 		}
 	}
@@ -101,22 +124,39 @@ func (b *Bytes) setBorrowed(a *Arena, p []byte) {
 	n := len(p)
 	if n == 0 {
 		*b = Bytes{}
+		a.unlend(b) // checked build only
 		return
 	}
 	if src := a.lastSrc; src != nil {
 		if _, ok := within(p, src.data); ok {
 			b.Set(a, p) // aliases the input, which the arena holds
+			a.unlend(b) // checked build only
 			return
 		}
-		if buf, ok := mem.Recover(p); ok { // (without a decoded input, SetBorrowed tried it)
-			a.refs = append(a.refs, buf)
+		if buf, ok := recoverBorrowed(p); ok { // (without a decoded input, SetBorrowed tried it)
 			b.data, b.buf = p[:n:n], buf
+			a.lendBuf(b, p, buf) // checked build only
 			return
 		}
 	}
 	a.noteSilentCopy(n) // meant zero-copy, not in registered memory
 	b.data, b.buf = p[:n:n], mem.Buf{}
-	a.lend(p) // checked build only
+	a.lend(b, p) // checked build only
+}
+
+// recoverBorrowed is mem.Recover(p) without keeping the reference it
+// takes: a handle on the caller's reference, which the borrowed contract
+// keeps live until the arena's Reset (p must not go back to its pool
+// before it). The item's count is left as it was, so that re-setting a
+// field any number of times takes no reference and grows nothing.
+func recoverBorrowed(p []byte) (mem.Buf, bool) {
+	buf, ok := mem.Recover(p)
+	if ok && !buf.TryRelease() { // the checked build, a Concurrent pool
+		// Recover found the item live (a count of at least one before
+		// its +1), so this drops Recover's reference only.
+		_ = buf.Release()
+	}
+	return buf, ok
 }
 
 // SetBufBorrowed makes buf's window the value like SetBuf, but without
@@ -126,8 +166,8 @@ func (b *Bytes) setBorrowed(a *Arena, p []byte) {
 // is sent as its own zero-copy entry on the caller's reference.
 //
 // Contract: the caller keeps its reference on buf, unreleased, and the
-// window unchanged, until a's next Reset (as Arena.BorrowInput asks of a
-// decoded input). The checked build verifies both (ErrBorrowedModified,
+// window unchanged, until b is set again or a's next Reset (as
+// Arena.BorrowInput asks of a decoded input). The checked build verifies both (ErrBorrowedModified,
 // wrapping mem's use-after-release error for a released reference).
 func (b *Bytes) SetBufBorrowed(a *Arena, buf mem.Buf) {
 	p := buf.Bytes()
@@ -135,13 +175,14 @@ func (b *Bytes) SetBufBorrowed(a *Arena, buf mem.Buf) {
 	switch {
 	case n == 0:
 		*b = Bytes{}
+		a.unlend(b) // checked build only
 		return
 	case n < a.Threshold:
 		*b = Bytes{data: p[:n:n]}
 	default:
 		b.data, b.buf = p[:n:n], buf
 	}
-	a.lendBuf(p, buf) // checked build only
+	a.lendBuf(b, p, buf) // checked build only
 }
 
 // SetBufBorrowed makes buf's window the value (see Bytes.SetBufBorrowed).
@@ -152,8 +193,9 @@ func (s *String) SetBufBorrowed(a *Arena, buf mem.Buf) {
 
 // AppendBufBorrowed adds buf's window like AppendBuf, without taking a
 // reference (the rule and contract of Bytes.SetBufBorrowed: the caller's
-// reference stays unreleased, and the window unchanged, until the arena's
-// Reset). Within the list's capacity it costs no call.
+// reference stays unreleased, and the window unchanged, until the list
+// is truncated below it or the arena's Reset). Within the list's capacity
+// it costs no call.
 func (l *BytesList) AppendBufBorrowed(buf mem.Buf) {
 	if k := len(l.items); k < cap(l.items) && l.vep == 0 {
 		a := l.a
@@ -164,6 +206,7 @@ func (l *BytesList) AppendBufBorrowed(buf mem.Buf) {
 		switch {
 		case n == 0:
 			*b = Bytes{}
+			a.unlend(b) // checked build only
 			return
 		case n < a.Threshold:
 			*b = Bytes{data: p[:n:n]}
@@ -173,7 +216,7 @@ func (l *BytesList) AppendBufBorrowed(buf mem.Buf) {
 			l.tzc += n
 			l.tnz++
 		}
-		a.lendBuf(p, buf) // checked build only
+		a.lendBuf(b, p, buf) // checked build only
 		return
 	}
 	l.appendBufBorrowedSlow(buf)
@@ -203,10 +246,10 @@ func (s *String) SetBytesBorrowed(a *Arena, p []byte) {
 }
 
 // AppendBorrowed adds p without copying it into the arena (the rule and
-// contract of Bytes.SetBorrowed: p must stay unchanged until the arena's
-// Reset). Within the list's capacity, a value below the threshold costs
-// no call, and a registered one at or above it takes Append's zero-copy
-// case.
+// contract of Bytes.SetBorrowed: p must stay unchanged until the list is
+// truncated below it or the arena's Reset). Within the list's capacity, a
+// value below the threshold costs no call, and a registered one at or
+// above it is sent zero-copy on the caller's reference.
 func (l *BytesList) AppendBorrowed(p []byte) {
 	a := l.a
 	if k := len(l.items); k < cap(l.items) && l.vep == 0 {
@@ -216,17 +259,17 @@ func (l *BytesList) AppendBorrowed(p []byte) {
 			b := &l.items[k]
 			b.data, b.buf = p[:n:n], mem.Buf{}
 			l.tcp += n
-			a.lend(p) // checked build only
+			a.lend(b, p) // checked build only
 			return
 		}
-		if a.lastSrc == nil && n != 0 { // Append's zero-copy case
-			if buf, ok := mem.Recover(p); ok {
-				a.refs = append(a.refs, buf)
+		if a.lastSrc == nil && n != 0 { // Append's zero-copy case, on the caller's reference
+			if buf, ok := recoverBorrowed(p); ok {
 				l.items = l.items[:k+1]
 				b := &l.items[k]
 				b.data, b.buf = p[:n:n], buf
 				l.tzc += n
 				l.tnz++
+				a.lendBuf(b, p, buf) // checked build only
 				return
 			}
 		}

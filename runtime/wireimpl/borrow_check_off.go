@@ -5,10 +5,13 @@ package wireimpl
 import "github.com/cornflakes-go/cornflakes/mem"
 
 // lend does nothing outside the checked build (see borrow.go).
-func (a *Arena) lend([]byte) {}
+func (a *Arena) lend(*Bytes, []byte) {}
 
 // lendBuf does nothing outside the checked build (see borrow.go).
-func (a *Arena) lendBuf([]byte, mem.Buf) {}
+func (a *Arena) lendBuf(*Bytes, []byte, mem.Buf) {}
+
+// unlend does nothing outside the checked build (see borrow.go).
+func (a *Arena) unlend(*Bytes) {}
 
 // lentModified is false outside the checked build (see borrow.go).
 func (a *Arena) lentModified() bool { return false }

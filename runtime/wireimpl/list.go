@@ -410,7 +410,16 @@ func (l *BytesList) AppendBuf(buf mem.Buf) {
 
 // Truncate shortens the list to n elements. It panics when n > Len(), like
 // a slice expression (the reserved capacity is never exposed).
+//
+// Truncate(0) of a built list keeps its storage and costs no loop: a
+// kept message's list is reused by Truncate(0) and Append (docs/CODEGEN.md,
+// "Reusing a built message").
 func (l *BytesList) Truncate(n int) {
+	if n == 0 && l.vep == 0 {
+		l.items = l.items[:0]
+		l.tcp, l.tzc, l.tnz = 0, 0, 0
+		return
+	}
 	if l.vep != 0 {
 		l.materialize()
 	}

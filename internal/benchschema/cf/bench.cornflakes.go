@@ -28,7 +28,9 @@ type SingleBuffer struct {
 var singleBufferType = wireimpl.NewType[SingleBuffer]()
 
 // NewSingleBuffer returns an empty SingleBuffer in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewSingleBuffer(a *wire.Arena) *SingleBuffer {
 	ra := (*wireimpl.Arena)(a)
 	x := singleBufferType.TryNew(ra)
@@ -54,7 +56,9 @@ func (x *SingleBuffer) SetMessage(v []byte) {
 
 // SetMessageBorrowed sets field message = 1 like SetMessage, without copying v into the
 // arena: a value SetMessage would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *SingleBuffer) SetMessageBorrowed(v []byte) {
 	x.xMessage.SetBorrowed(x.cf.Arena(), v)
 }
@@ -66,8 +70,9 @@ func (x *SingleBuffer) SetMessageBuf(b mem.Buf) {
 }
 
 // SetMessageBufBorrowed sets field message = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *SingleBuffer) SetMessageBufBorrowed(b mem.Buf) {
 	x.xMessage.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -412,7 +417,9 @@ type listBuffersZeroed struct {
 var listBuffersType = wireimpl.NewType[ListBuffers]()
 
 // NewListBuffers returns an empty ListBuffers in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewListBuffers(a *wire.Arena) *ListBuffers {
 	ra := (*wireimpl.Arena)(a)
 	x := listBuffersType.TryNewRaw(ra)
@@ -793,7 +800,9 @@ type Tree1 struct {
 var tree1Type = wireimpl.NewType[Tree1]()
 
 // NewTree1 returns an empty Tree1 in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewTree1(a *wire.Arena) *Tree1 {
 	ra := (*wireimpl.Arena)(a)
 	x := tree1Type.TryNew(ra)
@@ -1430,7 +1439,9 @@ type Tree2 struct {
 var tree2Type = wireimpl.NewType[Tree2]()
 
 // NewTree2 returns an empty Tree2 in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewTree2(a *wire.Arena) *Tree2 {
 	ra := (*wireimpl.Arena)(a)
 	x := tree2Type.TryNew(ra)
@@ -2289,7 +2300,9 @@ type Tree3 struct {
 var tree3Type = wireimpl.NewType[Tree3]()
 
 // NewTree3 returns an empty Tree3 in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewTree3(a *wire.Arena) *Tree3 {
 	ra := (*wireimpl.Arena)(a)
 	x := tree3Type.TryNew(ra)
@@ -2814,7 +2827,9 @@ type Tree4 struct {
 var tree4Type = wireimpl.NewType[Tree4]()
 
 // NewTree4 returns an empty Tree4 in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewTree4(a *wire.Arena) *Tree4 {
 	ra := (*wireimpl.Arena)(a)
 	x := tree4Type.TryNew(ra)
@@ -3339,7 +3354,9 @@ type Tree5 struct {
 var tree5Type = wireimpl.NewType[Tree5]()
 
 // NewTree5 returns an empty Tree5 in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewTree5(a *wire.Arena) *Tree5 {
 	ra := (*wireimpl.Arena)(a)
 	x := tree5Type.TryNew(ra)

@@ -29,7 +29,9 @@ type Blob struct {
 var blobType = wireimpl.NewType[Blob]()
 
 // NewBlob returns an empty Blob in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewBlob(a *wire.Arena) *Blob {
 	ra := (*wireimpl.Arena)(a)
 	x := blobType.TryNew(ra)
@@ -55,7 +57,9 @@ func (x *Blob) SetData(v []byte) {
 
 // SetDataBorrowed sets field data = 1 like SetData, without copying v into the
 // arena: a value SetData would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Blob) SetDataBorrowed(v []byte) {
 	x.xData.SetBorrowed(x.cf.Arena(), v)
 }
@@ -67,8 +71,9 @@ func (x *Blob) SetDataBuf(b mem.Buf) {
 }
 
 // SetDataBufBorrowed sets field data = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Blob) SetDataBufBorrowed(b mem.Buf) {
 	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 }

@@ -53,7 +53,9 @@ type HelloRequest struct {
 var helloRequestType = wireimpl.NewType[HelloRequest]()
 
 // NewHelloRequest returns an empty HelloRequest in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewHelloRequest(a *wire.Arena) *HelloRequest {
 	ra := (*wireimpl.Arena)(a)
 	x := helloRequestType.TryNew(ra)
@@ -92,7 +94,8 @@ func (x *HelloRequest) SetNameBorrowed(v string) {
 }
 
 // SetNameBytesBorrowed sets field name = 1 from bytes like SetNameBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *HelloRequest) SetNameBytesBorrowed(v []byte) {
 	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -104,8 +107,9 @@ func (x *HelloRequest) SetNameBuf(b mem.Buf) {
 }
 
 // SetNameBufBorrowed sets field name = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *HelloRequest) SetNameBufBorrowed(b mem.Buf) {
 	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -655,7 +659,9 @@ type HelloReply struct {
 var helloReplyType = wireimpl.NewType[HelloReply]()
 
 // NewHelloReply returns an empty HelloReply in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewHelloReply(a *wire.Arena) *HelloReply {
 	ra := (*wireimpl.Arena)(a)
 	x := helloReplyType.TryNew(ra)
@@ -694,7 +700,8 @@ func (x *HelloReply) SetMessageBorrowed(v string) {
 }
 
 // SetMessageBytesBorrowed sets field message = 1 from bytes like SetMessageBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *HelloReply) SetMessageBytesBorrowed(v []byte) {
 	x.xMessage.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -706,8 +713,9 @@ func (x *HelloReply) SetMessageBuf(b mem.Buf) {
 }
 
 // SetMessageBufBorrowed sets field message = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *HelloReply) SetMessageBufBorrowed(b mem.Buf) {
 	x.xMessage.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -732,7 +740,9 @@ func (x *HelloReply) SetBlob(v []byte) {
 
 // SetBlobBorrowed sets field blob = 2 like SetBlob, without copying v into the
 // arena: a value SetBlob would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *HelloReply) SetBlobBorrowed(v []byte) {
 	x.xBlob.SetBorrowed(x.cf.Arena(), v)
 }
@@ -744,8 +754,9 @@ func (x *HelloReply) SetBlobBuf(b mem.Buf) {
 }
 
 // SetBlobBufBorrowed sets field blob = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *HelloReply) SetBlobBufBorrowed(b mem.Buf) {
 	x.xBlob.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -1233,7 +1244,9 @@ type FailRequest struct {
 var failRequestType = wireimpl.NewType[FailRequest]()
 
 // NewFailRequest returns an empty FailRequest in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewFailRequest(a *wire.Arena) *FailRequest {
 	ra := (*wireimpl.Arena)(a)
 	x := failRequestType.TryNew(ra)
@@ -1284,7 +1297,8 @@ func (x *FailRequest) SetMessageBorrowed(v string) {
 }
 
 // SetMessageBytesBorrowed sets field message = 2 from bytes like SetMessageBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *FailRequest) SetMessageBytesBorrowed(v []byte) {
 	x.xMessage.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -1296,8 +1310,9 @@ func (x *FailRequest) SetMessageBuf(b mem.Buf) {
 }
 
 // SetMessageBufBorrowed sets field message = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *FailRequest) SetMessageBufBorrowed(b mem.Buf) {
 	x.xMessage.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -1322,7 +1337,9 @@ func (x *FailRequest) SetDetails(v []byte) {
 
 // SetDetailsBorrowed sets field details = 3 like SetDetails, without copying v into the
 // arena: a value SetDetails would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *FailRequest) SetDetailsBorrowed(v []byte) {
 	x.xDetails.SetBorrowed(x.cf.Arena(), v)
 }
@@ -1334,8 +1351,9 @@ func (x *FailRequest) SetDetailsBuf(b mem.Buf) {
 }
 
 // SetDetailsBufBorrowed sets field details = 3 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *FailRequest) SetDetailsBufBorrowed(b mem.Buf) {
 	x.xDetails.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -1807,7 +1825,9 @@ type LookupRequest struct {
 var lookupRequestType = wireimpl.NewType[LookupRequest]()
 
 // NewLookupRequest returns an empty LookupRequest in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewLookupRequest(a *wire.Arena) *LookupRequest {
 	ra := (*wireimpl.Arena)(a)
 	x := lookupRequestType.TryNew(ra)
@@ -2129,7 +2149,9 @@ type Tree struct {
 var treeType = wireimpl.NewType[Tree]()
 
 // NewTree returns an empty Tree in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewTree(a *wire.Arena) *Tree {
 	ra := (*wireimpl.Arena)(a)
 	x := treeType.TryNew(ra)
@@ -2200,7 +2222,8 @@ func (x *Tree) SetLabelBorrowed(v string) {
 }
 
 // SetLabelBytesBorrowed sets field label = 3 from bytes like SetLabelBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Tree) SetLabelBytesBorrowed(v []byte) {
 	x.xLabel.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(0)
@@ -2214,8 +2237,9 @@ func (x *Tree) SetLabelBuf(b mem.Buf) {
 }
 
 // SetLabelBufBorrowed sets field label = 3 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Tree) SetLabelBufBorrowed(b mem.Buf) {
 	x.xLabel.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(0)
@@ -2583,7 +2607,9 @@ type Tree_Inner struct {
 var tree_InnerType = wireimpl.NewType[Tree_Inner]()
 
 // NewTree_Inner returns an empty Tree_Inner in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewTree_Inner(a *wire.Arena) *Tree_Inner {
 	ra := (*wireimpl.Arena)(a)
 	x := tree_InnerType.TryNew(ra)
@@ -2814,7 +2840,9 @@ type Sum struct {
 var sumType = wireimpl.NewType[Sum]()
 
 // NewSum returns an empty Sum in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewSum(a *wire.Arena) *Sum {
 	ra := (*wireimpl.Arena)(a)
 	x := sumType.TryNew(ra)

@@ -27,7 +27,9 @@ type Floats struct {
 var floatsType = wireimpl.NewType[Floats]()
 
 // NewFloats returns an empty Floats in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewFloats(a *wire.Arena) *Floats {
 	ra := (*wireimpl.Arena)(a)
 	x := floatsType.TryNew(ra)
@@ -221,7 +223,9 @@ type Point struct {
 var pointType = wireimpl.NewType[Point]()
 
 // NewPoint returns an empty Point in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewPoint(a *wire.Arena) *Point {
 	ra := (*wireimpl.Arena)(a)
 	x := pointType.TryNew(ra)
@@ -607,7 +611,9 @@ type Points struct {
 var pointsType = wireimpl.NewType[Points]()
 
 // NewPoints returns an empty Points in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewPoints(a *wire.Arena) *Points {
 	ra := (*wireimpl.Arena)(a)
 	x := pointsType.TryNew(ra)
@@ -812,7 +818,9 @@ type Pair struct {
 var pairType = wireimpl.NewType[Pair]()
 
 // NewPair returns an empty Pair in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewPair(a *wire.Arena) *Pair {
 	ra := (*wireimpl.Arena)(a)
 	x := pairType.TryNew(ra)
@@ -863,7 +871,8 @@ func (x *Pair) SetValBorrowed(v string) {
 }
 
 // SetValBytesBorrowed sets field val = 2 from bytes like SetValBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Pair) SetValBytesBorrowed(v []byte) {
 	x.xVal.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -875,8 +884,9 @@ func (x *Pair) SetValBuf(b mem.Buf) {
 }
 
 // SetValBufBorrowed sets field val = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Pair) SetValBufBorrowed(b mem.Buf) {
 	x.xVal.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -1262,7 +1272,9 @@ type Pairs struct {
 var pairsType = wireimpl.NewType[Pairs]()
 
 // NewPairs returns an empty Pairs in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewPairs(a *wire.Arena) *Pairs {
 	ra := (*wireimpl.Arena)(a)
 	x := pairsType.TryNew(ra)

@@ -76,7 +76,9 @@ type Scalars struct {
 var scalarsType = wireimpl.NewType[Scalars]()
 
 // NewScalars returns an empty Scalars in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewScalars(a *wire.Arena) *Scalars {
 	ra := (*wireimpl.Arena)(a)
 	x := scalarsType.TryNew(ra)
@@ -283,7 +285,8 @@ func (x *Scalars) SetTextBorrowed(v string) {
 }
 
 // SetTextBytesBorrowed sets field text = 15 from bytes like SetTextBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Scalars) SetTextBytesBorrowed(v []byte) {
 	x.xText.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -295,8 +298,9 @@ func (x *Scalars) SetTextBuf(b mem.Buf) {
 }
 
 // SetTextBufBorrowed sets field text = 15 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Scalars) SetTextBufBorrowed(b mem.Buf) {
 	x.xText.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -321,7 +325,9 @@ func (x *Scalars) SetData(v []byte) {
 
 // SetDataBorrowed sets field data = 16 like SetData, without copying v into the
 // arena: a value SetData would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Scalars) SetDataBorrowed(v []byte) {
 	x.xData.SetBorrowed(x.cf.Arena(), v)
 }
@@ -333,8 +339,9 @@ func (x *Scalars) SetDataBuf(b mem.Buf) {
 }
 
 // SetDataBufBorrowed sets field data = 16 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Scalars) SetDataBufBorrowed(b mem.Buf) {
 	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -1542,7 +1549,9 @@ type Optionals struct {
 var optionalsType = wireimpl.NewType[Optionals]()
 
 // NewOptionals returns an empty Optionals in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewOptionals(a *wire.Arena) *Optionals {
 	ra := (*wireimpl.Arena)(a)
 	x := optionalsType.TryNew(ra)
@@ -1674,7 +1683,8 @@ func (x *Optionals) SetTextBorrowed(v string) {
 }
 
 // SetTextBytesBorrowed sets field text = 6 from bytes like SetTextBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Optionals) SetTextBytesBorrowed(v []byte) {
 	x.xText.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(5)
@@ -1688,8 +1698,9 @@ func (x *Optionals) SetTextBuf(b mem.Buf) {
 }
 
 // SetTextBufBorrowed sets field text = 6 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Optionals) SetTextBufBorrowed(b mem.Buf) {
 	x.xText.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(5)
@@ -1717,7 +1728,9 @@ func (x *Optionals) SetData(v []byte) {
 
 // SetDataBorrowed sets field data = 7 like SetData, without copying v into the
 // arena: a value SetData would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Optionals) SetDataBorrowed(v []byte) {
 	x.xData.SetBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(6)
@@ -1731,8 +1744,9 @@ func (x *Optionals) SetDataBuf(b mem.Buf) {
 }
 
 // SetDataBufBorrowed sets field data = 7 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Optionals) SetDataBufBorrowed(b mem.Buf) {
 	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(6)
@@ -2499,7 +2513,9 @@ type listsZeroed struct {
 var listsType = wireimpl.NewType[Lists]()
 
 // NewLists returns an empty Lists in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewLists(a *wire.Arena) *Lists {
 	ra := (*wireimpl.Arena)(a)
 	x := listsType.TryNewRaw(ra)
@@ -3132,7 +3148,9 @@ type Outer struct {
 var outerType = wireimpl.NewType[Outer]()
 
 // NewOuter returns an empty Outer in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewOuter(a *wire.Arena) *Outer {
 	ra := (*wireimpl.Arena)(a)
 	x := outerType.TryNew(ra)
@@ -3739,7 +3757,9 @@ type Outer_Inner struct {
 var outer_InnerType = wireimpl.NewType[Outer_Inner]()
 
 // NewOuter_Inner returns an empty Outer_Inner in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewOuter_Inner(a *wire.Arena) *Outer_Inner {
 	ra := (*wireimpl.Arena)(a)
 	x := outer_InnerType.TryNew(ra)
@@ -3777,7 +3797,9 @@ func (x *Outer_Inner) SetPayload(v []byte) {
 
 // SetPayloadBorrowed sets field payload = 2 like SetPayload, without copying v into the
 // arena: a value SetPayload would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Outer_Inner) SetPayloadBorrowed(v []byte) {
 	x.xPayload.SetBorrowed(x.cf.Arena(), v)
 }
@@ -3789,8 +3811,9 @@ func (x *Outer_Inner) SetPayloadBuf(b mem.Buf) {
 }
 
 // SetPayloadBufBorrowed sets field payload = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Outer_Inner) SetPayloadBufBorrowed(b mem.Buf) {
 	x.xPayload.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -4208,7 +4231,9 @@ type Tree struct {
 var treeType = wireimpl.NewType[Tree]()
 
 // NewTree returns an empty Tree in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewTree(a *wire.Arena) *Tree {
 	ra := (*wireimpl.Arena)(a)
 	x := treeType.TryNew(ra)
@@ -4294,7 +4319,9 @@ func (x *Tree) SetLeaf(v []byte) {
 
 // SetLeafBorrowed sets field leaf = 3 like SetLeaf, without copying v into the
 // arena: a value SetLeaf would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Tree) SetLeafBorrowed(v []byte) {
 	x.xLeaf.SetBorrowed(x.cf.Arena(), v)
 }
@@ -4306,8 +4333,9 @@ func (x *Tree) SetLeafBuf(b mem.Buf) {
 }
 
 // SetLeafBufBorrowed sets field leaf = 3 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Tree) SetLeafBufBorrowed(b mem.Buf) {
 	x.xLeaf.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -4830,7 +4858,9 @@ type Empty struct {
 var emptyType = wireimpl.NewType[Empty]()
 
 // NewEmpty returns an empty Empty in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewEmpty(a *wire.Arena) *Empty {
 	ra := (*wireimpl.Arena)(a)
 	x := emptyType.TryNew(ra)
@@ -5084,7 +5114,9 @@ type Wide struct {
 var wideType = wireimpl.NewType[Wide]()
 
 // NewWide returns an empty Wide in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewWide(a *wire.Arena) *Wide {
 	ra := (*wireimpl.Arena)(a)
 	x := wideType.TryNew(ra)
@@ -5139,7 +5171,9 @@ func (x *Wide) SetPayload(v []byte) {
 
 // SetPayloadBorrowed sets field payload = 2000 like SetPayload, without copying v into the
 // arena: a value SetPayload would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Wide) SetPayloadBorrowed(v []byte) {
 	x.xPayload.SetBorrowed(x.cf.Arena(), v)
 }
@@ -5151,8 +5185,9 @@ func (x *Wide) SetPayloadBuf(b mem.Buf) {
 }
 
 // SetPayloadBufBorrowed sets field payload = 2000 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Wide) SetPayloadBufBorrowed(b mem.Buf) {
 	x.xPayload.SetBufBorrowed(x.cf.Arena(), b)
 }

@@ -102,7 +102,9 @@ type Item struct {
 var itemType = wireimpl.NewType[Item]()
 
 // NewItem returns an empty Item in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem(a *wire.Arena) *Item {
 	ra := (*wireimpl.Arena)(a)
 	x := itemType.TryNew(ra)
@@ -166,7 +168,8 @@ func (x *Item) SetNameBorrowed(v string) {
 }
 
 // SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Item) SetNameBytesBorrowed(v []byte) {
 	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(1)
@@ -182,8 +185,9 @@ func (x *Item) SetNameBuf(b mem.Buf) {
 }
 
 // SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Item) SetNameBufBorrowed(b mem.Buf) {
 	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
@@ -213,7 +217,9 @@ func (x *Item) SetBlob(v []byte) {
 
 // SetBlobBorrowed sets field blob = 3 like SetBlob, without copying v into the
 // arena: a value SetBlob would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Item) SetBlobBorrowed(v []byte) {
 	x.xBlob.SetBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(2)
@@ -229,8 +235,9 @@ func (x *Item) SetBlobBuf(b mem.Buf) {
 }
 
 // SetBlobBufBorrowed sets field blob = 3 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Item) SetBlobBufBorrowed(b mem.Buf) {
 	x.xBlob.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(2)
@@ -1319,7 +1326,8 @@ func (x *Item) SetSBorrowed(v string) {
 }
 
 // SetSBytesBorrowed sets field s = 41 from bytes like SetSBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Item) SetSBytesBorrowed(v []byte) {
 	x.xS.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(6)
@@ -1335,8 +1343,9 @@ func (x *Item) SetSBuf(b mem.Buf) {
 }
 
 // SetSBufBorrowed sets field s = 41 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Item) SetSBufBorrowed(b mem.Buf) {
 	x.xS.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(6)
@@ -2374,7 +2383,9 @@ type Item_ByBoolEntry struct {
 var item_ByBoolEntryType = wireimpl.NewType[Item_ByBoolEntry]()
 
 // NewItem_ByBoolEntry returns an empty Item_ByBoolEntry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_ByBoolEntry(a *wire.Arena) *Item_ByBoolEntry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_ByBoolEntryType.TryNew(ra)
@@ -2700,7 +2711,9 @@ type Item_ByI32Entry struct {
 var item_ByI32EntryType = wireimpl.NewType[Item_ByI32Entry]()
 
 // NewItem_ByI32Entry returns an empty Item_ByI32Entry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_ByI32Entry(a *wire.Arena) *Item_ByI32Entry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_ByI32EntryType.TryNew(ra)
@@ -2751,7 +2764,8 @@ func (x *Item_ByI32Entry) SetValueBorrowed(v string) {
 }
 
 // SetValueBytesBorrowed sets field value = 2 from bytes like SetValueBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Item_ByI32Entry) SetValueBytesBorrowed(v []byte) {
 	x.xValue.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -2763,8 +2777,9 @@ func (x *Item_ByI32Entry) SetValueBuf(b mem.Buf) {
 }
 
 // SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Item_ByI32Entry) SetValueBufBorrowed(b mem.Buf) {
 	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -3075,7 +3090,9 @@ type Item_ByI64Entry struct {
 var item_ByI64EntryType = wireimpl.NewType[Item_ByI64Entry]()
 
 // NewItem_ByI64Entry returns an empty Item_ByI64Entry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_ByI64Entry(a *wire.Arena) *Item_ByI64Entry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_ByI64EntryType.TryNew(ra)
@@ -3113,7 +3130,9 @@ func (x *Item_ByI64Entry) SetValue(v []byte) {
 
 // SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
 // arena: a value SetValue would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Item_ByI64Entry) SetValueBorrowed(v []byte) {
 	x.xValue.SetBorrowed(x.cf.Arena(), v)
 }
@@ -3125,8 +3144,9 @@ func (x *Item_ByI64Entry) SetValueBuf(b mem.Buf) {
 }
 
 // SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Item_ByI64Entry) SetValueBufBorrowed(b mem.Buf) {
 	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -3443,7 +3463,9 @@ type Item_ByU32Entry struct {
 var item_ByU32EntryType = wireimpl.NewType[Item_ByU32Entry]()
 
 // NewItem_ByU32Entry returns an empty Item_ByU32Entry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_ByU32Entry(a *wire.Arena) *Item_ByU32Entry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_ByU32EntryType.TryNew(ra)
@@ -3704,7 +3726,9 @@ type Item_ByU64Entry struct {
 var item_ByU64EntryType = wireimpl.NewType[Item_ByU64Entry]()
 
 // NewItem_ByU64Entry returns an empty Item_ByU64Entry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_ByU64Entry(a *wire.Arena) *Item_ByU64Entry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_ByU64EntryType.TryNew(ra)
@@ -4030,7 +4054,9 @@ type Item_ByS32Entry struct {
 var item_ByS32EntryType = wireimpl.NewType[Item_ByS32Entry]()
 
 // NewItem_ByS32Entry returns an empty Item_ByS32Entry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_ByS32Entry(a *wire.Arena) *Item_ByS32Entry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_ByS32EntryType.TryNew(ra)
@@ -4356,7 +4382,9 @@ type Item_ByS64Entry struct {
 var item_ByS64EntryType = wireimpl.NewType[Item_ByS64Entry]()
 
 // NewItem_ByS64Entry returns an empty Item_ByS64Entry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_ByS64Entry(a *wire.Arena) *Item_ByS64Entry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_ByS64EntryType.TryNew(ra)
@@ -4682,7 +4710,9 @@ type Item_ByF32Entry struct {
 var item_ByF32EntryType = wireimpl.NewType[Item_ByF32Entry]()
 
 // NewItem_ByF32Entry returns an empty Item_ByF32Entry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_ByF32Entry(a *wire.Arena) *Item_ByF32Entry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_ByF32EntryType.TryNew(ra)
@@ -5008,7 +5038,9 @@ type Item_ByF64Entry struct {
 var item_ByF64EntryType = wireimpl.NewType[Item_ByF64Entry]()
 
 // NewItem_ByF64Entry returns an empty Item_ByF64Entry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_ByF64Entry(a *wire.Arena) *Item_ByF64Entry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_ByF64EntryType.TryNew(ra)
@@ -5334,7 +5366,9 @@ type Item_BySf32Entry struct {
 var item_BySf32EntryType = wireimpl.NewType[Item_BySf32Entry]()
 
 // NewItem_BySf32Entry returns an empty Item_BySf32Entry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_BySf32Entry(a *wire.Arena) *Item_BySf32Entry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_BySf32EntryType.TryNew(ra)
@@ -5660,7 +5694,9 @@ type Item_BySf64Entry struct {
 var item_BySf64EntryType = wireimpl.NewType[Item_BySf64Entry]()
 
 // NewItem_BySf64Entry returns an empty Item_BySf64Entry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_BySf64Entry(a *wire.Arena) *Item_BySf64Entry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_BySf64EntryType.TryNew(ra)
@@ -5986,7 +6022,9 @@ type Item_ByStrEntry struct {
 var item_ByStrEntryType = wireimpl.NewType[Item_ByStrEntry]()
 
 // NewItem_ByStrEntry returns an empty Item_ByStrEntry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_ByStrEntry(a *wire.Arena) *Item_ByStrEntry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_ByStrEntryType.TryNew(ra)
@@ -6025,7 +6063,8 @@ func (x *Item_ByStrEntry) SetKeyBorrowed(v string) {
 }
 
 // SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Item_ByStrEntry) SetKeyBytesBorrowed(v []byte) {
 	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -6037,8 +6076,9 @@ func (x *Item_ByStrEntry) SetKeyBuf(b mem.Buf) {
 }
 
 // SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Item_ByStrEntry) SetKeyBufBorrowed(b mem.Buf) {
 	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -6063,7 +6103,9 @@ func (x *Item_ByStrEntry) SetValue(v []byte) {
 
 // SetValueBorrowed sets field value = 2 like SetValue, without copying v into the
 // arena: a value SetValue would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Item_ByStrEntry) SetValueBorrowed(v []byte) {
 	x.xValue.SetBorrowed(x.cf.Arena(), v)
 }
@@ -6075,8 +6117,9 @@ func (x *Item_ByStrEntry) SetValueBuf(b mem.Buf) {
 }
 
 // SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Item_ByStrEntry) SetValueBufBorrowed(b mem.Buf) {
 	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -6402,7 +6445,9 @@ type Item_ItemsEntry struct {
 var item_ItemsEntryType = wireimpl.NewType[Item_ItemsEntry]()
 
 // NewItem_ItemsEntry returns an empty Item_ItemsEntry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItem_ItemsEntry(a *wire.Arena) *Item_ItemsEntry {
 	ra := (*wireimpl.Arena)(a)
 	x := item_ItemsEntryType.TryNew(ra)
@@ -6441,7 +6486,8 @@ func (x *Item_ItemsEntry) SetKeyBorrowed(v string) {
 }
 
 // SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Item_ItemsEntry) SetKeyBytesBorrowed(v []byte) {
 	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -6453,8 +6499,9 @@ func (x *Item_ItemsEntry) SetKeyBuf(b mem.Buf) {
 }
 
 // SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Item_ItemsEntry) SetKeyBufBorrowed(b mem.Buf) {
 	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -6720,7 +6767,9 @@ type Arrays struct {
 var arraysType = wireimpl.NewType[Arrays]()
 
 // NewArrays returns an empty Arrays in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewArrays(a *wire.Arena) *Arrays {
 	ra := (*wireimpl.Arena)(a)
 	x := arraysType.TryNew(ra)
@@ -7458,7 +7507,9 @@ type Sparse struct {
 var sparseType = wireimpl.NewType[Sparse]()
 
 // NewSparse returns an empty Sparse in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewSparse(a *wire.Arena) *Sparse {
 	ra := (*wireimpl.Arena)(a)
 	x := sparseType.TryNew(ra)
@@ -7509,7 +7560,8 @@ func (x *Sparse) SetBBorrowed(v string) {
 }
 
 // SetBBytesBorrowed sets field b = 2 from bytes like SetBBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Sparse) SetBBytesBorrowed(v []byte) {
 	x.xB.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -7521,8 +7573,9 @@ func (x *Sparse) SetBBuf(b mem.Buf) {
 }
 
 // SetBBufBorrowed sets field b = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Sparse) SetBBufBorrowed(b mem.Buf) {
 	x.xB.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -7587,7 +7640,9 @@ func (x *Sparse) SetMid(v []byte) {
 
 // SetMidBorrowed sets field mid = 65537 like SetMid, without copying v into the
 // arena: a value SetMid would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Sparse) SetMidBorrowed(v []byte) {
 	x.xMid.SetBorrowed(x.cf.Arena(), v)
 }
@@ -7599,8 +7654,9 @@ func (x *Sparse) SetMidBuf(b mem.Buf) {
 }
 
 // SetMidBufBorrowed sets field mid = 65537 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Sparse) SetMidBufBorrowed(b mem.Buf) {
 	x.xMid.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -7727,7 +7783,8 @@ func (x *Sparse) SetYBorrowed(v string) {
 }
 
 // SetYBytesBorrowed sets field y = 536870911 from bytes like SetYBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Sparse) SetYBytesBorrowed(v []byte) {
 	x.xY.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(1)
@@ -7743,8 +7800,9 @@ func (x *Sparse) SetYBuf(b mem.Buf) {
 }
 
 // SetYBufBorrowed sets field y = 536870911 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Sparse) SetYBufBorrowed(b mem.Buf) {
 	x.xY.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
@@ -8105,7 +8163,9 @@ type Sparse_MEntry struct {
 var sparse_MEntryType = wireimpl.NewType[Sparse_MEntry]()
 
 // NewSparse_MEntry returns an empty Sparse_MEntry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewSparse_MEntry(a *wire.Arena) *Sparse_MEntry {
 	ra := (*wireimpl.Arena)(a)
 	x := sparse_MEntryType.TryNew(ra)
@@ -8156,7 +8216,8 @@ func (x *Sparse_MEntry) SetValueBorrowed(v string) {
 }
 
 // SetValueBytesBorrowed sets field value = 2 from bytes like SetValueBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Sparse_MEntry) SetValueBytesBorrowed(v []byte) {
 	x.xValue.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -8168,8 +8229,9 @@ func (x *Sparse_MEntry) SetValueBuf(b mem.Buf) {
 }
 
 // SetValueBufBorrowed sets field value = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Sparse_MEntry) SetValueBufBorrowed(b mem.Buf) {
 	x.xValue.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -8483,7 +8545,9 @@ type Flat struct {
 var flatType = wireimpl.NewType[Flat]()
 
 // NewFlat returns an empty Flat in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewFlat(a *wire.Arena) *Flat {
 	ra := (*wireimpl.Arena)(a)
 	x := flatType.TryNew(ra)
@@ -8534,7 +8598,8 @@ func (x *Flat) SetNameBorrowed(v string) {
 }
 
 // SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Flat) SetNameBytesBorrowed(v []byte) {
 	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -8546,8 +8611,9 @@ func (x *Flat) SetNameBuf(b mem.Buf) {
 }
 
 // SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Flat) SetNameBufBorrowed(b mem.Buf) {
 	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -8936,7 +9002,9 @@ type ItemOld struct {
 var itemOldType = wireimpl.NewType[ItemOld]()
 
 // NewItemOld returns an empty ItemOld in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewItemOld(a *wire.Arena) *ItemOld {
 	ra := (*wireimpl.Arena)(a)
 	x := itemOldType.TryNew(ra)
@@ -9000,7 +9068,8 @@ func (x *ItemOld) SetNameBorrowed(v string) {
 }
 
 // SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *ItemOld) SetNameBytesBorrowed(v []byte) {
 	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(1)
@@ -9016,8 +9085,9 @@ func (x *ItemOld) SetNameBuf(b mem.Buf) {
 }
 
 // SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *ItemOld) SetNameBufBorrowed(b mem.Buf) {
 	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)

@@ -34,7 +34,9 @@ type Req struct {
 var reqType = wireimpl.NewType[Req]()
 
 // NewReq returns an empty Req in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewReq(a *wire.Arena) *Req {
 	ra := (*wireimpl.Arena)(a)
 	x := reqType.TryNew(ra)
@@ -94,7 +96,8 @@ func (x *Req) SetNameBorrowed(v string) {
 }
 
 // SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Req) SetNameBytesBorrowed(v []byte) {
 	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(1)
@@ -108,8 +111,9 @@ func (x *Req) SetNameBuf(b mem.Buf) {
 }
 
 // SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Req) SetNameBufBorrowed(b mem.Buf) {
 	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
@@ -220,7 +224,8 @@ func (x *Req) SetBBorrowed(v string) {
 }
 
 // SetBBytesBorrowed sets field b = 6 from bytes like SetBBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Req) SetBBytesBorrowed(v []byte) {
 	x.xB.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(3)
@@ -236,8 +241,9 @@ func (x *Req) SetBBuf(b mem.Buf) {
 }
 
 // SetBBufBorrowed sets field b = 6 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Req) SetBBufBorrowed(b mem.Buf) {
 	x.xB.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(3)
@@ -742,7 +748,9 @@ type Req_Inner struct {
 var req_InnerType = wireimpl.NewType[Req_Inner]()
 
 // NewReq_Inner returns an empty Req_Inner in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewReq_Inner(a *wire.Arena) *Req_Inner {
 	ra := (*wireimpl.Arena)(a)
 	x := req_InnerType.TryNew(ra)
@@ -956,7 +964,9 @@ type Req_CountsEntry struct {
 var req_CountsEntryType = wireimpl.NewType[Req_CountsEntry]()
 
 // NewReq_CountsEntry returns an empty Req_CountsEntry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewReq_CountsEntry(a *wire.Arena) *Req_CountsEntry {
 	ra := (*wireimpl.Arena)(a)
 	x := req_CountsEntryType.TryNew(ra)
@@ -998,7 +1008,8 @@ func (x *Req_CountsEntry) SetKeyBorrowed(v string) {
 }
 
 // SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Req_CountsEntry) SetKeyBytesBorrowed(v []byte) {
 	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(0)
@@ -1012,8 +1023,9 @@ func (x *Req_CountsEntry) SetKeyBuf(b mem.Buf) {
 }
 
 // SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Req_CountsEntry) SetKeyBufBorrowed(b mem.Buf) {
 	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(0)
@@ -1355,7 +1367,9 @@ type Loose struct {
 var looseType = wireimpl.NewType[Loose]()
 
 // NewLoose returns an empty Loose in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewLoose(a *wire.Arena) *Loose {
 	ra := (*wireimpl.Arena)(a)
 	x := looseType.TryNew(ra)
@@ -1415,7 +1429,8 @@ func (x *Loose) SetNameBorrowed(v string) {
 }
 
 // SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Loose) SetNameBytesBorrowed(v []byte) {
 	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(1)
@@ -1429,8 +1444,9 @@ func (x *Loose) SetNameBuf(b mem.Buf) {
 }
 
 // SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Loose) SetNameBufBorrowed(b mem.Buf) {
 	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
@@ -2104,7 +2120,9 @@ type LooseInner struct {
 var looseInnerType = wireimpl.NewType[LooseInner]()
 
 // NewLooseInner returns an empty LooseInner in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewLooseInner(a *wire.Arena) *LooseInner {
 	ra := (*wireimpl.Arena)(a)
 	x := looseInnerType.TryNew(ra)

@@ -31,7 +31,9 @@ type Rec struct {
 var recType = wireimpl.NewType[Rec]()
 
 // NewRec returns an empty Rec in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewRec(a *wire.Arena) *Rec {
 	ra := (*wireimpl.Arena)(a)
 	x := recType.TryNew(ra)
@@ -82,7 +84,8 @@ func (x *Rec) SetNameBorrowed(v string) {
 }
 
 // SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Rec) SetNameBytesBorrowed(v []byte) {
 	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -94,8 +97,9 @@ func (x *Rec) SetNameBuf(b mem.Buf) {
 }
 
 // SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Rec) SetNameBufBorrowed(b mem.Buf) {
 	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -163,7 +167,8 @@ func (x *Rec) SetLegacyBorrowed(v string) {
 }
 
 // SetLegacyBytesBorrowed sets field legacy = 12 from bytes like SetLegacyBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Rec) SetLegacyBytesBorrowed(v []byte) {
 	x.xLegacy.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -175,8 +180,9 @@ func (x *Rec) SetLegacyBuf(b mem.Buf) {
 }
 
 // SetLegacyBufBorrowed sets field legacy = 12 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Rec) SetLegacyBufBorrowed(b mem.Buf) {
 	x.xLegacy.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -510,7 +516,9 @@ type Leaf struct {
 var leafType = wireimpl.NewType[Leaf]()
 
 // NewLeaf returns an empty Leaf in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewLeaf(a *wire.Arena) *Leaf {
 	ra := (*wireimpl.Arena)(a)
 	x := leafType.TryNew(ra)
@@ -548,7 +556,9 @@ func (x *Leaf) SetData(v []byte) {
 
 // SetDataBorrowed sets field data = 2 like SetData, without copying v into the
 // arena: a value SetData would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Leaf) SetDataBorrowed(v []byte) {
 	x.xData.SetBorrowed(x.cf.Arena(), v)
 }
@@ -560,8 +570,9 @@ func (x *Leaf) SetDataBuf(b mem.Buf) {
 }
 
 // SetDataBufBorrowed sets field data = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Leaf) SetDataBufBorrowed(b mem.Buf) {
 	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -954,7 +965,9 @@ type Pair struct {
 var pairType = wireimpl.NewType[Pair]()
 
 // NewPair returns an empty Pair in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewPair(a *wire.Arena) *Pair {
 	ra := (*wireimpl.Arena)(a)
 	x := pairType.TryNew(ra)

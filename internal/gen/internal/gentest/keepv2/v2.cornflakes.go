@@ -41,7 +41,9 @@ type Rec struct {
 var recType = wireimpl.NewType[Rec]()
 
 // NewRec returns an empty Rec in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewRec(a *wire.Arena) *Rec {
 	ra := (*wireimpl.Arena)(a)
 	x := recType.TryNew(ra)
@@ -92,7 +94,8 @@ func (x *Rec) SetNameBorrowed(v string) {
 }
 
 // SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Rec) SetNameBytesBorrowed(v []byte) {
 	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -104,8 +107,9 @@ func (x *Rec) SetNameBuf(b mem.Buf) {
 }
 
 // SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Rec) SetNameBufBorrowed(b mem.Buf) {
 	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -142,7 +146,9 @@ func (x *Rec) SetBlob(v []byte) {
 
 // SetBlobBorrowed sets field blob = 4 like SetBlob, without copying v into the
 // arena: a value SetBlob would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Rec) SetBlobBorrowed(v []byte) {
 	x.xBlob.SetBorrowed(x.cf.Arena(), v)
 }
@@ -154,8 +160,9 @@ func (x *Rec) SetBlobBuf(b mem.Buf) {
 }
 
 // SetBlobBufBorrowed sets field blob = 4 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Rec) SetBlobBufBorrowed(b mem.Buf) {
 	x.xBlob.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -359,7 +366,8 @@ func (x *Rec) SetNoteBorrowed(v string) {
 }
 
 // SetNoteBytesBorrowed sets field note = 40 from bytes like SetNoteBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Rec) SetNoteBytesBorrowed(v []byte) {
 	x.xNote.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -371,8 +379,9 @@ func (x *Rec) SetNoteBuf(b mem.Buf) {
 }
 
 // SetNoteBufBorrowed sets field note = 40 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Rec) SetNoteBufBorrowed(b mem.Buf) {
 	x.xNote.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -829,7 +838,9 @@ type Inner struct {
 var innerType = wireimpl.NewType[Inner]()
 
 // NewInner returns an empty Inner in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewInner(a *wire.Arena) *Inner {
 	ra := (*wireimpl.Arena)(a)
 	x := innerType.TryNew(ra)
@@ -880,7 +891,8 @@ func (x *Inner) SetSBorrowed(v string) {
 }
 
 // SetSBytesBorrowed sets field s = 2 from bytes like SetSBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Inner) SetSBytesBorrowed(v []byte) {
 	x.xS.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -892,8 +904,9 @@ func (x *Inner) SetSBuf(b mem.Buf) {
 }
 
 // SetSBufBorrowed sets field s = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Inner) SetSBufBorrowed(b mem.Buf) {
 	x.xS.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -1310,7 +1323,9 @@ type Inner_MEntry struct {
 var inner_MEntryType = wireimpl.NewType[Inner_MEntry]()
 
 // NewInner_MEntry returns an empty Inner_MEntry in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewInner_MEntry(a *wire.Arena) *Inner_MEntry {
 	ra := (*wireimpl.Arena)(a)
 	x := inner_MEntryType.TryNew(ra)
@@ -1349,7 +1364,8 @@ func (x *Inner_MEntry) SetKeyBorrowed(v string) {
 }
 
 // SetKeyBytesBorrowed sets field key = 1 from bytes like SetKeyBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Inner_MEntry) SetKeyBytesBorrowed(v []byte) {
 	x.xKey.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -1361,8 +1377,9 @@ func (x *Inner_MEntry) SetKeyBuf(b mem.Buf) {
 }
 
 // SetKeyBufBorrowed sets field key = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Inner_MEntry) SetKeyBufBorrowed(b mem.Buf) {
 	x.xKey.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -1689,7 +1706,9 @@ type Leaf struct {
 var leafType = wireimpl.NewType[Leaf]()
 
 // NewLeaf returns an empty Leaf in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewLeaf(a *wire.Arena) *Leaf {
 	ra := (*wireimpl.Arena)(a)
 	x := leafType.TryNew(ra)
@@ -1727,7 +1746,9 @@ func (x *Leaf) SetData(v []byte) {
 
 // SetDataBorrowed sets field data = 2 like SetData, without copying v into the
 // arena: a value SetData would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Leaf) SetDataBorrowed(v []byte) {
 	x.xData.SetBorrowed(x.cf.Arena(), v)
 }
@@ -1739,8 +1760,9 @@ func (x *Leaf) SetDataBuf(b mem.Buf) {
 }
 
 // SetDataBufBorrowed sets field data = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Leaf) SetDataBufBorrowed(b mem.Buf) {
 	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -1778,7 +1800,8 @@ func (x *Leaf) SetExtraBorrowed(v string) {
 }
 
 // SetExtraBytesBorrowed sets field extra = 3 from bytes like SetExtraBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Leaf) SetExtraBytesBorrowed(v []byte) {
 	x.xExtra.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -1790,8 +1813,9 @@ func (x *Leaf) SetExtraBuf(b mem.Buf) {
 }
 
 // SetExtraBufBorrowed sets field extra = 3 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Leaf) SetExtraBufBorrowed(b mem.Buf) {
 	x.xExtra.SetBufBorrowed(x.cf.Arena(), b)
 }
@@ -2332,7 +2356,9 @@ type Pair struct {
 var pairType = wireimpl.NewType[Pair]()
 
 // NewPair returns an empty Pair in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewPair(a *wire.Arena) *Pair {
 	ra := (*wireimpl.Arena)(a)
 	x := pairType.TryNew(ra)

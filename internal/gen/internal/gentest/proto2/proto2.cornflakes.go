@@ -60,7 +60,9 @@ type Record struct {
 var recordType = wireimpl.NewType[Record]()
 
 // NewRecord returns an empty Record in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewRecord(a *wire.Arena) *Record {
 	ra := (*wireimpl.Arena)(a)
 	x := recordType.TryNew(ra)
@@ -120,7 +122,8 @@ func (x *Record) SetNameBorrowed(v string) {
 }
 
 // SetNameBytesBorrowed sets field name = 2 from bytes like SetNameBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Record) SetNameBytesBorrowed(v []byte) {
 	x.xName.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(1)
@@ -134,8 +137,9 @@ func (x *Record) SetNameBuf(b mem.Buf) {
 }
 
 // SetNameBufBorrowed sets field name = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Record) SetNameBufBorrowed(b mem.Buf) {
 	x.xName.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(1)
@@ -163,7 +167,9 @@ func (x *Record) SetBody(v []byte) {
 
 // SetBodyBorrowed sets field body = 3 like SetBody, without copying v into the
 // arena: a value SetBody would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Record) SetBodyBorrowed(v []byte) {
 	x.xBody.SetBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(2)
@@ -177,8 +183,9 @@ func (x *Record) SetBodyBuf(b mem.Buf) {
 }
 
 // SetBodyBufBorrowed sets field body = 3 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Record) SetBodyBufBorrowed(b mem.Buf) {
 	x.xBody.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(2)
@@ -731,7 +738,9 @@ type Record_Nested struct {
 var record_NestedType = wireimpl.NewType[Record_Nested]()
 
 // NewRecord_Nested returns an empty Record_Nested in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewRecord_Nested(a *wire.Arena) *Record_Nested {
 	ra := (*wireimpl.Arena)(a)
 	x := record_NestedType.TryNew(ra)
@@ -1077,7 +1086,9 @@ type Defaults struct {
 var defaultsType = wireimpl.NewType[Defaults]()
 
 // NewDefaults returns an empty Defaults in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewDefaults(a *wire.Arena) *Defaults {
 	ra := (*wireimpl.Arena)(a)
 	x := defaultsType.TryNew(ra)
@@ -1342,7 +1353,8 @@ func (x *Defaults) SetTextBorrowed(v string) {
 }
 
 // SetTextBytesBorrowed sets field text = 10 from bytes like SetTextBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Defaults) SetTextBytesBorrowed(v []byte) {
 	x.xText.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(9)
@@ -1356,8 +1368,9 @@ func (x *Defaults) SetTextBuf(b mem.Buf) {
 }
 
 // SetTextBufBorrowed sets field text = 10 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Defaults) SetTextBufBorrowed(b mem.Buf) {
 	x.xText.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(9)
@@ -1395,7 +1408,9 @@ func (x *Defaults) SetData(v []byte) {
 
 // SetDataBorrowed sets field data = 11 like SetData, without copying v into the
 // arena: a value SetData would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *Defaults) SetDataBorrowed(v []byte) {
 	x.xData.SetBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(10)
@@ -1409,8 +1424,9 @@ func (x *Defaults) SetDataBuf(b mem.Buf) {
 }
 
 // SetDataBufBorrowed sets field data = 11 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Defaults) SetDataBufBorrowed(b mem.Buf) {
 	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(10)
@@ -1471,7 +1487,8 @@ func (x *Defaults) SetEmptyBorrowed(v string) {
 }
 
 // SetEmptyBytesBorrowed sets field empty = 13 from bytes like SetEmptyBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Defaults) SetEmptyBytesBorrowed(v []byte) {
 	x.xEmpty.SetBytesBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(12)
@@ -1485,8 +1502,9 @@ func (x *Defaults) SetEmptyBuf(b mem.Buf) {
 }
 
 // SetEmptyBufBorrowed sets field empty = 13 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Defaults) SetEmptyBufBorrowed(b mem.Buf) {
 	x.xEmpty.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(12)

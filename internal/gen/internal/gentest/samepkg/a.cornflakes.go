@@ -26,7 +26,9 @@ type A struct {
 var aType = wireimpl.NewType[A]()
 
 // NewA returns an empty A in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewA(a *wire.Arena) *A {
 	ra := (*wireimpl.Arena)(a)
 	x := aType.TryNew(ra)
@@ -70,7 +72,9 @@ func (x *A) SetData(v []byte) {
 
 // SetDataBorrowed sets field data = 2 like SetData, without copying v into the
 // arena: a value SetData would copy is copied once, when the message is serialized.
-// v must not change until the arena's Reset (checked by the cfcheck build).
+// v must not change until the field is set again or the arena's Reset (checked by the
+// cfcheck build); re-setting takes no arena memory or reference (docs/CODEGEN.md,
+// "Reusing a built message").
 func (x *A) SetDataBorrowed(v []byte) {
 	x.xData.SetBorrowed(x.cf.Arena(), v)
 	x.cf.SetHas(0)
@@ -84,8 +88,9 @@ func (x *A) SetDataBuf(b mem.Buf) {
 }
 
 // SetDataBufBorrowed sets field data = 2 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *A) SetDataBufBorrowed(b mem.Buf) {
 	x.xData.SetBufBorrowed(x.cf.Arena(), b)
 	x.cf.SetHas(0)

@@ -26,7 +26,9 @@ type B struct {
 var bType = wireimpl.NewType[B]()
 
 // NewB returns an empty B in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewB(a *wire.Arena) *B {
 	ra := (*wireimpl.Arena)(a)
 	x := bType.TryNew(ra)

@@ -34,7 +34,9 @@ type Batch struct {
 var batchType = wireimpl.NewType[Batch]()
 
 // NewBatch returns an empty Batch in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewBatch(a *wire.Arena) *Batch {
 	ra := (*wireimpl.Arena)(a)
 	x := batchType.TryNew(ra)
@@ -401,7 +403,9 @@ type Batch_Note struct {
 var batch_NoteType = wireimpl.NewType[Batch_Note]()
 
 // NewBatch_Note returns an empty Batch_Note in a; it and everything it holds are valid
-// until a.Reset.
+// until a.Reset. It may be serialized any number of times, its fields set again in
+// between: with the borrowed setters that grows nothing (docs/CODEGEN.md, "Reusing a
+// built message").
 func NewBatch_Note(a *wire.Arena) *Batch_Note {
 	ra := (*wireimpl.Arena)(a)
 	x := batch_NoteType.TryNew(ra)
@@ -440,7 +444,8 @@ func (x *Batch_Note) SetTextBorrowed(v string) {
 }
 
 // SetTextBytesBorrowed sets field text = 1 from bytes like SetTextBorrowed; v must
-// not change until the arena's Reset (checked by the cfcheck build).
+// not change until the field is set again or the arena's Reset (checked by the cfcheck
+// build).
 func (x *Batch_Note) SetTextBytesBorrowed(v []byte) {
 	x.xText.SetBytesBorrowed(x.cf.Arena(), v)
 }
@@ -452,8 +457,9 @@ func (x *Batch_Note) SetTextBuf(b mem.Buf) {
 }
 
 // SetTextBufBorrowed sets field text = 1 from a registered buffer without taking a
-// reference: b must stay unreleased and unchanged until the arena's Reset (checked by
-// the cfcheck build); a value below the threshold is copied once, when serialized.
+// reference: b must stay unreleased and unchanged until the field is set again or the
+// arena's Reset (checked by the cfcheck build); a value below the threshold is copied
+// once, when serialized.
 func (x *Batch_Note) SetTextBufBorrowed(b mem.Buf) {
 	x.xText.SetBufBorrowed(x.cf.Arena(), b)
 }
