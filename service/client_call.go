@@ -363,15 +363,7 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 			cl.wreq = req
 			c.loopPending++
 			sent, err := l.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
-			// (cl.wreq is left set: it is read by WriteInline only, during EnqueueInline)
-			if sent || err != nil {
-				if err != nil {
-					k.finish(cl, nil, err)
-				}
-				return nil
-			}
-			c.loopPending--
-			return k.sendDeclined(req, sess)
+			return k.afterInline(req, sess, sent, err)
 		}
 	}
 	return k.startSlow(ctx, req)
@@ -435,17 +427,25 @@ func (k *AsyncCall[R]) startSlow(ctx context.Context, req wire.Object) error {
 		cl.wreq = req
 		c.loopPending++
 		sent, err := c.ep.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
-		// (cl.wreq is left set: it is read by WriteInline only, during EnqueueInline)
-		if sent || err != nil {
-			if err != nil {
-				k.finish(cl, nil, err)
-			}
-			return nil
-		}
-		c.loopPending--
-		return k.sendDeclined(req, sess)
+		return k.afterInline(req, sess, sent, err)
 	}
 	return k.sendGeneral(req, sess, cl.wenc != nil)
+}
+
+// afterInline ends a Start that offered req to rpc's EnqueueInline (with
+// c.loopPending counted for it): sent, or failed (the call ends with err,
+// delivered to done), the call is under way; declined, it is sent the
+// general way (sendDeclined). cl.wreq is left set: WriteInline reads it
+// only during EnqueueInline.
+func (k *AsyncCall[R]) afterInline(req wire.Object, sess rpc.Session, sent bool, err error) error {
+	if sent || err != nil {
+		if err != nil {
+			k.finish(&k.cl, nil, err)
+		}
+		return nil
+	}
+	k.cl.c.loopPending--
+	return k.sendDeclined(req, sess)
 }
 
 // sendDeclined sends a request whose in-place serialization was declined
