@@ -46,6 +46,33 @@ func (l *BytesList) AppendBorrowed(p []byte) { (*wireimpl.BytesList)(l).AppendBo
 // Reset; the checked build verifies it (ErrBorrowedModified).
 func (l *BytesList) AppendBufBorrowed(buf mem.Buf) { (*wireimpl.BytesList)(l).AppendBufBorrowed(buf) }
 
+// AppendBorrowedAll adds every value of vals as AppendBorrowed adds it
+// (the same rule and contract), in one call: below the threshold and within
+// the list's reserved room, one loop step per value.
+func (l *BytesList) AppendBorrowedAll(vals [][]byte) {
+	(*wireimpl.BytesList)(l).AppendBorrowedAll(vals)
+}
+
+// AppendBorrowedFrom adds every element of src, a loaded list (a decoded
+// list after its getter, or a built one), borrowed, in one call: each
+// element aliases src's, zero-copy on src's registered window at or above
+// the threshold, else copied once at serialization. Nothing is copied into
+// the arena and no reference is taken: src's elements must stay valid and
+// unchanged until l is truncated below them or l's arena's Reset (which
+// holds by itself when src is a list of l's arena). It returns
+// ErrArenaReset when src's arena was Reset since src was decoded, and an
+// error when src is a decoded list not loaded yet (l is then unchanged).
+func (l *BytesList) AppendBorrowedFrom(src *BytesList) error {
+	return (*wireimpl.BytesList)(l).AppendBorrowedFrom((*wireimpl.BytesList)(src))
+}
+
+// AppendValues appends every element, as At returns it, to dst and returns
+// the extended slice (At's loop in one call; it panics like At when the
+// list was not loaded).
+func (l *BytesList) AppendValues(dst [][]byte) [][]byte {
+	return (*wireimpl.BytesList)(l).AppendValues(dst)
+}
+
 // AppendStringBorrowed adds s like AppendBorrowed.
 func (l *BytesList) AppendStringBorrowed(s string) {
 	(*wireimpl.BytesList)(l).AppendStringBorrowed(s)
