@@ -111,6 +111,7 @@ func (l cfLibrary) Prepare(shape Shape, mode string) (_ Case, err error) {
 			copy(row[i], val)
 		}
 		c.vals = append(c.vals, row)
+		c.small = append(c.small, allBelow(row, thr))
 		c.vbufs = append(c.vbufs, brow)
 	}
 	// Inputs: each variant serialized once and flattened into registered memory.
@@ -153,6 +154,7 @@ type cfCase struct {
 	kind    Kind
 	vals    [][][]byte  // variant → values in registered memory
 	vbufs   [][]mem.Buf // variant → the values' references (borrowed from bufs)
+	small   []bool      // variant → every value is below the threshold
 	inputs  []mem.Buf   // variant → serialized message in registered memory (borrowed from bufs)
 	inBytes [][]byte    // variant → inputs[v].Bytes()
 	cyc     cycle
@@ -229,9 +231,7 @@ func (c *cfCase) decode(in mem.Buf) (*wire.BytesList, error) {
 		if err != nil {
 			return nil, err
 		}
-		for i := range l.Len() {
-			c.leaves = append(c.leaves, l.At(i))
-		}
+		c.leaves = l.AppendValues(c.leaves) // every value, as At returns it
 		return l, nil
 	default:
 		m, err := cf.DecodeTree5(c.a, in)
@@ -323,7 +323,7 @@ func cfReadTree(t *cf.Tree5, dst [][]byte) ([][]byte, error) {
 func (c *cfCase) Serialize() error {
 	v := c.cyc.next()
 	if c.kept != nil {
-		c.kept.setBufs(c.vals[v], c.vbufs[v])
+		c.kept.setBufs(c.vals[v], c.vbufs[v], c.small[v])
 		return c.serializeSGA(c.kept.msg)
 	}
 	if err := c.a.Reset(); err != nil {
@@ -363,7 +363,7 @@ func (c *cfCase) Echo() error {
 	}
 	v := c.cyc.next()
 	in := c.inputs[v]
-	_, err := c.decode(in)
+	dl, err := c.decode(in)
 	if err != nil {
 		return err
 	}
@@ -377,7 +377,9 @@ func (c *cfCase) Echo() error {
 	// and is copied into the head at Serialize. The hybrid mode sets them in its kept
 	// message with the borrowed setters (see Cornflakes).
 	if c.kept != nil {
-		c.kept.setValues(c.leaves, in, c.inBytes[v])
+		if err := c.kept.setValues(c.leaves, dl, in, c.inBytes[v]); err != nil {
+			return err
+		}
 		return c.serializeSGA(c.kept.msg)
 	}
 	return c.serializeSGA(c.build(c.leaves))

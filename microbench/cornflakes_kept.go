@@ -55,12 +55,18 @@ func newCFKept(k Kind, thr, maxVals int) *cfKept {
 // registered values): below the threshold by their bytes (SetMessageBorrowed,
 // AppendBorrowed: copied once, into the head, at serialize), at or above it by their
 // reference (SetMessageBufBorrowed, AppendBufBorrowed: zero-copy on the case's reference).
+// small reports that every value is below the threshold: a list then takes them all in one
+// AppendBorrowedAll, as a caller holding its values in a slice sets them.
 // Nothing is allocated and no reference is taken: the case keeps its values, unchanged,
 // until Close, after the kept arena's Reset.
-func (kp *cfKept) setBufs(vals [][]byte, bufs []mem.Buf) {
+func (kp *cfKept) setBufs(vals [][]byte, bufs []mem.Buf, small bool) {
 	thr := kp.a.Threshold
 	if l := kp.list; l != nil {
 		l.Truncate(0) // keeps the list's storage
+		if small {
+			l.AppendBorrowedAll(vals)
+			return
+		}
 		for i, p := range vals {
 			if len(p) < thr {
 				l.AppendBorrowed(p)
@@ -81,11 +87,13 @@ func (kp *cfKept) setBufs(vals [][]byte, bufs []mem.Buf) {
 
 // setValues sets the kept message's values to vals, slices of whole, the bytes of in (Echo's
 // decoded values; the case holds in, unchanged, until Close): below the threshold by their
-// bytes (SetMessageBorrowed, AppendBorrowed: aliased, copied once, into the head, at
-// serialize), at or above it by their window of in's reference (SetMessageBufBorrowed,
-// AppendBufBorrowed: zero-copy on the case's reference, as the per-op build aliased the
-// decoded input without a reference count). Nothing is allocated and no reference is taken.
-func (kp *cfKept) setValues(vals [][]byte, in mem.Buf, whole []byte) {
+// bytes (SetMessageBorrowed: aliased, copied once, into the head, at serialize), at or above
+// it by their window of in's reference (SetMessageBufBorrowed: zero-copy on the case's
+// reference, as the per-op build aliased the decoded input without a reference count). A
+// list is set from the decoded list dl (whose values vals are) in one AppendBorrowedFrom,
+// with the same rule: an echo server responds with the request's list. Nothing is allocated
+// and no reference is taken.
+func (kp *cfKept) setValues(vals [][]byte, dl *wire.BytesList, in mem.Buf, whole []byte) error {
 	thr := kp.a.Threshold
 	if m := kp.single; m != nil {
 		p := vals[0]
@@ -94,18 +102,11 @@ func (kp *cfKept) setValues(vals [][]byte, in mem.Buf, whole []byte) {
 		} else {
 			m.SetMessageBorrowed(p)
 		}
-		return
+		return nil
 	}
 	if l := kp.list; l != nil {
 		l.Truncate(0)
-		for _, p := range vals {
-			if off, ok := offsetIn(whole, p); len(p) >= thr && ok {
-				l.AppendBufBorrowed(in.SliceTrusted(off, len(p)))
-			} else {
-				l.AppendBorrowed(p)
-			}
-		}
-		return
+		return l.AppendBorrowedFrom(dl)
 	}
 	for i, m := range kp.leaves {
 		p := vals[i]
@@ -115,6 +116,17 @@ func (kp *cfKept) setValues(vals [][]byte, in mem.Buf, whole []byte) {
 			m.SetMessageBorrowed(p)
 		}
 	}
+	return nil
+}
+
+// allBelow reports whether every value of vals is shorter than thr.
+func allBelow(vals [][]byte, thr int) bool {
+	for _, p := range vals {
+		if len(p) >= thr {
+			return false
+		}
+	}
+	return true
 }
 
 // offsetIn returns the offset of p in whole, or false when p is empty or does not lie within
