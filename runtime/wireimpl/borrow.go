@@ -210,11 +210,11 @@ func (l *BytesList) AppendBufBorrowed(buf mem.Buf) {
 			return
 		case n < a.Threshold:
 			*b = Bytes{data: p[:n:n]}
-			l.tcp += n
+			l.tot.cp += n
 		default:
 			b.data, b.buf = p[:n:n], buf
-			l.tzc += n
-			l.tnz++
+			l.tot.zc += n
+			l.tot.nz++
 		}
 		a.lendBuf(b, p, buf) // checked build only
 		return
@@ -258,7 +258,7 @@ func (l *BytesList) AppendBorrowed(p []byte) {
 			l.items = l.items[:k+1]
 			b := &l.items[k]
 			b.data, b.buf = p[:n:n], mem.Buf{}
-			l.tcp += n
+			l.tot.cp += n
 			a.lend(b, p) // checked build only
 			return
 		}
@@ -267,8 +267,8 @@ func (l *BytesList) AppendBorrowed(p []byte) {
 				l.items = l.items[:k+1]
 				b := &l.items[k]
 				b.data, b.buf = p[:n:n], buf
-				l.tzc += n
-				l.tnz++
+				l.tot.zc += n
+				l.tot.nz++
 				a.lendBuf(b, p, buf) // checked build only
 				return
 			}

@@ -29,7 +29,7 @@ func (l *BytesList) SizeDirect(s *DirectSizer, hdr, cp, zc, ents int) (int, int,
 	}
 	hdr += EntrySize * len(items)
 	if l.tok { // the kept totals (a list built with Init and Append)
-		return hdr, cp + l.tcp, zc + l.tzc, ents + int(l.tnz), true
+		return hdr, cp + l.tot.cp, zc + l.tot.zc, ents + int(l.tot.nz), true
 	}
 	cp, zc, ents = sizeItems(items, cp, zc, ents)
 	return hdr, cp, zc, ents, true

@@ -131,16 +131,22 @@ type BytesList struct {
 	// inlined case tells a live view with one comparison (see Load).
 	vep uint64
 	// The kept totals of items, for the size passes (SizeFlat,
-	// SizeDirect), which then do not walk the list: tcp is the sum of the
-	// copied values' lengths, tzc that of the zero-copy values and tnz
-	// their count. They hold only when tok is set: Init sets it (an empty
+	// SizeDirect), which then do not walk the list: tot.cp is the sum of
+	// the copied values' lengths, tot.zc that of the zero-copy values and
+	// tot.nz their count. They hold only when tok is set: Init sets it (an empty
 	// list), Append, AppendBuf and Truncate keep the totals, and every
 	// other writer of items clears it (Field, which hands out an element
 	// that may be Set at any later time, and materialize). The zero value
 	// (the decoders' literal) has tok clear, so a decoded list is walked.
-	tcp, tzc int
-	tnz      uint32
-	tok      bool
+	tot listTotals
+	tok bool
+}
+
+// listTotals are a BytesList's kept totals (see BytesList.tot), one field
+// so that Truncate(0) resets them in one write.
+type listTotals struct {
+	cp, zc int
+	nz     uint32
 }
 
 // Init makes the list empty with room for n elements (no further arena
@@ -284,10 +290,10 @@ func (l *BytesList) IsZeroCopy(i int) bool {
 // count adds element b to the kept totals.
 func (l *BytesList) count(b *Bytes) {
 	if b.buf.IsZero() {
-		l.tcp += len(b.data)
+		l.tot.cp += len(b.data)
 	} else {
-		l.tzc += len(b.data)
-		l.tnz++
+		l.tot.zc += len(b.data)
+		l.tot.nz++
 	}
 }
 
@@ -310,11 +316,11 @@ func (l *BytesList) Append(p []byte) {
 				b := &l.items[k]
 				if n >= a.Threshold { // one write-barrier test per branch
 					b.data, b.buf = p[:n:n], src.buf.SliceTrusted(int(off), n)
-					l.tzc += n
-					l.tnz++
+					l.tot.zc += n
+					l.tot.nz++
 				} else {
 					b.data, b.buf = p[:n:n], mem.Buf{}
-					l.tcp += n
+					l.tot.cp += n
 				}
 				return
 			}
@@ -325,8 +331,8 @@ func (l *BytesList) Append(p []byte) {
 					l.items = l.items[:k+1]
 					b := &l.items[k]
 					b.data, b.buf = p[:n:n], buf
-					l.tzc += n
-					l.tnz++
+					l.tot.zc += n
+					l.tot.nz++
 					return
 				}
 			}
@@ -334,7 +340,7 @@ func (l *BytesList) Append(p []byte) {
 			l.items = l.items[:k+1]
 			b := &l.items[k]
 			b.data, b.buf = d, mem.Buf{}
-			l.tcp += n
+			l.tot.cp += n
 			return
 		}
 	}
@@ -415,21 +421,27 @@ func (l *BytesList) AppendBuf(buf mem.Buf) {
 // kept message's list is reused by Truncate(0) and Append (docs/CODEGEN.md,
 // "Reusing a built message").
 func (l *BytesList) Truncate(n int) {
-	if n == 0 && l.vep == 0 {
-		l.items = l.items[:0]
-		l.tcp, l.tzc, l.tnz = 0, 0, 0
+	if uint64(n)|l.vep == 0 {
+		// Small enough to be inlined: Truncate(0) of a built list costs no
+		// call and no loop (tok is kept: see Field).
+		l.items, l.tot = l.items[:0], listTotals{}
 		return
 	}
+	l.truncateSlow(n)
+}
+
+// truncateSlow is Truncate outside its first case.
+func (l *BytesList) truncateSlow(n int) {
 	if l.vep != 0 {
 		l.materialize()
 	}
 	items := truncate(l.items, n)
 	for i := range l.items[n:] { // the kept totals, less the elements dropped
 		if b := &l.items[n+i]; b.buf.IsZero() {
-			l.tcp -= len(b.data)
+			l.tot.cp -= len(b.data)
 		} else {
-			l.tzc -= len(b.data)
-			l.tnz--
+			l.tot.zc -= len(b.data)
+			l.tot.nz--
 		}
 	}
 	l.items = items

@@ -71,16 +71,25 @@ func growValues(dst [][]byte, m int) [][]byte {
 // loop step each and no call; a value at or above the threshold, and every
 // value after it, takes AppendBorrowed.
 func (l *BytesList) AppendBorrowedAll(vals [][]byte) {
+	if len(vals) == 1 { // small enough to be inlined: one value costs AppendBorrowed
+		l.AppendBorrowed(vals[0])
+		return
+	}
+	l.appendBorrowedAll(vals)
+}
+
+// appendBorrowedAll is AppendBorrowedAll of any number of values.
+func (l *BytesList) appendBorrowedAll(vals [][]byte) {
 	a := l.a
 	k := len(l.items)
 	if l.vep == 0 && len(vals) <= cap(l.items)-k {
 		thr := a.Threshold
 		items := l.items[k : k+len(vals)]
-		tcp := l.tcp
+		tcp := l.tot.cp
 		for i, p := range vals {
 			n := len(p)
 			if n >= thr { // the rest one by one, with AppendBorrowed's cases
-				l.items, l.tcp = l.items[:k+i], tcp
+				l.items, l.tot.cp = l.items[:k+i], tcp
 				for _, p := range vals[i:] {
 					l.AppendBorrowed(p)
 				}
@@ -91,7 +100,7 @@ func (l *BytesList) AppendBorrowedAll(vals [][]byte) {
 			tcp += n
 			a.lend(b, p) // checked build only
 		}
-		l.items, l.tcp = l.items[:k+len(vals)], tcp
+		l.items, l.tot.cp = l.items[:k+len(vals)], tcp // the length only: no write barrier
 		return
 	}
 	for _, p := range vals {
@@ -147,15 +156,15 @@ func (l *BytesList) AppendBorrowedFrom(src *BytesList) error {
 			p := d[off : off+n : off+n] // checked by the decoder or Load: never panics
 			if n < thr {
 				b.data, b.buf = p, mem.Buf{}
-				l.tcp += n
+				l.tot.cp += n
 			} else {
 				b.data, b.buf = p, s.buf.SliceTrusted(off, n)
-				l.tzc += n
-				l.tnz++
+				l.tot.zc += n
+				l.tot.nz++
 			}
 			a.lendBuf(b, p, b.buf) // checked build only
 		}
-		l.items = items
+		l.items = l.items[:len(items)] // the length only: no write barrier
 		return nil
 	}
 	return l.appendBorrowedFromSlow(src)

@@ -19,8 +19,8 @@ func checkTotals(t *testing.T, what string, l *BytesList, want bool) {
 	if l.tok != want {
 		t.Fatalf("%s: kept totals hold = %v, want %v", what, l.tok, want)
 	}
-	if l.tok && (l.tcp != cp || l.tzc != zc || int(l.tnz) != ents) {
-		t.Fatalf("%s: kept totals %d/%d/%d, walk %d/%d/%d", what, l.tcp, l.tzc, l.tnz, cp, zc, ents)
+	if l.tok && (l.tot.cp != cp || l.tot.zc != zc || int(l.tot.nz) != ents) {
+		t.Fatalf("%s: kept totals %d/%d/%d, walk %d/%d/%d", what, l.tot.cp, l.tot.zc, l.tot.nz, cp, zc, ents)
 	}
 	h, c, z, e, ok := l.SizeFlat(l.a, 0, 0, 0, 0)
 	if !ok || h != EntrySize*len(l.items) || c != cp || z != zc || e != ents {
