@@ -32,11 +32,10 @@ func (l *BytesList) AppendValues(dst [][]byte) [][]byte {
 	if cap(dst)-k < m {
 		dst = growValues(dst, m)
 	}
-	out := dst[:k+m]
-	at := int(z.off)
-	for i := k; i < len(out); i++ {
-		e := binary.LittleEndian.Uint64(d[at:]) // the entries were checked by the decoder
-		at += EntrySize
+	out := dst[k : k+m]
+	ents := d[int(z.off) : int(z.off)+EntrySize*m] // checked by the decoder: the loop's one bounds check
+	for i := range out {
+		e := entryWord(ents, i)
 		n, off := int(uint32(e)), int(e>>32)
 		if n == 0 {
 			out[i] = nil
@@ -44,7 +43,7 @@ func (l *BytesList) AppendValues(dst [][]byte) [][]byte {
 		}
 		out[i] = d[off : off+n : off+n] // checked by the decoder or Load: never panics
 	}
-	return out
+	return dst[:k+m]
 }
 
 // appendItems is AppendValues of a list that is not a view.
@@ -142,10 +141,9 @@ func (l *BytesList) AppendBorrowedFrom(src *BytesList) error {
 		if s.buf.IsZero() { // an input outside registered memory: every value copied
 			thr = MaxMessageSize + 1
 		}
-		at := int(z.off)
+		ents := d[int(z.off) : int(z.off)+EntrySize*(len(items)-k)] // checked by the decoder: the loop's one bounds check
 		for i := k; i < len(items); i++ {
-			e := binary.LittleEndian.Uint64(d[at:]) // the entries were checked by the decoder
-			at += EntrySize
+			e := entryWord(ents, i-k)
 			n, off := int(uint32(e)), int(e>>32)
 			b := &items[i]
 			if n == 0 {

@@ -1,6 +1,7 @@
 package wireimpl
 
 import (
+	"encoding/binary"
 	"runtime"
 	"unsafe"
 )
@@ -8,8 +9,8 @@ import (
 // This file holds the package's uses of unsafe besides arena.go's
 // (unsafe.Sizeof, and the per-Type slab pointers, each a *slab[T] of its
 // Type's own T): zero-copy conversions between string and []byte, and
-// header entries read as words (wordsInRange). Nothing is ever written
-// through them.
+// header entries read as words (wordsInRange, entryWord). Nothing is ever
+// written through them.
 
 // stringOf returns a string aliasing p (p must not be modified while the
 // string is in use; wire never writes to field data).
@@ -55,6 +56,16 @@ const leUnaligned = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64" || ru
 // platform with unaligned loads.
 func wordLoads(p []byte) bool {
 	return leUnaligned || nativeLE && (unalignedLoads || uintptr(unsafe.Pointer(unsafe.SliceData(p)))%EntrySize == 0)
+}
+
+// entryWord returns entry i of ents (whole entries, bounds-checked by the
+// caller once for the loop): a word load where the platform allows it,
+// else a checked little-endian read. Small enough to be inlined.
+func entryWord(ents []byte, i int) uint64 {
+	if leUnaligned {
+		return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(ents)), i*EntrySize))
+	}
+	return binary.LittleEndian.Uint64(ents[i*EntrySize:])
 }
 
 // wordsInRange is entsInRange's loop over the n entries at p (n whole
