@@ -59,6 +59,9 @@ func checkDirectDecode(t *testing.T, p []byte, limit int) {
 		case errX == nil && !eq():
 			t.Fatalf("%s: direct decode and Decoder path differ:\n%s\n%s", c.name, x, y)
 		}
+		if _, ok := x.(*cf.ListBuffers); ok && errX == nil {
+			checkBulkList(t, p)
+		}
 		if errX == nil { // the fused SerializeSGA of the decoded message vs the Encoder path
 			var sga wire.SGA
 			errS := wire.SerializeSGA(x, &sga)
@@ -154,4 +157,59 @@ func FuzzDirectDecode(f *testing.F) {
 		}
 		checkDirectDecode(t, p, l)
 	})
+}
+
+// checkBulkList decodes p (a valid ListBuffers) and holds the whole-list
+// calls to the per-element ones: AppendValues to At, and a list set by
+// AppendBorrowedFrom in another arena to the decoded elements (and its
+// serialization to the Append-built one). A list whose getter fails is
+// refused by AppendBorrowedFrom.
+func checkBulkList(t *testing.T, p []byte) {
+	t.Helper()
+	a := wire.NewArena()
+	x := cf.NewListBuffers(a)
+	if err := x.DecodeBytes(p); err != nil {
+		t.Fatalf("ListBuffers: second decode: %v", err)
+	}
+	l, err := x.GetMessages()
+	k := wire.NewArena()
+	m := cf.NewListBuffers(k)
+	ml := m.InitMessages(2)
+	if err != nil {
+		if ml.AppendBorrowedFrom(l) == nil {
+			t.Fatalf("ListBuffers: AppendBorrowedFrom accepted a list whose getter fails (%v)", err)
+		}
+		return
+	}
+	vals := l.AppendValues(nil)
+	if len(vals) != l.Len() {
+		t.Fatalf("ListBuffers: AppendValues: %d values, Len %d", len(vals), l.Len())
+	}
+	for i, v := range vals {
+		if !bytes.Equal(v, l.At(i)) {
+			t.Fatalf("ListBuffers: AppendValues[%d] %q, At %q", i, v, l.At(i))
+		}
+	}
+	if err := ml.AppendBorrowedFrom(l); err != nil {
+		t.Fatalf("ListBuffers: AppendBorrowedFrom: %v", err)
+	}
+	w := cf.NewListBuffers(k)
+	wl := w.InitMessages(len(vals))
+	for _, v := range vals {
+		wl.Append(v)
+	}
+	if !m.Equal(w) {
+		t.Fatalf("ListBuffers: AppendBorrowedFrom made\n%s\nwant\n%s", m, w)
+	}
+	var got wire.SGA
+	if err := m.SerializeSGA(&got); err != nil {
+		t.Fatalf("ListBuffers: SerializeSGA of the list set by AppendBorrowedFrom: %v", err)
+	}
+	want, err := wire.Flatten(w, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(sgaBytes(&got), want) {
+		t.Fatalf("ListBuffers: AppendBorrowedFrom serializes\n%x\nwant\n%x", sgaBytes(&got), want)
+	}
 }
