@@ -261,32 +261,35 @@ func (l *BytesList) PutFlat(dst []byte, at, lh, hdr, cp, zc int, sga *SGA) (int,
 	if at < 0 || at > lh-EntrySize || end > hdr || hdr > cp || cp > len(dst) {
 		return lh, cp, zc, false
 	}
-	ents := dst[lh:end]
-	es := sga.Entries
-	j := len(es)
+	// Few values live across the copy's call (each is reloaded after it):
+	// the element entries are written at e in dst, and the references
+	// appended to sga.Entries in place (cut back on a failure).
+	j0 := len(sga.Entries)
+	e := lh
 	for i := range items {
 		b := &items[i]
 		k := len(b.data)
-		e := ents[EntrySize*i : EntrySize*i+EntrySize]
 		if b.buf.IsZero() {
 			if k > len(dst)-cp {
+				sga.Entries = sga.Entries[:j0]
 				return lh, cp, zc, false
 			}
-			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(cp))<<32)
-			copy(dst[cp:cp+k], b.data)
+			binary.LittleEndian.PutUint64(dst[e:e+EntrySize], uint64(uint32(k))|uint64(uint32(cp))<<32)
+			copy(dst[cp:], b.data)
 			cp += k
 		} else {
+			es := sga.Entries
+			j := len(es)
 			if j >= cap(es) {
+				sga.Entries = es[:j0]
 				return lh, cp, zc, false
 			}
-			binary.LittleEndian.PutUint64(e, uint64(uint32(k))|uint64(uint32(zc))<<32)
+			binary.LittleEndian.PutUint64(dst[e:e+EntrySize], uint64(uint32(k))|uint64(uint32(zc))<<32)
 			zc += k
-			es = es[:j+1]
-			es[j] = b.buf
-			j++
+			sga.Entries = append(es, b.buf) // within its capacity: no growth
 		}
+		e += EntrySize
 	}
-	sga.Entries = es
 	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(lh))<<32)
 	return end, cp, zc, true
 }
