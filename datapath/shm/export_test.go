@@ -1,0 +1,9 @@
+package shm
+
+// SetPrefetchRx switches touchBatch (for BenchmarkRecvCross's A/B) and
+// returns the previous setting.
+func SetPrefetchRx(on bool) bool {
+	old := prefetchRx
+	prefetchRx = on
+	return old
+}
