@@ -7,3 +7,11 @@ func SetPrefetchRx(on bool) bool {
 	prefetchRx = on
 	return old
 }
+
+// SetPrefetchTx switches touchSlot (for BenchmarkSendCross's A/B) and
+// returns the previous setting.
+func SetPrefetchTx(on bool) bool {
+	old := prefetchTx
+	prefetchTx = on
+	return old
+}
