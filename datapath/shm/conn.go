@@ -175,22 +175,20 @@ func (c *conn) allocSlot() (uint32, bool) {
 	}
 	s := c.free[k-1]
 	c.free = c.free[:k-1]
-	if prefetchTx && k > 1 {
-		c.touchSlot(c.free[k-2])
-	}
 	return s, true
 }
 
 // prefetchTx enables touchSlot (a switch for the benchmark's A/B only).
 var prefetchTx = true
 
-// touchSlot writes the first byte of free slot s's descriptor table and of
-// its data area, the lines the next send writes first (allocSlot calls it
-// for the slot it will hand out next). The peer read them last, on its
-// core: written now, their transfer to this core overlaps the current
-// packet's work instead of stalling the next one. The slot is free (the
-// peer completed it and reads it no more), and every byte written here is
-// rewritten before the slot is posted.
+// touchSlot writes the first byte of slot s's descriptor table and of its
+// data area, the lines a send writes first; reapCompletions calls it for
+// every slot the peer completed. The peer read those lines last, on its
+// core: written here, a batch of completions' lines moves to this core
+// together (their ownership requests overlap), instead of one line pair
+// stalling each later send. The slot is free (the peer completed it and
+// reads it no more), and every byte written here is rewritten before the
+// slot is posted again.
 func (c *conn) touchSlot(s uint32) {
 	r := c.local
 	off := r.slots + uint64(s)*uint64(r.g.slotSize)
@@ -325,6 +323,9 @@ func (c *conn) reapCompletions() {
 			continue
 		}
 		c.freeSlot(s)
+		if prefetchTx {
+			c.touchSlot(s)
+		}
 	}
 	atomic.StoreUint64(c.local.u64(offComplCons), c.complCons)
 }
