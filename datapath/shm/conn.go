@@ -401,7 +401,7 @@ func (c *conn) parse() (uint32, []seg, uint64, bool) {
 // prefetchRx enables touchBatch (a switch for the benchmark's A/B only).
 var prefetchRx = true
 
-// touchBatch reads, for each of the next min(prod-cons, max) posted
+// touchBatch reads, for each of the next min(prod-cons, limit) posted
 // descriptors, the first line of its slot's descriptor table and of its
 // data area (where the head is), before any of them is parsed. The peer
 // wrote them on its core: read one packet at a time, each packet's misses
@@ -411,14 +411,14 @@ var prefetchRx = true
 // only when it is in range (parse validates everything again; a bad entry
 // costs nothing more here). The loads are summed into c.touched so that
 // they are kept.
-func (c *conn) touchBatch(prod uint64, max int) {
+func (c *conn) touchBatch(prod uint64, limit int) {
 	if !prefetchRx {
 		return
 	}
 	r := c.remote
 	k := prod - c.cons
-	if k > uint64(max) {
-		k = uint64(max)
+	if k > uint64(limit) {
+		k = uint64(limit)
 	}
 	if k < 2 {
 		return // nothing to overlap
