@@ -1,6 +1,7 @@
 package shm
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"testing"
 )
@@ -31,7 +32,20 @@ func FuzzDescriptors(f *testing.F) {
 	f.Add(uint64(0), h.marshal(nil))
 	f.Add(uint64(0), refuseMsg("uid 1 is not allowed"))
 	lim := &limits{g: g, maxSegs: 4, maxPayload: 4096, spaces: []uint64{1 << 20}}
+	// A peer region for touchBatch, which reads ring entries the peer
+	// wrote before parse validates them: it must stay within the region
+	// whatever they hold.
+	rc := &conn{remote: newRegionOf(make([]byte, g.size()), g)}
 	f.Fuzz(func(t *testing.T, e uint64, table []byte) {
+		for i := range uint64(g.ringSize) {
+			v := e
+			if len(table) >= 8*int(i+1) {
+				v = binary.LittleEndian.Uint64(table[8*i:])
+			}
+			*rc.remote.u64(offRings + 8*i) = v
+		}
+		rc.cons = e >> 7
+		rc.touchBatch(rc.cons+uint64(len(table)%(2*int(g.ringSize)+1)), int(e%17))
 		out := make([]seg, 0, MaxMaxSegments)
 		slot, segs, total, err := parseDesc(e, table, lim, out[:cap(out)])
 		if err == nil {
