@@ -379,6 +379,11 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.mu.Unlock()
 		_ = ln.Close()
 	}()
+	if len(s.loops) > 0 { // the first loop accepts too (server_accept_linux.go)
+		if ll := s.loops[0].listen(ln); ll != nil {
+			defer s.loops[0].unlisten(ll)
+		}
+	}
 	for {
 		c, err := ln.Accept()
 		if err != nil {
