@@ -151,3 +151,38 @@ func TestLoopUnlisten(t *testing.T) {
 		t.Errorf("accepted %d", n)
 	}
 }
+
+// TestLoopAcceptError: an accept error other than none pending takes the
+// listener out of the loop (left to Serve), instead of waking the loop on
+// every turn.
+func TestLoopAcceptError(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	l := ts.srv.loops[0]
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0) // accept4: EOPNOTSUPP
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	ll := &loopListener{fd: fd}
+	l.mu.Lock()
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
+	err = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev)
+	if l.lns == nil { // Serve has not registered its listener yet
+		l.lns = map[int]*loopListener{}
+	}
+	l.lns[fd] = ll
+	l.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.accept(ll)
+	l.mu.Lock()
+	_, watched := l.lns[fd]
+	l.mu.Unlock()
+	if watched {
+		t.Error("still watched after an accept error")
+	}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil); err != unix.ENOENT {
+		t.Errorf("still in the epoll set: EPOLL_CTL_DEL = %v", err)
+	}
+}
