@@ -14,7 +14,7 @@ import (
 // loop holds its P while it waits (a raw epoll_wait, rawio), so with every
 // other P busy — a goroutine in a blocking system call, CPU work — a new
 // connection waited for the runtime's monitor to poll the network and
-// take a P back: 3-14 ms measured (docs/perf/resp16.md). So a TCP
+// take a P back: 3-16 ms measured (docs/perf/resp16.md). So a TCP
 // listener is also watched by the first loop (a non-blocking duplicate of
 // its descriptor in the loop's epoll), which accepts what is pending each
 // time it is ready and admits it as Serve does (admitFD); Serve's own

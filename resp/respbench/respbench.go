@@ -549,7 +549,7 @@ func (d driver) run(ctx context.Context, port, test string, size, pipe, n int) (
 			// GOMAXPROCS 2 leave none to run the server's accepting
 			// goroutine when the new connections arrive (an event loop
 			// holds the other): they would wait for the runtime's
-			// monitor to take the P back, up to 10 ms of a 40 ms round
+			// monitor to take the P back, 3-16 ms of a 40 ms round
 			// (docs/perf/resp16.md).
 			out, rerr := io.ReadAll(outs[i])
 			err := cmd.Wait()
