@@ -364,6 +364,9 @@ const deniedMsg = "-DENIED Redis is running in protected mode because protected 
 
 // Serve accepts connections on ln until Close (then it returns
 // ErrServerClosed) or until Accept fails. It closes ln when it returns.
+// With event loops (Linux) and a TCP listener, the first loop accepts
+// from ln too while Serve runs, so that a new connection is served
+// without waiting for a free P; both admit connections the same way.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {

@@ -124,7 +124,7 @@ func (s *Server) admitFD(fd int, sa unix.Sockaddr) {
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, 15)
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPCNT, 9)
 	raddr := tcpAddr(sa)
-	if s.protected() && !isLoopback(raddr) {
+	if s.protected() && (raddr == nil || !isLoopback(raddr)) {
 		s.stats.denied.Add(1)
 		refuse(fd, deniedMsg)
 		return
