@@ -364,6 +364,9 @@ const deniedMsg = "-DENIED Redis is running in protected mode because protected 
 
 // Serve accepts connections on ln until Close (then it returns
 // ErrServerClosed) or until Accept fails. It closes ln when it returns.
+// With event loops (Linux) and a TCP listener, the first loop accepts
+// from ln too while Serve runs, so that a new connection is served
+// without waiting for a free P; both admit connections the same way.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
@@ -379,6 +382,11 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.mu.Unlock()
 		_ = ln.Close()
 	}()
+	if len(s.loops) > 0 { // the first loop accepts too (server_accept_linux.go)
+		if ll := s.loops[0].listen(ln); ll != nil {
+			defer s.loops[0].unlisten(ll)
+		}
+	}
 	for {
 		c, err := ln.Accept()
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -40,6 +41,13 @@ type loop struct {
 	riov [2]unix.Iovec // readv's vectors (readBig)
 
 	ring *loopRing // batched reads and writes (nil: one system call each)
+
+	// lns are the listeners this loop accepts from (server_accept_linux.go),
+	// by duplicate descriptor, and freed is set once epfd is closed; both
+	// guarded by mu. accepted counts the connections it accepted (tests).
+	lns      map[int]*loopListener
+	freed    bool
+	accepted atomic.Int64
 
 	now int64 // the time of this turn (UnixNano): conn.clock
 
@@ -184,6 +192,9 @@ func (l *loop) free() {
 	if l.ring != nil {
 		l.ring.free()
 	}
+	l.mu.Lock()
+	l.freed = true // a listener's Serve may return later: see unwatch
+	l.mu.Unlock()
 	_ = unix.Close(l.epfd)
 	_ = unix.Close(l.efd)
 }
@@ -650,6 +661,10 @@ func (l *loop) eventConn(ev *unix.EpollEvent) *conn {
 	}
 	l.mu.Lock()
 	cn := l.conns[fd]
+	ll := l.lns[fd]
 	l.mu.Unlock()
+	if ll != nil {
+		l.accept(ll)
+	}
 	return cn
 }

@@ -28,5 +28,11 @@ func (l *loop) wake() {}
 
 func (l *loop) free() {}
 
+type loopListener struct{}
+
+func (l *loop) listen(net.Listener) *loopListener { return nil }
+
+func (l *loop) unlisten(*loopListener) {}
+
 // clock is the time for a connection's last-command stamp.
 func (cn *conn) clock() int64 { return time.Now().UnixNano() }

@@ -502,7 +502,12 @@ func (d driver) run(ctx context.Context, port, test string, size, pipe, n int) (
 	}
 	ch := make(chan done, d.procs)
 	var cmds []*exec.Cmd
-	var outs []*bytes.Buffer
+	var outs []*os.File // the read ends of the processes' stdout and stderr
+	defer func() {
+		for _, r := range outs {
+			_ = r.Close()
+		}
+	}()
 	for range d.procs {
 		args := append(slices.Clone(d.prefix), "-h", "127.0.0.1", "-p", port, "-t", test, "-d", strconv.Itoa(size), "-P", strconv.Itoa(pipe),
 			"-c", strconv.Itoa(d.clients), "-n", strconv.Itoa(per), "--csv")
@@ -514,28 +519,47 @@ func (d driver) run(ctx context.Context, port, test string, size, pipe, n int) (
 			args = append([]string{"-c", d.cpus, bin}, args...)
 			bin = "taskset"
 		}
-		cmd := exec.CommandContext(ctx, bin, args...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		cmds, outs = append(cmds, cmd), append(outs, &out)
+		cmds = append(cmds, exec.CommandContext(ctx, bin, args...))
 	}
 	for i, cmd := range cmds {
-		if err := cmd.Start(); err != nil {
+		r, w, err := os.Pipe()
+		if err == nil {
+			cmd.Stdout, cmd.Stderr = w, w
+			err = cmd.Start()
+			_ = w.Close() // the child's copy keeps the pipe open
+		}
+		if err != nil {
+			if r != nil {
+				_ = r.Close()
+			}
 			for _, c := range cmds[:i] {
 				_ = c.Process.Kill()
 				_ = c.Wait()
 			}
 			return result{}, fmt.Errorf("redis-benchmark: %w", err)
 		}
+		outs = append(outs, r)
 	}
 	for i, cmd := range cmds {
 		go func() {
+			// The output is read to its end (the process exiting closes
+			// it) before Wait: a goroutine reading a pipe waits in the
+			// runtime's poller, holding no P, while one in wait4 would
+			// hold a P in a system call for the whole round, and with
+			// GOMAXPROCS 2 leave none to run the server's accepting
+			// goroutine when the new connections arrive (an event loop
+			// holds the other): they would wait for the runtime's
+			// monitor to take the P back, 3-16 ms of a 40 ms round
+			// (docs/perf/resp16.md).
+			out, rerr := io.ReadAll(outs[i])
 			err := cmd.Wait()
 			var cpu time.Duration
 			if cmd.ProcessState != nil {
 				cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 			}
-			out := outs[i].Bytes()
+			if err == nil {
+				err = rerr
+			}
 			if err != nil {
 				ch <- done{err: fmt.Errorf("redis-benchmark: %v: %s", err, bytes.TrimSpace(out))}
 				return

@@ -184,3 +184,33 @@ func TestSelectTests(t *testing.T) {
 		}
 	}
 }
+
+// TestDriverRun runs driver.run on shell scripts standing for
+// redis-benchmark: the rates of its processes are summed from their
+// output (stdout and stderr, read through one pipe each), and a failed
+// process, an "error" in the output or a cancelled context fail the run.
+func TestDriverRun(t *testing.T) {
+	sh := func(script string) driver {
+		// sh -c script sh <the flags>: the flags are the script's arguments.
+		return driver{bin: "sh", prefix: []string{"-c", script, "sh"}, clients: 2, procs: 3}
+	}
+	ctx := context.Background()
+	res, err := sh(`echo '"test","rps"'; echo '"SET","100.50"' >&2`).run(ctx, "1", "set", 64, 1, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.rps != 301.5 || res.requests != 9 {
+		t.Errorf("rps %v requests %d, want 301.5 and 9", res.rps, res.requests)
+	}
+	if _, err := sh(`echo boom; exit 3`).run(ctx, "1", "set", 64, 1, 9); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("failing process: %v, want an error with its output", err)
+	}
+	if _, err := sh(`echo '"test","rps"'; echo '"SET","1"'; echo 'Error: x'`).run(ctx, "1", "set", 64, 1, 9); err == nil || !strings.Contains(err.Error(), "reported errors") {
+		t.Errorf("output with an error: %v", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := sh(`exec sleep 600`).run(cctx, "1", "set", 64, 1, 9); err == nil { // killed, or the test times out
+		t.Error("cancelled run: no error")
+	}
+}
