@@ -414,7 +414,7 @@ func (k *AsyncCall[R]) startSlow(ctx context.Context, req wire.Object) error {
 		h := reqHeader{kind: kindCall, handle: b.handle, fp: b.fp}
 		cl.buf = appendReqHeader(cl.buf[:0], &h, nil)
 		cl.a, cl.b, cl.key, cl.reqType = k.a, b, k.key, b.reqType
-		cl.wenc = k.key.EncodeRequest
+		cl.wenc, cl.wflat = k.key.EncodeRequest, k.key.WriteRequest
 		k.hb = b
 		k.fast = cl.wenc != nil && !k.bigReq && len(c.ics) == 0 && c.obs == nil
 	}
@@ -528,6 +528,11 @@ func (cl *clientCall) WriteInline(dst []byte) int {
 		return -1
 	}
 	*(*[reqFixed]byte)(dst) = *(*[reqFixed]byte)(cl.buf) // the header, two stores
+	if cl.wflat != nil {                                 // a flat request without zero-copy values, written in place
+		if n := cl.wflat(cl.wreq, dst[reqFixed:]); n > 0 {
+			return reqFixed + n
+		}
+	}
 	body := dst[reqFixed:reqFixed:len(dst)]
 	sga := &cl.sga
 	sga.Head = body

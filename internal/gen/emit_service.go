@@ -290,6 +290,29 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 			g.P("}")
 			g.P()
 		}
+		// WriteRequest and WriteResponse: the in-place writers of a flat
+		// message without a type assertion to an interface
+		// (service.MethodDesc.WriteRequest, WriteResponse; emit_fast_encode_flat.go).
+		if flatWritable(m.Input) {
+			g.P("func ", h, "_WriteRequest(req ", object, ", dst []byte) int {")
+			g.P("x, ok := req.(*", in, ")")
+			g.P("if !ok {")
+			g.P("return -1")
+			g.P("}")
+			g.P("return x.WireWriteFlat(dst)")
+			g.P("}")
+			g.P()
+		}
+		if directMessage(m.Output, nil) && flatWritable(m.Output) {
+			g.P("func ", h, "_WriteResponse(resp ", svc("DirectResponse"), ", dst []byte) int {")
+			g.P("x, ok := resp.(*", g.QualifiedGoIdent(m.Output.GoIdent), ")")
+			g.P("if !ok {")
+			g.P("return -1")
+			g.P("}")
+			g.P("return x.WireWriteFlat(dst)")
+			g.P("}")
+			g.P()
+		}
 		g.P("func ", h, "_Serve(srv any, ctx ", ctx, ", a *", arena, ", req *", in, ", ic ", svc("UnaryServerInterceptor"), ", info *", svc("MethodInfo"), ") (", object, ", error) {")
 		g.P("resp := ", newOf(m.Output), "(a)")
 		g.P("if ic == nil {")
@@ -334,6 +357,12 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 		}
 		if directMessage(m.Input, nil) {
 			opt += ", EncodeRequest: " + h + "_EncodeRequest"
+		}
+		if flatWritable(m.Input) {
+			opt += ", WriteRequest: " + h + "_WriteRequest"
+		}
+		if directMessage(m.Output, nil) && flatWritable(m.Output) {
+			opt += ", WriteResponse: " + h + "_WriteResponse"
 		}
 		g.P("{Name: ", fmt.Sprintf("%q", m.Desc.Name()), ", Request: ", ri, ", Response: ", si, ", Fingerprint: ", fmt.Sprintf("%#016x", fp), ", Handler: ", h, "_Handler, BufHandler: ", h, "_BufHandler", opt, "},")
 	}
@@ -399,4 +428,11 @@ func refNote(msg *protogen.Message, name string) string {
 		s += " and the bytes and string fields of its nested messages"
 	}
 	return s + " alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning."
+}
+
+// flatWritable reports whether msg's generated type has WireWriteFlat
+// (wireimpl.FlatWriter: message.writeFlat).
+func flatWritable(msg *protogen.Message) bool {
+	m, err := newMessage(msg)
+	return err == nil && m.writeFlat()
 }
