@@ -237,6 +237,35 @@ func (x *Blob) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Blob) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xData.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xData.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Blob) SerializeSGA(sga *wire.SGA) error {
@@ -530,6 +559,22 @@ func _Echo_Echo_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) 
 	return true, x.WireSerializeSGA(sga)
 }
 
+func _Echo_Echo_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*Blob)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
+func _Echo_Echo_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*Blob)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
 func _Echo_Echo_Serve(srv any, ctx context.Context, a *wire.Arena, req *Blob, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewBlob(a)
 	if ic == nil {
@@ -552,6 +597,6 @@ var Echo_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Echo", Request: 0, Response: 0, Fingerprint: 0x3d224b7ef9efb6d5, Handler: _Echo_Echo_Handler, BufHandler: _Echo_Echo_BufHandler, Direct: _Echo_Echo_Direct, EncodeRequest: _Echo_Echo_EncodeRequest},
+		{Name: "Echo", Request: 0, Response: 0, Fingerprint: 0x3d224b7ef9efb6d5, Handler: _Echo_Echo_Handler, BufHandler: _Echo_Echo_BufHandler, Direct: _Echo_Echo_Direct, EncodeRequest: _Echo_Echo_EncodeRequest, WriteRequest: _Echo_Echo_WriteRequest, WriteResponse: _Echo_Echo_WriteResponse},
 	},
 }

@@ -365,6 +365,59 @@ func (x *HelloRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *HelloRequest) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xName.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlobSize != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xMood != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x8
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xName.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xBlobSize))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xMood)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *HelloRequest) SerializeSGA(sga *wire.SGA) error {
@@ -981,6 +1034,55 @@ func (x *HelloReply) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *HelloReply) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xBlob.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *HelloReply) SerializeSGA(sga *wire.SGA) error {
@@ -1566,6 +1668,55 @@ func (x *FailRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *FailRequest) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xCode != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xDetails.Len() != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xCode))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		c, ok := x.xDetails.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *FailRequest) SerializeSGA(sga *wire.SGA) error {
@@ -1984,6 +2135,31 @@ func (x *LookupRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *LookupRequest) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xId != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, x.xId)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
@@ -3029,6 +3205,39 @@ func (x *Sum) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Sum) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xTotal != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xNodes != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xTotal))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xNodes))
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Sum) SerializeSGA(sga *wire.SGA) error {
@@ -3557,6 +3766,22 @@ func _Greeter_SayHello_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, 
 	return true, x.WireSerializeSGA(sga)
 }
 
+func _Greeter_SayHello_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
+func _Greeter_SayHello_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*HelloReply)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
 func _Greeter_SayHello_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
@@ -3614,6 +3839,22 @@ func _Greeter_Fail_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, erro
 		return false, nil
 	}
 	return true, x.WireSerializeSGA(sga)
+}
+
+func _Greeter_Fail_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*FailRequest)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
+func _Greeter_Fail_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*HelloReply)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
 }
 
 func _Greeter_Fail_Serve(srv any, ctx context.Context, a *wire.Arena, req *FailRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3675,6 +3916,22 @@ func _Greeter_Sleep_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, err
 	return true, x.WireSerializeSGA(sga)
 }
 
+func _Greeter_Sleep_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
+func _Greeter_Sleep_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*HelloReply)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
 func _Greeter_Sleep_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
@@ -3732,6 +3989,22 @@ func _Greeter_Panic_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, err
 		return false, nil
 	}
 	return true, x.WireSerializeSGA(sga)
+}
+
+func _Greeter_Panic_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
+func _Greeter_Panic_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*HelloReply)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
 }
 
 func _Greeter_Panic_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3793,6 +4066,22 @@ func _Greeter_Lookup_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, er
 	return true, x.WireSerializeSGA(sga)
 }
 
+func _Greeter_Lookup_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*LookupRequest)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
+func _Greeter_Lookup_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*HelloReply)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
 func _Greeter_Lookup_Serve(srv any, ctx context.Context, a *wire.Arena, req *LookupRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewHelloReply(a)
 	if ic == nil {
@@ -3831,11 +4120,11 @@ var Greeter_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "SayHello", Request: 0, Response: 1, Fingerprint: 0x3930cbff2c5c9cfc, Handler: _Greeter_SayHello_Handler, BufHandler: _Greeter_SayHello_BufHandler, Direct: _Greeter_SayHello_Direct, EncodeRequest: _Greeter_SayHello_EncodeRequest},
-		{Name: "Fail", Request: 2, Response: 1, Fingerprint: 0x3be95636a4904d58, Handler: _Greeter_Fail_Handler, BufHandler: _Greeter_Fail_BufHandler, Direct: _Greeter_Fail_Direct, EncodeRequest: _Greeter_Fail_EncodeRequest},
-		{Name: "Sleep", Request: 0, Response: 1, Fingerprint: 0xda1854dbddcade6e, Handler: _Greeter_Sleep_Handler, BufHandler: _Greeter_Sleep_BufHandler, Direct: _Greeter_Sleep_Direct, EncodeRequest: _Greeter_Sleep_EncodeRequest},
-		{Name: "Panic", Request: 0, Response: 1, Fingerprint: 0x62b755cbab91bf52, Handler: _Greeter_Panic_Handler, BufHandler: _Greeter_Panic_BufHandler, Direct: _Greeter_Panic_Direct, EncodeRequest: _Greeter_Panic_EncodeRequest},
-		{Name: "Lookup", Request: 3, Response: 1, Fingerprint: 0x7de2d902e5f9833e, Handler: _Greeter_Lookup_Handler, BufHandler: _Greeter_Lookup_BufHandler, Direct: _Greeter_Lookup_Direct, EncodeRequest: _Greeter_Lookup_EncodeRequest},
+		{Name: "SayHello", Request: 0, Response: 1, Fingerprint: 0x3930cbff2c5c9cfc, Handler: _Greeter_SayHello_Handler, BufHandler: _Greeter_SayHello_BufHandler, Direct: _Greeter_SayHello_Direct, EncodeRequest: _Greeter_SayHello_EncodeRequest, WriteRequest: _Greeter_SayHello_WriteRequest, WriteResponse: _Greeter_SayHello_WriteResponse},
+		{Name: "Fail", Request: 2, Response: 1, Fingerprint: 0x3be95636a4904d58, Handler: _Greeter_Fail_Handler, BufHandler: _Greeter_Fail_BufHandler, Direct: _Greeter_Fail_Direct, EncodeRequest: _Greeter_Fail_EncodeRequest, WriteRequest: _Greeter_Fail_WriteRequest, WriteResponse: _Greeter_Fail_WriteResponse},
+		{Name: "Sleep", Request: 0, Response: 1, Fingerprint: 0xda1854dbddcade6e, Handler: _Greeter_Sleep_Handler, BufHandler: _Greeter_Sleep_BufHandler, Direct: _Greeter_Sleep_Direct, EncodeRequest: _Greeter_Sleep_EncodeRequest, WriteRequest: _Greeter_Sleep_WriteRequest, WriteResponse: _Greeter_Sleep_WriteResponse},
+		{Name: "Panic", Request: 0, Response: 1, Fingerprint: 0x62b755cbab91bf52, Handler: _Greeter_Panic_Handler, BufHandler: _Greeter_Panic_BufHandler, Direct: _Greeter_Panic_Direct, EncodeRequest: _Greeter_Panic_EncodeRequest, WriteRequest: _Greeter_Panic_WriteRequest, WriteResponse: _Greeter_Panic_WriteResponse},
+		{Name: "Lookup", Request: 3, Response: 1, Fingerprint: 0x7de2d902e5f9833e, Handler: _Greeter_Lookup_Handler, BufHandler: _Greeter_Lookup_BufHandler, Direct: _Greeter_Lookup_Direct, EncodeRequest: _Greeter_Lookup_EncodeRequest, WriteRequest: _Greeter_Lookup_WriteRequest, WriteResponse: _Greeter_Lookup_WriteResponse},
 	},
 }
 
@@ -3975,6 +4264,14 @@ func _Calc_SumTree_Direct(srv any) service.MethodDirect {
 	}
 }
 
+func _Calc_SumTree_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*Sum)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
 func _Calc_SumTree_Serve(srv any, ctx context.Context, a *wire.Arena, req *Tree, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewSum(a)
 	if ic == nil {
@@ -4009,6 +4306,6 @@ var Calc_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "SumTree", Request: 0, Response: 2, Fingerprint: 0xdc92e6f25d75441b, Handler: _Calc_SumTree_Handler, BufHandler: _Calc_SumTree_BufHandler, Direct: _Calc_SumTree_Direct},
+		{Name: "SumTree", Request: 0, Response: 2, Fingerprint: 0xdc92e6f25d75441b, Handler: _Calc_SumTree_Handler, BufHandler: _Calc_SumTree_BufHandler, Direct: _Calc_SumTree_Direct, WriteResponse: _Calc_SumTree_WriteResponse},
 	},
 }
