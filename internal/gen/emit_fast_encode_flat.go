@@ -189,12 +189,21 @@ func (m *message) writeFlat() bool {
 // zero-copy value or a value that does not fit declines (-1). The bytes
 // are those of the flat path's head (emitFlatSGA) when it has no entry.
 func emitWriteFlat(g *protogen.GeneratedFile, m *message) {
-	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
 	name := m.m.GoIdent.GoName
 	g.P("// WireWriteFlat implements ", wireIdent("FlatWriter"), ": x written at the start of dst")
 	g.P("// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its")
 	g.P("// head); -1 otherwise, and the caller calls WireSerializeSGA.")
 	g.P("func (x *", name, ") WireWriteFlat(dst []byte) int {")
+	emitWriteFlatBody(g, m)
+	g.P("}")
+	g.P()
+}
+
+// emitWriteFlatBody emits the body of m's WireWriteFlat, x the message
+// and dst the destination (also the service stubs' WriteRequest and
+// WriteResponse for a message of their package: no second call).
+func emitWriteFlatBody(g *protogen.GeneratedFile, m *message) {
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
 	g.P("if !x.cf.DirectOK() {")
 	g.P("return -1")
 	g.P("}")
@@ -229,6 +238,4 @@ func emitWriteFlat(g *protogen.GeneratedFile, m *message) {
 		g.P("}")
 	}
 	g.P("return ", w("EndWriteFlat"), "(at, hdr, cp)")
-	g.P("}")
-	g.P()
 }

@@ -299,7 +299,7 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 			g.P("if !ok {")
 			g.P("return -1")
 			g.P("}")
-			g.P("return x.WireWriteFlat(dst)")
+			writeFlatCall(g, m.Input, pkg)
 			g.P("}")
 			g.P()
 		}
@@ -309,7 +309,7 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 			g.P("if !ok {")
 			g.P("return -1")
 			g.P("}")
-			g.P("return x.WireWriteFlat(dst)")
+			writeFlatCall(g, m.Output, pkg)
 			g.P("}")
 			g.P()
 		}
@@ -436,3 +436,20 @@ func flatWritable(msg *protogen.Message) bool {
 	m, err := newMessage(msg)
 	return err == nil && m.writeFlat()
 }
+
+// writeFlatCall emits the end of a WriteRequest or WriteResponse stub, x
+// the message: WireWriteFlat's body for a small message (at most
+// inlineWriteFields fields) of the file's package (no second call), else
+// the call.
+func writeFlatCall(g *protogen.GeneratedFile, msg *protogen.Message, pkg protogen.GoImportPath) {
+	if m, err := newMessage(msg); err == nil && reusable(msg, pkg) && len(m.fields) <= inlineWriteFields {
+		emitWriteFlatBody(g, m) // emit_fast_encode_flat.go
+		return
+	}
+	g.P("return x.WireWriteFlat(dst)")
+}
+
+// inlineWriteFields bounds the messages whose WireWriteFlat body the
+// service stubs repeat (the body grows with the fields; the call it saves
+// does not).
+const inlineWriteFields = 4
