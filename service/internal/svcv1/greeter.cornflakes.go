@@ -3771,7 +3771,53 @@ func _Greeter_SayHello_WriteRequest(req wire.Object, dst []byte) int {
 	if !ok {
 		return -1
 	}
-	return x.WireWriteFlat(dst)
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xName.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlobSize != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xMood != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x8
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xName.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xBlobSize))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xMood)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_SayHello_WriteResponse(resp service.DirectResponse, dst []byte) int {
@@ -3779,7 +3825,49 @@ func _Greeter_SayHello_WriteResponse(resp service.DirectResponse, dst []byte) in
 	if !ok {
 		return -1
 	}
-	return x.WireWriteFlat(dst)
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xBlob.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_SayHello_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3846,7 +3934,49 @@ func _Greeter_Fail_WriteRequest(req wire.Object, dst []byte) int {
 	if !ok {
 		return -1
 	}
-	return x.WireWriteFlat(dst)
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xCode != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xDetails.Len() != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xCode))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		c, ok := x.xDetails.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_Fail_WriteResponse(resp service.DirectResponse, dst []byte) int {
@@ -3854,7 +3984,49 @@ func _Greeter_Fail_WriteResponse(resp service.DirectResponse, dst []byte) int {
 	if !ok {
 		return -1
 	}
-	return x.WireWriteFlat(dst)
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xBlob.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_Fail_Serve(srv any, ctx context.Context, a *wire.Arena, req *FailRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3921,7 +4093,53 @@ func _Greeter_Sleep_WriteRequest(req wire.Object, dst []byte) int {
 	if !ok {
 		return -1
 	}
-	return x.WireWriteFlat(dst)
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xName.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlobSize != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xMood != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x8
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xName.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xBlobSize))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xMood)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_Sleep_WriteResponse(resp service.DirectResponse, dst []byte) int {
@@ -3929,7 +4147,49 @@ func _Greeter_Sleep_WriteResponse(resp service.DirectResponse, dst []byte) int {
 	if !ok {
 		return -1
 	}
-	return x.WireWriteFlat(dst)
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xBlob.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_Sleep_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3996,7 +4256,53 @@ func _Greeter_Panic_WriteRequest(req wire.Object, dst []byte) int {
 	if !ok {
 		return -1
 	}
-	return x.WireWriteFlat(dst)
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xName.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlobSize != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xMood != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x8
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xName.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xBlobSize))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xMood)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_Panic_WriteResponse(resp service.DirectResponse, dst []byte) int {
@@ -4004,7 +4310,49 @@ func _Greeter_Panic_WriteResponse(resp service.DirectResponse, dst []byte) int {
 	if !ok {
 		return -1
 	}
-	return x.WireWriteFlat(dst)
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xBlob.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_Panic_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -4071,7 +4419,25 @@ func _Greeter_Lookup_WriteRequest(req wire.Object, dst []byte) int {
 	if !ok {
 		return -1
 	}
-	return x.WireWriteFlat(dst)
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xId != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, x.xId)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_Lookup_WriteResponse(resp service.DirectResponse, dst []byte) int {
@@ -4079,7 +4445,49 @@ func _Greeter_Lookup_WriteResponse(resp service.DirectResponse, dst []byte) int 
 	if !ok {
 		return -1
 	}
-	return x.WireWriteFlat(dst)
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xBlob.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_Lookup_Serve(srv any, ctx context.Context, a *wire.Arena, req *LookupRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -4269,7 +4677,33 @@ func _Calc_SumTree_WriteResponse(resp service.DirectResponse, dst []byte) int {
 	if !ok {
 		return -1
 	}
-	return x.WireWriteFlat(dst)
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xTotal != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xNodes != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xTotal))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xNodes))
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Calc_SumTree_Serve(srv any, ctx context.Context, a *wire.Arena, req *Tree, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
