@@ -363,6 +363,9 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 			cl.wreq = req
 			c.loopPending++
 			sent, err := l.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
+			if sent && err == nil { // the common outcome, without afterInline's frame
+				return nil
+			}
 			return k.afterInline(req, sess, sent, err)
 		}
 	}
