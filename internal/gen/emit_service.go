@@ -177,7 +177,9 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 		g.P("// client's loop, with the response (a message of a, valid until a.Reset)")
 		g.P("// or the error, and may Start the call again. See service.AsyncCall.")
 		g.P("func (c *", name, "Client) New", m.GoName, "Call(a *", arena, ", done func(*", m.Output.GoIdent, ", error)) *", svc("AsyncCall"), "[*", m.Output.GoIdent, "] {")
-		if reusable(m.Output, pkg) {
+		if keptDecodable(m.Output, pkg) {
+			g.P("return ", svc("NewAsyncCallKept"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", ", reuseName(name, m.Output), ", ", decodeKeptName(name, m.Output), ", done)")
+		} else if reusable(m.Output, pkg) {
 			g.P("return ", svc("NewAsyncCallReusing"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", ", reuseName(name, m.Output), ", done)")
 		} else {
 			g.P("return ", svc("NewAsyncCall"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", done)")
@@ -205,6 +207,10 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 		g.P("return x")
 		g.P("}")
 		g.P()
+		if keptDecodable(msg, pkg) {
+			mm, _ := newMessage(msg)
+			emitDecodeKept(g, mm, decodeKeptName(name, msg)) // emit_fast_decode.go
+		}
 	}
 
 	// Handlers: the request from bytes (every mode), or from the server's
@@ -266,8 +272,20 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 				g.P("keep.", field, " = ", ptr, "(", v, ")")
 				g.P("}")
 			}
-			keptMsg("req", "Req", m.Input)
-			g.P("if err := req.Decode(in); err != nil {")
+			if keptDecodable(m.Input, pkg) {
+				// Made empty and decoded by one fused helper.
+				id := g.QualifiedGoIdent(m.Input.GoIdent)
+				ptr := g.QualifiedGoIdent(unsafePkg.Ident("Pointer"))
+				g.P("req0 := (*", id, ")(keep.Req)")
+				g.P("req, err := ", decodeKeptName(name, m.Input), "(req0, a, in)")
+				g.P("if req0 == nil {")
+				g.P("keep.Req = ", ptr, "(req)")
+				g.P("}")
+				g.P("if err != nil {")
+			} else {
+				keptMsg("req", "Req", m.Input)
+				g.P("if err := req.Decode(in); err != nil {")
+			}
 			g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
 			g.P("}")
 			g.P("a.BorrowInput = false // only the request borrows")
@@ -453,3 +471,17 @@ func writeFlatCall(g *protogen.GeneratedFile, msg *protogen.Message, pkg protoge
 // service stubs repeat (the body grows with the fields; the call it saves
 // does not).
 const inlineWriteFields = 4
+
+// keptDecodable reports whether msg, kept by the service stubs, gets a
+// fused reuse-and-decode helper (emitDecodeKept): a message of the file's
+// package with an inline direct decode.
+func keptDecodable(msg *protogen.Message, pkg protogen.GoImportPath) bool {
+	m, err := newMessage(msg)
+	return err == nil && reusable(msg, pkg) && m.keptDecode()
+}
+
+// decodeKeptName is the name of msg's fused reuse-and-decode helper in the
+// stubs of service svc.
+func decodeKeptName(svc string, msg *protogen.Message) string {
+	return "_" + svc + "_" + msg.GoIdent.GoName + "_DecodeKept"
+}
