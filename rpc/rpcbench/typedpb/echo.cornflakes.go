@@ -493,7 +493,7 @@ func (c *EchoClient) EchoAsync(ctx context.Context, a *wire.Arena, req *Blob, do
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *EchoClient) NewEchoCall(a *wire.Arena, done func(*Blob, error)) *service.AsyncCall[*Blob] {
-	return service.NewAsyncCallReusing(c.c, &Echo_ServiceDesc, 0, a, NewBlob, _Echo_Blob_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Echo_ServiceDesc, 0, a, NewBlob, _Echo_Blob_Reuse, _Echo_Blob_DecodeKept, done)
 }
 
 // _Echo_Blob_Reuse returns x made empty and bound to a's current batch,
@@ -508,6 +508,45 @@ func _Echo_Blob_Reuse(x *Blob, a *wire.Arena) *Blob {
 	}
 	x.cf.Init((*wireimpl.Arena)(a))
 	return x
+}
+
+// _Echo_Blob_DecodeKept is Blob's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _Echo_Blob_DecodeKept(x *Blob, a *wire.Arena, b mem.Buf) (*Blob, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(Blob)
+	} else {
+		*x = Blob{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
+			return x, wireimpl.BadData(at, 1)
+		}
+	}
+	return x, nil
 }
 
 func _Echo_Echo_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -534,11 +573,11 @@ func _Echo_Echo_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*Blob)(keep.Req)
-		req := _Echo_Blob_Reuse(req0, a)
+		req, err := _Echo_Blob_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows

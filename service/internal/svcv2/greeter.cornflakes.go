@@ -3837,7 +3837,7 @@ func (c *GreeterClient) SayHelloAsync(ctx context.Context, a *wire.Arena, req *H
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewSayHelloCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 0, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Greeter_ServiceDesc, 0, a, NewHelloReply, _Greeter_HelloReply_Reuse, _Greeter_HelloReply_DecodeKept, done)
 }
 
 // Fail calls cornflakes.svctest.Greeter.Fail. req is serialized before it
@@ -3868,7 +3868,7 @@ func (c *GreeterClient) FailAsync(ctx context.Context, a *wire.Arena, req *FailR
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewFailCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 1, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Greeter_ServiceDesc, 1, a, NewHelloReply, _Greeter_HelloReply_Reuse, _Greeter_HelloReply_DecodeKept, done)
 }
 
 // Sleep calls cornflakes.svctest.Greeter.Sleep. req is serialized before it
@@ -3899,7 +3899,7 @@ func (c *GreeterClient) SleepAsync(ctx context.Context, a *wire.Arena, req *Hell
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewSleepCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 2, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Greeter_ServiceDesc, 2, a, NewHelloReply, _Greeter_HelloReply_Reuse, _Greeter_HelloReply_DecodeKept, done)
 }
 
 // Panic calls cornflakes.svctest.Greeter.Panic. req is serialized before it
@@ -3930,7 +3930,7 @@ func (c *GreeterClient) PanicAsync(ctx context.Context, a *wire.Arena, req *Hell
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewPanicCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 3, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Greeter_ServiceDesc, 3, a, NewHelloReply, _Greeter_HelloReply_Reuse, _Greeter_HelloReply_DecodeKept, done)
 }
 
 // Lookup calls cornflakes.svctest.Greeter.Lookup. req is serialized before it
@@ -3961,7 +3961,7 @@ func (c *GreeterClient) LookupAsync(ctx context.Context, a *wire.Arena, req *Loo
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewLookupCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 4, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Greeter_ServiceDesc, 4, a, NewHelloReply, _Greeter_HelloReply_Reuse, _Greeter_HelloReply_DecodeKept, done)
 }
 
 // SayGoodbye calls cornflakes.svctest.Greeter.SayGoodbye. req is serialized before it
@@ -3992,7 +3992,7 @@ func (c *GreeterClient) SayGoodbyeAsync(ctx context.Context, a *wire.Arena, req 
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewSayGoodbyeCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 5, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Greeter_ServiceDesc, 5, a, NewHelloReply, _Greeter_HelloReply_Reuse, _Greeter_HelloReply_DecodeKept, done)
 }
 
 // _Greeter_HelloRequest_Reuse returns x made empty and bound to a's current batch,
@@ -4009,6 +4009,63 @@ func _Greeter_HelloRequest_Reuse(x *HelloRequest, a *wire.Arena) *HelloRequest {
 	return x
 }
 
+// _Greeter_HelloRequest_DecodeKept is HelloRequest's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _Greeter_HelloRequest_DecodeKept(x *HelloRequest, a *wire.Arena, b mem.Buf) (*HelloRequest, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(HelloRequest)
+	} else {
+		*x = HelloRequest{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xName, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xName) {
+			return x, wireimpl.BadData(at, 1)
+		}
+	}
+	if b0&0x2 != 0 {
+		x.xBlobSize = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	}
+	if b0&0x4 != 0 {
+		x.xMood = Mood(int32(src.U64(wireimpl.EntAt(ents, b0, 0x4))))
+	}
+	if b0&0x8 != 0 {
+		x.xSeq = src.U64(wireimpl.EntAt(ents, b0, 0x8))
+		x.cf.SetHas(0)
+	}
+	if b0&0x10 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x10)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xGreeting, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xGreeting) {
+			return x, wireimpl.BadData(at, 5)
+		}
+	}
+	return x, nil
+}
+
 // _Greeter_HelloReply_Reuse returns x made empty and bound to a's current batch,
 // as NewHelloReply(a) makes one but outside a's memory (a new message
 // when x is nil): a message kept across a's Resets
@@ -4021,6 +4078,59 @@ func _Greeter_HelloReply_Reuse(x *HelloReply, a *wire.Arena) *HelloReply {
 	}
 	x.cf.Init((*wireimpl.Arena)(a))
 	return x
+}
+
+// _Greeter_HelloReply_DecodeKept is HelloReply's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _Greeter_HelloReply_DecodeKept(x *HelloReply, a *wire.Arena, b mem.Buf) (*HelloReply, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(HelloReply)
+	} else {
+		*x = HelloReply{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xMessage, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xMessage) {
+			return x, wireimpl.BadData(at, 1)
+		}
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xBlob, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xBlob) {
+			return x, wireimpl.BadData(at, 2)
+		}
+	}
+	if b0&0x4 != 0 {
+		x.xSeq = src.U64(wireimpl.EntAt(ents, b0, 0x4))
+	}
+	if b0&0x8 != 0 {
+		x.xLength = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x8)))
+	}
+	return x, nil
 }
 
 // _Greeter_FailRequest_Reuse returns x made empty and bound to a's current batch,
@@ -4037,6 +4147,56 @@ func _Greeter_FailRequest_Reuse(x *FailRequest, a *wire.Arena) *FailRequest {
 	return x
 }
 
+// _Greeter_FailRequest_DecodeKept is FailRequest's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _Greeter_FailRequest_DecodeKept(x *FailRequest, a *wire.Arena, b mem.Buf) (*FailRequest, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(FailRequest)
+	} else {
+		*x = FailRequest{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xCode = uint32(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xMessage, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xMessage) {
+			return x, wireimpl.BadData(at, 2)
+		}
+	}
+	if b0&0x4 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x4)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xDetails, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xDetails) {
+			return x, wireimpl.BadData(at, 3)
+		}
+	}
+	return x, nil
+}
+
 // _Greeter_LookupRequest_Reuse returns x made empty and bound to a's current batch,
 // as NewLookupRequest(a) makes one but outside a's memory (a new message
 // when x is nil): a message kept across a's Resets
@@ -4049,6 +4209,45 @@ func _Greeter_LookupRequest_Reuse(x *LookupRequest, a *wire.Arena) *LookupReques
 	}
 	x.cf.Init((*wireimpl.Arena)(a))
 	return x
+}
+
+// _Greeter_LookupRequest_DecodeKept is LookupRequest's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _Greeter_LookupRequest_DecodeKept(x *LookupRequest, a *wire.Arena, b mem.Buf) (*LookupRequest, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(LookupRequest)
+	} else {
+		*x = LookupRequest{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xId, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xId) {
+			return x, wireimpl.BadData(at, 1)
+		}
+	}
+	return x, nil
 }
 
 func _Greeter_SayHello_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -4075,11 +4274,11 @@ func _Greeter_SayHello_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*HelloRequest)(keep.Req)
-		req := _Greeter_HelloRequest_Reuse(req0, a)
+		req, err := _Greeter_HelloRequest_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -4200,11 +4399,11 @@ func _Greeter_Fail_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*FailRequest)(keep.Req)
-		req := _Greeter_FailRequest_Reuse(req0, a)
+		req, err := _Greeter_FailRequest_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -4367,11 +4566,11 @@ func _Greeter_Sleep_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*HelloRequest)(keep.Req)
-		req := _Greeter_HelloRequest_Reuse(req0, a)
+		req, err := _Greeter_HelloRequest_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -4492,11 +4691,11 @@ func _Greeter_Panic_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*HelloRequest)(keep.Req)
-		req := _Greeter_HelloRequest_Reuse(req0, a)
+		req, err := _Greeter_HelloRequest_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -4617,11 +4816,11 @@ func _Greeter_Lookup_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*LookupRequest)(keep.Req)
-		req := _Greeter_LookupRequest_Reuse(req0, a)
+		req, err := _Greeter_LookupRequest_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -4764,11 +4963,11 @@ func _Greeter_SayGoodbye_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*HelloRequest)(keep.Req)
-		req := _Greeter_HelloRequest_Reuse(req0, a)
+		req, err := _Greeter_HelloRequest_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -4968,7 +5167,7 @@ func (c *CalcClient) SumTreeAsync(ctx context.Context, a *wire.Arena, req *Tree,
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *CalcClient) NewSumTreeCall(a *wire.Arena, done func(*Sum, error)) *service.AsyncCall[*Sum] {
-	return service.NewAsyncCallReusing(c.c, &Calc_ServiceDesc, 0, a, NewSum, _Calc_Sum_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Calc_ServiceDesc, 0, a, NewSum, _Calc_Sum_Reuse, _Calc_Sum_DecodeKept, done)
 }
 
 // _Calc_Tree_Reuse returns x made empty and bound to a's current batch,
@@ -4997,6 +5196,43 @@ func _Calc_Sum_Reuse(x *Sum, a *wire.Arena) *Sum {
 	}
 	x.cf.Init((*wireimpl.Arena)(a))
 	return x
+}
+
+// _Calc_Sum_DecodeKept is Sum's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _Calc_Sum_DecodeKept(x *Sum, a *wire.Arena, b mem.Buf) (*Sum, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(Sum)
+	} else {
+		*x = Sum{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xTotal = int64(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		x.xNodes = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	}
+	return x, nil
 }
 
 func _Calc_SumTree_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
