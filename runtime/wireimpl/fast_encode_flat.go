@@ -104,8 +104,8 @@ func (b *Bytes) CopyFlat(dst []byte, at, cp int) (int, bool) {
 	if !b.buf.IsZero() || n > len(dst)-cp {
 		return cp, false
 	}
-	copy(dst[cp:cp+n], p)
 	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(cp))<<32)
+	copy(dst[cp:cp+n], p)
 	return cp + n, true
 }
 
