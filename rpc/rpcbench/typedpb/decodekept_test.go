@@ -52,6 +52,11 @@ func decodeBoth(t testing.TB, fa, ka *wire.Arena, kept **Blob, in mem.Buf, borro
 func TestDecodeKept(t *testing.T) {
 	p := memtest.NewPool(t, mem.PoolConfig{Name: "decodekept"})
 	fa, ka, ba := wire.NewArena(), wire.NewArena(), wire.NewArena()
+	defer func() {
+		if err := errors.Join(fa.Reset(), ka.Reset(), ba.Reset()); err != nil {
+			t.Error(err)
+		}
+	}()
 	var kept *Blob
 	big := bytes.Repeat([]byte("zero-copy "), 400)
 	values := [][]byte{[]byte("hello"), nil, big, []byte("x"), big[:10], nil}
@@ -123,6 +128,9 @@ func TestDecodeKept(t *testing.T) {
 		t.Fatalf("after the errors: %v, %q", err, kept.GetData())
 	}
 	_, _ = fa.Reset(), ka.Reset()
+	if mem.Checked { // the checked build records each borrowed input (an allocation)
+		return
+	}
 	allocs := testing.AllocsPerRun(100, func() {
 		ka.BorrowInput = true
 		if _, err := _Echo_Blob_DecodeKept(kept, ka, in); err != nil {
@@ -133,9 +141,6 @@ func TestDecodeKept(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("DecodeKept of a kept message allocates %v times", allocs)
-	}
-	if err := errors.Join(fa.Reset(), ka.Reset(), ba.Reset()); err != nil {
-		t.Fatal(err)
 	}
 }
 
