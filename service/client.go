@@ -290,6 +290,7 @@ type clientCall struct {
 	// (its serialization's error in weerr).
 	wreq  wire.Object
 	wenc  func(wire.Object, *wireimpl.SGA) (bool, error)
+	wflat func(wire.Object, []byte) int // the method's WriteRequest, tried first (nil: none)
 	wok   bool
 	weerr error
 }

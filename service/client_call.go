@@ -70,6 +70,9 @@ type AsyncCall[R Decoder] struct {
 	// response message the call keeps, outside k.a's memory.
 	reuse func(R, *wire.Arena) R
 	resp  R
+	// decodeKept, when set (NewAsyncCallKept), is reuse and the decode of
+	// a response into resp fused: contFn's common response takes it.
+	decodeKept func(R, *wire.Arena, mem.Buf) (R, error)
 	// keptDecode: contFn decodes a common response into resp and delivers
 	// it itself (ResetAfterDone, reuse set, no Observer: decided once).
 	keptDecode bool
@@ -214,11 +217,17 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 			data := r.Data()
 			if b := r.DataBuf(); isRespOK(data) && b.Len() == len(data) {
 				a := k.a
-				resp := k.reuse(k.resp, a) // (k.resp itself, made empty)
-				var bd bufDecoder          // resp as a bufDecoder (see decodeOwn)
-				*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
+				var resp R
+				var derr error
 				a.BorrowInput = true
-				derr := bd.Decode(b.SliceTrusted(respFixed, len(data)-respFixed))
+				if dk := k.decodeKept; dk != nil {
+					resp, derr = dk(k.resp, a, b.SliceTrusted(respFixed, len(data)-respFixed)) // (k.resp itself)
+				} else {
+					resp = k.reuse(k.resp, a) // (k.resp itself, made empty)
+					var bd bufDecoder         // resp as a bufDecoder (see decodeOwn)
+					*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
+					derr = bd.Decode(b.SliceTrusted(respFixed, len(data)-respFixed))
+				}
 				a.BorrowInput = false
 				if derr != nil {
 					var zero R
@@ -270,6 +279,20 @@ func NewAsyncCallReusing[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Ar
 	k := NewAsyncCall(c, d, i, a, newResp, done)
 	var zero R
 	k.reuse, k.resp = reuse, reuse(zero, a)
+	return k
+}
+
+// NewAsyncCallKept is NewAsyncCallReusing with decodeKept, reuse and the
+// response's Decode fused: decodeKept(x, a, b) makes x empty and bound to
+// a's current batch as reuse(x, a) does, decodes it from b as its Decode
+// does (zero-copy; the arena holds a reference on b until Reset unless
+// a.BorrowInput) and returns x, also with Decode's error. A
+// ResetAfterDone call decodes its common responses with it. Generated
+// New<Method>Call stubs call it for a response type of their own package
+// whose decode they can fuse.
+func NewAsyncCallKept[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, newResp func(*wire.Arena) R, reuse func(R, *wire.Arena) R, decodeKept func(R, *wire.Arena, mem.Buf) (R, error), done func(R, error)) *AsyncCall[R] {
+	k := NewAsyncCallReusing(c, d, i, a, newResp, reuse, done)
+	k.decodeKept = decodeKept
 	return k
 }
 
@@ -363,6 +386,9 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 			cl.wreq = req
 			c.loopPending++
 			sent, err := l.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
+			if sent && err == nil { // the common outcome, without afterInline's frame
+				return nil
+			}
 			return k.afterInline(req, sess, sent, err)
 		}
 	}
@@ -414,7 +440,7 @@ func (k *AsyncCall[R]) startSlow(ctx context.Context, req wire.Object) error {
 		h := reqHeader{kind: kindCall, handle: b.handle, fp: b.fp}
 		cl.buf = appendReqHeader(cl.buf[:0], &h, nil)
 		cl.a, cl.b, cl.key, cl.reqType = k.a, b, k.key, b.reqType
-		cl.wenc = k.key.EncodeRequest
+		cl.wenc, cl.wflat = k.key.EncodeRequest, k.key.WriteRequest
 		k.hb = b
 		k.fast = cl.wenc != nil && !k.bigReq && len(c.ics) == 0 && c.obs == nil
 	}
@@ -528,6 +554,11 @@ func (cl *clientCall) WriteInline(dst []byte) int {
 		return -1
 	}
 	*(*[reqFixed]byte)(dst) = *(*[reqFixed]byte)(cl.buf) // the header, two stores
+	if cl.wflat != nil {                                 // a flat request without zero-copy values, written in place
+		if n := cl.wflat(cl.wreq, dst[reqFixed:]); n > 0 {
+			return reqFixed + n
+		}
+	}
 	body := dst[reqFixed:reqFixed:len(dst)]
 	sga := &cl.sga
 	sga.Head = body

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/mem/memtest"
 	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/rpc/rpcbench/typedpb"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
@@ -142,5 +143,59 @@ func TestEncodeRequestOwnTypeOnly(t *testing.T) {
 	}
 	if !bytes.Equal(sga.Head, want.Head) || len(sga.Head) == 0 {
 		t.Fatalf("EncodeRequest wrote %x, WireSerializeSGA %x", sga.Head, want.Head)
+	}
+}
+
+// TestWriteRequestOwnTypeOnly: the generated WriteRequest and
+// WriteResponse write the method's own type in place (the bytes of its
+// WireSerializeSGA) and decline (-1) any other message, a zero-copy value
+// and a dst too short.
+func TestWriteRequestOwnTypeOnly(t *testing.T) {
+	md := typedpb.Echo_ServiceDesc.Methods[0]
+	if md.WriteRequest == nil || md.WriteResponse == nil {
+		t.Fatal("no WriteRequest or WriteResponse generated for Echo")
+	}
+	a := wire.NewArena()
+	defer func() { _ = a.Reset() }()
+	dst := make([]byte, 256)
+	other := v1.NewHelloRequest(a)
+	other.SetName("x")
+	if n := md.WriteRequest(other, dst); n != -1 {
+		t.Fatalf("WriteRequest of another type: %d", n)
+	}
+	if n := md.WriteResponse(other, dst); n != -1 {
+		t.Fatalf("WriteResponse of another type: %d", n)
+	}
+	req := typedpb.NewBlob(a)
+	req.SetData([]byte("0123456789"))
+	var want wireimpl.SGA
+	if err := req.WireSerializeSGA(&want); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []func(*typedpb.Blob, []byte) int{
+		func(x *typedpb.Blob, d []byte) int { return md.WriteRequest(x, d) },
+		func(x *typedpb.Blob, d []byte) int { return md.WriteResponse(x, d) },
+	} {
+		n := w(req, dst)
+		if n != len(want.Head) || !bytes.Equal(dst[:n], want.Head) {
+			t.Fatalf("wrote %d bytes %x, WireSerializeSGA %x", n, dst[:max(n, 0)], want.Head)
+		}
+		if n := w(req, dst[:len(want.Head)-1]); n != -1 {
+			t.Fatalf("into a short dst: %d", n)
+		}
+	}
+	// A value in registered memory at the threshold goes zero-copy: not
+	// written in place.
+	p := memtest.NewPool(t)
+	b := memtest.Alloc(t, p, bytes.Repeat([]byte("z"), 4096))
+	defer memtest.Release(t, b)
+	zc := typedpb.NewBlob(a)
+	zc.SetDataBuf(b)
+	var sga wireimpl.SGA
+	if err := zc.WireSerializeSGA(&sga); err != nil || len(sga.Entries) != 1 {
+		t.Fatalf("zero-copy Blob: %v, %d entries", err, len(sga.Entries))
+	}
+	if n := md.WriteRequest(zc, make([]byte, 8192)); n != -1 {
+		t.Fatalf("WriteRequest of a zero-copy value: %d", n)
 	}
 }

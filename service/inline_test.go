@@ -80,6 +80,7 @@ func TestAsyncCallEncodeError(t *testing.T) {
 	d := typedpb.Echo_ServiceDesc
 	d.Methods = append([]service.MethodDesc(nil), d.Methods...)
 	gen := d.Methods[0].EncodeRequest
+	d.Methods[0].WriteRequest = nil // the in-place writer would write these requests before EncodeRequest
 	d.Methods[0].EncodeRequest = func(req wire.Object, sga *wireimpl.SGA) (bool, error) {
 		ok, err := gen(req, sga)
 		if *fail {

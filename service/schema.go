@@ -90,6 +90,18 @@ type MethodDesc struct {
 	// (wireimpl.SGAWriter), without a type assertion to an interface:
 	// AsyncCall.Start's fast path uses it; optional. Generated code sets it.
 	EncodeRequest func(req wire.Object, sga *wireimpl.SGA) (ok bool, err error)
+	// WriteRequest, when set, writes req at the start of dst
+	// (wireimpl.FlatWriter) if it is the method's request type, holds no
+	// zero-copy value and fits, and returns the bytes written; otherwise
+	// it returns -1 (EncodeRequest then decides). AsyncCall.Start's fast
+	// path tries it first; optional. Generated code sets it for a request
+	// type whose fields are all scalars, bytes or strings.
+	WriteRequest func(req wire.Object, dst []byte) int
+	// WriteResponse is WriteRequest for a response a MethodDirect
+	// returned (WireSerializeSGA decides when it returns -1); optional.
+	// Generated code sets it for a response type whose fields are all
+	// scalars, bytes or strings.
+	WriteResponse func(resp DirectResponse, dst []byte) int
 }
 
 // ServiceDesc describes a service for RegisterService and the generated

@@ -136,6 +136,9 @@ type method struct {
 	// MethodDesc's Direct bound to impl (rpc.Dispatch mode, a Server
 	// without interceptors); nil otherwise.
 	direct MethodDirect
+	// wflat writes a flat response of direct in place (MethodDesc.WriteResponse, tried
+	// first by serverCall.WriteInline); nil: none.
+	wflat  func(DirectResponse, []byte) int
 	handle uint32 // the method's index in Server.methods (serverCall.keepFor)
 }
 
@@ -257,7 +260,7 @@ func (s *Server) RegisterService(d *ServiceDesc, impl any, opts ...RegisterOptio
 		}
 		next = append(next, &method{info: MethodInfo{FullMethod: name, Service: d, Method: i}, desc: &d.Methods[i],
 			impl: impl, mode: mode, schema: schemaOf(d, i), fp: d.Methods[i].Fingerprint, direct: direct,
-			handle: uint32(len(next))})
+			wflat: d.Methods[i].WriteResponse, handle: uint32(len(next))})
 	}
 	for i := len(cur); i < len(next); i++ {
 		s.byName[next[i].info.FullMethod] = uint32(i)

@@ -60,6 +60,11 @@ func (sc *serverCall) WriteInline(dst []byte) int {
 		return -1
 	}
 	binary.LittleEndian.PutUint64(dst, respOKWord) // appendRespOK, in one store
+	if f := sc.wm.wflat; f != nil {                // a flat response without zero-copy values, written in place
+		if n := f(sc.wout, dst[respFixed:]); n > 0 {
+			return respFixed + n
+		}
+	}
 	body := dst[respFixed:respFixed:len(dst)]
 	sga := &sc.sga
 	sga.Head = body

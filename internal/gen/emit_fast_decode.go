@@ -157,12 +157,17 @@ func genFusedDecode(g *protogen.GeneratedFile, m *message) {
 // (the message and an error; nil and the error on failure), else an error
 // only (WireDecodeAt, Decode). fresh: x was just made by New's body (its
 // BindSource is skipped: nothing to reset).
-type bodyForm struct{ fresh, fused bool }
+// kept: from a reuse helper's fused decode (the message and an error, the
+// message on failure too: it is kept).
+type bodyForm struct{ fresh, fused, kept bool }
 
 var errOnly = bodyForm{}
 
 // fail returns the statement that returns the error err.
 func (r bodyForm) fail(err string) string {
+	if r.kept {
+		return "return x, " + err
+	}
 	if r.fused {
 		return "return nil, " + err
 	}
@@ -229,7 +234,7 @@ func emitDirectBody(g *protogen.GeneratedFile, m *message, off, end, depth strin
 	g.P("if !ok {")
 	if r.fused {
 		g.P("if err := src.DecodeSlow(x, ", off, ", ", end, ", ", depth, "); err != nil {")
-		g.P("return nil, err")
+		g.P(r.fail("err"))
 		g.P("}")
 		g.P("return x, nil")
 	} else {
@@ -373,4 +378,45 @@ func emitNewNested(g *protogen.GeneratedFile, f *field) {
 	g.P("v = ", tv, ".NewSlow(ra)")
 	g.P("}")
 	g.P("v.cf.Init(ra)")
+}
+
+// keptDecode reports whether m gets a fused reuse-and-decode helper in the
+// service stubs (emitDecodeKept): a direct decode whose body is inline.
+func (m *message) keptDecode() bool {
+	return m.directDecode() && m.flatDecode()
+}
+
+// emitDecodeKept emits fn(x, a, b): the service file's reuse helper reuse
+// (x made empty and bound to a's batch, a new message when x is nil) and
+// Decode(b) fused, as Decode<Msg> fuses New and Decode: the message's own
+// checks (an arena, not stale), its BindSource and the zeroing of absent
+// fields are skipped, x having just been made empty. It returns x, also
+// with an error (a kept message), and Decode's errors; a must not be nil.
+func emitDecodeKept(g *protogen.GeneratedFile, m *message, fn string) {
+	name := m.m.GoIdent.GoName
+	w := func(s string) string { return g.QualifiedGoIdent(runtimePkg.Ident(s)) }
+	g.P("// ", fn, " is ", name, "'s reuse helper and Decode fused (x made empty and bound")
+	g.P("// to a's batch, then decoded from b zero-copy; the arena holds a reference on b")
+	g.P("// until Reset unless a.BorrowInput): x is returned, also with an error.")
+	g.P("func ", fn, "(x *", name, ", a *", wireIdent("Arena"), ", b ", memPkg.Ident("Buf"), ") (*", name, ", error) {")
+	g.P("ra := ", toRuntimeArena(g, "a"))
+	g.P("if x == nil {")
+	g.P("x = new(", name, ")")
+	g.P("} else {")
+	g.P("*x = ", name, "{}")
+	g.P("}")
+	g.P("x.cf.Init(ra)")
+	g.P("var src *", w("Source"))
+	g.P("if ra.DecodeReady(b) && ra.TryHoldInput(b) {")
+	g.P("src = ra.Input0(b)")
+	g.P("} else {")
+	g.P("var err error")
+	g.P("if src, err = x.cf.BeginDecode(b); src == nil {")
+	g.P("return x, err")
+	g.P("}")
+	g.P("}")
+	g.P("end := src.Len()")
+	emitDirectBody(g, m, "0", "end", "0", bodyForm{fresh: true, fused: true, kept: true})
+	g.P("}")
+	g.P()
 }

@@ -94,6 +94,9 @@ func genDirectSGA(g *protogen.GeneratedFile, m *message) {
 		g.P("return x.Serialize(sga.Head, sga)")
 		g.P("}")
 		g.P()
+		if m.writeFlat() {
+			emitWriteFlat(g, m) // emit_fast_encode_flat.go
+		}
 		return
 	}
 	if m.onePass() {

@@ -166,3 +166,76 @@ func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 	}
 	g.P("}")
 }
+
+// writeFlat reports whether m (flat) gets WireWriteFlat
+// (wireimpl.FlatWriter): its fields are all scalars, bytes or strings.
+func (m *message) writeFlat() bool {
+	if !m.flatEncode() {
+		return false
+	}
+	for _, f := range m.fields {
+		switch f.shape {
+		case shapeScalar, shapeBytes, shapeString:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// emitWriteFlat emits m's WireWriteFlat (wireimpl.FlatWriter): presence
+// evaluated once into the bitmap, the header written, then each present
+// field's entry and copied value in field order, straight into dst; a
+// zero-copy value or a value that does not fit declines (-1). The bytes
+// are those of the flat path's head (emitFlatSGA) when it has no entry.
+func emitWriteFlat(g *protogen.GeneratedFile, m *message) {
+	name := m.m.GoIdent.GoName
+	g.P("// WireWriteFlat implements ", wireIdent("FlatWriter"), ": x written at the start of dst")
+	g.P("// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its")
+	g.P("// head); -1 otherwise, and the caller calls WireSerializeSGA.")
+	g.P("func (x *", name, ") WireWriteFlat(dst []byte) int {")
+	emitWriteFlatBody(g, m)
+	g.P("}")
+	g.P()
+}
+
+// emitWriteFlatBody emits the body of m's WireWriteFlat, x the message
+// and dst the destination (also the service stubs' WriteRequest and
+// WriteResponse for a message of their package: no second call).
+func emitWriteFlatBody(g *protogen.GeneratedFile, m *message) {
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
+	g.P("if !x.cf.DirectOK() {")
+	g.P("return -1")
+	g.P("}")
+	g.P("var b0 uint32")
+	g.P("n := 0")
+	for _, f := range m.fields {
+		_, bit := bitOf(f)
+		g.P("if ", present(g, f, "x"), " {")
+		g.P("b0 |= ", bit)
+		g.P("n++")
+		g.P("}")
+	}
+	g.P("at, cp := ", w("StartWriteFlat"), "(dst, b0, n)")
+	g.P("if at < 0 {")
+	g.P("return -1")
+	g.P("}")
+	g.P("hdr := cp")
+	for _, f := range m.fields {
+		_, bit := bitOf(f)
+		g.P("if b0&", bit, " != 0 {")
+		switch f.shape {
+		case shapeScalar:
+			g.P(w("PutEntry"), "(dst, at, ", u64Of(g, f, "x."+f.sf), ")")
+		case shapeBytes, shapeString:
+			g.P("c, ok := x.", f.sf, ".CopyFlat(dst, at, cp)")
+			g.P("if !ok {")
+			g.P("return -1")
+			g.P("}")
+			g.P("cp = c")
+		}
+		g.P("at += ", w("EntrySize"))
+		g.P("}")
+	}
+	g.P("return ", w("EndWriteFlat"), "(at, hdr, cp)")
+}

@@ -177,7 +177,9 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 		g.P("// client's loop, with the response (a message of a, valid until a.Reset)")
 		g.P("// or the error, and may Start the call again. See service.AsyncCall.")
 		g.P("func (c *", name, "Client) New", m.GoName, "Call(a *", arena, ", done func(*", m.Output.GoIdent, ", error)) *", svc("AsyncCall"), "[*", m.Output.GoIdent, "] {")
-		if reusable(m.Output, pkg) {
+		if keptDecodable(m.Output, pkg) {
+			g.P("return ", svc("NewAsyncCallKept"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", ", reuseName(name, m.Output), ", ", decodeKeptName(name, m.Output), ", done)")
+		} else if reusable(m.Output, pkg) {
 			g.P("return ", svc("NewAsyncCallReusing"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", ", reuseName(name, m.Output), ", done)")
 		} else {
 			g.P("return ", svc("NewAsyncCall"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", done)")
@@ -205,6 +207,10 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 		g.P("return x")
 		g.P("}")
 		g.P()
+		if keptDecodable(msg, pkg) {
+			mm, _ := newMessage(msg)
+			emitDecodeKept(g, mm, decodeKeptName(name, msg)) // emit_fast_decode.go
+		}
 	}
 
 	// Handlers: the request from bytes (every mode), or from the server's
@@ -266,8 +272,20 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 				g.P("keep.", field, " = ", ptr, "(", v, ")")
 				g.P("}")
 			}
-			keptMsg("req", "Req", m.Input)
-			g.P("if err := req.Decode(in); err != nil {")
+			if keptDecodable(m.Input, pkg) {
+				// Made empty and decoded by one fused helper.
+				id := g.QualifiedGoIdent(m.Input.GoIdent)
+				ptr := g.QualifiedGoIdent(unsafePkg.Ident("Pointer"))
+				g.P("req0 := (*", id, ")(keep.Req)")
+				g.P("req, err := ", decodeKeptName(name, m.Input), "(req0, a, in)")
+				g.P("if req0 == nil {")
+				g.P("keep.Req = ", ptr, "(req)")
+				g.P("}")
+				g.P("if err != nil {")
+			} else {
+				keptMsg("req", "Req", m.Input)
+				g.P("if err := req.Decode(in); err != nil {")
+			}
 			g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
 			g.P("}")
 			g.P("a.BorrowInput = false // only the request borrows")
@@ -287,6 +305,29 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 			g.P("return false, nil")
 			g.P("}")
 			g.P("return true, x.WireSerializeSGA(sga)")
+			g.P("}")
+			g.P()
+		}
+		// WriteRequest and WriteResponse: the in-place writers of a flat
+		// message without a type assertion to an interface
+		// (service.MethodDesc.WriteRequest, WriteResponse; emit_fast_encode_flat.go).
+		if flatWritable(m.Input) {
+			g.P("func ", h, "_WriteRequest(req ", object, ", dst []byte) int {")
+			g.P("x, ok := req.(*", in, ")")
+			g.P("if !ok {")
+			g.P("return -1")
+			g.P("}")
+			writeFlatCall(g, m.Input, pkg)
+			g.P("}")
+			g.P()
+		}
+		if directMessage(m.Output, nil) && flatWritable(m.Output) {
+			g.P("func ", h, "_WriteResponse(resp ", svc("DirectResponse"), ", dst []byte) int {")
+			g.P("x, ok := resp.(*", g.QualifiedGoIdent(m.Output.GoIdent), ")")
+			g.P("if !ok {")
+			g.P("return -1")
+			g.P("}")
+			writeFlatCall(g, m.Output, pkg)
 			g.P("}")
 			g.P()
 		}
@@ -334,6 +375,12 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 		}
 		if directMessage(m.Input, nil) {
 			opt += ", EncodeRequest: " + h + "_EncodeRequest"
+		}
+		if flatWritable(m.Input) {
+			opt += ", WriteRequest: " + h + "_WriteRequest"
+		}
+		if directMessage(m.Output, nil) && flatWritable(m.Output) {
+			opt += ", WriteResponse: " + h + "_WriteResponse"
 		}
 		g.P("{Name: ", fmt.Sprintf("%q", m.Desc.Name()), ", Request: ", ri, ", Response: ", si, ", Fingerprint: ", fmt.Sprintf("%#016x", fp), ", Handler: ", h, "_Handler, BufHandler: ", h, "_BufHandler", opt, "},")
 	}
@@ -399,4 +446,42 @@ func refNote(msg *protogen.Message, name string) string {
 		s += " and the bytes and string fields of its nested messages"
 	}
 	return s + " alias the request's buffer (a reference that Arena.Reset releases after the response is sent): keep none after returning."
+}
+
+// flatWritable reports whether msg's generated type has WireWriteFlat
+// (wireimpl.FlatWriter: message.writeFlat).
+func flatWritable(msg *protogen.Message) bool {
+	m, err := newMessage(msg)
+	return err == nil && m.writeFlat()
+}
+
+// writeFlatCall emits the end of a WriteRequest or WriteResponse stub, x
+// the message: WireWriteFlat's body for a small message (at most
+// inlineWriteFields fields) of the file's package (no second call), else
+// the call.
+func writeFlatCall(g *protogen.GeneratedFile, msg *protogen.Message, pkg protogen.GoImportPath) {
+	if m, err := newMessage(msg); err == nil && reusable(msg, pkg) && len(m.fields) <= inlineWriteFields {
+		emitWriteFlatBody(g, m) // emit_fast_encode_flat.go
+		return
+	}
+	g.P("return x.WireWriteFlat(dst)")
+}
+
+// inlineWriteFields bounds the messages whose WireWriteFlat body the
+// service stubs repeat (the body grows with the fields; the call it saves
+// does not).
+const inlineWriteFields = 4
+
+// keptDecodable reports whether msg, kept by the service stubs, gets a
+// fused reuse-and-decode helper (emitDecodeKept): a message of the file's
+// package with an inline direct decode.
+func keptDecodable(msg *protogen.Message, pkg protogen.GoImportPath) bool {
+	m, err := newMessage(msg)
+	return err == nil && reusable(msg, pkg) && m.keptDecode()
+}
+
+// decodeKeptName is the name of msg's fused reuse-and-decode helper in the
+// stubs of service svc.
+func decodeKeptName(svc string, msg *protogen.Message) string {
+	return "_" + svc + "_" + msg.GoIdent.GoName + "_DecodeKept"
 }

@@ -1321,7 +1321,7 @@ func (c *KVClient) GetAsync(ctx context.Context, a *wire.Arena, req *Req, done f
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewGetCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 0, a, NewResp, _KV_Resp_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &KV_ServiceDesc, 0, a, NewResp, _KV_Resp_Reuse, _KV_Resp_DecodeKept, done)
 }
 
 // Put calls kv.KV.Put. req is serialized before it
@@ -1352,7 +1352,7 @@ func (c *KVClient) PutAsync(ctx context.Context, a *wire.Arena, req *Req, done f
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewPutCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 1, a, NewResp, _KV_Resp_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &KV_ServiceDesc, 1, a, NewResp, _KV_Resp_Reuse, _KV_Resp_DecodeKept, done)
 }
 
 // GetM calls kv.KV.GetM. req is serialized before it
@@ -1383,7 +1383,7 @@ func (c *KVClient) GetMAsync(ctx context.Context, a *wire.Arena, req *Req, done 
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewGetMCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 2, a, NewResp, _KV_Resp_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &KV_ServiceDesc, 2, a, NewResp, _KV_Resp_Reuse, _KV_Resp_DecodeKept, done)
 }
 
 // PutM calls kv.KV.PutM. req is serialized before it
@@ -1414,7 +1414,7 @@ func (c *KVClient) PutMAsync(ctx context.Context, a *wire.Arena, req *Req, done 
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewPutMCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 3, a, NewResp, _KV_Resp_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &KV_ServiceDesc, 3, a, NewResp, _KV_Resp_Reuse, _KV_Resp_DecodeKept, done)
 }
 
 // GetList calls kv.KV.GetList. req is serialized before it
@@ -1445,7 +1445,7 @@ func (c *KVClient) GetListAsync(ctx context.Context, a *wire.Arena, req *Req, do
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewGetListCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 4, a, NewResp, _KV_Resp_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &KV_ServiceDesc, 4, a, NewResp, _KV_Resp_Reuse, _KV_Resp_DecodeKept, done)
 }
 
 // PutList calls kv.KV.PutList. req is serialized before it
@@ -1476,7 +1476,7 @@ func (c *KVClient) PutListAsync(ctx context.Context, a *wire.Arena, req *Req, do
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewPutListCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 5, a, NewResp, _KV_Resp_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &KV_ServiceDesc, 5, a, NewResp, _KV_Resp_Reuse, _KV_Resp_DecodeKept, done)
 }
 
 // AppendToList calls kv.KV.AppendToList. req is serialized before it
@@ -1507,7 +1507,7 @@ func (c *KVClient) AppendToListAsync(ctx context.Context, a *wire.Arena, req *Re
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewAppendToListCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 6, a, NewResp, _KV_Resp_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &KV_ServiceDesc, 6, a, NewResp, _KV_Resp_Reuse, _KV_Resp_DecodeKept, done)
 }
 
 // GetFromList calls kv.KV.GetFromList. req is serialized before it
@@ -1538,7 +1538,7 @@ func (c *KVClient) GetFromListAsync(ctx context.Context, a *wire.Arena, req *Req
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewGetFromListCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 7, a, NewResp, _KV_Resp_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &KV_ServiceDesc, 7, a, NewResp, _KV_Resp_Reuse, _KV_Resp_DecodeKept, done)
 }
 
 // Delete calls kv.KV.Delete. req is serialized before it
@@ -1569,7 +1569,7 @@ func (c *KVClient) DeleteAsync(ctx context.Context, a *wire.Arena, req *Req, don
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *KVClient) NewDeleteCall(a *wire.Arena, done func(*Resp, error)) *service.AsyncCall[*Resp] {
-	return service.NewAsyncCallReusing(c.c, &KV_ServiceDesc, 8, a, NewResp, _KV_Resp_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &KV_ServiceDesc, 8, a, NewResp, _KV_Resp_Reuse, _KV_Resp_DecodeKept, done)
 }
 
 // _KV_Req_Reuse returns x made empty and bound to a's current batch,
@@ -1586,6 +1586,61 @@ func _KV_Req_Reuse(x *Req, a *wire.Arena) *Req {
 	return x
 }
 
+// _KV_Req_DecodeKept is Req's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _KV_Req_DecodeKept(x *Req, a *wire.Arena, b mem.Buf) (*Req, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(Req)
+	} else {
+		*x = Req{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, dyn, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	{
+		at := -1
+		if b0&0x1 != 0 {
+			at = ents
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 1, dyn, end, 0, &x.xKeys); err != nil {
+			return x, err
+		}
+	}
+	{
+		at := -1
+		if b0&0x2 != 0 {
+			at = wireimpl.EntAt(ents, b0, 0x2)
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 2, dyn, end, 0, &x.xVals); err != nil {
+			return x, err
+		}
+	}
+	if b0&0x4 != 0 {
+		x.xIndex = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x4)))
+	}
+	_ = dyn
+	return x, nil
+}
+
 // _KV_Resp_Reuse returns x made empty and bound to a's current batch,
 // as NewResp(a) makes one but outside a's memory (a new message
 // when x is nil): a message kept across a's Resets
@@ -1598,6 +1653,59 @@ func _KV_Resp_Reuse(x *Resp, a *wire.Arena) *Resp {
 	}
 	x.cf.Init((*wireimpl.Arena)(a))
 	return x
+}
+
+// _KV_Resp_DecodeKept is Resp's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _KV_Resp_DecodeKept(x *Resp, a *wire.Arena, b mem.Buf) (*Resp, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(Resp)
+	} else {
+		*x = Resp{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, dyn, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xStatus = uint32(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xVal, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xVal) {
+			return x, wireimpl.BadData(at, 2)
+		}
+	}
+	{
+		at := -1
+		if b0&0x4 != 0 {
+			at = wireimpl.EntAt(ents, b0, 0x4)
+		}
+		var err error
+		if dyn, err = src.BytesListEnt(at, 3, dyn, end, 0, &x.xVals); err != nil {
+			return x, err
+		}
+	}
+	_ = dyn
+	return x, nil
 }
 
 func _KV_Get_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1624,11 +1732,11 @@ func _KV_Get_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*Req)(keep.Req)
-		req := _KV_Req_Reuse(req0, a)
+		req, err := _KV_Req_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1683,11 +1791,11 @@ func _KV_Put_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*Req)(keep.Req)
-		req := _KV_Req_Reuse(req0, a)
+		req, err := _KV_Req_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1742,11 +1850,11 @@ func _KV_GetM_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*Req)(keep.Req)
-		req := _KV_Req_Reuse(req0, a)
+		req, err := _KV_Req_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1801,11 +1909,11 @@ func _KV_PutM_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*Req)(keep.Req)
-		req := _KV_Req_Reuse(req0, a)
+		req, err := _KV_Req_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1860,11 +1968,11 @@ func _KV_GetList_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*Req)(keep.Req)
-		req := _KV_Req_Reuse(req0, a)
+		req, err := _KV_Req_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1919,11 +2027,11 @@ func _KV_PutList_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*Req)(keep.Req)
-		req := _KV_Req_Reuse(req0, a)
+		req, err := _KV_Req_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -1978,11 +2086,11 @@ func _KV_AppendToList_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*Req)(keep.Req)
-		req := _KV_Req_Reuse(req0, a)
+		req, err := _KV_Req_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -2037,11 +2145,11 @@ func _KV_GetFromList_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*Req)(keep.Req)
-		req := _KV_Req_Reuse(req0, a)
+		req, err := _KV_Req_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -2096,11 +2204,11 @@ func _KV_Delete_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*Req)(keep.Req)
-		req := _KV_Req_Reuse(req0, a)
+		req, err := _KV_Req_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows

@@ -104,8 +104,8 @@ func (b *Bytes) CopyFlat(dst []byte, at, cp int) (int, bool) {
 	if !b.buf.IsZero() || n > len(dst)-cp {
 		return cp, false
 	}
-	copy(dst[cp:cp+n], p)
 	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(cp))<<32)
+	copy(dst[cp:cp+n], p)
 	return cp + n, true
 }
 
@@ -330,4 +330,53 @@ func (l *StringList) PutFlat(dst []byte, at, lh, hdr, cp, zc int, sga *SGA) (int
 	sga.Entries = es
 	binary.LittleEndian.PutUint64(dst[at:at+EntrySize], uint64(uint32(n))|uint64(uint32(lh))<<32)
 	return end, cp, zc, true
+}
+
+// FlatWriter is implemented by the generated messages whose fields are
+// all scalars, bytes or strings numbered 1..32 (no list, map or nested
+// message: docs/CODEGEN.md, "Flat messages written in place"). Their
+// WireWriteFlat writes the whole message, header and copied values, at the
+// start of dst in one straight-line function, when it holds no zero-copy
+// value: the bytes WireSerializeSGA would put in its head, with no entry.
+// It returns the number of bytes written, or -1 having written nothing
+// the caller may use (dst may hold garbage up to its length) when the
+// message is not on the direct path (no arena, stale, kept unknown
+// fields, the typed form, a borrowed value modified in the checked build),
+// holds a zero-copy value, or does not fit in dst: the caller then calls
+// WireSerializeSGA, which decides and reports every case.
+type FlatWriter interface {
+	WireWriteFlat(dst []byte) int
+}
+
+// StartWriteFlat begins WireWriteFlat: it writes at the start of dst the
+// bitmap word count and bitmap b0 of a message with n present fields, all
+// numbered 1..32 (as PutWord1), and returns the offset of the first entry
+// and the end of the header (the copied values' cursor). When dst is too
+// short for the header it writes nothing and returns at = -1. It is small
+// enough to be inlined.
+func StartWriteFlat(dst []byte, b0 uint32, n int) (at, hdr int) {
+	if n == 0 {
+		if len(dst) < 4 {
+			return -1, 0
+		}
+		binary.LittleEndian.PutUint32(dst[:4], 0)
+		return 4, 4
+	}
+	hdr = 8 + EntrySize*n // n <= 32
+	if len(dst) < hdr {
+		return -1, 0
+	}
+	binary.LittleEndian.PutUint64(dst[:8], 1|uint64(b0)<<32)
+	return 8, hdr
+}
+
+// EndWriteFlat ends WireWriteFlat: it returns the message's length cp (the
+// copied cursor after the last value) when the entries ended at hdr, the
+// end of the header, and the message is at most MaxMessageSize; else -1.
+// It is small enough to be inlined.
+func EndWriteFlat(at, hdr, cp int) int {
+	if at != hdr || cp > MaxMessageSize {
+		return -1
+	}
+	return cp
 }

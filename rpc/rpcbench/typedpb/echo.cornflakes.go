@@ -237,6 +237,35 @@ func (x *Blob) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Blob) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xData.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xData.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Blob) SerializeSGA(sga *wire.SGA) error {
@@ -464,7 +493,7 @@ func (c *EchoClient) EchoAsync(ctx context.Context, a *wire.Arena, req *Blob, do
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *EchoClient) NewEchoCall(a *wire.Arena, done func(*Blob, error)) *service.AsyncCall[*Blob] {
-	return service.NewAsyncCallReusing(c.c, &Echo_ServiceDesc, 0, a, NewBlob, _Echo_Blob_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Echo_ServiceDesc, 0, a, NewBlob, _Echo_Blob_Reuse, _Echo_Blob_DecodeKept, done)
 }
 
 // _Echo_Blob_Reuse returns x made empty and bound to a's current batch,
@@ -479,6 +508,45 @@ func _Echo_Blob_Reuse(x *Blob, a *wire.Arena) *Blob {
 	}
 	x.cf.Init((*wireimpl.Arena)(a))
 	return x
+}
+
+// _Echo_Blob_DecodeKept is Blob's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _Echo_Blob_DecodeKept(x *Blob, a *wire.Arena, b mem.Buf) (*Blob, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(Blob)
+	} else {
+		*x = Blob{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xData, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xData) {
+			return x, wireimpl.BadData(at, 1)
+		}
+	}
+	return x, nil
 }
 
 func _Echo_Echo_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -505,11 +573,11 @@ func _Echo_Echo_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*Blob)(keep.Req)
-		req := _Echo_Blob_Reuse(req0, a)
+		req, err := _Echo_Blob_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -528,6 +596,66 @@ func _Echo_Echo_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error) 
 		return false, nil
 	}
 	return true, x.WireSerializeSGA(sga)
+}
+
+func _Echo_Echo_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*Blob)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xData.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xData.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
+func _Echo_Echo_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*Blob)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xData.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xData.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Echo_Echo_Serve(srv any, ctx context.Context, a *wire.Arena, req *Blob, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -552,6 +680,6 @@ var Echo_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Echo", Request: 0, Response: 0, Fingerprint: 0x3d224b7ef9efb6d5, Handler: _Echo_Echo_Handler, BufHandler: _Echo_Echo_BufHandler, Direct: _Echo_Echo_Direct, EncodeRequest: _Echo_Echo_EncodeRequest},
+		{Name: "Echo", Request: 0, Response: 0, Fingerprint: 0x3d224b7ef9efb6d5, Handler: _Echo_Echo_Handler, BufHandler: _Echo_Echo_BufHandler, Direct: _Echo_Echo_Direct, EncodeRequest: _Echo_Echo_EncodeRequest, WriteRequest: _Echo_Echo_WriteRequest, WriteResponse: _Echo_Echo_WriteResponse},
 	},
 }

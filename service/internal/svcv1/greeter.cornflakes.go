@@ -365,6 +365,59 @@ func (x *HelloRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *HelloRequest) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xName.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlobSize != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xMood != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x8
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xName.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xBlobSize))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xMood)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *HelloRequest) SerializeSGA(sga *wire.SGA) error {
@@ -981,6 +1034,55 @@ func (x *HelloReply) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *HelloReply) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xBlob.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *HelloReply) SerializeSGA(sga *wire.SGA) error {
@@ -1566,6 +1668,55 @@ func (x *FailRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *FailRequest) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xCode != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xDetails.Len() != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xCode))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		c, ok := x.xDetails.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *FailRequest) SerializeSGA(sga *wire.SGA) error {
@@ -1984,6 +2135,31 @@ func (x *LookupRequest) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *LookupRequest) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xId != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, x.xId)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
@@ -3029,6 +3205,39 @@ func (x *Sum) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Sum) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xTotal != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xNodes != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xTotal))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xNodes))
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Sum) SerializeSGA(sga *wire.SGA) error {
@@ -3325,7 +3534,7 @@ func (c *GreeterClient) SayHelloAsync(ctx context.Context, a *wire.Arena, req *H
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewSayHelloCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 0, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Greeter_ServiceDesc, 0, a, NewHelloReply, _Greeter_HelloReply_Reuse, _Greeter_HelloReply_DecodeKept, done)
 }
 
 // Fail calls cornflakes.svctest.Greeter.Fail. req is serialized before it
@@ -3356,7 +3565,7 @@ func (c *GreeterClient) FailAsync(ctx context.Context, a *wire.Arena, req *FailR
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewFailCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 1, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Greeter_ServiceDesc, 1, a, NewHelloReply, _Greeter_HelloReply_Reuse, _Greeter_HelloReply_DecodeKept, done)
 }
 
 // Sleep calls cornflakes.svctest.Greeter.Sleep. req is serialized before it
@@ -3387,7 +3596,7 @@ func (c *GreeterClient) SleepAsync(ctx context.Context, a *wire.Arena, req *Hell
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewSleepCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 2, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Greeter_ServiceDesc, 2, a, NewHelloReply, _Greeter_HelloReply_Reuse, _Greeter_HelloReply_DecodeKept, done)
 }
 
 // Panic calls cornflakes.svctest.Greeter.Panic. req is serialized before it
@@ -3418,7 +3627,7 @@ func (c *GreeterClient) PanicAsync(ctx context.Context, a *wire.Arena, req *Hell
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewPanicCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 3, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Greeter_ServiceDesc, 3, a, NewHelloReply, _Greeter_HelloReply_Reuse, _Greeter_HelloReply_DecodeKept, done)
 }
 
 // Lookup calls cornflakes.svctest.Greeter.Lookup. req is serialized before it
@@ -3449,7 +3658,7 @@ func (c *GreeterClient) LookupAsync(ctx context.Context, a *wire.Arena, req *Loo
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *GreeterClient) NewLookupCall(a *wire.Arena, done func(*HelloReply, error)) *service.AsyncCall[*HelloReply] {
-	return service.NewAsyncCallReusing(c.c, &Greeter_ServiceDesc, 4, a, NewHelloReply, _Greeter_HelloReply_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Greeter_ServiceDesc, 4, a, NewHelloReply, _Greeter_HelloReply_Reuse, _Greeter_HelloReply_DecodeKept, done)
 }
 
 // _Greeter_HelloRequest_Reuse returns x made empty and bound to a's current batch,
@@ -3466,6 +3675,55 @@ func _Greeter_HelloRequest_Reuse(x *HelloRequest, a *wire.Arena) *HelloRequest {
 	return x
 }
 
+// _Greeter_HelloRequest_DecodeKept is HelloRequest's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _Greeter_HelloRequest_DecodeKept(x *HelloRequest, a *wire.Arena, b mem.Buf) (*HelloRequest, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(HelloRequest)
+	} else {
+		*x = HelloRequest{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xName, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xName) {
+			return x, wireimpl.BadData(at, 1)
+		}
+	}
+	if b0&0x2 != 0 {
+		x.xBlobSize = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	}
+	if b0&0x4 != 0 {
+		x.xMood = Mood(int32(src.U64(wireimpl.EntAt(ents, b0, 0x4))))
+	}
+	if b0&0x8 != 0 {
+		x.xSeq = src.U64(wireimpl.EntAt(ents, b0, 0x8))
+		x.cf.SetHas(0)
+	}
+	return x, nil
+}
+
 // _Greeter_HelloReply_Reuse returns x made empty and bound to a's current batch,
 // as NewHelloReply(a) makes one but outside a's memory (a new message
 // when x is nil): a message kept across a's Resets
@@ -3478,6 +3736,56 @@ func _Greeter_HelloReply_Reuse(x *HelloReply, a *wire.Arena) *HelloReply {
 	}
 	x.cf.Init((*wireimpl.Arena)(a))
 	return x
+}
+
+// _Greeter_HelloReply_DecodeKept is HelloReply's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _Greeter_HelloReply_DecodeKept(x *HelloReply, a *wire.Arena, b mem.Buf) (*HelloReply, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(HelloReply)
+	} else {
+		*x = HelloReply{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		at := ents
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xMessage, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xMessage) {
+			return x, wireimpl.BadData(at, 1)
+		}
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xBlob, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xBlob) {
+			return x, wireimpl.BadData(at, 2)
+		}
+	}
+	if b0&0x4 != 0 {
+		x.xSeq = src.U64(wireimpl.EntAt(ents, b0, 0x4))
+	}
+	return x, nil
 }
 
 // _Greeter_FailRequest_Reuse returns x made empty and bound to a's current batch,
@@ -3494,6 +3802,56 @@ func _Greeter_FailRequest_Reuse(x *FailRequest, a *wire.Arena) *FailRequest {
 	return x
 }
 
+// _Greeter_FailRequest_DecodeKept is FailRequest's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _Greeter_FailRequest_DecodeKept(x *FailRequest, a *wire.Arena, b mem.Buf) (*FailRequest, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(FailRequest)
+	} else {
+		*x = FailRequest{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xCode = uint32(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x2)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetString(&x.xMessage, vo, vk, vzc)
+		} else if !src.StringEnt(at, &x.xMessage) {
+			return x, wireimpl.BadData(at, 2)
+		}
+	}
+	if b0&0x4 != 0 {
+		at := wireimpl.EntAt(ents, b0, 0x4)
+		if vo, vk, vzc, vok := src.BytesRange(at); vok {
+			src.SetBytes(&x.xDetails, vo, vk, vzc)
+		} else if !src.BytesEnt(at, &x.xDetails) {
+			return x, wireimpl.BadData(at, 3)
+		}
+	}
+	return x, nil
+}
+
 // _Greeter_LookupRequest_Reuse returns x made empty and bound to a's current batch,
 // as NewLookupRequest(a) makes one but outside a's memory (a new message
 // when x is nil): a message kept across a's Resets
@@ -3506,6 +3864,40 @@ func _Greeter_LookupRequest_Reuse(x *LookupRequest, a *wire.Arena) *LookupReques
 	}
 	x.cf.Init((*wireimpl.Arena)(a))
 	return x
+}
+
+// _Greeter_LookupRequest_DecodeKept is LookupRequest's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _Greeter_LookupRequest_DecodeKept(x *LookupRequest, a *wire.Arena, b mem.Buf) (*LookupRequest, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(LookupRequest)
+	} else {
+		*x = LookupRequest{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xId = src.U64(ents)
+	}
+	return x, nil
 }
 
 func _Greeter_SayHello_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3532,11 +3924,11 @@ func _Greeter_SayHello_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*HelloRequest)(keep.Req)
-		req := _Greeter_HelloRequest_Reuse(req0, a)
+		req, err := _Greeter_HelloRequest_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3555,6 +3947,110 @@ func _Greeter_SayHello_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, 
 		return false, nil
 	}
 	return true, x.WireSerializeSGA(sga)
+}
+
+func _Greeter_SayHello_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xName.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlobSize != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xMood != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x8
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xName.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xBlobSize))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xMood)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
+func _Greeter_SayHello_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*HelloReply)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xBlob.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_SayHello_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3591,11 +4087,11 @@ func _Greeter_Fail_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*FailRequest)(keep.Req)
-		req := _Greeter_FailRequest_Reuse(req0, a)
+		req, err := _Greeter_FailRequest_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3614,6 +4110,106 @@ func _Greeter_Fail_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, erro
 		return false, nil
 	}
 	return true, x.WireSerializeSGA(sga)
+}
+
+func _Greeter_Fail_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*FailRequest)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xCode != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xDetails.Len() != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xCode))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		c, ok := x.xDetails.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
+func _Greeter_Fail_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*HelloReply)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xBlob.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_Fail_Serve(srv any, ctx context.Context, a *wire.Arena, req *FailRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3650,11 +4246,11 @@ func _Greeter_Sleep_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*HelloRequest)(keep.Req)
-		req := _Greeter_HelloRequest_Reuse(req0, a)
+		req, err := _Greeter_HelloRequest_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3673,6 +4269,110 @@ func _Greeter_Sleep_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, err
 		return false, nil
 	}
 	return true, x.WireSerializeSGA(sga)
+}
+
+func _Greeter_Sleep_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xName.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlobSize != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xMood != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x8
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xName.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xBlobSize))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xMood)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
+func _Greeter_Sleep_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*HelloReply)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xBlob.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_Sleep_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3709,11 +4409,11 @@ func _Greeter_Panic_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*HelloRequest)(keep.Req)
-		req := _Greeter_HelloRequest_Reuse(req0, a)
+		req, err := _Greeter_HelloRequest_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3732,6 +4432,110 @@ func _Greeter_Panic_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, err
 		return false, nil
 	}
 	return true, x.WireSerializeSGA(sga)
+}
+
+func _Greeter_Panic_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*HelloRequest)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xName.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlobSize != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xMood != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(0) {
+		b0 |= 0x8
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xName.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xBlobSize))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xMood)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
+func _Greeter_Panic_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*HelloReply)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xBlob.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_Panic_Serve(srv any, ctx context.Context, a *wire.Arena, req *HelloRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3768,11 +4572,11 @@ func _Greeter_Lookup_Direct(srv any) service.MethodDirect {
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
 		req0 := (*LookupRequest)(keep.Req)
-		req := _Greeter_LookupRequest_Reuse(req0, a)
+		req, err := _Greeter_LookupRequest_DecodeKept(req0, a, in)
 		if req0 == nil {
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err := req.Decode(in); err != nil {
+		if err != nil {
 			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
 		}
 		a.BorrowInput = false // only the request borrows
@@ -3791,6 +4595,82 @@ func _Greeter_Lookup_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, er
 		return false, nil
 	}
 	return true, x.WireSerializeSGA(sga)
+}
+
+func _Greeter_Lookup_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*LookupRequest)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xId != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, x.xId)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
+func _Greeter_Lookup_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*HelloReply)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xMessage.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xBlob.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xSeq != 0 {
+		b0 |= 0x4
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xMessage.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xBlob.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, x.xSeq)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 func _Greeter_Lookup_Serve(srv any, ctx context.Context, a *wire.Arena, req *LookupRequest, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3831,11 +4711,11 @@ var Greeter_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "SayHello", Request: 0, Response: 1, Fingerprint: 0x3930cbff2c5c9cfc, Handler: _Greeter_SayHello_Handler, BufHandler: _Greeter_SayHello_BufHandler, Direct: _Greeter_SayHello_Direct, EncodeRequest: _Greeter_SayHello_EncodeRequest},
-		{Name: "Fail", Request: 2, Response: 1, Fingerprint: 0x3be95636a4904d58, Handler: _Greeter_Fail_Handler, BufHandler: _Greeter_Fail_BufHandler, Direct: _Greeter_Fail_Direct, EncodeRequest: _Greeter_Fail_EncodeRequest},
-		{Name: "Sleep", Request: 0, Response: 1, Fingerprint: 0xda1854dbddcade6e, Handler: _Greeter_Sleep_Handler, BufHandler: _Greeter_Sleep_BufHandler, Direct: _Greeter_Sleep_Direct, EncodeRequest: _Greeter_Sleep_EncodeRequest},
-		{Name: "Panic", Request: 0, Response: 1, Fingerprint: 0x62b755cbab91bf52, Handler: _Greeter_Panic_Handler, BufHandler: _Greeter_Panic_BufHandler, Direct: _Greeter_Panic_Direct, EncodeRequest: _Greeter_Panic_EncodeRequest},
-		{Name: "Lookup", Request: 3, Response: 1, Fingerprint: 0x7de2d902e5f9833e, Handler: _Greeter_Lookup_Handler, BufHandler: _Greeter_Lookup_BufHandler, Direct: _Greeter_Lookup_Direct, EncodeRequest: _Greeter_Lookup_EncodeRequest},
+		{Name: "SayHello", Request: 0, Response: 1, Fingerprint: 0x3930cbff2c5c9cfc, Handler: _Greeter_SayHello_Handler, BufHandler: _Greeter_SayHello_BufHandler, Direct: _Greeter_SayHello_Direct, EncodeRequest: _Greeter_SayHello_EncodeRequest, WriteRequest: _Greeter_SayHello_WriteRequest, WriteResponse: _Greeter_SayHello_WriteResponse},
+		{Name: "Fail", Request: 2, Response: 1, Fingerprint: 0x3be95636a4904d58, Handler: _Greeter_Fail_Handler, BufHandler: _Greeter_Fail_BufHandler, Direct: _Greeter_Fail_Direct, EncodeRequest: _Greeter_Fail_EncodeRequest, WriteRequest: _Greeter_Fail_WriteRequest, WriteResponse: _Greeter_Fail_WriteResponse},
+		{Name: "Sleep", Request: 0, Response: 1, Fingerprint: 0xda1854dbddcade6e, Handler: _Greeter_Sleep_Handler, BufHandler: _Greeter_Sleep_BufHandler, Direct: _Greeter_Sleep_Direct, EncodeRequest: _Greeter_Sleep_EncodeRequest, WriteRequest: _Greeter_Sleep_WriteRequest, WriteResponse: _Greeter_Sleep_WriteResponse},
+		{Name: "Panic", Request: 0, Response: 1, Fingerprint: 0x62b755cbab91bf52, Handler: _Greeter_Panic_Handler, BufHandler: _Greeter_Panic_BufHandler, Direct: _Greeter_Panic_Direct, EncodeRequest: _Greeter_Panic_EncodeRequest, WriteRequest: _Greeter_Panic_WriteRequest, WriteResponse: _Greeter_Panic_WriteResponse},
+		{Name: "Lookup", Request: 3, Response: 1, Fingerprint: 0x7de2d902e5f9833e, Handler: _Greeter_Lookup_Handler, BufHandler: _Greeter_Lookup_BufHandler, Direct: _Greeter_Lookup_Direct, EncodeRequest: _Greeter_Lookup_EncodeRequest, WriteRequest: _Greeter_Lookup_WriteRequest, WriteResponse: _Greeter_Lookup_WriteResponse},
 	},
 }
 
@@ -3903,7 +4783,7 @@ func (c *CalcClient) SumTreeAsync(ctx context.Context, a *wire.Arena, req *Tree,
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *CalcClient) NewSumTreeCall(a *wire.Arena, done func(*Sum, error)) *service.AsyncCall[*Sum] {
-	return service.NewAsyncCallReusing(c.c, &Calc_ServiceDesc, 0, a, NewSum, _Calc_Sum_Reuse, done)
+	return service.NewAsyncCallKept(c.c, &Calc_ServiceDesc, 0, a, NewSum, _Calc_Sum_Reuse, _Calc_Sum_DecodeKept, done)
 }
 
 // _Calc_Tree_Reuse returns x made empty and bound to a's current batch,
@@ -3932,6 +4812,43 @@ func _Calc_Sum_Reuse(x *Sum, a *wire.Arena) *Sum {
 	}
 	x.cf.Init((*wireimpl.Arena)(a))
 	return x
+}
+
+// _Calc_Sum_DecodeKept is Sum's reuse helper and Decode fused (x made empty and bound
+// to a's batch, then decoded from b zero-copy; the arena holds a reference on b
+// until Reset unless a.BorrowInput): x is returned, also with an error.
+func _Calc_Sum_DecodeKept(x *Sum, a *wire.Arena, b mem.Buf) (*Sum, error) {
+	ra := (*wireimpl.Arena)(a)
+	if x == nil {
+		x = new(Sum)
+	} else {
+		*x = Sum{}
+	}
+	x.cf.Init(ra)
+	var src *wireimpl.Source
+	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
+		src = ra.Input0(b)
+	} else {
+		var err error
+		if src, err = x.cf.BeginDecode(b); src == nil {
+			return x, err
+		}
+	}
+	end := src.Len()
+	b0, ents, _, ok := src.Head1(0, end)
+	if !ok {
+		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+			return x, err
+		}
+		return x, nil
+	}
+	if b0&0x1 != 0 {
+		x.xTotal = int64(src.U64(ents))
+	}
+	if b0&0x2 != 0 {
+		x.xNodes = uint32(src.U64(wireimpl.EntAt(ents, b0, 0x2)))
+	}
+	return x, nil
 }
 
 func _Calc_SumTree_Handler(srv any, ctx context.Context, a *wire.Arena, data []byte, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -3975,6 +4892,40 @@ func _Calc_SumTree_Direct(srv any) service.MethodDirect {
 	}
 }
 
+func _Calc_SumTree_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*Sum)
+	if !ok {
+		return -1
+	}
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xTotal != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xNodes != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xTotal))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xNodes))
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 func _Calc_SumTree_Serve(srv any, ctx context.Context, a *wire.Arena, req *Tree, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := NewSum(a)
 	if ic == nil {
@@ -4009,6 +4960,6 @@ var Calc_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "SumTree", Request: 0, Response: 2, Fingerprint: 0xdc92e6f25d75441b, Handler: _Calc_SumTree_Handler, BufHandler: _Calc_SumTree_BufHandler, Direct: _Calc_SumTree_Direct},
+		{Name: "SumTree", Request: 0, Response: 2, Fingerprint: 0xdc92e6f25d75441b, Handler: _Calc_SumTree_Handler, BufHandler: _Calc_SumTree_BufHandler, Direct: _Calc_SumTree_Direct, WriteResponse: _Calc_SumTree_WriteResponse},
 	},
 }

@@ -762,6 +762,159 @@ func (x *Scalars) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Scalars) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xI32 != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xI64 != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xU32 != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.xU64 != 0 {
+		b0 |= 0x8
+		n++
+	}
+	if x.xS32 != 0 {
+		b0 |= 0x10
+		n++
+	}
+	if x.xS64 != 0 {
+		b0 |= 0x20
+		n++
+	}
+	if x.xF32 != 0 {
+		b0 |= 0x40
+		n++
+	}
+	if x.xF64 != 0 {
+		b0 |= 0x80
+		n++
+	}
+	if x.xSf32 != 0 {
+		b0 |= 0x100
+		n++
+	}
+	if x.xSf64 != 0 {
+		b0 |= 0x200
+		n++
+	}
+	if x.xFlag {
+		b0 |= 0x400
+		n++
+	}
+	if math.Float32bits(x.xRatio) != 0 {
+		b0 |= 0x800
+		n++
+	}
+	if math.Float64bits(x.xScore) != 0 {
+		b0 |= 0x1000
+		n++
+	}
+	if x.xKind != 0 {
+		b0 |= 0x2000
+		n++
+	}
+	if x.xText.Len() != 0 {
+		b0 |= 0x4000
+		n++
+	}
+	if x.xData.Len() != 0 {
+		b0 |= 0x8000
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xI32)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xI64))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xU32))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8 != 0 {
+		wireimpl.PutEntry(dst, at, x.xU64)
+		at += wireimpl.EntrySize
+	}
+	if b0&0x10 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xS32)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x20 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xS64))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x40 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xF32))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x80 != 0 {
+		wireimpl.PutEntry(dst, at, x.xF64)
+		at += wireimpl.EntrySize
+	}
+	if b0&0x100 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xSf32)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x200 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xSf64))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x400 != 0 {
+		wireimpl.PutEntry(dst, at, wireimpl.BoolBits(x.xFlag))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x800 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(math.Float32bits(x.xRatio)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x1000 != 0 {
+		wireimpl.PutEntry(dst, at, math.Float64bits(x.xScore))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2000 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xKind)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4000 != 0 {
+		c, ok := x.xText.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8000 != 0 {
+		c, ok := x.xData.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Scalars) SerializeSGA(sga *wire.SGA) error {
@@ -2037,6 +2190,87 @@ func (x *Optionals) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Optionals) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.cf.Has(0) {
+		b0 |= 0x1
+		n++
+	}
+	if x.cf.Has(1) {
+		b0 |= 0x2
+		n++
+	}
+	if x.cf.Has(2) {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(3) {
+		b0 |= 0x8
+		n++
+	}
+	if x.cf.Has(4) {
+		b0 |= 0x10
+		n++
+	}
+	if x.cf.Has(5) {
+		b0 |= 0x20
+		n++
+	}
+	if x.cf.Has(6) {
+		b0 |= 0x40
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xI32)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, x.xU64)
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, wireimpl.BoolBits(x.xFlag))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8 != 0 {
+		wireimpl.PutEntry(dst, at, math.Float64bits(x.xScore))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x10 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xKind)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x20 != 0 {
+		c, ok := x.xText.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x40 != 0 {
+		c, ok := x.xData.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
@@ -3993,6 +4227,43 @@ func (x *Outer_Inner) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Outer_Inner) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xState != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xPayload.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xState)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xPayload.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Outer_Inner) SerializeSGA(sga *wire.SGA) error {
@@ -4989,6 +5260,23 @@ func (x *Empty) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Empty) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:

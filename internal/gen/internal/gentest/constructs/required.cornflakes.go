@@ -1171,6 +1171,43 @@ func (x *Req_CountsEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Req_CountsEntry) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.cf.Has(0) {
+		b0 |= 0x1
+		n++
+	}
+	if x.cf.Has(1) {
+		b0 |= 0x2
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xKey.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xValue)))
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Req_CountsEntry) SerializeSGA(sga *wire.SGA) error {
@@ -2287,6 +2324,31 @@ func (x *LooseInner) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *LooseInner) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.cf.Has(0) {
+		b0 |= 0x1
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, wireimpl.BoolBits(x.xOk))
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:

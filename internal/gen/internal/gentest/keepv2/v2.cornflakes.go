@@ -1517,6 +1517,43 @@ func (x *Inner_MEntry) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Inner_MEntry) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xKey.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xValue != 0 {
+		b0 |= 0x2
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xKey.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xValue))
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Inner_MEntry) SerializeSGA(sga *wire.SGA) error {
@@ -2054,6 +2091,63 @@ func (x *Leaf) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Leaf) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xId != 0 {
+		b0 |= 0x1
+		n++
+	}
+	if x.xData.Len() != 0 {
+		b0 |= 0x2
+		n++
+	}
+	if x.xExtra.Len() != 0 {
+		b0 |= 0x4
+		n++
+	}
+	if x.xMore != 0 {
+		b0 |= 0x8
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xId))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		c, ok := x.xData.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		c, ok := x.xExtra.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8 != 0 {
+		wireimpl.PutEntry(dst, at, x.xMore)
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:

@@ -907,6 +907,31 @@ func (x *Record_Nested) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Record_Nested) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.cf.Has(0) {
+		b0 |= 0x1
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xN))
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Record_Nested) SerializeSGA(sga *wire.SGA) error {
@@ -1920,6 +1945,139 @@ func (x *Defaults) WireSerializeSGA(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
+}
+
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Defaults) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.cf.Has(0) {
+		b0 |= 0x1
+		n++
+	}
+	if x.cf.Has(1) {
+		b0 |= 0x2
+		n++
+	}
+	if x.cf.Has(2) {
+		b0 |= 0x4
+		n++
+	}
+	if x.cf.Has(3) {
+		b0 |= 0x8
+		n++
+	}
+	if x.cf.Has(4) {
+		b0 |= 0x10
+		n++
+	}
+	if x.cf.Has(5) {
+		b0 |= 0x20
+		n++
+	}
+	if x.cf.Has(6) {
+		b0 |= 0x40
+		n++
+	}
+	if x.cf.Has(7) {
+		b0 |= 0x80
+		n++
+	}
+	if x.cf.Has(8) {
+		b0 |= 0x100
+		n++
+	}
+	if x.cf.Has(9) {
+		b0 |= 0x200
+		n++
+	}
+	if x.cf.Has(10) {
+		b0 |= 0x400
+		n++
+	}
+	if x.cf.Has(11) {
+		b0 |= 0x800
+		n++
+	}
+	if x.cf.Has(12) {
+		b0 |= 0x1000
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xI32)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x2 != 0 {
+		wireimpl.PutEntry(dst, at, x.xU64)
+		at += wireimpl.EntrySize
+	}
+	if b0&0x4 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(x.xS64))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x8 != 0 {
+		wireimpl.PutEntry(dst, at, wireimpl.BoolBits(x.xFlag))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x10 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(math.Float32bits(x.xRatio)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x20 != 0 {
+		wireimpl.PutEntry(dst, at, math.Float64bits(x.xScore))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x40 != 0 {
+		wireimpl.PutEntry(dst, at, math.Float64bits(x.xNan))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x80 != 0 {
+		wireimpl.PutEntry(dst, at, math.Float64bits(x.xNegZero))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x100 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xColor)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x200 != 0 {
+		c, ok := x.xText.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x400 != 0 {
+		c, ok := x.xData.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	if b0&0x800 != 0 {
+		wireimpl.PutEntry(dst, at, uint64(int64(x.xZero)))
+		at += wireimpl.EntrySize
+	}
+	if b0&0x1000 != 0 {
+		c, ok := x.xEmpty.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
 }
 
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:

@@ -623,6 +623,35 @@ func (x *Batch_Note) WireSerializeSGA(sga *wireimpl.SGA) error {
 	return x.Serialize(sga.Head, sga)
 }
 
+// WireWriteFlat implements wireimpl.FlatWriter: x written at the start of dst
+// when it holds no zero-copy value and fits (the bytes WireSerializeSGA puts in its
+// head); -1 otherwise, and the caller calls WireSerializeSGA.
+func (x *Batch_Note) WireWriteFlat(dst []byte) int {
+	if !x.cf.DirectOK() {
+		return -1
+	}
+	var b0 uint32
+	n := 0
+	if x.xText.Len() != 0 {
+		b0 |= 0x1
+		n++
+	}
+	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
+	if at < 0 {
+		return -1
+	}
+	hdr := cp
+	if b0&0x1 != 0 {
+		c, ok := x.xText.CopyFlat(dst, at, cp)
+		if !ok {
+			return -1
+		}
+		cp = c
+		at += wireimpl.EntrySize
+	}
+	return wireimpl.EndWriteFlat(at, hdr, cp)
+}
+
 // SerializeSGA is wire.SerializeSGA(x, sga) without its interface assertion:
 // the same bytes, entries and errors.
 func (x *Batch_Note) SerializeSGA(sga *wire.SGA) error {
@@ -1003,6 +1032,22 @@ func _Types_Scalars_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, err
 	return true, x.WireSerializeSGA(sga)
 }
 
+func _Types_Scalars_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*alltypes.Scalars)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
+func _Types_Scalars_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*alltypes.Optionals)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
 func _Types_Scalars_Serve(srv any, ctx context.Context, a *wire.Arena, req *alltypes.Scalars, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := alltypes.NewOptionals(a)
 	if ic == nil {
@@ -1116,6 +1161,14 @@ func _Types_Wide_Direct(srv any) service.MethodDirect {
 	}
 }
 
+func _Types_Wide_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*alltypes.Empty)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
 func _Types_Wide_Serve(srv any, ctx context.Context, a *wire.Arena, req *alltypes.Wide, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := alltypes.NewEmpty(a)
 	if ic == nil {
@@ -1206,10 +1259,10 @@ var Types_ServiceDesc = service.ServiceDesc{
 		{Name: "gentest.alltypes.Empty", Fingerprint: 0xeca5bab3da700998, Fields: []service.FieldDesc{}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Scalars", Request: 0, Response: 1, Fingerprint: 0x1be290813b07e2db, Handler: _Types_Scalars_Handler, BufHandler: _Types_Scalars_BufHandler, Direct: _Types_Scalars_Direct, EncodeRequest: _Types_Scalars_EncodeRequest},
+		{Name: "Scalars", Request: 0, Response: 1, Fingerprint: 0x1be290813b07e2db, Handler: _Types_Scalars_Handler, BufHandler: _Types_Scalars_BufHandler, Direct: _Types_Scalars_Direct, EncodeRequest: _Types_Scalars_EncodeRequest, WriteRequest: _Types_Scalars_WriteRequest, WriteResponse: _Types_Scalars_WriteResponse},
 		{Name: "Lists", Request: 2, Response: 2, Fingerprint: 0x635dea9d82eb7113, Handler: _Types_Lists_Handler, BufHandler: _Types_Lists_BufHandler},
 		{Name: "Outer", Request: 3, Response: 6, Fingerprint: 0x0abfd6264d6733ea, Handler: _Types_Outer_Handler, BufHandler: _Types_Outer_BufHandler, Direct: _Types_Outer_Direct},
-		{Name: "Wide", Request: 7, Response: 8, Fingerprint: 0xb77870065b05834b, Handler: _Types_Wide_Handler, BufHandler: _Types_Wide_BufHandler, Direct: _Types_Wide_Direct},
+		{Name: "Wide", Request: 7, Response: 8, Fingerprint: 0xb77870065b05834b, Handler: _Types_Wide_Handler, BufHandler: _Types_Wide_BufHandler, Direct: _Types_Wide_Direct, WriteResponse: _Types_Wide_WriteResponse},
 	},
 }
 
@@ -1403,6 +1456,14 @@ func _Mixed_Record_Direct(srv any) service.MethodDirect {
 	}
 }
 
+func _Mixed_Record_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*proto2.Defaults)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
+}
+
 func _Mixed_Record_Serve(srv any, ctx context.Context, a *wire.Arena, req *proto2.Record, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
 	resp := proto2.NewDefaults(a)
 	if ic == nil {
@@ -1436,6 +1497,14 @@ func _Mixed_Blob_EncodeRequest(req wire.Object, sga *wireimpl.SGA) (bool, error)
 		return false, nil
 	}
 	return true, x.WireSerializeSGA(sga)
+}
+
+func _Mixed_Blob_WriteRequest(req wire.Object, dst []byte) int {
+	x, ok := req.(*other.Blob)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
 }
 
 func _Mixed_Blob_Serve(srv any, ctx context.Context, a *wire.Arena, req *other.Blob, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1483,6 +1552,14 @@ func _Mixed_SendBatch_Direct(srv any) service.MethodDirect {
 		resp := other.NewBlob(a)
 		return resp, s.SendBatch(ctx, req, resp)
 	}
+}
+
+func _Mixed_SendBatch_WriteResponse(resp service.DirectResponse, dst []byte) int {
+	x, ok := resp.(*other.Blob)
+	if !ok {
+		return -1
+	}
+	return x.WireWriteFlat(dst)
 }
 
 func _Mixed_SendBatch_Serve(srv any, ctx context.Context, a *wire.Arena, req *Batch, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
@@ -1560,9 +1637,9 @@ var Mixed_ServiceDesc = service.ServiceDesc{
 		}},
 	},
 	Methods: []service.MethodDesc{
-		{Name: "Record", Request: 0, Response: 2, Fingerprint: 0xa30899ab820150ba, Handler: _Mixed_Record_Handler, BufHandler: _Mixed_Record_BufHandler, Direct: _Mixed_Record_Direct},
-		{Name: "Blob", Request: 3, Response: 4, Fingerprint: 0x970cc2520d41204b, Handler: _Mixed_Blob_Handler, BufHandler: _Mixed_Blob_BufHandler, EncodeRequest: _Mixed_Blob_EncodeRequest},
-		{Name: "SendBatch", Request: 4, Response: 3, Fingerprint: 0xc2c1bb274556c410, Handler: _Mixed_SendBatch_Handler, BufHandler: _Mixed_SendBatch_BufHandler, Direct: _Mixed_SendBatch_Direct},
+		{Name: "Record", Request: 0, Response: 2, Fingerprint: 0xa30899ab820150ba, Handler: _Mixed_Record_Handler, BufHandler: _Mixed_Record_BufHandler, Direct: _Mixed_Record_Direct, WriteResponse: _Mixed_Record_WriteResponse},
+		{Name: "Blob", Request: 3, Response: 4, Fingerprint: 0x970cc2520d41204b, Handler: _Mixed_Blob_Handler, BufHandler: _Mixed_Blob_BufHandler, EncodeRequest: _Mixed_Blob_EncodeRequest, WriteRequest: _Mixed_Blob_WriteRequest},
+		{Name: "SendBatch", Request: 4, Response: 3, Fingerprint: 0xc2c1bb274556c410, Handler: _Mixed_SendBatch_Handler, BufHandler: _Mixed_SendBatch_BufHandler, Direct: _Mixed_SendBatch_Direct, WriteResponse: _Mixed_SendBatch_WriteResponse},
 	},
 }
 
