@@ -434,14 +434,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		if len(s.loops) > 0 {
 			if fd := detach(c); fd >= 0 {
 				cn.c = nil
-				l := s.loops[s.nextLoop%len(s.loops)]
-				s.nextLoop++
-				err := l.add(cn, fd)
-				s.mu.Unlock()
-				if err != nil {
-					closeFD(fd)
-					s.dropConn(cn)
-				}
+				s.addToLoopLocked(cn, fd)
 				continue
 			}
 		}

@@ -150,14 +150,7 @@ func (s *Server) admitFD(fd int, sa unix.Sockaddr) {
 	s.clients[cn] = struct{}{}
 	s.wg.Add(1)
 	s.stats.conns.Add(1)
-	l := s.loops[s.nextLoop%len(s.loops)]
-	s.nextLoop++
-	err := l.add(cn, fd)
-	s.mu.Unlock()
-	if err != nil {
-		closeFD(fd)
-		s.dropConn(cn)
-	}
+	s.addToLoopLocked(cn, fd)
 }
 
 // refuse writes msg to a new connection (its socket buffer is empty: one

@@ -441,3 +441,17 @@ func (s *Server) serveHanded(cn *conn, st step) {
 		cn.closeAfterError()
 	}
 }
+
+// addToLoopLocked hands cn, whose socket is fd, to the next event loop
+// (round robin). s.mu is held on entry and released on return. If the
+// loop cannot take it, fd is closed and cn dropped.
+func (s *Server) addToLoopLocked(cn *conn, fd int) {
+	l := s.loops[s.nextLoop%len(s.loops)]
+	s.nextLoop++
+	err := l.add(cn, fd)
+	s.mu.Unlock()
+	if err != nil {
+		closeFD(fd)
+		s.dropConn(cn)
+	}
+}
