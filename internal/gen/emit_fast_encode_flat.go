@@ -32,6 +32,18 @@ func (m *message) flatEncode() bool {
 // (to the unfused path the caller emits) when the path does not apply.
 func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
+	if len(m.fields) == 1 && m.fields[0].shape == shapeList && m.fields[0].kind == protoreflect.BytesKind {
+		// The message is one bytes list: BytesList.SerializeOnly sizes
+		// and writes it in one runtime call.
+		f := m.fields[0]
+		_, bit := bitOf(f)
+		g.P("if x.cf.DirectOK() {")
+		g.P("if ok, err := x.", f.sf, ".SerializeOnly(x.cf.Arena(), ", bit, ", sga); ok {")
+		g.P("return err")
+		g.P("}")
+		g.P("}")
+		return
+	}
 	lists, values := false, false
 	for _, f := range m.fields {
 		switch f.shape {
