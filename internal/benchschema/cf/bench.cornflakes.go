@@ -545,28 +545,16 @@ func DecodeListBuffers(a *wire.Arena, b mem.Buf) (*ListBuffers, error) {
 	if x == nil {
 		x = listBuffersType.NewSlow(ra)
 	} else {
-		x.listBuffersZeroed = listBuffersZeroed{}
+		x.cf = wireimpl.Core{} // x.xMessages: written whole by DecodeOnly
 	}
 	x.cf.Init(ra)
-	end := src.Len()
-	b0, ents, dyn, ok := src.Head1(0, end)
-	if !ok {
-		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+	if ok, err := src.DecodeOnly(1, 0x1, &x.xMessages); !ok {
+		if err := src.DecodeSlow(x, 0, src.Len(), 0); err != nil {
 			return nil, err
 		}
-		return x, nil
+	} else if err != nil {
+		return nil, err
 	}
-	{
-		at := -1
-		if b0&0x1 != 0 {
-			at = ents
-		}
-		var err error
-		if dyn, err = src.BytesListEnt(at, 1, dyn, end, 0, &x.xMessages); err != nil {
-			return nil, err
-		}
-	}
-	_ = dyn
 	return x, nil
 }
 
