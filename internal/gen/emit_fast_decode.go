@@ -138,6 +138,10 @@ func genFusedDecode(g *protogen.GeneratedFile, m *message) {
 	g.P("return nil, err")
 	g.P("}")
 	g.P("}")
+	if m.onlyBytesList() && len(m.inlineLists()) == 1 {
+		emitDecodeOnly(g, m) // emit_fast_encode_flat.go
+		return
+	}
 	emitNew(g, m, "x", "ra")
 	g.P("x.cf.Init(ra)")
 	if m.flatDecode() {

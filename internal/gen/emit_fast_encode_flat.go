@@ -26,12 +26,36 @@ func (m *message) flatEncode() bool {
 	return true
 }
 
+// onlyBytesList reports whether m's only field is a bytes list (not a map,
+// not in a oneof) numbered 1..32: its WireSerializeSGA calls
+// BytesList.SerializeOnly, and its Decode<Msg> Source.DecodeOnly
+// (runtime/wireimpl/fast_encode_only.go, fast_decode_only.go).
+func (m *message) onlyBytesList() bool {
+	if len(m.fields) != 1 {
+		return false
+	}
+	f := m.fields[0]
+	return f.shape == shapeList && f.kind == protoreflect.BytesKind && f.num <= 32 && !f.cx.isMap && f.cx.oneof == nil
+}
+
 // emitFlatSGA emits the flat path of m's WireSerializeSGA: the sizes, then
 // the bitmap and the entries in field order, the lists' element entries
 // after the fixed part, and a final check of the cursors. It falls through
 // (to the unfused path the caller emits) when the path does not apply.
 func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
+	if m.onlyBytesList() {
+		// The message is one bytes list: BytesList.SerializeOnly sizes
+		// and writes it in one runtime call.
+		f := m.fields[0]
+		_, bit := bitOf(f)
+		g.P("if x.cf.DirectOK() {")
+		g.P("if ok, err := x.", f.sf, ".SerializeOnly(x.cf.Arena(), ", bit, ", sga); ok {")
+		g.P("return err")
+		g.P("}")
+		g.P("}")
+		return
+	}
 	lists, values := false, false
 	for _, f := range m.fields {
 		switch f.shape {
@@ -238,4 +262,32 @@ func emitWriteFlatBody(g *protogen.GeneratedFile, m *message) {
 		g.P("}")
 	}
 	g.P("return ", w("EndWriteFlat"), "(at, hdr, cp)")
+}
+
+// emitDecodeOnly emits the rest of Decode<Msg> (after the input is
+// recorded in src) for a message whose only field is a bytes list with
+// inline elements: New's body without the zeroing of the list, which
+// Source.DecodeOnly writes whole, then DecodeOnly (Head1 and BytesListEnt
+// in one call), DecodeSlow for another header form.
+func emitDecodeOnly(g *protogen.GeneratedFile, m *message) {
+	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
+	f := m.fields[0]
+	_, bit := bitOf(f)
+	g.P("x := ", m.typeVar, ".TryNewRaw(ra)")
+	g.P("if x == nil {")
+	g.P("x = ", m.typeVar, ".NewSlow(ra)")
+	g.P("} else {")
+	g.P("x.cf = ", w("Core"), "{} // x.", f.sf, ": written whole by DecodeOnly")
+	g.P("}")
+	g.P("x.cf.Init(ra)")
+	g.P("if ok, err := src.DecodeOnly(", f.num, ", ", bit, ", &x.", f.sf, "); !ok {")
+	g.P("if err := src.DecodeSlow(x, 0, src.Len(), 0); err != nil {")
+	g.P("return nil, err")
+	g.P("}")
+	g.P("} else if err != nil {")
+	g.P("return nil, err")
+	g.P("}")
+	g.P("return x, nil")
+	g.P("}")
+	g.P()
 }

@@ -574,28 +574,16 @@ func DecodeListBuffers(a *wire.Arena, b mem.Buf) (*ListBuffers, error) {
 	if x == nil {
 		x = listBuffersType.NewSlow(ra)
 	} else {
-		x.listBuffersZeroed = listBuffersZeroed{}
+		x.cf = wireimpl.Core{} // x.xMessages: written whole by DecodeOnly
 	}
 	x.cf.Init(ra)
-	end := src.Len()
-	b0, ents, dyn, ok := src.Head1(0, end)
-	if !ok {
-		if err := src.DecodeSlow(x, 0, end, 0); err != nil {
+	if ok, err := src.DecodeOnly(1, 0x1, &x.xMessages); !ok {
+		if err := src.DecodeSlow(x, 0, src.Len(), 0); err != nil {
 			return nil, err
 		}
-		return x, nil
+	} else if err != nil {
+		return nil, err
 	}
-	{
-		at := -1
-		if b0&0x1 != 0 {
-			at = ents
-		}
-		var err error
-		if dyn, err = src.BytesListEnt(at, 1, dyn, end, 0, &x.xMessages); err != nil {
-			return nil, err
-		}
-	}
-	_ = dyn
 	return x, nil
 }
 
@@ -603,54 +591,8 @@ func DecodeListBuffers(a *wire.Arena, b mem.Buf) (*ListBuffers, error) {
 // encode fused on the direct path).
 func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
 	if x.cf.DirectOK() {
-		var b0 uint32
-		n, hdr, cpn, zcn, ents := 0, 0, 0, 0, 0
-		loaded := true
-		onexMessages := false // one copied value (OneCopied)
-		if k, ok := x.xMessages.OneCopied(); ok {
-			onexMessages = true
-			b0 |= 0x1
-			n++
-			hdr += wireimpl.EntrySize
-			cpn += k
-		} else if h, c, z, e, ok := x.xMessages.SizeFlat(x.cf.Arena(), hdr, cpn, zcn, ents); !ok {
-			loaded = false
-		} else if h != hdr {
-			b0 |= 0x1
-			n++
-			hdr, cpn, zcn, ents = h, c, z, e
-		}
-		if loaded {
-			hdr += wireimpl.Fixed1(n)
-			head := hdr + cpn
-			if uint64(head)+uint64(zcn) <= wireimpl.MaxMessageSize {
-				if !sga.StartFlat(head, ents) {
-					sga.GrowFlat(head, ents)
-				}
-				dst := sga.Head
-				at := wireimpl.PutWord1(dst, b0, n)
-				cp, zc := hdr, head
-				bad := false
-				lh := at + wireimpl.EntrySize*n
-				if b0&0x1 != 0 {
-					if onexMessages {
-						if c, ok := x.xMessages.PutOneCopied(dst, at, lh, hdr, cp); ok {
-							lh += wireimpl.EntrySize
-							cp = c
-						} else {
-							bad = true
-						}
-					} else if l, c, z, ok := x.xMessages.PutFlat(dst, at, lh, hdr, cp, zc, sga); ok {
-						lh, cp, zc = l, c, z
-					} else {
-						bad = true
-					}
-				}
-				if !bad && sga.FlatDone(lh, hdr, cp, head, zc, head+zcn, ents) {
-					return nil
-				}
-				return wireimpl.ErrModified
-			}
+		if ok, err := x.xMessages.SerializeOnly(x.cf.Arena(), 0x1, sga); ok {
+			return err
 		}
 	}
 	sz := x.Sizes()

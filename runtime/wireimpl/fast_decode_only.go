@@ -1,0 +1,79 @@
+package wireimpl
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unsafe"
+)
+
+// DecodeOnly decodes the whole input of s as the message whose only field
+// is the bytes list l, numbered num (1..32) with the bitmap bit `bit`
+// (1<<(num-1)), at depth 0: Head1 and BytesListEnt in one call, with the
+// same list and the same errors (the generated Decode<Msg> of such a
+// message calls it; docs/CODEGEN.md, "Direct decode"). It writes every
+// field of l, so the caller need not zero it first (a message just made by
+// TryNewRaw).
+//
+// It reports false, with l empty, when the header does not have the
+// one-word form that Head1 parses; the caller then calls DecodeSlow. It
+// reports true and the error of a list region out of range (l is then
+// empty); an element out of range is reported by the list's Load, as
+// BytesListEnt leaves it.
+func (s *Source) DecodeOnly(num int, bit uint32, l *BytesList) (bool, error) {
+	d := s.data
+	end := len(d)
+	if end < 8 {
+		*l = BytesList{}
+		return false, nil
+	}
+	h := binary.LittleEndian.Uint64(d[0:8])
+	at, dyn := 8, 8+EntrySize // the header of the list alone: no popcount
+	if h != 1|uint64(bit)<<32 {
+		w0 := uint32(h >> 32)
+		dyn = 8 + EntrySize*bits.OnesCount32(w0) // at most 32 entries: no overflow
+		if uint32(h) != 1 || dyn > end {
+			*l = BytesList{}
+			return false, nil
+		}
+		if w0&bit == 0 { // absent
+			l.a, l.items, l.lz, l.vep, l.tot, l.tok = s.a, nil, lazy{}, 0, listTotals{}, false
+			return true, nil
+		}
+		at = 8 + EntrySize*bits.OnesCount32(w0&(bit-1))
+	} else if dyn > end {
+		*l = BytesList{}
+		return false, nil
+	}
+	l.tot, l.tok = listTotals{}, false
+	// As BytesListEnt from here (depth 0).
+	e := binary.LittleEndian.Uint64(d[at : at+EntrySize])
+	n, off := int(uint32(e)), int(e>>32)
+	// n <= MaxListLen first: n*EntrySize cannot overflow.
+	if n > MaxListLen || off < dyn || off > end || n*EntrySize > end-off {
+		*l = BytesList{}
+		_, _, err := s.listEnt(at, num, dyn, end)
+		return true, err
+	}
+	if n == 0 {
+		l.a, l.items, l.lz, l.vep = s.a, nil, lazy{}, 0
+		return true, nil
+	}
+	view := false
+	if s.segs == nil {
+		size := uint64(end)
+		if ents := d[off : off+n*EntrySize]; wordLoads(ents) {
+			view = wordsInRange(unsafe.Pointer(unsafe.SliceData(ents)), n, size)
+		} else {
+			view = entsInRange(ents, size)
+		}
+	}
+	meta := uint32(s.epoch)<<lazyEpochShift | uint32(num&lazyFieldMask)<<lazyFieldShift // lazy.set, depth 0
+	l.a, l.items = s.a, nil
+	l.lz = lazy{src: s, off: uint32(off), n: uint32(n), meta: meta}
+	vep := uint64(0)
+	if view {
+		vep = s.epoch + 1 // BytesList.vep
+	}
+	l.vep = vep
+	return true, nil
+}

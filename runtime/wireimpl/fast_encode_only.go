@@ -1,0 +1,126 @@
+package wireimpl
+
+import "encoding/binary"
+
+// The flat path of a message whose only field is a bytes list (the
+// generated WireSerializeSGA of such a message, after DirectOK, calls
+// BytesList.SerializeOnly; docs/CODEGEN.md, "Flat messages"). The sizes
+// and the write are one function with the cursors in registers and no
+// call but the copies', and a one-element copied list is written with no
+// loop.
+
+// SerializeOnly writes, on the flat path, the message whose only field is
+// the list l, numbered 1..32 with the bitmap bit `bit` (1<<(number-1)), into
+// sga (its head sized to the message's head, its entries emptied, then
+// the zero-copy elements' references), and reports true and nil. An empty
+// list is an absent field (the message is its 4-byte bitmap word count).
+// The wire bytes are those of the flat path's PutFlat and of the direct
+// path. A decoded list is loaded first, with the arena a.
+//
+// It reports false (and writes nothing) when the path does not apply: the
+// list fails to load, or the message is larger than MaxMessageSize; the
+// caller then takes the unfused path, which reports the error. It reports
+// true and ErrModified when a write does not fit or the cursors do not end
+// where the sizes said (only a data race on the list between the sizes and
+// the write can make it so); sga is then not to be sent.
+//
+// The caller has checked Core.DirectOK of the message.
+func (l *BytesList) SerializeOnly(a *Arena, bit uint32, sga *SGA) (bool, error) {
+	if l.lz.src != nil {
+		if l.lz.n == 0 {
+			return true, putEmptyFlat(sga)
+		}
+		if l.Load(a) != nil {
+			return false, nil
+		}
+		l.materialize()
+	}
+	items := l.items
+	n := len(items)
+	if n == 1 && items[0].buf.IsZero() { // one copied value: no loop
+		p := items[0].data
+		k := len(p)
+		const hdr = 8 + 2*EntrySize
+		if uint64(k) > MaxMessageSize-hdr {
+			return false, nil
+		}
+		head := hdr + k
+		if !sga.StartFlat(head, 0) {
+			sga.GrowFlat(head, 0)
+		}
+		dst := sga.Head
+		if len(dst) != head { // a data race on sga
+			return true, ErrModified
+		}
+		binary.LittleEndian.PutUint64(dst[0:8], 1|uint64(bit)<<32)
+		binary.LittleEndian.PutUint64(dst[8:16], 1|uint64(16)<<32)
+		binary.LittleEndian.PutUint64(dst[16:24], uint64(k)|uint64(hdr)<<32)
+		copy(dst[hdr:], p)
+		return true, nil
+	}
+	if n == 0 {
+		return true, putEmptyFlat(sga)
+	}
+	var cpn, zcn, nz int
+	if l.tok { // the kept totals (a list built with Init and Append)
+		cpn, zcn, nz = l.tot.cp, l.tot.zc, int(l.tot.nz)
+	} else {
+		cpn, zcn, nz = sizeItems(items, 0, 0, 0)
+	}
+	hdr := 16 + EntrySize*n
+	head := hdr + cpn
+	if uint64(head)+uint64(zcn) > MaxMessageSize {
+		return false, nil
+	}
+	if !sga.StartFlat(head, nz) {
+		sga.GrowFlat(head, nz)
+	}
+	dst := sga.Head
+	if len(dst) < hdr {
+		return true, ErrModified
+	}
+	binary.LittleEndian.PutUint64(dst[0:8], 1|uint64(bit)<<32)
+	binary.LittleEndian.PutUint64(dst[8:16], uint64(uint32(n))|uint64(16)<<32)
+	// As PutFlat: the element entries at e, the copied values at cp, the
+	// references appended to sga.Entries within the room StartFlat made.
+	cp, zc, e := hdr, head, 16
+	for i := range items {
+		b := &items[i]
+		k := len(b.data)
+		if b.buf.IsZero() {
+			if k > len(dst)-cp {
+				return true, ErrModified
+			}
+			binary.LittleEndian.PutUint64(dst[e:e+EntrySize], uint64(uint32(k))|uint64(uint32(cp))<<32)
+			copy(dst[cp:], b.data)
+			cp += k
+		} else {
+			es := sga.Entries
+			if len(es) >= cap(es) {
+				return true, ErrModified
+			}
+			binary.LittleEndian.PutUint64(dst[e:e+EntrySize], uint64(uint32(k))|uint64(uint32(zc))<<32)
+			zc += k
+			sga.Entries = append(es, b.buf) // within its capacity: no growth
+		}
+		e += EntrySize
+	}
+	if (cp^head)|(zc^(head+zcn))|(len(sga.Entries)^nz) != 0 {
+		return true, ErrModified
+	}
+	return true, nil
+}
+
+// putEmptyFlat writes the message without a present field (its bitmap
+// word count, 0) into sga.
+func putEmptyFlat(sga *SGA) error {
+	if !sga.StartFlat(4, 0) {
+		sga.GrowFlat(4, 0)
+	}
+	dst := sga.Head
+	if len(dst) != 4 {
+		return ErrModified
+	}
+	binary.LittleEndian.PutUint32(dst, 0)
+	return nil
+}
