@@ -144,8 +144,19 @@ func TestRoundTripAllocs(t *testing.T) {
 		for i := 0; i < 10; i++ {
 			one()
 		}
-		if n := testing.AllocsPerRun(50, one); n > 0 {
-			t.Errorf("%v: %.2f allocations per round trip", c, n)
+		// A round trip's own allocation shows in every attempt. On a
+		// heavily loaded machine one attempt in a few counted 1-3
+		// mallocs per run from elsewhere (not reproduced alone, nor with
+		// memnet loss or delay: docs/perf/sess27.md), so the test fails
+		// only when all three attempts allocate.
+		var n float64
+		for range 3 {
+			if n = testing.AllocsPerRun(50, one); n == 0 {
+				break
+			}
+		}
+		if n > 0 {
+			t.Errorf("%v: %.2f allocations per round trip (3 attempts)", c, n)
 		}
 	}
 }
