@@ -39,6 +39,13 @@ go test -race -count=1 -timeout 20m ./... 2>&1 | tee "$results"
 step "go test -tags cfcheck (checked build: poisoning, use-after-release, double release)"
 go test -tags cfcheck -count=1 -timeout 10m ./...
 
+# The allocation and memory tests skip under -race and the checked build
+# (both allocate for their own bookkeeping), so they run once more here in
+# the plain build: zero allocations on the hot paths, the Redis server's
+# memory against redis-server, the hostile-client floods.
+step "go test (plain build): allocation, memory and hostile-client tests"
+go test -count=1 -timeout 10m -run 'Alloc|Memory|Hostile' ./...
+
 # fuzz_one runs one fuzz target. Go 1.26's fuzz coordinator can report a
 # spurious "context deadline exceeded" failure when -fuzztime expires while a
 # worker is mid-execution on a loaded machine (golang/go#75804, fixed in Go
