@@ -30,7 +30,13 @@ type testServer struct {
 
 func newTestServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
-	p := memtest.NewPool(t, mem.PoolConfig{Name: "resp-test", Concurrent: true, MaxBytes: 256 << 20})
+	// Unlocked, like the server's own pool (newOwnPool).
+	sp, err := mem.NewSpace(mem.SpaceConfig{Size: 256 << 20, Hugepages: mem.HugepagesNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sp.Close() }) // after the pool's check (cleanups run last first)
+	p := memtest.NewPool(t, mem.PoolConfig{Name: "resp-test", Concurrent: true, MaxBytes: 256 << 20, Space: sp})
 	cfg.Pool = p
 	srv, err := NewServer(cfg)
 	if err != nil {
