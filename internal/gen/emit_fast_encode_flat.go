@@ -231,15 +231,7 @@ func emitWriteFlatBody(g *protogen.GeneratedFile, m *message) {
 	g.P("if !x.cf.DirectOK() {")
 	g.P("return -1")
 	g.P("}")
-	g.P("var b0 uint32")
-	g.P("n := 0")
-	for _, f := range m.fields {
-		_, bit := bitOf(f)
-		g.P("if ", present(g, f, "x"), " {")
-		g.P("b0 |= ", bit)
-		g.P("n++")
-		g.P("}")
-	}
+	emitFlatPresence(g, m)
 	g.P("at, cp := ", w("StartWriteFlat"), "(dst, b0, n)")
 	g.P("if at < 0 {")
 	g.P("return -1")
@@ -290,4 +282,19 @@ func emitDecodeOnly(g *protogen.GeneratedFile, m *message) {
 	g.P("return x, nil")
 	g.P("}")
 	g.P()
+}
+
+// emitFlatPresence emits the presence of m's fields (all scalars, bytes or
+// strings) evaluated once: b0, the header bitmap, and n, the count of
+// present fields (WireWriteFlat's body and the one-pass hook).
+func emitFlatPresence(g *protogen.GeneratedFile, m *message) {
+	g.P("var b0 uint32")
+	g.P("n := 0")
+	for _, f := range m.fields {
+		_, bit := bitOf(f)
+		g.P("if ", present(g, f, "x"), " {")
+		g.P("b0 |= ", bit)
+		g.P("n++")
+		g.P("}")
+	}
 }

@@ -68,15 +68,7 @@ func genOnePassHook(g *protogen.GeneratedFile, m *message) {
 	g.P("// wireEnc1 writes x at the cursors for the one-pass WireSerializeSGA and returns")
 	g.P("// them advanced (nested messages at depth+1).")
 	g.P(recv, "wireEnc1(w *", w("OnePass"), ", hdr, cp, zc, depth int) (int, int, int) {")
-	g.P("var b0 uint32")
-	g.P("n := 0")
-	for _, f := range m.fields {
-		_, bit := bitOf(f)
-		g.P("if ", present(g, f, "x"), " {")
-		g.P("b0 |= ", bit)
-		g.P("n++")
-		g.P("}")
-	}
+	emitFlatPresence(g, m)
 	g.P("at, end := w.Begin1(hdr, b0, n)")
 	g.P("if at < 0 {")
 	g.P("return hdr, cp, zc")
