@@ -86,13 +86,37 @@ func (l *BytesList) SerializeOnly(a *Arena, bit uint32, sga *SGA) (bool, error) 
 	cp, zc, e := hdr, head, 16
 	for i := range items {
 		b := &items[i]
-		k := len(b.data)
+		p := b.data
+		k := len(p)
 		if b.buf.IsZero() {
 			if k > len(dst)-cp {
 				return true, ErrModified
 			}
+			d := dst[cp : cp+k]
 			binary.LittleEndian.PutUint64(dst[e:e+EntrySize], uint64(uint32(k))|uint64(uint32(cp))<<32)
-			copy(dst[cp:], b.data)
+			// The copy: word loads and stores for a short value (see
+			// shortCopy), memmove for a longer one.
+			switch {
+			case k > shortCopy:
+				copy(d, p)
+			case k > 16:
+				w0, w1 := binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[8:])
+				w2, w3 := binary.LittleEndian.Uint64(p[k-16:]), binary.LittleEndian.Uint64(p[k-8:])
+				binary.LittleEndian.PutUint64(d, w0)
+				binary.LittleEndian.PutUint64(d[8:], w1)
+				binary.LittleEndian.PutUint64(d[k-16:], w2)
+				binary.LittleEndian.PutUint64(d[k-8:], w3)
+			case k >= 8:
+				lo, hi := binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[k-8:])
+				binary.LittleEndian.PutUint64(d, lo)
+				binary.LittleEndian.PutUint64(d[k-8:], hi)
+			case k >= 4:
+				lo, hi := binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(p[k-4:])
+				binary.LittleEndian.PutUint32(d, lo)
+				binary.LittleEndian.PutUint32(d[k-4:], hi)
+			case k > 0:
+				d[0], d[k>>1], d[k-1] = p[0], p[k>>1], p[k-1]
+			}
 			cp += k
 		} else {
 			es := sga.Entries
@@ -124,3 +148,10 @@ func putEmptyFlat(sga *SGA) error {
 	binary.LittleEndian.PutUint32(dst, 0)
 	return nil
 }
+
+// shortCopy is the longest value the flat writers copy with word loads and
+// stores (overlapping where the length is not a power of two) instead of a
+// call to memmove: a loop over small values then keeps its cursors in
+// registers (every live value is reloaded after a call). The stores go
+// through checked slices.
+const shortCopy = 32

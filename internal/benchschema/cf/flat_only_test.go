@@ -47,6 +47,20 @@ func TestSerializeOnlyMatchesUnfused(t *testing.T) {
 				}
 			}
 		}),
+		// Every length of the word-wise short copies (1..32 bytes, each
+		// byte distinct) and a few beyond, between zero-copy values.
+		"short lengths": build(func(l *wire.BytesList) {
+			for n := 0; n <= 40; n++ {
+				v := make([]byte, n)
+				for j := range v {
+					v[j] = byte(n*37 + j + 1)
+				}
+				l.Append(v)
+				if n%8 == 3 {
+					l.AppendBuf(zc)
+				}
+			}
+		}),
 	}
 	var sga wire.SGA
 	for name, m := range msgs {
