@@ -29,6 +29,17 @@ func (l *BytesList) AppendValues(dst [][]byte) [][]byte {
 	d := z.src.data
 	m := int(z.n)
 	k := len(dst)
+	if m == 1 && k < cap(dst) { // one element (a one-value request): no loop
+		e := entryWord(d[int(z.off):int(z.off)+EntrySize], 0) // checked by the decoder
+		n, off := int(uint32(e)), int(e>>32)
+		dst = dst[:k+1]
+		if n == 0 {
+			dst[k] = nil
+		} else {
+			dst[k] = d[off : off+n : off+n] // checked by the decoder or Load: never panics
+		}
+		return dst
+	}
 	if cap(dst)-k < m {
 		dst = growValues(dst, m)
 	}
@@ -140,6 +151,27 @@ func (l *BytesList) AppendBorrowedFrom(src *BytesList) error {
 		thr := a.Threshold
 		if s.buf.IsZero() { // an input outside registered memory: every value copied
 			thr = MaxMessageSize + 1
+		}
+		if len(items)-k == 1 { // one element (a one-value request): no loop
+			e := entryWord(d[int(z.off):int(z.off)+EntrySize], 0) // checked by the decoder
+			n, off := int(uint32(e)), int(e>>32)
+			b := &items[k]
+			switch {
+			case n == 0:
+				*b = Bytes{}
+				a.unlend(b) // checked build only
+			case n < thr:
+				b.data, b.buf = d[off:off+n:off+n], mem.Buf{} // checked by the decoder or Load: never panics
+				l.tot.cp += n
+				a.lendBuf(b, b.data, b.buf) // checked build only
+			default:
+				b.data, b.buf = d[off:off+n:off+n], s.buf.SliceTrusted(off, n)
+				l.tot.zc += n
+				l.tot.nz++
+				a.lendBuf(b, b.data, b.buf) // checked build only
+			}
+			l.items = l.items[:len(items)] // the length only: no write barrier
+			return nil
 		}
 		ents := d[int(z.off) : int(z.off)+EntrySize*(len(items)-k)] // checked by the decoder: the loop's one bounds check
 		for i := k; i < len(items); i++ {

@@ -46,9 +46,20 @@ func registeredInput(t *testing.T, pool *mem.Pool, vals [][]byte) mem.Buf {
 // returns At's values, and after the decoding arena's
 // Reset AppendBorrowedFrom reports ErrArenaReset and leaves the list as it
 // was.
+//
+// It runs on the list of bulkValues and on a list of each one of them
+// alone (the calls' one-element case).
 func TestAppendBorrowedFromDecoded(t *testing.T) {
 	pool := memtest.NewPool(t)
-	vals := bulkValues()
+	all := bulkValues()
+	checkAppendBorrowedFromDecoded(t, pool, all)
+	for _, v := range all {
+		checkAppendBorrowedFromDecoded(t, pool, [][]byte{v})
+	}
+}
+
+func checkAppendBorrowedFromDecoded(t *testing.T, pool *mem.Pool, vals [][]byte) {
+	t.Helper()
 	in := registeredInput(t, pool, vals)
 	defer memtest.Release(t, in)
 	for _, thr := range []int{wire.DefaultThreshold, wire.CopyAll, 0} {
@@ -63,13 +74,16 @@ func TestAppendBorrowedFromDecoded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := dl.AppendValues([][]byte{[]byte("before")})
-			if len(got) != 1+dl.Len() || string(got[0]) != "before" {
-				t.Fatalf("AppendValues: %d values, want %d after the first", len(got), 1+dl.Len())
-			}
-			for i := range dl.Len() {
-				if !bytes.Equal(got[1+i], dl.At(i)) || (got[1+i] == nil) != (dl.At(i) == nil) {
-					t.Fatalf("AppendValues[%d] = %q, At = %q", i, got[1+i], dl.At(i))
+			// Into a slice without room and into one with room.
+			for _, dst := range [][][]byte{{[]byte("before")}, append(make([][]byte, 0, 9), []byte("before"))} {
+				got := dl.AppendValues(dst)
+				if len(got) != 1+dl.Len() || string(got[0]) != "before" {
+					t.Fatalf("AppendValues: %d values, want %d after the first", len(got), 1+dl.Len())
+				}
+				for i := range dl.Len() {
+					if !bytes.Equal(got[1+i], dl.At(i)) || (got[1+i] == nil) != (dl.At(i) == nil) {
+						t.Fatalf("AppendValues[%d] = %q, At = %q", i, got[1+i], dl.At(i))
+					}
 				}
 			}
 			// What an echo server built before: Append of each decoded value.
