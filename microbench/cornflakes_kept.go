@@ -90,7 +90,7 @@ func (kp *cfKept) setBufs(vals [][]byte, bufs []mem.Buf, small bool) {
 // bytes (SetMessageBorrowed: aliased, copied once, into the head, at serialize), at or above
 // it by their window of in's reference (SetMessageBufBorrowed: zero-copy on the case's
 // reference, as the per-op build aliased the decoded input without a reference count). A
-// list is set from the decoded list dl (whose values vals are) in one AppendBorrowedFrom,
+// list is set from the decoded list dl (whose values vals are) in one SetBorrowedFrom,
 // with the same rule: an echo server responds with the request's list. Nothing is allocated
 // and no reference is taken.
 func (kp *cfKept) setValues(vals [][]byte, dl *wire.BytesList, in mem.Buf, whole []byte) error {
@@ -105,8 +105,7 @@ func (kp *cfKept) setValues(vals [][]byte, dl *wire.BytesList, in mem.Buf, whole
 		return nil
 	}
 	if l := kp.list; l != nil {
-		l.Truncate(0)
-		return l.AppendBorrowedFrom(dl)
+		return l.SetBorrowedFrom(dl)
 	}
 	for i, m := range kp.leaves {
 		p := vals[i]

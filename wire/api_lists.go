@@ -66,6 +66,14 @@ func (l *BytesList) AppendBorrowedFrom(src *BytesList) error {
 	return (*wireimpl.BytesList)(l).AppendBorrowedFrom((*wireimpl.BytesList)(src))
 }
 
+// SetBorrowedFrom makes l's elements those of src, borrowed: Truncate(0)
+// and AppendBorrowedFrom(src) in one call (an echo server responding with
+// the request's list in a kept message), with AppendBorrowedFrom's rule,
+// contract and errors. On an error l is unchanged. src may be l.
+func (l *BytesList) SetBorrowedFrom(src *BytesList) error {
+	return (*wireimpl.BytesList)(l).SetBorrowedFrom((*wireimpl.BytesList)(src))
+}
+
 // AppendValues appends every element, as At returns it, to dst and returns
 // the extended slice (At's loop in one call; it panics like At when the
 // list was not loaded).

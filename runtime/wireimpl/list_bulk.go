@@ -138,11 +138,28 @@ func (l *BytesList) appendBorrowedAll(vals [][]byte) {
 // It returns ErrArenaReset when src is a decoded list of an arena Reset
 // since its decode, and an error when src is a decoded list not loaded
 // yet; l is then unchanged.
-func (l *BytesList) AppendBorrowedFrom(src *BytesList) error {
+func (l *BytesList) AppendBorrowedFrom(src *BytesList) error { return l.borrowFrom(src, false) }
+
+// SetBorrowedFrom makes l's elements those of src, borrowed: Truncate(0)
+// and AppendBorrowedFrom(src) in one call (the echo server's "respond
+// with the request's list" into a kept message), with AppendBorrowedFrom's
+// rule, contract and errors. On an error l is unchanged. src may be l
+// (l is then unchanged).
+func (l *BytesList) SetBorrowedFrom(src *BytesList) error { return l.borrowFrom(src, true) }
+
+// borrowFrom is AppendBorrowedFrom, or SetBorrowedFrom when set is true.
+func (l *BytesList) borrowFrom(src *BytesList, set bool) error {
 	k := len(l.items)
+	if set {
+		k = 0
+	}
+	// (src is not l here: l is not a view.)
 	if v := src.vep; v != 0 && v == src.a.epoch+1 && l.vep == 0 && int(src.lz.n) <= cap(l.items)-k {
 		// A live checked view (in one segment), within l's capacity: one
 		// loop over its entries.
+		if set {
+			l.tot = listTotals{} // l.items is cut at the end (k is 0)
+		}
 		z := &src.lz
 		s := z.src
 		d := s.data
@@ -197,7 +214,41 @@ func (l *BytesList) AppendBorrowedFrom(src *BytesList) error {
 		l.items = l.items[:len(items)] // the length only: no write barrier
 		return nil
 	}
+	if set {
+		return l.setBorrowedFromSlow(src)
+	}
 	return l.appendBorrowedFromSlow(src)
+}
+
+// setBorrowedFromSlow is SetBorrowedFrom outside borrowFrom's first case.
+func (l *BytesList) setBorrowedFromSlow(src *BytesList) error {
+	if err := src.borrowErr(); err != nil {
+		return err // l unchanged
+	}
+	if src == l {
+		return nil
+	}
+	l.Truncate(0)
+	return l.appendBorrowedFromSlow(src)
+}
+
+// borrowErr is the error AppendBorrowedFrom reports for src: ErrArenaReset
+// for a decoded list of an arena Reset since its decode, errNotLoaded for
+// a decoded list not loaded yet, else nil.
+func (src *BytesList) borrowErr() error {
+	if v := src.vep; v != 0 {
+		if v != src.a.epoch+1 {
+			return ErrArenaReset
+		}
+		return nil
+	}
+	if src.lz.src != nil {
+		if src.lz.stale() {
+			return ErrArenaReset
+		}
+		return errNotLoaded
+	}
+	return nil
 }
 
 // appendBorrowedFromSlow is AppendBorrowedFrom outside its first case: src

@@ -34,6 +34,9 @@ func TestAppendBorrowedFromPending(t *testing.T) {
 	if err := l.AppendBorrowedFrom(&src); !errors.Is(err, errNotLoaded) {
 		t.Fatalf("AppendBorrowedFrom(pending) = %v, want errNotLoaded", err)
 	}
+	if err := l.SetBorrowedFrom(&src); !errors.Is(err, errNotLoaded) {
+		t.Fatalf("SetBorrowedFrom(pending) = %v, want errNotLoaded", err)
+	}
 	func() {
 		defer func() {
 			if recover() == nil {
@@ -47,6 +50,9 @@ func TestAppendBorrowedFromPending(t *testing.T) {
 	}
 	if err := l.AppendBorrowedFrom(&src); !errors.Is(err, ErrArenaReset) {
 		t.Fatalf("AppendBorrowedFrom after Reset = %v, want ErrArenaReset", err)
+	}
+	if err := l.SetBorrowedFrom(&src); !errors.Is(err, ErrArenaReset) {
+		t.Fatalf("SetBorrowedFrom after Reset = %v, want ErrArenaReset", err)
 	}
 	if l.Len() != 1 || string(l.At(0)) != "kept" {
 		t.Fatalf("the list changed: %d elements", l.Len())

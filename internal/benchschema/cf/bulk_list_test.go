@@ -112,8 +112,31 @@ func checkAppendBorrowedFromDecoded(t *testing.T, pool *mem.Pool, vals [][]byte)
 					t.Fatalf("thr %d room %d: element %d zero-copy %v", thr, room, i, zc)
 				}
 			}
+			// SetBorrowedFrom into a list holding other elements, twice
+			// (the totals start again): the same message.
+			sm := cf.NewListBuffers(ak)
+			sl := sm.InitMessages(room)
+			sl.Append([]byte("old"))
+			sl.Append(bytes.Repeat([]byte{1}, 600))
+			for range 2 {
+				if err := sl.SetBorrowedFrom(dl); err != nil {
+					t.Fatalf("thr %d room %d: SetBorrowedFrom: %v", thr, room, err)
+				}
+				var g wire.SGA
+				if err := sm.SerializeSGA(&g); err != nil {
+					t.Fatalf("thr %d room %d: SerializeSGA: %v", thr, room, err)
+				}
+				sameSGA(t, "SetBorrowedFrom, fused", &g, want)
+				sameSGA(t, "SetBorrowedFrom, unfused", unfused(t, sm), want)
+			}
 			// After the decoding arena's Reset, the decoded list is refused.
 			resetArena(t, ad)
+			if err := sl.SetBorrowedFrom(dl); !errors.Is(err, wire.ErrArenaReset) {
+				t.Fatalf("thr %d room %d: SetBorrowedFrom after Reset = %v, want ErrArenaReset", thr, room, err)
+			}
+			if sl.Len() != len(vals) || !bytes.Equal(sl.At(0), vals[0]) {
+				t.Fatalf("thr %d room %d: the refused list changed: %d elements", thr, room, sl.Len())
+			}
 			kl.Truncate(1)
 			if err := kl.AppendBorrowedFrom(dl); !errors.Is(err, wire.ErrArenaReset) {
 				t.Fatalf("thr %d room %d: AppendBorrowedFrom after Reset = %v, want ErrArenaReset", thr, room, err)
@@ -172,6 +195,22 @@ func TestAppendBorrowedFromBuilt(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameSGA(t, "AppendBorrowedFrom (built)", &g, want)
+		// SetBorrowedFrom of a built list into a list holding other
+		// elements, then of the list itself (unchanged).
+		sm := cf.NewListBuffers(a)
+		ss := sm.InitMessages(1)
+		ss.Append([]byte("old"))
+		if err := ss.SetBorrowedFrom(l); err != nil {
+			t.Fatal(err)
+		}
+		if err := ss.SetBorrowedFrom(ss); err != nil {
+			t.Fatal(err)
+		}
+		var gs wire.SGA
+		if err := sm.SerializeSGA(&gs); err != nil {
+			t.Fatal(err)
+		}
+		sameSGA(t, "SetBorrowedFrom (built)", &gs, want)
 		if got := l.AppendValues(nil); len(got) != 2*len(vals) || !bytes.Equal(got[len(vals)+6], vals[6]) {
 			t.Fatalf("thr %d: AppendValues of the built list: %d values", thr, len(got))
 		}
