@@ -1,37 +1,73 @@
 package wireimpl
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"errors"
+)
 
 // The flat path of a message whose only field is a bytes list (the
-// generated WireSerializeSGA of such a message, after DirectOK, calls
-// BytesList.SerializeOnly; docs/CODEGEN.md, "Flat messages"). The sizes
-// and the write are one function with the cursors in registers and no
-// call but the copies', and a one-element copied list is written with no
-// loop.
+// generated WireSerializeSGA of such a message is one call of
+// BytesList.SerializeOnlyOr; docs/CODEGEN.md, "Flat messages"). The
+// sizes and the write are one function with the cursors in registers and
+// no call but the copies', and a one-element copied list is written with
+// no loop.
 
-// SerializeOnly writes, on the flat path, the message whose only field is
-// the list l, numbered 1..32 with the bitmap bit `bit` (1<<(number-1)), into
-// sga (its head sized to the message's head, its entries emptied, then
-// the zero-copy elements' references), and reports true and nil. An empty
-// list is an absent field (the message is its 4-byte bitmap word count).
-// The wire bytes are those of the flat path's PutFlat and of the direct
-// path. A decoded list is loaded first, with the arena a.
-//
-// It reports false (and writes nothing) when the path does not apply: the
-// list fails to load, or the message is larger than MaxMessageSize; the
-// caller then takes the unfused path, which reports the error. It reports
-// true and ErrModified when a write does not fit or the cursors do not end
-// where the sizes said (only a data race on the list between the sizes and
-// the write can make it so); sga is then not to be sent.
-//
-// The caller has checked Core.DirectOK of the message.
+// SGAUnfused is the unfused path of a generated message's
+// WireSerializeSGA (its sizes, then its encode), which SerializeOnlyOr
+// takes when the flat path does not apply.
+type SGAUnfused interface {
+	WireSerializeSGAUnfused(sga *SGA) error
+}
+
+// SerializeOnly is SerializeOnlyOr for code of an older generator, whose
+// WireSerializeSGA checks Core.DirectOK, calls it, and takes the unfused
+// path itself when it reports false. a is the message's arena.
 func (l *BytesList) SerializeOnly(a *Arena, bit uint32, sga *SGA) (bool, error) {
+	c := Core{a: a, epoch: uint32(a.epoch)} // DirectOK holds: the caller checked it
+	if err := l.SerializeOnlyOr(&c, bit, sga, notFlat{}); err != errNotFlat {
+		return true, err
+	}
+	return false, nil
+}
+
+// errNotFlat is notFlat's result: SerializeOnlyOr did not apply.
+var errNotFlat = errors.New("wire: the flat path does not apply")
+
+// notFlat is SerializeOnly's SGAUnfused: it only reports errNotFlat.
+type notFlat struct{}
+
+func (notFlat) WireSerializeSGAUnfused(*SGA) error { return errNotFlat }
+
+// SerializeOnlyOr writes, on the flat path, the message whose only field
+// is the list l, numbered 1..32 with the bitmap bit `bit`
+// (1<<(number-1)), into sga (its head sized to the message's head, its
+// entries emptied, then the zero-copy elements' references), and returns
+// nil. c is the message's Core and m the message. An empty list is an
+// absent field (the message is its 4-byte bitmap word count). The wire
+// bytes are those of the flat path's PutFlat and of the direct path. A
+// decoded list is loaded first, with c's arena.
+//
+// When the path does not apply (Core.DirectOK does not hold, the list
+// fails to load, or the message is larger than MaxMessageSize), it writes
+// nothing and returns m.WireSerializeSGAUnfused(sga): the unfused path,
+// which reports the error. It returns ErrModified when a write does not
+// fit or the cursors do not end where the sizes said (only a data race on
+// the list between the sizes and the write can make it so); sga is then
+// not to be sent.
+//
+// The generated WireSerializeSGA is this one call, so that it is inlined
+// into its callers (SerializeSGA, and a caller of it).
+func (l *BytesList) SerializeOnlyOr(c *Core, bit uint32, sga *SGA, m SGAUnfused) error {
+	if !c.DirectOK() {
+		return m.WireSerializeSGAUnfused(sga)
+	}
+	a := c.a
 	if l.lz.src != nil {
 		if l.lz.n == 0 {
-			return true, putEmptyFlat(sga)
+			return putEmptyFlat(sga)
 		}
 		if l.Load(a) != nil {
-			return false, nil
+			return m.WireSerializeSGAUnfused(sga)
 		}
 		l.materialize()
 	}
@@ -42,7 +78,7 @@ func (l *BytesList) SerializeOnly(a *Arena, bit uint32, sga *SGA) (bool, error) 
 		k := len(p)
 		const hdr = 8 + 2*EntrySize
 		if uint64(k) > MaxMessageSize-hdr {
-			return false, nil
+			return m.WireSerializeSGAUnfused(sga)
 		}
 		head := hdr + k
 		if !sga.StartFlat(head, 0) {
@@ -50,16 +86,16 @@ func (l *BytesList) SerializeOnly(a *Arena, bit uint32, sga *SGA) (bool, error) 
 		}
 		dst := sga.Head
 		if len(dst) != head { // a data race on sga
-			return true, ErrModified
+			return ErrModified
 		}
 		binary.LittleEndian.PutUint64(dst[0:8], 1|uint64(bit)<<32)
 		binary.LittleEndian.PutUint64(dst[8:16], 1|uint64(16)<<32)
 		binary.LittleEndian.PutUint64(dst[16:24], uint64(k)|uint64(hdr)<<32)
 		copy(dst[hdr:], p)
-		return true, nil
+		return nil
 	}
 	if n == 0 {
-		return true, putEmptyFlat(sga)
+		return putEmptyFlat(sga)
 	}
 	var cpn, zcn, nz int
 	if l.tok { // the kept totals (a list built with Init and Append)
@@ -70,14 +106,14 @@ func (l *BytesList) SerializeOnly(a *Arena, bit uint32, sga *SGA) (bool, error) 
 	hdr := 16 + EntrySize*n
 	head := hdr + cpn
 	if uint64(head)+uint64(zcn) > MaxMessageSize {
-		return false, nil
+		return m.WireSerializeSGAUnfused(sga)
 	}
 	if !sga.StartFlat(head, nz) {
 		sga.GrowFlat(head, nz)
 	}
 	dst := sga.Head
 	if len(dst) < hdr {
-		return true, ErrModified
+		return ErrModified
 	}
 	binary.LittleEndian.PutUint64(dst[0:8], 1|uint64(bit)<<32)
 	binary.LittleEndian.PutUint64(dst[8:16], uint64(uint32(n))|uint64(16)<<32)
@@ -90,7 +126,7 @@ func (l *BytesList) SerializeOnly(a *Arena, bit uint32, sga *SGA) (bool, error) 
 		k := len(p)
 		if b.buf.IsZero() {
 			if k > len(dst)-cp {
-				return true, ErrModified
+				return ErrModified
 			}
 			d := dst[cp : cp+k]
 			binary.LittleEndian.PutUint64(dst[e:e+EntrySize], uint64(uint32(k))|uint64(uint32(cp))<<32)
@@ -121,7 +157,7 @@ func (l *BytesList) SerializeOnly(a *Arena, bit uint32, sga *SGA) (bool, error) 
 		} else {
 			es := sga.Entries
 			if len(es) >= cap(es) {
-				return true, ErrModified
+				return ErrModified
 			}
 			binary.LittleEndian.PutUint64(dst[e:e+EntrySize], uint64(uint32(k))|uint64(uint32(zc))<<32)
 			zc += k
@@ -130,9 +166,9 @@ func (l *BytesList) SerializeOnly(a *Arena, bit uint32, sga *SGA) (bool, error) 
 		e += EntrySize
 	}
 	if (cp^head)|(zc^(head+zcn))|(len(sga.Entries)^nz) != 0 {
-		return true, ErrModified
+		return ErrModified
 	}
-	return true, nil
+	return nil
 }
 
 // putEmptyFlat writes the message without a present field (its bitmap
