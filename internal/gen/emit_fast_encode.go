@@ -87,6 +87,10 @@ func genDirectSGA(g *protogen.GeneratedFile, m *message) {
 	g.P("// WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and")
 	g.P("// encode fused on the direct path).")
 	g.P("func (x *", m.m.GoIdent.GoName, ") WireSerializeSGA(sga *", wireIdent("SGA"), ") error {")
+	if m.flatEncode() && m.onlyBytesList() {
+		emitOnlySGA(g, m) // emit_fast_encode_flat.go
+		return
+	}
 	if m.flatEncode() {
 		emitFlatSGA(g, m) // emit_fast_encode_flat.go
 		g.P("sz := x.Sizes()")

@@ -28,7 +28,7 @@ func (m *message) flatEncode() bool {
 
 // onlyBytesList reports whether m's only field is a bytes list (not a map,
 // not in a oneof) numbered 1..32: its WireSerializeSGA calls
-// BytesList.SerializeOnly, and its Decode<Msg> Source.DecodeOnly
+// BytesList.SerializeOnlyOr, and its Decode<Msg> Source.DecodeOnly
 // (runtime/wireimpl/fast_encode_only.go, fast_decode_only.go).
 func (m *message) onlyBytesList() bool {
 	if len(m.fields) != 1 {
@@ -38,24 +38,39 @@ func (m *message) onlyBytesList() bool {
 	return f.shape == shapeList && f.kind == protoreflect.BytesKind && f.num <= 32 && !f.cx.isMap && f.cx.oneof == nil
 }
 
+// emitOnlySGA emits the body of WireSerializeSGA of a message whose only
+// field is a bytes list (onlyBytesList), after its signature: one call of
+// BytesList.SerializeOnlyOr, which sizes and writes the message on the
+// flat path, else takes the message's WireSerializeSGAUnfused (emitted
+// here: Sizes, then Serialize). WireSerializeSGA is then small enough to
+// be inlined, so that SerializeSGA costs one call. Then the message's
+// WireWriteFlat, as for every flat message.
+func emitOnlySGA(g *protogen.GeneratedFile, m *message) {
+	f := m.fields[0]
+	_, bit := bitOf(f)
+	name := m.m.GoIdent.GoName
+	g.P("return x.", f.sf, ".SerializeOnlyOr(&x.cf, ", bit, ", sga, x)")
+	g.P("}")
+	g.P()
+	g.P("// WireSerializeSGAUnfused implements wireimpl.SGAUnfused: WireSerializeSGA's")
+	g.P("// unfused path (Sizes, then Serialize).")
+	g.P("func (x *", name, ") WireSerializeSGAUnfused(sga *", wireIdent("SGA"), ") error {")
+	g.P("sz := x.Sizes()")
+	g.P("sga.Reset(sz.Header + sz.Copied)")
+	g.P("return x.Serialize(sga.Head, sga)")
+	g.P("}")
+	g.P()
+	if m.writeFlat() {
+		emitWriteFlat(g, m)
+	}
+}
+
 // emitFlatSGA emits the flat path of m's WireSerializeSGA: the sizes, then
 // the bitmap and the entries in field order, the lists' element entries
 // after the fixed part, and a final check of the cursors. It falls through
 // (to the unfused path the caller emits) when the path does not apply.
 func emitFlatSGA(g *protogen.GeneratedFile, m *message) {
 	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
-	if m.onlyBytesList() {
-		// The message is one bytes list: BytesList.SerializeOnly sizes
-		// and writes it in one runtime call.
-		f := m.fields[0]
-		_, bit := bitOf(f)
-		g.P("if x.cf.DirectOK() {")
-		g.P("if ok, err := x.", f.sf, ".SerializeOnly(x.cf.Arena(), ", bit, ", sga); ok {")
-		g.P("return err")
-		g.P("}")
-		g.P("}")
-		return
-	}
 	lists, values := false, false
 	for _, f := range m.fields {
 		switch f.shape {
