@@ -590,11 +590,12 @@ func DecodeListBuffers(a *wire.Arena, b mem.Buf) (*ListBuffers, error) {
 // WireSerializeSGA implements wireimpl.SGAWriter (wire.SerializeSGA: sizes and
 // encode fused on the direct path).
 func (x *ListBuffers) WireSerializeSGA(sga *wireimpl.SGA) error {
-	if x.cf.DirectOK() {
-		if ok, err := x.xMessages.SerializeOnly(x.cf.Arena(), 0x1, sga); ok {
-			return err
-		}
-	}
+	return x.xMessages.SerializeOnlyOr(&x.cf, 0x1, sga, x)
+}
+
+// WireSerializeSGAUnfused implements wireimpl.SGAUnfused: WireSerializeSGA's
+// unfused path (Sizes, then Serialize).
+func (x *ListBuffers) WireSerializeSGAUnfused(sga *wireimpl.SGA) error {
 	sz := x.Sizes()
 	sga.Reset(sz.Header + sz.Copied)
 	return x.Serialize(sga.Head, sga)
