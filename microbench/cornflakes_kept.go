@@ -56,17 +56,17 @@ func newCFKept(k Kind, thr, maxVals int) *cfKept {
 // AppendBorrowed: copied once, into the head, at serialize), at or above it by their
 // reference (SetMessageBufBorrowed, AppendBufBorrowed: zero-copy on the case's reference).
 // small reports that every value is below the threshold: a list then takes them all in one
-// AppendBorrowedAll, as a caller holding its values in a slice sets them.
+// SetBorrowedAll, as a caller holding its values in a slice sets them.
 // Nothing is allocated and no reference is taken: the case keeps its values, unchanged,
 // until Close, after the kept arena's Reset.
 func (kp *cfKept) setBufs(vals [][]byte, bufs []mem.Buf, small bool) {
 	thr := kp.a.Threshold
 	if l := kp.list; l != nil {
-		l.Truncate(0) // keeps the list's storage
 		if small {
-			l.AppendBorrowedAll(vals)
+			l.SetBorrowedAll(vals) // Truncate(0) and AppendBorrowedAll
 			return
 		}
+		l.Truncate(0) // keeps the list's storage
 		for i, p := range vals {
 			if len(p) < thr {
 				l.AppendBorrowed(p)

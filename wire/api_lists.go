@@ -53,6 +53,13 @@ func (l *BytesList) AppendBorrowedAll(vals [][]byte) {
 	(*wireimpl.BytesList)(l).AppendBorrowedAll(vals)
 }
 
+// SetBorrowedAll makes l's elements the values of vals, borrowed:
+// Truncate(0) and AppendBorrowedAll(vals) in one call (a kept message's
+// list set again), with AppendBorrowed's rule and contract.
+func (l *BytesList) SetBorrowedAll(vals [][]byte) {
+	(*wireimpl.BytesList)(l).SetBorrowedAll(vals)
+}
+
 // AppendBorrowedFrom adds every element of src, a loaded list (a decoded
 // list after its getter, or a built one), borrowed, in one call: each
 // element aliases src's, zero-copy on src's registered window at or above

@@ -85,13 +85,27 @@ func (l *BytesList) AppendBorrowedAll(vals [][]byte) {
 		l.AppendBorrowed(vals[0])
 		return
 	}
-	l.appendBorrowedAll(vals)
+	l.appendBorrowedAll(vals, false)
 }
 
-// appendBorrowedAll is AppendBorrowedAll of any number of values.
-func (l *BytesList) appendBorrowedAll(vals [][]byte) {
+// SetBorrowedAll makes l's elements the values of vals, borrowed:
+// Truncate(0) and AppendBorrowedAll(vals) in one call (a kept message's
+// list set again from a slice of values), with AppendBorrowed's rule and
+// contract.
+func (l *BytesList) SetBorrowedAll(vals [][]byte) { l.appendBorrowedAll(vals, true) }
+
+// appendBorrowedAll is AppendBorrowedAll of any number of values, or
+// SetBorrowedAll when set is true.
+func (l *BytesList) appendBorrowedAll(vals [][]byte, set bool) {
 	a := l.a
 	k := len(l.items)
+	if set {
+		if l.vep != 0 {
+			l.Truncate(0)
+		}
+		k = 0
+		l.items, l.tot = l.items[:0], listTotals{}
+	}
 	if l.vep == 0 && len(vals) <= cap(l.items)-k {
 		thr := a.Threshold
 		items := l.items[k : k+len(vals)]

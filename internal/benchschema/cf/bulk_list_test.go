@@ -258,6 +258,32 @@ func TestAppendBorrowedAll(t *testing.T) {
 					t.Fatal(err)
 				}
 				sameSGA(t, "AppendBorrowedAll, reused", &g, want)
+				// SetBorrowedAll over the elements there: the list of the
+				// values alone (twice: the totals start again), and of one
+				// value.
+				om := cf.NewListBuffers(a)
+				ol := om.InitMessages(0)
+				for _, v := range vals {
+					ol.AppendBorrowed(v)
+				}
+				wantSet := unfused(t, om)
+				for range 2 {
+					l.SetBorrowedAll(vals)
+					if err := m.SerializeSGA(&g); err != nil {
+						t.Fatal(err)
+					}
+					sameSGA(t, "SetBorrowedAll", &g, wantSet)
+					sameSGA(t, "SetBorrowedAll, unfused", unfused(t, m), wantSet)
+				}
+				for _, v := range vals {
+					ol.Truncate(0)
+					ol.AppendBorrowed(v)
+					l.SetBorrowedAll([][]byte{v})
+					if err := m.SerializeSGA(&g); err != nil {
+						t.Fatal(err)
+					}
+					sameSGA(t, "SetBorrowedAll, one value", &g, unfused(t, om))
+				}
 				resetArena(t, a)
 			}
 		}
