@@ -94,3 +94,32 @@ func onlyInput(r *rand.Rand, bit uint32) []byte {
 	}
 	return p
 }
+
+// FuzzDecodeOnly is TestDecodeOnlyCommonCase over arbitrary inputs and
+// field numbers.
+func FuzzDecodeOnly(f *testing.F) {
+	r := rand.New(rand.NewPCG(28, 13))
+	for range 32 {
+		num := 1 + r.IntN(32)
+		f.Add(onlyInput(r, uint32(1)<<(num-1)), uint8(num-1))
+	}
+	a := NewArena()
+	f.Fuzz(func(t *testing.T, p []byte, num8 uint8) {
+		num := 1 + int(num8)%32
+		bit := uint32(1) << (num - 1)
+		src := a.newSourceOf(p, a.in)
+		var got, want BytesList
+		got.tok, want.tok = true, true
+		okG, errG := src.DecodeOnly(num, bit, &got)
+		okW, errW := src.decodeOnlyGen(num, bit, &want)
+		if okG != okW || (errG == nil) != (errW == nil) || (errG != nil && errG.Error() != errW.Error()) {
+			t.Fatalf("DecodeOnly %v, %v; decodeOnlyGen %v, %v", okG, errG, okW, errW)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("DecodeOnly left %+v, decodeOnlyGen %+v", got, want)
+		}
+		if err := a.Reset(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
