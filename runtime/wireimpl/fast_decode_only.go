@@ -36,11 +36,14 @@ func (s *Source) DecodeOnly(num int, bit uint32, l *BytesList) (bool, error) {
 	if n == 0 || n > MaxListLen || off < 8+EntrySize || off > end || n*EntrySize > end-off {
 		return s.decodeOnlyGen(num, bit, l)
 	}
+	// The entries d[off : off+n*EntrySize] lie within d (checked above):
+	// wordsInRange reads them at their address, with no slice expression
+	// and its second bounds check.
 	view := false
-	if ents := d[off : off+n*EntrySize]; wordLoads(ents) {
-		view = wordsInRange(unsafe.Pointer(unsafe.SliceData(ents)), n, uint64(end))
+	if p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(d)), off); wordLoadsAt(p) {
+		view = wordsInRange(p, n, uint64(end))
 	} else {
-		view = entsInRange(ents, uint64(end))
+		view = entsInRange(d[off:off+n*EntrySize], uint64(end))
 	}
 	meta := uint32(s.epoch)<<lazyEpochShift | uint32(num&lazyFieldMask)<<lazyFieldShift // lazy.set, depth 0
 	vep := uint64(0)
@@ -53,6 +56,11 @@ func (s *Source) DecodeOnly(num int, bit uint32, l *BytesList) (bool, error) {
 	l.lz.off, l.lz.n, l.lz.end, l.lz.meta = uint32(off), uint32(n), 0, meta
 	l.vep, l.tot, l.tok = vep, listTotals{}, false
 	return true, nil
+}
+
+// wordLoadsAt is wordLoads for entries at p.
+func wordLoadsAt(p unsafe.Pointer) bool {
+	return leUnaligned || nativeLE && (unalignedLoads || uintptr(p)%EntrySize == 0)
 }
 
 // decodeOnlyGen is DecodeOnly outside its common case (another header
