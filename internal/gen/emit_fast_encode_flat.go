@@ -277,16 +277,13 @@ func emitWriteFlatBody(g *protogen.GeneratedFile, m *message) {
 // Source.DecodeOnly writes whole, then DecodeOnly (Head1 and BytesListEnt
 // in one call), DecodeSlow for another header form.
 func emitDecodeOnly(g *protogen.GeneratedFile, m *message) {
-	w := func(s string) string { return g.QualifiedGoIdent(wireIdent(s)) }
 	f := m.fields[0]
 	_, bit := bitOf(f)
 	g.P("x := ", m.typeVar, ".TryNewRaw(ra)")
 	g.P("if x == nil {")
 	g.P("x = ", m.typeVar, ".NewSlow(ra)")
-	g.P("} else {")
-	g.P("x.cf = ", w("Core"), "{} // x.", f.sf, ": written whole by DecodeOnly")
 	g.P("}")
-	g.P("x.cf.Init(ra)")
+	g.P("x.cf.InitNew(ra) // x.", f.sf, ": written whole by DecodeOnly")
 	g.P("if ok, err := src.DecodeOnly(", f.num, ", ", bit, ", &x.", f.sf, "); !ok {")
 	g.P("if err := src.DecodeSlow(x, 0, src.Len(), 0); err != nil {")
 	g.P("return nil, err")

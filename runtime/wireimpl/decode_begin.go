@@ -58,7 +58,10 @@ func (a *Arena) BeginDecode(b mem.Buf) (*Source, error) {
 	if thr := a.Threshold; src.a == nil || src.thr != thr {
 		src.a, src.thr, src.cpBelow, src.zcFrom = a, thr, thr, max(thr, 1)
 	}
-	src.data, src.buf, src.epoch = b.Bytes(), b, a.epoch
+	d := b.Bytes()
+	src.epoch = a.epoch
+	src.buf = b // the pointer stores together: one write-barrier test (see Input0)
+	src.data = d
 	a.lastSrc = src
 	return src, nil
 }
@@ -125,7 +128,12 @@ func (a *Arena) TryHoldInput(b mem.Buf) bool {
 // until Reset), exactly as BeginDecode's common case does.
 func (a *Arena) Input0(b mem.Buf) *Source {
 	src := &a.src0
-	src.data, src.buf, src.epoch = b.Bytes(), b, a.epoch
+	d := b.Bytes()
+	src.epoch = a.epoch
+	// The pointer stores (buf's region, data's array, lastSrc) adjacent:
+	// the compiler then tests the write barrier once for all three.
+	src.buf = b
+	src.data = d
 	a.lastSrc = src
 	return src
 }
@@ -252,4 +260,13 @@ func (a *Arena) checkBorrowed(first error) error {
 	clear(a.borrowed)
 	a.borrowed = a.borrowed[:0]
 	return first
+}
+
+// InitNew binds a message just made in a (from TryNewRaw's reused memory
+// or zeroed) to a: the whole Core is written, as Core{} followed by Init.
+func (c *Core) InitNew(a *Arena) {
+	*c = Core{a: a, epoch: uint32(a.epoch)}
+	if a.WriteTyped {
+		c.initTypedWrite() // unknown_keep.go
+	}
 }

@@ -20,6 +20,53 @@ import (
 // empty); an element out of range is reported by the list's Load, as
 // BytesListEnt leaves it.
 func (s *Source) DecodeOnly(num int, bit uint32, l *BytesList) (bool, error) {
+	// The common case first, straight-line and without a call (no frame
+	// to spill into): an input of one contiguous part whose header is the
+	// one word of the list alone (at 8, dynamic part from 16) and whose
+	// non-empty list region lies within the input. Everything else, with
+	// every error, is decodeOnlyGen: the same code as before this path.
+	d := s.data
+	end := len(d)
+	if end < 8+EntrySize || binary.LittleEndian.Uint64(d[0:8]) != 1|uint64(bit)<<32 || s.segs != nil {
+		return s.decodeOnlyGen(num, bit, l)
+	}
+	e := binary.LittleEndian.Uint64(d[8 : 8+EntrySize])
+	n, off := int(uint32(e)), int(e>>32)
+	// n <= MaxListLen first: n*EntrySize cannot overflow.
+	if n == 0 || n > MaxListLen || off < 8+EntrySize || off > end || n*EntrySize > end-off {
+		return s.decodeOnlyGen(num, bit, l)
+	}
+	// The entries d[off : off+n*EntrySize] lie within d (checked above):
+	// wordsInRange reads them at their address, with no slice expression
+	// and its second bounds check.
+	view := false
+	if p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(d)), off); wordLoadsAt(p) {
+		view = wordsInRange(p, n, uint64(end))
+	} else {
+		view = entsInRange(d[off:off+n*EntrySize], uint64(end))
+	}
+	meta := uint32(s.epoch)<<lazyEpochShift | uint32(num&lazyFieldMask)<<lazyFieldShift // lazy.set, depth 0
+	vep := uint64(0)
+	if view {
+		vep = s.epoch + 1 // BytesList.vep
+	}
+	// Every field of l, field by field (a literal goes through a
+	// temporary), the pointers first and together: one write-barrier test.
+	l.a, l.items, l.lz.src = s.a, nil, s
+	l.lz.off, l.lz.n, l.lz.end, l.lz.meta = uint32(off), uint32(n), 0, meta
+	l.vep, l.tot, l.tok = vep, listTotals{}, false
+	return true, nil
+}
+
+// wordLoadsAt is wordLoads for entries at p.
+func wordLoadsAt(p unsafe.Pointer) bool {
+	return leUnaligned || nativeLE && (unalignedLoads || uintptr(p)%EntrySize == 0)
+}
+
+// decodeOnlyGen is DecodeOnly outside its common case (another header
+// form, an empty or out-of-range list, a segmented input), with the same
+// results.
+func (s *Source) decodeOnlyGen(num int, bit uint32, l *BytesList) (bool, error) {
 	d := s.data
 	end := len(d)
 	if end < 8 {

@@ -573,10 +573,8 @@ func DecodeListBuffers(a *wire.Arena, b mem.Buf) (*ListBuffers, error) {
 	x := listBuffersType.TryNewRaw(ra)
 	if x == nil {
 		x = listBuffersType.NewSlow(ra)
-	} else {
-		x.cf = wireimpl.Core{} // x.xMessages: written whole by DecodeOnly
 	}
-	x.cf.Init(ra)
+	x.cf.InitNew(ra) // x.xMessages: written whole by DecodeOnly
 	if ok, err := src.DecodeOnly(1, 0x1, &x.xMessages); !ok {
 		if err := src.DecodeSlow(x, 0, src.Len(), 0); err != nil {
 			return nil, err
