@@ -402,8 +402,10 @@ func (c *conn) parse() (uint32, []seg, uint64, bool) {
 var prefetchRx = true
 
 // touchBatch reads, for each of the next min(prod-cons, limit) posted
-// descriptors, the first line of its slot's descriptor table and of its
-// data area (where the head is), before any of them is parsed. The peer
+// descriptors, the first line of its slot's descriptor table and the first
+// two lines of its data area (where the head is: a head of 49 to 128 bytes
+// with the RPC header — a typed call's, a small message's — spans two),
+// before any of them is parsed. The peer
 // wrote them on its core: read one packet at a time, each packet's misses
 // come after the previous packet's work (parse, allocation, copy), and do
 // not overlap; read here, the whole batch's misses overlap, and the parse
@@ -423,17 +425,23 @@ func (c *conn) touchBatch(prod uint64, limit int) {
 	if k < 2 {
 		return // nothing to overlap
 	}
-	// Hoisted: the loop is a load, a compare and two loads per packet.
+	// Hoisted: the loop is a load, a compare and three loads per packet.
 	m := r.mem
 	mask := uint64(r.g.ringSize - 1)
 	slots, base, size := r.g.slots, r.slots, uint64(r.g.slotSize)
 	table := uint64(r.g.maxSegs) * descSize
+	// The data area's second line, when the data area has one (second
+	// is 0 otherwise: the first line read again).
+	second := uint64(0)
+	if r.g.dataCap > 64 {
+		second = 64
+	}
 	var sum byte
 	for i, end := c.cons, c.cons+k; i != end; i++ {
 		s := uint32(atomic.LoadUint64((*uint64)(unsafe.Pointer(&m[offRings+8*(i&mask)]))))
 		if s < slots {
 			off := base + uint64(s)*size
-			sum += m[off] + m[off+table]
+			sum += m[off] + m[off+table] + m[off+table+second]
 		}
 	}
 	c.touched += sum
