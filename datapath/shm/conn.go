@@ -403,7 +403,10 @@ var prefetchRx = true
 
 // touchBatch reads, for each of the next min(prod-cons, limit) posted
 // descriptors, the first line of its slot's descriptor table and of its
-// data area (where the head is), before any of them is parsed. The peer
+// data area (where the head is), and the data area's second line for a
+// packet of one segment (all inline: 65 to 128 bytes — a typed call's
+// request or response with the RPC header — span two lines), before any
+// of them is parsed. The peer
 // wrote them on its core: read one packet at a time, each packet's misses
 // come after the previous packet's work (parse, allocation, copy), and do
 // not overlap; read here, the whole batch's misses overlap, and the parse
@@ -423,17 +426,31 @@ func (c *conn) touchBatch(prod uint64, limit int) {
 	if k < 2 {
 		return // nothing to overlap
 	}
-	// Hoisted: the loop is a load, a compare and two loads per packet.
+	// Hoisted: the loop is a load, a compare and two or three loads per packet.
 	m := r.mem
 	mask := uint64(r.g.ringSize - 1)
 	slots, base, size := r.g.slots, r.slots, uint64(r.g.slotSize)
 	table := uint64(r.g.maxSegs) * descSize
+	// The data area's second line, when the data area has one (second
+	// is 0 otherwise: the first line read again).
+	second := uint64(0)
+	if r.g.dataCap > 64 {
+		second = 64
+	}
 	var sum byte
 	for i, end := c.cons, c.cons+k; i != end; i++ {
-		s := uint32(atomic.LoadUint64((*uint64)(unsafe.Pointer(&m[offRings+8*(i&mask)]))))
-		if s < slots {
+		e := atomic.LoadUint64((*uint64)(unsafe.Pointer(&m[offRings+8*(i&mask)])))
+		if s := uint32(e); s < slots {
 			off := base + uint64(s)*size
 			sum += m[off] + m[off+table]
+			// The second line for a packet of one segment only (the ring
+			// entry's count: no load to wait for): all of it inline, as a
+			// typed call's (72 or 80 bytes) may be. A head followed by
+			// zero-copy segments is usually short, and its second line
+			// would only take a fill buffer from the first lines' misses.
+			if e>>32 == 1 {
+				sum += m[off+table+second]
+			}
 		}
 	}
 	c.touched += sum
