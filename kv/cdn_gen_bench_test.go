@@ -22,7 +22,23 @@ import (
 // decode and the check; the iterations that found nothing are left out,
 // so a slower server does not count). Compare binaries only interleaved:
 // with both threads on one core the cross-core misses do not happen.
+// Variants: batched (Conn.Poll's batched delivery of responses received
+// in place, with touchInPlace: the default), untouched (batched without
+// the touch) and direct (each delivered from its continuation).
 func BenchmarkShmCDNGen(b *testing.B) {
+	for _, v := range []struct {
+		name           string
+		batched, touch bool
+	}{{"batched", true, true}, {"untouched", true, false}, {"direct", false, false}} {
+		b.Run(v.name, func(b *testing.B) {
+			defer func(b, t bool) { batchInPlace, touchInPlaceOn = b, t }(batchInPlace, touchInPlaceOn)
+			batchInPlace, touchInPlaceOn = v.batched, v.touch
+			benchShmCDNGen(b)
+		})
+	}
+}
+
+func benchShmCDNGen(b *testing.B) {
 	w, err := workload.Parse("cdn:objects=10000")
 	if err != nil {
 		b.Fatal(err)
