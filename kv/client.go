@@ -160,6 +160,7 @@ type Conn struct {
 	codec  Codec
 	enc    codec
 	dec    codec
+	sdec   segDecoder // dec, when it decodes responses received in place (else nil)
 	slots  []connSlot
 	conts  []func(*rpc.Response)
 	resp   workload.Response
@@ -300,6 +301,7 @@ func (c *Client) dial(codec Codec, client int) (_ *Conn, err error) {
 		return nil, err
 	}
 	cn.dec, _ = newCodecOn(codec, dp, c.cfg.Threshold)
+	cn.sdec, _ = cn.dec.(segDecoder)
 	var connErr error
 	ec.OnSession = func(s rpc.Session, ev rpc.SessionEvent, err error) {
 		if ev == rpc.ConnectFailed && connErr == nil {
@@ -437,7 +439,7 @@ func (c *Conn) complete(slot int, r *rpc.Response) {
 	}
 	if r.Err == nil {
 		if segs, hold := r.Segments(); segs != nil {
-			if sd, ok := c.dec.(segDecoder); ok {
+			if sd := c.sdec; sd != nil {
 				if batchInPlace && len(segs) <= maxInPlaceSegs && len(c.inpl) < maxInPlaceBatch {
 					// Kept for deliverInPlace: segs and hold are valid
 					// during this continuation only, so the packet is
@@ -478,7 +480,7 @@ func (c *Conn) deliverInPlace() {
 	if len(c.inpl) > 1 && touchInPlaceOn {
 		c.touchInPlace()
 	}
-	sd, _ := c.dec.(segDecoder) // complete queued only with one
+	sd := c.sdec // complete queues only with one
 	for i := range c.inpl {
 		q := c.inpl[i]
 		c.inpl[i] = inPlace{}
