@@ -22,17 +22,17 @@ import (
 // decode and the check; the iterations that found nothing are left out,
 // so a slower server does not count). Compare binaries only interleaved:
 // with both threads on one core the cross-core misses do not happen.
-// Variants: batched (Conn.Poll's batched delivery of responses received
-// in place, with touchInPlace: the default), untouched (batched without
-// the touch) and direct (each delivered from its continuation).
+// Variants: touch (the client's shm endpoint reads each batch's segments
+// together before it returns them: shm.Options.TouchSegments, the
+// default) and plain (without).
 func BenchmarkShmCDNGen(b *testing.B) {
 	for _, v := range []struct {
-		name           string
-		batched, touch bool
-	}{{"batched", true, true}, {"untouched", true, false}, {"direct", false, false}} {
+		name  string
+		touch bool
+	}{{"touch", true}, {"plain", false}} {
 		b.Run(v.name, func(b *testing.B) {
-			defer func(b, t bool) { batchInPlace, touchInPlaceOn = b, t }(batchInPlace, touchInPlaceOn)
-			batchInPlace, touchInPlaceOn = v.batched, v.touch
+			defer func(t bool) { touchSegmentsOn = t }(touchSegmentsOn)
+			touchSegmentsOn = v.touch
 			benchShmCDNGen(b)
 		})
 	}

@@ -165,16 +165,11 @@ type Conn struct {
 	conts  []func(*rpc.Response)
 	resp   workload.Response
 	pend   []pending
-	// inpl and inplSegs are the responses received in place during the
-	// current Poll's RunOnce, delivered after it (deliverInPlace).
-	inpl     []inPlace
-	inplSegs [][]byte
-	touched  byte // touchInPlace's reads (kept so that they are not removed)
-	fn       func(uint64, *workload.Response)
-	n        int
-	busy     int // requests in flight
-	errs     uint64
-	closed   bool
+	fn     func(uint64, *workload.Response)
+	n      int
+	busy   int // requests in flight
+	errs   uint64
+	closed bool
 	// LastError is the most recent transport or decoding error of a
 	// request delivered as StatusError.
 	LastError error
@@ -192,23 +187,6 @@ type pending struct {
 	buf  mem.Buf
 	err  error
 }
-
-// inPlace is a response received in place that Poll delivers after its
-// RunOnce: its segments are inplSegs[at:at+n], and hold is Conn's own
-// reference on the packet (a clone), released once it is delivered.
-type inPlace struct {
-	slot  int
-	at, n int
-	hold  mem.Buf
-}
-
-// batchInPlace switches Poll's batched delivery of responses received in
-// place (on by default; the benchmarks switch it off to compare).
-var batchInPlace = true
-
-// touchInPlaceOn switches touchInPlace (on by default; the benchmarks
-// switch it off to compare).
-var touchInPlaceOn = true
 
 // Dial opens a connection speaking codec and connects it to every server
 // endpoint.
@@ -440,74 +418,12 @@ func (c *Conn) complete(slot int, r *rpc.Response) {
 	if r.Err == nil {
 		if segs, hold := r.Segments(); segs != nil {
 			if sd := c.sdec; sd != nil {
-				if batchInPlace && len(segs) <= maxInPlaceSegs && len(c.inpl) < maxInPlaceBatch {
-					// Kept for deliverInPlace: segs and hold are valid
-					// during this continuation only, so the packet is
-					// cloned and the segment views copied.
-					h := hold
-					if !h.TryCloneLive() {
-						h = hold.Clone()
-					}
-					c.inpl = append(c.inpl, inPlace{slot: slot, at: len(c.inplSegs), n: len(segs), hold: h})
-					c.inplSegs = append(c.inplSegs, segs...)
-					return
-				}
 				c.finishWith(slot, nil, segs, hold, sd, nil)
 				return
 			}
 		}
 	}
 	c.finish(slot, r.Data(), r.Err)
-}
-
-const (
-	// maxInPlaceSegs bounds the segments of a response that Poll keeps
-	// for its batched delivery (larger ones are delivered at once).
-	maxInPlaceSegs = 8
-	// maxInPlaceBatch bounds the responses one Poll keeps for it.
-	maxInPlaceBatch = 256
-)
-
-// deliverInPlace delivers the responses received in place during a
-// RunOnce. Their values are read where the server wrote them, in memory
-// this process has not touched: each is a cache (and often a TLB) miss
-// when the response is checked. touchInPlace first reads the first,
-// middle and last line of every zero-copy segment of the batch, so that
-// those misses overlap one another instead of coming one response at a
-// time; then each response is decoded and delivered as complete would
-// have, and the packet released.
-func (c *Conn) deliverInPlace() {
-	if len(c.inpl) > 1 && touchInPlaceOn {
-		c.touchInPlace()
-	}
-	sd := c.sdec // complete queues only with one
-	for i := range c.inpl {
-		q := c.inpl[i]
-		c.inpl[i] = inPlace{}
-		c.finishWith(q.slot, nil, c.inplSegs[q.at:q.at+q.n:q.at+q.n], q.hold, sd, nil)
-		if !q.hold.TryRelease() {
-			_ = q.hold.Release() // our clone: live, so this cannot fail
-		}
-	}
-	c.inpl = c.inpl[:0]
-	clear(c.inplSegs)
-	c.inplSegs = c.inplSegs[:0]
-}
-
-// touchInPlace reads one byte of the first, middle and last cache line of
-// each zero-copy segment (segments 1 and up: segment 0 is the head, in
-// this process's memory) of the queued responses. The reads are
-// independent, so their misses overlap.
-func (c *Conn) touchInPlace() {
-	var t byte
-	for _, q := range c.inpl {
-		for _, s := range c.inplSegs[q.at+1 : q.at+q.n] {
-			if n := len(s); n > 0 {
-				t ^= s[0] ^ s[n/2] ^ s[n-1]
-			}
-		}
-	}
-	c.touched ^= t
 }
 
 func (c *Conn) finish(slot int, data []byte, err error) {
@@ -565,9 +481,6 @@ func (c *Conn) Poll(deliver func(id uint64, resp *workload.Response)) (int, erro
 		return c.n, nil
 	}
 	err := c.ep.RunOnce()
-	if len(c.inpl) > 0 {
-		c.deliverInPlace()
-	}
 	return c.n, err
 }
 

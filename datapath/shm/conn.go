@@ -570,7 +570,26 @@ func (c *conn) recvSegs(pkts []datapath.Segmented) (int, error) {
 		ep.st.RxBytes += total
 		ep.st.RxHeadBytes += uint64(headBytes)
 	}
+	if n > 1 && ep.opts.TouchSegments {
+		c.touchSegments(pkts[:n])
+	}
 	return n, nil
+}
+
+// touchSegments reads one byte of the first, middle and last line of every
+// segment of pkts (Options.TouchSegments): independent loads, so that the
+// misses of a batch's segments in the sender's memory overlap. The heads
+// (copied into this endpoint's memory) are read too: a hit.
+func (c *conn) touchSegments(pkts []datapath.Segmented) {
+	var sum byte
+	for i := range pkts {
+		for _, s := range pkts[i].Segs {
+			if n := len(s); n > 0 {
+				sum += s[0] + s[n/2] + s[n-1]
+			}
+		}
+	}
+	c.touched += sum
 }
 
 // scanHeld completes the held packets whose Hold the application released
