@@ -160,8 +160,9 @@ func openBudget(t *testing.T, space *mem.Space, budget int64) *shm.Endpoint {
 }
 
 // TestTouchSegments: with Options.TouchSegments, RecvSegments reads the
-// first, middle and last byte of every segment of a batch of two or more
-// packets (and of nothing else: touchBatch is off here) before it returns
+// first, middle and last byte of every segment but the head of a batch of
+// two or more packets (and nothing else: touchBatch is off here) before it
+// returns
 // them, and the packets are the same as without it; a batch of one packet
 // is not touched.
 func TestTouchSegments(t *testing.T) {
@@ -206,7 +207,10 @@ func TestTouchSegments(t *testing.T) {
 			}
 			var want byte
 			for _, q := range pk[n : n+k] {
-				for _, s := range q.Segs {
+				if len(q.Segs) < 2 {
+					continue
+				}
+				for _, s := range q.Segs[1:] { // the head is not touched
 					if m := len(s); m > 0 {
 						want += s[0] + s[m/2] + s[m-1]
 					}
