@@ -22,7 +22,23 @@ import (
 // decode and the check; the iterations that found nothing are left out,
 // so a slower server does not count). Compare binaries only interleaved:
 // with both threads on one core the cross-core misses do not happen.
+// Variants: touch (the client's shm endpoint reads each batch's segments
+// together before it returns them: shm.Options.TouchSegments, the
+// default) and plain (without).
 func BenchmarkShmCDNGen(b *testing.B) {
+	for _, v := range []struct {
+		name  string
+		touch bool
+	}{{"touch", true}, {"plain", false}} {
+		b.Run(v.name, func(b *testing.B) {
+			defer func(t bool) { touchSegmentsOn = t }(touchSegmentsOn)
+			touchSegmentsOn = v.touch
+			benchShmCDNGen(b)
+		})
+	}
+}
+
+func benchShmCDNGen(b *testing.B) {
 	w, err := workload.Parse("cdn:objects=10000")
 	if err != nil {
 		b.Fatal(err)

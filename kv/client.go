@@ -160,6 +160,7 @@ type Conn struct {
 	codec  Codec
 	enc    codec
 	dec    codec
+	sdec   segDecoder // dec, when it decodes responses received in place (else nil)
 	slots  []connSlot
 	conts  []func(*rpc.Response)
 	resp   workload.Response
@@ -278,6 +279,7 @@ func (c *Client) dial(codec Codec, client int) (_ *Conn, err error) {
 		return nil, err
 	}
 	cn.dec, _ = newCodecOn(codec, dp, c.cfg.Threshold)
+	cn.sdec, _ = cn.dec.(segDecoder)
 	var connErr error
 	ec.OnSession = func(s rpc.Session, ev rpc.SessionEvent, err error) {
 		if ev == rpc.ConnectFailed && connErr == nil {
@@ -415,7 +417,7 @@ func (c *Conn) complete(slot int, r *rpc.Response) {
 	}
 	if r.Err == nil {
 		if segs, hold := r.Segments(); segs != nil {
-			if sd, ok := c.dec.(segDecoder); ok {
+			if sd := c.sdec; sd != nil {
 				c.finishWith(slot, nil, segs, hold, sd, nil)
 				return
 			}

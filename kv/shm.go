@@ -12,6 +12,10 @@ import (
 // still runs over the Nexus's UDP socket on loopback.
 const DatapathShm = "shm"
 
+// touchSegmentsOn switches the client's shm.Options.TouchSegments (on by
+// default; the benchmarks switch it off to compare).
+var touchSegmentsOn = true
+
 // shmStoreSpace returns the shared space (mem.SpaceConfig.Shared) the
 // store's pool of a server on datapath shm lives in, so that every value is
 // sent as a descriptor into it. The space is a reservation: memory is
@@ -22,7 +26,10 @@ func shmStoreSpace(poolBytes int64) (*mem.Space, error) {
 }
 
 // shmOptions are the options of a server or client endpoint on datapath
-// shm: spaces (the store's, on a server) are registered for sending.
+// shm: spaces (the store's, on a server) are registered for sending. A
+// client's endpoint (no spaces) sets shm.Options.TouchSegments: the
+// responses' values it receives in place are read by the application (a
+// load generator checks them), so a batch's first reads are made together.
 func shmOptions(spaces ...*mem.Space) shm.Options {
 	var sp []*mem.Space
 	for _, s := range spaces {
@@ -30,5 +37,5 @@ func shmOptions(spaces ...*mem.Space) shm.Options {
 			sp = append(sp, s)
 		}
 	}
-	return shm.Options{Spaces: sp}
+	return shm.Options{Spaces: sp, TouchSegments: len(sp) == 0 && touchSegmentsOn}
 }

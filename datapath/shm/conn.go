@@ -587,7 +587,32 @@ func (c *conn) recvSegs(pkts []datapath.Segmented) (int, error) {
 		ep.st.RxBytes += total
 		ep.st.RxHeadBytes += uint64(headBytes)
 	}
+	if n > 1 && ep.opts.TouchSegments {
+		c.touchSegments(pkts[:n])
+	}
 	return n, nil
+}
+
+// touchSegments reads one byte of the first, middle and last line of every
+// segment of pkts but the first (Options.TouchSegments): independent loads,
+// so that the misses of a batch's segments in the sender's memory overlap.
+// A packet's first segment is its head, copied into this endpoint's memory
+// (recvSegs puts it first, empty when there is none); a later head segment
+// is read too (a hit).
+func (c *conn) touchSegments(pkts []datapath.Segmented) {
+	var sum byte
+	for i := range pkts {
+		segs := pkts[i].Segs
+		if len(segs) < 2 {
+			continue
+		}
+		for _, s := range segs[1:] {
+			if n := len(s); n > 0 {
+				sum += s[0] + s[n/2] + s[n-1]
+			}
+		}
+	}
+	c.touched += sum
 }
 
 // scanHeld completes the held packets whose Hold the application released

@@ -15,3 +15,13 @@ func SetPrefetchTx(on bool) bool {
 	prefetchTx = on
 	return old
 }
+
+// Touched is the sum of the bytes touchBatch and touchSegments read on
+// every connection (mod 256). Call it from the endpoint's goroutine.
+func (ep *Endpoint) Touched() byte {
+	var t byte
+	for _, c := range ep.conns {
+		t += c.touched
+	}
+	return t
+}

@@ -393,3 +393,48 @@ func TestHostileCompletionIndex(t *testing.T) {
 		t.Errorf("%d peers after the violation, want 0", st.Peers)
 	}
 }
+
+// TestHostileBatchTouch: forged entries between good ones, received in one
+// batch with Options.TouchSegments: the bad ones are dropped and counted
+// before anything is touched, and the touch reads only the good packets'
+// validated segments.
+func TestHostileBatchTouch(t *testing.T) {
+	defer func(old bool) { prefetchRx = old }(prefetchRx)
+	prefetchRx = false // Touched counts touchSegments only
+	ep, _ := hostileEndpoint(t)
+	ep.opts.TouchSegments = true
+	f := newFakePeer(t, ep, true)
+	if err := f.handshake(ep); err != nil {
+		t.Fatal(err)
+	}
+	copy(f.space[1000:], "zero-copy")
+	for _, s := range []uint32{1, 2} {
+		copy(f.r.slot(s)[f.r.g.maxSegs*descSize:], "head")
+	}
+	good := []seg{{space: 0, n: 4}, {space: 1, n: 9, off: 1000}}
+	f.post(2<<32|1, good)
+	f.post(1<<32|3, []seg{{space: 7, n: 1}})                            // unknown space
+	f.post(1<<32|4, []seg{{space: 1, n: 100, off: fakeSpaceSize - 10}}) // past the space
+	f.post(1<<32|5, []seg{{space: 1, n: 100, off: ^uint64(0) - 50}})    // offset overflow
+	f.post(1<<32|99, good)                                              // slot out of range
+	f.post(2<<32|2, good)
+	before := ep.Touched()
+	got := drain(t, ep)
+	if len(got) != 2 || ep.st.BadDescriptors != 4 {
+		t.Fatalf("delivered %d packets, BadDescriptors %d; want 2 and 4", len(got), ep.st.BadDescriptors)
+	}
+	var want byte
+	for _, p := range got {
+		if string(p.AppendTo(nil)) != "headzero-copy" {
+			t.Fatalf("packet %q", p.AppendTo(nil))
+		}
+		v := p.Segs[len(p.Segs)-1]
+		want += v[0] + v[len(v)/2] + v[len(v)-1]
+	}
+	if d := ep.Touched() - before; d != want {
+		t.Errorf("touched sum %d, want %d (the good packets' value segments)", d, want)
+	}
+	for _, p := range got {
+		memtest.Release(t, p.Hold)
+	}
+}

@@ -71,6 +71,18 @@ type Options struct {
 	// before it sleeps (0: sleep at once), trading CPU for the latency of
 	// a reply that is about to arrive.
 	SpinWait time.Duration
+	// TouchSegments makes RecvSegments, once it has parsed a batch of two
+	// or more packets, read one byte of the first, middle and last cache
+	// line of each of their segments but the first (the head, copied into
+	// this endpoint's memory) before it returns them. A segment received
+	// in place lies in the sender's memory, which this process has not
+	// touched: the application's first read of it is a cache (and often a
+	// TLB) miss, and when it reads the packets one after another those
+	// misses come one at a time. Read together here, they overlap. For a
+	// receiver that reads (part of) every value it receives, such as a
+	// load generator checking responses; otherwise it costs ~20
+	// instructions per segment and the misses of bytes nobody reads.
+	TouchSegments bool
 }
 
 // Stats are shm's detailed counters (Endpoint.ShmStats).

@@ -158,3 +158,101 @@ func openBudget(t *testing.T, space *mem.Space, budget int64) *shm.Endpoint {
 	t.Cleanup(func() { _ = ep.Close() })
 	return ep
 }
+
+// TestTouchSegments: with Options.TouchSegments, RecvSegments reads the
+// first, middle and last byte of every segment but the head of a batch of
+// two or more packets (and nothing else: touchBatch is off here) before it
+// returns
+// them, and the packets are the same as without it; a batch of one packet
+// is not touched.
+func TestTouchSegments(t *testing.T) {
+	defer shm.SetPrefetchRx(shm.SetPrefetchRx(false))
+	for _, touch := range []bool{true, false} {
+		a, app := openTest(t, netip.AddrPort{})
+		space := testSpace(t)
+		b, err := shm.Open(datapath.Config{Pool: memtest.NewPool(t), Options: shm.Options{Namespace: testNS, Spaces: []*mem.Space{space}, TouchSegments: touch}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = b.Close() })
+		sizes := [][]int{{3000}, {1, 700}, {5000, 2}, {4100}}
+		send := func(sz [][]int) {
+			for i, vs := range sz {
+				var vals [][]byte
+				for j, n := range vs {
+					vals = append(vals, pattern(n, byte(7*i+j+1)))
+				}
+				sendObj(t, a, app, b.LocalAddr(), byte(i), vals)
+			}
+			if err := a.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// One packet alone: nothing to overlap, not touched.
+		send(sizes[:1])
+		p := recvSegs(t, b)
+		memtest.Release(t, p.Hold)
+		if got := b.Touched(); got != 0 {
+			t.Fatalf("touch=%v: one packet: touched sum %d, want 0", touch, got)
+		}
+		send(sizes)
+		pk := make([]datapath.Segmented, 8)
+		n, most := 0, 0
+		deadline := time.Now().Add(10 * time.Second)
+		for n < len(sizes) && time.Now().Before(deadline) {
+			before := b.Touched()
+			k, err := b.RecvSegments(pk[n:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want byte
+			for _, q := range pk[n : n+k] {
+				if len(q.Segs) < 2 {
+					continue
+				}
+				for _, s := range q.Segs[1:] { // the head is not touched
+					if m := len(s); m > 0 {
+						want += s[0] + s[m/2] + s[m-1]
+					}
+				}
+			}
+			if !touch || k < 2 {
+				want = 0
+			}
+			if got := b.Touched() - before; got != want {
+				t.Fatalf("touch=%v: batch of %d: touched sum %d, want %d", touch, k, got, want)
+			}
+			n += k
+			most = max(most, k)
+			if k == 0 {
+				_ = b.Wait(5 * time.Millisecond)
+			}
+		}
+		if n != len(sizes) || most < 2 {
+			t.Fatalf("received %d of %d packets, at most %d at once (want a batch of 2 or more)", n, len(sizes), most)
+		}
+		for i, q := range pk[:n] {
+			if len(q.Segs) == 0 || len(q.Segs[0]) == 0 || q.Segs[0][0] != byte(i) {
+				t.Fatalf("packet %d: head %v", i, q.Segs)
+			}
+			ra := wire.NewArena()
+			got := cf.NewListBuffers(ra)
+			if err := wire.DecodeSegments(got, q.Segs, 1, q.Hold); err != nil {
+				t.Fatal(err)
+			}
+			gl, err := got.GetMessages()
+			if err != nil || gl.Len() != len(sizes[i]) {
+				t.Fatalf("packet %d: %v, %d values", i, err, gl.Len())
+			}
+			for j, m := range sizes[i] {
+				if !bytes.Equal(gl.At(j), pattern(m, byte(7*i+j+1))) {
+					t.Fatalf("touch=%v: packet %d value %d differs", touch, i, j)
+				}
+			}
+			if err := ra.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			memtest.Release(t, q.Hold)
+		}
+	}
+}
