@@ -108,9 +108,11 @@ func (c *cfServer) answer(ep datapath.Endpoint, p *datapath.Packet, hdr []byte) 
 			return err
 		}
 		resp := cf.NewListBuffers(a)
-		out := resp.InitMessages(l.Len())
-		for i := range l.Len() {
-			out.Append(l.At(i))
+		// The request's values, borrowed in one call: request and
+		// response share the arena, and SendObject takes its own
+		// reference on every zero-copy entry before the arena's Reset.
+		if err := resp.InitMessages(l.Len()).AppendBorrowedFrom(l); err != nil {
+			return err
 		}
 		return ep.SendObject(p.From, hdr, resp)
 	default:
