@@ -17,6 +17,7 @@ type cfKept struct {
 	a      *wire.Arena
 	msg    wire.Object        // *cf.SingleBuffer, *cf.ListBuffers or *cf.Tree5
 	list   *wire.BytesList    // KindList: msg's list, reserved for the longest variant
+	lmsg   *cf.ListBuffers    // KindList: msg, typed (Echo serializes it without a type switch)
 	single *cf.SingleBuffer   // KindSingle: msg
 	leaves []*cf.SingleBuffer // KindSingle: msg; KindTree: the 32 leaves, depth-first
 }
@@ -33,7 +34,7 @@ func newCFKept(k Kind, thr, maxVals int) *cfKept {
 		kp.msg, kp.single, kp.leaves = m, m, []*cf.SingleBuffer{m}
 	case KindList:
 		m := cf.NewListBuffers(a)
-		kp.msg, kp.list = m, m.InitMessages(maxVals)
+		kp.msg, kp.lmsg, kp.list = m, m, m.InitMessages(maxVals)
 	default:
 		m := cf.NewTree5(a)
 		kp.msg = m
@@ -89,11 +90,11 @@ func (kp *cfKept) setBufs(vals [][]byte, bufs []mem.Buf, small bool) {
 // decoded values; the case holds in, unchanged, until Close): below the threshold by their
 // bytes (SetMessageBorrowed: aliased, copied once, into the head, at serialize), at or above
 // it by their window of in's reference (SetMessageBufBorrowed: zero-copy on the case's
-// reference, as the per-op build aliased the decoded input without a reference count). A
-// list is set from the decoded list dl (whose values vals are) in one SetBorrowedFrom,
-// with the same rule: an echo server responds with the request's list. Nothing is allocated
-// and no reference is taken.
-func (kp *cfKept) setValues(vals [][]byte, dl *wire.BytesList, in mem.Buf, whole []byte) error {
+// reference, as the per-op build aliased the decoded input without a reference count).
+// Nothing is allocated and no reference is taken. It sets a SingleBuffer or a Tree5; a list
+// is set by Echo from the decoded list, in one SetBorrowedFrom with the same rule (an echo
+// server responds with the request's list).
+func (kp *cfKept) setValues(vals [][]byte, in mem.Buf, whole []byte) {
 	thr := kp.a.Threshold
 	if m := kp.single; m != nil {
 		p := vals[0]
@@ -102,10 +103,7 @@ func (kp *cfKept) setValues(vals [][]byte, dl *wire.BytesList, in mem.Buf, whole
 		} else {
 			m.SetMessageBorrowed(p)
 		}
-		return nil
-	}
-	if l := kp.list; l != nil {
-		return l.SetBorrowedFrom(dl)
+		return
 	}
 	for i, m := range kp.leaves {
 		p := vals[i]
@@ -115,7 +113,6 @@ func (kp *cfKept) setValues(vals [][]byte, dl *wire.BytesList, in mem.Buf, whole
 			m.SetMessageBorrowed(p)
 		}
 	}
-	return nil
 }
 
 // allBelow reports whether every value of vals is shorter than thr.

@@ -32,8 +32,10 @@ func (s *Source) DecodeOnly(num int, bit uint32, l *BytesList) (bool, error) {
 	}
 	e := binary.LittleEndian.Uint64(d[8 : 8+EntrySize])
 	n, off := int(uint32(e)), int(e>>32)
-	// n <= MaxListLen first: n*EntrySize cannot overflow.
-	if n == 0 || n > MaxListLen || off < 8+EntrySize || off > end || n*EntrySize > end-off {
+	// 1 <= n <= MaxListLen and 8+EntrySize <= off <= end, each as one
+	// unsigned compare (n and off are at least 0, end at least
+	// 8+EntrySize); n <= MaxListLen first: n*EntrySize cannot overflow.
+	if uint(n-1) >= MaxListLen || uint(off-(8+EntrySize)) > uint(end-(8+EntrySize)) || n*EntrySize > end-off {
 		return s.decodeOnlyGen(num, bit, l)
 	}
 	// The entries d[off : off+n*EntrySize] lie within d (checked above):
