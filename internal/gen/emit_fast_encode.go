@@ -93,11 +93,7 @@ func genDirectSGA(g *protogen.GeneratedFile, m *message) {
 	}
 	if m.flatEncode() {
 		emitFlatSGA(g, m) // emit_fast_encode_flat.go
-		g.P("sz := x.Sizes()")
-		g.P("sga.Reset(sz.Header + sz.Copied)")
-		g.P("return x.Serialize(sga.Head, sga)")
-		g.P("}")
-		g.P()
+		emitUnfusedTail(g)
 		if m.writeFlat() {
 			emitWriteFlat(g, m) // emit_fast_encode_flat.go
 		}
@@ -119,6 +115,13 @@ func genDirectSGA(g *protogen.GeneratedFile, m *message) {
 	g.P("return dw.FinishSGA(hdr, cp, zc)")
 	g.P("}")
 	g.P("}")
+	emitUnfusedTail(g)
+}
+
+// emitUnfusedTail ends a WireSerializeSGA-shaped function with the
+// unfused path (Sizes, then Serialize into the SGA's head) and its
+// closing brace.
+func emitUnfusedTail(g *protogen.GeneratedFile) {
 	g.P("sz := x.Sizes()")
 	g.P("sga.Reset(sz.Header + sz.Copied)")
 	g.P("return x.Serialize(sga.Head, sga)")

@@ -55,11 +55,7 @@ func emitOnlySGA(g *protogen.GeneratedFile, m *message) {
 	g.P("// WireSerializeSGAUnfused implements wireimpl.SGAUnfused: WireSerializeSGA's")
 	g.P("// unfused path (Sizes, then Serialize).")
 	g.P("func (x *", name, ") WireSerializeSGAUnfused(sga *", wireIdent("SGA"), ") error {")
-	g.P("sz := x.Sizes()")
-	g.P("sga.Reset(sz.Header + sz.Copied)")
-	g.P("return x.Serialize(sga.Head, sga)")
-	g.P("}")
-	g.P()
+	emitUnfusedTail(g) // emit_fast_encode.go
 	if m.writeFlat() {
 		emitWriteFlat(g, m)
 	}
