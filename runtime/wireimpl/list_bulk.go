@@ -269,17 +269,12 @@ func (src *BytesList) borrowErr() error {
 // is a built list, a view of a Reset arena or beyond l's capacity, or a
 // list not loaded, or l is a view.
 func (l *BytesList) appendBorrowedFromSlow(src *BytesList) error {
-	if v := src.vep; v != 0 {
-		if v != src.a.epoch+1 {
-			return ErrArenaReset
-		}
+	if err := src.borrowErr(); err != nil {
+		return err
+	}
+	if src.vep != 0 { // a live view (borrowErr: a decoded list not loaded is an error)
 		l.appendViewSlow(src)
 		return nil
-	} else if src.lz.src != nil {
-		if src.lz.stale() {
-			return ErrArenaReset
-		}
-		return errNotLoaded
 	}
 	if l.vep != 0 {
 		l.materialize()
