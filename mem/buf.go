@@ -163,6 +163,17 @@ func (b Buf) SameItem(o Buf) bool {
 	return b.r == o.r && b.item == o.item && b.gen == o.gen
 }
 
+// Follows reports whether b's window starts where o's ends, on the same
+// item in the same generation (SameItem): the two windows are adjacent in
+// memory, o's bytes then b's, and while a reference on the item is held
+// both are valid. A zero Buf follows no Buf. It reads no counts and is
+// inlinable (a sender merges such windows into one descriptor without
+// resolving b's address).
+func (b Buf) Follows(o Buf) bool {
+	return b.r != nil && b.r == o.r && b.item == o.item && b.gen == o.gen &&
+		uint32(b.win>>32) == uint32(o.win>>32)+uint32(o.win)
+}
+
 // cloneSlow is Clone outside its fast path.
 func (b Buf) cloneSlow() Buf {
 	r := b.r

@@ -76,6 +76,7 @@ type Endpoint struct {
 	zc       driver.EntryCollector
 	ds       directSink // SendObject's sink when no selection is needed
 	sga      wire.SGA   // SendObject's scratch for generated messages (sendSGA)
+	sw       sgaWriter  // writeSGA's layout state (scratch)
 	lens     []int      // sendSGA's entry lengths for the Selector
 	queued   int
 	lastPoll time.Time
