@@ -238,24 +238,29 @@ func (b Buf) TryRelease() bool {
 
 // ReleaseAll releases every reference in bufs, as Release would one by
 // one, and sets each to the zero Buf. It returns the first error (see
-// Release) after releasing all the others. Dropping one of several
-// references of a single-goroutine pool is done inline, without a call
-// per reference.
+// Release) after releasing all the others. Dropping a reference of a
+// single-goroutine pool is done inline, without a call per reference (a
+// call to free the item when it was the last).
 func ReleaseAll(bufs []Buf) error {
-	// The common case without a call or a spill: every reference one of
-	// several on its item, of a single-goroutine pool; the first other one
-	// hands the rest to releaseAll.
+	// The common cases without a spill: every reference live, of a
+	// single-goroutine pool, dropped in place (its item freed when it was
+	// the last); the first other one (an error, a Concurrent pool, the
+	// checked build) hands the rest to releaseAll.
 	for i := range bufs {
 		b := &bufs[i]
 		r := b.r
-		if r == nil || r.atomic {
+		if r == nil || r.atomic || r.gen[b.item] != b.gen {
 			return releaseAll(bufs[i:])
 		}
 		rc := &r.refs[b.item]
-		if *rc <= 1 || r.gen[b.item] != b.gen {
+		if *rc > 1 {
+			*rc--
+		} else if *rc == 1 {
+			*rc = 0
+			r.free(b.item)
+		} else {
 			return releaseAll(bufs[i:])
 		}
-		*rc--
 		*b = Buf{}
 	}
 	return nil

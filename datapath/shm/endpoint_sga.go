@@ -17,22 +17,37 @@ type sgaSerializer interface {
 	SerializeSGA(sga *wire.SGA) error
 }
 
-// sendSGA is SendObject's path for a generated message: the
-// message serializes with its SerializeSGA (sizes and encode in one
-// generated call, no interface call per entry) with its head written
-// straight into the TX slot after head, and its zero-copy entries then
-// become descriptors (or are copied into the slot) in one loop. Generated
-// messages check their own consistency (wire.ErrModified when the sizes
-// and the encode disagree), so the declared-count checks of directSink
-// are not needed; every entry is still checked for liveness before
-// anything is posted, and the packet's size against MaxPayload.
+// SendObject implements datapath.Endpoint: head, the object's header and
+// its copied fields are written straight into a TX slot shared with the
+// peer; each zero-copy entry in a registered shared space becomes a
+// descriptor into that space (no CPU copies it), others are copied into
+// the slot. With more entries than MaxSegments-1 the smallest are copied
+// (driver.Selector).
 //
-// The packet holds one reference per item of registered memory that its
-// descriptors point into (adjacent entries of one item share it), held by
-// the slot until the peer completes it, dies, or the endpoint closes;
-// copied entries keep none. On any error the slot is freed and nothing is
+// A generated message (its typed SerializeSGA: one assertion here, none
+// in wire.SerializeSGA) serializes with its head written straight into
+// the TX slot after head, and its zero-copy entries then become
+// descriptors (or are copied into the slot) in one loop (writeSGA).
+// Generated messages check their own consistency (wire.ErrModified when
+// the sizes and the encode disagree), so the declared-count checks of
+// directSink are not needed; every entry is still checked for liveness
+// before anything is posted, and the packet's size against MaxPayload.
+// Any other wire.Object takes the checked generic path (sendObject).
+//
+// The packet holds one reference per run of entries of one item of
+// registered memory that its descriptors point into, held by the slot
+// until the peer completes it, dies, or the endpoint closes; copied
+// entries keep none. On any error the slot is freed and nothing is
 // posted.
-func (ep *Endpoint) sendSGA(dst netip.AddrPort, head []byte, m sgaSerializer) error {
+func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object) error {
+	if err := ep.guard.Enter(); err != nil {
+		return err
+	}
+	defer ep.guard.Exit()
+	m, ok := obj.(sgaSerializer)
+	if !ok {
+		return ep.sendObject(dst, head, obj)
+	}
 	if len(head) > ep.maxPay {
 		return fmt.Errorf("%w: head %d > %d", datapath.ErrTooLarge, len(head), ep.maxPay)
 	}

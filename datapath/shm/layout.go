@@ -240,7 +240,7 @@ func parseDesc(e uint64, table []byte, lim *limits, out []seg) (slot uint32, seg
 
 // putDesc writes segment descriptor i of a slot table of ours.
 func putDesc(table []byte, i int, s seg) {
-	d := table[i*descSize:]
+	d := (*[descSize]byte)(table[i*descSize:]) // one bounds check
 	binary.LittleEndian.PutUint32(d[0:], s.space)
 	binary.LittleEndian.PutUint32(d[4:], s.n)
 	binary.LittleEndian.PutUint64(d[8:], s.off)
