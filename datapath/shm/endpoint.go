@@ -385,7 +385,7 @@ func (b *txBuilder) copied(p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	n := copy(b.data[b.used:], p)
+	n := copyHead(b.data[b.used:], p)
 	if b.open && b.last.space == 0 && b.last.off+uint64(b.last.n) == uint64(b.used) {
 		b.last.n += uint32(n)
 	} else {

@@ -58,7 +58,7 @@ func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object)
 	slot := c.local.slot(s)
 	tl := ep.geo.maxSegs * descSize
 	data := slot[tl:]
-	copy(data, head)
+	copyHead(data, head)
 	sga := &ep.sga
 	// The message's head is serialized in place: SerializeSGA reuses
 	// sga.Head's array when it is large enough (the slot's data area).
