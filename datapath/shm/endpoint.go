@@ -452,9 +452,8 @@ func (b *txBuilder) zeroCopy(p []byte) bool {
 }
 
 func (ep *Endpoint) builder(c *conn, s uint32) txBuilder {
-	b := c.local.slot(s)
-	t := ep.geo.maxSegs * descSize
-	return txBuilder{ep: ep, c: c, slot: &c.tx[s], table: b[:t], data: b[t:]}
+	t := &c.tx[s]
+	return txBuilder{ep: ep, c: c, slot: t, table: t.table, data: t.data}
 }
 
 // SendSegments implements datapath.Endpoint: head is copied into the TX

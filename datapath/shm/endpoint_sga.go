@@ -55,9 +55,8 @@ func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object)
 	if err != nil {
 		return err
 	}
-	slot := c.local.slot(s)
-	tl := ep.geo.maxSegs * descSize
-	data := slot[tl:]
+	t := &c.tx[s]
+	data := t.data
 	copyHead(data, head)
 	sga := &ep.sga
 	// The message's head is serialized in place: SerializeSGA reuses
@@ -72,9 +71,7 @@ func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object)
 		if len(hb) > 0 && &hb[0] != &data[at] {
 			err = fmt.Errorf("%w: message head of %d bytes after %d > %d", datapath.ErrTooLarge, len(hb), at, ep.maxPay)
 		} else if len(ents) <= ep.maxSegs-1 {
-			w := &ep.sw
-			w.table, w.data = slot[:tl:tl], data
-			nseg, size, err = ep.writeSGA(c, &c.tx[s], at+len(hb), ents)
+			nseg, size, err = ep.writeSGA(c, t, at+len(hb), ents)
 		} else {
 			b := ep.builder(c, s)
 			if err = ep.writeSGASelect(&b, at, hb, ents); err == nil {
@@ -95,9 +92,8 @@ func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object)
 }
 
 // writeSGA lays out a serialized message of at most MaxSegments-1 entries
-// in slot t, whose descriptor table and data area are in ep.sw, after the
-// packet's head and the message's (headLen bytes, already in the data
-// area). Each entry is checked (a live reference, the packet within
+// in slot t after the packet's head and the message's (headLen bytes,
+// already in the data area). Each entry is checked (a live reference, the packet within
 // MaxPayload) before it becomes a descriptor or is copied into the data
 // area (not in a registered space, or over the peer's zero-copy budget).
 // The slot holds one reference per run of entries of one item: an entry
@@ -112,6 +108,7 @@ func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object)
 func (ep *Endpoint) writeSGA(c *conn, t *txSlot, headLen int, ents []mem.Buf) (nseg, size int, err error) {
 	size = headLen
 	w := &ep.sw
+	w.t = t
 	w.used, w.nseg, w.cur, w.tail = size, 0, seg{n: uint32(size)}, false
 	w.budget, w.copiedN, w.fallbacks = ep.opts.MaxZeroCopyBytes-c.zcBytes, 0, 0
 	held := len(t.zc) // t.zc[held:] are this packet's references
@@ -158,7 +155,7 @@ func (ep *Endpoint) writeSGA(c *conn, t *txSlot, headLen int, ents []mem.Buf) (n
 		}
 	}
 	if w.cur.n > 0 {
-		putDesc(w.table, w.nseg, w.cur)
+		putDesc(w.t.table, w.nseg, w.cur)
 		w.nseg++
 	}
 	// Copied bytes are the data area's: the rest went zero-copy.
@@ -175,12 +172,12 @@ func (ep *Endpoint) writeSGA(c *conn, t *txSlot, headLen int, ents []mem.Buf) (n
 	return w.nseg, size, nil
 }
 
-// sgaWriter is writeSGA's layout state, kept in the Endpoint so that the
-// entry loop keeps only its own few values in registers.
+// sgaWriter is writeSGA's layout state in slot t, kept in the Endpoint so
+// that the entry loop keeps only its own few values in registers.
 type sgaWriter struct {
-	table, data []byte
-	used        int // data area bytes written
-	nseg        int // descriptors written to table
+	t    *txSlot
+	used int // data area bytes written
+	nseg int // descriptors written to table
 	// cur is the open descriptor (not yet in the table; none when its
 	// length is 0), the head's at first. tail: it is a zero-copy one and
 	// ends with the last entry laid out; curLim is then its space's size.
@@ -222,7 +219,7 @@ func (w *sgaWriter) place(ep *Endpoint, p []byte) bool {
 		w.fallbacks++
 	}
 	// Copied: into the data area, extending the open data descriptor.
-	copy(w.data[w.used:], p)
+	copy(w.t.data[w.used:], p)
 	if w.cur.space == 0 && w.cur.n > 0 && w.cur.off+uint64(w.cur.n) == uint64(w.used) {
 		w.cur.n += uint32(n)
 	} else {
@@ -237,7 +234,7 @@ func (w *sgaWriter) place(ep *Endpoint, p []byte) bool {
 // open writes the open descriptor to the table and makes s the open one.
 func (w *sgaWriter) open(s seg) {
 	if w.cur.n > 0 {
-		putDesc(w.table, w.nseg, w.cur)
+		putDesc(w.t.table, w.nseg, w.cur)
 		w.nseg++
 	}
 	w.cur = s
