@@ -210,13 +210,20 @@ func (b Buf) cloneAtomic() Buf {
 // *UseAfterReleaseError (ErrUseAfterRelease) when the item was released and
 // allocated again since this handle was made; neither changes any count.
 //
-// Dropping one of several references of a single-goroutine pool (the
-// common case) is a short fast path (over the inliner's budget, so still a
-// call); the last reference, Concurrent pools and errors take releaseSlow.
+// Dropping a live reference of a single-goroutine pool (the common case)
+// is a short fast path (over the inliner's budget, so still a call; the
+// last reference frees the item from it); Concurrent pools, the checked
+// build and errors take releaseSlow.
 func (b Buf) Release() error {
-	if r := b.r; r != nil && !r.atomic && r.refs[b.item] > 1 && r.gen[b.item] == b.gen {
-		r.refs[b.item]--
-		return nil
+	if r := b.r; r != nil && !r.atomic && r.gen[b.item] == b.gen {
+		if p := &r.refs[b.item]; *p > 1 {
+			*p--
+			return nil
+		} else if *p == 1 {
+			*p = 0
+			r.free(b.item)
+			return nil
+		}
 	}
 	return b.releaseSlow()
 }
