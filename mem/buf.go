@@ -163,6 +163,17 @@ func (b Buf) SameItem(o Buf) bool {
 	return b.r == o.r && b.item == o.item && b.gen == o.gen
 }
 
+// Follows reports whether b's window starts where o's ends, on the same
+// item in the same generation (SameItem): the two windows are adjacent in
+// memory, o's bytes then b's, and while a reference on the item is held
+// both are valid. A zero Buf follows no Buf. It reads no counts and is
+// inlinable (a sender merges such windows into one descriptor without
+// resolving b's address).
+func (b Buf) Follows(o Buf) bool {
+	return b.r != nil && b.r == o.r && b.item == o.item && b.gen == o.gen &&
+		uint32(b.win>>32) == uint32(o.win>>32)+uint32(o.win)
+}
+
 // cloneSlow is Clone outside its fast path.
 func (b Buf) cloneSlow() Buf {
 	r := b.r
@@ -199,13 +210,20 @@ func (b Buf) cloneAtomic() Buf {
 // *UseAfterReleaseError (ErrUseAfterRelease) when the item was released and
 // allocated again since this handle was made; neither changes any count.
 //
-// Dropping one of several references of a single-goroutine pool (the
-// common case) is a short fast path (over the inliner's budget, so still a
-// call); the last reference, Concurrent pools and errors take releaseSlow.
+// Dropping a live reference of a single-goroutine pool (the common case)
+// is a short fast path (over the inliner's budget, so still a call; the
+// last reference frees the item from it); Concurrent pools, the checked
+// build and errors take releaseSlow.
 func (b Buf) Release() error {
-	if r := b.r; r != nil && !r.atomic && r.refs[b.item] > 1 && r.gen[b.item] == b.gen {
-		r.refs[b.item]--
-		return nil
+	if r := b.r; r != nil && !r.atomic && r.gen[b.item] == b.gen {
+		if p := &r.refs[b.item]; *p > 1 {
+			*p--
+			return nil
+		} else if *p == 1 {
+			*p = 0
+			r.free(b.item)
+			return nil
+		}
 	}
 	return b.releaseSlow()
 }
@@ -227,24 +245,29 @@ func (b Buf) TryRelease() bool {
 
 // ReleaseAll releases every reference in bufs, as Release would one by
 // one, and sets each to the zero Buf. It returns the first error (see
-// Release) after releasing all the others. Dropping one of several
-// references of a single-goroutine pool is done inline, without a call
-// per reference.
+// Release) after releasing all the others. Dropping a reference of a
+// single-goroutine pool is done inline, without a call per reference (a
+// call to free the item when it was the last).
 func ReleaseAll(bufs []Buf) error {
-	// The common case without a call or a spill: every reference one of
-	// several on its item, of a single-goroutine pool; the first other one
-	// hands the rest to releaseAll.
+	// The common cases without a spill: every reference live, of a
+	// single-goroutine pool, dropped in place (its item freed when it was
+	// the last); the first other one (an error, a Concurrent pool, the
+	// checked build) hands the rest to releaseAll.
 	for i := range bufs {
 		b := &bufs[i]
 		r := b.r
-		if r == nil || r.atomic {
+		if r == nil || r.atomic || r.gen[b.item] != b.gen {
 			return releaseAll(bufs[i:])
 		}
 		rc := &r.refs[b.item]
-		if *rc <= 1 || r.gen[b.item] != b.gen {
+		if *rc > 1 {
+			*rc--
+		} else if *rc == 1 {
+			*rc = 0
+			r.free(b.item)
+		} else {
 			return releaseAll(bufs[i:])
 		}
-		*rc--
 		*b = Buf{}
 	}
 	return nil

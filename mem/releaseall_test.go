@@ -117,3 +117,41 @@ func TestRecoverInline(t *testing.T) {
 		t.Fatal("Recover of a free item succeeded")
 	}
 }
+
+// TestReleaseAllLast: ReleaseAll frees the item whose last reference it
+// drops and goes on with the next references (of freed and live items);
+// a handle of an item it freed earlier in the same call is reported, not
+// released twice.
+func TestReleaseAllLast(t *testing.T) {
+	p := memtest.NewPool(t)
+	a, err := p.Alloc(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Alloc(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.Alloc(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := c.Clone()
+	if err := mem.ReleaseAll([]mem.Buf{a.Clone(), a, b, c}); err != nil {
+		t.Fatal(err)
+	}
+	if p.InUse() != 1 || keep.Refs() != 1 || a.Check() == nil || b.Check() == nil {
+		t.Fatalf("in use %d, c refs %d, a %v, b %v: want 1, 1 and a and b freed", p.InUse(), keep.Refs(), a.Check(), b.Check())
+	}
+	d, err := p.Alloc(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = mem.ReleaseAll([]mem.Buf{d, d, keep})
+	if !errors.Is(err, mem.ErrDoubleRelease) && !errors.Is(err, mem.ErrUseAfterRelease) {
+		t.Fatalf("err %v, want a double release or use-after-release error", err)
+	}
+	if p.InUse() != 0 {
+		t.Fatalf("in use %d after ReleaseAll", p.InUse())
+	}
+}

@@ -127,3 +127,54 @@ func TestSameItem(t *testing.T) {
 		}
 	}
 }
+
+// TestFollows: a window follows another when it starts where the other
+// ends on the same item in the same generation; not the other way round,
+// not with a gap or an overlap, not across items, generations or pools,
+// and never for the zero Buf.
+func TestFollows(t *testing.T) {
+	p, err := NewPool(PoolConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	a, _ := p.Alloc(100)
+	b, _ := p.Alloc(100)
+	ac := a.Clone()
+	for _, tc := range []struct {
+		x, y Buf // does x follow y?
+		want bool
+	}{
+		{a.Slice(10, 5), a.Slice(0, 10), true},
+		{ac.Slice(10, 90), a.Slice(0, 10), true},
+		{a.Slice(10, 0), a.Slice(0, 10), true},
+		{a.Slice(0, 10), a.Slice(10, 5), false},
+		{a.Slice(11, 5), a.Slice(0, 10), false},
+		{a.Slice(9, 5), a.Slice(0, 10), false},
+		{b.Slice(10, 5), a.Slice(0, 10), false},
+		{a.Slice(0, 10), Buf{}, false},
+		{Buf{}, Buf{}, false},
+	} {
+		if got := tc.x.Follows(tc.y); got != tc.want {
+			t.Errorf("%+v.Follows(%+v) = %v, want %v", tc.x, tc.y, got, tc.want)
+		}
+	}
+	old := b.Slice(0, 10)
+	for _, r := range []Buf{a, ac, b} {
+		if err := r.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A new generation of the same item (the last one freed): adjacent
+	// windows, but not the same memory's owner any more.
+	n, _ := p.Alloc(100)
+	if n.r != old.r || n.item != old.item {
+		t.Fatal("the pool did not reuse the item")
+	}
+	if n.Slice(10, 5).Follows(old) {
+		t.Error("a window of a new generation follows one of the old")
+	}
+	if err := n.Release(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -30,6 +30,9 @@ type txSlot struct {
 	zc       []mem.Buf
 	zcBytes  int64
 	hold     datapath.Holder // SendSegmentsHeld's owner of the segments
+	// table and data are the slot's descriptor table and data area in
+	// our region (sliced once, at setup).
+	table, data []byte
 }
 
 // rxSlot is the receiver's state of one of the peer's slots: held while
@@ -89,6 +92,11 @@ func (c *conn) setupLocal() (int, error) {
 	c.local = r
 	n := int(c.ep.geo.slots)
 	c.tx = make([]txSlot, n)
+	tl := int(r.g.maxSegs) * descSize
+	for i := range c.tx {
+		b := r.slot(uint32(i))
+		c.tx[i].table, c.tx[i].data = b[:tl:tl], b[tl:]
+	}
 	c.free = make([]uint32, 0, n)
 	for i := n - 1; i >= 0; i-- {
 		c.free = append(c.free, uint32(i))

@@ -75,8 +75,9 @@ type Endpoint struct {
 	sel      *driver.Selector
 	zc       driver.EntryCollector
 	ds       directSink // SendObject's sink when no selection is needed
-	sga      wire.SGA   // SendObject's scratch for generated messages (sendSGA)
-	lens     []int      // sendSGA's entry lengths for the Selector
+	sga      wire.SGA   // SendObject's scratch for generated messages
+	sw       sgaWriter  // writeSGA's layout state (scratch)
+	lens     []int      // writeSGASelect's entry lengths for the Selector
 	queued   int
 	lastPoll time.Time
 	loopNow  time.Time // SetLoopTime's reading, for loopUses more socket checks
@@ -364,7 +365,8 @@ type txBuilder struct {
 	nseg  int
 	last  seg // the open segment (not yet written to the table)
 	open  bool
-	// zcSize is the bytes of the entries sendSGA laid out after the head.
+	// zcSize is the bytes of the entries writeSGASelect laid out after
+	// the head.
 	zcSize int
 }
 
@@ -383,7 +385,7 @@ func (b *txBuilder) copied(p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	n := copy(b.data[b.used:], p)
+	n := copyHead(b.data[b.used:], p)
 	if b.open && b.last.space == 0 && b.last.off+uint64(b.last.n) == uint64(b.used) {
 		b.last.n += uint32(n)
 	} else {
@@ -450,9 +452,8 @@ func (b *txBuilder) zeroCopy(p []byte) bool {
 }
 
 func (ep *Endpoint) builder(c *conn, s uint32) txBuilder {
-	b := c.local.slot(s)
-	t := ep.geo.maxSegs * descSize
-	return txBuilder{ep: ep, c: c, slot: &c.tx[s], table: b[:t], data: b[t:]}
+	t := &c.tx[s]
+	return txBuilder{ep: ep, c: c, slot: t, table: t.table, data: t.data}
 }
 
 // SendSegments implements datapath.Endpoint: head is copied into the TX
@@ -547,22 +548,11 @@ func (ep *Endpoint) count(zc bool, n int) {
 	}
 }
 
-// SendObject implements datapath.Endpoint: head, the object's header and
-// its copied fields are written straight into a TX slot shared with the
-// peer; each zero-copy entry in a registered shared space becomes a
-// descriptor into that space (no CPU copies it), others are copied into
-// the slot. With more entries than MaxSegments-1 the smallest are copied
-// (driver.Selector).
-func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object) error {
-	if err := ep.guard.Enter(); err != nil {
-		return err
-	}
-	defer ep.guard.Exit()
-	if m, ok := obj.(sgaSerializer); ok {
-		// A generated message (its typed SerializeSGA: one assertion
-		// here, none in wire.SerializeSGA).
-		return ep.sendSGA(dst, head, m)
-	}
+// sendObject is SendObject for an object without the generated
+// SerializeSGA: driver.CheckSendObject's checked sizes, then the direct
+// sink or, with more entries than MaxSegments-1, the collector and the
+// Selector. The caller holds the guard.
+func (ep *Endpoint) sendObject(dst netip.AddrPort, head []byte, obj wire.Object) error {
 	sz, size, err := driver.CheckSendObject(head, obj, ep.maxPay)
 	if err != nil {
 		return err
