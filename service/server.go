@@ -314,12 +314,13 @@ func (sc *serverCall) growKeep(h int) {
 
 // loopCall is one endpoint's cached serverCall, touched only by the
 // dispatch handler (dispatchHandler), which runs on the endpoint's loop
-// goroutine inside its callbacks (rpc.Nexus.RegisterLoop: the endpoint held): one goroutine at
-// a time, ordered by the endpoint's own entry and exit (another goroutine
-// may run it, or a new endpoint take the id, only after that), so busy is
-// a plain flag — no locked compare-and-swap and exchange per call. busy
-// still tells a request that finds the slot taken (a handler that
-// panicked out of the dispatch handler) to use the pool instead.
+// goroutine inside its callbacks (rpc.Nexus.RegisterLoop: the endpoint
+// held): one goroutine at a time, ordered by the endpoint's own entry and
+// exit (another goroutine may run it, or a new endpoint take the id, only
+// after that), so busy is a plain flag — no locked compare-and-swap and
+// exchange per call. busy still tells a request that finds the slot taken
+// (a handler that panicked out of the dispatch handler) to use the pool
+// instead.
 type loopCall struct {
 	busy bool
 	sc   *serverCall
@@ -686,16 +687,16 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 
 // serveDirectGuarded is serveDirect under a panic guard of its own
 // (sc.guard, deferred as a func value: no closure built per call), for
-// the calls that do not come from the dispatch handler's first case (handle).
+// the calls that the dispatch handler does not serve itself (handle).
 func (s *Server) serveDirectGuarded(m *method, sc *serverCall, r *rpc.Request, body []byte) {
 	defer sc.guard()
 	s.serveDirect(m, sc, r, body)
 }
 
-// dispatchPanic is the rpc loop's recovery of the dispatch handler's panics
-// (rpc.Nexus.RegisterLoop): a call of serveDirect on the endpoint's
-// cached serverCall that panicked (sc.guarded, for r) ends as directPanic
-// says and frees the slot; anything else — a panic outside a method's
+// dispatchPanic is the rpc loop's recovery of the dispatch handler's
+// panics (rpc.Nexus.RegisterLoop): a direct call (serveDirect's body) on
+// the endpoint's cached serverCall that panicked (sc.guarded, for r) ends
+// as directPanic says and frees the slot; anything else — a panic outside a method's
 // call, a bug of this package — panics on.
 func (s *Server) dispatchPanic(_ rpc.Loop, r *rpc.Request, p any) {
 	slot := &s.loopCalls[r.Endpoint().ID()]
