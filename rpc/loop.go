@@ -89,10 +89,17 @@ func (ep *Endpoint) respondInlineHeld(r *Request, w InlineWriter) (sent bool, er
 	if r.dead {
 		return false, ErrAlreadyResponded
 	}
-	t := ep.writeInline(w)
-	if t == nil {
+	// writeInline's body, written out (one call less per response; kept
+	// in step with it).
+	room := ep.inlineRoom()
+	t := ep.getTxMsg()
+	n := w.WriteInline(t.inline[:room:room])
+	if n < 0 || n > room {
+		ep.msgFree = append(ep.msgFree, t) // unused
 		return false, nil
 	}
+	t.flat = t.inline[:n]
+	t.total = n
 	return true, ep.respondTx(r, t)
 }
 

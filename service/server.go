@@ -205,7 +205,7 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 		}
 		return sc
 	}
-	if err := nx.RegisterLoop(ReqTypeDispatch, s.serveDispatch, s.dispatchPanic); err != nil {
+	if err := nx.RegisterLoop(ReqTypeDispatch, s.dispatchHandler(), s.dispatchPanic); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -304,57 +304,112 @@ func (sc *serverCall) keepFor(m *method) *DirectKeep {
 }
 
 // growKeep makes sc.keep long enough for handle h.
+//
+//go:noinline
 func (sc *serverCall) growKeep(h int) {
 	k := make([]DirectKeep, h+1)
 	copy(k, sc.keep)
 	sc.keep = k
 }
 
-// loopCall is one endpoint's cached serverCall, touched only by
-// serveDispatch, which runs on the endpoint's loop goroutine inside its
-// callbacks (rpc.Nexus.RegisterLoop: the endpoint held): one goroutine at
-// a time, ordered by the endpoint's own entry and exit (another goroutine
-// may run it, or a new endpoint take the id, only after that), so busy is
-// a plain flag — no locked compare-and-swap and exchange per call. busy
-// still tells a request that finds the slot taken (a handler that
-// panicked out of serveDispatch) to use the pool instead.
+// loopCall is one endpoint's cached serverCall, touched only by the
+// dispatch handler (dispatchHandler), which runs on the endpoint's loop
+// goroutine inside its callbacks (rpc.Nexus.RegisterLoop: the endpoint
+// held): one goroutine at a time, ordered by the endpoint's own entry and
+// exit (another goroutine may run it, or a new endpoint take the id, only
+// after that), so busy is a plain flag — no locked compare-and-swap and
+// exchange per call. busy still tells a request that finds the slot taken
+// (a handler that panicked out of the dispatch handler) to use the pool
+// instead.
 type loopCall struct {
 	busy bool
 	sc   *serverCall
 }
 
-// serveDispatch is the rpc handler of ReqTypeDispatch: serve with the
-// endpoint's cached serverCall (taken atomically, so a request that
-// finds it taken uses the pool instead). l, the endpoint held
-// (rpc.Nexus.RegisterLoop), answers the common call without a second
+// dispatchHandler returns the rpc handler of ReqTypeDispatch (the
+// dispatch handler): serve with the endpoint's cached serverCall (a
+// request that finds it taken uses the pool instead). l, the endpoint
+// held (rpc.Nexus.RegisterLoop), answers the common call without a second
 // goroutine check.
-func (s *Server) serveDispatch(l rpc.Loop, r *rpc.Request) {
-	slot := &s.loopCalls[r.Endpoint().ID()]
-	if !slot.busy {
-		slot.busy = true
+//
+// The common call — the fixed header only, under the method's own
+// fingerprint, no Observer, a method with a MethodDirect — is served in
+// the handler itself as serveDirect serves it (serveDirect's body,
+// written out: one call less per request; keep the two in step), under
+// the rpc loop's panic guard (dispatchPanic). The handler is a closure,
+// not a method value (no wrapper call per request); dispatchHandler is
+// not inlined so that the closure is compiled as a function of its own
+// (calls in it inlined).
+//
+//go:noinline
+func (s *Server) dispatchHandler() func(l rpc.Loop, r *rpc.Request) {
+	return func(l rpc.Loop, r *rpc.Request) {
+		slot := &s.loopCalls[r.Endpoint().ID()]
+		if slot.busy {
+			sc := s.calls.Get().(*serverCall)
+			s.handle(r, sc)
+			s.calls.Put(sc)
+			return
+		}
 		sc := slot.sc
 		if sc == nil {
 			sc = s.calls.Get().(*serverCall)
 			slot.sc = sc
 		}
-		// handle's first case (directFor, written out: one call less).
+		slot.busy = true
 		data := r.Data()
+		var m *method
 		if handle, fp, ok := fixedCall(data); ok && s.obs == nil {
 			if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
-				if m := (*p)[handle]; fp == m.fp && m.direct != nil {
-					s.serveDirect(l, m, sc, r, data[reqFixed:])
-					slot.busy = false
-					return
+				if m = (*p)[handle]; fp != m.fp || m.direct == nil {
+					m = nil
 				}
 			}
 		}
-		s.handle(r, sc)
+		if m == nil {
+			s.handle(r, sc)
+			slot.busy = false
+			return
+		}
+		// serveDirect's body.
+		a, ctx := sc.a, sc.ctx
+		sc.gr, sc.guarded = r, true
+		ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
+		var in mem.Buf
+		if body := len(data) - reqFixed; body != 0 {
+			in = r.InputBuf()
+			in = in.SliceTrusted(in.Len()-body, body)
+		}
+		a.BorrowInput = true
+		out, err := m.direct(ctx, a, in, sc.keepFor(m))
+		a.BorrowInput = false // (the handler should have cleared it after its decode)
+		if err == nil && out != nil {
+			sent := false
+			if !m.bigResp.Load() {
+				sc.wout, sc.wm = out, m // (left set after the call: read by WriteInline only)
+				sent, err = l.RespondInline(r, sc)
+				if !sent && err == nil && sc.werr != nil { // the serialization failed
+					err, sc.werr = sc.werr, nil
+					sent = true
+				}
+			}
+			if !sent {
+				err = sc.respondObject(r, out)
+			}
+			if err != nil {
+				s.respondFailed(r, sc, err)
+			}
+		} else {
+			s.fail(r, sc, callStatus(err))
+		}
+		sc.guarded = false
+		ctx.info = nil
+		if ctx.state.Load() != 0 || ctx.md != nil {
+			s.endCtx(sc)
+		}
+		s.resetArena(a)
 		slot.busy = false
-		return
 	}
-	sc := s.calls.Get().(*serverCall)
-	s.handle(r, sc)
-	s.calls.Put(sc)
 }
 
 // serve is the rpc handler of ReqTypeWorker (requests on the Nexus's
@@ -585,12 +640,10 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 // panic in the handler, the request's decode or the response's
 // serialization fails this call only (directPanic), and the arena and
 // context are ended as on every other path. The guard is the rpc loop's,
-// one per batch of requests (serveDispatch is registered with
-// rpc.Nexus.RegisterLoop and dispatchPanic), or serveDirectGuarded's.
-//
-// l is r's endpoint held (its response then skips the goroutine check),
-// or the zero Loop.
-func (s *Server) serveDirect(l rpc.Loop, m *method, sc *serverCall, r *rpc.Request, body []byte) {
+// one per batch of requests (the dispatch handler is registered with
+// rpc.Nexus.RegisterLoop and dispatchPanic; it serves its common call
+// with this body written out), or serveDirectGuarded's.
+func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []byte) {
 	a, ctx := sc.a, sc.ctx
 	sc.gr, sc.guarded = r, true
 	ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
@@ -609,11 +662,7 @@ func (s *Server) serveDirect(l rpc.Loop, m *method, sc *serverCall, r *rpc.Reque
 		sent := false
 		if !m.bigResp.Load() {
 			sc.wout, sc.wm = out, m // (left set after the call: read by WriteInline only)
-			if l.Endpoint() != nil {
-				sent, err = l.RespondInline(r, sc)
-			} else {
-				sent, err = r.RespondInline(sc)
-			}
+			sent, err = r.RespondInline(sc)
 			if !sent && err == nil && sc.werr != nil { // the serialization failed
 				err, sc.werr = sc.werr, nil
 				sent = true
@@ -638,16 +687,16 @@ func (s *Server) serveDirect(l rpc.Loop, m *method, sc *serverCall, r *rpc.Reque
 
 // serveDirectGuarded is serveDirect under a panic guard of its own
 // (sc.guard, deferred as a func value: no closure built per call), for
-// the calls that do not come from serveDispatch's first case (handle).
+// the calls that the dispatch handler does not serve itself (handle).
 func (s *Server) serveDirectGuarded(m *method, sc *serverCall, r *rpc.Request, body []byte) {
 	defer sc.guard()
-	s.serveDirect(rpc.Loop{}, m, sc, r, body)
+	s.serveDirect(m, sc, r, body)
 }
 
-// dispatchPanic is the rpc loop's recovery of serveDispatch's panics
-// (rpc.Nexus.RegisterLoop): a call of serveDirect on the endpoint's
-// cached serverCall that panicked (sc.guarded, for r) ends as directPanic
-// says and frees the slot; anything else — a panic outside a method's
+// dispatchPanic is the rpc loop's recovery of the dispatch handler's
+// panics (rpc.Nexus.RegisterLoop): a direct call (serveDirect's body) on
+// the endpoint's cached serverCall that panicked (sc.guarded, for r) ends
+// as directPanic says and frees the slot; anything else — a panic outside a method's
 // call, a bug of this package — panics on.
 func (s *Server) dispatchPanic(_ rpc.Loop, r *rpc.Request, p any) {
 	slot := &s.loopCalls[r.Endpoint().ID()]
