@@ -38,7 +38,7 @@ type echoServer struct {
 	typedpb.UnimplementedEchoServer
 }
 
-func (echoServer) Echo(ctx context.Context, req *typedpb.Blob, resp *typedpb.Blob) error {
+func (*echoServer) Echo(ctx context.Context, req *typedpb.Blob, resp *typedpb.Blob) error {
 	resp.SetData(req.GetData())
 	return nil
 }
@@ -51,7 +51,7 @@ func typedSetup(f fabric, cfg rpc.EndpointConfig, nSess int, opts ...service.Cli
 	}
 	srv, err := service.NewServer(s.srvNx)
 	if err == nil {
-		err = typedpb.RegisterEchoServer(srv, echoServer{})
+		err = typedpb.RegisterEchoServer(srv, &echoServer{})
 	}
 	if err != nil {
 		s.close()
