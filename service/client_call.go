@@ -39,6 +39,9 @@ type AsyncCall[R Decoder] struct {
 	newResp func(*wire.Arena) R
 	done    func(R, error)
 	busy    atomic.Bool
+	// si: the index in the Client's sessions of the session of the call's
+	// last request on Start's common path (nextSession).
+	si uint32
 	// hb is the binding cl was prepared for: cl.buf starts with the
 	// request header of a call under hb (without flags), and cl.b,
 	// cl.key and cl.reqType are hb's (Start's fast path).
@@ -76,6 +79,14 @@ type AsyncCall[R Decoder] struct {
 	// keptDecode: contFn decodes a common response into resp and delivers
 	// it itself (ResetAfterDone, reuse set, no Observer: decided once).
 	keptDecode bool
+	// b1c, b1f, b1bit, b1rest, when b1c is set (NewAsyncCallKeptBytes1):
+	// resp's Core, its only field (bytes) and the field's bit, and
+	// decodeKept's second half: contFn decodes a common response with
+	// wireimpl.DecodeKeptBytes1 itself (decodeKept without its frame).
+	b1c    *wireimpl.Core
+	b1f    *wireimpl.Bytes
+	b1bit  uint32
+	b1rest func(R, *wireimpl.Source, mem.Buf) (R, error)
 }
 
 // iface is the layout of a non-empty interface value: its itab (naming
@@ -202,6 +213,7 @@ func (k *AsyncCall[R]) decodeOwn(resp R, r *rpc.Response, data []byte) (ok bool,
 // Generated New<Method>Call stubs call it.
 func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, newResp func(*wire.Arena) R, done func(R, error)) *AsyncCall[R] {
 	k := &AsyncCall[R]{d: d, i: i, key: &d.Methods[i], a: a, newResp: newResp, done: done}
+	k.si = c.rr.Add(1) % uint32(len(c.sess)) // where its rotation starts (nextSession)
 	cl := &k.cl
 	cl.c, cl.ch = c, make(chan struct{}, 1)
 	cl.sendFn = cl.send
@@ -220,7 +232,13 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 				var resp R
 				var derr error
 				a.BorrowInput = true
-				if dk := k.decodeKept; dk != nil {
+				if k.b1c != nil { // decodeKept(k.resp, a, body) in one call (NewAsyncCallKeptBytes1)
+					body := b.SliceTrusted(respFixed, len(data)-respFixed)
+					resp = k.resp
+					if src, ok := wireimpl.DecodeKeptBytes1(k.b1c, k.b1f, k.b1bit, (*wireimpl.Arena)(a), body); !ok {
+						resp, derr = k.b1rest(resp, src, body)
+					}
+				} else if dk := k.decodeKept; dk != nil {
 					resp, derr = dk(k.resp, a, b.SliceTrusted(respFixed, len(data)-respFixed)) // (k.resp itself)
 				} else {
 					resp = k.reuse(k.resp, a) // (k.resp itself, made empty)
@@ -293,6 +311,21 @@ func NewAsyncCallReusing[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Ar
 func NewAsyncCallKept[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, newResp func(*wire.Arena) R, reuse func(R, *wire.Arena) R, decodeKept func(R, *wire.Arena, mem.Buf) (R, error), done func(R, error)) *AsyncCall[R] {
 	k := NewAsyncCallReusing(c, d, i, a, newResp, reuse, done)
 	k.decodeKept = decodeKept
+	return k
+}
+
+// NewAsyncCallKeptBytes1 is NewAsyncCallKept for a response type whose
+// only field is a bytes field (of implicit presence, numbered 1..32):
+// fields(x) returns x's Core, that field and the field's bit of bitmap
+// word 0, and decodeKept(x, a, b) is wireimpl.DecodeKeptBytes1 with
+// these, then, when that does not decode (ok false), rest(x, src, b). A
+// ResetAfterDone call decodes its common responses the same way into its
+// kept response, without decodeKept's call. Generated New<Method>Call
+// stubs call it for such a response type of their own package.
+func NewAsyncCallKeptBytes1[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, newResp func(*wire.Arena) R, reuse func(R, *wire.Arena) R, decodeKept func(R, *wire.Arena, mem.Buf) (R, error), rest func(R, *wireimpl.Source, mem.Buf) (R, error), fields func(R) (*wireimpl.Core, *wireimpl.Bytes, uint32), done func(R, error)) *AsyncCall[R] {
+	k := NewAsyncCallKept(c, d, i, a, newResp, reuse, decodeKept, done)
+	k.b1c, k.b1f, k.b1bit = fields(k.resp) // k.resp is kept for good
+	k.b1rest = rest
 	return k
 }
 
@@ -379,13 +412,20 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	// goroutine that runs the endpoint's callbacks is the one that runs
 	// the Client's loop (onLoop), as only the Client's callers run the
 	// endpoint (Dial) and only the one holding the loop (tryLead) runs it.
+	//
+	// The goroutine check and the send are one call
+	// (rpc.Endpoint.EnqueueInlineLoop): before it, only the call's own
+	// state is touched (cl, and the call's session rotation, k.si: the
+	// caller owns them from the compare-and-swap of busy on); the loop's
+	// state (c.loopPending) after it, once the goroutine is known to run
+	// the loop.
 	if k.fast && isBackground(ctx) && c.last.Load() == k.hb && !c.closed.Load() {
-		if l, ok := c.ep.Loop(); ok {
-			sess := c.nextLoopSession()
+		sess := k.nextSession(c)
+		cl.wreq = req
+		held, sent, err := c.ep.EnqueueInlineLoop(sess, cl.reqType, cl, cl.contFn)
+		if held {
 			cl.sess = sess
-			cl.wreq = req
-			c.loopPending++
-			sent, err := l.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
+			c.loopPending++         // (cont runs later, on this goroutine: nothing read it meanwhile)
 			if sent && err == nil { // the common outcome, without afterInline's frame
 				return nil
 			}
@@ -393,6 +433,22 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		}
 	}
 	return k.startSlow(ctx, req)
+}
+
+// nextSession returns the session of the call's next request on Start's
+// common path: the Client's sessions in turn, from a first one spread
+// over the Client's calls (NewAsyncCall), so that calls kept in flight by
+// several AsyncCalls use every session evenly. k.si is the call's own
+// (its Start owns it from busy's compare-and-swap): no loop state, so it
+// is read before the goroutine check.
+func (k *AsyncCall[R]) nextSession(c *Client) rpc.Session {
+	n := uint32(len(c.sess))
+	i := k.si + 1
+	if i >= n {
+		i = 0
+	}
+	k.si = i
+	return c.sess[i]
 }
 
 // nextLoopSession returns the session of the next call sent from the loop
