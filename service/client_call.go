@@ -229,22 +229,17 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 			data := r.Data()
 			if b := r.DataBuf(); isRespOK(data) && b.Len() == len(data) {
 				a := k.a
+				body := b.SliceTrusted(respFixed, len(data)-respFixed)
 				var resp R
 				var derr error
 				a.BorrowInput = true
 				if k.b1c != nil { // decodeKept(k.resp, a, body) in one call (NewAsyncCallKeptBytes1)
-					body := b.SliceTrusted(respFixed, len(data)-respFixed)
 					resp = k.resp
 					if src, ok := wireimpl.DecodeKeptBytes1(k.b1c, k.b1f, k.b1bit, (*wireimpl.Arena)(a), body); !ok {
 						resp, derr = k.b1rest(resp, src, body)
 					}
-				} else if dk := k.decodeKept; dk != nil {
-					resp, derr = dk(k.resp, a, b.SliceTrusted(respFixed, len(data)-respFixed)) // (k.resp itself)
 				} else {
-					resp = k.reuse(k.resp, a) // (k.resp itself, made empty)
-					var bd bufDecoder         // resp as a bufDecoder (see decodeOwn)
-					*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
-					derr = bd.Decode(b.SliceTrusted(respFixed, len(data)-respFixed))
+					resp, derr = k.decodeKeptBody(body)
 				}
 				a.BorrowInput = false
 				if derr != nil {
@@ -258,15 +253,12 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 				k.inDone = true
 				k.done(resp, nil)
 				k.inDone = false
-				if k.pending {
-					k.held = append(k.held, b.Clone())
+				if k.pending || len(k.held) != 0 {
+					k.afterDoneHeld(b)
 					return
 				}
 				if rerr := a.Reset(); rerr != nil {
 					k.resetErrs.Add(1)
-				}
-				if len(k.held) != 0 {
-					k.releaseHeld()
 				}
 				return
 			}
@@ -281,6 +273,35 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 		k.deliver(r, err, mem.Buf{})
 	}
 	return k
+}
+
+// decodeKeptBody decodes the common response body (in the received buffer,
+// borrowed) into k.resp for contFn without NewAsyncCallKeptBytes1's
+// helper: with decodeKept, or reuse and the message's Decode.
+func (k *AsyncCall[R]) decodeKeptBody(body mem.Buf) (R, error) {
+	if dk := k.decodeKept; dk != nil {
+		return dk(k.resp, k.a, body) // (k.resp itself)
+	}
+	resp := k.reuse(k.resp, k.a) // (k.resp itself, made empty)
+	var bd bufDecoder            // resp as a bufDecoder (see decodeOwn)
+	*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
+	return resp, bd.Decode(body)
+}
+
+// afterDoneHeld ends contFn's common response after done when the arena
+// cannot simply be reset: a Start from done took InvokeAsync's path
+// (k.pending: the arena holds that call's response message; the received
+// bytes the response borrowed get a reference until its Reset), or
+// references kept earlier wait for this Reset (released after it).
+func (k *AsyncCall[R]) afterDoneHeld(b mem.Buf) {
+	if k.pending {
+		k.held = append(k.held, b.Clone())
+		return
+	}
+	if rerr := k.a.Reset(); rerr != nil {
+		k.resetErrs.Add(1)
+	}
+	k.releaseHeld()
 }
 
 // NewAsyncCallReusing is NewAsyncCall for a response type that can be
