@@ -100,10 +100,16 @@ func (ep *Endpoint) EnqueueInlineLoop(s Session, reqType uint8, w InlineWriter, 
 	if si.state != sessConnected {
 		return true, false, ErrNotConnected
 	}
-	t := ep.writeInline(w)
-	if t == nil {
+	// writeInline's body (kept in step with it; no call frame of its own).
+	room := ep.inlineRoom()
+	t := ep.getTxMsg()
+	n := w.WriteInline(t.inline[:room:room])
+	if n < 0 || n > room {
+		ep.msgFree = append(ep.msgFree, t) // unused
 		return true, false, nil
 	}
+	t.flat = t.inline[:n]
+	t.total = n
 	_, err = ep.enqueueTx(s, reqType, t, cont)
 	return true, true, err
 }

@@ -87,6 +87,9 @@ type AsyncCall[R Decoder] struct {
 	b1f    *wireimpl.Bytes
 	b1bit  uint32
 	b1rest func(R, *wireimpl.Source, mem.Buf) (R, error)
+	// reqFields (RequestBytes1): the request's Core, only field and its
+	// bit, ok false for a request of another type.
+	reqFields func(wire.Object) (*wireimpl.Core, *wireimpl.Bytes, uint32, bool)
 }
 
 // iface is the layout of a non-empty interface value: its itab (naming
@@ -350,6 +353,37 @@ func NewAsyncCallKeptBytes1[R Decoder](c *Client, d *ServiceDesc, i int, a *wire
 	return k
 }
 
+// RequestBytes1 tells k that its method's request type is a message whose
+// only field is a bytes field (of implicit presence, numbered 1..32):
+// fields(req) returns req's Core, that field and the field's bit of bitmap
+// word 0 for a request of that type (a non-nil pointer), ok false for any
+// other, and the method's WriteRequest is wireimpl.WriteFlatBytes1 with
+// these. Start then writes such a request itself, without the
+// WriteRequest call (the field's place in the message is taken from the
+// request k is prepared with, once per binding). It returns k. Generated
+// New<Method>Call stubs call it for such a request type of their own
+// package.
+func RequestBytes1[R Decoder](k *AsyncCall[R], fields func(wire.Object) (*wireimpl.Core, *wireimpl.Bytes, uint32, bool)) *AsyncCall[R] {
+	k.reqFields = fields
+	return k
+}
+
+// prepareW1 records in k.cl where req's Core and only field lie in it
+// (offsets, the same for every request of its type) and the itab of req's
+// type, for WriteInline (RequestBytes1); nothing for a request fields does
+// not take.
+func (k *AsyncCall[R]) prepareW1(req wire.Object) {
+	c, f, bit, ok := k.reqFields(req)
+	w := (*iface)(unsafe.Pointer(&req))
+	if !ok || w.data == nil {
+		return
+	}
+	cl := &k.cl
+	cl.w1c = uintptr(unsafe.Pointer(c)) - uintptr(w.data)
+	cl.w1f = uintptr(unsafe.Pointer(f)) - uintptr(w.data)
+	cl.w1bit, cl.w1tab = bit, w.tab
+}
+
 // cont is the continuation of every response contFn does not deliver
 // itself: errors, statuses, an Observer, a call whose done runs or whose
 // arena holds another response, a response received in place.
@@ -518,6 +552,10 @@ func (k *AsyncCall[R]) startSlow(ctx context.Context, req wire.Object) error {
 		cl.buf = appendReqHeader(cl.buf[:0], &h, nil)
 		cl.a, cl.b, cl.key, cl.reqType = k.a, b, k.key, b.reqType
 		cl.wenc, cl.wflat = k.key.EncodeRequest, k.key.WriteRequest
+		cl.w1tab = nil
+		if k.reqFields != nil && cl.wflat != nil {
+			k.prepareW1(req)
+		}
 		k.hb = b
 		k.fast = cl.wenc != nil && !k.bigReq && len(c.ics) == 0 && c.obs == nil
 	}
@@ -631,7 +669,14 @@ func (cl *clientCall) WriteInline(dst []byte) int {
 		return -1
 	}
 	*(*[reqFixed]byte)(dst) = *(*[reqFixed]byte)(cl.buf) // the header, two stores
-	if cl.wflat != nil {                                 // a flat request without zero-copy values, written in place
+	if tab := cl.w1tab; tab != nil {                     // RequestBytes1's request type: wflat's work without its call
+		if w := (*iface)(unsafe.Pointer(&cl.wreq)); w.tab == tab && w.data != nil {
+			if n := wireimpl.WriteFlatBytes1(dst[reqFixed:], (*wireimpl.Core)(unsafe.Add(w.data, cl.w1c)), (*wireimpl.Bytes)(unsafe.Add(w.data, cl.w1f)), cl.w1bit); n > 0 {
+				return reqFixed + n
+			}
+		}
+	}
+	if cl.wflat != nil { // a flat request without zero-copy values, written in place
 		if n := cl.wflat(cl.wreq, dst[reqFixed:]); n > 0 {
 			return reqFixed + n
 		}

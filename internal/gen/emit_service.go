@@ -177,17 +177,23 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 		g.P("// client's loop, with the response (a message of a, valid until a.Reset)")
 		g.P("// or the error, and may Start the call again. See service.AsyncCall.")
 		g.P("func (c *", name, "Client) New", m.GoName, "Call(a *", arena, ", done func(*", m.Output.GoIdent, ", error)) *", svc("AsyncCall"), "[*", m.Output.GoIdent, "] {")
+		var mk string
 		if mm, err := newMessage(m.Output); err == nil && keptDecodable(m.Output, pkg) && bytesOnly1(mm) != nil {
 			// Its common response decoded by one call (wireimpl.DecodeKeptBytes1).
 			dk := decodeKeptName(name, m.Output)
-			g.P("return ", svc("NewAsyncCallKeptBytes1"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", ", reuseName(name, m.Output), ", ", dk, ", ", dk, "Rest, ", dk, "Fields, done)")
+			mk = svc("NewAsyncCallKeptBytes1") + "(c.c, &" + name + "_ServiceDesc, " + fmt.Sprint(i) + ", a, " + newOf(m.Output) + ", " + reuseName(name, m.Output) + ", " + dk + ", " + dk + "Rest, " + dk + "Fields, done)"
 		} else if keptDecodable(m.Output, pkg) {
-			g.P("return ", svc("NewAsyncCallKept"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", ", reuseName(name, m.Output), ", ", decodeKeptName(name, m.Output), ", done)")
+			mk = svc("NewAsyncCallKept") + "(c.c, &" + name + "_ServiceDesc, " + fmt.Sprint(i) + ", a, " + newOf(m.Output) + ", " + reuseName(name, m.Output) + ", " + decodeKeptName(name, m.Output) + ", done)"
 		} else if reusable(m.Output, pkg) {
-			g.P("return ", svc("NewAsyncCallReusing"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", ", reuseName(name, m.Output), ", done)")
+			mk = svc("NewAsyncCallReusing") + "(c.c, &" + name + "_ServiceDesc, " + fmt.Sprint(i) + ", a, " + newOf(m.Output) + ", " + reuseName(name, m.Output) + ", done)"
 		} else {
-			g.P("return ", svc("NewAsyncCall"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", done)")
+			mk = svc("NewAsyncCall") + "(c.c, &" + name + "_ServiceDesc, " + fmt.Sprint(i) + ", a, " + newOf(m.Output) + ", done)"
 		}
+		if requestBytes1(m.Input, pkg) {
+			// Its request written by Start itself (wireimpl.WriteFlatBytes1).
+			mk = svc("RequestBytes1") + "(" + mk + ", " + "_" + name + "_" + m.GoName + "_RequestFields)"
+		}
+		g.P("return ", mk)
 		g.P("}")
 		g.P()
 	}
@@ -326,6 +332,21 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 			g.P("return -1")
 			g.P("}")
 			writeFlatCall(g, m.Input, pkg)
+			g.P("}")
+			g.P()
+		}
+		if requestBytes1(m.Input, pkg) {
+			mm, _ := newMessage(m.Input)
+			f := bytesOnly1(mm)
+			_, bit := bitOf(f)
+			g.P("// ", h, "_RequestFields returns req's Core, its only field and the field's bit")
+			g.P("// when req is a non-nil *", in, " (service.RequestBytes1).")
+			g.P("func ", h, "_RequestFields(req ", object, ") (*", g.QualifiedGoIdent(runtimePkg.Ident("Core")), ", *", g.QualifiedGoIdent(runtimePkg.Ident("Bytes")), ", uint32, bool) {")
+			g.P("x, ok := req.(*", in, ")")
+			g.P("if !ok || x == nil {")
+			g.P("return nil, nil, 0, false")
+			g.P("}")
+			g.P("return &x.cf, &x.", f.sf, ", ", bit, ", true")
 			g.P("}")
 			g.P()
 		}
@@ -564,4 +585,12 @@ func emitDecodeKeptBytes1(g *protogen.GeneratedFile, m *message, f *field, fn st
 	emitDirectBody(g, m, "0", "end", "0", bodyForm{fresh: true, fused: true, kept: true})
 	g.P("}")
 	g.P()
+}
+
+// requestBytes1 reports whether msg, a method's request, is a message of
+// the file's package whose only field is bytes (bytesOnly1) with an
+// in-place writer: the AsyncCall writes it itself (service.RequestBytes1).
+func requestBytes1(msg *protogen.Message, pkg protogen.GoImportPath) bool {
+	m, err := newMessage(msg)
+	return err == nil && reusable(msg, pkg) && flatWritable(msg) && bytesOnly1(m) != nil
 }

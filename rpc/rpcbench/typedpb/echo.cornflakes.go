@@ -493,7 +493,7 @@ func (c *EchoClient) EchoAsync(ctx context.Context, a *wire.Arena, req *Blob, do
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *EchoClient) NewEchoCall(a *wire.Arena, done func(*Blob, error)) *service.AsyncCall[*Blob] {
-	return service.NewAsyncCallKeptBytes1(c.c, &Echo_ServiceDesc, 0, a, NewBlob, _Echo_Blob_Reuse, _Echo_Blob_DecodeKept, _Echo_Blob_DecodeKeptRest, _Echo_Blob_DecodeKeptFields, done)
+	return service.RequestBytes1(service.NewAsyncCallKeptBytes1(c.c, &Echo_ServiceDesc, 0, a, NewBlob, _Echo_Blob_Reuse, _Echo_Blob_DecodeKept, _Echo_Blob_DecodeKeptRest, _Echo_Blob_DecodeKeptFields, done), _Echo_Echo_RequestFields)
 }
 
 // _Echo_Blob_Reuse returns x made empty and bound to a's current batch,
@@ -614,6 +614,16 @@ func _Echo_Echo_WriteRequest(req wire.Object, dst []byte) int {
 		return -1
 	}
 	return wireimpl.WriteFlatBytes1(dst, &x.cf, &x.xData, 0x1)
+}
+
+// _Echo_Echo_RequestFields returns req's Core, its only field and the field's bit
+// when req is a non-nil *Blob (service.RequestBytes1).
+func _Echo_Echo_RequestFields(req wire.Object) (*wireimpl.Core, *wireimpl.Bytes, uint32, bool) {
+	x, ok := req.(*Blob)
+	if !ok || x == nil {
+		return nil, nil, 0, false
+	}
+	return &x.cf, &x.xData, 0x1, true
 }
 
 func _Echo_Echo_WriteResponse(resp service.DirectResponse, dst []byte) int {
