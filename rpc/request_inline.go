@@ -1,5 +1,7 @@
 package rpc
 
+import "github.com/petermattis/goid"
+
 // InlineWriter writes a message body straight into the record the
 // endpoint sends it from (Request.RespondInline, Endpoint.EnqueueInline):
 // WriteInline writes at most len(dst) bytes into dst and returns their
@@ -77,6 +79,39 @@ func (ep *Endpoint) EnqueueInline(s Session, reqType uint8, w InlineWriter, cont
 	}
 	_, err = ep.enqueueTx(s, reqType, t, cont)
 	return true, err
+}
+
+// EnqueueInlineLoop is Endpoint.Loop and Loop.EnqueueInline in one call,
+// for a layer above rpc that sends from the endpoint's callbacks and
+// checks the goroutine no other way: when the calling goroutine runs one
+// of ep's callbacks (Loop's check), it is Loop.EnqueueInline (held true;
+// sent and err as EnqueueInline's); otherwise it does nothing and returns
+// held false (w is not called, cont will not run), and the caller takes
+// its general path (Endpoint.EnqueueInline, with the checks).
+func (ep *Endpoint) EnqueueInlineLoop(s Session, reqType uint8, w InlineWriter, cont func(*Response)) (held, sent bool, err error) {
+	if ep.inCallback.Load() == 0 || ep.state.Load() != 1 || goid.Get() != ep.owner.Load() {
+		return false, false, nil
+	}
+	// Loop.EnqueueInline's body after its checks (kept in step with it).
+	si := ep.session(uint16(s))
+	if si == nil || !si.client {
+		return true, false, ErrNoSession
+	}
+	if si.state != sessConnected {
+		return true, false, ErrNotConnected
+	}
+	// writeInline's body (kept in step with it; no call frame of its own).
+	room := ep.inlineRoom()
+	t := ep.getTxMsg()
+	n := w.WriteInline(t.inline[:room:room])
+	if n < 0 || n > room {
+		ep.msgFree = append(ep.msgFree, t) // unused
+		return true, false, nil
+	}
+	t.flat = t.inline[:n]
+	t.total = n
+	_, err = ep.enqueueTx(s, reqType, t, cont)
+	return true, true, err
 }
 
 // writeInline has w write a body into a send record's inline area and

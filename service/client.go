@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
@@ -291,8 +292,16 @@ type clientCall struct {
 	wreq  wire.Object
 	wenc  func(wire.Object, *wireimpl.SGA) (bool, error)
 	wflat func(wire.Object, []byte) int // the method's WriteRequest, tried first (nil: none)
-	wok   bool
-	weerr error
+	// w1tab, w1c, w1f, w1bit, when w1tab is set (RequestBytes1): the itab
+	// of (wire.Object, the method's request type), a message whose only
+	// field is bytes, the offsets of its Core and of that field in it, and
+	// the field's bit: WriteInline writes such a request itself
+	// (wireimpl.WriteFlatBytes1; wflat without its call).
+	w1tab    unsafe.Pointer
+	w1c, w1f uintptr
+	w1bit    uint32
+	wok      bool
+	weerr    error
 }
 
 // preObj is a request serialized on the caller's goroutine whose

@@ -39,6 +39,9 @@ type AsyncCall[R Decoder] struct {
 	newResp func(*wire.Arena) R
 	done    func(R, error)
 	busy    atomic.Bool
+	// si: the index in the Client's sessions of the session of the call's
+	// last request on Start's common path (nextSession).
+	si uint32
 	// hb is the binding cl was prepared for: cl.buf starts with the
 	// request header of a call under hb (without flags), and cl.b,
 	// cl.key and cl.reqType are hb's (Start's fast path).
@@ -76,6 +79,17 @@ type AsyncCall[R Decoder] struct {
 	// keptDecode: contFn decodes a common response into resp and delivers
 	// it itself (ResetAfterDone, reuse set, no Observer: decided once).
 	keptDecode bool
+	// b1c, b1f, b1bit, b1rest, when b1c is set (NewAsyncCallKeptBytes1):
+	// resp's Core, its only field (bytes) and the field's bit, and
+	// decodeKept's second half: contFn decodes a common response with
+	// wireimpl.DecodeKeptBytes1 itself (decodeKept without its frame).
+	b1c    *wireimpl.Core
+	b1f    *wireimpl.Bytes
+	b1bit  uint32
+	b1rest func(R, *wireimpl.Source, mem.Buf) (R, error)
+	// reqFields (RequestBytes1): the request's Core, only field and its
+	// bit, ok false for a request of another type.
+	reqFields func(wire.Object) (*wireimpl.Core, *wireimpl.Bytes, uint32, bool)
 }
 
 // iface is the layout of a non-empty interface value: its itab (naming
@@ -202,6 +216,7 @@ func (k *AsyncCall[R]) decodeOwn(resp R, r *rpc.Response, data []byte) (ok bool,
 // Generated New<Method>Call stubs call it.
 func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, newResp func(*wire.Arena) R, done func(R, error)) *AsyncCall[R] {
 	k := &AsyncCall[R]{d: d, i: i, key: &d.Methods[i], a: a, newResp: newResp, done: done}
+	k.si = c.rr.Add(1) % uint32(len(c.sess)) // where its rotation starts (nextSession)
 	cl := &k.cl
 	cl.c, cl.ch = c, make(chan struct{}, 1)
 	cl.sendFn = cl.send
@@ -217,16 +232,17 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 			data := r.Data()
 			if b := r.DataBuf(); isRespOK(data) && b.Len() == len(data) {
 				a := k.a
+				body := b.SliceTrusted(respFixed, len(data)-respFixed)
 				var resp R
 				var derr error
 				a.BorrowInput = true
-				if dk := k.decodeKept; dk != nil {
-					resp, derr = dk(k.resp, a, b.SliceTrusted(respFixed, len(data)-respFixed)) // (k.resp itself)
+				if k.b1c != nil { // decodeKept(k.resp, a, body) in one call (NewAsyncCallKeptBytes1)
+					resp = k.resp
+					if src, ok := wireimpl.DecodeKeptBytes1(k.b1c, k.b1f, k.b1bit, (*wireimpl.Arena)(a), body); !ok {
+						resp, derr = k.b1rest(resp, src, body)
+					}
 				} else {
-					resp = k.reuse(k.resp, a) // (k.resp itself, made empty)
-					var bd bufDecoder         // resp as a bufDecoder (see decodeOwn)
-					*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
-					derr = bd.Decode(b.SliceTrusted(respFixed, len(data)-respFixed))
+					resp, derr = k.decodeKeptBody(body)
 				}
 				a.BorrowInput = false
 				if derr != nil {
@@ -240,15 +256,12 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 				k.inDone = true
 				k.done(resp, nil)
 				k.inDone = false
-				if k.pending {
-					k.held = append(k.held, b.Clone())
+				if k.pending || len(k.held) != 0 {
+					k.afterDoneHeld(b)
 					return
 				}
 				if rerr := a.Reset(); rerr != nil {
 					k.resetErrs.Add(1)
-				}
-				if len(k.held) != 0 {
-					k.releaseHeld()
 				}
 				return
 			}
@@ -263,6 +276,35 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 		k.deliver(r, err, mem.Buf{})
 	}
 	return k
+}
+
+// decodeKeptBody decodes the common response body (in the received buffer,
+// borrowed) into k.resp for contFn without NewAsyncCallKeptBytes1's
+// helper: with decodeKept, or reuse and the message's Decode.
+func (k *AsyncCall[R]) decodeKeptBody(body mem.Buf) (R, error) {
+	if dk := k.decodeKept; dk != nil {
+		return dk(k.resp, k.a, body) // (k.resp itself)
+	}
+	resp := k.reuse(k.resp, k.a) // (k.resp itself, made empty)
+	var bd bufDecoder            // resp as a bufDecoder (see decodeOwn)
+	*(*iface)(unsafe.Pointer(&bd)) = iface{k.bdTab, *(*unsafe.Pointer)(unsafe.Pointer(&resp))}
+	return resp, bd.Decode(body)
+}
+
+// afterDoneHeld ends contFn's common response after done when the arena
+// cannot simply be reset: a Start from done took InvokeAsync's path
+// (k.pending: the arena holds that call's response message; the received
+// bytes the response borrowed get a reference until its Reset), or
+// references kept earlier wait for this Reset (released after it).
+func (k *AsyncCall[R]) afterDoneHeld(b mem.Buf) {
+	if k.pending {
+		k.held = append(k.held, b.Clone())
+		return
+	}
+	if rerr := k.a.Reset(); rerr != nil {
+		k.resetErrs.Add(1)
+	}
+	k.releaseHeld()
 }
 
 // NewAsyncCallReusing is NewAsyncCall for a response type that can be
@@ -294,6 +336,52 @@ func NewAsyncCallKept[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena
 	k := NewAsyncCallReusing(c, d, i, a, newResp, reuse, done)
 	k.decodeKept = decodeKept
 	return k
+}
+
+// NewAsyncCallKeptBytes1 is NewAsyncCallKept for a response type whose
+// only field is a bytes field (of implicit presence, numbered 1..32):
+// fields(x) returns x's Core, that field and the field's bit of bitmap
+// word 0, and decodeKept(x, a, b) is wireimpl.DecodeKeptBytes1 with
+// these, then, when that does not decode (ok false), rest(x, src, b). A
+// ResetAfterDone call decodes its common responses the same way into its
+// kept response, without decodeKept's call. Generated New<Method>Call
+// stubs call it for such a response type of their own package.
+func NewAsyncCallKeptBytes1[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, newResp func(*wire.Arena) R, reuse func(R, *wire.Arena) R, decodeKept func(R, *wire.Arena, mem.Buf) (R, error), rest func(R, *wireimpl.Source, mem.Buf) (R, error), fields func(R) (*wireimpl.Core, *wireimpl.Bytes, uint32), done func(R, error)) *AsyncCall[R] {
+	k := NewAsyncCallKept(c, d, i, a, newResp, reuse, decodeKept, done)
+	k.b1c, k.b1f, k.b1bit = fields(k.resp) // k.resp is kept for good
+	k.b1rest = rest
+	return k
+}
+
+// RequestBytes1 tells k that its method's request type is a message whose
+// only field is a bytes field (of implicit presence, numbered 1..32):
+// fields(req) returns req's Core, that field and the field's bit of bitmap
+// word 0 for a request of that type (a non-nil pointer), ok false for any
+// other, and the method's WriteRequest is wireimpl.WriteFlatBytes1 with
+// these. Start then writes such a request itself, without the
+// WriteRequest call (the field's place in the message is taken from the
+// request k is prepared with, once per binding). It returns k. Generated
+// New<Method>Call stubs call it for such a request type of their own
+// package.
+func RequestBytes1[R Decoder](k *AsyncCall[R], fields func(wire.Object) (*wireimpl.Core, *wireimpl.Bytes, uint32, bool)) *AsyncCall[R] {
+	k.reqFields = fields
+	return k
+}
+
+// prepareW1 records in k.cl where req's Core and only field lie in it
+// (offsets, the same for every request of its type) and the itab of req's
+// type, for WriteInline (RequestBytes1); nothing for a request fields does
+// not take.
+func (k *AsyncCall[R]) prepareW1(req wire.Object) {
+	c, f, bit, ok := k.reqFields(req)
+	w := (*iface)(unsafe.Pointer(&req))
+	if !ok || w.data == nil {
+		return
+	}
+	cl := &k.cl
+	cl.w1c = uintptr(unsafe.Pointer(c)) - uintptr(w.data)
+	cl.w1f = uintptr(unsafe.Pointer(f)) - uintptr(w.data)
+	cl.w1bit, cl.w1tab = bit, w.tab
 }
 
 // cont is the continuation of every response contFn does not deliver
@@ -379,13 +467,20 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 	// goroutine that runs the endpoint's callbacks is the one that runs
 	// the Client's loop (onLoop), as only the Client's callers run the
 	// endpoint (Dial) and only the one holding the loop (tryLead) runs it.
+	//
+	// The goroutine check and the send are one call
+	// (rpc.Endpoint.EnqueueInlineLoop): before it, only the call's own
+	// state is touched (cl, and the call's session rotation, k.si: the
+	// caller owns them from the compare-and-swap of busy on); the loop's
+	// state (c.loopPending) after it, once the goroutine is known to run
+	// the loop.
 	if k.fast && isBackground(ctx) && c.last.Load() == k.hb && !c.closed.Load() {
-		if l, ok := c.ep.Loop(); ok {
-			sess := c.nextLoopSession()
+		sess := k.nextSession(c)
+		cl.wreq = req
+		held, sent, err := c.ep.EnqueueInlineLoop(sess, cl.reqType, cl, cl.contFn)
+		if held {
 			cl.sess = sess
-			cl.wreq = req
-			c.loopPending++
-			sent, err := l.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
+			c.loopPending++         // (cont runs later, on this goroutine: nothing read it meanwhile)
 			if sent && err == nil { // the common outcome, without afterInline's frame
 				return nil
 			}
@@ -393,6 +488,22 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		}
 	}
 	return k.startSlow(ctx, req)
+}
+
+// nextSession returns the session of the call's next request on Start's
+// common path: the Client's sessions in turn, from a first one spread
+// over the Client's calls (NewAsyncCall), so that calls kept in flight by
+// several AsyncCalls use every session evenly. k.si is the call's own
+// (its Start owns it from busy's compare-and-swap): no loop state, so it
+// is read before the goroutine check.
+func (k *AsyncCall[R]) nextSession(c *Client) rpc.Session {
+	n := uint32(len(c.sess))
+	i := k.si + 1
+	if i >= n {
+		i = 0
+	}
+	k.si = i
+	return c.sess[i]
 }
 
 // nextLoopSession returns the session of the next call sent from the loop
@@ -441,6 +552,10 @@ func (k *AsyncCall[R]) startSlow(ctx context.Context, req wire.Object) error {
 		cl.buf = appendReqHeader(cl.buf[:0], &h, nil)
 		cl.a, cl.b, cl.key, cl.reqType = k.a, b, k.key, b.reqType
 		cl.wenc, cl.wflat = k.key.EncodeRequest, k.key.WriteRequest
+		cl.w1tab = nil
+		if k.reqFields != nil && cl.wflat != nil {
+			k.prepareW1(req)
+		}
 		k.hb = b
 		k.fast = cl.wenc != nil && !k.bigReq && len(c.ics) == 0 && c.obs == nil
 	}
@@ -554,7 +669,14 @@ func (cl *clientCall) WriteInline(dst []byte) int {
 		return -1
 	}
 	*(*[reqFixed]byte)(dst) = *(*[reqFixed]byte)(cl.buf) // the header, two stores
-	if cl.wflat != nil {                                 // a flat request without zero-copy values, written in place
+	if tab := cl.w1tab; tab != nil {                     // RequestBytes1's request type: wflat's work without its call
+		if w := (*iface)(unsafe.Pointer(&cl.wreq)); w.tab == tab && w.data != nil {
+			if n := wireimpl.WriteFlatBytes1(dst[reqFixed:], (*wireimpl.Core)(unsafe.Add(w.data, cl.w1c)), (*wireimpl.Bytes)(unsafe.Add(w.data, cl.w1f)), cl.w1bit); n > 0 {
+				return reqFixed + n
+			}
+		}
+	}
+	if cl.wflat != nil { // a flat request without zero-copy values, written in place
 		if n := cl.wflat(cl.wreq, dst[reqFixed:]); n > 0 {
 			return reqFixed + n
 		}

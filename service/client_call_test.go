@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/rpc/rpcbench/typedpb"
 	"github.com/cornflakes-go/cornflakes/service"
 	v1 "github.com/cornflakes-go/cornflakes/service/internal/svcv1"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -314,5 +315,66 @@ func TestIsBackground(t *testing.T) {
 		if service.IsBackground(ctx) {
 			t.Errorf("%s taken for context.Background()", name)
 		}
+	}
+}
+
+// TestAsyncCallRequestBytes1: a generated NewEchoCall writes its *Blob
+// requests itself (service.RequestBytes1: the field's place taken from
+// the request it was prepared with); a request of another type, once the
+// call is prepared, goes the general way and is still sent (here a
+// HelloRequest, whose string field 1 the server reads as Blob's bytes
+// field 1); every echo is checked.
+func TestAsyncCallRequestBytes1(t *testing.T) {
+	h := newHarness(t, netKind{}, func(srv *service.Server) error { return typedpb.RegisterEchoServer(srv, lockstepEcho{}) })
+	c := h.dial()
+	ctx, cancel := workloadCtx(t)
+	defer cancel()
+	ra := wire.NewArena()
+	defer func() { _ = ra.Reset() }()
+	type step struct {
+		req  wire.Object
+		want string
+	}
+	var steps []step
+	for i, v := range []string{"bind", "prepare", "sixteen bytes...", "thirty-two bytes, the small RPC.", "", "x", strings.Repeat("long ", 200)} {
+		b := typedpb.NewBlob(ra)
+		b.SetData([]byte(v))
+		steps = append(steps, step{b, v})
+		if i == 3 { // another request type between Blobs
+			hr := v1.NewHelloRequest(ra)
+			hr.SetName("a HelloRequest")
+			steps = append(steps, step{hr, "a HelloRequest"})
+		}
+	}
+	i := 0
+	var failed error
+	var call *service.AsyncCall[*typedpb.Blob]
+	call = typedpb.NewEchoClient(c).NewEchoCall(wire.NewArena(), func(resp *typedpb.Blob, err error) {
+		if err == nil && string(resp.GetData()) != steps[i].want {
+			err = fmt.Errorf("step %d: %q back, want %q", i, resp.GetData(), steps[i].want)
+		}
+		if err != nil {
+			failed = err
+			cancel()
+			return
+		}
+		if i++; i == len(steps) {
+			cancel()
+			return
+		}
+		if err := call.Start(context.Background(), steps[i].req); err != nil {
+			failed = err
+			cancel()
+		}
+	})
+	call.ResetAfterDone()
+	if err := call.Start(context.Background(), steps[0].req); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	if failed != nil || i != len(steps) {
+		t.Fatalf("%d of %d steps: %v", i, len(steps), failed)
 	}
 }

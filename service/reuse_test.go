@@ -18,7 +18,7 @@ import (
 // (a field left from the previous call) fails them.
 func reuseData() [][]byte {
 	long := bytes.Repeat([]byte("0123456789abcdef"), 512) // 8 KiB: several packets, zero-copy fields
-	return [][]byte{[]byte("first"), nil, long, []byte("after the long one"), nil, []byte("x"), long, nil}
+	return [][]byte{[]byte("first"), nil, long, []byte("after the long one"), nil, []byte("x"), long, nil, []byte("thirty-two bytes, the small RPC.")}
 }
 
 // keepEcho echoes, and records the messages the Direct binding gave it and

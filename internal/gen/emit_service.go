@@ -177,13 +177,23 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 		g.P("// client's loop, with the response (a message of a, valid until a.Reset)")
 		g.P("// or the error, and may Start the call again. See service.AsyncCall.")
 		g.P("func (c *", name, "Client) New", m.GoName, "Call(a *", arena, ", done func(*", m.Output.GoIdent, ", error)) *", svc("AsyncCall"), "[*", m.Output.GoIdent, "] {")
-		if keptDecodable(m.Output, pkg) {
-			g.P("return ", svc("NewAsyncCallKept"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", ", reuseName(name, m.Output), ", ", decodeKeptName(name, m.Output), ", done)")
+		var mk string
+		if mm, err := newMessage(m.Output); err == nil && keptDecodable(m.Output, pkg) && bytesOnly1(mm) != nil {
+			// Its common response decoded by one call (wireimpl.DecodeKeptBytes1).
+			dk := decodeKeptName(name, m.Output)
+			mk = svc("NewAsyncCallKeptBytes1") + "(c.c, &" + name + "_ServiceDesc, " + fmt.Sprint(i) + ", a, " + newOf(m.Output) + ", " + reuseName(name, m.Output) + ", " + dk + ", " + dk + "Rest, " + dk + "Fields, done)"
+		} else if keptDecodable(m.Output, pkg) {
+			mk = svc("NewAsyncCallKept") + "(c.c, &" + name + "_ServiceDesc, " + fmt.Sprint(i) + ", a, " + newOf(m.Output) + ", " + reuseName(name, m.Output) + ", " + decodeKeptName(name, m.Output) + ", done)"
 		} else if reusable(m.Output, pkg) {
-			g.P("return ", svc("NewAsyncCallReusing"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", ", reuseName(name, m.Output), ", done)")
+			mk = svc("NewAsyncCallReusing") + "(c.c, &" + name + "_ServiceDesc, " + fmt.Sprint(i) + ", a, " + newOf(m.Output) + ", " + reuseName(name, m.Output) + ", done)"
 		} else {
-			g.P("return ", svc("NewAsyncCall"), "(c.c, &", name, "_ServiceDesc, ", i, ", a, ", newOf(m.Output), ", done)")
+			mk = svc("NewAsyncCall") + "(c.c, &" + name + "_ServiceDesc, " + fmt.Sprint(i) + ", a, " + newOf(m.Output) + ", done)"
 		}
+		if requestBytes1(m.Input, pkg) {
+			// Its request written by Start itself (wireimpl.WriteFlatBytes1).
+			mk = svc("RequestBytes1") + "(" + mk + ", " + "_" + name + "_" + m.GoName + "_RequestFields)"
+		}
+		g.P("return ", mk)
 		g.P("}")
 		g.P()
 	}
@@ -209,7 +219,11 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 		g.P()
 		if keptDecodable(msg, pkg) {
 			mm, _ := newMessage(msg)
-			emitDecodeKept(g, mm, decodeKeptName(name, msg)) // emit_fast_decode.go
+			if f := bytesOnly1(mm); f != nil {
+				emitDecodeKeptBytes1(g, mm, f, decodeKeptName(name, msg))
+			} else {
+				emitDecodeKept(g, mm, decodeKeptName(name, msg)) // emit_fast_decode.go
+			}
 		}
 	}
 
@@ -318,6 +332,21 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 			g.P("return -1")
 			g.P("}")
 			writeFlatCall(g, m.Input, pkg)
+			g.P("}")
+			g.P()
+		}
+		if requestBytes1(m.Input, pkg) {
+			mm, _ := newMessage(m.Input)
+			f := bytesOnly1(mm)
+			_, bit := bitOf(f)
+			g.P("// ", h, "_RequestFields returns req's Core, its only field and the field's bit")
+			g.P("// when req is a non-nil *", in, " (service.RequestBytes1).")
+			g.P("func ", h, "_RequestFields(req ", object, ") (*", g.QualifiedGoIdent(runtimePkg.Ident("Core")), ", *", g.QualifiedGoIdent(runtimePkg.Ident("Bytes")), ", uint32, bool) {")
+			g.P("x, ok := req.(*", in, ")")
+			g.P("if !ok || x == nil {")
+			g.P("return nil, nil, 0, false")
+			g.P("}")
+			g.P("return &x.cf, &x.", f.sf, ", ", bit, ", true")
 			g.P("}")
 			g.P()
 		}
@@ -460,7 +489,16 @@ func flatWritable(msg *protogen.Message) bool {
 // inlineWriteFields fields) of the file's package (no second call), else
 // the call.
 func writeFlatCall(g *protogen.GeneratedFile, msg *protogen.Message, pkg protogen.GoImportPath) {
-	if m, err := newMessage(msg); err == nil && reusable(msg, pkg) && len(m.fields) <= inlineWriteFields {
+	m, err := newMessage(msg)
+	if err == nil && reusable(msg, pkg) {
+		if f := bytesOnly1(m); f != nil {
+			// One straight-line call (runtime/wireimpl/service_small.go).
+			_, bit := bitOf(f)
+			g.P("return ", g.QualifiedGoIdent(runtimePkg.Ident("WriteFlatBytes1")), "(dst, &x.cf, &x.", f.sf, ", ", bit, ")")
+			return
+		}
+	}
+	if err == nil && reusable(msg, pkg) && len(m.fields) <= inlineWriteFields {
 		emitWriteFlatBody(g, m) // emit_fast_encode_flat.go
 		return
 	}
@@ -484,4 +522,75 @@ func keptDecodable(msg *protogen.Message, pkg protogen.GoImportPath) bool {
 // stubs of service svc.
 func decodeKeptName(svc string, msg *protogen.Message) string {
 	return "_" + svc + "_" + msg.GoIdent.GoName + "_DecodeKept"
+}
+
+// bytesOnly1 returns m's only field when it is a bytes field of implicit
+// presence numbered 1..32 and no other construct (no oneof, map or
+// required field): its in-place writer and fused decode are the
+// straight-line helpers of runtime/wireimpl/service_small.go
+// (WriteFlatBytes1, DecodeKeptBytes1). Otherwise nil.
+func bytesOnly1(m *message) *field {
+	if len(m.fields) != 1 {
+		return nil
+	}
+	f := m.fields[0]
+	if f.shape != shapeBytes || f.hasBit >= 0 || f.cx != (constructs{}) || f.num < 1 || f.num > 32 {
+		return nil
+	}
+	return f
+}
+
+// emitDecodeKeptBytes1 emits fn(x, a, b) as emitDecodeKept does for m,
+// whose only field is f (bytesOnly1; the message's struct is its Core and
+// f's Bytes, nothing else): wireimpl.DecodeKeptBytes1 makes x empty,
+// binds it and decodes the common case in one straight-line call; every
+// other input is decoded by fn's second half, fn+"Rest" (emitDecodeKept's
+// body, through BeginDecode when the helper recorded no input), a
+// function of its own so that the common call stays small.
+func emitDecodeKeptBytes1(g *protogen.GeneratedFile, m *message, f *field, fn string) {
+	name := m.m.GoIdent.GoName
+	w := func(s string) string { return g.QualifiedGoIdent(runtimePkg.Ident(s)) }
+	_, bit := bitOf(f)
+	g.P("// ", fn, " is ", name, "'s reuse helper and Decode fused (x made empty and bound")
+	g.P("// to a's batch, then decoded from b zero-copy; the arena holds a reference on b")
+	g.P("// until Reset unless a.BorrowInput): x is returned, also with an error.")
+	g.P("func ", fn, "(x *", name, ", a *", wireIdent("Arena"), ", b ", memPkg.Ident("Buf"), ") (*", name, ", error) {")
+	g.P("if x == nil {")
+	g.P("x = new(", name, ")")
+	g.P("}")
+	g.P("// x is x.cf and x.", f.sf, ": written whole (x made empty) by the helper.")
+	g.P("if src, ok := ", w("DecodeKeptBytes1"), "(&x.cf, &x.", f.sf, ", ", bit, ", ", toRuntimeArena(g, "a"), ", b); !ok {")
+	g.P("return ", fn, "Rest(x, src, b)")
+	g.P("}")
+	g.P("return x, nil")
+	g.P("}")
+	g.P()
+	g.P("// ", fn, "Fields returns x's Core, its only field and the field's bit of")
+	g.P("// bitmap word 0: the arguments of ", w("DecodeKeptBytes1"), " for x")
+	g.P("// (service.NewAsyncCallKeptBytes1).")
+	g.P("func ", fn, "Fields(x *", name, ") (*", w("Core"), ", *", w("Bytes"), ", uint32) {")
+	g.P("return &x.cf, &x.", f.sf, ", ", bit)
+	g.P("}")
+	g.P()
+	g.P("// ", fn, "Rest decodes x, bound and empty, from b (recorded in src, or")
+	g.P("// nil) when ", fn, "'s common case does not.")
+	g.P("func ", fn, "Rest(x *", name, ", src *", w("Source"), ", b ", memPkg.Ident("Buf"), ") (*", name, ", error) {")
+	g.P("if src == nil {")
+	g.P("var err error")
+	g.P("if src, err = x.cf.BeginDecode(b); src == nil {")
+	g.P("return x, err")
+	g.P("}")
+	g.P("}")
+	g.P("end := src.Len()")
+	emitDirectBody(g, m, "0", "end", "0", bodyForm{fresh: true, fused: true, kept: true})
+	g.P("}")
+	g.P()
+}
+
+// requestBytes1 reports whether msg, a method's request, is a message of
+// the file's package whose only field is bytes (bytesOnly1) with an
+// in-place writer: the AsyncCall writes it itself (service.RequestBytes1).
+func requestBytes1(msg *protogen.Message, pkg protogen.GoImportPath) bool {
+	m, err := newMessage(msg)
+	return err == nil && reusable(msg, pkg) && flatWritable(msg) && bytesOnly1(m) != nil
 }

@@ -493,7 +493,7 @@ func (c *EchoClient) EchoAsync(ctx context.Context, a *wire.Arena, req *Blob, do
 // client's loop, with the response (a message of a, valid until a.Reset)
 // or the error, and may Start the call again. See service.AsyncCall.
 func (c *EchoClient) NewEchoCall(a *wire.Arena, done func(*Blob, error)) *service.AsyncCall[*Blob] {
-	return service.NewAsyncCallKept(c.c, &Echo_ServiceDesc, 0, a, NewBlob, _Echo_Blob_Reuse, _Echo_Blob_DecodeKept, done)
+	return service.RequestBytes1(service.NewAsyncCallKeptBytes1(c.c, &Echo_ServiceDesc, 0, a, NewBlob, _Echo_Blob_Reuse, _Echo_Blob_DecodeKept, _Echo_Blob_DecodeKeptRest, _Echo_Blob_DecodeKeptFields, done), _Echo_Echo_RequestFields)
 }
 
 // _Echo_Blob_Reuse returns x made empty and bound to a's current batch,
@@ -514,17 +514,27 @@ func _Echo_Blob_Reuse(x *Blob, a *wire.Arena) *Blob {
 // to a's batch, then decoded from b zero-copy; the arena holds a reference on b
 // until Reset unless a.BorrowInput): x is returned, also with an error.
 func _Echo_Blob_DecodeKept(x *Blob, a *wire.Arena, b mem.Buf) (*Blob, error) {
-	ra := (*wireimpl.Arena)(a)
 	if x == nil {
 		x = new(Blob)
-	} else {
-		*x = Blob{}
 	}
-	x.cf.Init(ra)
-	var src *wireimpl.Source
-	if ra.DecodeReady(b) && ra.TryHoldInput(b) {
-		src = ra.Input0(b)
-	} else {
+	// x is x.cf and x.xData: written whole (x made empty) by the helper.
+	if src, ok := wireimpl.DecodeKeptBytes1(&x.cf, &x.xData, 0x1, (*wireimpl.Arena)(a), b); !ok {
+		return _Echo_Blob_DecodeKeptRest(x, src, b)
+	}
+	return x, nil
+}
+
+// _Echo_Blob_DecodeKeptFields returns x's Core, its only field and the field's bit of
+// bitmap word 0: the arguments of wireimpl.DecodeKeptBytes1 for x
+// (service.NewAsyncCallKeptBytes1).
+func _Echo_Blob_DecodeKeptFields(x *Blob) (*wireimpl.Core, *wireimpl.Bytes, uint32) {
+	return &x.cf, &x.xData, 0x1
+}
+
+// _Echo_Blob_DecodeKeptRest decodes x, bound and empty, from b (recorded in src, or
+// nil) when _Echo_Blob_DecodeKept's common case does not.
+func _Echo_Blob_DecodeKeptRest(x *Blob, src *wireimpl.Source, b mem.Buf) (*Blob, error) {
+	if src == nil {
 		var err error
 		if src, err = x.cf.BeginDecode(b); src == nil {
 			return x, err
@@ -603,29 +613,17 @@ func _Echo_Echo_WriteRequest(req wire.Object, dst []byte) int {
 	if !ok {
 		return -1
 	}
-	if !x.cf.DirectOK() {
-		return -1
+	return wireimpl.WriteFlatBytes1(dst, &x.cf, &x.xData, 0x1)
+}
+
+// _Echo_Echo_RequestFields returns req's Core, its only field and the field's bit
+// when req is a non-nil *Blob (service.RequestBytes1).
+func _Echo_Echo_RequestFields(req wire.Object) (*wireimpl.Core, *wireimpl.Bytes, uint32, bool) {
+	x, ok := req.(*Blob)
+	if !ok || x == nil {
+		return nil, nil, 0, false
 	}
-	var b0 uint32
-	n := 0
-	if x.xData.Len() != 0 {
-		b0 |= 0x1
-		n++
-	}
-	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
-	if at < 0 {
-		return -1
-	}
-	hdr := cp
-	if b0&0x1 != 0 {
-		c, ok := x.xData.CopyFlat(dst, at, cp)
-		if !ok {
-			return -1
-		}
-		cp = c
-		at += wireimpl.EntrySize
-	}
-	return wireimpl.EndWriteFlat(at, hdr, cp)
+	return &x.cf, &x.xData, 0x1, true
 }
 
 func _Echo_Echo_WriteResponse(resp service.DirectResponse, dst []byte) int {
@@ -633,29 +631,7 @@ func _Echo_Echo_WriteResponse(resp service.DirectResponse, dst []byte) int {
 	if !ok {
 		return -1
 	}
-	if !x.cf.DirectOK() {
-		return -1
-	}
-	var b0 uint32
-	n := 0
-	if x.xData.Len() != 0 {
-		b0 |= 0x1
-		n++
-	}
-	at, cp := wireimpl.StartWriteFlat(dst, b0, n)
-	if at < 0 {
-		return -1
-	}
-	hdr := cp
-	if b0&0x1 != 0 {
-		c, ok := x.xData.CopyFlat(dst, at, cp)
-		if !ok {
-			return -1
-		}
-		cp = c
-		at += wireimpl.EntrySize
-	}
-	return wireimpl.EndWriteFlat(at, hdr, cp)
+	return wireimpl.WriteFlatBytes1(dst, &x.cf, &x.xData, 0x1)
 }
 
 func _Echo_Echo_Serve(srv any, ctx context.Context, a *wire.Arena, req *Blob, ic service.UnaryServerInterceptor, info *service.MethodInfo) (wire.Object, error) {
