@@ -126,14 +126,19 @@ func NewArena() *Arena {
 // releasing all the others.
 func (a *Arena) Reset() error { return a.resetWith((*Arena).reset) }
 
-// resetWith is Reset, written so that it is inlined into its callers:
-// its common case is straight-line code in the caller, and everything else
-// is slow (always reset), which it takes as a parameter because Go's
-// inliner charges a call of a parameter 17 against its budget of 80 where
-// it charges 57 for a call of a named function: with a direct call of
-// reset the common case's five tests and four stores do not fit. Inlined
-// with Reset's constant argument, the call is a call of reset through its
-// static function value, on the uncommon path only.
+// resetWith is Reset, written so that it is inlined into its callers
+// (TestResetInlinable): its common case is straight-line code in the
+// caller, and everything else is slow (always reset), which it takes as a
+// parameter because Go's inliner charges a call of a parameter 17 against
+// its budget of 80 where it charges 57 for a call of a named function;
+// with a direct call of reset the common case would not fit, nor would
+// the callers that wrap Reset (wire.Arena.Reset, service's resetArena).
+// Inlined with Reset's constant argument, the call is a call of reset
+// through its static function value, on the uncommon path only. For the
+// same budget the common case has one test for the slabs and the copied
+// bytes (moved), clears off and szFor with one store (batch), and the
+// checked build's test is a constant if (the inliner counts only the
+// branch that is compiled).
 //
 // The common batch holds no reference (a decode under BorrowInput, a batch
 // whose values all alias its input) and stayed on the first chunk of each
@@ -141,7 +146,7 @@ func (a *Arena) Reset() error { return a.resetWith((*Arena).reset) }
 // rewinds every slab (a slab counts what it handed out in the epoch it
 // records: see slabHdr.ep) and rewinds the copied bytes.
 func (a *Arena) resetWith(slow func(*Arena) error) error {
-	if mem.Checked { // a constant: the inliner counts only the branch compiled
+	if mem.Checked {
 		return slow(a)
 	}
 	if a.in.IsZero() && len(a.refs) == 0 && !a.moved {
