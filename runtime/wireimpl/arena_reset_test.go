@@ -77,6 +77,9 @@ func TestResetRewindsEverySlab(t *testing.T) {
 			a.Copy(make([]byte, 3*minChunk))
 		}
 		a.Copy([]byte("x"))
+		if want := batch < 3; a.moved != want { // the common case's one test covers the copied bytes too
+			t.Fatalf("batch %d: before Reset moved %v, want %v (ci %d)", batch, a.moved, want, a.ci)
+		}
 		if batch == 4 {
 			a.Hold(mem.Buf{}) // a zero Buf is not held: still the common case
 		}
