@@ -286,7 +286,25 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 				g.P("keep.", field, " = ", ptr, "(", v, ")")
 				g.P("}")
 			}
-			if keptDecodable(m.Input, pkg) {
+			if mi, err := newMessage(m.Input); err == nil && keptDecodable(m.Input, pkg) && bytesOnly1(mi) != nil {
+				// Made empty and decoded by wireimpl.DecodeKeptBytes1 itself
+				// (the fused helper's body without its frame); any other
+				// input by the helper's second half.
+				f := bytesOnly1(mi)
+				_, bit := bitOf(f)
+				id := g.QualifiedGoIdent(m.Input.GoIdent)
+				ptr := g.QualifiedGoIdent(unsafePkg.Ident("Pointer"))
+				g.P("req := (*", id, ")(keep.Req)")
+				g.P("if req == nil {")
+				g.P("req = new(", id, ")")
+				g.P("keep.Req = ", ptr, "(req)")
+				g.P("}")
+				g.P("if src, ok := ", g.QualifiedGoIdent(runtimePkg.Ident("DecodeKeptBytes1")), "(&req.cf, &req.", f.sf, ", ", bit, ", ", toRuntimeArena(g, "a"), ", in); !ok {")
+				g.P("if _, err := ", decodeKeptName(name, m.Input), "Rest(req, src, in); err != nil {")
+				g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
+				g.P("}")
+				g.P("}")
+			} else if keptDecodable(m.Input, pkg) {
 				// Made empty and decoded by one fused helper.
 				id := g.QualifiedGoIdent(m.Input.GoIdent)
 				ptr := g.QualifiedGoIdent(unsafePkg.Ident("Pointer"))
@@ -296,12 +314,14 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 				g.P("keep.Req = ", ptr, "(req)")
 				g.P("}")
 				g.P("if err != nil {")
+				g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
+				g.P("}")
 			} else {
 				keptMsg("req", "Req", m.Input)
 				g.P("if err := req.Decode(in); err != nil {")
+				g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
+				g.P("}")
 			}
-			g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
-			g.P("}")
 			g.P("a.BorrowInput = false // only the request borrows")
 			keptMsg("resp", "Resp", m.Output)
 			g.P("return resp, s.", m.GoName, "(ctx, req, resp)")

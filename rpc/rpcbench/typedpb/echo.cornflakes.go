@@ -582,13 +582,15 @@ func _Echo_Echo_Direct(srv any) service.MethodDirect {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0 := (*Blob)(keep.Req)
-		req, err := _Echo_Blob_DecodeKept(req0, a, in)
-		if req0 == nil {
+		req := (*Blob)(keep.Req)
+		if req == nil {
+			req = new(Blob)
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err != nil {
-			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		if src, ok := wireimpl.DecodeKeptBytes1(&req.cf, &req.xData, 0x1, (*wireimpl.Arena)(a), in); !ok {
+			if _, err := _Echo_Blob_DecodeKeptRest(req, src, in); err != nil {
+				return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+			}
 		}
 		a.BorrowInput = false // only the request borrows
 		resp0 := (*Blob)(keep.Resp)
