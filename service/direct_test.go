@@ -293,7 +293,69 @@ func TestDirectDecodesLikeBufHandler(t *testing.T) {
 	if invalid == 0 || ok < 3 {
 		t.Fatalf("%d inputs refused, %d answered: the inputs do not reach both outcomes", invalid, ok)
 	}
-	if keep.Req == nil || keep.Resp == nil {
-		t.Fatalf("kept messages not kept: %+v", keep)
+	if keep.Req == nil || keep.Resp == nil || keep.W == nil {
+		t.Fatalf("kept messages (and the response's writer) not kept: %+v", keep)
+	}
+}
+
+// TestDirectResponseWriter: the in-place writer the generated Direct
+// binding keeps for a one-bytes-field response (DirectKeep.W) writes the
+// OK status header and the response it returned, and declines (-1) a
+// record too small for them or a response with a zero-copy value.
+func TestDirectResponseWriter(t *testing.T) {
+	pool, err := mem.NewPool(mem.PoolConfig{Name: "direct-writer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dh := typedpb.Echo_ServiceDesc.Methods[0].Direct(lockstepEcho{})
+	a := wire.NewArena()
+	var keep service.DirectKeep
+	for _, d := range [][]byte{[]byte("0123456789abcdef"), bytes.Repeat([]byte{'z'}, 1500)} {
+		x := typedpb.NewBlob(a)
+		x.SetData(d)
+		p, err := wire.Flatten(x, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := pool.AllocCopy(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.BorrowInput = true
+		out, err := dh(context.Background(), a, in, &keep)
+		a.BorrowInput = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		if keep.W == nil {
+			t.Fatal("no response writer kept")
+		}
+		want := make([]byte, service.StatusOKLen)
+		service.PutStatusOK(want)
+		want, err = wire.Flatten(out, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]byte, len(want)+16)
+		n := keep.W.WriteInline(dst)
+		sz := out.Sizes()
+		switch {
+		case sz.Entries != 0 && n != -1:
+			t.Fatalf("%d bytes: a response with zero-copy entries written in place (%d)", len(d), n)
+		case sz.Entries == 0 && !bytes.Equal(dst[:max(n, 0)], want):
+			t.Fatalf("%d bytes: wrote %d bytes %x, want %x", len(d), n, dst[:max(n, 0)], want)
+		}
+		if n := keep.W.WriteInline(dst[:service.StatusOKLen]); n != -1 {
+			t.Fatalf("a record of the header's length only: %d, want -1", n)
+		}
+		if n := keep.W.WriteInline(dst[:len(want)-1]); sz.Entries == 0 && n != -1 {
+			t.Fatalf("a record one byte short: %d, want -1", n)
+		}
+		if err := a.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Release(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -264,6 +264,35 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 		// only for a response type with a WireSerializeSGA
 		// (service.DirectResponse; emit_fast_encode.go).
 		if directMessage(m.Output, nil) {
+			// A response of one bytes field (bytesOnly1) is kept in a type
+			// of the method's own that writes the status header and the
+			// response in place (service.DirectKeep.W).
+			var outW *field
+			if mo, err := newMessage(m.Output); err == nil && reusable(m.Output, pkg) {
+				outW = bytesOnly1(mo)
+			}
+			if outW != nil {
+				_, bit := bitOf(outW)
+				g.P("// ", h, "_Resp is the response of ", m.GoName, " that its Direct binding keeps")
+				g.P("// (service.DirectKeep): the message and its in-place writer.")
+				g.P("type ", h, "_Resp struct{ ", out, " }")
+				g.P()
+				g.P("// WriteInline writes the OK status header and o's message at the start of")
+				g.P("// dst and returns the bytes written, or -1 when it does not fit or holds")
+				g.P("// zero-copy values (rpc.InlineWriter; service.DirectKeep.W).")
+				g.P("func (o *", h, "_Resp) WriteInline(dst []byte) int {")
+				g.P("if len(dst) <= ", svc("StatusOKLen"), " {")
+				g.P("return -1")
+				g.P("}")
+				g.P("n := ", g.QualifiedGoIdent(runtimePkg.Ident("WriteFlatBytes1")), "(dst[", svc("StatusOKLen"), ":], &o.cf, &o.", outW.sf, ", ", bit, ")")
+				g.P("if n < 0 {")
+				g.P("return -1")
+				g.P("}")
+				g.P(svc("PutStatusOK"), "(dst)")
+				g.P("return ", svc("StatusOKLen"), " + n")
+				g.P("}")
+				g.P()
+			}
 			g.P("func ", h, "_Direct(srv any) ", svc("MethodDirect"), " {")
 			g.P("s, ok := srv.(", name, "Server)")
 			g.P("if !ok {")
@@ -323,7 +352,17 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 				g.P("}")
 			}
 			g.P("a.BorrowInput = false // only the request borrows")
-			keptMsg("resp", "Resp", m.Output)
+			if outW != nil {
+				ptr := g.QualifiedGoIdent(unsafePkg.Ident("Pointer"))
+				g.P("o := (*", h, "_Resp)(keep.Resp)")
+				g.P("if o == nil {")
+				g.P("o = new(", h, "_Resp)")
+				g.P("keep.Resp, keep.W = ", ptr, "(o), o")
+				g.P("}")
+				g.P("resp := ", reuseName(name, m.Output), "(&o.", m.Output.GoIdent.GoName, ", a)")
+			} else {
+				keptMsg("resp", "Resp", m.Output)
+			}
 			g.P("return resp, s.", m.GoName, "(ctx, req, resp)")
 			g.P("}")
 			g.P("}")

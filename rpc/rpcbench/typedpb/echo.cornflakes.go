@@ -576,6 +576,25 @@ func _Echo_Echo_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.B
 	return _Echo_Echo_Serve(srv, ctx, a, req, ic, info)
 }
 
+// _Echo_Echo_Resp is the response of Echo that its Direct binding keeps
+// (service.DirectKeep): the message and its in-place writer.
+type _Echo_Echo_Resp struct{ Blob }
+
+// WriteInline writes the OK status header and o's message at the start of
+// dst and returns the bytes written, or -1 when it does not fit or holds
+// zero-copy values (rpc.InlineWriter; service.DirectKeep.W).
+func (o *_Echo_Echo_Resp) WriteInline(dst []byte) int {
+	if len(dst) <= service.StatusOKLen {
+		return -1
+	}
+	n := wireimpl.WriteFlatBytes1(dst[service.StatusOKLen:], &o.cf, &o.xData, 0x1)
+	if n < 0 {
+		return -1
+	}
+	service.PutStatusOK(dst)
+	return service.StatusOKLen + n
+}
+
 func _Echo_Echo_Direct(srv any) service.MethodDirect {
 	s, ok := srv.(EchoServer)
 	if !ok {
@@ -593,11 +612,12 @@ func _Echo_Echo_Direct(srv any) service.MethodDirect {
 			}
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0 := (*Blob)(keep.Resp)
-		resp := _Echo_Blob_Reuse(resp0, a)
-		if resp0 == nil {
-			keep.Resp = unsafe.Pointer(resp)
+		o := (*_Echo_Echo_Resp)(keep.Resp)
+		if o == nil {
+			o = new(_Echo_Echo_Resp)
+			keep.Resp, keep.W = unsafe.Pointer(o), o
 		}
+		resp := _Echo_Blob_Reuse(&o.Blob, a)
 		return resp, s.Echo(ctx, req, resp)
 	}
 }
