@@ -199,3 +199,163 @@ func TestWriteRequestOwnTypeOnly(t *testing.T) {
 		t.Fatalf("WriteRequest of a zero-copy value: %d", n)
 	}
 }
+
+// TestDirectDecodesLikeBufHandler: the generated Direct closure of a
+// one-bytes-field request (its common case decoded by
+// wireimpl.DecodeKeptBytes1 in the closure itself, any other input by the
+// fused helper's second half) answers every input as the method's
+// BufHandler does — the common request, an empty one, one whose common
+// case the helper declines, every truncation of them and malformed bytes
+// (InvalidArgument) — with its kept messages reused across the calls.
+func TestDirectDecodesLikeBufHandler(t *testing.T) {
+	pool, err := mem.NewPool(mem.PoolConfig{Name: "direct-decode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := typedpb.Echo_ServiceDesc.Methods[0]
+	impl := lockstepEcho{}
+	dh := md.Direct(impl)
+	if dh == nil {
+		t.Fatal("Direct refused the service's own implementation")
+	}
+	a := wire.NewArena()
+	var keep service.DirectKeep
+	type result struct {
+		data string
+		code service.Code
+	}
+	// run serves p with serve (a.BorrowInput set, as the Server does) and
+	// resets the arena before the input is released.
+	run := func(p []byte, serve func(in mem.Buf) (wire.Object, error)) result {
+		var in mem.Buf
+		if len(p) != 0 {
+			if in, err = pool.AllocCopy(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.BorrowInput = true
+		out, err := serve(in)
+		a.BorrowInput = false
+		var r result
+		if err != nil {
+			r.code = service.CodeOf(err)
+		} else {
+			r.data = string(out.(*typedpb.Blob).GetData())
+		}
+		if err := a.Reset(); err != nil {
+			t.Fatalf("Reset: %v", err)
+		}
+		if len(p) != 0 {
+			if err := in.Release(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return r
+	}
+	direct := func(in mem.Buf) (wire.Object, error) { return dh(context.Background(), a, in, &keep) }
+	buf := func(in mem.Buf) (wire.Object, error) {
+		return md.BufHandler(impl, context.Background(), a, in, nil, &service.MethodInfo{})
+	}
+	enc := func(d []byte) []byte {
+		x := typedpb.NewBlob(a)
+		if d != nil {
+			x.SetData(d)
+		}
+		p, err := wire.Flatten(x, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p = append([]byte(nil), p...)
+		if err := a.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	inputs := [][]byte{enc([]byte("hello, direct")), enc(nil), enc(bytes.Repeat([]byte{'x'}, 3000)), {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, {1}}
+	for _, p := range inputs[:3] {
+		for n := range p {
+			inputs = append(inputs, p[:n])
+		}
+	}
+	var invalid, ok int
+	for i, p := range inputs {
+		want := run(p, buf)
+		got := run(p, direct)
+		if got != want {
+			t.Fatalf("input %d (%x): Direct %+v, BufHandler %+v", i, p, got, want)
+		}
+		if got.code == service.InvalidArgument {
+			invalid++
+		} else if got.code == service.OK {
+			ok++
+		}
+	}
+	if invalid == 0 || ok < 3 {
+		t.Fatalf("%d inputs refused, %d answered: the inputs do not reach both outcomes", invalid, ok)
+	}
+	if keep.Req == nil || keep.Resp == nil || keep.W == nil {
+		t.Fatalf("kept messages (and the response's writer) not kept: %+v", keep)
+	}
+}
+
+// TestDirectResponseWriter: the in-place writer the generated Direct
+// binding keeps for a one-bytes-field response (DirectKeep.W) writes the
+// OK status header and the response it returned, and declines (-1) a
+// record too small for them or a response with a zero-copy value.
+func TestDirectResponseWriter(t *testing.T) {
+	pool, err := mem.NewPool(mem.PoolConfig{Name: "direct-writer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dh := typedpb.Echo_ServiceDesc.Methods[0].Direct(lockstepEcho{})
+	a := wire.NewArena()
+	var keep service.DirectKeep
+	for _, d := range [][]byte{[]byte("0123456789abcdef"), bytes.Repeat([]byte{'z'}, 1500)} {
+		x := typedpb.NewBlob(a)
+		x.SetData(d)
+		p, err := wire.Flatten(x, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := pool.AllocCopy(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.BorrowInput = true
+		out, err := dh(context.Background(), a, in, &keep)
+		a.BorrowInput = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		if keep.W == nil {
+			t.Fatal("no response writer kept")
+		}
+		want := make([]byte, service.StatusOKLen)
+		service.PutStatusOK(want)
+		want, err = wire.Flatten(out, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]byte, len(want)+16)
+		n := keep.W.WriteInline(dst)
+		sz := out.Sizes()
+		switch {
+		case sz.Entries != 0 && n != -1:
+			t.Fatalf("%d bytes: a response with zero-copy entries written in place (%d)", len(d), n)
+		case sz.Entries == 0 && !bytes.Equal(dst[:max(n, 0)], want):
+			t.Fatalf("%d bytes: wrote %d bytes %x, want %x", len(d), n, dst[:max(n, 0)], want)
+		}
+		if n := keep.W.WriteInline(dst[:service.StatusOKLen]); n != -1 {
+			t.Fatalf("a record of the header's length only: %d, want -1", n)
+		}
+		if n := keep.W.WriteInline(dst[:len(want)-1]); sz.Entries == 0 && n != -1 {
+			t.Fatalf("a record one byte short: %d, want -1", n)
+		}
+		if err := a.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

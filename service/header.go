@@ -283,6 +283,17 @@ func decodeMetadata(b []byte) Metadata {
 // little-endian uint64: the whole header in one comparison.
 const respOKWord = uint64(magic)
 
+// StatusOKLen is the length of the OK response header (PutStatusOK).
+const StatusOKLen = respFixed
+
+// PutStatusOK writes the OK response header (StatusOKLen bytes: a
+// successful call's status, no metadata) at the start of dst, which must
+// be at least that long: the generated in-place response writers
+// (DirectKeep.W) write it before the response that follows it.
+func PutStatusOK(dst []byte) {
+	binary.LittleEndian.PutUint64(dst, respOKWord)
+}
+
 // fixedCallWord is the first four bytes of a call's fixed header without
 // flags (parseFixedCall's test: magic, kindCall, no flags, no padding)
 // read as a little-endian uint32.

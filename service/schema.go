@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
+	"github.com/cornflakes-go/cornflakes/rpc"
 	"github.com/cornflakes-go/cornflakes/runtime/wireimpl"
 	"github.com/cornflakes-go/cornflakes/service/fingerprint"
 	"github.com/cornflakes-go/cornflakes/wire"
@@ -66,7 +67,18 @@ type MethodDirect func(ctx context.Context, a *wire.Arena, req mem.Buf, keep *Di
 // request and response types, which only that method's generated code
 // stores and reads (the Server gives each method its own DirectKeep per
 // server call state, and never reads them).
-type DirectKeep struct{ Req, Resp unsafe.Pointer }
+//
+// W, when the generated code sets it (with Resp, on the method's first
+// call), writes the OK status header (PutStatusOK) and the response the
+// MethodDirect returned (always Resp's message) in place into the send
+// record of the answer, or declines (-1: it does not fit, or has zero-copy
+// values); the Server then writes the response the general way. The
+// Server reads W only after a call that returned its response without an
+// error.
+type DirectKeep struct {
+	Req, Resp unsafe.Pointer
+	W         rpc.InlineWriter
+}
 
 // MethodDesc describes one method of a service.
 type MethodDesc struct {

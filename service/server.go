@@ -381,16 +381,22 @@ func (s *Server) dispatchHandler() func(l rpc.Loop, r *rpc.Request) {
 			in = in.SliceTrusted(in.Len()-body, body)
 		}
 		a.BorrowInput = true
-		out, err := m.direct(ctx, a, in, sc.keepFor(m))
+		k := sc.keepFor(m)
+		out, err := m.direct(ctx, a, in, k)
 		a.BorrowInput = false // (the handler should have cleared it after its decode)
 		if err == nil && out != nil {
 			sent := false
 			if !m.bigResp.Load() {
-				sc.wout, sc.wm = out, m // (left set after the call: read by WriteInline only)
-				sent, err = l.RespondInline(r, sc)
-				if !sent && err == nil && sc.werr != nil { // the serialization failed
-					err, sc.werr = sc.werr, nil
-					sent = true
+				if w := k.W; w != nil { // the generated writer: status and response
+					sent, err = l.RespondInline(r, w)
+				}
+				if !sent && err == nil {
+					sc.wout, sc.wm = out, m // (left set after the call: read by WriteInline only)
+					sent, err = l.RespondInline(r, sc)
+					if !sent && err == nil && sc.werr != nil { // the serialization failed
+						err, sc.werr = sc.werr, nil
+						sent = true
+					}
 				}
 			}
 			if !sent {
@@ -653,19 +659,26 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 		in = in.SliceTrusted(in.Len()-len(body), len(body))
 	}
 	a.BorrowInput = true
-	out, err := m.direct(ctx, a, in, sc.keepFor(m))
+	k := sc.keepFor(m)
+	out, err := m.direct(ctx, a, in, k)
 	a.BorrowInput = false // (the handler should have cleared it after its decode)
 	if err == nil && out != nil {
 		// The response written in
 		// one walk into the record the endpoint sends it from
-		// (rpc.Request.RespondInline, sc as the writer).
+		// (rpc.Request.RespondInline, the generated writer k.W or sc as
+		// the writer).
 		sent := false
 		if !m.bigResp.Load() {
-			sc.wout, sc.wm = out, m // (left set after the call: read by WriteInline only)
-			sent, err = r.RespondInline(sc)
-			if !sent && err == nil && sc.werr != nil { // the serialization failed
-				err, sc.werr = sc.werr, nil
-				sent = true
+			if w := k.W; w != nil {
+				sent, err = r.RespondInline(w)
+			}
+			if !sent && err == nil {
+				sc.wout, sc.wm = out, m // (left set after the call: read by WriteInline only)
+				sent, err = r.RespondInline(sc)
+				if !sent && err == nil && sc.werr != nil { // the serialization failed
+					err, sc.werr = sc.werr, nil
+					sent = true
+				}
 			}
 		}
 		if !sent {

@@ -264,6 +264,35 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 		// only for a response type with a WireSerializeSGA
 		// (service.DirectResponse; emit_fast_encode.go).
 		if directMessage(m.Output, nil) {
+			// A response of one bytes field (bytesOnly1) is kept in a type
+			// of the method's own that writes the status header and the
+			// response in place (service.DirectKeep.W).
+			var outW *field
+			if mo, err := newMessage(m.Output); err == nil && reusable(m.Output, pkg) {
+				outW = bytesOnly1(mo)
+			}
+			if outW != nil {
+				_, bit := bitOf(outW)
+				g.P("// ", h, "_Resp is the response of ", m.GoName, " that its Direct binding keeps")
+				g.P("// (service.DirectKeep): the message and its in-place writer.")
+				g.P("type ", h, "_Resp struct{ ", out, " }")
+				g.P()
+				g.P("// WriteInline writes the OK status header and o's message at the start of")
+				g.P("// dst and returns the bytes written, or -1 when it does not fit or holds")
+				g.P("// zero-copy values (rpc.InlineWriter; service.DirectKeep.W).")
+				g.P("func (o *", h, "_Resp) WriteInline(dst []byte) int {")
+				g.P("if len(dst) <= ", svc("StatusOKLen"), " {")
+				g.P("return -1")
+				g.P("}")
+				g.P("n := ", g.QualifiedGoIdent(runtimePkg.Ident("WriteFlatBytes1")), "(dst[", svc("StatusOKLen"), ":], &o.cf, &o.", outW.sf, ", ", bit, ")")
+				g.P("if n < 0 {")
+				g.P("return -1")
+				g.P("}")
+				g.P(svc("PutStatusOK"), "(dst)")
+				g.P("return ", svc("StatusOKLen"), " + n")
+				g.P("}")
+				g.P()
+			}
 			g.P("func ", h, "_Direct(srv any) ", svc("MethodDirect"), " {")
 			g.P("s, ok := srv.(", name, "Server)")
 			g.P("if !ok {")
@@ -286,7 +315,25 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 				g.P("keep.", field, " = ", ptr, "(", v, ")")
 				g.P("}")
 			}
-			if keptDecodable(m.Input, pkg) {
+			if mi, err := newMessage(m.Input); err == nil && keptDecodable(m.Input, pkg) && bytesOnly1(mi) != nil {
+				// Made empty and decoded by wireimpl.DecodeKeptBytes1 itself
+				// (the fused helper's body without its frame); any other
+				// input by the helper's second half.
+				f := bytesOnly1(mi)
+				_, bit := bitOf(f)
+				id := g.QualifiedGoIdent(m.Input.GoIdent)
+				ptr := g.QualifiedGoIdent(unsafePkg.Ident("Pointer"))
+				g.P("req := (*", id, ")(keep.Req)")
+				g.P("if req == nil {")
+				g.P("req = new(", id, ")")
+				g.P("keep.Req = ", ptr, "(req)")
+				g.P("}")
+				g.P("if src, ok := ", g.QualifiedGoIdent(runtimePkg.Ident("DecodeKeptBytes1")), "(&req.cf, &req.", f.sf, ", ", bit, ", ", toRuntimeArena(g, "a"), ", in); !ok {")
+				g.P("if _, err := ", decodeKeptName(name, m.Input), "Rest(req, src, in); err != nil {")
+				g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
+				g.P("}")
+				g.P("}")
+			} else if keptDecodable(m.Input, pkg) {
 				// Made empty and decoded by one fused helper.
 				id := g.QualifiedGoIdent(m.Input.GoIdent)
 				ptr := g.QualifiedGoIdent(unsafePkg.Ident("Pointer"))
@@ -296,14 +343,26 @@ func genService(g *protogen.GeneratedFile, s *protogen.Service, pkg protogen.GoI
 				g.P("keep.Req = ", ptr, "(req)")
 				g.P("}")
 				g.P("if err != nil {")
+				g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
+				g.P("}")
 			} else {
 				keptMsg("req", "Req", m.Input)
 				g.P("if err := req.Decode(in); err != nil {")
+				g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
+				g.P("}")
 			}
-			g.P("return nil, ", svc("Errorf"), "(", svc("InvalidArgument"), `, "decoding the request: %v", err)`)
-			g.P("}")
 			g.P("a.BorrowInput = false // only the request borrows")
-			keptMsg("resp", "Resp", m.Output)
+			if outW != nil {
+				ptr := g.QualifiedGoIdent(unsafePkg.Ident("Pointer"))
+				g.P("o := (*", h, "_Resp)(keep.Resp)")
+				g.P("if o == nil {")
+				g.P("o = new(", h, "_Resp)")
+				g.P("keep.Resp, keep.W = ", ptr, "(o), o")
+				g.P("}")
+				g.P("resp := ", reuseName(name, m.Output), "(&o.", m.Output.GoIdent.GoName, ", a)")
+			} else {
+				keptMsg("resp", "Resp", m.Output)
+			}
 			g.P("return resp, s.", m.GoName, "(ctx, req, resp)")
 			g.P("}")
 			g.P("}")

@@ -576,26 +576,48 @@ func _Echo_Echo_BufHandler(srv any, ctx context.Context, a *wire.Arena, in mem.B
 	return _Echo_Echo_Serve(srv, ctx, a, req, ic, info)
 }
 
+// _Echo_Echo_Resp is the response of Echo that its Direct binding keeps
+// (service.DirectKeep): the message and its in-place writer.
+type _Echo_Echo_Resp struct{ Blob }
+
+// WriteInline writes the OK status header and o's message at the start of
+// dst and returns the bytes written, or -1 when it does not fit or holds
+// zero-copy values (rpc.InlineWriter; service.DirectKeep.W).
+func (o *_Echo_Echo_Resp) WriteInline(dst []byte) int {
+	if len(dst) <= service.StatusOKLen {
+		return -1
+	}
+	n := wireimpl.WriteFlatBytes1(dst[service.StatusOKLen:], &o.cf, &o.xData, 0x1)
+	if n < 0 {
+		return -1
+	}
+	service.PutStatusOK(dst)
+	return service.StatusOKLen + n
+}
+
 func _Echo_Echo_Direct(srv any) service.MethodDirect {
 	s, ok := srv.(EchoServer)
 	if !ok {
 		return nil
 	}
 	return func(ctx context.Context, a *wire.Arena, in mem.Buf, keep *service.DirectKeep) (service.DirectResponse, error) {
-		req0 := (*Blob)(keep.Req)
-		req, err := _Echo_Blob_DecodeKept(req0, a, in)
-		if req0 == nil {
+		req := (*Blob)(keep.Req)
+		if req == nil {
+			req = new(Blob)
 			keep.Req = unsafe.Pointer(req)
 		}
-		if err != nil {
-			return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+		if src, ok := wireimpl.DecodeKeptBytes1(&req.cf, &req.xData, 0x1, (*wireimpl.Arena)(a), in); !ok {
+			if _, err := _Echo_Blob_DecodeKeptRest(req, src, in); err != nil {
+				return nil, service.Errorf(service.InvalidArgument, "decoding the request: %v", err)
+			}
 		}
 		a.BorrowInput = false // only the request borrows
-		resp0 := (*Blob)(keep.Resp)
-		resp := _Echo_Blob_Reuse(resp0, a)
-		if resp0 == nil {
-			keep.Resp = unsafe.Pointer(resp)
+		o := (*_Echo_Echo_Resp)(keep.Resp)
+		if o == nil {
+			o = new(_Echo_Echo_Resp)
+			keep.Resp, keep.W = unsafe.Pointer(o), o
 		}
+		resp := _Echo_Blob_Reuse(&o.Blob, a)
 		return resp, s.Echo(ctx, req, resp)
 	}
 }
