@@ -143,14 +143,8 @@ func (ep *Endpoint) writeSGA(c *conn, t *txSlot, headLen int, ents []mem.Buf) (n
 		}
 		t.zc = append(t.zc, r)
 		if !w.place(ep, e.Bytes()) {
-			last := len(t.zc) - 1
-			r := t.zc[last]
-			t.zc[last] = mem.Buf{}
-			t.zc = t.zc[:last]
-			if !r.TryRelease() {
-				if err := r.Release(); err != nil {
-					return 0, 0, fmt.Errorf("datapath: zero-copy entry %d: %w", i, err)
-				}
+			if err := t.dropLastRef(i); err != nil {
+				return 0, 0, err
 			}
 		}
 	}
@@ -306,14 +300,8 @@ func (ep *Endpoint) writeSGASelect(b *txBuilder, at int, hb []byte, ents []mem.B
 			zcN++
 			zcB += n
 		} else if took {
-			last := len(t.zc) - 1
-			r := t.zc[last]
-			t.zc[last] = mem.Buf{}
-			t.zc = t.zc[:last]
-			if !r.TryRelease() {
-				if err := r.Release(); err != nil {
-					return fmt.Errorf("datapath: zero-copy entry %d: %w", i, err)
-				}
+			if err := t.dropLastRef(i); err != nil {
+				return err
 			}
 		}
 	}
@@ -323,5 +311,21 @@ func (ep *Endpoint) writeSGASelect(b *txBuilder, at int, hb []byte, ents []mem.B
 	st.CopiedBytes += uint64(size - zcB)
 	st.ZeroCopyEntries += uint64(zcN)
 	st.ZeroCopyBytes += uint64(zcB)
+	return nil
+}
+
+// dropLastRef releases the reference t.zc's last element holds, taken for
+// entry i of the packet being written and not needed after all (the entry
+// was copied, or merged into the previous descriptor).
+func (t *txSlot) dropLastRef(i int) error {
+	last := len(t.zc) - 1
+	r := t.zc[last]
+	t.zc[last] = mem.Buf{}
+	t.zc = t.zc[:last]
+	if !r.TryRelease() {
+		if err := r.Release(); err != nil {
+			return fmt.Errorf("datapath: zero-copy entry %d: %w", i, err)
+		}
+	}
 	return nil
 }

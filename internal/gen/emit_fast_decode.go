@@ -414,6 +414,15 @@ func emitDecodeKept(g *protogen.GeneratedFile, m *message, fn string) {
 	g.P("if ra.DecodeReady(b) && ra.TryHoldInput(b) {")
 	g.P("src = ra.Input0(b)")
 	g.P("} else {")
+	emitKeptDecodeTail(g, m)
+}
+
+// emitKeptDecodeTail ends a kept message's decode function from inside the
+// branch taken when the common case did not record b: that branch's body
+// (BeginDecode records b, or the function returns its error) and closing
+// brace, the fused body that decodes x from src, and the function's
+// closing brace.
+func emitKeptDecodeTail(g *protogen.GeneratedFile, m *message) {
 	g.P("var err error")
 	g.P("if src, err = x.cf.BeginDecode(b); src == nil {")
 	g.P("return x, err")

@@ -635,15 +635,7 @@ func emitDecodeKeptBytes1(g *protogen.GeneratedFile, m *message, f *field, fn st
 	g.P("// nil) when ", fn, "'s common case does not.")
 	g.P("func ", fn, "Rest(x *", name, ", src *", w("Source"), ", b ", memPkg.Ident("Buf"), ") (*", name, ", error) {")
 	g.P("if src == nil {")
-	g.P("var err error")
-	g.P("if src, err = x.cf.BeginDecode(b); src == nil {")
-	g.P("return x, err")
-	g.P("}")
-	g.P("}")
-	g.P("end := src.Len()")
-	emitDirectBody(g, m, "0", "end", "0", bodyForm{fresh: true, fused: true, kept: true})
-	g.P("}")
-	g.P()
+	emitKeptDecodeTail(g, m)
 }
 
 // requestBytes1 reports whether msg, a method's request, is a message of
