@@ -81,6 +81,9 @@ func (b *bench) smallRate() error {
 			return err
 		}
 		tys = append(tys, ty)
+		if tsys := b.sys; tsys.ok {
+			b.progress("  small_rate rep %d syscalls typed: %v\n", i, tsys)
+		}
 		ts, err := b.typedSyncRate(b.fabric(), b.ep(rpc.EndpointConfig{}), concurrency/rpc.DefaultWindow, concurrency, nil) // typed.go
 		if err != nil {
 			return err

@@ -194,6 +194,7 @@ func (b *bench) typedRate(f fabric, cfg rpc.EndpointConfig, nSess, window int, l
 		}
 		r = float64(t.n) / el.Seconds()
 		s.stopServer()
+		b.sys.collect(s.cliDP, s.srvDP)
 		return nil
 	})
 	return r, err
