@@ -142,6 +142,9 @@ func (b *bench) latency() error {
 			return err
 		}
 		note("typed")
+		if tsys := b.sys; tsys.ok {
+			b.progress("  latency rep %d syscalls typed: %v\n", i, tsys)
+		}
 		if _, err := b.typedSyncRate(b.fabric(), b.ep(rpc.EndpointConfig{}), 1, 1, &lat); err != nil { // typed.go
 			return err
 		}
