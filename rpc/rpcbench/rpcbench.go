@@ -28,9 +28,9 @@ import (
 	"github.com/cornflakes-go/cornflakes/datapath/udp" // also registers "udp"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/internal/netns"
+	"github.com/cornflakes-go/cornflakes/internal/pin"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/rpc"
-	"golang.org/x/sys/unix"
 )
 
 // Record is one measurement, the JSON shape of cornflakes rpcbench --json.
@@ -323,21 +323,8 @@ const (
 	cpuServer = 1
 )
 
-// pinThread binds the calling (locked) OS thread to one CPU, best effort,
-// and returns a function restoring its previous affinity (the thread goes
-// back to Go's pool when unlocked).
-func pinThread(cpu int) (restore func()) {
-	var old unix.CPUSet
-	if runtime.NumCPU() < 2 || unix.SchedGetaffinity(0, &old) != nil {
-		return func() {}
-	}
-	var set unix.CPUSet
-	set.Set(cpu % runtime.NumCPU())
-	if unix.SchedSetaffinity(0, &set) != nil {
-		return func() {}
-	}
-	return func() { _ = unix.SchedSetaffinity(0, &old) }
-}
+// pinThread binds the calling (locked) OS thread to cpu (pin.Thread).
+func pinThread(cpu int) (restore func()) { return pin.Thread(cpu) }
 
 // minProcs is the smallest GOMAXPROCS Run measures with.
 const minProcs = 4
