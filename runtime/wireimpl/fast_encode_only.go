@@ -117,6 +117,33 @@ func (l *BytesList) SerializeOnlyOr(c *Core, bit uint32, sga *SGA, m SGAUnfused)
 	}
 	binary.LittleEndian.PutUint64(dst[0:8], 1|uint64(bit)<<32)
 	binary.LittleEndian.PutUint64(dst[8:16], uint64(uint32(n))|uint64(16)<<32)
+	if nz == n {
+		// Every value zero-copy (the hybrid response of large values): a
+		// loop without a copy, whose cursors stay in registers. The
+		// handles go to sga.Entries only when the lengths agree with the
+		// totals.
+		ents, es := dst[16:hdr], sga.Entries
+		if n > cap(es) || len(ents) != EntrySize*n {
+			return ErrModified
+		}
+		es = es[:n]
+		zc := head
+		for i := range es {
+			b := &items[i]
+			if b.buf.IsZero() {
+				return ErrModified
+			}
+			k := len(b.data)
+			binary.LittleEndian.PutUint64(ents[i*EntrySize:i*EntrySize+EntrySize], uint64(uint32(k))|uint64(uint32(zc))<<32)
+			zc += k
+			es[i] = b.buf
+		}
+		if zc != head+zcn {
+			return ErrModified
+		}
+		sga.Entries = es
+		return nil
+	}
 	// As PutFlat: the element entries at e, the copied values at cp, the
 	// references appended to sga.Entries within the room StartFlat made.
 	cp, zc, e := hdr, head, 16
