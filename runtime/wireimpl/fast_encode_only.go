@@ -98,7 +98,7 @@ func (l *BytesList) SerializeOnlyOr(c *Core, bit uint32, sga *SGA, m SGAUnfused)
 		if zc != hdr+zcn {
 			return ErrModified
 		}
-		sga.Entries = es
+		sga.Entries = sga.Entries[:n] // es: the same array
 		return nil
 	}
 	a := c.a
