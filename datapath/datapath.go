@@ -98,6 +98,23 @@ type HeldSender interface {
 	SendSegmentsHeld(dst netip.AddrPort, head []byte, segs []mem.Buf, h Holder) error
 }
 
+// SGAMessage is a message that serializes itself into a wire.SGA: every
+// generated message has this method (wire.SerializeSGA without its
+// interface assertion).
+type SGAMessage interface {
+	SerializeSGA(sga *wire.SGA) error
+}
+
+// SGASender is implemented by an Endpoint whose SendObject has a path of
+// its own for an SGAMessage. A caller that sends generated messages
+// asserts SGASender once (at setup) and calls SendSGA, instead of letting
+// SendObject assert the message's type on every send.
+type SGASender interface {
+	// SendSGA is SendObject(dst, head, m): the same packet, contract and
+	// errors.
+	SendSGA(dst netip.AddrPort, head []byte, m SGAMessage) error
+}
+
 // HybridThresholder is implemented by an Endpoint that knows from which
 // field size a value is cheaper to send as its own scatter-gather entry
 // than to copy next to the header: the threshold of Cornflakes' hybrid

@@ -9,14 +9,6 @@ import (
 	"github.com/cornflakes-go/cornflakes/wire"
 )
 
-// sgaSerializer is what SendObject takes its generated-message path for:
-// the typed SerializeSGA every generated message has (wire.SerializeSGA
-// without its interface assertion). Any other wire.Object, and a wire.Msg
-// without it, takes the checked generic path.
-type sgaSerializer interface {
-	SerializeSGA(sga *wire.SGA) error
-}
-
 // SendObject implements datapath.Endpoint: head, the object's header and
 // its copied fields are written straight into a TX slot shared with the
 // peer; each zero-copy entry in a registered shared space becomes a
@@ -24,15 +16,9 @@ type sgaSerializer interface {
 // the slot. With more entries than MaxSegments-1 the smallest are copied
 // (driver.Selector).
 //
-// A generated message (its typed SerializeSGA: one assertion here, none
-// in wire.SerializeSGA) serializes with its head written straight into
-// the TX slot after head, and its zero-copy entries then become
-// descriptors (or are copied into the slot) in one loop (writeSGA).
-// Generated messages check their own consistency (wire.ErrModified when
-// the sizes and the encode disagree), so the declared-count checks of
-// directSink are not needed; every entry is still checked for liveness
-// before anything is posted, and the packet's size against MaxPayload.
-// Any other wire.Object takes the checked generic path (sendObject).
+// A generated message (a datapath.SGAMessage: its typed SerializeSGA, one
+// assertion here, none in wire.SerializeSGA) takes SendSGA. Any other
+// wire.Object takes the checked generic path (sendObject).
 //
 // The packet holds one reference per run of entries of one item of
 // registered memory that its descriptors point into, held by the slot
@@ -40,14 +26,30 @@ type sgaSerializer interface {
 // entries keep none. On any error the slot is freed and nothing is
 // posted.
 func (ep *Endpoint) SendObject(dst netip.AddrPort, head []byte, obj wire.Object) error {
+	if m, ok := obj.(datapath.SGAMessage); ok {
+		return ep.SendSGA(dst, head, m)
+	}
 	if err := ep.guard.Enter(); err != nil {
 		return err
 	}
 	defer ep.guard.Exit()
-	m, ok := obj.(sgaSerializer)
-	if !ok {
-		return ep.sendObject(dst, head, obj)
+	return ep.sendObject(dst, head, obj)
+}
+
+// SendSGA implements datapath.SGASender: SendObject of a generated message
+// without its type assertion. The message serializes with its head
+// written straight into the TX slot after head, and its zero-copy entries
+// then become descriptors (or are copied into the slot) in one loop
+// (writeSGA). Generated messages check their own consistency
+// (wire.ErrModified when the sizes and the encode disagree), so the
+// declared-count checks of directSink are not needed; every entry is
+// still checked for liveness before anything is posted, and the packet's
+// size against MaxPayload.
+func (ep *Endpoint) SendSGA(dst netip.AddrPort, head []byte, m datapath.SGAMessage) error {
+	if err := ep.guard.Enter(); err != nil {
+		return err
 	}
+	defer ep.guard.Exit()
 	if len(head) > ep.maxPay {
 		return fmt.Errorf("%w: head %d > %d", datapath.ErrTooLarge, len(head), ep.maxPay)
 	}

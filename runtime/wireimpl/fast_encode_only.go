@@ -9,8 +9,9 @@ import (
 // generated WireSerializeSGA of such a message is one call of
 // BytesList.SerializeOnlyOr; docs/CODEGEN.md, "Flat messages"). The
 // sizes and the write are one function with the cursors in registers and
-// no call but the copies', and a one-element copied list is written with
-// no loop.
+// no call but the copies', a one-element copied list is written with no
+// loop, and a built list of zero-copy values only (the hybrid response of
+// large values) first, with a loop that copies nothing.
 
 // SGAUnfused is the unfused path of a generated message's
 // WireSerializeSGA (its sizes, then its encode), which SerializeOnlyOr
@@ -60,6 +61,45 @@ func (notFlat) WireSerializeSGAUnfused(*SGA) error { return errNotFlat }
 func (l *BytesList) SerializeOnlyOr(c *Core, bit uint32, sga *SGA, m SGAUnfused) error {
 	if !c.DirectOK() {
 		return m.WireSerializeSGAUnfused(sga)
+	}
+	if n := len(l.items); l.tok && int(l.tot.nz) == n && n > 0 {
+		items := l.items
+		// A built list (its kept totals) of zero-copy values only (the
+		// hybrid response of large values): a loop without a copy, whose
+		// cursors stay in registers. The handles go to sga.Entries only
+		// when the lengths agree with the totals.
+		zcn := l.tot.zc
+		hdr := 16 + EntrySize*n
+		if uint64(hdr)+uint64(zcn) > MaxMessageSize {
+			return m.WireSerializeSGAUnfused(sga)
+		}
+		if !sga.StartFlat(hdr, n) {
+			sga.GrowFlat(hdr, n)
+		}
+		dst, es := sga.Head, sga.Entries
+		if len(dst) != hdr || n > cap(es) {
+			return ErrModified
+		}
+		binary.LittleEndian.PutUint64(dst[0:8], 1|uint64(bit)<<32)
+		binary.LittleEndian.PutUint64(dst[8:16], uint64(uint32(n))|uint64(16)<<32)
+		ents := dst[16:hdr]
+		es = es[:n]
+		zc := hdr
+		for i := range es {
+			b := &items[i]
+			if b.buf.IsZero() {
+				return ErrModified
+			}
+			k := len(b.data)
+			binary.LittleEndian.PutUint64(ents[i*EntrySize:i*EntrySize+EntrySize], uint64(uint32(k))|uint64(uint32(zc))<<32)
+			zc += k
+			es[i] = b.buf
+		}
+		if zc != hdr+zcn {
+			return ErrModified
+		}
+		sga.Entries = sga.Entries[:n] // es: the same array
+		return nil
 	}
 	a := c.a
 	if l.lz.src != nil {
