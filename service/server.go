@@ -377,8 +377,11 @@ func (s *Server) dispatchHandler() func(l rpc.Loop, r *rpc.Request) {
 		ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
 		var in mem.Buf
 		if body := len(data) - reqFixed; body != 0 {
-			in = r.InputBuf()
-			in = in.SliceTrusted(in.Len()-body, body)
+			var ok bool
+			if in, ok = r.BorrowedTail(body); !ok {
+				in = r.InputBuf()
+				in = in.SliceTrusted(in.Len()-body, body)
+			}
 		}
 		a.BorrowInput = true
 		k := sc.keepFor(m)
@@ -620,9 +623,12 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 	}
 	if bh := m.desc.BufHandler; bh != nil && m.mode == rpc.Dispatch {
 		var in mem.Buf
-		if len(body) != 0 {
-			in = r.InputBuf()
-			in = in.SliceTrusted(in.Len()-len(body), len(body))
+		if n := len(body); n != 0 {
+			var ok bool
+			if in, ok = r.BorrowedTail(n); !ok {
+				in = r.InputBuf()
+				in = in.SliceTrusted(in.Len()-n, n)
+			}
 		}
 		a.BorrowInput = true
 		out, err = bh(m.impl, ctx, a, in, s.ic, &m.info)
@@ -654,9 +660,12 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 	sc.gr, sc.guarded = r, true
 	ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
 	var in mem.Buf
-	if len(body) != 0 {
-		in = r.InputBuf()
-		in = in.SliceTrusted(in.Len()-len(body), len(body))
+	if n := len(body); n != 0 {
+		var ok bool
+		if in, ok = r.BorrowedTail(n); !ok {
+			in = r.InputBuf()
+			in = in.SliceTrusted(in.Len()-n, n)
+		}
 	}
 	a.BorrowInput = true
 	k := sc.keepFor(m)
