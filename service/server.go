@@ -134,7 +134,7 @@ type method struct {
 	bigResp atomic.Bool
 	// direct serves the method's calls on handle's common path: the
 	// MethodDesc's Direct bound to impl (rpc.Dispatch mode, a Server
-	// without interceptors); nil otherwise.
+	// without interceptors or Observer); nil otherwise.
 	direct MethodDirect
 	// wflat writes a flat response of direct in place (MethodDesc.WriteResponse, tried
 	// first by serverCall.WriteInline); nil: none.
@@ -192,6 +192,7 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 	for _, o := range opts {
 		o(s)
 	}
+	s.methods.Store(new([]*method)) // never nil: the dispatch handler does not test it
 	s.calls.New = func() any {
 		sc := &serverCall{a: wire.NewArena(), ctx: new(callCtx)}
 		// serveDirect's deferred panic guard: the runtime's recover is
@@ -255,7 +256,7 @@ func (s *Server) RegisterService(d *ServiceDesc, impl any, opts ...RegisterOptio
 			}
 		}
 		var direct MethodDirect
-		if bind := d.Methods[i].Direct; bind != nil && mode == rpc.Dispatch && s.ic == nil {
+		if bind := d.Methods[i].Direct; bind != nil && mode == rpc.Dispatch && s.ic == nil && s.obs == nil {
 			direct = bind(impl) // nil when impl does not implement the server interface
 		}
 		next = append(next, &method{info: MethodInfo{FullMethod: name, Service: d, Method: i}, desc: &d.Methods[i],
@@ -269,29 +270,31 @@ func (s *Server) RegisterService(d *ServiceDesc, impl any, opts ...RegisterOptio
 	return nil
 }
 
-// serverCall is the per-call state a handler needs, pooled.
+// serverCall is the per-call state a handler needs, pooled. The fields
+// the dispatch handler's common call touches come first (one cache line).
 type serverCall struct {
-	h   reqHeader
 	a   *wire.Arena
-	ro  respObj
 	ctx *callCtx // the handler's context; replaced when a call let it escape (callCtx.finish)
-	buf []byte
-	sga wireimpl.SGA // respond's sink (empty between calls)
 	// keep: each Direct method's kept messages (MethodDirect), by the
 	// method's handle.
 	keep []DirectKeep
-	// The response and method WriteInline writes (serveDirect, respondSGA), and the
-	// serialization's error when it declined for one.
-	wout DirectResponse
-	wm   *method
-	werr error
 	// guarded: serveDirect runs the call of request gr (its method in
 	// ctx.info); its deferred guard (made with the serverCall, see
 	// NewServer) recovers a panic only while guarded is set. gr is left as
 	// it is after the call (read only while guarded).
 	guarded bool
 	gr      *rpc.Request
-	guard   func()
+
+	h   reqHeader
+	ro  respObj
+	buf []byte
+	sga wireimpl.SGA // respond's sink (empty between calls)
+	// The response and method WriteInline writes (serveDirect, respondSGA), and the
+	// serialization's error when it declined for one.
+	wout  DirectResponse
+	wm    *method
+	werr  error
+	guard func()
 }
 
 // keepFor returns m's DirectKeep in sc.
@@ -359,9 +362,10 @@ func (s *Server) dispatchHandler() func(l rpc.Loop, r *rpc.Request) {
 		slot.busy = true
 		data := r.Data()
 		var m *method
-		if handle, fp, ok := fixedCall(data); ok && s.obs == nil {
-			if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
-				if m = (*p)[handle]; fp != m.fp || m.direct == nil {
+		if handle, fp, ok := fixedCall(data); ok {
+			// (m.direct is nil with an Observer: RegisterService)
+			if p := *s.methods.Load(); uint(handle) < uint(len(p)) {
+				if m = p[handle]; fp != m.fp || m.direct == nil {
 					m = nil
 				}
 			}
