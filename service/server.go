@@ -194,7 +194,8 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 	}
 	s.methods.Store(new([]*method)) // never nil: the dispatch handler does not test it
 	s.calls.New = func() any {
-		sc := &serverCall{a: wire.NewArena(), ctx: new(callCtx)}
+		sc := &serverCall{arena: *wire.NewArena()}
+		sc.a, sc.ctx, sc.keep = &sc.arena, &sc.ctx0, sc.keep0[:]
 		// serveDirect's deferred panic guard: the runtime's recover is
 		// called only when the call did not return (guarded still set).
 		sc.guard = func() {
@@ -295,6 +296,14 @@ type serverCall struct {
 	wm    *method
 	werr  error
 	guard func()
+
+	// The arena, the first context and the first methods' DirectKeeps
+	// live in the serverCall itself: the common call's state is one
+	// object (a, ctx and keep point here until a context escapes or a
+	// handle outgrows keep0).
+	arena wire.Arena
+	ctx0  callCtx
+	keep0 [4]DirectKeep
 }
 
 // keepFor returns m's DirectKeep in sc.
