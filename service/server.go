@@ -285,6 +285,12 @@ type serverCall struct {
 	// it is after the call (read only while guarded).
 	guarded bool
 	gr      *rpc.Request
+	// The first context and the first methods' DirectKeeps, and below the
+	// arena, live in the serverCall itself: the common call's state is one
+	// object (ctx and keep point here until a context escapes or a handle
+	// outgrows keep0), its hot fields first.
+	ctx0  callCtx
+	keep0 [4]DirectKeep
 
 	h   reqHeader
 	ro  respObj
@@ -296,14 +302,7 @@ type serverCall struct {
 	wm    *method
 	werr  error
 	guard func()
-
-	// The arena, the first context and the first methods' DirectKeeps
-	// live in the serverCall itself: the common call's state is one
-	// object (a, ctx and keep point here until a context escapes or a
-	// handle outgrows keep0).
-	arena wire.Arena
-	ctx0  callCtx
-	keep0 [4]DirectKeep
+	arena wire.Arena // a points here
 }
 
 // keepFor returns m's DirectKeep in sc.
