@@ -68,6 +68,18 @@ func (r *Request) InputBuf() mem.Buf {
 	return r.buf
 }
 
+// BorrowedTail is the last n bytes of InputBuf (0 < n <= len(Data()),
+// unchecked: a caller's body after a header it parsed) for a dispatch
+// request whose bytes lie in the endpoint's receive batch, windowed in one
+// step, borrowed as InputBuf is; ok is false (and b zero) for any other
+// request, whose caller slices InputBuf instead.
+func (r *Request) BorrowedTail(n int) (b mem.Buf, ok bool) {
+	if r.borrowed {
+		return r.ep.rx[r.rxID].Buf.SliceTrusted(proto.HeaderSize+len(r.data)-n, n), true
+	}
+	return b, false
+}
+
 // Endpoint is the endpoint serving the request (for nested RPCs from
 // dispatch handlers; worker handlers use Endpoint().Post).
 func (r *Request) Endpoint() *Endpoint { return r.ep }

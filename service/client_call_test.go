@@ -325,7 +325,7 @@ func TestIsBackground(t *testing.T) {
 // HelloRequest, whose string field 1 the server reads as Blob's bytes
 // field 1); every echo is checked.
 func TestAsyncCallRequestBytes1(t *testing.T) {
-	h := newHarness(t, netKind{}, func(srv *service.Server) error { return typedpb.RegisterEchoServer(srv, lockstepEcho{}) })
+	h := newHarness(t, netKind{}, func(srv *service.Server) error { return typedpb.RegisterEchoServer(srv, &lockstepEcho{}) })
 	c := h.dial()
 	ctx, cancel := workloadCtx(t)
 	defer cancel()

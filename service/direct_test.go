@@ -213,7 +213,7 @@ func TestDirectDecodesLikeBufHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := typedpb.Echo_ServiceDesc.Methods[0]
-	impl := lockstepEcho{}
+	impl := &lockstepEcho{}
 	dh := md.Direct(impl)
 	if dh == nil {
 		t.Fatal("Direct refused the service's own implementation")
@@ -307,7 +307,7 @@ func TestDirectResponseWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dh := typedpb.Echo_ServiceDesc.Methods[0].Direct(lockstepEcho{})
+	dh := typedpb.Echo_ServiceDesc.Methods[0].Direct(&lockstepEcho{})
 	a := wire.NewArena()
 	var keep service.DirectKeep
 	for _, d := range [][]byte{[]byte("0123456789abcdef"), bytes.Repeat([]byte{'z'}, 1500)} {

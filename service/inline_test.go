@@ -74,7 +74,7 @@ func (l *encodeLoop) done(resp *typedpb.Blob, err error) {
 // request too large for the send record; done does not run for it, and the
 // call goes on serving the requests after it.
 func TestAsyncCallEncodeError(t *testing.T) {
-	h := newHarness(t, netKind{}, func(srv *service.Server) error { return typedpb.RegisterEchoServer(srv, lockstepEcho{}) })
+	h := newHarness(t, netKind{}, func(srv *service.Server) error { return typedpb.RegisterEchoServer(srv, &lockstepEcho{}) })
 	c := h.dial()
 	fail := new(bool)
 	d := typedpb.Echo_ServiceDesc

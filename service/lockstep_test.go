@@ -45,7 +45,7 @@ func newLockstep(b testing.TB, raw bool) *lockstep {
 // by d.
 func newLockstepDesc(b testing.TB, raw bool, d *service.ServiceDesc) *lockstep {
 	b.Helper()
-	return newLockstepImpl(b, raw, d, lockstepEcho{})
+	return newLockstepImpl(b, raw, d, &lockstepEcho{})
 }
 
 // newLockstepImpl is newLockstepDesc with impl serving the Echo service.
@@ -141,7 +141,7 @@ type lockstepEcho struct {
 	typedpb.UnimplementedEchoServer
 }
 
-func (lockstepEcho) Echo(_ context.Context, req, resp *typedpb.Blob) error {
+func (*lockstepEcho) Echo(_ context.Context, req, resp *typedpb.Blob) error {
 	resp.SetData(req.GetData())
 	return nil
 }

@@ -138,7 +138,7 @@ func (l *reuseLoop) done(resp *typedpb.Blob, err error) {
 // first call's, which binds the method), every echo exact, no arena Reset
 // fails and the arena ends holding nothing.
 func TestAsyncCallReusesResponse(t *testing.T) {
-	h := newHarness(t, netKind{}, func(srv *service.Server) error { return typedpb.RegisterEchoServer(srv, lockstepEcho{}) })
+	h := newHarness(t, netKind{}, func(srv *service.Server) error { return typedpb.RegisterEchoServer(srv, &lockstepEcho{}) })
 	c := h.dial()
 	ctx, cancel := workloadCtx(t)
 	defer cancel()

@@ -134,7 +134,7 @@ type method struct {
 	bigResp atomic.Bool
 	// direct serves the method's calls on handle's common path: the
 	// MethodDesc's Direct bound to impl (rpc.Dispatch mode, a Server
-	// without interceptors); nil otherwise.
+	// without interceptors or Observer); nil otherwise.
 	direct MethodDirect
 	// wflat writes a flat response of direct in place (MethodDesc.WriteResponse, tried
 	// first by serverCall.WriteInline); nil: none.
@@ -192,8 +192,10 @@ func NewServer(nx *rpc.Nexus, opts ...ServerOption) (*Server, error) {
 	for _, o := range opts {
 		o(s)
 	}
+	s.methods.Store(new([]*method)) // never nil: the dispatch handler does not test it
 	s.calls.New = func() any {
-		sc := &serverCall{a: wire.NewArena(), ctx: new(callCtx)}
+		sc := &serverCall{arena: *wire.NewArena()}
+		sc.a, sc.ctx, sc.keep = &sc.arena, &sc.ctx0, sc.keep0[:]
 		// serveDirect's deferred panic guard: the runtime's recover is
 		// called only when the call did not return (guarded still set).
 		sc.guard = func() {
@@ -255,7 +257,7 @@ func (s *Server) RegisterService(d *ServiceDesc, impl any, opts ...RegisterOptio
 			}
 		}
 		var direct MethodDirect
-		if bind := d.Methods[i].Direct; bind != nil && mode == rpc.Dispatch && s.ic == nil {
+		if bind := d.Methods[i].Direct; bind != nil && mode == rpc.Dispatch && s.ic == nil && s.obs == nil {
 			direct = bind(impl) // nil when impl does not implement the server interface
 		}
 		next = append(next, &method{info: MethodInfo{FullMethod: name, Service: d, Method: i}, desc: &d.Methods[i],
@@ -269,29 +271,38 @@ func (s *Server) RegisterService(d *ServiceDesc, impl any, opts ...RegisterOptio
 	return nil
 }
 
-// serverCall is the per-call state a handler needs, pooled.
+// serverCall is the per-call state a handler needs, pooled. The fields
+// the dispatch handler's common call touches come first (one cache line).
 type serverCall struct {
-	h   reqHeader
 	a   *wire.Arena
-	ro  respObj
 	ctx *callCtx // the handler's context; replaced when a call let it escape (callCtx.finish)
-	buf []byte
-	sga wireimpl.SGA // respond's sink (empty between calls)
 	// keep: each Direct method's kept messages (MethodDirect), by the
 	// method's handle.
 	keep []DirectKeep
-	// The response and method WriteInline writes (serveDirect, respondSGA), and the
-	// serialization's error when it declined for one.
-	wout DirectResponse
-	wm   *method
-	werr error
 	// guarded: serveDirect runs the call of request gr (its method in
 	// ctx.info); its deferred guard (made with the serverCall, see
 	// NewServer) recovers a panic only while guarded is set. gr is left as
 	// it is after the call (read only while guarded).
 	guarded bool
 	gr      *rpc.Request
-	guard   func()
+	// The first context and the first methods' DirectKeeps, and below the
+	// arena, live in the serverCall itself: the common call's state is one
+	// object (ctx and keep point here until a context escapes or a handle
+	// outgrows keep0), its hot fields first.
+	ctx0  callCtx
+	keep0 [4]DirectKeep
+
+	h   reqHeader
+	ro  respObj
+	buf []byte
+	sga wireimpl.SGA // respond's sink (empty between calls)
+	// The response and method WriteInline writes (serveDirect, respondSGA), and the
+	// serialization's error when it declined for one.
+	wout  DirectResponse
+	wm    *method
+	werr  error
+	guard func()
+	arena wire.Arena // a points here
 }
 
 // keepFor returns m's DirectKeep in sc.
@@ -359,9 +370,10 @@ func (s *Server) dispatchHandler() func(l rpc.Loop, r *rpc.Request) {
 		slot.busy = true
 		data := r.Data()
 		var m *method
-		if handle, fp, ok := fixedCall(data); ok && s.obs == nil {
-			if p := s.methods.Load(); p != nil && uint(handle) < uint(len(*p)) {
-				if m = (*p)[handle]; fp != m.fp || m.direct == nil {
+		if handle, fp, ok := fixedCall(data); ok {
+			// (m.direct is nil with an Observer: RegisterService)
+			if p := *s.methods.Load(); uint(handle) < uint(len(p)) {
+				if m = p[handle]; fp != m.fp || m.direct == nil {
 					m = nil
 				}
 			}
@@ -377,8 +389,11 @@ func (s *Server) dispatchHandler() func(l rpc.Loop, r *rpc.Request) {
 		ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
 		var in mem.Buf
 		if body := len(data) - reqFixed; body != 0 {
-			in = r.InputBuf()
-			in = in.SliceTrusted(in.Len()-body, body)
+			var ok bool
+			if in, ok = r.BorrowedTail(body); !ok {
+				in = r.InputBuf()
+				in = in.SliceTrusted(in.Len()-body, body)
+			}
 		}
 		a.BorrowInput = true
 		k := sc.keepFor(m)
@@ -620,9 +635,12 @@ func (s *Server) invoke(m *method, ctx *callCtx, a *wire.Arena, r *rpc.Request, 
 	}
 	if bh := m.desc.BufHandler; bh != nil && m.mode == rpc.Dispatch {
 		var in mem.Buf
-		if len(body) != 0 {
-			in = r.InputBuf()
-			in = in.SliceTrusted(in.Len()-len(body), len(body))
+		if n := len(body); n != 0 {
+			var ok bool
+			if in, ok = r.BorrowedTail(n); !ok {
+				in = r.InputBuf()
+				in = in.SliceTrusted(in.Len()-n, n)
+			}
 		}
 		a.BorrowInput = true
 		out, err = bh(m.impl, ctx, a, in, s.ic, &m.info)
@@ -654,9 +672,12 @@ func (s *Server) serveDirect(m *method, sc *serverCall, r *rpc.Request, body []b
 	sc.gr, sc.guarded = r, true
 	ctx.info = &m.info // nothing can end the call early (no deadline, no call id)
 	var in mem.Buf
-	if len(body) != 0 {
-		in = r.InputBuf()
-		in = in.SliceTrusted(in.Len()-len(body), len(body))
+	if n := len(body); n != 0 {
+		var ok bool
+		if in, ok = r.BorrowedTail(n); !ok {
+			in = r.InputBuf()
+			in = in.SliceTrusted(in.Len()-n, n)
+		}
 	}
 	a.BorrowInput = true
 	k := sc.keepFor(m)
