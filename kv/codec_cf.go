@@ -16,6 +16,12 @@ import (
 // zero-copy value is one more scatter-gather entry pointing into the
 // store); without it the object is first flattened into one registered
 // buffer (the paper's Table 5 "off").
+//
+// Messages are built borrowed (no copy into the arena, no reference of the
+// arena's own): a request's keys and values are serialized when the RPC
+// layer enqueues the request, before done(), and the store's references on
+// a response's values (Result) are released after done(). A response
+// received in place is decoded borrowed too (decodeResponseSegs).
 type cfCodec struct {
 	a   *wire.Arena
 	sas bool
@@ -31,15 +37,9 @@ func (c *cfCodec) done() { _ = c.a.Reset() }
 
 func (c *cfCodec) encodeRequest(req *workload.Request, pool *mem.Pool) (body, error) {
 	m := kvpb.NewReq(c.a)
-	ks := m.InitKeys(len(req.Keys))
-	for _, k := range req.Keys {
-		ks.Append(k)
-	}
+	m.InitKeys(len(req.Keys)).AppendBorrowedAll(req.Keys)
 	if len(req.Values) > 0 {
-		vs := m.InitVals(len(req.Values))
-		for _, v := range req.Values {
-			vs.Append(v)
-		}
+		m.InitVals(len(req.Values)).AppendBorrowedAll(req.Values)
 	}
 	m.SetIndex(uint32(req.Index))
 	return body{obj: m}, nil
@@ -54,11 +54,13 @@ func (c *cfCodec) decodeResponse(op workload.Op, p []byte, resp *workload.Respon
 }
 
 // decodeResponseSegs decodes a response received in place (rpc.Response.
-// Segments): the values of zero-copy fields alias the server's memory, and
-// the arena holds the packet (a clone of hold) until done().
-func (c *cfCodec) decodeResponseSegs(op workload.Op, segs [][]byte, hold mem.Buf, resp *workload.Response) error {
+// Segments): the values of zero-copy fields alias the server's memory,
+// borrowed: the arena takes no reference on hold, since resp is delivered
+// within the response's continuation, during which the RPC layer holds the
+// packet (loadgen.Conn.Poll's values are borrowed for the call only).
+func (c *cfCodec) decodeResponseSegs(op workload.Op, segs [][]byte, _ mem.Buf, resp *workload.Response) error {
 	m := kvpb.NewResp(c.a)
-	if err := wire.DecodeSegments(m, segs, 0, hold); err != nil {
+	if err := wire.DecodeSegments(m, segs, 0, mem.Buf{}); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
 	return respValues(m, op, resp)
@@ -101,12 +103,13 @@ func (c *cfCodec) encodeResponse(op workload.Op, res *Result, pool *mem.Pool) (b
 	m := kvpb.NewResp(c.a)
 	m.SetStatus(statusToWire(res.Status))
 	if res.Status == workload.StatusOK && op.IsRead() {
+		// Borrowed: res keeps its references until after done().
 		if singleValue(op) && len(res.Vals) == 1 {
-			m.SetValBuf(res.Vals[0])
+			m.SetValBufBorrowed(res.Vals[0])
 		} else {
 			l := m.InitVals(len(res.Vals))
 			for _, b := range res.Vals {
-				l.AppendBuf(b)
+				l.AppendBufBorrowed(b)
 			}
 		}
 	}

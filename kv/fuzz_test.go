@@ -65,8 +65,8 @@ func FuzzDecodeRequest(f *testing.F) {
 				}
 			}
 		}
+		cd.done() // before res.Release: a Cornflakes response borrows res's references
 		res.Release()
-		cd.done()
 		s.Clear()
 		if n := pool.InUse(); n != 0 {
 			t.Fatalf("%d buffers in use", n)
