@@ -87,10 +87,27 @@ type AsyncCall[R Decoder] struct {
 	b1f    *wireimpl.Bytes
 	b1bit  uint32
 	b1rest func(R, *wireimpl.Source, mem.Buf) (R, error)
+	// kept1: keptDecode with b1c set (decided once, by ResetAfterDone):
+	// contFn decodes a common response with wireimpl.DecodeBorrowedBytes1
+	// and lends the call to done.
+	kept1 bool
+	// lent: the call is lent to the done function contFn runs (busy stays
+	// set; on the loop's goroutine only): a Start from done takes it
+	// without busy's compare-and-swap, and contFn makes the call idle
+	// after done if none did.
+	lent bool
+	// loop: the endpoint held by the continuation that lent the call
+	// (valid while lent).
+	loop rpc.Loop
 	// reqFields (RequestBytes1): the request's Core, only field and its
 	// bit, ok false for a request of another type.
 	reqFields func(wire.Object) (*wireimpl.Core, *wireimpl.Bytes, uint32, bool)
 }
+
+// wireimpl.DecodeBorrowedBytes1 reads the message after an 8-byte
+// framing word: the OK response header (respFixed bytes, respOKWord).
+var _ [respFixed - 8]struct{}
+var _ [8 - respFixed]struct{}
 
 // iface is the layout of a non-empty interface value: its itab (naming
 // the interface and the dynamic type) and its data word.
@@ -133,6 +150,7 @@ func (k *AsyncCall[R]) ResetAfterDone() {
 	k.own = true
 	k.bdTab = bufDecoderTab[R]()
 	k.keptDecode = k.bdTab != nil && k.reuse != nil && k.cl.c.obs == nil
+	k.kept1 = k.keptDecode && k.b1c != nil
 }
 
 // ResetErrors is the number of failed arena Resets of a ResetAfterDone
@@ -226,47 +244,33 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 	// arena holds no other response (the usual closed loop) in one piece:
 	// decodeOwn and deliver inline; finish does everything else.
 	cl.contFn = func(r *rpc.Response) {
-		// k.keptDecode: ResetAfterDone with a kept response message and
-		// no Observer (decided once, by ResetAfterDone).
-		if k.keptDecode && !k.inDone && !k.pending && r.Err == nil {
-			data := r.Data()
-			if b := r.DataBuf(); isRespOK(data) && b.Len() == len(data) {
-				a := k.a
-				body := b.SliceTrusted(respFixed, len(data)-respFixed)
-				var resp R
-				var derr error
-				a.BorrowInput = true
-				if k.b1c != nil { // decodeKept(k.resp, a, body) in one call (NewAsyncCallKeptBytes1)
-					resp = k.resp
-					if src, ok := wireimpl.DecodeKeptBytes1(k.b1c, k.b1f, k.b1bit, (*wireimpl.Arena)(a), body); !ok {
-						resp, derr = k.b1rest(resp, src, body)
-					}
-				} else {
-					resp, derr = k.decodeKeptBody(body)
-				}
-				a.BorrowInput = false
-				if derr != nil {
-					var zero R
-					k.end(zero, k.decodeErr(derr), b)
-					return
-				}
-				k.cl.c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
-				k.busy.Store(false)
-				// deliver's, inline.
-				k.inDone = true
-				k.done(resp, nil)
-				k.inDone = false
-				if k.pending || len(k.held) != 0 {
-					k.afterDoneHeld(b)
-					return
-				}
-				if rerr := a.Reset(); rerr != nil {
-					k.resetErrs.Add(1)
-				}
-				return
+		// k.kept1: ResetAfterDone with a kept response message of one
+		// bytes field and no Observer (decided once, by ResetAfterDone).
+		if k.kept1 && !k.inDone && !k.pending && r.Err == nil && wireimpl.DecodeBorrowedBytes1(k.b1c, k.b1f, k.b1bit, (*wireimpl.Arena)(k.a), r.Data(), respOKWord) {
+			// The response (after the OK header) decoded into the kept
+			// message, its value aliasing the received bytes until the
+			// arena's Reset below (after done), as under BorrowInput.
+			k.cl.c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+			// deliver's, inline, with the call lent to done: busy stays
+			// set, so that a Start from done needs no compare-and-swap (and
+			// a Start from another goroutine meanwhile gets
+			// ErrCallInFlight).
+			k.lent, k.loop = true, r.Loop()
+			k.inDone = true
+			k.done(k.resp, nil)
+			k.inDone = false
+			if k.pending || len(k.held) != 0 {
+				k.afterDoneHeld(r.DataBuf())
+			} else if rerr := k.a.Reset(); rerr != nil {
+				k.resetErrs.Add(1)
 			}
+			if k.lent { // done did not start the call again: idle now
+				k.lent = false
+				k.busy.Store(false)
+			}
+			return
 		}
-		k.cont(r)
+		k.contKept(r)
 	}
 	cl.fin = k.finish // for good: every request of cl is asynchronous
 	cl.state.Store(stPending)
@@ -276,6 +280,52 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 		k.deliver(r, err, mem.Buf{})
 	}
 	return k
+}
+
+// contKept is the continuation of a response contFn's first case does
+// not take: the common response of a keptDecode call decoded into the kept
+// message with the generated helpers (and delivered here), any other
+// through cont.
+func (k *AsyncCall[R]) contKept(r *rpc.Response) {
+	if k.keptDecode && !k.inDone && !k.pending && r.Err == nil {
+		data := r.Data()
+		if b := r.DataBuf(); isRespOK(data) && b.Len() == len(data) {
+			a := k.a
+			body := b.SliceTrusted(respFixed, len(data)-respFixed)
+			var resp R
+			var derr error
+			a.BorrowInput = true
+			if k.b1c != nil { // decodeKept(k.resp, a, body) in one call (NewAsyncCallKeptBytes1)
+				resp = k.resp
+				if src, ok := wireimpl.DecodeKeptBytes1(k.b1c, k.b1f, k.b1bit, (*wireimpl.Arena)(a), body); !ok {
+					resp, derr = k.b1rest(resp, src, body)
+				}
+			} else {
+				resp, derr = k.decodeKeptBody(body)
+			}
+			a.BorrowInput = false
+			if derr != nil {
+				var zero R
+				k.end(zero, k.decodeErr(derr), b)
+				return
+			}
+			k.cl.c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+			k.busy.Store(false)
+			// deliver's, inline.
+			k.inDone = true
+			k.done(resp, nil)
+			k.inDone = false
+			if k.pending || len(k.held) != 0 {
+				k.afterDoneHeld(b)
+				return
+			}
+			if rerr := a.Reset(); rerr != nil {
+				k.resetErrs.Add(1)
+			}
+			return
+		}
+	}
+	k.cont(r)
 }
 
 // decodeKeptBody decodes the common response body (in the received buffer,
@@ -298,7 +348,9 @@ func (k *AsyncCall[R]) decodeKeptBody(body mem.Buf) (R, error) {
 // references kept earlier wait for this Reset (released after it).
 func (k *AsyncCall[R]) afterDoneHeld(b mem.Buf) {
 	if k.pending {
-		k.held = append(k.held, b.Clone())
+		if !b.IsZero() { // (the zero Buf: a response received in place, gathered by Data)
+			k.held = append(k.held, b.Clone())
+		}
 		return
 	}
 	if rerr := k.a.Reset(); rerr != nil {
@@ -444,12 +496,48 @@ func (k *AsyncCall[R]) contSlow(r *rpc.Response, data []byte) {
 // Start sends a request with req, as InvokeAsync does (the same
 // ownership, deadline, metadata and error rules), and returns at once;
 // the call's done function runs later. It returns ErrCallInFlight while
-// the previous request is in flight. From the goroutine that runs the
-// Client's loop, with a bound method and context.Background(), the request
-// goes out on the call's own state (nothing is taken from a pool); any
-// other Start takes InvokeAsync's path. A non-nil error means done will
-// not run. A warm Start allocates nothing.
+// the previous request is in flight, and, for a Start from another
+// goroutine, while done runs for a ResetAfterDone call's response (the
+// call is lent to its done function until done returns: a Start from
+// done takes it). From the goroutine that runs the Client's loop, with a
+// bound method and context.Background(), the request goes out on the
+// call's own state (nothing is taken from a pool); any other Start takes
+// InvokeAsync's path. A non-nil error means done will not run. A warm
+// Start allocates nothing.
 func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
+	cl := &k.cl
+	c := cl.c
+	if !k.busy.Load() {
+		return k.startIdle(ctx, req)
+	}
+	// In flight, or lent to the done function contFn runs: k.lent is
+	// written by contFn only, on the goroutine that runs the Client's loop
+	// (the endpoint's callbacks), and read here only on that goroutine;
+	// set, it means that done runs below on this goroutine's stack, and
+	// done's Start takes the call as it is, busy set, with no atomic
+	// update. k.loop holds the endpoint for contFn's callback (Loop's
+	// contract): the send needs no goroutine check of its own.
+	if !c.onLoop() || !k.lent {
+		return ErrCallInFlight
+	}
+	k.lent = false
+	if k.fast && isBackground(ctx) && c.last.Load() == k.hb && !c.closed.Load() {
+		sess := k.nextSession(c)
+		cl.wreq = req
+		cl.sess = sess
+		c.loopPending++ // (cont runs later, on this goroutine)
+		sent, err := k.loop.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
+		if sent && err == nil { // the common outcome, without afterInline's frame
+			return nil
+		}
+		return k.afterInline(req, sess, sent, err)
+	}
+	return k.startSlow(ctx, req)
+}
+
+// startIdle is Start for a call that is not in flight nor lent: it takes
+// the call with busy's compare-and-swap (any goroutine may), then sends.
+func (k *AsyncCall[R]) startIdle(ctx context.Context, req wire.Object) error {
 	if !k.busy.CompareAndSwap(false, true) {
 		return ErrCallInFlight
 	}
@@ -671,7 +759,19 @@ func (cl *clientCall) WriteInline(dst []byte) int {
 	*(*[reqFixed]byte)(dst) = *(*[reqFixed]byte)(cl.buf) // the header, two stores
 	if tab := cl.w1tab; tab != nil {                     // RequestBytes1's request type: wflat's work without its call
 		if w := (*iface)(unsafe.Pointer(&cl.wreq)); w.tab == tab && w.data != nil {
-			if n := wireimpl.WriteFlatBytes1(dst[reqFixed:], (*wireimpl.Core)(unsafe.Add(w.data, cl.w1c)), (*wireimpl.Bytes)(unsafe.Add(w.data, cl.w1f)), cl.w1bit); n > 0 {
+			c, f := (*wireimpl.Core)(unsafe.Add(w.data, cl.w1c)), (*wireimpl.Bytes)(unsafe.Add(w.data, cl.w1f))
+			// WriteFlatBytes1's common case (a value of 16 to 32 bytes,
+			// copied) without a call: its header, then the value in two
+			// 16-byte moves.
+			const h = reqFixed + wireimpl.FlatBytes1Size
+			if v, ok := wireimpl.FlatBytes1(c, f); ok && len(v) >= 16 && len(v) <= 32 && len(dst) >= h+32 {
+				n := len(v)
+				wireimpl.PutFlatBytes1Head((*[wireimpl.FlatBytes1Size]byte)(dst[reqFixed:]), cl.w1bit, n)
+				*(*[16]byte)(dst[h:]) = *(*[16]byte)(v)
+				*(*[16]byte)(dst[h+n-16:]) = *(*[16]byte)(v[n-16:])
+				return h + n
+			}
+			if n := wireimpl.WriteFlatBytes1(dst[reqFixed:], c, f, cl.w1bit); n > 0 {
 				return reqFixed + n
 			}
 		}
