@@ -521,7 +521,7 @@ func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
 		return ErrCallInFlight
 	}
 	k.lent = false
-	if k.fast && isBackground(ctx) && c.last.Load() == k.hb && !c.closed.Load() {
+	if w := (*iface)(unsafe.Pointer(&ctx)); k.fast && w.tab == bgWords.tab && w.data == bgWords.data && c.last.Load() == k.hb && !c.closed.Load() { // isBackground(ctx), on ctx itself
 		sess := k.nextSession(c)
 		cl.wreq = req
 		cl.sess = sess
@@ -752,6 +752,26 @@ func (k *AsyncCall[R]) enqueue(sess rpc.Session, err error) error {
 // head and cl.sga its zero-copy entries, as endSGA wants them. cl.wok and
 // cl.weerr are set on a decline only.
 func (cl *clientCall) WriteInline(dst []byte) int {
+	// RequestBytes1's request type with a value of 16 to 32 bytes, copied
+	// (WriteFlatBytes1's common case) without a call: the header, the
+	// message's header, then the value in two 16-byte moves. Everything
+	// else is writeInline's.
+	const h = reqFixed + wireimpl.FlatBytes1Size
+	if w := (*iface)(unsafe.Pointer(&cl.wreq)); w.tab == cl.w1tab && w.data != nil && len(dst) >= h+32 && len(cl.buf) >= reqFixed {
+		if v, ok := wireimpl.FlatBytes1((*wireimpl.Core)(unsafe.Add(w.data, cl.w1c)), (*wireimpl.Bytes)(unsafe.Add(w.data, cl.w1f))); ok && len(v) >= 16 && len(v) <= 32 {
+			n := len(v)
+			*(*[reqFixed]byte)(dst) = *(*[reqFixed]byte)(cl.buf) // the header, two stores
+			wireimpl.PutFlatBytes1Head((*[wireimpl.FlatBytes1Size]byte)(dst[reqFixed:]), cl.w1bit, n)
+			*(*[16]byte)(dst[h:]) = *(*[16]byte)(v)
+			*(*[16]byte)(dst[h+n-16:]) = *(*[16]byte)(v[n-16:])
+			return h + n
+		}
+	}
+	return cl.writeInline(dst)
+}
+
+// writeInline is WriteInline outside its common case.
+func (cl *clientCall) writeInline(dst []byte) int {
 	if len(dst) <= reqFixed {
 		cl.wok, cl.weerr = false, nil
 		return -1
@@ -759,19 +779,7 @@ func (cl *clientCall) WriteInline(dst []byte) int {
 	*(*[reqFixed]byte)(dst) = *(*[reqFixed]byte)(cl.buf) // the header, two stores
 	if tab := cl.w1tab; tab != nil {                     // RequestBytes1's request type: wflat's work without its call
 		if w := (*iface)(unsafe.Pointer(&cl.wreq)); w.tab == tab && w.data != nil {
-			c, f := (*wireimpl.Core)(unsafe.Add(w.data, cl.w1c)), (*wireimpl.Bytes)(unsafe.Add(w.data, cl.w1f))
-			// WriteFlatBytes1's common case (a value of 16 to 32 bytes,
-			// copied) without a call: its header, then the value in two
-			// 16-byte moves.
-			const h = reqFixed + wireimpl.FlatBytes1Size
-			if v, ok := wireimpl.FlatBytes1(c, f); ok && len(v) >= 16 && len(v) <= 32 && len(dst) >= h+32 {
-				n := len(v)
-				wireimpl.PutFlatBytes1Head((*[wireimpl.FlatBytes1Size]byte)(dst[reqFixed:]), cl.w1bit, n)
-				*(*[16]byte)(dst[h:]) = *(*[16]byte)(v)
-				*(*[16]byte)(dst[h+n-16:]) = *(*[16]byte)(v[n-16:])
-				return h + n
-			}
-			if n := wireimpl.WriteFlatBytes1(dst[reqFixed:], c, f, cl.w1bit); n > 0 {
+			if n := wireimpl.WriteFlatBytes1(dst[reqFixed:], (*wireimpl.Core)(unsafe.Add(w.data, cl.w1c)), (*wireimpl.Bytes)(unsafe.Add(w.data, cl.w1f)), cl.w1bit); n > 0 {
 				return reqFixed + n
 			}
 		}
