@@ -496,10 +496,11 @@ func (k *AsyncCall[R]) contSlow(r *rpc.Response, data []byte) {
 // Start sends a request with req, as InvokeAsync does (the same
 // ownership, deadline, metadata and error rules), and returns at once;
 // the call's done function runs later. It returns ErrCallInFlight while
-// the previous request is in flight, and, for a Start from another
-// goroutine, while done runs for a ResetAfterDone call's response (the
-// call is lent to its done function until done returns: a Start from
-// done takes it). From the goroutine that runs the Client's loop, with a
+// the previous request is in flight; for a ResetAfterDone call, a Start
+// from another goroutine may also get it while done runs (the call may be
+// lent to its done function until done returns: a Start from done takes
+// it; start such a call from elsewhere only once done has returned). From
+// the goroutine that runs the Client's loop, with a
 // bound method and context.Background(), the request goes out on the
 // call's own state (nothing is taken from a pool); any other Start takes
 // InvokeAsync's path. A non-nil error means done will not run. A warm
