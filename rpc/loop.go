@@ -35,6 +35,13 @@ func (ep *Endpoint) Loop() (Loop, bool) {
 	return Loop{}, false
 }
 
+// Loop returns the endpoint held by the continuation r was given to: a
+// continuation runs inside one of the endpoint's callbacks, on its
+// goroutine, so no check is needed. The Loop is valid until the
+// continuation returns (the Loop's contract); the zero Loop for a
+// Response that is not a continuation's.
+func (r *Response) Loop() Loop { return Loop{r.ep} }
+
 // Endpoint returns the endpoint l holds (nil for the zero Loop).
 func (l Loop) Endpoint() *Endpoint { return l.ep }
 
@@ -60,10 +67,17 @@ func (ep *Endpoint) enqueueInlineHeld(s Session, reqType uint8, w InlineWriter, 
 	if si.state != sessConnected {
 		return false, ErrNotConnected
 	}
-	t := ep.writeInline(w)
-	if t == nil {
+	// writeInline's body, written out (one call less per request; kept in
+	// step with it, as EnqueueInlineLoop's copy).
+	room := ep.inlineRoom()
+	t := ep.getTxMsg()
+	n := w.WriteInline(t.inline[:room:room])
+	if n < 0 || n > room {
+		ep.msgFree = append(ep.msgFree, t) // unused
 		return false, nil
 	}
+	t.flat = t.inline[:n]
+	t.total = n
 	_, err = ep.enqueueTx(s, reqType, t, cont)
 	return true, err
 }

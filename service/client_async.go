@@ -176,16 +176,18 @@ func (c *Client) invokeAsync(ctx context.Context, d *ServiceDesc, i int, a *wire
 var bgCtx = context.Background()
 
 // bgWords is bgCtx's two interface words (type and data).
-var bgWords = ifaceWords(bgCtx)
-
-func ifaceWords(ctx context.Context) [2]uintptr { return *(*[2]uintptr)(unsafe.Pointer(&ctx)) }
+var bgWords = *(*iface)(unsafe.Pointer(&bgCtx))
 
 // isBackground reports whether ctx is context.Background() itself. It
 // compares the interface words instead of the values (ctx == bgCtx calls
 // the runtime's ifaceeq): the same dynamic type and the same data word is
 // the same context (Background's type has no size, or is a pointer); a
-// false answer only sends a call down the general path.
-func isBackground(ctx context.Context) bool { return ifaceWords(ctx) == bgWords }
+// false answer only sends a call down the general path. (Word by word:
+// comparing them as one array copies ctx through the stack first.)
+func isBackground(ctx context.Context) bool {
+	w := (*iface)(unsafe.Pointer(&ctx))
+	return w.tab == bgWords.tab && w.data == bgWords.data
+}
 
 // maxLoopFree bounds Client.loopFree.
 const maxLoopFree = 256

@@ -87,10 +87,27 @@ type AsyncCall[R Decoder] struct {
 	b1f    *wireimpl.Bytes
 	b1bit  uint32
 	b1rest func(R, *wireimpl.Source, mem.Buf) (R, error)
+	// kept1: keptDecode with b1c set (decided once, by ResetAfterDone):
+	// contFn decodes a common response with wireimpl.DecodeBorrowedBytes1
+	// and lends the call to done.
+	kept1 bool
+	// lent: the call is lent to the done function contFn runs (busy stays
+	// set; on the loop's goroutine only): a Start from done takes it
+	// without busy's compare-and-swap, and contFn makes the call idle
+	// after done if none did.
+	lent bool
+	// loop: the endpoint held by the continuation that lent the call
+	// (valid while lent).
+	loop rpc.Loop
 	// reqFields (RequestBytes1): the request's Core, only field and its
 	// bit, ok false for a request of another type.
 	reqFields func(wire.Object) (*wireimpl.Core, *wireimpl.Bytes, uint32, bool)
 }
+
+// wireimpl.DecodeBorrowedBytes1 reads the message after an 8-byte
+// framing word: the OK response header (respFixed bytes, respOKWord).
+var _ [respFixed - 8]struct{}
+var _ [8 - respFixed]struct{}
 
 // iface is the layout of a non-empty interface value: its itab (naming
 // the interface and the dynamic type) and its data word.
@@ -133,6 +150,7 @@ func (k *AsyncCall[R]) ResetAfterDone() {
 	k.own = true
 	k.bdTab = bufDecoderTab[R]()
 	k.keptDecode = k.bdTab != nil && k.reuse != nil && k.cl.c.obs == nil
+	k.kept1 = k.keptDecode && k.b1c != nil
 }
 
 // ResetErrors is the number of failed arena Resets of a ResetAfterDone
@@ -226,47 +244,33 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 	// arena holds no other response (the usual closed loop) in one piece:
 	// decodeOwn and deliver inline; finish does everything else.
 	cl.contFn = func(r *rpc.Response) {
-		// k.keptDecode: ResetAfterDone with a kept response message and
-		// no Observer (decided once, by ResetAfterDone).
-		if k.keptDecode && !k.inDone && !k.pending && r.Err == nil {
-			data := r.Data()
-			if b := r.DataBuf(); isRespOK(data) && b.Len() == len(data) {
-				a := k.a
-				body := b.SliceTrusted(respFixed, len(data)-respFixed)
-				var resp R
-				var derr error
-				a.BorrowInput = true
-				if k.b1c != nil { // decodeKept(k.resp, a, body) in one call (NewAsyncCallKeptBytes1)
-					resp = k.resp
-					if src, ok := wireimpl.DecodeKeptBytes1(k.b1c, k.b1f, k.b1bit, (*wireimpl.Arena)(a), body); !ok {
-						resp, derr = k.b1rest(resp, src, body)
-					}
-				} else {
-					resp, derr = k.decodeKeptBody(body)
-				}
-				a.BorrowInput = false
-				if derr != nil {
-					var zero R
-					k.end(zero, k.decodeErr(derr), b)
-					return
-				}
-				k.cl.c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
-				k.busy.Store(false)
-				// deliver's, inline.
-				k.inDone = true
-				k.done(resp, nil)
-				k.inDone = false
-				if k.pending || len(k.held) != 0 {
-					k.afterDoneHeld(b)
-					return
-				}
-				if rerr := a.Reset(); rerr != nil {
-					k.resetErrs.Add(1)
-				}
-				return
+		// k.kept1: ResetAfterDone with a kept response message of one
+		// bytes field and no Observer (decided once, by ResetAfterDone).
+		if k.kept1 && !k.inDone && !k.pending && r.Err == nil && wireimpl.DecodeBorrowedBytes1(k.b1c, k.b1f, k.b1bit, (*wireimpl.Arena)(k.a), r.Data(), respOKWord) {
+			// The response (after the OK header) decoded into the kept
+			// message, its value aliasing the received bytes until the
+			// arena's Reset below (after done), as under BorrowInput.
+			k.cl.c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+			// deliver's, inline, with the call lent to done: busy stays
+			// set, so that a Start from done needs no compare-and-swap (and
+			// a Start from another goroutine meanwhile gets
+			// ErrCallInFlight).
+			k.lent, k.loop = true, r.Loop()
+			k.inDone = true
+			k.done(k.resp, nil)
+			k.inDone = false
+			if k.pending || len(k.held) != 0 {
+				k.afterDoneHeld(r.DataBuf())
+			} else if rerr := k.a.Reset(); rerr != nil {
+				k.resetErrs.Add(1)
 			}
+			if k.lent { // done did not start the call again: idle now
+				k.lent = false
+				k.busy.Store(false)
+			}
+			return
 		}
-		k.cont(r)
+		k.contKept(r)
 	}
 	cl.fin = k.finish // for good: every request of cl is asynchronous
 	cl.state.Store(stPending)
@@ -276,6 +280,52 @@ func NewAsyncCall[R Decoder](c *Client, d *ServiceDesc, i int, a *wire.Arena, ne
 		k.deliver(r, err, mem.Buf{})
 	}
 	return k
+}
+
+// contKept is the continuation of a response contFn's first case does
+// not take: the common response of a keptDecode call decoded into the kept
+// message with the generated helpers (and delivered here), any other
+// through cont.
+func (k *AsyncCall[R]) contKept(r *rpc.Response) {
+	if k.keptDecode && !k.inDone && !k.pending && r.Err == nil {
+		data := r.Data()
+		if b := r.DataBuf(); isRespOK(data) && b.Len() == len(data) {
+			a := k.a
+			body := b.SliceTrusted(respFixed, len(data)-respFixed)
+			var resp R
+			var derr error
+			a.BorrowInput = true
+			if k.b1c != nil { // decodeKept(k.resp, a, body) in one call (NewAsyncCallKeptBytes1)
+				resp = k.resp
+				if src, ok := wireimpl.DecodeKeptBytes1(k.b1c, k.b1f, k.b1bit, (*wireimpl.Arena)(a), body); !ok {
+					resp, derr = k.b1rest(resp, src, body)
+				}
+			} else {
+				resp, derr = k.decodeKeptBody(body)
+			}
+			a.BorrowInput = false
+			if derr != nil {
+				var zero R
+				k.end(zero, k.decodeErr(derr), b)
+				return
+			}
+			k.cl.c.loopPending-- // end's work, inline (cl.pre holds no entry: Start released them)
+			k.busy.Store(false)
+			// deliver's, inline.
+			k.inDone = true
+			k.done(resp, nil)
+			k.inDone = false
+			if k.pending || len(k.held) != 0 {
+				k.afterDoneHeld(b)
+				return
+			}
+			if rerr := a.Reset(); rerr != nil {
+				k.resetErrs.Add(1)
+			}
+			return
+		}
+	}
+	k.cont(r)
 }
 
 // decodeKeptBody decodes the common response body (in the received buffer,
@@ -298,7 +348,9 @@ func (k *AsyncCall[R]) decodeKeptBody(body mem.Buf) (R, error) {
 // references kept earlier wait for this Reset (released after it).
 func (k *AsyncCall[R]) afterDoneHeld(b mem.Buf) {
 	if k.pending {
-		k.held = append(k.held, b.Clone())
+		if !b.IsZero() { // (the zero Buf: a response received in place, gathered by Data)
+			k.held = append(k.held, b.Clone())
+		}
 		return
 	}
 	if rerr := k.a.Reset(); rerr != nil {
@@ -444,12 +496,49 @@ func (k *AsyncCall[R]) contSlow(r *rpc.Response, data []byte) {
 // Start sends a request with req, as InvokeAsync does (the same
 // ownership, deadline, metadata and error rules), and returns at once;
 // the call's done function runs later. It returns ErrCallInFlight while
-// the previous request is in flight. From the goroutine that runs the
-// Client's loop, with a bound method and context.Background(), the request
-// goes out on the call's own state (nothing is taken from a pool); any
-// other Start takes InvokeAsync's path. A non-nil error means done will
-// not run. A warm Start allocates nothing.
+// the previous request is in flight; for a ResetAfterDone call, a Start
+// from another goroutine may also get it while done runs (the call may be
+// lent to its done function until done returns: a Start from done takes
+// it; start such a call from elsewhere only once done has returned). From
+// the goroutine that runs the Client's loop, with a
+// bound method and context.Background(), the request goes out on the
+// call's own state (nothing is taken from a pool); any other Start takes
+// InvokeAsync's path. A non-nil error means done will not run. A warm
+// Start allocates nothing.
 func (k *AsyncCall[R]) Start(ctx context.Context, req wire.Object) error {
+	cl := &k.cl
+	c := cl.c
+	if !k.busy.Load() {
+		return k.startIdle(ctx, req)
+	}
+	// In flight, or lent to the done function contFn runs: k.lent is
+	// written by contFn only, on the goroutine that runs the Client's loop
+	// (the endpoint's callbacks), and read here only on that goroutine;
+	// set, it means that done runs below on this goroutine's stack, and
+	// done's Start takes the call as it is, busy set, with no atomic
+	// update. k.loop holds the endpoint for contFn's callback (Loop's
+	// contract): the send needs no goroutine check of its own.
+	if !c.onLoop() || !k.lent {
+		return ErrCallInFlight
+	}
+	k.lent = false
+	if w := (*iface)(unsafe.Pointer(&ctx)); k.fast && w.tab == bgWords.tab && w.data == bgWords.data && c.last.Load() == k.hb && !c.closed.Load() { // isBackground(ctx), on ctx itself
+		sess := k.nextSession(c)
+		cl.wreq = req
+		cl.sess = sess
+		c.loopPending++ // (cont runs later, on this goroutine)
+		sent, err := k.loop.EnqueueInline(sess, cl.reqType, cl, cl.contFn)
+		if sent && err == nil { // the common outcome, without afterInline's frame
+			return nil
+		}
+		return k.afterInline(req, sess, sent, err)
+	}
+	return k.startSlow(ctx, req)
+}
+
+// startIdle is Start for a call that is not in flight nor lent: it takes
+// the call with busy's compare-and-swap (any goroutine may), then sends.
+func (k *AsyncCall[R]) startIdle(ctx context.Context, req wire.Object) error {
 	if !k.busy.CompareAndSwap(false, true) {
 		return ErrCallInFlight
 	}
@@ -587,119 +676,6 @@ func (k *AsyncCall[R]) afterInline(req wire.Object, sess rpc.Session, sent bool,
 	}
 	k.cl.c.loopPending--
 	return k.sendDeclined(req, sess)
-}
-
-// sendDeclined sends a request whose in-place serialization was declined
-// (WriteInline): not the method's request type (the general send), or a
-// body that did not fit or failed to serialize (in cl.buf after the
-// header; the first turns the in-place path off for the call).
-func (k *AsyncCall[R]) sendDeclined(req wire.Object, sess rpc.Session) error {
-	cl := &k.cl
-	if !cl.wok {
-		return k.sendGeneral(req, sess, false) // not the method's request type
-	}
-	eerr := cl.weerr
-	cl.weerr = nil
-	if eerr == nil {
-		k.bigReq, k.fast = true, false
-	}
-	return k.enqueue(sess, cl.endSGA(reqFixed, eerr))
-}
-
-// sendGeneral serializes req into cl.buf after the request header (enc:
-// with the method's EncodeRequest, one walk) or through setBody, and
-// enqueues it.
-func (k *AsyncCall[R]) sendGeneral(req wire.Object, sess rpc.Session, enc bool) error {
-	cl := &k.cl
-	if enc {
-		sga := &cl.sga
-		sga.Head = cl.buf[reqFixed:reqFixed]
-		ok, eerr := cl.wenc(req, sga)
-		if ok {
-			head := sga.Head
-			if n := reqFixed + len(head); eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && n <= cap(cl.buf) && &cl.buf[reqFixed:n][0] == &head[0] {
-				cl.msg = rpc.BytesMsg(cl.buf[:n]) // (cl.buf keeps its length: every Start reslices it)
-				return k.enqueue(sess, nil)
-			}
-			cl.buf = cl.buf[:reqFixed]
-			return k.enqueue(sess, cl.endSGA(reqFixed, eerr))
-		}
-	}
-	cl.buf = cl.buf[:reqFixed]
-	var err error
-	if f, ok := req.(wireimpl.SGAWriter); ok {
-		err = cl.setBodySGA(f)
-	} else {
-		err = cl.setBody(req, nil)
-	}
-	return k.enqueue(sess, err)
-}
-
-// enqueue sends cl.msg (err: preparing it failed, the call ends here).
-func (k *AsyncCall[R]) enqueue(sess rpc.Session, err error) error {
-	cl := &k.cl
-	c := cl.c
-	if err != nil {
-		cl.pre.release()
-		k.busy.Store(false)
-		return err
-	}
-	c.loopPending++
-	// clientCall.send without its checks for posted and abandoned calls
-	// (this call is never posted, nor waited for). cl.msg is overwritten
-	// by the next setBody.
-	err = c.ep.Enqueue(sess, cl.reqType, cl.msg, cl.contFn)
-	cl.pre.release() // serialized by Enqueue, which took its own references
-	if err != nil {
-		k.finish(cl, nil, err)
-	}
-	return nil
-}
-
-// WriteInline implements rpc.InlineWriter for AsyncCall.Start: the request
-// header cl.buf keeps and cl.wreq serialized in one walk (cl.wenc) into
-// dst. It declines (-1), with cl.wok and cl.weerr saying why, a request
-// that is not the method's type (wok false), whose serialization failed,
-// or that does not fit dst: then cl.buf holds the header and the body's
-// head and cl.sga its zero-copy entries, as endSGA wants them. cl.wok and
-// cl.weerr are set on a decline only.
-func (cl *clientCall) WriteInline(dst []byte) int {
-	if len(dst) <= reqFixed {
-		cl.wok, cl.weerr = false, nil
-		return -1
-	}
-	*(*[reqFixed]byte)(dst) = *(*[reqFixed]byte)(cl.buf) // the header, two stores
-	if tab := cl.w1tab; tab != nil {                     // RequestBytes1's request type: wflat's work without its call
-		if w := (*iface)(unsafe.Pointer(&cl.wreq)); w.tab == tab && w.data != nil {
-			if n := wireimpl.WriteFlatBytes1(dst[reqFixed:], (*wireimpl.Core)(unsafe.Add(w.data, cl.w1c)), (*wireimpl.Bytes)(unsafe.Add(w.data, cl.w1f)), cl.w1bit); n > 0 {
-				return reqFixed + n
-			}
-		}
-	}
-	if cl.wflat != nil { // a flat request without zero-copy values, written in place
-		if n := cl.wflat(cl.wreq, dst[reqFixed:]); n > 0 {
-			return reqFixed + n
-		}
-	}
-	body := dst[reqFixed:reqFixed:len(dst)]
-	sga := &cl.sga
-	sga.Head = body
-	ok, eerr := cl.wenc(cl.wreq, sga)
-	head := sga.Head
-	sga.Head = nil // (dst is the endpoint's once sent)
-	if !ok {
-		cl.wok, cl.weerr = false, eerr
-		return -1
-	}
-	// Written in place: the serialization kept body's array (it did not
-	// grow it), so head lies within dst.
-	if eerr == nil && len(sga.Entries) == 0 && len(head) != 0 && len(head) <= cap(body) && unsafe.SliceData(head) == unsafe.SliceData(body) {
-		return reqFixed + len(head)
-	}
-	cl.wok, cl.weerr = true, eerr
-	cl.buf = append(cl.buf[:reqFixed], head...)
-	sga.Head = cl.buf[reqFixed:]
-	return -1
 }
 
 // finish completes a request of the fast path on the loop: data is the

@@ -29,8 +29,7 @@ func WriteFlatBytes1(dst []byte, c *Core, f *Bytes, bit uint32) int {
 	if a := c.a; a != nil && c.epoch == uint32(a.epoch) && c.uk == nil && !a.lentModified() {
 		p := f.data
 		if n := len(p); n >= 16 && n <= 32 && f.buf.IsZero() && len(dst) >= hdr+32 {
-			binary.LittleEndian.PutUint64(dst, 1|uint64(bit)<<32)
-			binary.LittleEndian.PutUint64(dst[8:], uint64(n)|hdr<<32) // the entry: length, offset
+			PutFlatBytes1Head((*[hdr]byte)(dst), bit, n)
 			*(*[16]byte)(dst[hdr:]) = *(*[16]byte)(p)
 			*(*[16]byte)(dst[hdr+n-16:]) = *(*[16]byte)(p[n-16:])
 			return hdr + n
@@ -122,4 +121,69 @@ func DecodeKeptBytes1(c *Core, f *Bytes, bit uint32, a *Arena, b mem.Buf) (src *
 		*f = Bytes{data: v}
 	}
 	return src, true
+}
+
+// FlatBytes1Size is the length of the message header and entry that
+// PutFlatBytes1Head writes: a message of the shape WriteFlatBytes1 serves
+// with a value of n bytes is FlatBytes1Size+n bytes long.
+const FlatBytes1Size = 8 + EntrySize
+
+// FlatBytes1 returns the value of f, the only field of the message whose
+// Core is c (WriteFlatBytes1's shape), and true when WriteFlatBytes1 would
+// write that message with the value copied: the message is on the direct
+// path (bound to its arena's current batch, no kept unknown fields) and
+// the value is not zero-copy. Otherwise it returns false, and the caller
+// calls WriteFlatBytes1 (which decides). It is small enough to be inlined:
+// with PutFlatBytes1Head a caller writes the common message without a
+// call.
+func FlatBytes1(c *Core, f *Bytes) ([]byte, bool) {
+	if a := c.a; a != nil && c.epoch == uint32(a.epoch) && c.uk == nil && !a.lentModified() && f.buf.IsZero() {
+		return f.data, true
+	}
+	return nil, false
+}
+
+// PutFlatBytes1Head writes the FlatBytes1Size bytes that precede the value
+// in WriteFlatBytes1's message with a non-empty value of n bytes (n below
+// MaxMessageSize-FlatBytes1Size) in field bit bit: the one-word header and
+// the value's entry. The value follows at dst's end.
+func PutFlatBytes1Head(dst *[FlatBytes1Size]byte, bit uint32, n int) {
+	binary.LittleEndian.PutUint64(dst[:8], 1|uint64(bit)<<32)
+	// The entry: length, then offset (two stores: one of a value the
+	// compiler knows in part is written byte by byte).
+	binary.LittleEndian.PutUint32(dst[8:12], uint32(n))
+	binary.LittleEndian.PutUint32(dst[12:], FlatBytes1Size)
+}
+
+// DecodeBorrowedBytes1 is DecodeKeptBytes1's decode for input bytes d
+// that the caller lends for the batch, as under Arena.BorrowInput (no
+// reference is taken, none is needed: d must stay valid until a's Reset),
+// in its common case. d holds an 8-byte framing word equal to pre (the
+// service's response status), then the message: a one-word header whose
+// bitmap is exactly bit, with one entry whose value is non-empty, lies in
+// the message and is shorter than a.Threshold (Decode reads it copied,
+// aliasing d). It then makes the message empty and binds it to a
+// (Core.InitNew), sets f to the value as Decode under BorrowInput sets it
+// and returns true. Unlike Decode it records nothing in the arena (no
+// input record: a later decode in the batch of bytes within d takes its
+// own reference instead of sharing d's). Otherwise (another framing word
+// or input, a zero-copy value, which needs d's buffer, the checked build,
+// which records every borrowed input) it changes nothing and returns
+// false: the caller decodes the general way.
+func DecodeBorrowedBytes1(c *Core, f *Bytes, bit uint32, a *Arena, d []byte, pre uint64) bool {
+	const at = 8 // the message's start in d
+	if mem.Checked || len(d) < at+8+EntrySize || binary.LittleEndian.Uint64(d[:at]) != pre || binary.LittleEndian.Uint64(d[at:at+8]) != 1|uint64(bit)<<32 {
+		return false
+	}
+	e := binary.LittleEndian.Uint64(d[at+8 : at+8+EntrySize])
+	o, k := at+int(e>>32), int(uint32(e))
+	// Offsets and sizes are below 2^32: the sum does not overflow. A value
+	// below the threshold is copied, at or above it zero-copy (BeginDecode's
+	// record: copied below Threshold, zero-copy from max(Threshold, 1)).
+	if o+k > len(d) || k == 0 || k >= a.Threshold {
+		return false
+	}
+	c.InitNew(a)
+	*f = Bytes{data: d[o : o+k : o+k]}
+	return true
 }
