@@ -25,7 +25,7 @@ import (
 // not lend the call: the other goroutine's Start is not tried there.) Every echo is checked, and no arena
 // Reset fails.
 func TestAsyncCallLent(t *testing.T) {
-	h := newHarness(t, netKind{}, func(srv *service.Server) error { return typedpb.RegisterEchoServer(srv, lockstepEcho{}) })
+	h := newHarness(t, netKind{}, func(srv *service.Server) error { return typedpb.RegisterEchoServer(srv, &lockstepEcho{}) })
 	c := h.dial()
 	ra := wire.NewArena()
 	defer func() { _ = ra.Reset() }()
@@ -123,7 +123,7 @@ func TestAsyncCallLentAllocs(t *testing.T) {
 	if testing.Short() || raceEnabled || mem.Checked {
 		t.Skip("short, or instrumented (race detector, cfcheck): allocations are counted without them")
 	}
-	h := newHarness(t, netKind{}, func(srv *service.Server) error { return typedpb.RegisterEchoServer(srv, lockstepEcho{}) })
+	h := newHarness(t, netKind{}, func(srv *service.Server) error { return typedpb.RegisterEchoServer(srv, &lockstepEcho{}) })
 	c := h.dial()
 	ra := wire.NewArena()
 	defer func() { _ = ra.Reset() }()
