@@ -210,7 +210,9 @@ func (l *BytesList) borrowFrom(src *BytesList, set bool) error {
 			n, off := int(uint32(e)), int(e>>32)
 			b := &items[i]
 			if n == 0 {
-				*b = Bytes{}
+				// Field by field: *b = Bytes{} calls wbZero when the write
+				// barrier is on, and the call makes the loop's values spill.
+				b.data, b.buf = nil, mem.Buf{}
 				a.unlend(b) // checked build only
 				continue
 			}
