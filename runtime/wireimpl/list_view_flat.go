@@ -31,6 +31,37 @@ func (l *BytesList) serializeOnlyView(bit uint32, sga *SGA) (bool, error) {
 	// The entries lie within d (checked by the decoder): read at their
 	// address, with no slice expression.
 	ents := unsafe.Add(unsafe.Pointer(unsafe.SliceData(d)), z.off)
+	// A list of zero-copy values only (the hybrid response of large
+	// values) in one pass: the head is the header, each value an SGA
+	// entry. The first value below zcFrom sends the rest to the general
+	// passes below, which write everything again.
+	if hdr := 16 + EntrySize*n; sga.StartFlat(hdr, n) {
+		dst, es := sga.Head, sga.Entries[:n]
+		binary.LittleEndian.PutUint64(dst[0:8], 1|uint64(bit)<<32)
+		binary.LittleEndian.PutUint64(dst[8:16], uint64(uint32(n))|uint64(16)<<32)
+		hents := dst[16:hdr]
+		zc := uint64(hdr)
+		i := 0
+		for ; i < n; i++ {
+			e := *(*uint64)(unsafe.Add(ents, i*EntrySize))
+			k, off := int(uint32(e)), int(e>>32)
+			if k < zcFrom {
+				break
+			}
+			putEntryWord(hents, i, uint64(uint32(k))|zc<<32)
+			zc += uint64(k)
+			es[i] = s.buf.SliceTrusted(off, k)
+		}
+		if i == n {
+			if zc > MaxMessageSize {
+				clear(es)
+				return false, nil
+			}
+			sga.Entries = es
+			return true, nil
+		}
+		clear(es[:i])
+	}
 	// The totals first (the head's size): a copied value's bytes go into
 	// the head.
 	cpn, zcn, nz := 0, 0, 0
