@@ -106,6 +106,12 @@ func (l *BytesList) SerializeOnlyOr(c *Core, bit uint32, sga *SGA, m SGAUnfused)
 		if l.lz.n == 0 {
 			return putEmptyFlat(sga)
 		}
+		if v := l.vep; v != 0 && v == l.a.epoch+1 { // a live checked view: from its entries
+			if ok, err := l.serializeOnlyView(bit, sga); ok {
+				return err
+			}
+			return m.WireSerializeSGAUnfused(sga)
+		}
 		if l.Load(a) != nil {
 			return m.WireSerializeSGAUnfused(sga)
 		}

@@ -3,6 +3,7 @@ package wireimpl
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"unsafe"
 
 	"github.com/cornflakes-go/cornflakes/mem"
@@ -222,22 +223,73 @@ func (l *BytesList) Load(a *Arena) error {
 	return nil
 }
 
-// materialize copies a checked view into arena-backed Bytes values.
+// materialize copies a checked view into Bytes values: into the list's
+// own storage when it has room for them (the decoders leave a view none),
+// else into new arena memory. Each value aliases the input as Load's
+// checked entries say, zero-copy on the input's window at or above the
+// threshold of its decode (source.ref's values); the kept totals are
+// summed on the way, so the size passes do not walk the list again.
 func (l *BytesList) materialize() {
 	if l.vep == 0 {
 		return
 	}
 	z := &l.lz
-	items := bytesType.NewSlice(l.a, int(z.n))
-	d := z.src.data
+	n := int(z.n)
+	var items []Bytes
+	if n <= cap(l.items) {
+		items = l.items[:n]
+	} else {
+		items = bytesType.NewSlice(l.a, n)
+	}
+	s := z.src
+	d := s.data
+	if s.segs != nil { // a segmented input (loadSegmented): values may lie in later segments
+		var tot listTotals
+		for i := range items {
+			at := int(z.off) + EntrySize*i
+			b := &items[i]
+			*b = s.ref(binary.LittleEndian.Uint32(d[at+4:]), binary.LittleEndian.Uint32(d[at:]))
+			if b.buf.IsZero() {
+				tot.cp += len(b.data)
+			} else {
+				tot.zc += len(b.data)
+				tot.nz++
+			}
+		}
+		l.items, l.lz, l.vep = items, lazy{}, 0
+		l.tot, l.tok = tot, true
+		return
+	}
+	// source.ref's values, as borrowFrom's loop makes them: the entries
+	// were checked (vep), so are the values' ranges, in data.
+	zcFrom := max(s.thr, 1) // source.window's rule
+	if s.buf.IsZero() {
+		zcFrom = math.MaxInt
+	}
+	var tot listTotals
+	ents := d[int(z.off) : int(z.off)+EntrySize*n] // the loop's one bounds check
 	for i := range items {
-		at := int(z.off) + EntrySize*i
-		items[i] = z.src.ref(binary.LittleEndian.Uint32(d[at+4:]), binary.LittleEndian.Uint32(d[at:]))
+		e := entryWord(ents, i)
+		k, off := int(uint32(e)), int(e>>32)
+		b := &items[i]
+		if k == 0 {
+			b.data, b.buf = nil, mem.Buf{}
+			continue
+		}
+		p := d[off : off+k : off+k] // checked by the decoder or Load: never panics
+		if k < zcFrom {
+			b.data, b.buf = p, mem.Buf{}
+			tot.cp += k
+		} else {
+			b.data, b.buf = p, s.buf.SliceTrusted(off, k)
+			tot.zc += k
+			tot.nz++
+		}
 	}
 	l.items = items
 	l.lz = lazy{}
 	l.vep = 0
-	l.tok = false // the totals were not kept for these items
+	l.tot, l.tok = tot, true
 }
 
 // Len is the number of elements.

@@ -152,7 +152,37 @@ func (l *BytesList) appendBorrowedAll(vals [][]byte, set bool) {
 // It returns ErrArenaReset when src is a decoded list of an arena Reset
 // since its decode, and an error when src is a decoded list not loaded
 // yet; l is then unchanged.
-func (l *BytesList) AppendBorrowedFrom(src *BytesList) error { return l.borrowFrom(src, false) }
+func (l *BytesList) AppendBorrowedFrom(src *BytesList) error {
+	if l.shareView(src) {
+		return nil
+	}
+	return l.borrowFrom(src, false)
+}
+
+// shareView is AppendBorrowedFrom's O(1) case: a live checked view src of
+// l's arena, into an empty l (not a view) with room for src's elements,
+// whose input was decoded at l's arena's current Threshold. l becomes the
+// same view: it reads the input, which the arena holds until Reset, as src
+// does, and its elements are those borrowFrom's loop would make (the same
+// decisions: source.window's rule at that threshold). The flat serializer
+// writes it from the entries (serializeOnlyView); every writer of a view
+// makes its elements first (materialize, into l's own storage: no arena
+// memory), and src is never touched: copy-on-write. It reports whether it
+// applied (else nothing changed). A leaf of its own: within borrowFrom's
+// frame the same stores cost twice as much.
+func (l *BytesList) shareView(src *BytesList) bool {
+	v := src.vep
+	if v == 0 || mem.Checked || len(l.items) != 0 || l.vep != 0 {
+		return false
+	}
+	a := l.a
+	if src.a != a || v != a.epoch+1 || int(src.lz.n) > cap(l.items) || src.lz.src.thr != a.Threshold {
+		return false
+	}
+	l.lz, l.vep = src.lz, v
+	l.tot, l.tok = listTotals{}, false
+	return true
+}
 
 // SetBorrowedFrom makes l's elements those of src, borrowed: Truncate(0)
 // and AppendBorrowedFrom(src) in one call (the echo server's "respond
@@ -210,7 +240,9 @@ func (l *BytesList) borrowFrom(src *BytesList, set bool) error {
 			n, off := int(uint32(e)), int(e>>32)
 			b := &items[i]
 			if n == 0 {
-				*b = Bytes{}
+				// Field by field: *b = Bytes{} calls wbZero when the write
+				// barrier is on, and the call makes the loop's values spill.
+				b.data, b.buf = nil, mem.Buf{}
 				a.unlend(b) // checked build only
 				continue
 			}
