@@ -17,8 +17,9 @@ import (
 // response in the same arena by setting each field from the decoded value
 // (the hybrid rule then decides per field: copied below the arena's
 // threshold, zero-copy above it, sharing the request buffer's reference)
-// and serialize-and-sends it with SendObject. The arena is reset after
-// every request (SendObject has serialized it and holds its own references).
+// and serialize-and-sends it with SendSGA (SendObject where the endpoint
+// has no datapath.SGASender). The arena is reset after every request (the
+// send has serialized it and holds its own references).
 // The arena borrows the request's reference (wire.Arena.BorrowInput): the
 // server loop releases a request's receive buffer only after handle, which
 // resets the arena, so the decode and the reset do no reference-count work
@@ -49,6 +50,9 @@ type cfServer struct {
 	kind   Kind
 	arena  *wire.Arena
 	leaves [][]byte // scratch: a tree's decoded leaves
+	// sga is the endpoint's datapath.SGASender, asserted once here (nil:
+	// the endpoint has none, and answers go through SendObject).
+	sga datapath.SGASender
 }
 
 func newCFServer(approach string, shape microbench.Shape, sd *side) (*cfServer, error) {
@@ -63,7 +67,9 @@ func newCFServer(approach string, shape microbench.Shape, sd *side) (*cfServer, 
 	a := wire.NewArena()
 	a.Threshold = t
 	a.BorrowInput = true // handle resets before its caller releases the request
-	return &cfServer{kind: shape.Kind, arena: a, leaves: make([][]byte, 0, TreeLeaves)}, nil
+	c := &cfServer{kind: shape.Kind, arena: a, leaves: make([][]byte, 0, TreeLeaves)}
+	c.sga, _ = ep.(datapath.SGASender)
+	return c, nil
 }
 
 // reset ends a batch (after Flush: the datapath holds its own references
@@ -97,6 +103,9 @@ func (c *cfServer) answer(ep datapath.Endpoint, p *datapath.Packet, hdr []byte) 
 		}
 		resp := cf.NewSingleBuffer(a)
 		resp.SetMessage(req.GetMessage())
+		if c.sga != nil {
+			return c.sga.SendSGA(p.From, hdr, resp)
+		}
 		return ep.SendObject(p.From, hdr, resp)
 	case KindList:
 		req, err := cf.DecodeListBuffers(a, in)
@@ -114,6 +123,9 @@ func (c *cfServer) answer(ep datapath.Endpoint, p *datapath.Packet, hdr []byte) 
 		if err := resp.InitMessages(l.Len()).AppendBorrowedFrom(l); err != nil {
 			return err
 		}
+		if c.sga != nil {
+			return c.sga.SendSGA(p.From, hdr, resp)
+		}
 		return ep.SendObject(p.From, hdr, resp)
 	default:
 		req, err := cf.DecodeTree5(a, in)
@@ -126,6 +138,9 @@ func (c *cfServer) answer(ep datapath.Endpoint, p *datapath.Packet, hdr []byte) 
 		resp := cf.NewTree5(a)
 		if err := codec.CFBuildTree(resp, c.leaves); err != nil {
 			return err
+		}
+		if c.sga != nil {
+			return c.sga.SendSGA(p.From, hdr, resp)
 		}
 		return ep.SendObject(p.From, hdr, resp)
 	}
