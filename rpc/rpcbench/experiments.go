@@ -169,7 +169,7 @@ func (b *bench) latency() error {
 			note(g.variant)
 		}
 		l, _ := loadAvg()
-		b.progress("  latency rep %d: p50 rpc %.1f raw %.1f grpc %.1f grpc-uds %.1f us (load %.2f)\n", i, p50["rpc"][i], p50["raw"][i], p50["grpc"][i], p50["grpc-uds"][i], l)
+		b.progress("  latency rep %d: p50 rpc %.2f typed %.2f raw %.2f grpc %.1f grpc-uds %.1f us (load %.2f)\n", i, p50["rpc"][i], p50["typed"][i], p50["raw"][i], p50["grpc"][i], p50["grpc-uds"][i], l)
 	}
 	for _, v := range []string{"rpc", "raw", "typed", "typed-sync"} {
 		b.add("latency_p50", v, dp, stats.Median(p50[v]), "us")
