@@ -38,7 +38,6 @@ import (
 	_ "github.com/cornflakes-go/cornflakes/datapath/udp"    // registers "udp"
 	"github.com/cornflakes-go/cornflakes/datapath/xdp"
 	"github.com/cornflakes-go/cornflakes/internal/errs"
-	"github.com/cornflakes-go/cornflakes/internal/pin"
 	"github.com/cornflakes-go/cornflakes/internal/stats"
 	"github.com/cornflakes-go/cornflakes/mem"
 	"github.com/cornflakes-go/cornflakes/microbench"
@@ -282,16 +281,6 @@ func Run(cfg Config) ([]Result, error) {
 	return out, nil
 }
 
-// The CPUs the server's and the client's loops are pinned to (modulo the
-// CPU count): the two busy-polling loops always run on different CPUs.
-// Unpinned, the kernel may stack both on one CPU, and the run then
-// measures scheduler time slices (rpcbench pins its loops for the same
-// reason).
-const (
-	cpuClient = 0
-	cpuServer = 1
-)
-
 // checkDatapath fails early, with the datapath's own explanation, when
 // the datapath cannot run here (xdp without root or AF_XDP support).
 func checkDatapath(kind string) error {
@@ -450,13 +439,11 @@ func RunOne(cfg Config, approach, shapeName string) (_ Result, err error) {
 		defer wg.Done()
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		defer pin.Thread(cpuServer)()
 		srvErr = srv.loop(&stop)
 	}()
 	res, cliErr := func() (Result, error) {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		defer pin.Thread(cpuClient)()
 		return cli.run(cfg)
 	}()
 	stop.Store(true)
